@@ -1,0 +1,56 @@
+"""pushforward: NumPy tensors with forward-mode (RFC-0007) and reverse-mode autodiff.
+
+>>> import pushforward as pf
+>>> import pushforward.autograd.forward_ad as fwAD
+>>> with fwAD.dual_level():
+...     y = pf.sin(fwAD.make_dual(pf.tensor(0.0), pf.tensor(1.0)))
+...     float(fwAD.unpack_dual(y).tangent)
+1.0
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor
+from .errors import OpError
+from . import methods as _methods
+from ._generated import ops as _ops
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+                       manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros,
+                       zeros_like)
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import autograd
+from . import linalg
+
+_methods.bind()
+globals().update(_ops.FUNCTIONS)
+
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+bool = np.dtype(np.bool_)  # noqa: A001 - torch's name
+float = float64  # noqa: A001
+double = float64
+cfloat = complex64
+cdouble = complex128
+long = int64
+dtype = np.dtype
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def __getattr__(name):
+    if name == "func":
+        from . import func
+        return func
+    if name == "testing":
+        from . import testing
+        return testing
+    raise AttributeError(f"module 'pushforward' has no attribute {name!r}")

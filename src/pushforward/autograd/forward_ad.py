@@ -1,0 +1,223 @@
+"""Forward-mode AD levels and dual tensors (PyTorch RFC-0007).
+
+Tangents are stored on the tensor that carries them (`Tensor._fw`, level -> tangent);
+each level remembers (weakly) which tensors hold one of its tangents so that exiting
+the level drops them all. A view without its own tangent finds its base's.
+
+>>> import pushforward as pf
+>>> import pushforward.autograd.forward_ad as fwAD
+>>> with fwAD.dual_level():
+...     d = fwAD.make_dual(pf.tensor([0.0, 1.0]), pf.tensor([1.0, 1.0]))
+...     fwAD.unpack_dual(d.sin()).tangent
+tensor([1.        , 0.54030231])
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from collections import namedtuple
+from typing import Iterable
+
+from .state import STATE
+from ..errors import OpError
+
+__all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+
+class _Level:
+    """One live dual level: its depth and the tensors holding one of its tangents."""
+
+    __slots__ = ("index", "holders")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.holders: dict[int, weakref.ref] = {}
+
+    def register(self, t) -> None:
+        key = id(t)
+        holders = self.holders
+        if key not in holders:
+            holders[key] = weakref.ref(t, lambda _r, k=key, h=holders: h.pop(k, None))
+
+
+def enter_dual_level() -> int:
+    """Open a new (innermost) dual level and return its index."""
+    levels = STATE.levels
+    levels.append(_Level(len(levels)))
+    return len(levels) - 1
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the innermost level; every tangent at that level disappears."""
+    levels = STATE.levels
+    if not levels:
+        raise OpError("exit_dual_level: no dual level is active")
+    innermost = len(levels) - 1
+    if level is None:
+        level = innermost
+    if level != innermost:
+        raise OpError(
+            f"exit_dual_level: level {level} is not the innermost level (innermost is {innermost}); "
+            "exit levels in the reverse order they were entered"
+        )
+    lvl = levels.pop()
+    for ref in list(lvl.holders.values()):
+        t = ref()
+        if t is not None and t._fw is not None:
+            t._fw.pop(level, None)
+            if not t._fw:
+                t._fw = None
+    lvl.holders.clear()
+
+
+class dual_level:
+    """Context manager (and decorator) that enters a dual level and exits it afterwards.
+
+    >>> with dual_level():
+    ...     pass
+    """
+
+    def __enter__(self) -> int:
+        self._level = enter_dual_level()
+        return self._level
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level(level=self._level)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with dual_level():
+                return fn(*a, **k)
+
+        return wrapper
+
+
+def _resolve_level(level: int | None, who: str) -> int:
+    levels = STATE.levels
+    if level is None:
+        if not levels:
+            raise OpError(
+                f"{who}: no dual level is active; wrap the code in `with pushforward.autograd.forward_ad.dual_level():`"
+            )
+        return len(levels) - 1
+    if not isinstance(level, int) or level < 0 or level >= len(levels):
+        raise OpError(f"{who}: dual level {level!r} does not exist (live levels: {list(range(len(levels)))}); "
+                      "it was never entered or has been exited")
+    return level
+
+
+# -- tangent storage -------------------------------------------------------------------------
+
+def set_tangent(x, level: int, tangent) -> None:
+    """Attach `tangent` to x at `level` (no checks)."""
+    fw = x._fw
+    if fw is None:
+        fw = x._fw = {}
+    fw[level] = tangent
+    x._storage().dual = True
+    STATE.levels[level].register(x)
+
+
+def tangent_of(x, level: int):
+    """x's tangent at `level`: its own, else the same view of its base's, else None."""
+    fw = x._fw
+    if fw is not None and level in fw:
+        return fw[level]  # None here masks the base's tangent (an unpacked primal)
+    base = x._base
+    if base is not None and base._fw is not None:
+        bt = base._fw.get(level)
+        if bt is not None:
+            return replay_view(bt, x._view)
+    return None
+
+
+def levels_of(x) -> Iterable[int]:
+    """Levels at which x has a tangent (its own or its base's)."""
+    fw = x._fw
+    base = x._base
+    if base is not None and base._fw:
+        masked = {lv for lv, t in fw.items() if t is None} if fw else set()
+        return {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
+    return [lv for lv, t in fw.items() if t is not None] if fw else ()
+
+
+def tangents_below(x, level: int) -> dict | None:
+    """x's tangents at levels strictly below `level` (outer levels), own or inherited."""
+    out = {}
+    for lv in levels_of(x):
+        if lv < level:
+            out[lv] = tangent_of(x, lv)
+    return out or None
+
+
+def replay_view(t, steps):
+    """Apply the view steps ((fn, args), ...) recorded on a view to tensor t."""
+    for fn, args in steps:
+        t = fn(t, *args)
+    return t
+
+
+def _view_alias(x, fw: dict | None):
+    """A view of x (same memory, version counter and tape identity) with tangents `fw`."""
+    from ..tensor import alias
+
+    out = alias(x)
+    base = x._base
+    if base is None:
+        out._base = x
+    else:
+        out._base = base
+        out._view = x._view
+    out._view_version = out._st.version
+    if fw:
+        for lv, t in fw.items():
+            set_tangent(out, lv, t)
+    return out
+
+
+# -- public API ----------------------------------------------------------------------------
+
+def make_dual(tensor, tangent, *, level: int | None = None):
+    """A dual tensor: a view of `tensor` whose tangent at `level` is `tangent`.
+
+    The result shares memory with `tensor`; tangents of other levels are kept.
+    Differentiable (reverse mode) with respect to both `tensor` and `tangent`.
+    """
+    from ..tensor import Tensor, FLOATING
+
+    level = _resolve_level(level, "make_dual")
+    if not isinstance(tensor, Tensor):
+        raise OpError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
+    if not isinstance(tangent, Tensor):
+        raise OpError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
+    pd, td = tensor._data, tangent._data
+    if pd.dtype.kind not in FLOATING:
+        raise OpError(f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}")
+    if td.dtype.kind not in FLOATING:
+        raise OpError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
+    if td.shape != pd.shape:
+        raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
+    if td.dtype != pd.dtype:
+        raise OpError(f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype}")
+    if tangent_of(tensor, level) is not None:
+        raise OpError(f"make_dual: the primal already has a tangent at level {level}; unpack_dual it first")
+    fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
+    fw[level] = tangent
+    return _view_alias(tensor, fw)
+
+
+def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """(primal, tangent) of `tensor` at `level`; primal is a view without that tangent."""
+    levels = STATE.levels
+    if level is None and not levels:
+        return UnpackedDualTensor(tensor, None)
+    level = _resolve_level(level, "unpack_dual")
+    t = tangent_of(tensor, level)
+    if t is None:
+        return UnpackedDualTensor(tensor, None)
+    fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor) if lv != level}
+    fw[level] = None  # mask: the primal must not see its base's tangent at this level
+    return UnpackedDualTensor(_view_alias(tensor, fw), t)

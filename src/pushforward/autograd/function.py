@@ -1,0 +1,210 @@
+"""Custom differentiable ops: subclass `Function` with forward, backward and jvp.
+
+>>> import pushforward as pf
+>>> class Cube(pf.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x); ctx.save_for_forward(x)
+...         return x ** 3
+...     @staticmethod
+...     def backward(ctx, g):
+...         (x,) = ctx.saved_tensors
+...         return 3 * x ** 2 * g
+...     @staticmethod
+...     def jvp(ctx, t):
+...         (x,) = ctx.saved_tensors
+...         return 3 * x ** 2 * t
+>>> x = pf.tensor([2.0], requires_grad=True)
+>>> Cube.apply(x).sum().backward(); x.grad
+tensor([12.])
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .forward_ad import levels_of, set_tangent, tangent_of
+from .graph import Node, _Meta, _fit_grad, edge
+from .grad_mode import no_grad
+from .state import STATE
+from ..errors import OpError
+
+
+class FunctionCtx:
+    """The `ctx` passed to forward/backward/jvp."""
+
+    def __init__(self) -> None:
+        self._to_save: tuple = ()
+        self._saved_versions: tuple = ()
+        self._for_forward: tuple | None = None
+        self._dirty: tuple = ()
+        self._non_diff: tuple = ()
+        self._in_jvp = False
+        self.materialize_grads = True
+        self.needs_input_grad: tuple = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        self._to_save = tensors
+        self._saved_versions = tuple(t._st.version if t is not None else None for t in tensors)
+
+    def save_for_forward(self, *tensors) -> None:
+        self._for_forward = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._in_jvp and self._for_forward is not None:
+            return self._for_forward
+        for t, v in zip(self._to_save, self._saved_versions):
+            if t is not None and t._st.version != v:
+                raise OpError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [custom Function] saved at version {v}, now at version {t._st.version}"
+                )
+        return self._to_save
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+
+class FunctionNode(Node):
+    """Tape node calling a custom Function's backward."""
+
+    __slots__ = ("cls", "ctx", "metas", "out_metas", "released")
+
+    def name(self) -> str:
+        return self.cls.__name__ + "Backward"
+
+    def apply(self, grads: list) -> list:
+        from ..creation import zeros
+        if self.released:
+            raise OpError(f"Trying to backward through the graph a second time in {self.name()}; "
+                          "specify retain_graph=True")
+        if all(g is None for g in grads):
+            return [None] * len(self.next_edges)
+        grads = list(grads) + [None] * (len(self.out_metas) - len(grads))
+        if self.ctx.materialize_grads:
+            grads = [zeros(*m.shape, dtype=m.dtype) if g is None else g for g, m in zip(grads, self.out_metas)]
+        res = self.cls.backward(self.ctx, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) < len(self.metas):
+            raise OpError(f"function {self.cls.__name__}.backward returned {len(res)} gradients, expected "
+                          f"{len(self.metas)} (one per forward input)")
+        out = []
+        for g, m in zip(res, self.metas):
+            if m is None:
+                continue
+            out.append(_fit_grad(g, m, self.name()) if g is not None else None)
+        return out
+
+    def release(self) -> None:
+        self.ctx._to_save = ()
+        self.released = True
+
+
+class Function:
+    """Base class of custom ops; call them with `MyFunction.apply(*args)`."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any) -> Any:
+        raise NotImplementedError("custom Function must implement forward")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise NotImplementedError("custom Function must implement backward to be used in reverse mode")
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        from ..tensor import Tensor, wrap
+        ctx = FunctionCtx()
+        grad_on = STATE.grad_enabled
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
+        # forward sees plain tensors (same memory, no tape, no tangents)
+        plain = []
+        originals = {}
+        for a in args:
+            if isinstance(a, Tensor):
+                p = wrap(a._data)
+                p._st = a._storage()
+                originals[id(p)] = a
+                plain.append(p)
+            else:
+                plain.append(a)
+        with no_grad():
+            raw = cls.forward(ctx, *plain)
+        single = not isinstance(raw, tuple)
+        outs = [raw] if single else list(raw)
+        dirty = {id(t) for t in ctx._dirty}
+        non_diff = {id(t) for t in ctx._non_diff}
+        results = []
+        for o in outs:
+            if isinstance(o, Tensor) and id(o) in dirty:
+                orig = originals[id(o)]
+                orig._storage().version += 0  # the forward's in-place op already bumped the shared counter
+                results.append(orig)
+            elif isinstance(o, Tensor) and id(o) in originals:
+                results.append(wrap(o._data))  # returned an input unchanged: a fresh alias
+            else:
+                results.append(o)
+        tensors_in = [a for a in args if isinstance(a, Tensor)]
+        # reverse mode
+        if grad_on and any(ctx.needs_input_grad):
+            node = FunctionNode()
+            node.cls, node.ctx, node.released = cls, ctx, False
+            node.metas = [(_Meta(a) if isinstance(a, Tensor) else None) for a in args]
+            node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
+                               if isinstance(a, Tensor)]
+            node.metas = [m for m in node.metas if m is not None]
+            node.out_metas = [_Meta(r) if isinstance(r, Tensor) else None for r in results]
+            for k, (r, o) in enumerate(zip(results, outs)):
+                if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
+                    if r._base is not None:
+                        raise OpError(f"{cls.__name__}: marking a view dirty is not supported")
+                    r._requires_grad = True
+                    r._grad_fn = node
+                    r._output_nr = k
+        # forward mode
+        if STATE.levels:
+            levels = sorted({lv for a in tensors_in for lv in levels_of(a)})
+            for level in levels:
+                if cls.jvp is Function.jvp:
+                    raise NotImplementedError(
+                        f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod")
+                tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
+                tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
+                ctx._in_jvp = True
+                try:
+                    with no_grad():
+                        res = cls.jvp(ctx, *tans)
+                finally:
+                    ctx._in_jvp = False
+                res = [res] if not isinstance(res, tuple) else list(res)
+                for r, o, t in zip(results, outs, res):
+                    if t is None or not isinstance(r, Tensor) or id(o) in non_diff:
+                        continue
+                    if id(o) in dirty:
+                        old = tangent_of(r, level)
+                        if old is not None:
+                            old.copy_(t)
+                            continue
+                    set_tangent(r, level, t)
+        return results[0] if single else tuple(results)
+
+
+def _zeros_for(a):
+    from ..creation import zeros_like
+    return zeros_like(a)
+
+
+def once_differentiable(fn):
+    """Decorator kept for torch compatibility (backward here is always differentiable if its ops are)."""
+    return fn

@@ -1,0 +1,318 @@
+"""Load derivatives.yaml into frozen dataclasses and validate every entry.
+
+Errors name the entry (its `name:` line and line number) and what is wrong with it.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+YAML_PATH = Path(__file__).resolve().parent.parent / "derivatives.yaml"
+
+TENSOR_TYPES = ("Tensor", "Tensor?", "Tensor[]")
+ARG_TYPES = ("int", "int?", "int[]", "int[]?", "float", "float?", "Scalar", "Scalar?", "bool", "bool?",
+             "str", "str?", "dtype?", "Any")
+# Names a formula may use besides its own op's names, helpers and ops.
+CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "empty_like")
+# Op names (sum, abs, max, min, ...) shadow the builtins of the same name inside formulas.
+BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "np", "all", "any",
+            "reversed", "sorted", "dict", "map")
+KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
+              "output_differentiability", "method", "function", "inplace", "doc", "aliases"}
+
+
+class SpecError(ValueError):
+    """A derivatives.yaml entry is malformed; the message points at the entry."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    default: str | None = None   # Python source of the default, None when required
+    kw_only: bool = False
+    vararg: bool = False         # `int[] *shape`: torch's view(2, 3) as well as view((2, 3))
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type in TENSOR_TYPES
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    name: str
+    params: tuple[Param, ...]
+    returns: tuple[str, ...]
+    line: int
+    kernel: str | None = None
+    composite: str | None = None
+    view: str = "no"                                     # "no", "yes", "maybe"
+    backward: tuple[tuple[str, str], ...] = ()           # (input, formula)
+    forward: tuple[tuple[str, str], ...] = ()            # (output key, formula or auto_*)
+    non_differentiable: tuple[str, ...] = ()
+    differentiable: bool = True
+    output_differentiability: tuple[bool, ...] = ()
+    method: bool = True
+    function: bool = True
+    inplace: bool | str = False     # true: '<name>_'; a string: that method name
+    doc: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def tensor_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.is_tensor)
+
+    @property
+    def arg_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.is_tensor)
+
+    @property
+    def diff_params(self) -> tuple[Param, ...]:
+        if not self.differentiable:
+            return ()
+        return tuple(p for p in self.tensor_params if p.name not in self.non_differentiable)
+
+    def where(self) -> str:
+        return f"derivatives.yaml line {self.line}, entry '{self.name}'"
+
+
+_SIG = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*->\s*(.+?)\s*$")
+
+
+def parse_signature(sig: str, where: str) -> tuple[str, tuple[Param, ...], tuple[str, ...]]:
+    m = _SIG.match(sig)
+    if not m:
+        raise SpecError(f"{where}: bad signature {sig!r} (expected 'name(Type arg, ...) -> Tensor')")
+    name, params_src, ret = m.groups()
+    params = []
+    kw = False
+    for part in _split_top(params_src):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "*":
+            kw = True
+            continue
+        default = None
+        if "=" in part:
+            part, default = (s.strip() for s in part.split("=", 1))
+        bits = part.split()
+        if len(bits) != 2:
+            raise SpecError(f"{where}: bad parameter {part!r} (expected 'Type name')")
+        typ, pname = bits
+        vararg = pname.startswith("*")
+        pname = pname.lstrip("*")
+        if vararg and not typ.endswith("[]"):
+            raise SpecError(f"{where}: only list types may be variadic ('{typ} *{pname}')")
+        if typ not in TENSOR_TYPES + ARG_TYPES:
+            raise SpecError(f"{where}: unknown type {typ!r} of parameter '{pname}' "
+                            f"(known: {', '.join(TENSOR_TYPES + ARG_TYPES)})")
+        if default is not None:
+            try:
+                ast.parse(default, mode="eval")
+            except SyntaxError:
+                raise SpecError(f"{where}: bad default {default!r} for '{pname}'") from None
+        params.append(Param(pname, typ, default, kw, vararg))
+        kw = kw or vararg
+    names = [p.name for p in params]
+    reserved = {"grad", "result", "needs"} & set(names)
+    if reserved:
+        raise SpecError(f"{where}: parameter name(s) {sorted(reserved)} are reserved for formulas")
+    if len(set(names)) != len(names):
+        raise SpecError(f"{where}: duplicate parameter names in {sig!r}")
+    ret = ret.strip()
+    if ret in ("Tensor", "Tensor[]"):
+        returns = ("result",) if ret == "Tensor" else ("result[]",)
+    elif ret.startswith("(") and ret.endswith(")"):
+        returns = []
+        for part in _split_top(ret[1:-1]):
+            bits = part.split()
+            if len(bits) != 2 or bits[0] != "Tensor":
+                raise SpecError(f"{where}: bad return {part!r} (expected 'Tensor name')")
+            returns.append(bits[1])
+        returns = tuple(returns)
+    else:
+        raise SpecError(f"{where}: bad return type {ret!r}")
+    return name, tuple(params), returns
+
+
+def _split_top(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def formula_names(src: str, where: str) -> set[str]:
+    """Free names of a formula expression (comprehension/lambda variables excluded)."""
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError as e:
+        raise SpecError(f"{where}: formula {src!r} is not a Python expression: {e.msg}") from None
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            for t in ast.walk(node.target):
+                if isinstance(t, ast.Name):
+                    bound.add(t.id)
+        elif isinstance(node, ast.Lambda):
+            bound.update(a.arg for a in node.args.args)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+
+
+def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[OpEntry]:
+    """Parse and validate the YAML file; raise SpecError naming the entry on any problem."""
+    text = Path(path).read_text()
+    try:
+        raw = yaml.compose(text)
+    except yaml.YAMLError as e:
+        raise SpecError(f"derivatives.yaml is not valid YAML: {e}") from None
+    data = yaml.safe_load(text)
+    if not isinstance(data, list):
+        raise SpecError("derivatives.yaml must be a list of entries")
+    lines = [n.start_mark.line + 1 for n in raw.value] if raw is not None else []
+    if helpers is None:
+        helpers = helper_names()
+    entries = [_entry(item, line) for item, line in zip(data, lines)]
+    op_names = set()
+    for e in entries:
+        if e.name in op_names:
+            raise SpecError(f"{e.where()}: op '{e.name}' is declared twice")
+        op_names.add(e.name)
+        op_names.update(e.aliases)
+    for e in entries:
+        _validate_formulas(e, op_names, helpers)
+    return entries
+
+
+def helper_names() -> set[str]:
+    """Public helper functions of formulas.py (parsed, not imported, so the generator runs standalone)."""
+    src = (YAML_PATH.parent / "formulas.py").read_text()
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    raise SpecError("formulas.py has no __all__ list of helpers")
+
+
+def _entry(item, line: int) -> OpEntry:
+    if not isinstance(item, dict) or "name" not in item:
+        raise SpecError(f"derivatives.yaml line {line}: each entry needs a 'name:' signature")
+    where = f"derivatives.yaml line {line}, entry '{item['name']}'"
+    name, params, returns = parse_signature(str(item["name"]), where)
+    where = f"derivatives.yaml line {line}, entry '{name}'"
+    pnames = {p.name for p in params}
+    outs = _output_keys(returns)
+    backward, forward = [], []
+    for key, val in item.items():
+        if key in KNOWN_KEYS:
+            continue
+        if key in pnames:
+            backward.append((key, str(val)))
+        elif key in outs:
+            forward.append((key, str(val)))
+        else:
+            raise SpecError(f"{where}: unknown key '{key}' (not a parameter, an output key "
+                            f"{sorted(outs)} or one of {sorted(KNOWN_KEYS)})")
+    view = item.get("view", False)
+    view = {True: "yes", False: "no", "maybe": "maybe"}.get(view)
+    if view is None:
+        raise SpecError(f"{where}: 'view' must be true, false or maybe")
+    entry = OpEntry(
+        name=name, params=params, returns=returns, line=line,
+        kernel=item.get("kernel"), composite=item.get("composite"), view=view,
+        backward=tuple(backward), forward=tuple(forward),
+        non_differentiable=tuple(item.get("non_differentiable", ())),
+        differentiable=bool(item.get("differentiable", True)),
+        output_differentiability=tuple(item.get("output_differentiability", ())),
+        method=bool(item.get("method", bool(params) and params[0].name == "self")),
+        function=bool(item.get("function", True)),
+        inplace=item.get("inplace", False),
+        doc=str(item.get("doc", "")).strip(),
+        aliases=tuple(item.get("aliases", ())),
+    )
+    _validate_structure(entry, where)
+    return entry
+
+
+def _output_keys(returns: tuple[str, ...]) -> set[str]:
+    if len(returns) == 1:
+        return {"result"}
+    return {f"result{i}" for i in range(len(returns))}
+
+
+def _validate_structure(e: OpEntry, where: str) -> None:
+    if (e.kernel is None) == (e.composite is None):
+        raise SpecError(f"{where}: needs exactly one of 'kernel' or 'composite'")
+    for n in e.non_differentiable:
+        if n not in {p.name for p in e.tensor_params}:
+            raise SpecError(f"{where}: non_differentiable names '{n}', which is not a Tensor parameter")
+    if e.composite is not None:
+        if e.backward or e.forward:
+            raise SpecError(f"{where}: a composite op gets its derivatives from its composition; "
+                            "remove its formulas")
+        return
+    if not e.differentiable:
+        if e.backward or e.forward:
+            raise SpecError(f"{where}: 'differentiable: false' but formulas are given")
+        return
+    given = dict(e.backward)
+    for p in e.diff_params:
+        if p.name not in given:
+            raise SpecError(f"{where}: missing backward formula for differentiable input '{p.name}' "
+                            f"(add '{p.name}: <formula>' or list it under non_differentiable)")
+    for n in given:
+        if n not in {p.name for p in e.diff_params}:
+            raise SpecError(f"{where}: backward formula given for '{n}', which is not a differentiable Tensor input")
+    if e.output_differentiability and len(e.output_differentiability) != len(e.returns):
+        raise SpecError(f"{where}: output_differentiability has {len(e.output_differentiability)} entries "
+                        f"for {len(e.returns)} outputs")
+    fw = dict(e.forward)
+    for key, f in fw.items():
+        if f == "auto_element_wise":
+            if len(e.diff_params) != 1 or len(e.returns) != 1 or e.diff_params[0].type != "Tensor":
+                raise SpecError(f"{where}: auto_element_wise needs exactly one differentiable Tensor input and "
+                                f"one output (this op has {len(e.diff_params)} and {len(e.returns)})")
+        elif f == "auto_linear":
+            pass
+
+
+def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> None:
+    where = e.where()
+    common = set(op_names) | helpers | set(CREATION) | set(BUILTINS) | {p.name for p in e.arg_params}
+    outs = _output_keys(e.returns)
+    res_names = outs | {"result"}
+    diff = {p.name for p in e.diff_params}
+    nondiff = {p.name for p in e.tensor_params} - diff
+    for inp, f in e.backward:
+        allowed = common | {p.name for p in e.params} | res_names | {"grad"}
+        bad = formula_names(f, f"{where}, backward for '{inp}'") - allowed
+        if bad:
+            raise SpecError(f"{where}: backward formula for '{inp}' uses unknown name(s) {sorted(bad)}; "
+                            f"allowed: grad, result, the op's parameters, ops and helpers of formulas.py")
+    for key, f in e.forward:
+        if f in ("auto_element_wise", "auto_linear", "zero"):
+            continue
+        names = formula_names(f, f"{where}, forward formula '{key}'")
+        bare = names & diff
+        if bare:
+            n = sorted(bare)[0]
+            raise SpecError(f"{where}: forward formula '{key}' uses bare '{n}'; write '{n}_p' for its primal "
+                            f"or '{n}_t' for its tangent")
+        allowed = common | nondiff | res_names | {f"{n}_p" for n in diff} | {f"{n}_t" for n in diff}
+        bad = names - allowed
+        if bad:
+            raise SpecError(f"{where}: forward formula '{key}' uses unknown name(s) {sorted(bad)}; allowed: "
+                            "<input>_p, <input>_t, result, the op's arguments, ops and helpers of formulas.py")

@@ -1,0 +1,423 @@
+"""How an op runs: kernel on arrays, tape recording, tangents for every live level.
+
+Every generated op function calls one of `apply1`, `apply2`, `applyn` or
+`apply_inplace`. The fast path (no input requires grad or carries a tangent) is a
+kernel call and a wrap. The general path, `dispatch`, records a tape node on the
+original inputs (so backward formulas see their tangents: forward-over-reverse) and
+then computes tangents level by level, outermost first, each with formulas over
+primals that still carry the outer levels' tangents (hierarchical nesting).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .autograd.state import STATE
+from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
+from .errors import OpError, describe
+from .tensor import Tensor, alias, wrap, FLOATING, _NO_STORAGE
+
+_new = object.__new__
+_SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
+_SCALAR_TYPES = frozenset((int, float, complex, bool))
+
+
+class Op:
+    """Runtime description of one op, built by the generated module from derivatives.yaml."""
+
+    __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
+                 "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
+                 "public")
+
+    def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
+                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
+                 save_result: bool = False, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
+                 differentiable: bool = True, backward_uses_self: bool = False) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.params = params          # names of the Tensor-typed parameters
+        self.kinds = kinds            # per tensor param: "T", "T?" or "T[]"
+        self.diff = diff              # per tensor param: differentiable?
+        self.backward = backward      # (grad, *inputs, result, *args, needs) -> tuple of grads
+        self.jvp = jvp                # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
+        self.jvp_np = jvp_np          # the same formula over ndarrays, or None
+        self.jvp_kind = jvp_kind      # explicit / auto_element_wise / auto_linear / none
+        self.save = save              # per tensor param: 0 nothing, 1 metadata, 2 the tensor
+        self.save_result = save_result
+        self.n_out = n_out
+        self.out_diff = out_diff
+        self.kind = kind              # "op", "view" or "maybe_view"
+        self.differentiable = differentiable
+        self.backward_uses_self = backward_uses_self
+        self.public = None            # the public function (set by the generated module)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
+    """An error naming the op, its inputs' shapes/dtypes and NumPy's complaint."""
+    msg = str(exc).split("\n")[0]
+    shown = ", ".join(describe(v) for v in inputs)
+    extra = (", args=" + ", ".join(repr(a) for a in args)) if args else ""
+    return OpError(f"{op.name}: {msg} (inputs: {shown}{extra})")
+
+
+def _kernel(op: Op, datas: list, args: tuple, inputs) -> Any:
+    try:
+        return op.kernel(*datas, *args)
+    except OpError as e:
+        raise OpError(f"{op.name}: {e}") from None
+    except Exception as e:  # NumPy's errors become ours, naming op and inputs
+        raise op_error(op, inputs, args, e) from None
+
+
+# -- fast paths ---------------------------------------------------------------------------
+
+def apply1(op: Op, x, args: tuple):
+    """One Tensor input: fast path when x needs no autodiff."""
+    if type(x) is Tensor and not (x._requires_grad or x._st.dual):
+        try:
+            out = op.kernel(x._data, *args)
+        except Exception as e:
+            raise op_error(op, (x,), args, e) from None
+        t = _new(Tensor)
+        t._data = out if type(out) is np.ndarray else np.asarray(out)
+        return t
+    return dispatch(op, (x,), args)
+
+
+def apply2(op: Op, a, b, args: tuple):
+    """Two Tensor inputs (either may be a Python scalar): fast path when neither needs autodiff."""
+    ta = type(a)
+    tb = type(b)
+    if ta is Tensor:
+        if not (a._requires_grad or a._st.dual):
+            if tb is Tensor:
+                if not (b._requires_grad or b._st.dual):
+                    try:
+                        out = op.kernel(a._data, b._data, *args)
+                    except Exception as e:
+                        raise op_error(op, (a, b), args, e) from None
+                    t = _new(Tensor)
+                    t._data = out if type(out) is np.ndarray else np.asarray(out)
+                    return t
+            elif tb in _SCALAR_TYPES:
+                try:
+                    out = op.kernel(a._data, b, *args)
+                except Exception as e:
+                    raise op_error(op, (a, b), args, e) from None
+                t = _new(Tensor)
+                t._data = out if type(out) is np.ndarray else np.asarray(out)
+                return t
+    return dispatch(op, (a, b), args)
+
+
+def applyn(op: Op, inputs: tuple, args: tuple):
+    """Any number of inputs (including lists); views always take this path."""
+    return dispatch(op, inputs, args)
+
+
+# -- the general path ---------------------------------------------------------------------------
+
+def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
+    """Normalise a Tensor-typed argument: Tensor, None (optional), list, or a weak scalar."""
+    if type(v) is Tensor:
+        return v
+    if v is None:
+        if kind == "T?":
+            return None
+        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, not None")
+    if kind == "T[]":
+        if not isinstance(v, (list, tuple)):
+            raise OpError(f"{op.name}: argument '{pname}' must be a sequence of Tensors, got {type(v).__name__}")
+        return [x if type(x) is Tensor else _coerce(x, op, pname) for x in v]
+    if isinstance(v, _SCALARS):
+        # NumPy's NEP 50: a Python scalar takes the dtype of the tensors it meets ("weak").
+        try:
+            dt = np.result_type(*dtypes, v) if dtypes else np.asarray(v).dtype
+        except Exception as e:
+            raise OpError(f"{op.name}: cannot combine scalar {v!r} with dtypes {dtypes}: {e}") from None
+        return wrap(np.asarray(v, dtype=dt))
+    return _coerce(v, op, pname)
+
+
+def _coerce(v, op: Op, pname: str) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    try:
+        arr = np.asarray(v)
+    except Exception as e:
+        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}: {e}") from None
+    if arr.dtype.kind not in "fciub":
+        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}")
+    return wrap(arr)
+
+
+def normalize(op: Op, inputs) -> list:
+    kinds = op.kinds
+    dtypes = [v._data.dtype for v in inputs if type(v) is Tensor]
+    return [_as_input(v, kinds[i], dtypes, op, op.params[i]) for i, v in enumerate(inputs)]
+
+
+def _datas(ins: list) -> list:
+    return [v._data if type(v) is Tensor else (None if v is None else [x._data for x in v]) for v in ins]
+
+
+def _diff_tensors(op: Op, ins: list):
+    """(index, tensor) of every differentiable input tensor, lists flattened."""
+    for i, v in enumerate(ins):
+        if not op.diff[i] or v is None:
+            continue
+        if type(v) is Tensor:
+            yield v
+        else:
+            yield from v
+
+
+def dispatch(op: Op, inputs, args: tuple):
+    """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
+    ins = normalize(op, inputs)
+    raw = _kernel(op, _datas(ins), args, ins)
+    if op.n_out == 1:
+        out = wrap(raw)
+        outs = (out,)
+    else:
+        outs = tuple(wrap(r) for r in raw)
+        out = outs
+    if op.kind != "op":
+        _link_view(op, ins[0], outs[0], args)
+    if not op.differentiable:
+        return out
+    st = STATE
+    node = None
+    if st.grad_enabled:
+        needs = [t._requires_grad for t in _diff_tensors(op, ins)]
+        if any(needs):
+            from .autograd.graph import record
+            node = record(op, ins, args, outs, needs)
+    if st.levels:
+        levels = set()
+        for t in _diff_tensors(op, ins):
+            if t._st.dual:
+                levels.update(levels_of(t))
+        for level in sorted(levels):
+            _forward(op, ins, args, outs, level)
+    if node is not None and op.save_result:
+        node.save_result(outs[0])
+    return out
+
+
+def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
+    """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
+    if op.kind == "maybe_view" and not np.shares_memory(out._data, src._data):
+        return
+    out._st = src._storage()
+    base = src._base
+    if base is None:
+        out._base = src
+        out._view = ((op.public, args),)
+    else:
+        out._base = base
+        out._view = src._view + ((op.public, args),)
+    out._view_version = out._st.version
+
+
+def _plain(t) -> bool:
+    """True when t can be handled as a bare array (nothing can differentiate it)."""
+    return t is None or (not t._requires_grad and not t._st.dual)
+
+
+def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
+    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact."""
+    if grad_on and v._requires_grad:
+        return False
+    if not v._st.dual:
+        return True
+    lv = levels_of(v)
+    return not lv or (len(lv) == 1 and level in lv)
+
+
+def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
+    """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
+    tans = []
+    single = True  # nothing but this level's tangent anywhere: formulas may run on arrays
+    grad_on = STATE.grad_enabled
+    for i, v in enumerate(ins):
+        if not op.diff[i] or v is None:
+            continue
+        if type(v) is Tensor:
+            t = tangent_of(v, level) if v._st.dual else None
+            single = single and _only_level(v, level, grad_on) and _plain(t)
+        else:
+            t = [tangent_of(x, level) if x._st.dual else None for x in v]
+            single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
+        tans.append(t)
+    if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
+        return
+    if op.jvp is None:
+        raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
+    if single and op.jvp_np is not None and all(_plain(o) for o in outs):
+        odata = outs[0]._data if op.n_out == 1 else [o._data for o in outs]
+        r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
+                                      [None if x is None else x._data for x in t]) for t in tans],
+                      odata, *args)
+        if op.n_out == 1:
+            r = None if r is None else wrap(r)
+        else:
+            r = tuple(None if x is None else wrap(x) for x in r)
+    else:
+        prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
+                 if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
+        r = op.jvp(*prims, *tans, outs[0] if op.n_out == 1 else outs, *args)
+    if op.n_out == 1:
+        if r is not None:
+            t = fit_tangent(r, outs[0], op)
+            if t is not None:
+                set_tangent(outs[0], level, t)
+    else:
+        for o, t, d in zip(outs, r, op.out_diff):
+            if d and t is not None:
+                t = fit_tangent(t, o, op)
+                if t is not None:
+                    set_tangent(o, level, t)
+
+
+def _prim(v: Tensor, level: int) -> Tensor:
+    """v seen from `level`: same tape identity, only the tangents of outer levels."""
+    if not v._st.dual or not levels_of(v):
+        return v
+    p = alias(v)
+    below = tangents_below(v, level)
+    if below:
+        for lvl, t in below.items():
+            set_tangent(p, lvl, t)
+    return p
+
+
+def fit_tangent(t, out: Tensor, op: Op):
+    """Bring a formula's tangent to the output's shape and dtype (the one place that does)."""
+    if type(t) is not Tensor:
+        t = wrap(np.asarray(t))
+    od = out._data
+    td = t._data
+    if td.shape != od.shape:
+        try:
+            np.broadcast_shapes(td.shape, od.shape)
+        except ValueError:
+            raise OpError(f"{op.name}: forward formula produced a tangent of shape {td.shape} for an output of "
+                          f"shape {od.shape}") from None
+        t = t.expand(od.shape).clone()
+    if td.dtype != od.dtype:
+        if od.dtype.kind not in FLOATING:
+            return None
+        if td.dtype.kind == "c" and od.dtype.kind != "c":
+            t = t.real
+        if t._data.dtype != od.dtype:
+            t = t.to(od.dtype)
+    return t
+
+
+# -- in-place ops: out-of-place result, then committed into the target -----------------------
+
+def _is_plain_input(v) -> bool:
+    return v is None or type(v) in _SCALAR_TYPES or (type(v) is Tensor and not (v._requires_grad or v._st.dual))
+
+
+def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
+    """`target.op_(...)`: compute op(inputs) out of place, then write it into target.
+
+    Values, tape history and tangents are all updated in place, so views of target
+    (and their tangents) see the change.
+    """
+    if type(target) is not Tensor:
+        raise OpError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
+    if (all(_is_plain_input(v) for v in inputs) and not target._requires_grad and not target._st.dual
+            and (target._base is None or not target._base._requires_grad)):
+        try:
+            r = op.kernel(*[v._data if type(v) is Tensor else v for v in inputs], *args)
+        except Exception as e:
+            raise op_error(op, inputs, args, e) from None
+        _write(op, target, r)
+        return target
+    st = STATE
+    if st.grad_enabled:
+        _check_inplace_allowed(op, target)
+        if op.backward_uses_self and any(
+                v._requires_grad for v in inputs if type(v) is Tensor) and inputs[0] is target:
+            # The backward formula needs self's old value: keep it out of the write's way.
+            inputs = (target.clone(),) + tuple(inputs[1:])
+    r = dispatch(op, inputs, args)
+    commit(op, target, r)
+    return target
+
+
+def _check_inplace_allowed(op: Op, target: Tensor) -> None:
+    root = target._base if target._base is not None else target
+    if root._requires_grad and root._grad_fn is None:
+        what = "a view of a leaf Variable" if target._base is not None else "a leaf Variable"
+        raise OpError(f"{op.name}_: {what} that requires grad is being used in an in-place operation "
+                      "(use torch-style `with pf.no_grad():` to modify it)")
+
+
+def _write(op: Op, target: Tensor, r) -> None:
+    """Write array r into target's memory (broadcast, same-kind cast) and bump the version."""
+    td = target._data
+    r = np.asarray(r)
+    if r.shape != td.shape:
+        try:
+            if np.broadcast_shapes(r.shape, td.shape) != td.shape:
+                raise ValueError
+        except ValueError:
+            raise OpError(f"{op.name}_: output with shape {td.shape} doesn't match the broadcast shape "
+                          f"{np.broadcast_shapes(r.shape, td.shape) if _bc_ok(r.shape, td.shape) else r.shape}") from None
+    if r.dtype != td.dtype and not np.can_cast(r.dtype, td.dtype, casting="same_kind"):
+        raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
+    if not td.flags.writeable:
+        raise OpError(f"{op.name}_: the tensor's memory is read-only (e.g. an expanded view); clone() it first")
+    np.copyto(td, r, casting="unsafe")
+    target._storage().version += 1
+
+
+def _bc_ok(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+def commit(op: Op, target: Tensor, r: Tensor) -> None:
+    """Write out-of-place result r into target: data, tape history, tangents."""
+    _write(op, target, r._data)
+    st = STATE
+    from .autograd.graph import rebase_history
+    if st.grad_enabled and (r._requires_grad or target._requires_grad
+                            or (target._base is not None and target._base._requires_grad)):
+        rebase_history(target, r)
+    levels = set(levels_of(r)) | set(levels_of(target))
+    for level in sorted(levels):
+        rt = tangent_of(r, level)
+        tt = tangent_of(target, level)
+        if tt is None:
+            if rt is None:
+                continue
+            tt = _zero_tangent_for(target, level)
+        if rt is None:
+            tt.zero_()
+        else:
+            tt.copy_(rt)
+
+
+def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
+    """DESIGN rule 5: writing a dual into a non-dual tensor gives its root a zero tangent first."""
+    from .creation import zeros_like
+
+    root = target._base
+    if root is None:
+        z = zeros_like(target)
+        set_tangent(target, level, z)
+        return z
+    set_tangent(root, level, zeros_like(root))
+    return tangent_of(target, level)

@@ -1,0 +1,464 @@
+"""Hand-written helpers for derivative formulas too long for one YAML expression.
+
+Every helper is written over pushforward's own differentiable ops, so a derivative of
+a derivative comes from nesting. A helper `h` may have an ndarray twin `h_np`; formulas
+that use only ops and such helpers are also compiled over plain arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "scale", "scale_np", "fill_zeros", "fill_zeros_np", "keep", "keep_np", "sum_backward", "mean_backward",
+    "prod_backward", "prod_jvp", "extremum_backward", "extremum_jvp", "index_reduction_backward",
+    "index_reduction_jvp", "var_backward", "var_jvp", "var_jvp_np", "norm_backward", "norm_jvp", "matmul_backward",
+    "einsum_backward", "einsum_jvp", "pow_self_backward", "pow_exponent_backward", "pow_self_backward_np",
+    "pow_exponent_backward_np", "clamp_mask", "clamp_mask_np", "max_mask", "max_mask_np", "copysign_ratio",
+    "copysign_ratio_np", "logit_backward", "angle_backward", "scatter_view", "inverse_permutation",
+    "neg_shifts", "split_like", "minmax", "split_sizes", "count_reduced", "chunk_sizes", "split_offsets",
+    "sgn_backward", "sgn_jvp", "cumprod_backward", "cumprod_jvp", "replay_view",
+]
+
+
+# -- small utilities ---------------------------------------------------------------------------------
+def scale(t, alpha):
+    """t * alpha, skipping the multiply when alpha is 1."""
+    return t if alpha == 1 else t * alpha
+
+
+scale_np = scale
+
+
+def fill_zeros(tangents, primals):
+    """Replace missing (None) tangents of a list input by zeros of their primal's shape."""
+    from .creation import zeros_like
+    return [zeros_like(p) if t is None else t for t, p in zip(tangents, primals)]
+
+
+def fill_zeros_np(tangents, primals):
+    return [np.zeros_like(p) if t is None else t for t, p in zip(tangents, primals)]
+
+
+def _dims(dim, ndim):
+    if dim is None or dim == ():
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    return tuple(sorted(d % max(ndim, 1) for d in dims)) if ndim else ()
+
+
+def keep(t, dim, keepdim, ndim):
+    """Re-insert the reduced dimensions of a reduction result (so it broadcasts against the input)."""
+    if keepdim or ndim == 0:
+        return t
+    for d in _dims(dim, ndim):
+        t = t.unsqueeze(d)
+    return t
+
+
+def keep_np(t, dim, keepdim, ndim):
+    if keepdim or ndim == 0:
+        return t
+    return np.expand_dims(t, _dims(dim, ndim))
+
+
+def count_reduced(shape, dim):
+    """Number of elements a reduction over `dim` combines."""
+    n = 1
+    for d in _dims(dim, len(shape)):
+        n *= shape[d]
+    return n
+
+
+# -- reductions ---------------------------------------------------------------------------------------
+def sum_backward(grad, shape, dim, keepdim):
+    return keep(grad, dim, keepdim, len(shape)).expand(shape)
+
+
+def mean_backward(grad, shape, dim, keepdim):
+    return sum_backward(grad, shape, dim, keepdim) / max(count_reduced(shape, dim), 1)
+
+
+def _prod_others(x, dim):
+    """For each element, the product of the other elements along `dim` (exact with zeros)."""
+    from .creation import ones_like
+    n = x.shape[dim]
+    if n == 0:
+        return x
+    one = ones_like(x.narrow(dim, 0, 1))
+    left = _cat([one, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    xr = x.flip(dim)
+    right = _cat([one, xr.narrow(dim, 0, n - 1)], dim).cumprod(dim).flip(dim)
+    return left * right
+
+
+def _cat(ts, dim):
+    from ._generated.ops import cat
+    return cat(ts, dim)
+
+
+def prod_backward(grad, self, result, dim, keepdim):
+    if dim is None:
+        others = _prod_others(self.reshape(-1), 0).reshape(self.shape)
+        return grad * others.conj()
+    d = dim % max(self.ndim, 1) if self.ndim else 0
+    if self.ndim == 0:
+        return grad
+    return keep(grad, d, keepdim, self.ndim) * _prod_others(self, d).conj()
+
+
+def prod_jvp(self_p, self_t, result, dim, keepdim):
+    if dim is None:
+        others = _prod_others(self_p.reshape(-1), 0).reshape(self_p.shape)
+        return (self_t * others).sum()
+    if self_p.ndim == 0:
+        return self_t
+    d = dim % self_p.ndim
+    return (self_t * _prod_others(self_p, d)).sum(d, keepdim=keepdim)
+
+
+def extremum_backward(grad, self, result, dim, keepdim):
+    """amax/amin: the gradient is shared evenly among the tied extrema."""
+    r = keep(result, dim, keepdim, self.ndim)
+    mask = self == r
+    g = keep(grad, dim, keepdim, self.ndim)
+    count = mask.sum(_dims(dim, self.ndim), keepdim=True)
+    return g * mask / count
+
+
+def extremum_jvp(self_p, self_t, result, dim, keepdim):
+    r = keep(result, dim, keepdim, self_p.ndim)
+    mask = self_p == r
+    dims = _dims(dim, self_p.ndim)
+    return (self_t * mask).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
+
+
+def index_reduction_backward(grad, dim, indices, shape, keepdim):
+    """max/min with dim: the gradient goes to the selected index."""
+    from ._generated.ops import _gather_backward
+    if len(shape) == 0:
+        return grad
+    g = grad if keepdim else grad.unsqueeze(dim)
+    i = indices if keepdim else indices.unsqueeze(dim)
+    return _gather_backward(g, dim, i, shape)
+
+
+def index_reduction_jvp(self_t, dim, indices, keepdim):
+    if self_t.ndim == 0:
+        return self_t
+    i = indices if keepdim else indices.unsqueeze(dim)
+    out = self_t.gather(dim, i)
+    return out if keepdim else out.squeeze(dim)
+
+
+def var_backward(grad, self, dim, correction, keepdim):
+    n = count_reduced(self.shape, dim)
+    g = keep(grad, dim, keepdim, self.ndim)
+    return g * (self - self.mean(_dims(dim, self.ndim), keepdim=True)) * (2.0 / max(n - correction, 0))
+
+
+def var_jvp(self_p, self_t, result, dim, correction, keepdim):
+    n = count_reduced(self_p.shape, dim)
+    dims = _dims(dim, self_p.ndim)
+    centered = self_p - self_p.mean(dims, keepdim=True)
+    return (centered.conj() * self_t).real.sum(dims, keepdim=keepdim) * (2.0 / max(n - correction, 0))
+
+
+def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
+    n = count_reduced(self_p.shape, dim)
+    dims = _dims(dim, self_p.ndim)
+    centered = self_p - self_p.mean(dims, keepdims=True)
+    return (np.conj(centered) * self_t).real.sum(dims, keepdims=keepdim) * (2.0 / max(n - correction, 0))
+
+
+def norm_backward(grad, self, p, result, dim, keepdim):
+    """Gradient of a vector p-norm; zero where the norm is zero (torch's subgradient)."""
+    from ._generated.ops import where
+    g = keep(grad, dim, keepdim, self.ndim)
+    r = keep(result, dim, keepdim, self.ndim)
+    if p == 2:
+        return where(r == 0, 0.0, g * self / where(r == 0, 1.0, r))
+    if p == 1:
+        return g * self.sgn()
+    if p in (np.inf, -np.inf):
+        mask = self.abs() == r
+        dims = _dims(dim, self.ndim)
+        return g * self.sgn() * mask / mask.sum(dims, keepdim=True)
+    if p == 0:
+        return g * 0.0 * self.abs()
+    a = self.abs()
+    return where(r == 0, 0.0, g * self.sgn() * a.pow(p - 1) / where(r == 0, 1.0, r).pow(p - 1))
+
+
+def norm_jvp(self_p, self_t, result, p, dim, keepdim):
+    dims = _dims(dim, self_p.ndim)
+    from .creation import ones_like
+    direction = norm_backward(ones_like(result), self_p, p, result, dim, keepdim)
+    return (direction.conj() * self_t).real.sum(dims, keepdim=keepdim)
+
+
+def matmul_backward(grad, self, other, which: int):
+    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases."""
+    a, b = self, other
+    g = grad
+    if a.ndim == 1:
+        g = g.unsqueeze(-2)
+    if b.ndim == 1:
+        g = g.unsqueeze(-1)
+    if which == 0:
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        ga = g @ b2.mT.conj()
+        return ga.squeeze(-2) if a.ndim == 1 else ga
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    gb = a2.mT.conj() @ g
+    return gb.squeeze(-1) if b.ndim == 1 else gb
+
+
+def _einsum_parse(equation, n):
+    eq = equation.replace(" ", "")
+    if "..." in eq:
+        raise NotImplementedError("einsum: derivatives of equations with '...' are not implemented")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs = eq
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != n:
+        raise ValueError(f"einsum: equation has {len(ins)} operands but {n} tensors were given")
+    return ins, out
+
+
+def einsum_backward(grad, equation, tensors):
+    """Gradients of einsum for every operand: contract grad with the other operands."""
+    from ._generated.ops import einsum
+    ins, out = _einsum_parse(equation, len(tensors))
+    grads = []
+    for i, sub in enumerate(ins):
+        if len(set(sub)) != len(sub):
+            raise NotImplementedError("einsum: derivatives with a repeated index in one operand are not implemented")
+        others = [(s, t.conj()) for j, (s, t) in enumerate(zip(ins, tensors)) if j != i]
+        avail = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
+        target = "".join(c for c in sub if c in avail)
+        eq = ",".join([out] + [s for s, _ in others]) + "->" + target
+        g = einsum(eq, grad, *[t for _, t in others])
+        if target != sub:  # indices summed only within this operand: broadcast back
+            shape = tensors[i].shape
+            for k, c in enumerate(sub):
+                if c not in avail:
+                    g = g.unsqueeze(k)
+            g = g.expand(shape)
+        grads.append(g)
+    return grads
+
+
+def einsum_jvp(equation, tensors_p, tensors_t):
+    from ._generated.ops import einsum
+    total = None
+    for i, t in enumerate(tensors_t):
+        if t is None:
+            continue
+        ops = list(tensors_p)
+        ops[i] = t
+        term = einsum(equation, *ops)
+        total = term if total is None else total + term
+    return total
+
+
+# -- element-wise -----------------------------------------------------------------------------------
+def pow_self_backward(grad, self, exponent):
+    from ._generated.ops import where
+    return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
+
+
+def pow_self_backward_np(grad, self, exponent):
+    with np.errstate(all="ignore"):
+        return np.where(exponent == 0, 0.0, grad * np.conj(exponent * np.power(self, exponent - 1)))
+
+
+def pow_exponent_backward(grad, self, exponent, result):
+    from ._generated.ops import where
+    zero = (self == 0) & (exponent.real >= 0) if exponent.dtype.kind == "c" else (self == 0) & (exponent >= 0)
+    safe = where(zero, 1.0, self)
+    return where(zero, 0.0, grad * (result * safe.log()).conj())
+
+
+def pow_exponent_backward_np(grad, self, exponent, result):
+    zero = (self == 0) & (np.real(exponent) >= 0)
+    with np.errstate(all="ignore"):
+        return np.where(zero, 0.0, grad * np.conj(result * np.log(np.where(zero, 1.0, self))))
+
+
+def clamp_mask(self, min, max):
+    """1 where clamp passes self through, else 0."""
+    m = None
+    if min is not None:
+        m = self >= min
+    if max is not None:
+        m = (self <= max) if m is None else m & (self <= max)
+    return m
+
+
+clamp_mask_np = clamp_mask
+
+
+def max_mask(a, b):
+    """Share of the gradient maximum(a, b) sends to a: 1 where a > b, 1/2 at ties."""
+    return (a > b) + (a == b) * 0.5
+
+
+max_mask_np = max_mask
+
+
+def copysign_ratio(self, result):
+    from ._generated.ops import where
+    return where(self == 0, 0.0, result / where(self == 0, 1.0, self))
+
+
+def copysign_ratio_np(self, result):
+    return np.where(self == 0, 0.0, result / np.where(self == 0, 1.0, self))
+
+
+def logit_backward(grad, self, eps):
+    from ._generated.ops import where
+    g = grad / (self * (1 - self))
+    if eps is None:
+        return g
+    return where((self < eps) | (self > 1 - eps), 0.0, g)
+
+
+def angle_backward(grad, self):
+    from ._generated.ops import where
+    if self.dtype.kind != "c":
+        return grad * 0.0
+    return where(self == 0, 0.0, grad * self / where(self == 0, 1.0, self.abs().pow(2)) * 1j)
+
+
+# -- views and shapes -------------------------------------------------------------------------------
+def scatter_view(grad, shape, op_name, args):
+    """Gradient of a view op: grad placed into zeros of the base's shape, where the view looks."""
+    from ._generated import ops
+    from .creation import zeros
+    z = zeros(*shape, dtype=grad.dtype)
+    return z._view_scatter(grad, ((getattr(ops, op_name), tuple(args)),))
+
+
+def inverse_permutation(dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return tuple(inv)
+
+
+def neg_shifts(shifts):
+    return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+
+
+def split_like(grad, tensors, dim):
+    """Split grad along dim into pieces the sizes of `tensors` (cat's backward)."""
+    out = []
+    start = 0
+    d = dim % grad.ndim
+    for t in tensors:
+        if t.ndim == 1 and t.shape[0] == 0 and grad.ndim != 1:
+            out.append(None)
+            continue
+        n = t.shape[d]
+        out.append(grad.narrow(d, start, n))
+        start += n
+    return out
+
+
+def split_sizes(size, split_size_or_sections):
+    """torch.split semantics: an int chunk size or explicit section sizes."""
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0:
+            raise ValueError(f"split expects split_size be non-negative, but got split_size={s}")
+        return [min(s, size - i) for i in range(0, size, s)] or [0]
+    sizes = list(split_size_or_sections)
+    if sum(sizes) != size:
+        raise ValueError(f"split_with_sizes expects split_sizes to sum exactly to {size} (got {sizes})")
+    return sizes
+
+
+def chunk_sizes(size, chunks):
+    if chunks <= 0:
+        raise ValueError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    step = -(-size // chunks) if size else 1
+    return split_sizes(size, step) if size else [0]
+
+
+def minmax(self, dim, keepdim, which):
+    """max/min overloads: full reduction, (values, indices) along dim, or element-wise with a tensor."""
+    from ._generated import ops
+    from .tensor import Tensor
+    if dim is None:
+        return ops.amax(self) if which == "max" else ops.amin(self)
+    if isinstance(dim, Tensor):
+        return ops.maximum(self, dim) if which == "max" else ops.minimum(self, dim)
+    return ops.max_dim(self, dim, keepdim) if which == "max" else ops.min_dim(self, dim, keepdim)
+
+
+def split_offsets(size, split_size_or_sections):
+    """(start, length) of each piece torch.split makes."""
+    out = []
+    start = 0
+    for n in split_sizes(size, split_size_or_sections):
+        out.append((start, n))
+        start += n
+    return out
+
+
+def sgn_backward(grad, self, result):
+    """sgn(z) = z/|z| is R-linear-ly self-adjoint: (g - s Re(conj(s) g)) / |z|; zero for reals."""
+    from ._generated.ops import where
+    if self.dtype.kind != "c":
+        return grad * 0.0
+    r = self.abs()
+    return where(r == 0, 0.0, (grad - result * (result.conj() * grad).real) / where(r == 0, 1.0, r))
+
+
+def sgn_jvp(self_p, self_t, result):
+    return sgn_backward(self_t, self_p, result)
+
+
+def _others_matrix(x):
+    """C[..., k, j] = prod of x_i for i <= j, i != k, kept for j >= k (cumprod's Jacobian), x's dim last."""
+    from ._generated.ops import where
+    from .creation import eye
+    n = x.shape[-1]
+    diag = eye(n, dtype=bool)
+    xe = x.unsqueeze(-2).expand(*x.shape[:-1], n, n)
+    return where(diag, 1.0, xe).cumprod(-1).triu()
+
+
+def _has_zero(t) -> bool:
+    return bool((t._data == 0).any())
+
+
+def cumprod_backward(grad, self, result, dim):
+    """Gradient of cumprod along dim; exact when self has zeros (an O(n^2) path then)."""
+    if self.numel() == 0:
+        return grad
+    if not _has_zero(self):
+        return (grad * result.conj()).flip(dim).cumsum(dim).flip(dim) / self.conj()
+    x = self.transpose(dim, -1)
+    g = grad.transpose(dim, -1)
+    c = _others_matrix(x)
+    return (c.conj() * g.unsqueeze(-2)).sum(-1).transpose(dim, -1)
+
+
+def cumprod_jvp(self_p, self_t, result, dim):
+    if self_p.numel() == 0:
+        return self_t
+    if not _has_zero(self_p):
+        return (self_t / self_p).cumsum(dim) * result
+    x = self_p.transpose(dim, -1)
+    t = self_t.transpose(dim, -1)
+    c = _others_matrix(x)
+    return (c * t.unsqueeze(-1)).sum(-2).transpose(dim, -1)
+
+
+from .autograd.forward_ad import replay_view  # noqa: E402  (formulas replay view chains)

@@ -1,0 +1,692 @@
+"""Composable function transforms: jvp, vjp, grad, jacfwd, jacrev, hessian, linearize.
+
+The names and conventions follow ``torch.func`` (and JAX). Arguments and results may be
+*pytrees*: nested tuples, lists and dicts whose leaves are tensors.
+
+Transforms compose by nesting, and perturbations never get confused:
+
+* forward transforms (``jvp``, ``jacfwd``) open a new dual level and make the inputs dual
+  at it with ``make_dual``, which keeps the tangents of enclosing levels and is
+  differentiable in reverse mode;
+* reverse transforms (``vjp``, ``grad``, ``jacrev``) give the function a fresh alias of
+  each input: a fresh leaf (``x.detach().requires_grad_()``) when the input carries no
+  tape and no tangent, otherwise ``x + z`` with ``z`` a fresh zero leaf, so the tape and
+  the tangents of enclosing transforms flow through while the gradient is taken with
+  respect to this alias only. The backward pass records a graph (``create_graph``) only
+  when the result can be differentiated further by an enclosing reverse transform, that is
+  when the recorded computation reaches a leaf that is not one of the transform's own.
+  Tangents of enclosing dual levels propagate through backward formulas either way.
+
+>>> import pushforward as pf
+>>> from pushforward.func import grad, jacfwd, jvp
+>>> f = lambda x: (x.sin() * x).sum()
+>>> x = pf.tensor([0.5, 1.0])
+>>> jvp(grad(f), (x,), (pf.tensor([1.0, 0.0]),))[1]      # a Hessian-vector product
+tensor([1.4989...,  0.        ])
+>>> jacfwd(jacfwd(lambda x: x ** 3))(pf.tensor([2.0])).shape
+(1, 1, 1)
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from .autograd import forward_ad as fwAD
+from .autograd.graph import AccumulateGrad, edge, tape_free
+from .autograd.graph import grad as _autograd_grad
+from .autograd.state import STATE
+from .errors import OpError
+from .tensor import Tensor
+
+__all__ = [
+    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize",
+    "tree_flatten", "tree_unflatten", "TreeSpec",
+]
+
+
+# -- a tiny pytree ------------------------------------------------------------------------------
+
+class TreeSpec(NamedTuple):
+    """Structure of a pytree: ``kind`` is "leaf", "none", "tuple", "list", "dict" or "namedtuple"."""
+
+    kind: str
+    meta: Any = None
+    children: tuple = ()
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(c.num_leaves for c in self.children)
+
+
+_LEAF = TreeSpec("leaf")
+_NONE = TreeSpec("none")
+
+
+def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
+    """Flatten a nested tuple/list/dict into (leaves, spec); ``None`` is an empty subtree.
+
+    >>> leaves, spec = tree_flatten({"a": (1, 2), "b": [3]})
+    >>> leaves, tree_unflatten([10, 20, 30], spec)
+    ([1, 2, 3], {'a': (10, 20), 'b': [30]})
+    """
+    leaves: list = []
+    spec = _flatten_into(tree, leaves)
+    return leaves, spec
+
+
+def _flatten_into(tree: Any, leaves: list) -> TreeSpec:
+    if tree is None:
+        return _NONE
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return TreeSpec("namedtuple", type(tree), tuple(_flatten_into(c, leaves) for c in tree))
+    if isinstance(tree, tuple):
+        return TreeSpec("tuple", None, tuple(_flatten_into(c, leaves) for c in tree))
+    if isinstance(tree, list):
+        return TreeSpec("list", None, tuple(_flatten_into(c, leaves) for c in tree))
+    if isinstance(tree, dict):
+        keys = tuple(tree.keys())
+        return TreeSpec("dict", keys, tuple(_flatten_into(tree[k], leaves) for k in keys))
+    leaves.append(tree)
+    return _LEAF
+
+
+def tree_unflatten(leaves: Sequence, spec: TreeSpec) -> Any:
+    """Inverse of :func:`tree_flatten`."""
+    it = iter(leaves)
+    out = _build(it, spec)
+    rest = list(it)
+    if rest:
+        raise ValueError(f"tree_unflatten: {len(rest)} leaves left over for a tree of {spec.num_leaves} leaves")
+    return out
+
+
+def _build(it, spec: TreeSpec) -> Any:
+    kind = spec.kind
+    if kind == "leaf":
+        try:
+            return next(it)
+        except StopIteration:
+            raise ValueError("tree_unflatten: too few leaves for the tree structure") from None
+    if kind == "none":
+        return None
+    children = [_build(it, c) for c in spec.children]
+    if kind == "tuple":
+        return tuple(children)
+    if kind == "namedtuple":
+        return spec.meta(*children)
+    if kind == "list":
+        return children
+    return dict(zip(spec.meta, children))
+
+
+def _same_structure(a: TreeSpec, b: TreeSpec) -> bool:
+    if a.kind != b.kind:
+        # a tuple and a list with the same leaves are accepted as the same structure
+        if {a.kind, b.kind} <= {"tuple", "list", "namedtuple"}:
+            return len(a.children) == len(b.children) and all(map(_same_structure, a.children, b.children))
+        return False
+    if a.kind == "dict" and set(a.meta) != set(b.meta):
+        return False
+    if a.kind == "dict":
+        bmap = dict(zip(b.meta, b.children))
+        return all(_same_structure(c, bmap[k]) for k, c in zip(a.meta, a.children))
+    return len(a.children) == len(b.children) and all(map(_same_structure, a.children, b.children))
+
+
+def _reorder_like(tree: Any, spec: TreeSpec) -> list:
+    """Leaves of `tree` in the order `spec` lists them (dict keys may come in any order)."""
+    if spec.kind == "leaf":
+        return [tree]
+    if spec.kind == "none":
+        return []
+    if spec.kind == "dict":
+        return [leaf for k, c in zip(spec.meta, spec.children) for leaf in _reorder_like(tree[k], c)]
+    return [leaf for sub, c in zip(tree, spec.children) for leaf in _reorder_like(sub, c)]
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def _pf():
+    import pushforward
+    return pushforward
+
+
+def _is_diff(x: Any) -> bool:
+    return isinstance(x, Tensor) and x._data.dtype.kind in "fc"
+
+
+def _has_tangent(x: Tensor) -> bool:
+    return bool(fwAD.levels_of(x)) if STATE.levels else False
+
+
+def _check_tensor_leaves(leaves: list, who: str, what: str) -> None:
+    for i, leaf in enumerate(leaves):
+        if not isinstance(leaf, Tensor):
+            raise OpError(f"{who}: expected every leaf of {what} to be a Tensor, but leaf {i} is a "
+                          f"{type(leaf).__name__}")
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    return _pf().zeros_like(x)
+
+
+def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
+    """(alias given to the function, own leaf) for a reverse transform; see the module docstring."""
+    if not x._requires_grad and not _has_tangent(x):
+        leaf = x.detach().requires_grad_()
+        return leaf, leaf
+    z = _pf().zeros_like(x).requires_grad_()
+    return x + z, z
+
+
+def _reaches_outer(outputs: list, own: set) -> bool:
+    """True if the tape of `outputs` reaches a leaf that is not in `own` (ids of own leaves)."""
+    seen: set = set()
+    stack = []
+    for o in outputs:
+        if isinstance(o, Tensor) and o._requires_grad:
+            e = edge(o)
+            if e is not None and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    while stack:
+        n = stack.pop()
+        if isinstance(n, AccumulateGrad):
+            if id(n.variable) not in own:
+                return True
+            continue
+        for e in n.next_edges:
+            if e is not None and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    return False
+
+
+def _strip(x: Any, create_graph: bool) -> Any:
+    """A result handed back by a reverse transform: tape-free unless the tape is needed outside."""
+    if isinstance(x, Tensor) and not create_graph:
+        return tape_free(x)
+    return x
+
+
+def _primal(x: Any, level: int) -> Any:
+    if isinstance(x, Tensor):
+        return fwAD.unpack_dual(x, level=level).primal
+    return x
+
+
+def _onehot(shape: tuple, dtype, k: int) -> Tensor:
+    a = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
+    a[k] = 1
+    return _pf().from_numpy(a.reshape(shape))
+
+
+def _normalize_argnums(argnums: int | tuple, nargs: int, who: str) -> tuple[tuple, bool]:
+    if isinstance(argnums, int):
+        nums, single = (argnums,), True
+    elif isinstance(argnums, (tuple, list)) and argnums and all(isinstance(a, int) for a in argnums):
+        nums, single = tuple(argnums), False
+    else:
+        raise OpError(f"{who}: argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
+    out = []
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise OpError(f"{who}: got argnums={argnums!r}, but the function was called with {nargs} "
+                          "positional argument(s)")
+        out.append(a % nargs)
+    if len(set(out)) != len(out):
+        raise OpError(f"{who}: argnums {argnums!r} contains duplicates")
+    return tuple(out), single
+
+
+def _split_aux(out: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise OpError(f"{who}: with has_aux=True the function must return a pair (output, aux), "
+                      f"got {type(out).__name__}")
+    return out[0], out[1]
+
+
+class _Reverse:
+    """One run of f with fresh aliases of selected argument leaves, ready for vjps."""
+
+    def __init__(self, f: Callable, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool, who: str):
+        self.specs = []
+        self.primal_leaves: list = []       # original leaves of the selected args, per arg
+        self.targets: list = []             # tensors the gradient is taken with respect to
+        own = set()
+        new_args = list(args)
+        any_tape = False
+        for a in argnums:
+            leaves, spec = tree_flatten(args[a])
+            _check_tensor_leaves(leaves, who, f"argument {a}")
+            self.specs.append(spec)
+            fresh = []
+            for leaf in leaves:
+                if _is_diff(leaf):
+                    alias, mine = _fresh(leaf)
+                    own.add(id(mine))
+                    any_tape = any_tape or leaf._requires_grad
+                    fresh.append(alias)
+                    self.targets.append(alias)
+                else:
+                    fresh.append(leaf)
+                    self.targets.append(None)
+                self.primal_leaves.append(leaf)
+            new_args[a] = tree_unflatten(fresh, spec)
+        from .autograd.grad_mode import enable_grad
+        with enable_grad():
+            out = f(*new_args, **kwargs)
+        out, aux = _split_aux(out, has_aux, who)
+        self.out_leaves, self.out_spec = tree_flatten(out)
+        _check_tensor_leaves(self.out_leaves, who, "the function's output")
+        aux_leaves, self.aux_spec = tree_flatten(aux)
+        # the graph must be recorded during backward only if an enclosing transform can see it
+        self.outer = STATE.grad_enabled and (
+            any_tape or _reaches_outer(self.out_leaves + [a for a in aux_leaves if isinstance(a, Tensor)], own))
+        self.aux_leaves = aux_leaves
+
+    def output(self) -> Any:
+        return tree_unflatten([_strip(o, self.outer) for o in self.out_leaves], self.out_spec)
+
+    def aux(self) -> Any:
+        return tree_unflatten([_strip(a, self.outer) for a in self.aux_leaves], self.aux_spec)
+
+    def pullback(self, outs: list, cts: list, *, create_graph: bool) -> list:
+        """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent)."""
+        pairs = [(o, c) for o, c in zip(outs, cts) if o._requires_grad and c is not None]
+        idx = [i for i, t in enumerate(self.targets) if t is not None]
+        res: list = [None] * len(self.targets)
+        if pairs and idx:
+            gs = _autograd_grad([p[0] for p in pairs], [self.targets[i] for i in idx],
+                                grad_outputs=[p[1] for p in pairs], retain_graph=True,
+                                create_graph=create_graph, allow_unused=True)
+            for i, g in zip(idx, gs):
+                res[i] = g
+        out = []
+        for leaf, g in zip(self.primal_leaves, res):
+            if g is None:
+                g = _zeros_like(leaf) if _is_diff(leaf) else None
+            out.append(g)
+        return out
+
+    def per_arg(self, flat: list) -> list:
+        trees = []
+        k = 0
+        for spec in self.specs:
+            n = spec.num_leaves
+            trees.append(tree_unflatten(flat[k:k + n], spec))
+            k += n
+        return trees
+
+
+# -- jvp ---------------------------------------------------------------------------------------
+
+def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
+        has_aux: bool = False) -> tuple:
+    """(f(*primals), J(primals) @ tangents) by forward AD at a new dual level.
+
+    `primals` and `tangents` are tuples (of pytrees) of the same structure. Returns
+    ``(output, jvp_out)``, or ``(output, jvp_out, aux)`` with ``has_aux=True``. With
+    ``strict=True`` an output that does not depend on the primals is an error (otherwise
+    its tangent is zero).
+
+    >>> import pushforward as pf
+    >>> jvp(lambda x: x * x, (pf.tensor([3.0]),), (pf.tensor([1.0]),))
+    (tensor([9.]), tensor([6.]))
+    """
+    if not isinstance(primals, (tuple, list)):
+        raise OpError(f"jvp: expected primals to be a tuple, got {type(primals).__name__}")
+    if not isinstance(tangents, (tuple, list)):
+        raise OpError(f"jvp: expected tangents to be a tuple, got {type(tangents).__name__}")
+    p_leaves, p_spec = tree_flatten(tuple(primals))
+    t_leaves, t_spec = tree_flatten(tuple(tangents))
+    if not _same_structure(p_spec, t_spec):
+        raise OpError("jvp: expected primals and tangents to have the same structure, got "
+                      f"{p_spec} and {t_spec}")
+    t_leaves = _reorder_like(tuple(tangents), p_spec)
+    _check_tensor_leaves(p_leaves, "jvp", "primals")
+    _check_tensor_leaves(t_leaves, "jvp", "tangents")
+    with fwAD.dual_level() as level:
+        duals = []
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if p.shape != t.shape:
+                raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
+            if _is_diff(p):
+                if t.dtype != p.dtype:
+                    t = t.to(p.dtype)
+                duals.append(fwAD.make_dual(p, t, level=level))
+            else:
+                duals.append(p)
+        out = f(*tree_unflatten(duals, p_spec))
+        out, aux = _split_aux(out, has_aux, "jvp")
+        o_leaves, o_spec = tree_flatten(out)
+        _check_tensor_leaves(o_leaves, "jvp", "the function's output")
+        prim_out, tan_out = [], []
+        for i, o in enumerate(o_leaves):
+            p, t = fwAD.unpack_dual(o, level=level)
+            if t is None:
+                if strict:
+                    raise OpError(f"jvp: output {i} of the function does not depend on the primals; "
+                                  "this is not allowed with strict=True")
+                t = _zeros_like(p)
+            prim_out.append(p)
+            tan_out.append(t)
+        if has_aux:
+            a_leaves, a_spec = tree_flatten(aux)
+            aux = tree_unflatten([_primal(a, level) for a in a_leaves], a_spec)
+    res = (tree_unflatten(prim_out, o_spec), tree_unflatten(tan_out, o_spec))
+    return res + (aux,) if has_aux else res
+
+
+# -- vjp ---------------------------------------------------------------------------------------
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """(f(*primals), vjp_fn): vjp_fn(cotangents) returns a tuple of cotangent @ J per primal.
+
+    `vjp_fn` may be called many times; each call runs one backward pass. With
+    ``has_aux=True`` the result is ``(output, vjp_fn, aux)``.
+
+    >>> import pushforward as pf
+    >>> out, fn = vjp(lambda x: x.exp(), pf.tensor([0.0, 1.0]))
+    >>> fn(pf.tensor([1.0, 1.0]))
+    (tensor([1.        , 2.71828183]),)
+    """
+    if not primals:
+        raise OpError("vjp: expected at least one primal")
+    run = _Reverse(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        c_leaves, c_spec = tree_flatten(cotangents)
+        if not _same_structure(run.out_spec, c_spec):
+            raise OpError(f"vjp_fn: expected cotangents with the structure of the output {run.out_spec}, "
+                          f"got {c_spec}")
+        c_leaves = _reorder_like(cotangents, run.out_spec)
+        _check_tensor_leaves(c_leaves, "vjp_fn", "cotangents")
+        for i, (o, c) in enumerate(zip(run.out_leaves, c_leaves)):
+            if o.shape != c.shape:
+                raise OpError(f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but output {i} has shape "
+                              f"{tuple(o.shape)}")
+        cg = run.outer or (STATE.grad_enabled and any(c._requires_grad for c in c_leaves))
+        grads = run.pullback(run.out_leaves, c_leaves, create_graph=cg)
+        return tuple(run.per_arg(grads))
+
+    res = (run.output(), vjp_fn)
+    return res + (run.aux(),) if has_aux else res
+
+
+# -- grad --------------------------------------------------------------------------------------
+
+def grad_and_value(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """A function returning (gradient, value) of a scalar-valued f; (gradient, (value, aux)) with aux.
+
+    >>> import pushforward as pf
+    >>> grad_and_value(lambda x: (x * x).sum())(pf.tensor([1.0, 2.0]))
+    (tensor([2., 4.]), tensor(5.))
+    """
+
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        nums, single = _normalize_argnums(argnums, len(args), "grad")
+        run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
+        if run.out_spec.kind != "leaf":
+            raise OpError("grad: expected f to return a single Tensor (with has_aux=True: a pair "
+                          f"(Tensor, aux)), got a {run.out_spec.kind}")
+        out = run.out_leaves[0]
+        if out._data.size != 1:
+            raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
+        if not _is_diff(out):
+            raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
+        ones = _pf().ones_like(out)
+        grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer))
+        g = grads[0] if single else tuple(grads)
+        value = run.output()
+        return (g, (value, run.aux())) if has_aux else (g, value)
+
+    _name(wrapper, f, "grad_and_value")
+    return wrapper
+
+
+def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """The gradient of a scalar-valued f with respect to argument(s) `argnums`.
+
+    Returns the gradient (a pytree like the argument; a tuple for a tuple of argnums), or
+    ``(gradient, aux)`` with ``has_aux=True``.
+
+    >>> import pushforward as pf
+    >>> grad(lambda x: (x ** 3).sum())(pf.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    """
+    gv = grad_and_value(f, argnums, has_aux)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    _name(wrapper, f, "grad")
+    return wrapper
+
+
+def _name(wrapper: Callable, f: Callable, what: str) -> None:
+    wrapper.__name__ = f"{what}({getattr(f, '__name__', 'f')})"
+    wrapper.__qualname__ = wrapper.__name__
+    wrapper.__doc__ = getattr(f, "__doc__", None)
+
+
+# -- Jacobians ---------------------------------------------------------------------------------
+
+def _assemble(blocks: list, out_leaves: list, out_spec: TreeSpec, arg_specs: list, single: bool) -> Any:
+    """blocks[i][j]: Jacobian of output leaf i w.r.t. selected input leaf j -> nested result."""
+    per_out = []
+    for i in range(len(out_leaves)):
+        trees = []
+        k = 0
+        for spec in arg_specs:
+            n = spec.num_leaves
+            trees.append(tree_unflatten(blocks[i][k:k + n], spec))
+            k += n
+        per_out.append(trees[0] if single else tuple(trees))
+    return tree_unflatten(per_out, out_spec)
+
+
+def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+    """The Jacobian of f by reverse mode: one backward pass per output element.
+
+    For an output leaf of shape O and an input leaf of shape I the block has shape O + I.
+
+    >>> import pushforward as pf
+    >>> jacrev(lambda x: x * x)(pf.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _normalize_argnums(argnums, len(args), "jacrev")
+        run = _Reverse(f, args, kwargs, nums, has_aux, "jacrev")
+        pf = _pf()
+        blocks = []
+        for o in run.out_leaves:
+            rows: list = [[] for _ in run.primal_leaves]
+            n_out = o._data.size
+            cg = run.outer
+            for k in range(n_out):
+                gs = run.pullback([o], [_onehot(o.shape, o.dtype, k)], create_graph=cg)
+                for j, g in enumerate(gs):
+                    rows[j].append(g)
+            blk = []
+            for j, leaf in enumerate(run.primal_leaves):
+                shape = tuple(o.shape) + tuple(leaf.shape)
+                if not _is_diff(leaf):
+                    blk.append(None)
+                elif n_out == 0 or leaf._data.size == 0:
+                    blk.append(pf.zeros(shape, dtype=leaf.dtype))
+                else:
+                    blk.append(pf.stack(rows[j], 0).reshape(shape))
+            blocks.append(blk)
+        jac = _assemble(blocks, run.out_leaves, run.out_spec, run.specs, single)
+        return (jac, run.aux()) if has_aux else jac
+
+    _name(wrapper, f, "jacrev")
+    return wrapper
+
+
+def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+    """The Jacobian of f by forward mode: one jvp (one run of f) per input element.
+
+    Each run opens a new dual level, so ``jacfwd(jacfwd(f))`` and ``jacfwd(jacrev(f))`` nest.
+    Same result layout as :func:`jacrev`.
+
+    >>> import pushforward as pf
+    >>> jacfwd(lambda x: x.sin())(pf.tensor([0.0, 0.0]))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums, single = _normalize_argnums(argnums, len(args), "jacfwd")
+        pf = _pf()
+        specs, in_leaves = [], []
+        for a in nums:
+            leaves, spec = tree_flatten(args[a])
+            _check_tensor_leaves(leaves, "jacfwd", f"argument {a}")
+            specs.append(spec)
+            in_leaves.extend((a, li, leaf) for li, leaf in enumerate(leaves))
+
+        def run(which: int | None, k: int):
+            """Run f with input leaf `which` perturbed along basis vector k."""
+            with fwAD.dual_level() as level:
+                new_args = list(args)
+                if which is not None:
+                    a, li, leaf = in_leaves[which]
+                    leaves, spec = tree_flatten(args[a])
+                    leaves[li] = fwAD.make_dual(leaf, _onehot(leaf.shape, leaf.dtype, k), level=level)
+                    new_args[a] = tree_unflatten(leaves, spec)
+                out = f(*new_args, **kwargs)
+                out, aux = _split_aux(out, has_aux, "jacfwd")
+                o_leaves, o_spec = tree_flatten(out)
+                _check_tensor_leaves(o_leaves, "jacfwd", "the function's output")
+                prims, tans = [], []
+                for o in o_leaves:
+                    p, t = fwAD.unpack_dual(o, level=level)
+                    prims.append(p)
+                    tans.append(t)
+                a_leaves, a_spec = tree_flatten(aux)
+                aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
+            return prims, tans, o_spec, aux
+
+        first = None
+        cols: list = []                       # cols[j] = list of per-output tangents
+        for j, (_, _, leaf) in enumerate(in_leaves):
+            cols.append([])
+            if not _is_diff(leaf):
+                continue
+            for k in range(leaf._data.size):
+                prims, tans, o_spec, aux = run(j, k)
+                if first is None:
+                    first = (prims, o_spec, aux)
+                cols[j].append(tans)
+        if first is None:
+            prims, _, o_spec, aux = run(None, 0)
+            first = (prims, o_spec, aux)
+        prims, o_spec, aux = first
+        blocks = []
+        for i, o in enumerate(prims):
+            blk = []
+            for j, (_, _, leaf) in enumerate(in_leaves):
+                shape = tuple(o.shape) + tuple(leaf.shape)
+                if not _is_diff(leaf):
+                    blk.append(None)
+                    continue
+                ts = [c[i] for c in cols[j]]
+                if not ts or o._data.size == 0 or all(t is None for t in ts):
+                    blk.append(pf.zeros(shape, dtype=np.result_type(o.dtype, leaf.dtype)))
+                    continue
+                ts = [t if t is not None else _zeros_like(o) for t in ts]
+                blk.append(pf.stack(ts, -1).reshape(shape))
+            blocks.append(blk)
+        jac = _assemble(blocks, prims, o_spec, specs, single)
+        return (jac, aux) if has_aux else jac
+
+    _name(wrapper, f, "jacfwd")
+    return wrapper
+
+
+def hessian(f: Callable, argnums: int | tuple = 0) -> Callable:
+    """The Hessian of a scalar-valued f: ``jacfwd(jacrev(f, argnums), argnums)`` (forward-over-reverse).
+
+    >>> import pushforward as pf
+    >>> hessian(lambda x: (x ** 3).sum())(pf.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    h = jacfwd(jacrev(f, argnums), argnums)
+    _name(h, f, "hessian")
+    return h
+
+
+# -- linearize ---------------------------------------------------------------------------------
+
+def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """(f(*primals), jvp_fn) where jvp_fn(*tangents) applies the Jacobian at `primals`.
+
+    Method (transpose of the transpose): f runs once on fresh leaves; a backward pass with
+    ``create_graph=True`` and a zero cotangent ``u`` that requires grad records the linear
+    map ``u -> J^T u``. ``jvp_fn(t)`` is the gradient of ``<J^T u, t>`` with respect to ``u``,
+    i.e. ``J t``: it runs backward through that recorded linear graph only (products with
+    saved Jacobian factors), never the nonlinear parts of f.
+
+    >>> import pushforward as pf
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), pf.tensor([0.0, 1.0]))
+    >>> jvp_fn(pf.tensor([1.0, 1.0]))
+    tensor([1.        , 0.54030231])
+    """
+    if not primals:
+        raise OpError("linearize: expected at least one primal")
+    p_leaves, p_spec = tree_flatten(tuple(primals))
+    _check_tensor_leaves(p_leaves, "linearize", "primals")
+    from .autograd.grad_mode import enable_grad
+    pf = _pf()
+    with enable_grad():
+        leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
+        out = f(*tree_unflatten(leaves, p_spec))
+        o_leaves, o_spec = tree_flatten(out)
+        _check_tensor_leaves(o_leaves, "linearize", "the function's output")
+        outs = [o for o in o_leaves if o._requires_grad]
+        us = [pf.zeros_like(o).requires_grad_() for o in outs]
+        targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
+        gs: list = []
+        if outs and targets:
+            gs = list(_autograd_grad(outs, [leaves[i] for i in targets], grad_outputs=us, retain_graph=True,
+                                     create_graph=True, allow_unused=True))
+        # J^T u, restricted to the parts that depend on u (the others are identically zero)
+        lin = [(targets[n], g) for n, g in enumerate(gs) if g is not None and g._requires_grad]
+    primal_out = tree_unflatten([o.detach() for o in o_leaves], o_spec)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_leaves, t_spec = tree_flatten(tuple(tangents))
+        if not _same_structure(p_spec, t_spec):
+            raise OpError(f"linearize: jvp_fn expected tangents with the structure {p_spec}, got {t_spec}")
+        t_leaves = _reorder_like(tuple(tangents), p_spec)
+        _check_tensor_leaves(t_leaves, "linearize", "tangents")
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            if p.shape != t.shape:
+                raise OpError(f"linearize: tangent {i} has shape {tuple(t.shape)} but its primal has shape "
+                              f"{tuple(p.shape)}")
+        res = [None] * len(outs)
+        if lin:
+            with enable_grad():
+                cg = STATE.grad_enabled and any(t._requires_grad for t in t_leaves)
+                rs = _autograd_grad([g for _, g in lin], us, grad_outputs=[t_leaves[i] for i, _ in lin],
+                                    retain_graph=True, create_graph=cg, allow_unused=True)
+            res = list(rs)
+        it = iter(res)
+        out_t = []
+        for o in o_leaves:
+            r = next(it) if o._requires_grad else None
+            out_t.append(r if r is not None else pf.zeros_like(o.detach()))
+        return tree_unflatten(out_t, o_spec)
+
+    return primal_out, jvp_fn

@@ -1,0 +1,535 @@
+"""NumPy kernels with torch-style signatures, for ops that are not a bare NumPy function.
+
+Each kernel takes ndarrays where the op takes Tensors, and the op's other arguments
+under the same names, so formulas can be compiled to kernel calls unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sp
+
+from .errors import OpError
+
+
+def _axes(dim, ndim: int):
+    """torch `dim` (None, int or sequence) -> NumPy axis, validated against ndim."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if ndim == 0 and all(d in (0, -1) for d in dims):
+        return None
+    for d in dims:
+        if not -ndim <= d < max(ndim, 1):
+            raise OpError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+    return tuple(d % ndim for d in dims)
+
+
+def _dim(d, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise OpError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+# -- element-wise ------------------------------------------------------------------------------
+def add(a, b, alpha=1):
+    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+
+
+def sub(a, b, alpha=1):
+    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+
+
+def div(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = np.true_divide(a, b)
+        return np.trunc(q).astype(np.result_type(a, b), copy=False)
+    raise OpError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
+
+
+def rsqrt(a):
+    return 1.0 / np.sqrt(a)
+
+
+def sigmoid(a):
+    return sp.expit(a)
+
+
+def logit(a, eps=None):
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    return sp.logit(a)
+
+
+def relu(a):
+    return np.maximum(a, 0)
+
+
+def sgn(a):
+    if a.dtype.kind != "c":
+        return np.sign(a)
+    r = np.abs(a)
+    return np.where(r == 0, 0, a / np.where(r == 0, 1, r)).astype(a.dtype, copy=False)
+
+
+def conj(a):
+    # Real arrays are their own conjugate: return them as is (the op is then a view).
+    return a if a.dtype.kind != "c" else np.conj(a)
+
+
+def real(a):
+    return a.real
+
+
+def imag(a):
+    if a.dtype.kind != "c":
+        raise OpError(f"imag is not implemented for tensors with non-complex dtypes (got {a.dtype})")
+    return a.imag
+
+
+def clamp(a, min=None, max=None):
+    if min is None and max is None:
+        raise OpError("At least one of 'min' or 'max' must not be None")
+    if min is not None:
+        a = np.maximum(a, min)
+    if max is not None:
+        a = np.minimum(a, max)
+    return a
+
+
+def round(a, decimals=0):
+    return np.round(a, decimals)
+
+
+def polygamma(n, a):
+    return sp.polygamma(n, a)
+
+
+def to(a, dtype=None, copy=False):
+    if dtype is None:
+        return a.copy() if copy else a
+    return a.astype(np.dtype(dtype), copy=copy)
+
+
+def clone(a):
+    return a.copy()
+
+
+def alias(a):
+    return a.view()
+
+
+def copy_from(a, src):
+    """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
+    src = np.asarray(src)
+    if a.dtype.kind not in "c" and src.dtype.kind == "c":
+        raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
+    try:
+        return np.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
+    except ValueError:
+        raise OpError(f"copy_: source of shape {src.shape} can't be broadcast to shape {a.shape}") from None
+
+
+def where(condition, a, b):
+    return np.where(np.asarray(condition, dtype=bool), a, b)
+
+
+# -- reductions --------------------------------------------------------------------------------
+def sum(a, dim=None, keepdim=False, dtype=None):
+    return np.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+def mean(a, dim=None, keepdim=False, dtype=None):
+    if a.dtype.kind not in "fc" and dtype is None:
+        raise OpError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                      f"complex dtype. Got: {a.dtype}")
+    return np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+def prod(a, dim=None, keepdim=False, dtype=None):
+    return np.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+
+
+def amax(a, dim=(), keepdim=False):
+    if a.size == 0:
+        raise OpError("amax(): expected a non-empty tensor")
+    return np.amax(a, axis=None if dim == () else _axes(dim, a.ndim), keepdims=keepdim)
+
+
+def amin(a, dim=(), keepdim=False):
+    if a.size == 0:
+        raise OpError("amin(): expected a non-empty tensor")
+    return np.amin(a, axis=None if dim == () else _axes(dim, a.ndim), keepdims=keepdim)
+
+
+def max_dim(a, dim, keepdim=False):
+    d = _dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    idx = np.argmax(a, axis=d, keepdims=True)
+    vals = np.take_along_axis(a, idx, axis=d)
+    if not keepdim:
+        idx, vals = idx.squeeze(d), vals.squeeze(d)
+    return vals, idx.astype(np.int64)
+
+
+def min_dim(a, dim, keepdim=False):
+    d = _dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    idx = np.argmin(a, axis=d, keepdims=True)
+    vals = np.take_along_axis(a, idx, axis=d)
+    if not keepdim:
+        idx, vals = idx.squeeze(d), vals.squeeze(d)
+    return vals, idx.astype(np.int64)
+
+
+def argmax(a, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(np.argmax(a))
+    return np.argmax(a, axis=_dim(dim, a.ndim), keepdims=keepdim)
+
+
+def argmin(a, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(np.argmin(a))
+    return np.argmin(a, axis=_dim(dim, a.ndim), keepdims=keepdim)
+
+
+def var(a, dim=None, correction=1, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    return np.var(a, axis=ax, ddof=correction, keepdims=keepdim)
+
+
+def norm(a, p=2, dim=None, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    x = np.abs(a)
+    if p == 2:
+        return np.sqrt(np.sum(x * x, axis=ax, keepdims=keepdim))
+    if p == np.inf:
+        return np.amax(x, axis=ax, keepdims=keepdim)
+    if p == -np.inf:
+        return np.amin(x, axis=ax, keepdims=keepdim)
+    if p == 0:
+        return np.sum(x != 0, axis=ax, keepdims=keepdim).astype(x.dtype)
+    if p == 1:
+        return np.sum(x, axis=ax, keepdims=keepdim)
+    return np.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+
+
+def logsumexp(a, dim, keepdim=False):
+    return sp.logsumexp(a, axis=_axes(dim, a.ndim), keepdims=keepdim)
+
+
+def softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.astype(dtype)
+    return sp.softmax(a, axis=_dim(dim, a.ndim))
+
+
+def log_softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.astype(dtype)
+    return sp.log_softmax(a, axis=_dim(dim, a.ndim))
+
+
+def cumsum(a, dim, dtype=None):
+    return np.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype)
+
+
+def cumprod(a, dim, dtype=None):
+    return np.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype)
+
+
+# -- linear algebra -------------------------------------------------------------------------------
+def matmul(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise OpError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
+    return np.matmul(a, b)
+
+
+def _need(name, a, nd):
+    if a.ndim != nd:
+        raise OpError(f"{name}: expected {nd}-D tensors, got a {a.ndim}-D tensor of shape {a.shape}")
+
+
+def mm(a, b):
+    _need("mm", a, 2)
+    _need("mm", b, 2)
+    return np.matmul(a, b)
+
+
+def bmm(a, b):
+    _need("bmm", a, 3)
+    _need("bmm", b, 3)
+    if a.shape[0] != b.shape[0]:
+        raise OpError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+    return np.matmul(a, b)
+
+
+def dot(a, b):
+    _need("dot", a, 1)
+    _need("dot", b, 1)
+    if a.shape != b.shape:
+        raise OpError(f"dot: inconsistent tensor size, expected tensors of shape {a.shape} and {b.shape} to match")
+    return np.dot(a, b)
+
+
+def outer(a, b):
+    _need("outer", a, 1)
+    _need("outer", b, 1)
+    return np.multiply.outer(a, b)
+
+
+def einsum(equation, tensors):
+    return np.einsum(equation, *tensors)
+
+
+# -- shape ops ------------------------------------------------------------------------------------
+def cat(tensors, dim=0):
+    if len(tensors) == 0:
+        raise OpError("cat: expected a non-empty list of Tensors")
+    arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
+    return np.concatenate(arrs, axis=_dim(dim, arrs[0].ndim))
+
+
+def stack(tensors, dim=0):
+    if len(tensors) == 0:
+        raise OpError("stack: expected a non-empty list of Tensors")
+    return np.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1))
+
+
+def flip(a, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return np.flip(a, axis=_axes(dims, a.ndim)).copy()
+
+
+def roll(a, shifts, dims=None):
+    if dims is None:
+        return np.roll(a.reshape(-1), shifts).reshape(a.shape)
+    return np.roll(a, shifts, axis=_axes(dims, a.ndim))
+
+
+def tril(a, diagonal=0):
+    return np.tril(a, diagonal)
+
+
+def triu(a, diagonal=0):
+    return np.triu(a, diagonal)
+
+
+def _index_array(index, name):
+    index = np.asarray(index)
+    if index.dtype.kind not in "iu":
+        raise OpError(f"{name}(): Expected dtype int64 for index (got {index.dtype})")
+    return index
+
+
+def gather(a, dim, index):
+    index = _index_array(index, "gather")
+    d = _dim(dim, a.ndim)
+    if index.ndim != a.ndim:
+        raise OpError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
+                      f"(got {index.ndim} and {a.ndim})")
+    return np.take_along_axis(a, index, axis=d)
+
+
+def gather_backward(grad, dim, index, shape):
+    out = np.zeros(shape, dtype=grad.dtype)
+    d = _dim(dim, len(shape))
+    idx = np.indices(index.shape, sparse=True)
+    idx = list(np.broadcast_arrays(*idx))
+    idx[d] = index
+    np.add.at(out, tuple(idx), grad)
+    return out
+
+
+def index_select(a, dim, index):
+    index = _index_array(index, "index_select")
+    if index.ndim > 1:
+        raise OpError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
+    return np.take(a, index.reshape(-1), axis=_dim(dim, a.ndim))
+
+
+def index_select_backward(grad, dim, index, shape):
+    out = np.zeros(shape, dtype=grad.dtype)
+    d = _dim(dim, len(shape))
+    sl = [slice(None)] * len(shape)
+    sl[d] = np.asarray(index).reshape(-1)
+    np.add.at(out, tuple(sl), grad)
+    return out
+
+
+def masked_fill(a, mask, value):
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise OpError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
+    value = np.asarray(value)
+    if value.ndim != 0:
+        raise OpError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                      f"{value.ndim} dimension(s)")
+    return np.where(mask, value.astype(a.dtype), a)
+
+
+def index(a, indices):
+    return a[indices]
+
+
+def index_backward(grad, shape, indices):
+    out = np.zeros(shape, dtype=grad.dtype)
+    np.add.at(out, indices, grad)
+    return out
+
+
+def index_put(a, indices, values, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        np.add.at(out, indices, values)
+    else:
+        out[indices] = values
+    return out
+
+
+# -- views ------------------------------------------------------------------------------------------
+def view(a, shape):
+    shape = tuple(shape)
+    try:
+        out = a.view()
+        out.shape = _infer(shape, a.size)
+    except (AttributeError, ValueError) as e:
+        if "incompatible" in str(e) or isinstance(e, AttributeError):
+            raise OpError(f"view size is not compatible with input tensor's size and stride (shape {a.shape} -> "
+                          f"{shape}); use .reshape(...) instead") from None
+        raise OpError(f"shape {shape} is invalid for input of size {a.size}") from None
+    return out
+
+
+def _infer(shape, size):
+    if shape.count(-1) > 1:
+        raise OpError("only one dimension can be inferred")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        if known == 0 or size % known:
+            raise OpError(f"shape {shape} is invalid for input of size {size}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if int(np.prod(shape)) != size:
+        raise OpError(f"shape {shape} is invalid for input of size {size}")
+    return shape
+
+
+def reshape(a, shape):
+    return np.reshape(a, _infer(tuple(shape), a.size))
+
+
+def transpose(a, dim0, dim1):
+    if a.ndim == 0:
+        return a.view()
+    return np.swapaxes(a, _dim(dim0, a.ndim), _dim(dim1, a.ndim))
+
+
+def permute(a, dims):
+    dims = tuple(dims)
+    if len(dims) != a.ndim:
+        raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a "
+                      f"{a.ndim}-D tensor")
+    return np.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
+
+
+def t(a):
+    if a.ndim > 2:
+        raise OpError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return a.T
+
+
+def mT(a):
+    if a.ndim < 2:
+        raise OpError(f"tensor.mT is only supported on matrices or batches of matrices. Got {a.ndim}-D tensor.")
+    return np.swapaxes(a, -1, -2)
+
+
+def squeeze(a, dim=None):
+    if dim is None:
+        return np.squeeze(a)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    ax = tuple(d for d in (_axes(dims, a.ndim) or ()) if a.shape[d] == 1)
+    return np.squeeze(a, axis=ax) if ax else a.view()
+
+
+def unsqueeze(a, dim):
+    return np.expand_dims(a, _dim(dim, a.ndim + 1))
+
+
+def expand(a, sizes):
+    sizes = tuple(sizes)
+    if len(sizes) < a.ndim:
+        raise OpError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+                      f"number of dimensions in the tensor ({a.ndim})")
+    lead = len(sizes) - a.ndim
+    shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
+    try:
+        return np.broadcast_to(a, shape)
+    except ValueError:
+        raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
+                      "non-singleton dimensions") from None
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    if a.ndim == 0:
+        return a.reshape(1)
+    s, e = _dim(start_dim, a.ndim), _dim(end_dim, a.ndim)
+    if s > e:
+        raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
+    return a.reshape(a.shape[:s] + (-1,) + a.shape[e + 1:])
+
+
+def diagonal(a, offset=0, dim1=0, dim2=1):
+    return np.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+
+
+def narrow(a, dim, start, length):
+    d = _dim(dim, a.ndim)
+    n = a.shape[d]
+    if start < 0:
+        start += n
+    if not (0 <= start and length >= 0 and start + length <= n):
+        raise OpError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n})")
+    sl = [slice(None)] * a.ndim
+    sl[d] = slice(start, start + length)
+    return a[tuple(sl)]
+
+
+def select(a, dim, index):
+    d = _dim(dim, a.ndim)
+    n = a.shape[d]
+    if not -n <= index < n:
+        raise OpError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")
+    sl = [slice(None)] * a.ndim
+    sl[d] = index
+    return a[tuple(sl)]
+
+
+def getitem(a, index):
+    return a[index]
+
+
+def view_scatter(a, src, steps):
+    """a with the region that `steps` (a view chain) selects replaced by src."""
+    from .autograd.forward_ad import replay_view  # noqa: F401  (steps hold public op functions)
+    out = a.copy()
+    v = out
+    for fn, args in steps:
+        v = _ARRAY_VIEW[fn.__name__](v, *args)
+    v[...] = src
+    return out
+
+
+_ARRAY_VIEW = {}
+
+
+def register_array_views(table: dict) -> None:
+    """Called by the generated module: op name -> kernel, for replaying views on arrays."""
+    _ARRAY_VIEW.update(table)

@@ -1,0 +1,98 @@
+"""Attach the generated ops to Tensor: methods, Python operators and properties.
+
+Kept apart from tensor.py so that the Tensor class does not import the generated
+module (which imports Tensor).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._generated import ops
+from .tensor import Tensor
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+
+    method.__name__ = "__r" + fn.__name__ + "__"
+    return method
+
+
+def _inplace_op(fn_):
+    def method(self, other):
+        return fn_(self, other)
+
+    return method
+
+
+_OPERATORS = {
+    "__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
+    "__pow__": ops.pow, "__matmul__": ops.matmul, "__mod__": ops.remainder,
+    "__eq__": ops.eq, "__ne__": ops.ne, "__lt__": ops.lt, "__le__": ops.le, "__gt__": ops.gt, "__ge__": ops.ge,
+    "__and__": ops.bitwise_and, "__or__": ops.bitwise_or, "__xor__": ops.bitwise_xor,
+}
+_REFLECTED = {
+    "__radd__": ops.add, "__rsub__": ops.sub, "__rmul__": ops.mul, "__rtruediv__": ops.div,
+    "__rpow__": ops.pow, "__rmatmul__": ops.matmul, "__rmod__": ops.remainder,
+    "__rand__": ops.bitwise_and, "__ror__": ops.bitwise_or, "__rxor__": ops.bitwise_xor,
+}
+_AUGMENTED = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_", "__ipow__": "pow_"}
+
+
+def _floordiv(self, other):
+    return ops.div(self, other, rounding_mode="floor")
+
+
+def _rfloordiv(self, other):
+    return ops.div(other, self, rounding_mode="floor")
+
+
+def _fill_(self, value):
+    """Fill with a number or 0-d tensor (in place)."""
+    return self.copy_(value)
+
+
+def _zero_(self):
+    """Fill with zeros (in place)."""
+    return self.copy_(0)
+
+
+def bind() -> None:
+    for name, fn in ops.METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in _OPERATORS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in _REFLECTED.items():
+        setattr(Tensor, name, _reflected(fn))
+    for name, meth in _AUGMENTED.items():
+        setattr(Tensor, name, getattr(Tensor, meth))
+    Tensor.__floordiv__ = _floordiv
+    Tensor.__rfloordiv__ = _rfloordiv
+    Tensor.__neg__ = ops.neg
+    Tensor.__pos__ = lambda self: self
+    Tensor.__abs__ = ops.abs
+    Tensor.__invert__ = ops.bitwise_not
+    Tensor.__hash__ = object.__hash__
+    Tensor.copy_ = ops.copy_
+    Tensor.fill_ = _fill_
+    Tensor.zero_ = _zero_
+    Tensor.T = property(lambda self: ops.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    Tensor.mT = property(ops.mT)
+    Tensor.mH = property(lambda self: ops.mT(self).conj())
+    Tensor.H = property(lambda self: ops.t(self).conj())
+    Tensor.real = property(ops.real)
+    Tensor.imag = property(ops.imag)
+    Tensor.max = ops.max
+    Tensor.min = ops.min
+    Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
+    Tensor.__array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operators
+    Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    from .dispatch import apply_inplace
+    return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
+
+
+del np

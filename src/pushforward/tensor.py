@@ -1,0 +1,351 @@
+"""Tensor: an ndarray plus autodiff metadata (tape identity, tangents, view links).
+
+Ops and most methods are generated from derivatives.yaml and attached at import time
+(see `_generated/ops.py`); this module holds storage, views, the version counter and
+the Python protocol methods.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from .autograd.state import STATE
+from .errors import OpError
+
+_new = object.__new__
+_ndarray = np.ndarray
+
+
+class _Storage:
+    """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
+
+    __slots__ = ("version", "dual")
+
+    def __init__(self) -> None:
+        self.version = 0
+        # True once any tensor on this storage carried a tangent; lets the hot path
+        # skip tangent lookups for tensors that can never have one.
+        self.dual = False
+
+
+class _NoStorage:
+    """Placeholder storage of a fresh tensor (version 0, never dual); replaced on demand."""
+
+    __slots__ = ()
+    version = 0
+    dual = False
+
+
+_NO_STORAGE = _NoStorage()
+
+FLOATING = frozenset("fc")  # dtype kinds that may carry gradients and tangents
+
+
+class Tensor:
+    """An n-dimensional array that can carry gradients (tape) and tangents (dual levels).
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    # Class-level defaults: creating a tensor only sets `_data`, which keeps the
+    # per-op overhead low. Instances override what they need.
+    _st = _NO_STORAGE          # shared _Storage (version counter)
+    _base = None               # root tensor of a view (None for a root)
+    _view = ()                 # steps replaying this view from its root: ((fn, args), ...)
+    _view_version = 0          # storage version at which a view's grad_fn was made
+    _requires_grad = False
+    _grad_fn = None
+    _output_nr = 0
+    _grad_acc = None           # AccumulateGrad node of a leaf (shared by its aliases)
+    _fw = None                 # {level: tangent} of this tensor's own tangents
+    _retains_grad = False
+    grad = None
+    __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
+    __hash__ = object.__hash__
+
+    def __init__(self, data: Any = None, *, dtype=None, requires_grad: bool = False) -> None:
+        self._data = _to_array(data, dtype)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- storage -------------------------------------------------------------------
+    def _storage(self) -> _Storage:
+        st = self._st
+        if st is _NO_STORAGE:
+            st = self._st = _Storage()
+        return st
+
+    @property
+    def _version(self) -> int:
+        return self._st.version
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # -- basic properties -------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    def size(self, dim: int | None = None):
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def item(self):
+        if self._data.size != 1:
+            raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shares memory). Raises if the tensor requires grad, as torch."""
+        if self.requires_grad and STATE.grad_enabled:
+            raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._data
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise OpError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self._data.ndim == 0:
+            raise OpError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise OpError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise OpError("only integer tensors of a single element can be converted to an index")
+        return int(self._data)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extras = []
+        if self._data.dtype not in (np.float64, np.int64, np.bool_) or self._data.size == 0:
+            extras.append(f"dtype={_dtype_name(self._data.dtype)}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        levels = sorted(lv for lv, t in (self._fw or {}).items() if t is not None)
+        if levels:
+            extras.append("tangent at level" + ("s " if len(levels) > 1 else " ") + ", ".join(map(str, levels)))
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    __str__ = __repr__
+
+    # -- autograd metadata -----------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise OpError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and self._data.dtype.kind not in FLOATING:
+            raise OpError(
+                f"only Tensors of floating point and complex dtype can require gradients (got dtype {self._data.dtype})"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._base is not None:
+            from .autograd.graph import refresh_view
+            refresh_view(self)
+        return self._grad_fn
+
+    def retain_grad(self) -> None:
+        from .autograd.graph import retain_grad
+        retain_grad(self)
+
+    def register_hook(self, hook):
+        from .autograd.graph import register_hook
+        return register_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        from .autograd.graph import backward
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
+        out = _new(Tensor)
+        out._data = self._data
+        out._st = self._storage()
+        return out
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None:
+            raise OpError("detach_(): can't detach a view in place; use detach()")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._fw = None
+        return self
+
+    # -- conversions -------------------------------------------------------------------
+    def float(self) -> "Tensor":
+        return self.to(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(np.float64)
+
+    def long(self) -> "Tensor":
+        return self.to(np.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(np.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(np.bool_)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(np.complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(np.complex128)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def type(self, dtype=None):
+        return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
+
+    # -- indexing ------------------------------------------------------------------------
+    def __getitem__(self, index) -> "Tensor":
+        from .indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        from .indexing import setitem
+        setitem(self, index, value)
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "pushforward." + np.dtype(dt).name.replace("bool", "bool")
+
+
+def _to_array(data: Any, dtype=None) -> np.ndarray:
+    """Convert user data to an ndarray (copying), following NumPy's dtype inference."""
+    if isinstance(data, Tensor):
+        data = data._data
+    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
+        data = _nested_to_array(data)
+    dt = None if dtype is None else np.dtype(dtype)
+    arr = np.array(data, dtype=dt)
+    if arr.dtype.kind not in "fciub":
+        raise OpError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
+    return arr
+
+
+def _flatten(seq):
+    for v in seq:
+        if isinstance(v, (list, tuple)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _nested_to_array(seq):
+    return [(_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v)) for v in seq]
+
+
+def wrap(a) -> Tensor:
+    """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
+    t = _new(Tensor)
+    t._data = a if type(a) is _ndarray else np.asarray(a)
+    return t
+
+
+def alias(x: Tensor) -> Tensor:
+    """A tensor sharing x's memory, version counter and tape identity, without tangents."""
+    t = _new(Tensor)
+    t._data = x._data
+    t._st = x._storage()
+    if x._requires_grad:
+        t._requires_grad = True
+        gf = x.grad_fn
+        if gf is not None:
+            t._grad_fn = gf
+            t._output_nr = x._output_nr
+        else:
+            from .autograd.graph import grad_accumulator
+            t._grad_acc = grad_accumulator(x)
+    return t
