@@ -16,7 +16,8 @@ import numpy as np
 from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
 from .errors import OpError, describe
-from .tensor import Tensor, alias, wrap, FLOATING, _NO_STORAGE
+from .autograd.graph import record
+from .tensor import Tensor, alias, wrap, FLOATING
 
 _new = object.__new__
 _SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
@@ -28,7 +29,7 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
-                 "public")
+                 "public", "simple")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
@@ -51,6 +52,8 @@ class Op:
         self.differentiable = differentiable
         self.backward_uses_self = backward_uses_self
         self.public = None            # the public function (set by the generated module)
+        # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
+        self.simple = all(k == "T" for k in kinds) and n_out == 1
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -77,7 +80,7 @@ def _kernel(op: Op, datas: list, args: tuple, inputs) -> Any:
 
 def apply1(op: Op, x, args: tuple):
     """One Tensor input: fast path when x needs no autodiff."""
-    if type(x) is Tensor and not (x._requires_grad or x._st.dual):
+    if type(x) is Tensor and not (x._requires_grad or x._fw is not None or x._st.dual):
         try:
             out = op.kernel(x._data, *args)
         except Exception as e:
@@ -85,6 +88,10 @@ def apply1(op: Op, x, args: tuple):
         t = _new(Tensor)
         t._data = out if type(out) is np.ndarray else np.asarray(out)
         return t
+    if STATE.levels:
+        out = fast_jvp(op, (x,), args)
+        if out is not None:
+            return out
     return dispatch(op, (x,), args)
 
 
@@ -92,26 +99,94 @@ def apply2(op: Op, a, b, args: tuple):
     """Two Tensor inputs (either may be a Python scalar): fast path when neither needs autodiff."""
     ta = type(a)
     tb = type(b)
-    if ta is Tensor:
-        if not (a._requires_grad or a._st.dual):
-            if tb is Tensor:
-                if not (b._requires_grad or b._st.dual):
-                    try:
-                        out = op.kernel(a._data, b._data, *args)
-                    except Exception as e:
-                        raise op_error(op, (a, b), args, e) from None
-                    t = _new(Tensor)
-                    t._data = out if type(out) is np.ndarray else np.asarray(out)
-                    return t
-            elif tb in _SCALAR_TYPES:
+    if ta is Tensor and not (a._requires_grad or a._fw is not None or a._st.dual):
+        if tb is Tensor:
+            if not (b._requires_grad or b._fw is not None or b._st.dual):
                 try:
-                    out = op.kernel(a._data, b, *args)
+                    out = op.kernel(a._data, b._data, *args)
                 except Exception as e:
                     raise op_error(op, (a, b), args, e) from None
                 t = _new(Tensor)
                 t._data = out if type(out) is np.ndarray else np.asarray(out)
                 return t
+        elif tb in _SCALAR_TYPES:
+            try:
+                out = op.kernel(a._data, b, *args)
+            except Exception as e:
+                raise op_error(op, (a, b), args, e) from None
+            t = _new(Tensor)
+            t._data = out if type(out) is np.ndarray else np.asarray(out)
+            return t
+    if STATE.levels:
+        out = fast_jvp(op, (a, b), args)
+        if out is not None:
+            return out
     return dispatch(op, (a, b), args)
+
+
+def fast_jvp(op: Op, ins: tuple, args: tuple):
+    """The common forward-mode case on bare arrays: one live level, nothing requires grad.
+
+    Returns None when the case is not that simple (the general path then runs).
+    """
+    levels = STATE.levels
+    if len(levels) != 1 or op.jvp_np is None:
+        return None
+    datas = []
+    tans = []
+    scalars = False
+    any_t = False
+    for x, d in zip(ins, op.diff):
+        tx = type(x)
+        if tx is Tensor:
+            if x._requires_grad:
+                return None
+            fw = x._fw
+            if fw is None:
+                if x._st.dual:
+                    return None  # a view whose base may hold the tangent
+                t = None
+            else:
+                if len(fw) != 1:
+                    return None
+                t = fw.get(0)
+                if t is None or t._requires_grad or t._fw is not None or t._st.dual:
+                    return None
+                t = t._data
+                any_t = any_t or d
+            datas.append(x._data)
+        elif tx in _SCALAR_TYPES:
+            datas.append(x)
+            scalars = True
+            t = None
+        else:
+            return None
+        if d:
+            tans.append(t)
+    try:
+        od = op.kernel(*datas, *args)
+    except Exception as e:
+        raise op_error(op, ins, args, e) from None
+    out = _new(Tensor)
+    out._data = od = od if type(od) is np.ndarray else np.asarray(od)
+    if not any_t:
+        return out
+    if scalars:  # formulas need arrays; a scalar takes the output's dtype (NumPy's weak scalars)
+        dt = od.dtype if od.dtype.kind in "fc" else None
+        datas = [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
+    r = op.jvp_np(*datas, *tans, od, *args)
+    if r is None:
+        return out
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype:
+        t = fit_tangent(wrap(np.asarray(r)), out, op)
+        if t is None:
+            return out
+    else:
+        t = _new(Tensor)
+        t._data = r
+    out._fw = {0: t}
+    levels[0].register(out)
+    return out
 
 
 def applyn(op: Op, inputs: tuple, args: tuple):
@@ -178,8 +253,13 @@ def _diff_tensors(op: Op, ins: list):
 
 def dispatch(op: Op, inputs, args: tuple):
     """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
-    ins = normalize(op, inputs)
-    raw = _kernel(op, _datas(ins), args, ins)
+    if op.simple and all(type(v) is Tensor for v in inputs):
+        ins = inputs
+        datas = [v._data for v in inputs]
+    else:
+        ins = normalize(op, inputs)
+        datas = _datas(ins)
+    raw = _kernel(op, datas, args, ins)
     if op.n_out == 1:
         out = wrap(raw)
         outs = (out,)
@@ -193,14 +273,16 @@ def dispatch(op: Op, inputs, args: tuple):
     st = STATE
     node = None
     if st.grad_enabled:
-        needs = [t._requires_grad for t in _diff_tensors(op, ins)]
-        if any(needs):
-            from .autograd.graph import record
+        if op.simple:
+            needs = [v._requires_grad for v, d in zip(ins, op.diff) if d]
+        else:
+            needs = [t._requires_grad for t in _diff_tensors(op, ins)]
+        if True in needs:
             node = record(op, ins, args, outs, needs)
     if st.levels:
         levels = set()
         for t in _diff_tensors(op, ins):
-            if t._st.dual:
+            if t._fw is not None or t._st.dual:
                 levels.update(levels_of(t))
         for level in sorted(levels):
             _forward(op, ins, args, outs, level)
@@ -226,14 +308,14 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    return t is None or (not t._requires_grad and not t._st.dual)
+    return t is None or not (t._requires_grad or t._fw is not None or t._st.dual)
 
 
 def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
     """v carries no tangent but the one at `level` and needs no grad: array formulas are exact."""
     if grad_on and v._requires_grad:
         return False
-    if not v._st.dual:
+    if v._fw is None and not v._st.dual:
         return True
     lv = levels_of(v)
     return not lv or (len(lv) == 1 and level in lv)
@@ -248,10 +330,10 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         if not op.diff[i] or v is None:
             continue
         if type(v) is Tensor:
-            t = tangent_of(v, level) if v._st.dual else None
+            t = tangent_of(v, level) if (v._fw is not None or v._st.dual) else None
             single = single and _only_level(v, level, grad_on) and _plain(t)
         else:
-            t = [tangent_of(x, level) if x._st.dual else None for x in v]
+            t = [tangent_of(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
             single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
         tans.append(t)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
@@ -286,7 +368,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
 
 def _prim(v: Tensor, level: int) -> Tensor:
     """v seen from `level`: same tape identity, only the tangents of outer levels."""
-    if not v._st.dual or not levels_of(v):
+    if (v._fw is None and not v._st.dual) or not levels_of(v):
         return v
     p = alias(v)
     below = tangents_below(v, level)
@@ -322,7 +404,8 @@ def fit_tangent(t, out: Tensor, op: Op):
 # -- in-place ops: out-of-place result, then committed into the target -----------------------
 
 def _is_plain_input(v) -> bool:
-    return v is None or type(v) in _SCALAR_TYPES or (type(v) is Tensor and not (v._requires_grad or v._st.dual))
+    return v is None or type(v) in _SCALAR_TYPES or (
+        type(v) is Tensor and not (v._requires_grad or v._fw is not None or v._st.dual))
 
 
 def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
@@ -333,7 +416,7 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     """
     if type(target) is not Tensor:
         raise OpError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
-    if (all(_is_plain_input(v) for v in inputs) and not target._requires_grad and not target._st.dual
+    if (all(_is_plain_input(v) for v in inputs) and _is_plain_input(target)
             and (target._base is None or not target._base._requires_grad)):
         try:
             r = op.kernel(*[v._data if type(v) is Tensor else v for v in inputs], *args)

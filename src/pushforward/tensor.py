@@ -10,7 +10,6 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .autograd.state import STATE
 from .errors import OpError
 
 _new = object.__new__
@@ -21,6 +20,7 @@ class _Storage:
     """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
 
     __slots__ = ("version", "dual")
+    shared = True
 
     def __init__(self) -> None:
         self.version = 0
@@ -35,6 +35,7 @@ class _NoStorage:
     __slots__ = ()
     version = 0
     dual = False
+    shared = False
 
 
 _NO_STORAGE = _NoStorage()
@@ -77,6 +78,7 @@ class Tensor:
         st = self._st
         if st is _NO_STORAGE:
             st = self._st = _Storage()
+            st.dual = self._fw is not None
         return st
 
     @property
@@ -147,7 +149,8 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The underlying array (shares memory). Raises if the tensor requires grad, as torch."""
-        if self.requires_grad and STATE.grad_enabled:
+        from .autograd.state import STATE
+        if self._requires_grad and STATE.grad_enabled:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 

@@ -70,7 +70,15 @@ def _abs_backward(grad, self, result, needs):
 
 
 def _abs_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p.sgn()
     return (self_t.conj() * self_p.sgn()).conj()
+
+
+def _abs_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.sgn(self_p)
+    return K.conj(K.conj(self_t) * K.sgn(self_p))
 
 
 ABS = Op(
@@ -81,6 +89,7 @@ ABS = Op(
     (True,),
     backward=_abs_backward,
     jvp=_abs_jvp,
+    jvp_np=_abs_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -191,7 +200,15 @@ def _exp_backward(grad, self, result, needs):
 
 
 def _exp_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * result
     return (self_t.conj() * result.conj()).conj()
+
+
+def _exp_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * result
+    return K.conj(K.conj(self_t) * K.conj(result))
 
 
 EXP = Op(
@@ -202,6 +219,7 @@ EXP = Op(
     (True,),
     backward=_exp_backward,
     jvp=_exp_jvp,
+    jvp_np=_exp_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -232,7 +250,15 @@ def _exp2_backward(grad, self, result, needs):
 
 
 def _exp2_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result * 0.6931471805599453)
     return (self_t.conj() * (result * 0.6931471805599453).conj()).conj()
+
+
+def _exp2_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result * 0.6931471805599453)
+    return K.conj(K.conj(self_t) * K.conj(result * 0.6931471805599453))
 
 
 EXP2 = Op(
@@ -243,6 +269,7 @@ EXP2 = Op(
     (True,),
     backward=_exp2_backward,
     jvp=_exp2_jvp,
+    jvp_np=_exp2_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -268,7 +295,15 @@ def _expm1_backward(grad, self, result, needs):
 
 
 def _expm1_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result + 1)
     return (self_t.conj() * (result + 1).conj()).conj()
+
+
+def _expm1_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result + 1)
+    return K.conj(K.conj(self_t) * K.conj(result + 1))
 
 
 EXPM1 = Op(
@@ -279,6 +314,7 @@ EXPM1 = Op(
     (True,),
     backward=_expm1_backward,
     jvp=_expm1_jvp,
+    jvp_np=_expm1_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -304,7 +340,15 @@ def _log_backward(grad, self, result, needs):
 
 
 def _log_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / self_p
     return (self_t.conj() / self_p.conj()).conj()
+
+
+def _log_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / self_p
+    return K.conj(K.conj(self_t) / K.conj(self_p))
 
 
 LOG = Op(
@@ -315,6 +359,7 @@ LOG = Op(
     (True,),
     backward=_log_backward,
     jvp=_log_jvp,
+    jvp_np=_log_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -345,7 +390,15 @@ def _log2_backward(grad, self, result, needs):
 
 
 def _log2_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * 0.6931471805599453)
     return (self_t.conj() / (self_p * 0.6931471805599453).conj()).conj()
+
+
+def _log2_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * 0.6931471805599453)
+    return K.conj(K.conj(self_t) / K.conj(self_p * 0.6931471805599453))
 
 
 LOG2 = Op(
@@ -356,6 +409,7 @@ LOG2 = Op(
     (True,),
     backward=_log2_backward,
     jvp=_log2_jvp,
+    jvp_np=_log2_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -381,7 +435,15 @@ def _log10_backward(grad, self, result, needs):
 
 
 def _log10_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * 2.302585092994046)
     return (self_t.conj() / (self_p * 2.302585092994046).conj()).conj()
+
+
+def _log10_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * 2.302585092994046)
+    return K.conj(K.conj(self_t) / K.conj(self_p * 2.302585092994046))
 
 
 LOG10 = Op(
@@ -392,6 +454,7 @@ LOG10 = Op(
     (True,),
     backward=_log10_backward,
     jvp=_log10_jvp,
+    jvp_np=_log10_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -417,7 +480,15 @@ def _log1p_backward(grad, self, result, needs):
 
 
 def _log1p_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p + 1)
     return (self_t.conj() / (self_p + 1).conj()).conj()
+
+
+def _log1p_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p + 1)
+    return K.conj(K.conj(self_t) / K.conj(self_p + 1))
 
 
 LOG1P = Op(
@@ -428,6 +499,7 @@ LOG1P = Op(
     (True,),
     backward=_log1p_backward,
     jvp=_log1p_jvp,
+    jvp_np=_log1p_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -453,7 +525,15 @@ def _sqrt_backward(grad, self, result, needs):
 
 
 def _sqrt_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (2 * result)
     return (self_t.conj() / (2 * result.conj())).conj()
+
+
+def _sqrt_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (2 * result)
+    return K.conj(K.conj(self_t) / (2 * K.conj(result)))
 
 
 SQRT = Op(
@@ -464,6 +544,7 @@ SQRT = Op(
     (True,),
     backward=_sqrt_backward,
     jvp=_sqrt_jvp,
+    jvp_np=_sqrt_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -494,7 +575,15 @@ def _rsqrt_backward(grad, self, result, needs):
 
 
 def _rsqrt_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -0.5 * self_t * (result * result * result)
     return (-0.5 * self_t.conj() * (result * result * result).conj()).conj()
+
+
+def _rsqrt_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -0.5 * self_t * (result * result * result)
+    return K.conj(-0.5 * K.conj(self_t) * K.conj(result * result * result))
 
 
 RSQRT = Op(
@@ -505,6 +594,7 @@ RSQRT = Op(
     (True,),
     backward=_rsqrt_backward,
     jvp=_rsqrt_jvp,
+    jvp_np=_rsqrt_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -530,7 +620,15 @@ def _square_backward(grad, self, result, needs):
 
 
 def _square_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return 2 * self_t * self_p
     return (2 * self_t.conj() * self_p.conj()).conj()
+
+
+def _square_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return 2 * self_t * self_p
+    return K.conj(2 * K.conj(self_t) * K.conj(self_p))
 
 
 SQUARE = Op(
@@ -541,6 +639,7 @@ SQUARE = Op(
     (True,),
     backward=_square_backward,
     jvp=_square_jvp,
+    jvp_np=_square_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -566,7 +665,15 @@ def _reciprocal_backward(grad, self, result, needs):
 
 
 def _reciprocal_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * (result * result)
     return (-self_t.conj() * (result * result).conj()).conj()
+
+
+def _reciprocal_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * (result * result)
+    return K.conj(-K.conj(self_t) * K.conj(result * result))
 
 
 RECIPROCAL = Op(
@@ -577,6 +684,7 @@ RECIPROCAL = Op(
     (True,),
     backward=_reciprocal_backward,
     jvp=_reciprocal_jvp,
+    jvp_np=_reciprocal_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -602,7 +710,15 @@ def _sin_backward(grad, self, result, needs):
 
 
 def _sin_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p.cos()
     return (self_t.conj() * self_p.cos().conj()).conj()
+
+
+def _sin_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.cos(self_p)
+    return K.conj(K.conj(self_t) * K.conj(np.cos(self_p)))
 
 
 SIN = Op(
@@ -613,6 +729,7 @@ SIN = Op(
     (True,),
     backward=_sin_backward,
     jvp=_sin_jvp,
+    jvp_np=_sin_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -643,7 +760,15 @@ def _cos_backward(grad, self, result, needs):
 
 
 def _cos_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * self_p.sin()
     return (-self_t.conj() * self_p.sin().conj()).conj()
+
+
+def _cos_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * np.sin(self_p)
+    return K.conj(-K.conj(self_t) * K.conj(np.sin(self_p)))
 
 
 COS = Op(
@@ -654,6 +779,7 @@ COS = Op(
     (True,),
     backward=_cos_backward,
     jvp=_cos_jvp,
+    jvp_np=_cos_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -684,7 +810,15 @@ def _tan_backward(grad, self, result, needs):
 
 
 def _tan_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (1 + result * result)
     return (self_t.conj() * (1 + result * result).conj()).conj()
+
+
+def _tan_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (1 + result * result)
+    return K.conj(K.conj(self_t) * K.conj(1 + result * result))
 
 
 TAN = Op(
@@ -695,6 +829,7 @@ TAN = Op(
     (True,),
     backward=_tan_backward,
     jvp=_tan_jvp,
+    jvp_np=_tan_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -720,7 +855,15 @@ def _asin_backward(grad, self, result, needs):
 
 
 def _asin_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (1 - self_p * self_p).rsqrt()
     return (self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
+
+
+def _asin_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.rsqrt(1 - self_p * self_p)
+    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
 
 
 ASIN = Op(
@@ -731,6 +874,7 @@ ASIN = Op(
     (True,),
     backward=_asin_backward,
     jvp=_asin_jvp,
+    jvp_np=_asin_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -759,7 +903,15 @@ def _acos_backward(grad, self, result, needs):
 
 
 def _acos_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * (1 - self_p * self_p).rsqrt()
     return (-self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
+
+
+def _acos_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * K.rsqrt(1 - self_p * self_p)
+    return K.conj(-K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
 
 
 ACOS = Op(
@@ -770,6 +922,7 @@ ACOS = Op(
     (True,),
     backward=_acos_backward,
     jvp=_acos_jvp,
+    jvp_np=_acos_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -798,7 +951,15 @@ def _atan_backward(grad, self, result, needs):
 
 
 def _atan_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * self_p + 1)
     return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
+
+
+def _atan_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (self_p * self_p + 1)
+    return K.conj(K.conj(self_t) / K.conj(self_p * self_p + 1))
 
 
 ATAN = Op(
@@ -809,6 +970,7 @@ ATAN = Op(
     (True,),
     backward=_atan_backward,
     jvp=_atan_jvp,
+    jvp_np=_atan_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -837,7 +999,15 @@ def _sinh_backward(grad, self, result, needs):
 
 
 def _sinh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p.cosh()
     return (self_t.conj() * self_p.cosh().conj()).conj()
+
+
+def _sinh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.cosh(self_p)
+    return K.conj(K.conj(self_t) * K.conj(np.cosh(self_p)))
 
 
 SINH = Op(
@@ -848,6 +1018,7 @@ SINH = Op(
     (True,),
     backward=_sinh_backward,
     jvp=_sinh_jvp,
+    jvp_np=_sinh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -873,7 +1044,15 @@ def _cosh_backward(grad, self, result, needs):
 
 
 def _cosh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p.sinh()
     return (self_t.conj() * self_p.sinh().conj()).conj()
+
+
+def _cosh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.sinh(self_p)
+    return K.conj(K.conj(self_t) * K.conj(np.sinh(self_p)))
 
 
 COSH = Op(
@@ -884,6 +1063,7 @@ COSH = Op(
     (True,),
     backward=_cosh_backward,
     jvp=_cosh_jvp,
+    jvp_np=_cosh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -909,7 +1089,15 @@ def _tanh_backward(grad, self, result, needs):
 
 
 def _tanh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (1 - result * result)
     return (self_t.conj() * (1 - result * result).conj()).conj()
+
+
+def _tanh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (1 - result * result)
+    return K.conj(K.conj(self_t) * K.conj(1 - result * result))
 
 
 TANH = Op(
@@ -920,6 +1108,7 @@ TANH = Op(
     (True,),
     backward=_tanh_backward,
     jvp=_tanh_jvp,
+    jvp_np=_tanh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -950,7 +1139,15 @@ def _asinh_backward(grad, self, result, needs):
 
 
 def _asinh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (self_p * self_p + 1).rsqrt()
     return (self_t.conj() * (self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def _asinh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.rsqrt(self_p * self_p + 1)
+    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p * self_p + 1)))
 
 
 ASINH = Op(
@@ -961,6 +1158,7 @@ ASINH = Op(
     (True,),
     backward=_asinh_backward,
     jvp=_asinh_jvp,
+    jvp_np=_asinh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -989,7 +1187,15 @@ def _acosh_backward(grad, self, result, needs):
 
 
 def _acosh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (self_p * self_p - 1).rsqrt()
     return (self_t.conj() * (self_p * self_p - 1).rsqrt().conj()).conj()
+
+
+def _acosh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.rsqrt(self_p * self_p - 1)
+    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p * self_p - 1)))
 
 
 ACOSH = Op(
@@ -1000,6 +1206,7 @@ ACOSH = Op(
     (True,),
     backward=_acosh_backward,
     jvp=_acosh_jvp,
+    jvp_np=_acosh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1028,7 +1235,15 @@ def _atanh_backward(grad, self, result, needs):
 
 
 def _atanh_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (1 - self_p * self_p)
     return (self_t.conj() / (1 - self_p * self_p).conj()).conj()
+
+
+def _atanh_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t / (1 - self_p * self_p)
+    return K.conj(K.conj(self_t) / K.conj(1 - self_p * self_p))
 
 
 ATANH = Op(
@@ -1039,6 +1254,7 @@ ATANH = Op(
     (True,),
     backward=_atanh_backward,
     jvp=_atanh_jvp,
+    jvp_np=_atanh_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1067,7 +1283,15 @@ def _sigmoid_backward(grad, self, result, needs):
 
 
 def _sigmoid_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result * (1 - result))
     return (self_t.conj() * (result * (1 - result)).conj()).conj()
+
+
+def _sigmoid_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result * (1 - result))
+    return K.conj(K.conj(self_t) * K.conj(result * (1 - result)))
 
 
 SIGMOID = Op(
@@ -1078,6 +1302,7 @@ SIGMOID = Op(
     (True,),
     backward=_sigmoid_backward,
     jvp=_sigmoid_jvp,
+    jvp_np=_sigmoid_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1108,6 +1333,8 @@ def _logit_backward(grad, self, result, eps, needs):
 
 
 def _logit_jvp(self_p, self_t, result, eps):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return logit_backward(self_t, self_p, eps)
     return logit_backward(self_t.conj(), self_p, eps).conj()
 
 
@@ -1144,7 +1371,15 @@ def _relu_backward(grad, self, result, needs):
 
 
 def _relu_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result > 0)
     return (self_t.conj() * (result > 0)).conj()
+
+
+def _relu_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result > 0)
+    return K.conj(K.conj(self_t) * (result > 0))
 
 
 RELU = Op(
@@ -1155,6 +1390,7 @@ RELU = Op(
     (True,),
     backward=_relu_backward,
     jvp=_relu_jvp,
+    jvp_np=_relu_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1185,7 +1421,15 @@ def _erf_backward(grad, self, result, needs):
 
 
 def _erf_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * 1.1283791670955126 * (-self_p * self_p).exp()
     return (self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+
+
+def _erf_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * 1.1283791670955126 * np.exp(-self_p * self_p)
+    return K.conj(K.conj(self_t) * 1.1283791670955126 * np.exp(-self_p * self_p))
 
 
 ERF = Op(
@@ -1196,6 +1440,7 @@ ERF = Op(
     (True,),
     backward=_erf_backward,
     jvp=_erf_jvp,
+    jvp_np=_erf_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1221,7 +1466,15 @@ def _erfc_backward(grad, self, result, needs):
 
 
 def _erfc_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * 1.1283791670955126 * (-self_p * self_p).exp()
     return (-self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+
+
+def _erfc_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return -self_t * 1.1283791670955126 * np.exp(-self_p * self_p)
+    return K.conj(-K.conj(self_t) * 1.1283791670955126 * np.exp(-self_p * self_p))
 
 
 ERFC = Op(
@@ -1232,6 +1485,7 @@ ERFC = Op(
     (True,),
     backward=_erfc_backward,
     jvp=_erfc_jvp,
+    jvp_np=_erfc_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1257,7 +1511,15 @@ def _erfinv_backward(grad, self, result, needs):
 
 
 def _erfinv_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * 0.886226925452758 * (result * result).exp()
     return (self_t.conj() * 0.886226925452758 * (result * result).exp()).conj()
+
+
+def _erfinv_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * 0.886226925452758 * np.exp(result * result)
+    return K.conj(K.conj(self_t) * 0.886226925452758 * np.exp(result * result))
 
 
 ERFINV = Op(
@@ -1268,6 +1530,7 @@ ERFINV = Op(
     (True,),
     backward=_erfinv_backward,
     jvp=_erfinv_jvp,
+    jvp_np=_erfinv_jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1293,7 +1556,15 @@ def _lgamma_backward(grad, self, result, needs):
 
 
 def _lgamma_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p.digamma()
     return (self_t.conj() * self_p.digamma()).conj()
+
+
+def _lgamma_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * sp.psi(self_p)
+    return K.conj(K.conj(self_t) * sp.psi(self_p))
 
 
 LGAMMA = Op(
@@ -1304,6 +1575,7 @@ LGAMMA = Op(
     (True,),
     backward=_lgamma_backward,
     jvp=_lgamma_jvp,
+    jvp_np=_lgamma_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1329,7 +1601,15 @@ def _digamma_backward(grad, self, result, needs):
 
 
 def _digamma_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * polygamma(1, self_p)
     return (self_t.conj() * polygamma(1, self_p)).conj()
+
+
+def _digamma_jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.polygamma(1, self_p)
+    return K.conj(K.conj(self_t) * K.polygamma(1, self_p))
 
 
 DIGAMMA = Op(
@@ -1340,6 +1620,7 @@ DIGAMMA = Op(
     (True,),
     backward=_digamma_backward,
     jvp=_digamma_jvp,
+    jvp_np=_digamma_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1365,7 +1646,15 @@ def _polygamma_backward(grad, self, result, n, needs):
 
 
 def _polygamma_jvp(self_p, self_t, result, n):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * polygamma(n + 1, self_p)
     return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+
+
+def _polygamma_jvp_np(self_p, self_t, result, n):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.polygamma(n + 1, self_p)
+    return K.conj(K.conj(self_t) * K.polygamma(n + 1, self_p))
 
 
 POLYGAMMA = Op(
@@ -1376,6 +1665,7 @@ POLYGAMMA = Op(
     (True,),
     backward=_polygamma_backward,
     jvp=_polygamma_jvp,
+    jvp_np=_polygamma_jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1711,6 +2001,8 @@ def _conj_backward(grad, self, result, needs):
 
 
 def _conj_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t
     return conj(self_t)
 
 
@@ -1750,6 +2042,8 @@ def _angle_backward(grad, self, result, needs):
 
 
 def _angle_jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return angle_backward(self_t, self_p)
     return angle_backward(self_t.conj(), self_p).conj()
 
 
@@ -2018,10 +2312,30 @@ def _pow_backward(grad, self, exponent, result, needs):
 
 def _pow_jvp(self_p, exponent_p, self_t, exponent_t, result):
     if self_t is None:
+        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
+            return pow_exponent_backward(exponent_t, self_p, exponent_p, result)
         return pow_exponent_backward(exponent_t.conj(), self_p, exponent_p, result).conj()
     if exponent_t is None:
+        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+            return pow_self_backward(self_t, self_p, exponent_p)
         return pow_self_backward(self_t.conj(), self_p, exponent_p).conj()
+    if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return pow_self_backward(self_t, self_p, exponent_p) + pow_exponent_backward(exponent_t, self_p, exponent_p, result)
     return pow_self_backward(self_t.conj(), self_p, exponent_p).conj() + pow_exponent_backward(exponent_t.conj(), self_p, exponent_p, result).conj()
+
+
+def _pow_jvp_np(self_p, exponent_p, self_t, exponent_t, result):
+    if self_t is None:
+        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
+            return pow_exponent_backward_np(exponent_t, self_p, exponent_p, result)
+        return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
+    if exponent_t is None:
+        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+            return pow_self_backward_np(self_t, self_p, exponent_p)
+        return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
+    if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return pow_self_backward_np(self_t, self_p, exponent_p) + pow_exponent_backward_np(exponent_t, self_p, exponent_p, result)
+    return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
 
 
 POW = Op(
@@ -2032,6 +2346,7 @@ POW = Op(
     (True, True),
     backward=_pow_backward,
     jvp=_pow_jvp,
+    jvp_np=_pow_jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     save_result=True,
@@ -2275,6 +2590,14 @@ def _fmod_jvp(self_p, other_p, self_t, other_t, result):
     return self_t - other_t * (self_p / other_p).trunc()
 
 
+def _fmod_jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return -(other_t * np.trunc(self_p / other_p))
+    if other_t is None:
+        return self_t
+    return self_t - other_t * np.trunc(self_p / other_p)
+
+
 FMOD = Op(
     'fmod',
     np.fmod,
@@ -2283,6 +2606,7 @@ FMOD = Op(
     (True, True),
     backward=_fmod_backward,
     jvp=_fmod_jvp,
+    jvp_np=_fmod_jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2316,6 +2640,14 @@ def _remainder_jvp(self_p, other_p, self_t, other_t, result):
     return self_t - other_t * (self_p / other_p).floor()
 
 
+def _remainder_jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return -(other_t * np.floor(self_p / other_p))
+    if other_t is None:
+        return self_t
+    return self_t - other_t * np.floor(self_p / other_p)
+
+
 REMAINDER = Op(
     'remainder',
     np.remainder,
@@ -2324,6 +2656,7 @@ REMAINDER = Op(
     (True, True),
     backward=_remainder_backward,
     jvp=_remainder_jvp,
+    jvp_np=_remainder_jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2449,6 +2782,14 @@ def _logaddexp_jvp(self_p, other_p, self_t, other_t, result):
     return self_t * (self_p - result).exp() + other_t * (other_p - result).exp()
 
 
+def _logaddexp_jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return other_t * np.exp(other_p - result)
+    if other_t is None:
+        return self_t * np.exp(self_p - result)
+    return self_t * np.exp(self_p - result) + other_t * np.exp(other_p - result)
+
+
 LOGADDEXP = Op(
     'logaddexp',
     np.logaddexp,
@@ -2457,6 +2798,7 @@ LOGADDEXP = Op(
     (True, True),
     backward=_logaddexp_backward,
     jvp=_logaddexp_jvp,
+    jvp_np=_logaddexp_jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     save_result=True,
@@ -3515,6 +3857,10 @@ def _logsumexp_jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 
 
+def _logsumexp_jvp_np(self_p, self_t, result, dim, keepdim):
+    return K.sum(self_t * np.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
+
+
 LOGSUMEXP = Op(
     'logsumexp',
     K.logsumexp,
@@ -3523,6 +3869,7 @@ LOGSUMEXP = Op(
     (True,),
     backward=_logsumexp_backward,
     jvp=_logsumexp_jvp,
+    jvp_np=_logsumexp_jvp_np,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -3554,6 +3901,10 @@ def _softmax_jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
 
 
+def _softmax_jvp_np(self_p, self_t, result, dim, dtype):
+    return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
+
+
 SOFTMAX = Op(
     'softmax',
     K.softmax,
@@ -3562,6 +3913,7 @@ SOFTMAX = Op(
     (True,),
     backward=_softmax_backward,
     jvp=_softmax_jvp,
+    jvp_np=_softmax_jvp_np,
     jvp_kind='explicit',
     save=(0,),
     save_result=True,
@@ -3592,6 +3944,10 @@ def _log_softmax_jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 
 
+def _log_softmax_jvp_np(self_p, self_t, result, dim, dtype):
+    return self_t - K.sum(self_t * np.exp(result), dim, keepdim=True)
+
+
 LOG_SOFTMAX = Op(
     'log_softmax',
     K.log_softmax,
@@ -3600,6 +3956,7 @@ LOG_SOFTMAX = Op(
     (True,),
     backward=_log_softmax_backward,
     jvp=_log_softmax_jvp,
+    jvp_np=_log_softmax_jvp_np,
     jvp_kind='explicit',
     save=(0,),
     save_result=True,
@@ -4424,6 +4781,14 @@ def _masked_fill_jvp(self_p, mask, value_p, self_t, value_t, result):
     return self_t.masked_fill(mask, value_t)
 
 
+def _masked_fill_jvp_np(self_p, mask, value_p, self_t, value_t, result):
+    if self_t is None:
+        return K.masked_fill(np.zeros_like(self_p), mask, value_t)
+    if value_t is None:
+        return K.masked_fill(self_t, mask, np.zeros_like(value_p))
+    return K.masked_fill(self_t, mask, value_t)
+
+
 MASKED_FILL = Op(
     'masked_fill',
     K.masked_fill,
@@ -4432,6 +4797,7 @@ MASKED_FILL = Op(
     (True, False, True),
     backward=_masked_fill_backward,
     jvp=_masked_fill_jvp,
+    jvp_np=_masked_fill_jvp_np,
     jvp_kind='explicit',
     save=(0, 2, 0),
     out_diff=(True,),

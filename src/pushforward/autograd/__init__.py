@@ -3,16 +3,14 @@ from . import forward_ad
 from .function import Function
 from .graph import grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["forward_ad", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "gradcheck", "gradgradcheck", "functional"]
+           "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
 
 
 def __getattr__(name):
-    # gradcheck and functional import the ops; load them on first use to keep imports acyclic.
-    if name in ("gradcheck", "gradgradcheck", "GradcheckError"):
-        from . import gradcheck as _gc
-        return getattr(_gc, name)
+    # functional imports the ops; load it on first use to keep imports acyclic.
     if name == "functional":
         from . import functional
         return functional

@@ -117,7 +117,9 @@ def set_tangent(x, level: int, tangent) -> None:
     if fw is None:
         fw = x._fw = {}
     fw[level] = tangent
-    x._storage().dual = True
+    st = x._st
+    if st.shared:
+        st.dual = True  # views of x share this storage and must look for x's tangents
     STATE.levels[level].register(x)
 
 

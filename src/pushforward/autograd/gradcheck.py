@@ -123,6 +123,14 @@ def _fmt(a: np.ndarray) -> str:
     return np.array2string(np.asarray(a), precision=6, suppress_small=True, max_line_width=120)
 
 
+def _describe(fn: Callable) -> str:
+    """A short name for fn in messages: the op name for ops, Class.apply for custom Functions."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, type):  # a classmethod such as MyFunction.apply
+        return f"{owner.__name__}.{fn.__name__}"
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
 def _fail(msg: str, raise_exception: bool) -> bool:
     if raise_exception:
         raise GradcheckError(msg)
@@ -385,7 +393,8 @@ def _fast_check(prob: _Problem, outs: tuple, out0: list, eps: float, atol: float
     return None
 
 
-def _fast_message(prob, outs, out0, mode, o, i, n, a, eps, atol, rtol) -> str:
+def _fast_message(prob: _Problem, outs: tuple, out0: list, mode: str, o: int, i: int, n: float, a: float,
+                  eps: float, atol: float, rtol: float) -> str:
     how = "vjp, reverse mode" if mode == "backward" else "jvp, forward-mode AD"
     msg = (f"gradcheck failed in {mode} mode ({how}, fast_mode=True): Jacobian mismatch for output {o} with "
            f"respect to input {i}.\n"
@@ -561,6 +570,10 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     except GradcheckError as e:  # raised deep inside (shape/dtype/reentrancy problems)
         msg = str(e)
     if msg is not None:
+        # Name the function (for the op database: the op) in the first line.
+        name = _describe(fn)
+        msg = msg.replace("gradcheck failed in", f"gradcheck failed for {name} in", 1)
+        msg = msg.replace("gradcheck (", f"gradcheck for {name} (", 1)
         return _fail(msg, raise_exception)
     return True
 
@@ -630,6 +643,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
             grads = grad(outs, diff_in, list(args[n_in:]), create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
+    vjp_fn.__qualname__ = f"vjp of {_describe(fn)}"
     return gradcheck(vjp_fn, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
                      check_backward_ad=check_rev_over_rev, check_undefined_grad=check_undefined_grad,

@@ -17,8 +17,10 @@ import numpy as np
 
 from .state import STATE
 from ..errors import OpError
+from ..tensor import Tensor
 
 _seq = itertools.count()
+_new = object.__new__
 
 
 class _Meta:
@@ -232,7 +234,7 @@ def edge(t):
     """(node, output_nr) through which gradient reaches t, or None."""
     if not t._requires_grad:
         return None
-    if t._base is not None:
+    if t._base is not None and t._view_version != t._st.version:
         refresh_view(t)
     gf = t._grad_fn
     if gf is not None:
@@ -240,50 +242,57 @@ def edge(t):
     return (grad_accumulator(t), 0)
 
 
-def record(op, ins: list, args: tuple, outs: tuple, needs: list) -> OpNode:
+def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn."""
-    from ..tensor import Tensor
-    node = OpNode(op, args)
-    edges = []
-    metas = []
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.result = None
+    node.released = False
     saved = []
     versions = []
-    it = iter(needs)
-    for i, v in enumerate(ins):
-        mode = op.save[i]
-        if mode == 2 and v is not None:
-            saved.append(v)
-            versions.append(v._st.version if type(v) is Tensor else [x._st.version for x in v])
-        elif mode == 1 and v is not None:
-            saved.append(_Meta(v) if type(v) is Tensor else [_Meta(x) for x in v])
-            versions.append(None)
-        else:
+    edges = []
+    metas = []
+    k = 0
+    for v, mode, d in zip(ins, op.save, op.diff):
+        if v is None:
             saved.append(None)
             versions.append(None)
-        if not op.diff[i]:
+            if d:
+                metas.append(None)
+                edges.append(None)
+                k += 1
             continue
-        if v is None:
-            metas.append(None)
-            edges.append(None)
-            next(it, None)
+        single = type(v) is Tensor
+        if mode == 2:
+            saved.append(v)
+            versions.append(v._st.version if single else [x._st.version for x in v])
+        else:
+            saved.append((_Meta(v) if single else [_Meta(x) for x in v]) if mode == 1 else None)
+            versions.append(None)
+        if not d:
             continue
-        if type(v) is Tensor:
+        if single:
             metas.append(_Meta(v))
-            edges.append(edge(v) if next(it) else None)
+            edges.append(edge(v) if needs[k] else None)
+            k += 1
         else:
             metas.append([_Meta(x) for x in v])
             for x in v:
-                edges.append(edge(x) if next(it) else None)
+                edges.append(edge(x) if needs[k] else None)
+                k += 1
     node.next_edges = edges
     node.metas = metas
     node.saved = saved
     node.versions = versions
     node.needs = [e is not None for e in edges]
-    for k, o in enumerate(outs):
-        if op.out_diff[k] and o._data.dtype.kind in "fc":
+    for i, o in enumerate(outs):
+        if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
             o._grad_fn = node
-            o._output_nr = k
+            o._output_nr = i
     return node
 
 
@@ -315,7 +324,7 @@ def rebase_history(target, r) -> None:
         target._grad_fn = r._grad_fn if r._requires_grad else None
         target._output_nr = r._output_nr
         return
-    from .._generated.ops import VIEW_SCATTER
+    from .._generated.ops import _VIEW_SCATTER as VIEW_SCATTER
     old = alias(base) if base._requires_grad else None
     ins = [old, r]
     needs = [old is not None, r._requires_grad]

@@ -177,9 +177,12 @@ class _ToArrays(ast.NodeTransformer):
         self.helpers_np = helpers_np
 
     def visit_Call(self, n):
-        self.generic_visit(n)
         f = n.func
+        n.args = [self.visit(a) for a in n.args]
+        for k in n.keywords:
+            k.value = self.visit(k.value)
         if isinstance(f, ast.Attribute):
+            f.value = self.visit(f.value)
             k = self.kernels.get(f.attr)
             if k is None:
                 raise _NoArray(f.attr)
@@ -322,7 +325,7 @@ class Emitter:
         if len(res) > 1 and any("result" in f for f in formulas.values()):
             lines.append("    result = result0")
 
-        def expr_for(zeros: set[str]) -> str:
+        def expr_for(zeros: set[str], real: bool = False) -> str:
             parts = []
             for k in keys:
                 f = formulas.get(k)
@@ -333,6 +336,8 @@ class Emitter:
                 if _is_zero(node):
                     parts.append("None")
                     continue
+                if real:
+                    node = _conj_free(node)
                 if to_arrays:
                     node = _ToArrays(self.kernels, self.helpers_np).visit(ast.parse(_src(node), mode="eval")).body
                 parts.append(_src(node))
@@ -340,14 +345,13 @@ class Emitter:
 
         def emit(indent: str, zeros: set[str]) -> None:
             expr = expr_for(zeros)
-            if to_arrays and "conj" in expr:
-                tensors = [n for n in self.jvp_args(e)[: len(e.tensor_params) + len(e.diff_params)]
-                           if n not in zeros]
-                tensors += res
-                if all(p.type == "Tensor" for p in e.tensor_params):
-                    cond = " and ".join(f'{n}.dtype.kind != "c"' for n in tensors)
-                    lines.append(f"{indent}if {cond}:")
-                    lines.append(f"{indent}    return {_src(_conj_free(_parse(expr)))}")
+            if "conj" in expr and all(p.type == "Tensor" for p in e.tensor_params):
+                # conj() is the identity on real tensors: a cheaper branch for the common case
+                names = [n for n in self.jvp_args(e)[: len(e.tensor_params) + len(e.diff_params)]
+                         if n not in zeros] + res
+                cond = " and ".join(f'{n}.dtype.kind != "c"' for n in names)
+                lines.append(f"{indent}if {cond}:")
+                lines.append(f"{indent}    return {expr_for(zeros, real=True)}")
             lines.append(f"{indent}return {expr}")
 
         for r in range(len(single) - 1, 0, -1):

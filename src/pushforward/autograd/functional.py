@@ -1,0 +1,502 @@
+"""High-level autodiff API: jvp, vjp, jacobian, hessian, hvp, vhp (as torch.autograd.functional).
+
+Inputs are a Tensor or a tuple of Tensors; results follow the same shape conventions as
+PyTorch (a Tensor where the input/output was a Tensor, a tuple where it was a tuple, a
+tuple of tuples ``jac[i][j]`` for output i and input j). ``create_graph=True`` makes the
+results differentiable (with respect to the inputs and to ``v``); otherwise they are cut
+from the tape. ``strict=True`` raises when an output is independent of an input.
+
+Unlike PyTorch, forward-mode AD is available behind ``fw_mode`` (RFC-0007's goal):
+
+* ``jvp(..., fw_mode=True)`` makes the inputs dual and reads the output tangents;
+  ``fw_mode=False`` uses the double-backward trick. Both give the same numbers.
+* ``hvp``/``vhp(..., fw_mode=True)`` are forward-over-reverse: the inputs are made dual
+  with tangent ``v``, the gradient is taken by reverse mode (whose formulas carry tangents),
+  and the gradient's tangent is ``H v``. ``fw_mode=False`` is reverse-over-reverse.
+* ``jacobian(..., strategy="forward-mode")`` needs one forward pass per input element,
+  ``"reverse-mode"`` one backward pass per output element. ``vectorize`` is accepted for
+  compatibility and does not change the computation.
+
+Tangents of enclosing dual levels are kept on the inputs and on the results, so these
+functions can be used inside forward AD (``hessian(..., outer_jacobian_strategy=
+"forward-mode")`` relies on it).
+
+>>> import pushforward as pf
+>>> from pushforward.autograd.functional import jacobian, hvp
+>>> jacobian(lambda x: x ** 2, pf.tensor([1.0, 2.0]))
+tensor([[2., 0.],
+        [0., 4.]])
+>>> hvp(lambda x: (x ** 3).sum(), pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))[1]
+tensor([ 6., 12.])
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import forward_ad as fwAD
+from .graph import grad as _autograd_grad
+from .graph import tape_free
+from .grad_mode import enable_grad
+from ..errors import OpError
+from ..tensor import Tensor
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+TensorOrTensors = Any  # Tensor | tuple[Tensor, ...]
+
+
+def _pf():
+    import pushforward
+    return pushforward
+
+
+# -- argument handling ----------------------------------------------------------------------------
+
+def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    """(was it a tuple, the tensors as a tuple); anything but Tensors is a TypeError."""
+    is_tuple = isinstance(x, (tuple, list))
+    tup = tuple(x) if is_tuple else (x,)
+    for i, el in enumerate(tup):
+        if not isinstance(el, Tensor):
+            if is_tuple:
+                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                                f"but the value at index {i} has type {type(el).__name__}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                            f"but the given {arg_name} has type {type(el).__name__}.")
+    return is_tuple, tup
+
+
+def _tuple_post(res: Any, is_tuple: bool | tuple) -> Any:
+    """Undo _as_tuple on results: is_tuple is a flag, or (outputs flag, inputs flag) for Jacobians."""
+    if isinstance(is_tuple, tuple):
+        out_t, in_t = is_tuple
+        if not in_t:
+            res = tuple(r[0] for r in res)
+        return res if out_t else res[0]
+    return res if is_tuple else res[0]
+
+
+def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple, tuple]:
+    """(tensors handed to func, tensors to differentiate with respect to).
+
+    With create_graph, an input that requires grad is replaced by a differentiable alias, so
+    the results depend on it; otherwise by a fresh leaf (requiring grad if `need_graph`).
+    Tangents of enclosing dual levels are put back on the fresh leaf with make_dual.
+    """
+    fin, tgt = [], []
+    for i, x in enumerate(inputs):
+        if need_graph and x._data.dtype.kind not in "fc":
+            raise OpError(f"input {i} has dtype {x.dtype}; only floating point or complex inputs can be "
+                          "differentiated")
+        if create_graph and x._requires_grad:
+            a = x.alias()
+            fin.append(a)
+            tgt.append(a)
+            continue
+        leaf = x.detach()
+        if need_graph:
+            leaf.requires_grad_()
+        a = leaf
+        if fwAD.STATE.levels:
+            for lv in sorted(fwAD.levels_of(x)):
+                a = fwAD.make_dual(a, fwAD.tangent_of(x, lv), level=lv)
+        fin.append(a)
+        tgt.append(leaf)
+    return tuple(fin), tuple(tgt)
+
+
+def _prepare_v(v: tuple, create_graph: bool) -> tuple:
+    return tuple(x.alias() if (create_graph and x._requires_grad) else x.detach() for x in v)
+
+
+def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
+    if len(v) != len(other):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(v, other)):
+        if tuple(a.shape) != tuple(b.shape):
+            extra = f"Entry {i} in " if is_other_tuple else ""
+            raise RuntimeError(f"{extra}v has invalid size: should be {tuple(b.shape)} but got {tuple(a.shape)}.")
+
+
+def _default_v(inputs: tuple, fn_name: str, what: str) -> tuple:
+    if len(inputs) != 1 or inputs[0]._data.size != 1:
+        raise RuntimeError(f"The vector v can only be None if the {what} of the user-provided function given to "
+                           f"{fn_name} is a single Tensor with a single element.")
+    return (_pf().ones_like(inputs[0].detach()),)
+
+
+def _post(tensors: tuple, create_graph: bool) -> tuple:
+    """Results: kept as they are with create_graph, otherwise cut from the tape (tangents kept)."""
+    if create_graph:
+        return tuple(tensors)
+    return tuple(tape_free(t) for t in tensors)
+
+
+def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
+    if not strict:
+        return
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. "
+                               "This is not allowed in strict mode.")
+        if not t._requires_grad:
+            if kind == "hessian":
+                raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is "
+                                   "independent of the input. This is not allowed in strict mode.")
+            if kind == "jacobian":
+                raise RuntimeError(f"While computing the hessian, found that the jacobian of the user-provided "
+                                   f"function with respect to input {i} is independent of the input. This is not "
+                                   "allowed in strict mode (a linear function has a constant jacobian).")
+            if kind == "grad_inputs":
+                raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
+                                   "user-provided function. This is not allowed in strict mode.")
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               "must be computed in a differentiable manner from the input when running in strict "
+                               "mode.")
+
+
+def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """Replace None (independent) gradients by zeros, or raise in strict mode."""
+    res = []
+    for i, (g, ref) in enumerate(zip(grads, refs)):
+        if g is None:
+            if strict:
+                if stage == "back":
+                    msg = (f"The output of the user-provided function is independent of input {i}. "
+                           "This is not allowed in strict mode.")
+                elif stage == "back_trick":
+                    msg = (f"The gradient with respect to the input is independent of entry {i} in the "
+                           "grad_outputs when using the double backward trick to compute forward mode "
+                           "gradients. This is not allowed in strict mode.")
+                elif stage == "double_back":
+                    msg = (f"The jacobian of the user-provided function is independent of input {i}. "
+                           "This is not allowed in strict mode.")
+                else:
+                    msg = (f"The output of the user-provided function is independent of input {i} "
+                           "(it has no tangent). This is not allowed in strict mode.")
+                raise RuntimeError(msg)
+            g = _pf().zeros_like(ref.detach())
+        elif strict and create_graph and stage != "forward" and not g._requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode when create_graph=True.")
+        res.append(g)
+    return tuple(res)
+
+
+def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None, *, create_graph: bool,
+          retain_graph: bool | None = None) -> tuple:
+    """autograd.grad that skips outputs not requiring grad and returns None for unused inputs."""
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o._requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return tuple(_autograd_grad([p[0] for p in pairs], list(inputs), grad_outputs=[p[1] for p in pairs],
+                                retain_graph=retain_graph, create_graph=create_graph, allow_unused=True))
+
+
+def _onehot(ref: Tensor, k: int) -> Tensor:
+    a = np.zeros(ref._data.size, dtype=ref._data.dtype)
+    a[k] = 1
+    return _pf().from_numpy(a.reshape(ref._data.shape))
+
+
+# -- vjp / jvp ------------------------------------------------------------------------------------
+
+def vjp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """(func(inputs), v^T J): the vector-Jacobian product by one backward pass.
+
+    `v` has the shape of func's output (may be None for a single-element output).
+
+    >>> import pushforward as pf
+    >>> vjp(lambda x: x * 2, pf.tensor([1.0, 2.0]), pf.tensor([1.0, 0.5]))[1]
+    tensor([2., 1.])
+    """
+    with enable_grad():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        fin, tgt = _prepare(inputs, create_graph, need_graph=True)
+        outputs = func(*fin)
+        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vjp")
+            v = _prepare_v(v, create_graph)
+            _validate_v(v, outputs, is_out_tuple)
+        else:
+            v = _default_v(outputs, "vjp", "output")
+        grads = _grad(outputs, tgt, v, create_graph=create_graph, retain_graph=True)
+        res = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
+    return _tuple_post(_post(outputs, create_graph), is_out_tuple), _tuple_post(_post(res, create_graph), is_in_tuple)
+
+
+def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
+        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+    """(func(inputs), J v): the Jacobian-vector product.
+
+    ``fw_mode=True`` (default): forward AD at a new dual level (one pass of func).
+    ``fw_mode=False``: the double-backward trick (two backward passes), as PyTorch does.
+
+    >>> import pushforward as pf
+    >>> jvp(lambda x: x.exp(), pf.tensor([0.0, 1.0]), pf.tensor([1.0, 1.0]))[1]
+    tensor([1.        , 2.71828183])
+    """
+    with enable_grad():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        if v is not None:
+            _, v = _as_tuple(v, "v", "jvp")
+            v = _prepare_v(v, create_graph)
+            _validate_v(v, inputs, is_in_tuple)
+        else:
+            v = _default_v(inputs, "jvp", "input")
+        if fw_mode:
+            fin, _ = _prepare(inputs, create_graph, need_graph=False)
+            with fwAD.dual_level() as level:
+                duals = tuple(fwAD.make_dual(x, t, level=level) if x._data.dtype.kind in "fc" else x
+                              for x, t in zip(fin, v))
+                outputs = func(*duals)
+                is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+                unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
+                prims = tuple(u.primal for u in unpacked)
+                tans = _fill_in_zeros(tuple(u.tangent for u in unpacked), prims, strict, create_graph, "forward")
+        else:
+            fin, tgt = _prepare(inputs, create_graph, need_graph=True)
+            outputs = func(*fin)
+            is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+            _check_requires_grad(outputs, "outputs", strict)
+            # u -> J^T u is linear, so the value of u does not matter; zeros are safe (no inf/nan)
+            us = tuple(_pf().zeros_like(o.detach()).requires_grad_() for o in outputs)
+            grad_inputs = _grad(outputs, tgt, us, create_graph=True, retain_graph=True)
+            _check_requires_grad(grad_inputs, "grad_inputs", strict)
+            pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
+            if pairs:
+                back = _grad(tuple(p[0] for p in pairs), us, tuple(p[1] for p in pairs),
+                             create_graph=create_graph, retain_graph=True)
+            else:
+                back = (None,) * len(us)
+            prims = outputs
+            tans = _fill_in_zeros(back, outputs, strict, create_graph, "back_trick")
+    return _tuple_post(_post(prims, create_graph), is_out_tuple), _tuple_post(_post(tans, create_graph), is_out_tuple)
+
+
+# -- Jacobian and Hessian ---------------------------------------------------------------------
+
+def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of func at inputs; block [i][j] has shape outputs[i].shape + inputs[j].shape.
+
+    ``strategy="reverse-mode"``: one backward pass per output element;
+    ``"forward-mode"``: one forward-AD pass per input element (better for wide outputs).
+
+    >>> import pushforward as pf
+    >>> jacobian(lambda x, y: x * y, (pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])), strategy="forward-mode")[1]
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}. '
+                         'Hint: "forward-mode" is better for functions with more outputs than inputs, '
+                         '"reverse-mode" for more inputs than outputs.')
+    with enable_grad():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        if strategy == "forward-mode":
+            return _jacobian_fwd(func, inputs, is_in_tuple, create_graph, strict)
+        fin, tgt = _prepare(inputs, create_graph, need_graph=True)
+        outputs = func(*fin)
+        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict)
+        pf = _pf()
+        jac = []
+        for i, out in enumerate(outputs):
+            rows: list = [[] for _ in inputs]
+            for k in range(out._data.size):
+                gs = _grad((out,), tgt, (_onehot(out, k),), create_graph=create_graph, retain_graph=True)
+                for j, (g, x) in enumerate(zip(gs, inputs)):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is independent of "
+                                               f"input {j}. This is not allowed in strict mode.")
+                        g = pf.zeros_like(x.detach())
+                    elif strict and create_graph and not g._requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
+                                           f"{j}. This is not allowed in strict mode when create_graph=True.")
+                    rows[j].append(g)
+            blocks = []
+            for j, x in enumerate(inputs):
+                shape = tuple(out.shape) + tuple(x.shape)
+                if rows[j]:
+                    blocks.append(pf.stack(rows[j], 0).reshape(shape))
+                else:
+                    blocks.append(pf.zeros(shape, dtype=x.dtype))
+            jac.append(tuple(_post(tuple(blocks), create_graph)))
+    return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
+
+
+def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool, strict: bool) -> Any:
+    pf = _pf()
+    fin, _ = _prepare(inputs, create_graph, need_graph=False)
+
+    def run(j: int | None, k: int):
+        with fwAD.dual_level() as level:
+            args = list(fin)
+            if j is not None:
+                args[j] = fwAD.make_dual(fin[j], _onehot(fin[j], k), level=level)
+            outputs = func(*args)
+            is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+            unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
+        return is_out_tuple, [u.primal for u in unpacked], [u.tangent for u in unpacked]
+
+    cols: list = [[] for _ in inputs]
+    first = None
+    for j, x in enumerate(inputs):
+        if x._data.dtype.kind not in "fc":
+            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
+                          "can be differentiated")
+        for k in range(x._data.size):
+            is_out_tuple, prims, tans = run(j, k)
+            first = first or (is_out_tuple, prims)
+            cols[j].append(tans)
+    if first is None:
+        is_out_tuple, prims, _ = run(None, 0)
+    else:
+        is_out_tuple, prims = first
+    jac = []
+    for i, out in enumerate(prims):
+        blocks = []
+        for j, x in enumerate(inputs):
+            shape = tuple(out.shape) + tuple(x.shape)
+            ts = [c[i] for c in cols[j]]
+            if all(t is None for t in ts):
+                if strict:
+                    raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. "
+                                       "This is not allowed in strict mode.")
+                blocks.append(pf.zeros(shape, dtype=np.result_type(out.dtype, x.dtype)))
+                continue
+            ts = [t if t is not None else pf.zeros_like(out.detach()) for t in ts]
+            blocks.append(pf.stack(ts, -1).reshape(shape))
+        jac.append(tuple(_post(tuple(blocks), create_graph)))
+    return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
+
+
+def _single_output(func: Callable, fn_name: str, strict: bool) -> Callable:
+    def f(*inp):
+        out = func(*inp)
+        is_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", fn_name)
+        _check_requires_grad(t_out, "outputs", strict)
+        if is_tuple:
+            raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        if out._data.size != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
+                               f"element (it has shape {tuple(out.shape)})")
+        return out.reshape(())
+    return f
+
+
+def hessian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a scalar function: the Jacobian of its (reverse-mode) gradient.
+
+    ``outer_jacobian_strategy="forward-mode"`` makes it forward-over-reverse (one forward
+    pass of the gradient per input element); ``"reverse-mode"`` is reverse-over-reverse.
+    With a tuple of inputs the result is a tuple of tuples ``H[i][j]``.
+
+    >>> import pushforward as pf
+    >>> hessian(lambda x: (x ** 3).sum(), pf.tensor([1.0, 2.0]), outer_jacobian_strategy="forward-mode")
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(f'Expected outer_jacobian_strategy to be "forward-mode" or "reverse-mode", '
+                         f'got {outer_jacobian_strategy!r}')
+    is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    single = _single_output(func, "hessian", strict)
+
+    def jac_func(*inp):
+        jac = jacobian(single, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)
+    return _tuple_post(res, (is_in_tuple, is_in_tuple))
+
+
+def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool, fw_mode: bool,
+                     fn_name: str) -> tuple[Any, Any]:
+    with enable_grad():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+        if v is not None:
+            _, v = _as_tuple(v, "v", fn_name)
+            v = _prepare_v(v, create_graph)
+            _validate_v(v, inputs, is_in_tuple)
+        else:
+            v = _default_v(inputs, fn_name, "input")
+        single = _single_output(func, fn_name, strict)
+        fin, tgt = _prepare(inputs, create_graph, need_graph=True)
+        if fw_mode:
+            with fwAD.dual_level() as level:
+                duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
+                out = single(*duals)
+                jac = _grad((out,), tgt, None, create_graph=create_graph, retain_graph=create_graph)
+                res = []
+                for i, g in enumerate(jac):
+                    if g is None:
+                        if strict:
+                            raise RuntimeError(f"The output of the user-provided function is independent of input "
+                                               f"{i}. This is not allowed in strict mode.")
+                        res.append(None)
+                        continue
+                    t = fwAD.unpack_dual(g, level=level).tangent
+                    if t is None and strict:
+                        raise RuntimeError(f"While computing the hessian, found that the jacobian of the "
+                                           f"user-provided function with respect to input {i} is independent of "
+                                           "the input. This is not allowed in strict mode.")
+                    res.append(t)
+                out = fwAD.unpack_dual(out, level=level).primal
+            res = _fill_in_zeros(tuple(res), inputs, strict, create_graph, "double_back")
+        else:
+            out = single(*fin)
+            jac = _grad((out,), tgt, None, create_graph=True, retain_graph=True)
+            _check_requires_grad(jac, "jacobian", strict)
+            pairs = [(g, t) for g, t in zip(jac, v) if g is not None and g._requires_grad]
+            if pairs:
+                res = _grad(tuple(p[0] for p in pairs), tgt, tuple(p[1] for p in pairs),
+                            create_graph=create_graph, retain_graph=True)
+            else:
+                res = (None,) * len(tgt)
+            res = _fill_in_zeros(res, inputs, strict, create_graph, "double_back")
+    return _post((out,), create_graph)[0], _tuple_post(_post(res, create_graph), is_in_tuple)
+
+
+def hvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
+        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+    """(func(inputs), H v) for a scalar func.
+
+    ``fw_mode=True``: forward-over-reverse (inputs dual with tangent v, reverse gradient,
+    read the gradient's tangent): one forward and one backward pass, both carrying tangents.
+    ``fw_mode=False``: reverse-over-reverse (gradient with create_graph, then a second
+    backward with v).
+
+    >>> import pushforward as pf
+    >>> hvp(lambda x: (x.sin()).sum(), pf.tensor([0.0, 1.0]), pf.tensor([1.0, 1.0]))[1]
+    tensor([-0.        , -0.84147098])
+    """
+    return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "hvp")
+
+
+def vhp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
+        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+    """(func(inputs), v^T H) for a scalar func (equal to H v since the Hessian is symmetric).
+
+    ``fw_mode`` as in :func:`hvp`.
+
+    >>> import pushforward as pf
+    >>> vhp(lambda x: (x ** 3).sum(), pf.tensor([1.0, 2.0]), pf.tensor([1.0, 0.0]))[1]
+    tensor([6., 0.])
+    """
+    return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "vhp")
