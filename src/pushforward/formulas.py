@@ -200,10 +200,10 @@ def matmul_backward(grad, self, other, which: int):
     """Gradient of matmul for input `which` (0: self, 1: other), all rank cases."""
     a, b = self, other
     g = grad
+    if b.ndim == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
+        g = g.unsqueeze(-1)
     if a.ndim == 1:
         g = g.unsqueeze(-2)
-    if b.ndim == 1:
-        g = g.unsqueeze(-1)
     if which == 0:
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b
         ga = g @ b2.mT.conj()

@@ -509,11 +509,14 @@ def select(a, dim, index):
         raise OpError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")
     sl = [slice(None)] * a.ndim
     sl[d] = index
-    return a[tuple(sl)]
+    return a[tuple(sl) + (Ellipsis,)]  # the trailing Ellipsis keeps a 0-d result a view, not a scalar
 
 
 def getitem(a, index):
-    return a[index]
+    idx = index if isinstance(index, tuple) else (index,)
+    if not any(i is Ellipsis for i in idx):
+        idx = idx + (Ellipsis,)  # 0-d results stay views of `a` (NumPy would return a scalar copy)
+    return a[idx]
 
 
 def view_scatter(a, src, steps):

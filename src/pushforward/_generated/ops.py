@@ -1657,9 +1657,14 @@ def _polygamma_jvp_np(self_p, self_t, result, n):
     return K.conj(K.conj(self_t) * K.polygamma(n + 1, self_p))
 
 
+def _polygamma_kernel(self, n):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.polygamma(n, self)
+
+
 POLYGAMMA = Op(
     'polygamma',
-    K.polygamma,
+    _polygamma_kernel,
     ('self',),
     ('T',),
     (True,),
@@ -4321,9 +4326,14 @@ def _einsum_jvp(tensors_p, tensors_t, result, equation):
     return einsum_jvp(equation, tensors_p, tensors_t)
 
 
+def _einsum_kernel(tensors, equation):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.einsum(equation, tensors)
+
+
 EINSUM = Op(
     'einsum',
-    K.einsum,
+    _einsum_kernel,
     ('tensors',),
     ('T[]',),
     (True,),
@@ -4612,9 +4622,14 @@ def _gather_jvp_np(self_p, index, self_t, result, dim):
     return K.gather(self_t, dim, index)
 
 
+def _gather_kernel(self, index, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.gather(self, dim, index)
+
+
 GATHER = Op(
     'gather',
-    K.gather,
+    _gather_kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
@@ -4654,9 +4669,14 @@ def __gather_backward_jvp_np(self_p, index, self_t, result, dim, shape):
     return K.gather_backward(self_t, dim, index, shape)
 
 
+def __gather_backward_kernel(self, index, dim, shape):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.gather_backward(self, dim, index, shape)
+
+
 _GATHER_BACKWARD = Op(
     '_gather_backward',
-    K.gather_backward,
+    __gather_backward_kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
@@ -4696,9 +4716,14 @@ def _index_select_jvp_np(self_p, index, self_t, result, dim):
     return K.index_select(self_t, dim, index)
 
 
+def _index_select_kernel(self, index, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_select(self, dim, index)
+
+
 INDEX_SELECT = Op(
     'index_select',
-    K.index_select,
+    _index_select_kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
@@ -4738,9 +4763,14 @@ def __index_select_backward_jvp_np(self_p, index, self_t, result, dim, shape):
     return K.index_select_backward(self_t, dim, index, shape)
 
 
+def __index_select_backward_kernel(self, index, dim, shape):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_select_backward(self, dim, index, shape)
+
+
 _INDEX_SELECT_BACKWARD = Op(
     '_index_select_backward',
-    K.index_select_backward,
+    __index_select_backward_kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
@@ -4923,9 +4953,14 @@ def _index_put_jvp_np(self_p, values_p, self_t, values_t, result, indices, accum
     return K.index_put(self_t, indices, values_t, accumulate)
 
 
+def _index_put_kernel(self, values, indices, accumulate):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_put(self, indices, values, accumulate)
+
+
 INDEX_PUT = Op(
     'index_put',
-    K.index_put,
+    _index_put_kernel,
     ('self', 'values'),
     ('T', 'T'),
     (True, True),

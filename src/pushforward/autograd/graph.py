@@ -138,21 +138,27 @@ class OpNode(Node):
             if STATE.grad_enabled:
                 result._requires_grad = True
                 result._grad_fn = self
-        raw = op.backward(grad, *saved, result, *self.args, self.needs)
+        raw = op.backward(grad, *saved, result, *self.args, self.param_needs())
         out = []
-        k = 0
-        for i, g in enumerate(raw):
-            if not op.diff[i]:
-                continue
-            n = len(self.metas[k]) if type(self.metas[k]) is list else None
-            if n is None:
-                out.append(_fit_grad(g, self.metas[k], self.name()) if self.needs[len(out)] else None)
+        needs = self.needs
+        for g, meta in zip(raw, self.metas):  # one entry per differentiable input (lists flattened)
+            if type(meta) is list:
+                gs = g if g is not None else [None] * len(meta)
+                for gi, mi in zip(gs, meta):
+                    out.append(_fit_grad(gi, mi, self.name()) if needs[len(out)] else None)
             else:
-                gs = g if g is not None else [None] * n
-                for j in range(n):
-                    out.append(_fit_grad(gs[j], self.metas[k][j], self.name()) if self.needs[len(out)] else None)
-            k += 1
+                out.append(_fit_grad(g, meta, self.name()) if needs[len(out)] else None)
         return out
+
+    def param_needs(self) -> list:
+        """Per differentiable parameter: does any of its tensors need a gradient?"""
+        res = []
+        k = 0
+        for meta in self.metas:
+            n = len(meta) if type(meta) is list else 1
+            res.append(any(self.needs[k:k + n]))
+            k += n
+        return res
 
     def release(self) -> None:
         self.saved = None

@@ -442,8 +442,21 @@ class Emitter:
             f"    return apply_inplace({const}, self, {tup}, {args})",
         ])
 
+    def needs_adapter(self, e: OpEntry) -> bool:
+        """Ops whose Tensor parameters don't all come first get a kernel taking them first."""
+        return [p.name for p in e.params] != [p.name for p in e.tensor_params + e.arg_params]
+
+    def kernel_adapter(self, e: OpEntry) -> str:
+        names = [p.name for p in e.tensor_params + e.arg_params]
+        call = ", ".join(p.name for p in e.params)
+        return "\n".join([
+            f"def _{e.name}_kernel({', '.join(names)}):",
+            '    """The kernel with Tensor arguments first (how dispatch calls kernels)."""',
+            f"    return {e.kernel}({call})",
+        ])
+
     def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None) -> str:
-        kernel = e.kernel
+        kernel = f"_{e.name}_kernel" if self.needs_adapter(e) else e.kernel
         tp = e.tensor_params
         diff = {p.name for p in e.diff_params}
         modes, save_result = self.save_modes(e) if e.differentiable else ([0] * len(tp), False)
@@ -494,6 +507,8 @@ class Emitter:
                 chunks.append(jvp)
             if jvp_np:
                 chunks.append(jvp_np)
+            if self.needs_adapter(e):
+                chunks.append(self.kernel_adapter(e))
             chunks.append(self.op_record(e, const, jvp, jvp_np))
         chunks.append(self.public_fn(e, const))
         if e.composite is None:
