@@ -266,12 +266,37 @@ def einsum_jvp(equation, tensors_p, tensors_t):
 
 
 # -- element-wise -----------------------------------------------------------------------------------
+def _constant_exponent(exponent):
+    """The exponent as a Python number when it is a constant scalar (the common x ** 2), else None."""
+    if exponent.ndim == 0 and not exponent._requires_grad and exponent._fw is None and not exponent._st.dual:
+        return exponent._data.item()
+    return None
+
+
 def pow_self_backward(grad, self, exponent):
     from ._generated.ops import where
+    e = _constant_exponent(exponent)
+    if e is not None:  # cheap forms for a constant exponent
+        if e == 0:
+            return grad * 0.0
+        if e == 1:
+            return grad
+        if e == 2:
+            return grad * (2.0 * self).conj()
+        return grad * (e * self.pow(e - 1)).conj()
     return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
 
 
 def pow_self_backward_np(grad, self, exponent):
+    if exponent.ndim == 0:
+        e = exponent.item()
+        if e == 0:
+            return grad * 0.0
+        if e == 1:
+            return grad
+        if e == 2:
+            return grad * np.conj(2.0 * self)
+        return grad * np.conj(e * np.power(self, e - 1))
     with np.errstate(all="ignore"):
         return np.where(exponent == 0, 0.0, grad * np.conj(exponent * np.power(self, exponent - 1)))
 
@@ -338,9 +363,7 @@ def angle_backward(grad, self):
 def scatter_view(grad, shape, op_name, args):
     """Gradient of a view op: grad placed into zeros of the base's shape, where the view looks."""
     from ._generated import ops
-    from .creation import zeros
-    z = zeros(*shape, dtype=grad.dtype)
-    return z._view_scatter(grad, ((getattr(ops, op_name), tuple(args)),))
+    return ops._view_embed(grad, tuple(shape), ((getattr(ops, op_name), tuple(args)),))
 
 
 def inverse_permutation(dims):

@@ -272,7 +272,6 @@ class _Reverse:
         new_args = list(args)
         any_tape = False
         from .autograd.grad_mode import enable_grad
-        self._enable = enable_grad
         for a in argnums:
             leaves, spec = tree_flatten(args[a])
             _check_tensor_leaves(leaves, who, f"argument {a}")

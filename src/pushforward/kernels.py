@@ -519,15 +519,24 @@ def getitem(a, index):
     return a[idx]
 
 
-def view_scatter(a, src, steps):
-    """a with the region that `steps` (a view chain) selects replaced by src."""
-    from .autograd.forward_ad import replay_view  # noqa: F401  (steps hold public op functions)
-    out = a.copy()
+def _write_view(out, src, steps):
     v = out
-    for fn, args in steps:
+    for fn, args in steps:  # steps hold the public view functions; replay their kernels
         v = _ARRAY_VIEW[fn.__name__](v, *args)
+        if not v.flags.writeable:  # np.diagonal is read-only, though its memory is out's
+            v.flags.writeable = True
     v[...] = src
     return out
+
+
+def view_scatter(a, src, steps):
+    """a with the region that `steps` (a view chain) selects replaced by src."""
+    return _write_view(a.copy(), src, steps)
+
+
+def view_embed(src, shape, steps):
+    """Zeros of `shape` with src written where the view `steps` looks."""
+    return _write_view(np.zeros(shape, dtype=src.dtype), src, steps)
 
 
 _ARRAY_VIEW = {}

@@ -1182,20 +1182,20 @@ arcsinh = asinh
 
 def _acosh_backward(grad, self, result, needs):
     return (
-        grad * (self * self - 1).rsqrt().conj() if needs[0] else None,
+        grad * ((self - 1).rsqrt() * (self + 1).rsqrt()).conj() if needs[0] else None,
     )
 
 
 def _acosh_jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (self_p * self_p - 1).rsqrt()
-    return (self_t.conj() * (self_p * self_p - 1).rsqrt().conj()).conj()
+        return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
+    return (self_t.conj() * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt()).conj()).conj()
 
 
 def _acosh_jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.rsqrt(self_p * self_p - 1)
-    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p * self_p - 1)))
+        return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
+    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1)))
 
 
 ACOSH = Op(
@@ -2724,7 +2724,7 @@ COPYSIGN.public = copysign
 
 def _xlogy_backward(grad, self, other, result, needs):
     return (
-        grad * xlogy(self != 0, other) if needs[0] else None,
+        grad * xlogy(other != 0, other) if needs[0] else None,
         grad * self / other if needs[1] else None,
     )
 
@@ -2733,16 +2733,16 @@ def _xlogy_jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * self_p / other_p
     if other_t is None:
-        return self_t * xlogy(self_p != 0, other_p)
-    return self_t * xlogy(self_p != 0, other_p) + other_t * self_p / other_p
+        return self_t * xlogy(other_p != 0, other_p)
+    return self_t * xlogy(other_p != 0, other_p) + other_t * self_p / other_p
 
 
 def _xlogy_jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * self_p / other_p
     if other_t is None:
-        return self_t * sp.xlogy(self_p != 0, other_p)
-    return self_t * sp.xlogy(self_p != 0, other_p) + other_t * self_p / other_p
+        return self_t * sp.xlogy(other_p != 0, other_p)
+    return self_t * sp.xlogy(other_p != 0, other_p) + other_t * self_p / other_p
 
 
 XLOGY = Op(
@@ -5028,6 +5028,46 @@ def _view_scatter(self, src, steps):
 
 
 _VIEW_SCATTER.public = _view_scatter
+
+
+# ---- _view_embed
+
+
+def __view_embed_backward(grad, self, result, shape, steps, needs):
+    return (
+        replay_view(grad, steps) if needs[0] else None,
+    )
+
+
+def __view_embed_jvp(self_p, self_t, result, shape, steps):
+    return _view_embed(self_t, shape, steps)
+
+
+def __view_embed_jvp_np(self_p, self_t, result, shape, steps):
+    return K.view_embed(self_t, shape, steps)
+
+
+_VIEW_EMBED = Op(
+    '_view_embed',
+    K.view_embed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__view_embed_backward,
+    jvp=__view_embed_jvp,
+    jvp_np=__view_embed_jvp_np,
+    jvp_kind='auto_linear',
+    save=(0,),
+    out_diff=(True,),
+)
+
+
+def _view_embed(self, shape, steps):
+    """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
+    return apply1(_VIEW_EMBED, self, (shape, steps))
+
+
+_VIEW_EMBED.public = _view_embed
 
 
 # ---- view

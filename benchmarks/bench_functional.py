@@ -1,0 +1,77 @@
+"""Issue 5 figures, measured in one run.
+
+- hvp of the Rosenbrock sum on n = 100,000 by forward-over-reverse vs the gradient alone
+  (and reverse-over-reverse for comparison);
+- jacfwd of f(x) = tanh(A @ x) * x + sin(x), n = 128: time vs the primal and vs jacrev.
+Run: python benchmarks/bench_functional.py
+"""
+from __future__ import annotations
+
+import timeit
+
+import numpy as np
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+
+
+def best(fn, number: int, repeat: int = 5) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def rosenbrock(x):
+    return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+
+
+def gradient(x0):
+    x = x0.detach().requires_grad_()
+    (g,) = pf.autograd.grad(rosenbrock(x), x)
+    return g
+
+
+def hvp_fwd_over_rev(x0, v):
+    with fwAD.dual_level():
+        x = fwAD.make_dual(x0.detach().requires_grad_(), v)
+        (g,) = pf.autograd.grad(rosenbrock(x), x)
+        return fwAD.unpack_dual(g).tangent
+
+
+def hvp_rev_over_rev(x0, v):
+    x = x0.detach().requires_grad_()
+    (g,) = pf.autograd.grad(rosenbrock(x), x, create_graph=True)
+    (h,) = pf.autograd.grad(g, x, v)
+    return h
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    n = 100_000
+    x0 = pf.tensor(rng.random(n))
+    v = pf.tensor(rng.standard_normal(n))
+    h1, h2 = hvp_fwd_over_rev(x0, v), hvp_rev_over_rev(x0, v)
+    assert np.allclose(h1.numpy(), h2.numpy()), "the two hvps disagree"
+    t_g = best(lambda: gradient(x0), 10)
+    t_fr = best(lambda: hvp_fwd_over_rev(x0, v), 10)
+    t_rr = best(lambda: hvp_rev_over_rev(x0, v), 10)
+    print(f"Rosenbrock n={n}: gradient {t_g * 1e3:.2f} ms; hvp forward-over-reverse {t_fr / t_g:.2f}x the gradient "
+          f"(target <= 2x); reverse-over-reverse {t_rr / t_g:.2f}x")
+
+    from pushforward.func import jacfwd, jacrev
+    m = 128
+    A = pf.tensor(rng.standard_normal((m, m)) / np.sqrt(m))
+    x = pf.tensor(rng.standard_normal(m))
+
+    def f(x):
+        return pf.tanh(A @ x) * x + pf.sin(x)
+
+    jf, jr = jacfwd(f)(x), jacrev(f)(x)
+    assert np.allclose(jf.numpy(), jr.numpy())
+    t_p = best(lambda: f(x), 2000)
+    t_f = best(lambda: jacfwd(f)(x), 20)
+    t_r = best(lambda: jacrev(f)(x), 20)
+    print(f"jacfwd n={m}: {t_f * 1e3:.2f} ms = {t_f / t_p:.0f}x the primal; jacrev {t_r * 1e3:.2f} ms "
+          f"(jacfwd/jacrev = {t_f / t_r:.2f})")
+
+
+if __name__ == "__main__":
+    main()

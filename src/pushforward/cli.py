@@ -1,0 +1,346 @@
+"""The `pushforward` command.
+
+    pushforward demo                      differentiate a few things and compare with calculus
+    pushforward check [--ops sin,mul] [--fast]
+                                          run the op database through gradcheck; table + exit code
+    pushforward ops [--ops sin,mul]       the coverage table, read from the generated code (no checks)
+
+`check` exits 0 when every check passed, 1 when any failed, 2 on a usage error (an unknown
+op name, or no op database).
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import time
+from typing import Callable, Sequence, TextIO
+
+# ----------------------------------------------------------------------------- tables
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table with left-aligned columns and a rule under the header."""
+    cols = list(zip(*([list(headers)] + [list(map(str, r)) for r in rows])))
+    widths = [max(len(c) for c in col) for col in cols]
+    def line(cells):
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(headers), line("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _cell(v) -> str:
+    """A check result as a table cell: ok / FAIL / - (not applicable)."""
+    if v is None:
+        return "-"
+    return "ok" if v else "FAIL"
+
+
+# ----------------------------------------------------------------------------- progress bar
+
+
+class Progress:
+    """A progress bar on a stream (stderr). Redrawn in place on a terminal; on anything else
+    (CI logs, pipes) one line per tenth of the work, so logs stay readable."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self.total = max(total, 1)
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled and total > 0
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = time.perf_counter()
+        self._last_decile = -1
+
+    def _bar(self, done: int, label: str) -> str:
+        width = 30
+        filled = int(width * done / self.total)
+        el = time.perf_counter() - self.t0
+        return f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {el:5.1f}s {label}"
+
+    def update(self, done: int, label: str = "") -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            text = self._bar(done, label)[:120]
+            self.stream.write("\r" + text.ljust(120)[:120].rstrip() + "\x1b[K")
+            self.stream.flush()
+        else:
+            decile = (10 * done) // self.total
+            if decile != self._last_decile:
+                self._last_decile = decile
+                self.stream.write(self._bar(done, label) + "\n")
+                self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+# ----------------------------------------------------------------------------- demo
+
+
+def demo(out: TextIO | None = None) -> int:
+    """Three derivatives computed by pushforward next to their closed forms; exit 1 on mismatch."""
+    import numpy as np
+
+    import pushforward as pf
+    import pushforward.autograd.forward_ad as fwAD
+
+    out = sys.stdout if out is None else out
+    ok = True
+
+    def report(title: str, got, want, tol: float = 1e-9) -> None:
+        nonlocal ok
+        got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+        err = float(np.max(np.abs(got - want))) if got.size else 0.0
+        good = err <= tol * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+        ok = ok and good
+        fmt = lambda a: np.array2string(a, precision=8, separator=", ")  # noqa: E731
+        print(f"{title}\n  pushforward: {fmt(got)}\n  analytic:    {fmt(want)}\n"
+              f"  max error {err:.1e}  {'ok' if good else 'MISMATCH'}\n", file=out)
+
+    # 1. A Jacobian-vector product in one forward pass (a dual level).
+    x = np.array([0.0, 0.5, 1.0, 2.0])
+    v = np.array([1.0, -1.0, 0.5, 2.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor(x), pf.tensor(v))
+        y = pf.sin(d) * pf.exp(d)
+        jvp = fwAD.unpack_dual(y).tangent.numpy()
+    report("1. jvp of f(x) = sin(x) * exp(x), element-wise, along v:\n"
+           "   f'(x) v = (cos x + sin x) exp(x) v",
+           jvp, (np.cos(x) + np.sin(x)) * np.exp(x) * v)
+
+    # 2. A Hessian-vector product by forward-over-reverse: the gradient of a dual input
+    #    carries a tangent, and that tangent is H v.
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 4))
+    A = A + A.T
+    x = rng.standard_normal(4)
+    v = rng.standard_normal(4)
+    At = pf.tensor(A)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor(x).requires_grad_(), pf.tensor(v))
+        f = 0.5 * (d @ (At @ d)) + d.exp().sum()
+        (g,) = pf.autograd.grad(f, d)
+        hv = fwAD.unpack_dual(g).tangent.numpy()
+    report("2. Hessian-vector product (forward-over-reverse) of f(x) = x.A.x / 2 + sum(exp(x)):\n"
+           "   H v = (A + diag(exp(x))) v",
+           hv, (A + np.diag(np.exp(x))) @ v)
+
+    # 3. A third derivative from three nested dual levels (each level sees the outer
+    #    ones as ordinary values, so perturbations never get confused).
+    x0 = 0.7
+    with fwAD.dual_level() as l0, fwAD.dual_level() as l1, fwAD.dual_level() as l2:
+        d = pf.tensor(x0)
+        for lvl in (l0, l1, l2):
+            d = fwAD.make_dual(d, pf.tensor(1.0), level=lvl)
+        y = pf.exp(d) * pf.sin(d)
+        t = fwAD.unpack_dual(y, level=l2).tangent
+        t = fwAD.unpack_dual(t, level=l1).tangent
+        t = fwAD.unpack_dual(t, level=l0).tangent
+        third = t.item()
+    report(f"3. third derivative of f(x) = exp(x) sin(x) at x = {x0}, three nested levels:\n"
+           "   f'''(x) = 2 exp(x) (cos x - sin x)",
+           third, 2 * np.exp(x0) * (np.cos(x0) - np.sin(x0)))
+
+    print("demo: all derivatives agree with calculus" if ok else "demo: MISMATCH", file=out)
+    return 0 if ok else 1
+
+
+# ----------------------------------------------------------------------------- check
+
+
+def _load_opdb():
+    from pushforward.testing.opdb import OPS, check_op  # noqa: WPS433 - imported on demand
+    return OPS, check_op
+
+
+def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> list[str] | None:
+    """The op names chosen with --ops (in the order given), or all; None after a usage error."""
+    if not names_arg:
+        return list(available)
+    chosen = [n.strip() for n in names_arg.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in available]
+    for n in unknown:
+        near = difflib.get_close_matches(n, list(available), n=3)
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        print(f"pushforward: unknown op '{n}'{hint}", file=err)
+    if unknown or not chosen:
+        if not chosen:
+            print("pushforward: --ops names no op", file=err)
+        return None
+    return list(dict.fromkeys(chosen))
+
+
+def _failed(res: dict) -> bool:
+    if res.get("error"):
+        return True
+    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex"))
+
+
+def run_check(names: str | None = None, fast: bool = False, progress: bool = True, verbose: bool = False,
+              out: TextIO | None = None, err: TextIO | None = None,
+              loader: Callable | None = None) -> int:
+    """Run `check_op` for each selected op, print the table and the failures; return the exit code."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        OPS, check_op = (loader or _load_opdb)()
+    except ImportError as e:
+        print(f"pushforward: the op database is not available ({e})", file=err)
+        return 2
+    selected = _select(names, list(OPS), err)
+    if selected is None:
+        return 2
+    bar = Progress(len(selected), err, enabled=progress)
+    rows, failures = [], []
+    t0 = time.perf_counter()
+    interrupted = False
+    for i, name in enumerate(selected):
+        bar.update(i, name)
+        t = time.perf_counter()
+        try:
+            res = dict(check_op(name, fast=fast))
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        except Exception as e:  # a crash in the checks is a failure of this op, not of the command
+            res = {"backward": False, "forward": False, "fwd_over_rev": None, "complex": None,
+                   "kind": "?", "error": f"check_op raised {type(e).__name__}: {e}"}
+        dt = time.perf_counter() - t
+        bad = _failed(res)
+        rows.append((name, _cell(res.get("backward")), _cell(res.get("forward")), res.get("kind") or "-",
+                     _cell(res.get("fwd_over_rev")), _cell(res.get("complex")), f"{dt:.2f}",
+                     "FAIL" if bad else "ok"))
+        if bad:
+            failures.append((name, res.get("error") or "a check returned False"))
+    bar.update(len(rows), "")
+    bar.close()
+    total = time.perf_counter() - t0
+    print(format_table(("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "time(s)",
+                        "status"), rows), file=out)
+    if failures:
+        print(f"\n{len(failures)} failure(s):", file=out)
+        for name, msg in failures:
+            msg = str(msg)
+            if not verbose:
+                lines = msg.splitlines()
+                msg = "\n".join(lines[:12]) + (f"\n    ... ({len(lines) - 12} more lines; --verbose shows all)"
+                                               if len(lines) > 12 else "")
+            print(f"\n[{name}]\n" + "\n".join("    " + ln for ln in msg.splitlines()), file=out)
+    mode = "fast mode" if fast else "full Jacobians"
+    print(f"\n{len(rows)} op(s) checked ({mode}) in {total:.1f}s: {len(rows) - len(failures)} passed, "
+          f"{len(failures)} failed", file=out)
+    if interrupted:
+        print("pushforward: interrupted", file=err)
+        return 130
+    return 1 if failures else 0
+
+
+# ----------------------------------------------------------------------------- ops
+
+
+def coverage() -> list[dict]:
+    """One record per public op, read from the generated module (nothing is run)."""
+    from pushforward._generated import ops as gen
+    from pushforward.dispatch import Op
+
+    consts = {k: v for k, v in vars(gen).items() if isinstance(v, Op)}
+    by_const = {k: v.name for k, v in consts.items()}
+    # in-place variants: generated functions (not an op's public function) whose code names an Op constant
+    publics = {id(v.public) for v in consts.values()}
+    inplace: dict[str, list[str]] = {}
+    inplace_fns: set[int] = set()
+    for mname, fn in vars(gen).items():
+        if id(fn) in publics or not mname.endswith("_") or mname.startswith("_") or not callable(fn):
+            continue
+        for c in getattr(getattr(fn, "__code__", None), "co_names", ()):
+            if c in by_const:
+                inplace.setdefault(by_const[c], []).append(mname)
+                inplace_fns.add(id(fn))
+                break
+    recs = []
+    for op in consts.values():
+        recs.append({"op": op.name, "backward": op.backward is not None if op.differentiable else None,
+                     "forward": op.jvp_kind if op.differentiable else "not differentiable",
+                     "inplace": ",".join(inplace.get(op.name, [])) or "-",
+                     "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind)})
+    # composite ops have no Op record: their derivatives come from the ops they are built from
+    seen = publics | inplace_fns
+    for fname, fn in list(gen.FUNCTIONS.items()) + list(gen.METHODS.items()):
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        recs.append({"op": fname, "backward": "composite", "forward": "composite", "inplace": "-",
+                     "view": "-"})
+    recs.sort(key=lambda r: r["op"])
+    return recs
+
+
+def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    recs = coverage()
+    selected = _select(names, [r["op"] for r in recs], err)
+    if selected is None:
+        return 2
+    keep = set(selected)
+    rows = []
+    for r in recs:
+        if r["op"] not in keep:
+            continue
+        b = r["backward"]
+        rows.append((r["op"], "yes" if b is True else "no" if b is False else "-" if b is None else b,
+                     r["forward"], r["inplace"], r["view"]))
+    print(format_table(("op", "backward", "forward kind", "in-place", "view"), rows), file=out)
+    kinds: dict[str, int] = {}
+    for row in rows:
+        kinds[row[2]] = kinds.get(row[2], 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
+    print(f"\n{len(rows)} op(s): {summary}", file=out)
+    return 0
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pushforward",
+        description="pushforward: NumPy tensors with forward-mode (RFC-0007) and reverse-mode autodiff.",
+        epilog="The main job: `pushforward demo && pushforward check`.")
+    sub = p.add_subparsers(dest="command", metavar="{demo,check,ops}")
+    sub.add_parser("demo", help="differentiate a few functions and compare with closed forms")
+    c = sub.add_parser("check", help="run the op database through gradcheck and print a table",
+                       description="Check every op's backward, forward and forward-over-reverse formulas "
+                                   "(and complex support) against numerical Jacobians. Exit code 1 on any "
+                                   "failure.")
+    c.add_argument("--ops", metavar="NAMES", help="comma-separated op names, e.g. sin,mul (default: all)")
+    c.add_argument("--fast", action="store_true", help="gradcheck fast_mode: random projections u^T J v")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
+    o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
+    o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if args.command == "demo":
+        return demo()
+    if args.command == "check":
+        return run_check(args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose)
+    if args.command == "ops":
+        return run_ops(args.ops)
+    parser.error(f"unknown command {args.command!r}")  # pragma: no cover
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
