@@ -287,7 +287,7 @@ def dispatch(op: Op, inputs, args: tuple):
         for level in sorted(levels):
             _forward(op, ins, args, outs, level)
     if node is not None and op.save_result:
-        node.save_result(outs[0])
+        node.save_result(outs)
     return out
 
 
@@ -341,10 +341,9 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
     if single and op.jvp_np is not None and all(_plain(o) for o in outs):
-        odata = outs[0]._data if op.n_out == 1 else [o._data for o in outs]
         r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
                                       [None if x is None else x._data for x in t]) for t in tans],
-                      odata, *args)
+                      *[o._data for o in outs], *args)
         if op.n_out == 1:
             r = None if r is None else wrap(r)
         else:
@@ -352,7 +351,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     else:
         prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
                  if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
-        r = op.jvp(*prims, *tans, outs[0] if op.n_out == 1 else outs, *args)
+        r = op.jvp(*prims, *tans, *outs, *args)
     if op.n_out == 1:
         if r is not None:
             t = fit_tangent(r, outs[0], op)

@@ -86,14 +86,17 @@ class OpNode(Node):
     def name(self) -> str:
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
 
-    def save_result(self, out) -> None:
-        from ..tensor import Tensor
-        r = object.__new__(Tensor)
-        r._data = out._data
-        r._st = out._storage()
-        r._fw = out._fw
-        self.result = r
-        self.result_version = r._st.version
+    def save_result(self, outs: tuple) -> None:
+        """Keep the outputs for the backward formulas, without a reference cycle through grad_fn."""
+        saved = []
+        for out in outs:
+            r = _new(Tensor)
+            r._data = out._data
+            r._st = out._storage()
+            r._fw = out._fw
+            saved.append(r)
+        self.result = saved
+        self.result_version = [r._st.version for r in saved]
 
     def _unpack(self, t, version: int):
         if t is None or type(t) is _Meta:
@@ -121,24 +124,26 @@ class OpNode(Node):
             return [None] * len(self.next_edges)
         op = self.op
         saved = [self._unpack(t, v) for t, v in zip(self.saved, self.versions)]
-        result = None
+        results = [None] * op.n_out
         if op.save_result:
-            r = self.result
-            if r._st.version != self.result_version:
-                raise OpError(
-                    f"one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [{self.name()}] its output was saved at version {self.result_version}, now at "
-                    f"version {r._st.version}"
-                )
-            from ..tensor import Tensor
-            result = object.__new__(Tensor)
-            result._data = r._data
-            result._st = r._st
-            result._fw = r._fw
-            if STATE.grad_enabled:
-                result._requires_grad = True
-                result._grad_fn = self
-        raw = op.backward(grad, *saved, result, *self.args, self.param_needs())
+            results = []
+            for k, (r, v) in enumerate(zip(self.result, self.result_version)):
+                if r._st.version != v:
+                    raise OpError(
+                        f"one of the variables needed for gradient computation has been modified by an inplace "
+                        f"operation: [{self.name()}] its output was saved at version {v}, now at version "
+                        f"{r._st.version}"
+                    )
+                res = _new(Tensor)
+                res._data = r._data
+                res._st = r._st
+                res._fw = r._fw
+                if STATE.grad_enabled and op.out_diff[k] and r._data.dtype.kind in "fc":
+                    res._requires_grad = True  # the saved output's history is this node
+                    res._grad_fn = self
+                    res._output_nr = k
+                results.append(res)
+        raw = op.backward(grad, *saved, *results, *self.args, self.param_needs())
         out = []
         needs = self.needs
         for g, meta in zip(raw, self.metas):  # one entry per differentiable input (lists flattened)
