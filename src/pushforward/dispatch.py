@@ -293,7 +293,7 @@ def dispatch(op: Op, inputs, args: tuple):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if op.kind == "maybe_view" and not np.shares_memory(out._data, src._data):
+    if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
     out._st = src._storage()
     base = src._base

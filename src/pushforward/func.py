@@ -644,7 +644,9 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     ``create_graph=True`` and a zero cotangent ``u`` that requires grad records the linear
     map ``u -> J^T u``. ``jvp_fn(t)`` is the gradient of ``<J^T u, t>`` with respect to ``u``,
     i.e. ``J t``: it runs backward through that recorded linear graph only (products with
-    saved Jacobian factors), never the nonlinear parts of f.
+    saved Jacobian factors), never the nonlinear parts of f. The primals are detached, so
+    ``linearize`` does not nest inside other transforms (``jvp_fn`` stays differentiable with
+    respect to the tangents).
 
     >>> import pushforward as pf
     >>> out, jvp_fn = linearize(lambda x: x.sin(), pf.tensor([0.0, 1.0]))

@@ -238,10 +238,16 @@ def log_softmax(a, dim, dtype=None):
 
 
 def cumsum(a, dim, dtype=None):
+    if a.ndim == 0:  # NumPy flattens 0-d input to shape (1,); torch keeps it 0-d
+        _dim(dim, 0)
+        return a.astype(dtype if dtype is not None else np.cumsum(a[None]).dtype, copy=True)
     return np.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype)
 
 
 def cumprod(a, dim, dtype=None):
+    if a.ndim == 0:
+        _dim(dim, 0)
+        return a.astype(dtype if dtype is not None else np.cumprod(a[None]).dtype, copy=True)
     return np.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype)
 
 

@@ -12,6 +12,6 @@ __all__ = ["forward_ad", "Function", "grad", "no_grad", "enable_grad", "set_grad
 def __getattr__(name):
     # functional imports the ops; load it on first use to keep imports acyclic.
     if name == "functional":
-        from . import functional
-        return functional
+        import importlib
+        return importlib.import_module(__name__ + ".functional")
     raise AttributeError(name)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .forward_ad import levels_of, set_tangent, tangent_of
-from .graph import Node, _Meta, _fit_grad, edge
+from .graph import Node, _fit_grad, edge
 from .grad_mode import no_grad
 from .state import STATE
 from ..errors import OpError
@@ -88,7 +88,8 @@ class FunctionNode(Node):
             return [None] * len(self.next_edges)
         grads = list(grads) + [None] * (len(self.out_metas) - len(grads))
         if self.ctx.materialize_grads:
-            grads = [zeros(*m.shape, dtype=m.dtype) if g is None else g for g, m in zip(grads, self.out_metas)]
+            grads = [zeros(*m[0], dtype=m[1]) if (g is None and m is not None) else g
+                     for g, m in zip(grads, self.out_metas)]
         res = self.cls.backward(self.ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -160,11 +161,11 @@ class Function:
         if grad_on and any(ctx.needs_input_grad):
             node = FunctionNode()
             node.cls, node.ctx, node.released = cls, ctx, False
-            node.metas = [(_Meta(a) if isinstance(a, Tensor) else None) for a in args]
+            node.metas = [((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None) for a in args]
             node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
                                if isinstance(a, Tensor)]
             node.metas = [m for m in node.metas if m is not None]
-            node.out_metas = [_Meta(r) if isinstance(r, Tensor) else None for r in results]
+            node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
             for k, (r, o) in enumerate(zip(results, outs)):
                 if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
                     if r._base is not None:

@@ -99,7 +99,7 @@ class OpNode(Node):
         self.result_version = [r._st.version for r in saved]
 
     def _unpack(self, t, version: int):
-        if t is None or type(t) is _Meta:
+        if t is None or version is None:
             return t
         if type(t) is list:
             return [self._unpack(x, v) for x, v in zip(t, version)]
@@ -171,14 +171,14 @@ class OpNode(Node):
         self.released = True
 
 
-def _fit_grad(g, meta: _Meta, who: str):
-    """Sum a gradient back to its input's shape and cast it to the input's dtype."""
+def _fit_grad(g, meta: tuple, who: str):
+    """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype))."""
     if g is None:
         return None
-    from ..tensor import Tensor, wrap
+    from ..tensor import wrap
     if type(g) is not Tensor:
         g = wrap(np.asarray(g))
-    shape = meta.shape
+    shape, dt = meta
     gs = g._data.shape
     if gs != shape:
         lead = len(gs) - len(shape)
@@ -188,7 +188,6 @@ def _fit_grad(g, meta: _Meta, who: str):
         if dims:
             g = g.sum(dims, keepdim=True)
         g = g.reshape(shape)
-    dt = meta.dtype
     if g._data.dtype != dt:
         if g._data.dtype.kind == "c" and dt.kind != "c":
             g = g.real
@@ -262,49 +261,55 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.args = args
     node.result = None
     node.released = False
-    saved = []
-    versions = []
-    edges = []
-    metas = []
-    k = 0
-    for v, mode, d in zip(ins, op.save, op.diff):
-        if v is None:
-            saved.append(None)
-            versions.append(None)
-            if d:
-                metas.append(None)
-                edges.append(None)
-                k += 1
-            continue
-        single = type(v) is Tensor
-        if mode == 2:
-            saved.append(v)
-            versions.append(v._st.version if single else [x._st.version for x in v])
-        else:
-            saved.append((_Meta(v) if single else [_Meta(x) for x in v]) if mode == 1 else None)
-            versions.append(None)
-        if not d:
-            continue
-        if single:
-            metas.append(_Meta(v))
-            edges.append(edge(v) if needs[k] else None)
-            k += 1
-        else:
-            metas.append([_Meta(x) for x in v])
-            for x in v:
-                edges.append(edge(x) if needs[k] else None)
-                k += 1
-    node.next_edges = edges
-    node.metas = metas
-    node.saved = saved
-    node.versions = versions
-    node.needs = [e is not None for e in edges]
+    save = op.save
+    if op.simple:  # the common case, kept lean: plain Tensor inputs, one output
+        node.saved = [v if m == 2 else (_Meta(v) if m else None) for v, m in zip(ins, save)]
+        node.versions = [v._st.version if m == 2 else None for v, m in zip(ins, save)]
+        diff = [v for v, d in zip(ins, op.diff) if d]
+        node.metas = [(v._data.shape, v._data.dtype) for v in diff]
+        node.next_edges = [edge(v) if n else None for v, n in zip(diff, needs)]
+    else:
+        _record_general(node, op, ins, needs)
+    node.needs = [e is not None for e in node.next_edges]
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = i
     return node
+
+
+def _record_general(node: OpNode, op, ins, needs: list) -> None:
+    """record() for ops with optional or list inputs: flatten lists into one edge per tensor."""
+    saved, versions, edges, metas = [], [], [], []
+    k = 0
+    for v, mode, d in zip(ins, op.save, op.diff):
+        single = type(v) is Tensor
+        if v is None or mode == 0:
+            saved.append(None)
+            versions.append(None)
+        elif mode == 2:
+            saved.append(v)
+            versions.append(v._st.version if single else [x._st.version for x in v])
+        else:
+            saved.append(_Meta(v) if single else [_Meta(x) for x in v])
+            versions.append(None)
+        if not d:
+            continue
+        if v is None:
+            metas.append(None)
+            edges.append(None)
+            k += 1
+        elif single:
+            metas.append((v._data.shape, v._data.dtype))
+            edges.append(edge(v) if needs[k] else None)
+            k += 1
+        else:
+            metas.append([(x._data.shape, x._data.dtype) for x in v])
+            for x in v:
+                edges.append(edge(x) if needs[k] else None)
+                k += 1
+    node.saved, node.versions, node.next_edges, node.metas = saved, versions, edges, metas
 
 
 # -- views and in-place -------------------------------------------------------------------------

@@ -348,6 +348,7 @@ def _ref_flatten(x, start_dim=0, end_dim=-1):
 
 
 def _ref_narrow(x, dim, start, length):
+    start = start % x.shape[dim] if start < 0 else start
     sl = [slice(None)] * x.ndim
     sl[dim] = slice(start, start + length)
     return x[tuple(sl)]
@@ -389,10 +390,18 @@ def _ref_roll(x, shifts, dims=None):
 
 
 def _ref_view_scatter(x, src, steps):
-    out = x.copy()
+    return _ref_write_view(x.copy(), src, steps)
+
+
+def _ref_view_embed(src, shape, steps):
+    return _ref_write_view(np.zeros(shape, src.dtype), src, steps)
+
+
+def _ref_write_view(out, src, steps):
     v = out
     for fn, args in steps:
         v = _VIEW_REFS[fn.__name__](v, *args)
+        v.flags.writeable = True  # np.diagonal's view is read-only
     v[...] = src
     return out
 
@@ -722,6 +731,14 @@ def s_view_scatter(m):
             SampleInput(m((2, 3, 4)), (m((3,)), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain")]
 
 
+def s_view_embed(m):
+    return [SampleInput(m((2, 4)), ((3, 4), ((ops.narrow, (0, 1, 2)),)), {}, "narrow"),
+            SampleInput(m((3,)), ((3, 4), ((ops.select, (1, 2)),)), {}, "select"),
+            SampleInput(m((2,)), ((3, 3), ((ops.diagonal, (1, 0, 1)),)), {}, "diagonal"),
+            SampleInput(m(()), ((4,), ((ops.getitem, (1,)),)), {}, "0-d"),
+            SampleInput(m((3,)), ((2, 3, 4), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain")]
+
+
 def s_view(m):
     return [SampleInput(m((2, 3)), (3, 2)), SampleInput(m((2, 3)), (-1,)), SampleInput(m((2, 3)), ((6, 1),), {}, "tuple"),
             SampleInput(m(()), (1,), {}, "0-d"), SampleInput(m((0, 3)), (3, 0), {}, "empty")]
@@ -902,8 +919,8 @@ _UNARY = {
 
 _BINARY = {
     # name: (reference, complex?, inplace?, rhs domain, lhs scalars)
-    "add": (lambda a, b, alpha=1: a + alpha * np.asarray(b), True, True),
-    "sub": (lambda a, b, alpha=1: a - alpha * np.asarray(b), True, True),
+    "add": (lambda a, b, alpha=1: a + (b if alpha == 1 else alpha * b), True, True),
+    "sub": (lambda a, b, alpha=1: a - (b if alpha == 1 else alpha * b), True, True),
     "mul": (np.multiply, True, True),
     "atan2": (np.arctan2, False, False),
     "hypot": (np.hypot, False, False),
@@ -1039,6 +1056,7 @@ def _build() -> dict:
     add(OpInfo("_index_backward", _fn("_index_backward"), s_index_backward, _ref_index_backward, REAL_COMPLEX))
     add(OpInfo("index_put", _fn("index_put"), s_index_put, _ref_index_put, REAL_COMPLEX, inplace="index_put_"))
     add(OpInfo("_view_scatter", _fn("_view_scatter"), s_view_scatter, _ref_view_scatter, REAL_COMPLEX))
+    add(OpInfo("_view_embed", _fn("_view_embed"), s_view_embed, _ref_view_embed, REAL_COMPLEX))
 
     # views
     views = {

@@ -1,0 +1,89 @@
+"""The scripts in examples/ run and give the right answers (issue 5)."""
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+pytest.importorskip("scipy")
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rosenbrock_newton_cg_with_exact_hvp():
+    res = load("rosenbrock_newton_cg").main(verbose=False)
+    assert res["n"] == 100
+    exact, fd = res["exact"], res["finite_difference"]
+    assert exact["success"] and fd["success"]
+    # same optimum, the known minimiser x* = 1
+    assert exact["max_err"] < 1e-6 and fd["max_err"] < 1e-6
+    assert res["max_abs_diff_x"] < 1e-6
+    assert exact["fun"] < 1e-12
+    # Hessian-vector products replace the gradient calls of SciPy's finite differences
+    assert exact["calls"]["hessp"] > 0 and fd["calls"]["hessp"] == 0
+    assert exact["evaluations"] < fd["evaluations"]
+    assert exact["calls"]["jac"] < fd["calls"]["jac"]
+
+
+def test_rosenbrock_hessp_is_exact():
+    mod = load("rosenbrock_newton_cg")
+    x = np.linspace(-1.0, 1.5, 6)
+    p = np.arange(6.0)
+    # analytic Hessian of the Rosenbrock function
+    n = len(x)
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200 * x[i] ** 2 - 400 * x[i + 1] + 2
+        H[i + 1, i + 1] += 200
+        H[i, i + 1] -= 400 * x[i]
+        H[i + 1, i] -= 400 * x[i]
+    np.testing.assert_allclose(mod.Counted().hessp(x, p), H @ p, rtol=1e-12, atol=1e-10)
+
+
+def test_robertson_bdf_with_jacfwd():
+    res = load("robertson_ode").main(verbose=False)
+    assert res["success"]
+    assert res["njev"] >= 1
+    assert res["jacobian_error"] < 1e-12
+    assert res["mass_conservation_error"] < 1e-10
+    assert res["max_rel_diff_vs_fd_run"] < 1e-5
+    # reference values (Hairer & Wanner) at t = 0.4 and t = 40
+    y = res["y"]
+    np.testing.assert_allclose(y[:, 0], [9.851721e-01, 3.386395e-05, 1.479406e-02], rtol=1e-5)
+    np.testing.assert_allclose(y[:, 2], [7.158271e-01, 9.185535e-06, 2.841637e-01], rtol=1e-4)
+
+
+def test_newton_system_with_jacfwd():
+    res = load("newton_system").main(verbose=False)
+    norms = res["residual_norms"]
+    assert norms[-1] < 1e-10
+    assert res["iterations"] <= 6
+    assert res["jacobian_error"] < 1e-8
+    # quadratic convergence: each residual roughly the square of the previous (scaled)
+    assert norms[1] < norms[0] ** 1.5
+    # the continuous Bratu solution at lambda = 1: u(1/2) = -2 log(1 / cosh(theta / 4)),
+    # theta = sqrt(2 lambda) cosh(theta / 4)
+    theta = 1.0
+    for _ in range(100):
+        theta = np.sqrt(2.0) * np.cosh(theta / 4)
+    u_mid = 2 * np.log(np.cosh(theta / 4))
+    assert abs(res["max_u"] - u_mid) < 1e-3
+
+
+@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system"])
+def test_example_scripts_run(name):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES.parent / "src"), env.get("PYTHONPATH")) if p)
+    out = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()

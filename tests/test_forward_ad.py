@@ -1,0 +1,766 @@
+"""Forward-mode AD (DESIGN.md section 2): levels, nesting, tangents, reverse interplay, coverage, grad mode, complex.
+
+Views, in-place and the lens laws (rules 4-6) are in test_views_inplace.py.
+"""
+import gc
+import math
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward.autograd.state import STATE
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def tangent(t, level=None):
+    return fwAD.unpack_dual(t, level=level).tangent
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_levels():
+    """Every test starts and ends with no live dual level (a leak would poison later tests)."""
+    while STATE.levels:
+        fwAD.exit_dual_level()
+    yield
+    leaked = len(STATE.levels)
+    while STATE.levels:
+        fwAD.exit_dual_level()
+    assert leaked == 0, "test left a dual level open"
+
+
+# -- rule 1: levels ------------------------------------------------------------------------------
+
+class TestLevels:
+    def test_enter_returns_increasing_indices_and_exit_pops(self):
+        a = fwAD.enter_dual_level()
+        b = fwAD.enter_dual_level()
+        assert b == a + 1
+        fwAD.exit_dual_level(level=b)
+        fwAD.exit_dual_level(level=a)
+        assert len(STATE.levels) == 0
+
+    def test_context_manager_yields_level(self):
+        with fwAD.dual_level() as lvl:
+            assert lvl == 0
+            with fwAD.dual_level() as inner:
+                assert inner == 1
+        assert len(STATE.levels) == 0
+
+    def test_decorator(self):
+        @fwAD.dual_level()
+        def f(x):
+            assert len(STATE.levels) == 1
+            return tangent(fwAD.make_dual(x, pf.ones_like(x)).exp())
+
+        t = f(pf.tensor([0.0, 1.0]))
+        close(t, np.exp([0.0, 1.0]))
+        assert len(STATE.levels) == 0
+
+    def test_context_exits_on_exception(self):
+        with pytest.raises(ZeroDivisionError):
+            with fwAD.dual_level():
+                1 / 0
+        assert len(STATE.levels) == 0
+
+    def test_levels_are_per_thread(self):
+        seen = {}
+
+        def worker():
+            seen["levels_at_start"] = len(STATE.levels)
+            try:
+                fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]))
+            except Exception as e:  # no level in this thread
+                seen["error"] = e
+            with fwAD.dual_level() as lvl:
+                seen["own_level"] = lvl
+                d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([2.0]))
+                seen["tangent"] = tangent(d * 3).tolist()
+
+        with fwAD.dual_level():
+            with fwAD.dual_level():
+                th = threading.Thread(target=worker)
+                th.start()
+                th.join()
+                # our levels are untouched by the thread's enter/exit
+                assert len(STATE.levels) == 2
+        assert seen["levels_at_start"] == 0
+        assert "dual_level" in str(seen["error"])
+        assert seen["own_level"] == 0
+        assert seen["tangent"] == [6.0]
+
+    def test_thread_tangent_invisible_to_other_thread_level(self):
+        """A dual made in one thread is not seen through another thread's (same-index) level."""
+        box = {}
+        ready = threading.Event()
+        done = threading.Event()
+
+        def maker():
+            with fwAD.dual_level():
+                box["d"] = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([5.0]))
+                ready.set()
+                done.wait(5)
+
+        th = threading.Thread(target=maker)
+        th.start()
+        ready.wait(5)
+        try:
+            # this thread has no live level: unpack_dual sees no tangent
+            assert fwAD.unpack_dual(box["d"]).tangent is None
+        finally:
+            done.set()
+            th.join()
+
+    def test_level_none_is_innermost_for_make_dual(self):
+        with fwAD.dual_level() as outer:
+            with fwAD.dual_level() as inner:
+                d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([2.0]))
+                assert fwAD.unpack_dual(d, level=inner).tangent.tolist() == [2.0]
+                assert fwAD.unpack_dual(d, level=outer).tangent is None
+                assert fwAD.unpack_dual(d).tangent.tolist() == [2.0]
+
+    def test_level_none_is_innermost_for_unpack_dual(self):
+        with fwAD.dual_level() as outer:
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([2.0]), level=outer)
+            with fwAD.dual_level():
+                # innermost level has no tangent on d: level=None must not fall back to outer
+                assert fwAD.unpack_dual(d).tangent is None
+                assert fwAD.unpack_dual(d, level=outer).tangent.tolist() == [2.0]
+
+    def test_exit_non_innermost_errors(self):
+        outer = fwAD.enter_dual_level()
+        inner = fwAD.enter_dual_level()
+        try:
+            with pytest.raises(RuntimeError, match="innermost"):
+                fwAD.exit_dual_level(level=outer)
+            # nothing was popped
+            assert len(STATE.levels) == 2
+        finally:
+            fwAD.exit_dual_level(level=inner)
+            fwAD.exit_dual_level(level=outer)
+
+    def test_exit_without_level_errors(self):
+        with pytest.raises(RuntimeError):
+            fwAD.exit_dual_level()
+
+    def test_exit_clears_all_tangents(self):
+        with fwAD.dual_level():
+            x = pf.tensor([1.0, 2.0])
+            d = fwAD.make_dual(x, pf.tensor([1.0, 1.0]))
+            y = d.sin() * 2
+            v = y[1:]
+            z = v.exp()
+            made = [d, y, v, z]
+            assert all(tangent(t) is not None for t in made)
+        with fwAD.dual_level():
+            # a fresh level (same index 0) must not resurrect old tangents
+            for t in made:
+                assert fwAD.unpack_dual(t).tangent is None
+        for t in made:
+            assert fwAD.unpack_dual(t).tangent is None
+
+    def test_exit_inner_keeps_outer_tangents(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([3.0]))
+            with fwAD.dual_level():
+                e = fwAD.make_dual(d, pf.tensor([4.0]))
+                f = e * 2
+            assert tangent(d).tolist() == [3.0]
+            assert tangent(e).tolist() == [3.0]  # e kept d's outer tangent
+            assert tangent(f).tolist() == [6.0]
+
+    def test_exit_frees_tangent_memory(self):
+        with fwAD.dual_level():
+            t = pf.tensor([1.0, 2.0, 3.0])
+            r_in = weakref.ref(t)
+            d = fwAD.make_dual(pf.tensor([0.5, 1.0, 1.5]), t)
+            y = d.sin() * d
+            r_out = weakref.ref(fwAD.unpack_dual(y).tangent)
+            del t
+            assert r_in() is not None  # d still holds it
+        gc.collect()
+        assert r_in() is None
+        assert r_out() is None
+        # the tensors themselves survive, without tangents
+        assert fwAD.unpack_dual(y).tangent is None
+        close(y, np.sin([0.5, 1.0, 1.5]) * [0.5, 1.0, 1.5])
+
+    def test_exit_frees_tangent_memory_without_gc(self):
+        """Refcounting alone frees the tangents (no cycles from a dual to its tangent)."""
+        gc.disable()
+        try:
+            with fwAD.dual_level():
+                t = pf.tensor([1.0, 2.0])
+                r = weakref.ref(t)
+                d = fwAD.make_dual(pf.tensor([1.0, 2.0]), t)
+                del t
+            assert r() is None
+            assert d.tolist() == [1.0, 2.0]
+        finally:
+            gc.enable()
+
+    def test_make_dual_outside_level_errors_naming_dual_level(self):
+        with pytest.raises(RuntimeError, match="dual_level"):
+            fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]))
+
+    def test_unpack_dual_outside_level_returns_no_tangent(self):
+        x = pf.tensor([1.0])
+        p, t = fwAD.unpack_dual(x)
+        assert t is None and p is x
+
+    def test_unpack_dual_namedtuple(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([2.0]))
+            u = fwAD.unpack_dual(d)
+            assert u.primal.tolist() == [1.0] and u.tangent.tolist() == [2.0]
+            assert u[0] is u.primal and u[1] is u.tangent
+            # the primal is a view sharing memory, without the tangent
+            assert np.shares_memory(u.primal.numpy(), d.numpy())
+            assert fwAD.unpack_dual(u.primal).tangent is None
+
+    def test_nonexistent_level_errors(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError, match="does not exist"):
+                fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]), level=3)
+            with pytest.raises(RuntimeError, match="does not exist"):
+                fwAD.unpack_dual(pf.tensor([1.0]), level=3)
+            with pytest.raises(RuntimeError):
+                fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]), level=-1)
+
+    def test_exited_level_errors(self):
+        with fwAD.dual_level():
+            with fwAD.dual_level() as inner:
+                pass
+            with pytest.raises(RuntimeError, match="exited"):
+                fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]), level=inner)
+            with pytest.raises(RuntimeError):
+                fwAD.unpack_dual(pf.tensor([1.0]), level=inner)
+
+    def test_exit_exited_level_errors(self):
+        lvl = fwAD.enter_dual_level()
+        fwAD.exit_dual_level(level=lvl)
+        with pytest.raises(RuntimeError):
+            fwAD.exit_dual_level(level=lvl)
+
+    def test_make_dual_twice_at_same_level_errors(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]))
+            with pytest.raises(RuntimeError, match="already"):
+                fwAD.make_dual(d, pf.tensor([2.0]))
+
+
+# -- rule 2: nesting -----------------------------------------------------------------------------
+
+class TestNesting:
+    def test_third_derivative_of_sin(self):
+        x0 = 0.7
+        with fwAD.dual_level() as l0:
+            with fwAD.dual_level() as l1:
+                with fwAD.dual_level() as l2:
+                    x = pf.tensor(x0)
+                    x = fwAD.make_dual(x, pf.tensor(1.0), level=l0)
+                    x = fwAD.make_dual(x, pf.tensor(1.0), level=l1)
+                    x = fwAD.make_dual(x, pf.tensor(1.0), level=l2)
+                    y = pf.sin(x)
+                    d1 = fwAD.unpack_dual(y, level=l2).tangent          # cos(x), carrying l0, l1
+                    d2 = fwAD.unpack_dual(d1, level=l1).tangent         # -sin(x), carrying l0
+                    d3 = fwAD.unpack_dual(d2, level=l0).tangent         # -cos(x)
+                    close(y.item(), math.sin(x0))
+                    close(d1.item(), math.cos(x0))
+                    close(d2.item(), -math.sin(x0))
+                    close(d3.item(), -math.cos(x0))
+
+    def test_second_derivative_forward_over_forward_polynomial(self):
+        with fwAD.dual_level() as l0:
+            with fwAD.dual_level() as l1:
+                x = fwAD.make_dual(pf.tensor([2.0, 3.0]), pf.tensor([1.0, 1.0]), level=l0)
+                x = fwAD.make_dual(x, pf.tensor([1.0, 1.0]), level=l1)
+                y = x ** 4
+                d1 = tangent(y, l1)
+                close(d1, 4 * np.array([2.0, 3.0]) ** 3)
+                close(tangent(d1, l0), 12 * np.array([2.0, 3.0]) ** 2)
+
+    def test_perturbation_confusion(self):
+        """d/dx [x * (d/dy (x + y))(1)] at x=1 is 1, not 2 (Siskind & Pearlmutter)."""
+
+        def inner(x):
+            with fwAD.dual_level():
+                y = fwAD.make_dual(pf.tensor(1.0), pf.tensor(1.0))
+                return fwAD.unpack_dual(x + y).tangent  # d/dy (x + y) = 1
+
+        with fwAD.dual_level():
+            x = fwAD.make_dual(pf.tensor(1.0), pf.tensor(1.0))
+            out = x * inner(x)
+            assert tangent(out).item() == 1.0
+
+    def test_perturbation_confusion_explicit_levels(self):
+        with fwAD.dual_level() as lx:
+            x = fwAD.make_dual(pf.tensor(1.0), pf.tensor(1.0), level=lx)
+            with fwAD.dual_level() as ly:
+                y = fwAD.make_dual(pf.tensor(1.0), pf.tensor(1.0), level=ly)
+                dy = fwAD.unpack_dual(x + y, level=ly).tangent
+                # d/dy(x+y) is the constant 1: no tangent at the outer level leaks in
+                assert dy.item() == 1.0
+                t = fwAD.unpack_dual(dy, level=lx).tangent
+                assert t is None or t.item() == 0.0
+            out = x * dy
+            assert tangent(out, lx).item() == 1.0
+
+    def test_mixed_partials(self):
+        """d2/dxdy of f(x, y) = x*y*sin(x) is sin(x) + x cos(x)."""
+        x0, y0 = 0.3, 1.7
+        with fwAD.dual_level() as l0:
+            with fwAD.dual_level() as l1:
+                x = fwAD.make_dual(pf.tensor(x0), pf.tensor(1.0), level=l0)
+                y = fwAD.make_dual(pf.tensor(y0), pf.tensor(1.0), level=l1)
+                f = x * y * pf.sin(x)
+                df_dy = fwAD.unpack_dual(f, level=l1).tangent        # x sin x, carrying l0
+                close(df_dy.item(), x0 * math.sin(x0))
+                d2 = fwAD.unpack_dual(df_dy, level=l0).tangent
+                close(d2.item(), math.sin(x0) + x0 * math.cos(x0))
+                df_dx = fwAD.unpack_dual(f, level=l0).tangent        # y (sin x + x cos x), carrying l1
+                close(df_dx.item(), y0 * (math.sin(x0) + x0 * math.cos(x0)))
+                # hierarchical (rule 2): the outer level's tangent is computed from primals that carry
+                # only levels outside it, so it has no inner-level tangent
+                assert fwAD.unpack_dual(df_dx, level=l1).tangent is None
+
+    def test_mixed_partials_inner_over_outer_order(self):
+        """The same mixed partial with x at the inner level and y at the outer one."""
+        x0, y0 = 0.3, 1.7
+        with fwAD.dual_level() as l0:
+            with fwAD.dual_level() as l1:
+                y = fwAD.make_dual(pf.tensor(y0), pf.tensor(1.0), level=l0)
+                x = fwAD.make_dual(pf.tensor(x0), pf.tensor(1.0), level=l1)
+                f = x * y * pf.sin(x)
+                df_dx = fwAD.unpack_dual(f, level=l1).tangent
+                close(df_dx.item(), y0 * (math.sin(x0) + x0 * math.cos(x0)))
+                close(fwAD.unpack_dual(df_dx, level=l0).tangent.item(), math.sin(x0) + x0 * math.cos(x0))
+
+    def test_outer_dual_seen_as_plain_value_by_inner_level(self):
+        with fwAD.dual_level() as l0:
+            a = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]), level=l0)
+            with fwAD.dual_level() as l1:
+                b = fwAD.make_dual(pf.tensor([3.0]), pf.tensor([1.0]), level=l1)
+                c = a * b
+                # level 1 sees a as a constant: dc/db = a = 2 (with a's l0 tangent 1)
+                t1 = tangent(c, l1)
+                assert t1.tolist() == [2.0]
+                assert tangent(t1, l0).tolist() == [1.0]
+                assert tangent(c, l0).tolist() == [3.0]
+
+
+# -- rule 3: tangents ----------------------------------------------------------------------------
+
+class TestTangents:
+    def test_shape_mismatch_names_both_shapes(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError) as ei:
+                fwAD.make_dual(pf.zeros(2, 3), pf.zeros(3, 2))
+            msg = str(ei.value)
+            assert "(2, 3)" in msg and "(3, 2)" in msg
+
+    def test_broadcastable_tangent_is_still_an_error(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError, match=r"\(3,\)"):
+                fwAD.make_dual(pf.zeros(3), pf.zeros(1))
+
+    def test_integer_tangent_errors(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError, match="int64"):
+                fwAD.make_dual(pf.zeros(2), pf.tensor([1, 2]))
+
+    @pytest.mark.parametrize("dtype", [pf.int32, pf.int64, pf.bool])
+    def test_integer_or_bool_primal_errors(self, dtype):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError, match=np.dtype(dtype).name):
+                fwAD.make_dual(pf.zeros(2, dtype=dtype), pf.zeros(2))
+
+    def test_dtype_mismatch_names_both(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError) as ei:
+                fwAD.make_dual(pf.zeros(2, dtype=pf.float64), pf.zeros(2, dtype=pf.float32))
+            assert "float32" in str(ei.value) and "float64" in str(ei.value)
+
+    def test_real_tangent_for_complex_primal_is_dtype_error(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError, match="complex128"):
+                fwAD.make_dual(pf.zeros(2, dtype=pf.complex128), pf.zeros(2))
+
+    def test_non_tensor_arguments_error(self):
+        with fwAD.dual_level():
+            with pytest.raises(RuntimeError):
+                fwAD.make_dual([1.0], pf.tensor([1.0]))
+            with pytest.raises(RuntimeError):
+                fwAD.make_dual(pf.tensor([1.0]), np.array([1.0]))
+
+    def test_float32_tangent_kept(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.ones(3, dtype=pf.float32), pf.ones(3, dtype=pf.float32))
+            y = d * 2.0
+            assert y.dtype == pf.float32 and tangent(y).dtype == pf.float32
+
+    def test_make_dual_shares_primal_memory_and_keeps_tangent_object(self):
+        with fwAD.dual_level():
+            x = pf.tensor([1.0, 2.0])
+            v = pf.tensor([3.0, 4.0])
+            d = fwAD.make_dual(x, v)
+            assert np.shares_memory(d.numpy(), x.numpy())
+            assert tangent(d) is v
+            assert fwAD.unpack_dual(x).tangent is None  # x itself stays non-dual
+
+    def test_input_without_tangent_is_zero(self):
+        with fwAD.dual_level():
+            x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))
+            y = pf.tensor([3.0, 5.0])
+            close(tangent(x * y), [3.0, 5.0])
+            close(tangent(y * x), [3.0, 5.0])
+            close(tangent(pf.atan2(y, x)), -np.array([3.0, 5.0]) / (np.array([1.0, 4.0]) + [9.0, 25.0]))
+            close(tangent(pf.where(pf.tensor([True, False]), x, y)), [1.0, 0.0])
+            close(tangent(pf.cat([y, x])), [0.0, 0.0, 1.0, 1.0])
+
+    def test_no_tangent_anywhere_means_no_tangent(self):
+        with fwAD.dual_level():
+            y = pf.tensor([3.0, 5.0]).sin() * 2
+            assert tangent(y) is None
+
+    def test_symbolic_zero_not_materialised(self, monkeypatch):
+        """f(x_dual, y_plain) never builds a zero array for y's tangent."""
+        import pushforward.creation as creation
+        calls = []
+        orig = np.zeros_like
+
+        def spy(a, *args, **kw):
+            calls.append(np.shape(a))
+            return orig(a, *args, **kw)
+
+        with fwAD.dual_level():
+            x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))
+            y = pf.tensor([3.0, 5.0])
+            big = pf.ones(1000)
+            monkeypatch.setattr(np, "zeros_like", spy)
+            monkeypatch.setattr(creation, "zeros_like", lambda *a, **k: calls.append("pf") or orig(*a, **k))
+            r = x * y + y
+            r2 = (x.unsqueeze(0) * big.unsqueeze(1)).sum()
+            monkeypatch.undo()
+            close(tangent(r), [3.0, 5.0])
+            close(tangent(r2), 2000.0)
+        assert not any(c == (1000,) or c == (1000, 1) or c == "pf" for c in calls), calls
+
+    @pytest.mark.parametrize("fn", [pf.floor, pf.ceil, pf.round, pf.trunc, pf.sign,
+                                    lambda t: t > 0, lambda t: pf.argmax(t)])
+    def test_provably_zero_output_has_no_tangent(self, fn):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.5, -2.5]), pf.tensor([1.0, 1.0]))
+            assert tangent(fn(d)) is None
+
+    def test_max_dim_indices_have_no_tangent(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([[1.0, 3.0], [4.0, 2.0]]), pf.tensor([[10.0, 30.0], [40.0, 20.0]]))
+            vals, idx = pf.max(d, dim=1)
+            assert tangent(vals).tolist() == [30.0, 40.0]
+            assert tangent(idx) is None
+
+    def test_plain_tensor_never_gets_tangent_from_op(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]))
+            y = pf.tensor([2.0])
+            _ = d * y
+            assert tangent(y) is None
+
+
+# -- rule 7: mixing with reverse mode ------------------------------------------------------------
+
+class TestReverseInterplay:
+    def test_make_dual_differentiable_wrt_tangent(self):
+        x = pf.tensor([0.5, 1.0])
+        v = pf.tensor([3.0, 4.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, v)
+            t = tangent(d.sin())
+            (gv,) = pf.autograd.grad(t.sum(), v)
+        close(gv, np.cos([0.5, 1.0]))
+
+    def test_make_dual_differentiable_wrt_primal(self):
+        x = pf.tensor([0.5, 1.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, pf.tensor([3.0, 4.0]))
+            p = fwAD.unpack_dual(d.sin()).primal
+            (gx,) = pf.autograd.grad(p.sum(), x)
+        close(fwAD.unpack_dual(gx).primal if False else gx.detach(), np.cos([0.5, 1.0]))
+
+    def test_make_dual_identity_grad(self):
+        x = pf.tensor([0.5, 1.0], requires_grad=True)
+        v = pf.tensor([3.0, 4.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, v)
+            p, t = fwAD.unpack_dual(d)
+            gx, gv = pf.autograd.grad((p * 2).sum() + (t * 3).sum(), (x, v))
+        close(gx.detach(), [2.0, 2.0])
+        close(gv, [3.0, 3.0])
+
+    def test_reverse_over_forward(self):
+        """grad of a jvp: d/dx [J_f(x) v] for f = sin(x) * x, i.e. (2cos x - x sin x) * v."""
+        xv = np.array([0.3, 1.2])
+        vv = np.array([1.0, -2.0])
+        x = pf.tensor(xv, requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, pf.tensor(vv))
+            jvp = tangent(pf.sin(d) * d)
+            close(jvp.detach(), (np.cos(xv) * xv + np.sin(xv)) * vv)
+            assert jvp.requires_grad
+            (g,) = pf.autograd.grad(jvp.sum(), x)
+        close(g.detach(), (2 * np.cos(xv) - xv * np.sin(xv)) * vv)
+
+    def test_reverse_over_forward_wrt_tangent_and_primal_backward(self):
+        x = pf.tensor([0.3, 1.2], requires_grad=True)
+        v = pf.tensor([1.0, -2.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, v)
+            y = (d.exp() * d).sum()
+            tangent(y).backward()
+        xv = np.array([0.3, 1.2])
+        close(v.grad, np.exp(xv) * (1 + xv))
+        close(x.grad.detach(), np.exp(xv) * (2 + xv) * [1.0, -2.0])
+
+    def test_forward_over_reverse_hvp(self):
+        """The gradient of a dual input is dual; its tangent is the Hessian-vector product."""
+        xv = np.array([1.0, 2.0, -0.5])
+        vv = np.array([1.0, 0.5, 2.0])
+        A = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, -1.0], [0.0, -1.0, 1.0]])
+        x = pf.tensor(xv, requires_grad=True)
+        with fwAD.dual_level():
+            xd = fwAD.make_dual(x, pf.tensor(vv))
+            f = (xd ** 3).sum() + 0.5 * (xd * (pf.tensor(A) @ xd)).sum() + pf.sin(xd).sum()
+            (g,) = pf.autograd.grad(f, xd)
+            gp, gt = fwAD.unpack_dual(g)
+            assert gt is not None
+            close(gp, 3 * xv ** 2 + A @ xv + np.cos(xv))
+            H = np.diag(6 * xv - np.sin(xv)) + A
+            close(gt, H @ vv)
+
+    def test_forward_over_reverse_via_backward(self):
+        xv = np.array([0.4, -1.1])
+        vv = np.array([2.0, 1.0])
+        x = pf.tensor(xv, requires_grad=True)
+        with fwAD.dual_level():
+            xd = fwAD.make_dual(x, pf.tensor(vv))
+            (pf.exp(xd) * xd).sum().backward()
+            gt = fwAD.unpack_dual(x.grad).tangent
+            assert gt is not None
+            close(gt, np.exp(xv) * (2 + xv) * vv)
+
+    def test_detach_drops_tape_and_tangent(self):
+        x = pf.tensor([1.0, 2.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x * 1, pf.tensor([1.0, 1.0]))
+            dd = d.detach()
+            assert tangent(dd) is None
+            assert not dd.requires_grad and dd.grad_fn is None
+            assert np.shares_memory(dd.numpy(), d.detach().numpy())
+            y = dd.sin()
+            assert tangent(y) is None and not y.requires_grad
+            # the original keeps both
+            assert tangent(d) is not None and d.requires_grad
+
+    def test_detach_of_view_drops_base_tangent(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([1.0, 1.0, 1.0]))
+            v = d[1:]
+            assert tangent(v) is not None
+            assert tangent(v.detach()) is None
+
+    def test_forward_and_reverse_jacobians_agree_with_detach(self):
+        """f(x) = x * detach(x): both modes see d/dx = detach(x)."""
+        xv = np.array([1.5, -2.0])
+        x = pf.tensor(xv, requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
+            y = d * d.detach()
+            fwd = tangent(y).detach().numpy()
+        x2 = pf.tensor(xv, requires_grad=True)
+        y2 = x2 * x2.detach()
+        (row0,) = pf.autograd.grad(y2[0:1].sum(), x2)
+        close(fwd, [xv[0], 0.0])
+        close(row0, [xv[0], 0.0])
+
+
+# -- rule 8: coverage ----------------------------------------------------------------------------
+
+class _NoJvp(pf.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class TestCoverage:
+    def test_function_without_jvp_raises_when_dual_reaches_it(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0]))
+            with pytest.raises(NotImplementedError) as ei:
+                _NoJvp.apply(d)
+            msg = str(ei.value)
+            assert "forward-mode AD is not implemented for _NoJvp" in msg
+            assert "jvp" in msg.split("_NoJvp", 1)[1]
+
+    def test_function_without_jvp_fine_without_dual(self):
+        assert _NoJvp.apply(pf.tensor([1.0])).tolist() == [2.0]
+        with fwAD.dual_level():
+            # a level is active but no dual reaches the function
+            assert _NoJvp.apply(pf.tensor([1.0])).tolist() == [2.0]
+        x = pf.tensor([1.0], requires_grad=True)
+        _NoJvp.apply(x).sum().backward()
+        assert x.grad.tolist() == [2.0]
+
+    def test_op_without_forward_formula(self):
+        """A generated op whose forward formula is missing raises the exact message only for duals."""
+        from pushforward._generated import ops
+        op = ops.SIN if hasattr(ops, "SIN") else None
+        if op is None:
+            pytest.skip("no SIN op object exposed")
+        saved = (op.jvp, op.jvp_np)
+        op.jvp = op.jvp_np = None
+        try:
+            assert pf.sin(pf.tensor([0.0])).tolist() == [0.0]
+            with fwAD.dual_level():
+                assert pf.sin(pf.tensor([0.0])).tolist() == [0.0]
+                d = fwAD.make_dual(pf.tensor([0.0]), pf.tensor([1.0]))
+                with pytest.raises(NotImplementedError, match="^forward-mode AD is not implemented for sin$"):
+                    pf.sin(d)
+        finally:
+            op.jvp, op.jvp_np = saved
+
+    def test_every_differentiable_op_has_forward_formula(self):
+        from pushforward._generated import ops
+        from pushforward.dispatch import Op
+        missing = [o.name for o in vars(ops).values()
+                   if isinstance(o, Op) and o.differentiable and o.jvp is None
+                   and any(o.diff) and o.jvp_kind == "none"]
+        assert missing == []
+
+
+# -- rule 9: grad mode ----------------------------------------------------------------------------
+
+class TestGradMode:
+    def test_no_grad_keeps_tangents(self):
+        x = pf.tensor([0.5, 1.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, pf.tensor([1.0, 2.0]))
+            with pf.no_grad():
+                y = d.sin() * d
+            assert not y.requires_grad and y.grad_fn is None
+            close(tangent(y), (np.cos([0.5, 1.0]) * [0.5, 1.0] + np.sin([0.5, 1.0])) * [1.0, 2.0])
+
+    def test_no_grad_inplace_keeps_tangents(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))
+            with pf.no_grad():
+                d.mul_(3)
+            close(tangent(d), [3.0, 3.0])
+
+    def test_set_grad_enabled_false_keeps_tangents(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
+            with pf.set_grad_enabled(False):
+                y = d ** 2
+            close(tangent(y), [4.0])
+
+
+# -- rule 10: complex -----------------------------------------------------------------------------
+
+def _numeric_jvp(f, z, v, eps=1e-7):
+    return (f(z + eps * v) - f(z - eps * v)) / (2 * eps)
+
+
+CPLX_FNS = {
+    "exp": (pf.exp, np.exp),
+    "abs": (pf.abs, np.abs),
+    "conj": (pf.conj, np.conj),
+    "mul_self_conj": (lambda t: t * t.conj(), lambda a: a * np.conj(a)),
+    "sin": (pf.sin, np.sin),
+    "real": (pf.real, np.real),
+    "imag": (pf.imag, np.imag),
+    "angle": (pf.angle, np.angle),
+    "square": (pf.square, np.square),
+}
+
+
+class TestComplex:
+    Z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0.5 - 2.0j])
+
+    @pytest.mark.parametrize("name", list(CPLX_FNS))
+    @pytest.mark.parametrize("direction", ["real", "imag", "mixed"])
+    def test_tangent_is_r_linear_jacobian(self, name, direction):
+        f, fnp = CPLX_FNS[name]
+        v = {"real": np.array([1.0, 0.5, -2.0]) + 0j,
+             "imag": 1j * np.array([1.0, 0.5, -2.0]),
+             "mixed": np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])}[direction]
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor(self.Z), pf.tensor(v))
+            t = tangent(f(d))
+            expected = _numeric_jvp(lambda a: fnp(a), self.Z, v)
+            assert t is not None
+            close(t, expected, tol=1e-6)
+
+    def test_abs_tangent_is_real(self):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor(self.Z), pf.tensor(np.ones(3) * 1j))
+            y = pf.abs(d)
+            assert y.dtype == pf.float64 and tangent(y).dtype == pf.float64
+
+    @needs_torch
+    @pytest.mark.parametrize("name", ["exp", "abs", "conj", "sin", "mul_self_conj", "square", "angle", "real", "imag"])
+    def test_backward_matches_torch_wirtinger(self, name):
+        f, _ = CPLX_FNS[name]
+        tf = {"exp": torch.exp, "abs": torch.abs, "conj": lambda t: torch.conj(t).resolve_conj(), "sin": torch.sin,
+              "mul_self_conj": lambda t: t * t.conj(), "square": torch.square, "angle": torch.angle,
+              "real": torch.real, "imag": torch.imag}[name]
+        rng = np.random.default_rng(0)
+        x = pf.tensor(self.Z, requires_grad=True)
+        xt = torch.tensor(self.Z, requires_grad=True)
+        y = f(x)
+        yt = tf(xt)
+        if np.iscomplexobj(y.detach().numpy()):
+            g = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+        else:
+            g = rng.standard_normal(3)
+        y.backward(pf.tensor(g))
+        yt.backward(torch.tensor(g))
+        close(x.grad, xt.grad.resolve_conj().numpy(), tol=1e-10)
+
+    @needs_torch
+    def test_complex_jvp_matches_torch(self):
+        import torch.autograd.forward_ad as tfw
+        v = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor(self.Z), pf.tensor(v))
+            ours = tangent(pf.abs(pf.exp(d) * d.conj())).numpy()
+        with tfw.dual_level():
+            dt = tfw.make_dual(torch.tensor(self.Z), torch.tensor(v))
+            theirs = tfw.unpack_dual(torch.abs(torch.exp(dt) * dt.conj())).tangent.numpy()
+        close(ours, theirs)
+
+    def test_real_to_complex_and_back(self):
+        """f(x) = |exp(i x)|^2 = 1: tangent zero; g(x) = real(exp(i x)) = cos x."""
+        with fwAD.dual_level():
+            d = fwAD.make_dual(pf.tensor([0.3, 1.0]), pf.tensor([1.0, 1.0]))
+            z = pf.exp(d * 1j)
+            assert tangent(z).dtype == pf.complex128
+            close(tangent(pf.real(z)), -np.sin([0.3, 1.0]))
+            close(tangent(pf.abs(z) ** 2), [0.0, 0.0])

@@ -1,0 +1,344 @@
+"""Generic tests over the op database (pushforward.testing.opdb).
+
+For every op of derivatives.yaml: primal values against NumPy/SciPy (float64, float32 and
+complex where supported), gradcheck in backward and forward mode, gradgradcheck
+forward-over-reverse, complex gradcheck, in-place variant == out-of-place (values and
+tangents), view ops share memory (primal and tangent), and proof that the checks bite.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward._generated import ops
+from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_op, diff_leaves, gradcheck_fn,
+                                      op_record, yaml_op_names)
+
+ALL = sorted(OPS)
+DIFF = [n for n in ALL if OPS[n].differentiable]
+COMPLEX = [n for n in DIFF if OPS[n].supports_complex]
+INPLACE = [n for n in ALL if OPS[n].inplace]
+VIEWS = [n for n in ALL if OPS[n].is_view]
+PRIMAL = [(n, np.dtype(d).name) for n in ALL for d in OPS[n].dtypes]
+
+
+def _outputs(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _arr(x):
+    return np.asarray(x._data) if isinstance(x, pf.Tensor) else np.asarray(x)
+
+
+def _run_all(name, samples, check) -> None:
+    """Run check(sample) on every sample; fail once with every sample's message."""
+    errors = []
+    for s in samples:
+        try:
+            check(s)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{s!r}: {type(e).__name__}: {e}")
+    if errors:
+        pytest.fail(f"{name}: {len(errors)}/{len(samples)} samples failed:\n" + "\n\n".join(errors), pytrace=False)
+
+
+# -- coverage --------------------------------------------------------------------------------------
+
+def test_every_yaml_op_has_an_entry():
+    names = yaml_op_names()
+    missing = sorted(set(names) - set(OPS))
+    assert not missing, f"ops in derivatives.yaml without an op-database entry: {missing}"
+    stale = sorted(set(OPS) - set(names))
+    assert not stale, f"op-database entries for ops not in derivatives.yaml: {stale}"
+
+
+def test_yaml_coverage_test_would_bite(monkeypatch):
+    """The coverage test really compares with the YAML: an unknown op shows up as missing."""
+    from pushforward.testing import opdb
+    monkeypatch.setattr(opdb, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
+    with pytest.raises(AssertionError, match="brand_new_op"):
+        names = opdb.yaml_op_names()
+        missing = sorted(set(names) - set(OPS))
+        assert not missing, f"ops in derivatives.yaml without an op-database entry: {missing}"
+
+
+def test_entries_match_yaml_metadata():
+    pytest.importorskip("yaml")
+    from pushforward.codegen.load import load
+    for e in load():
+        info = OPS[e.name]
+        assert info.composite == (e.composite is not None), e.name
+        assert info.differentiable == e.differentiable, e.name
+        expect_inplace = None if not e.inplace else (e.inplace if isinstance(e.inplace, str) else f"{e.name}_")
+        if info.inplace != "fill_" and info.inplace != "index_put_":  # composite fill_, method index_put_
+            assert info.inplace == expect_inplace, e.name
+        view = {"yes": True, "no": False, "maybe": "maybe"}[e.view]
+        if not info.composite:
+            assert info.is_view == view, e.name
+            fw = dict(e.forward)
+            key = fw.get("result", fw.get("result0"))
+            kind = "none" if key is None else key if key.startswith("auto_") else "explicit"
+            assert info.jvp_kind == kind, e.name
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_has_samples(name):
+    info = OPS[name]
+    assert info.dtypes
+    for d in info.dtypes:
+        assert info.samples(d), f"{name}: no samples for {np.dtype(d)}"
+    if info.differentiable:
+        assert any(diff_leaves(s) for s in info.samples(info.dtypes[0])), f"{name}: no differentiable sample"
+
+
+# -- primal values against NumPy --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,dtype", PRIMAL, ids=[f"{n}-{d}" for n, d in PRIMAL])
+def test_primal_matches_reference(name, dtype):
+    info = OPS[name]
+
+    def check(s: SampleInput):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expect = info.reference(s)
+            got = info(s)
+        exp_l, got_l = _outputs(expect), _outputs(got)
+        assert len(exp_l) == len(got_l), f"{len(got_l)} outputs, reference has {len(exp_l)}"
+        for g, e in zip(got_l, exp_l):
+            assert isinstance(g, pf.Tensor), f"output is {type(g).__name__}, not a Tensor"
+            e = np.asarray(e)
+            ga = _arr(g)
+            assert ga.shape == e.shape, f"shape {ga.shape}, reference {e.shape}"
+            assert ga.dtype == e.dtype, f"dtype {ga.dtype}, reference {e.dtype}"
+            tol = 1e-5 if np.dtype(dtype) == np.float32 or e.dtype in (np.float32, np.complex64) else 1e-10
+            np.testing.assert_allclose(ga, e, rtol=tol, atol=tol, equal_nan=True)
+
+    _run_all(name, info.samples(dtype), check)
+
+
+# -- derivatives ---------------------------------------------------------------------------------------
+
+def _grad_samples(info, dtype=F64):
+    return [s for s in info.samples(dtype) if s.grad and diff_leaves(s)]
+
+
+@pytest.mark.parametrize("name", DIFF)
+def test_gradcheck_backward_and_forward(name):
+    info = OPS[name]
+
+    def check(s):
+        fn, inputs = gradcheck_fn(info, s)
+        gradcheck(fn, inputs, fast_mode=info.fast_mode, atol=info.atol, rtol=info.rtol)
+
+    _run_all(name, _grad_samples(info), check)
+
+
+@pytest.mark.parametrize("name", DIFF)
+def test_gradgradcheck_forward_over_reverse(name):
+    info = OPS[name]
+    if not info.gradgrad:
+        pytest.skip("second derivatives not checked for this op")
+
+    def check(s):
+        fn, inputs = gradcheck_fn(info, s)
+        gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=info.fast_mode, atol=info.atol,
+                      rtol=info.rtol)
+
+    samples = [s for s in _grad_samples(info) if sum(t.numel() for t in diff_leaves(s)) <= 24][:4]
+    _run_all(name, samples, check)
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_gradcheck_complex(name):
+    info = OPS[name]
+
+    def check(s):
+        fn, inputs = gradcheck_fn(info, s)
+        gradcheck(fn, inputs, fast_mode=info.fast_mode, atol=info.atol, rtol=info.rtol)
+
+    _run_all(name, _grad_samples(info, C128), check)
+
+
+def test_check_op_interface():
+    r = check_op("sin")
+    assert r == {"backward": True, "forward": True, "fwd_over_rev": True, "complex": True,
+                 "kind": "auto_element_wise", "error": None}
+    r = check_op("eq")
+    assert r["backward"] is None and r["forward"] is None and r["kind"] == "none"
+    r = check_op("split", fast=True)
+    assert r["kind"] == "composite" and r["backward"] is True
+
+
+# -- in-place variants --------------------------------------------------------------------------------
+
+def _inplace_samples(info):
+    """float64 samples whose out-of-place result has the input's shape and dtype (so in-place is legal)."""
+    out = []
+    for s in info.samples(F64):
+        if not isinstance(s.input, pf.Tensor):
+            continue
+        r = info(s)
+        if isinstance(r, pf.Tensor) and r.shape == s.input.shape and r.dtype == s.input.dtype:
+            out.append(s)
+    return out
+
+
+def _dual_sample(s: SampleInput, rng, skip_first=False):
+    """A copy of the sample whose float tensors are duals (fresh primals and random tangents)."""
+    from pushforward.testing.opdb import _rebuild
+    leaves = diff_leaves(s)
+    duals, tangents = [], []
+    for k, t in enumerate(leaves):
+        p = pf.from_numpy(np.array(t._data, copy=True))
+        if skip_first and k == 0:
+            duals.append(p)
+            tangents.append(None)
+            continue
+        tan = rng.standard_normal(t.shape)
+        if t.dtype.kind == "c":
+            tan = tan + 1j * rng.standard_normal(t.shape)
+        tan = pf.from_numpy(np.asarray(tan, dtype=t.dtype))
+        duals.append(fwAD.make_dual(p, tan))
+        tangents.append(tan)
+    return _rebuild(s, duals), tangents
+
+
+def _primal_tangent(x):
+    p, t = fwAD.unpack_dual(x)
+    return _arr(p).copy(), (None if t is None else _arr(t).copy())
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_matches_out_of_place(name):
+    info = OPS[name]
+
+    def check(s):
+        # values, no autodiff
+        expect = _arr(info(s)).copy()
+        x = s.input.clone()
+        got = getattr(x, info.inplace)(*s.args, **s.kwargs)
+        assert got is x, f"{info.inplace} must return self"
+        np.testing.assert_allclose(_arr(x), expect, rtol=1e-12, atol=1e-12)
+        # values and tangents under a dual level; also with a self that has no tangent (it gets zeros)
+        for skip_first in (False, True):
+            if skip_first and len(diff_leaves(s)) < 2:
+                continue
+            with fwAD.dual_level():
+                ref_s, _ = _dual_sample(s, np.random.default_rng(1), skip_first)
+                p_ref, t_ref = _primal_tangent(info(ref_s))
+                in_s, _ = _dual_sample(s, np.random.default_rng(1), skip_first)
+                getattr(in_s.input, info.inplace)(*in_s.args, **in_s.kwargs)
+                p_in, t_in = _primal_tangent(in_s.input)
+            np.testing.assert_allclose(p_in, p_ref, rtol=1e-12, atol=1e-12)
+            if t_ref is None:
+                assert t_in is None or not np.any(t_in), "in-place made a nonzero tangent"
+            else:
+                assert t_in is not None, "in-place lost the tangent"
+                np.testing.assert_allclose(t_in, t_ref, rtol=1e-10, atol=1e-12)
+
+    samples = _inplace_samples(info)
+    assert samples, f"{name}: no sample suitable for {info.inplace}"
+    _run_all(name, samples, check)
+
+
+# -- views ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_view_shares_memory_with_input_and_tangent(name):
+    info = OPS[name]
+    dtype = C128 if name == "imag" else F64
+    checked = []
+
+    def check(s):
+        x = s.input
+        outs = [o for o in _outputs(info(s)) if o.numel() > 0]
+        if info.is_view == "maybe" and not all(np.shares_memory(_arr(o), _arr(x)) for o in outs):
+            return  # a copy this time (allowed for reshape/flatten/...)
+        for o in outs:
+            assert np.shares_memory(_arr(o), _arr(x)), "output does not share memory with the input"
+        with fwAD.dual_level():
+            tan = pf.from_numpy(np.random.default_rng(0).standard_normal(x.shape).astype(x.dtype))
+            d = fwAD.make_dual(x.clone(), tan)
+            base_t = fwAD.unpack_dual(d).tangent
+            douts = _outputs(info.op(d, *s.args, **s.kwargs))
+            expects = _outputs(info.op(tan, *s.args, **s.kwargs))
+            for o, do, expect in zip(_outputs(info(s)), douts, expects):
+                if o.numel() == 0:
+                    continue
+                t = fwAD.unpack_dual(do).tangent
+                assert t is not None, "the view of a dual has no tangent"
+                assert np.shares_memory(_arr(t), _arr(base_t)), "the view's tangent does not share memory " \
+                                                                 "with the input's tangent"
+                np.testing.assert_allclose(_arr(t), _arr(expect))
+        checked.append(s)
+
+    _run_all(name, info.samples(dtype), check)
+    assert checked, f"{name}: no sample produced a view"
+
+
+# -- the checks bite --------------------------------------------------------------------------------------
+
+def _x():
+    return pf.tensor([0.3, -1.2, 2.0], requires_grad=True)
+
+
+def test_corrupted_forward_formula_fails(monkeypatch):
+    rec = op_record("sin")
+    assert gradcheck(pf.sin, (_x(),))
+    # both compiled forms of the formula: over Tensors and over bare arrays
+    monkeypatch.setattr(rec, "jvp", lambda self_p, self_t, result: self_t * self_p.cos() * 1.01)
+    monkeypatch.setattr(rec, "jvp_np", lambda self_p, self_t, result: self_t * np.cos(self_p) * 1.01)
+    assert gradcheck(pf.sin, (_x(),), check_forward_ad=False)  # backward is untouched
+    with pytest.raises(GradcheckError, match="forward"):
+        gradcheck(pf.sin, (_x(),), check_backward_ad=False)
+    assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True)
+
+
+def test_corrupted_explicit_forward_formula_fails(monkeypatch):
+    rec = op_record("mul")
+    a, b = _x(), pf.tensor([1.5, 0.5, -0.7], requires_grad=True)
+    assert gradcheck(pf.mul, (a, b))
+    # forget the product rule's second term
+    def bad(self_p, other_p, self_t, other_t, result):
+        return other_p * self_t if self_t is not None else 0 * other_t
+
+    monkeypatch.setattr(rec, "jvp", bad)
+    monkeypatch.setattr(rec, "jvp_np", bad)
+    with pytest.raises(GradcheckError, match="forward"):
+        gradcheck(pf.mul, (a, b), check_backward_ad=False)
+
+
+def test_corrupted_backward_formula_fails(monkeypatch):
+    rec = op_record("sin")
+    monkeypatch.setattr(rec, "backward", lambda grad, self, result, needs: (grad * self.cos() * 1.01,))
+    assert gradcheck(pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False)  # forward untouched
+    with pytest.raises(GradcheckError, match="backward"):
+        gradcheck(pf.sin, (_x(),), check_forward_ad=False)
+    assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True, check_forward_ad=False)
+
+
+def test_corrupted_second_derivative_fails(monkeypatch):
+    """A backward formula that is right to first order but not differentiable correctly."""
+    rec = op_record("sin")
+    x = pf.tensor([0.3, -1.2, 2.0])
+
+    def bad(grad, self, result, needs):  # right value, but its own derivative is lost (detached)
+        return (grad * self.detach().cos(),)
+
+    monkeypatch.setattr(rec, "backward", bad)
+    assert gradcheck(pf.sin, (x.requires_grad_(),), check_forward_ad=False)
+    with pytest.raises(GradcheckError):
+        gradgradcheck(pf.sin, (pf.tensor([0.3, -1.2, 2.0], requires_grad=True),), check_rev_over_rev=False)
+
+
+def test_check_op_reports_corruption(monkeypatch):
+    rec = op_record("exp")
+    monkeypatch.setattr(rec, "jvp", lambda self_p, self_t, result: self_t * result * 1.01)
+    monkeypatch.setattr(rec, "jvp_np", lambda self_p, self_t, result: self_t * result * 1.01)
+    r = check_op("exp")
+    assert r["backward"] is True and r["forward"] is False and "forward" in r["error"]

@@ -1,0 +1,488 @@
+"""Forward AD with views and in-place ops (DESIGN.md rules 4, 5, 6), plus view/version basics in reverse mode."""
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward.autograd.state import STATE
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def tangent(t, level=None):
+    return fwAD.unpack_dual(t, level=level).tangent
+
+
+def shares(a, b) -> bool:
+    return np.shares_memory(a.numpy(), b.numpy())
+
+
+@pytest.fixture(autouse=True)
+def _level():
+    while STATE.levels:
+        fwAD.exit_dual_level()
+    with fwAD.dual_level():
+        yield
+    assert not STATE.levels
+
+
+def dual(shape=(3, 4)):
+    n = int(np.prod(shape))
+    p = pf.arange(n, dtype=pf.float64).reshape(*shape).clone()
+    t = (pf.arange(n, dtype=pf.float64) * 10 + 100).reshape(*shape).clone()
+    return fwAD.make_dual(p, t), p.numpy().copy(), t.numpy().copy()
+
+
+# -- rule 4: views -------------------------------------------------------------------------------
+
+VIEWS = {
+    "slice": (lambda t: t[1:, ::2], lambda a: a[1:, ::2]),
+    "row": (lambda t: t[1], lambda a: a[1]),
+    "ellipsis_newaxis": (lambda t: t[None, ..., 1:3], lambda a: a[None, ..., 1:3]),
+    "view": (lambda t: t.view(4, 3), lambda a: a.reshape(4, 3)),
+    "view_flat": (lambda t: t.view(-1), lambda a: a.reshape(-1)),
+    "reshape": (lambda t: t.reshape(2, 6), lambda a: a.reshape(2, 6)),
+    "transpose": (lambda t: t.transpose(0, 1), lambda a: a.T),
+    "t": (lambda t: t.t(), lambda a: a.T),
+    "permute": (lambda t: t.permute(1, 0), lambda a: a.T),
+    "narrow": (lambda t: t.narrow(1, 1, 2), lambda a: a[:, 1:3]),
+    "select": (lambda t: t.select(1, 2), lambda a: a[:, 2]),
+    "diagonal": (lambda t: t.diagonal(), lambda a: np.diagonal(a)),
+    "diagonal_offset": (lambda t: t.diagonal(1), lambda a: np.diagonal(a, 1)),
+    "unbind": (lambda t: t.unbind(0)[2], lambda a: a[2]),
+    "unbind_dim1": (lambda t: t.unbind(1)[3], lambda a: a[:, 3]),
+    "split": (lambda t: t.split(2, dim=1)[1], lambda a: a[:, 2:4]),
+    "chunk": (lambda t: t.chunk(3, dim=0)[1], lambda a: a[1:2]),
+    "unsqueeze": (lambda t: t.unsqueeze(0), lambda a: a[None]),
+    "flatten": (lambda t: t.flatten(), lambda a: a.reshape(-1)),
+    "view_of_view": (lambda t: t[1:].transpose(0, 1)[::2], lambda a: a[1:].T[::2]),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_view_tangent_is_same_view_of_base_tangent(name):
+    f, fnp = VIEWS[name]
+    d, p, t = dual()
+    v = f(d)
+    close(v, fnp(p))
+    vt = tangent(v)
+    assert vt is not None
+    close(vt, fnp(t))
+    assert shares(vt, tangent(d)), "view's tangent must share memory with the base's tangent"
+    assert shares(v, d)
+
+
+@pytest.mark.parametrize("name", ["row", "select", "unbind"])
+def test_view_tangent_0d(name):
+    """Views down to a single element (x[i] on a 1-D tensor) are views too."""
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([10.0, 20.0, 30.0]))
+    v = {"row": lambda t: t[1], "select": lambda t: t.select(0, 1), "unbind": lambda t: t.unbind(0)[1]}[name](d)
+    assert v.item() == 2.0
+    assert tangent(v).item() == 20.0
+    assert shares(v, d)
+    assert shares(tangent(v), tangent(d))
+
+
+def test_view_created_before_make_dual_finds_base_tangent():
+    """A view without its own tangent looks up its base's (here the dual's memory root)."""
+    d, _, t = dual()
+    v1 = d[0]
+    v2 = d[0]
+    tangent(d).mul_(2)  # an update of the base's tangent is seen by views through the lookup
+    close(tangent(v1), 2 * t[0])
+    close(tangent(v2), 2 * t[0])
+
+
+def test_view_of_base_made_dual_later():
+    base = pf.zeros(4)
+    v = base[1:3]
+    assert tangent(v) is None
+    out = pf.zeros(4)
+    out[1:3] = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([5.0, 6.0]))
+    w = out[1:3]
+    close(tangent(w), [5.0, 6.0])
+    # a view taken before the base became dual sees its tangent too
+    out2 = pf.zeros(4)
+    early = out2[2:]
+    out2[:2] = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([5.0, 6.0]))
+    close(tangent(early), [0.0, 0.0])
+    close(tangent(out2), [5.0, 6.0, 0.0, 0.0])
+
+
+def test_view_ops_on_view_of_dual_propagate():
+    d, p, t = dual()
+    y = (d[1:] * 2).sum()
+    close(tangent(y), 2 * t[1:].sum())
+
+
+def test_expand_tangent():
+    d = fwAD.make_dual(pf.tensor([[1.0], [2.0]]), pf.tensor([[3.0], [4.0]]))
+    e = d.expand(2, 3)
+    close(tangent(e), [[3.0] * 3, [4.0] * 3])
+
+
+def test_reshape_copy_case_has_tangent_without_sharing():
+    d, p, t = dual()
+    r = d.t().reshape(12)  # not expressible as a view: a copy
+    close(r, p.T.reshape(12))
+    close(tangent(r), t.T.reshape(12))
+
+
+def test_advanced_index_is_copy_with_tangent():
+    d, p, t = dual()
+    c = d[[0, 2]]
+    close(tangent(c), t[[0, 2]])
+    assert not shares(c, d)
+    mask = d > 5
+    m = d[mask]
+    close(tangent(m), t[p > 5])
+
+
+def test_unpacked_primal_of_view_has_no_tangent():
+    d, p, t = dual()
+    v = d[1:]
+    pv, tv = fwAD.unpack_dual(v)
+    assert tangent(pv) is None
+    assert shares(pv, d)
+    close(tv, t[1:])
+
+
+# -- rule 5: in-place ----------------------------------------------------------------------------
+
+def test_inplace_updates_tangent_in_place():
+    d, p, t = dual((4,))
+    tan = tangent(d)
+    d.mul_(2)
+    assert tangent(d) is tan, "the tangent object itself must be updated"
+    close(tan, 2 * t)
+    close(d, 2 * p)
+
+
+def test_inplace_seen_by_previous_view_tangent():
+    d, p, t = dual((4,))
+    v = d[1:3]
+    vt = tangent(v)
+    d.mul_(2)
+    close(vt, 2 * t[1:3])
+    close(tangent(v), 2 * t[1:3])
+    close(v, 2 * p[1:3])
+
+
+def test_inplace_on_view_updates_base_tangent():
+    d, p, t = dual((4,))
+    v = d[1:3]
+    v.mul_(3)
+    exp = t.copy()
+    exp[1:3] *= 3
+    close(tangent(d), exp)
+    close(tangent(v), exp[1:3])
+
+
+def test_inplace_on_view_via_augmented_operator():
+    d, p, t = dual((2, 3))
+    row = d[0]
+    row += fwAD.make_dual(pf.ones(3), pf.full((3,), 7.0))
+    exp = t.copy()
+    exp[0] += 7
+    close(tangent(d), exp)
+
+
+def test_inplace_add_plain_keeps_tangent():
+    d, p, t = dual((3,))
+    d.add_(pf.tensor([1.0, 2.0, 3.0]))
+    close(tangent(d), t)
+    close(d, p + [1, 2, 3])
+
+
+def test_inplace_plain_target_dual_value_makes_target_dual():
+    x = pf.tensor([1.0, 2.0])
+    x.add_(fwAD.make_dual(pf.tensor([1.0, 1.0]), pf.tensor([3.0, 4.0])))
+    close(tangent(x), [3.0, 4.0])
+    close(x, [2.0, 3.0])
+
+
+def test_zero_and_fill_clear_tangent():
+    d, _, _ = dual((3,))
+    d.zero_()
+    close(tangent(d), [0.0, 0.0, 0.0])
+    d2, _, _ = dual((3,))
+    d2.fill_(5.0)
+    close(tangent(d2), [0.0, 0.0, 0.0])
+
+
+def test_copy_plain_into_dual_zeroes_tangent():
+    d, _, _ = dual((3,))
+    d.copy_(pf.tensor([7.0, 8.0, 9.0]))
+    close(d, [7.0, 8.0, 9.0])
+    close(tangent(d), [0.0, 0.0, 0.0])
+
+
+def test_copy_dual_into_dual():
+    d, _, _ = dual((3,))
+    d.copy_(fwAD.make_dual(pf.tensor([7.0, 8.0, 9.0]), pf.tensor([1.0, 2.0, 3.0])))
+    close(tangent(d), [1.0, 2.0, 3.0])
+
+
+def test_setitem_dual_into_plain_0d_index():
+    out = pf.zeros(5)
+    out[2] = fwAD.make_dual(pf.tensor(7.0), pf.tensor(3.0))
+    close(out, [0, 0, 7, 0, 0])
+    assert tangent(out) is not None
+    close(tangent(out), [0, 0, 3, 0, 0])
+
+
+def test_setitem_dual_into_plain_slice():
+    out = pf.zeros(5)
+    out[1:3] = fwAD.make_dual(pf.tensor([7.0, 8.0]), pf.tensor([3.0, 4.0]))
+    close(out, [0, 7, 8, 0, 0])
+    close(tangent(out), [0, 3, 4, 0, 0])
+
+
+def test_setitem_dual_row_into_plain_matrix():
+    out = pf.zeros(3, 2)
+    out[1] = fwAD.make_dual(pf.tensor([7.0, 8.0]), pf.tensor([3.0, 4.0]))
+    close(tangent(out), [[0, 0], [3, 4], [0, 0]])
+
+
+def test_setitem_dual_through_view_of_plain_base():
+    base = pf.zeros(2, 3)
+    view = base[1]
+    view[0:2] = fwAD.make_dual(pf.tensor([7.0, 8.0]), pf.tensor([3.0, 4.0]))
+    close(base, [[0, 0, 0], [7, 8, 0]])
+    close(tangent(base), [[0, 0, 0], [3, 4, 0]])
+    close(tangent(view), [3, 4, 0])
+
+
+def test_setitem_dual_advanced_index():
+    out = pf.zeros(5)
+    out[[1, 3]] = fwAD.make_dual(pf.tensor([7.0, 8.0]), pf.tensor([3.0, 4.0]))
+    close(out, [0, 7, 0, 8, 0])
+    close(tangent(out), [0, 3, 0, 4, 0])
+
+
+def test_setitem_dual_bool_mask():
+    out = pf.zeros(4)
+    mask = pf.tensor([True, False, True, False])
+    out[mask] = fwAD.make_dual(pf.tensor([7.0, 8.0]), pf.tensor([3.0, 4.0]))
+    close(tangent(out), [3, 0, 4, 0])
+
+
+def test_setitem_plain_into_dual_zeroes_region():
+    d, p, t = dual((4,))
+    d[1:3] = pf.tensor([0.5, 0.5])
+    exp = t.copy()
+    exp[1:3] = 0
+    close(tangent(d), exp)
+
+
+def test_setitem_scalar_into_dual():
+    d, p, t = dual((4,))
+    d[0:1] = 3.0
+    exp = t.copy()
+    exp[0] = 0
+    close(tangent(d), exp)
+
+
+def test_mul_by_dual_uses_old_self():
+    a = fwAD.make_dual(pf.tensor([2.0, -1.0]), pf.tensor([1.0, 2.0]))
+    b = fwAD.make_dual(pf.tensor([3.0, 4.0]), pf.tensor([5.0, -1.0]))
+    a.mul_(b)
+    close(a, [6.0, -4.0])
+    close(tangent(a), [1 * 3 + 2 * 5, 2 * 4 + (-1) * (-1)])
+
+
+def test_mul_self_by_self():
+    a = fwAD.make_dual(pf.tensor([2.0, 3.0]), pf.tensor([1.0, 1.0]))
+    a.mul_(a)
+    close(a, [4.0, 9.0])
+    close(tangent(a), [4.0, 6.0])
+
+
+def test_pow_inplace_uses_old_self():
+    a = fwAD.make_dual(pf.tensor([2.0, 3.0]), pf.tensor([1.0, 0.5]))
+    a.pow_(3)
+    close(a, [8.0, 27.0])
+    close(tangent(a), [3 * 4 * 1.0, 3 * 9 * 0.5])
+
+
+def test_pow_inplace_dual_exponent():
+    a = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
+    e = fwAD.make_dual(pf.tensor([3.0]), pf.tensor([2.0]))
+    a.pow_(e)
+    # d(a^e) = e a^(e-1) da + a^e ln a de
+    close(tangent(a), [3 * 4 * 1.0 + 8 * np.log(2) * 2.0])
+
+
+def test_pow_self_self():
+    a = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
+    a.pow_(a)
+    close(tangent(a), [4 * (np.log(2) + 1)])
+
+
+def test_div_inplace_by_dual():
+    a = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
+    b = fwAD.make_dual(pf.tensor([4.0]), pf.tensor([1.0]))
+    a.div_(b)
+    close(a, [0.5])
+    close(tangent(a), [(1 * 4 - 2 * 1) / 16])
+
+
+def test_div_self_by_self():
+    a = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
+    a.div_(a)
+    close(tangent(a), [0.0])
+
+
+def test_div_plain_by_dual_inplace():
+    a = pf.tensor([2.0])
+    b = fwAD.make_dual(pf.tensor([4.0]), pf.tensor([1.0]))
+    a.div_(b)
+    close(tangent(a), [-2.0 / 16])
+
+
+def test_sub_inplace_on_view_uses_old_values():
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([1.0, 1.0, 1.0]))
+    v = d[1:]
+    v.mul_(d[:2])  # overlapping views: v = [2*1, 3*2]; old values must be used
+    close(d, [1.0, 2.0, 6.0])
+    # t: [1, 1*1+2*1, 1*2+3*1]
+    close(tangent(d), [1.0, 3.0, 5.0])
+
+
+def test_clamp_inplace_tangent():
+    d = fwAD.make_dual(pf.tensor([-1.0, 0.5, 2.0]), pf.tensor([1.0, 1.0, 1.0]))
+    d.clamp_(0.0, 1.0)
+    close(d, [0.0, 0.5, 1.0])
+    close(tangent(d), [0.0, 1.0, 0.0])
+
+
+def test_masked_fill_inplace_tangent():
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([4.0, 5.0, 6.0]))
+    d.masked_fill_(pf.tensor([False, True, False]), 0.0)
+    close(tangent(d), [4.0, 0.0, 6.0])
+
+
+def test_inplace_on_unpacked_primal_keeps_dual_tangent():
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0]))
+    p, t = fwAD.unpack_dual(d)
+    p.mul_(2)
+    close(d, [2.0, 4.0])          # shared primal memory
+    close(tangent(d), [3.0, 4.0])  # p had no tangent: d's tangent untouched
+    assert tangent(p) is None
+
+
+def test_inplace_on_primal_base_after_make_dual():
+    """make_dual's result is a view of the primal; an in-place on the plain primal changes the dual's value."""
+    x = pf.tensor([1.0, 2.0])
+    d = fwAD.make_dual(x, pf.tensor([3.0, 4.0]))
+    x.add_(1)
+    close(d, [2.0, 3.0])
+    close(tangent(d), [3.0, 4.0])
+
+
+# -- rule 6: lens laws -----------------------------------------------------------------------------
+
+def _rfc_example(index):
+    """RFC-0007 appendix "views can have different perturbations", step by step."""
+    x = pf.zeros(100)
+    x2 = x[index]
+    t_y = pf.ones_like(x2) * 2.0
+    t_z = pf.ones_like(x2) * 3.0
+    y = fwAD.make_dual(x2, t_y)
+    z = fwAD.make_dual(x2, t_z)
+    # y and z alias the same primal but keep separate tangents
+    assert shares(y, z) and shares(y, x)
+    close(tangent(y), 2.0)
+    close(tangent(z), 3.0)
+    assert not shares(tangent(y), tangent(z))
+    dual = fwAD.make_dual(pf.ones_like(x2) * 5.0, pf.ones_like(x2) * 7.0)
+    y.add_(dual)
+    # 1-2: y_new = y + dual; make_dual_putback: primal into x2, tangent into t_y
+    close(y, 5.0)
+    close(tangent(y), 9.0)
+    close(t_y, 9.0)  # y's tangent is updated in place
+    # 3: index putback: x sees the new primal
+    close(x2, 5.0)
+    assert x.numpy()[2] == 5.0 and x.numpy().sum() == 5.0 * x2.numel()
+    # the tangent of x / x2 is NOT updated: the tangent of dual only modifies t_y
+    assert tangent(x) is None
+    assert tangent(x2) is None
+    # 4: make_dual_get downstream: z sees the new primal, with its own unchanged tangent
+    close(z, 5.0)
+    close(tangent(z), 3.0)
+    close(t_z, 3.0)
+
+
+def test_lens_rfc_example_exact():
+    _rfc_example(2)
+
+
+def test_lens_rfc_example_slice():
+    _rfc_example(slice(2, 3))
+
+
+def test_two_duals_over_view_mul_only_own_tangent():
+    base = pf.tensor([1.0, 2.0, 3.0])
+    pv = base[1:]
+    d1 = fwAD.make_dual(pv, pf.tensor([10.0, 20.0]))
+    d2 = fwAD.make_dual(pv, pf.tensor([100.0, 200.0]))
+    d1.mul_(2)
+    close(base, [1.0, 4.0, 6.0])
+    close(d2, [4.0, 6.0])
+    close(tangent(d1), [20.0, 40.0])
+    close(tangent(d2), [100.0, 200.0])
+    assert tangent(base) is None
+
+
+def test_two_duals_then_op_uses_own_tangent():
+    x = pf.tensor([1.0, 2.0])
+    a = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
+    b = fwAD.make_dual(x, pf.tensor([0.0, 1.0]))
+    close(tangent(a * 3), [3.0, 0.0])
+    close(tangent(b * 3), [0.0, 3.0])
+    # views of each dual follow their own tangent
+    close(tangent(a[1:]), [0.0])
+    close(tangent(b[1:]), [1.0])
+
+
+def test_make_dual_get_put_law():
+    """get(put(s, v)) = v: unpacking a freshly made dual gives back the tangent and the primal values."""
+    x = pf.tensor([1.0, 2.0])
+    t = pf.tensor([3.0, 4.0])
+    p2, t2 = fwAD.unpack_dual(fwAD.make_dual(x, t))
+    assert t2 is t
+    close(p2, x)
+    assert shares(p2, x)
+
+
+def test_make_dual_put_get_law():
+    """put(s, get(s)) = s: re-making a dual from an unpacked one keeps primal memory and tangent."""
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0]))
+    p, t = fwAD.unpack_dual(d)
+    d2 = fwAD.make_dual(p, t)
+    assert shares(d2, d)
+    assert tangent(d2) is t
+
+
+def test_inplace_on_dual_over_plain_view_does_not_give_base_a_tangent():
+    base = pf.zeros(4)
+    d = fwAD.make_dual(base[1:3], pf.tensor([1.0, 1.0]))
+    d.mul_(fwAD.make_dual(pf.tensor([2.0, 2.0]), pf.tensor([1.0, 1.0])))
+    assert tangent(base) is None
+    close(tangent(d), [2.0, 2.0])
+
+
+# -- views and versions (no level needed, but harmless) ---------------------------------------------
+
+def test_inplace_through_view_bumps_shared_version():
+    x = pf.zeros(4)
+    v = x[1:3]
+    w = x.view(2, 2)
+    v0 = x._version
+    v.add_(1)
+    assert x._version == v._version == w._version == v0 + 1
+    w[0, 0] = 5.0
+    assert x._version == v0 + 2
+    close(x, [5.0, 1.0, 1.0, 0.0])
