@@ -47,10 +47,8 @@ def is_tensor(obj) -> bool:
 
 
 def __getattr__(name):
-    if name == "func":
-        from . import func
-        return func
-    if name == "testing":
-        from . import testing
-        return testing
+    # Submodules loaded on first use (they import the whole package themselves).
+    if name in ("func", "testing"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")
