@@ -327,7 +327,10 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     single = True  # nothing but this level's tangent anywhere: formulas may run on arrays
     grad_on = STATE.grad_enabled
     for i, v in enumerate(ins):
-        if not op.diff[i] or v is None:
+        if not op.diff[i]:
+            continue
+        if v is None:  # an optional input not given: no tangent, but keep the positions
+            tans.append(None)
             continue
         if type(v) is Tensor:
             t = tangent_of(v, level) if (v._fw is not None or v._st.dual) else None

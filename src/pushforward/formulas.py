@@ -11,7 +11,7 @@ import numpy as np
 __all__ = [
     "scale", "scale_np", "fill_zeros", "fill_zeros_np", "keep", "keep_np", "sum_backward", "mean_backward",
     "prod_backward", "prod_jvp", "extremum_backward", "extremum_jvp", "index_reduction_backward",
-    "index_reduction_jvp", "var_backward", "var_jvp", "var_jvp_np", "norm_backward", "norm_jvp", "matmul_backward",
+    "index_reduction_jvp", "var_backward", "var_jvp", "var_jvp_np", "std_backward", "std_jvp", "norm_backward", "norm_jvp", "matmul_backward",
     "einsum_backward", "einsum_jvp", "pow_self_backward", "pow_exponent_backward", "pow_self_backward_np",
     "pow_exponent_backward_np", "clamp_mask", "clamp_mask_np", "max_mask", "max_mask_np", "copysign_ratio",
     "copysign_ratio_np", "logit_backward", "angle_backward", "scatter_view", "inverse_permutation",
@@ -161,6 +161,19 @@ def var_jvp(self_p, self_t, result, dim, correction, keepdim):
     dims = _dims(dim, self_p.ndim)
     centered = self_p - self_p.mean(dims, keepdim=True)
     return (centered.conj() * self_t).real.sum(dims, keepdim=keepdim) * (2.0 / max(n - correction, 0))
+
+
+def std_backward(grad, self, result, dim, correction, keepdim):
+    """std = sqrt(var): var's gradient scaled by 1 / (2 std); zero where std is 0 (torch's subgradient)."""
+    from ._generated.ops import where
+    zero = result == 0
+    return var_backward(where(zero, 0.0, grad / (2 * where(zero, 1.0, result))), self, dim, correction, keepdim)
+
+
+def std_jvp(self_p, self_t, result, dim, correction, keepdim):
+    from ._generated.ops import where
+    zero = result == 0
+    return where(zero, 0.0, var_jvp(self_p, self_t, None, dim, correction, keepdim) / (2 * where(zero, 1.0, result)))
 
 
 def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):

@@ -205,6 +205,11 @@ def var(a, dim=None, correction=1, keepdim=False):
     return np.var(a, axis=ax, ddof=correction, keepdims=keepdim)
 
 
+def std(a, dim=None, correction=1, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    return np.std(a, axis=ax, ddof=correction, keepdims=keepdim)
+
+
 def norm(a, p=2, dim=None, keepdim=False):
     ax = _axes(dim, a.ndim)
     x = np.abs(a)

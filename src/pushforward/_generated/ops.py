@@ -3800,14 +3800,43 @@ def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
 VAR.public = var
 
 
-# ---- std (composite)
+# ---- std
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim, needs):
+    return (
+        std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,
+    )
+
+
+def _std_jvp(self_p, self_t, result, dim, correction, keepdim):
+    return std_jvp(self_p, self_t, result, dim, correction, keepdim)
+
+
+STD = Op(
+    'std',
+    K.std,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_std_backward,
+    jvp=_std_jvp,
+    jvp_kind='explicit',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
 
 
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
-    """Standard deviation (sqrt of var). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
+    """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
     if axis is not None:
         dim = axis
-    return var(self, dim, correction=correction, keepdim=keepdim).sqrt()
+    return apply1(STD, self, (dim, correction, keepdim))
+
+
+STD.public = std
 
 
 # ---- norm

@@ -62,3 +62,7 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self) -> None:
         pass
+
+    def __call__(self, fn):
+        STATE.grad_enabled = self._prev  # as a decorator it changes nothing until fn runs (torch's rule)
+        return super().__call__(fn)

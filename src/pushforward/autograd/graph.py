@@ -296,10 +296,9 @@ def _record_general(node: OpNode, op, ins, needs: list) -> None:
             versions.append(None)
         if not d:
             continue
-        if v is None:
+        if v is None:  # an optional input not given: a placeholder edge (`needs` has no entry for it)
             metas.append(None)
             edges.append(None)
-            k += 1
         elif single:
             metas.append((v._data.shape, v._data.dtype))
             edges.append(edge(v) if needs[k] else None)

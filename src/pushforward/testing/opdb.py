@@ -436,8 +436,15 @@ def _ref_logit(x, eps=None):
 
 _VIEW_REFS = {
     "narrow": _ref_narrow, "select": _ref_select, "diagonal": lambda x, o=0, a=0, b=1: np.diagonal(x, o, a, b),
-    "transpose": lambda x, a, b: np.swapaxes(x, a, b), "getitem": lambda x, i: x[i],
+    "transpose": lambda x, a, b: np.swapaxes(x, a, b), "getitem": lambda x, i: _ref_getitem_view(x, i),
 }
+
+
+def _ref_getitem_view(x, i):
+    r = x[i]
+    if not isinstance(r, np.ndarray):  # an integer index to 0-d: NumPy gives a scalar, we need a view
+        r = x[(i if isinstance(i, tuple) else (i,)) + (Ellipsis,)]
+    return r
 
 
 # -- sample generators ---------------------------------------------------------------------------------
@@ -575,6 +582,10 @@ def s_var(m):
             SampleInput(m((2, 3)), ((0, 1),), {"correction": 0}, "correction=0"),
             SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"),
             SampleInput(m((4,)), (), {"correction": 2}, "correction=2")]
+
+
+def s_std(m):
+    return s_var(m) + [SampleInput(m.tensor([[1.0, 1.0], [0.5, 2.0]]), (1,), {}, "zero std", grad=False)]
 
 
 def s_norm(m):
@@ -1018,7 +1029,7 @@ def _build() -> dict:
     add(OpInfo("max", _fn("max"), s_minmax, _ref_minmax("max"), REAL, composite=True))
     add(OpInfo("min", _fn("min"), s_minmax, _ref_minmax("min"), REAL, composite=True))
     add(OpInfo("var", _fn("var"), s_var, _ref_var, REAL_COMPLEX))
-    add(OpInfo("std", _fn("std"), s_var, lambda *a, **k: np.sqrt(_ref_var(*a, **k)), REAL_COMPLEX, composite=True))
+    add(OpInfo("std", _fn("std"), s_std, lambda *a, **k: np.sqrt(_ref_var(*a, **k)), REAL_COMPLEX))
     add(OpInfo("norm", _fn("norm"), s_norm, _ref_norm, REAL_COMPLEX))
     add(OpInfo("logsumexp", _fn("logsumexp"), s_logsumexp,
                lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim), REAL))
