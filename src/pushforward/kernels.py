@@ -498,7 +498,10 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
-    return np.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+    d = np.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+    if a.flags.writeable:
+        d.flags.writeable = True  # NumPy hands out a read-only view; torch's diagonal can be written through
+    return d
 
 
 def narrow(a, dim, start, length):

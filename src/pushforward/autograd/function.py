@@ -142,6 +142,11 @@ class Function:
                 plain.append(a)
         with no_grad():
             raw = cls.forward(ctx, *plain)
+        # Saved inputs are handed back with their tape identity and tangents, so backward and jvp
+        # formulas are themselves differentiable (double backward, reverse-over-forward, nesting).
+        ctx._to_save = tuple(originals.get(id(t), t) for t in ctx._to_save)
+        if ctx._for_forward is not None:
+            ctx._for_forward = tuple(originals.get(id(t), t) for t in ctx._for_forward)
         single = not isinstance(raw, tuple)
         outs = [raw] if single else list(raw)
         dirty = {id(t) for t in ctx._dirty}
@@ -150,7 +155,9 @@ class Function:
         for o in outs:
             if isinstance(o, Tensor) and id(o) in dirty:
                 orig = originals[id(o)]
-                orig._storage().version += 0  # the forward's in-place op already bumped the shared counter
+                if grad_on and orig._requires_grad and orig.grad_fn is None:
+                    raise OpError(f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
+                                  "in-place operation (mark_dirty)")
                 results.append(orig)
             elif isinstance(o, Tensor) and id(o) in originals:
                 results.append(wrap(o._data))  # returned an input unchanged: a fresh alias
@@ -182,12 +189,15 @@ class Function:
                         f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod")
                 tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
                 tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
+                saved = ctx._for_forward
+                if saved is not None:  # seen from this level: only the outer levels' tangents remain
+                    ctx._for_forward = tuple(_prim(t, level) if isinstance(t, Tensor) else t for t in saved)
                 ctx._in_jvp = True
                 try:
-                    with no_grad():
-                        res = cls.jvp(ctx, *tans)
+                    res = cls.jvp(ctx, *tans)
                 finally:
                     ctx._in_jvp = False
+                    ctx._for_forward = saved
                 res = [res] if not isinstance(res, tuple) else list(res)
                 for r, o, t in zip(results, outs, res):
                     if t is None or not isinstance(r, Tensor) or id(o) in non_diff:
@@ -199,6 +209,11 @@ class Function:
                             continue
                     set_tangent(r, level, t)
         return results[0] if single else tuple(results)
+
+
+def _prim(t, level: int):
+    from ..dispatch import _prim as prim
+    return prim(t, level)
 
 
 def _zeros_for(a):

@@ -491,6 +491,7 @@ def s_where(m):
             SampleInput(m.mask((2, 1)), (m((3,)), m((2, 3))), {}, "broadcast"),
             SampleInput(m.mask(()), (m(()), m(())), {}, "0-d"),
             SampleInput(m.mask((3,)), (m((3,)), 0.5), {}, "scalar other"),
+            SampleInput(m.mask((2, 3)), (-1.5, m((3,))), {}, "scalar self"),
             SampleInput(m.mask((0, 3)), (m((0, 3)), m((3,))), {}, "empty")]
 
 
@@ -538,7 +539,10 @@ def s_polygamma(m):
 
 
 def s_sum(m):
-    return _reduce_samples(m) + [SampleInput(m((0, 3)), (0,), {}, "empty reduced dim")]
+    out = _reduce_samples(m) + [SampleInput(m((0, 3)), (0,), {}, "empty reduced dim")]
+    if m.dtype == F32:
+        out.append(SampleInput(m((2, 3)), (1,), {"dtype": np.float64}, "dtype=float64"))
+    return out
 
 
 def s_mean(m):
@@ -549,7 +553,7 @@ def s_prod(m):
     out = [SampleInput(m((2, 3)), (), {}, "all"), SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
            SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"), SampleInput(m(()), (), {}, "0-d"),
            SampleInput(m(()), (0,), {}, "0-d dim=0"), SampleInput(m((0, 3)), (1,), {}, "empty")]
-    if m.dtype.kind == "f":
+    if m.dtype.kind in "fc":
         out += [SampleInput(m.tensor([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0]]), (1,), {}, "zeros dim"),
                 SampleInput(m.tensor([1.5, 0.0, 2.0]), (), {}, "one zero"),
                 SampleInput(m.tensor([1.5, 0.0, 0.0]), (), {}, "two zeros")]
@@ -615,7 +619,7 @@ def s_cumsum(m):
 
 def s_cumprod(m):
     out = s_cumsum(m)
-    if m.dtype.kind == "f":
+    if m.dtype.kind in "fc":
         out += [SampleInput(m.tensor([1.5, 0.0, 2.0, -1.0]), (0,), {}, "one zero"),
                 SampleInput(m.tensor([[1.5, 0.0, 0.0], [2.0, 0.5, 0.0]]), (1,), {}, "zeros")]
     return out
@@ -623,7 +627,8 @@ def s_cumprod(m):
 
 def s_matmul(m):
     pairs = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((2, 2, 3), (3, 4)),
-             ((3,), (2, 3, 2)), ((2, 1, 2, 3), (3, 3, 2)), ((0, 3), (3, 2))]
+             ((3,), (2, 3, 2)), ((2, 1, 2, 3), (3, 3, 2)), ((1, 2, 3), (2, 3, 2)), ((2, 3), (2, 3, 1)),
+             ((0, 3), (3, 2))]
     return [SampleInput(m(a), (m(b),), {}, f"{a}@{b}") for a, b in pairs]
 
 
@@ -650,7 +655,9 @@ def s_einsum(m):
     return [SampleInput("ij,jk->ik", (m((2, 3)), m((3, 4)))), SampleInput("i,i->", (m((3,)), m((3,)))),
             SampleInput("ij->j", (m((2, 3)),)), SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
             SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))), SampleInput("ij", (m((2, 3)),), {}, "implicit"),
-            SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total")]
+            SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total"),
+            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis (no derivatives)", grad=False),
+            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index (no derivatives)", grad=False)]
 
 
 def s_cat(m):
@@ -1014,8 +1021,8 @@ def _build() -> dict:
     add(OpInfo("fill", _fn("fill"), s_fill, _ref_copy_from, REAL_COMPLEX, inplace="fill_", composite=True))
 
     # reductions
-    add(OpInfo("sum", _fn("sum"), s_sum, lambda x, dim=None, keepdim=False: np.sum(x, axis=_dims(dim, x.ndim),
-                                                                                 keepdims=keepdim), REAL_COMPLEX))
+    add(OpInfo("sum", _fn("sum"), s_sum, lambda x, dim=None, keepdim=False, dtype=None: np.sum(
+        x, axis=_dims(dim, x.ndim), keepdims=keepdim, dtype=dtype), REAL_COMPLEX))
     add(OpInfo("mean", _fn("mean"), s_mean, lambda x, dim=None, keepdim=False: np.mean(x, axis=_dims(dim, x.ndim),
                                                                                     keepdims=keepdim), REAL_COMPLEX))
     add(OpInfo("prod", _fn("prod"), s_prod, lambda x, dim=None, keepdim=False: np.prod(x, axis=_dims(dim, x.ndim),
