@@ -124,6 +124,30 @@ class TestLevels:
             done.set()
             th.join()
 
+    def test_thread_tangent_invisible_to_same_index_level_of_other_thread(self):
+        """Both threads are at their level 0: the other thread's tangent must still not be seen."""
+        box = {}
+        ready = threading.Event()
+        done = threading.Event()
+
+        def maker():
+            with fwAD.dual_level():
+                box["d"] = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([5.0]))
+                ready.set()
+                done.wait(5)
+
+        th = threading.Thread(target=maker)
+        th.start()
+        ready.wait(5)
+        try:
+            with fwAD.dual_level() as lvl:
+                assert lvl == 0
+                assert fwAD.unpack_dual(box["d"]).tangent is None
+                assert fwAD.unpack_dual(box["d"] * 2).tangent is None
+        finally:
+            done.set()
+            th.join()
+
     def test_level_none_is_innermost_for_make_dual(self):
         with fwAD.dual_level() as outer:
             with fwAD.dual_level() as inner:
@@ -211,6 +235,38 @@ class TestLevels:
             assert d.tolist() == [1.0, 2.0]
         finally:
             gc.enable()
+
+    def test_exit_frees_tangents_even_if_tape_keeps_tensors_alive(self):
+        x = pf.tensor([1.0, 2.0], requires_grad=True)
+        with fwAD.dual_level():
+            t = pf.tensor([1.0, 1.0])
+            r = weakref.ref(t)
+            d = fwAD.make_dual(x, t)
+            del t
+            y = (d.exp() * d).sum()  # the tape saves d and exp(d)
+            r_exp = weakref.ref(fwAD.unpack_dual(d.exp()).tangent)
+        gc.collect()
+        assert r() is None and r_exp() is None
+        y.backward()  # the tape still works, without tangents
+        close(x.grad, np.exp([1.0, 2.0]) * (1 + np.array([1.0, 2.0])))
+        assert fwAD.unpack_dual(x.grad).tangent is None
+
+    def test_exit_inner_frees_only_inner_tangents(self):
+        with fwAD.dual_level():
+            t0 = pf.tensor([1.0])
+            r0 = weakref.ref(t0)
+            d = fwAD.make_dual(pf.tensor([2.0]), t0)
+            del t0
+            with fwAD.dual_level():
+                t1 = pf.tensor([1.0])
+                r1 = weakref.ref(t1)
+                e = fwAD.make_dual(d, t1)
+                del t1
+                y = e * e
+            gc.collect()
+            assert r1() is None
+            assert r0() is not None
+            close(tangent(y), [4.0])  # 2 * e * t0 at the outer level
 
     def test_make_dual_outside_level_errors_naming_dual_level(self):
         with pytest.raises(RuntimeError, match="dual_level"):
@@ -764,3 +820,58 @@ class TestComplex:
             assert tangent(z).dtype == pf.complex128
             close(tangent(pf.real(z)), -np.sin([0.3, 1.0]))
             close(tangent(pf.abs(z) ** 2), [0.0, 0.0])
+
+
+COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "abs", "conj", "reciprocal",
+                 "square", "angle", "real", "imag", "rsqrt", "log1p", "expm1", "asin", "acos", "atan", "asinh",
+                 "acosh", "atanh", "neg", "sgn", "log2", "log10", "exp2", "sigmoid"]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", COMPLEX_UNARY)
+def test_complex_unary_both_modes_match_torch(name):
+    import torch.autograd.forward_ad as tfw
+    Z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0.5 - 2.0j])
+    V = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
+    G = np.array([0.5 + 1j, -1 + 0.2j, 0.3 - 0.4j])
+    pfn, tfn = getattr(pf, name), getattr(torch, name)
+    x = pf.tensor(Z, requires_grad=True)
+    y = pfn(x)
+    xt = torch.tensor(Z, requires_grad=True)
+    yt = tfn(xt).resolve_conj()
+    g = G if yt.is_complex() else G.real
+    assert y.dtype == yt.detach().numpy().dtype
+    y.backward(pf.tensor(g))
+    yt.backward(torch.tensor(g))
+    close(x.grad, xt.grad.resolve_conj().numpy(), tol=1e-9)
+    with fwAD.dual_level():
+        t = tangent(pfn(fwAD.make_dual(pf.tensor(Z), pf.tensor(V))))
+    with tfw.dual_level():
+        tt = tfw.unpack_dual(tfn(tfw.make_dual(torch.tensor(Z), torch.tensor(V)))).tangent.resolve_conj().numpy()
+    close(t, tt, tol=1e-9)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["mul", "div", "pow", "sub", "add"])
+def test_complex_binary_both_modes_match_torch(name):
+    import operator
+    import torch.autograd.forward_ad as tfw
+    f = {"mul": operator.mul, "div": operator.truediv, "pow": operator.pow, "sub": operator.sub,
+         "add": operator.add}[name]
+    Z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0.5 - 2.0j])
+    W = np.array([1.1 - 0.2j, 0.4 + 0.9j, -0.3 + 0.5j])
+    V1 = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
+    V2 = np.array([0.2 + 0.1j, -1j, 1.0])
+    G = np.array([0.5 + 1j, -1 + 0.2j, 0.3 - 0.4j])
+    x, w = pf.tensor(Z, requires_grad=True), pf.tensor(W, requires_grad=True)
+    f(x, w).backward(pf.tensor(G))
+    xt, wt = torch.tensor(Z, requires_grad=True), torch.tensor(W, requires_grad=True)
+    f(xt, wt).backward(torch.tensor(G))
+    close(x.grad, xt.grad.numpy(), tol=1e-9)
+    close(w.grad, wt.grad.numpy(), tol=1e-9)
+    with fwAD.dual_level():
+        t = tangent(f(fwAD.make_dual(pf.tensor(Z), pf.tensor(V1)), fwAD.make_dual(pf.tensor(W), pf.tensor(V2))))
+    with tfw.dual_level():
+        tt = tfw.unpack_dual(f(tfw.make_dual(torch.tensor(Z), torch.tensor(V1)),
+                               tfw.make_dual(torch.tensor(W), torch.tensor(V2)))).tangent.numpy()
+    close(t, tt, tol=1e-9)

@@ -557,3 +557,88 @@ def test_detach_cuts_graph():
     d = x.detach()
     assert not d.requires_grad and d.is_leaf
     assert np.shares_memory(d.numpy(), x.detach().numpy())
+
+
+def test_grad_dtype_matches_input_dtype():
+    w = pf.tensor([1.0, 2.0], dtype=pf.float32, requires_grad=True)
+    (w * pf.tensor([1.0, 2.0])).sum().backward()  # float64 computation
+    assert w.grad.dtype == np.float32
+    r = pf.tensor([1.0, 2.0], requires_grad=True)
+    (r * 1j).abs().sum().backward()  # complex intermediate, real leaf: real gradient
+    assert r.grad.dtype == np.float64
+    close(r.grad, [1.0, 1.0])
+
+
+def test_advanced_setitem_on_saved_tensor_errors_and_on_leaf_errors():
+    a = pf.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b * b
+    b[[0]] = 5.0
+    with pytest.raises(RuntimeError, match="saved at version 0, now at version 1"):
+        c.sum().backward()
+    with pytest.raises(RuntimeError, match="leaf"):
+        a[[0]] = 1.0
+
+
+def test_backward_inputs_argument():
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    (y * y).sum().backward(inputs=[y])
+    close(y.grad, [4.0, 8.0])
+    assert x.grad is None
+
+
+def test_grad_of_several_outputs_sums():
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = pf.autograd.grad([x.sum(), (x * x).sum()], x)
+    close(g, [3.0, 5.0])
+
+
+INPLACE = {
+    "add_": (lambda t, o: t.add_(o), lambda t, o: t + o),
+    "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
+    "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
+    "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
+    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
+    "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
+    "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),
+    "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+@pytest.mark.parametrize("view", [False, True])
+@pytest.mark.parametrize("other_rg", [False, True])
+def test_inplace_grad_equals_out_of_place(name, view, other_rg):
+    inplace, outplace = INPLACE[name]
+    xp = np.array([[0.6, 1.3, 1.9], [0.8, 1.1, 1.7]])
+    op_ = np.array([1.2, 0.9, 1.4])
+    w = pf.tensor([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+
+    def run(fn, inplace_mode):
+        x = pf.tensor(xp, requires_grad=True)
+        o = pf.tensor(op_, requires_grad=other_rg)
+        base = x * 1
+        if view:
+            tgt = base[1]
+            r = fn(tgt, o)
+            if inplace_mode:
+                assert r is tgt
+                out = base
+            else:
+                out = pf.stack([base[0], r])
+        else:
+            r = fn(base, o)
+            out = r
+        loss = (out * w).sum()
+        ins = (x, o) if other_rg else (x,)
+        return out.detach().numpy().copy(), pf.autograd.grad(loss, ins, allow_unused=True)
+
+    v1, g1 = run(inplace, True)
+    v2, g2 = run(outplace, False)
+    close(v1, v2)
+    for a, b in zip(g1, g2):
+        if b is None:
+            assert a is None or np.all(a.numpy() == 0)
+        else:
+            close(a, b)

@@ -1,4 +1,6 @@
 """Forward AD with views and in-place ops (DESIGN.md rules 4, 5, 6), plus view/version basics in reverse mode."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -486,3 +488,201 @@ def test_inplace_through_view_bumps_shared_version():
     w[0, 0] = 5.0
     assert x._version == v0 + 2
     close(x, [5.0, 1.0, 1.0, 0.0])
+
+
+def test_inplace_on_diagonal_view_of_dual():
+    d = fwAD.make_dual(pf.ones(2, 2), pf.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    d.diagonal().mul_(3)
+    close(d, [[3.0, 1.0], [1.0, 3.0]])
+    close(tangent(d), [[3.0, 2.0], [3.0, 12.0]])
+
+
+try:
+    import torch
+    import torch.autograd.forward_ad as tfw
+except ImportError:  # pragma: no cover
+    torch = None
+
+
+def _program(lib, fw, x, t, y, ty):
+    """A program mixing views and in-place ops; run with pushforward and with torch."""
+    d = fw.make_dual(x, t)
+    e = fw.make_dual(y, ty)
+    out = lib.zeros(3, 4, dtype=x.dtype)
+    out[1] = e                          # dual into a plain base through a view
+    v = out[:, 1:3]
+    v.mul_(d[:, :2])                    # in-place on a view with a dual of another shape
+    w = out.t()
+    w[0].add_(d[:, 3].sin())            # through a transposed view
+    d2 = d.clone()
+    d2[0:2] = d2[1:3] * d2[0:2]         # overlapping read/write
+    d2.pow_(2)
+    r = (out * 2).sum(1) + d2.sum(1)
+    return fw.unpack_dual(r).tangent, fw.unpack_dual(out).tangent, fw.unpack_dual(v).tangent
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_views_and_inplace_match_torch_forward_ad():
+    rng = np.random.default_rng(3)
+    x, t = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    y, ty = rng.standard_normal(4), rng.standard_normal(4)
+    ours = _program(pf, fwAD, *(pf.tensor(a) for a in (x, t, y, ty)))
+    with tfw.dual_level():
+        theirs = _program(torch, tfw, *(torch.tensor(a) for a in (x, t, y, ty)))
+        theirs = [a.detach().numpy().copy() for a in theirs]
+    for o, th in zip(ours, theirs):
+        close(o, th)
+
+
+def test_inplace_nested_levels_updates_both_tangents():
+    l0 = len(STATE.levels) - 1  # the fixture's level
+    with fwAD.dual_level() as l1:
+        x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]), level=l0)
+        d = fwAD.make_dual(x, pf.tensor([3.0, 3.0]), level=l1)
+        v = d[1:]
+        d.mul_(d)
+        close(d, [1.0, 4.0])
+        close(tangent(d, l0), [2.0, 4.0])
+        t1 = tangent(d, l1)
+        close(t1, [6.0, 12.0])
+        close(tangent(t1, l0), [6.0, 6.0])     # d/dx (2 x * 3)
+        close(tangent(v, l1), [12.0])
+        close(tangent(v, l0), [4.0])
+
+
+def test_broadcast_result_tangent_is_writable():
+    d = fwAD.make_dual(pf.tensor([[1.0], [2.0]]), pf.tensor([[1.0], [2.0]]))
+    y = d + pf.zeros(1, 3)
+    assert tangent(y).shape == (2, 3)
+    y.mul_(2)
+    close(tangent(y), [[2.0] * 3, [4.0] * 3])
+
+
+def test_dual_scalar_added_into_plain_vector():
+    z = pf.ones(4)
+    z.add_(fwAD.make_dual(pf.tensor(1.0), pf.tensor(2.0)))
+    close(z, [2.0] * 4)
+    close(tangent(z), [2.0] * 4)
+
+
+def test_complex_inplace_tangent():
+    c = fwAD.make_dual(pf.tensor([1 + 1j, 2j]), pf.tensor([1 + 0j, 1j]))
+    c.mul_(1j)
+    close(tangent(c), [1j, -1.0])
+
+
+def test_make_dual_on_view_of_dual_same_level_errors():
+    d = fwAD.make_dual(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([1.0, 1.0, 1.0]))
+    with pytest.raises(RuntimeError, match="already has a tangent"):
+        fwAD.make_dual(d[0:1], pf.tensor([5.0]))
+    # after unpacking, a view of the primal can carry a new tangent, separate from d's
+    p = fwAD.unpack_dual(d).primal
+    e = fwAD.make_dual(p[0:1], pf.tensor([5.0]))
+    close(tangent(e), [5.0])
+    close(tangent(d), [1.0, 1.0, 1.0])
+
+
+def test_exit_clears_tangent_given_to_base_by_setitem():
+    import gc
+    import weakref
+    with fwAD.dual_level():
+        out = pf.zeros(3)
+        out[1:2] = fwAD.make_dual(pf.tensor([4.0]), pf.tensor([9.0]))
+        v = out[1:]
+        r = weakref.ref(tangent(out))
+        close(tangent(v), [9.0, 0.0])
+    assert tangent(out) is None and tangent(v) is None
+    gc.collect()
+    assert r() is None
+    close(out, [0.0, 4.0, 0.0])
+
+
+def test_dual_and_requires_grad_through_setitem_and_inplace():
+    x = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = pf.zeros(3)
+    base[0:2] = fwAD.make_dual(x[:2] * 1, pf.tensor([1.0, 1.0]))
+    base.mul_(fwAD.make_dual(x * 1, pf.tensor([0.0, 0.0, 1.0])))
+    close(base.detach(), [1.0, 4.0, 0.0])
+    close(tangent(base).detach(), [1.0, 2.0, 0.0])
+    (g,) = pf.autograd.grad(base.sum(), x)
+    close(g.detach(), [2.0, 4.0, 0.0])
+
+
+def test_views_of_unpacked_primal_have_no_tangent():
+    out = pf.zeros(3)
+    out[1:2] = fwAD.make_dual(pf.tensor([4.0]), pf.tensor([9.0]))  # the root itself carries the tangent
+    p = fwAD.unpack_dual(out).primal
+    assert tangent(p) is None
+    assert tangent(p[1:2]) is None
+    assert tangent(p[1:2] * 2) is None
+    assert tangent(p.view(3, 1)) is None
+    close(tangent(out[1:2]), [9.0])  # the dual's own views still see it
+
+
+def test_inplace_dual_into_unpacked_primal():
+    """Lens law: the unpacked primal is a separate lens without tangent; writing a dual into it gives it its own."""
+    dd = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0]))
+    p = fwAD.unpack_dual(dd).primal
+    p.add_(fwAD.make_dual(pf.tensor([1.0, 1.0]), pf.tensor([5.0, 5.0])))
+    close(dd, [2.0, 3.0])
+    close(tangent(dd), [3.0, 4.0])
+    close(tangent(p), [5.0, 5.0])
+
+
+INPLACE = {
+    "add_": (lambda t, o: t.add_(o), lambda t, o: t + o),
+    "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
+    "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
+    "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
+    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
+    "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
+    "iadd": (lambda t, o: t.__iadd__(o), lambda t, o: t + o),
+    "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),
+    "itruediv": (lambda t, o: t.__itruediv__(o), lambda t, o: t / o),
+    "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+@pytest.mark.parametrize("target", ["dual", "plain", "dual_view", "plain_view"])
+@pytest.mark.parametrize("other", ["dual", "plain", "scalar"])
+def test_inplace_tangent_equals_out_of_place(name, target, other):
+    inplace, outplace = INPLACE[name]
+    rng = np.random.default_rng(zlib.crc32(f"{name}/{target}/{other}".encode()))
+    base_p = rng.uniform(0.5, 2.0, (2, 3))
+    base_t = rng.standard_normal((2, 3))
+    o_p = rng.uniform(0.5, 2.0, 3)
+    o_t = rng.standard_normal(3)
+
+    def make_target():
+        b = pf.tensor(base_p)
+        if target.startswith("dual"):
+            b = fwAD.make_dual(b, pf.tensor(base_t))
+        return b, (b[1] if target.endswith("view") else b)
+
+    def make_other():
+        if other == "scalar":
+            return 1.5
+        o = pf.tensor(o_p)
+        return fwAD.make_dual(o, pf.tensor(o_t)) if other == "dual" else o
+
+    ob, ot = make_target()
+    expected = outplace(ot, make_other())
+    b, t = make_target()
+    r = inplace(t, make_other())
+    assert r is t
+    close(t, expected)
+    exp_t = tangent(expected)
+    if exp_t is None:
+        assert tangent(t) is None or np.all(tangent(t).numpy() == 0)
+    else:
+        close(tangent(t), exp_t)
+    if target.endswith("view"):
+        # the base sees both the new value and the new tangent of its row
+        close(b[1], expected)
+        if exp_t is not None:
+            close(tangent(b)[1], exp_t)
+            if target == "dual_view":
+                close(tangent(b)[0], base_t[0])
+            else:
+                close(tangent(b)[0], np.zeros(3))

@@ -62,8 +62,7 @@ class Progress:
         if not self.enabled:
             return
         if self.tty:
-            text = self._bar(done, label)[:120]
-            self.stream.write("\r" + text.ljust(120)[:120].rstrip() + "\x1b[K")
+            self.stream.write("\r" + self._bar(done, label)[:120] + "\x1b[K")
             self.stream.flush()
         else:
             decile = (10 * done) // self.total

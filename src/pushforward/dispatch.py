@@ -132,6 +132,7 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     levels = STATE.levels
     if len(levels) != 1 or op.jvp_np is None:
         return None
+    key = levels[0].uid
     datas = []
     tans = []
     scalars = False
@@ -149,7 +150,7 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
             else:
                 if len(fw) != 1:
                     return None
-                t = fw.get(0)
+                t = fw.get(key)
                 if t is None or t._requires_grad or t._fw is not None or t._st.dual:
                     return None
                 t = t._data
@@ -184,7 +185,7 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     else:
         t = _new(Tensor)
         t._data = r
-    out._fw = {0: t}
+    out._fw = {key: t}
     levels[0].register(out)
     return out
 
@@ -296,6 +297,10 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
     out._st = src._storage()
+    if src._fw is not None:  # masks of an unpacked primal hold for its views too
+        for lv, t in list(src._fw.items()):
+            if t is None and lv in STATE.by_uid:
+                set_tangent(out, lv, None)
     base = src._base
     if base is None:
         out._base = src
@@ -500,7 +505,8 @@ def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
     from .creation import zeros_like
 
     root = target._base
-    if root is None:
+    masked = target._fw is not None and level in target._fw  # an unpacked primal: a lens of its own
+    if root is None or masked:
         z = zeros_like(target)
         set_tangent(target, level, z)
         return z

@@ -32,12 +32,17 @@ def _dim(d, ndim: int) -> int:
 
 
 # -- element-wise ------------------------------------------------------------------------------
+def _scaled(b, alpha):
+    # A Python scalar times alpha stays a Python (weak) scalar: float32 + 2.5 * 2 stays float32.
+    return b * alpha if type(b) in (int, float, complex, bool) else np.multiply(b, alpha)
+
+
 def add(a, b, alpha=1):
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+    return np.add(a, b) if alpha == 1 else np.add(a, _scaled(b, alpha))
 
 
 def sub(a, b, alpha=1):
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+    return np.subtract(a, b) if alpha == 1 else np.subtract(a, _scaled(b, alpha))
 
 
 def div(a, b, rounding_mode=None):
@@ -56,6 +61,8 @@ def rsqrt(a):
 
 
 def sigmoid(a):
+    if a.dtype.kind == "c":  # scipy's expit is real-only
+        return 1.0 / (1.0 + np.exp(-a))
     return sp.expit(a)
 
 

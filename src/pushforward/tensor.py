@@ -198,7 +198,9 @@ class Tensor:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        levels = sorted(lv for lv, t in (self._fw or {}).items() if t is not None)
+        from .autograd.state import STATE
+        live = STATE.by_uid
+        levels = sorted(live[lv].index for lv, t in (self._fw or {}).items() if t is not None and lv in live)
         if levels:
             extras.append("tangent at level" + ("s " if len(levels) > 1 else " ") + ", ".join(map(str, levels)))
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"

@@ -155,16 +155,12 @@ SGN.public = sgn
 
 def _sign_backward(grad, self, result, needs):
     return (
-        zeros_like(grad) if needs[0] else None,
+        sgn_backward(grad, self, result) if needs[0] else None,
     )
 
 
 def _sign_jvp(self_p, self_t, result):
-    return None
-
-
-def _sign_jvp_np(self_p, self_t, result):
-    return None
+    return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
 
 
 SIGN = Op(
@@ -175,15 +171,16 @@ SIGN = Op(
     (True,),
     backward=_sign_backward,
     jvp=_sign_jvp,
-    jvp_np=_sign_jvp_np,
     jvp_kind='explicit',
-    save=(0,),
+    save=(2,),
+    save_result=True,
     out_diff=(True,),
+    backward_uses_self=True,
 )
 
 
 def sign(self):
-    """Sign (-1, 0 or 1), element-wise; zero derivative. Example: pf.sign(pf.tensor([-2.0]))"""
+    """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
     return apply1(SIGN, self, ())
 
 
@@ -194,6 +191,10 @@ SIGN.public = sign
 
 
 def _exp_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * result if needs[0] else None,
+        )
     return (
         grad * result.conj() if needs[0] else None,
     )
@@ -244,6 +245,10 @@ def exp_(self):
 
 
 def _exp2_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * (result * 0.6931471805599453) if needs[0] else None,
+        )
     return (
         grad * (result * 0.6931471805599453).conj() if needs[0] else None,
     )
@@ -289,6 +294,10 @@ EXP2.public = exp2
 
 
 def _expm1_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * (result + 1) if needs[0] else None,
+        )
     return (
         grad * (result + 1).conj() if needs[0] else None,
     )
@@ -334,6 +343,10 @@ EXPM1.public = expm1
 
 
 def _log_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / self if needs[0] else None,
+        )
     return (
         grad / self.conj() if needs[0] else None,
     )
@@ -384,6 +397,10 @@ def log_(self):
 
 
 def _log2_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / (self * 0.6931471805599453) if needs[0] else None,
+        )
     return (
         grad / (self * 0.6931471805599453).conj() if needs[0] else None,
     )
@@ -429,6 +446,10 @@ LOG2.public = log2
 
 
 def _log10_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / (self * 2.302585092994046) if needs[0] else None,
+        )
     return (
         grad / (self * 2.302585092994046).conj() if needs[0] else None,
     )
@@ -474,6 +495,10 @@ LOG10.public = log10
 
 
 def _log1p_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / (self + 1) if needs[0] else None,
+        )
     return (
         grad / (self + 1).conj() if needs[0] else None,
     )
@@ -519,6 +544,10 @@ LOG1P.public = log1p
 
 
 def _sqrt_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad / (2 * result) if needs[0] else None,
+        )
     return (
         grad / (2 * result.conj()) if needs[0] else None,
     )
@@ -569,6 +598,10 @@ def sqrt_(self):
 
 
 def _rsqrt_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            -0.5 * grad * (result * result * result) if needs[0] else None,
+        )
     return (
         -0.5 * grad * (result * result * result).conj() if needs[0] else None,
     )
@@ -614,6 +647,10 @@ RSQRT.public = rsqrt
 
 
 def _square_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            2 * grad * self if needs[0] else None,
+        )
     return (
         2 * grad * self.conj() if needs[0] else None,
     )
@@ -659,6 +696,10 @@ SQUARE.public = square
 
 
 def _reciprocal_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            -grad * (result * result) if needs[0] else None,
+        )
     return (
         -grad * (result * result).conj() if needs[0] else None,
     )
@@ -704,6 +745,10 @@ RECIPROCAL.public = reciprocal
 
 
 def _sin_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * self.cos() if needs[0] else None,
+        )
     return (
         grad * self.cos().conj() if needs[0] else None,
     )
@@ -754,6 +799,10 @@ def sin_(self):
 
 
 def _cos_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            -grad * self.sin() if needs[0] else None,
+        )
     return (
         -grad * self.sin().conj() if needs[0] else None,
     )
@@ -804,6 +853,10 @@ def cos_(self):
 
 
 def _tan_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * (1 + result * result) if needs[0] else None,
+        )
     return (
         grad * (1 + result * result).conj() if needs[0] else None,
     )
@@ -849,6 +902,10 @@ TAN.public = tan
 
 
 def _asin_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * (1 - self * self).rsqrt() if needs[0] else None,
+        )
     return (
         grad * (1 - self * self).rsqrt().conj() if needs[0] else None,
     )
@@ -897,6 +954,10 @@ arcsin = asin
 
 
 def _acos_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            -grad * (1 - self * self).rsqrt() if needs[0] else None,
+        )
     return (
         -grad * (1 - self * self).rsqrt().conj() if needs[0] else None,
     )
@@ -945,6 +1006,10 @@ arccos = acos
 
 
 def _atan_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / (self * self + 1) if needs[0] else None,
+        )
     return (
         grad / (self * self + 1).conj() if needs[0] else None,
     )
@@ -993,6 +1058,10 @@ arctan = atan
 
 
 def _sinh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * self.cosh() if needs[0] else None,
+        )
     return (
         grad * self.cosh().conj() if needs[0] else None,
     )
@@ -1038,6 +1107,10 @@ SINH.public = sinh
 
 
 def _cosh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * self.sinh() if needs[0] else None,
+        )
     return (
         grad * self.sinh().conj() if needs[0] else None,
     )
@@ -1083,6 +1156,10 @@ COSH.public = cosh
 
 
 def _tanh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * (1 - result * result) if needs[0] else None,
+        )
     return (
         grad * (1 - result * result).conj() if needs[0] else None,
     )
@@ -1133,6 +1210,10 @@ def tanh_(self):
 
 
 def _asinh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * (self * self + 1).rsqrt() if needs[0] else None,
+        )
     return (
         grad * (self * self + 1).rsqrt().conj() if needs[0] else None,
     )
@@ -1181,6 +1262,10 @@ arcsinh = asinh
 
 
 def _acosh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * ((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,
+        )
     return (
         grad * ((self - 1).rsqrt() * (self + 1).rsqrt()).conj() if needs[0] else None,
     )
@@ -1229,6 +1314,10 @@ arccosh = acosh
 
 
 def _atanh_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad / (1 - self * self) if needs[0] else None,
+        )
     return (
         grad / (1 - self * self).conj() if needs[0] else None,
     )
@@ -1277,6 +1366,10 @@ arctanh = atanh
 
 
 def _sigmoid_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad * (result * (1 - result)) if needs[0] else None,
+        )
     return (
         grad * (result * (1 - result)).conj() if needs[0] else None,
     )
@@ -1415,21 +1508,25 @@ def relu_(self):
 
 
 def _erf_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
+        )
     return (
-        grad * 1.1283791670955126 * (-self * self).exp() if needs[0] else None,
+        grad * (1.1283791670955126 * (-self * self).exp()).conj() if needs[0] else None,
     )
 
 
 def _erf_jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 1.1283791670955126 * (-self_p * self_p).exp()
-    return (self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+        return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
+    return (self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
 
 
 def _erf_jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 1.1283791670955126 * np.exp(-self_p * self_p)
-    return K.conj(K.conj(self_t) * 1.1283791670955126 * np.exp(-self_p * self_p))
+        return self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+    return K.conj(K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
 
 
 ERF = Op(
@@ -1460,21 +1557,25 @@ ERF.public = erf
 
 
 def _erfc_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            -grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
+        )
     return (
-        -grad * 1.1283791670955126 * (-self * self).exp() if needs[0] else None,
+        -grad * (1.1283791670955126 * (-self * self).exp()).conj() if needs[0] else None,
     )
 
 
 def _erfc_jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * 1.1283791670955126 * (-self_p * self_p).exp()
-    return (-self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+        return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
+    return (-self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
 
 
 def _erfc_jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * 1.1283791670955126 * np.exp(-self_p * self_p)
-    return K.conj(-K.conj(self_t) * 1.1283791670955126 * np.exp(-self_p * self_p))
+        return -self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+    return K.conj(-K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
 
 
 ERFC = Op(
@@ -2000,6 +2101,10 @@ IMAG.public = imag
 
 
 def _conj_backward(grad, self, result, needs):
+    if grad.dtype.kind != "c":
+        return (
+            grad if needs[0] else None,
+        )
     return (
         grad.conj() if needs[0] else None,
     )
@@ -2190,6 +2295,11 @@ subtract = sub
 
 
 def _mul_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad * other if needs[0] else None,
+            grad * self if needs[1] else None,
+        )
     return (
         grad * other.conj() if needs[0] else None,
         grad * self.conj() if needs[1] else None,
@@ -2248,6 +2358,11 @@ multiply = mul
 
 
 def _div_backward(grad, self, other, result, rounding_mode, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad / other if rounding_mode is None else zeros_like(grad) if needs[0] else None,
+            -grad * (self / other / other) if rounding_mode is None else zeros_like(grad) if needs[1] else None,
+        )
     return (
         grad / other.conj() if rounding_mode is None else zeros_like(grad) if needs[0] else None,
         -grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad) if needs[1] else None,
@@ -2723,9 +2838,14 @@ COPYSIGN.public = copysign
 
 
 def _xlogy_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad * xlogy(other != 0, other) if needs[0] else None,
+            grad * (self / other) if needs[1] else None,
+        )
     return (
-        grad * xlogy(other != 0, other) if needs[0] else None,
-        grad * self / other if needs[1] else None,
+        grad * xlogy(other != 0, other).conj() if needs[0] else None,
+        grad * (self / other).conj() if needs[1] else None,
     )
 
 
@@ -3882,8 +4002,12 @@ NORM.public = norm
 
 
 def _logsumexp_backward(grad, self, result, dim, keepdim, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp() if needs[0] else None,
+        )
     return (
-        keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp() if needs[0] else None,
+        keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp().conj() if needs[0] else None,
     )
 
 
@@ -3926,8 +4050,12 @@ LOGSUMEXP.public = logsumexp
 
 
 def _softmax_backward(grad, self, result, dim, dtype, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            result * (grad - (grad * result).sum(dim, keepdim=True)) if needs[0] else None,
+        )
     return (
-        result * (grad - (grad * result).sum(dim, keepdim=True)) if needs[0] else None,
+        result.conj() * (grad - (grad * result.conj()).sum(dim, keepdim=True)) if needs[0] else None,
     )
 
 
@@ -3969,8 +4097,12 @@ SOFTMAX.public = softmax
 
 
 def _log_softmax_backward(grad, self, result, dim, dtype, needs):
+    if grad.dtype.kind != "c" and result.dtype.kind != "c":
+        return (
+            grad - result.exp() * grad.sum(dim, keepdim=True) if needs[0] else None,
+        )
     return (
-        grad - result.exp() * grad.sum(dim, keepdim=True) if needs[0] else None,
+        grad - result.exp().conj() * grad.sum(dim, keepdim=True) if needs[0] else None,
     )
 
 
@@ -4143,6 +4275,11 @@ MATMUL.public = matmul
 
 
 def _mm_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad @ other.mT if needs[0] else None,
+            self.mT @ grad if needs[1] else None,
+        )
     return (
         grad @ other.mT.conj() if needs[0] else None,
         self.mT.conj() @ grad if needs[1] else None,
@@ -4193,6 +4330,11 @@ MM.public = mm
 
 
 def _bmm_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad @ other.mT if needs[0] else None,
+            self.mT @ grad if needs[1] else None,
+        )
     return (
         grad @ other.mT.conj() if needs[0] else None,
         self.mT.conj() @ grad if needs[1] else None,
@@ -4243,6 +4385,11 @@ BMM.public = bmm
 
 
 def _dot_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad * other if needs[0] else None,
+            grad * self if needs[1] else None,
+        )
     return (
         grad * other.conj() if needs[0] else None,
         grad * self.conj() if needs[1] else None,
@@ -4293,6 +4440,11 @@ DOT.public = dot
 
 
 def _outer_backward(grad, self, other, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+        return (
+            grad @ other if needs[0] else None,
+            self @ grad if needs[1] else None,
+        )
     return (
         grad @ other.conj() if needs[0] else None,
         self.conj() @ grad if needs[1] else None,

@@ -14,6 +14,7 @@ tensor([1.        , 0.54030231])
 from __future__ import annotations
 
 import functools
+import itertools
 import weakref
 from collections import namedtuple
 from typing import Iterable
@@ -26,13 +27,18 @@ __all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "make_dual", "un
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
 
-class _Level:
-    """One live dual level: its depth and the tensors holding one of its tangents."""
+_uids = itertools.count()
 
-    __slots__ = ("index", "holders")
+
+class _Level:
+    """One live dual level: its depth (the public level number), a process-wide unique id (the key
+    of its tangents; larger for inner levels) and the tensors holding one of its tangents."""
+
+    __slots__ = ("index", "uid", "holders")
 
     def __init__(self, index: int) -> None:
         self.index = index
+        self.uid = next(_uids)
         self.holders: dict[int, weakref.ref] = {}
 
     def register(self, t) -> None:
@@ -45,8 +51,10 @@ class _Level:
 def enter_dual_level() -> int:
     """Open a new (innermost) dual level and return its index."""
     levels = STATE.levels
-    levels.append(_Level(len(levels)))
-    return len(levels) - 1
+    lvl = _Level(len(levels))
+    levels.append(lvl)
+    STATE.by_uid[lvl.uid] = lvl
+    return lvl.index
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
@@ -63,10 +71,11 @@ def exit_dual_level(*, level: int | None = None) -> None:
             "exit levels in the reverse order they were entered"
         )
     lvl = levels.pop()
+    del STATE.by_uid[lvl.uid]
     for ref in list(lvl.holders.values()):
         t = ref()
         if t is not None and t._fw is not None:
-            t._fw.pop(level, None)
+            t._fw.pop(lvl.uid, None)
             if not t._fw:
                 t._fw = None
     lvl.holders.clear()
@@ -96,23 +105,24 @@ class dual_level:
 
 
 def _resolve_level(level: int | None, who: str) -> int:
+    """The key (unique id) of public level number `level` (None: the innermost)."""
     levels = STATE.levels
     if level is None:
         if not levels:
             raise OpError(
                 f"{who}: no dual level is active; wrap the code in `with pushforward.autograd.forward_ad.dual_level():`"
             )
-        return len(levels) - 1
+        return levels[-1].uid
     if not isinstance(level, int) or level < 0 or level >= len(levels):
         raise OpError(f"{who}: dual level {level!r} does not exist (live levels: {list(range(len(levels)))}); "
                       "it was never entered or has been exited")
-    return level
+    return levels[level].uid
 
 
 # -- tangent storage -------------------------------------------------------------------------
 
 def set_tangent(x, level: int, tangent) -> None:
-    """Attach `tangent` to x at `level` (no checks)."""
+    """Attach `tangent` to x at the level with unique id `level` (no checks)."""
     fw = x._fw
     if fw is None:
         fw = x._fw = {}
@@ -120,11 +130,11 @@ def set_tangent(x, level: int, tangent) -> None:
     st = x._st
     if st.shared:
         st.dual = True  # views of x share this storage and must look for x's tangents
-    STATE.levels[level].register(x)
+    STATE.by_uid[level].register(x)
 
 
 def tangent_of(x, level: int):
-    """x's tangent at `level`: its own, else the same view of its base's, else None."""
+    """x's tangent at the level with id `level`: its own, else the same view of its base's, else None."""
     fw = x._fw
     if fw is not None and level in fw:
         return fw[level]  # None here masks the base's tangent (an unpacked primal)
@@ -137,13 +147,15 @@ def tangent_of(x, level: int):
 
 
 def levels_of(x) -> Iterable[int]:
-    """Levels at which x has a tangent (its own or its base's)."""
+    """Ids of this thread's live levels at which x has a tangent (its own or its base's)."""
     fw = x._fw
     base = x._base
+    live = STATE.by_uid
     if base is not None and base._fw:
         masked = {lv for lv, t in fw.items() if t is None} if fw else set()
-        return {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
-    return [lv for lv, t in fw.items() if t is not None] if fw else ()
+        found = {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
+        return [lv for lv in found if lv in live]
+    return [lv for lv, t in fw.items() if t is not None and lv in live] if fw else ()
 
 
 def tangents_below(x, level: int) -> dict | None:

@@ -101,7 +101,7 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple
         a = leaf
         if fwAD.STATE.levels:
             for lv in sorted(fwAD.levels_of(x)):
-                a = fwAD.make_dual(a, fwAD.tangent_of(x, lv), level=lv)
+                a = fwAD.make_dual(a, fwAD.tangent_of(x, lv), level=fwAD.STATE.by_uid[lv].index)
         fin.append(a)
         tgt.append(leaf)
     return tuple(fin), tuple(tgt)

@@ -10,8 +10,10 @@ import threading
 class _State(threading.local):
     def __init__(self) -> None:
         self.grad_enabled: bool = True
-        # Stack of live forward-AD levels (innermost last); see forward_ad.py.
+        # Stack of live forward-AD levels (innermost last) and the same levels by their unique id;
+        # see forward_ad.py. Tangents are keyed by the id, so another thread's level 0 is never ours.
         self.levels: list = []
+        self.by_uid: dict = {}
 
 
 STATE = _State()

@@ -268,8 +268,25 @@ class Emitter:
                                 for _, f in e.backward):
             lines.append("    result = result0")
         formulas = dict(e.backward)
-        items = [f"{formulas[p.name]} if needs[{i}] else None" for i, p in enumerate(e.diff_params)]
-        lines.append("    return (" + "".join(f"\n        {it}," for it in items) + "\n    )")
+
+        def ret(indent: str, real: bool) -> None:
+            items = []
+            for i, p in enumerate(e.diff_params):
+                f = _src(_conj_free(_parse(formulas[p.name]))) if real else formulas[p.name]
+                items.append(f"{f} if needs[{i}] else None")
+            lines.append(f"{indent}return (" + "".join(f"\n{indent}    {it}," for it in items) + f"\n{indent})")
+
+        if any("conj" in f for f in formulas.values()) and all(p.type != "Tensor[]" for p in e.tensor_params):
+            # conj() is the identity when everything is real: skip it (and its view op) there
+            modes, save_result = self.save_modes(e)
+            names = ["grad"] + [p.name for p, m in zip(e.tensor_params, modes) if m == 2]
+            names += res if save_result else []
+            cond = " and ".join(f'({n} is None or {n}.dtype.kind != "c")' if n in {p.name for p in e.tensor_params
+                                                                               if p.type == "Tensor?"}
+                                else f'{n}.dtype.kind != "c"' for n in names)
+            lines.append(f"    if {cond}:")
+            ret("        ", True)
+        ret("    ", False)
         return "\n".join(lines)
 
     def forward_formulas(self, e: OpEntry) -> dict[str, str]:

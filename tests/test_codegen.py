@@ -1,0 +1,259 @@
+"""The code generator: the committed module is what the YAML generates, and the loader
+rejects malformed entries with a message that names the entry."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("yaml")
+
+import pushforward  # noqa: E402
+from pushforward.codegen.__main__ import OUT, generate  # noqa: E402
+from pushforward.codegen.emit import emit  # noqa: E402
+from pushforward.codegen.load import OpEntry, SpecError, helper_names, load  # noqa: E402
+
+PKG = Path(pushforward.__file__).resolve().parent
+
+
+# ----------------------------------------------------------------------------- regeneration
+
+
+def test_committed_module_is_what_the_yaml_generates():
+    text = generate()
+    committed = OUT.read_text()
+    if text != committed:
+        import difflib
+        diff = "".join(list(difflib.unified_diff(committed.splitlines(True), text.splitlines(True),
+                                                 "committed", "regenerated"))[:60])
+        pytest.fail("src/pushforward/_generated/ops.py is stale: run `python -m pushforward.codegen`\n" + diff)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(PKG.parent), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_codegen_check_command():
+    r = _run("-m", "pushforward.codegen", "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "up to date" in r.stdout
+
+
+def test_codegen_runs_by_path_without_importing_the_package():
+    # the way to recover when the generated module itself is broken
+    r = _run(str(PKG / "codegen"), "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_generation_is_deterministic_and_compiles():
+    entries = load()
+    a = emit(entries, helper_names())
+    b = emit(load(), helper_names())
+    assert a == b
+    compile(a, "ops.py", "exec")
+    assert all(isinstance(e, OpEntry) for e in entries)
+    with pytest.raises(Exception):  # frozen dataclasses
+        entries[0].name = "other"  # type: ignore[misc]
+
+
+def test_every_yaml_op_is_generated():
+    from pushforward._generated import ops
+    from pushforward.dispatch import Op
+    records = {v.name for v in vars(ops).values() if isinstance(v, Op)}
+    for e in load():
+        if e.composite is None:
+            assert e.name in records, e.name
+        if e.function and not e.name.startswith("_"):
+            assert e.name in ops.FUNCTIONS and hasattr(pushforward, e.name), e.name
+            for a in e.aliases:
+                assert ops.FUNCTIONS[a] is ops.FUNCTIONS[e.name]
+        if e.method:
+            assert e.name in ops.METHODS, e.name
+
+
+def test_forward_kinds_in_records_match_the_yaml():
+    from pushforward._generated import ops
+    from pushforward.dispatch import Op
+    records = {v.name: v for v in vars(ops).values() if isinstance(v, Op)}
+    for e in load():
+        if e.composite is not None or not e.differentiable or len(e.forward) != 1:
+            continue
+        (key, f), = e.forward
+        rec = records[e.name]
+        want = f if f in ("auto_element_wise", "auto_linear") else ("explicit" if f != "zero" else None)
+        if want is not None:
+            assert rec.jvp_kind == want, (e.name, rec.jvp_kind, f)
+
+
+# ----------------------------------------------------------------------------- validation
+
+GOOD = """
+- name: mysin(Tensor self) -> Tensor
+  kernel: np.sin
+  self: grad * self.cos().conj()
+  result: auto_element_wise
+"""
+
+
+def _write(tmp_path: Path, body: str, good_first: bool = True) -> Path:
+    p = tmp_path / "derivatives.yaml"
+    p.write_text((textwrap.dedent(GOOD) if good_first else "") + textwrap.dedent(body))
+    return p
+
+
+def _error(tmp_path: Path, body: str) -> str:
+    with pytest.raises(SpecError) as ei:
+        load(_write(tmp_path, body))
+    msg = str(ei.value)
+    return msg
+
+
+def test_good_file_loads(tmp_path):
+    entries = load(_write(tmp_path, ""))
+    assert [e.name for e in entries] == ["mysin"]
+    assert entries[0].forward == (("result", "auto_element_wise"),)
+    assert entries[0].backward == (("self", "grad * self.cos().conj()"),)
+    compile(emit(entries, helper_names()), "ops.py", "exec")
+
+
+def test_unknown_name_in_backward_formula(tmp_path):
+    msg = _error(tmp_path, """
+        - name: bad_bw(Tensor self) -> Tensor
+          kernel: np.sin
+          self: grad * undefined_helper(self)
+          result: auto_element_wise
+        """)
+    assert "bad_bw" in msg and "undefined_helper" in msg and "backward" in msg
+    lines = (tmp_path / "derivatives.yaml").read_text().splitlines()
+    lineno = next(i for i, ln in enumerate(lines, 1) if "bad_bw" in ln)
+    assert f"line {lineno}," in msg   # the entry's line in the file
+
+
+def test_unknown_name_in_forward_formula(tmp_path):
+    msg = _error(tmp_path, """
+        - name: bad_fw(Tensor self, Tensor other) -> Tensor
+          kernel: np.multiply
+          self: grad * other
+          other: grad * self
+          result: other_p * self_t + self_p * another_t
+        """)
+    assert "bad_fw" in msg and "another_t" in msg and "forward" in msg
+
+
+def test_missing_backward_formula_for_differentiable_input(tmp_path):
+    msg = _error(tmp_path, """
+        - name: half_done(Tensor self, Tensor other) -> Tensor
+          kernel: np.multiply
+          self: grad * other.conj()
+          result: other_p * self_t + self_p * other_t
+        """)
+    assert "half_done" in msg and "missing backward formula" in msg and "'other'" in msg
+
+
+def test_non_differentiable_input_needs_no_formula(tmp_path):
+    entries = load(_write(tmp_path, """
+        - name: scaled(Tensor self, Tensor other) -> Tensor
+          kernel: np.multiply
+          non_differentiable: [other]
+          self: grad * other.conj()
+          result: self_t * other
+        """))
+    assert entries[-1].non_differentiable == ("other",)
+
+
+@pytest.mark.parametrize("sig, what", [
+    ("bad_sig(Tensor self -> Tensor", "bad signature"),
+    ("bad_sig(Tensr self) -> Tensor", "unknown type"),
+    ("bad_sig(Tensor) -> Tensor", "bad parameter"),
+    ("bad_sig(Tensor self) -> Tensr", "bad return"),
+    ("bad_sig(Tensor self, Tensor self) -> Tensor", "duplicate"),
+    ("bad_sig(Tensor grad) -> Tensor", "reserved"),
+])
+def test_bad_signature(tmp_path, sig, what):
+    msg = _error(tmp_path, f"""
+        - name: {sig}
+          kernel: np.sin
+          self: grad
+          result: auto_linear
+        """)
+    assert "bad_sig" in msg and what in msg
+
+
+def test_auto_element_wise_on_a_two_input_op(tmp_path):
+    msg = _error(tmp_path, """
+        - name: two_in(Tensor self, Tensor other) -> Tensor
+          kernel: np.multiply
+          self: grad * other.conj()
+          other: grad * self.conj()
+          result: auto_element_wise
+        """)
+    assert "two_in" in msg and "auto_element_wise" in msg and "one differentiable" in msg
+
+
+def test_bare_input_name_in_forward_formula(tmp_path):
+    msg = _error(tmp_path, """
+        - name: bare(Tensor self) -> Tensor
+          kernel: np.sin
+          self: grad * self.cos().conj()
+          result: self_t * self.cos()
+        """)
+    assert "bare" in msg and "'self'" in msg and "self_p" in msg
+
+
+def test_formula_that_is_not_python(tmp_path):
+    msg = _error(tmp_path, """
+        - name: syntax(Tensor self) -> Tensor
+          kernel: np.sin
+          self: grad * (self.cos(
+          result: auto_element_wise
+        """)
+    assert "syntax" in msg and "not a Python expression" in msg
+
+
+def test_duplicate_op_and_unknown_key_and_kernel_rules(tmp_path):
+    msg = _error(tmp_path, GOOD)
+    assert "mysin" in msg and "declared twice" in msg
+    msg = _error(tmp_path, """
+        - name: typo(Tensor self) -> Tensor
+          kernel: np.sin
+          slef: grad
+          result: auto_linear
+        """)
+    assert "typo" in msg and "unknown key 'slef'" in msg
+    msg = _error(tmp_path, """
+        - name: nokernel(Tensor self) -> Tensor
+          self: grad
+          result: auto_linear
+        """)
+    assert "nokernel" in msg and "kernel" in msg
+    msg = _error(tmp_path, """
+        - name: comp(Tensor self) -> Tensor
+          composite: self.sin()
+          self: grad
+        """)
+    assert "comp" in msg and "composite" in msg
+
+
+def test_codegen_command_reports_spec_errors(tmp_path, monkeypatch, capsys):
+    from pushforward.codegen import __main__ as cg
+    from pushforward.codegen import load as loadmod
+    bad = _write(tmp_path, """
+        - name: broken(Tensor self) -> Tensor
+          kernel: np.sin
+          result: auto_element_wise
+        """)
+    real_load = loadmod.load
+    monkeypatch.setattr(cg, "load", lambda: real_load(bad))
+    out = tmp_path / "ops.py"
+    monkeypatch.setattr(cg, "OUT", out)
+    assert cg.main([]) == 2
+    assert cg.main(["--check"]) == 2
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "broken" in err and "missing backward formula" in err
