@@ -505,3 +505,29 @@ def test_materialized_zero_grads_for_unused_output():
 def test_gradcheck_on_custom_function():
     x = pf.tensor([0.3, -1.2], requires_grad=True)
     assert pf.autograd.gradcheck(Cube.apply, (x,), check_forward_ad=True)
+
+
+def test_forward_returning_view_of_input():
+    class First(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.shape = x.shape
+            return x[0:1]
+
+        @staticmethod
+        def backward(ctx, g):
+            z = pf.zeros(*ctx.shape)
+            z[0:1] = g
+            return z
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t[0:1]
+
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    y = First.apply(x)
+    (y * 3).sum().backward()
+    close(x.grad, [3.0, 0.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([5.0, 6.0]))
+        close(tangent(First.apply(d)), [5.0])

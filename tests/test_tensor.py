@@ -366,3 +366,37 @@ def test_operator_overloads():
     close(a @ b, 11.0)
     close(np.array([1.0, 1.0]) @ pf.tensor([[1.0, 2.0], [3.0, 4.0]]), [4, 6])
     assert isinstance(np.array([1.0, 1.0]) + a, pf.Tensor)
+
+
+def test_misc_creation_and_conversion():
+    assert pf.tensor([pf.tensor(1.0), pf.tensor(2.0)]).tolist() == [1.0, 2.0]
+    a = pf.tensor([1.0])
+    b = pf.tensor(a)
+    b.add_(1)
+    assert a.tolist() == [1.0]  # tensor() copies
+    assert pf.eye(2, 3).shape == (2, 3)
+    assert pf.full((2,), 3).dtype == np.int64
+    assert pf.linspace(0, 1, 3, dtype=pf.float32).dtype == np.float32
+    assert pf.randn(2, dtype=pf.float32).dtype == np.float32
+    assert pf.empty_like(pf.ones(2, dtype=pf.int32)).dtype == np.int32
+
+
+def test_numpy_interop_returns_tensor():
+    assert isinstance(np.ones(2) + pf.ones(2), pf.Tensor)
+    assert isinstance(np.float64(2.0) * pf.ones(2), pf.Tensor)
+    assert isinstance(abs(pf.tensor([-1.0])), pf.Tensor)
+
+
+def test_integer_ops_stay_integer():
+    assert (pf.tensor([7, 8]) // 2).tolist() == [3, 4]
+    assert (pf.tensor([7, 8]) % 3).tolist() == [1, 2]
+    assert (pf.tensor([2, 3]) ** 2).dtype == np.int64
+
+
+def test_setitem_negative_tensor_and_bool_list_indices():
+    x = pf.zeros(3)
+    x[-1] = 5.0
+    x[pf.tensor(0)] = 1.0
+    assert x.tolist() == [1.0, 0.0, 5.0]
+    x[[True, False, True]] = 7.0
+    assert x.tolist() == [7.0, 0.0, 7.0]

@@ -212,11 +212,29 @@ def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
     if isinstance(v, _SCALARS):
         # NumPy's NEP 50: a Python scalar takes the dtype of the tensors it meets ("weak").
         try:
-            dt = np.result_type(*dtypes, v) if dtypes else np.asarray(v).dtype
+            return wrap(np.asarray(v, dtype=_weak_dtype(dtypes, v)))
         except Exception as e:
             raise OpError(f"{op.name}: cannot combine scalar {v!r} with dtypes {dtypes}: {e}") from None
-        return wrap(np.asarray(v, dtype=dt))
     return _coerce(v, op, pname)
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float16): np.dtype(np.complex64)}
+
+
+def _weak_dtype(dtypes: list, v) -> np.dtype:
+    """The dtype NumPy gives a Python scalar `v` combined with tensors of `dtypes` (NEP 50)."""
+    tv = type(v)
+    if not dtypes or tv not in _SCALAR_TYPES:
+        return np.result_type(*dtypes, v) if dtypes else np.asarray(v).dtype
+    dt = dtypes[0] if len(dtypes) == 1 else np.result_type(*dtypes)
+    kind = dt.kind
+    if tv is bool or (tv is int and kind != "b") or (tv is float and kind in "fc") or (tv is complex and kind == "c"):
+        return dt
+    if tv is int:
+        return np.dtype(np.int64)
+    if tv is float:
+        return np.dtype(np.float64)
+    return _COMPLEX_OF.get(dt, np.dtype(np.complex128))
 
 
 def _coerce(v, op: Op, pname: str) -> Tensor:
