@@ -607,6 +607,30 @@ class TestReverseInterplay:
             H = np.diag(6 * xv - np.sin(xv)) + A
             close(gt, H @ vv)
 
+    def test_forward_over_reverse_through_inplace_and_views(self):
+        """hvp of a function using in-place ops on views, against central differences of the gradient."""
+        xv = np.array([0.5, -1.0, 0.7])
+        vv = np.array([1.0, 2.0, -1.0])
+
+        def f(x):
+            y = x * 1
+            y.mul_(x)
+            y[1:] += x[:2]
+            return (y.sin() * y).sum()
+
+        def grad_at(a):
+            t = pf.tensor(a, requires_grad=True)
+            return pf.autograd.grad(f(t), t)[0].numpy()
+
+        x = pf.tensor(xv, requires_grad=True)
+        with fwAD.dual_level():
+            xd = fwAD.make_dual(x, pf.tensor(vv))
+            (g,) = pf.autograd.grad(f(xd), xd)
+            hv = tangent(g)
+        eps = 1e-6
+        num = (grad_at(xv + eps * vv) - grad_at(xv - eps * vv)) / (2 * eps)
+        close(hv, num, tol=1e-6)
+
     def test_forward_over_reverse_via_backward(self):
         xv = np.array([0.4, -1.1])
         vv = np.array([2.0, 1.0])

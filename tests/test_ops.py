@@ -82,7 +82,7 @@ def test_entries_match_yaml_metadata():
             assert info.is_view == view, e.name
             fw = dict(e.forward)
             key = fw.get("result", fw.get("result0"))
-            kind = "none" if key is None else key if key.startswith("auto_") else "explicit"
+            kind = "none" if key is None else key if (key.startswith("auto_") or key == "zero") else "explicit"
             assert info.jvp_kind == kind, e.name
 
 

@@ -686,3 +686,31 @@ def test_inplace_tangent_equals_out_of_place(name, target, other):
                 close(tangent(b)[0], base_t[0])
             else:
                 close(tangent(b)[0], np.zeros(3))
+
+
+def test_negative_stride_view_and_inplace():
+    d = fwAD.make_dual(pf.arange(4.0), pf.tensor([1.0, 2.0, 3.0, 4.0]))
+    r = d[::-1]
+    close(tangent(r), [4.0, 3.0, 2.0, 1.0])
+    assert shares(tangent(r), tangent(d))
+    r[0:2].mul_(10)
+    close(d, [0.0, 1.0, 20.0, 30.0])
+    close(tangent(d), [1.0, 2.0, 30.0, 40.0])
+
+
+def test_inplace_through_split_and_transpose_views():
+    m = fwAD.make_dual(pf.arange(6.0).reshape(2, 3), pf.ones(2, 3))
+    m.t()[0].add_(fwAD.make_dual(pf.ones(2), pf.tensor([5.0, 7.0])))
+    close(tangent(m), [[6.0, 1.0, 1.0], [8.0, 1.0, 1.0]])
+    m.split(1, 0)[1].zero_()
+    close(tangent(m), [[6.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    assert [tangent(row).tolist() for row in m] == [[6.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+
+
+def test_nested_views_taken_before_base_became_dual():
+    out = pf.zeros(2, 2)
+    row = out[1]
+    cell = row[1:]
+    out[1, 1:] = fwAD.make_dual(pf.tensor([3.0]), pf.tensor([4.0]))
+    close(tangent(cell), [4.0])
+    close(tangent(row), [0.0, 4.0])

@@ -18,17 +18,17 @@ from ..formulas import __all__ as _helpers  # noqa: F401
 # ---- neg
 
 
-def _neg_backward(grad, self, result, needs):
+def _neg__backward(grad, self, result, needs):
     return (
         -grad if needs[0] else None,
     )
 
 
-def _neg_jvp(self_p, self_t, result):
+def _neg__jvp(self_p, self_t, result):
     return neg(self_t)
 
 
-def _neg_jvp_np(self_p, self_t, result):
+def _neg__jvp_np(self_p, self_t, result):
     return np.negative(self_t)
 
 
@@ -38,9 +38,9 @@ NEG = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_neg_backward,
-    jvp=_neg_jvp,
-    jvp_np=_neg_jvp_np,
+    backward=_neg__backward,
+    jvp=_neg__jvp,
+    jvp_np=_neg__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -63,19 +63,19 @@ def neg_(self):
 # ---- abs
 
 
-def _abs_backward(grad, self, result, needs):
+def _abs__backward(grad, self, result, needs):
     return (
         grad * self.sgn() if needs[0] else None,
     )
 
 
-def _abs_jvp(self_p, self_t, result):
+def _abs__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * self_p.sgn()
     return (self_t.conj() * self_p.sgn()).conj()
 
 
-def _abs_jvp_np(self_p, self_t, result):
+def _abs__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.sgn(self_p)
     return K.conj(K.conj(self_t) * K.sgn(self_p))
@@ -87,9 +87,9 @@ ABS = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_abs_backward,
-    jvp=_abs_jvp,
-    jvp_np=_abs_jvp_np,
+    backward=_abs__backward,
+    jvp=_abs__jvp,
+    jvp_np=_abs__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -116,13 +116,13 @@ absolute = abs
 # ---- sgn
 
 
-def _sgn_backward(grad, self, result, needs):
+def _sgn__backward(grad, self, result, needs):
     return (
         sgn_backward(grad, self, result) if needs[0] else None,
     )
 
 
-def _sgn_jvp(self_p, self_t, result):
+def _sgn__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result)
 
 
@@ -132,8 +132,8 @@ SGN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sgn_backward,
-    jvp=_sgn_jvp,
+    backward=_sgn__backward,
+    jvp=_sgn__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -153,13 +153,13 @@ SGN.public = sgn
 # ---- sign
 
 
-def _sign_backward(grad, self, result, needs):
+def _sign__backward(grad, self, result, needs):
     return (
         sgn_backward(grad, self, result) if needs[0] else None,
     )
 
 
-def _sign_jvp(self_p, self_t, result):
+def _sign__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
 
 
@@ -169,8 +169,8 @@ SIGN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sign_backward,
-    jvp=_sign_jvp,
+    backward=_sign__backward,
+    jvp=_sign__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -190,7 +190,7 @@ SIGN.public = sign
 # ---- exp
 
 
-def _exp_backward(grad, self, result, needs):
+def _exp__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * result if needs[0] else None,
@@ -200,13 +200,13 @@ def _exp_backward(grad, self, result, needs):
     )
 
 
-def _exp_jvp(self_p, self_t, result):
+def _exp__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * result
     return (self_t.conj() * result.conj()).conj()
 
 
-def _exp_jvp_np(self_p, self_t, result):
+def _exp__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * result
     return K.conj(K.conj(self_t) * K.conj(result))
@@ -218,9 +218,9 @@ EXP = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_exp_backward,
-    jvp=_exp_jvp,
-    jvp_np=_exp_jvp_np,
+    backward=_exp__backward,
+    jvp=_exp__jvp,
+    jvp_np=_exp__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -244,7 +244,7 @@ def exp_(self):
 # ---- exp2
 
 
-def _exp2_backward(grad, self, result, needs):
+def _exp2__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * (result * 0.6931471805599453) if needs[0] else None,
@@ -254,13 +254,13 @@ def _exp2_backward(grad, self, result, needs):
     )
 
 
-def _exp2_jvp(self_p, self_t, result):
+def _exp2__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result * 0.6931471805599453)
     return (self_t.conj() * (result * 0.6931471805599453).conj()).conj()
 
 
-def _exp2_jvp_np(self_p, self_t, result):
+def _exp2__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result * 0.6931471805599453)
     return K.conj(K.conj(self_t) * K.conj(result * 0.6931471805599453))
@@ -272,9 +272,9 @@ EXP2 = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_exp2_backward,
-    jvp=_exp2_jvp,
-    jvp_np=_exp2_jvp_np,
+    backward=_exp2__backward,
+    jvp=_exp2__jvp,
+    jvp_np=_exp2__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -293,7 +293,7 @@ EXP2.public = exp2
 # ---- expm1
 
 
-def _expm1_backward(grad, self, result, needs):
+def _expm1__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * (result + 1) if needs[0] else None,
@@ -303,13 +303,13 @@ def _expm1_backward(grad, self, result, needs):
     )
 
 
-def _expm1_jvp(self_p, self_t, result):
+def _expm1__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result + 1)
     return (self_t.conj() * (result + 1).conj()).conj()
 
 
-def _expm1_jvp_np(self_p, self_t, result):
+def _expm1__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result + 1)
     return K.conj(K.conj(self_t) * K.conj(result + 1))
@@ -321,9 +321,9 @@ EXPM1 = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_expm1_backward,
-    jvp=_expm1_jvp,
-    jvp_np=_expm1_jvp_np,
+    backward=_expm1__backward,
+    jvp=_expm1__jvp,
+    jvp_np=_expm1__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -342,7 +342,7 @@ EXPM1.public = expm1
 # ---- log
 
 
-def _log_backward(grad, self, result, needs):
+def _log__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / self if needs[0] else None,
@@ -352,13 +352,13 @@ def _log_backward(grad, self, result, needs):
     )
 
 
-def _log_jvp(self_p, self_t, result):
+def _log__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / self_p
     return (self_t.conj() / self_p.conj()).conj()
 
 
-def _log_jvp_np(self_p, self_t, result):
+def _log__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / self_p
     return K.conj(K.conj(self_t) / K.conj(self_p))
@@ -370,9 +370,9 @@ LOG = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_log_backward,
-    jvp=_log_jvp,
-    jvp_np=_log_jvp_np,
+    backward=_log__backward,
+    jvp=_log__jvp,
+    jvp_np=_log__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -396,7 +396,7 @@ def log_(self):
 # ---- log2
 
 
-def _log2_backward(grad, self, result, needs):
+def _log2__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / (self * 0.6931471805599453) if needs[0] else None,
@@ -406,13 +406,13 @@ def _log2_backward(grad, self, result, needs):
     )
 
 
-def _log2_jvp(self_p, self_t, result):
+def _log2__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * 0.6931471805599453)
     return (self_t.conj() / (self_p * 0.6931471805599453).conj()).conj()
 
 
-def _log2_jvp_np(self_p, self_t, result):
+def _log2__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * 0.6931471805599453)
     return K.conj(K.conj(self_t) / K.conj(self_p * 0.6931471805599453))
@@ -424,9 +424,9 @@ LOG2 = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_log2_backward,
-    jvp=_log2_jvp,
-    jvp_np=_log2_jvp_np,
+    backward=_log2__backward,
+    jvp=_log2__jvp,
+    jvp_np=_log2__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -445,7 +445,7 @@ LOG2.public = log2
 # ---- log10
 
 
-def _log10_backward(grad, self, result, needs):
+def _log10__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / (self * 2.302585092994046) if needs[0] else None,
@@ -455,13 +455,13 @@ def _log10_backward(grad, self, result, needs):
     )
 
 
-def _log10_jvp(self_p, self_t, result):
+def _log10__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * 2.302585092994046)
     return (self_t.conj() / (self_p * 2.302585092994046).conj()).conj()
 
 
-def _log10_jvp_np(self_p, self_t, result):
+def _log10__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * 2.302585092994046)
     return K.conj(K.conj(self_t) / K.conj(self_p * 2.302585092994046))
@@ -473,9 +473,9 @@ LOG10 = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_log10_backward,
-    jvp=_log10_jvp,
-    jvp_np=_log10_jvp_np,
+    backward=_log10__backward,
+    jvp=_log10__jvp,
+    jvp_np=_log10__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -494,7 +494,7 @@ LOG10.public = log10
 # ---- log1p
 
 
-def _log1p_backward(grad, self, result, needs):
+def _log1p__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / (self + 1) if needs[0] else None,
@@ -504,13 +504,13 @@ def _log1p_backward(grad, self, result, needs):
     )
 
 
-def _log1p_jvp(self_p, self_t, result):
+def _log1p__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p + 1)
     return (self_t.conj() / (self_p + 1).conj()).conj()
 
 
-def _log1p_jvp_np(self_p, self_t, result):
+def _log1p__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p + 1)
     return K.conj(K.conj(self_t) / K.conj(self_p + 1))
@@ -522,9 +522,9 @@ LOG1P = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_log1p_backward,
-    jvp=_log1p_jvp,
-    jvp_np=_log1p_jvp_np,
+    backward=_log1p__backward,
+    jvp=_log1p__jvp,
+    jvp_np=_log1p__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -543,7 +543,7 @@ LOG1P.public = log1p
 # ---- sqrt
 
 
-def _sqrt_backward(grad, self, result, needs):
+def _sqrt__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad / (2 * result) if needs[0] else None,
@@ -553,13 +553,13 @@ def _sqrt_backward(grad, self, result, needs):
     )
 
 
-def _sqrt_jvp(self_p, self_t, result):
+def _sqrt__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (2 * result)
     return (self_t.conj() / (2 * result.conj())).conj()
 
 
-def _sqrt_jvp_np(self_p, self_t, result):
+def _sqrt__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (2 * result)
     return K.conj(K.conj(self_t) / (2 * K.conj(result)))
@@ -571,9 +571,9 @@ SQRT = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sqrt_backward,
-    jvp=_sqrt_jvp,
-    jvp_np=_sqrt_jvp_np,
+    backward=_sqrt__backward,
+    jvp=_sqrt__jvp,
+    jvp_np=_sqrt__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -597,7 +597,7 @@ def sqrt_(self):
 # ---- rsqrt
 
 
-def _rsqrt_backward(grad, self, result, needs):
+def _rsqrt__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             -0.5 * grad * (result * result * result) if needs[0] else None,
@@ -607,13 +607,13 @@ def _rsqrt_backward(grad, self, result, needs):
     )
 
 
-def _rsqrt_jvp(self_p, self_t, result):
+def _rsqrt__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -0.5 * self_t * (result * result * result)
     return (-0.5 * self_t.conj() * (result * result * result).conj()).conj()
 
 
-def _rsqrt_jvp_np(self_p, self_t, result):
+def _rsqrt__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -0.5 * self_t * (result * result * result)
     return K.conj(-0.5 * K.conj(self_t) * K.conj(result * result * result))
@@ -625,9 +625,9 @@ RSQRT = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_rsqrt_backward,
-    jvp=_rsqrt_jvp,
-    jvp_np=_rsqrt_jvp_np,
+    backward=_rsqrt__backward,
+    jvp=_rsqrt__jvp,
+    jvp_np=_rsqrt__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -646,7 +646,7 @@ RSQRT.public = rsqrt
 # ---- square
 
 
-def _square_backward(grad, self, result, needs):
+def _square__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             2 * grad * self if needs[0] else None,
@@ -656,13 +656,13 @@ def _square_backward(grad, self, result, needs):
     )
 
 
-def _square_jvp(self_p, self_t, result):
+def _square__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return 2 * self_t * self_p
     return (2 * self_t.conj() * self_p.conj()).conj()
 
 
-def _square_jvp_np(self_p, self_t, result):
+def _square__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return 2 * self_t * self_p
     return K.conj(2 * K.conj(self_t) * K.conj(self_p))
@@ -674,9 +674,9 @@ SQUARE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_square_backward,
-    jvp=_square_jvp,
-    jvp_np=_square_jvp_np,
+    backward=_square__backward,
+    jvp=_square__jvp,
+    jvp_np=_square__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -695,7 +695,7 @@ SQUARE.public = square
 # ---- reciprocal
 
 
-def _reciprocal_backward(grad, self, result, needs):
+def _reciprocal__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             -grad * (result * result) if needs[0] else None,
@@ -705,13 +705,13 @@ def _reciprocal_backward(grad, self, result, needs):
     )
 
 
-def _reciprocal_jvp(self_p, self_t, result):
+def _reciprocal__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * (result * result)
     return (-self_t.conj() * (result * result).conj()).conj()
 
 
-def _reciprocal_jvp_np(self_p, self_t, result):
+def _reciprocal__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * (result * result)
     return K.conj(-K.conj(self_t) * K.conj(result * result))
@@ -723,9 +723,9 @@ RECIPROCAL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_reciprocal_backward,
-    jvp=_reciprocal_jvp,
-    jvp_np=_reciprocal_jvp_np,
+    backward=_reciprocal__backward,
+    jvp=_reciprocal__jvp,
+    jvp_np=_reciprocal__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -744,7 +744,7 @@ RECIPROCAL.public = reciprocal
 # ---- sin
 
 
-def _sin_backward(grad, self, result, needs):
+def _sin__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * self.cos() if needs[0] else None,
@@ -754,13 +754,13 @@ def _sin_backward(grad, self, result, needs):
     )
 
 
-def _sin_jvp(self_p, self_t, result):
+def _sin__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * self_p.cos()
     return (self_t.conj() * self_p.cos().conj()).conj()
 
 
-def _sin_jvp_np(self_p, self_t, result):
+def _sin__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * np.cos(self_p)
     return K.conj(K.conj(self_t) * K.conj(np.cos(self_p)))
@@ -772,9 +772,9 @@ SIN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sin_backward,
-    jvp=_sin_jvp,
-    jvp_np=_sin_jvp_np,
+    backward=_sin__backward,
+    jvp=_sin__jvp,
+    jvp_np=_sin__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -798,7 +798,7 @@ def sin_(self):
 # ---- cos
 
 
-def _cos_backward(grad, self, result, needs):
+def _cos__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             -grad * self.sin() if needs[0] else None,
@@ -808,13 +808,13 @@ def _cos_backward(grad, self, result, needs):
     )
 
 
-def _cos_jvp(self_p, self_t, result):
+def _cos__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * self_p.sin()
     return (-self_t.conj() * self_p.sin().conj()).conj()
 
 
-def _cos_jvp_np(self_p, self_t, result):
+def _cos__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * np.sin(self_p)
     return K.conj(-K.conj(self_t) * K.conj(np.sin(self_p)))
@@ -826,9 +826,9 @@ COS = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_cos_backward,
-    jvp=_cos_jvp,
-    jvp_np=_cos_jvp_np,
+    backward=_cos__backward,
+    jvp=_cos__jvp,
+    jvp_np=_cos__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -852,7 +852,7 @@ def cos_(self):
 # ---- tan
 
 
-def _tan_backward(grad, self, result, needs):
+def _tan__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * (1 + result * result) if needs[0] else None,
@@ -862,13 +862,13 @@ def _tan_backward(grad, self, result, needs):
     )
 
 
-def _tan_jvp(self_p, self_t, result):
+def _tan__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1 + result * result)
     return (self_t.conj() * (1 + result * result).conj()).conj()
 
 
-def _tan_jvp_np(self_p, self_t, result):
+def _tan__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1 + result * result)
     return K.conj(K.conj(self_t) * K.conj(1 + result * result))
@@ -880,9 +880,9 @@ TAN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_tan_backward,
-    jvp=_tan_jvp,
-    jvp_np=_tan_jvp_np,
+    backward=_tan__backward,
+    jvp=_tan__jvp,
+    jvp_np=_tan__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -901,7 +901,7 @@ TAN.public = tan
 # ---- asin
 
 
-def _asin_backward(grad, self, result, needs):
+def _asin__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * (1 - self * self).rsqrt() if needs[0] else None,
@@ -911,13 +911,13 @@ def _asin_backward(grad, self, result, needs):
     )
 
 
-def _asin_jvp(self_p, self_t, result):
+def _asin__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1 - self_p * self_p).rsqrt()
     return (self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
 
 
-def _asin_jvp_np(self_p, self_t, result):
+def _asin__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.rsqrt(1 - self_p * self_p)
     return K.conj(K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
@@ -929,9 +929,9 @@ ASIN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_asin_backward,
-    jvp=_asin_jvp,
-    jvp_np=_asin_jvp_np,
+    backward=_asin__backward,
+    jvp=_asin__jvp,
+    jvp_np=_asin__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -953,7 +953,7 @@ arcsin = asin
 # ---- acos
 
 
-def _acos_backward(grad, self, result, needs):
+def _acos__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             -grad * (1 - self * self).rsqrt() if needs[0] else None,
@@ -963,13 +963,13 @@ def _acos_backward(grad, self, result, needs):
     )
 
 
-def _acos_jvp(self_p, self_t, result):
+def _acos__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * (1 - self_p * self_p).rsqrt()
     return (-self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
 
 
-def _acos_jvp_np(self_p, self_t, result):
+def _acos__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * K.rsqrt(1 - self_p * self_p)
     return K.conj(-K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
@@ -981,9 +981,9 @@ ACOS = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_acos_backward,
-    jvp=_acos_jvp,
-    jvp_np=_acos_jvp_np,
+    backward=_acos__backward,
+    jvp=_acos__jvp,
+    jvp_np=_acos__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1005,7 +1005,7 @@ arccos = acos
 # ---- atan
 
 
-def _atan_backward(grad, self, result, needs):
+def _atan__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / (self * self + 1) if needs[0] else None,
@@ -1015,13 +1015,13 @@ def _atan_backward(grad, self, result, needs):
     )
 
 
-def _atan_jvp(self_p, self_t, result):
+def _atan__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * self_p + 1)
     return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
 
 
-def _atan_jvp_np(self_p, self_t, result):
+def _atan__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (self_p * self_p + 1)
     return K.conj(K.conj(self_t) / K.conj(self_p * self_p + 1))
@@ -1033,9 +1033,9 @@ ATAN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_atan_backward,
-    jvp=_atan_jvp,
-    jvp_np=_atan_jvp_np,
+    backward=_atan__backward,
+    jvp=_atan__jvp,
+    jvp_np=_atan__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1057,7 +1057,7 @@ arctan = atan
 # ---- sinh
 
 
-def _sinh_backward(grad, self, result, needs):
+def _sinh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * self.cosh() if needs[0] else None,
@@ -1067,13 +1067,13 @@ def _sinh_backward(grad, self, result, needs):
     )
 
 
-def _sinh_jvp(self_p, self_t, result):
+def _sinh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * self_p.cosh()
     return (self_t.conj() * self_p.cosh().conj()).conj()
 
 
-def _sinh_jvp_np(self_p, self_t, result):
+def _sinh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * np.cosh(self_p)
     return K.conj(K.conj(self_t) * K.conj(np.cosh(self_p)))
@@ -1085,9 +1085,9 @@ SINH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sinh_backward,
-    jvp=_sinh_jvp,
-    jvp_np=_sinh_jvp_np,
+    backward=_sinh__backward,
+    jvp=_sinh__jvp,
+    jvp_np=_sinh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1106,7 +1106,7 @@ SINH.public = sinh
 # ---- cosh
 
 
-def _cosh_backward(grad, self, result, needs):
+def _cosh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * self.sinh() if needs[0] else None,
@@ -1116,13 +1116,13 @@ def _cosh_backward(grad, self, result, needs):
     )
 
 
-def _cosh_jvp(self_p, self_t, result):
+def _cosh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * self_p.sinh()
     return (self_t.conj() * self_p.sinh().conj()).conj()
 
 
-def _cosh_jvp_np(self_p, self_t, result):
+def _cosh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * np.sinh(self_p)
     return K.conj(K.conj(self_t) * K.conj(np.sinh(self_p)))
@@ -1134,9 +1134,9 @@ COSH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_cosh_backward,
-    jvp=_cosh_jvp,
-    jvp_np=_cosh_jvp_np,
+    backward=_cosh__backward,
+    jvp=_cosh__jvp,
+    jvp_np=_cosh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1155,7 +1155,7 @@ COSH.public = cosh
 # ---- tanh
 
 
-def _tanh_backward(grad, self, result, needs):
+def _tanh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * (1 - result * result) if needs[0] else None,
@@ -1165,13 +1165,13 @@ def _tanh_backward(grad, self, result, needs):
     )
 
 
-def _tanh_jvp(self_p, self_t, result):
+def _tanh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1 - result * result)
     return (self_t.conj() * (1 - result * result).conj()).conj()
 
 
-def _tanh_jvp_np(self_p, self_t, result):
+def _tanh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1 - result * result)
     return K.conj(K.conj(self_t) * K.conj(1 - result * result))
@@ -1183,9 +1183,9 @@ TANH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_tanh_backward,
-    jvp=_tanh_jvp,
-    jvp_np=_tanh_jvp_np,
+    backward=_tanh__backward,
+    jvp=_tanh__jvp,
+    jvp_np=_tanh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1209,7 +1209,7 @@ def tanh_(self):
 # ---- asinh
 
 
-def _asinh_backward(grad, self, result, needs):
+def _asinh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * (self * self + 1).rsqrt() if needs[0] else None,
@@ -1219,13 +1219,13 @@ def _asinh_backward(grad, self, result, needs):
     )
 
 
-def _asinh_jvp(self_p, self_t, result):
+def _asinh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (self_p * self_p + 1).rsqrt()
     return (self_t.conj() * (self_p * self_p + 1).rsqrt().conj()).conj()
 
 
-def _asinh_jvp_np(self_p, self_t, result):
+def _asinh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.rsqrt(self_p * self_p + 1)
     return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p * self_p + 1)))
@@ -1237,9 +1237,9 @@ ASINH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_asinh_backward,
-    jvp=_asinh_jvp,
-    jvp_np=_asinh_jvp_np,
+    backward=_asinh__backward,
+    jvp=_asinh__jvp,
+    jvp_np=_asinh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1261,7 +1261,7 @@ arcsinh = asinh
 # ---- acosh
 
 
-def _acosh_backward(grad, self, result, needs):
+def _acosh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * ((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,
@@ -1271,13 +1271,13 @@ def _acosh_backward(grad, self, result, needs):
     )
 
 
-def _acosh_jvp(self_p, self_t, result):
+def _acosh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
     return (self_t.conj() * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt()).conj()).conj()
 
 
-def _acosh_jvp_np(self_p, self_t, result):
+def _acosh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
     return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1)))
@@ -1289,9 +1289,9 @@ ACOSH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_acosh_backward,
-    jvp=_acosh_jvp,
-    jvp_np=_acosh_jvp_np,
+    backward=_acosh__backward,
+    jvp=_acosh__jvp,
+    jvp_np=_acosh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1313,7 +1313,7 @@ arccosh = acosh
 # ---- atanh
 
 
-def _atanh_backward(grad, self, result, needs):
+def _atanh__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad / (1 - self * self) if needs[0] else None,
@@ -1323,13 +1323,13 @@ def _atanh_backward(grad, self, result, needs):
     )
 
 
-def _atanh_jvp(self_p, self_t, result):
+def _atanh__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (1 - self_p * self_p)
     return (self_t.conj() / (1 - self_p * self_p).conj()).conj()
 
 
-def _atanh_jvp_np(self_p, self_t, result):
+def _atanh__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t / (1 - self_p * self_p)
     return K.conj(K.conj(self_t) / K.conj(1 - self_p * self_p))
@@ -1341,9 +1341,9 @@ ATANH = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_atanh_backward,
-    jvp=_atanh_jvp,
-    jvp_np=_atanh_jvp_np,
+    backward=_atanh__backward,
+    jvp=_atanh__jvp,
+    jvp_np=_atanh__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1365,7 +1365,7 @@ arctanh = atanh
 # ---- sigmoid
 
 
-def _sigmoid_backward(grad, self, result, needs):
+def _sigmoid__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad * (result * (1 - result)) if needs[0] else None,
@@ -1375,13 +1375,13 @@ def _sigmoid_backward(grad, self, result, needs):
     )
 
 
-def _sigmoid_jvp(self_p, self_t, result):
+def _sigmoid__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result * (1 - result))
     return (self_t.conj() * (result * (1 - result)).conj()).conj()
 
 
-def _sigmoid_jvp_np(self_p, self_t, result):
+def _sigmoid__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result * (1 - result))
     return K.conj(K.conj(self_t) * K.conj(result * (1 - result)))
@@ -1393,9 +1393,9 @@ SIGMOID = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sigmoid_backward,
-    jvp=_sigmoid_jvp,
-    jvp_np=_sigmoid_jvp_np,
+    backward=_sigmoid__backward,
+    jvp=_sigmoid__jvp,
+    jvp_np=_sigmoid__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1419,13 +1419,13 @@ def sigmoid_(self):
 # ---- logit
 
 
-def _logit_backward(grad, self, result, eps, needs):
+def _logit__backward(grad, self, result, eps, needs):
     return (
         logit_backward(grad, self, eps) if needs[0] else None,
     )
 
 
-def _logit_jvp(self_p, self_t, result, eps):
+def _logit__jvp(self_p, self_t, result, eps):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return logit_backward(self_t, self_p, eps)
     return logit_backward(self_t.conj(), self_p, eps).conj()
@@ -1437,8 +1437,8 @@ LOGIT = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_logit_backward,
-    jvp=_logit_jvp,
+    backward=_logit__backward,
+    jvp=_logit__jvp,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1457,19 +1457,19 @@ LOGIT.public = logit
 # ---- relu
 
 
-def _relu_backward(grad, self, result, needs):
+def _relu__backward(grad, self, result, needs):
     return (
         grad * (result > 0) if needs[0] else None,
     )
 
 
-def _relu_jvp(self_p, self_t, result):
+def _relu__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result > 0)
     return (self_t.conj() * (result > 0)).conj()
 
 
-def _relu_jvp_np(self_p, self_t, result):
+def _relu__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (result > 0)
     return K.conj(K.conj(self_t) * (result > 0))
@@ -1481,9 +1481,9 @@ RELU = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_relu_backward,
-    jvp=_relu_jvp,
-    jvp_np=_relu_jvp_np,
+    backward=_relu__backward,
+    jvp=_relu__jvp,
+    jvp_np=_relu__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1507,7 +1507,7 @@ def relu_(self):
 # ---- erf
 
 
-def _erf_backward(grad, self, result, needs):
+def _erf__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
@@ -1517,13 +1517,13 @@ def _erf_backward(grad, self, result, needs):
     )
 
 
-def _erf_jvp(self_p, self_t, result):
+def _erf__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
     return (self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
 
 
-def _erf_jvp_np(self_p, self_t, result):
+def _erf__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
     return K.conj(K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
@@ -1535,9 +1535,9 @@ ERF = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_erf_backward,
-    jvp=_erf_jvp,
-    jvp_np=_erf_jvp_np,
+    backward=_erf__backward,
+    jvp=_erf__jvp,
+    jvp_np=_erf__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1556,7 +1556,7 @@ ERF.public = erf
 # ---- erfc
 
 
-def _erfc_backward(grad, self, result, needs):
+def _erfc__backward(grad, self, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c":
         return (
             -grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
@@ -1566,13 +1566,13 @@ def _erfc_backward(grad, self, result, needs):
     )
 
 
-def _erfc_jvp(self_p, self_t, result):
+def _erfc__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
     return (-self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
 
 
-def _erfc_jvp_np(self_p, self_t, result):
+def _erfc__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return -self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
     return K.conj(-K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
@@ -1584,9 +1584,9 @@ ERFC = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_erfc_backward,
-    jvp=_erfc_jvp,
-    jvp_np=_erfc_jvp_np,
+    backward=_erfc__backward,
+    jvp=_erfc__jvp,
+    jvp_np=_erfc__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1605,19 +1605,19 @@ ERFC.public = erfc
 # ---- erfinv
 
 
-def _erfinv_backward(grad, self, result, needs):
+def _erfinv__backward(grad, self, result, needs):
     return (
         grad * 0.886226925452758 * (result * result).exp() if needs[0] else None,
     )
 
 
-def _erfinv_jvp(self_p, self_t, result):
+def _erfinv__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * 0.886226925452758 * (result * result).exp()
     return (self_t.conj() * 0.886226925452758 * (result * result).exp()).conj()
 
 
-def _erfinv_jvp_np(self_p, self_t, result):
+def _erfinv__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * 0.886226925452758 * np.exp(result * result)
     return K.conj(K.conj(self_t) * 0.886226925452758 * np.exp(result * result))
@@ -1629,9 +1629,9 @@ ERFINV = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_erfinv_backward,
-    jvp=_erfinv_jvp,
-    jvp_np=_erfinv_jvp_np,
+    backward=_erfinv__backward,
+    jvp=_erfinv__jvp,
+    jvp_np=_erfinv__jvp_np,
     jvp_kind='auto_element_wise',
     save=(0,),
     save_result=True,
@@ -1650,19 +1650,19 @@ ERFINV.public = erfinv
 # ---- lgamma
 
 
-def _lgamma_backward(grad, self, result, needs):
+def _lgamma__backward(grad, self, result, needs):
     return (
         grad * self.digamma() if needs[0] else None,
     )
 
 
-def _lgamma_jvp(self_p, self_t, result):
+def _lgamma__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * self_p.digamma()
     return (self_t.conj() * self_p.digamma()).conj()
 
 
-def _lgamma_jvp_np(self_p, self_t, result):
+def _lgamma__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * sp.psi(self_p)
     return K.conj(K.conj(self_t) * sp.psi(self_p))
@@ -1674,9 +1674,9 @@ LGAMMA = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_lgamma_backward,
-    jvp=_lgamma_jvp,
-    jvp_np=_lgamma_jvp_np,
+    backward=_lgamma__backward,
+    jvp=_lgamma__jvp,
+    jvp_np=_lgamma__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1695,19 +1695,19 @@ LGAMMA.public = lgamma
 # ---- digamma
 
 
-def _digamma_backward(grad, self, result, needs):
+def _digamma__backward(grad, self, result, needs):
     return (
         grad * polygamma(1, self) if needs[0] else None,
     )
 
 
-def _digamma_jvp(self_p, self_t, result):
+def _digamma__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(1, self_p)
     return (self_t.conj() * polygamma(1, self_p)).conj()
 
 
-def _digamma_jvp_np(self_p, self_t, result):
+def _digamma__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(1, self_p)
     return K.conj(K.conj(self_t) * K.polygamma(1, self_p))
@@ -1719,9 +1719,9 @@ DIGAMMA = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_digamma_backward,
-    jvp=_digamma_jvp,
-    jvp_np=_digamma_jvp_np,
+    backward=_digamma__backward,
+    jvp=_digamma__jvp,
+    jvp_np=_digamma__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1740,38 +1740,38 @@ DIGAMMA.public = digamma
 # ---- polygamma
 
 
-def _polygamma_backward(grad, self, result, n, needs):
+def _polygamma__backward(grad, self, result, n, needs):
     return (
         grad * polygamma(n + 1, self) if needs[0] else None,
     )
 
 
-def _polygamma_jvp(self_p, self_t, result, n):
+def _polygamma__jvp(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(n + 1, self_p)
     return (self_t.conj() * polygamma(n + 1, self_p)).conj()
 
 
-def _polygamma_jvp_np(self_p, self_t, result, n):
+def _polygamma__jvp_np(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(n + 1, self_p)
     return K.conj(K.conj(self_t) * K.polygamma(n + 1, self_p))
 
 
-def _polygamma_kernel(self, n):
+def _polygamma__kernel(self, n):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.polygamma(n, self)
 
 
 POLYGAMMA = Op(
     'polygamma',
-    _polygamma_kernel,
+    _polygamma__kernel,
     ('self',),
     ('T',),
     (True,),
-    backward=_polygamma_backward,
-    jvp=_polygamma_jvp,
-    jvp_np=_polygamma_jvp_np,
+    backward=_polygamma__backward,
+    jvp=_polygamma__jvp,
+    jvp_np=_polygamma__jvp_np,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -1790,17 +1790,17 @@ POLYGAMMA.public = polygamma
 # ---- floor
 
 
-def _floor_backward(grad, self, result, needs):
+def _floor__backward(grad, self, result, needs):
     return (
         zeros_like(grad) if needs[0] else None,
     )
 
 
-def _floor_jvp(self_p, self_t, result):
+def _floor__jvp(self_p, self_t, result):
     return None
 
 
-def _floor_jvp_np(self_p, self_t, result):
+def _floor__jvp_np(self_p, self_t, result):
     return None
 
 
@@ -1810,10 +1810,10 @@ FLOOR = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_floor_backward,
-    jvp=_floor_jvp,
-    jvp_np=_floor_jvp_np,
-    jvp_kind='explicit',
+    backward=_floor__backward,
+    jvp=_floor__jvp,
+    jvp_np=_floor__jvp_np,
+    jvp_kind='zero',
     save=(0,),
     out_diff=(True,),
 )
@@ -1830,17 +1830,17 @@ FLOOR.public = floor
 # ---- ceil
 
 
-def _ceil_backward(grad, self, result, needs):
+def _ceil__backward(grad, self, result, needs):
     return (
         zeros_like(grad) if needs[0] else None,
     )
 
 
-def _ceil_jvp(self_p, self_t, result):
+def _ceil__jvp(self_p, self_t, result):
     return None
 
 
-def _ceil_jvp_np(self_p, self_t, result):
+def _ceil__jvp_np(self_p, self_t, result):
     return None
 
 
@@ -1850,10 +1850,10 @@ CEIL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_ceil_backward,
-    jvp=_ceil_jvp,
-    jvp_np=_ceil_jvp_np,
-    jvp_kind='explicit',
+    backward=_ceil__backward,
+    jvp=_ceil__jvp,
+    jvp_np=_ceil__jvp_np,
+    jvp_kind='zero',
     save=(0,),
     out_diff=(True,),
 )
@@ -1870,17 +1870,17 @@ CEIL.public = ceil
 # ---- round
 
 
-def _round_backward(grad, self, result, decimals, needs):
+def _round__backward(grad, self, result, decimals, needs):
     return (
         zeros_like(grad) if needs[0] else None,
     )
 
 
-def _round_jvp(self_p, self_t, result, decimals):
+def _round__jvp(self_p, self_t, result, decimals):
     return None
 
 
-def _round_jvp_np(self_p, self_t, result, decimals):
+def _round__jvp_np(self_p, self_t, result, decimals):
     return None
 
 
@@ -1890,10 +1890,10 @@ ROUND = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_round_backward,
-    jvp=_round_jvp,
-    jvp_np=_round_jvp_np,
-    jvp_kind='explicit',
+    backward=_round__backward,
+    jvp=_round__jvp,
+    jvp_np=_round__jvp_np,
+    jvp_kind='zero',
     save=(0,),
     out_diff=(True,),
 )
@@ -1910,17 +1910,17 @@ ROUND.public = round
 # ---- trunc
 
 
-def _trunc_backward(grad, self, result, needs):
+def _trunc__backward(grad, self, result, needs):
     return (
         zeros_like(grad) if needs[0] else None,
     )
 
 
-def _trunc_jvp(self_p, self_t, result):
+def _trunc__jvp(self_p, self_t, result):
     return None
 
 
-def _trunc_jvp_np(self_p, self_t, result):
+def _trunc__jvp_np(self_p, self_t, result):
     return None
 
 
@@ -1930,10 +1930,10 @@ TRUNC = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_trunc_backward,
-    jvp=_trunc_jvp,
-    jvp_np=_trunc_jvp_np,
-    jvp_kind='explicit',
+    backward=_trunc__backward,
+    jvp=_trunc__jvp,
+    jvp_np=_trunc__jvp_np,
+    jvp_kind='zero',
     save=(0,),
     out_diff=(True,),
 )
@@ -1953,7 +1953,7 @@ fix = trunc
 # ---- clamp
 
 
-def _clamp_backward(grad, self, min, max, result, needs):
+def _clamp__backward(grad, self, min, max, result, needs):
     return (
         grad * clamp_mask(self, min, max) if needs[0] else None,
         grad * (self < min) if needs[1] else None,
@@ -1961,7 +1961,7 @@ def _clamp_backward(grad, self, min, max, result, needs):
     )
 
 
-def _clamp_jvp(self_p, min_p, max_p, self_t, min_t, max_t, result):
+def _clamp__jvp(self_p, min_p, max_p, self_t, min_t, max_t, result):
     if self_t is None and min_t is None:
         return max_t * (self_p > max_p)
     if self_t is None and max_t is None:
@@ -1977,7 +1977,7 @@ def _clamp_jvp(self_p, min_p, max_p, self_t, min_t, max_t, result):
     return self_t * clamp_mask(self_p, min_p, max_p) + min_t * (self_p < min_p) + max_t * (self_p > max_p)
 
 
-def _clamp_jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
+def _clamp__jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
     if self_t is None and min_t is None:
         return max_t * (self_p > max_p)
     if self_t is None and max_t is None:
@@ -1999,9 +1999,9 @@ CLAMP = Op(
     ('self', 'min', 'max'),
     ('T', 'T?', 'T?'),
     (True, True, True),
-    backward=_clamp_backward,
-    jvp=_clamp_jvp,
-    jvp_np=_clamp_jvp_np,
+    backward=_clamp__backward,
+    jvp=_clamp__jvp,
+    jvp_np=_clamp__jvp_np,
     jvp_kind='explicit',
     save=(2, 2, 2),
     out_diff=(True,),
@@ -2028,13 +2028,13 @@ clip = clamp
 # ---- real
 
 
-def _real_backward(grad, self, result, needs):
+def _real__backward(grad, self, result, needs):
     return (
         grad.real if needs[0] else None,
     )
 
 
-def _real_jvp(self_p, self_t, result):
+def _real__jvp(self_p, self_t, result):
     return self_t.real
 
 
@@ -2044,8 +2044,8 @@ REAL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_real_backward,
-    jvp=_real_jvp,
+    backward=_real__backward,
+    jvp=_real__jvp,
     jvp_kind='explicit',
     save=(0,),
     out_diff=(True,),
@@ -2064,13 +2064,13 @@ REAL.public = real
 # ---- imag
 
 
-def _imag_backward(grad, self, result, needs):
+def _imag__backward(grad, self, result, needs):
     return (
         grad.real * 1j if needs[0] else None,
     )
 
 
-def _imag_jvp(self_p, self_t, result):
+def _imag__jvp(self_p, self_t, result):
     return self_t.imag
 
 
@@ -2080,8 +2080,8 @@ IMAG = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_imag_backward,
-    jvp=_imag_jvp,
+    backward=_imag__backward,
+    jvp=_imag__jvp,
     jvp_kind='explicit',
     save=(0,),
     out_diff=(True,),
@@ -2100,7 +2100,7 @@ IMAG.public = imag
 # ---- conj
 
 
-def _conj_backward(grad, self, result, needs):
+def _conj__backward(grad, self, result, needs):
     if grad.dtype.kind != "c":
         return (
             grad if needs[0] else None,
@@ -2110,7 +2110,7 @@ def _conj_backward(grad, self, result, needs):
     )
 
 
-def _conj_jvp(self_p, self_t, result):
+def _conj__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t
     return conj(self_t)
@@ -2122,8 +2122,8 @@ CONJ = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_conj_backward,
-    jvp=_conj_jvp,
+    backward=_conj__backward,
+    jvp=_conj__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -2145,13 +2145,13 @@ conjugate = conj
 # ---- angle
 
 
-def _angle_backward(grad, self, result, needs):
+def _angle__backward(grad, self, result, needs):
     return (
         angle_backward(grad, self) if needs[0] else None,
     )
 
 
-def _angle_jvp(self_p, self_t, result):
+def _angle__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return angle_backward(self_t, self_p)
     return angle_backward(self_t.conj(), self_p).conj()
@@ -2163,8 +2163,8 @@ ANGLE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_angle_backward,
-    jvp=_angle_jvp,
+    backward=_angle__backward,
+    jvp=_angle__jvp,
     jvp_kind='auto_element_wise',
     save=(2,),
     out_diff=(True,),
@@ -2183,14 +2183,14 @@ ANGLE.public = angle
 # ---- add
 
 
-def _add_backward(grad, self, other, result, alpha, needs):
+def _add__backward(grad, self, other, result, alpha, needs):
     return (
         grad if needs[0] else None,
         scale(grad, alpha) if needs[1] else None,
     )
 
 
-def _add_jvp(self_p, other_p, self_t, other_t, result, alpha):
+def _add__jvp(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None:
         return scale(other_t, alpha)
     if other_t is None:
@@ -2198,7 +2198,7 @@ def _add_jvp(self_p, other_p, self_t, other_t, result, alpha):
     return self_t + scale(other_t, alpha)
 
 
-def _add_jvp_np(self_p, other_p, self_t, other_t, result, alpha):
+def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None:
         return scale_np(other_t, alpha)
     if other_t is None:
@@ -2212,9 +2212,9 @@ ADD = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_add_backward,
-    jvp=_add_jvp,
-    jvp_np=_add_jvp_np,
+    backward=_add__backward,
+    jvp=_add__jvp,
+    jvp_np=_add__jvp_np,
     jvp_kind='explicit',
     save=(0, 0),
     out_diff=(True,),
@@ -2237,14 +2237,14 @@ def add_(self, other, *, alpha=1):
 # ---- sub
 
 
-def _sub_backward(grad, self, other, result, alpha, needs):
+def _sub__backward(grad, self, other, result, alpha, needs):
     return (
         grad if needs[0] else None,
         -scale(grad, alpha) if needs[1] else None,
     )
 
 
-def _sub_jvp(self_p, other_p, self_t, other_t, result, alpha):
+def _sub__jvp(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None:
         return -scale(other_t, alpha)
     if other_t is None:
@@ -2252,7 +2252,7 @@ def _sub_jvp(self_p, other_p, self_t, other_t, result, alpha):
     return self_t - scale(other_t, alpha)
 
 
-def _sub_jvp_np(self_p, other_p, self_t, other_t, result, alpha):
+def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None:
         return -scale_np(other_t, alpha)
     if other_t is None:
@@ -2266,9 +2266,9 @@ SUB = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_sub_backward,
-    jvp=_sub_jvp,
-    jvp_np=_sub_jvp_np,
+    backward=_sub__backward,
+    jvp=_sub__jvp,
+    jvp_np=_sub__jvp_np,
     jvp_kind='explicit',
     save=(0, 0),
     out_diff=(True,),
@@ -2294,7 +2294,7 @@ subtract = sub
 # ---- mul
 
 
-def _mul_backward(grad, self, other, result, needs):
+def _mul__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad * other if needs[0] else None,
@@ -2306,7 +2306,7 @@ def _mul_backward(grad, self, other, result, needs):
     )
 
 
-def _mul_jvp(self_p, other_p, self_t, other_t, result):
+def _mul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p * other_t
     if other_t is None:
@@ -2314,7 +2314,7 @@ def _mul_jvp(self_p, other_p, self_t, other_t, result):
     return other_p * self_t + self_p * other_t
 
 
-def _mul_jvp_np(self_p, other_p, self_t, other_t, result):
+def _mul__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p * other_t
     if other_t is None:
@@ -2328,9 +2328,9 @@ MUL = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_mul_backward,
-    jvp=_mul_jvp,
-    jvp_np=_mul_jvp_np,
+    backward=_mul__backward,
+    jvp=_mul__jvp,
+    jvp_np=_mul__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2357,7 +2357,7 @@ multiply = mul
 # ---- div
 
 
-def _div_backward(grad, self, other, result, rounding_mode, needs):
+def _div__backward(grad, self, other, result, rounding_mode, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad / other if rounding_mode is None else zeros_like(grad) if needs[0] else None,
@@ -2369,7 +2369,7 @@ def _div_backward(grad, self, other, result, rounding_mode, needs):
     )
 
 
-def _div_jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
+def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
     if self_t is None:
         return -(other_t * result) / other_p if rounding_mode is None else zeros_like(result)
     if other_t is None:
@@ -2377,7 +2377,7 @@ def _div_jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
     return (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
 
 
-def _div_jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
+def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
     if self_t is None:
         return -(other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
     if other_t is None:
@@ -2391,9 +2391,9 @@ DIV = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_div_backward,
-    jvp=_div_jvp,
-    jvp_np=_div_jvp_np,
+    backward=_div__backward,
+    jvp=_div__jvp,
+    jvp_np=_div__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2423,14 +2423,14 @@ true_divide = div
 # ---- pow
 
 
-def _pow_backward(grad, self, exponent, result, needs):
+def _pow__backward(grad, self, exponent, result, needs):
     return (
         pow_self_backward(grad, self, exponent) if needs[0] else None,
         pow_exponent_backward(grad, self, exponent, result) if needs[1] else None,
     )
 
 
-def _pow_jvp(self_p, exponent_p, self_t, exponent_t, result):
+def _pow__jvp(self_p, exponent_p, self_t, exponent_t, result):
     if self_t is None:
         if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
             return pow_exponent_backward(exponent_t, self_p, exponent_p, result)
@@ -2444,7 +2444,7 @@ def _pow_jvp(self_p, exponent_p, self_t, exponent_t, result):
     return pow_self_backward(self_t.conj(), self_p, exponent_p).conj() + pow_exponent_backward(exponent_t.conj(), self_p, exponent_p, result).conj()
 
 
-def _pow_jvp_np(self_p, exponent_p, self_t, exponent_t, result):
+def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
     if self_t is None:
         if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
             return pow_exponent_backward_np(exponent_t, self_p, exponent_p, result)
@@ -2464,9 +2464,9 @@ POW = Op(
     ('self', 'exponent'),
     ('T', 'T'),
     (True, True),
-    backward=_pow_backward,
-    jvp=_pow_jvp,
-    jvp_np=_pow_jvp_np,
+    backward=_pow__backward,
+    jvp=_pow__jvp,
+    jvp_np=_pow__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     save_result=True,
@@ -2491,14 +2491,14 @@ def pow_(self, exponent):
 # ---- atan2
 
 
-def _atan2_backward(grad, self, other, result, needs):
+def _atan2__backward(grad, self, other, result, needs):
     return (
         grad * other / (self * self + other * other) if needs[0] else None,
         -grad * self / (self * self + other * other) if needs[1] else None,
     )
 
 
-def _atan2_jvp(self_p, other_p, self_t, other_t, result):
+def _atan2__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
     if other_t is None:
@@ -2506,7 +2506,7 @@ def _atan2_jvp(self_p, other_p, self_t, other_t, result):
     return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
 
 
-def _atan2_jvp_np(self_p, other_p, self_t, other_t, result):
+def _atan2__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
     if other_t is None:
@@ -2520,9 +2520,9 @@ ATAN2 = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_atan2_backward,
-    jvp=_atan2_jvp,
-    jvp_np=_atan2_jvp_np,
+    backward=_atan2__backward,
+    jvp=_atan2__jvp,
+    jvp_np=_atan2__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2544,14 +2544,14 @@ arctan2 = atan2
 # ---- hypot
 
 
-def _hypot_backward(grad, self, other, result, needs):
+def _hypot__backward(grad, self, other, result, needs):
     return (
         grad * self / result if needs[0] else None,
         grad * other / result if needs[1] else None,
     )
 
 
-def _hypot_jvp(self_p, other_p, self_t, other_t, result):
+def _hypot__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * other_p / result
     if other_t is None:
@@ -2559,7 +2559,7 @@ def _hypot_jvp(self_p, other_p, self_t, other_t, result):
     return (self_t * self_p + other_t * other_p) / result
 
 
-def _hypot_jvp_np(self_p, other_p, self_t, other_t, result):
+def _hypot__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * other_p / result
     if other_t is None:
@@ -2573,9 +2573,9 @@ HYPOT = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_hypot_backward,
-    jvp=_hypot_jvp,
-    jvp_np=_hypot_jvp_np,
+    backward=_hypot__backward,
+    jvp=_hypot__jvp,
+    jvp_np=_hypot__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     save_result=True,
@@ -2595,14 +2595,14 @@ HYPOT.public = hypot
 # ---- maximum
 
 
-def _maximum_backward(grad, self, other, result, needs):
+def _maximum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(self, other) if needs[0] else None,
         grad * max_mask(other, self) if needs[1] else None,
     )
 
 
-def _maximum_jvp(self_p, other_p, self_t, other_t, result):
+def _maximum__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * max_mask(other_p, self_p)
     if other_t is None:
@@ -2610,7 +2610,7 @@ def _maximum_jvp(self_p, other_p, self_t, other_t, result):
     return self_t * max_mask(self_p, other_p) + other_t * max_mask(other_p, self_p)
 
 
-def _maximum_jvp_np(self_p, other_p, self_t, other_t, result):
+def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * max_mask_np(other_p, self_p)
     if other_t is None:
@@ -2624,9 +2624,9 @@ MAXIMUM = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_maximum_backward,
-    jvp=_maximum_jvp,
-    jvp_np=_maximum_jvp_np,
+    backward=_maximum__backward,
+    jvp=_maximum__jvp,
+    jvp_np=_maximum__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2645,14 +2645,14 @@ MAXIMUM.public = maximum
 # ---- minimum
 
 
-def _minimum_backward(grad, self, other, result, needs):
+def _minimum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(other, self) if needs[0] else None,
         grad * max_mask(self, other) if needs[1] else None,
     )
 
 
-def _minimum_jvp(self_p, other_p, self_t, other_t, result):
+def _minimum__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * max_mask(self_p, other_p)
     if other_t is None:
@@ -2660,7 +2660,7 @@ def _minimum_jvp(self_p, other_p, self_t, other_t, result):
     return self_t * max_mask(other_p, self_p) + other_t * max_mask(self_p, other_p)
 
 
-def _minimum_jvp_np(self_p, other_p, self_t, other_t, result):
+def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * max_mask_np(self_p, other_p)
     if other_t is None:
@@ -2674,9 +2674,9 @@ MINIMUM = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_minimum_backward,
-    jvp=_minimum_jvp,
-    jvp_np=_minimum_jvp_np,
+    backward=_minimum__backward,
+    jvp=_minimum__jvp,
+    jvp_np=_minimum__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2695,14 +2695,14 @@ MINIMUM.public = minimum
 # ---- fmod
 
 
-def _fmod_backward(grad, self, other, result, needs):
+def _fmod__backward(grad, self, other, result, needs):
     return (
         grad if needs[0] else None,
         -grad * (self / other).trunc() if needs[1] else None,
     )
 
 
-def _fmod_jvp(self_p, other_p, self_t, other_t, result):
+def _fmod__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * (self_p / other_p).trunc())
     if other_t is None:
@@ -2710,7 +2710,7 @@ def _fmod_jvp(self_p, other_p, self_t, other_t, result):
     return self_t - other_t * (self_p / other_p).trunc()
 
 
-def _fmod_jvp_np(self_p, other_p, self_t, other_t, result):
+def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * np.trunc(self_p / other_p))
     if other_t is None:
@@ -2724,9 +2724,9 @@ FMOD = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_fmod_backward,
-    jvp=_fmod_jvp,
-    jvp_np=_fmod_jvp_np,
+    backward=_fmod__backward,
+    jvp=_fmod__jvp,
+    jvp_np=_fmod__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2745,14 +2745,14 @@ FMOD.public = fmod
 # ---- remainder
 
 
-def _remainder_backward(grad, self, other, result, needs):
+def _remainder__backward(grad, self, other, result, needs):
     return (
         grad if needs[0] else None,
         -grad * (self / other).floor() if needs[1] else None,
     )
 
 
-def _remainder_jvp(self_p, other_p, self_t, other_t, result):
+def _remainder__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * (self_p / other_p).floor())
     if other_t is None:
@@ -2760,7 +2760,7 @@ def _remainder_jvp(self_p, other_p, self_t, other_t, result):
     return self_t - other_t * (self_p / other_p).floor()
 
 
-def _remainder_jvp_np(self_p, other_p, self_t, other_t, result):
+def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return -(other_t * np.floor(self_p / other_p))
     if other_t is None:
@@ -2774,9 +2774,9 @@ REMAINDER = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_remainder_backward,
-    jvp=_remainder_jvp,
-    jvp_np=_remainder_jvp_np,
+    backward=_remainder__backward,
+    jvp=_remainder__jvp,
+    jvp_np=_remainder__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2795,17 +2795,17 @@ REMAINDER.public = remainder
 # ---- copysign
 
 
-def _copysign_backward(grad, self, other, result, needs):
+def _copysign__backward(grad, self, other, result, needs):
     return (
         grad * copysign_ratio(self, result) if needs[0] else None,
     )
 
 
-def _copysign_jvp(self_p, other, self_t, result):
+def _copysign__jvp(self_p, other, self_t, result):
     return self_t * copysign_ratio(self_p, result)
 
 
-def _copysign_jvp_np(self_p, other, self_t, result):
+def _copysign__jvp_np(self_p, other, self_t, result):
     return self_t * copysign_ratio_np(self_p, result)
 
 
@@ -2815,9 +2815,9 @@ COPYSIGN = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, False),
-    backward=_copysign_backward,
-    jvp=_copysign_jvp,
-    jvp_np=_copysign_jvp_np,
+    backward=_copysign__backward,
+    jvp=_copysign__jvp,
+    jvp_np=_copysign__jvp_np,
     jvp_kind='explicit',
     save=(2, 0),
     save_result=True,
@@ -2837,7 +2837,7 @@ COPYSIGN.public = copysign
 # ---- xlogy
 
 
-def _xlogy_backward(grad, self, other, result, needs):
+def _xlogy__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad * xlogy(other != 0, other) if needs[0] else None,
@@ -2849,7 +2849,7 @@ def _xlogy_backward(grad, self, other, result, needs):
     )
 
 
-def _xlogy_jvp(self_p, other_p, self_t, other_t, result):
+def _xlogy__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * self_p / other_p
     if other_t is None:
@@ -2857,7 +2857,7 @@ def _xlogy_jvp(self_p, other_p, self_t, other_t, result):
     return self_t * xlogy(other_p != 0, other_p) + other_t * self_p / other_p
 
 
-def _xlogy_jvp_np(self_p, other_p, self_t, other_t, result):
+def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * self_p / other_p
     if other_t is None:
@@ -2871,9 +2871,9 @@ XLOGY = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_xlogy_backward,
-    jvp=_xlogy_jvp,
-    jvp_np=_xlogy_jvp_np,
+    backward=_xlogy__backward,
+    jvp=_xlogy__jvp,
+    jvp_np=_xlogy__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -2892,14 +2892,14 @@ XLOGY.public = xlogy
 # ---- logaddexp
 
 
-def _logaddexp_backward(grad, self, other, result, needs):
+def _logaddexp__backward(grad, self, other, result, needs):
     return (
         grad * (self - result).exp() if needs[0] else None,
         grad * (other - result).exp() if needs[1] else None,
     )
 
 
-def _logaddexp_jvp(self_p, other_p, self_t, other_t, result):
+def _logaddexp__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * (other_p - result).exp()
     if other_t is None:
@@ -2907,7 +2907,7 @@ def _logaddexp_jvp(self_p, other_p, self_t, other_t, result):
     return self_t * (self_p - result).exp() + other_t * (other_p - result).exp()
 
 
-def _logaddexp_jvp_np(self_p, other_p, self_t, other_t, result):
+def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return other_t * np.exp(other_p - result)
     if other_t is None:
@@ -2921,9 +2921,9 @@ LOGADDEXP = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_logaddexp_backward,
-    jvp=_logaddexp_jvp,
-    jvp_np=_logaddexp_jvp_np,
+    backward=_logaddexp__backward,
+    jvp=_logaddexp__jvp,
+    jvp_np=_logaddexp__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     save_result=True,
@@ -2943,14 +2943,14 @@ LOGADDEXP.public = logaddexp
 # ---- where
 
 
-def _where_backward(grad, condition, self, other, result, needs):
+def _where__backward(grad, condition, self, other, result, needs):
     return (
         where(condition, grad, 0.0) if needs[0] else None,
         where(condition, 0.0, grad) if needs[1] else None,
     )
 
 
-def _where_jvp(condition, self_p, other_p, self_t, other_t, result):
+def _where__jvp(condition, self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return where(condition, zeros_like(self_p), other_t)
     if other_t is None:
@@ -2958,7 +2958,7 @@ def _where_jvp(condition, self_p, other_p, self_t, other_t, result):
     return where(condition, self_t, other_t)
 
 
-def _where_jvp_np(condition, self_p, other_p, self_t, other_t, result):
+def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return K.where(condition, np.zeros_like(self_p), other_t)
     if other_t is None:
@@ -2972,9 +2972,9 @@ WHERE = Op(
     ('condition', 'self', 'other'),
     ('T', 'T', 'T'),
     (False, True, True),
-    backward=_where_backward,
-    jvp=_where_jvp,
-    jvp_np=_where_jvp_np,
+    backward=_where__backward,
+    jvp=_where__jvp,
+    jvp_np=_where__jvp_np,
     jvp_kind='auto_linear',
     save=(2, 0, 0),
     out_diff=(True,),
@@ -3404,17 +3404,17 @@ ARGMIN.public = argmin
 # ---- to
 
 
-def _to_backward(grad, self, result, dtype, copy, needs):
+def _to__backward(grad, self, result, dtype, copy, needs):
     return (
         grad if needs[0] else None,
     )
 
 
-def _to_jvp(self_p, self_t, result, dtype, copy):
+def _to__jvp(self_p, self_t, result, dtype, copy):
     return to(self_t, dtype, copy)
 
 
-def _to_jvp_np(self_p, self_t, result, dtype, copy):
+def _to__jvp_np(self_p, self_t, result, dtype, copy):
     return K.to(self_t, dtype, copy)
 
 
@@ -3424,9 +3424,9 @@ TO = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_to_backward,
-    jvp=_to_jvp,
-    jvp_np=_to_jvp_np,
+    backward=_to__backward,
+    jvp=_to__jvp,
+    jvp_np=_to__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -3444,17 +3444,17 @@ TO.public = to
 # ---- clone
 
 
-def _clone_backward(grad, self, result, needs):
+def _clone__backward(grad, self, result, needs):
     return (
         grad if needs[0] else None,
     )
 
 
-def _clone_jvp(self_p, self_t, result):
+def _clone__jvp(self_p, self_t, result):
     return clone(self_t)
 
 
-def _clone_jvp_np(self_p, self_t, result):
+def _clone__jvp_np(self_p, self_t, result):
     return K.clone(self_t)
 
 
@@ -3464,9 +3464,9 @@ CLONE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_clone_backward,
-    jvp=_clone_jvp,
-    jvp_np=_clone_jvp_np,
+    backward=_clone__backward,
+    jvp=_clone__jvp,
+    jvp_np=_clone__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -3484,13 +3484,13 @@ CLONE.public = clone
 # ---- alias
 
 
-def _alias_backward(grad, self, result, needs):
+def _alias__backward(grad, self, result, needs):
     return (
         grad if needs[0] else None,
     )
 
 
-def _alias_jvp(self_p, self_t, result):
+def _alias__jvp(self_p, self_t, result):
     return alias(self_t)
 
 
@@ -3500,8 +3500,8 @@ ALIAS = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_alias_backward,
-    jvp=_alias_jvp,
+    backward=_alias__backward,
+    jvp=_alias__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -3520,17 +3520,26 @@ ALIAS.public = alias
 # ---- _copy_from
 
 
-def __copy_from_backward(grad, self, src, result, needs):
+def __copy_from__backward(grad, self, src, result, needs):
     return (
-        grad if needs[0] else None,
+        zeros_like(grad) if needs[0] else None,
+        grad if needs[1] else None,
     )
 
 
-def __copy_from_jvp(self, src_p, src_t, result):
+def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
+    if self_t is None:
+        return src_t
+    if src_t is None:
+        return None
     return src_t
 
 
-def __copy_from_jvp_np(self, src_p, src_t, result):
+def __copy_from__jvp_np(self_p, src_p, self_t, src_t, result):
+    if self_t is None:
+        return src_t
+    if src_t is None:
+        return None
     return src_t
 
 
@@ -3539,10 +3548,10 @@ _COPY_FROM = Op(
     K.copy_from,
     ('self', 'src'),
     ('T', 'T'),
-    (False, True),
-    backward=__copy_from_backward,
-    jvp=__copy_from_jvp,
-    jvp_np=__copy_from_jvp_np,
+    (True, True),
+    backward=__copy_from__backward,
+    jvp=__copy_from__jvp,
+    jvp_np=__copy_from__jvp_np,
     jvp_kind='explicit',
     save=(0, 0),
     out_diff=(True,),
@@ -3550,7 +3559,7 @@ _COPY_FROM = Op(
 
 
 def _copy_from(self, src):
-    """src broadcast to self's shape and dtype (the value copy_ writes)."""
+    """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
     return apply2(_COPY_FROM, self, src, ())
 
 
@@ -3573,17 +3582,17 @@ def fill(self, value):
 # ---- sum
 
 
-def _sum_backward(grad, self, result, dim, keepdim, dtype, needs):
+def _sum__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (
         sum_backward(grad, self.shape, dim, keepdim) if needs[0] else None,
     )
 
 
-def _sum_jvp(self_p, self_t, result, dim, keepdim, dtype):
+def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return sum(self_t, dim, keepdim, dtype=dtype)
 
 
-def _sum_jvp_np(self_p, self_t, result, dim, keepdim, dtype):
+def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.sum(self_t, dim, keepdim, dtype=dtype)
 
 
@@ -3593,9 +3602,9 @@ SUM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_sum_backward,
-    jvp=_sum_jvp,
-    jvp_np=_sum_jvp_np,
+    backward=_sum__backward,
+    jvp=_sum__jvp,
+    jvp_np=_sum__jvp_np,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -3615,17 +3624,17 @@ SUM.public = sum
 # ---- mean
 
 
-def _mean_backward(grad, self, result, dim, keepdim, dtype, needs):
+def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (
         mean_backward(grad, self.shape, dim, keepdim) if needs[0] else None,
     )
 
 
-def _mean_jvp(self_p, self_t, result, dim, keepdim, dtype):
+def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return mean(self_t, dim, keepdim, dtype=dtype)
 
 
-def _mean_jvp_np(self_p, self_t, result, dim, keepdim, dtype):
+def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
 
 
@@ -3635,9 +3644,9 @@ MEAN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_mean_backward,
-    jvp=_mean_jvp,
-    jvp_np=_mean_jvp_np,
+    backward=_mean__backward,
+    jvp=_mean__jvp,
+    jvp_np=_mean__jvp_np,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -3657,13 +3666,13 @@ MEAN.public = mean
 # ---- prod
 
 
-def _prod_backward(grad, self, result, dim, keepdim, dtype, needs):
+def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (
         prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,
     )
 
 
-def _prod_jvp(self_p, self_t, result, dim, keepdim, dtype):
+def _prod__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return prod_jvp(self_p, self_t, result, dim, keepdim)
 
 
@@ -3673,8 +3682,8 @@ PROD = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_prod_backward,
-    jvp=_prod_jvp,
+    backward=_prod__backward,
+    jvp=_prod__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -3696,13 +3705,13 @@ PROD.public = prod
 # ---- amax
 
 
-def _amax_backward(grad, self, result, dim, keepdim, needs):
+def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (
         extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,
     )
 
 
-def _amax_jvp(self_p, self_t, result, dim, keepdim):
+def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
 
 
@@ -3712,8 +3721,8 @@ AMAX = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_amax_backward,
-    jvp=_amax_jvp,
+    backward=_amax__backward,
+    jvp=_amax__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -3735,13 +3744,13 @@ AMAX.public = amax
 # ---- amin
 
 
-def _amin_backward(grad, self, result, dim, keepdim, needs):
+def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (
         extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,
     )
 
 
-def _amin_jvp(self_p, self_t, result, dim, keepdim):
+def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
 
 
@@ -3751,8 +3760,8 @@ AMIN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_amin_backward,
-    jvp=_amin_jvp,
+    backward=_amin__backward,
+    jvp=_amin__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -3774,16 +3783,16 @@ AMIN.public = amin
 # ---- max_dim
 
 
-_max_dim_result = namedtuple('max_dim', ['values', 'indices'])
+_max_dim__result = namedtuple('max_dim', ['values', 'indices'])
 
 
-def _max_dim_backward(grad, self, result0, result1, dim, keepdim, needs):
+def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (
         index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
     )
 
 
-def _max_dim_jvp(self_p, self_t, result0, result1, dim, keepdim):
+def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
 
@@ -3794,8 +3803,8 @@ MAX_DIM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_max_dim_backward,
-    jvp=_max_dim_jvp,
+    backward=_max_dim__backward,
+    jvp=_max_dim__jvp,
     jvp_kind='explicit',
     save=(1,),
     save_result=True,
@@ -3808,7 +3817,7 @@ def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
     if axis is not None:
         dim = axis
-    return _max_dim_result(*applyn(MAX_DIM, (self,), (dim, keepdim)))
+    return _max_dim__result(*applyn(MAX_DIM, (self,), (dim, keepdim)))
 
 
 MAX_DIM.public = max_dim
@@ -3817,16 +3826,16 @@ MAX_DIM.public = max_dim
 # ---- min_dim
 
 
-_min_dim_result = namedtuple('min_dim', ['values', 'indices'])
+_min_dim__result = namedtuple('min_dim', ['values', 'indices'])
 
 
-def _min_dim_backward(grad, self, result0, result1, dim, keepdim, needs):
+def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (
         index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
     )
 
 
-def _min_dim_jvp(self_p, self_t, result0, result1, dim, keepdim):
+def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
 
@@ -3837,8 +3846,8 @@ MIN_DIM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_min_dim_backward,
-    jvp=_min_dim_jvp,
+    backward=_min_dim__backward,
+    jvp=_min_dim__jvp,
     jvp_kind='explicit',
     save=(1,),
     save_result=True,
@@ -3851,7 +3860,7 @@ def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
     if axis is not None:
         dim = axis
-    return _min_dim_result(*applyn(MIN_DIM, (self,), (dim, keepdim)))
+    return _min_dim__result(*applyn(MIN_DIM, (self,), (dim, keepdim)))
 
 
 MIN_DIM.public = min_dim
@@ -3880,17 +3889,17 @@ def min(self, dim=None, keepdim=False, *, axis=None):
 # ---- var
 
 
-def _var_backward(grad, self, result, dim, correction, keepdim, needs):
+def _var__backward(grad, self, result, dim, correction, keepdim, needs):
     return (
         var_backward(grad, self, dim, correction, keepdim) if needs[0] else None,
     )
 
 
-def _var_jvp(self_p, self_t, result, dim, correction, keepdim):
+def _var__jvp(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp(self_p, self_t, result, dim, correction, keepdim)
 
 
-def _var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
+def _var__jvp_np(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp_np(self_p, self_t, result, dim, correction, keepdim)
 
 
@@ -3900,9 +3909,9 @@ VAR = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_var_backward,
-    jvp=_var_jvp,
-    jvp_np=_var_jvp_np,
+    backward=_var__backward,
+    jvp=_var__jvp,
+    jvp_np=_var__jvp_np,
     jvp_kind='explicit',
     save=(2,),
     out_diff=(True,),
@@ -3923,13 +3932,13 @@ VAR.public = var
 # ---- std
 
 
-def _std_backward(grad, self, result, dim, correction, keepdim, needs):
+def _std__backward(grad, self, result, dim, correction, keepdim, needs):
     return (
         std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,
     )
 
 
-def _std_jvp(self_p, self_t, result, dim, correction, keepdim):
+def _std__jvp(self_p, self_t, result, dim, correction, keepdim):
     return std_jvp(self_p, self_t, result, dim, correction, keepdim)
 
 
@@ -3939,8 +3948,8 @@ STD = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_std_backward,
-    jvp=_std_jvp,
+    backward=_std__backward,
+    jvp=_std__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -3962,13 +3971,13 @@ STD.public = std
 # ---- norm
 
 
-def _norm_backward(grad, self, result, p, dim, keepdim, needs):
+def _norm__backward(grad, self, result, p, dim, keepdim, needs):
     return (
         norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,
     )
 
 
-def _norm_jvp(self_p, self_t, result, p, dim, keepdim):
+def _norm__jvp(self_p, self_t, result, p, dim, keepdim):
     return norm_jvp(self_p, self_t, result, p, dim, keepdim)
 
 
@@ -3978,8 +3987,8 @@ NORM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_norm_backward,
-    jvp=_norm_jvp,
+    backward=_norm__backward,
+    jvp=_norm__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -4001,7 +4010,7 @@ NORM.public = norm
 # ---- logsumexp
 
 
-def _logsumexp_backward(grad, self, result, dim, keepdim, needs):
+def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp() if needs[0] else None,
@@ -4011,11 +4020,11 @@ def _logsumexp_backward(grad, self, result, dim, keepdim, needs):
     )
 
 
-def _logsumexp_jvp(self_p, self_t, result, dim, keepdim):
+def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 
 
-def _logsumexp_jvp_np(self_p, self_t, result, dim, keepdim):
+def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * np.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
 
 
@@ -4025,9 +4034,9 @@ LOGSUMEXP = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_logsumexp_backward,
-    jvp=_logsumexp_jvp,
-    jvp_np=_logsumexp_jvp_np,
+    backward=_logsumexp__backward,
+    jvp=_logsumexp__jvp,
+    jvp_np=_logsumexp__jvp_np,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -4049,7 +4058,7 @@ LOGSUMEXP.public = logsumexp
 # ---- softmax
 
 
-def _softmax_backward(grad, self, result, dim, dtype, needs):
+def _softmax__backward(grad, self, result, dim, dtype, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             result * (grad - (grad * result).sum(dim, keepdim=True)) if needs[0] else None,
@@ -4059,11 +4068,11 @@ def _softmax_backward(grad, self, result, dim, dtype, needs):
     )
 
 
-def _softmax_jvp(self_p, self_t, result, dim, dtype):
+def _softmax__jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
 
 
-def _softmax_jvp_np(self_p, self_t, result, dim, dtype):
+def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
 
 
@@ -4073,9 +4082,9 @@ SOFTMAX = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_softmax_backward,
-    jvp=_softmax_jvp,
-    jvp_np=_softmax_jvp_np,
+    backward=_softmax__backward,
+    jvp=_softmax__jvp,
+    jvp_np=_softmax__jvp_np,
     jvp_kind='explicit',
     save=(0,),
     save_result=True,
@@ -4096,7 +4105,7 @@ SOFTMAX.public = softmax
 # ---- log_softmax
 
 
-def _log_softmax_backward(grad, self, result, dim, dtype, needs):
+def _log_softmax__backward(grad, self, result, dim, dtype, needs):
     if grad.dtype.kind != "c" and result.dtype.kind != "c":
         return (
             grad - result.exp() * grad.sum(dim, keepdim=True) if needs[0] else None,
@@ -4106,11 +4115,11 @@ def _log_softmax_backward(grad, self, result, dim, dtype, needs):
     )
 
 
-def _log_softmax_jvp(self_p, self_t, result, dim, dtype):
+def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 
 
-def _log_softmax_jvp_np(self_p, self_t, result, dim, dtype):
+def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * np.exp(result), dim, keepdim=True)
 
 
@@ -4120,9 +4129,9 @@ LOG_SOFTMAX = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_log_softmax_backward,
-    jvp=_log_softmax_jvp,
-    jvp_np=_log_softmax_jvp_np,
+    backward=_log_softmax__backward,
+    jvp=_log_softmax__jvp,
+    jvp_np=_log_softmax__jvp_np,
     jvp_kind='explicit',
     save=(0,),
     save_result=True,
@@ -4143,17 +4152,17 @@ LOG_SOFTMAX.public = log_softmax
 # ---- cumsum
 
 
-def _cumsum_backward(grad, self, result, dim, dtype, needs):
+def _cumsum__backward(grad, self, result, dim, dtype, needs):
     return (
         grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,
     )
 
 
-def _cumsum_jvp(self_p, self_t, result, dim, dtype):
+def _cumsum__jvp(self_p, self_t, result, dim, dtype):
     return cumsum(self_t, dim, dtype=dtype)
 
 
-def _cumsum_jvp_np(self_p, self_t, result, dim, dtype):
+def _cumsum__jvp_np(self_p, self_t, result, dim, dtype):
     return K.cumsum(self_t, dim, dtype=dtype)
 
 
@@ -4163,9 +4172,9 @@ CUMSUM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_cumsum_backward,
-    jvp=_cumsum_jvp,
-    jvp_np=_cumsum_jvp_np,
+    backward=_cumsum__backward,
+    jvp=_cumsum__jvp,
+    jvp_np=_cumsum__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4185,13 +4194,13 @@ CUMSUM.public = cumsum
 # ---- cumprod
 
 
-def _cumprod_backward(grad, self, result, dim, dtype, needs):
+def _cumprod__backward(grad, self, result, dim, dtype, needs):
     return (
         cumprod_backward(grad, self, result, dim) if needs[0] else None,
     )
 
 
-def _cumprod_jvp(self_p, self_t, result, dim, dtype):
+def _cumprod__jvp(self_p, self_t, result, dim, dtype):
     return cumprod_jvp(self_p, self_t, result, dim)
 
 
@@ -4201,8 +4210,8 @@ CUMPROD = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_cumprod_backward,
-    jvp=_cumprod_jvp,
+    backward=_cumprod__backward,
+    jvp=_cumprod__jvp,
     jvp_kind='explicit',
     save=(2,),
     save_result=True,
@@ -4224,14 +4233,14 @@ CUMPROD.public = cumprod
 # ---- matmul
 
 
-def _matmul_backward(grad, self, other, result, needs):
+def _matmul__backward(grad, self, other, result, needs):
     return (
         matmul_backward(grad, self, other, 0) if needs[0] else None,
         matmul_backward(grad, self, other, 1) if needs[1] else None,
     )
 
 
-def _matmul_jvp(self_p, other_p, self_t, other_t, result):
+def _matmul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4239,7 +4248,7 @@ def _matmul_jvp(self_p, other_p, self_t, other_t, result):
     return self_t @ other_p + self_p @ other_t
 
 
-def _matmul_jvp_np(self_p, other_p, self_t, other_t, result):
+def _matmul__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4253,9 +4262,9 @@ MATMUL = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_matmul_backward,
-    jvp=_matmul_jvp,
-    jvp_np=_matmul_jvp_np,
+    backward=_matmul__backward,
+    jvp=_matmul__jvp,
+    jvp_np=_matmul__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -4274,7 +4283,7 @@ MATMUL.public = matmul
 # ---- mm
 
 
-def _mm_backward(grad, self, other, result, needs):
+def _mm__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad @ other.mT if needs[0] else None,
@@ -4286,7 +4295,7 @@ def _mm_backward(grad, self, other, result, needs):
     )
 
 
-def _mm_jvp(self_p, other_p, self_t, other_t, result):
+def _mm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4294,7 +4303,7 @@ def _mm_jvp(self_p, other_p, self_t, other_t, result):
     return self_t @ other_p + self_p @ other_t
 
 
-def _mm_jvp_np(self_p, other_p, self_t, other_t, result):
+def _mm__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4308,9 +4317,9 @@ MM = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_mm_backward,
-    jvp=_mm_jvp,
-    jvp_np=_mm_jvp_np,
+    backward=_mm__backward,
+    jvp=_mm__jvp,
+    jvp_np=_mm__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -4329,7 +4338,7 @@ MM.public = mm
 # ---- bmm
 
 
-def _bmm_backward(grad, self, other, result, needs):
+def _bmm__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad @ other.mT if needs[0] else None,
@@ -4341,7 +4350,7 @@ def _bmm_backward(grad, self, other, result, needs):
     )
 
 
-def _bmm_jvp(self_p, other_p, self_t, other_t, result):
+def _bmm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4349,7 +4358,7 @@ def _bmm_jvp(self_p, other_p, self_t, other_t, result):
     return self_t @ other_p + self_p @ other_t
 
 
-def _bmm_jvp_np(self_p, other_p, self_t, other_t, result):
+def _bmm__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4363,9 +4372,9 @@ BMM = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_bmm_backward,
-    jvp=_bmm_jvp,
-    jvp_np=_bmm_jvp_np,
+    backward=_bmm__backward,
+    jvp=_bmm__jvp,
+    jvp_np=_bmm__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -4384,7 +4393,7 @@ BMM.public = bmm
 # ---- dot
 
 
-def _dot_backward(grad, self, other, result, needs):
+def _dot__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad * other if needs[0] else None,
@@ -4396,7 +4405,7 @@ def _dot_backward(grad, self, other, result, needs):
     )
 
 
-def _dot_jvp(self_p, other_p, self_t, other_t, result):
+def _dot__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return dot(self_p, other_t)
     if other_t is None:
@@ -4404,7 +4413,7 @@ def _dot_jvp(self_p, other_p, self_t, other_t, result):
     return dot(self_t, other_p) + dot(self_p, other_t)
 
 
-def _dot_jvp_np(self_p, other_p, self_t, other_t, result):
+def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return K.dot(self_p, other_t)
     if other_t is None:
@@ -4418,9 +4427,9 @@ DOT = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_dot_backward,
-    jvp=_dot_jvp,
-    jvp_np=_dot_jvp_np,
+    backward=_dot__backward,
+    jvp=_dot__jvp,
+    jvp_np=_dot__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -4439,7 +4448,7 @@ DOT.public = dot
 # ---- outer
 
 
-def _outer_backward(grad, self, other, result, needs):
+def _outer__backward(grad, self, other, result, needs):
     if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
         return (
             grad @ other if needs[0] else None,
@@ -4451,7 +4460,7 @@ def _outer_backward(grad, self, other, result, needs):
     )
 
 
-def _outer_jvp(self_p, other_p, self_t, other_t, result):
+def _outer__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return outer(self_p, other_t)
     if other_t is None:
@@ -4459,7 +4468,7 @@ def _outer_jvp(self_p, other_p, self_t, other_t, result):
     return outer(self_t, other_p) + outer(self_p, other_t)
 
 
-def _outer_jvp_np(self_p, other_p, self_t, other_t, result):
+def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return K.outer(self_p, other_t)
     if other_t is None:
@@ -4473,9 +4482,9 @@ OUTER = Op(
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_outer_backward,
-    jvp=_outer_jvp,
-    jvp_np=_outer_jvp_np,
+    backward=_outer__backward,
+    jvp=_outer__jvp,
+    jvp_np=_outer__jvp_np,
     jvp_kind='explicit',
     save=(2, 2),
     out_diff=(True,),
@@ -4497,29 +4506,29 @@ ger = outer
 # ---- einsum
 
 
-def _einsum_backward(grad, tensors, result, equation, needs):
+def _einsum__backward(grad, tensors, result, equation, needs):
     return (
         einsum_backward(grad, equation, tensors) if needs[0] else None,
     )
 
 
-def _einsum_jvp(tensors_p, tensors_t, result, equation):
+def _einsum__jvp(tensors_p, tensors_t, result, equation):
     return einsum_jvp(equation, tensors_p, tensors_t)
 
 
-def _einsum_kernel(tensors, equation):
+def _einsum__kernel(tensors, equation):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.einsum(equation, tensors)
 
 
 EINSUM = Op(
     'einsum',
-    _einsum_kernel,
+    _einsum__kernel,
     ('tensors',),
     ('T[]',),
     (True,),
-    backward=_einsum_backward,
-    jvp=_einsum_jvp,
+    backward=_einsum__backward,
+    jvp=_einsum__jvp,
     jvp_kind='explicit',
     save=(2,),
     out_diff=(True,),
@@ -4539,17 +4548,17 @@ EINSUM.public = einsum
 # ---- cat
 
 
-def _cat_backward(grad, tensors, result, dim, needs):
+def _cat__backward(grad, tensors, result, dim, needs):
     return (
         split_like(grad, tensors, dim) if needs[0] else None,
     )
 
 
-def _cat_jvp(tensors_p, tensors_t, result, dim):
+def _cat__jvp(tensors_p, tensors_t, result, dim):
     return cat(fill_zeros(tensors_t, tensors_p), dim)
 
 
-def _cat_jvp_np(tensors_p, tensors_t, result, dim):
+def _cat__jvp_np(tensors_p, tensors_t, result, dim):
     return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
 
 
@@ -4559,9 +4568,9 @@ CAT = Op(
     ('tensors',),
     ('T[]',),
     (True,),
-    backward=_cat_backward,
-    jvp=_cat_jvp,
-    jvp_np=_cat_jvp_np,
+    backward=_cat__backward,
+    jvp=_cat__jvp,
+    jvp_np=_cat__jvp_np,
     jvp_kind='auto_linear',
     save=(2,),
     out_diff=(True,),
@@ -4587,17 +4596,17 @@ concat = cat
 # ---- stack
 
 
-def _stack_backward(grad, tensors, result, dim, needs):
+def _stack__backward(grad, tensors, result, dim, needs):
     return (
         list(grad.unbind(dim)) if needs[0] else None,
     )
 
 
-def _stack_jvp(tensors_p, tensors_t, result, dim):
+def _stack__jvp(tensors_p, tensors_t, result, dim):
     return stack(fill_zeros(tensors_t, tensors_p), dim)
 
 
-def _stack_jvp_np(tensors_p, tensors_t, result, dim):
+def _stack__jvp_np(tensors_p, tensors_t, result, dim):
     return K.stack(fill_zeros_np(tensors_t, tensors_p), dim)
 
 
@@ -4607,9 +4616,9 @@ STACK = Op(
     ('tensors',),
     ('T[]',),
     (True,),
-    backward=_stack_backward,
-    jvp=_stack_jvp,
-    jvp_np=_stack_jvp_np,
+    backward=_stack__backward,
+    jvp=_stack__jvp,
+    jvp_np=_stack__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4629,17 +4638,17 @@ STACK.public = stack
 # ---- flip
 
 
-def _flip_backward(grad, self, result, dims, needs):
+def _flip__backward(grad, self, result, dims, needs):
     return (
         grad.flip(dims) if needs[0] else None,
     )
 
 
-def _flip_jvp(self_p, self_t, result, dims):
+def _flip__jvp(self_p, self_t, result, dims):
     return flip(self_t, dims)
 
 
-def _flip_jvp_np(self_p, self_t, result, dims):
+def _flip__jvp_np(self_p, self_t, result, dims):
     return K.flip(self_t, dims)
 
 
@@ -4649,9 +4658,9 @@ FLIP = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_flip_backward,
-    jvp=_flip_jvp,
-    jvp_np=_flip_jvp_np,
+    backward=_flip__backward,
+    jvp=_flip__jvp,
+    jvp_np=_flip__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4669,17 +4678,17 @@ FLIP.public = flip
 # ---- roll
 
 
-def _roll_backward(grad, self, result, shifts, dims, needs):
+def _roll__backward(grad, self, result, shifts, dims, needs):
     return (
         grad.roll(neg_shifts(shifts), dims) if needs[0] else None,
     )
 
 
-def _roll_jvp(self_p, self_t, result, shifts, dims):
+def _roll__jvp(self_p, self_t, result, shifts, dims):
     return roll(self_t, shifts, dims)
 
 
-def _roll_jvp_np(self_p, self_t, result, shifts, dims):
+def _roll__jvp_np(self_p, self_t, result, shifts, dims):
     return K.roll(self_t, shifts, dims)
 
 
@@ -4689,9 +4698,9 @@ ROLL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_roll_backward,
-    jvp=_roll_jvp,
-    jvp_np=_roll_jvp_np,
+    backward=_roll__backward,
+    jvp=_roll__jvp,
+    jvp_np=_roll__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4709,17 +4718,17 @@ ROLL.public = roll
 # ---- tril
 
 
-def _tril_backward(grad, self, result, diagonal, needs):
+def _tril__backward(grad, self, result, diagonal, needs):
     return (
         grad.tril(diagonal) if needs[0] else None,
     )
 
 
-def _tril_jvp(self_p, self_t, result, diagonal):
+def _tril__jvp(self_p, self_t, result, diagonal):
     return tril(self_t, diagonal)
 
 
-def _tril_jvp_np(self_p, self_t, result, diagonal):
+def _tril__jvp_np(self_p, self_t, result, diagonal):
     return K.tril(self_t, diagonal)
 
 
@@ -4729,9 +4738,9 @@ TRIL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_tril_backward,
-    jvp=_tril_jvp,
-    jvp_np=_tril_jvp_np,
+    backward=_tril__backward,
+    jvp=_tril__jvp,
+    jvp_np=_tril__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4749,17 +4758,17 @@ TRIL.public = tril
 # ---- triu
 
 
-def _triu_backward(grad, self, result, diagonal, needs):
+def _triu__backward(grad, self, result, diagonal, needs):
     return (
         grad.triu(diagonal) if needs[0] else None,
     )
 
 
-def _triu_jvp(self_p, self_t, result, diagonal):
+def _triu__jvp(self_p, self_t, result, diagonal):
     return triu(self_t, diagonal)
 
 
-def _triu_jvp_np(self_p, self_t, result, diagonal):
+def _triu__jvp_np(self_p, self_t, result, diagonal):
     return K.triu(self_t, diagonal)
 
 
@@ -4769,9 +4778,9 @@ TRIU = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_triu_backward,
-    jvp=_triu_jvp,
-    jvp_np=_triu_jvp_np,
+    backward=_triu__backward,
+    jvp=_triu__jvp,
+    jvp_np=_triu__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -4789,34 +4798,34 @@ TRIU.public = triu
 # ---- gather
 
 
-def _gather_backward(grad, self, index, result, dim, needs):
+def _gather__backward(grad, self, index, result, dim, needs):
     return (
         _gather_backward(grad, dim, index, self.shape) if needs[0] else None,
     )
 
 
-def _gather_jvp(self_p, index, self_t, result, dim):
+def _gather__jvp(self_p, index, self_t, result, dim):
     return gather(self_t, dim, index)
 
 
-def _gather_jvp_np(self_p, index, self_t, result, dim):
+def _gather__jvp_np(self_p, index, self_t, result, dim):
     return K.gather(self_t, dim, index)
 
 
-def _gather_kernel(self, index, dim):
+def _gather__kernel(self, index, dim):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.gather(self, dim, index)
 
 
 GATHER = Op(
     'gather',
-    _gather_kernel,
+    _gather__kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
-    backward=_gather_backward,
-    jvp=_gather_jvp,
-    jvp_np=_gather_jvp_np,
+    backward=_gather__backward,
+    jvp=_gather__jvp,
+    jvp_np=_gather__jvp_np,
     jvp_kind='auto_linear',
     save=(1, 2),
     out_diff=(True,),
@@ -4836,34 +4845,34 @@ GATHER.public = gather
 # ---- _gather_backward
 
 
-def __gather_backward_backward(grad, self, index, result, dim, shape, needs):
+def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
     return (
         grad.gather(dim, index) if needs[0] else None,
     )
 
 
-def __gather_backward_jvp(self_p, index, self_t, result, dim, shape):
+def __gather_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _gather_backward(self_t, dim, index, shape)
 
 
-def __gather_backward_jvp_np(self_p, index, self_t, result, dim, shape):
+def __gather_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.gather_backward(self_t, dim, index, shape)
 
 
-def __gather_backward_kernel(self, index, dim, shape):
+def __gather_backward__kernel(self, index, dim, shape):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.gather_backward(self, dim, index, shape)
 
 
 _GATHER_BACKWARD = Op(
     '_gather_backward',
-    __gather_backward_kernel,
+    __gather_backward__kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
-    backward=__gather_backward_backward,
-    jvp=__gather_backward_jvp,
-    jvp_np=__gather_backward_jvp_np,
+    backward=__gather_backward__backward,
+    jvp=__gather_backward__jvp,
+    jvp_np=__gather_backward__jvp_np,
     jvp_kind='auto_linear',
     save=(0, 2),
     out_diff=(True,),
@@ -4883,34 +4892,34 @@ _GATHER_BACKWARD.public = _gather_backward
 # ---- index_select
 
 
-def _index_select_backward(grad, self, index, result, dim, needs):
+def _index_select__backward(grad, self, index, result, dim, needs):
     return (
         _index_select_backward(grad, dim, index, self.shape) if needs[0] else None,
     )
 
 
-def _index_select_jvp(self_p, index, self_t, result, dim):
+def _index_select__jvp(self_p, index, self_t, result, dim):
     return index_select(self_t, dim, index)
 
 
-def _index_select_jvp_np(self_p, index, self_t, result, dim):
+def _index_select__jvp_np(self_p, index, self_t, result, dim):
     return K.index_select(self_t, dim, index)
 
 
-def _index_select_kernel(self, index, dim):
+def _index_select__kernel(self, index, dim):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.index_select(self, dim, index)
 
 
 INDEX_SELECT = Op(
     'index_select',
-    _index_select_kernel,
+    _index_select__kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
-    backward=_index_select_backward,
-    jvp=_index_select_jvp,
-    jvp_np=_index_select_jvp_np,
+    backward=_index_select__backward,
+    jvp=_index_select__jvp,
+    jvp_np=_index_select__jvp_np,
     jvp_kind='auto_linear',
     save=(1, 2),
     out_diff=(True,),
@@ -4930,34 +4939,34 @@ INDEX_SELECT.public = index_select
 # ---- _index_select_backward
 
 
-def __index_select_backward_backward(grad, self, index, result, dim, shape, needs):
+def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
     return (
         grad.index_select(dim, index) if needs[0] else None,
     )
 
 
-def __index_select_backward_jvp(self_p, index, self_t, result, dim, shape):
+def __index_select_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _index_select_backward(self_t, dim, index, shape)
 
 
-def __index_select_backward_jvp_np(self_p, index, self_t, result, dim, shape):
+def __index_select_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.index_select_backward(self_t, dim, index, shape)
 
 
-def __index_select_backward_kernel(self, index, dim, shape):
+def __index_select_backward__kernel(self, index, dim, shape):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.index_select_backward(self, dim, index, shape)
 
 
 _INDEX_SELECT_BACKWARD = Op(
     '_index_select_backward',
-    __index_select_backward_kernel,
+    __index_select_backward__kernel,
     ('self', 'index'),
     ('T', 'T'),
     (True, False),
-    backward=__index_select_backward_backward,
-    jvp=__index_select_backward_jvp,
-    jvp_np=__index_select_backward_jvp_np,
+    backward=__index_select_backward__backward,
+    jvp=__index_select_backward__jvp,
+    jvp_np=__index_select_backward__jvp_np,
     jvp_kind='auto_linear',
     save=(0, 2),
     out_diff=(True,),
@@ -4977,14 +4986,14 @@ _INDEX_SELECT_BACKWARD.public = _index_select_backward
 # ---- masked_fill
 
 
-def _masked_fill_backward(grad, self, mask, value, result, needs):
+def _masked_fill__backward(grad, self, mask, value, result, needs):
     return (
         grad.masked_fill(mask, 0.0) if needs[0] else None,
         where(mask, grad, 0.0).sum() if needs[1] else None,
     )
 
 
-def _masked_fill_jvp(self_p, mask, value_p, self_t, value_t, result):
+def _masked_fill__jvp(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None:
         return zeros_like(self_p).masked_fill(mask, value_t)
     if value_t is None:
@@ -4992,7 +5001,7 @@ def _masked_fill_jvp(self_p, mask, value_p, self_t, value_t, result):
     return self_t.masked_fill(mask, value_t)
 
 
-def _masked_fill_jvp_np(self_p, mask, value_p, self_t, value_t, result):
+def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None:
         return K.masked_fill(np.zeros_like(self_p), mask, value_t)
     if value_t is None:
@@ -5006,9 +5015,9 @@ MASKED_FILL = Op(
     ('self', 'mask', 'value'),
     ('T', 'T', 'T'),
     (True, False, True),
-    backward=_masked_fill_backward,
-    jvp=_masked_fill_jvp,
-    jvp_np=_masked_fill_jvp_np,
+    backward=_masked_fill__backward,
+    jvp=_masked_fill__jvp,
+    jvp_np=_masked_fill__jvp_np,
     jvp_kind='explicit',
     save=(0, 2, 0),
     out_diff=(True,),
@@ -5031,17 +5040,17 @@ def masked_fill_(self, mask, value):
 # ---- index
 
 
-def _index_backward(grad, self, result, indices, needs):
+def _index__backward(grad, self, result, indices, needs):
     return (
         _index_backward(grad, self.shape, indices) if needs[0] else None,
     )
 
 
-def _index_jvp(self_p, self_t, result, indices):
+def _index__jvp(self_p, self_t, result, indices):
     return index(self_t, indices)
 
 
-def _index_jvp_np(self_p, self_t, result, indices):
+def _index__jvp_np(self_p, self_t, result, indices):
     return K.index(self_t, indices)
 
 
@@ -5051,9 +5060,9 @@ INDEX = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_index_backward,
-    jvp=_index_jvp,
-    jvp_np=_index_jvp_np,
+    backward=_index__backward,
+    jvp=_index__jvp,
+    jvp_np=_index__jvp_np,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5071,17 +5080,17 @@ INDEX.public = index
 # ---- _index_backward
 
 
-def __index_backward_backward(grad, self, result, shape, indices, needs):
+def __index_backward__backward(grad, self, result, shape, indices, needs):
     return (
         index(grad, indices) if needs[0] else None,
     )
 
 
-def __index_backward_jvp(self_p, self_t, result, shape, indices):
+def __index_backward__jvp(self_p, self_t, result, shape, indices):
     return _index_backward(self_t, shape, indices)
 
 
-def __index_backward_jvp_np(self_p, self_t, result, shape, indices):
+def __index_backward__jvp_np(self_p, self_t, result, shape, indices):
     return K.index_backward(self_t, shape, indices)
 
 
@@ -5091,9 +5100,9 @@ _INDEX_BACKWARD = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=__index_backward_backward,
-    jvp=__index_backward_jvp,
-    jvp_np=__index_backward_jvp_np,
+    backward=__index_backward__backward,
+    jvp=__index_backward__jvp,
+    jvp_np=__index_backward__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5111,14 +5120,14 @@ _INDEX_BACKWARD.public = _index_backward
 # ---- index_put
 
 
-def _index_put_backward(grad, self, values, result, indices, accumulate, needs):
+def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
     return (
         grad if accumulate else index_put(grad, indices, 0.0) if needs[0] else None,
         index(grad, indices) if needs[1] else None,
     )
 
 
-def _index_put_jvp(self_p, values_p, self_t, values_t, result, indices, accumulate):
+def _index_put__jvp(self_p, values_p, self_t, values_t, result, indices, accumulate):
     if self_t is None:
         return index_put(zeros_like(self_p), indices, values_t, accumulate)
     if values_t is None:
@@ -5126,7 +5135,7 @@ def _index_put_jvp(self_p, values_p, self_t, values_t, result, indices, accumula
     return index_put(self_t, indices, values_t, accumulate)
 
 
-def _index_put_jvp_np(self_p, values_p, self_t, values_t, result, indices, accumulate):
+def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accumulate):
     if self_t is None:
         return K.index_put(np.zeros_like(self_p), indices, values_t, accumulate)
     if values_t is None:
@@ -5134,20 +5143,20 @@ def _index_put_jvp_np(self_p, values_p, self_t, values_t, result, indices, accum
     return K.index_put(self_t, indices, values_t, accumulate)
 
 
-def _index_put_kernel(self, values, indices, accumulate):
+def _index_put__kernel(self, values, indices, accumulate):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.index_put(self, indices, values, accumulate)
 
 
 INDEX_PUT = Op(
     'index_put',
-    _index_put_kernel,
+    _index_put__kernel,
     ('self', 'values'),
     ('T', 'T'),
     (True, True),
-    backward=_index_put_backward,
-    jvp=_index_put_jvp,
-    jvp_np=_index_put_jvp_np,
+    backward=_index_put__backward,
+    jvp=_index_put__jvp,
+    jvp_np=_index_put__jvp_np,
     jvp_kind='explicit',
     save=(0, 0),
     out_diff=(True,),
@@ -5165,14 +5174,14 @@ INDEX_PUT.public = index_put
 # ---- _view_scatter
 
 
-def __view_scatter_backward(grad, self, src, result, steps, needs):
+def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
         grad._view_scatter(zeros_like(src), steps) if needs[0] else None,
         replay_view(grad, steps) if needs[1] else None,
     )
 
 
-def __view_scatter_jvp(self_p, src_p, self_t, src_t, result, steps):
+def __view_scatter__jvp(self_p, src_p, self_t, src_t, result, steps):
     if self_t is None:
         return _view_scatter(zeros_like(self_p), src_t, steps)
     if src_t is None:
@@ -5180,7 +5189,7 @@ def __view_scatter_jvp(self_p, src_p, self_t, src_t, result, steps):
     return _view_scatter(self_t, src_t, steps)
 
 
-def __view_scatter_jvp_np(self_p, src_p, self_t, src_t, result, steps):
+def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
     if self_t is None:
         return K.view_scatter(np.zeros_like(self_p), src_t, steps)
     if src_t is None:
@@ -5194,9 +5203,9 @@ _VIEW_SCATTER = Op(
     ('self', 'src'),
     ('T', 'T'),
     (True, True),
-    backward=__view_scatter_backward,
-    jvp=__view_scatter_jvp,
-    jvp_np=__view_scatter_jvp_np,
+    backward=__view_scatter__backward,
+    jvp=__view_scatter__jvp,
+    jvp_np=__view_scatter__jvp_np,
     jvp_kind='auto_linear',
     save=(0, 2),
     out_diff=(True,),
@@ -5214,17 +5223,17 @@ _VIEW_SCATTER.public = _view_scatter
 # ---- _view_embed
 
 
-def __view_embed_backward(grad, self, result, shape, steps, needs):
+def __view_embed__backward(grad, self, result, shape, steps, needs):
     return (
         replay_view(grad, steps) if needs[0] else None,
     )
 
 
-def __view_embed_jvp(self_p, self_t, result, shape, steps):
+def __view_embed__jvp(self_p, self_t, result, shape, steps):
     return _view_embed(self_t, shape, steps)
 
 
-def __view_embed_jvp_np(self_p, self_t, result, shape, steps):
+def __view_embed__jvp_np(self_p, self_t, result, shape, steps):
     return K.view_embed(self_t, shape, steps)
 
 
@@ -5234,9 +5243,9 @@ _VIEW_EMBED = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=__view_embed_backward,
-    jvp=__view_embed_jvp,
-    jvp_np=__view_embed_jvp_np,
+    backward=__view_embed__backward,
+    jvp=__view_embed__jvp,
+    jvp_np=__view_embed__jvp_np,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5254,13 +5263,13 @@ _VIEW_EMBED.public = _view_embed
 # ---- view
 
 
-def _view_backward(grad, self, result, shape, needs):
+def _view__backward(grad, self, result, shape, needs):
     return (
         grad.reshape(self.shape) if needs[0] else None,
     )
 
 
-def _view_jvp(self_p, self_t, result, shape):
+def _view__jvp(self_p, self_t, result, shape):
     return view(self_t, *shape)
 
 
@@ -5270,8 +5279,8 @@ VIEW = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_view_backward,
-    jvp=_view_jvp,
+    backward=_view__backward,
+    jvp=_view__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5292,13 +5301,13 @@ VIEW.public = view
 # ---- reshape
 
 
-def _reshape_backward(grad, self, result, shape, needs):
+def _reshape__backward(grad, self, result, shape, needs):
     return (
         grad.reshape(self.shape) if needs[0] else None,
     )
 
 
-def _reshape_jvp(self_p, self_t, result, shape):
+def _reshape__jvp(self_p, self_t, result, shape):
     return reshape(self_t, *shape)
 
 
@@ -5308,8 +5317,8 @@ RESHAPE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_reshape_backward,
-    jvp=_reshape_jvp,
+    backward=_reshape__backward,
+    jvp=_reshape__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5330,13 +5339,13 @@ RESHAPE.public = reshape
 # ---- transpose
 
 
-def _transpose_backward(grad, self, result, dim0, dim1, needs):
+def _transpose__backward(grad, self, result, dim0, dim1, needs):
     return (
         grad.transpose(dim0, dim1) if needs[0] else None,
     )
 
 
-def _transpose_jvp(self_p, self_t, result, dim0, dim1):
+def _transpose__jvp(self_p, self_t, result, dim0, dim1):
     return transpose(self_t, dim0, dim1)
 
 
@@ -5346,8 +5355,8 @@ TRANSPOSE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_transpose_backward,
-    jvp=_transpose_jvp,
+    backward=_transpose__backward,
+    jvp=_transpose__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5369,13 +5378,13 @@ swapaxes = transpose
 # ---- permute
 
 
-def _permute_backward(grad, self, result, dims, needs):
+def _permute__backward(grad, self, result, dims, needs):
     return (
         grad.permute(inverse_permutation(dims)) if needs[0] else None,
     )
 
 
-def _permute_jvp(self_p, self_t, result, dims):
+def _permute__jvp(self_p, self_t, result, dims):
     return permute(self_t, *dims)
 
 
@@ -5385,8 +5394,8 @@ PERMUTE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_permute_backward,
-    jvp=_permute_jvp,
+    backward=_permute__backward,
+    jvp=_permute__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5407,13 +5416,13 @@ PERMUTE.public = permute
 # ---- t
 
 
-def _t_backward(grad, self, result, needs):
+def _t__backward(grad, self, result, needs):
     return (
         grad.t() if needs[0] else None,
     )
 
 
-def _t_jvp(self_p, self_t, result):
+def _t__jvp(self_p, self_t, result):
     return t(self_t)
 
 
@@ -5423,8 +5432,8 @@ T = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_t_backward,
-    jvp=_t_jvp,
+    backward=_t__backward,
+    jvp=_t__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5443,13 +5452,13 @@ T.public = t
 # ---- mT
 
 
-def _mT_backward(grad, self, result, needs):
+def _mT__backward(grad, self, result, needs):
     return (
         grad.mT if needs[0] else None,
     )
 
 
-def _mT_jvp(self_p, self_t, result):
+def _mT__jvp(self_p, self_t, result):
     return mT(self_t)
 
 
@@ -5459,8 +5468,8 @@ MT = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_mT_backward,
-    jvp=_mT_jvp,
+    backward=_mT__backward,
+    jvp=_mT__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5479,13 +5488,13 @@ MT.public = mT
 # ---- squeeze
 
 
-def _squeeze_backward(grad, self, result, dim, needs):
+def _squeeze__backward(grad, self, result, dim, needs):
     return (
         grad.reshape(self.shape) if needs[0] else None,
     )
 
 
-def _squeeze_jvp(self_p, self_t, result, dim):
+def _squeeze__jvp(self_p, self_t, result, dim):
     return squeeze(self_t, dim)
 
 
@@ -5495,8 +5504,8 @@ SQUEEZE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_squeeze_backward,
-    jvp=_squeeze_jvp,
+    backward=_squeeze__backward,
+    jvp=_squeeze__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5517,13 +5526,13 @@ SQUEEZE.public = squeeze
 # ---- unsqueeze
 
 
-def _unsqueeze_backward(grad, self, result, dim, needs):
+def _unsqueeze__backward(grad, self, result, dim, needs):
     return (
         grad.squeeze(dim) if needs[0] else None,
     )
 
 
-def _unsqueeze_jvp(self_p, self_t, result, dim):
+def _unsqueeze__jvp(self_p, self_t, result, dim):
     return unsqueeze(self_t, dim)
 
 
@@ -5533,8 +5542,8 @@ UNSQUEEZE = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_unsqueeze_backward,
-    jvp=_unsqueeze_jvp,
+    backward=_unsqueeze__backward,
+    jvp=_unsqueeze__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5555,13 +5564,13 @@ UNSQUEEZE.public = unsqueeze
 # ---- expand
 
 
-def _expand_backward(grad, self, result, sizes, needs):
+def _expand__backward(grad, self, result, sizes, needs):
     return (
         grad if needs[0] else None,
     )
 
 
-def _expand_jvp(self_p, self_t, result, sizes):
+def _expand__jvp(self_p, self_t, result, sizes):
     return expand(self_t, *sizes)
 
 
@@ -5571,8 +5580,8 @@ EXPAND = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_expand_backward,
-    jvp=_expand_jvp,
+    backward=_expand__backward,
+    jvp=_expand__jvp,
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
@@ -5596,13 +5605,13 @@ broadcast_to = expand
 # ---- flatten
 
 
-def _flatten_backward(grad, self, result, start_dim, end_dim, needs):
+def _flatten__backward(grad, self, result, start_dim, end_dim, needs):
     return (
         grad.reshape(self.shape) if needs[0] else None,
     )
 
 
-def _flatten_jvp(self_p, self_t, result, start_dim, end_dim):
+def _flatten__jvp(self_p, self_t, result, start_dim, end_dim):
     return flatten(self_t, start_dim, end_dim)
 
 
@@ -5612,8 +5621,8 @@ FLATTEN = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_flatten_backward,
-    jvp=_flatten_jvp,
+    backward=_flatten__backward,
+    jvp=_flatten__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5632,13 +5641,13 @@ FLATTEN.public = flatten
 # ---- diagonal
 
 
-def _diagonal_backward(grad, self, result, offset, dim1, dim2, needs):
+def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
     return (
         scatter_view(grad, self.shape, "diagonal", (offset, dim1, dim2)) if needs[0] else None,
     )
 
 
-def _diagonal_jvp(self_p, self_t, result, offset, dim1, dim2):
+def _diagonal__jvp(self_p, self_t, result, offset, dim1, dim2):
     return diagonal(self_t, offset, dim1, dim2)
 
 
@@ -5648,8 +5657,8 @@ DIAGONAL = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_diagonal_backward,
-    jvp=_diagonal_jvp,
+    backward=_diagonal__backward,
+    jvp=_diagonal__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5668,13 +5677,13 @@ DIAGONAL.public = diagonal
 # ---- narrow
 
 
-def _narrow_backward(grad, self, result, dim, start, length, needs):
+def _narrow__backward(grad, self, result, dim, start, length, needs):
     return (
         scatter_view(grad, self.shape, "narrow", (dim, start, length)) if needs[0] else None,
     )
 
 
-def _narrow_jvp(self_p, self_t, result, dim, start, length):
+def _narrow__jvp(self_p, self_t, result, dim, start, length):
     return narrow(self_t, dim, start, length)
 
 
@@ -5684,8 +5693,8 @@ NARROW = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_narrow_backward,
-    jvp=_narrow_jvp,
+    backward=_narrow__backward,
+    jvp=_narrow__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5706,13 +5715,13 @@ NARROW.public = narrow
 # ---- select
 
 
-def _select_backward(grad, self, result, dim, index, needs):
+def _select__backward(grad, self, result, dim, index, needs):
     return (
         scatter_view(grad, self.shape, "select", (dim, index)) if needs[0] else None,
     )
 
 
-def _select_jvp(self_p, self_t, result, dim, index):
+def _select__jvp(self_p, self_t, result, dim, index):
     return select(self_t, dim, index)
 
 
@@ -5722,8 +5731,8 @@ SELECT = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_select_backward,
-    jvp=_select_jvp,
+    backward=_select__backward,
+    jvp=_select__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),
@@ -5744,13 +5753,13 @@ SELECT.public = select
 # ---- getitem
 
 
-def _getitem_backward(grad, self, result, index, needs):
+def _getitem__backward(grad, self, result, index, needs):
     return (
         scatter_view(grad, self.shape, "getitem", (index,)) if needs[0] else None,
     )
 
 
-def _getitem_jvp(self_p, self_t, result, index):
+def _getitem__jvp(self_p, self_t, result, index):
     return getitem(self_t, index)
 
 
@@ -5760,8 +5769,8 @@ GETITEM = Op(
     ('self',),
     ('T',),
     (True,),
-    backward=_getitem_backward,
-    jvp=_getitem_jvp,
+    backward=_getitem__backward,
+    jvp=_getitem__jvp,
     jvp_kind='auto_linear',
     save=(1,),
     out_diff=(True,),

@@ -159,8 +159,12 @@ class Function:
                     raise OpError(f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
                                   "in-place operation (mark_dirty)")
                 results.append(orig)
-            elif isinstance(o, Tensor) and id(o) in originals:
-                results.append(wrap(o._data))  # returned an input unchanged: a fresh alias
+            elif isinstance(o, Tensor) and (id(o) in originals or o._base is not None):
+                # an input, or a view made in forward: a fresh tensor on the same memory, whose history
+                # is this Function (not the view chain forward used)
+                r = wrap(o._data)
+                r._st = o._storage()
+                results.append(r)
             else:
                 results.append(o)
         tensors_in = [a for a in args if isinstance(a, Tensor)]
@@ -176,7 +180,7 @@ class Function:
             for k, (r, o) in enumerate(zip(results, outs)):
                 if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
                     if r._base is not None:
-                        raise OpError(f"{cls.__name__}: marking a view dirty is not supported")
+                        raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
                     r._requires_grad = True
                     r._grad_fn = node
                     r._output_nr = k

@@ -260,7 +260,7 @@ class Emitter:
         return modes, save_result
 
     def backward_fn(self, e: OpEntry) -> str:
-        fname = f"_{e.name}_backward"
+        fname = f"_{e.name}__backward"
         res = self.result_names(e)
         params = ["grad"] + [p.name for p in e.tensor_params] + res + [p.name for p in e.arg_params] + ["needs"]
         lines = [f"def {fname}({', '.join(params)}):"]
@@ -384,11 +384,11 @@ class Emitter:
             return None, None
         formulas = self.forward_formulas(e)
         args = ", ".join(self.jvp_args(e))
-        tensor_fn = "\n".join([f"def _{e.name}_jvp({args}):"] + self.jvp_body(e, formulas, False))
+        tensor_fn = "\n".join([f"def _{e.name}__jvp({args}):"] + self.jvp_body(e, formulas, False))
         np_fn = None
         if e.view == "no":
             try:
-                np_fn = "\n".join([f"def _{e.name}_jvp_np({args}):"] + self.jvp_body(e, formulas, True))
+                np_fn = "\n".join([f"def _{e.name}__jvp_np({args}):"] + self.jvp_body(e, formulas, True))
             except _NoArray:
                 np_fn = None
         return tensor_fn, np_fn
@@ -443,7 +443,7 @@ class Emitter:
             tup = "(" + ", ".join(tensors) + ("," if len(tensors) == 1 else "") + ")"
             call = f"applyn({const}, {tup}, {args})"
             if len(e.returns) > 1:
-                call = f"_{e.name}_result(*{call})"
+                call = f"_{e.name}__result(*{call})"
             lines.append(f"    return {call}")
         return "\n".join(lines)
 
@@ -467,20 +467,20 @@ class Emitter:
         names = [p.name for p in e.tensor_params + e.arg_params]
         call = ", ".join(p.name for p in e.params)
         return "\n".join([
-            f"def _{e.name}_kernel({', '.join(names)}):",
+            f"def _{e.name}__kernel({', '.join(names)}):",
             '    """The kernel with Tensor arguments first (how dispatch calls kernels)."""',
             f"    return {e.kernel}({call})",
         ])
 
     def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None) -> str:
-        kernel = f"_{e.name}_kernel" if self.needs_adapter(e) else e.kernel
+        kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else e.kernel
         tp = e.tensor_params
         diff = {p.name for p in e.diff_params}
         modes, save_result = self.save_modes(e) if e.differentiable else ([0] * len(tp), False)
         kinds = {"Tensor": "T", "Tensor?": "T?", "Tensor[]": "T[]"}
         kind = {"no": "op", "yes": "view", "maybe": "maybe_view"}[e.view]
         fw_kind = dict(e.forward).get("result", dict(e.forward).get("result0", "explicit")) if e.forward else "none"
-        if fw_kind not in ("auto_element_wise", "auto_linear", "none"):
+        if fw_kind not in ("auto_element_wise", "auto_linear", "zero", "none"):
             fw_kind = "explicit"
         out_diff = e.output_differentiability or (True,) * len(e.returns)
         fields = [
@@ -491,11 +491,11 @@ class Emitter:
         ]
         kw = []
         if e.differentiable:
-            kw.append(f"backward=_{e.name}_backward")
+            kw.append(f"backward=_{e.name}__backward")
         if jvp:
-            kw.append(f"jvp=_{e.name}_jvp")
+            kw.append(f"jvp=_{e.name}__jvp")
         if jvp_np:
-            kw.append(f"jvp_np=_{e.name}_jvp_np")
+            kw.append(f"jvp_np=_{e.name}__jvp_np")
         kw.append(f"jvp_kind={fw_kind!r}")
         kw.append(f"save={tuple(modes)!r}")
         if save_result:
@@ -515,7 +515,7 @@ class Emitter:
         const = op_const(e)
         chunks = [f"# ---- {e.name}" + (" (composite)" if e.composite else "")]
         if len(e.returns) > 1:
-            chunks.append(f"_{e.name}_result = namedtuple({e.name!r}, {list(e.returns)!r})")
+            chunks.append(f"_{e.name}__result = namedtuple({e.name!r}, {list(e.returns)!r})")
         if e.composite is None:
             if e.differentiable:
                 chunks.append(self.backward_fn(e))
