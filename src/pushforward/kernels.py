@@ -173,26 +173,24 @@ def amin(a, dim=(), keepdim=False):
     return np.amin(a, axis=None if dim == () else _axes(dim, a.ndim), keepdims=keepdim)
 
 
-def max_dim(a, dim, keepdim=False):
+def _extremum_dim(a, dim, keepdim, arg):
+    """(values, int64 indices) of the extremum along dim that `arg` (np.argmax/np.argmin) picks."""
     d = _dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
-    idx = np.argmax(a, axis=d, keepdims=True)
+    idx = arg(a, axis=d, keepdims=True)
     vals = np.take_along_axis(a, idx, axis=d)
     if not keepdim:
         idx, vals = idx.squeeze(d), vals.squeeze(d)
     return vals, idx.astype(np.int64)
+
+
+def max_dim(a, dim, keepdim=False):
+    return _extremum_dim(a, dim, keepdim, np.argmax)
 
 
 def min_dim(a, dim, keepdim=False):
-    d = _dim(dim, a.ndim)
-    if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
-    idx = np.argmin(a, axis=d, keepdims=True)
-    vals = np.take_along_axis(a, idx, axis=d)
-    if not keepdim:
-        idx, vals = idx.squeeze(d), vals.squeeze(d)
-    return vals, idx.astype(np.int64)
+    return _extremum_dim(a, dim, keepdim, np.argmin)
 
 
 def argmax(a, dim=None, keepdim=False):

@@ -107,6 +107,16 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple
     return tuple(fin), tuple(tgt)
 
 
+def _v_arg(v, other: tuple, is_other_tuple: bool, fn_name: str, kind: str, create_graph: bool) -> tuple:
+    """The `v` argument as a tuple matching `other` (the inputs or the outputs), or its default."""
+    if v is None:
+        return _default_v(other, fn_name, kind)
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _prepare_v(v, create_graph)
+    _validate_v(v, other, is_other_tuple)
+    return v
+
+
 def _prepare_v(v: tuple, create_graph: bool) -> tuple:
     return tuple(x.alias() if (create_graph and x._requires_grad) else x.detach() for x in v)
 
@@ -224,12 +234,7 @@ def vjp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
         outputs = func(*fin)
         is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _prepare_v(v, create_graph)
-            _validate_v(v, outputs, is_out_tuple)
-        else:
-            v = _default_v(outputs, "vjp", "output")
+        v = _v_arg(v, outputs, is_out_tuple, "vjp", "output", create_graph)
         grads = _grad(outputs, tgt, v, create_graph=create_graph, retain_graph=True)
         res = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
     return _tuple_post(_post(outputs, create_graph), is_out_tuple), _tuple_post(_post(res, create_graph), is_in_tuple)
@@ -248,12 +253,7 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
     """
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare_v(v, create_graph)
-            _validate_v(v, inputs, is_in_tuple)
-        else:
-            v = _default_v(inputs, "jvp", "input")
+        v = _v_arg(v, inputs, is_in_tuple, "jvp", "input", create_graph)
         if fw_mode:
             fin, _ = _prepare(inputs, create_graph, need_graph=False)
             with fwAD.dual_level() as level:
@@ -430,12 +430,7 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
                      fn_name: str) -> tuple[Any, Any]:
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-        if v is not None:
-            _, v = _as_tuple(v, "v", fn_name)
-            v = _prepare_v(v, create_graph)
-            _validate_v(v, inputs, is_in_tuple)
-        else:
-            v = _default_v(inputs, fn_name, "input")
+        v = _v_arg(v, inputs, is_in_tuple, fn_name, "input", create_graph)
         single = _single_output(func, fn_name, strict)
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         if fw_mode:

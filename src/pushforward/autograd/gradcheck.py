@@ -238,7 +238,9 @@ def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray) -> l
 # J[(o, i)] has shape (coords of input i, coords of output o): entry [c, r] is the derivative
 # of real coordinate r of output o with respect to real coordinate c of input i.
 
-def _numerical_jacobian(prob: _Problem, out0: list, eps: float, only: tuple | None = None) -> dict:
+def _column_jacobian(prob: _Problem, out0: list, column, only: tuple | None = None) -> dict:
+    """Jacobian blocks built column by column: column(i, c) gives every output's derivative
+    along real coordinate c of input i (a central difference, or a jvp)."""
     J = {}
     for i in prob.diff_idx:
         if only is not None and i != only[1]:
@@ -249,11 +251,15 @@ def _numerical_jacobian(prob: _Problem, out0: list, eps: float, only: tuple | No
             if y is not None:
                 J[(o, i)] = np.zeros((nin, _ncoords(y)))
         for c in range(nin):
-            d = prob.directional(i, _unit(c, x0), eps)
+            d = column(i, c)
             for o, y in enumerate(out0):
                 if y is not None:
                     J[(o, i)][c] = _to_coords(d[o], y.dtype.kind == "c")
     return J
+
+
+def _numerical_jacobian(prob: _Problem, out0: list, eps: float, only: tuple | None = None) -> dict:
+    return _column_jacobian(prob, out0, lambda i, c: prob.directional(i, _unit(c, prob.base[i]), eps), only)
 
 
 def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: float,
@@ -285,21 +291,11 @@ def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: floa
 
 
 def _forward_jacobian(prob: _Problem, out0: list, only: tuple | None = None) -> dict:
-    J = {}
-    for i in prob.diff_idx:
-        if only is not None and i != only[1]:
-            continue
-        x0 = prob.base[i]
-        nin = _ncoords(x0)
-        for o, y in enumerate(out0):
-            if y is not None:
-                J[(o, i)] = np.zeros((nin, _ncoords(y)))
-        for c in range(nin):
-            ts = prob.jvp({i: _unit(c, x0)})
-            for o, y in enumerate(out0):
-                if y is not None:
-                    J[(o, i)][c] = _to_coords(_check_tangent(ts[o], y, o, i), y.dtype.kind == "c")
-    return J
+    def column(i, c):
+        ts = prob.jvp({i: _unit(c, prob.base[i])})
+        return [None if y is None else _check_tangent(ts[o], y, o, i) for o, y in enumerate(out0)]
+
+    return _column_jacobian(prob, out0, column, only)
 
 
 def _views(J: np.ndarray, in_c: bool, out_c: bool, nin: int, nout: int, mode: str) -> list:
