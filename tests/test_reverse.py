@@ -655,3 +655,11 @@ def test_overwriting_non_leaf_keeps_it_in_graph(overwrite):
     assert b.requires_grad
     (b * 2 + x).sum().backward()
     close(x.grad, [1.0, 1.0])
+
+
+def test_scalar_times_plain_tensor_does_not_require_grad():
+    """Regression: the reverse-mode fast path once recorded a node when no input required grad."""
+    y = 2.0 * pf.tensor([1.0, 2.0])
+    assert not y.requires_grad and y.grad_fn is None
+    z = pf.tensor([1.0]) * 3
+    assert not z.requires_grad

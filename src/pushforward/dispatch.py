@@ -78,20 +78,28 @@ def _kernel(op: Op, datas: list, args: tuple, inputs) -> Any:
 
 # -- fast paths ---------------------------------------------------------------------------
 
+def _bare(op: Op, inputs: tuple, datas: tuple, args: tuple) -> Tensor:
+    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result."""
+    try:
+        out = op.kernel(*datas, *args)
+    except Exception as e:
+        raise op_error(op, inputs, args, e) from None
+    t = _new(Tensor)
+    t._data = out if type(out) is np.ndarray else np.asarray(out)
+    return t
+
+
 def apply1(op: Op, x, args: tuple):
     """One Tensor input: fast path when x needs no autodiff."""
     if type(x) is Tensor and not (x._requires_grad or x._fw is not None or x._st.dual):
-        try:
-            out = op.kernel(x._data, *args)
-        except Exception as e:
-            raise op_error(op, (x,), args, e) from None
-        t = _new(Tensor)
-        t._data = out if type(out) is np.ndarray else np.asarray(out)
-        return t
-    if STATE.levels:
+        return _bare(op, (x,), (x._data,), args)
+    st = STATE
+    if st.levels:
         out = fast_jvp(op, (x,), args)
         if out is not None:
             return out
+    elif type(x) is Tensor and st.grad_enabled and x._fw is None and not x._st.dual:
+        return taped(op, (x,), args)
     return dispatch(op, (x,), args)
 
 
@@ -102,26 +110,40 @@ def apply2(op: Op, a, b, args: tuple):
     if ta is Tensor and not (a._requires_grad or a._fw is not None or a._st.dual):
         if tb is Tensor:
             if not (b._requires_grad or b._fw is not None or b._st.dual):
-                try:
-                    out = op.kernel(a._data, b._data, *args)
-                except Exception as e:
-                    raise op_error(op, (a, b), args, e) from None
-                t = _new(Tensor)
-                t._data = out if type(out) is np.ndarray else np.asarray(out)
-                return t
+                return _bare(op, (a, b), (a._data, b._data), args)
         elif tb in _SCALAR_TYPES:
-            try:
-                out = op.kernel(a._data, b, *args)
-            except Exception as e:
-                raise op_error(op, (a, b), args, e) from None
-            t = _new(Tensor)
-            t._data = out if type(out) is np.ndarray else np.asarray(out)
-            return t
-    if STATE.levels:
+            return _bare(op, (a, b), (a._data, b), args)
+    elif ta in _SCALAR_TYPES and tb is Tensor and not (b._requires_grad or b._fw is not None or b._st.dual):
+        return _bare(op, (a, b), (a, b._data), args)
+    st = STATE
+    if st.levels:
         out = fast_jvp(op, (a, b), args)
         if out is not None:
             return out
+    elif st.grad_enabled and _tape_only(a, ta) and _tape_only(b, tb):
+        if ta is not Tensor:
+            a = wrap(np.asarray(a, dtype=_weak_dtype([b._data.dtype], a)))
+        elif tb is not Tensor:
+            b = wrap(np.asarray(b, dtype=_weak_dtype([a._data.dtype], b)))
+        return taped(op, (a, b), args)
     return dispatch(op, (a, b), args)
+
+
+def _tape_only(v, tv) -> bool:
+    """v is a Python scalar or a Tensor without tangents (so only the tape needs care)."""
+    return tv in _SCALAR_TYPES or (tv is Tensor and v._fw is None and not v._st.dual)
+
+
+def taped(op: Op, ins: tuple, args: tuple):
+    """Reverse mode only (no dual level live): kernel, then the tape node."""
+    out = _bare(op, ins, tuple(v._data for v in ins), args)
+    if op.differentiable:
+        needs = [v._requires_grad for v, d in zip(ins, op.diff) if d]
+        if True in needs:
+            node = record(op, ins, args, (out,), needs)
+            if op.save_result:
+                node.save_result((out,))
+    return out
 
 
 def fast_jvp(op: Op, ins: tuple, args: tuple):

@@ -73,8 +73,7 @@ class Node:
 class OpNode(Node):
     """Backward of one call of a generated op."""
 
-    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released",
-                 "needs")
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released")
 
     def __init__(self, op, args: tuple) -> None:
         super().__init__()
@@ -145,7 +144,7 @@ class OpNode(Node):
                 results.append(res)
         raw = op.backward(grad, *saved, *results, *self.args, self.param_needs())
         out = []
-        needs = self.needs
+        needs = [e is not None for e in self.next_edges]
         for g, meta in zip(raw, self.metas):  # one entry per differentiable input (lists flattened)
             if type(meta) is list:
                 gs = g if g is not None else [None] * len(meta)
@@ -161,7 +160,7 @@ class OpNode(Node):
         k = 0
         for meta in self.metas:
             n = len(meta) if type(meta) is list else 1
-            res.append(any(self.needs[k:k + n]))
+            res.append(any(e is not None for e in self.next_edges[k:k + n]))
             k += n
         return res
 
@@ -259,18 +258,36 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.pre_hooks = None
     node.op = op
     node.args = args
-    node.result = None
     node.released = False
-    save = op.save
-    if op.simple:  # the common case, kept lean: plain Tensor inputs, one output
-        node.saved = [v if m == 2 else (_Meta(v) if m else None) for v, m in zip(ins, save)]
-        node.versions = [v._st.version if m == 2 else None for v, m in zip(ins, save)]
-        diff = [v for v, d in zip(ins, op.diff) if d]
-        node.metas = [(v._data.shape, v._data.dtype) for v in diff]
-        node.next_edges = [edge(v) if n else None for v, n in zip(diff, needs)]
-    else:
-        _record_general(node, op, ins, needs)
-    node.needs = [e is not None for e in node.next_edges]
+    if op.simple and len(ins) <= 2:  # the hot case, unrolled: one or two plain Tensor inputs
+        x = ins[0]
+        m = op.save[0]
+        saved0 = x if m == 2 else (_Meta(x) if m else None)
+        version0 = x._st.version if m == 2 else None
+        if len(ins) == 1:
+            node.saved = (saved0,)
+            node.versions = (version0,)
+            node.metas = ((x._data.shape, x._data.dtype),)
+            node.next_edges = (edge(x) if needs[0] else None,)
+        else:
+            y = ins[1]
+            m = op.save[1]
+            node.saved = (saved0, y if m == 2 else (_Meta(y) if m else None))
+            node.versions = (version0, y._st.version if m == 2 else None)
+            dx, dy = op.diff
+            if dx and dy:
+                node.metas = ((x._data.shape, x._data.dtype), (y._data.shape, y._data.dtype))
+                node.next_edges = (edge(x) if needs[0] else None, edge(y) if needs[1] else None)
+            else:
+                z = x if dx else y
+                node.metas = ((z._data.shape, z._data.dtype),)
+                node.next_edges = (edge(z),)
+        o = outs[0]
+        if o._data.dtype.kind in "fc":
+            o._requires_grad = True
+            o._grad_fn = node
+        return node
+    _record_general(node, op, ins, needs)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
