@@ -95,12 +95,46 @@ def apply1(op: Op, x, args: tuple):
         return _bare(op, (x,), (x._data,), args)
     st = STATE
     if st.levels:
-        out = fast_jvp(op, (x,), args)
+        out = fast_jvp1(op, x, args) if type(x) is Tensor else None
         if out is not None:
             return out
     elif type(x) is Tensor and st.grad_enabled and x._fw is None and not x._st.dual:
         return taped(op, (x,), args)
     return dispatch(op, (x,), args)
+
+
+def fast_jvp1(op: Op, x: Tensor, args: tuple):
+    """fast_jvp for one input (the loop unrolled: element-wise chains are mostly unary)."""
+    levels = STATE.levels
+    fw = x._fw
+    if len(levels) != 1 or op.jvp_np is None or x._requires_grad or fw is None or len(fw) != 1:
+        return None
+    key = levels[0].uid
+    t = fw.get(key)
+    if t is None or t._requires_grad or t._fw is not None or t._st.dual:
+        return None
+    xd = x._data
+    out = _bare(op, (x,), (xd,), args)
+    od = out._data
+    r = op.jvp_np(xd, t._data, od, *args)
+    return _attach(op, out, r, key, levels[0])
+
+
+def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
+    """Give `out` the tangent array r (None: no tangent) at the level `key`."""
+    if r is None:
+        return out
+    od = out._data
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype:
+        t = fit_tangent(wrap(np.asarray(r)), out, op)
+        if t is None:
+            return out
+    else:
+        t = _new(Tensor)
+        t._data = r
+    out._fw = {key: t}
+    level.register(out)
+    return out
 
 
 def apply2(op: Op, a, b, args: tuple):
@@ -186,30 +220,14 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
             return None
         if d:
             tans.append(t)
-    try:
-        od = op.kernel(*datas, *args)
-    except Exception as e:
-        raise op_error(op, ins, args, e) from None
-    out = _new(Tensor)
-    out._data = od = od if type(od) is np.ndarray else np.asarray(od)
+    out = _bare(op, ins, datas, args)
+    od = out._data
     if not any_t:
         return out
     if scalars:  # formulas need arrays; a scalar takes the output's dtype (NumPy's weak scalars)
         dt = od.dtype if od.dtype.kind in "fc" else None
         datas = [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
-    r = op.jvp_np(*datas, *tans, od, *args)
-    if r is None:
-        return out
-    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype:
-        t = fit_tangent(wrap(np.asarray(r)), out, op)
-        if t is None:
-            return out
-    else:
-        t = _new(Tensor)
-        t._data = r
-    out._fw = {key: t}
-    levels[0].register(out)
-    return out
+    return _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, levels[0])
 
 
 def applyn(op: Op, inputs: tuple, args: tuple):

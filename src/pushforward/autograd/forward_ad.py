@@ -32,20 +32,23 @@ _uids = itertools.count()
 
 class _Level:
     """One live dual level: its depth (the public level number), a process-wide unique id (the key
-    of its tangents; larger for inner levels) and the tensors holding one of its tangents."""
+    of its tangents; larger for inner levels) and weak references to the tensors holding one of its
+    tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders")
+    __slots__ = ("index", "uid", "holders", "limit")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.uid = next(_uids)
-        self.holders: dict[int, weakref.ref] = {}
+        self.holders: list[weakref.ref] = []
+        self.limit = 1024
 
     def register(self, t) -> None:
-        key = id(t)
         holders = self.holders
-        if key not in holders:
-            holders[key] = weakref.ref(t, lambda _r, k=key, h=holders: h.pop(k, None))
+        holders.append(weakref.ref(t))
+        if len(holders) > self.limit:
+            holders[:] = [r for r in holders if r() is not None]
+            self.limit = max(1024, 2 * len(holders))
 
 
 def enter_dual_level() -> int:
@@ -72,7 +75,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
         )
     lvl = levels.pop()
     del STATE.by_uid[lvl.uid]
-    for ref in list(lvl.holders.values()):
+    for ref in lvl.holders:
         t = ref()
         if t is not None and t._fw is not None:
             t._fw.pop(lvl.uid, None)
