@@ -3,7 +3,8 @@
 - hvp of the Rosenbrock sum on n = 100,000 by forward-over-reverse vs the gradient alone
   (and reverse-over-reverse for comparison);
 - jacfwd of f(x) = tanh(A @ x) * x + sin(x), n = 128: time vs the primal and vs jacrev.
-Run: python benchmarks/bench_functional.py
+Run: python benchmarks/bench_functional.py [--reuse-memory]
+(--reuse-memory first calls pf.memory.reuse_freed_memory(), the opt-in allocator setting.)
 """
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ def hvp_rev_over_rev(x0, v):
 
 
 def main() -> None:
+    import sys
+    if "--reuse-memory" in sys.argv:
+        print("allocator: pf.memory.reuse_freed_memory() ->", pf.memory.reuse_freed_memory())
     rng = np.random.default_rng(0)
     n = 100_000
     x0 = pf.tensor(rng.random(n))

@@ -21,6 +21,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
 from . import linalg
+from . import memory
 
 _methods.bind()
 globals().update(_ops.FUNCTIONS)
