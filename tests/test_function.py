@@ -1,28 +1,9 @@
 """Custom autograd Functions: forward/backward/jvp, saved tensors, mark_dirty, mark_non_differentiable, needs_input_grad."""
-import numpy as np
 import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
-
-
-def tangent(t, level=None):
-    return fwAD.unpack_dual(t, level=level).tangent
-
-
-@pytest.fixture(autouse=True)
-def _clean_state():
-    while STATE.levels:
-        fwAD.exit_dual_level()
-    pf.set_grad_enabled(True)
-    yield
-    assert not STATE.levels
-    assert pf.is_grad_enabled()
+from helpers import close, tangent
 
 
 class Cube(pf.autograd.Function):

@@ -8,27 +8,7 @@ import numpy as np
 import pytest
 
 import pushforward as pf
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
-
-
-@pytest.fixture(autouse=True)
-def _grad_mode_restored():
-    """Each test starts with grad mode on; a test that leaks a disabled mode fails instead of its successors."""
-    pf.set_grad_enabled(True)
-    yield
-    leaked = not pf.is_grad_enabled()
-    pf.set_grad_enabled(True)
-    assert not leaked, "grad mode left disabled"
+from helpers import close, needs_torch, torch
 
 
 # -- basics --------------------------------------------------------------------------------------

@@ -7,14 +7,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.state import STATE
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
-
-
-def tangent(t, level=None):
-    return fwAD.unpack_dual(t, level=level).tangent
+from helpers import close, tangent
 
 
 def shares(a, b) -> bool:

@@ -9,7 +9,7 @@ primals that still carry the outer levels' tangents (hierarchical nesting).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -67,19 +67,11 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
     return OpError(f"{op.name}: {msg} (inputs: {shown}{extra})")
 
 
-def _kernel(op: Op, datas: list, args: tuple, inputs) -> Any:
-    try:
-        return op.kernel(*datas, *args)
-    except OpError as e:
-        raise OpError(f"{op.name}: {e}") from None
-    except Exception as e:  # NumPy's errors become ours, naming op and inputs
-        raise op_error(op, inputs, args, e) from None
-
-
 # -- fast paths ---------------------------------------------------------------------------
 
-def _bare(op: Op, inputs: tuple, datas: tuple, args: tuple) -> Tensor:
-    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result."""
+def _bare(op: Op, inputs, datas, args: tuple) -> Tensor:
+    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result; NumPy's
+    errors become ours, naming the op and its inputs."""
     try:
         out = op.kernel(*datas, *args)
     except Exception as e:
@@ -300,7 +292,7 @@ def _datas(ins: list) -> list:
 
 
 def _diff_tensors(op: Op, ins: list):
-    """(index, tensor) of every differentiable input tensor, lists flattened."""
+    """Every differentiable input tensor, lists flattened."""
     for i, v in enumerate(ins):
         if not op.diff[i] or v is None:
             continue
@@ -318,11 +310,14 @@ def dispatch(op: Op, inputs, args: tuple):
     else:
         ins = normalize(op, inputs)
         datas = _datas(ins)
-    raw = _kernel(op, datas, args, ins)
     if op.n_out == 1:
-        out = wrap(raw)
+        out = _bare(op, ins, datas, args)
         outs = (out,)
     else:
+        try:
+            raw = op.kernel(*datas, *args)
+        except Exception as e:
+            raise op_error(op, ins, args, e) from None
         outs = tuple(wrap(r) for r in raw)
         out = outs
     if op.kind != "op":
@@ -515,25 +510,18 @@ def _write(op: Op, target: Tensor, r) -> None:
     r = np.asarray(r)
     if r.shape != td.shape:
         try:
-            if np.broadcast_shapes(r.shape, td.shape) != td.shape:
-                raise ValueError
+            shape = np.broadcast_shapes(r.shape, td.shape)
         except ValueError:
+            shape = None
+        if shape != td.shape:
             raise OpError(f"{op.name}_: output with shape {td.shape} doesn't match the broadcast shape "
-                          f"{np.broadcast_shapes(r.shape, td.shape) if _bc_ok(r.shape, td.shape) else r.shape}") from None
+                          f"{shape if shape is not None else r.shape} of its inputs")
     if r.dtype != td.dtype and not np.can_cast(r.dtype, td.dtype, casting="same_kind"):
         raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
     if not td.flags.writeable:
         raise OpError(f"{op.name}_: the tensor's memory is read-only (e.g. an expanded view); clone() it first")
     np.copyto(td, r, casting="unsafe")
     target._storage().version += 1
-
-
-def _bc_ok(a, b) -> bool:
-    try:
-        np.broadcast_shapes(a, b)
-        return True
-    except ValueError:
-        return False
 
 
 def commit(op: Op, target: Tensor, r: Tensor) -> None:

@@ -356,13 +356,13 @@ def rebase_history(target, r) -> None:
         target._grad_fn = r._grad_fn if r._requires_grad else None
         target._output_nr = r._output_nr
         return
-    from .._generated.ops import _VIEW_SCATTER as VIEW_SCATTER
-    old = alias(base) if base._requires_grad else None
-    ins = [old, r]
-    needs = [old is not None, r._requires_grad]
-    tmp = object.__new__(type(base))
-    tmp._data = base._data
-    node = record(VIEW_SCATTER, [base if old is None else old, r], (tuple(target._view),), (tmp,), needs)
+    from .._generated.ops import _VIEW_SCATTER
+    # The root's new value is view_scatter(old root, r): record that node (the data is already written).
+    old = alias(base) if base._requires_grad else base
+    holder = _new(Tensor)
+    holder._data = base._data
+    node = record(_VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
+                  [base._requires_grad, r._requires_grad])
     base._requires_grad = True
     base._grad_fn = node
     base._output_nr = 0

@@ -320,19 +320,29 @@ def _ref_index_select_backward(g, dim, index, shape):
     return out
 
 
+def _flat_positions(shape, indices):
+    """Flat positions of the elements that `indices` selects (an independent route to the same set)."""
+    return np.arange(int(np.prod(shape))).reshape(shape)[indices]
+
+
 def _ref_index_backward(g, shape, indices):
-    out = np.zeros(shape, g.dtype)
-    np.add.at(out, indices, g)
-    return out
+    pos = _flat_positions(shape, indices)
+    size = int(np.prod(shape))
+    g = np.broadcast_to(g, pos.shape)
+    if g.dtype.kind == "c":
+        out = np.bincount(pos.ravel(), g.real.ravel(), size) + 1j * np.bincount(pos.ravel(), g.imag.ravel(), size)
+    else:
+        out = np.bincount(pos.ravel(), g.ravel(), size)
+    return out.astype(g.dtype).reshape(shape)
 
 
 def _ref_index_put(x, indices, values, accumulate=False):
-    out = x.copy()
     if accumulate:
-        np.add.at(out, indices, values)
-    else:
-        out[indices] = values
-    return out
+        return x + _ref_index_backward(np.asarray(values, dtype=x.dtype), x.shape, indices)
+    pos = _flat_positions(x.shape, indices)
+    out = x.copy().reshape(-1)
+    out[pos.ravel()] = np.broadcast_to(np.asarray(values, dtype=x.dtype), pos.shape).ravel()
+    return out.reshape(x.shape)
 
 
 def _ref_expand(x, *sizes):
