@@ -91,6 +91,7 @@ def apply1(op: Op, x, args: tuple):
         if out is not None:
             return out
     elif type(x) is Tensor and st.grad_enabled and x._fw is None and not x._st.dual:
+        # x requires grad (else the first branch returned): kernel and a one-edge tape node
         return taped(op, (x,), args)
     return dispatch(op, (x,), args)
 
@@ -155,21 +156,29 @@ def apply2(op: Op, a, b, args: tuple):
     return dispatch(op, (a, b), args)
 
 
-def _tape_only(v, tv) -> bool:
-    """v is a Python scalar or a Tensor without tangents (so only the tape needs care)."""
-    return tv in _SCALAR_TYPES or (tv is Tensor and v._fw is None and not v._st.dual)
-
-
 def taped(op: Op, ins: tuple, args: tuple):
-    """Reverse mode only (no dual level live): kernel, then the tape node."""
-    out = _bare(op, ins, tuple(v._data for v in ins), args)
+    """Reverse mode only, one or two plain Tensor inputs (no dual level live): kernel, then the
+    tape node if an input requires grad."""
+    if len(ins) == 1:
+        x = ins[0]
+        out = _bare(op, ins, (x._data,), args)
+        needs = [x._requires_grad]
+    else:
+        a, b = ins
+        out = _bare(op, ins, (a._data, b._data), args)
+        da, db = op.diff
+        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
     if op.differentiable:
-        needs = [v._requires_grad for v, d in zip(ins, op.diff) if d]
         if True in needs:
             node = record(op, ins, args, (out,), needs)
             if op.save_result:
                 node.save_result((out,))
     return out
+
+
+def _tape_only(v, tv) -> bool:
+    """v is a Python scalar or a Tensor without tangents (so only the tape needs care)."""
+    return tv in _SCALAR_TYPES or (tv is Tensor and v._fw is None and not v._st.dual)
 
 
 def fast_jvp(op: Op, ins: tuple, args: tuple):

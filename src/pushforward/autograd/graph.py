@@ -268,7 +268,7 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             node.saved = (saved0,)
             node.versions = (version0,)
             node.metas = ((x._data.shape, x._data.dtype),)
-            node.next_edges = (edge(x) if needs[0] else None,)
+            node.next_edges = (edge(x),)
         else:
             y = ins[1]
             m = op.save[1]
