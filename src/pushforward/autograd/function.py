@@ -121,7 +121,7 @@ class Function:
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
-        raise NotImplementedError
+        raise NotImplementedError("custom Function must implement jvp to be used in forward mode")
 
     @classmethod
     def apply(cls, *args: Any) -> Any:

@@ -61,7 +61,7 @@ class Node:
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
 
     def apply(self, grads: list) -> list:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
 
     def release(self) -> None:
         pass
