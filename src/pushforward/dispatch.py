@@ -90,9 +90,9 @@ def apply1(op: Op, x, args: tuple):
         out = fast_jvp1(op, x, args) if type(x) is Tensor else None
         if out is not None:
             return out
-    elif type(x) is Tensor and st.grad_enabled and x._fw is None and not x._st.dual:
-        # x requires grad (else the first branch returned): kernel and a one-edge tape node
-        return taped(op, (x,), args)
+    elif type(x) is Tensor and x._fw is None and not x._st.dual:
+        # x requires grad (else the first branch returned): record it, unless grad mode is off
+        return taped(op, (x,), args) if st.grad_enabled else _bare(op, (x,), (x._data,), args)
     return dispatch(op, (x,), args)
 
 
@@ -147,7 +147,9 @@ def apply2(op: Op, a, b, args: tuple):
         out = fast_jvp(op, (a, b), args)
         if out is not None:
             return out
-    elif st.grad_enabled and _tape_only(a, ta) and _tape_only(b, tb):
+    elif _tape_only(a, ta) and _tape_only(b, tb):
+        if not st.grad_enabled:
+            return _bare(op, (a, b), (a._data if ta is Tensor else a, b._data if tb is Tensor else b), args)
         if ta is not Tensor:
             a = wrap(np.asarray(a, dtype=_weak_dtype([b._data.dtype], a)))
         elif tb is not Tensor:

@@ -100,7 +100,7 @@ class FunctionNode(Node):
         for g, m in zip(res, self.metas):
             if m is None:
                 continue
-            out.append(_fit_grad(g, m, self.name()) if g is not None else None)
+            out.append(_fit_grad(g, m, self) if g is not None else None)
         return out
 
     def release(self) -> None:

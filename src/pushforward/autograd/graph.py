@@ -15,9 +15,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .forward_ad import replay_view, set_tangent
+from .grad_mode import enable_grad, set_grad_enabled
 from .state import STATE
 from ..errors import OpError
-from ..tensor import Tensor
+from ..tensor import Tensor, alias, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -142,25 +144,29 @@ class OpNode(Node):
                     res._grad_fn = self
                     res._output_nr = k
                 results.append(res)
-        raw = op.backward(grad, *saved, *results, *self.args, self.param_needs())
-        out = []
         needs = [e is not None for e in self.next_edges]
-        for g, meta in zip(raw, self.metas):  # one entry per differentiable input (lists flattened)
+        metas = self.metas
+        if "T[]" not in op.kinds:  # no list inputs: one edge per differentiable parameter
+            raw = op.backward(grad, *saved, *results, *self.args, needs)
+            return [None if g is None or not n else _fit_grad(g, m, self) for g, m, n in zip(raw, metas, needs)]
+        raw = op.backward(grad, *saved, *results, *self.args, self.param_needs(needs))
+        out = []
+        for g, meta in zip(raw, metas):  # one entry per differentiable parameter; lists flattened
             if type(meta) is list:
                 gs = g if g is not None else [None] * len(meta)
                 for gi, mi in zip(gs, meta):
-                    out.append(_fit_grad(gi, mi, self.name()) if needs[len(out)] else None)
+                    out.append(_fit_grad(gi, mi, self) if needs[len(out)] else None)
             else:
-                out.append(_fit_grad(g, meta, self.name()) if needs[len(out)] else None)
+                out.append(_fit_grad(g, meta, self) if needs[len(out)] else None)
         return out
 
-    def param_needs(self) -> list:
+    def param_needs(self, needs: list) -> list:
         """Per differentiable parameter: does any of its tensors need a gradient?"""
         res = []
         k = 0
         for meta in self.metas:
             n = len(meta) if type(meta) is list else 1
-            res.append(any(e is not None for e in self.next_edges[k:k + n]))
+            res.append(any(needs[k:k + n]))
             k += n
         return res
 
@@ -170,11 +176,11 @@ class OpNode(Node):
         self.released = True
 
 
-def _fit_grad(g, meta: tuple, who: str):
-    """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype))."""
+def _fit_grad(g, meta: tuple, who):
+    """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype)).
+    `who` is the node (named in errors)."""
     if g is None:
         return None
-    from ..tensor import wrap
     if type(g) is not Tensor:
         g = wrap(np.asarray(g))
     shape, dt = meta
@@ -182,7 +188,7 @@ def _fit_grad(g, meta: tuple, who: str):
     if gs != shape:
         lead = len(gs) - len(shape)
         if lead < 0 or any(s != 1 and s != gs[lead + i] for i, s in enumerate(shape)):
-            raise OpError(f"{who}: gradient of shape {gs} cannot be reduced to input shape {shape}")
+            raise OpError(f"{who.name()}: gradient of shape {gs} cannot be reduced to input shape {shape}")
         dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
         if dims:
             g = g.sum(dims, keepdim=True)
@@ -219,12 +225,10 @@ def tape_free(g):
     """g without tape history but with its tangents (a gradient returned without create_graph)."""
     if not g._requires_grad:
         return g
-    from ..tensor import Tensor
     out = object.__new__(Tensor)
     out._data = g._data
     out._st = g._storage()
     if g._fw:
-        from .forward_ad import set_tangent
         for lv, t in g._fw.items():
             if t is not None:
                 set_tangent(out, lv, t)
@@ -336,9 +340,6 @@ def refresh_view(t) -> None:
     if t._view_version == t._st.version or not base._requires_grad:
         return
     t._view_version = t._st.version
-    from ..tensor import alias
-    from .forward_ad import replay_view
-    from .grad_mode import enable_grad
     with enable_grad():
         v = replay_view(alias(base), t._view)
     if v._requires_grad:
@@ -349,7 +350,6 @@ def refresh_view(t) -> None:
 
 def rebase_history(target, r) -> None:
     """target's memory now holds r: make target's (or its root's) history go through r."""
-    from ..tensor import alias
     base = target._base
     if base is None:
         target._requires_grad = r._requires_grad
@@ -462,7 +462,6 @@ def _needed(roots: list, targets: set) -> set:
 def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: bool, create_graph: bool,
                  inputs: Sequence | None = None, accumulate: bool = True, allow_unused: bool = False):
     """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`."""
-    from .grad_mode import set_grad_enabled
     roots = []
     buffers: dict = {}
     for o, g in zip(outputs, grad_outputs):
@@ -501,9 +500,10 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                             new = h(grads[k])
                             if new is not None:
                                 grads[k] = new
-            for k, g in enumerate(grads):
-                for i in capture.get((node, k), ()):
-                    results[i] = g
+            if capture:
+                for k, g in enumerate(grads):
+                    for i in capture.get((node, k), ()):
+                        results[i] = g
             run = needed is None or node in needed
             if isinstance(node, AccumulateGrad) and not accumulate:
                 run = False
@@ -537,7 +537,6 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
 
 
 def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
-    from ..tensor import Tensor, wrap
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, Tensor):
@@ -563,7 +562,6 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
 
 def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
     """Accumulate d(tensor)/d(leaf) into every leaf's .grad (see Tensor.backward)."""
-    from ..tensor import Tensor
     outs = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
     grads = gradient if isinstance(gradient, (list, tuple)) else ([gradient] if gradient is not None else None)
     gs = _grad_outputs(outs, grads, "backward")
@@ -584,7 +582,6 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
          allow_unused: bool = False, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of outputs with respect to inputs, returned (not accumulated), as torch.autograd.grad."""
-    from ..tensor import Tensor
     single_out = isinstance(outputs, Tensor)
     outs = [outputs] if single_out else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
