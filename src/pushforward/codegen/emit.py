@@ -125,12 +125,10 @@ class _ZeroFolder:
         return node
 
     def _fold_call(self, node: ast.Call):
+        """A call is zero when every argument that mentions a tangent folded to zero (formulas are
+        linear in tangents); otherwise its zero arguments are materialised as zeros_like(primal)."""
         func = node.func
-        parts = []  # (kind, index/key, original, folded)
-        recv = None
-        if isinstance(func, ast.Attribute):
-            recv = self.fold(func.value)
-            parts.append(func.value)
+        recv = self.fold(func.value) if isinstance(func, ast.Attribute) else None
         args = [self.fold(a) for a in node.args]
         kws = [(k.arg, self.fold(k.value)) for k in node.keywords]
         originals = ([func.value] if recv is not None else []) + list(node.args) + [k.value for k in node.keywords]
