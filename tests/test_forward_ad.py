@@ -873,3 +873,19 @@ def test_complex_binary_both_modes_match_torch(name):
         tt = tfw.unpack_dual(f(tfw.make_dual(torch.tensor(Z), torch.tensor(V1)),
                                tfw.make_dual(torch.tensor(W), torch.tensor(V2)))).tangent.numpy()
     close(t, tt, tol=1e-9)
+
+
+def test_untracked_level_keeps_tangents_off_the_tape_but_through_backward():
+    """functional.hvp's level: tangent formulas are not recorded (no reverse-over-forward), yet
+    backward formulas still carry the tangents (forward-over-reverse gives H v)."""
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    with fwAD.untracked_level():
+        xd = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
+        y = (xd ** 3).sum()
+        assert y.requires_grad and not tangent(y).requires_grad
+        (g,) = pf.autograd.grad(y, xd)
+        close(g, [3.0, 12.0])
+        close(tangent(g), [6.0, 0.0])
+    with fwAD.dual_level():  # a tracked level records them
+        xd = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
+        assert tangent((xd ** 3).sum()).requires_grad

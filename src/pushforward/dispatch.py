@@ -17,6 +17,7 @@ from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
 from .errors import OpError, describe
 from .autograd.graph import record
+from .autograd.grad_mode import no_grad
 from .tensor import Tensor, alias, wrap, FLOATING
 
 _new = object.__new__
@@ -394,7 +395,8 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
     tans = []
     single = True  # nothing but this level's tangent anywhere: formulas may run on arrays
-    grad_on = STATE.grad_enabled
+    # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
+    grad_on = STATE.grad_enabled and not STATE.by_uid[level].untracked
     for i, v in enumerate(ins):
         if not op.diff[i]:
             continue
@@ -412,7 +414,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
-    if single and op.jvp_np is not None and all(_plain(o) for o in outs):
+    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on) for o in outs):
         r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
                                       [None if x is None else x._data for x in t]) for t in tans],
                       *[o._data for o in outs], *args)
@@ -423,7 +425,11 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     else:
         prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
                  if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
-        r = op.jvp(*prims, *tans, *outs, *args)
+        if grad_on or not STATE.grad_enabled:
+            r = op.jvp(*prims, *tans, *outs, *args)
+        else:
+            with no_grad():
+                r = op.jvp(*prims, *tans, *outs, *args)
     if op.n_out == 1:
         if r is not None:
             t = fit_tangent(r, outs[0], op)

@@ -180,7 +180,7 @@ def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
     n = count_reduced(self_p.shape, dim)
     dims = _dims(dim, self_p.ndim)
     centered = self_p - self_p.mean(dims, keepdims=True)
-    return (np.conj(centered) * self_t).real.sum(dims, keepdims=keepdim) * (2.0 / max(n - correction, 0))
+    return (_conj_np(centered) * self_t).real.sum(dims, keepdims=keepdim) * (2.0 / max(n - correction, 0))
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
@@ -286,6 +286,11 @@ def _constant_exponent(exponent):
     return None
 
 
+def _conj_np(a):
+    """Conjugate without a copy for real arrays (np.conj copies them)."""
+    return np.conj(a) if np.iscomplexobj(a) else a
+
+
 def pow_self_backward(grad, self, exponent):
     from ._generated.ops import where
     e = _constant_exponent(exponent)
@@ -308,10 +313,10 @@ def pow_self_backward_np(grad, self, exponent):
         if e == 1:
             return grad
         if e == 2:
-            return grad * np.conj(2.0 * self)
-        return grad * np.conj(e * np.power(self, e - 1))
+            return grad * _conj_np(2.0 * self)
+        return grad * _conj_np(e * np.power(self, e - 1))
     with np.errstate(all="ignore"):
-        return np.where(exponent == 0, 0.0, grad * np.conj(exponent * np.power(self, exponent - 1)))
+        return np.where(exponent == 0, 0.0, grad * _conj_np(exponent * np.power(self, exponent - 1)))
 
 
 def pow_exponent_backward(grad, self, exponent, result):
@@ -324,7 +329,7 @@ def pow_exponent_backward(grad, self, exponent, result):
 def pow_exponent_backward_np(grad, self, exponent, result):
     zero = (self == 0) & (np.real(exponent) >= 0)
     with np.errstate(all="ignore"):
-        return np.where(zero, 0.0, grad * np.conj(result * np.log(np.where(zero, 1.0, self))))
+        return np.where(zero, 0.0, grad * _conj_np(result * np.log(np.where(zero, 1.0, self))))
 
 
 def clamp_mask(self, min, max):

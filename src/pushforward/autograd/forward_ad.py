@@ -35,13 +35,15 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit")
+    __slots__ = ("index", "uid", "holders", "limit", "untracked")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.uid = next(_uids)
         self.holders: list[weakref.ref] = []
         self.limit = 1024
+        # True: this level's tangent computations are not recorded on the tape (see untracked_level)
+        self.untracked = False
 
     def register(self, t) -> None:
         holders = self.holders
@@ -105,6 +107,21 @@ class dual_level:
                 return fn(*a, **k)
 
         return wrapper
+
+
+class untracked_level(dual_level):
+    """A dual level whose tangent computations are not recorded on the tape.
+
+    For forward-over-reverse (hvp): the tangents still flow through backward formulas, but
+    nothing will differentiate the tangents themselves with respect to the primals, so their
+    formulas run on bare arrays and the tape keeps no tangent intermediates alive.
+    Reverse-over-forward through this level is therefore not available.
+    """
+
+    def __enter__(self) -> int:
+        level = super().__enter__()
+        STATE.levels[level].untracked = True
+        return level
 
 
 def _resolve_level(level: int | None, who: str) -> int:

@@ -434,7 +434,8 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
         single = _single_output(func, fn_name, strict)
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         if fw_mode:
-            with fwAD.dual_level() as level:
+            # Without create_graph nothing differentiates the tangents: keep them off the tape.
+            with (fwAD.dual_level() if create_graph else fwAD.untracked_level()) as level:
                 duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 out = single(*duals)
                 jac = _grad((out,), tgt, None, create_graph=create_graph, retain_graph=create_graph)
