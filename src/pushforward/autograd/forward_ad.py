@@ -22,7 +22,8 @@ from typing import Iterable
 from .state import STATE
 from ..errors import OpError
 
-__all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor"]
+__all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "untracked_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -103,7 +104,7 @@ class dual_level:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*a, **k):
-            with dual_level():
+            with type(self)():
                 return fn(*a, **k)
 
         return wrapper
