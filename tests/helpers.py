@@ -20,3 +20,19 @@ def close(a, b, tol=1e-10):
 
 def tangent(t, level=None):
     return fwAD.unpack_dual(t, level=level).tangent
+
+
+# In-place op -> (in-place call, the out-of-place expression it must equal), shared by the
+# reverse-mode and forward-mode in-place tests.
+INPLACE = {
+    "add_": (lambda t, o: t.add_(o), lambda t, o: t + o),
+    "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
+    "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
+    "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
+    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
+    "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
+    "iadd": (lambda t, o: t.__iadd__(o), lambda t, o: t + o),
+    "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),
+    "itruediv": (lambda t, o: t.__itruediv__(o), lambda t, o: t / o),
+    "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
+}

@@ -2,6 +2,7 @@
 
 Views, in-place and the lens laws (rules 4-6) are in test_views_inplace.py.
 """
+import contextlib
 import gc
 import math
 import threading
@@ -17,6 +18,29 @@ from helpers import close, needs_torch, tangent, torch
 
 
 # -- rule 1: levels ------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _dual_made_in_other_thread():
+    """Yield a dual made at level 0 of another thread, whose level stays open meanwhile."""
+    box = {}
+    ready = threading.Event()
+    done = threading.Event()
+
+    def maker():
+        with fwAD.dual_level():
+            box["d"] = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([5.0]))
+            ready.set()
+            done.wait(5)
+
+    th = threading.Thread(target=maker)
+    th.start()
+    ready.wait(5)
+    try:
+        yield box["d"]
+    finally:
+        done.set()
+        th.join()
+
 
 class TestLevels:
     def test_enter_returns_increasing_indices_and_exit_pops(self):
@@ -78,49 +102,17 @@ class TestLevels:
 
     def test_thread_tangent_invisible_to_other_thread_level(self):
         """A dual made in one thread is not seen through another thread's (same-index) level."""
-        box = {}
-        ready = threading.Event()
-        done = threading.Event()
-
-        def maker():
-            with fwAD.dual_level():
-                box["d"] = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([5.0]))
-                ready.set()
-                done.wait(5)
-
-        th = threading.Thread(target=maker)
-        th.start()
-        ready.wait(5)
-        try:
+        with _dual_made_in_other_thread() as d:
             # this thread has no live level: unpack_dual sees no tangent
-            assert fwAD.unpack_dual(box["d"]).tangent is None
-        finally:
-            done.set()
-            th.join()
+            assert fwAD.unpack_dual(d).tangent is None
 
     def test_thread_tangent_invisible_to_same_index_level_of_other_thread(self):
         """Both threads are at their level 0: the other thread's tangent must still not be seen."""
-        box = {}
-        ready = threading.Event()
-        done = threading.Event()
-
-        def maker():
-            with fwAD.dual_level():
-                box["d"] = fwAD.make_dual(pf.tensor([1.0]), pf.tensor([5.0]))
-                ready.set()
-                done.wait(5)
-
-        th = threading.Thread(target=maker)
-        th.start()
-        ready.wait(5)
-        try:
+        with _dual_made_in_other_thread() as d:
             with fwAD.dual_level() as lvl:
                 assert lvl == 0
-                assert fwAD.unpack_dual(box["d"]).tangent is None
-                assert fwAD.unpack_dual(box["d"] * 2).tangent is None
-        finally:
-            done.set()
-            th.join()
+                assert fwAD.unpack_dual(d).tangent is None
+                assert fwAD.unpack_dual(d * 2).tangent is None
 
     def test_level_none_is_innermost_for_make_dual(self):
         with fwAD.dual_level() as outer:

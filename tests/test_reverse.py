@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pushforward as pf
-from helpers import close, needs_torch, torch
+from helpers import INPLACE, close, needs_torch, torch
 
 
 # -- basics --------------------------------------------------------------------------------------
@@ -574,16 +574,6 @@ def test_grad_of_several_outputs_sums():
     close(g, [3.0, 5.0])
 
 
-INPLACE = {
-    "add_": (lambda t, o: t.add_(o), lambda t, o: t + o),
-    "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
-    "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
-    "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
-    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
-    "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
-    "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),
-    "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
-}
 
 
 @pytest.mark.parametrize("name", list(INPLACE))

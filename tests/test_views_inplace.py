@@ -7,7 +7,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.state import STATE
-from helpers import close, tangent
+from helpers import INPLACE, close, tangent
 
 
 def shares(a, b) -> bool:
@@ -622,18 +622,6 @@ def test_inplace_dual_into_unpacked_primal():
     close(tangent(p), [5.0, 5.0])
 
 
-INPLACE = {
-    "add_": (lambda t, o: t.add_(o), lambda t, o: t + o),
-    "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
-    "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
-    "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
-    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
-    "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
-    "iadd": (lambda t, o: t.__iadd__(o), lambda t, o: t + o),
-    "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),
-    "itruediv": (lambda t, o: t.__itruediv__(o), lambda t, o: t / o),
-    "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
-}
 
 
 @pytest.mark.parametrize("name", list(INPLACE))

@@ -5,8 +5,6 @@ module (which imports Tensor).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ._generated import ops
 from .tensor import Tensor
 
@@ -16,13 +14,6 @@ def _reflected(fn):
         return fn(other, self)
 
     method.__name__ = "__r" + fn.__name__ + "__"
-    return method
-
-
-def _inplace_op(fn_):
-    def method(self, other):
-        return fn_(self, other)
-
     return method
 
 
@@ -94,5 +85,3 @@ def _index_put_(self, indices, values, accumulate=False):
     from .dispatch import apply_inplace
     return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
 
-
-del np

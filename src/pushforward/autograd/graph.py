@@ -582,6 +582,8 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
          allow_unused: bool = False, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of outputs with respect to inputs, returned (not accumulated), as torch.autograd.grad."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad: is_grads_batched=True is not implemented (no vmap)")
     single_out = isinstance(outputs, Tensor)
     outs = [outputs] if single_out else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)

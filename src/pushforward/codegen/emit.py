@@ -226,7 +226,6 @@ class Emitter:
             if e.kernel is not None:
                 for n in (e.name,) + e.aliases:
                     self.kernels[n] = e.kernel
-        self.by_name = {e.name: e for e in entries}
 
     # -- pieces ----------------------------------------------------------------------------
     def result_names(self, e: OpEntry) -> list[str]:

@@ -270,15 +270,16 @@ def _ref_var(x, dim=None, correction=1, keepdim=False):
 
 
 def _ref_norm(x, p=2, dim=None, keepdim=False):
+    """Vector p-norm by np.linalg.norm over the reduced axes moved last (independent of the kernel)."""
     ax = _dims(dim, x.ndim)
-    a = np.abs(x)
-    if p == np.inf:
-        return np.amax(a, axis=ax, keepdims=keepdim)
-    if p == -np.inf:
-        return np.amin(a, axis=ax, keepdims=keepdim)
-    if p == 0:
-        return np.sum(a != 0, axis=ax, keepdims=keepdim).astype(a.dtype)
-    return np.sum(a ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+    ax = tuple(range(x.ndim)) if ax is None else ((ax,) if isinstance(ax, int) else tuple(ax))
+    ax = tuple(a % x.ndim for a in ax) if x.ndim else ()
+    kept = [d for d in range(x.ndim) if d not in ax]
+    moved = np.transpose(x, kept + list(ax)).reshape([x.shape[d] for d in kept] + [-1])
+    out = np.linalg.norm(moved, ord=p, axis=-1)
+    if keepdim:
+        out = out.reshape([1 if d in ax else x.shape[d] for d in range(x.ndim)])
+    return out
 
 
 def _ref_minmax_dim(fn, argfn):
