@@ -226,13 +226,13 @@ def _inplace_samples(info):
     return out
 
 
-def _dual_sample(s: SampleInput, rng, skip_first=False):
+def _dual_sample(s: SampleInput, rng, skip_first=False, requires_grad=False):
     """A copy of the sample whose float tensors are duals (fresh primals and random tangents)."""
     from pushforward.testing.opdb import _rebuild
     leaves = diff_leaves(s)
     duals, tangents = [], []
     for k, t in enumerate(leaves):
-        p = pf.from_numpy(np.array(t._data, copy=True))
+        p = pf.from_numpy(np.array(t._data, copy=True)).requires_grad_(requires_grad)
         if skip_first and k == 0:
             duals.append(p)
             tangents.append(None)
@@ -282,6 +282,32 @@ def test_inplace_matches_out_of_place(name):
     samples = _inplace_samples(info)
     assert samples, f"{name}: no sample suitable for {info.inplace}"
     _run_all(name, samples, check)
+
+
+# -- deferred tangents ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DIFF)
+def test_deferred_tangent_matches_eager(name):
+    """On an untracked level while a tape is recorded (forward-over-reverse), tangents are
+    deferred (autograd/pending.py); read back, they equal the eagerly computed ones."""
+    info = OPS[name]
+
+    def check(s):
+        with fwAD.dual_level():
+            ref_s, _ = _dual_sample(s, np.random.default_rng(2))
+            expect = [_primal_tangent(o)[1] for o in _outputs(info(ref_s)) if isinstance(o, pf.Tensor)]
+        with fwAD.untracked_level():
+            lazy_s, _ = _dual_sample(s, np.random.default_rng(2), requires_grad=True)
+            got = [_primal_tangent(o)[1] for o in _outputs(info(lazy_s)) if isinstance(o, pf.Tensor)]
+        assert len(got) == len(expect)
+        for g, e in zip(got, expect):
+            if e is None:
+                assert g is None or not np.any(g)
+            else:
+                assert g is not None, "the deferred tangent was lost"
+                np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+    _run_all(name, info.samples(F64), check)
 
 
 # -- views ----------------------------------------------------------------------------------------------

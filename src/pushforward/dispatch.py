@@ -17,6 +17,7 @@ from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
 from .errors import OpError, describe
 from .autograd.graph import record
+from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
 from .tensor import Tensor, alias, wrap, FLOATING
 
@@ -30,12 +31,13 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
-                 "public", "simple")
+                 "public", "simple", "jvp_np_reads")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
                  save_result: bool = False, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
-                 differentiable: bool = True, backward_uses_self: bool = False) -> None:
+                 differentiable: bool = True, backward_uses_self: bool = False,
+                 jvp_np_reads: tuple | None = None) -> None:
         self.name = name
         self.kernel = kernel
         self.params = params          # names of the Tensor-typed parameters
@@ -52,6 +54,8 @@ class Op:
         self.kind = kind              # "op", "view" or "maybe_view"
         self.differentiable = differentiable
         self.backward_uses_self = backward_uses_self
+        # per tensor param, then the result: read by jvp_np? (None: all are)
+        self.jvp_np_reads = jvp_np_reads
         self.public = None            # the public function (set by the generated module)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
@@ -98,20 +102,28 @@ def apply1(op: Op, x, args: tuple):
 
 
 def fast_jvp1(op: Op, x: Tensor, args: tuple):
-    """fast_jvp for one input (the loop unrolled: element-wise chains are mostly unary)."""
+    """fast_jvp for one input, with the commonest case unrolled (an ordinary level, nothing
+    requiring grad: element-wise chains are mostly unary)."""
     levels = STATE.levels
     fw = x._fw
-    if len(levels) != 1 or op.jvp_np is None or x._requires_grad or fw is None or len(fw) != 1:
+    if len(levels) != 1 or op.jvp_np is None or fw is None or len(fw) != 1:
         return None
-    key = levels[0].uid
+    lvl = levels[0]
+    key = lvl.uid
     t = fw.get(key)
-    if t is None or t._requires_grad or t._fw is not None or t._st.dual:
+    if type(t) is not Tensor or x._requires_grad or lvl.untracked:
+        return fast_jvp(op, (x,), args)
+    if t._requires_grad or t._fw is not None or t._st.dual:
         return None
     xd = x._data
     out = _bare(op, (x,), (xd,), args)
-    od = out._data
-    r = op.jvp_np(xd, t._data, od, *args)
-    return _attach(op, out, r, key, levels[0])
+    return _attach(op, out, op.jvp_np(xd, t._data, out._data, *args), key, lvl)
+
+
+def _defer_out(op: Op, out: Tensor, datas: list, tans: list, args: tuple, lvl) -> None:
+    """Give `out` a deferred tangent (pending.py): an untracked level while a tape is recorded."""
+    out._fw = {lvl.uid: defer(lvl, op, datas, tans, out._data, args)}
+    lvl.register(out)
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
@@ -162,21 +174,23 @@ def apply2(op: Op, a, b, args: tuple):
 def taped(op: Op, ins: tuple, args: tuple):
     """Reverse mode only, one or two plain Tensor inputs (no dual level live): kernel, then the
     tape node if an input requires grad."""
+    out = _bare(op, ins, [x._data for x in ins], args)
+    if op.differentiable:
+        node = _tape(op, ins, args, out)
+        if node is not None and op.save_result:
+            node.save_result((out,))
+    return out
+
+
+def _tape(op: Op, ins: tuple, args: tuple, out: Tensor):
+    """The tape node of a one- or two-Tensor-input op if an input requires grad, else None."""
     if len(ins) == 1:
-        x = ins[0]
-        out = _bare(op, ins, (x._data,), args)
-        needs = [x._requires_grad]
+        needs = [ins[0]._requires_grad]
     else:
         a, b = ins
-        out = _bare(op, ins, (a._data, b._data), args)
         da, db = op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
-    if op.differentiable:
-        if True in needs:
-            node = record(op, ins, args, (out,), needs)
-            if op.save_result:
-                node.save_result((out,))
-    return out
+    return record(op, ins, args, (out,), needs) if True in needs else None
 
 
 def _tape_only(v, tv) -> bool:
@@ -185,23 +199,31 @@ def _tape_only(v, tv) -> bool:
 
 
 def fast_jvp(op: Op, ins: tuple, args: tuple):
-    """The common forward-mode case on bare arrays: one live level, nothing requires grad.
+    """The common forward-mode case on bare arrays: one live level, every input with at most that
+    level's tangent, and a formula over arrays. An input that requires grad is fine when no tape is
+    being recorded, or on an untracked level (the node is recorded; the tangent formula is not).
 
     Returns None when the case is not that simple (the general path then runs).
     """
     levels = STATE.levels
     if len(levels) != 1 or op.jvp_np is None:
         return None
-    key = levels[0].uid
+    lvl = levels[0]
+    key = lvl.uid
+    grad_on = STATE.grad_enabled
+    lazy = grad_on and lvl.untracked
     datas = []
     tans = []
     scalars = False
+    rec = False
     any_t = False
     for x, d in zip(ins, op.diff):
         tx = type(x)
         if tx is Tensor:
-            if x._requires_grad:
-                return None
+            if x._requires_grad and grad_on:
+                if not lvl.untracked:
+                    return None  # the tangent formulas go on the tape: the general path
+                rec = True
             fw = x._fw
             if fw is None:
                 if x._st.dual:
@@ -211,10 +233,17 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                 if len(fw) != 1:
                     return None
                 t = fw.get(key)
-                if t is None or t._requires_grad or t._fw is not None or t._st.dual:
+                if type(t) is not Tensor:
+                    if type(t) is not Pending:
+                        return None
+                    if not lazy:
+                        t = tangent_of(x, key)  # needed now
+                elif t._requires_grad or t._fw is not None or t._st.dual:
                     return None
-                t = t._data
-                any_t = any_t or d
+                if t is not None:
+                    any_t = any_t or d
+                    if not lazy:
+                        t = t._data  # the formula runs now, on arrays
             datas.append(x._data)
         elif tx in _SCALAR_TYPES:
             datas.append(x)
@@ -225,13 +254,24 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         if d:
             tans.append(t)
     out = _bare(op, ins, datas, args)
-    od = out._data
-    if not any_t:
-        return out
-    if scalars:  # formulas need arrays; a scalar takes the output's dtype (NumPy's weak scalars)
-        dt = od.dtype if od.dtype.kind in "fc" else None
-        datas = [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
-    return _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, levels[0])
+    node = None
+    if rec:
+        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
+            dts = [x._data.dtype for x in ins if type(x) is Tensor]
+            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
+        node = _tape(op, ins, args, out)
+    if any_t:
+        od = out._data
+        if scalars:  # formulas need arrays; a scalar takes the output's dtype (NumPy's weak scalars)
+            dt = od.dtype if od.dtype.kind in "fc" else None
+            datas = [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
+        if lazy:
+            _defer_out(op, out, datas, tans, args, lvl)
+        else:
+            _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
+    if node is not None and op.save_result:
+        node.save_result((out,))
+    return out
 
 
 def applyn(op: Op, inputs: tuple, args: tuple):
@@ -378,7 +418,25 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    return t is None or not (t._requires_grad or t._fw is not None or t._st.dual)
+    return t is None or type(t) is Pending or not (t._requires_grad or t._fw is not None or t._st.dual)
+
+
+def _raw_tangent(v: Tensor, level: int):
+    """v's own tangent at `level` as stored (maybe deferred), else tangent_of's answer."""
+    fw = v._fw
+    if fw is not None:
+        t = fw.get(level)
+        if t is not None:
+            return t
+    return tangent_of(v, level)
+
+
+def _forced_tangent(t):
+    if type(t) is Pending:
+        return t.force()
+    if type(t) is list:
+        return [_forced_tangent(x) for x in t]
+    return t
 
 
 def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
@@ -395,8 +453,12 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
     tans = []
     single = True  # nothing but this level's tangent anywhere: formulas may run on arrays
+    lvl = STATE.by_uid[level]
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
-    grad_on = STATE.grad_enabled and not STATE.by_uid[level].untracked
+    grad_on = STATE.grad_enabled and not lvl.untracked
+    # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
+    lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
+    read = _raw_tangent if lazy else tangent_of
     for i, v in enumerate(ins):
         if not op.diff[i]:
             continue
@@ -404,10 +466,10 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
             tans.append(None)
             continue
         if type(v) is Tensor:
-            t = tangent_of(v, level) if (v._fw is not None or v._st.dual) else None
+            t = read(v, level) if (v._fw is not None or v._st.dual) else None
             single = single and _only_level(v, level, grad_on) and _plain(t)
         else:
-            t = [tangent_of(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
+            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
             single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
         tans.append(t)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
@@ -415,6 +477,9 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
     if single and op.jvp_np is not None and all(_only_level(o, level, grad_on) for o in outs):
+        if lazy:
+            set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
+            return
         r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
                                       [None if x is None else x._data for x in t]) for t in tans],
                       *[o._data for o in outs], *args)
@@ -423,6 +488,8 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         else:
             r = tuple(None if x is None else wrap(x) for x in r)
     else:
+        if lazy:  # deferred input tangents are needed now
+            tans = [_forced_tangent(t) for t in tans]
         prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
                  if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
         if grad_on or not STATE.grad_enabled:
@@ -537,6 +604,8 @@ def _write(op: Op, target: Tensor, r) -> None:
         raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
     if not td.flags.writeable:
         raise OpError(f"{op.name}_: the tensor's memory is read-only (e.g. an expanded view); clone() it first")
+    if STATE.levels:
+        flush()  # deferred tangents read their inputs' memory: compute them before it changes
     np.copyto(td, r, casting="unsafe")
     target._storage().version += 1
 

@@ -292,17 +292,23 @@ def _conj_np(a):
 
 
 def pow_self_backward(grad, self, exponent):
-    from ._generated.ops import where
     e = _constant_exponent(exponent)
     if e is not None:  # cheap forms for a constant exponent
         if e == 0:
             return grad * 0.0
         if e == 1:
             return grad
-        if e == 2:
-            return grad * (2.0 * self).conj()
-        return grad * (e * self.pow(e - 1)).conj()
+        # (grad * e) * self' rather than grad * (e * self'): in forward-over-reverse only self
+        # carries a tangent at first, and this way the scaling is not applied to it too.
+        ec = e.conjugate() if type(e) is complex else e
+        return grad * ec * _conj(self if e == 2 else self.pow(e - 1))
+    from ._generated.ops import where
     return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
+
+
+def _conj(t):
+    """t.conj(), skipping the op call for real tensors (their own conjugate)."""
+    return t.conj() if t._data.dtype.kind == "c" else t
 
 
 def pow_self_backward_np(grad, self, exponent):
@@ -312,9 +318,8 @@ def pow_self_backward_np(grad, self, exponent):
             return grad * 0.0
         if e == 1:
             return grad
-        if e == 2:
-            return grad * _conj_np(2.0 * self)
-        return grad * _conj_np(e * np.power(self, e - 1))
+        ec = e.conjugate() if type(e) is complex else e
+        return grad * ec * _conj_np(self if e == 2 else np.power(self, e - 1))
     with np.errstate(all="ignore"):
         return np.where(exponent == 0, 0.0, grad * _conj_np(exponent * np.power(self, exponent - 1)))
 

@@ -19,6 +19,7 @@ import weakref
 from collections import namedtuple
 from typing import Iterable
 
+from .pending import Pending
 from .state import STATE
 from ..errors import OpError
 
@@ -36,7 +37,7 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit", "untracked")
+    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -45,6 +46,9 @@ class _Level:
         self.limit = 1024
         # True: this level's tangent computations are not recorded on the tape (see untracked_level)
         self.untracked = False
+        # weak references to this level's deferred tangents (see pending.py; untracked levels only)
+        self.pending: list[weakref.ref] = []
+        self.pending_limit = 1024
 
     def register(self, t) -> None:
         holders = self.holders
@@ -158,13 +162,40 @@ def tangent_of(x, level: int):
     """x's tangent at the level with id `level`: its own, else the same view of its base's, else None."""
     fw = x._fw
     if fw is not None and level in fw:
-        return fw[level]  # None here masks the base's tangent (an unpacked primal)
+        t = fw[level]  # None here masks the base's tangent (an unpacked primal)
+        return _forced(x, level) if type(t) is Pending else t
     base = x._base
     if base is not None and base._fw is not None:
         bt = base._fw.get(level)
+        if type(bt) is Pending:
+            bt = _forced(base, level)
         if bt is not None:
             return replay_view(bt, x._view)
     return None
+
+
+def _forced(x, level: int):
+    """Compute x's deferred tangent at `level` and store it in its place (a zero one is dropped)."""
+    fw = x._fw
+    t = fw[level].force()
+    if t is None:
+        del fw[level]  # only non-view outputs defer, so no base's tangent is unmasked here
+        if not fw:
+            x._fw = None
+    else:
+        fw[level] = t
+    return t
+
+
+def discard_pending(x, level: int | None = None) -> None:
+    """Forget x's tangent at `level` if it is still deferred (pending.py) and will not be read:
+    the arrays its formula would have used can then be freed."""
+    fw = x._fw
+    key = _resolve_level(level, "discard_pending")
+    if fw is not None and type(fw.get(key)) is Pending:
+        del fw[key]
+        if not fw:
+            x._fw = None
 
 
 def levels_of(x) -> Iterable[int]:

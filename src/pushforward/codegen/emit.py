@@ -390,6 +390,18 @@ class Emitter:
                 np_fn = None
         return tensor_fn, np_fn
 
+    def jvp_np_reads(self, e: OpEntry, source: str) -> tuple[bool, ...]:
+        """Per tensor parameter, then the result: does the array formula read its primal value?
+
+        A deferred tangent (autograd/pending.py) keeps only the arrays its formula reads.
+        """
+        fn = ast.parse(source).body[0]
+        loaded = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        names = self.jvp_args(e)
+        n_prims = len(e.tensor_params)
+        res_at = n_prims + len(e.diff_params)
+        return tuple(n in loaded for n in names[:n_prims]) + (names[res_at] in loaded,)
+
     def signature(self, e: OpEntry, with_axis: bool) -> list[str]:
         sig = []
         kw_started = False
@@ -493,6 +505,9 @@ class Emitter:
             kw.append(f"jvp=_{e.name}__jvp")
         if jvp_np:
             kw.append(f"jvp_np=_{e.name}__jvp_np")
+            reads = self.jvp_np_reads(e, jvp_np)
+            if not all(reads):
+                kw.append(f"jvp_np_reads={reads!r}")
         kw.append(f"jvp_kind={fw_kind!r}")
         kw.append(f"save={tuple(modes)!r}")
         if save_result:
