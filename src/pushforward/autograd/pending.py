@@ -10,7 +10,8 @@ formula therefore stores a `Pending` instead of its tangent; reading the tangent
 
 The formula's inputs are kept by reference, so anything that writes into a tensor's memory
 (`dispatch._write`, the one place that does) first computes every pending tangent of the
-live levels (`flush`). The cost of deferring is memory: a pending tangent keeps its inputs'
+live levels (`flush`); a write into `.numpy()`'s array bypasses this, as it bypasses the
+version counter that guards the tape's saved tensors. The cost of deferring is memory: a pending tangent keeps its inputs'
 arrays alive until it is computed or the level exits.
 
 >>> import pushforward as pf
@@ -79,8 +80,11 @@ class Pending:
         op = self.op
         r = op.jvp_np(*self.datas, *[_array(t) for t in self.tans], self.od, *self.args)
         if r is not None:
-            like = self.od if self.od is not None else np.broadcast_to(np.zeros((), self.dtype), self.shape)
-            r = fit_tangent(wrap(r), wrap(like), op)
+            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype:
+                r = wrap(r)
+            else:  # broadcast or cast it to the output's shape and dtype
+                like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
+                r = fit_tangent(wrap(np.asarray(r)), wrap(like), op)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None
