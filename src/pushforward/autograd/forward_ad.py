@@ -119,7 +119,9 @@ class untracked_level(dual_level):
 
     For forward-over-reverse (hvp): the tangents still flow through backward formulas, but
     nothing will differentiate the tangents themselves with respect to the primals, so their
-    formulas run on bare arrays and the tape keeps no tangent intermediates alive.
+    formulas run on bare arrays and the tape keeps no tangent intermediates alive. While a
+    tape is recorded, a tangent is only computed when read (pending.py): the forward pass's
+    tangents that no backward formula reads cost nothing.
     Reverse-over-forward through this level is therefore not available.
     """
 
