@@ -31,13 +31,13 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
-                 "public", "simple", "jvp_np_reads")
+                 "public", "simple", "jvp_np_reads", "grad_embeds")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
                  save_result: bool = False, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
                  differentiable: bool = True, backward_uses_self: bool = False,
-                 jvp_np_reads: tuple | None = None) -> None:
+                 jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
         self.name = name
         self.kernel = kernel
         self.params = params          # names of the Tensor-typed parameters
@@ -56,6 +56,8 @@ class Op:
         self.backward_uses_self = backward_uses_self
         # per tensor param, then the result: read by jvp_np? (None: all are)
         self.jvp_np_reads = jvp_np_reads
+        # the backward places grad into zeros of the input's shape, where this view looks
+        self.grad_embeds = grad_embeds
         self.public = None            # the public function (set by the generated module)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
@@ -173,12 +175,22 @@ def apply2(op: Op, a, b, args: tuple):
 
 def taped(op: Op, ins: tuple, args: tuple):
     """Reverse mode only, one or two plain Tensor inputs (no dual level live): kernel, then the
-    tape node if an input requires grad."""
-    out = _bare(op, ins, [x._data for x in ins], args)
+    tape node if an input requires grad. (_tape's logic, unrolled: this is the hot path whose
+    overhead issue 2 budgets.)"""
+    if len(ins) == 1:
+        x = ins[0]
+        out = _bare(op, ins, (x._data,), args)
+        needs = [x._requires_grad]
+    else:
+        a, b = ins
+        out = _bare(op, ins, (a._data, b._data), args)
+        da, db = op.diff
+        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
     if op.differentiable:
-        node = _tape(op, ins, args, out)
-        if node is not None and op.save_result:
-            node.save_result((out,))
+        if True in needs:
+            node = record(op, ins, args, (out,), needs)
+            if op.save_result:
+                node.save_result((out,))
     return out
 
 

@@ -538,13 +538,18 @@ def getitem(a, index):
     return a[idx]
 
 
-def _write_view(out, src, steps):
+def view_region(out, steps):
+    """The writeable view of array `out` that the view chain `steps` selects."""
     v = out
     for fn, args in steps:  # steps hold the public view functions; replay their kernels
         v = _ARRAY_VIEW[fn.__name__](v, *args)
         if not v.flags.writeable:  # np.diagonal is read-only, though its memory is out's
             v.flags.writeable = True
-    v[...] = src
+    return v
+
+
+def _write_view(out, src, steps):
+    view_region(out, steps)[...] = src
     return out
 
 

@@ -5710,6 +5710,7 @@ DIAGONAL = Op(
     save=(1,),
     out_diff=(True,),
     kind='view',
+    grad_embeds=True,
 )
 
 
@@ -5746,6 +5747,7 @@ NARROW = Op(
     save=(1,),
     out_diff=(True,),
     kind='view',
+    grad_embeds=True,
 )
 
 
@@ -5784,6 +5786,7 @@ SELECT = Op(
     save=(1,),
     out_diff=(True,),
     kind='view',
+    grad_embeds=True,
 )
 
 
@@ -5822,6 +5825,7 @@ GETITEM = Op(
     save=(1,),
     out_diff=(True,),
     kind='view',
+    grad_embeds=True,
 )
 
 

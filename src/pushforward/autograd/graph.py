@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .accumulate import add as add_grads, dense, embed_or_none
 from .forward_ad import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
 from .state import STATE
@@ -159,6 +160,15 @@ class OpNode(Node):
             else:
                 out.append(_fit_grad(g, meta, self) if needs[len(out)] else None)
         return out
+
+    def embed_grad(self, grads: list):
+        """For a view op whose backward only places grad into its input (`op.grad_embeds`): the
+        gradient as an accumulate.Embed, summed in place by the engine; None: run apply()."""
+        grad = grads[0]
+        if self.released or not self.op.grad_embeds or self.next_edges[0] is None:
+            return None
+        shape, dtype = self.metas[0]
+        return embed_or_none(grad, shape, dtype, ((self.op.public, self.args),))
 
     def param_needs(self, needs: list) -> list:
         """Per differentiable parameter: does any of its tensors need a gradient?"""
@@ -492,7 +502,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
             _, _, node = heapq.heappop(heap)
             buf = buffers.pop(node, {})
             nout = max(buf) + 1 if buf else 1
-            grads = [buf.get(k) for k in range(nout)]
+            grads = [dense(buf.get(k)) for k in range(nout)]
             if node.pre_hooks:
                 for k, hooks in node.pre_hooks.items():
                     for h in list(hooks):
@@ -508,7 +518,9 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
             if isinstance(node, AccumulateGrad) and not accumulate:
                 run = False
             if run:
-                outs = node.apply(grads)
+                # without create_graph a view's gradient may stay sparse (accumulate.py)
+                e = None if create_graph or type(node) is not OpNode else node.embed_grad(grads)
+                outs = node.apply(grads) if e is None else (e,)
                 if not retain_graph:
                     node.release()
             else:
@@ -519,7 +531,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                 m, k = e
                 if g is not None:
                     b = buffers.setdefault(m, {})
-                    b[k] = g if b.get(k) is None else b[k] + g
+                    old = b.get(k)
+                    b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
                 else:
                     buffers.setdefault(m, {})
                 deps[m] -= 1

@@ -390,6 +390,16 @@ class Emitter:
                 np_fn = None
         return tensor_fn, np_fn
 
+    @staticmethod
+    def grad_embeds(e: OpEntry) -> bool:
+        """Is the backward `scatter_view(grad, self.shape, "<this op>", (<its args in order>))`?
+        The engine then sums such gradients in place (autograd/accumulate.py)."""
+        if e.view != "yes" or len(e.backward) != 1 or e.backward[0][0] != "self" or not e.arg_params:
+            return False
+        call = ast.parse(e.backward[0][1], mode="eval").body
+        expect = f'scatter_view(grad, self.shape, {e.name!r}, ({", ".join(p.name for p in e.arg_params)},))'
+        return ast.dump(call) == ast.dump(ast.parse(expect, mode="eval").body)
+
     def jvp_np_reads(self, e: OpEntry, source: str) -> tuple[bool, ...]:
         """Per tensor parameter, then the result: does the array formula read its primal value?
 
@@ -521,6 +531,8 @@ class Emitter:
             kw.append("differentiable=False")
         if tp and modes[0] == 2 and tp[0].name == "self":
             kw.append("backward_uses_self=True")
+        if self.grad_embeds(e):
+            kw.append("grad_embeds=True")
         return f"{const} = Op(\n    " + ",\n    ".join(fields + kw) + ",\n)"
 
     def entry(self, e: OpEntry) -> str:
