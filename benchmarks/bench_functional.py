@@ -9,7 +9,6 @@ Run: python benchmarks/bench_functional.py [--reuse-memory]
 from __future__ import annotations
 
 import timeit
-import tracemalloc
 
 import numpy as np
 
@@ -28,17 +27,6 @@ def interleaved(fns: list, number: int, rounds: int = 7) -> list:
         for i, fn in enumerate(fns):
             res[i] = min(res[i], timeit.timeit(fn, number=number) / number)
     return res
-
-
-def peak_bytes(fn) -> int:
-    """Peak traced memory of one call (after a warm-up call)."""
-    fn()
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def rosenbrock(x):
@@ -86,7 +74,7 @@ def main() -> None:
           f"{t_fn / t_g:.2f}x the gradient (target <= 2x), by hand with a tracked level {t_fr / t_g:.2f}x; "
           f"reverse-over-reverse {t_rr / t_g:.2f}x")
     # Peak memory matters for time too: without allocator tuning, fresh memory is page-faulted.
-    peaks = [peak_bytes(f) / x0._data.nbytes for f in (lambda: gradient(x0), lambda: hvp_functional(x0, v),
+    peaks = [pf.memory.peak_bytes(f) / x0._data.nbytes for f in (lambda: gradient(x0), lambda: hvp_functional(x0, v),
                                                        lambda: hvp_rev_over_rev(x0, v))]
     print(f"  peak memory in arrays of n elements: gradient {peaks[0]:.1f}, functional.hvp {peaks[1]:.1f}, "
           f"reverse-over-reverse {peaks[2]:.1f}")

@@ -1,4 +1,5 @@
-"""Allocator tuning for large-array workloads (opt-in; Linux with glibc only).
+"""Memory: allocator tuning for large-array workloads (opt-in; Linux with glibc only), and
+`peak_bytes`, the peak memory of one call (for benchmarks and tests).
 
 Autodiff keeps many intermediates alive (the tape, tangents), so almost every result needs
 fresh memory. glibc serves large blocks with mmap and returns them on free, so each new
@@ -14,6 +15,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+import tracemalloc
+from typing import Callable
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -34,3 +37,20 @@ def reuse_freed_memory(mmap_threshold: int = 64 << 20, trim_threshold: int = 512
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(
         mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
+
+
+def peak_bytes(fn: Callable[[], object], warmup: bool = True) -> int:
+    """Peak memory traced (NumPy's arrays included) during one call of fn, after a warm-up call.
+
+    >>> import numpy as np
+    >>> peak_bytes(lambda: np.zeros(1000)) >= 8000
+    True
+    """
+    if warmup:
+        fn()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
