@@ -119,6 +119,47 @@ def test_hvp_reads_tangents_inside_the_function():
     close(seen[0], np.cos(X) * V)
 
 
+class _Cube(pf.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 3 * g * a * a
+
+    @staticmethod
+    def jvp(ctx, t):
+        (a,) = ctx.saved_tensors
+        return 3 * t * a * a
+
+
+def _custom_function(x):
+    return _Cube.apply(x.sin()).sum()
+
+
+def _in_place_intermediates(x):
+    y = x * 2.0
+    z = y.exp()
+    y.mul_(3.0)
+    y[1:3] = z[1:3] * x[0]
+    return (y * z).sum() + (z.cumsum(0) ** 2).sum()
+
+
+def _multi_output_and_matmul(x):
+    m = pf.stack([x, x.cos(), x ** 2])
+    vals, _ = m.max(0)
+    return (vals * pf.where(x > 0, x, x * x)).sum() + (m @ x).tanh().sum()
+
+
+@pytest.mark.parametrize("f", [_custom_function, _in_place_intermediates, _multi_output_and_matmul])
+def test_deferred_hvp_matches_reverse_over_reverse(f):
+    x, v = pf.tensor(X.copy()), pf.tensor(V.copy())
+    close(hvp(f, x, v)[1].numpy(), hvp(f, x, v, fw_mode=False)[1].numpy(), tol=1e-12)
+
+
 def rosenbrock(x):
     return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
 
