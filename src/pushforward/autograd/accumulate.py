@@ -23,8 +23,6 @@ from .forward_ad import set_tangent
 from ..kernels import view_region
 from ..tensor import Tensor, wrap
 
-_new = object.__new__
-
 
 class Embed:
     """`grad` placed where the view `steps` looks into zeros of `shape` (not materialised)."""

@@ -438,8 +438,8 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
             with (fwAD.dual_level() if create_graph else fwAD.untracked_level()) as level:
                 duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 out = single(*duals)
-                # out's own tangent is never read: unless dropped, its deferred formula would keep
-                # the forward's arrays alive through the backward pass.
+                # out's own tangent is never read (leaving the level drops it): unless dropped now,
+                # its deferred formula would keep the forward's arrays alive through the backward.
                 fwAD.discard_pending(out, level)
                 jac = _grad((out,), tgt, None, create_graph=create_graph, retain_graph=create_graph)
                 res = []
@@ -456,8 +456,6 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
                                            f"user-provided function with respect to input {i} is independent of "
                                            "the input. This is not allowed in strict mode.")
                     res.append(t)
-                # out's tangent at `level` is not read (it would compute deferred tangents for
-                # nothing): leaving the level drops whatever remains of it.
             res = _fill_in_zeros(tuple(res), inputs, strict, create_graph, "double_back")
         else:
             out = single(*fin)

@@ -519,8 +519,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                 run = False
             if run:
                 # without create_graph a view's gradient may stay sparse (accumulate.py)
-                e = None if create_graph or type(node) is not OpNode else node.embed_grad(grads)
-                outs = node.apply(grads) if e is None else (e,)
+                sparse = None if create_graph or type(node) is not OpNode else node.embed_grad(grads)
+                outs = node.apply(grads) if sparse is None else (sparse,)
                 if not retain_graph:
                     node.release()
             else:
