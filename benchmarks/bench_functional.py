@@ -58,6 +58,35 @@ def hvp_rev_over_rev(x0, v):
     return h
 
 
+def torch_line(x0: np.ndarray, v0: np.ndarray, t_grad: float) -> None:
+    """The same figures for PyTorch, when it is installed (it is in the test extras)."""
+    try:
+        import torch
+    except ImportError:
+        print("  (PyTorch not installed: no comparison)")
+        return
+    x, v = torch.from_numpy(x0.copy()), torch.from_numpy(v0.copy())
+
+    def grad_fn(x):
+        return torch.func.grad(rosenbrock)(x)
+
+    def t_gradient():
+        xx = x.detach().requires_grad_()
+        return torch.autograd.grad(rosenbrock(xx), xx)[0]
+
+    def t_fwd_over_rev():
+        return torch.func.jvp(grad_fn, (x,), (v,))[1]
+
+    def t_rev_over_rev():
+        xx = x.detach().requires_grad_()
+        (g,) = torch.autograd.grad(rosenbrock(xx), xx, create_graph=True)
+        return torch.autograd.grad(g, xx, v)[0]
+
+    tg, tf, tr = interleaved([t_gradient, t_fwd_over_rev, t_rev_over_rev], 5)
+    print(f"  PyTorch {torch.__version__}: gradient {tg * 1e3:.2f} ms ({tg / t_grad:.2f}x ours); forward-over-reverse "
+          f"{tf / tg:.2f}x its gradient, reverse-over-reverse {tr / tg:.2f}x")
+
+
 def main() -> None:
     import sys
     if "--reuse-memory" in sys.argv:
@@ -78,6 +107,7 @@ def main() -> None:
                                                        lambda: hvp_rev_over_rev(x0, v))]
     print(f"  peak memory in arrays of n elements: gradient {peaks[0]:.1f}, functional.hvp {peaks[1]:.1f}, "
           f"reverse-over-reverse {peaks[2]:.1f}")
+    torch_line(x0.numpy(), v.numpy(), t_g)
 
     from pushforward.func import jacfwd, jacrev
     m = 128

@@ -502,13 +502,12 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     else:
         if lazy:  # deferred input tangents are needed now
             tans = [_forced_tangent(t) for t in tans]
-        prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
-                 if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
-        if grad_on or not STATE.grad_enabled:
-            r = op.jvp(*prims, *tans, *outs, *args)
+        if single and op.jvp_kind == "auto_linear":
+            # A linear op (views, mostly): its tangent is the op on the tangents. The formula reads
+            # no primal, and tangents nothing differentiates record nothing on the tape.
+            r = op.jvp(*ins, *tans, *outs, *args)
         else:
-            with no_grad():
-                r = op.jvp(*prims, *tans, *outs, *args)
+            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
     if op.n_out == 1:
         if r is not None:
             t = fit_tangent(r, outs[0], op)
@@ -520,6 +519,17 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
                 t = fit_tangent(t, o, op)
                 if t is not None:
                     set_tangent(o, level, t)
+
+
+def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):
+    """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
+    recorded on the tape when the level is tracked, else run without recording."""
+    prims = [(_prim(v, level) if type(v) is Tensor else [_prim(x, level) for x in v])
+             if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
+    if grad_on or not STATE.grad_enabled:
+        return op.jvp(*prims, *tans, *outs, *args)
+    with no_grad():
+        return op.jvp(*prims, *tans, *outs, *args)
 
 
 def _prim(v: Tensor, level: int) -> Tensor:
