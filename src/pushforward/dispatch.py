@@ -112,20 +112,15 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
         return None
     lvl = levels[0]
     key = lvl.uid
+    if lvl.untracked:
+        return fast_untracked(op, (x,), args, lvl)
     t = fw.get(key)
-    if type(t) is not Tensor or x._requires_grad or lvl.untracked:
-        return fast_jvp(op, (x,), args)
-    if t._requires_grad or t._fw is not None or t._st.dual:
+    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual or \
+            (x._requires_grad and STATE.grad_enabled):
         return None
     xd = x._data
     out = _bare(op, (x,), (xd,), args)
     return _attach(op, out, op.jvp_np(xd, t._data, out._data, *args), key, lvl)
-
-
-def _defer_out(op: Op, out: Tensor, datas: list, tans: list, args: tuple, lvl) -> None:
-    """Give `out` a deferred tangent (pending.py): an untracked level while a tape is recorded."""
-    out._fw = {lvl.uid: defer(lvl, op, datas, tans, out._data, args)}
-    lvl.register(out)
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
@@ -213,7 +208,7 @@ def _tape_only(v, tv) -> bool:
 def fast_jvp(op: Op, ins: tuple, args: tuple):
     """The common forward-mode case on bare arrays: one live level, every input with at most that
     level's tangent, and a formula over arrays. An input that requires grad is fine when no tape is
-    being recorded, or on an untracked level (the node is recorded; the tangent formula is not).
+    being recorded. Untracked levels go to `fast_untracked`.
 
     Returns None when the case is not that simple (the general path then runs).
     """
@@ -221,21 +216,19 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     if len(levels) != 1 or op.jvp_np is None:
         return None
     lvl = levels[0]
+    if lvl.untracked:
+        return fast_untracked(op, ins, args, lvl)
     key = lvl.uid
     grad_on = STATE.grad_enabled
-    lazy = grad_on and lvl.untracked
     datas = []
     tans = []
     scalars = False
-    rec = False
     any_t = False
     for x, d in zip(ins, op.diff):
         tx = type(x)
         if tx is Tensor:
             if x._requires_grad and grad_on:
-                if not lvl.untracked:
-                    return None  # the tangent formulas go on the tape: the general path
-                rec = True
+                return None  # the tangent formulas go on the tape: the general path
             fw = x._fw
             if fw is None:
                 if x._st.dual:
@@ -245,17 +238,71 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                 if len(fw) != 1:
                     return None
                 t = fw.get(key)
-                if type(t) is not Tensor:
-                    if type(t) is not Pending:
-                        return None
+                if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+                    return None
+                t = t._data
+                any_t = any_t or d
+            datas.append(x._data)
+        elif tx in _SCALAR_TYPES:
+            datas.append(x)
+            scalars = True
+            t = None
+        else:
+            return None
+        if d:
+            tans.append(t)
+    out = _bare(op, ins, datas, args)
+    if not any_t:
+        return out
+    od = out._data
+    if scalars:
+        datas = _scalar_arrays(datas, od)
+    return _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
+
+
+def _scalar_arrays(datas: list, od: np.ndarray) -> list:
+    """Formulas need arrays: a Python scalar takes the output's dtype (NumPy's weak scalars)."""
+    dt = od.dtype if od.dtype.kind in "fc" else None
+    return [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
+
+
+def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
+    """fast_jvp on an untracked level (forward-over-reverse): inputs may require grad (the tape
+    node is recorded; the tangent formula is not). While grad mode is on the tangent is deferred
+    (pending.py); otherwise it is computed now, on arrays.
+
+    Its loop mirrors fast_jvp's but is kept apart: merged, the checks for deferral and the tape
+    cost the ordinary jvp path (issue 3's per-op budget) about 4%.
+    """
+    key = lvl.uid
+    lazy = STATE.grad_enabled
+    datas = []
+    tans = []
+    scalars = False
+    rec = False
+    any_t = False
+    for x, d in zip(ins, op.diff):
+        tx = type(x)
+        if tx is Tensor:
+            rec = rec or (lazy and x._requires_grad)
+            fw = x._fw
+            if fw is None:
+                if x._st.dual:
+                    return None  # a view whose base may hold the tangent
+                t = None
+            else:
+                if len(fw) != 1:
+                    return None
+                t = fw.get(key)
+                if type(t) is Pending:
                     if not lazy:
                         t = tangent_of(x, key)  # needed now
-                elif t._requires_grad or t._fw is not None or t._st.dual:
+                elif type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
                     return None
                 if t is not None:
                     any_t = any_t or d
                     if not lazy:
-                        t = t._data  # the formula runs now, on arrays
+                        t = t._data
             datas.append(x._data)
         elif tx in _SCALAR_TYPES:
             datas.append(x)
@@ -274,11 +321,11 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         node = _tape(op, ins, args, out)
     if any_t:
         od = out._data
-        if scalars:  # formulas need arrays; a scalar takes the output's dtype (NumPy's weak scalars)
-            dt = od.dtype if od.dtype.kind in "fc" else None
-            datas = [np.asarray(v, dtype=dt) if type(v) in _SCALAR_TYPES else v for v in datas]
+        if scalars:
+            datas = _scalar_arrays(datas, od)
         if lazy:
-            _defer_out(op, out, datas, tans, args, lvl)
+            out._fw = {key: defer(lvl, op, datas, tans, od, args)}
+            lvl.register(out)
         else:
             _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
     if node is not None and op.save_result:
