@@ -8,7 +8,6 @@ Run: python benchmarks/bench_forward.py
 from __future__ import annotations
 
 import timeit
-import tracemalloc
 
 import numpy as np
 
@@ -54,25 +53,25 @@ def mlp_ratio() -> float:
 
 def peak_memory(depth: int, n: int = 10_000) -> int:
     x = pf.tensor(np.random.default_rng(0).random(n))
-    tracemalloc.start()
-    y = x
-    for _ in range(depth):
-        y = pf.sin(y)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
+
+    def run():
+        y = x
+        for _ in range(depth):
+            y = pf.sin(y)
+
+    return pf.memory.peak_bytes(run, warmup=False)
 
 
 def peak_memory_dual(depth: int, n: int = 10_000) -> int:
     x = pf.tensor(np.random.default_rng(0).random(n))
-    tracemalloc.start()
-    with fwAD.dual_level():
-        y = fwAD.make_dual(x, pf.ones_like(x))
-        for _ in range(depth):
-            y = pf.sin(y)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
+
+    def run():
+        with fwAD.dual_level():
+            y = fwAD.make_dual(x, pf.ones_like(x))
+            for _ in range(depth):
+                y = pf.sin(y)
+
+    return pf.memory.peak_bytes(run, warmup=False)
 
 
 def main() -> None:

@@ -25,14 +25,16 @@ from ..tensor import Tensor, wrap
 
 
 class Embed:
-    """`grad` placed where the view `steps` looks into zeros of `shape` (not materialised)."""
+    """`grad` placed where the view `steps` looks into zeros of `shape` (not materialised).
+    `tangent` is simple_tangent(grad), worked out once."""
 
-    __slots__ = ("grad", "shape", "steps")
+    __slots__ = ("grad", "shape", "steps", "tangent")
 
     def __init__(self, grad: Tensor, shape: tuple, steps: tuple) -> None:
         self.grad = grad
         self.shape = shape
         self.steps = steps
+        self.tangent = simple_tangent(grad)
 
 
 class Acc:
@@ -66,9 +68,10 @@ def simple_tangent(g: Tensor):
 
 def embed_or_none(grad, shape: tuple, dtype, steps: tuple) -> Embed | None:
     """An Embed for a view op's gradient, or None when the engine must run the formula."""
-    if type(grad) is not Tensor or grad._data.dtype != dtype or simple_tangent(grad) is False:
+    if type(grad) is not Tensor or grad._data.dtype != dtype:
         return None
-    return Embed(grad, shape, steps)
+    e = Embed(grad, shape, steps)
+    return None if e.tangent is False else e
 
 
 def dense(g):
@@ -102,14 +105,8 @@ def add(old, new):
 
 
 def _acc_of_embed(e: Embed) -> Acc:
-    g = e.grad
-    acc = Acc(np.zeros(e.shape, dtype=g._data.dtype))
-    view_region(acc.data, e.steps)[...] = g._data
-    key, t = simple_tangent(g)
-    if t is not None:
-        acc.key = key
-        acc.tan = np.zeros(e.shape, dtype=t.dtype)
-        view_region(acc.tan, e.steps)[...] = t
+    acc = Acc(np.zeros(e.shape, dtype=e.grad._data.dtype))
+    _add_embed(acc, e)  # always fits: same dtype, no tangent yet (a tangent has its primal's dtype)
     return acc
 
 
@@ -140,7 +137,7 @@ def _tangent_into(acc: Acc, key, t, region) -> None:
 def _add_embed(acc: Acc, e: Embed) -> bool:
     """Add e into acc in place; False (acc untouched) when that is not possible."""
     g = e.grad
-    key, t = simple_tangent(g)
+    key, t = e.tangent
     if g._data.dtype != acc.data.dtype or not _tangent_fits(acc, key, t):
         return False
     dst = view_region(acc.data, e.steps)

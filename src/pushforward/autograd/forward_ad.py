@@ -85,9 +85,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     for ref in lvl.holders:
         t = ref()
         if t is not None and t._fw is not None:
-            t._fw.pop(lvl.uid, None)
-            if not t._fw:
-                t._fw = None
+            _drop_tangent(t, lvl.uid)
     lvl.holders.clear()
 
 
@@ -178,26 +176,28 @@ def tangent_of(x, level: int):
 
 def _forced(x, level: int):
     """Compute x's deferred tangent at `level` and store it in its place (a zero one is dropped)."""
-    fw = x._fw
-    t = fw[level].force()
+    t = x._fw[level].force()
     if t is None:
-        del fw[level]  # only non-view outputs defer, so no base's tangent is unmasked here
-        if not fw:
-            x._fw = None
+        _drop_tangent(x, level)  # only non-view outputs defer, so no base's tangent is unmasked here
     else:
-        fw[level] = t
+        x._fw[level] = t
     return t
+
+
+def _drop_tangent(x, level: int) -> None:
+    """Remove x's own entry at `level` (x._fw must not be None); an empty dict becomes None."""
+    fw = x._fw
+    fw.pop(level, None)
+    if not fw:
+        x._fw = None
 
 
 def discard_pending(x, level: int | None = None) -> None:
     """Forget x's tangent at `level` if it is still deferred (pending.py) and will not be read:
     the arrays its formula would have used can then be freed."""
-    fw = x._fw
     key = _resolve_level(level, "discard_pending")
-    if fw is not None and type(fw.get(key)) is Pending:
-        del fw[key]
-        if not fw:
-            x._fw = None
+    if x._fw is not None and type(x._fw.get(key)) is Pending:
+        _drop_tangent(x, key)
 
 
 def levels_of(x) -> Iterable[int]:

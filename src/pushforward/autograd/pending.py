@@ -11,8 +11,8 @@ formula therefore stores a `Pending` instead of its tangent; reading the tangent
 The formula's inputs are kept by reference, so anything that writes into a tensor's memory
 (`dispatch._write`, the one place that does) first computes every pending tangent of the
 live levels (`flush`); a write into `.numpy()`'s array bypasses this, as it bypasses the
-version counter that guards the tape's saved tensors. The cost of deferring is memory: a pending tangent keeps its inputs'
-arrays alive until it is computed or the level exits.
+version counter that guards the tape's saved tensors. The cost of deferring is memory: a
+pending tangent keeps its inputs' arrays alive until it is computed or the level exits.
 
 >>> import pushforward as pf
 >>> from pushforward.autograd.functional import hvp
