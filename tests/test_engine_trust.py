@@ -486,3 +486,70 @@ def test_stray_level_without_exception_is_still_an_error():
             fwAD.enter_dual_level()
     fwAD.exit_dual_level()
     fwAD.exit_dual_level()
+
+
+# -- related engine defects: inputs=, hooks, grad_outputs ---------------------------------------------
+
+@needs_torch
+def test_backward_inputs_listed_twice_accumulate_once_like_torch():
+    x = pf.tensor(X0, requires_grad=True)
+    (x * 3).sum().backward(inputs=[x, x])
+    tx = torch.tensor(X0, dtype=torch.float64, requires_grad=True)
+    (tx * 3).sum().backward(inputs=[tx, tx])
+    close(x.grad, tx.grad.numpy())
+
+
+def test_backward_inputs_must_be_non_empty_and_require_grad():
+    x = pf.tensor(X0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (x * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match=r"inputs\[0\].*does not require grad"):
+        (x * 2).sum().backward(inputs=[pf.tensor(X0)])
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        pf.autograd.grad((x * 2).sum(), [])
+
+
+@pytest.mark.parametrize("hook, match", [
+    (lambda g: pf.ones(3, 3), r"hook '<lambda>' has changed the shape .*MulBackward0.*\(3,\).*\(3, 3\)"),
+    (lambda g: g.to(pf.float32), r"hook '<lambda>' has changed the dtype .*float64.*float32"),
+    (lambda g: 2.0, r"hook '<lambda>' .*returned a float"),
+])
+def test_hook_changing_the_gradient_shape_or_dtype_is_an_error(hook, match):
+    x = pf.tensor(X0, requires_grad=True)
+    y = x * 2
+    y.register_hook(hook)
+    with pytest.raises(RuntimeError, match=match):
+        pf.autograd.grad((y * x).sum(), [x])
+
+
+def test_complex_grad_output_for_a_real_output_is_an_error():
+    x = pf.tensor(X0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype.*complex128.*float64"):
+        pf.autograd.grad(x * 2, [x], [pf.tensor([1 + 1j, 1j, 0j])])
+    z = pf.tensor([1 + 1j, 2j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype.*float64.*complex128"):
+        (z * 2).backward(pf.ones(2))
+
+
+def test_grad_does_not_run_the_nodes_below_the_last_input():
+    ran = []
+
+    class Spy(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            ran.append(1)
+            return g
+
+    x = pf.tensor(X0, requires_grad=True)
+    y = Spy.apply(x)
+    z = y.exp()
+    (g,) = pf.autograd.grad(z.sum(), [y], retain_graph=True)  # y's own node need not run
+    close(g, np.exp(X0))
+    assert ran == []
+    (g,) = pf.autograd.grad(z.sum(), [x])
+    close(g, np.exp(X0))
+    assert ran == [1]

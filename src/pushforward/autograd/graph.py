@@ -519,7 +519,8 @@ def _collect(roots: list) -> dict:
 
 
 def _needed(roots: list, targets: set) -> set:
-    """Nodes from which some target node is reachable (only these run for autograd.grad)."""
+    """Nodes that must run for autograd.grad: those with a target node below them (a target's own
+    gradient is captured before it would run, so it runs only if another target lies below it)."""
     order = []
     seen = set()
     stack = [(n, False) for n in roots]
@@ -537,7 +538,7 @@ def _needed(roots: list, targets: set) -> set:
                 stack.append((e[0], False))
     needed = set()
     for n in order:  # post-order: children first
-        if n in targets or any(e is not None and e[0] in needed for e in n.next_edges):
+        if any(e is not None and (e[0] in needed or e[0] in targets) for e in n.next_edges):
             needed.add(n)
     return needed
 
@@ -588,6 +589,7 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                         if k < len(grads) and grads[k] is not None:
                             new = h(grads[k])
                             if new is not None:
+                                _check_hook_result(h, grads[k], new, node, k)
                                 grads[k] = new
                             new = None
             if capture:
@@ -634,6 +636,21 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
     return results
 
 
+def _check_hook_result(hook, old, new, node, k: int) -> None:
+    """A hook may replace a gradient only by one of the same shape and dtype (else the engine would
+    broadcast or cast it into a wrong gradient without a word)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    where = f"the gradient of output {k} of {node.name()}"
+    if not isinstance(new, Tensor):
+        raise OpError(f"hook '{name}' on {where} returned a {type(new).__name__}; expected a Tensor or None")
+    if new._data.shape != old._data.shape:
+        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old._data.shape)}, "
+                      f"got {tuple(new._data.shape)})")
+    if new._data.dtype != old._data.dtype:
+        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old._data.dtype}, "
+                      f"got {new._data.dtype})")
+
+
 def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
@@ -654,6 +671,10 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
         if g._data.shape != o._data.shape:
             raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g._data.shape)} and "
                           f"output has a shape of {tuple(o._data.shape)}")
+        if (g._data.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
+            raise OpError(f"{who}: For complex Tensors, both grad_output and output are required to have the same "
+                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g._data.dtype} and "
+                          f"output[{len(res)}] has a dtype of {o._data.dtype}")
         res.append(g)
     return res
 
@@ -666,7 +687,12 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(dict.fromkeys(inputs))  # each accumulates once
+        if not inputs:
+            raise OpError("backward: the `inputs` argument cannot be empty")
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise OpError(f"backward: inputs[{i}] (shape {tuple(t._data.shape)}) does not require grad")
         res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
                            accumulate=False, allow_unused=True)
         with set_grad_enabled(create_graph):
@@ -700,6 +726,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     single_out = isinstance(outputs, Tensor)
     outs = [outputs] if single_out else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins:
+        raise OpError("grad: the `inputs` argument cannot be empty")
     for i, t in enumerate(ins):
         if not t._requires_grad:
             raise OpError(f"grad: input {i} does not require grad")
