@@ -553,3 +553,22 @@ def test_grad_does_not_run_the_nodes_below_the_last_input():
     (g,) = pf.autograd.grad(z.sum(), [x])
     close(g, np.exp(X0))
     assert ran == [1]
+
+
+@pytest.mark.parametrize("bad", [pf.zeros(1), pf.zeros(3, dtype=pf.float32)])
+def test_accumulating_into_a_mismatched_grad_is_an_error(bad):
+    x = pf.tensor(X0, requires_grad=True)
+    x.grad = bad  # assigned by hand: a sum would broadcast or change the dtype without a word
+    with pytest.raises(RuntimeError, match=r"cannot accumulate a gradient of shape \(3,\) and dtype float64"):
+        (x * 2).sum().backward()
+
+
+def test_with_block_never_exits_a_level_it_did_not_enter():
+    with pytest.raises(RuntimeError, match="already exited"):
+        with fwAD.dual_level() as lvl:
+            fwAD.exit_dual_level(level=lvl)
+            mine = fwAD.enter_dual_level()  # same level number, another level
+            d = fwAD.make_dual(pf.tensor(X0), pf.ones(3))
+    assert mine == lvl and len(STATE.levels) == 1
+    close(tangent(d), [1.0, 1.0, 1.0])  # not exited behind the user's back
+    fwAD.exit_dual_level()

@@ -294,7 +294,13 @@ def accumulate_into(v, lst: list, i: int, lock) -> None:
             # (without create_graph grad mode is off here, so the clone and the sum record nothing)
             v.grad = lst[i] if not STATE.grad_enabled and _exclusive(lst, i) else lst[i].clone()
         else:
-            v.grad = old + lst[i]
+            g = lst[i]
+            if not isinstance(old, Tensor) or old._data.shape != g._data.shape or old._data.dtype != g._data.dtype:
+                what = (f"shape {tuple(old._data.shape)} and dtype {old._data.dtype}" if isinstance(old, Tensor)
+                        else f"type {type(old).__name__}")
+                raise OpError(f"cannot accumulate a gradient of shape {tuple(g._data.shape)} and dtype "
+                              f"{g._data.dtype} into .grad, which has {what} (was .grad assigned by hand?)")
+            v.grad = old + g
 
 
 def tape_free(g):
