@@ -572,3 +572,37 @@ def test_with_block_never_exits_a_level_it_did_not_enter():
     assert mine == lvl and len(STATE.levels) == 1
     close(tangent(d), [1.0, 1.0, 1.0])  # not exited behind the user's back
     fwAD.exit_dual_level()
+
+
+def test_a_gradient_referenced_elsewhere_is_copied():
+    kept = []
+
+    class Keep(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            r = g * 2
+            kept.append(r)  # one reference outside the engine
+            return r
+
+    x = pf.tensor(X0, requires_grad=True)
+    Keep.apply(x).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), kept[0].numpy())
+
+
+def test_a_gradient_a_leaf_hook_kept_is_copied():
+    seen = []
+    x = pf.tensor(X0, requires_grad=True)
+    x.register_hook(lambda g: seen.append(g))
+    (x * x).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), seen[0].numpy())
+
+
+def test_op_node_refuses_a_gradient_for_a_second_output():
+    x = pf.tensor([[1.0, 3.0], [2.0, 0.0]], requires_grad=True)
+    v, _ = x.max(0)
+    with pytest.raises(NotImplementedError, match="more than one output of max_dim"):
+        v.grad_fn.apply([pf.ones(2), pf.ones(2)])

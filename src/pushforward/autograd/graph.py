@@ -124,6 +124,10 @@ class OpNode(Node):
                 "calling backward."
             )
         grad = grads[0]
+        if len(grads) > 1 and any(g is not None for g in grads[1:]):
+            # formulas take one grad; no op has two differentiable outputs yet: never drop one silently
+            raise NotImplementedError(f"{self.name()}: backward through more than one output of "
+                                      f"{self.op.name} is not implemented")
         if grad is None:
             return [None] * len(self.next_edges)
         op = self.op
@@ -258,10 +262,13 @@ def _ref_counts(lst: list, i: int) -> tuple:
 def _calibrate() -> tuple:
     """The counts _ref_counts gives for a Tensor and array that nothing else references
     (measured, not assumed: the interpreter's own references differ between versions)."""
+    return _ref_counts([_calibration_tensor()], 0)  # the list is the tensor's only holder
+
+
+def _calibration_tensor() -> Tensor:
     t = _new(Tensor)
     t._data = np.zeros(4).reshape(2, 2)  # a view whose base only the view references
-    owned = _ref_counts([t], 0)
-    return owned[0], owned[1], owned[2]
+    return t
 
 
 _OWNED = _calibrate()
