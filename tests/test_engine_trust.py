@@ -606,3 +606,31 @@ def test_op_node_refuses_a_gradient_for_a_second_output():
     v, _ = x.max(0)
     with pytest.raises(NotImplementedError, match="more than one output of max_dim"):
         v.grad_fn.apply([pf.ones(2), pf.ones(2)])
+
+
+class ExpSavesOutput(pf.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        r = x.exp()
+        ctx.save_for_backward(r)
+        ctx.save_for_forward(r)
+        return r
+
+    @staticmethod
+    def backward(ctx, g):
+        (r,) = ctx.saved_tensors
+        return g * r
+
+    @staticmethod
+    def jvp(ctx, t):
+        (r,) = ctx.saved_tensors
+        return t * r
+
+
+@pytest.mark.parametrize("fw_mode", [True, False])
+def test_saved_output_keeps_its_tangent_and_history_for_hvp(fw_mode):
+    """The saved output is stored without its grad_fn (no cycle) and rebuilt with it and its tangent."""
+    xv, vv = np.array([0.5, 1.0]), np.array([1.0, 2.0])
+    f = lambda x: (ExpSavesOutput.apply(x) * x).sum()  # noqa: E731
+    _, h = pf.autograd.functional.hvp(f, pf.tensor(xv), pf.tensor(vv), fw_mode=fw_mode)
+    close(h, (np.exp(xv) * xv + 2 * np.exp(xv)) * vv)
