@@ -401,16 +401,17 @@ def neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-def split_like(grad, tensors, dim):
-    """Split grad along dim into pieces the sizes of `tensors` (cat's backward)."""
+def split_like(grad, shapes, dim):
+    """Split grad along dim into pieces of the given shapes (cat's backward: the inputs'
+    shapes, so the tape keeps only those)."""
     out = []
     start = 0
     d = dim % grad.ndim
-    for t in tensors:
-        if t.ndim == 1 and t.shape[0] == 0 and grad.ndim != 1:
+    for shape in shapes:
+        if len(shape) == 1 and shape[0] == 0 and grad.ndim != 1:
             out.append(None)
             continue
-        n = t.shape[d]
+        n = shape[d]
         out.append(grad.narrow(d, start, n))
         start += n
     return out
