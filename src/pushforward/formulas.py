@@ -209,21 +209,23 @@ def norm_jvp(self_p, self_t, result, p, dim, keepdim):
     return (direction.conj() * self_t).real.sum(dims, keepdim=keepdim)
 
 
-def matmul_backward(grad, self, other, which: int):
-    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases."""
-    a, b = self, other
+def matmul_backward(grad, operand, ndims, which: int):
+    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases. `operand` is
+    the other input (the one the gradient is multiplied by), `ndims` both inputs' ndim: the
+    tape keeps no more than that."""
+    a_nd, b_nd = ndims
     g = grad
-    if b.ndim == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
+    if b_nd == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
         g = g.unsqueeze(-1)
-    if a.ndim == 1:
+    if a_nd == 1:
         g = g.unsqueeze(-2)
     if which == 0:
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        b2 = operand.unsqueeze(-1) if b_nd == 1 else operand
         ga = g @ b2.mT.conj()
-        return ga.squeeze(-2) if a.ndim == 1 else ga
-    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        return ga.squeeze(-2) if a_nd == 1 else ga
+    a2 = operand.unsqueeze(0) if a_nd == 1 else operand
     gb = a2.mT.conj() @ g
-    return gb.squeeze(-1) if b.ndim == 1 else gb
+    return gb.squeeze(-1) if b_nd == 1 else gb
 
 
 def _einsum_parse(equation, n):

@@ -4529,8 +4529,8 @@ CUMPROD.public = cumprod
 
 def _matmul__backward(grad, self, other, result, needs):
     return (
-        matmul_backward(grad, self, other, 0) if needs[0] else None,
-        matmul_backward(grad, self, other, 1) if needs[1] else None,
+        matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
+        matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 
 
@@ -4563,8 +4563,8 @@ MATMUL = Op(
     jvp_kind='explicit',
     save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
         ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), None),  # other
+        ((1, 2), None),  # self
+        ((2, 1), None),  # other
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
