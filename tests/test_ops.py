@@ -58,13 +58,15 @@ def test_every_yaml_op_has_an_entry():
 
 
 def test_yaml_coverage_test_would_bite(monkeypatch):
-    """The coverage test really compares with the YAML: an unknown op shows up as missing."""
-    from pushforward.testing import opdb
-    monkeypatch.setattr(opdb, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
-    with pytest.raises(AssertionError, match="brand_new_op"):
-        names = opdb.yaml_op_names()
-        missing = sorted(set(names) - set(OPS))
-        assert not missing, f"ops in derivatives.yaml without an op-database entry: {missing}"
+    """The coverage test itself fails on an op without an entry, and on an entry without an op."""
+    import sys
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
+    with pytest.raises(AssertionError, match="without an op-database entry: \\['brand_new_op'\\]"):
+        test_every_yaml_op_has_an_entry()
+    monkeypatch.setattr(here, "yaml_op_names", lambda: [n for n in OPS if n != "sin"])
+    with pytest.raises(AssertionError, match="for ops not in derivatives.yaml: \\['sin'\\]"):
+        test_every_yaml_op_has_an_entry()
 
 
 def test_entries_match_yaml_metadata():
