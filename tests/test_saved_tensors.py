@@ -207,6 +207,88 @@ def test_every_op_differentiates_after_inplace_writes_where_torch_does(name):
         pytest.skip("no sample that torch computes the same way")
 
 
+# -- generic: what is kept is read ----------------------------------------------------------------------
+
+class _Unreadable:
+    """Array stand-in with a shape and dtype (metadata) whose values cannot be read."""
+
+    def __init__(self, arr) -> None:
+        self.shape, self.dtype, self.ndim, self.size = arr.shape, arr.dtype, arr.ndim, arr.size
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("a kept tensor's values were read")
+
+    def __getattr__(self, name):
+        raise TypeError(f"a kept tensor's .{name} was read")
+
+
+def _unreadable(t):
+    from pushforward.tensor import alias
+    p = alias(t)  # same storage (version counter), values hidden
+    p._data = _Unreadable(t._data)
+    return p
+
+
+# Kept whole though a particular call does not read it: the formula reads it in general, the
+# helper decides at run time.
+READ_AT_RUN_TIME = {
+    ("einsum", "in", 0): "one operand: its gradient does not need the operand",
+    ("max_dim", "out", 1): "0-d input: the gradient is grad itself",
+    ("min_dim", "out", 1): "0-d input: the gradient is grad itself",
+    ("prod", "out", 0): "prod_backward takes the result and does not use it (as torch's prod keeps it)",
+}
+
+
+def test_every_kept_tensor_is_read_by_the_backward():
+    """For every op, sample and pattern of inputs needing grad: hide the values of each tensor
+    the node keeps whole; the backward must then fail (else it should keep less)."""
+    from pushforward.autograd.graph import OpNode
+    from pushforward.testing.opdb import op_record
+    kept_and_unread = []
+    for name in sorted(OPS):
+        info, rec = OPS[name], op_record(name)
+        if rec is None or not info.differentiable:
+            continue
+        for dtype in (F64, C128):
+            for sample in [s for s in info.samples(dtype) if s.grad][:4]:
+                leaves = diff_leaves(sample)
+                for needs in itertools.product((True, False), repeat=len(leaves)):
+                    if not any(needs) or len(leaves) > 4:
+                        continue
+                    fresh = [pf.from_numpy(np.array(t._data, copy=True)).requires_grad_(n)
+                             for t, n in zip(leaves, needs)]
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        out = info(_rebuild(sample, fresh))
+                    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+                    first = next((o for o in outs if o.requires_grad), None)
+                    if first is None or type(first.grad_fn) is not OpNode or first.grad_fn.op is not rec:
+                        continue
+                    node = first.grad_fn
+                    grads = [None] * rec.n_out
+                    grads[first._output_nr] = pf.ones_like(first)
+                    slots = [("in", k) for k, v in enumerate(node.versions) if v is not None]
+                    slots += [("out", k) for k, r in enumerate(getattr(node, "result", None) or []) if r is not None]
+                    for where, k in slots:
+                        attr = "saved" if where == "in" else "result"
+                        kept = list(getattr(node, attr))
+                        v = kept[k]
+                        setattr(node, attr, kept[:k] + [[_unreadable(x) for x in v] if isinstance(v, list)
+                                                        else _unreadable(v)] + kept[k + 1:])
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                node.apply(list(grads))
+                        except Exception:  # noqa: BLE001 - it read the values: right to keep them
+                            pass
+                        else:
+                            if (name, where, k) not in READ_AT_RUN_TIME:
+                                kept_and_unread.append(f"{name} {sample!r} needs={needs}: {where}put {k}")
+                        finally:
+                            setattr(node, attr, kept)
+    assert not kept_and_unread, "kept whole but not read:\n" + "\n".join(kept_and_unread)
+
+
 # -- the analysis itself ---------------------------------------------------------------------------------
 
 def _reads(src, outcome=None, lists=()):

@@ -2270,14 +2270,27 @@ conjugate = conj
 
 def _angle__backward(grad, self, result, needs):
     return (
-        angle_backward(grad, self) if needs[0] else None,
+        (angle_backward(grad, self) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _angle__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), None),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
 def _angle__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return angle_backward(self_t, self_p)
-    return angle_backward(self_t.conj(), self_p).conj()
+        return angle_backward(self_t, self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t)
+    return (angle_backward(self_t.conj(), self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t.conj())).conj()
 
 
 ANGLE = Op(
@@ -2289,10 +2302,7 @@ ANGLE = Op(
     backward=_angle__backward,
     jvp=_angle__jvp,
     jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
+    save_fn=_angle__save,
     out_diff=(True,),
 )
 
@@ -5558,7 +5568,7 @@ INDEX_PUT.public = index_put
 
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
-        grad._view_scatter(zeros_like(src), steps) if needs[0] else None,
+        grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
         replay_view(grad, steps) if needs[1] else None,
     )
 
@@ -5592,9 +5602,9 @@ _VIEW_SCATTER = Op(
     jvp_kind='auto_linear',
     save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
         ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
+        ((0, 1), None),  # self
         ((0, 0), None),  # src
-        ((0, 2), None),  # self, src
+        ((0, 1), None),  # self, src
     ),
     out_diff=(True,),
 )
