@@ -30,14 +30,13 @@ class Op:
     """Runtime description of one op, built by the generated module from derivatives.yaml."""
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
-                 "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
+                 "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
                  "public", "simple", "jvp_np_reads", "grad_embeds")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
-                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
-                 save_result: bool = False, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
-                 differentiable: bool = True, backward_uses_self: bool = False,
-                 jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
+                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
+                 save_fn: Callable | None = None, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
+                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
         self.name = name
         self.kernel = kernel
         self.params = params          # names of the Tensor-typed parameters
@@ -47,13 +46,16 @@ class Op:
         self.jvp = jvp                # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
         self.jvp_np = jvp_np          # the same formula over ndarrays, or None
         self.jvp_kind = jvp_kind      # explicit / auto_element_wise / auto_linear / none
-        self.save = save              # per tensor param: 0 nothing, 1 metadata, 2 the tensor
-        self.save_result = save_result
+        # What the tape node keeps, derived from the backward formulas (codegen/saves.py):
+        # save[mask] = (per tensor param: 0 nothing, 1 metadata, 2 the tensor; per output: 0/2,
+        # or None when no output is kept), where bit i of mask says differentiable param i needs
+        # grad. save_fn(*tensor params, *args) gives the table when it depends on static tests.
+        self.save = save if save is not None else ((((0,) * len(params)), None),) * (1 << sum(diff))
+        self.save_fn = save_fn
         self.n_out = n_out
         self.out_diff = out_diff
         self.kind = kind              # "op", "view" or "maybe_view"
         self.differentiable = differentiable
-        self.backward_uses_self = backward_uses_self
         # per tensor param, then the result: read by jvp_np? (None: all are)
         self.jvp_np_reads = jvp_np_reads
         # the backward places grad into zeros of the input's shape, where this view looks
@@ -184,7 +186,7 @@ def taped(op: Op, ins: tuple, args: tuple):
     if op.differentiable:
         if True in needs:
             node = record(op, ins, args, (out,), needs)
-            if op.save_result:
+            if node.keep is not None:
                 node.save_result((out,))
     return out
 
@@ -328,7 +330,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
             lvl.register(out)
         else:
             _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
-    if node is not None and op.save_result:
+    if node is not None and node.keep is not None:
         node.save_result((out,))
     return out
 
@@ -451,7 +453,7 @@ def dispatch(op: Op, inputs, args: tuple):
                 levels.update(levels_of(t))
         for level in sorted(levels):
             _forward(op, ins, args, outs, level)
-    if node is not None and op.save_result:
+    if node is not None and node.keep is not None:
         node.save_result(outs)
     return out
 
@@ -640,13 +642,28 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     st = STATE
     if st.grad_enabled:
         _check_inplace_allowed(op, target)
-        if op.backward_uses_self and any(
-                v._requires_grad for v in inputs if type(v) is Tensor) and inputs[0] is target:
+        if inputs[0] is target and _keeps_first(op, inputs, args):
             # The backward formula needs self's old value: keep it out of the write's way.
             inputs = (target.clone(),) + tuple(inputs[1:])
     r = dispatch(op, inputs, args)
     commit(op, target, r)
     return target
+
+
+def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:
+    """Will the tape node of op(inputs) keep its first input's value (op.save)?"""
+    ins = normalize(op, inputs)
+    mask = 0
+    bit = 1
+    for v, d in zip(ins, op.diff):
+        if d:
+            if v is not None and any(x._requires_grad for x in ((v,) if type(v) is Tensor else v)):
+                mask |= bit
+            bit <<= 1
+    if not mask:
+        return False
+    table = op.save if op.save_fn is None else op.save_fn(*ins, *args)
+    return table[mask][0][0] == 2
 
 
 def _check_inplace_allowed(op: Op, target: Tensor) -> None:

@@ -209,21 +209,23 @@ def norm_jvp(self_p, self_t, result, p, dim, keepdim):
     return (direction.conj() * self_t).real.sum(dims, keepdim=keepdim)
 
 
-def matmul_backward(grad, self, other, which: int):
-    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases."""
-    a, b = self, other
+def matmul_backward(grad, operand, ndims, which: int):
+    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases. `operand` is
+    the other input (the one the gradient is multiplied by), `ndims` both inputs' ndim: the
+    tape keeps no more than that."""
+    a_nd, b_nd = ndims
     g = grad
-    if b.ndim == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
+    if b_nd == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
         g = g.unsqueeze(-1)
-    if a.ndim == 1:
+    if a_nd == 1:
         g = g.unsqueeze(-2)
     if which == 0:
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        b2 = operand.unsqueeze(-1) if b_nd == 1 else operand
         ga = g @ b2.mT.conj()
-        return ga.squeeze(-2) if a.ndim == 1 else ga
-    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        return ga.squeeze(-2) if a_nd == 1 else ga
+    a2 = operand.unsqueeze(0) if a_nd == 1 else operand
     gb = a2.mT.conj() @ g
-    return gb.squeeze(-1) if b.ndim == 1 else gb
+    return gb.squeeze(-1) if b_nd == 1 else gb
 
 
 def _einsum_parse(equation, n):
@@ -401,16 +403,17 @@ def neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-def split_like(grad, tensors, dim):
-    """Split grad along dim into pieces the sizes of `tensors` (cat's backward)."""
+def split_like(grad, shapes, dim):
+    """Split grad along dim into pieces of the given shapes (cat's backward: the inputs'
+    shapes, so the tape keeps only those)."""
     out = []
     start = 0
     d = dim % grad.ndim
-    for t in tensors:
-        if t.ndim == 1 and t.shape[0] == 0 and grad.ndim != 1:
+    for shape in shapes:
+        if len(shape) == 1 and shape[0] == 0 and grad.ndim != 1:
             out.append(None)
             continue
-        n = t.shape[d]
+        n = shape[d]
         out.append(grad.narrow(d, start, n))
         start += n
     return out

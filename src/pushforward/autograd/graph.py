@@ -78,7 +78,7 @@ class Node:
 class OpNode(Node):
     """Backward of one call of a generated op."""
 
-    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released")
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep")
 
     def __init__(self, op, args: tuple) -> None:
         super().__init__()
@@ -86,21 +86,26 @@ class OpNode(Node):
         self.args = args
         self.result = None
         self.released = False
+        self.keep = None
 
     def name(self) -> str:
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
 
     def save_result(self, outs: tuple) -> None:
-        """Keep the outputs for the backward formulas, without a reference cycle through grad_fn."""
+        """Keep the outputs the backward formulas read (self.keep), without a reference cycle
+        through grad_fn."""
         saved = []
-        for out in outs:
+        for out, k in zip(outs, self.keep):
+            if not k:
+                saved.append(None)
+                continue
             r = _new(Tensor)
             r._data = out._data
             r._st = out._storage()
             r._fw = out._fw
             saved.append(r)
         self.result = saved
-        self.result_version = [r._st.version for r in saved]
+        self.result_version = [None if r is None else r._st.version for r in saved]
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -133,9 +138,12 @@ class OpNode(Node):
         op = self.op
         saved = [self._unpack(t, v) for t, v in zip(self.saved, self.versions)]
         results = [None] * op.n_out
-        if op.save_result:
+        if self.keep is not None:
             results = []
             for k, (r, v) in enumerate(zip(self.result, self.result_version)):
+                if r is None:
+                    results.append(None)
+                    continue
                 if r._st.version != v:
                     raise OpError(
                         f"one of the variables needed for gradient computation has been modified by an inplace "
@@ -358,22 +366,23 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.op = op
     node.args = args
     node.released = False
+    # what the backward formulas that will run read (op.save, indexed by which params need grad)
+    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
     if op.simple and len(ins) <= 2:  # the hot case, unrolled: one or two plain Tensor inputs
         x = ins[0]
-        m = op.save[0]
-        saved0 = x if m == 2 else (_Meta(x) if m else None)
-        version0 = x._st.version if m == 2 else None
         if len(ins) == 1:
-            node.saved = (saved0,)
-            node.versions = (version0,)
+            modes, node.keep = save[1]
+            m = modes[0]
+            node.saved = (x if m == 2 else (_Meta(x) if m else None),)
+            node.versions = (x._st.version if m == 2 else None,)
             node.metas = ((x._data.shape, x._data.dtype),)
             node.next_edges = (edge(x),)
         else:
             y = ins[1]
-            m = op.save[1]
-            node.saved = (saved0, y if m == 2 else (_Meta(y) if m else None))
-            node.versions = (version0, y._st.version if m == 2 else None)
             dx, dy = op.diff
+            (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+            node.saved = (x if m == 2 else (_Meta(x) if m else None), y if n == 2 else (_Meta(y) if n else None))
+            node.versions = (x._st.version if m == 2 else None, y._st.version if n == 2 else None)
             if dx and dy:
                 node.metas = ((x._data.shape, x._data.dtype), (y._data.shape, y._data.dtype))
                 node.next_edges = (edge(x) if needs[0] else None, edge(y) if needs[1] else None)
@@ -386,7 +395,7 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             o._requires_grad = True
             o._grad_fn = node
         return node
-    _record_general(node, op, ins, needs)
+    _record_general(node, op, ins, needs, save)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
@@ -395,11 +404,21 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     return node
 
 
-def _record_general(node: OpNode, op, ins, needs: list) -> None:
+def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
     """record() for ops with optional or list inputs: flatten lists into one edge per tensor."""
     saved, versions, edges, metas = [], [], [], []
+    mask = 0  # bit i: differentiable parameter i needs grad (any of its tensors, for a list)
+    k = bit = 0
+    for v, d in zip(ins, op.diff):
+        if d:
+            n = 0 if v is None else (1 if type(v) is Tensor else len(v))
+            if any(needs[k:k + n]):
+                mask |= 1 << bit
+            k += n
+            bit += 1
+    modes, node.keep = save[mask]
     k = 0
-    for v, mode, d in zip(ins, op.save, op.diff):
+    for v, mode, d in zip(ins, modes, op.diff):
         single = type(v) is Tensor
         if v is None or mode == 0:
             saved.append(None)

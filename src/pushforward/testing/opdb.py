@@ -25,8 +25,8 @@ import scipy.special as sp
 from .._generated import ops
 from ..tensor import Tensor
 
-__all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "make_tensor", "yaml_op_names", "op_record",
-           "gradcheck_fn", "diff_leaves"]
+__all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "check_sample", "forward_forms", "FORWARD_FORMS",
+           "make_tensor", "yaml_op_names", "op_record", "gradcheck_fn", "diff_leaves"]
 
 F64 = np.dtype(np.float64)
 F32 = np.dtype(np.float32)
@@ -1141,11 +1141,112 @@ def _short(e: BaseException) -> str:
     return msg if len(msg) < 4000 else msg[:4000] + " ..."
 
 
+# The forward formula of an op is compiled twice (over Tensors and over bare arrays) and runs
+# inside nested levels over dual primals: each of these is checked on every sample.
+FORWARD_FORMS = ("array", "tensor", "nested")
+
+
+def forward_forms(info: OpInfo) -> tuple:
+    """The forms of the op's forward formula that `check_sample` checks: "array" (the default
+    path: the array form where one exists), "tensor" (the Tensor form, as when something may
+    differentiate the tangent; separate only when an array form exists) and "nested" (inside an
+    outer dual level whose tangents the primals carry)."""
+    rec = op_record(info.name)
+    if info.composite or (rec is not None and rec.jvp_np is not None):
+        return FORWARD_FORMS
+    return ("array", "nested")
+
+
+def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
+    """fn for gradcheck's forward check in the given form (see forward_forms)."""
+    from ..autograd import forward_ad as fwAD
+
+    if form == "array":
+        def g(*xs):
+            return fn(*xs)
+    elif form == "tensor":
+        def g(*xs):
+            # a primal that requires grad: its tangent formulas go on the tape, over Tensors
+            return fn(*[x.requires_grad_() if _is_float_tensor(x) and not x.requires_grad and x._grad_fn is None
+                        else x for x in xs])
+    else:
+        def g(*xs):
+            ys = []
+            for k, x in enumerate(xs):
+                if _is_float_tensor(x):
+                    rng = np.random.default_rng(1000 + k)
+                    t = rng.standard_normal(x.shape)
+                    if x.dtype.kind == "c":
+                        t = t + 1j * rng.standard_normal(x.shape)
+                    from ..tensor import wrap
+                    x = fwAD.make_dual(x, wrap(np.asarray(t, dtype=x.dtype)), level=outer)
+                ys.append(x)
+            return fn(*ys)
+    g.__qualname__ = g.__name__ = f"{getattr(fn, '__name__', 'fn')} ({form} form of the forward formula)"
+    return g
+
+
+def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, forward: bool = True,
+                 fast_mode: bool | None = None) -> None:
+    """gradcheck one sample of an op: backward, then forward in every form of `forward_forms`
+    (the array and the Tensor compilation of the formula, and inside an outer level), all
+    against one numerical Jacobian. Raises GradcheckError naming the form."""
+    from contextlib import contextmanager
+
+    from ..autograd import forward_ad as fwAD
+    from ..autograd.gradcheck import gradcheck_forms
+    fn, inputs = gradcheck_fn(info, sample)
+
+    def form_of(name):
+        @contextmanager
+        def form():
+            if name == "nested":
+                with fwAD.dual_level() as outer:
+                    yield _forward_form_fn(fn, name, outer)
+            else:
+                yield _forward_form_fn(fn, name, None)
+        return form
+
+    forms = [form_of(f) for f in forward_forms(info)] if forward else []
+    gradcheck_forms(fn, inputs, forms, check_backward_ad=backward, atol=info.atol, rtol=info.rtol,
+                    fast_mode=info.fast_mode if fast_mode is None else fast_mode)
+    rec = op_record(info.name)
+    if backward and rec is not None and rec.grad_embeds:
+        _check_embedded_backward(info, sample)
+
+
+def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
+    """A view whose backward only places grad into zeros (`grad_embeds`) has its gradients
+    summed in place by the engine; its formula runs when the gradient is differentiated
+    (create_graph). gradcheck sees the first; the two must agree."""
+    from ..autograd.gradcheck import GradcheckError
+    from ..autograd.graph import grad
+    from ..tensor import wrap
+    fn, inputs = gradcheck_fn(info, sample)
+    outs = fn(*inputs)
+    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor)
+            and o.requires_grad]
+    if not outs:
+        return
+    rng = np.random.default_rng(0)
+    gos = [wrap(np.asarray(rng.standard_normal(o.shape) * (1 + 1j if o.dtype.kind == "c" else 1), dtype=o.dtype))
+           for o in outs]
+    plain = grad(outs, list(inputs), gos, retain_graph=True, allow_unused=True)
+    graph = grad(outs, list(inputs), gos, create_graph=True, allow_unused=True)
+    for k, (a, b) in enumerate(zip(plain, graph)):
+        a = np.zeros(inputs[k].shape) if a is None else np.asarray(a._data)
+        b = np.zeros(inputs[k].shape) if b is None else np.asarray(b._data)
+        if not np.allclose(a, b, rtol=1e-12, atol=1e-12):
+            raise GradcheckError(f"gradcheck failed for {info.name} in backward mode: the backward formula (run with "
+                                 f"create_graph=True) and the in-place sum of embedded gradients disagree for "
+                                 f"input {k}:\n{b}\nvs\n{a}")
+
+
 def check_op(name: str, *, fast: bool = False) -> dict:
-    """Run gradcheck (backward and forward), gradgradcheck (forward-over-reverse) and the complex
-    samples of op `name`. Values: True (passed), False (failed) or None (not applicable);
-    `error` holds the first failure's message."""
-    from ..autograd.gradcheck import gradcheck, gradgradcheck
+    """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
+    gradgradcheck (forward-over-reverse) and the complex samples of op `name`. Values: True
+    (passed), False (failed) or None (not applicable); `error` holds the first failure's message."""
+    from ..autograd.gradcheck import gradgradcheck
     info = OPS[name]
     res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "kind": info.jvp_kind,
            "error": None}
@@ -1164,7 +1265,7 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                     gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol,
                                   rtol=info.rtol)
                 else:
-                    gradcheck(fn, inputs, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol, **kw)
+                    check_sample(info, s, fast_mode=fast_mode, **kw)
             except Exception as e:  # noqa: BLE001 - every failure is reported
                 ok = False
                 if res["error"] is None:
@@ -1172,8 +1273,8 @@ def check_op(name: str, *, fast: bool = False) -> dict:
         res[key] = ok
 
     real = [s for s in info.samples(F64) if s.grad]
-    run("backward", real, check_forward_ad=False)
-    run("forward", real, check_backward_ad=False)
+    run("backward", real, forward=False)
+    run("forward", real, backward=False)
     if info.gradgrad:
         run("fwd_over_rev", [s for s in real if s.gradgrad and _numel(s) <= 24][:4])
     if info.supports_complex:
