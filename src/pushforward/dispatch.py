@@ -120,11 +120,66 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
         return None
     xd = x._data
     out = _bare(op, (x,), (xd,), args)
-    return _attach(op, out, op.jvp_np(xd, t._data, out._data, *args), key, lvl)
+    od = out._data
+    td = t._data
+    r = op.jvp_np(xd, td, od, *args)
+    if type(r) is np.ndarray and (r is td or r is xd or r is od or r.base is not None):
+        r = own_array(r, (xd, td, od))
+    return _attach(op, out, r, key, lvl)
+
+
+# -- the aliasing rule ------------------------------------------------------------------------
+# A tangent may share memory with another tensor's tangent only where the primals do: a view
+# and its base. A formula may return an input's tangent unchanged (``x + 1``: self_t), or a
+# reshape of it, or a primal; attached as it is, an in-place op on either tensor would change
+# the other's tangent. Every place that attaches a formula's tangent to a non-view output
+# (_attach, _forward and the deferred tangents of pending.py) goes through `own_array` or
+# `own_tensor`, which copy exactly in that case. A fresh array (no base, not an input) costs
+# two identity tests.
+
+def own_array(r: np.ndarray, arrays) -> np.ndarray:
+    """r, or a copy of r when it may share memory with one of `arrays` (ndarrays, lists of them,
+    None or scalars: the formula's inputs and the op's outputs)."""
+    fresh = r.base is None
+    for a in arrays:
+        if type(a) is list:
+            if own_array(r, a) is not r:
+                return r.copy()
+        elif type(a) is np.ndarray and (a is r if fresh else np.may_share_memory(r, a)):
+            return r.copy()
+    return r
+
+
+def _arrays_of(values) -> list:
+    """The arrays of Tensors (or lists of them, or deferred tangents) in `values`, flattened."""
+    out = []
+    for v in values:
+        tv = type(v)
+        if tv is Tensor:
+            out.append(v._data)
+        elif tv is list:
+            out.extend(_arrays_of(v))
+        elif tv is Pending:
+            if v.value is not None and type(v.value) is Tensor:
+                out.append(v.value._data)
+        elif tv is np.ndarray:
+            out.append(v)
+    return out
+
+
+def own_tensor(t: Tensor, arrays) -> Tensor:
+    """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
+    d = t._data
+    fresh = d.base is None
+    for a in arrays:
+        if a is d if fresh else np.may_share_memory(d, a):
+            return t.clone()
+    return t
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
-    """Give `out` the tangent array r (None: no tangent) at the level `key`."""
+    """Give `out` the tangent array r (None: no tangent; it must share memory with no input or
+    output array, see own_array) at the level `key`."""
     if r is None:
         return out
     od = out._data
@@ -257,7 +312,10 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     od = out._data
     if scalars:
         datas = _scalar_arrays(datas, od)
-    return _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
+    r = op.jvp_np(*datas, *tans, od, *args)
+    if type(r) is np.ndarray:
+        r = own_array(r, (*datas, *tans, od))
+    return _attach(op, out, r, key, lvl)
 
 
 def _scalar_arrays(datas: list, od: np.ndarray) -> list:
@@ -327,7 +385,10 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
             out._fw = {key: defer(lvl, op, datas, tans, od, args)}
             lvl.register(out)
         else:
-            _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
+            r = op.jvp_np(*datas, *tans, od, *args)
+            if type(r) is np.ndarray:
+                r = own_array(r, (*datas, *tans, od))
+            _attach(op, out, r, key, lvl)
     if node is not None and op.save_result:
         node.save_result((out,))
     return out
@@ -556,16 +617,19 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         else:
             r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
     if op.n_out == 1:
-        if r is not None:
-            t = fit_tangent(r, outs[0], op)
-            if t is not None:
-                set_tangent(outs[0], level, t)
-    else:
-        for o, t, d in zip(outs, r, op.out_diff):
-            if d and t is not None:
-                t = fit_tangent(t, o, op)
-                if t is not None:
-                    set_tangent(o, level, t)
+        r = (r,)
+    seen = None
+    for o, t, d in zip(outs, r, op.out_diff):
+        if d and t is not None:
+            t = fit_tangent(t, o, op)
+            if t is None:
+                continue
+            if o._base is None:  # not a view: its tangent must be its own (see own_array)
+                if seen is None:
+                    seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
+                t = own_tensor(t, seen)
+                seen.append(t._data)
+            set_tangent(o, level, t)
 
 
 def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):

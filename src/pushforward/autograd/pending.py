@@ -74,12 +74,15 @@ class Pending:
         return self.value
 
     def _compute(self) -> None:
-        from ..dispatch import fit_tangent
+        from ..dispatch import fit_tangent, own_array
         from ..tensor import wrap
 
         op = self.op
-        r = op.jvp_np(*self.datas, *[_array(t) for t in self.tans], self.od, *self.args)
+        tans = [_array(t) for t in self.tans]
+        r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
+            if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
+                r = own_array(r, (*self.datas, *tans, self.od))
             if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype:
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype

@@ -1,0 +1,105 @@
+"""Regression tests for issue 9 (op semantics): results that alias their inputs' tangents or
+memory, index shapes, integer casts, 0-d and empty inputs. PyTorch (installed for tests only)
+is the oracle where its behaviour is the contract."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward.autograd.functional import hvp
+
+torch = pytest.importorskip("torch")
+
+
+def _tan(t):
+    return fwAD.unpack_dual(t).tangent
+
+
+# ---- 1. a result never shares its input's tangent (only a view and its base do) --------------
+
+UNARY_ALIASING = {
+    "add scalar": lambda x: x + 1,
+    "sub scalar": lambda x: x - 1,
+    "radd": lambda x: 1 + x,
+    "add no-tangent tensor": lambda x: x + pf.tensor([3.0, 4.0]),
+    "fmod no-tangent tensor": lambda x: pf.fmod(x, pf.tensor([5.0, 5.0])),
+    "remainder no-tangent tensor": lambda x: pf.remainder(x, pf.tensor([5.0, 5.0])),
+    "mul by one-ish": lambda x: x * pf.tensor([1.0, 1.0]),
+    "clone": lambda x: x.clone(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_ALIASING))
+@pytest.mark.parametrize("where", ["result", "input"])
+def test_inplace_on_result_or_input_keeps_the_other_tangent(name, where):
+    f = UNARY_ALIASING[name]
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+        y = f(x)
+        before = _tan(y).numpy().copy()
+        if where == "result":
+            y.mul_(3)
+            assert np.allclose(_tan(x).numpy(), [1.0, 1.0])
+            assert np.allclose(_tan(2 * x).numpy(), [2.0, 2.0])
+        else:
+            x.mul_(3)
+            assert np.allclose(_tan(y).numpy(), before)
+
+
+def test_issue_repro_add_then_mul_():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+        y = x + 1
+        y.mul_(3)
+        z = 2 * x
+        assert np.allclose(_tan(z).numpy(), [2.0, 2.0])
+        assert np.allclose(_tan(y).numpy(), [3.0, 3.0])
+
+
+@pytest.mark.parametrize("fn", ["amax", "amin", "prod", "max", "min", "sum", "mean", "cumsum", "logsumexp"])
+def test_zero_d_reductions_do_not_alias_the_tangent(fn):
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor(2.0), pf.tensor(1.0))
+        out = getattr(x, fn)(0)
+        y = out[0] if isinstance(out, tuple) else out
+        y.mul_(5)
+        assert float(_tan(x)) == 1.0
+
+
+def test_nested_level_tensor_path_does_not_alias():
+    # the Tensor formulas (another level live) obey the same rule
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+        with fwAD.dual_level():
+            x2 = fwAD.make_dual(x, pf.full((2,), 2.0))
+            y = x2 + 1
+            y.mul_(3)
+            assert np.allclose(_tan(x2).numpy(), [2.0, 2.0])
+        assert np.allclose(_tan(x).numpy(), [1.0, 1.0])
+
+
+def test_requires_grad_path_does_not_alias():
+    xp = pf.tensor([1.0, 2.0], requires_grad=True)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(xp, pf.ones(2))
+        y = x + 1
+        y.mul_(3)
+        assert np.allclose(_tan(x).numpy(), [1.0, 1.0])
+
+
+def test_hvp_not_corrupted_by_inplace_on_alias():
+    def f(x):
+        s = x.sin()
+        w = x + 1
+        w.zero_()
+        return (s * s).sum() + w.sum()
+
+    x = pf.tensor([0.3, 0.7])
+    v = pf.tensor([1.0, -1.0])
+    got = hvp(f, x, v)[1]
+    xt = torch.tensor([0.3, 0.7], dtype=torch.float64)
+    vt = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    want = torch.autograd.functional.hvp(lambda x: (x.sin() ** 2).sum(), xt, vt)[1]
+    assert np.allclose(got.numpy(), want.numpy())
