@@ -9,6 +9,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.functional import hvp
+from pushforward.errors import OpError
 
 torch = pytest.importorskip("torch")
 
@@ -103,3 +104,39 @@ def test_hvp_not_corrupted_by_inplace_on_alias():
     vt = torch.tensor([1.0, -1.0], dtype=torch.float64)
     want = torch.autograd.functional.hvp(lambda x: (x.sin() ** 2).sum(), xt, vt)[1]
     assert np.allclose(got.numpy(), want.numpy())
+
+
+# ---- 2. gather does not broadcast its index -----------------------------------------------------
+
+GATHER_CASES = [((2, 3), 0, [[1]]), ((2, 3), 1, [[1]]), ((2, 3), 1, [[0, 1, 1, 0]]), ((2, 3), 0, [[0], [1], [1]]),
+                ((3, 4), 1, [[3, 0], [1, 2]]), ((), 0, 0), ((), 0, [0, 0])]
+
+
+@pytest.mark.parametrize("shape,dim,index", GATHER_CASES)
+def test_gather_matches_torch_primal_backward_forward(shape, dim, index):
+    a = np.arange(float(np.prod(shape))).reshape(shape) + 0.5
+    g = np.random.default_rng(0).standard_normal(np.shape(index))
+    x = pf.tensor(a, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    y = pf.gather(x, dim, pf.tensor(index))
+    yt = torch.gather(xt, dim, torch.tensor(index))
+    assert y.shape == tuple(yt.shape)
+    assert np.allclose(y.detach().numpy(), yt.detach().numpy())
+    y.backward(pf.tensor(g))
+    yt.backward(torch.tensor(g))
+    assert np.allclose(x.grad.numpy(), xt.grad.numpy())
+    with fwAD.dual_level():
+        v = np.cos(a)
+        d = fwAD.make_dual(pf.tensor(a), pf.tensor(v))
+        t = _tan(pf.gather(d, dim, pf.tensor(index)))
+    assert np.allclose(t.numpy(), torch.gather(torch.tensor(v), dim, torch.tensor(index)).numpy())
+
+
+@pytest.mark.parametrize("dim,index,msg", [(0, [[2]], "out of bounds"), (1, [[-1]], "out of bounds"),
+                                           (0, [[0, 1, 1, 0]], "no larger than"), (0, [1], "same number of dim"),
+                                           (0, [[1.0]], "dtype")])
+def test_gather_bad_index_is_a_clear_error(dim, index, msg):
+    with pytest.raises(OpError, match=msg):
+        pf.gather(pf.arange(6.0).view(2, 3), dim, pf.tensor(index))
+    with pytest.raises(RuntimeError):
+        torch.gather(torch.arange(6.0).view(2, 3), dim, torch.tensor(index))

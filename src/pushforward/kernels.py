@@ -345,23 +345,44 @@ def _index_array(index, name):
     return index
 
 
+def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
+    """The NumPy index of torch.gather's picks: out[i, j, ...] = a[..., index[i, j, ...], ...] with
+    index at `dim` and each other dimension's own position. Unlike take_along_axis, the index is
+    never broadcast: it may be smaller than the input in the other dimensions (torch's rule) and
+    the result has its shape. A 0-d input counts as one element in one dimension (as torch).
+    Returns the positions and the index's shape as used (1-d for a 0-d input)."""
+    index = _index_array(index, name)
+    nd = max(len(shape), 1)
+    d = _dim(dim, len(shape))
+    full = tuple(shape) if shape else (1,)
+    if index.ndim != len(shape) and not (len(shape) == 0 and index.ndim <= 1):
+        raise OpError(f"{name}(): Index tensor must have the same number of dimensions as input tensor "
+                      f"(got index of shape {index.shape} and input of shape {tuple(shape)})")
+    ishape = index.shape if index.ndim == nd else index.reshape(-1).shape
+    for k in range(nd):
+        if k != d and ishape[k] > full[k]:
+            raise OpError(f"{name}(): Size does not match at dimension {k}: expected index {list(index.shape)} "
+                          f"to be no larger than self {list(shape)} apart from dimension {d}")
+    if index.size:
+        lo, hi = index.min(), index.max()
+        if lo < 0 or hi >= full[d]:
+            bad = lo if lo < 0 else hi
+            raise OpError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {full[d]}")
+    pos = list(np.ix_(*[np.arange(n) for n in ishape]))
+    pos[d] = index.reshape(ishape)
+    return tuple(pos), ishape
+
+
 def gather(a, dim, index):
-    index = _index_array(index, "gather")
-    d = _dim(dim, a.ndim)
-    if index.ndim != a.ndim:
-        raise OpError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
-                      f"(got {index.ndim} and {a.ndim})")
-    return np.take_along_axis(a, index, axis=d)
+    pos, _ = _gather_positions(a.shape, dim, index, "gather")
+    return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(np.shape(index))
 
 
 def gather_backward(grad, dim, index, shape):
-    out = np.zeros(shape, dtype=grad.dtype)
-    d = _dim(dim, len(shape))
-    idx = np.indices(index.shape, sparse=True)
-    idx = list(np.broadcast_arrays(*idx))
-    idx[d] = index
-    np.add.at(out, tuple(idx), grad)
-    return out
+    pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
+    out = np.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
+    np.add.at(out, pos, np.reshape(grad, ishape))
+    return out.reshape(tuple(shape))
 
 
 def index_select(a, dim, index):

@@ -302,14 +302,21 @@ def _ref_minmax(which):
 
 
 def _ref_gather(x, dim, index):
-    return np.take_along_axis(x, index, axis=dim)
+    # element by element, torch's definition: the index is not broadcast, the result has its shape
+    out = np.empty(index.shape, x.dtype)
+    for pos in np.ndindex(*index.shape):
+        src = list(pos)
+        src[dim] = index[pos]
+        out[pos] = x[tuple(src)]
+    return out
 
 
 def _ref_gather_backward(g, dim, index, shape):
     out = np.zeros(shape, g.dtype)
-    idx = list(np.broadcast_arrays(*np.indices(index.shape, sparse=True)))
-    idx[dim] = index
-    np.add.at(out, tuple(idx), g)
+    for pos in np.ndindex(*index.shape):
+        dst = list(pos)
+        dst[dim] = index[pos]
+        out[tuple(dst)] += g[pos]
     return out
 
 
@@ -701,11 +708,16 @@ def s_tril(m):
 def s_gather(m):
     return [SampleInput(m((3, 4)), (1, m.index(4, (3, 2)))), SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
             SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
-            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d")]
+            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
+            # issue 9: an index smaller than the input in the other dimensions is not broadcast
+            SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
+            SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
+            SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index")]
 
 
 def s_gather_backward(m):
-    return [SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
+    return [SampleInput(m((1, 1)), (0, _leaf(np.array([[1]])), (2, 3)), {}, "small index"),
+            SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
             SampleInput(m((2, 4)), (0, m.index(3, (2, 4)), (3, 4))),
             SampleInput(m((6,)), (0, m.index(4, (6,)), (4,)), {}, "1-d")]
 
