@@ -140,3 +140,75 @@ def test_gather_bad_index_is_a_clear_error(dim, index, msg):
         pf.gather(pf.arange(6.0).view(2, 3), dim, pf.tensor(index))
     with pytest.raises(RuntimeError):
         torch.gather(torch.arange(6.0).view(2, 3), dim, torch.tensor(index))
+
+
+# ---- 3. every op returns a tracked view or fresh memory -------------------------------------------
+
+from pushforward.tensor import Tensor  # noqa: E402
+from pushforward.testing.opdb import OPS  # noqa: E402
+
+
+def _tensors(obj) -> list:
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in _tensors(v)]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tensors(v)]
+    return []
+
+
+def _dtypes(info):
+    return [d for d in info.dtypes if np.dtype(d) in (np.dtype(np.float64), np.dtype(np.complex128))] or \
+        list(info.dtypes)[:1]
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_result_is_a_tracked_view_or_fresh_memory(name):
+    """A result sharing memory with an input, unknown to autograd, makes an in-place op on it
+    change the input behind the tape's back (y.double().mul_(3) with y float64)."""
+    info = OPS[name]
+    for dt in _dtypes(info):
+        for s in info.samples(dt):
+            ins = _tensors((s.input, s.args, s.kwargs))
+            try:
+                out = info(s)
+            except Exception:  # noqa: BLE001 - samples that raise on purpose are tested elsewhere
+                continue
+            for o in _tensors(out):
+                for x in ins:
+                    if o._data.size and np.may_share_memory(o._data, x._data):
+                        root = x._base if x._base is not None else x
+                        assert o._base is root or o is x, \
+                            f"{name} {s!r}: result shares memory with an input but is not a tracked view of it"
+
+
+NO_COPY = {
+    "double": lambda y: y.double(), "to": lambda y: y.to(pf.float64), "to kw": lambda y: y.to(dtype=pf.float64),
+    "einsum ij->ji": lambda y: pf.einsum("ij->ji", y), "einsum ij": lambda y: pf.einsum("ij", y),
+    "real": lambda y: y.real, "conj": lambda y: y.conj(), "contiguous": lambda y: y.contiguous(),
+    "reshape": lambda y: y.reshape(4), "flatten": lambda y: y.flatten(), "to None": lambda y: y.to(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_COPY))
+def test_write_into_a_result_is_seen_by_the_gradient_iff_it_reaches_the_input(name):
+    x = pf.ones(2, 2, dtype=pf.float64, requires_grad=True)
+    y = 2 * x
+    NO_COPY[name](y).mul_(3)
+    (g,) = pf.autograd.grad(y.sum(), x)
+    changed = not np.allclose(y.detach().numpy(), 2.0)
+    assert np.allclose(g.numpy(), 6.0 if changed else 2.0)
+
+
+@pytest.mark.parametrize("name", ["double", "to", "to kw"])
+def test_to_with_nothing_to_change_is_self_like_torch(name):
+    x = pf.ones(2, dtype=pf.float64, requires_grad=True)
+    xt = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    y, yt = 2 * x, 2 * xt
+    NO_COPY[name](y).mul_(3)
+    {"double": lambda t: t.double(), "to": lambda t: t.to(torch.float64),
+     "to kw": lambda t: t.to(dtype=torch.float64)}[name](yt).mul_(3)
+    (g,) = pf.autograd.grad(y.sum(), x)
+    (gt,) = torch.autograd.grad(yt.sum(), xt)
+    assert np.allclose(g.numpy(), gt.numpy())

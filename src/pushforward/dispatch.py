@@ -84,8 +84,21 @@ def _bare(op: Op, inputs, datas, args: tuple) -> Tensor:
     except Exception as e:
         raise op_error(op, inputs, args, e) from None
     t = _new(Tensor)
-    t._data = out if type(out) is np.ndarray else np.asarray(out)
+    if type(out) is np.ndarray:
+        if out.base is not None and op.kind == "op":
+            out = _unshared(out, datas)
+        t._data = out
+    else:
+        t._data = np.asarray(out)
     return t
+
+
+def _unshared(out: np.ndarray, datas) -> np.ndarray:
+    """A non-view op's kernel result that is a NumPy view (einsum('ij->ji'), a reshape in the
+    kernel) may alias an input: then autograd would not know that writing into the result
+    writes into the input. Such a result is copied: every op returns a tracked view (view ops)
+    or fresh memory. (A result that is an input itself has no base: kernels never do that.)"""
+    return out.copy() if own_array(out, datas) is not out else out
 
 
 def apply1(op: Op, x, args: tuple):
@@ -490,7 +503,7 @@ def dispatch(op: Op, inputs, args: tuple):
             raw = op.kernel(*datas, *args)
         except Exception as e:
             raise op_error(op, ins, args, e) from None
-        outs = tuple(wrap(r) for r in raw)
+        outs = tuple(wrap(_unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
         out = outs
     if op.kind != "op":
         _link_view(op, ins[0], outs[0], args)

@@ -3432,10 +3432,6 @@ def _to__jvp(self_p, self_t, result, dtype, copy):
     return to(self_t, dtype, copy)
 
 
-def _to__jvp_np(self_p, self_t, result, dtype, copy):
-    return K.to(self_t, dtype, copy)
-
-
 TO = Op(
     'to',
     K.to,
@@ -3444,17 +3440,16 @@ TO = Op(
     (True,),
     backward=_to__backward,
     jvp=_to__jvp,
-    jvp_np=_to__jvp_np,
-    jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
     save=(0,),
     out_diff=(True,),
+    kind='maybe_view',
 )
 
 
 def to(self, dtype=None, copy=False):
-    """Cast to dtype (a differentiable copy). Example: pf.tensor([1.0]).to(pf.float32)"""
-    return apply1(TO, self, (dtype, copy))
+    """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
+    return applyn(TO, (self,), (dtype, copy))
 
 
 TO.public = to
@@ -5871,6 +5866,7 @@ K.register_array_views({
     'real': K.real,
     'imag': K.imag,
     'conj': K.conj,
+    'to': K.to,
     'alias': K.alias,
     'view': K.view,
     'reshape': K.reshape,
