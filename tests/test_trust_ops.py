@@ -212,3 +212,44 @@ def test_to_with_nothing_to_change_is_self_like_torch(name):
     (g,) = pf.autograd.grad(y.sum(), x)
     (gt,) = torch.autograd.grad(yt.sum(), xt)
     assert np.allclose(g.numpy(), gt.numpy())
+
+
+# ---- 4. integer and bool results carry no tangent and require no grad -------------------------
+
+CASTS = {"long": lambda t: t.long(), "int": lambda t: t.int(), "bool": lambda t: t.bool(),
+         "to int64": lambda t: t.to(pf.int64), "long double": lambda t: t.long().double(),
+         "bool double": lambda t: t.bool().to(pf.float64)}
+
+
+@pytest.mark.parametrize("name", sorted(CASTS))
+@pytest.mark.parametrize("mode", ["array", "tensor", "untracked"])
+def test_integer_casts_drop_the_tangent(name, mode):
+    p = pf.tensor([1.7, -2.2])
+    v = pf.tensor([1.5, -2.5])
+    if mode == "untracked":
+        from pushforward.autograd.forward_ad import untracked_level
+        ctx = untracked_level()
+    else:
+        ctx = fwAD.dual_level()
+    with ctx:
+        if mode == "tensor":
+            p = p.clone().requires_grad_()
+        d = fwAD.make_dual(p, v)
+        out = CASTS[name](d)
+        t = _tan(out)
+        assert t is None or np.all(t.numpy() == 0)
+        assert out.dtype.kind in "fc" or not out.requires_grad
+
+
+def test_cast_jacfwd_matches_jacrev():
+    f = lambda x: x.long().double() * x  # noqa: E731
+    x = pf.tensor([1.7, -2.2])
+    assert np.allclose(pf.func.jacfwd(f)(x).numpy(), pf.func.jacrev(f)(x).numpy())
+
+
+def test_copy_dual_into_integer_tensor_gives_no_tangent():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.7, -2.2]), pf.tensor([1.5, -2.5]))
+        a = pf.zeros(2, dtype=pf.int64)
+        a.copy_(d)
+        assert _tan(a) is None and a.tolist() == [1, -2]

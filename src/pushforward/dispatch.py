@@ -196,7 +196,7 @@ def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
     if r is None:
         return out
     od = out._data
-    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype:
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         t = fit_tangent(wrap(np.asarray(r)), out, op)
         if t is None:
             return out
@@ -669,10 +669,14 @@ def _prim(v: Tensor, level: int) -> Tensor:
 
 
 def fit_tangent(t, out: Tensor, op: Op):
-    """Bring a formula's tangent to the output's shape and dtype (the one place that does)."""
+    """Bring a formula's tangent to the output's shape and dtype (the one place that does).
+    None for an integer or bool output: those never carry tangents (DESIGN rule 3), whatever
+    the formula says (a cast's formula casts the tangent too)."""
+    od = out._data
+    if od.dtype.kind not in FLOATING:
+        return None
     if type(t) is not Tensor:
         t = wrap(np.asarray(t))
-    od = out._data
     td = t._data
     if td.shape != od.shape:
         try:
@@ -682,8 +686,6 @@ def fit_tangent(t, out: Tensor, op: Op):
                           f"shape {od.shape}") from None
         t = t.expand(od.shape).clone()
     if td.dtype != od.dtype:
-        if od.dtype.kind not in FLOATING:
-            return None
         if td.dtype.kind == "c" and od.dtype.kind != "c":
             t = t.real
         if t._data.dtype != od.dtype:
@@ -764,6 +766,8 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
     if st.grad_enabled and (r._requires_grad or target._requires_grad
                             or (target._base is not None and target._base._requires_grad)):
         rebase_history(target, r)
+    if target._data.dtype.kind not in FLOATING:
+        return  # an integer or bool tensor never carries a tangent (DESIGN rule 3)
     levels = set(levels_of(r)) | set(levels_of(target))
     for level in sorted(levels):
         rt = tangent_of(r, level)

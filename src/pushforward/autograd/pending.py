@@ -83,9 +83,10 @@ class Pending:
         if r is not None:
             if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
                 r = own_array(r, (*self.datas, *tans, self.od))
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype:
+            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
+                    and self.dtype.kind in "fc":
                 r = wrap(r)
-            else:  # broadcast or cast it to the output's shape and dtype
+            else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
                 r = fit_tangent(wrap(np.asarray(r)), wrap(like), op)
         self.value = r
