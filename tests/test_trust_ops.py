@@ -253,3 +253,184 @@ def test_copy_dual_into_integer_tensor_gives_no_tangent():
         a = pf.zeros(2, dtype=pf.int64)
         a.copy_(d)
         assert _tan(a) is None and a.tolist() == [1, -2]
+
+
+# ---- 5. crashes where torch computes --------------------------------------------------------------
+
+def _both(f_pf, f_t, a, v=None):
+    """(primal, gradient of sum, jvp) of f in pushforward and torch, float64."""
+    a = np.asarray(a, dtype=np.float64)
+    v = np.ones_like(a) if v is None else np.asarray(v, dtype=np.float64)
+    x = pf.tensor(a, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    y, yt = f_pf(x), f_t(xt)
+    (g,) = pf.autograd.grad(y.sum(), x)
+    (gt,) = torch.autograd.grad(yt.sum(), xt)
+    with fwAD.dual_level():
+        t = _tan(f_pf(fwAD.make_dual(pf.tensor(a), pf.tensor(v))))
+    import torch.autograd.forward_ad as tfw
+    with tfw.dual_level():
+        tt = tfw.unpack_dual(f_t(tfw.make_dual(torch.tensor(a), torch.tensor(v)))).tangent
+    return (y, g, t), (yt, gt, tt)
+
+
+def _same(mine, theirs):
+    for m, t in zip(mine, theirs):
+        if t is None:
+            assert m is None or np.all(m.detach().numpy() == 0)
+            continue
+        t = t.detach().numpy()
+        assert m is not None and m.shape == t.shape, (m, t)
+        assert np.allclose(m.detach().numpy(), t, equal_nan=True), (m, t)
+
+
+ZERO_D = {
+    "logsumexp keepdim": (lambda x: pf.logsumexp(x, 0, keepdim=True), lambda x: torch.logsumexp(x, 0, keepdim=True)),
+    "logsumexp": (lambda x: pf.logsumexp(x, 0), lambda x: torch.logsumexp(x, 0)),
+    "cumprod": (lambda x: pf.cumprod(x, 0), lambda x: torch.cumprod(x, 0)),
+    "cumsum": (lambda x: pf.cumsum(x, 0), lambda x: torch.cumsum(x, 0)),
+    "softmax": (lambda x: pf.softmax(x, 0), lambda x: torch.softmax(x, 0)),
+    "log_softmax": (lambda x: pf.log_softmax(x, 0), lambda x: torch.log_softmax(x, 0)),
+    "sum keepdim": (lambda x: x.sum(0, keepdim=True), lambda x: x.sum(0, keepdim=True)),
+    "mean keepdim": (lambda x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdim=True)),
+    "prod keepdim": (lambda x: x.prod(0, keepdim=True), lambda x: x.prod(0, keepdim=True)),
+    "amax keepdim": (lambda x: x.amax(0, keepdim=True), lambda x: x.amax(0, keepdim=True)),
+    "max dim": (lambda x: x.max(0)[0], lambda x: x.max(0)[0]),
+    "min dim keepdim": (lambda x: x.min(0, keepdim=True)[0], lambda x: x.min(0, keepdim=True)[0]),
+    "var correction 0": (lambda x: x.var(0, correction=0), lambda x: x.var(0, correction=0)),
+    "norm": (lambda x: x.norm(), lambda x: x.norm()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+@pytest.mark.parametrize("value", [0.0, 1.5])
+def test_zero_d_inputs_match_torch(name, value):
+    if name == "norm" and value == 0.0:
+        pytest.skip("torch's norm jvp at 0 is nan, its gradient 0: a subgradient choice")
+    f, ft = ZERO_D[name]
+    _same(*_both(f, ft, value))
+
+
+EINSUMS = [("ij,jk->ik", [(3, 2), (1, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("iij->j", [(2, 2, 3)]),
+           ("ii,ij->j", [(2, 2), (2, 3)]), ("ij,ij->i", [(3, 1), (3, 4)]), ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)]),
+           ("i...->...", [(2, 3)]), ("...,...->...", [(2, 1), (3,)]), ("bii->b", [(2, 3, 3)])]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUMS)
+def test_einsum_derivatives_match_torch(eq, shapes):
+    rng = np.random.default_rng(1)
+    arrs = [rng.standard_normal(s) for s in shapes]
+    xs = [pf.tensor(a, requires_grad=True) for a in arrs]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrs]
+    y, yt = pf.einsum(eq, *xs), torch.einsum(eq, *ts)
+    assert np.allclose(y.detach().numpy(), yt.detach().numpy())
+    g = rng.standard_normal(yt.shape)
+    gs = pf.autograd.grad(y, xs, pf.tensor(g))
+    gts = torch.autograd.grad(yt, ts, torch.tensor(g))
+    for a, b in zip(gs, gts):
+        assert a.shape == tuple(b.shape) and np.allclose(a.numpy(), b.numpy())
+    assert pf.autograd.gradcheck(lambda *z: pf.einsum(eq, *z), xs)
+    assert pf.autograd.gradgradcheck(lambda *z: pf.einsum(eq, *z), xs, check_rev_over_rev=False)
+
+
+def test_copysign_of_a_constant_requires_grad_with_zero_gradient():
+    x = pf.tensor([1.0, -2.0], requires_grad=True)
+    y = pf.copysign(2.0, x)
+    assert y.requires_grad
+    (g,) = pf.autograd.grad(y.sum(), x)
+    assert np.all(g.numpy() == 0)
+
+
+def test_view_of_no_grad_tensor_follows_a_differentiable_write_into_its_base():
+    def run(lib, x):
+        b = lib.zeros(3, dtype=x.dtype)
+        v = b[:2]
+        w = v[1:]
+        b.copy_(x * 2)
+        assert v.requires_grad and w.requires_grad
+        return lib.autograd.grad((v * v).sum() + w.sum(), x)[0]
+
+    g = run(pf, pf.tensor([1.0, 2.0, 3.0], requires_grad=True))
+    gt = run(torch, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True))
+    assert np.allclose(g.numpy(), gt.numpy())
+
+
+@pytest.mark.parametrize("sizes", [(2, 3), (-1, 3), (1, 2, 3), (1, 1, -1, -1)])
+def test_expand_that_repeats_nothing_is_writable(sizes):
+    a, at = pf.zeros(2, 3), torch.zeros(2, 3)
+    a.expand(*sizes).add_(1)
+    at.expand(*sizes).add_(1)
+    assert np.array_equal(a.numpy(), at.numpy())
+
+
+def test_expand_that_repeats_is_still_refused():
+    with pytest.raises(OpError, match="read-only"):
+        pf.zeros(1, 3).expand(2, 3).add_(1)
+
+
+CONTIGUOUS = {
+    "cumsum": lambda x, lib: x.cumsum(0), "cumprod": lambda x, lib: x.cumprod(1),
+    "softmax": lambda x, lib: x.softmax(0), "log_softmax": lambda x, lib: x.log_softmax(1),
+    "roll": lambda x, lib: x.roll(1, 0), "tril": lambda x, lib: x.tril(), "triu": lambda x, lib: x.triu(1),
+    "masked_fill": lambda x, lib: x.masked_fill(x > 0, 0.0), "amin": lambda x, lib: x.amin(1),
+    "amax": lambda x, lib: x.amax(2), "index": lambda x, lib: x[:, [0, 1]], "index first": lambda x, lib: x[[0, 1]],
+    "cat": lambda x, lib: lib.cat([x, x]), "stack": lambda x, lib: lib.stack([x, x]),
+    "sum": lambda x, lib: x.sum(1), "prod": lambda x, lib: x.prod(0), "var": lambda x, lib: x.var(2),
+    "logsumexp": lambda x, lib: x.logsumexp(0), "index_select": lambda x, lib: x.index_select(1, lib.tensor([0, 1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTIGUOUS))
+def test_results_are_contiguous_where_torch_s_are(name):
+    a = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x = pf.tensor(a).permute(2, 0, 1)
+    xt = torch.tensor(a).permute(2, 0, 1)
+    y, yt = CONTIGUOUS[name](x, pf), CONTIGUOUS[name](xt, torch)
+    assert np.allclose(y.numpy(), yt.numpy())
+    if yt.is_contiguous():
+        assert y.is_contiguous()
+        assert y.view(-1).shape == (y.numel(),)
+
+
+# ---- 6. reductions on empty inputs, var/std without degrees of freedom -------------------------------
+
+EMPTY = ["amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "logsumexp", "sum", "prod", "mean",
+         "cumsum", "cumprod", "max", "min"]
+
+
+@pytest.mark.parametrize("name", EMPTY)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_empty_reductions_follow_torch(name, dim):
+    x, xt = pf.zeros(0, 3), torch.zeros(0, 3, dtype=torch.float64)
+    try:
+        want = getattr(xt, name)(dim)
+    except (IndexError, RuntimeError):
+        with pytest.raises(OpError, match="non-zero size|numel"):
+            getattr(x, name)(dim)
+        return
+    got = getattr(x, name)(dim)
+    if isinstance(want, tuple):
+        want, got = want[0], got[0]
+    assert got.shape == tuple(want.shape)
+    assert np.allclose(got.numpy(), want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin", "max", "min", "argmax", "argmin"])
+def test_full_reduction_of_empty_is_a_clear_error(name):
+    with pytest.raises(OpError, match="numel"):
+        getattr(pf.zeros(0, 3), name)()
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+@pytest.mark.parametrize("data,correction", [([1.0], 1), ([1.0, 2.0], 2), ([1.0, 2.0], 3), ([], 1)])
+def test_var_std_without_degrees_of_freedom_is_nan_not_an_exception(fn, data, correction):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine, theirs = _both(lambda x: getattr(x, fn)(correction=correction),
+                             lambda x: getattr(x, fn)(correction=correction), data)
+    if len(data) == correction == 1 or not data:
+        _same(mine, theirs)
+    else:  # fewer elements than the correction: torch's own values are inconsistent; no finite answer
+        for m in mine:
+            assert not np.isfinite(m.detach().numpy()).all()

@@ -9,6 +9,7 @@ primals that still carry the outer levels' tangents (hierarchical nesting).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -19,7 +20,7 @@ from .errors import OpError, describe
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
-from .tensor import Tensor, alias, wrap, FLOATING
+from .tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
 
 _new = object.__new__
 _SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
@@ -547,6 +548,11 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
         out._base = base
         out._view = src._view + ((op.public, args),)
     out._view_version = out._st.version
+    if not out._base._requires_grad and out._data.dtype.kind in FLOATING:
+        st = out._st  # a later differentiable write into the root must reach this view (commit)
+        if st.views is None:
+            st.views = []
+        st.views.append(weakref.ref(out))
 
 
 def _plain(t) -> bool:
@@ -766,6 +772,7 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
     if st.grad_enabled and (r._requires_grad or target._requires_grad
                             or (target._base is not None and target._base._requires_grad)):
         rebase_history(target, r)
+        _views_follow(target)
     if target._data.dtype.kind not in FLOATING:
         return  # an integer or bool tensor never carries a tangent (DESIGN rule 3)
     levels = set(levels_of(r)) | set(levels_of(target))
@@ -780,6 +787,21 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
             tt.zero_()
         else:
             tt.copy_(rt)
+
+
+def _views_follow(target: Tensor) -> None:
+    """The root of `target` now requires grad (a differentiable write): its views made while it
+    did not now require grad too, their grad_fn rebuilt from the root on next use (as torch)."""
+    root = target._base if target._base is not None else target
+    st = root._st
+    if not root._requires_grad or st is _NO_STORAGE or not st.views:
+        return
+    refs, st.views = st.views, None
+    for ref in refs:
+        v = ref()
+        if v is not None and not v._requires_grad:
+            v._requires_grad = True
+            v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
 
 
 def _zero_tangent_for(target: Tensor, level: int) -> Tensor:

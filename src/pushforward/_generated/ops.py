@@ -2813,14 +2813,23 @@ REMAINDER.public = remainder
 def _copysign__backward(grad, self, other, result, needs):
     return (
         grad * copysign_ratio(self, result) if needs[0] else None,
+        zeros_like(grad) if needs[1] else None,
     )
 
 
-def _copysign__jvp(self_p, other, self_t, result):
+def _copysign__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio(self_p, result)
     return self_t * copysign_ratio(self_p, result)
 
 
-def _copysign__jvp_np(self_p, other, self_t, result):
+def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
 
 
@@ -2829,7 +2838,7 @@ COPYSIGN = Op(
     np.copysign,
     ('self', 'other'),
     ('T', 'T'),
-    (True, False),
+    (True, True),
     backward=_copysign__backward,
     jvp=_copysign__jvp,
     jvp_np=_copysign__jvp_np,

@@ -675,8 +675,15 @@ def s_einsum(m):
             SampleInput("ij->j", (m((2, 3)),)), SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
             SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))), SampleInput("ij", (m((2, 3)),), {}, "implicit"),
             SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total"),
-            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis (no derivatives)", grad=False),
-            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index (no derivatives)", grad=False)]
+            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
+            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
+            # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
+            SampleInput("ii", (m((3, 3)),), {}, "trace"),
+            SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
+            SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
+            SampleInput("ij,jk->ik", (m((3, 2)), m((1, 4))), {}, "size-1 broadcast"),
+            SampleInput("...ij,...jk", (m((2, 1, 2, 3)), m((3, 3, 2))), {}, "ellipsis broadcast"),
+            SampleInput("i...->...", (m((2, 3)),), {}, "ellipsis sum")]
 
 
 def s_cat(m):
@@ -1040,7 +1047,7 @@ def _build() -> dict:
                (F64, F32, I64), differentiable=False))
 
     # casts and copies
-    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX))
+    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX, is_view="maybe"))
     add(OpInfo("clone", _fn("clone"), _unary, np.copy, REAL_COMPLEX))
     add(OpInfo("alias", _fn("alias"), _unary, lambda x: x, REAL_COMPLEX, is_view=True))
     add(OpInfo("_copy_from", _fn("_copy_from"), s_copy_from, _ref_copy_from, REAL_COMPLEX, inplace="copy_"))
