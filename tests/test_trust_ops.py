@@ -434,3 +434,45 @@ def test_var_std_without_degrees_of_freedom_is_nan_not_an_exception(fn, data, co
     else:  # fewer elements than the correction: torch's own values are inconsistent; no finite answer
         for m in mine:
             assert not np.isfinite(m.detach().numpy()).all()
+
+
+# ---- 1 (the class): no op's output tangent shares memory with its inputs' (unless it is a view) ----
+
+from pushforward.testing.opdb import _rebuild, diff_leaves  # noqa: E402
+
+
+def _tangents_owned(info, sample, mode):
+    leaves = diff_leaves(sample)
+    if not leaves:
+        return
+    rng = np.random.default_rng(0)
+    with fwAD.dual_level():
+        duals, tans = [], []
+        for leaf in leaves:
+            p = leaf.detach().clone()
+            if mode == "tensor":
+                p.requires_grad_()
+            t = pf.tensor(rng.standard_normal(leaf.shape).astype(leaf.dtype))
+            duals.append(fwAD.make_dual(p, t))
+            tans.append(t)
+        s = _rebuild(sample, duals)
+        try:
+            out = info.op(s.input, *s.args, **s.kwargs)
+        except Exception:  # noqa: BLE001 - samples that raise on purpose are tested elsewhere
+            return
+        keep = [d.detach() for d in duals]
+        for o in _tensors(out):
+            t = _tan(o)
+            if t is None or not t._data.size or o._base is not None:
+                continue
+            for x, tx in zip(keep, tans):
+                assert not np.may_share_memory(t._data, tx._data), f"{info.name} {sample!r}: tangent aliases an input's"
+                assert not np.may_share_memory(t._data, x._data), f"{info.name} {sample!r}: tangent aliases a primal"
+
+
+@pytest.mark.parametrize("mode", ["array", "tensor"])
+@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n].differentiable))
+def test_no_output_tangent_aliases_an_input(name, mode):
+    info = OPS[name]
+    for s in info.samples(np.float64):
+        _tangents_owned(info, s, mode)
