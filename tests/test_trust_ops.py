@@ -476,3 +476,22 @@ def test_no_output_tangent_aliases_an_input(name, mode):
     info = OPS[name]
     for s in info.samples(np.float64):
         _tangents_owned(info, s, mode)
+
+
+# ---- fuzzer class: a deferred tangent whose inputs' tangents all turned out zero ---------------------
+
+ZERO_AFTER = {
+    "ceil mul_": lambda x: (x.ceil().mul_(-0.75)).sum(),
+    "trunc tan": lambda x: x.trunc().tan().sum(),
+    "ceil softmax": lambda x: x.ceil().softmax(-1).sum(),
+    "trunc sub cosh": lambda x: (lambda v: (v - v).cosh().sum())(x.trunc()),
+    "round clamp": lambda x: x.round().clamp(-0.6, 1.36).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_AFTER))
+@pytest.mark.parametrize("fw_mode", [True, False])
+def test_hvp_through_zero_derivative_ops(name, fw_mode):
+    x = pf.tensor([-0.5, 1.4, 0.4])
+    _, h = hvp(ZERO_AFTER[name], x, pf.ones(3), fw_mode=fw_mode)
+    assert np.all(h.numpy() == 0)

@@ -79,7 +79,12 @@ class Pending:
 
         op = self.op
         tans = [_array(t) for t in self.tans]
-        r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
+        if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
+            # every input tangent turned out zero (e.g. after ceil): so is this one; the formulas
+            # are only ever called with at least one tangent (as dispatch._forward does)
+            r = None
+        else:
+            r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
             if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
                 r = own_array(r, (*self.datas, *tans, self.od))
