@@ -364,8 +364,25 @@ def test_expand_that_repeats_nothing_is_writable(sizes):
 
 
 def test_expand_that_repeats_is_still_refused():
-    with pytest.raises(OpError, match="read-only"):
+    with pytest.raises(OpError, match="single memory location"):
         pf.zeros(1, 3).expand(2, 3).add_(1)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch.zeros(1, 3).expand(2, 3).add_(1)
+
+
+@pytest.mark.parametrize("dual", [False, True])
+def test_write_through_one_copy_of_an_expanded_view(dual):
+    # fuzzer reproducer: the written view selects each element once, so torch allows it
+    a = (np.arange(6) - 2.5 + 1j * np.arange(6)).reshape(2, 3)
+    x, xt = pf.tensor(a), torch.tensor(a)
+    with fwAD.dual_level():
+        if dual:
+            x = fwAD.make_dual(x, pf.ones(2, 3, dtype=pf.complex128))
+        x.expand(2, 2, 3)[-2, :, 2:3:2].transpose(0, -1).neg_()
+        xt.expand(2, 2, 3)[-2, :, 2:3:2].transpose(0, -1).neg_()
+        assert np.array_equal(x.detach().numpy(), xt.numpy())
+        if dual:
+            assert np.array_equal(_tan(x).numpy()[:, 2], [-1, -1])
 
 
 CONTIGUOUS = {
@@ -495,3 +512,21 @@ def test_hvp_through_zero_derivative_ops(name, fw_mode):
     x = pf.tensor([-0.5, 1.4, 0.4])
     _, h = hvp(ZERO_AFTER[name], x, pf.ones(3), fw_mode=fw_mode)
     assert np.all(h.numpy() == 0)
+
+
+# ---- fuzzer class: conj() of a complex tensor is a copy here (torch: a view) -------------------------
+
+@pytest.mark.parametrize("write", [lambda y: y.mul_(2), lambda y: y[0].neg_(), lambda y: y.__setitem__(0, 5.0),
+                                   lambda y: y.copy_(y * 1), lambda y: y.t().exp_()])
+def test_writing_into_conj_of_complex_is_a_clear_error_not_a_lost_write(write):
+    x = pf.tensor([[1 + 2j, 3 - 1j], [0.5j, 2.0 + 0j]])
+    with pytest.raises(OpError, match="conj"):
+        write(x.conj())
+    assert np.array_equal(x.numpy(), [[1 + 2j, 3 - 1j], [0.5j, 2.0 + 0j]])
+
+
+def test_conj_of_real_is_a_view_that_can_be_written():
+    x, xt = pf.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])
+    x.conj().mul_(2)
+    xt.conj().mul_(2)
+    assert np.array_equal(x.numpy(), xt.numpy())

@@ -531,9 +531,18 @@ def dispatch(op: Op, inputs, args: tuple):
     return out
 
 
+# Ops NumPy cannot make views of where torch does (conj of complex: torch's conjugate bit). Their
+# results refuse in-place writes, which torch would carry to the original: a clear error, not a
+# silently different value.
+_TORCH_VIEWS = frozenset({"conj"})
+
+
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
+        if op.name in _TORCH_VIEWS:  # a write into it could not reach src as it would in torch
+            out._no_write = (f"{op.name}() of a {src._data.dtype} tensor is a copy in pushforward, where torch "
+                             "gives a view of the original: write into the original instead")
         return
     out._st = src._storage()
     if src._fw is not None:  # masks of an unpacked primal hold for its views too
@@ -745,6 +754,9 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
 def _write(op: Op, target: Tensor, r) -> None:
     """Write array r into target's memory (broadcast, same-kind cast) and bump the version."""
     td = target._data
+    root = target._base if target._base is not None else target
+    if root._no_write is not None:
+        raise OpError(f"{op.name}_: {root._no_write}")
     r = np.asarray(r)
     if r.shape != td.shape:
         try:
@@ -757,7 +769,10 @@ def _write(op: Op, target: Tensor, r) -> None:
     if r.dtype != td.dtype and not np.can_cast(r.dtype, td.dtype, casting="same_kind"):
         raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
     if not td.flags.writeable:
-        raise OpError(f"{op.name}_: the tensor's memory is read-only (e.g. an expanded view); clone() it first")
+        raise OpError(f"{op.name}_: the tensor's memory is read-only; clone() it first")
+    if 0 in td.strides and td.size > 1 and any(s == 0 and n > 1 for s, n in zip(td.strides, td.shape)):
+        raise OpError(f"{op.name}_: unsupported operation: more than one element of the written-to tensor refers "
+                      "to a single memory location (an expanded view); clone() it first")
     if STATE.levels:
         flush()  # deferred tangents read their inputs' memory: compute them before it changes
     np.copyto(td, r, casting="unsafe")

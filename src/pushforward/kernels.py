@@ -553,14 +553,14 @@ def expand(a, sizes):
                       f"number of dimensions in the tensor ({a.ndim})")
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
-    if shape[lead:] == a.shape and all(s == 1 for s in shape[:lead]):
-        # nothing is repeated: a writable view (as torch; broadcast_to's result is read-only)
-        return a[(None,) * lead] if lead else a.view()
     try:
-        return np.broadcast_to(a, shape)
+        r = np.broadcast_to(a, shape)
     except ValueError:
         raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
                       "non-singleton dimensions") from None
+    # Writable like torch's: a write through a view that selects one copy of each element is
+    # fine; dispatch._write refuses one whose elements overlap (a zero stride), as torch does.
+    return np.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
