@@ -531,18 +531,9 @@ def dispatch(op: Op, inputs, args: tuple):
     return out
 
 
-# Ops NumPy cannot make views of where torch does (conj of complex: torch's conjugate bit). Their
-# results refuse in-place writes, which torch would carry to the original: a clear error, not a
-# silently different value.
-_TORCH_VIEWS = frozenset({"conj"})
-
-
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
-        if op.name in _TORCH_VIEWS:  # a write into it could not reach src as it would in torch
-            out._no_write = (f"{op.name}() of a {src._data.dtype} tensor is a copy in pushforward, where torch "
-                             "gives a view of the original: write into the original instead")
         return
     out._st = src._storage()
     if src._fw is not None:  # masks of an unpacked primal hold for its views too
@@ -754,9 +745,6 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
 def _write(op: Op, target: Tensor, r) -> None:
     """Write array r into target's memory (broadcast, same-kind cast) and bump the version."""
     td = target._data
-    root = target._base if target._base is not None else target
-    if root._no_write is not None:
-        raise OpError(f"{op.name}_: {root._no_write}")
     r = np.asarray(r)
     if r.shape != td.shape:
         try:

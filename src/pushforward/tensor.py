@@ -66,7 +66,6 @@ class Tensor:
     _output_nr = 0
     _grad_acc = None           # AccumulateGrad node of a leaf (shared by its aliases)
     _fw = None                 # {level: tangent} of this tensor's own tangents
-    _no_write = None           # why in-place writes are refused (a copy where torch makes a view)
     _retains_grad = False
     grad = None
     __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
