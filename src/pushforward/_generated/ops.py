@@ -2998,14 +2998,23 @@ REMAINDER.public = remainder
 def _copysign__backward(grad, self, other, result, needs):
     return (
         grad * copysign_ratio(self, result) if needs[0] else None,
+        zeros_like(grad) if needs[1] else None,
     )
 
 
-def _copysign__jvp(self_p, other, self_t, result):
+def _copysign__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio(self_p, result)
     return self_t * copysign_ratio(self_p, result)
 
 
-def _copysign__jvp_np(self_p, other, self_t, result):
+def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
 
 
@@ -3014,7 +3023,7 @@ COPYSIGN = Op(
     np.copysign,
     ('self', 'other'),
     ('T', 'T'),
-    (True, False),
+    (True, True),
     backward=_copysign__backward,
     jvp=_copysign__jvp,
     jvp_np=_copysign__jvp_np,
@@ -3023,6 +3032,8 @@ COPYSIGN = Op(
     save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
         ((0, 0), None),  # nothing needs grad
         ((2, 0), (2,)),  # self
+        ((0, 0), None),  # other
+        ((2, 0), (2,)),  # self, other
     ),
     out_diff=(True,),
 )
@@ -3664,10 +3675,6 @@ def _to__jvp(self_p, self_t, result, dtype, copy):
     return to(self_t, dtype, copy)
 
 
-def _to__jvp_np(self_p, self_t, result, dtype, copy):
-    return K.to(self_t, dtype, copy)
-
-
 TO = Op(
     'to',
     K.to,
@@ -3676,20 +3683,19 @@ TO = Op(
     (True,),
     backward=_to__backward,
     jvp=_to__jvp,
-    jvp_np=_to__jvp_np,
-    jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
     save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
         ((0,), None),  # nothing needs grad
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    kind='maybe_view',
 )
 
 
 def to(self, dtype=None, copy=False):
-    """Cast to dtype (a differentiable copy). Example: pf.tensor([1.0]).to(pf.float32)"""
-    return apply1(TO, self, (dtype, copy))
+    """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
+    return applyn(TO, (self,), (dtype, copy))
 
 
 TO.public = to
@@ -6268,6 +6274,7 @@ K.register_array_views({
     'real': K.real,
     'imag': K.imag,
     'conj': K.conj,
+    'to': K.to,
     'alias': K.alias,
     'view': K.view,
     'reshape': K.reshape,

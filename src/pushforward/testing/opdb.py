@@ -19,6 +19,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import math
+
 import numpy as np
 import scipy.special as sp
 
@@ -275,7 +277,7 @@ def _ref_norm(x, p=2, dim=None, keepdim=False):
     ax = tuple(range(x.ndim)) if ax is None else ((ax,) if isinstance(ax, int) else tuple(ax))
     ax = tuple(a % x.ndim for a in ax) if x.ndim else ()
     kept = [d for d in range(x.ndim) if d not in ax]
-    moved = np.transpose(x, kept + list(ax)).reshape([x.shape[d] for d in kept] + [-1])
+    moved = np.transpose(x, kept + list(ax)).reshape([x.shape[d] for d in kept] + [math.prod(x.shape[d] for d in ax)])
     out = np.linalg.norm(moved, ord=p, axis=-1)
     if keepdim:
         out = out.reshape([1 if d in ax else x.shape[d] for d in range(x.ndim)])
@@ -302,14 +304,23 @@ def _ref_minmax(which):
 
 
 def _ref_gather(x, dim, index):
-    return np.take_along_axis(x, index, axis=dim)
+    # element by element, torch's definition: the index is not broadcast, the result has its shape
+    if x.ndim == 0:  # torch reads a 0-d input as one element in one dimension
+        return _ref_gather(x.reshape(1), dim, index.reshape(-1)).reshape(index.shape)
+    out = np.empty(index.shape, x.dtype)
+    for pos in np.ndindex(*index.shape):
+        src = list(pos)
+        src[dim] = index[pos]
+        out[pos] = x[tuple(src)]
+    return out
 
 
 def _ref_gather_backward(g, dim, index, shape):
     out = np.zeros(shape, g.dtype)
-    idx = list(np.broadcast_arrays(*np.indices(index.shape, sparse=True)))
-    idx[dim] = index
-    np.add.at(out, tuple(idx), g)
+    for pos in np.ndindex(*index.shape):
+        dst = list(pos)
+        dst[dim] = index[pos]
+        out[tuple(dst)] += g[pos]
     return out
 
 
@@ -668,8 +679,15 @@ def s_einsum(m):
             SampleInput("ij->j", (m((2, 3)),)), SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
             SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))), SampleInput("ij", (m((2, 3)),), {}, "implicit"),
             SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total"),
-            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis (no derivatives)", grad=False),
-            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index (no derivatives)", grad=False)]
+            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
+            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
+            # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
+            SampleInput("ii", (m((3, 3)),), {}, "trace"),
+            SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
+            SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
+            SampleInput("ij,jk->ik", (m((3, 2)), m((1, 4))), {}, "size-1 broadcast"),
+            SampleInput("...ij,...jk", (m((2, 1, 2, 3)), m((3, 3, 2))), {}, "ellipsis broadcast"),
+            SampleInput("i...->...", (m((2, 3)),), {}, "ellipsis sum")]
 
 
 def s_cat(m):
@@ -701,11 +719,16 @@ def s_tril(m):
 def s_gather(m):
     return [SampleInput(m((3, 4)), (1, m.index(4, (3, 2)))), SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
             SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
-            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d")]
+            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
+            # issue 9: an index smaller than the input in the other dimensions is not broadcast
+            SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
+            SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
+            SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index")]
 
 
 def s_gather_backward(m):
-    return [SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
+    return [SampleInput(m((1, 1)), (0, _leaf(np.array([[1]])), (2, 3)), {}, "small index"),
+            SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
             SampleInput(m((2, 4)), (0, m.index(3, (2, 4)), (3, 4))),
             SampleInput(m((6,)), (0, m.index(4, (6,)), (4,)), {}, "1-d")]
 
@@ -1028,7 +1051,7 @@ def _build() -> dict:
                (F64, F32, I64), differentiable=False))
 
     # casts and copies
-    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX))
+    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX, is_view="maybe"))
     add(OpInfo("clone", _fn("clone"), _unary, np.copy, REAL_COMPLEX))
     add(OpInfo("alias", _fn("alias"), _unary, lambda x: x, REAL_COMPLEX, is_view=True))
     add(OpInfo("_copy_from", _fn("_copy_from"), s_copy_from, _ref_copy_from, REAL_COMPLEX, inplace="copy_"))
@@ -1053,11 +1076,12 @@ def _build() -> dict:
     add(OpInfo("std", _fn("std"), s_std, lambda *a, **k: np.sqrt(_ref_var(*a, **k)), REAL_COMPLEX))
     add(OpInfo("norm", _fn("norm"), s_norm, _ref_norm, REAL_COMPLEX))
     add(OpInfo("logsumexp", _fn("logsumexp"), s_logsumexp,
-               lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim), REAL_COMPLEX))
+               lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim and x.ndim > 0),
+               REAL_COMPLEX))
     add(OpInfo("softmax", _fn("softmax"), s_softmax, lambda x, dim: sp.softmax(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else np.ones_like(x), REAL_COMPLEX))
+               if x.size and x.ndim else (np.ones_like(x) if x.size else x.copy()), REAL_COMPLEX))
     add(OpInfo("log_softmax", _fn("log_softmax"), s_softmax, lambda x, dim: sp.log_softmax(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else np.zeros_like(x), REAL_COMPLEX))
+               if x.size and x.ndim else (np.zeros_like(x) if x.size else x.copy()), REAL_COMPLEX))
     add(OpInfo("cumsum", _fn("cumsum"), s_cumsum, lambda x, dim: np.cumsum(x, axis=dim % max(x.ndim, 1))
                if x.ndim else x.copy(), REAL_COMPLEX))
     add(OpInfo("cumprod", _fn("cumprod"), s_cumprod, lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1))
@@ -1115,7 +1139,43 @@ def _build() -> dict:
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
+
+    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
+    for name, extra in _EDGE_SAMPLES.items():
+        info = db[name]
+        info.sample_fn = _plus(info.sample_fn, extra)
     return db
+
+
+def _plus(sample_fn, extra):
+    return lambda m: list(sample_fn(m)) + list(extra(m))
+
+
+_EDGE_SAMPLES = {
+    "logsumexp": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                            SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                            SampleInput(m((0, 3)), (0,), {}, "empty reduced dim")],
+    "softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
+    "log_softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim"),
+                              SampleInput(m(()), (0,), {}, "0-d")],
+    "cumprod": lambda m: [SampleInput(m.tensor(0.0), (0,), {}, "0-d zero")] if m.dtype.kind in "fc" else [],
+    "amax": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "amin": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "max_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "min_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "prod": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "var": lambda m: [SampleInput(m(()), (), {"correction": 0}, "0-d"),
+                      SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "std": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "norm": lambda m: [SampleInput(m((0, 3)), (2, 1), {}, "empty other dim")],
+    "gather": lambda m: [SampleInput(m(()), (0, _leaf(np.array(0))), {}, "0-d")],
+    "cumsum": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
+    "einsum": lambda m: [SampleInput("ij->", (m((0, 3)),), {}, "empty")],
+}
 
 
 OPS: dict[str, OpInfo] = _build()
