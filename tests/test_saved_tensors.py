@@ -236,6 +236,8 @@ READ_AT_RUN_TIME = {
     ("max_dim", "out", 1): "0-d input: the gradient is grad itself",
     ("min_dim", "out", 1): "0-d input: the gradient is grad itself",
     ("prod", "out", 0): "prod_backward takes the result and does not use it (as torch's prod keeps it)",
+    ("cumprod", "in", 0): "0-d input: cumprod is the identity, its gradient is grad itself",
+    ("cumprod", "out", 0): "0-d input: cumprod is the identity, its gradient is grad itself",
 }
 
 
