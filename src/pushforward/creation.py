@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OpError
+from .errors import OpError, OpTypeError
 from .tensor import Tensor, _to_array, wrap
 
 _rng = np.random.default_rng()
@@ -31,7 +31,7 @@ def _dt(dtype, default=np.float64):
     try:
         return np.dtype(dtype)
     except TypeError:
-        raise OpError(f"unknown dtype {dtype!r}") from None
+        raise OpTypeError(f"unknown dtype {dtype!r}") from None
 
 
 def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -52,14 +52,14 @@ def as_tensor(data: Any, dtype=None, device=None) -> Tensor:
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     arr = np.asarray(data, dtype=None if dtype is None else np.dtype(dtype))
     if arr.dtype.kind not in "fciub":
-        raise OpError(f"as_tensor(): unsupported dtype {arr.dtype}")
+        raise OpTypeError(f"as_tensor(): unsupported dtype {arr.dtype}")
     return wrap(arr)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with the ndarray `arr`."""
     if not isinstance(arr, np.ndarray):
-        raise OpError(f"from_numpy(): expected np.ndarray (got {type(arr).__name__})")
+        raise OpTypeError(f"from_numpy(): expected np.ndarray (got {type(arr).__name__})")
     return as_tensor(arr)
 
 

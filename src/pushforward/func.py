@@ -39,7 +39,7 @@ from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
-from .errors import OpError
+from .errors import OpError, OpValueError
 from .tensor import Tensor
 
 __all__ = [
@@ -170,6 +170,13 @@ def _check_tensor_leaves(leaves: list, who: str, what: str) -> None:
         if not isinstance(leaf, Tensor):
             raise OpError(f"{who}: expected every leaf of {what} to be a Tensor, but leaf {i} is a "
                           f"{type(leaf).__name__}")
+
+
+def _check_diff_primal(p: Tensor, i: int, who: str) -> None:
+    # torch raises here: an integer primal has no tangent space, and silently treating it as a
+    # constant would drop the tangent the caller passed.
+    if not _is_diff(p):
+        raise OpValueError(f"{who}: Expected primal {i} to be floating point or complex, but got: {p.dtype}")
 
 
 def _zeros_like(x: Tensor) -> Tensor:
@@ -366,10 +373,8 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
         for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             if p.shape != t.shape:
                 raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
-            if _is_diff(p):
-                duals.append(fwAD.make_dual(p, t, level=level))
-            else:
-                duals.append(p)
+            _check_diff_primal(p, i, "jvp")
+            duals.append(fwAD.make_dual(p, t, level=level))
         out = f(*tree_unflatten(duals, p_spec))
         out, aux = _split_aux(out, has_aux, "jvp")
         o_leaves, o_spec = tree_flatten(out)
@@ -560,6 +565,8 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
         for a in nums:
             leaves, spec = tree_flatten(args[a])
             _check_tensor_leaves(leaves, "jacfwd", f"argument {a}")
+            for li, leaf in enumerate(leaves):
+                _check_diff_primal(leaf, li, "jacfwd")
             specs.append(spec)
             in_leaves.extend((a, li, leaf) for li, leaf in enumerate(leaves))
 

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import OpError
+from .errors import OpError, OpTypeError
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -162,12 +162,12 @@ class Tensor:
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
-            raise OpError("len() of a 0-d tensor")
+            raise OpTypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator["Tensor"]:
         if self._data.ndim == 0:
-            raise OpError("iteration over a 0-d tensor")
+            raise OpTypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
@@ -186,7 +186,7 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise OpError("only integer tensors of a single element can be converted to an index")
+            raise OpTypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data)
 
     def __repr__(self) -> str:
@@ -316,7 +316,7 @@ def _to_array(data: Any, dtype=None) -> np.ndarray:
     dt = None if dtype is None else np.dtype(dtype)
     arr = np.array(data, dtype=dt)
     if arr.dtype.kind not in "fciub":
-        raise OpError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
+        raise OpTypeError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
     return arr
 
 
