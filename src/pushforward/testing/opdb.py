@@ -1164,7 +1164,8 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                     gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol,
                                   rtol=info.rtol)
                 else:
-                    gradcheck(fn, inputs, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol, **kw)
+                    gradcheck(fn, inputs, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol,
+                              **{"check_forward_ad": True, **kw})
             except Exception as e:  # noqa: BLE001 - every failure is reported
                 ok = False
                 if res["error"] is None:
