@@ -42,7 +42,7 @@ UFUNCS: dict[str, str] = {
     "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
     "log1p": "log1p", "sqrt": "sqrt", "square": "square", "negative": "neg", "absolute": "abs",
     "fabs": "abs", "sign": "sign", "reciprocal": "reciprocal", "floor": "floor", "ceil": "ceil",
-    "trunc": "trunc", "fix": "trunc", "rint": "round", "conjugate": "conj", "isnan": "isnan",
+    "trunc": "trunc", "rint": "round", "conjugate": "conj", "isnan": "isnan",
     "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not",
     # binary
     "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
@@ -74,7 +74,7 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
     for k, v in kwargs.items():
         if k in allowed:
             continue
-        if k in ("out",) and (v is None or v == (None,)):
+        if k == "out" and (v is None or (isinstance(v, tuple) and all(o is None for o in v))):
             continue
         if k == "where" and v is True:
             continue
@@ -356,8 +356,7 @@ def _functions() -> dict:
         np.broadcast_to: lambda array, shape, subok=False: _as_t(array).broadcast_to(
             *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))),
         np.dot: _dot, np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
-        np.inner: lambda a, b: _pf().einsum("...i,...i->...", _as_t(a), _as_t(b))
-        if _as_t(a).ndim <= 1 and _as_t(b).ndim <= 1 else _unsupported_call("np.inner for more than 1-D operands"),
+        np.inner: _inner, np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
         np.outer: lambda a, b, out=None: _pf().outer(_as_t(a).reshape(-1), _as_t(b).reshape(-1)),
         np.einsum: _einsum, np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
         np.trace: _trace, np.tril: lambda m, k=0: _pf().tril(_as_t(m), k), np.triu: lambda m, k=0: _pf().triu(_as_t(m), k),
@@ -386,8 +385,12 @@ def _functions() -> dict:
     return table
 
 
-def _unsupported_call(who: str):
-    raise _unsupported(who)
+def _inner(a, b):
+    a, b = _as_t(a), _as_t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return _pf().einsum("ij,kj->ik", a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])).reshape(
+        *a.shape[:-1], *b.shape[:-1])
 
 
 _FUNCTIONS: dict | None = None
