@@ -60,6 +60,7 @@ _numpy_api.bind()
 _bind_to()
 half = float16 = np.dtype(np.float16)
 short = int16 = np.dtype(np.int16)
+int = int32  # noqa: A001 - torch's name
 int8 = np.dtype(np.int8)
 uint8 = np.dtype(np.uint8)
 
