@@ -228,3 +228,21 @@ def test_ufunc_dtype_argument_and_plain_tensors_stay_cheap():
     z = np.exp(pf.tensor(A))
     assert z.grad_fn is None and z._fw is None
     close(z, np.exp(A))
+
+
+def test_scalar_conversions_never_drop_a_tangent_silently():
+    """NumPy writes `a[i] = t` through float(t); math.* too: on a dual that would lose the tangent."""
+    import math
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+        a = np.zeros(2)
+        with pytest.raises(RuntimeError, match="tangent"):
+            a[0] = d[0]
+        with pytest.raises(RuntimeError, match="tangent"):
+            math.sin(d[0])
+        with pytest.raises(RuntimeError, match="tangent"):
+            complex(d[1])
+        assert d[0].item() == 1.0 and f"{d[0]:.1f}" == "1.0"      # explicit: the primal
+        assert float(fwAD.unpack_dual(d).primal[1]) == 2.0
+    x = pf.tensor(3.0, requires_grad=True)
+    assert float(x * 2) == 6.0                                    # as torch (logging a loss)

@@ -176,12 +176,22 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self) -> float:
+        # float(dual) is how NumPy writes a tensor into an ndarray element (`a[i] = t`) and how
+        # math.* read it: the tangent would vanish without a trace, so that is an error;
+        # `.item()` is the explicit way to get the primal number.
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
+                          "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
+                          "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array).")
         return float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
 
     def __complex__(self) -> complex:
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
+                          "tangent would be lost. Use .item() for the primal value.")
         return complex(self.item())
 
     def __index__(self) -> int:
