@@ -88,8 +88,17 @@ def _tensor_in(args) -> bool:
     return any(isinstance(a, Tensor) for a in args)
 
 
+_CALL: dict = {}   # ufunc object -> pushforward function, filled on first use (the fast path)
+
+
 def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """NEP 13 entry point: np.<ufunc>(tensor, ...) runs the pushforward op."""
+    if method == "__call__" and not kwargs and type(inputs[0]) is Tensor:
+        fn = _CALL.get(ufunc)
+        if fn is None and ufunc.__name__ in UFUNCS:
+            fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
+        if fn is not None:
+            return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
     if method == "__call__":
@@ -112,14 +121,17 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
         keepdims = kwargs.pop("keepdims", False)
-        _no_extra(who, kwargs, ("dtype",) if kwargs.get("dtype") is None else ())
-        kwargs.pop("dtype", None)
-        return _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
+        dtype = kwargs.pop("dtype", None)
+        _no_extra(who, kwargs)
+        out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
+        return out if dtype is None else out.to(dtype)
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
-        _no_extra(who, kwargs, ("dtype",) if kwargs.get("dtype") is None else ())
-        return _fn(_ACCUMULATE[name])(_as_t(x), axis)
+        dtype = kwargs.pop("dtype", None)
+        _no_extra(who, kwargs)
+        out = _fn(_ACCUMULATE[name])(_as_t(x), axis)
+        return out if dtype is None else out.to(dtype)
     if method == "outer" and name == "multiply":
         _no_extra(who, kwargs)
         a, b = (_as_t(v) for v in inputs)
