@@ -317,6 +317,13 @@ MISUSES = [
     ("jvp of int primal", lambda m: m.func.jvp(lambda a: a * 2, (m.tensor([1, 2]),), (m.tensor([1.0, 1.0]),)), ValueError),
     ("jacfwd of int primal", lambda m: m.func.jacfwd(lambda a: a * 2)(m.tensor([1, 2])), ValueError),
     ("jvp primals not a tuple", lambda m: m.func.jvp(lambda a: a, m.ones(1), m.ones(1)), RuntimeError),
+    ("grad of int", lambda m: m.func.grad(lambda a: (a * 2).sum())(m.tensor([1, 2])), RuntimeError),
+    ("jacrev of int", lambda m: m.func.jacrev(lambda a: a * 2)(m.tensor([1, 2])), RuntimeError),
+    ("vjp of int", lambda m: m.func.vjp(lambda a: a * 2, m.tensor([1, 2])), RuntimeError),
+    ("hessian of int", lambda m: m.func.hessian(lambda a: (a * 2).sum())(m.tensor([1, 2])), ValueError),
+    ("linearize of int", lambda m: m.func.linearize(lambda a: a * 2, m.tensor([1, 2])), ValueError),
+    ("functional.jvp of int", lambda m: m.autograd.functional.jvp(lambda a: a * 2, m.tensor([1, 2]),
+                                                                  m.tensor([1, 1])), RuntimeError),
 ]
 
 

@@ -284,16 +284,15 @@ class _Reverse:
             _check_tensor_leaves(leaves, who, f"argument {a}")
             self.specs.append(spec)
             fresh = []
-            for leaf in leaves:
-                if _is_diff(leaf):
-                    with enable_grad():
-                        alias = _fresh(leaf)
-                    any_tape = any_tape or leaf._requires_grad
-                    fresh.append(alias)
-                    self.targets.append(alias)
-                else:
-                    fresh.append(leaf)
-                    self.targets.append(None)
+            for i, leaf in enumerate(leaves):
+                if not _is_diff(leaf):  # as torch: an integer leaf cannot require grad
+                    raise OpError(f"{who}: only Tensors of floating point or complex dtype can require gradients "
+                                  f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
+                with enable_grad():
+                    alias = _fresh(leaf)
+                any_tape = any_tape or leaf._requires_grad
+                fresh.append(alias)
+                self.targets.append(alias)
                 self.primal_leaves.append(leaf)
             new_args[a] = tree_unflatten(fresh, spec)
         with enable_grad():
@@ -664,6 +663,8 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         raise OpError("linearize: expected at least one primal")
     p_leaves, p_spec = tree_flatten(tuple(primals))
     _check_tensor_leaves(p_leaves, "linearize", "primals")
+    for i, p in enumerate(p_leaves):
+        _check_diff_primal(p, i, "linearize")
     from .autograd.grad_mode import enable_grad
     pf = _pf()
     with enable_grad():
