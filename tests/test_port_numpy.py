@@ -247,3 +247,11 @@ def test_scalar_conversions_never_drop_a_tangent_silently():
         assert float(fwAD.unpack_dual(d).primal[1]) == 2.0
     x = pf.tensor(3.0, requires_grad=True)
     assert float(x * 2) == 6.0                                    # as torch (logging a loss)
+
+
+@pytest.mark.parametrize("fn", [np.mean, np.std, np.var, np.sum, np.prod, np.max, np.cumsum])
+def test_integer_inputs_follow_numpys_dtypes(fn):
+    a = np.array([[1, 2, 3], [4, 5, 7]])
+    got, want = fn(pf.tensor(a)), fn(a)
+    assert got.dtype == np.asarray(want).dtype
+    close(got, want)

@@ -162,9 +162,14 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     return _pf().sum(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
 
 
+def _floating(x: Tensor) -> Tensor:
+    # NumPy's mean/std/var of integers are float64 (torch refuses them)
+    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+
+
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     _no_extra("np.mean", dict(out=out, **kw))
-    return _pf().mean(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
+    return _pf().mean(_floating(_as_t(a)), dim=axis, keepdim=keepdims, dtype=dtype)
 
 
 def _prod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -176,7 +181,7 @@ def _std_var(name):
     def f(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         _no_extra(f"np.{name}", dict(out=out, **kw), ("correction",) if "correction" in kw else ())
         correction = kw.pop("correction", ddof)
-        r = _fn(name)(_as_t(a), dim=axis, correction=correction, keepdim=keepdims)
+        r = _fn(name)(_floating(_as_t(a)), dim=axis, correction=correction, keepdim=keepdims)
         return r if dtype is None else r.to(dtype)
     return f
 
