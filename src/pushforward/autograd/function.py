@@ -220,16 +220,6 @@ class Function:
         return results[0] if single else tuple(results)
 
 
-def _run_forward(cls, ctx: FunctionCtx, args: list) -> Any:
-    """forward(ctx, *args), or in torch-2 style (setup_context defined) forward(*args) then
-    setup_context(ctx, inputs, output)."""
-    if cls.setup_context is Function.setup_context:
-        return cls.forward(ctx, *args)
-    out = cls.forward(*args)
-    cls.setup_context(ctx, tuple(args), out)
-    return out
-
-
 def _prim(t, level: int):
     from ..dispatch import _prim as prim
     return prim(t, level)
@@ -297,3 +287,13 @@ def once_differentiable(fn):
         return res[0] if single else tuple(res)
 
     return wrapper
+
+
+def _run_forward(cls, ctx: FunctionCtx, args: list) -> Any:
+    """forward(ctx, *args), or in torch-2 style (setup_context defined) forward(*args) then
+    setup_context(ctx, inputs, output)."""
+    if cls.setup_context is Function.setup_context:
+        return cls.forward(ctx, *args)
+    out = cls.forward(*args)
+    cls.setup_context(ctx, tuple(args), out)
+    return out
