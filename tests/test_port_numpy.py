@@ -255,3 +255,12 @@ def test_integer_inputs_follow_numpys_dtypes(fn):
     got, want = fn(pf.tensor(a)), fn(a)
     assert got.dtype == np.asarray(want).dtype
     close(got, want)
+
+
+def test_ufunc_dtype_computes_in_that_dtype():
+    x = pf.tensor([0.1, 0.7], dtype=pf.float32)
+    close(np.exp(x, dtype=np.float64), np.exp(np.array([0.1, 0.7], dtype=np.float32), dtype=np.float64), tol=1e-15)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.ones(2, dtype=pf.float32))
+        y = np.exp(d, dtype=np.float64)
+        assert y.dtype == np.float64 and tangent(y).dtype == np.float64

@@ -84,10 +84,6 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
                           "(use t.detach().numpy() for a plain NumPy computation)")
 
 
-def _tensor_in(args) -> bool:
-    return any(isinstance(a, Tensor) for a in args)
-
-
 _CALL: dict = {}   # ufunc object -> pushforward function, filled on first use (the fast path)
 
 
@@ -115,8 +111,10 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         _no_extra(who, kwargs)
         if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
+        if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
+            inputs = tuple(i.to(dtype) if isinstance(i, Tensor) else i for i in inputs)
         out = _fn(target)(*inputs)
-        return out if dtype is None else out.to(dtype)
+        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(dtype)
     if method == "reduce" and name in _REDUCE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
