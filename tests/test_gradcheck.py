@@ -367,3 +367,5 @@ def test_defaults_are_torchs_forward_only_when_asked():
     with pytest.warns(UserWarning, match="check_batched_grad"):
         assert _gradcheck(pf.sin, (real(3),), check_batched_grad=True)
     assert gradgradcheck(pf.tanh, (real(3),), check_batched_grad=False)
+    with pytest.raises(AssertionError, match="at least one of"):   # torch's rule: never a check of nothing
+        _gradcheck(bad_jvp, (real(3),), check_backward_ad=False)

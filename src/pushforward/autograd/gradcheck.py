@@ -549,6 +549,10 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     >>> gradcheck(lambda a, b: a @ b, (x, y))
     True
     """
+    if not check_forward_ad and not check_backward_ad:
+        # as torch: a check of nothing must not pass silently (e.g. check_backward_ad=False relying
+        # on a forward check that is off by default)
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad:
         warnings.warn("gradcheck: check_batched_grad=True checks nothing more here (pushforward has no vmap; "
                       "the vjps are checked row by row)", UserWarning, stacklevel=2)
