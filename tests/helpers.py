@@ -14,8 +14,13 @@ except ImportError:  # pragma: no cover - torch is in the test extras
 needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
 
 
+def values(a):
+    """The primal values of a tensor (np.asarray raises on duals and tensors requiring grad)."""
+    return a.detach().numpy() if hasattr(a, "detach") and hasattr(a, "_data") else np.asarray(a)
+
+
 def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+    np.testing.assert_allclose(values(a), values(b), rtol=tol, atol=tol)
 
 
 def tangent(t, level=None):

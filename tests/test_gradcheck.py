@@ -7,10 +7,15 @@ import warnings
 import numpy as np
 import pytest
 
+import functools
+
 import pushforward as pf
-from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from pushforward.autograd.gradcheck import GradcheckError, gradcheck as _gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(1234)
+
+# These tests check forward formulas too: ask for it (gradcheck's default is torch's, False).
+gradcheck = functools.partial(_gradcheck, check_forward_ad=True)
 
 
 def real(*shape, requires_grad=True, low=-2.0, high=2.0):
@@ -157,7 +162,7 @@ def test_raise_exception_false_returns_false():
 
 def test_gradcheck_error_is_runtime_error_and_exported():
     assert issubclass(GradcheckError, RuntimeError)
-    assert pf.autograd.gradcheck is gradcheck
+    assert pf.autograd.gradcheck is _gradcheck
     assert pf.autograd.gradgradcheck is gradgradcheck
 
 
@@ -351,3 +356,16 @@ def test_gradgradcheck_catches_non_differentiable_backward():
     with pytest.raises(GradcheckError, match="forward mode"):
         gradgradcheck(SinConstBackward.apply, (x,), check_rev_over_rev=False)
     assert gradgradcheck(SinConstBackward.apply, (x,), raise_exception=False) is False
+
+
+def test_defaults_are_torchs_forward_only_when_asked():
+    """check_forward_ad defaults to False as torch's; check_batched_grad is accepted (regression)."""
+    bad_jvp = make_sin(jvp_scale=1.01).apply
+    assert _gradcheck(bad_jvp, (real(3),))                       # forward not checked by default
+    assert _gradcheck(bad_jvp, (real(3),), check_forward_ad=True, raise_exception=False) is False
+    assert _gradcheck(pf.sin, (real(3),), check_batched_grad=False)
+    with pytest.warns(UserWarning, match="check_batched_grad"):
+        assert _gradcheck(pf.sin, (real(3),), check_batched_grad=True)
+    assert gradgradcheck(pf.tanh, (real(3),), check_batched_grad=False)
+    with pytest.raises(AssertionError, match="at least one of"):   # torch's rule: never a check of nothing
+        _gradcheck(bad_jvp, (real(3),), check_backward_ad=False)

@@ -192,7 +192,7 @@ def test_fast_mode_on_large_inputs(name, make):
     s = SampleInput(pf.from_numpy(vals[0]), tuple(pf.from_numpy(v) if isinstance(v, np.ndarray) else v
                                                   for v in vals[1:]))
     fn, inputs = gradcheck_fn(info, s)
-    assert gradcheck(fn, inputs, fast_mode=True, check_undefined_grad=False)
+    assert gradcheck(fn, inputs, fast_mode=True, check_undefined_grad=False, check_forward_ad=True)
 
 
 def test_check_op_interface():
@@ -346,20 +346,20 @@ def _x():
 
 def test_corrupted_forward_formula_fails(monkeypatch):
     rec = op_record("sin")
-    assert gradcheck(pf.sin, (_x(),))
+    assert gradcheck(pf.sin, (_x(),), check_forward_ad=True)
     # both compiled forms of the formula: over Tensors and over bare arrays
     monkeypatch.setattr(rec, "jvp", lambda self_p, self_t, result: self_t * self_p.cos() * 1.01)
     monkeypatch.setattr(rec, "jvp_np", lambda self_p, self_t, result: self_t * np.cos(self_p) * 1.01)
     assert gradcheck(pf.sin, (_x(),), check_forward_ad=False)  # backward is untouched
     with pytest.raises(GradcheckError, match="forward"):
-        gradcheck(pf.sin, (_x(),), check_backward_ad=False)
-    assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True)
+        gradcheck(pf.sin, (_x(),), check_backward_ad=False, check_forward_ad=True)
+    assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True, check_forward_ad=True)
 
 
 def test_corrupted_explicit_forward_formula_fails(monkeypatch):
     rec = op_record("mul")
     a, b = _x(), pf.tensor([1.5, 0.5, -0.7], requires_grad=True)
-    assert gradcheck(pf.mul, (a, b))
+    assert gradcheck(pf.mul, (a, b), check_forward_ad=True)
     # forget the product rule's second term
     def bad(self_p, other_p, self_t, other_t, result):
         return other_p * self_t if self_t is not None else 0 * other_t
@@ -367,13 +367,13 @@ def test_corrupted_explicit_forward_formula_fails(monkeypatch):
     monkeypatch.setattr(rec, "jvp", bad)
     monkeypatch.setattr(rec, "jvp_np", bad)
     with pytest.raises(GradcheckError, match="forward"):
-        gradcheck(pf.mul, (a, b), check_backward_ad=False)
+        gradcheck(pf.mul, (a, b), check_backward_ad=False, check_forward_ad=True)
 
 
 def test_corrupted_backward_formula_fails(monkeypatch):
     rec = op_record("sin")
     monkeypatch.setattr(rec, "backward", lambda grad, self, result, needs: (grad * self.cos() * 1.01,))
-    assert gradcheck(pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False)  # forward untouched
+    assert gradcheck(pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False, check_forward_ad=True)  # forward untouched
     with pytest.raises(GradcheckError, match="backward"):
         gradcheck(pf.sin, (_x(),), check_forward_ad=False)
     assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True, check_forward_ad=False)

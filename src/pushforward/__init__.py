@@ -33,7 +33,7 @@ complex128 = np.dtype(np.complex128)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool = np.dtype(np.bool_)  # noqa: A001 - torch's name
-float = float64  # noqa: A001
+float = float32  # noqa: A001 - torch's: pf.float == t.float().dtype
 double = float64
 cfloat = complex64
 cdouble = complex128
@@ -45,6 +45,24 @@ __version__ = "0.1.0"
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+# ---- porting from torch, NumPy protocols (issue 14)
+from .errors import OpIndexError, OpTypeError, OpValueError, PushforwardError  # noqa: E402
+from .creation import (Generator, default_generator, get_default_dtype, initial_seed, randperm,  # noqa: E402
+                       seed, set_default_dtype)
+from .logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
+from .tensor import bind_to as _bind_to, device  # noqa: E402
+from . import logic as _logic, numpy_api as _numpy_api  # noqa: E402
+
+_logic.bind()
+_numpy_api.bind()
+_bind_to()
+half = float16 = np.dtype(np.float16)
+short = int16 = np.dtype(np.int16)
+int = int32  # noqa: A001 - torch's name
+int8 = np.dtype(np.int8)
+uint8 = np.dtype(np.uint8)
 
 
 def __getattr__(name):

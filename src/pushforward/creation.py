@@ -10,10 +10,99 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OpError
+from .errors import OpError, OpTypeError
 from .tensor import Tensor, _to_array, wrap
 
-_rng = np.random.default_rng()
+
+def _check_device(device, who: str) -> None:
+    # Only the CPU exists; accept torch's spellings of it so ported code runs.
+    if device is None:
+        return
+    name = getattr(device, "type", device)
+    if not isinstance(name, str) or name.split(":")[0] != "cpu":
+        raise OpError(f"{who}: device {device!r} is not available; pushforward runs on the CPU only ('cpu')")
+
+
+class Generator:
+    """A random number generator (torch's name) for rand/randn/randint's ``generator=``.
+
+    >>> import pushforward as pf
+    >>> g = pf.Generator().manual_seed(0)
+    >>> a = pf.randn(2, generator=g); b = pf.randn(2, generator=pf.Generator().manual_seed(0))
+    >>> bool((a == b).all())
+    True
+    """
+
+    def __init__(self, device="cpu") -> None:
+        _check_device(device, "Generator")
+        self.device = device
+        self._initial = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._rng = np.random.default_rng(self._initial)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Reseed (NumPy's PCG64 stream: the numbers differ from torch's for the same seed)."""
+        self._initial = int(seed)
+        self._rng = np.random.default_rng(self._initial)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from fresh entropy; returns the new seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+        return self._initial
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> dict:
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: dict) -> "Generator":
+        self._rng.bit_generator.state = state
+        return self
+
+
+default_generator = Generator()
+
+
+def _gen(generator: Generator | None) -> np.random.Generator:
+    if generator is None:
+        return default_generator._rng
+    if not isinstance(generator, Generator):
+        raise OpTypeError(f"generator must be a pushforward.Generator, got {type(generator).__name__}")
+    return generator._rng
+
+
+
+# The dtype of floating tensors made from Python floats and of creation functions without
+# dtype=: float64 (NumPy's rule) unless set_default_dtype changes it (torch scripts set float64
+# or float32 on their first line).
+_DEFAULT = [np.dtype(np.float64)]
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating dtype (float32 or float64; float64 at start, as NumPy).
+
+    >>> import pushforward as pf
+    >>> pf.set_default_dtype(pf.float32); pf.tensor([1.0]).dtype, pf.zeros(1).dtype
+    (dtype('float32'), dtype('float32'))
+    >>> pf.set_default_dtype(pf.float64)
+    """
+    try:
+        dt = np.dtype(d)
+    except TypeError:
+        raise OpTypeError(f"set_default_dtype: unknown dtype {d!r}") from None
+    if dt not in (np.float32, np.float64):
+        raise OpTypeError(f"set_default_dtype: only floating point dtypes float32 and float64 are supported (got {dt})")
+    _DEFAULT[0] = dt
+
+
+def get_default_dtype() -> np.dtype:
+    """The default floating dtype (see set_default_dtype)."""
+    return _DEFAULT[0]
+
+
+def _default_complex() -> np.dtype:
+    return np.dtype(np.complex64 if _DEFAULT[0] == np.float32 else np.complex128)
 
 
 def _shape(size) -> tuple:
@@ -25,16 +114,18 @@ def _shape(size) -> tuple:
     return tuple(int(s) for s in size)
 
 
-def _dt(dtype, default=np.float64):
+def _dt(dtype, default=None):
     if dtype is None:
-        return np.dtype(default)
+        return _DEFAULT[0] if default is None else np.dtype(default)
     try:
         return np.dtype(dtype)
     except TypeError:
-        raise OpError(f"unknown dtype {dtype!r}") from None
+        raise OpTypeError(f"unknown dtype {dtype!r}") from None
 
 
-def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
+def _finish(arr: np.ndarray, requires_grad: bool, device=None) -> Tensor:
+    if device is not None:
+        _check_device(device, "tensor")
     t = wrap(arr)
     if requires_grad:
         t.requires_grad_(True)
@@ -42,41 +133,59 @@ def _finish(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 def tensor(data: Any, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """A new tensor copying `data` (NumPy's dtype inference: Python floats become float64)."""
-    return _finish(_to_array(data, dtype), requires_grad)
+    """A new tensor copying `data` (NumPy's dtype inference: Python floats become float64,
+    or the default dtype set by set_default_dtype)."""
+    _check_device(device, "tensor")
+    arr = _to_array(data, dtype)
+    if dtype is None and _DEFAULT[0] != np.float64 and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+        arr = _python_default(arr)
+    return _finish(arr, requires_grad)
+
+
+def _python_default(arr: np.ndarray) -> np.ndarray:
+    """Floating values inferred from Python numbers in the default dtype (arrays keep theirs)."""
+    if arr.dtype.kind == "f":
+        return arr.astype(_DEFAULT[0], copy=False)
+    if arr.dtype.kind == "c":
+        return arr.astype(_default_complex(), copy=False)
+    return arr
 
 
 def as_tensor(data: Any, dtype=None, device=None) -> Tensor:
     """A tensor sharing memory with `data` when it is an ndarray of the right dtype."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
+    _check_device(device, "as_tensor")
     arr = np.asarray(data, dtype=None if dtype is None else np.dtype(dtype))
+    if dtype is None and _DEFAULT[0] != np.float64 and not isinstance(data, (np.ndarray, np.generic)):
+        arr = _python_default(arr)
     if arr.dtype.kind not in "fciub":
-        raise OpError(f"as_tensor(): unsupported dtype {arr.dtype}")
+        raise OpTypeError(f"as_tensor(): unsupported dtype {arr.dtype}")
     return wrap(arr)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with the ndarray `arr`."""
     if not isinstance(arr, np.ndarray):
-        raise OpError(f"from_numpy(): expected np.ndarray (got {type(arr).__name__})")
+        raise OpTypeError(f"from_numpy(): expected np.ndarray (got {type(arr).__name__})")
     return as_tensor(arr)
 
 
 def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad)
+    return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    dt = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
+    _check_device(device, "full")
+    dt = np.dtype(dtype) if dtype is not None else _python_default(np.asarray(fill_value)).dtype
     return _finish(np.full(_shape((size,)), fill_value, dt), requires_grad)
 
 
@@ -87,22 +196,22 @@ def _like(x, dtype):
 
 def zeros_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.zeros(d.shape, dt), requires_grad)
+    return _finish(np.zeros(d.shape, dt), requires_grad, device)
 
 
 def ones_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.ones(d.shape, dt), requires_grad)
+    return _finish(np.ones(d.shape, dt), requires_grad, device)
 
 
 def empty_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.empty(d.shape, dt), requires_grad)
+    return _finish(np.empty(d.shape, dt), requires_grad, device)
 
 
 def full_like(x, fill_value, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.full(d.shape, fill_value, dt), requires_grad)
+    return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -110,46 +219,68 @@ def arange(start, end=None, step=1, *, dtype=None, requires_grad: bool = False, 
         start, end = 0, start
     if step == 0:
         raise OpError("arange(): step must be nonzero")
-    return _finish(np.arange(start, end, step, dtype=None if dtype is None else np.dtype(dtype)), requires_grad)
+    if dtype is None:
+        return _finish(_python_default(np.arange(start, end, step)), requires_grad, device)
+    return _finish(np.arange(start, end, step, dtype=np.dtype(dtype)), requires_grad, device)
 
 
 def linspace(start, end, steps: int, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     if steps < 0:
         raise OpError(f"linspace(): number of steps must be non-negative (got {steps})")
-    return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+    return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind rand/randn/randint."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator behind rand/randn/randint; returns it (as torch)."""
+    return default_generator.manual_seed(seed)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(_rng.random(_shape(size)).astype(_dt(dtype), copy=False), requires_grad)
+def seed() -> int:
+    """Reseed the default generator from fresh entropy; returns the seed."""
+    return default_generator.seed()
 
 
-def randn(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def rand(*size, generator: Generator | None = None, dtype=None, requires_grad: bool = False,
+         device=None) -> Tensor:
+    _check_device(device, "rand")
+    return _finish(_gen(generator).random(_shape(size)).astype(_dt(dtype), copy=False), requires_grad)
+
+
+def randn(*size, generator: Generator | None = None, dtype=None, requires_grad: bool = False,
+          device=None) -> Tensor:
+    _check_device(device, "randn")
+    rng = _gen(generator)
     dt = _dt(dtype)
-    a = _rng.standard_normal(_shape(size))
+    a = rng.standard_normal(_shape(size))
     if dt.kind == "c":
-        a = (a + 1j * _rng.standard_normal(_shape(size))) / np.sqrt(2)
+        a = (a + 1j * rng.standard_normal(_shape(size))) / np.sqrt(2)
     return _finish(a.astype(dt, copy=False), requires_grad)
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=(), *, generator: Generator | None = None, dtype=None, device=None) -> Tensor:
+    _check_device(device, "randint")
     if high is None:
         low, high = 0, low
-    return wrap(_rng.integers(low, high, _shape((size,))).astype(_dt(dtype, np.int64)))
+    return wrap(_gen(generator).integers(low, high, _shape((size,))).astype(_dt(dtype, np.int64)))
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype=None, device=None) -> Tensor:
+    """A random permutation of 0..n-1 (int64)."""
+    _check_device(device, "randperm")
+    return wrap(_gen(generator).permutation(int(n)).astype(_dt(dtype, np.int64)))
 
 
 def rand_like(x, *, dtype=None) -> Tensor:
     d, dt = _like(x, dtype)
-    return wrap(_rng.random(d.shape).astype(dt))
+    return wrap(_gen(None).random(d.shape).astype(dt))
 
 
 def randn_like(x, *, dtype=None) -> Tensor:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
-from .errors import OpError, describe
+from .errors import OpError, OpTypeError, describe, same_kind
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
@@ -74,7 +74,7 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
     msg = str(exc).split("\n")[0]
     shown = ", ".join(describe(v) for v in inputs)
     extra = (", args=" + ", ".join(repr(a) for a in args)) if args else ""
-    return OpError(f"{op.name}: {msg} (inputs: {shown}{extra})")
+    return same_kind(exc)(f"{op.name}: {msg} (inputs: {shown}{extra})")
 
 
 # -- fast paths ---------------------------------------------------------------------------
@@ -424,10 +424,10 @@ def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
     if v is None:
         if kind == "T?":
             return None
-        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, not None")
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, not None")
     if kind == "T[]":
         if not isinstance(v, (list, tuple)):
-            raise OpError(f"{op.name}: argument '{pname}' must be a sequence of Tensors, got {type(v).__name__}")
+            raise OpTypeError(f"{op.name}: argument '{pname}' must be a sequence of Tensors, got {type(v).__name__}")
         return [x if type(x) is Tensor else _coerce(x, op, pname) for x in v]
     if isinstance(v, _SCALARS):
         # NumPy's NEP 50: a Python scalar takes the dtype of the tensors it meets ("weak").
@@ -463,9 +463,9 @@ def _coerce(v, op: Op, pname: str) -> Tensor:
     try:
         arr = np.asarray(v)
     except Exception as e:
-        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}: {e}") from None
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}: {e}") from None
     if arr.dtype.kind not in "fciub":
-        raise OpError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}")
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}")
     return wrap(arr)
 
 
@@ -715,7 +715,7 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     (and their tangents) see the change.
     """
     if type(target) is not Tensor:
-        raise OpError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
+        raise OpTypeError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
     if (all(_is_plain_input(v) for v in inputs) and _is_plain_input(target)
             and (target._base is None or not target._base._requires_grad)):
         try:

@@ -1,13 +1,51 @@
-"""Error types raised by pushforward ops.
+"""Error types raised by pushforward for bad input.
 
-`OpError` subclasses RuntimeError (torch's choice) and ValueError/TypeError (NumPy's),
-so code written for either library catches it.
+Each error subclasses the builtin exception PyTorch raises for the same misuse, so a
+ported `except RuntimeError:` (or `TypeError`, `ValueError`, `IndexError`) still works,
+and all share one base, `PushforwardError`:
+
+- `OpError` (RuntimeError): bad values -- shapes, dtypes, autograd misuse, dual levels;
+- `OpTypeError` (TypeError): an argument of the wrong type (`pf.sin("a")`, `len()` of a 0-d tensor);
+- `OpValueError` (ValueError): where torch raises ValueError (an integer primal made dual, `cat([])`);
+- `OpIndexError` (IndexError): an index or dimension out of range.
+
+>>> import pushforward as pf
+>>> try:
+...     pf.zeros(3)[5]
+... except IndexError as e:
+...     print(type(e).__name__)
+OpIndexError
 """
 from __future__ import annotations
 
 
-class OpError(RuntimeError, ValueError, TypeError):
-    """A bad argument to an op: the message names the op and the offending values."""
+class PushforwardError(Exception):
+    """Base of every error pushforward raises for bad input; the message names the op and values."""
+
+
+class OpError(PushforwardError, RuntimeError):
+    """A bad argument value (shape, dtype, level) or autograd misuse: torch's RuntimeError."""
+
+
+class OpTypeError(PushforwardError, TypeError):
+    """An argument of the wrong type: torch's TypeError."""
+
+
+class OpValueError(PushforwardError, ValueError):
+    """A bad value where torch raises ValueError (e.g. an integer primal made dual)."""
+
+
+class OpIndexError(PushforwardError, IndexError):
+    """An index or dimension out of range: torch's IndexError."""
+
+
+def same_kind(exc: BaseException) -> type:
+    """The pushforward error class matching `exc` (for re-raising NumPy's errors as ours)."""
+    if isinstance(exc, PushforwardError):
+        return type(exc)
+    if isinstance(exc, IndexError):  # includes NumPy's AxisError
+        return OpIndexError
+    return OpError
 
 
 def describe(value) -> str:

@@ -39,7 +39,7 @@ from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
-from .errors import OpError
+from .errors import OpError, OpValueError
 from .tensor import Tensor
 
 __all__ = [
@@ -172,6 +172,13 @@ def _check_tensor_leaves(leaves: list, who: str, what: str) -> None:
                           f"{type(leaf).__name__}")
 
 
+def _check_diff_primal(p: Tensor, i: int, who: str) -> None:
+    # torch raises here: an integer primal has no tangent space, and silently treating it as a
+    # constant would drop the tangent the caller passed.
+    if not _is_diff(p):
+        raise OpValueError(f"{who}: Expected primal {i} to be floating point or complex, but got: {p.dtype}")
+
+
 def _zeros_like(x: Tensor) -> Tensor:
     return _pf().zeros_like(x)
 
@@ -277,16 +284,15 @@ class _Reverse:
             _check_tensor_leaves(leaves, who, f"argument {a}")
             self.specs.append(spec)
             fresh = []
-            for leaf in leaves:
-                if _is_diff(leaf):
-                    with enable_grad():
-                        alias = _fresh(leaf)
-                    any_tape = any_tape or leaf._requires_grad
-                    fresh.append(alias)
-                    self.targets.append(alias)
-                else:
-                    fresh.append(leaf)
-                    self.targets.append(None)
+            for i, leaf in enumerate(leaves):
+                if not _is_diff(leaf):  # as torch: an integer leaf cannot require grad
+                    raise OpError(f"{who}: only Tensors of floating point or complex dtype can require gradients "
+                                  f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
+                with enable_grad():
+                    alias = _fresh(leaf)
+                any_tape = any_tape or leaf._requires_grad
+                fresh.append(alias)
+                self.targets.append(alias)
                 self.primal_leaves.append(leaf)
             new_args[a] = tree_unflatten(fresh, spec)
         with enable_grad():
@@ -366,10 +372,8 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
         for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             if p.shape != t.shape:
                 raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
-            if _is_diff(p):
-                duals.append(fwAD.make_dual(p, t, level=level))
-            else:
-                duals.append(p)
+            _check_diff_primal(p, i, "jvp")
+            duals.append(fwAD.make_dual(p, t, level=level))
         out = f(*tree_unflatten(duals, p_spec))
         out, aux = _split_aux(out, has_aux, "jvp")
         o_leaves, o_spec = tree_flatten(out)
@@ -560,6 +564,8 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
         for a in nums:
             leaves, spec = tree_flatten(args[a])
             _check_tensor_leaves(leaves, "jacfwd", f"argument {a}")
+            for li, leaf in enumerate(leaves):
+                _check_diff_primal(leaf, li, "jacfwd")
             specs.append(spec)
             in_leaves.extend((a, li, leaf) for li, leaf in enumerate(leaves))
 
@@ -657,6 +663,8 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         raise OpError("linearize: expected at least one primal")
     p_leaves, p_spec = tree_flatten(tuple(primals))
     _check_tensor_leaves(p_leaves, "linearize", "primals")
+    for i, p in enumerate(p_leaves):
+        _check_diff_primal(p, i, "linearize")
     from .autograd.grad_mode import enable_grad
     pf = _pf()
     with enable_grad():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import OpError
+from .errors import OpIndexError, OpTypeError
 from .tensor import Tensor
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
@@ -22,7 +22,7 @@ def _normalize(index):
     for it in items:
         if isinstance(it, Tensor):
             if it._data.dtype.kind not in "iub":
-                raise OpError(f"index: tensors used as indices must be long, int or bool (got {it._data.dtype})")
+                raise OpIndexError(f"index: tensors used as indices must be long, int or bool (got {it._data.dtype})")
             it = it._data
             basic = basic and it.ndim == 0 and it.dtype.kind in "iu"
             if it.ndim == 0 and it.dtype.kind in "iu":
@@ -31,12 +31,12 @@ def _normalize(index):
             basic = False
             it = np.asarray(it)
             if it.dtype.kind not in "iub" and it.size:
-                raise OpError(f"index: arrays used as indices must be integer or bool (got {it.dtype})")
+                raise OpIndexError(f"index: arrays used as indices must be integer or bool (got {it.dtype})")
         elif isinstance(it, bool) or not isinstance(it, _BASIC):
             if isinstance(it, bool):
                 basic = False
             else:
-                raise OpError(f"index: unsupported index {it!r} of type {type(it).__name__}")
+                raise OpTypeError(f"index: unsupported index {it!r} of type {type(it).__name__}")
         out.append(it)
     idx = tuple(out) if isinstance(index, tuple) else out[0]
     return idx, basic
@@ -48,7 +48,7 @@ def getitem(x: Tensor, index) -> Tensor:
     try:
         return view_op(x, idx) if basic else copy_op(x, idx)
     except IndexError as e:
-        raise OpError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
+        raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
 
 
 def setitem(x: Tensor, index, value) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
-from .errors import OpError
+from .errors import OpError, OpIndexError, OpValueError
 
 
 def _axes(dim, ndim: int):
@@ -20,7 +20,7 @@ def _axes(dim, ndim: int):
         return None
     for d in dims:
         if not -ndim <= d < max(ndim, 1):
-            raise OpError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+            raise OpIndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
     return tuple(d % ndim for d in dims)
 
 
@@ -33,7 +33,7 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
 def _dim(d, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise OpError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        raise OpIndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d % n
 
 
@@ -353,7 +353,7 @@ def einsum(equation, tensors):
 # -- shape ops ------------------------------------------------------------------------------------
 def cat(tensors, dim=0):
     if len(tensors) == 0:
-        raise OpError("cat: expected a non-empty list of Tensors")
+        raise OpValueError("cat: expected a non-empty list of Tensors")
     arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
     return _contiguous(np.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
@@ -361,7 +361,7 @@ def cat(tensors, dim=0):
 
 def stack(tensors, dim=0):
     if len(tensors) == 0:
-        raise OpError("stack: expected a non-empty list of Tensors")
+        raise OpValueError("stack: expected a non-empty list of Tensors")
     return _contiguous(np.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
 
 
@@ -595,7 +595,7 @@ def select(a, dim, index):
     d = _dim(dim, a.ndim)
     n = a.shape[d]
     if not -n <= index < n:
-        raise OpError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")
+        raise OpIndexError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")
     sl = [slice(None)] * a.ndim
     sl[d] = index
     return a[tuple(sl) + (Ellipsis,)]  # the trailing Ellipsis keeps a 0-d result a view, not a scalar

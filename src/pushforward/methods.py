@@ -77,7 +77,6 @@ def bind() -> None:
     Tensor.max = ops.max
     Tensor.min = ops.min
     Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
-    Tensor.__array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operators
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
 
 

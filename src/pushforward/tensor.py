@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import OpError
+from .errors import OpError, OpTypeError
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -106,8 +106,8 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> "device":
+        return _CPU
 
     @property
     def is_leaf(self) -> bool:
@@ -150,27 +150,27 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
-    def numpy(self) -> np.ndarray:
-        """The underlying array (shares memory). Raises if the tensor requires grad, as torch."""
-        from .autograd.state import STATE
-        if self._requires_grad and STATE.grad_enabled:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying array (shares memory, the primal of a dual tensor as torch). Raises if the
+        tensor requires grad, as torch; ``force=True`` or ``t.detach().numpy()`` give the values."""
+        if self._requires_grad and not force:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
-    def __array__(self, dtype=None, copy=None):
-        a = self._data
-        if dtype is not None and a.dtype != dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+    def _has_tangent(self) -> bool:
+        from .autograd.forward_ad import levels_of
+        return bool(levels_of(self))
+
+    # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
-            raise OpError("len() of a 0-d tensor")
+            raise OpTypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator["Tensor"]:
         if self._data.ndim == 0:
-            raise OpError("iteration over a 0-d tensor")
+            raise OpTypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
@@ -179,17 +179,27 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self) -> float:
+        # float(dual) is how NumPy writes a tensor into an ndarray element (`a[i] = t`) and how
+        # math.* read it: the tangent would vanish without a trace, so that is an error;
+        # `.item()` is the explicit way to get the primal number.
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
+                          "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
+                          "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array).")
         return float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
 
     def __complex__(self) -> complex:
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
+                          "tangent would be lost. Use .item() for the primal value.")
         return complex(self.item())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise OpError("only integer tensors of a single element can be converted to an index")
+            raise OpTypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data)
 
     def __repr__(self) -> str:
@@ -201,14 +211,30 @@ class Tensor:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        from .autograd.state import STATE
-        live = STATE.by_uid
-        levels = sorted(live[lv].index for lv, t in (self._fw or {}).items() if t is not None and lv in live)
-        if levels:
-            extras.append("tangent at level" + ("s " if len(levels) > 1 else " ") + ", ".join(map(str, levels)))
+        extras.extend(self._tangent_reprs())
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
+    def _tangent_reprs(self) -> list:
+        """`tangent=...` (one level, level 0) or `tangents={level: ..., ...}`: the tangents' values at
+        each live level (its own or its base's), keyed by the level numbers the user sees."""
+        if self._fw is None and not self._st.dual:
+            return []
+        from .autograd.forward_ad import levels_of, tangent_of
+        from .autograd.state import STATE
+        found = sorted((STATE.by_uid[lv].index, tangent_of(self, lv)) for lv in levels_of(self))
+        if not found:
+            return []
+        if len(found) == 1 and found[0][0] == 0:
+            return ["tangent=" + repr(found[0][1])]
+        return ["tangents={" + ", ".join(f"{k}: {t!r}" for k, t in found) + "}"]
+
     __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        # torch: a 0-d tensor formats as its number (f"{loss:.4f}"); others only with an empty spec
+        if self._data.ndim == 0:
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)
 
     # -- autograd metadata -----------------------------------------------------------
     @property
@@ -306,6 +332,68 @@ class Tensor:
         setitem(self, index, value)
 
 
+class device(str):
+    """torch's device object, for the only device: ``pf.device("cpu") == "cpu"``; others raise.
+
+    >>> import pushforward as pf
+    >>> pf.zeros(1).device == pf.device("cpu"), pf.device("cpu").type
+    (True, 'cpu')
+    """
+
+    def __new__(cls, type: str = "cpu", index: int | None = None) -> "device":
+        name = getattr(type, "type", type)
+        if not isinstance(name, str) or name.split(":")[0] != "cpu":
+            raise OpError(f"device {type!r} is not available; pushforward runs on the CPU only ('cpu')")
+        obj = super().__new__(cls, "cpu")
+        obj.type = "cpu"
+        obj.index = index
+        return obj
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+
+_CPU = device("cpu")
+
+
+def _to(self: Tensor, *args, **kwargs) -> Tensor:
+    """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
+    keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise OpTypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a._data.dtype
+        elif isinstance(a, str):
+            dev = a
+        elif isinstance(a, bool):  # to(dtype, non_blocking, copy): the second positional flag is copy
+            flags = [f for f in args if isinstance(f, bool)]
+            copy = copy or (len(flags) > 1 and flags[1])
+        elif a is not None:
+            dtype = a
+    if dev is not None:
+        device(dev)
+    if dtype is None and not copy:
+        return self
+    return _GENERATED_TO(self, dtype, copy)
+
+
+_GENERATED_TO = None
+
+
+def bind_to() -> None:
+    """Put the device-aware `.to` in front of the generated op (called after methods.bind())."""
+    global _GENERATED_TO
+    if Tensor.to is not _to:
+        _GENERATED_TO = Tensor.to
+        Tensor.to = _to
+
+
 def _dtype_name(dt: np.dtype) -> str:
     return "pushforward." + np.dtype(dt).name.replace("bool", "bool")
 
@@ -319,7 +407,7 @@ def _to_array(data: Any, dtype=None) -> np.ndarray:
     dt = None if dtype is None else np.dtype(dtype)
     arr = np.array(data, dtype=dt)
     if arr.dtype.kind not in "fciub":
-        raise OpError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
+        raise OpTypeError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
     return arr
 
 

@@ -21,7 +21,7 @@ from typing import Iterable
 
 from .pending import Pending
 from .state import STATE
-from ..errors import OpError
+from ..errors import OpError, OpTypeError, OpValueError
 
 __all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "untracked_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -271,20 +271,24 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
     level = _resolve_level(level, "make_dual")
     if not isinstance(tensor, Tensor):
-        raise OpError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
+        raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
-        raise OpError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
+        raise OpTypeError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
     pd, td = tensor._data, tangent._data
     if pd.dtype.kind not in FLOATING:
-        raise OpError(f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}")
+        raise OpValueError(f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}")
     if td.dtype.kind not in FLOATING:
-        raise OpError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
+        raise OpValueError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
     if td.shape != pd.shape:
         raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
     if td.dtype != pd.dtype:
-        raise OpError(f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype}")
+        if td.dtype.kind != pd.dtype.kind:  # complex vs real: no R-linear reading of the tangent
+            raise OpError(f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype} "
+                          "(a real primal needs a real tangent, a complex one a complex tangent)")
+        tangent = tangent.to(pd.dtype)  # float32 <-> float64: cast as torch does (differentiably)
     if tangent_of(tensor, level) is not None:
-        raise OpError(f"make_dual: the primal already has a tangent at level {level}; unpack_dual it first")
+        raise OpError(f"make_dual: the primal already has a tangent at level {STATE.by_uid[level].index}; "
+                      "unpack_dual it first")
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
     fw[level] = tangent
     return _view_alias(tensor, fw)

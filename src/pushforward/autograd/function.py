@@ -187,6 +187,11 @@ class Function:
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
         raise NotImplementedError("custom Function must implement jvp to be used in forward mode")
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """torch-2 style: define it (and a `forward` without ctx) to fill ctx from inputs and output."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         from ..tensor import Tensor, wrap
@@ -205,7 +210,7 @@ class Function:
             else:
                 plain.append(a)
         with no_grad():
-            raw = cls.forward(ctx, *plain)
+            raw = _run_forward(cls, ctx, plain)
         # Saved inputs are handed back with their tape identity and tangents, so backward and jvp
         # formulas are themselves differentiable (double backward, reverse-over-forward, nesting).
         ctx._to_save = tuple(originals.get(id(t), t) for t in ctx._to_save)
@@ -314,6 +319,70 @@ def _zeros_for(a):
     return zeros_like(a)
 
 
+class _OnceDifferentiableBackward(Node):
+    """grad_fn of a once_differentiable backward's results: differentiating them is an error."""
+
+    __slots__ = ("fn_name",)
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def apply(self, grads: list) -> list:
+        raise OpError(f"trying to differentiate twice a function that was marked with @once_differentiable "
+                      f"({self.fn_name})")
+
+
 def once_differentiable(fn):
-    """Decorator kept for torch compatibility (backward here is always differentiable if its ops are)."""
-    return fn
+    """Decorator for a custom Function's backward that is not itself differentiable (as torch's):
+    it runs without recording a tape, and differentiating its results (double backward with
+    create_graph=True) raises instead of silently returning a wrong second derivative.
+
+    >>> import pushforward as pf
+    >>> class Exp(pf.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = x.exp(); ctx.save_for_backward(y); return y
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         (y,) = ctx.saved_tensors
+    ...         return g * y
+    >>> x = pf.tensor([0.0], requires_grad=True)
+    >>> Exp.apply(x).sum().backward(); x.grad
+    tensor([1.])
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        from ..tensor import Tensor, wrap
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not STATE.grad_enabled:
+            return outputs
+        needs = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+        if not needs:
+            return outputs
+        node = _OnceDifferentiableBackward()
+        node.fn_name = getattr(fn, "__qualname__", "backward")
+        node.next_edges = [edge(a) for a in needs]
+        single = not isinstance(outputs, tuple)
+        res = []
+        for k, o in enumerate([outputs] if single else outputs):
+            if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
+                o = wrap(o._data)  # a fresh tensor: an input handed back must keep its own history
+                o._requires_grad, o._grad_fn, o._output_nr = True, node, 0
+            res.append(o)
+        return res[0] if single else tuple(res)
+
+    return wrapper
+
+
+def _run_forward(cls, ctx: FunctionCtx, args: list) -> Any:
+    """forward(ctx, *args), or in torch-2 style (setup_context defined) forward(*args) then
+    setup_context(ctx, inputs, output)."""
+    if cls.setup_context is Function.setup_context:
+        return cls.forward(ctx, *args)
+    out = cls.forward(*args)
+    cls.setup_context(ctx, tuple(args), out)
+    return out

@@ -256,9 +256,12 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
         v = _v_arg(v, inputs, is_in_tuple, "jvp", "input", create_graph)
         if fw_mode:
             fin, _ = _prepare(inputs, create_graph, need_graph=False)
+            for i, x in enumerate(fin):  # as torch: an integer input has no tangent to carry
+                if x._data.dtype.kind not in "fc":
+                    raise OpError(f"jvp: input {i} has dtype {x.dtype}; only floating point or complex inputs "
+                                  "can be differentiated")
             with fwAD.dual_level() as level:
-                duals = tuple(fwAD.make_dual(x, t, level=level) if x._data.dtype.kind in "fc" else x
-                              for x, t in zip(fin, v))
+                duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 outputs = func(*duals)
                 is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
                 unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]

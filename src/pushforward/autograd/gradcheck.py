@@ -527,12 +527,16 @@ def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_f
 # -- public API -----------------------------------------------------------------------------
 
 def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True, check_forward_ad: bool = True,
+              rtol: float = 1e-3, raise_exception: bool = True, check_forward_ad: bool = False,
               check_backward_ad: bool = True, check_undefined_grad: bool = True,
-              check_batched_forward_grad: bool = False, fast_mode: bool = False,
-              nondet_tol: float = 0.0) -> bool:
-    """Check fn's backward (vjp) and forward (jvp) derivatives against central differences.
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              fast_mode: bool = False, nondet_tol: float = 0.0) -> bool:
+    """Check fn's backward (vjp) and, with ``check_forward_ad=True``, forward (jvp) derivatives
+    against central differences.
 
+    The defaults are torch's (forward formulas are checked only when asked; ``pushforward
+    check`` and the op database always ask). ``check_batched_grad`` is accepted for ported
+    code; there is no vmap, so batched vjps are the row-by-row vjps already checked (True warns).
     Differentiates with respect to the floating/complex tensors in `inputs` that require
     grad; other entries are passed through. Returns True, or raises `GradcheckError`
     (returns False when ``raise_exception=False``) naming the mode, the output and input
@@ -545,6 +549,13 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     >>> gradcheck(lambda a, b: a @ b, (x, y))
     True
     """
+    if not check_forward_ad and not check_backward_ad:
+        # as torch: a check of nothing must not pass silently (e.g. check_backward_ad=False relying
+        # on a forward check that is off by default)
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad:
+        warnings.warn("gradcheck: check_batched_grad=True checks nothing more here (pushforward has no vmap; "
+                      "the vjps are checked row by row)", UserWarning, stacklevel=2)
     tupled = _as_tuple(inputs)
     prob = _Problem(fn, tupled)
     if not prob.diff_idx:
@@ -592,7 +603,8 @@ def gradcheck_forms(fn: Callable[..., Any], inputs: TensorOrTensors, forms: Sequ
             gradcheck(fn, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=False, fast_mode=True)
         for form in forms:
             with form() as g:
-                gradcheck(g, tupled, eps=eps, atol=atol, rtol=rtol, check_backward_ad=False, fast_mode=True)
+                gradcheck(g, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=True, check_backward_ad=False,
+                          fast_mode=True)
         return
     prob = _Problem(fn, tupled)
     outs = prob.outputs()
@@ -639,7 +651,7 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
                   *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
                   check_fwd_over_rev: bool = True, check_rev_over_rev: bool = True, fast_mode: bool = False,
                   gen_non_contig_grad_outputs: bool = False, check_undefined_grad: bool = True,
-                  nondet_tol: float = 0.0) -> bool:
+                  check_batched_grad: bool = False, nondet_tol: float = 0.0) -> bool:
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> vjp of fn.
 
     ``check_rev_over_rev`` checks that vjp with reverse mode (backward of backward),
@@ -687,4 +699,4 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
     return gradcheck(vjp_fn, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
                      check_backward_ad=check_rev_over_rev, check_undefined_grad=check_undefined_grad,
-                     fast_mode=fast_mode, nondet_tol=nondet_tol)
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode, nondet_tol=nondet_tol)

@@ -1,6 +1,9 @@
-"""Testing utilities: the op database (`pushforward.testing.opdb`).
+"""Testing utilities: `assert_close` (torch.testing's) and the op database (`pushforward.testing.opdb`).
 
 >>> from pushforward.testing.opdb import OPS, check_op
 >>> sorted(check_op("sin"))
 ['backward', 'complex', 'error', 'forward', 'fwd_over_rev', 'kind']
 """
+from .comparison import assert_close
+
+__all__ = ["assert_close"]

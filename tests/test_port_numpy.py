@@ -1,0 +1,266 @@
+"""NumPy protocols (issue 14): NumPy functions on tensors run pushforward ops, keep tangents and tape,
+and anything that cannot is an error naming it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward import numpy_api
+from helpers import close, tangent
+
+A = np.arange(6.0).reshape(2, 3) / 3 + 0.4
+
+# (name, f(module_or_array_namespace, x)) evaluated once with NumPy arrays, once with tensors
+CASES = {
+    "sum_axes": lambda x: np.sum(x, axis=(0, 1)), "sum_axis0": lambda x: np.sum(x, axis=0),
+    "mean_keepdims": lambda x: np.mean(x, axis=1, keepdims=True), "std_ddof": lambda x: np.std(x, ddof=1),
+    "var_axis": lambda x: np.var(x, axis=0), "max": lambda x: np.max(x), "amax": lambda x: np.amax(x, axis=0),
+    "min_keepdims": lambda x: np.min(x, axis=1, keepdims=True), "prod": lambda x: np.prod(x, axis=1),
+    "cumsum_flat": lambda x: np.cumsum(x), "cumprod": lambda x: np.cumprod(x, axis=1),
+    "concatenate": lambda x: np.concatenate([x, 2 * x], axis=1), "concat_none": lambda x: np.concatenate([x, x], axis=None),
+    "stack": lambda x: np.stack([x, x * x]), "hstack": lambda x: np.hstack([x, x]), "vstack": lambda x: np.vstack([x[0], x]),
+    "reshape": lambda x: np.reshape(x, (3, 2)), "reshape_flat": lambda x: np.reshape(x, -1), "ravel": lambda x: np.ravel(x),
+    "transpose": lambda x: np.transpose(x), "moveaxis": lambda x: np.moveaxis(x[None], 0, -1),
+    "swapaxes": lambda x: np.swapaxes(x, 0, 1), "squeeze": lambda x: np.squeeze(x[None]),
+    "expand_dims": lambda x: np.expand_dims(x, 1), "broadcast_to": lambda x: np.broadcast_to(x, (2, 2, 3)),
+    "dot_2d": lambda x: np.dot(x, x.T), "dot_1d": lambda x: np.dot(x[0], x[1]), "vdot": lambda x: np.vdot(x, x),
+    "inner": lambda x: np.inner(x[0], x[1]), "inner_2d": lambda x: np.inner(x, x[::-1]), "outer": lambda x: np.outer(x[0], x[1]),
+    "einsum": lambda x: np.einsum("ij,kj->ik", x, x), "diagonal": lambda x: np.diagonal(x), "trace": lambda x: np.trace(x),
+    "tril": lambda x: np.tril(x), "triu": lambda x: np.triu(x, 1), "where": lambda x: np.where(x > 1, x, -x),
+    "clip": lambda x: np.clip(x, 0.6, 1.5), "flip": lambda x: np.flip(x), "flip_axis": lambda x: np.flip(x, 0),
+    "roll_flat": lambda x: np.roll(x, 1), "roll_axis": lambda x: np.roll(x, 1, axis=1), "real": lambda x: np.real(x),
+    "conj": lambda x: np.conj(x), "abs": lambda x: np.abs(x - 1), "norm": lambda x: np.linalg.norm(x),
+    "norm_axis": lambda x: np.linalg.norm(x, axis=1), "copy": lambda x: np.copy(x),
+    "add_reduce": lambda x: np.add.reduce(x), "multiply_reduce": lambda x: np.multiply.reduce(x, axis=1),
+    "maximum_reduce": lambda x: np.maximum.reduce(x, axis=None), "add_accumulate": lambda x: np.add.accumulate(x, axis=1),
+    "multiply_outer": lambda x: np.multiply.outer(x[0], x[1]), "matmul": lambda x: np.matmul(x, x.T),
+    "ndarray_plus": lambda x: A + x, "ndarray_minus": lambda x: A - x, "ndarray_matmul": lambda x: A @ x.T,
+    "ndarray_div": lambda x: A / x, "numpy_scalar": lambda x: np.float64(2.0) * x, "power": lambda x: np.power(x, 3),
+    "floor_divide": lambda x: np.floor_divide(x, 0.3), "positive": lambda x: np.positive(x),
+    "sin_sum": lambda x: np.sum(np.sin(x) * np.exp(-x), axis=0),
+}
+
+# Unary ufuncs that are differentiable on A's values (all in (0.4, 2.1)).
+UNARY = ["sin", "cos", "tan", "arcsin", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "exp", "exp2", "expm1",
+         "log", "log2", "log10", "log1p", "sqrt", "square", "negative", "absolute", "fabs", "reciprocal", "conjugate"]
+BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "power", "maximum", "minimum", "arctan2", "hypot",
+          "logaddexp", "copysign", "fmod", "remainder"]
+NONDIFF = ["sign", "floor", "ceil", "trunc", "fix", "rint", "isnan", "isfinite", "equal", "less", "greater_equal",
+           "logical_and"]
+
+
+def _unary_input(name):
+    return A / 2.2 if name in ("arcsin",) else (A + 1 if name == "arccosh" else A)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_function_values_match_numpy(name):
+    f = CASES[name]
+    want = f(A)
+    got = f(pf.tensor(A))
+    assert isinstance(got, pf.Tensor), type(got)
+    assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
+    close(got, want)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_function_keeps_tangent_and_tape(name):
+    """Through a NumPy function, forward and reverse derivatives equal the finite-difference ones."""
+    f = CASES[name]
+    if np.asarray(f(A)).dtype.kind not in "fc":
+        pytest.skip("integer/bool result")
+    v = np.cos(np.arange(6.0)).reshape(2, 3)
+    eps = 1e-6
+    fd = (np.asarray(f(A + eps * v), dtype=float) - np.asarray(f(A - eps * v), dtype=float)) / (2 * eps)
+    with fwAD.dual_level():
+        out = f(fwAD.make_dual(pf.tensor(A), pf.tensor(v)))
+        t = tangent(out)
+        close(t if t is not None else np.zeros_like(fd), fd, tol=1e-6)
+    x = pf.tensor(A, requires_grad=True)
+    out = f(x)
+    w = np.sin(np.arange(out.numel()) + 1.0).reshape(out.shape)
+    if out.requires_grad:
+        (g,) = pf.autograd.grad(out, x, pf.tensor(w))
+        close((g.numpy() * v).sum(), (w * fd).sum(), tol=1e-6)   # <w, J v> both ways
+    else:
+        close(fd, np.zeros_like(fd))
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ufunc_matches_pushforward_op(name):
+    a = _unary_input(name)
+    ufunc = getattr(np, name)
+    x = pf.tensor(a)
+    assert isinstance(ufunc(x), pf.Tensor)
+    close(ufunc(x), ufunc(a))
+    op = getattr(pf, numpy_api.UFUNCS[name])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.ones_like(x))
+        close(tangent(ufunc(d)), tangent(op(d)))
+    xg = pf.tensor(a, requires_grad=True)
+    ufunc(xg).sum().backward()
+    xr = pf.tensor(a, requires_grad=True)
+    op(xr).sum().backward()
+    close(xg.grad, xr.grad)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ufunc_tangents_of_both_inputs(name):
+    ufunc = getattr(np, name)
+    b = A[::-1, ::-1] + 0.3
+    close(ufunc(pf.tensor(A), pf.tensor(b)), ufunc(A, b))
+    close(ufunc(A, pf.tensor(b)), ufunc(A, b))          # ndarray first: NumPy's argument order is kept
+    eps = 1e-6
+    fd = (ufunc(A + eps, b + 2 * eps) - ufunc(A - eps, b - 2 * eps)) / (2 * eps)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor(A), pf.ones(2, 3))
+        y = fwAD.make_dual(pf.tensor(b), pf.full((2, 3), 2.0))
+        close(tangent(ufunc(x, y)), fd, tol=1e-5)
+
+
+@pytest.mark.parametrize("name", NONDIFF)
+def test_nondifferentiable_ufuncs_match_numpy(name):
+    ufunc = getattr(np, name)
+    args = (A * 3 - 2,) if getattr(ufunc, "nin", 1) == 1 else (A * 3 - 2, A)
+    got = ufunc(*map(pf.tensor, args))
+    want = ufunc(*args)
+    assert isinstance(got, pf.Tensor) and got.dtype == want.dtype
+    close(got, want)
+
+
+def test_existing_numpy_code_differentiates_unmodified():
+    def energy(x):   # written for NumPy arrays, knows nothing of pushforward
+        r = np.sqrt(np.sum(x ** 2, axis=1))
+        return np.sum(np.exp(-r) * np.cos(r)) + 0.5 * np.einsum("ij,ij->", x, x)
+
+    x0 = np.array([[0.3, -0.2], [1.0, 0.5], [-0.7, 0.9]])
+    g = pf.func.grad(energy)(pf.tensor(x0))
+    eps, fd = 1e-6, np.zeros_like(x0)
+    for i in np.ndindex(x0.shape):
+        e = np.zeros_like(x0)
+        e[i] = eps
+        fd[i] = (energy(x0 + e) - energy(x0 - e)) / (2 * eps)
+    close(g, fd, tol=1e-7)
+    H = pf.func.hessian(lambda z: energy(z.reshape(3, 2)))(pf.tensor(x0.reshape(-1)))
+    close(H, H.T)   # forward-over-reverse through NumPy calls: a symmetric Hessian
+    _, jv = pf.func.jvp(energy, (pf.tensor(x0),), (pf.tensor(np.ones_like(x0)),))
+    close(jv, fd.sum(), tol=1e-7)
+
+
+def test_unmapped_numpy_function_raises_naming_it():
+    x = pf.tensor(A)
+    with pytest.raises(TypeError, match=r"np\.sort"):
+        np.sort(x)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.ones_like(x))
+        with pytest.raises(TypeError, match=r"np\.median"):
+            np.median(d)
+        with pytest.raises(TypeError, match=r"np\.add\.at"):
+            np.add.at(d, [0], 1.0)
+        with pytest.raises(TypeError, match=r"np\.cbrt"):
+            np.cbrt(d)
+        with pytest.raises(TypeError, match="out="):
+            np.sin(d, out=np.empty((2, 3)))
+        with pytest.raises(TypeError, match="out="):
+            np.sum(d, out=np.empty(()))
+
+
+def test_linalg_entries_look_up_pf_linalg_at_call_time(monkeypatch):
+    a = pf.tensor([[2.0, 1.0], [1.0, 3.0]])
+    b = pf.tensor([1.0, 0.0])
+    monkeypatch.delattr(pf.linalg, "solve", raising=False)
+    with pytest.raises(TypeError, match=r"np\.linalg\.solve"):
+        np.linalg.solve(a, b)
+    calls = []
+
+    def solve(A, B):  # stands for the real pf.linalg.solve once it lands
+        calls.append((A, B))
+        return A.sum() * B
+
+    monkeypatch.setattr(pf.linalg, "solve", solve, raising=False)
+    out = np.linalg.solve(a, np.array([1.0, 0.0]))
+    assert calls and all(isinstance(t, pf.Tensor) for t in calls[0])
+    close(out, [7.0, 0.0])
+
+
+@pytest.mark.skipif(not hasattr(pf.linalg, "solve"), reason="pf.linalg.solve has not landed")
+def test_linalg_solve_through_numpy_keeps_tangent():
+    A0 = np.array([[3.0, 1.0], [1.0, 2.0]])
+    b0 = np.array([1.0, -1.0])
+    with fwAD.dual_level():
+        Ad = fwAD.make_dual(pf.tensor(A0), pf.tensor(np.eye(2)))
+        x = np.linalg.solve(Ad, b0)
+        xs = np.linalg.solve(A0, b0)
+        close(x, xs)
+        close(tangent(x), -np.linalg.solve(A0, np.eye(2) @ xs))
+
+
+def test_asarray_raises_when_a_derivative_would_be_lost():
+    plain = pf.tensor(A)
+    arr = np.asarray(plain)
+    assert isinstance(arr, np.ndarray) and np.shares_memory(arr, plain.numpy())
+    x = pf.tensor(A, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(x)
+    with pf.no_grad(), pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(x)
+    assert np.asarray(x.detach()).shape == (2, 3)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(plain, pf.ones_like(plain))
+        with pytest.raises(RuntimeError, match="tangent"):
+            np.asarray(d)
+        with pytest.raises(RuntimeError, match="tangent"):
+            np.asarray(d[0])          # a view of a dual is dual
+        close(np.asarray(fwAD.unpack_dual(d).primal), A)   # the unpacked primal has no tangent
+        close(d.detach().numpy(), A)
+        close(d.numpy(), A)           # .numpy() gives the primal, as torch
+    close(np.asarray(d), A)           # the level is gone, so is the tangent
+
+
+def test_ufunc_dtype_argument_and_plain_tensors_stay_cheap():
+    x = pf.tensor(A, dtype=pf.float32)
+    y = np.sin(x, dtype=np.float64)
+    assert y.dtype == np.float64
+    assert np.sin(x).dtype == np.float32
+    # the plain path goes straight to the op: no tape, no tangent, same values as NumPy
+    z = np.exp(pf.tensor(A))
+    assert z.grad_fn is None and z._fw is None
+    close(z, np.exp(A))
+
+
+def test_scalar_conversions_never_drop_a_tangent_silently():
+    """NumPy writes `a[i] = t` through float(t); math.* too: on a dual that would lose the tangent."""
+    import math
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+        a = np.zeros(2)
+        with pytest.raises(ValueError) as ei:            # NumPy re-raises our error as its own
+            a[0] = d[0]
+        assert "tangent" in str(ei.value.__cause__ or ei.value.__context__)
+        with pytest.raises(RuntimeError, match="tangent"):
+            math.sin(d[0])
+        with pytest.raises(RuntimeError, match="tangent"):
+            complex(d[1])
+        assert d[0].item() == 1.0 and f"{d[0]:.1f}" == "1.0"      # explicit: the primal
+        assert float(fwAD.unpack_dual(d).primal[1]) == 2.0
+    x = pf.tensor(3.0, requires_grad=True)
+    assert float(x * 2) == 6.0                                    # as torch (logging a loss)
+
+
+@pytest.mark.parametrize("fn", [np.mean, np.std, np.var, np.sum, np.prod, np.max, np.cumsum])
+def test_integer_inputs_follow_numpys_dtypes(fn):
+    a = np.array([[1, 2, 3], [4, 5, 7]])
+    got, want = fn(pf.tensor(a)), fn(a)
+    assert got.dtype == np.asarray(want).dtype
+    close(got, want)
+
+
+def test_ufunc_dtype_computes_in_that_dtype():
+    x = pf.tensor([0.1, 0.7], dtype=pf.float32)
+    close(np.exp(x, dtype=np.float64), np.exp(np.array([0.1, 0.7], dtype=np.float32), dtype=np.float64), tol=1e-15)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.ones(2, dtype=pf.float32))
+        y = np.exp(d, dtype=np.float64)
+        assert y.dtype == np.float64 and tangent(y).dtype == np.float64
