@@ -377,7 +377,8 @@ def test_jvp_returning_a_wrong_tangent_is_an_error(tangent_fn, match):
 
 @pytest.mark.parametrize("grads, match", [
     ((), r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 1\)"),
-    ((pf.ones(3), pf.ones(3)), r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 3\)"),
+    ((pf.ones(3), pf.ones(3)),
+     r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 3\)"),
     ((pf.ones(4),), r"BadBackwardBackward.*shape \(4,\).*input 1 shape \(3,\)"),
     ((np.ones(3),), r"BadBackward\.backward returned a ndarray at position 2"),
 ])

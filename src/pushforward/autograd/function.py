@@ -299,7 +299,8 @@ def _check_tangents(cls, res: list, results: list) -> list:
         if t is None or not isinstance(r, Tensor):
             continue
         if not isinstance(t, Tensor):
-            raise OpError(f"{who} returned a {type(t).__name__} as the tangent of output {k}; expected a Tensor or None")
+            raise OpError(f"{who} returned a {type(t).__name__} as the tangent of output {k}; "
+                          "expected a Tensor or None")
         if t._data.shape != r._data.shape:
             raise OpError(f"{who} returned a tangent of shape {tuple(t._data.shape)} for output {k} of shape "
                           f"{tuple(r._data.shape)}; a tangent has its output's shape")
