@@ -338,3 +338,17 @@ def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
     assert save(None, None, None)[1] == ((0, 2), None)      # self needs grad, mode None: keep other
     assert save(None, None, "x")[1] == ((1, 0), None)       # the other branch reads self's shape only
     assert save(None, None, "x")[3] == ((2, 0), None)       # other's gradient reads self
+
+
+def test_docstrings_and_defaults_are_emitted_safely(tmp_path):
+    src = emit(load(_write(tmp_path, '''
+        - name: quoted(Tensor self, float scale=2 * 0.5) -> Tensor
+          kernel: np.negative
+          doc: 'ends in a quote """ and has a backslash \\\\ "'
+          self: -grad
+          result: auto_linear
+        ''')), helper_names())
+    import ast
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "quoted")
+    assert ast.get_docstring(fn) == 'ends in a quote """ and has a backslash \\\\ "'
+    assert ast.unparse(fn.args.defaults[0]) == "2 * 0.5"

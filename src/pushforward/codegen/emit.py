@@ -495,7 +495,7 @@ class Emitter:
             if p.kw_only and not kw_started:
                 sig.append("*")
                 kw_started = True
-            sig.append(f"{p.name}={p.default}" if p.default is not None else p.name)
+            sig.append(f"{p.name}={_src(_parse(p.default))}" if p.default is not None else p.name)
         if with_axis:
             if not kw_started:
                 sig.append("*")
@@ -514,7 +514,9 @@ class Emitter:
         has_dim = any(p.name == "dim" for p in e.params)
         sig = self.signature(e, has_dim)
         doc = e.doc or f"{e.name} (see derivatives.yaml)."
-        lines = [f"def {e.name}({', '.join(sig)}):", f'    """{doc}"""']
+        # a docstring that would not survive triple quotes is written as a string literal
+        lines = [f"def {e.name}({', '.join(sig)}):",
+                 f'    """{doc}"""' if '"""' not in doc and "\\" not in doc and not doc.endswith('"') else f"    {doc!r}"]
         lines += self.prologue(e)
         if has_dim:
             lines.append("    if axis is not None:")
@@ -648,7 +650,7 @@ class Emitter:
             if e.function and not e.name.startswith("_"):
                 functions.extend(names)
         views = [e for e in self.entries if e.view != "no"]
-        parts.append("K.register_array_views({\n" + "".join(f"    {e.name!r}: {e.kernel},\n" for e in views) + "})")
+        parts.append("K.register_array_views({\n" + "".join(f"    {e.name!r}: {_src(_parse(e.kernel))},\n" for e in views) + "})")
         parts.append("METHODS = {\n" + "".join(f"    {m!r}: {m},\n" for m in methods) + "}")
         parts.append("FUNCTIONS = {\n" + "".join(f"    {f!r}: {f},\n" for f in functions) + "}")
         return "\n\n\n".join(parts) + "\n"
