@@ -521,3 +521,12 @@ def test_conj_of_real_is_a_view_that_can_be_written():
     x.conj().mul_(2)
     xt.conj().mul_(2)
     assert np.array_equal(x.numpy(), xt.numpy())
+
+
+# ---- fuzzer class: -1 in a kernel's reshape is ambiguous for an empty tensor -----------------------
+
+@pytest.mark.parametrize("shape,start,end", [((0, 3), 1, 1), ((0, 3), 0, 1), ((2, 0, 3), 0, 1), ((2, 0, 3), 1, 2)])
+def test_flatten_of_empty_matches_torch(shape, start, end):
+    got = pf.zeros(*shape).flatten(start, end)
+    want = torch.zeros(*shape).flatten(start, end)
+    assert got.shape == tuple(want.shape)

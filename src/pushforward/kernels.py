@@ -5,6 +5,8 @@ under the same names, so formulas can be compiled to kernel calls unchanged.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.special as sp
 
@@ -569,7 +571,8 @@ def flatten(a, start_dim=0, end_dim=-1):
     s, e = _dim(start_dim, a.ndim), _dim(end_dim, a.ndim)
     if s > e:
         raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
-    return a.reshape(a.shape[:s] + (-1,) + a.shape[e + 1:])
+    # the flattened size spelled out: -1 is ambiguous for an empty tensor
+    return a.reshape(a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
