@@ -26,6 +26,14 @@ def _axes(dim, ndim: int):
     return tuple(d % ndim for d in dims)
 
 
+# The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
+# dispatch gives their tangents the same layout, so a view that works on the result works on
+# its tangent too.
+CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
+                                "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
+                                "masked_fill", "index"})
+
+
 def _contiguous(a: np.ndarray) -> np.ndarray:
     """a in C order (copied only if it is not): torch's results of many ops are contiguous where
     NumPy keeps an input's permuted layout. (np.ascontiguousarray would make a 0-d array 1-d.)"""
