@@ -521,3 +521,31 @@ def test_conj_of_real_is_a_view_that_can_be_written():
     x.conj().mul_(2)
     xt.conj().mul_(2)
     assert np.array_equal(x.numpy(), xt.numpy())
+
+
+# ---- fuzzer class: -1 in a kernel's reshape is ambiguous for an empty tensor -----------------------
+
+@pytest.mark.parametrize("shape,start,end", [((0, 3), 1, 1), ((0, 3), 0, 1), ((2, 0, 3), 0, 1), ((2, 0, 3), 1, 2)])
+def test_flatten_of_empty_matches_torch(shape, start, end):
+    got = pf.zeros(*shape).flatten(start, end)
+    want = torch.zeros(*shape).flatten(start, end)
+    assert got.shape == tuple(want.shape)
+
+
+@pytest.mark.parametrize("mode", ["array", "tensor", "untracked"])
+@pytest.mark.parametrize("name", sorted(CONTIGUOUS))
+def test_tangents_of_contiguous_results_are_contiguous(name, mode):
+    # fuzzer reproducer: x.swapaxes(1, 0).log_softmax(0).view(-1) in forward mode
+    from pushforward.autograd.forward_ad import untracked_level
+    a = np.random.default_rng(0).standard_normal((3, 4, 5))
+    v = np.random.default_rng(1).standard_normal((3, 4, 5))
+    with (untracked_level() if mode == "untracked" else fwAD.dual_level()):
+        p = pf.tensor(a)
+        if mode == "tensor":
+            p.requires_grad_()
+        x = fwAD.make_dual(p, pf.tensor(v)).permute(2, 0, 1)
+        y = CONTIGUOUS[name](x, pf)
+        if y.is_contiguous():
+            t = _tan(y.view(-1))
+            assert t is not None and t.shape == (y.numel(),)
+            assert _tan(y).is_contiguous()

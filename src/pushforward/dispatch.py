@@ -17,6 +17,7 @@ import numpy as np
 from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
 from .errors import OpError, OpTypeError, describe, same_kind
+from .kernels import CONTIGUOUS_RESULTS
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
@@ -32,7 +33,7 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
-                 "public", "simple", "jvp_np_reads", "grad_embeds")
+                 "public", "simple", "jvp_np_reads", "grad_embeds", "contiguous")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
@@ -64,6 +65,8 @@ class Op:
         self.public = None            # the public function (set by the generated module)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
+        # the kernel's result is C-contiguous: so must its tangent be (see own_array)
+        self.contiguous = name in CONTIGUOUS_RESULTS
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -199,6 +202,8 @@ def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
     if r is None:
         return out
     od = out._data
+    if op.contiguous and type(r) is np.ndarray and not r.flags.c_contiguous:
+        r = np.ascontiguousarray(r)  # the primal's layout (a 0-d r is always contiguous)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         t = fit_tangent(wrap(np.asarray(r)), out, op)
         if t is None:
@@ -649,6 +654,8 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
                 if seen is None:
                     seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
+                if op.contiguous and not t._data.flags.c_contiguous:
+                    t = t.clone()  # the primal's layout
                 seen.append(t._data)
             set_tangent(o, level, t)
 

@@ -5,6 +5,8 @@ under the same names, so formulas can be compiled to kernel calls unchanged.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.special as sp
 
@@ -22,6 +24,14 @@ def _axes(dim, ndim: int):
         if not -ndim <= d < max(ndim, 1):
             raise OpIndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
     return tuple(d % ndim for d in dims)
+
+
+# The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
+# dispatch gives their tangents the same layout, so a view that works on the result works on
+# its tangent too.
+CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
+                                "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
+                                "masked_fill", "index"})
 
 
 def _contiguous(a: np.ndarray) -> np.ndarray:
@@ -569,7 +579,8 @@ def flatten(a, start_dim=0, end_dim=-1):
     s, e = _dim(start_dim, a.ndim), _dim(end_dim, a.ndim)
     if s > e:
         raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
-    return a.reshape(a.shape[:s] + (-1,) + a.shape[e + 1:])
+    # the flattened size spelled out: -1 is ambiguous for an empty tensor
+    return a.reshape(a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:])
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):

@@ -367,7 +367,7 @@ def _ref_flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return x.reshape(1)
     s, e = start_dim % x.ndim, end_dim % x.ndim
-    return x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1:])
+    return x.reshape(x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
 
 
 def _ref_narrow(x, dim, start, length):
@@ -1175,6 +1175,7 @@ _EDGE_SAMPLES = {
     "gather": lambda m: [SampleInput(m(()), (0, _leaf(np.array(0))), {}, "0-d")],
     "cumsum": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
     "einsum": lambda m: [SampleInput("ij->", (m((0, 3)),), {}, "empty")],
+    "flatten": lambda m: [SampleInput(m((0, 3)), (1, 1), {}, "empty"), SampleInput(m((2, 0, 3)), (0, 1), {}, "empty")],
 }
 
 
