@@ -130,6 +130,50 @@ def format_report(rep: Report, jobs: int = 1) -> str:
         cls = sorted((c for c in rep.classes.values() if c.verdict == verdict), key=lambda c: -c.count)
         lines.append(f"\n===== {head}: {len(cls)} classes")
         for c in cls:
-            lines.append(f"\n--- {c.title()}  x{c.count}  (first seed {c.seed})")
+            lines.append(f"\n--- {c.title()}  x{c.count}  (first seed {c.seed})  <{label(c) or 'UNLABELLED'}>")
             lines.append(c.repro)
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ labels for issue 9's known classes
+# A heuristic first sorting of the classes for the findings file: which listed issue-9 class a
+# shrunk failure most likely belongs to. An unlabelled class is a candidate NEW class (read its
+# reproducer); a label is a hint, not a proof.
+_CRASH_LABELS = [
+    ("modified by an inplace operation", "known: saved tensors the formula does not need"),
+    ("read-only", "known: expand without broadcasting is read-only"),
+    ("repeated index", "known: einsum backward with a repeated index"),
+    ("zero-size array", "known: reductions on empty inputs"),
+    ("non-empty tensor", "known: reductions on empty inputs"),
+    ("view size is not compatible", "known: non-contiguous results, .view fails"),
+    ("does not require grad", "known: copysign(constant, x) / requires_grad lost"),
+    ("Mismatch in shape", "known: gather broadcasts its index"),
+    ("could not be broadcast", "known: gather broadcasts its index"),
+]
+_SHARED = {"add_s", "radd_s", "sub_s", "rsub_s", "const", "zeros_like", "fmod_s", "remainder_s", "fmod",
+           "remainder", "min_dim", "max_dim", "prod_dim", "min", "max", "prod"}
+_ALIAS = {"contiguous", "to_same", "to_f64", "double", "einsum"}
+_CASTS = {"long_double", "bool_double", "to_long", "cdouble_of_int"}
+
+
+def label(c: FailureClass) -> str:
+    mode, what, msg = c.key
+    if c.verdict == "torch":
+        if c.ops & {"mul_", "imul", "self_mul_", "view_inplace"}:
+            return "torch bug: forward AD of an in-place op whose operand aliases its output (y.mul_(y))"
+        if "pow" in c.ops:
+            return "torch bug: forward AD of complex ** real tensor"
+        return ""
+    if what == "crash":
+        return next((lab for pat, lab in _CRASH_LABELS if pat in msg), "")
+    if what == "int-tangent" or c.ops & _CASTS:
+        return "known 5: integer/bool casts keep tangents"
+    if "gather" in c.ops:
+        return "known 2: gather broadcasts its index"
+    if "conj" in c.ops and mode.endswith("primal"):
+        return "NEW: conj() is a copy (torch: a view)"
+    if c.ops & _SHARED:
+        return "known 1: a result shares its input's tangent object"
+    if c.ops & _ALIAS:
+        return "known 3/4: shared memory autograd does not know / repeated outputs"
+    return ""

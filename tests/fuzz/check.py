@@ -6,6 +6,8 @@ Modes (pushforward runs each separately, since each takes a different code path)
   vjp     inputs require grad, autograd.grad with random cotangents
   hvp     inputs require grad and are dual: primal, jvp, vjp and the gradient's tangent
           (forward-over-reverse) of one run, reported as hvp:primal, hvp:jvp, hvp:vjp, hvp
+  fhvp    autograd.functional.hvp(loss, x, t), fw_mode=True (the deferred untracked level),
+          loss = sum_k Re<c_k, out_k>; rrhvp: the same with fw_mode=False (reverse-over-reverse)
 torch runs once in the hvp configuration (falling back to separate jvp / vjp runs) and is
 the reference; when a derivative disagrees, central differences of torch's primal (for
 jvp and vjp) or of torch's gradient (for hvp) decide which side is wrong.
@@ -26,7 +28,7 @@ from pushforward.autograd.state import STATE
 
 from .program import Program, compile_body
 
-MODES = ("primal", "jvp", "vjp", "hvp")
+MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp")
 RTOL, ATOL = 1e-6, 1e-8       # agreement between the two libraries
 FD_H = 1e-6
 torch.set_num_threads(1)   # tiny tensors: threads only add latency
@@ -119,10 +121,30 @@ def _grads(L, prog, outs, xs, diff, res, fw):
         res["gtan"] = [_np(None if g is None else fw.unpack_dual(g).tangent, L) for g in gs]
 
 
+def run_functional_hvp(prog, diff, fw_mode):
+    """pushforward's autograd.functional.hvp of the loss; numpy H t per input in res['gtan']."""
+    fn = compile_body(prog)
+    cots = {k: pf.tensor(prog.cotangents[prog.outputs[k]].copy()) for k in diff}
+
+    def loss(*xs):
+        outs = fn(pf, *xs)
+        total = None
+        for k in diff:
+            term = (cots[k].conj() * outs[k]).real.sum() if outs[k].is_complex() else (cots[k] * outs[k]).sum()
+            total = term if total is None else total + term
+        return total
+    xs = tuple(pf.tensor(a.copy()) for a in prog.inputs)
+    ts = tuple(pf.tensor(t.copy()) for t in prog.tangents)
+    _, hv = pf.autograd.functional.hvp(loss, xs, ts, fw_mode=fw_mode)
+    return {"gtan": [_np(h, pf) for h in hv]}
+
+
 def run_pf(prog, mode, diff=None):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
+            if mode in ("fhvp", "rrhvp"):
+                return run_functional_hvp(prog, diff, mode == "fhvp"), None
             return run_lib(pf, prog, mode, diff), None
     except Exception as e:  # noqa: BLE001 - every pushforward error is a finding
         return None, e
@@ -349,12 +371,18 @@ def check(prog: Program, modes=MODES) -> list:
         tp = tj = tv = tref
     diff = (tref or tv or {}).get("diff")
     for mode in modes:
-        ref = {"primal": tp, "jvp": tj, "vjp": tv, "hvp": tref}[mode]
+        ref = {"primal": tp, "jvp": tj, "vjp": tv}.get(mode, tref)
         if ref is None:
             continue
+        if mode in ("fhvp", "rrhvp") and (not diff or any(a.dtype.kind == "c" for a in prog.inputs)
+                                           or not all(ref["out"][k].dtype.kind == "f" for k in diff)):
+            continue   # functional.hvp of a real loss of real inputs only
         pr, perr = run_pf(prog, mode, diff)
         if perr is not None:
             findings.append(Finding(mode, "pf", "crash", f"{type(perr).__name__}: {perr}"))
+            continue
+        if mode in ("fhvp", "rrhvp"):
+            _compare_quantity(prog, mode, "gtan", pr, ref, diff, findings)
             continue
         mm = _first_mismatch(pr["out"], ref["out"])
         pmode = "primal" if mode == "primal" else f"{mode}:primal"

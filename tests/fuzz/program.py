@@ -182,11 +182,20 @@ class Ctx:
         if into and self.metas[i].kind == "f":
             kinds = kinds.replace("c", "")
         if into:
-            return self.partner_shape(sh, kinds)
+            return self.partner_shape(sh, kinds, target=i)
         return self.choose(lambda m: m.kind in kinds and _broadcastable(m.shape, sh))
 
-    def partner_shape(self, shape: tuple, kinds: str):
-        return self.choose(lambda m: m.kind in kinds and _broadcasts_into(m.shape, shape))
+    def partner_shape(self, shape: tuple, kinds: str, target: int | None = None, allow_self: bool = True):
+        """A variable broadcastable to shape; when it is written into target, one that does not
+        overlap target's memory partially (torch reads and writes such overlaps in an undefined
+        order; the exact same variable, as in y.mul_(y), is fine)."""
+        ok = [i for i, m in enumerate(self.metas) if m.kind in kinds and _broadcasts_into(m.shape, shape)
+              and (target is None or (i == target and allow_self) or not self._shares_memory(i, target))]
+        return self.rng.choice(ok) if ok else None
+
+    def _shares_memory(self, i: int, j: int) -> bool:
+        a, b = self.values[i], self.values[j]
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 # ------------------------------------------------------------------ inputs

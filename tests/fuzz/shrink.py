@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from .check import Finding, _fmt, check, fd_grad
-from .program import Program, Stmt, body_lines
+from .program import Program, Stmt, body_lines, metas_of
 
 
 def _same(f: Finding, g: Finding) -> bool:
@@ -41,6 +41,27 @@ def _without_stmt(prog: Program, i: int) -> Program | None:
     p.outputs = [o for o in prog.outputs if o not in dead]
     if not p.outputs:
         return None
+    return p
+
+
+def _bypass(prog: Program, i: int) -> Program | None:
+    """prog minus statement i, its result replaced by its first operand wherever it is read."""
+    st = prog.stmts[i]
+    if len(st.outs) != 1 or not st.args:
+        return None
+    out, src = st.outs[0], st.args[0]
+    p = copy.copy(prog)
+    p.stmts = [s if out not in s.args else Stmt(s.op, [src if a == out else a for a in s.args], s.params, s.outs)
+               for s in prog.stmts[:i] + prog.stmts[i + 1:]]
+    p.outputs = list(dict.fromkeys(src if o == out else o for o in prog.outputs))
+    p.cotangents = dict(prog.cotangents)
+    if src in p.outputs and src not in prog.outputs and out in prog.cotangents:
+        try:
+            m = metas_of(p)[src]
+        except Exception:  # noqa: BLE001 - torch refuses the candidate
+            return None
+        if m.kind in "fc":
+            p.cotangents[src] = np.ones(m.shape, np.complex128 if m.kind == "c" else np.float64)
     return p
 
 
@@ -95,6 +116,8 @@ def shrink(prog: Program, target: Finding, budget: int = 200) -> tuple:
         while i >= 0 and calls < budget:
             if i < len(best.stmts) and attempt(_without_stmt(best, i)):
                 changed = True
+            elif i < len(best.stmts) and attempt(_bypass(best, i)):
+                changed = True
             i -= 1
         # 3. drop outputs
         k = len(best.outputs) - 1
@@ -147,6 +170,8 @@ def reproducer(prog: Program, f: Finding) -> str:
     outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
     body = [re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
+    if base in ("fhvp", "rrhvp"):
+        return _functional_reproducer(prog, f, base == "fhvp")
     rg = base in ("vjp", "hvp")
     for i, a in enumerate(prog.inputs):
         lines.append(f"p{i} = {_lit(a)}" + (".requires_grad_()" if rg else ""))
@@ -188,4 +213,23 @@ def reproducer(prog: Program, f: Finding) -> str:
             lines.append(f"{ind}print(fwAD.unpack_dual(g[{k}]).tangent)  # {expect}")
         else:
             lines.append(f"{ind}print(g[{k}])  # {expect}")
+    return "\n".join(lines)
+
+
+def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:
+    n = prog.n_inputs
+    diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
+    args = ", ".join(f"x{i}" for i in range(n))
+    lines = ["import pushforward as pf", "", f"def loss({args}):"]
+    lines += ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
+    terms = [f"({_lit(prog.cotangents[o])} * {('x' if o < n else 'v') + str(o)}).sum()" for o in diff]
+    lines.append("    return " + " + ".join(terms))
+    lines.append("")
+    lines.append(f"x = ({', '.join(_lit(a) for a in prog.inputs)},)")
+    lines.append(f"t = ({', '.join(_lit(t) for t in prog.tangents)},)")
+    k = f.out or 0
+    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
+    if f.what == "crash":
+        expect = f"raises {f.detail[:300]}; torch computes it"
+    lines.append(f"print(pf.autograd.functional.hvp(loss, x, t, fw_mode={fw_mode})[1][{k}])  # {expect}")
     return "\n".join(lines)

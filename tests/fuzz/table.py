@@ -749,7 +749,7 @@ def _setitem_gen(adv=False, acc=False):
             return None
         if ctx.rng.random() < 0.25:
             return [a], {"idx": idx, "val": repr(scalar_param(ctx, None)["s"])}
-        b = ctx.partner_shape(ish, _into(ctx, a))
+        b = ctx.partner_shape(ish, _into(ctx, a), target=a, allow_self=False)
         return None if b is None else ([a, b], {"idx": idx, "val": "{1}"})
     return gen
 
@@ -769,7 +769,7 @@ def _index_put_gen(ctx):
     acc = ctx.rng.random() < 0.5
     if not acc:
         idx = sorted(set(idx))
-    b = ctx.partner_shape((len(idx), *sh[1:]), _into(ctx, a))
+    b = ctx.partner_shape((len(idx), *sh[1:]), _into(ctx, a), target=a)
     return None if b is None else ([a, b], {"idx": idx, "acc": acc})
 
 
@@ -794,7 +794,7 @@ def _view_inplace_gen(ctx):
     vsh = tuple(view.shape)
     p = {"view": v, "ip": op.replace("{s!r}", repr(scalar_param(ctx, None)["s"]))}
     if "{1}" in op:
-        b = ctx.partner_shape(vsh, "fc" if view.is_complex() else "f")
+        b = ctx.partner_shape(vsh, "fc" if view.is_complex() else "f", target=a, allow_self=False)
         if b is None:
             return None
         return [a, b], p
