@@ -152,6 +152,8 @@ _CRASH_LABELS = [
 ]
 _SHARED = {"add_s", "radd_s", "sub_s", "rsub_s", "const", "zeros_like", "fmod_s", "remainder_s", "fmod",
            "remainder", "min_dim", "max_dim", "prod_dim", "min", "max", "prod"}
+_ADDS = {"add", "add_m", "add_alpha", "sub", "sub_alpha"}
+_ZERO_TANGENT = {"floor", "ceil", "trunc", "round", "sign", "detach", "const"}
 _ALIAS = {"contiguous", "to_same", "to_f64", "double", "einsum"}
 _CASTS = {"long_double", "bool_double", "to_long", "cdouble_of_int"}
 
@@ -161,6 +163,8 @@ def label(c: FailureClass) -> str:
     if c.verdict == "torch":
         if c.ops & {"mul_", "imul", "self_mul_", "view_inplace"}:
             return "torch bug: forward AD of an in-place op whose operand aliases its output (y.mul_(y))"
+        if c.ops & {"remainder_s", "fmod_s", "remainder", "fmod"}:
+            return "torch bug: remainder/fmod(x, s) shares x's tangent object (torch's own class 1)"
         if "pow" in c.ops:
             return "torch bug: forward AD of complex ** real tensor"
         return ""
@@ -172,7 +176,9 @@ def label(c: FailureClass) -> str:
         return "known 2: gather broadcasts its index"
     if "conj" in c.ops and mode.endswith("primal"):
         return "NEW: conj() is a copy (torch: a view)"
-    if c.ops & _SHARED:
+    if mode == "rrhvp" and c.ops & _ADDS:
+        return "known 4: add's backward returns one object for both inputs (repeated outputs)"
+    if c.ops & _SHARED or (c.ops & _ADDS and c.ops & _ZERO_TANGENT):
         return "known 1: a result shares its input's tangent object"
     if c.ops & _ALIAS:
         return "known 3/4: shared memory autograd does not know / repeated outputs"

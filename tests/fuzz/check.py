@@ -388,7 +388,8 @@ def check(prog: Program, modes=MODES) -> list:
         pmode = "primal" if mode == "primal" else f"{mode}:primal"
         if mm is None:
             for k, (a, b) in enumerate(zip(pr["out"], ref["out"])):
-                if _kind(a) != _kind(b) and not (_kind(a) in "iu" and _kind(b) in "iu"):
+                # (an empty result's dtype is moot: torch's einsum of empty complex and real gives real)
+                if _kind(a) != _kind(b) and not (_kind(a) in "iu" and _kind(b) in "iu") and a.size:
                     findings.append(Finding(pmode, "pf", "dtype", f"output {k}: {a.dtype} vs torch {b.dtype}", k))
                     break
         else:

@@ -620,11 +620,18 @@ def basic_index(ctx, sh):
     return ", ".join(parts) if parts else "..."
 
 
-def advanced_index(ctx, sh):
+def advanced_index(ctx, sh, unique=False):
+    """An integer-array index into dim 0; unique: no position twice (a write with repeated
+    positions keeps an unspecified one of the values in torch)."""
     if not sh or sh[0] == 0:
         return None
     k = ctx.rng.randint(1, 4)
     idx = [ctx.rng.randrange(-sh[0], sh[0]) for _ in range(k)]
+    if unique:
+        seen = {}
+        for i in idx:
+            seen.setdefault(i % sh[0], i)
+        idx = list(seen.values())
     if ctx.rng.random() < 0.5:
         return f"L.tensor({idx!r})"
     return repr(idx)
@@ -740,7 +747,7 @@ def _setitem_gen(adv=False, acc=False):
         if a is None:
             return None
         sh = ctx.meta(a).shape
-        idx = advanced_index(ctx, sh) if adv else basic_index(ctx, sh)
+        idx = advanced_index(ctx, sh, unique=True) if adv else basic_index(ctx, sh)
         if idx is None:
             return None
         try:
