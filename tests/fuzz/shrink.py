@@ -172,6 +172,8 @@ def reproducer(prog: Program, f: Finding) -> str:
     lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
     if base in ("fhvp", "rrhvp"):
         return _functional_reproducer(prog, f, base == "fhvp")
+    if base == "bjvp":
+        return _bjvp_reproducer(prog, f)
     rg = base in ("vjp", "hvp")
     for i, a in enumerate(prog.inputs):
         lines.append(f"p{i} = {_lit(a)}" + (".requires_grad_()" if rg else ""))
@@ -232,4 +234,22 @@ def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:
     if f.what == "crash":
         expect = f"raises {f.detail[:300]}; torch computes it"
     lines.append(f"print(pf.autograd.functional.hvp(loss, x, t, fw_mode={fw_mode})[1][{k}])  # {expect}")
+    return "\n".join(lines)
+
+
+def _bjvp_reproducer(prog: Program, f: Finding) -> str:
+    n = prog.n_inputs
+    diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
+    args = ", ".join(f"x{i}" for i in range(n))
+    lines = ["import pushforward as pf", "", f"def f({args}):"]
+    lines += ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
+    lines.append("    return (" + ", ".join(("x" if o < n else "v") + str(o) for o in diff) + ",)")
+    lines.append("")
+    lines.append(f"x = ({', '.join(_lit(a) for a in prog.inputs)},)")
+    lines.append(f"t = ({', '.join(_lit(t) for t in prog.tangents)},)")
+    k = (f.diff or []).index(f.out) if f.out in (f.diff or []) else 0
+    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
+    if f.what == "crash":
+        expect = f"raises {f.detail[:300]}; torch computes it"
+    lines.append(f"print(pf.autograd.functional.jvp(f, x, t, fw_mode=False)[1][{k}])  # {expect}")
     return "\n".join(lines)

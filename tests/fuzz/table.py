@@ -832,6 +832,41 @@ def _const_gen(ctx):
 add(Op("const", "L.tensor({lit}, dtype=L.{dt})", _const_gen, weight=0.6))
 add(Op("zeros_like", "L.zeros_like({0})", unary_gen(), weight=0.5))
 
+# ------------------------------------------------------------------ aliases and argument variants
+# (the same kernels reached through other names, methods, properties and keyword arguments)
+add(Op("mH", "{0}.mH", unary_gen(params=lambda c, m: {} if len(m.shape) >= 2 else None), weight=0.4))
+add(Op("H", "{0}.H", unary_gen(params=lambda c, m: {} if len(m.shape) == 2 else None), weight=0.3))
+add(Op("T", "{0}.T", unary_gen(params=lambda c, m: {} if len(m.shape) == 2 else None), weight=0.3))
+add(Op("broadcast_to", "{0}.broadcast_to(({shp},))", unary_gen(params=_expand_params), weight=0.4))
+add(Op("clip", "L.clip({0}, {lo!r}, {hi!r})", unary_gen("f", params=_clamp_params), _clamp_dom, weight=0.3))
+add(Op("clamp_t", "{0}.clamp({1}, {1} + 1.0)", binary_gen("f"),
+       lambda a, p: bool(((a[0] - a[1]).abs() > M).all() and ((a[0] - a[1] - 1).abs() > M).all()), weight=0.4))
+add(Op("swapaxes", "{0}.swapaxes({d0!r}, {d1!r})", unary_gen(params=_two_dims), weight=0.3))
+add(Op("concat", "L.concat([{lst}], {dim!r})", _cat_gen(False), weight=0.3))
+add(Op("fix", "L.fix({0})", unary_gen("f"), lambda a, p: frac_away(a[0]), weight=0.2))
+add(Op("ger", "L.ger({0}, {1})",
+       lambda ctx: (lambda a, b: None if a is None or b is None else ([a, b], {}))(
+           ctx.pick("fc", pred=lambda m: len(m.shape) == 1), ctx.pick("fc", pred=lambda m: len(m.shape) == 1)),
+       weight=0.2))
+add(Op("div_trunc", "L.div({0}, {1}, rounding_mode='trunc')", binary_gen("f"),
+       lambda a, p: _den(a, p) and frac_away((a[0] / a[1]).abs()), weight=0.2))
+add(Op("round_dec", "{0}.round(decimals=1)", unary_gen("f"), lambda a, p: frac_away(a[0] * 10, m=0.2, half=True),
+       weight=0.2))
+add(Op("sum_dtype", "{0}.sum({dim!r}, dtype=L.complex128)", reduce_gen("f", dims=True), weight=0.3))
+add(Op("cumsum_dtype", "{0}.cumsum({dim!r}, dtype=L.complex128)", reduce_gen("f", kd=False), weight=0.2))
+add(Op("norm_inf", "{0}.norm(float('inf'))", unary_gen("f"), lambda a, p: no_ties(a[0].abs()), weight=0.3))
+add(Op("logit_eps", "{0}.logit(0.1)", unary_gen("f"),
+       lambda a, p: bool((((a[0] - 0.1).abs() > M) & ((a[0] - 0.9).abs() > M)).all()), weight=0.2))
+add(Op("arctan2", "L.arctan2({0}, {1})", binary_gen("f"),
+       lambda a, p: bool(((a[0] ** 2 + a[1] ** 2 > 0.05) & ~((a[1] < 0) & (a[0].abs() < 0.1))).all()), weight=0.2))
+add(Op("subtract_alpha", "L.subtract({0}, {1}, alpha={s!r})", binary_gen(params=scalar_param), weight=0.2))
+add(Op("absolute", "L.absolute({0})", unary_gen(), nz(), weight=0.2))
+add(Op("flatten_range", "{0}.flatten({a!r}, {b!r})", unary_gen(params=lambda c, m: (
+    lambda a: {"a": a, "b": c.rng.randrange(a, len(m.shape))})(c.rng.randrange(len(m.shape))) if m.shape else None),
+    weight=0.3))
+add(Op("rmatmul_like", "{1}.mT @ {0}", _same_shape_gen(pred=lambda m: len(m.shape) == 2), weight=0.3))
+
+
 # ------------------------------------------------------------------ known triggers
 # Ops that (on the branch where the fuzzer was written) trigger the failure classes issue 9
 # already lists; `run.py --skip-known` leaves them out to look for new classes.
