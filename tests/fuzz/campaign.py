@@ -174,7 +174,7 @@ def label(c: FailureClass) -> str:
         return "known 5: integer/bool casts keep tangents"
     if "gather" in c.ops:
         return "known 2: gather broadcasts its index"
-    if "conj" in c.ops and mode.endswith("primal"):
+    if c.ops & {"conj", "mH", "H"} and mode.endswith("primal"):
         return "NEW: conj() is a copy (torch: a view)"
     if mode == "rrhvp" and c.ops & _ADDS:
         return "known 4: add's backward returns one object for both inputs (repeated outputs)"

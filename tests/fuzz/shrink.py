@@ -158,6 +158,8 @@ def _unit_cotangents(prog):
 
 def _lit(a: np.ndarray) -> str:
     dt = "pf.complex128" if a.dtype.kind == "c" else "pf.float64"
+    if a.size == 0:   # tolist() would lose the shape
+        return f"pf.zeros({a.shape!r}, dtype={dt})"
     return f"pf.tensor({a.tolist()!r}, dtype={dt})"
 
 
