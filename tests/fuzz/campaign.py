@@ -34,6 +34,7 @@ class Report:
     programs: int = 0
     generated_none: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0    # CPU time of the worker(s): the per-core rate on a shared machine
     failing_programs: int = 0
     counts: Counter = field(default_factory=Counter)      # (verdict, mode, what) -> findings
     classes: dict = field(default_factory=dict)           # (verdict, key, ops) -> FailureClass
@@ -42,6 +43,7 @@ class Report:
         self.programs += other.programs
         self.generated_none += other.generated_none
         self.seconds = max(self.seconds, other.seconds)
+        self.cpu_seconds += other.cpu_seconds
         self.failing_programs += other.failing_programs
         self.counts.update(other.counts)
         for k, c in other.classes.items():
@@ -80,12 +82,13 @@ def _classify(report: Report, prog, f, shrink_budget: int, max_shrinks: int, shr
 
 def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | None = None,
                  worker: int = 0, jobs: int = 1, shrink_budget: int = 150, max_shrinks: int = 12,
-                 progress=None, exclude=()) -> Report:
+                 progress=None, exclude=(), modes=None) -> Report:
     """Run programs worker, worker + jobs, ... of seed until n_programs or seconds run out."""
     pool = [op for op in OPS if op.name not in set(exclude)]
     rep = Report()
     shrunk = Counter()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     i = worker
     while True:
         if n_programs is not None and rep.programs + rep.generated_none >= n_programs:
@@ -99,7 +102,7 @@ def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | N
             rep.generated_none += 1
             continue
         rep.programs += 1
-        findings = check(prog)
+        findings = check(prog) if modes is None else check(prog, modes=tuple(modes))
         failing = False
         seen = set()
         for f in findings:
@@ -114,13 +117,15 @@ def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | N
         if progress is not None and rep.programs % 500 == 0:
             progress(rep, time.perf_counter() - t0)
     rep.seconds = time.perf_counter() - t0
+    rep.cpu_seconds = time.process_time() - c0
     return rep
 
 
 def format_report(rep: Report, jobs: int = 1) -> str:
     lines = [f"programs run: {rep.programs} (+{rep.generated_none} not generated) in {rep.seconds:.1f} s "
              f"on {jobs} job(s): {rep.programs / max(rep.seconds, 1e-9) * jobs:.1f} programs/s "
-             f"({rep.programs / max(rep.seconds, 1e-9):.1f} per job incl. shrinking)",
+             f"({rep.programs / max(rep.seconds, 1e-9):.1f} per job incl. shrinking; "
+             f"{rep.programs / max(rep.cpu_seconds, 1e-9):.1f} per CPU-second)",
              f"programs with a pushforward failure: {rep.failing_programs}",
              "findings by (verdict, mode, what):"]
     for k, v in sorted(rep.counts.items(), key=lambda kv: -kv[1]):

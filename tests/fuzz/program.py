@@ -21,6 +21,8 @@ import torch
 
 from .table import OPS, Op
 
+torch.set_num_threads(1)   # tiny tensors: threads only add latency
+
 OP_BY_NAME = {op.name: op for op in OPS}
 _PLACEHOLDER = re.compile(r"\{(\d+)\}")
 MAX_ABS = 1e3
@@ -296,7 +298,8 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
                     ctx.values.append(v)
                     env[var_name(k, outs[-1])] = v
             st.outs = outs
-            if not _sane(ctx.values):
+            # an in-place statement may change any alias of its target; a pure op only its results
+            if not _sane(ctx.values if op.statement else ctx.values[nv:]):
                 _replay(inputs, stmts, env, ctx, nv)
                 continue
             stmts.append(st)

@@ -20,9 +20,9 @@ from fuzz.campaign import Report, format_report, run_campaign  # noqa: E402
 
 
 def _worker(args):
-    seed, n, secs, w, jobs, budget, exclude = args
+    seed, n, secs, w, jobs, budget, exclude, modes = args
     return run_campaign(seed, n_programs=n, seconds=secs, worker=w, jobs=jobs, shrink_budget=budget,
-                        exclude=exclude)
+                        exclude=exclude, modes=modes)
 
 
 def main(argv=None) -> int:
@@ -35,6 +35,8 @@ def main(argv=None) -> int:
     ap.add_argument("--exclude", default="", help="comma-separated op names (table.py) to leave out")
     ap.add_argument("--skip-known", action="store_true",
                     help="leave out the ops that trigger issue 9's known classes (table.KNOWN_TRIGGERS)")
+    ap.add_argument("--modes", default=None,
+                    help="comma-separated subset of primal,jvp,vjp,hvp,fhvp,rrhvp,bjvp (default: all)")
     ap.add_argument("--replay", type=int, default=None, help="check the program with this id and print it")
     a = ap.parse_args(argv)
     if a.replay is not None:
@@ -47,7 +49,8 @@ def main(argv=None) -> int:
     if a.skip_known:
         from fuzz.table import KNOWN_TRIGGERS
         exclude |= KNOWN_TRIGGERS
-    tasks = [(a.seed, per, secs, w, a.jobs, a.shrink_budget, tuple(sorted(exclude))) for w in range(a.jobs)]
+    modes = None if a.modes is None else tuple(m for m in a.modes.split(",") if m)
+    tasks = [(a.seed, per, secs, w, a.jobs, a.shrink_budget, tuple(sorted(exclude)), modes) for w in range(a.jobs)]
     t0 = time.perf_counter()
     if a.jobs == 1:
         reps = [_worker(tasks[0])]
