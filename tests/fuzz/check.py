@@ -10,6 +10,10 @@ Modes (pushforward runs each separately, since each takes a different code path)
           loss = sum_k Re<c_k, out_k>; rrhvp: the same with fw_mode=False (reverse-over-reverse)
   bjvp    autograd.functional.jvp(f, x, t, fw_mode=False): the double-backward trick
           (fhvp, rrhvp, bjvp: real inputs and outputs only)
+  jvp2    nested dual levels (forward-over-forward): the outer-level tangent (direction s) of
+          the inner-level tangent (direction t); torch has no nested levels, so the reference
+          is the central difference of torch's jvp along s (reported as jvp2; the inner
+          tangent itself as jvp2:jvp)
 torch runs the jvp and vjp configurations and is the reference for primal, jvp and vjp; the
 reference for the gradient's tangent is the central difference of torch's gradient (torch's
 own forward-over-reverse runs only to confirm a disagreement). When a derivative disagrees,
@@ -32,7 +36,7 @@ from pushforward.autograd.state import STATE
 
 from .program import Program, compile_body
 
-MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp")
+MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
 RTOL, ATOL = 1e-6, 1e-8       # agreement between the two libraries
 FD_H = 1e-6
 torch.set_num_threads(1)   # tiny tensors: threads only add latency
@@ -156,6 +160,36 @@ def run_functional_jvp(prog, diff):
     return {k: _np(t, pf) for k, t in zip(diff, jv)}
 
 
+def second_direction(prog) -> list:
+    """The outer-level tangent s of mode jvp2 (deterministic, different from t)."""
+    return [np.asarray(np.flip(t) * 0.5 + 0.3, dtype=t.dtype).reshape(t.shape) for t in prog.tangents]
+
+
+def run_nested_jvp(prog):
+    fn = compile_body(prog)
+    xs = [pf.tensor(a.copy()) for a in prog.inputs]
+    with pfw.dual_level():
+        outer = [pfw.make_dual(x, pf.tensor(s)) for x, s in zip(xs, second_direction(prog))]
+        with pfw.dual_level():
+            inner = [pfw.make_dual(x, pf.tensor(t.copy())) for x, t in zip(outer, prog.tangents)]
+            outs = fn(pf, *inner)
+            prim = [pfw.unpack_dual(o).primal for o in outs]
+            tans = [pfw.unpack_dual(o).tangent for o in outs]
+        res = {"out": [_np(pfw.unpack_dual(p).primal, pf) for p in prim],
+               "tan": [None if t is None else _np(pfw.unpack_dual(t).primal, pf) for t in tans],
+               "tan2": [None if t is None else _np(pfw.unpack_dual(t).tangent, pf) for t in tans]}
+    return res
+
+
+def _fd_tan2(prog, h=FD_H):
+    s = second_direction(prog)
+    p, e1 = run_torch(prog, "jvp", xs_np=[a + h * d for a, d in zip(prog.inputs, s)])
+    m, e2 = run_torch(prog, "jvp", xs_np=[a - h * d for a, d in zip(prog.inputs, s)])
+    if e1 is not None or e2 is not None:
+        raise e1 or e2
+    return [None if a is None or b is None else (a - b) / (2 * h) for a, b in zip(p["tan"], m["tan"])]
+
+
 def run_pf(prog, mode, diff=None):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -164,6 +198,8 @@ def run_pf(prog, mode, diff=None):
                 return run_functional_hvp(prog, diff, mode == "fhvp"), None
             if mode == "bjvp":
                 return run_functional_jvp(prog, diff), None
+            if mode == "jvp2":
+                return run_nested_jvp(prog), None
             return run_lib(pf, prog, mode, diff), None
     except Exception as e:  # noqa: BLE001 - every pushforward error is a finding
         return None, e
@@ -347,6 +383,30 @@ def _fmt(a):
     return repr(a)
 
 
+def _compare_tan2(prog, pr, tr, findings):
+    """Second-order tangents of nested levels against central differences of torch's jvp."""
+    like = tr["out"]
+    try:
+        fd = _fd_tan2(prog)
+    except Exception:  # noqa: BLE001 - torch refuses a perturbed point
+        return
+    pl = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(pr["tan2"], like)]
+    fl = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(fd, like)]
+    mm = _first_mismatch(pl, fl, loose=True)
+    if mm is None:
+        return
+    k, what = mm
+    if what != "wrong":
+        findings.append(Finding("jvp2", "pf", "shape", f"second-order tangent {k}", k, _fmt(pl[k]), _fmt(fl[k])))
+        return
+    fd2 = _fd_tan2(prog, 4 * FD_H)
+    f2 = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(fd2, like)]
+    # no torch value (torch has no nested levels): FD at two steps must agree with each other
+    v = _verdict(_flat(pl, like), _flat(fl, like), _flat(fl, like), _flat(f2, like))
+    findings.append(Finding("jvp2", v, "wrong", f"second-order tangent of output {k}", k, _fmt(pl[k]),
+                            "n/a (no nested levels)", _fmt(fl[k])))
+
+
 def _compare_quantity(prog, mode, q, pr, tr, diff, findings):
     pl, tl = pr.get(q), tr.get(q)
     if tl is None or pl is None:
@@ -426,7 +486,8 @@ def check(prog: Program, modes=MODES) -> list:
         return href or None
 
     for mode in modes:
-        ref = {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj}[mode] if mode not in _HVP_MODES else hvp_ref()
+        ref = {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES \
+            else hvp_ref()
         if ref is None:
             continue
         if mode in ("fhvp", "rrhvp", "bjvp") and (not diff or any(a.dtype.kind == "c" for a in prog.inputs)
@@ -459,8 +520,10 @@ def check(prog: Program, modes=MODES) -> list:
             findings.append(Finding(pmode, "pf", "wrong" if what == "wrong" else "shape",
                                     f"output {k}", k, _fmt(pr["out"][k]), _fmt(ref["out"][k])))
             continue
-        if mode in ("jvp", "hvp"):
-            _compare_quantity(prog, mode if mode == "jvp" else "hvp:jvp", "tan", pr, ref, diff, findings)
+        if mode in ("jvp", "hvp", "jvp2"):
+            _compare_quantity(prog, mode if mode == "jvp" else f"{mode}:jvp", "tan", pr, ref, diff, findings)
+        if mode == "jvp2" and not any(f.mode.startswith("jvp2") for f in findings):
+            _compare_tan2(prog, pr, ref, findings)
         if mode in ("vjp", "hvp") and diff:
             _compare_quantity(prog, mode if mode == "vjp" else "hvp:vjp", "grad", pr, ref, diff, findings)
         if mode == "hvp" and diff:

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from .check import Finding, _fmt, check, fd_grad
+from .check import Finding, _fmt, check, fd_grad, second_direction
 from .program import Program, Stmt, body_lines, metas_of
 
 
@@ -176,6 +176,8 @@ def reproducer(prog: Program, f: Finding) -> str:
         return _functional_reproducer(prog, f, base == "fhvp")
     if base == "bjvp":
         return _bjvp_reproducer(prog, f)
+    if base == "jvp2":
+        return _nested_reproducer(prog, f)
     rg = base in ("vjp", "hvp")
     for i, a in enumerate(prog.inputs):
         lines.append(f"p{i} = {_lit(a)}" + (".requires_grad_()" if rg else ""))
@@ -254,4 +256,29 @@ def _bjvp_reproducer(prog: Program, f: Finding) -> str:
     if f.what == "crash":
         expect = f"raises {f.detail[:300]}; torch computes it"
     lines.append(f"print(pf.autograd.functional.jvp(f, x, t, fw_mode=False)[1][{k}])  # {expect}")
+    return "\n".join(lines)
+
+
+def _nested_reproducer(prog: Program, f: Finding) -> str:
+    n = prog.n_inputs
+    outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
+    o = outs[min(f.out or 0, len(outs) - 1)]
+    lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
+    for i, a in enumerate(prog.inputs):
+        lines.append(f"p{i} = {_lit(a)}")
+    lines.append("with fwAD.dual_level():")
+    for i, sd in enumerate(second_direction(prog)):
+        lines.append(f"    q{i} = fwAD.make_dual(p{i}, {_lit(sd)})")
+    lines.append("    with fwAD.dual_level():")
+    for i, t in enumerate(prog.tangents):
+        lines.append(f"        x{i} = fwAD.make_dual(q{i}, {_lit(t)})")
+    lines += ["        " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
+    lines.append(f"        t = fwAD.unpack_dual({o}).tangent")
+    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
+    if f.what == "crash":
+        expect = f"raises {f.detail[:300]}; torch computes it (one level)"
+    if f.mode == "jvp2:jvp":
+        lines.append(f"        print(fwAD.unpack_dual(t, level=0).primal if t is not None else t)  # {expect}")
+    else:
+        lines.append(f"    print(fwAD.unpack_dual(t).tangent)  # second order; {expect}")
     return "\n".join(lines)
