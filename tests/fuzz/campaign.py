@@ -174,14 +174,18 @@ def label(c: FailureClass) -> str:
             return "torch bug: forward AD of complex ** real tensor"
         return ""
     if what == "crash":
+        if mode == "fhvp" and ("NoneType" in msg or "tri()" in msg):
+            return "NEW-2: functional.hvp, a zero tangent reaches a deferred formula"
+        if "flatten" in msg and "newaxis" in msg:
+            return "NEW-3: flatten(d, d) of an empty tensor"
         return next((lab for pat, lab in _CRASH_LABELS if pat in msg), "")
     if what == "int-tangent" or c.ops & _CASTS:
         return "known 5: integer/bool casts keep tangents"
     if "gather" in c.ops:
         return "known 2: gather broadcasts its index"
     if c.ops & {"conj", "mH", "H"} and mode.endswith("primal"):
-        return "NEW: conj() is a copy (torch: a view)"
-    if mode == "rrhvp" and c.ops & _ADDS:
+        return "NEW-1: conj() is a copy (torch: a view)"
+    if mode in ("rrhvp", "bjvp") and c.ops & _ADDS:
         return "known 4: add's backward returns one object for both inputs (repeated outputs)"
     if c.ops & _SHARED or (c.ops & _ADDS and c.ops & _ZERO_TANGENT):
         return "known 1: a result shares its input's tangent object"
