@@ -173,6 +173,8 @@ def label(c: FailureClass) -> str:
         if "pow" in c.ops:
             return "torch bug: forward AD of complex ** real tensor"
         return ""
+    if "gather" in c.ops:
+        return "known 2: gather broadcasts its index"
     if what == "crash":
         if mode == "fhvp" and ("NoneType" in msg or "tri()" in msg):
             return "NEW-2: functional.hvp, a zero tangent reaches a deferred formula"
@@ -187,7 +189,7 @@ def label(c: FailureClass) -> str:
         return "NEW-1: conj() is a copy (torch: a view)"
     if mode in ("rrhvp", "bjvp") and c.ops & _ADDS:
         return "known 4: add's backward returns one object for both inputs (repeated outputs)"
-    if c.ops & _SHARED or (c.ops & _ADDS and c.ops & _ZERO_TANGENT):
+    if c.ops & _SHARED or (c.ops & _ADDS and (c.ops & _ZERO_TANGENT or mode == "jvp2")):
         return "known 1: a result shares its input's tangent object"
     if c.ops & _ALIAS:
         return "known 3/4: shared memory autograd does not know / repeated outputs"
