@@ -65,11 +65,29 @@ class Op:
         self.public = None            # the public function (set by the generated module)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
-        # the kernel's result is C-contiguous: so must its tangent be (see own_array)
+        # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it
+        # (wrapped here, so the other ops' hot paths pay nothing for it)
         self.contiguous = name in CONTIGUOUS_RESULTS
+        if self.contiguous:
+            self.jvp = _contiguous_tensor_formula(jvp) if jvp is not None else None
+            self.jvp_np = _contiguous_array_formula(jvp_np) if jvp_np is not None else None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+
+def _contiguous_array_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        return np.ascontiguousarray(r) if type(r) is np.ndarray and not r.flags.c_contiguous else r
+    return formula
+
+
+def _contiguous_tensor_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        return r.clone() if type(r) is Tensor and not r._data.flags.c_contiguous else r
+    return formula
 
 
 def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
@@ -142,7 +160,8 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
     od = out._data
     td = t._data
     r = op.jvp_np(xd, td, od, *args)
-    if type(r) is np.ndarray and (r is td or r is xd or r is od or r.base is not None):
+    # (formulas never return a primal unchanged: the opdb test of own_array checks it)
+    if type(r) is np.ndarray and (r.base is not None or r is td):
         r = own_array(r, (xd, td, od))
     return _attach(op, out, r, key, lvl)
 
@@ -202,8 +221,6 @@ def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
     if r is None:
         return out
     od = out._data
-    if op.contiguous and type(r) is np.ndarray and not r.flags.c_contiguous:
-        r = np.ascontiguousarray(r)  # the primal's layout (a 0-d r is always contiguous)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         t = fit_tangent(wrap(np.asarray(r)), out, op)
         if t is None:
@@ -334,9 +351,26 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     if scalars:
         datas = _scalar_arrays(datas, od)
     r = op.jvp_np(*datas, *tans, od, *args)
-    if type(r) is np.ndarray:
-        r = own_array(r, (*datas, *tans, od))
+    if type(r) is np.ndarray:  # _own_fast, inlined: this is the jvp hot path
+        if r.base is not None:
+            r = own_array(r, (*datas, *tans, od))
+        else:
+            for a in tans:
+                if a is r:
+                    r = r.copy()
+                    break
     return _attach(op, out, r, key, lvl)
+
+
+def _own_fast(r: np.ndarray, datas: list, tans: list, od: np.ndarray) -> np.ndarray:
+    """own_array for the fast paths: a fresh array (no base) can only be an input tangent itself
+    (formulas never return a primal unchanged: the opdb test of own_array checks it)."""
+    if r.base is not None:
+        return own_array(r, (*datas, *tans, od))
+    for a in tans:
+        if a is r:
+            return r.copy()
+    return r
 
 
 def _scalar_arrays(datas: list, od: np.ndarray) -> list:
@@ -408,7 +442,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
         else:
             r = op.jvp_np(*datas, *tans, od, *args)
             if type(r) is np.ndarray:
-                r = own_array(r, (*datas, *tans, od))
+                r = _own_fast(r, datas, tans, od)
             _attach(op, out, r, key, lvl)
     if node is not None and node.keep is not None:
         node.save_result((out,))
@@ -654,8 +688,6 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
                 if seen is None:
                     seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
-                if op.contiguous and not t._data.flags.c_contiguous:
-                    t = t.clone()  # the primal's layout
                 seen.append(t._data)
             set_tangent(o, level, t)
 

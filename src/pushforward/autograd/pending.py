@@ -86,10 +86,8 @@ class Pending:
         else:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
-            if type(r) is np.ndarray:  # a tangent of its own, in the primal's layout, as dispatch's
+            if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
                 r = own_array(r, (*self.datas, *tans, self.od))
-                if op.contiguous and not r.flags.c_contiguous:
-                    r = np.ascontiguousarray(r)
             if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
                     and self.dtype.kind in "fc":
                 r = wrap(r)
