@@ -6,6 +6,7 @@ PyTorch 2.13 is the oracle for which programs must differentiate.
 """
 from __future__ import annotations
 
+import ast
 import itertools
 import warnings
 
@@ -14,9 +15,7 @@ import pytest
 
 import pushforward as pf
 from pushforward.codegen.saves import Reads, plan
-from pushforward.testing.opdb import OPS, F64, C128, diff_leaves, _rebuild
-
-import ast
+from pushforward.testing.opdb import C128, F64, OPS, _rebuild, diff_leaves
 
 torch = pytest.importorskip("torch")
 

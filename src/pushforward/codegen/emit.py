@@ -558,7 +558,6 @@ class Emitter:
 
     def kernel_adapter(self, e: OpEntry) -> str:
         names = [p.name for p in e.tensor_params + e.arg_params]
-        call = ", ".join(p.name for p in e.params)
         return "\n".join([
             f"def _{e.name}__kernel({', '.join(names)}):",
             '    """The kernel with Tensor arguments first (how dispatch calls kernels)."""',
