@@ -508,3 +508,13 @@ def cumprod_jvp(self_p, self_t, result, dim):
 
 
 from .autograd.forward_ad import replay_view  # noqa: E402  (formulas replay view chains)
+
+
+# ---- nn, sorting, scatter, composites (issue 13)
+# The bodies of composite ops and the longer derivative helpers live in small modules of their
+# own; they are re-exported here so that derivatives.yaml can call them.
+from .shape_composites import *  # noqa: E402,F401,F403
+
+__all__ += ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
+            "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
+            "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]

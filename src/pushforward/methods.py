@@ -79,6 +79,15 @@ def bind() -> None:
     Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
     Tensor.__array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operators
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
+    # ---- nn, sorting, scatter, composites (issue 13)
+    Tensor.flip = _flip
+
+
+def _flip(self, *dims):
+    """Reverse the order along dims, given as a list or as separate arguments: x.flip(0, 2)."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    return ops.flip(self, list(dims))
 
 
 def _index_put_(self, indices, values, accumulate=False):

@@ -5867,6 +5867,293 @@ def unbind(self, dim=0, *, axis=None):
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
+# ---- addmm (composite)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.ones(2, 2))"""
+    return c_axpby(self, beta, mm(mat1, mat2), alpha)
+
+
+# ---- addmv (composite)
+
+
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
+    return c_axpby(self, beta, c_mv(mat, vec), alpha)
+
+
+# ---- addbmm (composite)
+
+
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    return c_axpby(self, beta, bmm(batch1, batch2).sum(0), alpha)
+
+
+# ---- baddbmm (composite)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2), batched. Example: pf.baddbmm(pf.zeros(3, 2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    return c_axpby(self, beta, bmm(batch1, batch2), alpha)
+
+
+# ---- addcmul (composite)
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2. Example: pf.addcmul(pf.ones(2), pf.ones(2), pf.ones(2), value=0.5)"""
+    return self + scale(tensor1 * tensor2, value)
+
+
+# ---- addcdiv (composite)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2. Example: pf.addcdiv(pf.ones(2), pf.ones(2), pf.full((2,), 2.0))"""
+    return self + scale(tensor1 / tensor2, value)
+
+
+# ---- lerp (composite)
+
+
+def lerp(self, end, weight):
+    """Linear interpolation self + weight * (end - self). Example: pf.lerp(pf.zeros(2), pf.ones(2), 0.25)"""
+    return self + weight * (end - self)
+
+
+# ---- mv (composite)
+
+
+def mv(self, vec):
+    """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
+    return c_mv(self, vec)
+
+
+# ---- vdot (composite)
+
+
+def vdot(self, other):
+    """Inner product conjugating the first vector. Example: pf.vdot(pf.tensor([1j]), pf.tensor([1j]))"""
+    return dot(self.conj(), other)
+
+
+# ---- repeat (composite)
+
+
+def repeat(self, *repeats):
+    """Tile the tensor repeats[i] times along each dim (torch's Tensor.repeat). Example: pf.ones(2).repeat(2, 2)"""
+    if len(repeats) == 1 and isinstance(repeats[0], (list, tuple)):
+        repeats = tuple(repeats[0])
+    return c_repeat(self, repeats)
+
+
+# ---- tile (composite)
+
+
+def tile(self, *dims):
+    """Like repeat, padding dims with leading 1s when it has fewer entries than self has dims. Example: pf.tile(pf.ones(2, 2), (2,))"""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    return c_tile(self, dims)
+
+
+# ---- repeat_interleave (composite)
+
+
+def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None):
+    """Repeat each element repeats times (an int or one count per element) along dim (flattened when None). Example: pf.repeat_interleave(pf.tensor([1.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return c_repeat_interleave(self, repeats, dim, output_size)
+
+
+# ---- movedim (composite)
+
+
+def movedim(self, source, destination):
+    """Move dims source to positions destination (a view). Example: pf.movedim(pf.ones(2, 3, 4), 0, -1).shape"""
+    return c_movedim(self, source, destination)
+
+
+moveaxis = movedim
+
+
+# ---- unflatten (composite)
+
+
+def unflatten(self, dim, sizes, *, axis=None):
+    """Split dim into the shape sizes. Example: pf.unflatten(pf.ones(6), 0, (2, 3)).shape"""
+    if axis is not None:
+        dim = axis
+    return c_unflatten(self, dim, sizes)
+
+
+# ---- meshgrid (composite)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D tensors ('ij' indexing by default, as torch). Example: pf.meshgrid(pf.arange(2.0), pf.arange(3.0))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_meshgrid(tensors, indexing)
+
+
+# ---- broadcast_tensors (composite)
+
+
+def broadcast_tensors(*tensors):
+    """Expand tensors to their common broadcast shape (views). Example: pf.broadcast_tensors(pf.ones(2, 1), pf.ones(3))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_broadcast_tensors(tensors)
+
+
+# ---- tensor_split (composite)
+
+
+def tensor_split(self, indices_or_sections, dim=0, *, axis=None):
+    """Views split into n nearly equal pieces, or at the given indices. Example: pf.tensor_split(pf.arange(5.0), 2)"""
+    if axis is not None:
+        dim = axis
+    return c_tensor_split(self, indices_or_sections, dim)
+
+
+# ---- hsplit (composite)
+
+
+def hsplit(self, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 for 1-D tensors). Example: pf.hsplit(pf.ones(2, 4), 2)"""
+    return c_hsplit(self, indices_or_sections)
+
+
+# ---- vsplit (composite)
+
+
+def vsplit(self, indices_or_sections):
+    """tensor_split along dim 0. Example: pf.vsplit(pf.ones(4, 2), 2)"""
+    return c_vsplit(self, indices_or_sections)
+
+
+# ---- rot90 (composite)
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees k times in the plane dims (from dims[0] towards dims[1]). Example: pf.rot90(pf.eye(2))"""
+    return c_rot90(self, k, dims)
+
+
+# ---- block_diag (composite)
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix of the given matrices. Example: pf.block_diag(pf.ones(1, 1), pf.ones(2, 2))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_block_diag(tensors)
+
+
+# ---- cdist (composite)
+
+
+def cdist(x1, x2, p=2.0):
+    """p-norm distances between the rows of x1 and x2 (batched). Example: pf.cdist(pf.zeros(1, 2), pf.ones(3, 2))"""
+    return c_cdist(x1, x2, p)
+
+
+# ---- atleast_1d (composite)
+
+
+def atleast_1d(self):
+    """self with at least 1 dim (a tuple for a list of tensors). Example: pf.atleast_1d(pf.tensor(1.0)).shape"""
+    return c_atleast(self, 1)
+
+
+# ---- atleast_2d (composite)
+
+
+def atleast_2d(self):
+    """self with at least 2 dims. Example: pf.atleast_2d(pf.ones(3)).shape"""
+    return c_atleast(self, 2)
+
+
+# ---- atleast_3d (composite)
+
+
+def atleast_3d(self):
+    """self with at least 3 dims (a 2-D (m, n) becomes (m, n, 1)). Example: pf.atleast_3d(pf.ones(3)).shape"""
+    return c_atleast(self, 3)
+
+
+# ---- view_as (composite)
+
+
+def view_as(self, other):
+    """self viewed with other's shape. Example: pf.ones(4).view_as(pf.ones(2, 2))"""
+    return self.view(other.shape)
+
+
+# ---- reshape_as (composite)
+
+
+def reshape_as(self, other):
+    """self reshaped to other's shape. Example: pf.ones(4).reshape_as(pf.ones(2, 2))"""
+    return self.reshape(other.shape)
+
+
+# ---- expand_as (composite)
+
+
+def expand_as(self, other):
+    """self expanded to other's shape. Example: pf.ones(1, 2).expand_as(pf.ones(3, 2))"""
+    return self.expand(other.shape)
+
+
+# ---- type_as (composite)
+
+
+def type_as(self, other):
+    """self cast to other's dtype. Example: pf.ones(2).type_as(pf.ones(2, dtype=pf.float32))"""
+    return self.to(other.dtype)
+
+
+# ---- new_zeros (composite)
+
+
+def new_zeros(self, *size, dtype=None):
+    """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return zeros(size, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_ones (composite)
+
+
+def new_ones(self, *size, dtype=None):
+    """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return ones(size, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_full (composite)
+
+
+def new_full(self, size, fill_value, *, dtype=None):
+    """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
+    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_tensor (composite)
+
+
+def new_tensor(self, data, *, dtype=None):
+    """A new tensor (a copy, no history) from data, with self's dtype unless given. Example: pf.ones(2).new_tensor([1, 2])"""
+    return c_new_tensor(self, data, dtype)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -6049,6 +6336,33 @@ METHODS = {
     'split': split,
     'chunk': chunk,
     'unbind': unbind,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addbmm': addbmm,
+    'baddbmm': baddbmm,
+    'addcmul': addcmul,
+    'addcdiv': addcdiv,
+    'lerp': lerp,
+    'mv': mv,
+    'vdot': vdot,
+    'repeat': repeat,
+    'tile': tile,
+    'repeat_interleave': repeat_interleave,
+    'movedim': movedim,
+    'moveaxis': moveaxis,
+    'unflatten': unflatten,
+    'tensor_split': tensor_split,
+    'hsplit': hsplit,
+    'vsplit': vsplit,
+    'rot90': rot90,
+    'view_as': view_as,
+    'reshape_as': reshape_as,
+    'expand_as': expand_as,
+    'type_as': type_as,
+    'new_zeros': new_zeros,
+    'new_ones': new_ones,
+    'new_full': new_full,
+    'new_tensor': new_tensor,
 }
 
 
@@ -6195,4 +6509,29 @@ FUNCTIONS = {
     'split': split,
     'chunk': chunk,
     'unbind': unbind,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addbmm': addbmm,
+    'baddbmm': baddbmm,
+    'addcmul': addcmul,
+    'addcdiv': addcdiv,
+    'lerp': lerp,
+    'mv': mv,
+    'vdot': vdot,
+    'tile': tile,
+    'repeat_interleave': repeat_interleave,
+    'movedim': movedim,
+    'moveaxis': moveaxis,
+    'unflatten': unflatten,
+    'meshgrid': meshgrid,
+    'broadcast_tensors': broadcast_tensors,
+    'tensor_split': tensor_split,
+    'hsplit': hsplit,
+    'vsplit': vsplit,
+    'rot90': rot90,
+    'block_diag': block_diag,
+    'cdist': cdist,
+    'atleast_1d': atleast_1d,
+    'atleast_2d': atleast_2d,
+    'atleast_3d': atleast_3d,
 }

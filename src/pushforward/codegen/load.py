@@ -201,10 +201,16 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
 def helper_names() -> set[str]:
     """Public helper functions of formulas.py (parsed, not imported, so the generator runs standalone)."""
     src = (YAML_PATH.parent / "formulas.py").read_text()
+    names: set[str] | None = None
     for node in ast.parse(src).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    raise SpecError("formulas.py has no __all__ list of helpers")
+            names = set(ast.literal_eval(node.value))
+        # `__all__ += [...]`: an area's helpers listed in its own section at the end of the file
+        elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__" and names is not None:
+            names |= set(ast.literal_eval(node.value))
+    if names is None:
+        raise SpecError("formulas.py has no __all__ list of helpers")
+    return names
 
 
 def _entry(item, line: int) -> OpEntry:

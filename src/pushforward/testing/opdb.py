@@ -1115,6 +1115,10 @@ def _build() -> dict:
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
+
+    # ---- nn, sorting, scatter, composites (issue 13)
+    from .opdb_nn import register
+    register(add)
     return db
 
 
