@@ -518,3 +518,7 @@ from .shape_composites import *  # noqa: E402,F401,F403
 __all__ += ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
             "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
             "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]
+from .sort_composites import *  # noqa: E402,F401,F403
+
+__all__ += ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
+            "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]

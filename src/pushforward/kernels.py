@@ -569,3 +569,8 @@ _ARRAY_VIEW = {}
 def register_array_views(table: dict) -> None:
     """Called by the generated module: op name -> kernel, for replaying views on arrays."""
     _ARRAY_VIEW.update(table)
+
+
+# ---- nn, sorting, scatter, composites (issue 13)
+from .kernels_sort import (cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort,  # noqa: E402,F401
+                           topk)

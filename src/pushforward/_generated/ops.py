@@ -6154,6 +6154,322 @@ def new_tensor(self, data, *, dtype=None):
     return c_new_tensor(self, data, dtype)
 
 
+# ---- sort
+
+
+_sort__result = namedtuple('sort', ['values', 'indices'])
+
+
+def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs):
+    return (
+        index_reduction_backward(grad, dim, result1, self.shape, True) if needs[0] else None,
+    )
+
+
+def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
+    result = result0
+    return (index_reduction_jvp(self_t, dim, result1, True), None)
+
+
+SORT = Op(
+    'sort',
+    K.sort,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_sort__backward,
+    jvp=_sort__jvp,
+    jvp_kind='explicit',
+    save=(1,),
+    save_result=True,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
+    if axis is not None:
+        dim = axis
+    return _sort__result(*applyn(SORT, (self,), (dim, descending, stable)))
+
+
+SORT.public = sort
+
+
+# ---- argsort (composite)
+
+
+def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """Indices that sort self along dim. Example: pf.argsort(pf.tensor([2.0, 1.0]))"""
+    if axis is not None:
+        dim = axis
+    return sort(self, dim, descending, stable)[1]
+
+
+# ---- topk
+
+
+_topk__result = namedtuple('topk', ['values', 'indices'])
+
+
+def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs):
+    return (
+        index_reduction_backward(grad, dim, result1, self.shape, True) if needs[0] else None,
+    )
+
+
+def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
+    result = result0
+    return (index_reduction_jvp(self_t, dim, result1, True), None)
+
+
+TOPK = Op(
+    'topk',
+    K.topk,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_topk__backward,
+    jvp=_topk__jvp,
+    jvp_kind='explicit',
+    save=(1,),
+    save_result=True,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
+    """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return _topk__result(*applyn(TOPK, (self,), (k, dim, largest, sorted)))
+
+
+TOPK.public = topk
+
+
+# ---- kthvalue
+
+
+_kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
+
+
+def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
+    return (
+        index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
+    )
+
+
+def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
+    result = result0
+    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+
+
+KTHVALUE = Op(
+    'kthvalue',
+    K.kthvalue,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_kthvalue__backward,
+    jvp=_kthvalue__jvp,
+    jvp_kind='explicit',
+    save=(1,),
+    save_result=True,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
+    """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return _kthvalue__result(*applyn(KTHVALUE, (self,), (k, dim, keepdim)))
+
+
+KTHVALUE.public = kthvalue
+
+
+# ---- median (composite)
+
+
+def median(self, dim=None, keepdim=False, *, axis=None):
+    """Lower median (all elements, or (values, indices) along dim); NaN propagates. Example: pf.median(pf.tensor([1.0, 4.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_median(self, dim, keepdim)
+
+
+# ---- nanmedian (composite)
+
+
+def nanmedian(self, dim=None, keepdim=False, *, axis=None):
+    """median ignoring NaN. Example: pf.nanmedian(pf.tensor([1.0, float('nan'), 2.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_median(self, dim, keepdim, True)
+
+
+# ---- quantile (composite)
+
+
+def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+    """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
+    if axis is not None:
+        dim = axis
+    return c_quantile(self, q, dim, keepdim, interpolation)
+
+
+# ---- nanquantile (composite)
+
+
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+    """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
+    if axis is not None:
+        dim = axis
+    return c_quantile(self, q, dim, keepdim, interpolation, True)
+
+
+# ---- mode (composite)
+
+
+def mode(self, dim=-1, keepdim=False, *, axis=None):
+    """(values, indices): the most frequent value along dim (the smallest on ties, its last index). Example: pf.mode(pf.tensor([1.0, 2.0, 2.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_mode(self, dim, keepdim)
+
+
+# ---- cummax (composite)
+
+
+def cummax(self, dim, *, axis=None):
+    """(values, indices) of the running maximum along dim (ties: the latest index). Example: pf.cummax(pf.tensor([1.0, 3.0, 2.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return c_cum_extremum(self, dim, True)
+
+
+# ---- cummin (composite)
+
+
+def cummin(self, dim, *, axis=None):
+    """(values, indices) of the running minimum along dim (ties: the latest index). Example: pf.cummin(pf.tensor([3.0, 1.0, 2.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return c_cum_extremum(self, dim, False)
+
+
+# ---- logcumsumexp
+
+
+def _logcumsumexp__backward(grad, self, result, dim, needs):
+    return (
+        logcumsumexp_backward(grad, self, result, dim) if needs[0] else None,
+    )
+
+
+def _logcumsumexp__jvp(self_p, self_t, result, dim):
+    return logcumsumexp_jvp(self_p, self_t, result, dim)
+
+
+LOGCUMSUMEXP = Op(
+    'logcumsumexp',
+    K.logcumsumexp,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_logcumsumexp__backward,
+    jvp=_logcumsumexp__jvp,
+    jvp_kind='explicit',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def logcumsumexp(self, dim, *, axis=None):
+    """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return apply1(LOGCUMSUMEXP, self, (dim,))
+
+
+LOGCUMSUMEXP.public = logcumsumexp
+
+
+# ---- nansum (composite)
+
+
+def nansum(self, dim=None, keepdim=False, *, axis=None):
+    """Sum treating NaN as 0 (which gets zero gradient). Example: pf.nansum(pf.tensor([1.0, float('nan')]))"""
+    if axis is not None:
+        dim = axis
+    return where(isnan(self), 0.0, self).sum(dim, keepdim)
+
+
+# ---- nanmean (composite)
+
+
+def nanmean(self, dim=None, keepdim=False, *, axis=None):
+    """Mean of the non-NaN entries. Example: pf.nanmean(pf.tensor([1.0, float('nan'), 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_nanmean(self, dim, keepdim)
+
+
+# ---- var_mean (composite)
+
+
+def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+    """(var, mean) over dim. Example: pf.var_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_var_mean(self, dim, correction, keepdim)
+
+
+# ---- std_mean (composite)
+
+
+def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+    """(std, mean) over dim. Example: pf.std_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_std_mean(self, dim, correction, keepdim)
+
+
+# ---- aminmax (composite)
+
+
+def aminmax(self, *, dim=None, keepdim=False, axis=None):
+    """(min, max) over dim (all when None); ties share the gradient. Example: pf.aminmax(pf.tensor([1.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_aminmax(self, dim, keepdim)
+
+
+# ---- diff (composite)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None):
+    """n-th forward difference along dim, after joining prepend and append. Example: pf.diff(pf.tensor([1.0, 4.0, 9.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_diff(self, n, dim, prepend, append)
+
+
+# ---- dist (composite)
+
+
+def dist(self, other, p=2):
+    """p-norm of self - other. Example: pf.dist(pf.zeros(2), pf.tensor([3.0, 4.0]))"""
+    return (self - other).norm(p)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -6363,6 +6679,25 @@ METHODS = {
     'new_ones': new_ones,
     'new_full': new_full,
     'new_tensor': new_tensor,
+    'sort': sort,
+    'argsort': argsort,
+    'topk': topk,
+    'kthvalue': kthvalue,
+    'median': median,
+    'nanmedian': nanmedian,
+    'quantile': quantile,
+    'nanquantile': nanquantile,
+    'mode': mode,
+    'cummax': cummax,
+    'cummin': cummin,
+    'logcumsumexp': logcumsumexp,
+    'nansum': nansum,
+    'nanmean': nanmean,
+    'var_mean': var_mean,
+    'std_mean': std_mean,
+    'aminmax': aminmax,
+    'diff': diff,
+    'dist': dist,
 }
 
 
@@ -6534,4 +6869,23 @@ FUNCTIONS = {
     'atleast_1d': atleast_1d,
     'atleast_2d': atleast_2d,
     'atleast_3d': atleast_3d,
+    'sort': sort,
+    'argsort': argsort,
+    'topk': topk,
+    'kthvalue': kthvalue,
+    'median': median,
+    'nanmedian': nanmedian,
+    'quantile': quantile,
+    'nanquantile': nanquantile,
+    'mode': mode,
+    'cummax': cummax,
+    'cummin': cummin,
+    'logcumsumexp': logcumsumexp,
+    'nansum': nansum,
+    'nanmean': nanmean,
+    'var_mean': var_mean,
+    'std_mean': std_mean,
+    'aminmax': aminmax,
+    'diff': diff,
+    'dist': dist,
 }

@@ -257,6 +257,231 @@ def _group1(add):
         d, dtype or x.dtype), REAL, composite=True, differentiable=False))
 
 
+# -- samples: sorting and scans -------------------------------------------------------------------------
+
+NAN = float("nan")
+
+
+def _r_sort(x, dim=-1, descending=False, stable=False):
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    if descending:
+        n = x.shape[dim]
+        idx = n - 1 - np.flip(np.argsort(np.flip(x, dim), axis=dim, kind="stable"), dim)
+    else:
+        idx = np.argsort(x, axis=dim, kind="stable")
+    return np.take_along_axis(x, idx, dim), idx
+
+
+def _r_topk(x, k, dim=-1, largest=True, sorted=True):
+    v, i = _r_sort(x, dim, descending=largest)
+    return np.take(v, np.arange(k), axis=dim), np.take(i, np.arange(k), axis=dim)
+
+
+def _r_kthvalue(x, k, dim=-1, keepdim=False):
+    v, i = _r_sort(x, dim)
+    return np.take(v, [k - 1], axis=dim).squeeze(dim) if not keepdim else np.take(v, [k - 1], axis=dim), \
+        np.take(i, [k - 1], axis=dim).squeeze(dim) if not keepdim else np.take(i, [k - 1], axis=dim)
+
+
+def _r_median(x, dim=None, keepdim=False, nan=False):
+    """Lower median by a row-by-row loop over sorted Python lists (NaN: skipped or propagated)."""
+    if dim is None:
+        vals = sorted(v for v in x.ravel().tolist() if not (nan and v != v))
+        if not nan and any(v != v for v in vals):
+            return np.asarray(np.nan, x.dtype)
+        return np.asarray(vals[(len(vals) - 1) // 2], x.dtype)
+    xm = np.moveaxis(x, dim, -1)
+    v = np.empty(xm.shape[:-1], x.dtype)
+    i = np.empty(xm.shape[:-1], np.int64)
+    for pos in np.ndindex(*xm.shape[:-1]):
+        row = list(enumerate(xm[pos].tolist()))
+        nans = [k for k, r in row if r != r]
+        if nans and not nan:
+            v[pos], i[pos] = np.nan, nans[0]
+            continue
+        ok = sorted((r, k) for k, r in row if r == r)
+        v[pos], i[pos] = ok[(len(ok) - 1) // 2] if ok else (np.nan, 0)
+    if keepdim:
+        v, i = np.expand_dims(v, dim), np.expand_dims(i, dim)
+    return v, i
+
+
+def _r_mode(x, dim=-1, keepdim=False):
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    xm = np.moveaxis(x, dim, -1)
+    v = np.empty(xm.shape[:-1], x.dtype)
+    i = np.empty(xm.shape[:-1], np.int64)
+    for pos in np.ndindex(*xm.shape[:-1]):
+        row = xm[pos].tolist()
+        best = min(set(row), key=lambda a: (-row.count(a), a))
+        v[pos], i[pos] = best, len(row) - 1 - row[::-1].index(best)
+    if keepdim:
+        v, i = np.expand_dims(v, dim), np.expand_dims(i, dim)
+    return v, i
+
+
+def _r_cum_extremum(largest):
+    def ref(x, dim):
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        xm = np.moveaxis(x, dim, -1)
+        i = np.zeros(xm.shape, np.int64)
+        for pos in np.ndindex(*xm.shape[:-1]):
+            row, best = xm[pos].tolist(), 0
+            for k in range(len(row)):
+                if (row[k] >= row[best]) if largest else (row[k] <= row[best]):
+                    best = k
+                i[pos + (k,)] = best
+        v = np.take_along_axis(xm, i, -1)
+        return np.moveaxis(v, -1, dim), np.moveaxis(i, -1, dim)
+    return ref
+
+
+def _r_quantile(x, q, dim=None, keepdim=False, interpolation="linear", nan=False):
+    f = np.nanquantile if nan else np.quantile
+    method = interpolation if interpolation != "nearest" else "nearest"
+    return np.asarray(f(x, q, axis=dim, keepdims=keepdim, method=method)).astype(x.dtype)
+
+
+def _r_cum(fn, argfn):
+    def ref(x, dim):
+        return fn.accumulate(x, axis=dim) if x.ndim else x.copy()
+    return ref
+
+
+def s_sort(m):
+    out = [SampleInput(m((2, 4)), (), {}, "last dim"), SampleInput(m((3, 2)), (0, True), {}, "dim 0 descending"),
+           SampleInput(m((4,)), (), {"descending": True, "stable": True}, "stable descending"),
+           SampleInput(m(()), (), {}, "0-d")]
+    if m.dtype.kind == "f":
+        out.append(SampleInput(m.tensor([1.0, 3.0, 1.0, 2.0, 3.0]), (0, True), {}, "ties", grad=False))
+    return out
+
+
+def s_topk(m):
+    return [SampleInput(m((2, 4)), (2,)), SampleInput(m((4, 2)), (3, 0), {}, "dim 0"),
+            SampleInput(m((5,)), (2,), {"largest": False}, "smallest"), SampleInput(m((3,)), (0,), {}, "k=0")]
+
+
+def s_kthvalue(m):
+    return [SampleInput(m((2, 4)), (2,)), SampleInput(m((3, 2)), (3, 0, True), {}, "dim 0 keepdim"),
+            SampleInput(m((5,)), (1,), {}, "min"), SampleInput(m(()), (1,), {}, "0-d")]
+
+
+def s_median(m):
+    out = [SampleInput(m((2, 4)), (), {}, "all, even count"), SampleInput(m((5,)), (), {}, "odd count"),
+           SampleInput(m((2, 4)), (1,), {}, "dim"), SampleInput(m((3, 2)), (0, True), {}, "keepdim")]
+    out.append(SampleInput(m.tensor([[1.0, NAN, 2.0], [0.5, -1.0, 2.0]]), (1,), {}, "NaN row", grad=False))
+    return out
+
+
+def s_nanmedian(m):
+    return [SampleInput(m((2, 4)), (), {}, "all"), SampleInput(m((2, 4)), (1,), {}, "dim"),
+            SampleInput(m.tensor([[1.0, NAN, 2.0, 0.5], [0.5, -1.0, 2.0, 1.5]]), (1,), {}, "NaN"),
+            SampleInput(m.tensor([1.0, NAN, 2.0, 0.5, -0.3]), (), {}, "NaN all")]
+
+
+def s_quantile(m):
+    out = [SampleInput(m((2, 4)), (0.3,), {}, "all"), SampleInput(m((2, 4)), (0.4, 1), {}, "dim"),
+           SampleInput(m((3, 4)), (np.array([0.1, 0.5, 0.95]), 1, True), {}, "q tensor keepdim"),
+           SampleInput(m((5,)), (np.array([0.3, 0.6]),), {}, "q tensor all")]
+    for mode in ("lower", "higher", "midpoint", "nearest"):
+        out.append(SampleInput(m((2, 5)), (0.3, 1), {"interpolation": mode}, mode))
+    return out
+
+
+def s_nanquantile(m):
+    return s_quantile(m)[:2] + [
+        SampleInput(m.tensor([[1.0, NAN, 2.0, 0.5], [0.5, -1.0, 2.0, 1.5]]), (0.4, 1), {}, "NaN"),
+        SampleInput(m.tensor([[1.0, NAN, 2.0, 0.5, 0.2], [0.5, -1.0, 2.0, 1.5, NAN]]), (0.6, 1), {"interpolation": "midpoint"},
+                    "NaN midpoint")]
+
+
+def s_mode(m):
+    return [SampleInput(m.tensor([[1.0, 2.0, 2.0, 0.5], [0.5, 0.5, 1.5, 1.5]]), (), {}, "ties take smallest", grad=False),
+            SampleInput(m.tensor([[1.0, 3.0], [1.0, 2.0], [0.5, 3.0]]), (0, True), {}, "dim 0 keepdim", grad=False),
+            SampleInput(m((4,)), (), {}, "all distinct"), SampleInput(m(()), (), {}, "0-d")]
+
+
+def s_cum_extremum(m):
+    out = [SampleInput(m((2, 4)), (1,)), SampleInput(m((3, 2)), (0,)), SampleInput(m(()), (0,), {}, "0-d")]
+    out.append(SampleInput(m.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), (0,), {}, "ties", grad=False))
+    return out
+
+
+def s_logcumsumexp(m):
+    return [SampleInput(m((4,)), (0,)), SampleInput(m((2, 3)), (1,)), SampleInput(m((2, 3)), (0,)),
+            SampleInput(m(()), (0,), {}, "0-d"), SampleInput(m.tensor([30.0, -20.0, 29.0]), (0,), {}, "large spread")]
+
+
+def s_nansum(m):
+    return [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (1,), {}, "dim"),
+            SampleInput(m.tensor([[1.0, NAN, 2.0], [0.5, 1.0, NAN]]), (0, True), {}, "NaN keepdim")]
+
+
+def s_var_mean(m):
+    return [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (1,), {}, "dim"),
+            SampleInput(m((2, 3)), (0,), {"correction": 0, "keepdim": True}, "correction keepdim")]
+
+
+def s_aminmax(m):
+    return [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (), {"dim": 1}, "dim"),
+            SampleInput(m((2, 3)), (), {"dim": 0, "keepdim": True}, "keepdim")]
+
+
+def s_diff(m):
+    return [SampleInput(m((4,))), SampleInput(m((2, 4)), (2,), {}, "n=2"), SampleInput(m((3, 2)), (1, 0), {}, "dim 0"),
+            SampleInput(m((2, 3)), (1, -1, m((2, 1)), m((2, 2))), {}, "prepend append")]
+
+
+def s_dist(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)),)), SampleInput(m((3,)), (m((2, 3)), 1), {}, "p=1 broadcast"),
+            SampleInput(m((3,)), (m((3,)), 3), {}, "p=3")]
+
+
+def _r_diff(x, n=1, dim=-1, prepend=None, append=None):
+    return np.diff(x, n, axis=dim, prepend=prepend if prepend is not None else np._NoValue,
+                   append=append if append is not None else np._NoValue)
+
+
+def _group2(add):
+    add(OpInfo("sort", _fn("sort"), s_sort, _r_sort, REAL))
+    add(OpInfo("argsort", _fn("argsort"), s_sort, lambda *a, **k: _r_sort(*a, **k)[1], REAL, composite=True,
+               differentiable=False))
+    add(OpInfo("topk", _fn("topk"), s_topk, _r_topk, REAL))
+    add(OpInfo("kthvalue", _fn("kthvalue"), s_kthvalue, _r_kthvalue, REAL))
+    add(OpInfo("median", _fn("median"), s_median, _r_median, REAL, composite=True))
+    add(OpInfo("nanmedian", _fn("nanmedian"), s_nanmedian, lambda *a, **k: _r_median(*a, **k, nan=True), REAL,
+               composite=True))
+    add(OpInfo("quantile", _fn("quantile"), s_quantile, lambda x, q, *a, **k: _r_quantile(
+        x, np.asarray(q), *a, **k), REAL, composite=True))
+    add(OpInfo("nanquantile", _fn("nanquantile"), s_nanquantile, lambda x, q, *a, **k: _r_quantile(
+        x, np.asarray(q), *a, **k, nan=True), REAL, composite=True))
+    add(OpInfo("mode", _fn("mode"), s_mode, _r_mode, REAL, composite=True))
+    add(OpInfo("cummax", _fn("cummax"), s_cum_extremum, _r_cum_extremum(True), REAL, composite=True))
+    add(OpInfo("cummin", _fn("cummin"), s_cum_extremum, _r_cum_extremum(False), REAL, composite=True))
+    add(OpInfo("logcumsumexp", _fn("logcumsumexp"), s_logcumsumexp,
+               lambda x, dim: np.logaddexp.accumulate(x, axis=dim) if x.ndim else x.copy(), REAL))
+    add(OpInfo("nansum", _fn("nansum"), s_nansum, lambda x, dim=None, keepdim=False: np.nansum(
+        x, axis=dim, keepdims=keepdim), REAL, composite=True))
+    add(OpInfo("nanmean", _fn("nanmean"), s_nansum, lambda x, dim=None, keepdim=False: np.nanmean(
+        x, axis=dim, keepdims=keepdim), REAL, composite=True))
+    add(OpInfo("var_mean", _fn("var_mean"), s_var_mean, lambda x, dim=None, correction=1, keepdim=False: (
+        np.var(x, axis=dim, ddof=correction, keepdims=keepdim), np.mean(x, axis=dim, keepdims=keepdim)), REAL,
+        composite=True))
+    add(OpInfo("std_mean", _fn("std_mean"), s_var_mean, lambda x, dim=None, correction=1, keepdim=False: (
+        np.std(x, axis=dim, ddof=correction, keepdims=keepdim), np.mean(x, axis=dim, keepdims=keepdim)), REAL,
+        composite=True))
+    add(OpInfo("aminmax", _fn("aminmax"), s_aminmax, lambda x, dim=None, keepdim=False: (
+        np.amin(x, axis=dim, keepdims=keepdim), np.amax(x, axis=dim, keepdims=keepdim)), REAL, composite=True))
+    add(OpInfo("diff", _fn("diff"), s_diff, _r_diff, REAL_COMPLEX, composite=True))
+    add(OpInfo("dist", _fn("dist"), s_dist, lambda a, b, p=2: np.linalg.norm((a - b).ravel(), p), REAL,
+               composite=True))
+
+
 def register(add) -> None:
     """Add the entries of issue 13 to the op database."""
     _group1(add)
+    _group2(add)
