@@ -522,3 +522,7 @@ from .sort_composites import *  # noqa: E402,F401,F403
 
 __all__ += ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
             "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]
+from .scatter_formulas import *  # noqa: E402,F401,F403
+
+__all__ += ["scatter_src_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
+            "c_masked_select", "c_masked_scatter", "c_put"]

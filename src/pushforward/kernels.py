@@ -574,3 +574,5 @@ def register_array_views(table: dict) -> None:
 # ---- nn, sorting, scatter, composites (issue 13)
 from .kernels_sort import (cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort,  # noqa: E402,F401
                            topk)
+from .kernels_scatter import (index_add, index_copy, index_fill, scatter, scatter_add, scatter_count,  # noqa: E402,F401
+                              scatter_reduce)

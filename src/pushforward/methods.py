@@ -81,6 +81,13 @@ def bind() -> None:
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
     # ---- nn, sorting, scatter, composites (issue 13)
     Tensor.flip = _flip
+    Tensor.masked_scatter_ = lambda self, mask, source: _assign(self, ops.masked_scatter(self, mask, source))
+    Tensor.put_ = lambda self, index, source, accumulate=False: _assign(self, ops.put(self, index, source, accumulate))
+
+
+def _assign(self, value):
+    """In-place form of a composite: the out-of-place result copied into self (history and tangents too)."""
+    return self.copy_(value)
 
 
 def _flip(self, *dims):

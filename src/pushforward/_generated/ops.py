@@ -6470,6 +6470,412 @@ def dist(self, other, p=2):
     return (self - other).norm(p)
 
 
+# ---- scatter
+
+
+def _scatter__backward(grad, self, index, src, result, dim, needs):
+    return (
+        grad.scatter(dim, index, 0.0) if needs[0] else None,
+        scatter_src_backward(grad, dim, index, src) if needs[1] else None,
+    )
+
+
+def _scatter__jvp(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return scatter(zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return scatter(self_t, dim, index, zeros_like(src_p))
+    return scatter(self_t, dim, index, src_t)
+
+
+def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return K.scatter(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return K.scatter(self_t, dim, index, np.zeros_like(src_p))
+    return K.scatter(self_t, dim, index, src_t)
+
+
+def _scatter__kernel(self, index, src, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter(self, dim, index, src)
+
+
+SCATTER = Op(
+    'scatter',
+    _scatter__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter__backward,
+    jvp=_scatter__jvp,
+    jvp_np=_scatter__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(0, 2, 2),
+    out_diff=(True,),
+)
+
+
+def scatter(self, dim, index, src, *, axis=None):
+    """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER, (self, index, src), (dim,))
+
+
+SCATTER.public = scatter
+
+
+def scatter_(self, dim, index, src):
+    """In-place scatter: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER, self, (self, index, src), (dim,))
+
+
+# ---- scatter_add
+
+
+def _scatter_add__backward(grad, self, index, src, result, dim, needs):
+    return (
+        grad if needs[0] else None,
+        scatter_src_backward(grad, dim, index, src) if needs[1] else None,
+    )
+
+
+def _scatter_add__jvp(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return scatter_add(zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return scatter_add(self_t, dim, index, zeros_like(src_p))
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def _scatter_add__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return K.scatter_add(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return K.scatter_add(self_t, dim, index, np.zeros_like(src_p))
+    return K.scatter_add(self_t, dim, index, src_t)
+
+
+def _scatter_add__kernel(self, index, src, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter_add(self, dim, index, src)
+
+
+SCATTER_ADD = Op(
+    'scatter_add',
+    _scatter_add__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter_add__backward,
+    jvp=_scatter_add__jvp,
+    jvp_np=_scatter_add__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(0, 2, 2),
+    out_diff=(True,),
+)
+
+
+def scatter_add(self, dim, index, src, *, axis=None):
+    """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER_ADD, (self, index, src), (dim,))
+
+
+SCATTER_ADD.public = scatter_add
+
+
+def scatter_add_(self, dim, index, src):
+    """In-place scatter_add: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER_ADD, self, (self, index, src), (dim,))
+
+
+# ---- scatter_reduce
+
+
+def _scatter_reduce__backward(grad, self, index, src, result, dim, reduce, include_self, needs):
+    return (
+        scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 0) if needs[0] else None,
+        scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 1) if needs[1] else None,
+    )
+
+
+def _scatter_reduce__jvp(self_p, index, src_p, self_t, src_t, result, dim, reduce, include_self):
+    if self_t is None:
+        return scatter_reduce_jvp(self_p, zeros_like(self_p), dim, index, src_p, src_t, reduce, include_self, result)
+    if src_t is None:
+        return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, zeros_like(src_p), reduce, include_self, result)
+    return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)
+
+
+def _scatter_reduce__kernel(self, index, src, dim, reduce, include_self):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter_reduce(self, dim, index, src, reduce, include_self)
+
+
+SCATTER_REDUCE = Op(
+    'scatter_reduce',
+    _scatter_reduce__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter_reduce__backward,
+    jvp=_scatter_reduce__jvp,
+    jvp_kind='explicit',
+    save=(2, 2, 2),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None):
+    """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
+
+
+SCATTER_REDUCE.public = scatter_reduce
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place scatter_reduce: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER_REDUCE, self, (self, index, src), (dim, reduce, include_self))
+
+
+# ---- index_add
+
+
+def _index_add__backward(grad, self, index, source, result, dim, alpha, needs):
+    return (
+        grad if needs[0] else None,
+        scale(grad.index_select(dim, index), alpha) if needs[1] else None,
+    )
+
+
+def _index_add__jvp(self_p, index, source_p, self_t, source_t, result, dim, alpha):
+    if self_t is None:
+        return index_add(zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None:
+        return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
+    return index_add(self_t, dim, index, source_t, alpha=alpha)
+
+
+def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, alpha):
+    if self_t is None:
+        return K.index_add(np.zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None:
+        return K.index_add(self_t, dim, index, np.zeros_like(source_p), alpha=alpha)
+    return K.index_add(self_t, dim, index, source_t, alpha=alpha)
+
+
+def _index_add__kernel(self, index, source, dim, alpha):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_add(self, dim, index, source, alpha)
+
+
+INDEX_ADD = Op(
+    'index_add',
+    _index_add__kernel,
+    ('self', 'index', 'source'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_add__backward,
+    jvp=_index_add__jvp,
+    jvp_np=_index_add__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(0, 2, 0),
+    out_diff=(True,),
+)
+
+
+def index_add(self, dim, index, source, *, alpha=1, axis=None):
+    """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_ADD, (self, index, source), (dim, alpha))
+
+
+INDEX_ADD.public = index_add
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place index_add: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_ADD, self, (self, index, source), (dim, alpha))
+
+
+# ---- index_copy
+
+
+def _index_copy__backward(grad, self, index, source, result, dim, needs):
+    return (
+        grad.index_fill(dim, index, 0.0) if needs[0] else None,
+        grad.index_select(dim, index) if needs[1] else None,
+    )
+
+
+def _index_copy__jvp(self_p, index, source_p, self_t, source_t, result, dim):
+    if self_t is None:
+        return index_copy(zeros_like(self_p), dim, index, source_t)
+    if source_t is None:
+        return index_copy(self_t, dim, index, zeros_like(source_p))
+    return index_copy(self_t, dim, index, source_t)
+
+
+def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
+    if self_t is None:
+        return K.index_copy(np.zeros_like(self_p), dim, index, source_t)
+    if source_t is None:
+        return K.index_copy(self_t, dim, index, np.zeros_like(source_p))
+    return K.index_copy(self_t, dim, index, source_t)
+
+
+def _index_copy__kernel(self, index, source, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_copy(self, dim, index, source)
+
+
+INDEX_COPY = Op(
+    'index_copy',
+    _index_copy__kernel,
+    ('self', 'index', 'source'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_copy__backward,
+    jvp=_index_copy__jvp,
+    jvp_np=_index_copy__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(0, 2, 0),
+    out_diff=(True,),
+)
+
+
+def index_copy(self, dim, index, source, *, axis=None):
+    """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_COPY, (self, index, source), (dim,))
+
+
+INDEX_COPY.public = index_copy
+
+
+def index_copy_(self, dim, index, source):
+    """In-place index_copy: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_COPY, self, (self, index, source), (dim,))
+
+
+# ---- index_fill
+
+
+def _index_fill__backward(grad, self, index, value, result, dim, needs):
+    return (
+        grad.index_fill(dim, index, 0.0) if needs[0] else None,
+        (grad - grad.index_fill(dim, index, 0.0)).sum() if needs[1] else None,
+    )
+
+
+def _index_fill__jvp(self_p, index, value_p, self_t, value_t, result, dim):
+    if self_t is None:
+        return index_fill(zeros_like(self_p), dim, index, value_t)
+    if value_t is None:
+        return index_fill(self_t, dim, index, zeros_like(value_p))
+    return index_fill(self_t, dim, index, value_t)
+
+
+def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
+    if self_t is None:
+        return K.index_fill(np.zeros_like(self_p), dim, index, value_t)
+    if value_t is None:
+        return K.index_fill(self_t, dim, index, np.zeros_like(value_p))
+    return K.index_fill(self_t, dim, index, value_t)
+
+
+def _index_fill__kernel(self, index, value, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_fill(self, dim, index, value)
+
+
+INDEX_FILL = Op(
+    'index_fill',
+    _index_fill__kernel,
+    ('self', 'index', 'value'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_fill__backward,
+    jvp=_index_fill__jvp,
+    jvp_np=_index_fill__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(0, 2, 0),
+    out_diff=(True,),
+)
+
+
+def index_fill(self, dim, index, value, *, axis=None):
+    """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_FILL, (self, index, value), (dim,))
+
+
+INDEX_FILL.public = index_fill
+
+
+def index_fill_(self, dim, index, value):
+    """In-place index_fill: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))
+
+
+# ---- take (composite)
+
+
+def take(self, index):
+    """Elements of the flattened self at index, in index's shape. Example: pf.take(pf.eye(2), pf.tensor([0, 3]))"""
+    return c_take(self, index)
+
+
+# ---- take_along_dim (composite)
+
+
+def take_along_dim(self, indices, dim=None, *, axis=None):
+    """gather along dim after broadcasting the other dims (flattened when None). Example: pf.take_along_dim(pf.tensor([[1.0, 2.0]]), pf.tensor([[1]]), 1)"""
+    if axis is not None:
+        dim = axis
+    return c_take_along_dim(self, indices, dim)
+
+
+# ---- masked_select (composite)
+
+
+def masked_select(self, mask):
+    """1-D tensor of the elements where the (broadcast) mask is True. Example: pf.masked_select(pf.ones(2), pf.tensor([True, False]))"""
+    return c_masked_select(self, mask)
+
+
+# ---- masked_scatter (composite)
+
+
+def masked_scatter(self, mask, source):
+    """self with the first elements of source written, in order, where mask is True. Example: pf.masked_scatter(pf.zeros(3), pf.tensor([True, False, True]), pf.ones(2))"""
+    return c_masked_scatter(self, mask, source)
+
+
+# ---- put (composite)
+
+
+def put(self, index, source, accumulate=False):
+    """self (seen flat) with source written (or added) at index. Example: pf.put(pf.zeros(2, 2), pf.tensor([3]), pf.ones(1))"""
+    return c_put(self, index, source, accumulate)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -6698,6 +7104,23 @@ METHODS = {
     'aminmax': aminmax,
     'diff': diff,
     'dist': dist,
+    'scatter': scatter,
+    'scatter_': scatter_,
+    'scatter_add': scatter_add,
+    'scatter_add_': scatter_add_,
+    'scatter_reduce': scatter_reduce,
+    'scatter_reduce_': scatter_reduce_,
+    'index_add': index_add,
+    'index_add_': index_add_,
+    'index_copy': index_copy,
+    'index_copy_': index_copy_,
+    'index_fill': index_fill,
+    'index_fill_': index_fill_,
+    'take': take,
+    'take_along_dim': take_along_dim,
+    'masked_select': masked_select,
+    'masked_scatter': masked_scatter,
+    'put': put,
 }
 
 
@@ -6888,4 +7311,15 @@ FUNCTIONS = {
     'aminmax': aminmax,
     'diff': diff,
     'dist': dist,
+    'scatter': scatter,
+    'scatter_add': scatter_add,
+    'scatter_reduce': scatter_reduce,
+    'index_add': index_add,
+    'index_copy': index_copy,
+    'index_fill': index_fill,
+    'take': take,
+    'take_along_dim': take_along_dim,
+    'masked_select': masked_select,
+    'masked_scatter': masked_scatter,
+    'put': put,
 }

@@ -481,7 +481,173 @@ def _group2(add):
                composite=True))
 
 
+# -- samples: scatter and indexing ----------------------------------------------------------------------
+
+def _r_positions(a, dim, index):
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[dim] = index
+    return tuple(np.broadcast_arrays(*idx))
+
+
+def _r_front(src, index):
+    src = np.asarray(src)
+    return np.broadcast_to(src, index.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in index.shape)]
+
+
+def _r_scatter(a, dim, index, src):
+    out = a.copy()
+    pos = _r_positions(a, dim, index)
+    for k in np.ndindex(*index.shape):  # element by element: the last duplicate wins
+        out[tuple(p[k] for p in pos)] = _r_front(src, index)[k]
+    return out
+
+
+def _r_scatter_reduce(a, dim, index, src, reduce="sum", include_self=True):
+    pos = _r_positions(a, dim, index)
+    vals = _r_front(src, index)
+    groups = {}
+    for k in np.ndindex(*index.shape):
+        groups.setdefault(tuple(int(p[k]) for p in pos), []).append(vals[k])
+    out = a.copy()
+    for where, vs in groups.items():
+        vs = vs + ([a[where]] if include_self else [])
+        out[where] = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](vs)
+    return out
+
+
+def _r_index_sl(a, dim, index):
+    sl = [slice(None)] * a.ndim
+    sl[dim] = index
+    return tuple(sl)
+
+
+def _r_index_add(a, dim, index, source, alpha=1):
+    out = a.copy()
+    np.add.at(out, _r_index_sl(a, dim, index), alpha * source)
+    return out
+
+
+def _r_index_copy(a, dim, index, source):
+    out = a.copy()
+    out[_r_index_sl(a, dim, index)] = source
+    return out
+
+
+def _r_index_fill(a, dim, index, value):
+    out = a.copy()
+    out[_r_index_sl(a, dim, index)] = value
+    return out
+
+
+def _r_take_along_dim(x, idx, dim=None):
+    if dim is None:
+        return np.take_along_axis(x.ravel(), idx.ravel(), 0)
+    return np.take_along_axis(x, idx, dim)
+
+
+def _r_masked_scatter(x, mask, source):
+    out = x.copy()
+    m = np.broadcast_to(mask, x.shape)
+    out[m] = source.ravel()[:m.sum()]
+    return out
+
+
+def _r_put(x, index, source, accumulate=False):
+    out = x.copy().ravel()
+    if accumulate:
+        np.add.at(out, index.ravel(), source.ravel())
+    else:
+        out[index.ravel()] = source.ravel()
+    return out.reshape(x.shape)
+
+
+def s_scatter(m):
+    return [SampleInput(m((3, 4)), (1, _idx([[0, 2], [3, 1], [2, 2]][:2] + [[1, 0]]), m((3, 2))), {}, "dim 1"),
+            SampleInput(m((3, 2)), (0, _idx([[2, 0], [0, 1]]), m((3, 3))), {}, "dim 0, larger src"),
+            SampleInput(m((4,)), (0, _idx([3, 0]), 1.5), {}, "value"),
+            SampleInput(m((2, 3)), (1, _idx([[0], [2]]), m(())), {}, "0-d src tensor")]
+
+
+def s_scatter_add(m):
+    return [SampleInput(m((3, 4)), (1, _idx([[0, 0], [3, 1], [2, 2]]), m((3, 2))), {}, "duplicates"),
+            SampleInput(m((3, 2)), (0, _idx([[2, 0], [2, 1]]), m((2, 2))), {}, "dim 0"),
+            SampleInput(m((4,)), (0, _idx([3, 3, 3]), m((4,))), {}, "larger src")]
+
+
+def s_scatter_reduce(m):
+    out = []
+    idx = _idx([[0, 0, 2], [1, 3, 1]])
+    for red in ("sum", "prod", "mean", "amax", "amin"):
+        lo = {"low": 0.5, "high": 2.0} if red == "prod" else {}
+        out.append(SampleInput(m((2, 4), **lo), (1, idx, m((2, 3), **lo), red), {}, f"{red}"))
+        out.append(SampleInput(m((2, 4), **lo), (1, idx, m((2, 3), **lo), red), {"include_self": False},
+                               f"{red} exclude self"))
+    return out
+
+
+def s_index_add(m):
+    return [SampleInput(m((3, 2)), (0, _idx([0, 2, 0]), m((3, 2))), {}, "duplicates"),
+            SampleInput(m((2, 3)), (1, _idx([2]), m((2, 1))), {"alpha": 2.5}, "alpha"),
+            SampleInput(m((4,)), (0, _idx([1, 3]), m((2,))), {}, "1-d")]
+
+
+def s_index_copy(m):
+    return [SampleInput(m((3, 2)), (0, _idx([2, 0]), m((2, 2))), {}, "rows"),
+            SampleInput(m((2, 3)), (1, _idx([1]), m((2, 1))), {}, "dim 1")]
+
+
+def s_index_fill(m):
+    return [SampleInput(m((3, 2)), (0, _idx([2, 0]), 1.5), {}, "number"),
+            SampleInput(m((2, 3)), (1, _idx([1, 1]), m(())), {}, "0-d tensor value")]
+
+
+def s_take(m):
+    return [SampleInput(m((2, 3)), (_idx([0, 5, 5]),), {}, "flat"), SampleInput(m((2, 2)), (_idx([[3, 0], [-1, 1]]),), {},
+                                                                                   "2-d index, negative")]
+
+
+def s_take_along_dim(m):
+    return [SampleInput(m((2, 3)), (_idx([[0, 2], [1, 1]]), 1), {}, "dim 1"),
+            SampleInput(m((3, 2)), (_idx([[2], [0], [1]]), 0), {}, "broadcast"),
+            SampleInput(m((2, 3)), (_idx([4, 0]),), {}, "flattened")]
+
+
+def s_masked_select(m):
+    return [SampleInput(m((2, 3)), (m.mask((2, 3)),), {}, "same"), SampleInput(m((2, 3)), (m.mask((3,)),), {}, "broadcast")]
+
+
+def s_masked_scatter(m):
+    return [SampleInput(m((2, 3)), (_leaf(np.array([[True, False, True], [False, True, False]])), m((4,))), {},
+                        "longer source"),
+            SampleInput(m((2, 3)), (_leaf(np.array([True, False, True])), m((2, 3))), {}, "broadcast mask")]
+
+
+def s_put(m):
+    return [SampleInput(m((2, 3)), (_idx([0, 4]), m((2,))), {}, "plain"),
+            SampleInput(m((2, 2)), (_idx([1, 1, 3]), m((3,)), True), {}, "accumulate")]
+
+
+def _group3(add):
+    add(OpInfo("scatter", _fn("scatter"), s_scatter, _r_scatter, REAL_COMPLEX, inplace="scatter_"))
+    add(OpInfo("scatter_add", _fn("scatter_add"), s_scatter_add, lambda a, d, i, s: _r_scatter_reduce(a, d, i, s),
+               REAL_COMPLEX, inplace="scatter_add_"))
+    add(OpInfo("scatter_reduce", _fn("scatter_reduce"), s_scatter_reduce, _r_scatter_reduce, REAL,
+               inplace="scatter_reduce_"))
+    add(OpInfo("index_add", _fn("index_add"), s_index_add, _r_index_add, REAL_COMPLEX, inplace="index_add_"))
+    add(OpInfo("index_copy", _fn("index_copy"), s_index_copy, _r_index_copy, REAL_COMPLEX, inplace="index_copy_"))
+    add(OpInfo("index_fill", _fn("index_fill"), s_index_fill, _r_index_fill, REAL_COMPLEX, inplace="index_fill_"))
+    add(OpInfo("take", _fn("take"), s_take, lambda x, i: np.take(x, i), REAL_COMPLEX, composite=True))
+    add(OpInfo("take_along_dim", _fn("take_along_dim"), s_take_along_dim, _r_take_along_dim, REAL, composite=True))
+    add(OpInfo("masked_select", _fn("masked_select"), s_masked_select,
+               lambda x, mk: np.broadcast_to(x, np.broadcast_shapes(x.shape, mk.shape))[
+                   np.broadcast_to(mk, np.broadcast_shapes(x.shape, mk.shape))], REAL_COMPLEX, composite=True))
+    add(OpInfo("masked_scatter", _fn("masked_scatter"), s_masked_scatter, _r_masked_scatter, REAL_COMPLEX,
+               composite=True, inplace="masked_scatter_"))
+    add(OpInfo("put", _fn("put"), s_put, _r_put, REAL_COMPLEX, composite=True, inplace="put_"))
+
+
 def register(add) -> None:
     """Add the entries of issue 13 to the op database."""
     _group1(add)
     _group2(add)
+    _group3(add)
