@@ -49,7 +49,7 @@ def is_tensor(obj) -> bool:
 
 def __getattr__(name):
     # Submodules loaded on first use (they import the whole package themselves).
-    if name in ("func", "testing"):
+    if name in ("func", "testing", "nn"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")

@@ -526,3 +526,13 @@ from .scatter_formulas import *  # noqa: E402,F401,F403
 
 __all__ += ["scatter_src_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
             "c_masked_select", "c_masked_scatter", "c_put"]
+from .nn_conv import *  # noqa: E402,F401,F403
+from .nn_composites import *  # noqa: E402,F401,F403
+
+__all__ += ["c_conv", "c_conv_transpose", "c_unfold", "c_fold", "c_max_pool", "c_avg_pool", "c_adaptive_avg_pool",
+            "c_adaptive_max_pool", "c_interpolate", "c_pad", "c_pixel_shuffle", "c_pixel_unshuffle"]
+__all__ += ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "c_softplus", "c_leaky_relu",
+            "c_glu", "c_prelu", "c_hardshrink", "c_softshrink", "c_layer_norm", "c_rms_norm", "c_group_norm",
+            "c_batch_norm", "c_instance_norm", "c_dropout", "c_embedding", "c_one_hot", "c_normalize",
+            "c_cosine_similarity", "c_pairwise_distance", "c_reduce", "c_pointwise_loss", "c_nll_loss",
+            "c_cross_entropy", "c_bce", "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE"]

@@ -576,3 +576,4 @@ from .kernels_sort import (cum_extremum_indices, kthvalue, logcumsumexp, mode_in
                            topk)
 from .kernels_scatter import (index_add, index_copy, index_fill, scatter, scatter_add, scatter_count,  # noqa: E402,F401
                               scatter_reduce)
+from .kernels_window import col2im, im2col  # noqa: E402,F401

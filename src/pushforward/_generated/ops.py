@@ -6876,6 +6876,632 @@ def put(self, index, source, accumulate=False):
     return c_put(self, index, source, accumulate)
 
 
+# ---- _im2col
+
+
+def __im2col__backward(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
+    return (
+        _col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,
+    )
+
+
+def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
+    return _im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
+    return K.im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+_IM2COL = Op(
+    '_im2col',
+    K.im2col,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__im2col__backward,
+    jvp=__im2col__jvp,
+    jvp_np=__im2col__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='explicit',
+    save=(1,),
+    out_diff=(True,),
+)
+
+
+def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
+    """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
+    return apply1(_IM2COL, self, (kernel_size, dilation, padding, stride, pad_value))
+
+
+_IM2COL.public = _im2col
+
+
+# ---- _col2im
+
+
+def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
+    return (
+        _im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,
+    )
+
+
+def __col2im__jvp(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
+    return _col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
+    return K.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+_COL2IM = Op(
+    '_col2im',
+    K.col2im,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__col2im__backward,
+    jvp=__col2im__jvp,
+    jvp_np=__col2im__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(0,),
+    out_diff=(True,),
+)
+
+
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
+    return apply1(_COL2IM, self, (output_size, kernel_size, dilation, padding, stride))
+
+
+_COL2IM.public = _col2im
+
+
+# ---- linear (composite)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias. Example: F.linear(pf.ones(2, 3), pf.ones(4, 3))"""
+    return c_linear(input, weight, bias)
+
+
+# ---- bilinear (composite)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T A x2 + b for each output feature. Example: F.bilinear(pf.ones(2, 3), pf.ones(2, 4), pf.ones(5, 3, 4)).shape"""
+    return c_bilinear(input1, input2, weight, bias)
+
+
+# ---- conv1d (composite)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv1d(pf.ones(1, 1, 4), pf.ones(1, 1, 2))"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+# ---- conv2d (composite)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2))"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+# ---- conv3d (composite)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation). Example: F.conv3d(pf.ones(1, 1, 2, 2, 2), pf.ones(1, 1, 1, 1, 1)).shape"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+# ---- conv_transpose1d (composite)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution (the adjoint of conv1d). Example: F.conv_transpose1d(pf.ones(1, 1, 2), pf.ones(1, 1, 2))"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+# ---- conv_transpose2d (composite)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution (the adjoint of conv2d). Example: F.conv_transpose2d(pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2)).shape"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+# ---- conv_transpose3d (composite)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution. Example: F.conv_transpose3d(pf.ones(1, 1, 1, 1, 1), pf.ones(1, 1, 2, 2, 2)).shape"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+# ---- unfold (composite)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of a (N, C, H, W) input as columns (N, C * kh * kw, L). Example: F.unfold(pf.ones(1, 1, 3, 3), 2).shape"""
+    return c_unfold(input, kernel_size, dilation, padding, stride)
+
+
+# ---- fold (composite)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns summed back into an image (the adjoint of unfold). Example: F.fold(pf.ones(1, 4, 4), (3, 3), 2).shape"""
+    return c_fold(input, output_size, kernel_size, dilation, padding, stride)
+
+
+# ---- max_pool1d (composite)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-D max pooling (the gradient goes to the first maximum of a window). Example: F.max_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
+
+
+# ---- max_pool2d (composite)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling; indices are flat positions in the input plane. Example: F.max_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+# ---- max_pool3d (composite)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-D max pooling. Example: F.max_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+# ---- avg_pool1d (composite)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling. Example: F.avg_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+
+
+# ---- avg_pool2d (composite)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """2-D average pooling. Example: F.avg_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+# ---- avg_pool3d (composite)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """3-D average pooling. Example: F.avg_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
+# ---- adaptive_avg_pool1d (composite)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a given output size. Example: F.adaptive_avg_pool1d(pf.ones(1, 1, 5), 2)"""
+    return c_adaptive_avg_pool(input, output_size, 1)
+
+
+# ---- adaptive_avg_pool2d (composite)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a given output size (None keeps a size). Example: F.adaptive_avg_pool2d(pf.ones(1, 1, 5, 4), (2, None)).shape"""
+    return c_adaptive_avg_pool(input, output_size, 2)
+
+
+# ---- adaptive_avg_pool3d (composite)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling. Example: F.adaptive_avg_pool3d(pf.ones(1, 1, 3, 3, 3), 1).shape"""
+    return c_adaptive_avg_pool(input, output_size, 3)
+
+
+# ---- adaptive_max_pool1d (composite)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a given output size. Example: F.adaptive_max_pool1d(pf.tensor([[[1.0, 3.0, 2.0]]]), 2)"""
+    return c_adaptive_max_pool(input, output_size, return_indices, 1)
+
+
+# ---- adaptive_max_pool2d (composite)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D max pooling to a given output size. Example: F.adaptive_max_pool2d(pf.ones(1, 1, 5, 4), 2).shape"""
+    return c_adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+# ---- interpolate (composite)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
+    """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
+    return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+# ---- pad (composite)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
+    return c_pad(input, pad, mode, value)
+
+
+# ---- pixel_shuffle (composite)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r). Example: F.pixel_shuffle(pf.ones(1, 4, 1, 1), 2).shape"""
+    return c_pixel_shuffle(input, upscale_factor)
+
+
+# ---- pixel_unshuffle (composite)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W). Example: F.pixel_unshuffle(pf.ones(1, 1, 2, 2), 2).shape"""
+    return c_pixel_unshuffle(input, downscale_factor)
+
+
+# ---- layer_norm (composite)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalize over the trailing normalized_shape dims. Example: F.layer_norm(pf.tensor([1.0, 2.0, 3.0]), (3,))"""
+    return c_layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+# ---- rms_norm (composite)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing dims. Example: F.rms_norm(pf.tensor([1.0, 2.0]), (2,))"""
+    return c_rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- group_norm (composite)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalize over groups of channels. Example: F.group_norm(pf.randn(2, 4, 3), 2).shape"""
+    return c_group_norm(input, num_groups, weight, bias, eps)
+
+
+# ---- batch_norm (composite)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+    """Batch normalization; in training the batch statistics are used and the running ones updated (not differentiated). Example: F.batch_norm(pf.randn(4, 2), pf.zeros(2), pf.ones(2), training=True).shape"""
+    return c_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+# ---- instance_norm (composite)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Normalize each channel of each sample over its spatial dims. Example: F.instance_norm(pf.randn(2, 3, 4)).shape"""
+    return c_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+# ---- dropout (composite)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero entries with probability p and scale the rest by 1/(1-p); the tangent uses the same mask. Example: F.dropout(pf.ones(3), 0.0)"""
+    return c_dropout(input, p, training, inplace)
+
+
+# ---- embedding (composite)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight at the indices input (padding_idx gets no gradient). Example: F.embedding(pf.tensor([1, 0]), pf.eye(2))"""
+    return c_embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+
+
+# ---- normalize (composite)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None):
+    """input / max(||input||_p, eps) along dim. Example: F.normalize(pf.tensor([[3.0, 4.0]]))"""
+    if axis is not None:
+        dim = axis
+    return c_normalize(input, p, dim, eps)
+
+
+# ---- cosine_similarity (composite)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None):
+    """Cosine of the angle between x1 and x2 along dim. Example: F.cosine_similarity(pf.tensor([[1.0, 0.0]]), pf.tensor([[1.0, 1.0]]))"""
+    if axis is not None:
+        dim = axis
+    return c_cosine_similarity(x1, x2, dim, eps)
+
+
+# ---- pairwise_distance (composite)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim. Example: F.pairwise_distance(pf.zeros(1, 2), pf.ones(1, 2))"""
+    return c_pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+# ---- relu6 (composite)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6). Example: F.relu6(pf.tensor([-1.0, 7.0]))"""
+    return c_inplace(input, input.clamp(0.0, 6.0), inplace)
+
+
+# ---- elu (composite)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha (exp(x) - 1) otherwise. Example: F.elu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_elu(input, alpha), inplace)
+
+
+# ---- selu (composite)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalizing constants. Example: F.selu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_elu(input, SELU_ALPHA, SELU_SCALE), inplace)
+
+
+# ---- celu (composite)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)). Example: F.celu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_celu(input, alpha), inplace)
+
+
+# ---- gelu (composite)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
+    return c_gelu(input, approximate)
+
+
+# ---- silu (composite)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x). Example: F.silu(pf.tensor([1.0]))"""
+    return c_inplace(input, input * input.sigmoid(), inplace)
+
+
+# ---- mish (composite)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)). Example: F.mish(pf.tensor([1.0]))"""
+    return c_inplace(input, input * c_softplus(input).tanh(), inplace)
+
+
+# ---- softplus (composite)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta (x where beta x > threshold). Example: F.softplus(pf.tensor([0.0]))"""
+    return c_softplus(input, beta, threshold)
+
+
+# ---- softsign (composite)
+
+
+def softsign(input):
+    """x / (1 + |x|). Example: F.softsign(pf.tensor([1.0]))"""
+    return input / (1 + input.abs())
+
+
+# ---- hardtanh (composite)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]. Example: F.hardtanh(pf.tensor([-2.0, 0.5]))"""
+    return c_inplace(input, input.clamp(min_val, max_val), inplace)
+
+
+# ---- hardsigmoid (composite)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6. Example: F.hardsigmoid(pf.tensor([0.0]))"""
+    return c_inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
+
+
+# ---- hardswish (composite)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6. Example: F.hardswish(pf.tensor([1.0]))"""
+    return c_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
+
+
+# ---- leaky_relu (composite)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x for x > 0, negative_slope * x otherwise. Example: F.leaky_relu(pf.tensor([-1.0]))"""
+    return c_inplace(input, c_leaky_relu(input, negative_slope), inplace)
+
+
+# ---- logsigmoid (composite)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed stably. Example: F.logsigmoid(pf.tensor([0.0]))"""
+    return -logaddexp(zeros_like(input), -input)
+
+
+# ---- glu (composite)
+
+
+def glu(input, dim=-1, *, axis=None):
+    """a * sigmoid(b) for the halves a, b of input along dim. Example: F.glu(pf.tensor([1.0, 0.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_glu(input, dim)
+
+
+# ---- prelu (composite)
+
+
+def prelu(input, weight):
+    """x for x > 0, weight * x otherwise (one weight per channel, dim 1). Example: F.prelu(pf.tensor([-1.0]), pf.tensor([0.25]))"""
+    return c_prelu(input, weight)
+
+
+# ---- softmin (composite)
+
+
+def softmin(input, dim, dtype=None, *, axis=None):
+    """softmax(-x) along dim. Example: F.softmin(pf.tensor([0.0, 1.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return softmax(-input, dim, dtype)
+
+
+# ---- tanhshrink (composite)
+
+
+def tanhshrink(input):
+    """x - tanh(x). Example: F.tanhshrink(pf.tensor([1.0]))"""
+    return input - input.tanh()
+
+
+# ---- softshrink (composite)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0. Example: F.softshrink(pf.tensor([1.0]))"""
+    return c_softshrink(input, lambd)
+
+
+# ---- hardshrink (composite)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0. Example: F.hardshrink(pf.tensor([1.0]))"""
+    return c_hardshrink(input, lambd)
+
+
+# ---- threshold (composite)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value. Example: F.threshold(pf.tensor([0.5, 2.0]), 1.0, 0.0)"""
+    return c_inplace(input, where(input > threshold, input, value), inplace)
+
+
+# ---- mse_loss (composite)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss("mse_loss", input, target, reduction, size_average, reduce, 1.0, weight)
+
+
+# ---- l1_loss (composite)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss("l1_loss", input, target, reduction, size_average, reduce, 1.0, weight)
+
+
+# ---- smooth_l1_loss (composite)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss("smooth_l1_loss", input, target, reduction, size_average, reduce, beta)
+
+
+# ---- huber_loss (composite)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss("huber_loss", input, target, reduction, None, None, delta, weight)
+
+
+# ---- cross_entropy (composite)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
+    return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
+
+
+# ---- nll_loss (composite)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
+    return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
+
+
+# ---- binary_cross_entropy (composite)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_bce(input, target, weight, size_average, reduce, reduction)
+
+
+# ---- binary_cross_entropy_with_logits (composite)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
+    return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
+
+
+# ---- kl_div (composite)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
+    return c_kl_div(input, target, size_average, reduce, reduction, log_target)
+
+
+# ---- scaled_dot_product_attention (composite)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v. Example: F.scaled_dot_product_attention(pf.ones(2, 3), pf.ones(4, 3), pf.ones(4, 5)).shape"""
+    return c_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# ---- one_hot (composite)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding of class indices (num_classes=-1: max + 1). Example: F.one_hot(pf.tensor([0, 2]))"""
+    return c_one_hot(tensor, num_classes)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -7322,4 +7948,77 @@ FUNCTIONS = {
     'masked_select': masked_select,
     'masked_scatter': masked_scatter,
     'put': put,
+}
+
+
+NAMESPACES = {
+    'nn.functional': {
+        'linear': linear,
+        'bilinear': bilinear,
+        'conv1d': conv1d,
+        'conv2d': conv2d,
+        'conv3d': conv3d,
+        'conv_transpose1d': conv_transpose1d,
+        'conv_transpose2d': conv_transpose2d,
+        'conv_transpose3d': conv_transpose3d,
+        'unfold': unfold,
+        'fold': fold,
+        'max_pool1d': max_pool1d,
+        'max_pool2d': max_pool2d,
+        'max_pool3d': max_pool3d,
+        'avg_pool1d': avg_pool1d,
+        'avg_pool2d': avg_pool2d,
+        'avg_pool3d': avg_pool3d,
+        'adaptive_avg_pool1d': adaptive_avg_pool1d,
+        'adaptive_avg_pool2d': adaptive_avg_pool2d,
+        'adaptive_avg_pool3d': adaptive_avg_pool3d,
+        'adaptive_max_pool1d': adaptive_max_pool1d,
+        'adaptive_max_pool2d': adaptive_max_pool2d,
+        'interpolate': interpolate,
+        'pad': pad,
+        'pixel_shuffle': pixel_shuffle,
+        'pixel_unshuffle': pixel_unshuffle,
+        'layer_norm': layer_norm,
+        'rms_norm': rms_norm,
+        'group_norm': group_norm,
+        'batch_norm': batch_norm,
+        'instance_norm': instance_norm,
+        'dropout': dropout,
+        'embedding': embedding,
+        'normalize': normalize,
+        'cosine_similarity': cosine_similarity,
+        'pairwise_distance': pairwise_distance,
+        'relu6': relu6,
+        'elu': elu,
+        'selu': selu,
+        'celu': celu,
+        'gelu': gelu,
+        'silu': silu,
+        'mish': mish,
+        'softplus': softplus,
+        'softsign': softsign,
+        'hardtanh': hardtanh,
+        'hardsigmoid': hardsigmoid,
+        'hardswish': hardswish,
+        'leaky_relu': leaky_relu,
+        'logsigmoid': logsigmoid,
+        'glu': glu,
+        'prelu': prelu,
+        'softmin': softmin,
+        'tanhshrink': tanhshrink,
+        'softshrink': softshrink,
+        'hardshrink': hardshrink,
+        'threshold': threshold,
+        'mse_loss': mse_loss,
+        'l1_loss': l1_loss,
+        'smooth_l1_loss': smooth_l1_loss,
+        'huber_loss': huber_loss,
+        'cross_entropy': cross_entropy,
+        'nll_loss': nll_loss,
+        'binary_cross_entropy': binary_cross_entropy,
+        'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
+        'kl_div': kl_div,
+        'scaled_dot_product_attention': scaled_dot_product_attention,
+        'one_hot': one_hot,
+    },
 }

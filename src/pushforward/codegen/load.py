@@ -22,7 +22,7 @@ CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "em
 BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "np", "all", "any",
             "reversed", "sorted", "dict", "map")
 KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
-              "output_differentiability", "method", "function", "inplace", "doc", "aliases"}
+              "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace"}
 
 
 class SpecError(ValueError):
@@ -61,6 +61,7 @@ class OpEntry:
     inplace: bool | str = False     # true: '<name>_'; a string: that method name
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    namespace: str = ""             # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -248,6 +249,7 @@ def _entry(item, line: int) -> OpEntry:
         inplace=item.get("inplace", False),
         doc=str(item.get("doc", "")).strip(),
         aliases=tuple(item.get("aliases", ())),
+        namespace=str(item.get("namespace", "")),
     )
     _validate_structure(entry, where)
     return entry

@@ -646,8 +646,425 @@ def _group3(add):
     add(OpInfo("put", _fn("put"), s_put, _r_put, REAL_COMPLEX, composite=True, inplace="put_"))
 
 
+# -- samples: pf.nn.functional ---------------------------------------------------------------------------
+# Values are compared with torch.nn.functional in tests/test_nn.py (ref=None here: no NumPy twin).
+
+def _nn(name):
+    """F.<name>, called with float ndarrays in a sample turned into (constant) tensors: a sample holds
+    its non-differentiable float arguments (running stats, class weights) as ndarrays, so gradcheck
+    does not treat them as inputs."""
+    from ..nn import functional as F
+    from ..creation import as_tensor
+    fn = getattr(F, name)
+
+    def conv(v):
+        return as_tensor(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+
+    def call(*args, **kwargs):
+        return fn(*[conv(a) for a in args], **{k: conv(v) for k, v in kwargs.items()})
+    call.__name__ = name
+    return call
+
+
+def _pos(m, shape, lo=0.2, hi=1.5):
+    return m(shape, low=lo, high=hi)
+
+
+def s_linear(m):
+    return [SampleInput(m((2, 3)), (m((4, 3)), m((4,))), {}, "bias"), SampleInput(m((3,)), (m((2, 3)),), {}, "1-d, no bias")]
+
+
+def s_bilinear(m):
+    return [SampleInput(m((2, 3)), (m((2, 2)), m((2, 3, 2)), m((2,))), {}, "bias"),
+            SampleInput(m((3,)), (m((2,)), m((1, 3, 2))), {}, "unbatched")]
+
+
+def s_conv1d(m):
+    return [SampleInput(m((1, 2, 5)), (m((2, 2, 3)), m((2,))), {"stride": 2, "padding": 1}, "stride padding"),
+            SampleInput(m((1, 2, 5)), (m((2, 1, 2)),), {"groups": 2, "dilation": 2}, "groups dilation"),
+            SampleInput(m((2, 4)), (m((1, 2, 2)),), {"padding": "same"}, "unbatched same")]
+
+
+def s_conv2d(m):
+    return [SampleInput(m((1, 2, 4, 4)), (m((2, 2, 2, 2)), m((2,))), {}, "bias"),
+            SampleInput(m((1, 2, 4, 3)), (m((2, 1, 2, 2)),), {"stride": (2, 1), "padding": 1, "groups": 2},
+                        "stride padding groups"),
+            SampleInput(m((1, 1, 4, 4)), (m((1, 1, 2, 2)),), {"padding": "same", "dilation": 2}, "same dilation")]
+
+
+def s_conv3d(m):
+    return [SampleInput(m((1, 1, 3, 3, 2)), (m((2, 1, 2, 2, 1)), m((2,))), {}, "bias"),
+            SampleInput(m((1, 2, 2, 2)), (m((1, 1, 1, 2, 2)),), {"padding": (0, 1, 0)}, "unbatched")]
+
+
+def s_conv_transpose1d(m):
+    return [SampleInput(m((1, 2, 3)), (m((2, 1, 2)), m((1,))), {"stride": 2}, "stride bias"),
+            SampleInput(m((1, 2, 3)), (m((2, 1, 3)),), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+                        "groups output_padding"),
+            SampleInput(m((2, 3)), (m((2, 1, 2)),), {"dilation": 2}, "unbatched dilation")]
+
+
+def s_conv_transpose2d(m):
+    return [SampleInput(m((1, 2, 2, 2)), (m((2, 1, 2, 2)), m((1,))), {"stride": 2}, "stride bias"),
+            SampleInput(m((1, 1, 2, 2)), (m((1, 2, 3, 3)),), {"stride": 2, "padding": 1, "output_padding": 1},
+                        "output_padding")]
+
+
+def s_conv_transpose3d(m):
+    return [SampleInput(m((1, 1, 2, 1, 2)), (m((1, 1, 2, 2, 1)),), {}, "plain")]
+
+
+def s_unfold(m):
+    return [SampleInput(m((1, 2, 3, 3)), (2,), {}, "k=2"), SampleInput(m((1, 1, 3, 4)), ((2, 3),), {"padding": 1,
+                                                                                             "stride": 2}, "pad stride")]
+
+
+def s_fold(m):
+    return [SampleInput(m((1, 4, 4)), ((3, 3), 2), {}, "k=2"),
+            SampleInput(m((1, 4, 6)), ((3, 3), (2, 1)), {"padding": (0, 1), "stride": (1, 2)}, "pad stride")]
+
+
+def s_max_pool1d(m):
+    return [SampleInput(m((1, 2, 5)), (2,), {}, "k=2"),
+            SampleInput(m((1, 1, 6)), (3, 2, 1), {"ceil_mode": True, "return_indices": True}, "ceil indices"),
+            SampleInput(m((2, 5)), (2, 1), {"dilation": 2}, "unbatched dilation")]
+
+
+def s_max_pool2d(m):
+    return [SampleInput(m((1, 1, 4, 4)), (2,), {}, "k=2"),
+            SampleInput(m((1, 2, 5, 5)), (3, 2, 1), {"ceil_mode": True, "return_indices": True}, "ceil indices"),
+            SampleInput(m((1, 3, 4)), ((2, 1),), {"stride": 1, "dilation": (1, 2)}, "unbatched dilation")]
+
+
+def s_max_pool3d(m):
+    return [SampleInput(m((1, 1, 2, 3, 3)), (2,), {"stride": 1}, "k=2 s=1")]
+
+
+def s_avg_pool1d(m):
+    return [SampleInput(m((1, 2, 5)), (2,), {}, "k=2"),
+            SampleInput(m((1, 1, 6)), (3, 2, 1), {"ceil_mode": True}, "ceil"),
+            SampleInput(m((1, 1, 5)), (3, 2, 1), {"count_include_pad": False}, "exclude pad")]
+
+
+def s_avg_pool2d(m):
+    return [SampleInput(m((1, 1, 4, 4)), (2,), {}, "k=2"),
+            SampleInput(m((1, 2, 5, 5)), (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}, "ceil exclude pad"),
+            SampleInput(m((1, 3, 3)), (2, 1), {"divisor_override": 3}, "divisor")]
+
+
+def s_avg_pool3d(m):
+    return [SampleInput(m((1, 1, 2, 3, 3)), (2,), {"stride": 1, "padding": 1}, "pad")]
+
+
+def s_adaptive1d(m):
+    return [SampleInput(m((1, 2, 5)), (3,), {}, "5->3"), SampleInput(m((2, 4)), (2,), {}, "unbatched")]
+
+
+def s_adaptive2d(m):
+    return [SampleInput(m((1, 1, 5, 4)), ((2, 3),), {}, "(2, 3)"), SampleInput(m((1, 3, 3)), ((None, 2),), {}, "None")]
+
+
+def s_adaptive3d(m):
+    return [SampleInput(m((1, 1, 3, 2, 3)), (2,), {}, "2")]
+
+
+def s_adaptive_max(m, nd):
+    shape = {1: (1, 2, 5), 2: (1, 1, 5, 4)}[nd]
+    return [SampleInput(m(shape), (3,), {}, "3"), SampleInput(m(shape), (2,), {"return_indices": True}, "indices")]
+
+
+def s_interpolate(m):
+    return [SampleInput(m((1, 1, 3)), (5,), {}, "nearest size"),
+            SampleInput(m((1, 2, 3)), (), {"scale_factor": 2.0}, "nearest scale"),
+            SampleInput(m((1, 1, 3)), (4,), {"mode": "nearest-exact"}, "nearest-exact"),
+            SampleInput(m((1, 1, 3)), (5,), {"mode": "linear", "align_corners": True}, "linear align"),
+            SampleInput(m((1, 1, 4)), (), {"scale_factor": 1.5, "mode": "linear"}, "linear scale"),
+            SampleInput(m((1, 1, 2, 3)), ((3, 4),), {"mode": "bilinear"}, "bilinear"),
+            SampleInput(m((1, 1, 2, 2)), ((3, 3),), {"mode": "bilinear", "align_corners": True}, "bilinear align"),
+            SampleInput(m((1, 1, 2, 2, 2)), (3,), {"mode": "trilinear"}, "trilinear"),
+            SampleInput(m((1, 1, 4, 4)), ((2, 3),), {"mode": "area"}, "area")]
+
+
+def s_pad(m):
+    return [SampleInput(m((2, 3)), ((1, 2),), {}, "constant"), SampleInput(m((2, 3)), ((1, 0, 0, 1),), {"value": 1.5},
+                                                                          "value"),
+            SampleInput(m((2, 4)), ((-1, 1),), {}, "negative"),
+            SampleInput(m((1, 2, 4)), ((2, 1),), {"mode": "reflect"}, "reflect"),
+            SampleInput(m((1, 1, 3, 3)), ((1, 1, 2, 0),), {"mode": "replicate"}, "replicate"),
+            SampleInput(m((1, 1, 3)), ((1, 2),), {"mode": "circular"}, "circular")]
+
+
+def s_pixel_shuffle(m):
+    return [SampleInput(m((1, 4, 2, 2)), (2,)), SampleInput(m((8, 1, 1)), (2,), {}, "unbatched")]
+
+
+def s_pixel_unshuffle(m):
+    return [SampleInput(m((1, 1, 4, 2)), (2,)), SampleInput(m((2, 2, 2)), (2,), {}, "unbatched")]
+
+
+def s_layer_norm(m):
+    return [SampleInput(m((2, 3)), ((3,), m((3,)), m((3,))), {}, "affine"), SampleInput(m((2, 2, 3)), ((2, 3),), {}, "2 dims"),
+            SampleInput(m((4,)), ([4],), {"eps": 1e-3}, "eps")]
+
+
+def s_rms_norm(m):
+    return [SampleInput(m((2, 3)), ((3,), m((3,))), {}, "weight"), SampleInput(m((2, 2, 3)), ((2, 3),), {"eps": 1e-3}, "eps")]
+
+
+def s_group_norm(m):
+    return [SampleInput(m((2, 4, 3)), (2, m((4,)), m((4,))), {}, "affine"), SampleInput(m((1, 2, 2, 2)), (1,), {}, "one group")]
+
+
+def s_batch_norm(m):
+    return [SampleInput(m((4, 2)), (np.zeros(2), np.ones(2), m((2,)), m((2,)), True), {}, "training"),
+            SampleInput(m((3, 2, 2)), (None, None), {"training": True}, "training, no running stats"),
+            SampleInput(m((3, 2, 2)), (np.array([0.1, -0.2]), np.array([0.5, 2.0]), m((2,))), {}, "eval")]
+
+
+def s_instance_norm(m):
+    return [SampleInput(m((2, 2, 3)), (), {}, "plain"),
+            SampleInput(m((1, 2, 2, 2)), (None, None, m((2,)), m((2,))), {}, "affine"),
+            SampleInput(m((2, 2, 3)), (np.zeros(2), np.ones(2)), {}, "running stats")]
+
+
+def s_dropout(m):
+    return [SampleInput(m((2, 3)), (0.0,), {}, "p=0"), SampleInput(m((3,)), (0.5, False), {}, "eval"),
+            SampleInput(m((3,)), (1.0,), {}, "p=1")]
+
+
+def s_embedding(m):
+    return [SampleInput(_idx([[0, 2], [3, 2]]), (m((4, 3)),), {}, "2-d index"),
+            # the padding row gets no gradient although the value depends on it (torch's rule): no gradcheck;
+            # tests/test_nn.py compares its gradient with torch
+            SampleInput(_idx([1, 0, 1]), (m((3, 2)),), {"padding_idx": 1}, "padding_idx", grad=False)]
+
+
+def s_one_hot(m):
+    return [SampleInput(_idx([0, 2, 1]), (), {}, "inferred"), SampleInput(_idx([[0], [1]]), (4,), {}, "num_classes")]
+
+
+def s_normalize(m):
+    return [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (1.0, 0), {}, "p=1 dim 0")]
+
+
+def s_cosine_similarity(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)),)), SampleInput(m((2, 3)), (m((3,)), -1), {}, "broadcast dim -1")]
+
+
+def s_pairwise_distance(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)),)), SampleInput(m((2, 3)), (m((2, 3)), 1.0), {"keepdim": True}, "p=1 keepdim")]
+
+
+def s_act(m, args=(), kwargs=None, wide=False):
+    from .opdb import _unary
+    out = _unary(m, args, kwargs)
+    if wide:
+        out.append(SampleInput(m((6,), low=-5.0, high=5.0), args, dict(kwargs or {}), "wide"))
+    return out
+
+
+def s_softplus(m):
+    return s_act(m) + [SampleInput(m((4,), low=-3.0, high=3.0), (2.0, 1.0), {}, "beta threshold")]
+
+
+def s_glu(m):
+    return [SampleInput(m((2, 4))), SampleInput(m((4, 3)), (0,), {}, "dim 0")]
+
+
+def s_prelu(m):
+    return [SampleInput(m((2, 3, 2)), (m((3,)),), {}, "per channel"), SampleInput(m((4,)), (m((1,)),), {}, "shared")]
+
+
+def s_softmin(m):
+    return [SampleInput(m((2, 3)), (1,)), SampleInput(m((3,)), (0,))]
+
+
+def s_threshold(m):
+    return [SampleInput(m((2, 3)), (0.5, -1.0)), SampleInput(m((4,)), (-0.5, 2.0))]
+
+
+def _reductions(m, shape, extra=None, **kw):
+    out = []
+    for red in ("mean", "sum", "none"):
+        out.append(SampleInput(m(shape), (m(shape, **kw),), dict(extra or {}, reduction=red), red))
+    return out
+
+
+def s_pointwise_loss(m):
+    return _reductions(m, (2, 3)) + [SampleInput(m((3,)), (m((3,)),), {"weight": m((3,), low=0.2, high=1.0)}, "weight")]
+
+
+def s_smooth_l1(m):
+    return _reductions(m, (2, 3)) + [SampleInput(m((4,)), (m((4,)),), {"beta": 0.5}, "beta")]
+
+
+def s_huber(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)),), {}, "mean"), SampleInput(m((4,)), (m((4,)), "sum", 0.5), {}, "delta")]
+
+
+def s_cross_entropy(m):
+    t = _idx([0, 3, 1])
+    return [SampleInput(m((3, 4)), (t,), {}, "indices"),
+            SampleInput(m((3, 4)), (t,), {"weight": np.array([0.5, 1.0, 1.5, 0.7]), "label_smoothing": 0.2},
+                        "weight smoothing"),
+            SampleInput(m((3, 4)), (_idx([0, -100, 1]),), {"ignore_index": -100, "reduction": "sum"}, "ignore sum"),
+            SampleInput(m((3, 4)), (_idx([0, 2, 1]),), {"label_smoothing": 0.1, "reduction": "none"}, "smoothing none"),
+            SampleInput(m((3, 4)), (m((3, 4), low=0.0, high=1.0),), {"label_smoothing": 0.1}, "probabilities"),
+            SampleInput(m((2, 3, 2)), (_idx([[0, 2], [1, 1]]),), {}, "K-dim"), SampleInput(m((4,)), (_idx(2),), {}, "1-d")]
+
+
+def s_nll_loss(m):
+    return [SampleInput(m((3, 4)), (_idx([0, 3, 1]),), {}, "mean"),
+            SampleInput(m((3, 4)), (_idx([0, 3, 1]),), {"weight": np.array([0.5, 1.0, 1.5, 0.7]), "ignore_index": 3},
+                        "weight ignore"),
+            SampleInput(m((2, 3, 2)), (_idx([[0, 2], [1, 1]]),), {"reduction": "none"}, "K-dim none")]
+
+
+def s_bce(m):
+    return [SampleInput(m((2, 3), low=0.1, high=0.9), (m((2, 3), low=0.0, high=1.0),), {}, "mean"),
+            SampleInput(m((3,), low=0.1, high=0.9), (m((3,), low=0.0, high=1.0), np.array([0.5, 1.0, 0.8])),
+                        {"reduction": "sum"}, "weight sum")]
+
+
+def s_bce_logits(m):
+    return [SampleInput(m((2, 3)), (m((2, 3), low=0.0, high=1.0),), {}, "mean"),
+            SampleInput(m((3,)), (m((3,), low=0.0, high=1.0),), {"pos_weight": np.array([0.5, 2.0, 1.0]), "reduction": "none"},
+                        "pos_weight")]
+
+
+def s_kl_div(m):
+    return [SampleInput(m((2, 3)), (_pos(m, (2, 3), 0.1, 1.0),), {"reduction": "batchmean"}, "batchmean"),
+            SampleInput(m((3,)), (m((3,)),), {"log_target": True, "reduction": "sum"}, "log target"),
+            SampleInput(m((3,)), (_pos(m, (3,), 0.1, 1.0),), {}, "mean")]
+
+
+def s_sdpa(m):
+    return [SampleInput(m((2, 3)), (m((3, 3)), m((3, 2))), {}, "plain"),
+            SampleInput(m((3, 2)), (m((3, 2)), m((3, 2))), {"is_causal": True}, "causal"),
+            SampleInput(m((2, 2)), (m((3, 2)), m((3, 2))), {"attn_mask": _leaf(np.array([[True, False, True],
+                                                                                           [True, True, False]]))},
+                        "bool mask"),
+            SampleInput(m((1, 2, 2)), (m((1, 2, 2)), m((1, 2, 1))), {"attn_mask": m((2, 2)), "scale": 0.3},
+                        "float mask, scale")]
+
+
+_ACTIVATIONS = {
+    # name: (args, kwargs, wide samples beyond the default range)
+    "relu6": ((), {}, True), "elu": ((), {"alpha": 0.7}, False), "selu": ((), {}, False),
+    "celu": ((), {"alpha": 1.5}, False), "silu": ((), {}, False), "mish": ((), {}, False),
+    "softsign": ((), {}, False), "hardtanh": ((-0.5, 1.5), {}, False), "hardsigmoid": ((), {}, True),
+    "hardswish": ((), {}, True), "leaky_relu": ((0.2,), {}, False), "logsigmoid": ((), {}, True),
+    "tanhshrink": ((), {}, False), "softshrink": ((0.3,), {}, False), "hardshrink": ((0.3,), {}, False),
+}
+
+
+def _r_im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
+    """Window by window with explicit loops (an independent route to kernels_window.im2col)."""
+    import itertools
+    nd = len(kernel_size)
+    pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
+    xp = np.pad(x, [(0, 0), (0, 0)] + pads, constant_values=pad_value)
+    outs = [(xp.shape[2 + i] - dilation[i] * (kernel_size[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    out = np.zeros(x.shape[:2] + tuple(kernel_size) + tuple(outs), x.dtype)
+    for kk in itertools.product(*[range(k) for k in kernel_size]):
+        for oo in itertools.product(*[range(o) for o in outs]):
+            pos = tuple(oo[i] * stride[i] + kk[i] * dilation[i] for i in range(nd))
+            out[(slice(None), slice(None)) + kk + oo] = xp[(slice(None), slice(None)) + pos]
+    return out
+
+
+def _r_col2im(cols, output_size, kernel_size, dilation, padding, stride):
+    import itertools
+    nd = len(kernel_size)
+    pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
+    size = [output_size[i] + pads[i][0] + pads[i][1] for i in range(nd)]
+    out = np.zeros(cols.shape[:2] + tuple(size), cols.dtype)
+    outs = cols.shape[2 + nd:]
+    for kk in itertools.product(*[range(k) for k in kernel_size]):
+        for oo in itertools.product(*[range(o) for o in outs]):
+            pos = tuple(oo[i] * stride[i] + kk[i] * dilation[i] for i in range(nd))
+            out[(slice(None), slice(None)) + pos] += cols[(slice(None), slice(None)) + kk + oo]
+    return out[(slice(None), slice(None)) + tuple(slice(pads[i][0], pads[i][0] + output_size[i]) for i in range(nd))]
+
+
+def s_im2col(m):
+    return [SampleInput(m((1, 2, 4)), ((2,), (1,), (1,), (2,)), {}, "1-d pad stride"),
+            SampleInput(m((1, 1, 3, 4)), ((2, 2), (1, 2), (0, 0, 1, 0), (1, 1)), {}, "2-d dilation, low/high pad"),
+            SampleInput(m((1, 1, 3, 3)), ((2, 2), (1, 1), (1, 1), (2, 2)), {"pad_value": -1.5}, "pad value")]
+
+
+def s_col2im(m):
+    return [SampleInput(m((1, 2, 2, 3)), ((4,), (2,), (1,), (1,), (2,)), {}, "1-d pad stride"),
+            SampleInput(m((1, 1, 2, 2, 2, 3)), ((3, 4), (2, 2), (1, 2), (0, 0, 1, 0), (1, 1)), {},
+                        "2-d dilation, low/high pad")]
+
+
+def _group4(add):
+    add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
+    add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
+
+    def nn(name, sample_fn, dtypes=REAL, **kw):
+        add(OpInfo(name, _nn(name), sample_fn, None, dtypes, composite=True, **kw))
+
+    for name, (args, kwargs, wide) in _ACTIVATIONS.items():
+        nn(name, lambda m, a=args, k=kwargs, w=wide: s_act(m, a, k, w))
+    nn("gelu", lambda m: s_act(m) + [SampleInput(m((2, 3)), (), {"approximate": "tanh"}, "tanh")])
+    nn("softplus", s_softplus)
+    nn("glu", s_glu)
+    nn("prelu", s_prelu)
+    nn("softmin", s_softmin)
+    nn("threshold", s_threshold)
+    nn("linear", s_linear)
+    nn("bilinear", s_bilinear)
+    nn("conv1d", s_conv1d)
+    nn("conv2d", s_conv2d)
+    nn("conv3d", s_conv3d)
+    nn("conv_transpose1d", s_conv_transpose1d)
+    nn("conv_transpose2d", s_conv_transpose2d)
+    nn("conv_transpose3d", s_conv_transpose3d)
+    nn("unfold", s_unfold)
+    nn("fold", s_fold)
+    nn("max_pool1d", s_max_pool1d)
+    nn("max_pool2d", s_max_pool2d)
+    nn("max_pool3d", s_max_pool3d)
+    nn("avg_pool1d", s_avg_pool1d)
+    nn("avg_pool2d", s_avg_pool2d)
+    nn("avg_pool3d", s_avg_pool3d)
+    nn("adaptive_avg_pool1d", s_adaptive1d)
+    nn("adaptive_avg_pool2d", s_adaptive2d)
+    nn("adaptive_avg_pool3d", s_adaptive3d)
+    nn("adaptive_max_pool1d", lambda m: s_adaptive_max(m, 1))
+    nn("adaptive_max_pool2d", lambda m: s_adaptive_max(m, 2))
+    nn("interpolate", s_interpolate)
+    nn("pad", s_pad)
+    nn("pixel_shuffle", s_pixel_shuffle)
+    nn("pixel_unshuffle", s_pixel_unshuffle)
+    nn("layer_norm", s_layer_norm)
+    nn("rms_norm", s_rms_norm)
+    nn("group_norm", s_group_norm)
+    nn("batch_norm", s_batch_norm)
+    nn("instance_norm", s_instance_norm)
+    nn("dropout", s_dropout)
+    nn("embedding", s_embedding)
+    nn("one_hot", s_one_hot, (np.dtype(np.int64),), differentiable=False)
+    nn("normalize", s_normalize)
+    nn("cosine_similarity", s_cosine_similarity)
+    nn("pairwise_distance", s_pairwise_distance)
+    nn("mse_loss", s_pointwise_loss)
+    nn("l1_loss", s_pointwise_loss)
+    nn("smooth_l1_loss", s_smooth_l1)
+    nn("huber_loss", s_huber)
+    nn("cross_entropy", s_cross_entropy)
+    nn("nll_loss", s_nll_loss)
+    nn("binary_cross_entropy", s_bce)
+    nn("binary_cross_entropy_with_logits", s_bce_logits)
+    nn("kl_div", s_kl_div)
+    nn("scaled_dot_product_attention", s_sdpa)
+
+
 def register(add) -> None:
     """Add the entries of issue 13 to the op database."""
     _group1(add)
     _group2(add)
     _group3(add)
+    _group4(add)
