@@ -33,8 +33,9 @@ def test_every_nn_op_is_compared():
 @pytest.mark.parametrize("name", NN)
 def test_matches_torch(name):
     samples = OPS[name].samples(np.float64)
-    if name in ("max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d"):
-        # padded windows hold -inf: torch's forward mode gives NaN tangents there (ours passes gradcheck)
+    if name in ("max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "pdist"):
+        # torch's forward mode: NaN tangents where padded windows hold -inf; none at all for pdist
+        # (ours pass gradcheck)
         compare(name, _torch_fn(name), samples=samples, forward=False)
         return
     compare(name, _torch_fn(name), samples=samples)
@@ -51,6 +52,18 @@ def test_dropout_tangent_uses_the_primal_mask():
     assert 0.6 < keep.mean() < 0.8
     np.testing.assert_allclose(p.numpy(), keep / 0.7)
     np.testing.assert_allclose(tan.numpy(), np.arange(1000.0) * keep / 0.7)
+
+
+def test_channel_dropout_zeroes_whole_channels_and_tangents():
+    pf.manual_seed(1)
+    x = pf.ones(4, 8, 3, 3)
+    with fwAD.dual_level():
+        y = F.dropout2d(fwAD.make_dual(x, pf.full((4, 8, 3, 3), 2.0)), 0.5)
+        p, tan = fwAD.unpack_dual(y)
+    per_channel = p.numpy().reshape(32, 9)
+    assert all(len(set(row)) == 1 for row in per_channel.tolist())     # one mask entry per channel
+    assert set(np.unique(per_channel)) <= {0.0, 2.0}
+    np.testing.assert_array_equal(tan.numpy(), 2.0 * p.numpy())
 
 
 def test_dropout_eval_and_inplace():

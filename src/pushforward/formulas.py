@@ -536,3 +536,7 @@ __all__ += ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", 
             "c_batch_norm", "c_instance_norm", "c_dropout", "c_embedding", "c_one_hot", "c_normalize",
             "c_cosine_similarity", "c_pairwise_distance", "c_reduce", "c_pointwise_loss", "c_nll_loss",
             "c_cross_entropy", "c_bce", "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE"]
+__all__ += ["c_soft_margin_loss", "c_margin_ranking_loss", "c_hinge_embedding_loss", "c_poisson_nll_loss",
+            "c_gaussian_nll_loss", "c_cosine_embedding_loss", "c_triplet_margin_loss", "c_multilabel_soft_margin_loss",
+            "c_pdist"]
+__all__ += ["c_channel_dropout", "c_channel_shuffle"]

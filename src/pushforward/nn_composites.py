@@ -22,7 +22,10 @@ __all__ = ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "
            "c_hardshrink", "c_softshrink", "c_layer_norm", "c_rms_norm", "c_group_norm", "c_batch_norm",
            "c_instance_norm", "c_dropout", "c_embedding", "c_one_hot", "c_normalize", "c_cosine_similarity",
            "c_pairwise_distance", "c_reduce", "c_pointwise_loss", "c_nll_loss", "c_cross_entropy", "c_bce",
-           "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE"]
+           "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE", "c_soft_margin_loss",
+           "c_margin_ranking_loss", "c_hinge_embedding_loss", "c_poisson_nll_loss", "c_gaussian_nll_loss",
+           "c_cosine_embedding_loss", "c_triplet_margin_loss", "c_multilabel_soft_margin_loss", "c_pdist",
+           "c_channel_dropout", "c_channel_shuffle"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -488,3 +491,107 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
     if dropout_p > 0:
         att = c_dropout(att, dropout_p, True)
     return att @ value
+
+
+# -- more losses and distances ------------------------------------------------------------------------
+
+def c_soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    o = _ops()
+    # target is not differentiated (as torch)
+    return c_reduce(o.logaddexp(o.zeros_like(input), -target.detach() * input), reduction, size_average, reduce)
+
+
+def c_margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    return c_reduce((-target * (input1 - input2) + margin).clamp(min=0.0), reduction, size_average, reduce)
+
+
+def c_hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    o = _ops()
+    loss = o.where(target != 1, (margin - input).clamp(min=0.0), 0.0) + o.where(target != -1, input, 0.0)
+    return c_reduce(loss, reduction, size_average, reduce)
+
+
+def c_poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                       reduction="mean"):
+    o = _ops()
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:  # Stirling's term for targets above 1
+        safe = o.where(target > 1, target, 1.0)
+        loss = loss + o.where(target > 1, safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log(), 0.0)
+    return c_reduce(loss, reduction, size_average, reduce)
+
+
+def c_gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if var.ndim == input.ndim - 1 and tuple(var.shape) == tuple(input.shape[:-1]):
+        var = var.unsqueeze(-1)  # one variance per sample (homoscedastic over the last dim)
+    if (np.asarray(var._data) < 0).any():
+        raise OpError("gaussian_nll_loss: var has negative entry/entries")
+    # clamped at eps without changing the gradient (torch clamps under no_grad)
+    var = var + (var.detach().clamp(min=eps) - var.detach())
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return c_reduce(loss, reduction)
+
+
+def c_cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    o = _ops()
+    eps = 1e-12  # torch's: inside the square roots
+    d = input1.ndim - 1
+    cos = (input1 * input2).sum(d) / ((input1 * input1).sum(d) + eps).sqrt() / ((input2 * input2).sum(d) + eps).sqrt()
+    loss = o.where(target == 1, 1 - cos, 0.0) + o.where(target == -1, (cos - margin).clamp(min=0.0), 0.0)
+    return c_reduce(loss, reduction, size_average, reduce)
+
+
+def c_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                          reduce=None, reduction="mean"):
+    o = _ops()
+    d_ap = c_pairwise_distance(anchor, positive, p, eps)
+    d_an = c_pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_an = o.minimum(d_an, c_pairwise_distance(positive, negative, p, eps))
+    return c_reduce((margin + d_ap - d_an).clamp(min=0.0), reduction, size_average, reduce)
+
+
+def c_multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    o = _ops()
+    logsig = -o.logaddexp(o.zeros_like(input), -input)
+    logsig_neg = -o.logaddexp(o.zeros_like(input), input)
+    loss = -(target * logsig + (1 - target) * logsig_neg)
+    if weight is not None:
+        loss = loss * weight
+    return c_reduce(loss.mean(-1), reduction, size_average, reduce)
+
+
+def c_pdist(input, p=2.0):
+    if input.ndim != 2:
+        raise OpError(f"pdist only supports 2D tensors, got: {input.ndim}D (shape {tuple(input.shape)})")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    return (input.index_select(0, _t(i.astype(np.int64))) - input.index_select(0, _t(j.astype(np.int64)))).norm(p, -1)
+
+
+def c_channel_dropout(input, p=0.5, training=True, inplace=False, nd=2):
+    """dropout1d/2d/3d: whole channels zeroed (one mask entry per (N, C)), the rest scaled by 1/(1-p)."""
+    from .creation import rand
+    if not 0 <= p <= 1:
+        raise OpError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise OpError(f"dropout{nd}d: Expected {nd + 1}D or {nd + 2}D input, but received a {input.ndim}D input "
+                      f"(shape {tuple(input.shape)})")
+    if not training or p == 0:
+        return input
+    lead = input.ndim - nd
+    shape = tuple(input.shape[:lead]) + (1,) * nd
+    out = input * 0.0 if p == 1 else input * (rand(*shape, dtype=input.dtype) >= p) * (1.0 / (1 - p))
+    return input.copy_(out) if inplace else out
+
+
+def c_channel_shuffle(input, groups):
+    if input.ndim < 3 or input.shape[1] % groups:
+        raise OpError(f"channel_shuffle: number of channels must be divisible by groups ({groups}), got input of "
+                      f"shape {tuple(input.shape)}")
+    n, c = input.shape[:2]
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape((n, c) + rest)

@@ -7502,6 +7502,110 @@ def one_hot(tensor, num_classes=-1):
     return c_one_hot(tensor, num_classes)
 
 
+# ---- soft_margin_loss (composite)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_soft_margin_loss(input, target, size_average, reduce, reduction)
+
+
+# ---- margin_ranking_loss (composite)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
+
+
+# ---- hinge_embedding_loss (composite)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
+    return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
+
+
+# ---- poisson_nll_loss (composite)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction="mean"):
+    """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
+
+
+# ---- gaussian_nll_loss (composite)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
+    """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
+    return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
+
+
+# ---- cosine_embedding_loss (composite)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
+    return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
+
+
+# ---- triplet_margin_loss (composite)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
+    return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
+
+
+# ---- multilabel_soft_margin_loss (composite)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
+    return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
+
+
+# ---- pdist (composite)
+
+
+def pdist(input, p=2.0):
+    """p-norm distances between all pairs of rows (the upper triangle, flattened). Example: F.pdist(pf.eye(3))"""
+    return c_pdist(input, p)
+
+
+# ---- dropout1d (composite)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) input with probability p. Example: F.dropout1d(pf.ones(1, 2, 3), 0.0)"""
+    return c_channel_dropout(input, p, training, inplace, 1)
+
+
+# ---- dropout2d (composite)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) input with probability p. Example: F.dropout2d(pf.ones(1, 2, 2, 2), 0.0).shape"""
+    return c_channel_dropout(input, p, training, inplace, 2)
+
+
+# ---- dropout3d (composite)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) input with probability p. Example: F.dropout3d(pf.ones(1, 2, 1, 2, 2), 0.0).shape"""
+    return c_channel_dropout(input, p, training, inplace, 3)
+
+
+# ---- channel_shuffle (composite)
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of groups (N, C, *) (ShuffleNet). Example: F.channel_shuffle(pf.arange(4.0).reshape(1, 4, 1), 2)"""
+    return c_channel_shuffle(input, groups)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -8020,5 +8124,18 @@ NAMESPACES = {
         'kl_div': kl_div,
         'scaled_dot_product_attention': scaled_dot_product_attention,
         'one_hot': one_hot,
+        'soft_margin_loss': soft_margin_loss,
+        'margin_ranking_loss': margin_ranking_loss,
+        'hinge_embedding_loss': hinge_embedding_loss,
+        'poisson_nll_loss': poisson_nll_loss,
+        'gaussian_nll_loss': gaussian_nll_loss,
+        'cosine_embedding_loss': cosine_embedding_loss,
+        'triplet_margin_loss': triplet_margin_loss,
+        'multilabel_soft_margin_loss': multilabel_soft_margin_loss,
+        'pdist': pdist,
+        'dropout1d': dropout1d,
+        'dropout2d': dropout2d,
+        'dropout3d': dropout3d,
+        'channel_shuffle': channel_shuffle,
     },
 }

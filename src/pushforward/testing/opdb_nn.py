@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._generated import ops
-from .opdb import C128, F32, F64, REAL, REAL_COMPLEX, OpInfo, SampleInput, _leaf
+from .opdb import REAL, REAL_COMPLEX, OpInfo, SampleInput, _leaf
 
 __all__ = ["register"]
 
@@ -999,6 +999,66 @@ def s_col2im(m):
                         "2-d dilation, low/high pad")]
 
 
+def _pm1(m, shape):
+    return _leaf(np.where(m.rng.random(shape) < 0.5, -1.0, 1.0).astype(m.dtype))
+
+
+def s_soft_margin(m):
+    # target as an ndarray: not differentiated (as torch)
+    return [SampleInput(m((2, 3)), (np.asarray(_pm1(m, (2, 3))._data),), {}, "mean"),
+            SampleInput(m((3,)), (np.asarray(_pm1(m, (3,))._data), None, None, "sum"), {}, "sum")]
+
+
+def s_margin_ranking(m):
+    return [SampleInput(m((4,)), (m((4,)), _pm1(m, (4,))), {"margin": 0.3}, "margin"),
+            SampleInput(m((3,)), (m((3,)), _pm1(m, (3,))), {"reduction": "none"}, "none")]
+
+
+def s_hinge_embedding(m):
+    return [SampleInput(m((4,)), (_pm1(m, (4,)),), {"margin": 0.7}, "margin"),
+            SampleInput(m((2, 2)), (_pm1(m, (2, 2)),), {"reduction": "sum"}, "sum")]
+
+
+def s_poisson_nll(m):
+    return [SampleInput(m((4,)), (_pos(m, (4,), 0.0, 3.0),), {}, "log input"),
+            SampleInput(_pos(m, (4,)), (_pos(m, (4,), 0.5, 3.0),), {"log_input": False, "full": True}, "full")]
+
+
+def s_gaussian_nll(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)), _pos(m, (2, 3))), {}, "mean"),
+            SampleInput(m((2, 3)), (m((2, 3)), _pos(m, (2,))), {"full": True, "reduction": "sum"}, "one var per sample")]
+
+
+def s_cosine_embedding(m):
+    return [SampleInput(m((3, 2)), (m((3, 2)), _leaf(np.array([1.0, -1.0, -1.0]))), {"margin": -0.5}, "margin"),
+            SampleInput(m((2, 3)), (m((2, 3)), _leaf(np.array([1.0, -1.0]))), {"reduction": "sum"}, "sum")]
+
+
+def s_triplet(m):
+    return [SampleInput(m((2, 3)), (m((2, 3)), m((2, 3))), {"margin": 2.0}, "margin"),
+            SampleInput(m((2, 3)), (m((2, 3)), m((2, 3))), {"p": 1.0, "swap": True, "margin": 3.0}, "p=1 swap")]
+
+
+def s_multilabel_soft_margin(m):
+    return [SampleInput(m((2, 3)), (_leaf((m.rng.random((2, 3)) < 0.5).astype(m.dtype)),), {}, "mean"),
+            SampleInput(m((2, 3)), (_leaf((m.rng.random((2, 3)) < 0.5).astype(m.dtype)), np.array([0.5, 1.0, 2.0])),
+                        {"reduction": "none"}, "weight")]
+
+
+def s_pdist(m):
+    return [SampleInput(m((3, 2))), SampleInput(m((4, 3)), (1.0,), {}, "p=1")]
+
+
+def s_channel_dropout(m, nd):
+    shape = (1, 2) + (2,) * nd
+    return [SampleInput(m(shape), (0.0,), {}, "p=0"), SampleInput(m(shape[1:]), (0.5, False), {}, "eval unbatched"),
+            SampleInput(m(shape), (1.0,), {}, "p=1")]
+
+
+def s_channel_shuffle(m):
+    return [SampleInput(m((1, 4, 2)), (2,)), SampleInput(m((2, 6, 1, 1)), (3,), {}, "4-d")]
+
+
 def _group4(add):
     add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
     add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
@@ -1060,6 +1120,18 @@ def _group4(add):
     nn("binary_cross_entropy_with_logits", s_bce_logits)
     nn("kl_div", s_kl_div)
     nn("scaled_dot_product_attention", s_sdpa)
+    nn("soft_margin_loss", s_soft_margin)
+    nn("margin_ranking_loss", s_margin_ranking)
+    nn("hinge_embedding_loss", s_hinge_embedding)
+    nn("poisson_nll_loss", s_poisson_nll)
+    nn("gaussian_nll_loss", s_gaussian_nll)
+    nn("cosine_embedding_loss", s_cosine_embedding)
+    nn("triplet_margin_loss", s_triplet)
+    nn("multilabel_soft_margin_loss", s_multilabel_soft_margin)
+    nn("pdist", s_pdist)
+    for nd in (1, 2, 3):
+        nn(f"dropout{nd}d", lambda m, nd=nd: s_channel_dropout(m, nd))
+    nn("channel_shuffle", s_channel_shuffle)
 
 
 def register(add) -> None:
