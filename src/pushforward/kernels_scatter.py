@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .composite_util import check_dim as _dim
 from .errors import OpError
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "scatter_count"]
 
 _REDUCE = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _dim(d, ndim: int, name: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
 
 
 def _positions(name, a, dim, index, src=None):

@@ -9,16 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .composite_util import check_dim as _dim
 from .errors import OpError
 
 __all__ = ["sort", "topk", "kthvalue", "logcumsumexp", "cum_extremum_indices", "mode_indices"]
-
-
-def _dim(d, ndim: int, name: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
 
 
 def _argsort(a, d: int, descending: bool):

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from .composite_util import const as _t
+from .composite_util import ops as _ops
 from .errors import OpError
 
 __all__ = ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "c_softplus", "c_leaky_relu", "c_glu", "c_prelu",
@@ -29,16 +31,6 @@ __all__ = ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _ops():
-    from ._generated import ops
-    return ops
-
-
-def _t(arr, dtype=None):
-    from .creation import as_tensor
-    return as_tensor(np.asarray(arr) if dtype is None else np.asarray(arr, dtype=dtype))
 
 
 def c_inplace(input, out, inplace):

@@ -17,20 +17,12 @@ import math
 
 import numpy as np
 
+from .composite_util import const as _t
+from .composite_util import ops as _ops
 from .errors import OpError
 
 __all__ = ["c_conv", "c_conv_transpose", "c_unfold", "c_fold", "c_max_pool", "c_avg_pool", "c_adaptive_avg_pool",
            "c_adaptive_max_pool", "c_interpolate", "c_pad", "c_pixel_shuffle", "c_pixel_unshuffle"]
-
-
-def _ops():
-    from ._generated import ops
-    return ops
-
-
-def _t(arr, dtype=None):
-    from .creation import as_tensor
-    return as_tensor(np.asarray(arr) if dtype is None else np.asarray(arr, dtype=dtype))
 
 
 def _tuple(v, nd, name, what):

@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .composite_util import const as _t
+from .composite_util import ops as _ops
 from .errors import OpError
 
 __all__ = ["scatter_src_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
            "c_masked_select", "c_masked_scatter", "c_put"]
-
-
-def _ops():
-    from ._generated import ops
-    return ops
-
-
-def _t(arr):
-    from .creation import as_tensor
-    return as_tensor(np.asarray(arr))
 
 
 def _front(src, shape):

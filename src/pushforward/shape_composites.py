@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .composite_util import ops as _ops
 from .errors import OpError
 
 __all__ = ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
            "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
            "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]
-
-
-def _ops():
-    from ._generated import ops
-    return ops
 
 
 def c_axpby(self, beta, other, alpha):

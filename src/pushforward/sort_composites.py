@@ -14,6 +14,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from .composite_util import check_dim as _dim
+from .composite_util import const
+from .composite_util import ops as _ops
 from .errors import OpError
 
 __all__ = ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
@@ -24,21 +27,8 @@ _values_indices = {name: namedtuple(name, ["values", "indices"]) for name in
 _aminmax = namedtuple("aminmax", ["min", "max"])
 
 
-def _ops():
-    from ._generated import ops
-    return ops
-
-
 def _idx(arr):
-    from .creation import as_tensor
-    return as_tensor(np.array(arr, dtype=np.int64))
-
-
-def _dim(d, ndim, name):
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
+    return const(arr, np.int64)
 
 
 def _pick_sorted(x, d, positions):
@@ -129,11 +119,11 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
         elif interpolation == "midpoint":
             res = (vlo + vhi) * 0.5
         else:
-            w = _w(pos - lo, x.dtype)
+            w = const(pos - lo, x.dtype)
             res = vlo + w * (vhi - vlo)
     bad = (valid == 0) if ignore_nan else (valid < n)
     if bad.any():  # all-NaN rows (nanquantile) or rows with NaN (quantile) give NaN
-        res = o.where(_w(np.broadcast_to(bad, tuple(res.shape)), np.bool_), float("nan"), res)
+        res = o.where(const(np.broadcast_to(bad, tuple(res.shape)), np.bool_), float("nan"), res)
     # (..., Q) -> (Q, ...) with the reduced dim kept or dropped
     res = res.movedim(-1, 0)
     if keepdim:
@@ -144,11 +134,6 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
     if qs.ndim == 0:
         res = res.squeeze(0)
     return res
-
-
-def _w(arr, dtype):
-    from .creation import as_tensor
-    return as_tensor(np.asarray(arr, dtype=dtype))
 
 
 def c_mode(self, dim=-1, keepdim=False):
