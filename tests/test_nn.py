@@ -33,9 +33,7 @@ def test_every_nn_op_is_compared():
 @pytest.mark.parametrize("name", NN)
 def test_matches_torch(name):
     samples = OPS[name].samples(np.float64)
-    if name in ("max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "pdist"):
-        # torch's forward mode: NaN tangents where padded windows hold -inf; none at all for pdist
-        # (ours pass gradcheck)
+    if name == "pdist":  # torch has no forward-mode formula for pdist (ours passes gradcheck)
         compare(name, _torch_fn(name), samples=samples, forward=False)
         return
     compare(name, _torch_fn(name), samples=samples)
@@ -145,3 +143,19 @@ def test_conv2d_hessian_vector_product_matches_torch():
 def test_bad_input_errors(call, match):
     with pytest.raises(OpError, match=match):
         call()
+
+
+@pytest.mark.parametrize("name", NN)
+def test_float32_stays_float32(name):
+    """No silent upcast: float32 samples give float32 results (constants are made in the input's dtype)."""
+    for s in OPS[name].samples(np.float32):
+        out = OPS[name](s)
+        for o in (out if isinstance(out, (tuple, list)) else [out]):
+            if o.dtype.kind == "f":
+                assert o.dtype == np.float32, f"{name} {s!r}: {o.dtype}"
+
+
+def test_nn_namespace():
+    assert pf.nn.functional is F
+    assert F.relu is pf.relu and F.softmax is pf.softmax
+    assert not hasattr(pf, "mse_loss")  # nn.functional functions stay out of the top level, as in torch

@@ -816,15 +816,15 @@ def s_group_norm(m):
 
 
 def s_batch_norm(m):
-    return [SampleInput(m((4, 2)), (np.zeros(2), np.ones(2), m((2,)), m((2,)), True), {}, "training"),
+    return [SampleInput(m((4, 2)), (np.zeros(2, m.dtype), np.ones(2, m.dtype), m((2,)), m((2,)), True), {}, "training"),
             SampleInput(m((3, 2, 2)), (None, None), {"training": True}, "training, no running stats"),
-            SampleInput(m((3, 2, 2)), (np.array([0.1, -0.2]), np.array([0.5, 2.0]), m((2,))), {}, "eval")]
+            SampleInput(m((3, 2, 2)), (np.array([0.1, -0.2], m.dtype), np.array([0.5, 2.0], m.dtype), m((2,))), {}, "eval")]
 
 
 def s_instance_norm(m):
     return [SampleInput(m((2, 2, 3)), (), {}, "plain"),
             SampleInput(m((1, 2, 2, 2)), (None, None, m((2,)), m((2,))), {}, "affine"),
-            SampleInput(m((2, 2, 3)), (np.zeros(2), np.ones(2)), {}, "running stats")]
+            SampleInput(m((2, 2, 3)), (np.zeros(2, m.dtype), np.ones(2, m.dtype)), {}, "running stats")]
 
 
 def s_dropout(m):
@@ -905,7 +905,7 @@ def s_huber(m):
 def s_cross_entropy(m):
     t = _idx([0, 3, 1])
     return [SampleInput(m((3, 4)), (t,), {}, "indices"),
-            SampleInput(m((3, 4)), (t,), {"weight": np.array([0.5, 1.0, 1.5, 0.7]), "label_smoothing": 0.2},
+            SampleInput(m((3, 4)), (t,), {"weight": np.array([0.5, 1.0, 1.5, 0.7], m.dtype), "label_smoothing": 0.2},
                         "weight smoothing"),
             SampleInput(m((3, 4)), (_idx([0, -100, 1]),), {"ignore_index": -100, "reduction": "sum"}, "ignore sum"),
             SampleInput(m((3, 4)), (_idx([0, 2, 1]),), {"label_smoothing": 0.1, "reduction": "none"}, "smoothing none"),
@@ -915,20 +915,20 @@ def s_cross_entropy(m):
 
 def s_nll_loss(m):
     return [SampleInput(m((3, 4)), (_idx([0, 3, 1]),), {}, "mean"),
-            SampleInput(m((3, 4)), (_idx([0, 3, 1]),), {"weight": np.array([0.5, 1.0, 1.5, 0.7]), "ignore_index": 3},
+            SampleInput(m((3, 4)), (_idx([0, 3, 1]),), {"weight": np.array([0.5, 1.0, 1.5, 0.7], m.dtype), "ignore_index": 3},
                         "weight ignore"),
             SampleInput(m((2, 3, 2)), (_idx([[0, 2], [1, 1]]),), {"reduction": "none"}, "K-dim none")]
 
 
 def s_bce(m):
     return [SampleInput(m((2, 3), low=0.1, high=0.9), (m((2, 3), low=0.0, high=1.0),), {}, "mean"),
-            SampleInput(m((3,), low=0.1, high=0.9), (m((3,), low=0.0, high=1.0), np.array([0.5, 1.0, 0.8])),
+            SampleInput(m((3,), low=0.1, high=0.9), (m((3,), low=0.0, high=1.0), np.array([0.5, 1.0, 0.8], m.dtype)),
                         {"reduction": "sum"}, "weight sum")]
 
 
 def s_bce_logits(m):
     return [SampleInput(m((2, 3)), (m((2, 3), low=0.0, high=1.0),), {}, "mean"),
-            SampleInput(m((3,)), (m((3,), low=0.0, high=1.0),), {"pos_weight": np.array([0.5, 2.0, 1.0]), "reduction": "none"},
+            SampleInput(m((3,)), (m((3,), low=0.0, high=1.0),), {"pos_weight": np.array([0.5, 2.0, 1.0], m.dtype), "reduction": "none"},
                         "pos_weight")]
 
 
@@ -1041,7 +1041,7 @@ def s_triplet(m):
 
 def s_multilabel_soft_margin(m):
     return [SampleInput(m((2, 3)), (_leaf((m.rng.random((2, 3)) < 0.5).astype(m.dtype)),), {}, "mean"),
-            SampleInput(m((2, 3)), (_leaf((m.rng.random((2, 3)) < 0.5).astype(m.dtype)), np.array([0.5, 1.0, 2.0])),
+            SampleInput(m((2, 3)), (_leaf((m.rng.random((2, 3)) < 0.5).astype(m.dtype)), np.array([0.5, 1.0, 2.0], m.dtype)),
                         {"reduction": "none"}, "weight")]
 
 
