@@ -43,7 +43,10 @@ NEG = Op(
     jvp_np=_neg__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -92,9 +95,11 @@ ABS = Op(
     jvp=_abs__jvp,
     jvp_np=_abs__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -119,7 +124,20 @@ absolute = abs
 
 def _sgn__backward(grad, self, result, needs):
     return (
-        sgn_backward(grad, self, result) if needs[0] else None,
+        (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _sgn__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -136,10 +154,8 @@ SGN = Op(
     backward=_sgn__backward,
     jvp=_sgn__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save_fn=_sgn__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -156,7 +172,20 @@ SGN.public = sgn
 
 def _sign__backward(grad, self, result, needs):
     return (
-        sgn_backward(grad, self, result) if needs[0] else None,
+        (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _sign__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -173,10 +202,8 @@ SIGN = Op(
     backward=_sign__backward,
     jvp=_sign__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save_fn=_sign__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -223,8 +250,10 @@ EXP = Op(
     jvp=_exp__jvp,
     jvp_np=_exp__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -277,8 +306,10 @@ EXP2 = Op(
     jvp=_exp2__jvp,
     jvp_np=_exp2__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -326,8 +357,10 @@ EXPM1 = Op(
     jvp=_expm1__jvp,
     jvp_np=_expm1__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -375,9 +408,11 @@ LOG = Op(
     jvp=_log__jvp,
     jvp_np=_log__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -429,9 +464,11 @@ LOG2 = Op(
     jvp=_log2__jvp,
     jvp_np=_log2__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -478,9 +515,11 @@ LOG10 = Op(
     jvp=_log10__jvp,
     jvp_np=_log10__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -527,9 +566,11 @@ LOG1P = Op(
     jvp=_log1p__jvp,
     jvp_np=_log1p__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -576,8 +617,10 @@ SQRT = Op(
     jvp=_sqrt__jvp,
     jvp_np=_sqrt__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -630,8 +673,10 @@ RSQRT = Op(
     jvp=_rsqrt__jvp,
     jvp_np=_rsqrt__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -679,9 +724,11 @@ SQUARE = Op(
     jvp=_square__jvp,
     jvp_np=_square__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -728,8 +775,10 @@ RECIPROCAL = Op(
     jvp=_reciprocal__jvp,
     jvp_np=_reciprocal__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -777,9 +826,11 @@ SIN = Op(
     jvp=_sin__jvp,
     jvp_np=_sin__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -831,9 +882,11 @@ COS = Op(
     jvp=_cos__jvp,
     jvp_np=_cos__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -885,8 +938,10 @@ TAN = Op(
     jvp=_tan__jvp,
     jvp_np=_tan__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -934,9 +989,11 @@ ASIN = Op(
     jvp=_asin__jvp,
     jvp_np=_asin__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -986,9 +1043,11 @@ ACOS = Op(
     jvp=_acos__jvp,
     jvp_np=_acos__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1038,9 +1097,11 @@ ATAN = Op(
     jvp=_atan__jvp,
     jvp_np=_atan__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1090,9 +1151,11 @@ SINH = Op(
     jvp=_sinh__jvp,
     jvp_np=_sinh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1139,9 +1202,11 @@ COSH = Op(
     jvp=_cosh__jvp,
     jvp_np=_cosh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1188,8 +1253,10 @@ TANH = Op(
     jvp=_tanh__jvp,
     jvp_np=_tanh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1242,9 +1309,11 @@ ASINH = Op(
     jvp=_asinh__jvp,
     jvp_np=_asinh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1294,9 +1363,11 @@ ACOSH = Op(
     jvp=_acosh__jvp,
     jvp_np=_acosh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1346,9 +1417,11 @@ ATANH = Op(
     jvp=_atanh__jvp,
     jvp_np=_atanh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1398,8 +1471,10 @@ SIGMOID = Op(
     jvp=_sigmoid__jvp,
     jvp_np=_sigmoid__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1441,9 +1516,11 @@ LOGIT = Op(
     backward=_logit__backward,
     jvp=_logit__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1486,8 +1563,10 @@ RELU = Op(
     jvp=_relu__jvp,
     jvp_np=_relu__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1540,9 +1619,11 @@ ERF = Op(
     jvp=_erf__jvp,
     jvp_np=_erf__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1589,9 +1670,11 @@ ERFC = Op(
     jvp=_erfc__jvp,
     jvp_np=_erfc__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1608,20 +1691,16 @@ ERFC.public = erfc
 
 def _erfinv__backward(grad, self, result, needs):
     return (
-        grad * 0.886226925452758 * (result * result).exp() if needs[0] else None,
+        grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,
     )
 
 
 def _erfinv__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 0.886226925452758 * (result * result).exp()
-    return (self_t.conj() * 0.886226925452758 * (result * result).exp()).conj()
+    return self_t * 0.886226925452758 * (result * result).exp()
 
 
 def _erfinv__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 0.886226925452758 * np.exp(result * result)
-    return K.conj(K.conj(self_t) * 0.886226925452758 * np.exp(result * result))
+    return self_t * 0.886226925452758 * np.exp(result * result)
 
 
 ERFINV = Op(
@@ -1633,9 +1712,12 @@ ERFINV = Op(
     backward=_erfinv__backward,
     jvp=_erfinv__jvp,
     jvp_np=_erfinv__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    jvp_np_reads=(False, True),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1679,9 +1761,11 @@ LGAMMA = Op(
     jvp=_lgamma__jvp,
     jvp_np=_lgamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1724,9 +1808,11 @@ DIGAMMA = Op(
     jvp=_digamma__jvp,
     jvp_np=_digamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1774,9 +1860,11 @@ POLYGAMMA = Op(
     jvp=_polygamma__jvp,
     jvp_np=_polygamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1816,7 +1904,10 @@ FLOOR = Op(
     jvp_np=_floor__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1857,7 +1948,10 @@ CEIL = Op(
     jvp_np=_ceil__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1898,7 +1992,10 @@ ROUND = Op(
     jvp_np=_round__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1939,7 +2036,10 @@ TRUNC = Op(
     jvp_np=_trunc__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -2009,9 +2109,17 @@ CLAMP = Op(
     jvp_np=_clamp__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='explicit',
-    save=(2, 2, 2),
+    save=(  # kept of (self, min, max | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 2, 2), None),  # self
+        ((2, 2, 0), None),  # min
+        ((2, 2, 2), None),  # self, min
+        ((2, 0, 2), None),  # max
+        ((2, 2, 2), None),  # self, max
+        ((2, 2, 2), None),  # min, max
+        ((2, 2, 2), None),  # self, min, max
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2053,7 +2161,10 @@ REAL = Op(
     backward=_real__backward,
     jvp=_real__jvp,
     jvp_kind='explicit',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -2089,7 +2200,10 @@ IMAG = Op(
     backward=_imag__backward,
     jvp=_imag__jvp,
     jvp_kind='explicit',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -2131,7 +2245,10 @@ CONJ = Op(
     backward=_conj__backward,
     jvp=_conj__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -2153,14 +2270,27 @@ conjugate = conj
 
 def _angle__backward(grad, self, result, needs):
     return (
-        angle_backward(grad, self) if needs[0] else None,
+        (angle_backward(grad, self) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _angle__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), None),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
 def _angle__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return angle_backward(self_t, self_p)
-    return angle_backward(self_t.conj(), self_p).conj()
+        return angle_backward(self_t, self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t)
+    return (angle_backward(self_t.conj(), self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t.conj())).conj()
 
 
 ANGLE = Op(
@@ -2172,9 +2302,8 @@ ANGLE = Op(
     backward=_angle__backward,
     jvp=_angle__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save_fn=_angle__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2223,7 +2352,12 @@ ADD = Op(
     jvp_np=_add__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -2278,7 +2412,12 @@ SUB = Op(
     jvp_np=_sub__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -2303,7 +2442,7 @@ subtract = sub
 
 
 def _mul__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad * other if needs[0] else None,
             grad * self if needs[1] else None,
@@ -2341,9 +2480,13 @@ MUL = Op(
     jvp_np=_mul__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2367,14 +2510,31 @@ multiply = mul
 
 
 def _div__backward(grad, self, other, result, rounding_mode, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
-            grad / other if rounding_mode is None else zeros_like(grad) if needs[0] else None,
-            -grad * (self / other / other) if rounding_mode is None else zeros_like(grad) if needs[1] else None,
+            (grad / other if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
+            (-grad * (self / other / other) if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
         )
     return (
-        grad / other.conj() if rounding_mode is None else zeros_like(grad) if needs[0] else None,
-        -grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad) if needs[1] else None,
+        (grad / other.conj() if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
+        (-grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
+    )
+
+
+def _div__save(self, other, rounding_mode):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if rounding_mode is None:
+        return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0, 0), None),  # nothing needs grad
+            ((0, 2), None),  # self
+            ((2, 2), None),  # other
+            ((2, 2), None),  # self, other
+        )
+    return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
     )
 
 
@@ -2405,9 +2565,8 @@ DIV = Op(
     jvp_np=_div__jvp_np,
     jvp_np_reads=(False, True, True),
     jvp_kind='explicit',
-    save=(2, 2),
+    save_fn=_div__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2478,10 +2637,13 @@ POW = Op(
     jvp=_pow__jvp,
     jvp_np=_pow__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, exponent | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), (2,)),  # exponent
+        ((2, 2), (2,)),  # self, exponent
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2535,9 +2697,13 @@ ATAN2 = Op(
     jvp_np=_atan2__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2588,10 +2754,13 @@ HYPOT = Op(
     jvp=_hypot__jvp,
     jvp_np=_hypot__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((0, 2), (2,)),  # other
+        ((2, 2), (2,)),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2640,9 +2809,13 @@ MAXIMUM = Op(
     jvp_np=_maximum__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2691,9 +2864,13 @@ MINIMUM = Op(
     jvp_np=_minimum__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2742,9 +2919,13 @@ FMOD = Op(
     jvp_np=_fmod__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2793,9 +2974,13 @@ REMAINDER = Op(
     jvp_np=_remainder__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2813,14 +2998,23 @@ REMAINDER.public = remainder
 def _copysign__backward(grad, self, other, result, needs):
     return (
         grad * copysign_ratio(self, result) if needs[0] else None,
+        zeros_like(grad) if needs[1] else None,
     )
 
 
-def _copysign__jvp(self_p, other, self_t, result):
+def _copysign__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio(self_p, result)
     return self_t * copysign_ratio(self_p, result)
 
 
-def _copysign__jvp_np(self_p, other, self_t, result):
+def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
 
 
@@ -2829,16 +3023,19 @@ COPYSIGN = Op(
     np.copysign,
     ('self', 'other'),
     ('T', 'T'),
-    (True, False),
+    (True, True),
     backward=_copysign__backward,
     jvp=_copysign__jvp,
     jvp_np=_copysign__jvp_np,
     jvp_np_reads=(True, False, True),
     jvp_kind='explicit',
-    save=(2, 0),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((0, 0), None),  # other
+        ((2, 0), (2,)),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2854,7 +3051,7 @@ COPYSIGN.public = copysign
 
 
 def _xlogy__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and other.dtype.kind != "c":
         return (
             grad * xlogy(other != 0, other) if needs[0] else None,
             grad * (self / other) if needs[1] else None,
@@ -2892,9 +3089,13 @@ XLOGY = Op(
     jvp_np=_xlogy__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2911,8 +3112,8 @@ XLOGY.public = xlogy
 
 def _logaddexp__backward(grad, self, other, result, needs):
     return (
-        grad * (self - result).exp() if needs[0] else None,
-        grad * (other - result).exp() if needs[1] else None,
+        grad * (self - other).sigmoid() if needs[0] else None,
+        grad * (other - self).sigmoid() if needs[1] else None,
     )
 
 
@@ -2942,10 +3143,13 @@ LOGADDEXP = Op(
     jvp=_logaddexp__jvp,
     jvp_np=_logaddexp__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2994,7 +3198,12 @@ WHERE = Op(
     jvp_np=_where__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(2, 0, 0),
+    save=(  # kept of (condition, self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 0, 0), None),  # self
+        ((2, 0, 0), None),  # other
+        ((2, 0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -3017,7 +3226,9 @@ EQ = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3041,7 +3252,9 @@ NE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3065,7 +3278,9 @@ LT = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3089,7 +3304,9 @@ LE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3113,7 +3330,9 @@ GT = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3137,7 +3356,9 @@ GE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3161,7 +3382,9 @@ LOGICAL_AND = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3185,7 +3408,9 @@ LOGICAL_OR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3209,7 +3434,9 @@ LOGICAL_NOT = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3233,7 +3460,9 @@ BITWISE_AND = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3257,7 +3486,9 @@ BITWISE_OR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3281,7 +3512,9 @@ BITWISE_XOR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3305,7 +3538,9 @@ BITWISE_NOT = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3329,7 +3564,9 @@ ISNAN = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3353,7 +3590,9 @@ ISFINITE = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3377,7 +3616,9 @@ ARGMAX = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3403,7 +3644,9 @@ ARGMIN = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3432,10 +3675,6 @@ def _to__jvp(self_p, self_t, result, dtype, copy):
     return to(self_t, dtype, copy)
 
 
-def _to__jvp_np(self_p, self_t, result, dtype, copy):
-    return K.to(self_t, dtype, copy)
-
-
 TO = Op(
     'to',
     K.to,
@@ -3444,17 +3683,19 @@ TO = Op(
     (True,),
     backward=_to__backward,
     jvp=_to__jvp,
-    jvp_np=_to__jvp_np,
-    jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
+    kind='maybe_view',
 )
 
 
 def to(self, dtype=None, copy=False):
-    """Cast to dtype (a differentiable copy). Example: pf.tensor([1.0]).to(pf.float32)"""
-    return apply1(TO, self, (dtype, copy))
+    """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
+    return applyn(TO, (self,), (dtype, copy))
 
 
 TO.public = to
@@ -3488,7 +3729,10 @@ CLONE = Op(
     jvp_np=_clone__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3523,7 +3767,10 @@ ALIAS = Op(
     backward=_alias__backward,
     jvp=_alias__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -3574,7 +3821,12 @@ _COPY_FROM = Op(
     jvp_np=__copy_from__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # src
+        ((0, 0), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -3628,7 +3880,10 @@ SUM = Op(
     jvp_np=_sum__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3671,7 +3926,10 @@ MEAN = Op(
     jvp_np=_mean__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3708,10 +3966,11 @@ PROD = Op(
     backward=_prod__backward,
     jvp=_prod__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3747,10 +4006,11 @@ AMAX = Op(
     backward=_amax__backward,
     jvp=_amax__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3786,10 +4046,11 @@ AMIN = Op(
     backward=_amin__backward,
     jvp=_amin__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3817,7 +4078,10 @@ def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
 
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
 
 
 MAX_DIM = Op(
@@ -3829,8 +4093,10 @@ MAX_DIM = Op(
     backward=_max_dim__backward,
     jvp=_max_dim__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -3860,7 +4126,10 @@ def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
 
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
 
 
 MIN_DIM = Op(
@@ -3872,8 +4141,10 @@ MIN_DIM = Op(
     backward=_min_dim__backward,
     jvp=_min_dim__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -3896,7 +4167,7 @@ def max(self, dim=None, keepdim=False, *, axis=None):
     """max(x): the maximum; max(x, dim): (values, indices); max(x, other): element-wise. Example: pf.max(pf.tensor([1.0, 3.0]))"""
     if axis is not None:
         dim = axis
-    return minmax(self, dim, keepdim, "max")
+    return minmax(self, dim, keepdim, 'max')
 
 
 # ---- min (composite)
@@ -3906,7 +4177,7 @@ def min(self, dim=None, keepdim=False, *, axis=None):
     """min(x): the minimum; min(x, dim): (values, indices); min(x, other): element-wise. Example: pf.min(pf.tensor([1.0, 3.0]))"""
     if axis is not None:
         dim = axis
-    return minmax(self, dim, keepdim, "min")
+    return minmax(self, dim, keepdim, 'min')
 
 
 # ---- var
@@ -3936,9 +4207,11 @@ VAR = Op(
     jvp=_var__jvp,
     jvp_np=_var__jvp_np,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3974,10 +4247,11 @@ STD = Op(
     backward=_std__backward,
     jvp=_std__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4013,10 +4287,11 @@ NORM = Op(
     backward=_norm__backward,
     jvp=_norm__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4061,10 +4336,11 @@ LOGSUMEXP = Op(
     jvp=_logsumexp__jvp,
     jvp_np=_logsumexp__jvp_np,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4110,8 +4386,10 @@ SOFTMAX = Op(
     jvp_np=_softmax__jvp_np,
     jvp_np_reads=(False, True),
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4158,8 +4436,10 @@ LOG_SOFTMAX = Op(
     jvp_np=_log_softmax__jvp_np,
     jvp_np_reads=(False, True),
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4202,7 +4482,10 @@ CUMSUM = Op(
     jvp_np=_cumsum__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4239,10 +4522,11 @@ CUMPROD = Op(
     backward=_cumprod__backward,
     jvp=_cumprod__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4261,8 +4545,8 @@ CUMPROD.public = cumprod
 
 def _matmul__backward(grad, self, other, result, needs):
     return (
-        matmul_backward(grad, self, other, 0) if needs[0] else None,
-        matmul_backward(grad, self, other, 1) if needs[1] else None,
+        matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
+        matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 
 
@@ -4293,9 +4577,13 @@ MATMUL = Op(
     jvp_np=_matmul__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+        ((2, 1), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4311,7 +4599,7 @@ MATMUL.public = matmul
 
 
 def _mm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other.mT if needs[0] else None,
             self.mT @ grad if needs[1] else None,
@@ -4349,9 +4637,13 @@ MM = Op(
     jvp_np=_mm__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4367,7 +4659,7 @@ MM.public = mm
 
 
 def _bmm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other.mT if needs[0] else None,
             self.mT @ grad if needs[1] else None,
@@ -4405,9 +4697,13 @@ BMM = Op(
     jvp_np=_bmm__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4423,7 +4719,7 @@ BMM.public = bmm
 
 
 def _dot__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad * other if needs[0] else None,
             grad * self if needs[1] else None,
@@ -4461,9 +4757,13 @@ DOT = Op(
     jvp_np=_dot__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4479,7 +4779,7 @@ DOT.public = dot
 
 
 def _outer__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other if needs[0] else None,
             self @ grad if needs[1] else None,
@@ -4517,9 +4817,13 @@ OUTER = Op(
     jvp_np=_outer__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4561,7 +4865,10 @@ EINSUM = Op(
     backward=_einsum__backward,
     jvp=_einsum__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4581,7 +4888,7 @@ EINSUM.public = einsum
 
 def _cat__backward(grad, tensors, result, dim, needs):
     return (
-        split_like(grad, tensors, dim) if needs[0] else None,
+        split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,
     )
 
 
@@ -4604,7 +4911,10 @@ CAT = Op(
     jvp_np=_cat__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='auto_linear',
-    save=(2,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4653,7 +4963,10 @@ STACK = Op(
     jvp_np=_stack__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4696,7 +5009,10 @@ FLIP = Op(
     jvp_np=_flip__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4737,7 +5053,10 @@ ROLL = Op(
     jvp_np=_roll__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4778,7 +5097,10 @@ TRIL = Op(
     jvp_np=_tril__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4819,7 +5141,10 @@ TRIU = Op(
     jvp_np=_triu__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4865,7 +5190,10 @@ GATHER = Op(
     jvp_np=_gather__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(1, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4913,7 +5241,10 @@ _GATHER_BACKWARD = Op(
     jvp_np=__gather_backward__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4961,7 +5292,10 @@ INDEX_SELECT = Op(
     jvp_np=_index_select__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(1, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5009,7 +5343,10 @@ _INDEX_SELECT_BACKWARD = Op(
     jvp_np=__index_select_backward__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5061,7 +5398,12 @@ MASKED_FILL = Op(
     jvp_np=_masked_fill__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='explicit',
-    save=(0, 2, 0),
+    save=(  # kept of (self, mask, value | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # value
+        ((0, 2, 0), None),  # self, value
+    ),
     out_diff=(True,),
 )
 
@@ -5107,7 +5449,10 @@ INDEX = Op(
     jvp_np=_index__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5148,7 +5493,10 @@ _INDEX_BACKWARD = Op(
     jvp_np=__index_backward__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5166,7 +5514,7 @@ _INDEX_BACKWARD.public = _index_backward
 
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
     return (
-        grad if accumulate else index_put(grad, indices, 0.0) if needs[0] else None,
+        (grad if accumulate else index_put(grad, indices, 0.0)) if needs[0] else None,
         index(grad, indices) if needs[1] else None,
     )
 
@@ -5203,7 +5551,12 @@ INDEX_PUT = Op(
     jvp_np=_index_put__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, values | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # values
+        ((0, 0), None),  # self, values
+    ),
     out_diff=(True,),
 )
 
@@ -5221,7 +5574,7 @@ INDEX_PUT.public = index_put
 
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
-        grad._view_scatter(zeros_like(src), steps) if needs[0] else None,
+        grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
         replay_view(grad, steps) if needs[1] else None,
     )
 
@@ -5253,7 +5606,12 @@ _VIEW_SCATTER = Op(
     jvp_np=__view_scatter__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 1), None),  # self
+        ((0, 0), None),  # src
+        ((0, 1), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -5294,7 +5652,10 @@ _VIEW_EMBED = Op(
     jvp_np=__view_embed__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5329,7 +5690,10 @@ VIEW = Op(
     backward=_view__backward,
     jvp=_view__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5367,7 +5731,10 @@ RESHAPE = Op(
     backward=_reshape__backward,
     jvp=_reshape__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -5405,7 +5772,10 @@ TRANSPOSE = Op(
     backward=_transpose__backward,
     jvp=_transpose__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5444,7 +5814,10 @@ PERMUTE = Op(
     backward=_permute__backward,
     jvp=_permute__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5482,7 +5855,10 @@ T = Op(
     backward=_t__backward,
     jvp=_t__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5518,7 +5894,10 @@ MT = Op(
     backward=_mT__backward,
     jvp=_mT__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5554,7 +5933,10 @@ SQUEEZE = Op(
     backward=_squeeze__backward,
     jvp=_squeeze__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5592,7 +5974,10 @@ UNSQUEEZE = Op(
     backward=_unsqueeze__backward,
     jvp=_unsqueeze__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5630,7 +6015,10 @@ EXPAND = Op(
     backward=_expand__backward,
     jvp=_expand__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5671,7 +6059,10 @@ FLATTEN = Op(
     backward=_flatten__backward,
     jvp=_flatten__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -5690,7 +6081,7 @@ FLATTEN.public = flatten
 
 def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
     return (
-        scatter_view(grad, self.shape, "diagonal", (offset, dim1, dim2)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'diagonal', (offset, dim1, dim2)) if needs[0] else None,
     )
 
 
@@ -5707,7 +6098,10 @@ DIAGONAL = Op(
     backward=_diagonal__backward,
     jvp=_diagonal__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5727,7 +6121,7 @@ DIAGONAL.public = diagonal
 
 def _narrow__backward(grad, self, result, dim, start, length, needs):
     return (
-        scatter_view(grad, self.shape, "narrow", (dim, start, length)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'narrow', (dim, start, length)) if needs[0] else None,
     )
 
 
@@ -5744,7 +6138,10 @@ NARROW = Op(
     backward=_narrow__backward,
     jvp=_narrow__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5766,7 +6163,7 @@ NARROW.public = narrow
 
 def _select__backward(grad, self, result, dim, index, needs):
     return (
-        scatter_view(grad, self.shape, "select", (dim, index)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'select', (dim, index)) if needs[0] else None,
     )
 
 
@@ -5783,7 +6180,10 @@ SELECT = Op(
     backward=_select__backward,
     jvp=_select__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5805,7 +6205,7 @@ SELECT.public = select
 
 def _getitem__backward(grad, self, result, index, needs):
     return (
-        scatter_view(grad, self.shape, "getitem", (index,)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,
     )
 
 
@@ -5822,7 +6222,10 @@ GETITEM = Op(
     backward=_getitem__backward,
     jvp=_getitem__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5844,7 +6247,7 @@ def split(self, split_size_or_sections, dim=0, *, axis=None):
     """Views of consecutive pieces along dim (int size or list of sizes). Example: pf.arange(4.0).split(2)"""
     if axis is not None:
         dim = axis
-    return tuple(self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections))
+    return tuple((self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections)))
 
 
 # ---- chunk (composite)
@@ -5864,7 +6267,7 @@ def unbind(self, dim=0, *, axis=None):
     """All slices along dim, as views. Example: pf.eye(2).unbind()"""
     if axis is not None:
         dim = axis
-    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+    return tuple((self.select(dim, i) for i in range(self.shape[dim])))
 
 
 # ---- addmm (composite)
@@ -6168,7 +6571,10 @@ def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs
 
 def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, True), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, True),
+        None,
+    )
 
 
 SORT = Op(
@@ -6180,8 +6586,10 @@ SORT = Op(
     backward=_sort__backward,
     jvp=_sort__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -6221,7 +6629,10 @@ def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs
 
 def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, True), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, True),
+        None,
+    )
 
 
 TOPK = Op(
@@ -6233,8 +6644,10 @@ TOPK = Op(
     backward=_topk__backward,
     jvp=_topk__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -6264,7 +6677,10 @@ def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
 
 def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
 
 
 KTHVALUE = Op(
@@ -6276,8 +6692,10 @@ KTHVALUE = Op(
     backward=_kthvalue__backward,
     jvp=_kthvalue__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -6385,10 +6803,11 @@ LOGCUMSUMEXP = Op(
     backward=_logcumsumexp__backward,
     jvp=_logcumsumexp__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6512,7 +6931,12 @@ SCATTER = Op(
     jvp_np=_scatter__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2, 2),
+    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 2), None),  # src
+        ((0, 2, 2), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -6574,7 +6998,12 @@ SCATTER_ADD = Op(
     jvp_np=_scatter_add__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2, 2),
+    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 0, 0), None),  # self
+        ((0, 2, 2), None),  # src
+        ((0, 2, 2), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -6626,10 +7055,13 @@ SCATTER_REDUCE = Op(
     backward=_scatter_reduce__backward,
     jvp=_scatter_reduce__jvp,
     jvp_kind='explicit',
-    save=(2, 2, 2),
-    save_result=True,
+    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 2, 2), (2,)),  # self
+        ((2, 2, 2), (2,)),  # src
+        ((2, 2, 2), (2,)),  # self, src
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6690,7 +7122,12 @@ INDEX_ADD = Op(
     jvp_np=_index_add__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2, 0),
+    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 0, 0), None),  # self
+        ((0, 2, 0), None),  # source
+        ((0, 2, 0), None),  # self, source
+    ),
     out_diff=(True,),
 )
 
@@ -6752,7 +7189,12 @@ INDEX_COPY = Op(
     jvp_np=_index_copy__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2, 0),
+    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # source
+        ((0, 2, 0), None),  # self, source
+    ),
     out_diff=(True,),
 )
 
@@ -6814,7 +7256,12 @@ INDEX_FILL = Op(
     jvp_np=_index_fill__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2, 0),
+    save=(  # kept of (self, index, value | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # value
+        ((0, 2, 0), None),  # self, value
+    ),
     out_diff=(True,),
 )
 
@@ -6904,7 +7351,10 @@ _IM2COL = Op(
     jvp_np=__im2col__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='explicit',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -6945,7 +7395,10 @@ _COL2IM = Op(
     jvp_np=__col2im__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -7419,7 +7872,7 @@ def threshold(input, threshold, value, inplace=False):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    return c_pointwise_loss("mse_loss", input, target, reduction, size_average, reduce, 1.0, weight)
+    return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
 
 # ---- l1_loss (composite)
@@ -7427,7 +7880,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    return c_pointwise_loss("l1_loss", input, target, reduction, size_average, reduce, 1.0, weight)
+    return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
 
 # ---- smooth_l1_loss (composite)
@@ -7435,7 +7888,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    return c_pointwise_loss("smooth_l1_loss", input, target, reduction, size_average, reduce, beta)
+    return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
 
 
 # ---- huber_loss (composite)
@@ -7443,7 +7896,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    return c_pointwise_loss("huber_loss", input, target, reduction, None, None, delta, weight)
+    return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
 
 
 # ---- cross_entropy (composite)
@@ -7610,6 +8063,7 @@ K.register_array_views({
     'real': K.real,
     'imag': K.imag,
     'conj': K.conj,
+    'to': K.to,
     'alias': K.alias,
     'view': K.view,
     'reshape': K.reshape,
