@@ -159,3 +159,16 @@ def test_nn_namespace():
     assert pf.nn.functional is F
     assert F.relu is pf.relu and F.softmax is pf.softmax
     assert not hasattr(pf, "mse_loss")  # nn.functional functions stay out of the top level, as in torch
+
+
+def test_pixel_shuffle_returns_new_memory():
+    """Regression: a 1x1 pixel_shuffle was a view of its input, so a later in-place write into the
+    input changed the output and doubled its gradient (torch returns new memory)."""
+    x = pf.ones(8, 1, 1, requires_grad=True)
+    xc = x.clone()
+    y = F.pixel_shuffle(xc, 2)
+    assert not np.shares_memory(y._data, xc._data)
+    xc.mul_(3.0)
+    (g,) = pf.autograd.grad(y.sum(), x)
+    np.testing.assert_array_equal(y.detach().numpy(), np.ones((2, 2, 2)))
+    np.testing.assert_array_equal(g.numpy(), np.ones((8, 1, 1)))

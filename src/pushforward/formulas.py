@@ -570,7 +570,7 @@ __all__ += ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "
             "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]
 from .scatter_formulas import *  # noqa: E402,F401,F403
 
-__all__ += ["scatter_src_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
+__all__ += ["scatter_src_backward", "scatter_reduce_linear_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
             "c_masked_select", "c_masked_scatter", "c_put"]
 from .nn_conv import *  # noqa: E402,F401,F403
 from .nn_composites import *  # noqa: E402,F401,F403

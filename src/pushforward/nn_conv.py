@@ -392,7 +392,7 @@ def c_pixel_shuffle(input, upscale_factor):
     x = input.reshape(tuple(b) + (c // (r * r), r, r, h, w))
     nb = len(b)
     x = x.permute(tuple(range(nb)) + (nb, nb + 3, nb + 1, nb + 4, nb + 2))
-    return x.reshape(tuple(b) + (c // (r * r), h * r, w * r))
+    return x.reshape(tuple(b) + (c // (r * r), h * r, w * r)).clone()  # new memory, as torch (no view of input)
 
 
 def c_pixel_unshuffle(input, downscale_factor):
@@ -404,4 +404,4 @@ def c_pixel_unshuffle(input, downscale_factor):
     x = input.reshape(tuple(b) + (c, h // r, r, w // r, r))
     nb = len(b)
     x = x.permute(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
-    return x.reshape(tuple(b) + (c * r * r, h // r, w // r))
+    return x.reshape(tuple(b) + (c * r * r, h // r, w // r)).clone()  # new memory, as torch (no view of input)

@@ -16,7 +16,7 @@ from .composite_util import const as _t
 from .composite_util import ops as _ops
 from .errors import OpError
 
-__all__ = ["scatter_src_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
+__all__ = ["scatter_src_backward", "scatter_reduce_linear_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
            "c_masked_select", "c_masked_scatter", "c_put"]
 
 
@@ -41,20 +41,26 @@ def _embed_front(g, shape):
     return g
 
 
-def scatter_src_backward(grad, dim, index, src):
-    """src's gradient of scatter/scatter_add: grad at the positions each src element went to."""
+def scatter_src_backward(grad, dim, index, src_shape):
+    """src's gradient of scatter/scatter_add: grad at the positions each src element went to
+    (only src's shape is needed, so the node keeps no src values)."""
     if grad.ndim == 0:
         g = grad.reshape(1).gather(0, index.reshape(-1)).reshape(index.shape)
     else:
         g = grad.gather(dim, index)
-    if src.ndim == 0:
+    if len(src_shape) == 0:
         return g.sum()
-    return _embed_front(g, src.shape)
+    return _embed_front(g, src_shape)
 
 
 def _count(self, dim, index):
+    return _count_shape(tuple(self.shape), self.dtype, dim, index)
+
+
+def _count_shape(shape, dtype, dim, index):
+    """How many index entries land on each position of a self of `shape`."""
     from . import kernels as K
-    return _t(K.scatter_count(np.asarray(self._data), dim, np.asarray(index._data)))
+    return _t(K.scatter_count(np.zeros(shape, dtype), dim, np.asarray(index._data)))
 
 
 def _gather(t, dim, index):
@@ -84,17 +90,23 @@ def _extremum_masks(self, index, dim, src, result, include_self):
     return ms, msrc, count
 
 
+def scatter_reduce_linear_backward(grad, self_shape, dim, index, src_shape, reduce, include_self, which):
+    """'sum' and 'mean' are linear: their gradients need only the shapes (no values kept)."""
+    o = _ops()
+    cnt = _count_shape(tuple(self_shape), grad.dtype, dim, index)
+    n = cnt + 1 if include_self else o.where(cnt == 0, 1.0, cnt)
+    g = grad if reduce == "sum" else grad / n
+    if which == 0:
+        if include_self:
+            return g
+        return grad.masked_fill(cnt > 0, 0.0)
+    return _embed_front(_gather(g, dim, index), src_shape)
+
+
 def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, which):
     o = _ops()
     if reduce in ("sum", "mean"):
-        cnt = _count(self, dim, index)
-        n = cnt + 1 if include_self else o.where(cnt == 0, 1.0, cnt)
-        g = grad if reduce == "sum" else grad / n
-        if which == 0:
-            if include_self:
-                return g
-            return grad.masked_fill(cnt > 0, 0.0)
-        return _embed_front(_gather(g, dim, index), src.shape)
+        return scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, which)
     if reduce in ("amax", "amin"):
         ms, msrc, count = _extremum_masks(self, index, dim, src, result, include_self)
         if which == 0:

@@ -6565,7 +6565,20 @@ _sort__result = namedtuple('sort', ['values', 'indices'])
 
 def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs):
     return (
-        index_reduction_backward(grad, dim, result1, self.shape, True) if needs[0] else None,
+        (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _sort__save(self, dim, descending, stable):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -6586,10 +6599,7 @@ SORT = Op(
     backward=_sort__backward,
     jvp=_sort__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (0, 2)),  # self
-    ),
+    save_fn=_sort__save,
     n_out=2,
     out_diff=(True, False),
 )
@@ -6623,7 +6633,20 @@ _topk__result = namedtuple('topk', ['values', 'indices'])
 
 def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs):
     return (
-        index_reduction_backward(grad, dim, result1, self.shape, True) if needs[0] else None,
+        (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _topk__save(self, k, dim, largest, sorted):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -6644,10 +6667,7 @@ TOPK = Op(
     backward=_topk__backward,
     jvp=_topk__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (0, 2)),  # self
-    ),
+    save_fn=_topk__save,
     n_out=2,
     out_diff=(True, False),
 )
@@ -6671,7 +6691,20 @@ _kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
 
 def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
     return (
-        index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
+        (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _kthvalue__save(self, k, dim, keepdim):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -6692,10 +6725,7 @@ KTHVALUE = Op(
     backward=_kthvalue__backward,
     jvp=_kthvalue__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (0, 2)),  # self
-    ),
+    save_fn=_kthvalue__save,
     n_out=2,
     out_diff=(True, False),
 )
@@ -6786,7 +6816,20 @@ def cummin(self, dim, *, axis=None):
 
 def _logcumsumexp__backward(grad, self, result, dim, needs):
     return (
-        logcumsumexp_backward(grad, self, result, dim) if needs[0] else None,
+        (logcumsumexp_backward(grad, self, result, dim) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _logcumsumexp__save(self, dim):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -6803,10 +6846,7 @@ LOGCUMSUMEXP = Op(
     backward=_logcumsumexp__backward,
     jvp=_logcumsumexp__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
+    save_fn=_logcumsumexp__save,
     out_diff=(True,),
 )
 
@@ -6895,7 +6935,7 @@ def dist(self, other, p=2):
 def _scatter__backward(grad, self, index, src, result, dim, needs):
     return (
         grad.scatter(dim, index, 0.0) if needs[0] else None,
-        scatter_src_backward(grad, dim, index, src) if needs[1] else None,
+        scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
     )
 
 
@@ -6934,8 +6974,8 @@ SCATTER = Op(
     save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
         ((0, 0, 0), None),  # nothing needs grad
         ((0, 2, 0), None),  # self
-        ((0, 2, 2), None),  # src
-        ((0, 2, 2), None),  # self, src
+        ((0, 2, 1), None),  # src
+        ((0, 2, 1), None),  # self, src
     ),
     out_diff=(True,),
 )
@@ -6962,7 +7002,7 @@ def scatter_(self, dim, index, src):
 def _scatter_add__backward(grad, self, index, src, result, dim, needs):
     return (
         grad if needs[0] else None,
-        scatter_src_backward(grad, dim, index, src) if needs[1] else None,
+        scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
     )
 
 
@@ -7001,8 +7041,8 @@ SCATTER_ADD = Op(
     save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
         ((0, 0, 0), None),  # nothing needs grad
         ((0, 0, 0), None),  # self
-        ((0, 2, 2), None),  # src
-        ((0, 2, 2), None),  # self, src
+        ((0, 2, 1), None),  # src
+        ((0, 2, 1), None),  # self, src
     ),
     out_diff=(True,),
 )
@@ -7028,8 +7068,25 @@ def scatter_add_(self, dim, index, src):
 
 def _scatter_reduce__backward(grad, self, index, src, result, dim, reduce, include_self, needs):
     return (
-        scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 0) if needs[0] else None,
-        scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 1) if needs[1] else None,
+        (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 0) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 0)) if needs[0] else None,
+        (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 1) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 1)) if needs[1] else None,
+    )
+
+
+def _scatter_reduce__save(self, index, src, dim, reduce, include_self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if reduce in ('sum', 'mean'):
+        return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0, 0, 0), None),  # nothing needs grad
+            ((1, 2, 1), None),  # self
+            ((1, 2, 1), None),  # src
+            ((1, 2, 1), None),  # self, src
+        )
+    return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 2, 2), (2,)),  # self
+        ((2, 2, 2), (2,)),  # src
+        ((2, 2, 2), (2,)),  # self, src
     )
 
 
@@ -7055,12 +7112,7 @@ SCATTER_REDUCE = Op(
     backward=_scatter_reduce__backward,
     jvp=_scatter_reduce__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((2, 2, 2), (2,)),  # self
-        ((2, 2, 2), (2,)),  # src
-        ((2, 2, 2), (2,)),  # self, src
-    ),
+    save_fn=_scatter_reduce__save,
     out_diff=(True,),
 )
 
