@@ -67,7 +67,7 @@ uint8 = np.dtype(np.uint8)
 
 def __getattr__(name):
     # Submodules loaded on first use (they import the whole package themselves).
-    if name in ("func", "testing"):
+    if name in ("func", "testing", "nn"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")

@@ -268,7 +268,8 @@ def coverage() -> list[dict]:
                      "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind)})
     # composite ops have no Op record: their derivatives come from the ops they are built from
     seen = publics | inplace_fns
-    for fname, fn in list(gen.FUNCTIONS.items()) + list(gen.METHODS.items()):
+    spaces = [(f, fn) for ns in getattr(gen, "NAMESPACES", {}).values() for f, fn in ns.items()]
+    for fname, fn in list(gen.FUNCTIONS.items()) + list(gen.METHODS.items()) + spaces:
         if id(fn) in seen:
             continue
         seen.add(id(fn))

@@ -650,3 +650,11 @@ _ARRAY_VIEW = {}
 def register_array_views(table: dict) -> None:
     """Called by the generated module: op name -> kernel, for replaying views on arrays."""
     _ARRAY_VIEW.update(table)
+
+
+# ---- nn, sorting, scatter, composites (issue 13)
+from .kernels_sort import (cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort,  # noqa: E402,F401
+                           topk)
+from .kernels_scatter import (index_add, index_copy, index_fill, scatter, scatter_add, scatter_count,  # noqa: E402,F401
+                              scatter_reduce)
+from .kernels_window import col2im, im2col  # noqa: E402,F401

@@ -78,6 +78,22 @@ def bind() -> None:
     Tensor.min = ops.min
     Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
+    # ---- nn, sorting, scatter, composites (issue 13)
+    Tensor.flip = _flip
+    Tensor.masked_scatter_ = lambda self, mask, source: _assign(self, ops.masked_scatter(self, mask, source))
+    Tensor.put_ = lambda self, index, source, accumulate=False: _assign(self, ops.put(self, index, source, accumulate))
+
+
+def _assign(self, value):
+    """In-place form of a composite: the out-of-place result copied into self (history and tangents too)."""
+    return self.copy_(value)
+
+
+def _flip(self, *dims):
+    """Reverse the order along dims, given as a list or as separate arguments: x.flip(0, 2)."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    return ops.flip(self, list(dims))
 
 
 def _index_put_(self, indices, values, accumulate=False):

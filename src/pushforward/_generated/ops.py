@@ -6270,6 +6270,1847 @@ def unbind(self, dim=0, *, axis=None):
     return tuple((self.select(dim, i) for i in range(self.shape[dim])))
 
 
+# ---- addmm (composite)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.ones(2, 2))"""
+    return c_axpby(self, beta, mm(mat1, mat2), alpha)
+
+
+# ---- addmv (composite)
+
+
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
+    return c_axpby(self, beta, c_mv(mat, vec), alpha)
+
+
+# ---- addbmm (composite)
+
+
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    return c_axpby(self, beta, bmm(batch1, batch2).sum(0), alpha)
+
+
+# ---- baddbmm (composite)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2), batched. Example: pf.baddbmm(pf.zeros(3, 2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    return c_axpby(self, beta, bmm(batch1, batch2), alpha)
+
+
+# ---- addcmul (composite)
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2. Example: pf.addcmul(pf.ones(2), pf.ones(2), pf.ones(2), value=0.5)"""
+    return self + scale(tensor1 * tensor2, value)
+
+
+# ---- addcdiv (composite)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2. Example: pf.addcdiv(pf.ones(2), pf.ones(2), pf.full((2,), 2.0))"""
+    return self + scale(tensor1 / tensor2, value)
+
+
+# ---- lerp (composite)
+
+
+def lerp(self, end, weight):
+    """Linear interpolation self + weight * (end - self). Example: pf.lerp(pf.zeros(2), pf.ones(2), 0.25)"""
+    return self + weight * (end - self)
+
+
+# ---- mv (composite)
+
+
+def mv(self, vec):
+    """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
+    return c_mv(self, vec)
+
+
+# ---- vdot (composite)
+
+
+def vdot(self, other):
+    """Inner product conjugating the first vector. Example: pf.vdot(pf.tensor([1j]), pf.tensor([1j]))"""
+    return dot(self.conj(), other)
+
+
+# ---- repeat (composite)
+
+
+def repeat(self, *repeats):
+    """Tile the tensor repeats[i] times along each dim (torch's Tensor.repeat). Example: pf.ones(2).repeat(2, 2)"""
+    if len(repeats) == 1 and isinstance(repeats[0], (list, tuple)):
+        repeats = tuple(repeats[0])
+    return c_repeat(self, repeats)
+
+
+# ---- tile (composite)
+
+
+def tile(self, *dims):
+    """Like repeat, padding dims with leading 1s when it has fewer entries than self has dims. Example: pf.tile(pf.ones(2, 2), (2,))"""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    return c_tile(self, dims)
+
+
+# ---- repeat_interleave (composite)
+
+
+def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None):
+    """Repeat each element repeats times (an int or one count per element) along dim (flattened when None). Example: pf.repeat_interleave(pf.tensor([1.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return c_repeat_interleave(self, repeats, dim, output_size)
+
+
+# ---- movedim (composite)
+
+
+def movedim(self, source, destination):
+    """Move dims source to positions destination (a view). Example: pf.movedim(pf.ones(2, 3, 4), 0, -1).shape"""
+    return c_movedim(self, source, destination)
+
+
+moveaxis = movedim
+
+
+# ---- unflatten (composite)
+
+
+def unflatten(self, dim, sizes, *, axis=None):
+    """Split dim into the shape sizes. Example: pf.unflatten(pf.ones(6), 0, (2, 3)).shape"""
+    if axis is not None:
+        dim = axis
+    return c_unflatten(self, dim, sizes)
+
+
+# ---- meshgrid (composite)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D tensors ('ij' indexing by default, as torch). Example: pf.meshgrid(pf.arange(2.0), pf.arange(3.0))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_meshgrid(tensors, indexing)
+
+
+# ---- broadcast_tensors (composite)
+
+
+def broadcast_tensors(*tensors):
+    """Expand tensors to their common broadcast shape (views). Example: pf.broadcast_tensors(pf.ones(2, 1), pf.ones(3))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_broadcast_tensors(tensors)
+
+
+# ---- tensor_split (composite)
+
+
+def tensor_split(self, indices_or_sections, dim=0, *, axis=None):
+    """Views split into n nearly equal pieces, or at the given indices. Example: pf.tensor_split(pf.arange(5.0), 2)"""
+    if axis is not None:
+        dim = axis
+    return c_tensor_split(self, indices_or_sections, dim)
+
+
+# ---- hsplit (composite)
+
+
+def hsplit(self, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 for 1-D tensors). Example: pf.hsplit(pf.ones(2, 4), 2)"""
+    return c_hsplit(self, indices_or_sections)
+
+
+# ---- vsplit (composite)
+
+
+def vsplit(self, indices_or_sections):
+    """tensor_split along dim 0. Example: pf.vsplit(pf.ones(4, 2), 2)"""
+    return c_vsplit(self, indices_or_sections)
+
+
+# ---- rot90 (composite)
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees k times in the plane dims (from dims[0] towards dims[1]). Example: pf.rot90(pf.eye(2))"""
+    return c_rot90(self, k, dims)
+
+
+# ---- block_diag (composite)
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix of the given matrices. Example: pf.block_diag(pf.ones(1, 1), pf.ones(2, 2))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return c_block_diag(tensors)
+
+
+# ---- cdist (composite)
+
+
+def cdist(x1, x2, p=2.0):
+    """p-norm distances between the rows of x1 and x2 (batched). Example: pf.cdist(pf.zeros(1, 2), pf.ones(3, 2))"""
+    return c_cdist(x1, x2, p)
+
+
+# ---- atleast_1d (composite)
+
+
+def atleast_1d(self):
+    """self with at least 1 dim (a tuple for a list of tensors). Example: pf.atleast_1d(pf.tensor(1.0)).shape"""
+    return c_atleast(self, 1)
+
+
+# ---- atleast_2d (composite)
+
+
+def atleast_2d(self):
+    """self with at least 2 dims. Example: pf.atleast_2d(pf.ones(3)).shape"""
+    return c_atleast(self, 2)
+
+
+# ---- atleast_3d (composite)
+
+
+def atleast_3d(self):
+    """self with at least 3 dims (a 2-D (m, n) becomes (m, n, 1)). Example: pf.atleast_3d(pf.ones(3)).shape"""
+    return c_atleast(self, 3)
+
+
+# ---- view_as (composite)
+
+
+def view_as(self, other):
+    """self viewed with other's shape. Example: pf.ones(4).view_as(pf.ones(2, 2))"""
+    return self.view(other.shape)
+
+
+# ---- reshape_as (composite)
+
+
+def reshape_as(self, other):
+    """self reshaped to other's shape. Example: pf.ones(4).reshape_as(pf.ones(2, 2))"""
+    return self.reshape(other.shape)
+
+
+# ---- expand_as (composite)
+
+
+def expand_as(self, other):
+    """self expanded to other's shape. Example: pf.ones(1, 2).expand_as(pf.ones(3, 2))"""
+    return self.expand(other.shape)
+
+
+# ---- type_as (composite)
+
+
+def type_as(self, other):
+    """self cast to other's dtype. Example: pf.ones(2).type_as(pf.ones(2, dtype=pf.float32))"""
+    return self.to(other.dtype)
+
+
+# ---- new_zeros (composite)
+
+
+def new_zeros(self, *size, dtype=None):
+    """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return zeros(size, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_ones (composite)
+
+
+def new_ones(self, *size, dtype=None):
+    """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return ones(size, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_full (composite)
+
+
+def new_full(self, size, fill_value, *, dtype=None):
+    """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
+    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype)
+
+
+# ---- new_tensor (composite)
+
+
+def new_tensor(self, data, *, dtype=None):
+    """A new tensor (a copy, no history) from data, with self's dtype unless given. Example: pf.ones(2).new_tensor([1, 2])"""
+    return c_new_tensor(self, data, dtype)
+
+
+# ---- sort
+
+
+_sort__result = namedtuple('sort', ['values', 'indices'])
+
+
+def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs):
+    return (
+        (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _sort__save(self, dim, descending, stable):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    )
+
+
+def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
+    result = result0
+    return (
+        index_reduction_jvp(self_t, dim, result1, True),
+        None,
+    )
+
+
+SORT = Op(
+    'sort',
+    K.sort,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_sort__backward,
+    jvp=_sort__jvp,
+    jvp_kind='explicit',
+    save_fn=_sort__save,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
+    if axis is not None:
+        dim = axis
+    return _sort__result(*applyn(SORT, (self,), (dim, descending, stable)))
+
+
+SORT.public = sort
+
+
+# ---- argsort (composite)
+
+
+def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+    """Indices that sort self along dim. Example: pf.argsort(pf.tensor([2.0, 1.0]))"""
+    if axis is not None:
+        dim = axis
+    return sort(self, dim, descending, stable)[1]
+
+
+# ---- topk
+
+
+_topk__result = namedtuple('topk', ['values', 'indices'])
+
+
+def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs):
+    return (
+        (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _topk__save(self, k, dim, largest, sorted):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    )
+
+
+def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
+    result = result0
+    return (
+        index_reduction_jvp(self_t, dim, result1, True),
+        None,
+    )
+
+
+TOPK = Op(
+    'topk',
+    K.topk,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_topk__backward,
+    jvp=_topk__jvp,
+    jvp_kind='explicit',
+    save_fn=_topk__save,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
+    """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return _topk__result(*applyn(TOPK, (self,), (k, dim, largest, sorted)))
+
+
+TOPK.public = topk
+
+
+# ---- kthvalue
+
+
+_kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
+
+
+def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
+    return (
+        (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _kthvalue__save(self, k, dim, keepdim):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((1,), (0, 2)),  # self
+        )
+    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    )
+
+
+def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
+    result = result0
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
+
+
+KTHVALUE = Op(
+    'kthvalue',
+    K.kthvalue,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_kthvalue__backward,
+    jvp=_kthvalue__jvp,
+    jvp_kind='explicit',
+    save_fn=_kthvalue__save,
+    n_out=2,
+    out_diff=(True, False),
+)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
+    """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
+    if axis is not None:
+        dim = axis
+    return _kthvalue__result(*applyn(KTHVALUE, (self,), (k, dim, keepdim)))
+
+
+KTHVALUE.public = kthvalue
+
+
+# ---- median (composite)
+
+
+def median(self, dim=None, keepdim=False, *, axis=None):
+    """Lower median (all elements, or (values, indices) along dim); NaN propagates. Example: pf.median(pf.tensor([1.0, 4.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_median(self, dim, keepdim)
+
+
+# ---- nanmedian (composite)
+
+
+def nanmedian(self, dim=None, keepdim=False, *, axis=None):
+    """median ignoring NaN. Example: pf.nanmedian(pf.tensor([1.0, float('nan'), 2.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_median(self, dim, keepdim, True)
+
+
+# ---- quantile (composite)
+
+
+def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+    """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
+    if axis is not None:
+        dim = axis
+    return c_quantile(self, q, dim, keepdim, interpolation)
+
+
+# ---- nanquantile (composite)
+
+
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+    """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
+    if axis is not None:
+        dim = axis
+    return c_quantile(self, q, dim, keepdim, interpolation, True)
+
+
+# ---- mode (composite)
+
+
+def mode(self, dim=-1, keepdim=False, *, axis=None):
+    """(values, indices): the most frequent value along dim (the smallest on ties, its last index). Example: pf.mode(pf.tensor([1.0, 2.0, 2.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_mode(self, dim, keepdim)
+
+
+# ---- cummax (composite)
+
+
+def cummax(self, dim, *, axis=None):
+    """(values, indices) of the running maximum along dim (ties: the latest index). Example: pf.cummax(pf.tensor([1.0, 3.0, 2.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return c_cum_extremum(self, dim, True)
+
+
+# ---- cummin (composite)
+
+
+def cummin(self, dim, *, axis=None):
+    """(values, indices) of the running minimum along dim (ties: the latest index). Example: pf.cummin(pf.tensor([3.0, 1.0, 2.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return c_cum_extremum(self, dim, False)
+
+
+# ---- logcumsumexp
+
+
+def _logcumsumexp__backward(grad, self, result, dim, needs):
+    return (
+        (logcumsumexp_backward(grad, self, result, dim) if self.ndim else grad) if needs[0] else None,
+    )
+
+
+def _logcumsumexp__save(self, dim):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.ndim:
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    )
+
+
+def _logcumsumexp__jvp(self_p, self_t, result, dim):
+    return logcumsumexp_jvp(self_p, self_t, result, dim)
+
+
+LOGCUMSUMEXP = Op(
+    'logcumsumexp',
+    K.logcumsumexp,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_logcumsumexp__backward,
+    jvp=_logcumsumexp__jvp,
+    jvp_kind='explicit',
+    save_fn=_logcumsumexp__save,
+    out_diff=(True,),
+)
+
+
+def logcumsumexp(self, dim, *, axis=None):
+    """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return apply1(LOGCUMSUMEXP, self, (dim,))
+
+
+LOGCUMSUMEXP.public = logcumsumexp
+
+
+# ---- nansum (composite)
+
+
+def nansum(self, dim=None, keepdim=False, *, axis=None):
+    """Sum treating NaN as 0 (which gets zero gradient). Example: pf.nansum(pf.tensor([1.0, float('nan')]))"""
+    if axis is not None:
+        dim = axis
+    return where(isnan(self), 0.0, self).sum(dim, keepdim)
+
+
+# ---- nanmean (composite)
+
+
+def nanmean(self, dim=None, keepdim=False, *, axis=None):
+    """Mean of the non-NaN entries. Example: pf.nanmean(pf.tensor([1.0, float('nan'), 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_nanmean(self, dim, keepdim)
+
+
+# ---- var_mean (composite)
+
+
+def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+    """(var, mean) over dim. Example: pf.var_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_var_mean(self, dim, correction, keepdim)
+
+
+# ---- std_mean (composite)
+
+
+def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+    """(std, mean) over dim. Example: pf.std_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_std_mean(self, dim, correction, keepdim)
+
+
+# ---- aminmax (composite)
+
+
+def aminmax(self, *, dim=None, keepdim=False, axis=None):
+    """(min, max) over dim (all when None); ties share the gradient. Example: pf.aminmax(pf.tensor([1.0, 3.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_aminmax(self, dim, keepdim)
+
+
+# ---- diff (composite)
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None):
+    """n-th forward difference along dim, after joining prepend and append. Example: pf.diff(pf.tensor([1.0, 4.0, 9.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_diff(self, n, dim, prepend, append)
+
+
+# ---- dist (composite)
+
+
+def dist(self, other, p=2):
+    """p-norm of self - other. Example: pf.dist(pf.zeros(2), pf.tensor([3.0, 4.0]))"""
+    return (self - other).norm(p)
+
+
+# ---- scatter
+
+
+def _scatter__backward(grad, self, index, src, result, dim, needs):
+    return (
+        grad.scatter(dim, index, 0.0) if needs[0] else None,
+        scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
+    )
+
+
+def _scatter__jvp(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return scatter(zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return scatter(self_t, dim, index, zeros_like(src_p))
+    return scatter(self_t, dim, index, src_t)
+
+
+def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return K.scatter(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return K.scatter(self_t, dim, index, np.zeros_like(src_p))
+    return K.scatter(self_t, dim, index, src_t)
+
+
+def _scatter__kernel(self, index, src, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter(self, dim, index, src)
+
+
+SCATTER = Op(
+    'scatter',
+    _scatter__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter__backward,
+    jvp=_scatter__jvp,
+    jvp_np=_scatter__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 1), None),  # src
+        ((0, 2, 1), None),  # self, src
+    ),
+    out_diff=(True,),
+)
+
+
+def scatter(self, dim, index, src, *, axis=None):
+    """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER, (self, index, src), (dim,))
+
+
+SCATTER.public = scatter
+
+
+def scatter_(self, dim, index, src):
+    """In-place scatter: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER, self, (self, index, src), (dim,))
+
+
+# ---- scatter_add
+
+
+def _scatter_add__backward(grad, self, index, src, result, dim, needs):
+    return (
+        grad if needs[0] else None,
+        scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
+    )
+
+
+def _scatter_add__jvp(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return scatter_add(zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return scatter_add(self_t, dim, index, zeros_like(src_p))
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def _scatter_add__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
+    if self_t is None:
+        return K.scatter_add(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None:
+        return K.scatter_add(self_t, dim, index, np.zeros_like(src_p))
+    return K.scatter_add(self_t, dim, index, src_t)
+
+
+def _scatter_add__kernel(self, index, src, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter_add(self, dim, index, src)
+
+
+SCATTER_ADD = Op(
+    'scatter_add',
+    _scatter_add__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter_add__backward,
+    jvp=_scatter_add__jvp,
+    jvp_np=_scatter_add__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 0, 0), None),  # self
+        ((0, 2, 1), None),  # src
+        ((0, 2, 1), None),  # self, src
+    ),
+    out_diff=(True,),
+)
+
+
+def scatter_add(self, dim, index, src, *, axis=None):
+    """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER_ADD, (self, index, src), (dim,))
+
+
+SCATTER_ADD.public = scatter_add
+
+
+def scatter_add_(self, dim, index, src):
+    """In-place scatter_add: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER_ADD, self, (self, index, src), (dim,))
+
+
+# ---- scatter_reduce
+
+
+def _scatter_reduce__backward(grad, self, index, src, result, dim, reduce, include_self, needs):
+    return (
+        (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 0) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 0)) if needs[0] else None,
+        (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 1) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 1)) if needs[1] else None,
+    )
+
+
+def _scatter_reduce__save(self, index, src, dim, reduce, include_self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if reduce in ('sum', 'mean'):
+        return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0, 0, 0), None),  # nothing needs grad
+            ((1, 2, 1), None),  # self
+            ((1, 2, 1), None),  # src
+            ((1, 2, 1), None),  # self, src
+        )
+    return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 2, 2), (2,)),  # self
+        ((2, 2, 2), (2,)),  # src
+        ((2, 2, 2), (2,)),  # self, src
+    )
+
+
+def _scatter_reduce__jvp(self_p, index, src_p, self_t, src_t, result, dim, reduce, include_self):
+    if self_t is None:
+        return scatter_reduce_jvp(self_p, zeros_like(self_p), dim, index, src_p, src_t, reduce, include_self, result)
+    if src_t is None:
+        return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, zeros_like(src_p), reduce, include_self, result)
+    return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)
+
+
+def _scatter_reduce__kernel(self, index, src, dim, reduce, include_self):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.scatter_reduce(self, dim, index, src, reduce, include_self)
+
+
+SCATTER_REDUCE = Op(
+    'scatter_reduce',
+    _scatter_reduce__kernel,
+    ('self', 'index', 'src'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_scatter_reduce__backward,
+    jvp=_scatter_reduce__jvp,
+    jvp_kind='explicit',
+    save_fn=_scatter_reduce__save,
+    out_diff=(True,),
+)
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None):
+    """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
+    if axis is not None:
+        dim = axis
+    return applyn(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
+
+
+SCATTER_REDUCE.public = scatter_reduce
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place scatter_reduce: writes into self (values, tape history and tangents)."""
+    return apply_inplace(SCATTER_REDUCE, self, (self, index, src), (dim, reduce, include_self))
+
+
+# ---- index_add
+
+
+def _index_add__backward(grad, self, index, source, result, dim, alpha, needs):
+    return (
+        grad if needs[0] else None,
+        scale(grad.index_select(dim, index), alpha) if needs[1] else None,
+    )
+
+
+def _index_add__jvp(self_p, index, source_p, self_t, source_t, result, dim, alpha):
+    if self_t is None:
+        return index_add(zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None:
+        return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
+    return index_add(self_t, dim, index, source_t, alpha=alpha)
+
+
+def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, alpha):
+    if self_t is None:
+        return K.index_add(np.zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None:
+        return K.index_add(self_t, dim, index, np.zeros_like(source_p), alpha=alpha)
+    return K.index_add(self_t, dim, index, source_t, alpha=alpha)
+
+
+def _index_add__kernel(self, index, source, dim, alpha):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_add(self, dim, index, source, alpha)
+
+
+INDEX_ADD = Op(
+    'index_add',
+    _index_add__kernel,
+    ('self', 'index', 'source'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_add__backward,
+    jvp=_index_add__jvp,
+    jvp_np=_index_add__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 0, 0), None),  # self
+        ((0, 2, 0), None),  # source
+        ((0, 2, 0), None),  # self, source
+    ),
+    out_diff=(True,),
+)
+
+
+def index_add(self, dim, index, source, *, alpha=1, axis=None):
+    """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_ADD, (self, index, source), (dim, alpha))
+
+
+INDEX_ADD.public = index_add
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place index_add: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_ADD, self, (self, index, source), (dim, alpha))
+
+
+# ---- index_copy
+
+
+def _index_copy__backward(grad, self, index, source, result, dim, needs):
+    return (
+        grad.index_fill(dim, index, 0.0) if needs[0] else None,
+        grad.index_select(dim, index) if needs[1] else None,
+    )
+
+
+def _index_copy__jvp(self_p, index, source_p, self_t, source_t, result, dim):
+    if self_t is None:
+        return index_copy(zeros_like(self_p), dim, index, source_t)
+    if source_t is None:
+        return index_copy(self_t, dim, index, zeros_like(source_p))
+    return index_copy(self_t, dim, index, source_t)
+
+
+def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
+    if self_t is None:
+        return K.index_copy(np.zeros_like(self_p), dim, index, source_t)
+    if source_t is None:
+        return K.index_copy(self_t, dim, index, np.zeros_like(source_p))
+    return K.index_copy(self_t, dim, index, source_t)
+
+
+def _index_copy__kernel(self, index, source, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_copy(self, dim, index, source)
+
+
+INDEX_COPY = Op(
+    'index_copy',
+    _index_copy__kernel,
+    ('self', 'index', 'source'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_copy__backward,
+    jvp=_index_copy__jvp,
+    jvp_np=_index_copy__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # source
+        ((0, 2, 0), None),  # self, source
+    ),
+    out_diff=(True,),
+)
+
+
+def index_copy(self, dim, index, source, *, axis=None):
+    """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_COPY, (self, index, source), (dim,))
+
+
+INDEX_COPY.public = index_copy
+
+
+def index_copy_(self, dim, index, source):
+    """In-place index_copy: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_COPY, self, (self, index, source), (dim,))
+
+
+# ---- index_fill
+
+
+def _index_fill__backward(grad, self, index, value, result, dim, needs):
+    return (
+        grad.index_fill(dim, index, 0.0) if needs[0] else None,
+        (grad - grad.index_fill(dim, index, 0.0)).sum() if needs[1] else None,
+    )
+
+
+def _index_fill__jvp(self_p, index, value_p, self_t, value_t, result, dim):
+    if self_t is None:
+        return index_fill(zeros_like(self_p), dim, index, value_t)
+    if value_t is None:
+        return index_fill(self_t, dim, index, zeros_like(value_p))
+    return index_fill(self_t, dim, index, value_t)
+
+
+def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
+    if self_t is None:
+        return K.index_fill(np.zeros_like(self_p), dim, index, value_t)
+    if value_t is None:
+        return K.index_fill(self_t, dim, index, np.zeros_like(value_p))
+    return K.index_fill(self_t, dim, index, value_t)
+
+
+def _index_fill__kernel(self, index, value, dim):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return K.index_fill(self, dim, index, value)
+
+
+INDEX_FILL = Op(
+    'index_fill',
+    _index_fill__kernel,
+    ('self', 'index', 'value'),
+    ('T', 'T', 'T'),
+    (True, False, True),
+    backward=_index_fill__backward,
+    jvp=_index_fill__jvp,
+    jvp_np=_index_fill__jvp_np,
+    jvp_np_reads=(True, True, True, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self, index, value | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # value
+        ((0, 2, 0), None),  # self, value
+    ),
+    out_diff=(True,),
+)
+
+
+def index_fill(self, dim, index, value, *, axis=None):
+    """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
+    if axis is not None:
+        dim = axis
+    return applyn(INDEX_FILL, (self, index, value), (dim,))
+
+
+INDEX_FILL.public = index_fill
+
+
+def index_fill_(self, dim, index, value):
+    """In-place index_fill: writes into self (values, tape history and tangents)."""
+    return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))
+
+
+# ---- take (composite)
+
+
+def take(self, index):
+    """Elements of the flattened self at index, in index's shape. Example: pf.take(pf.eye(2), pf.tensor([0, 3]))"""
+    return c_take(self, index)
+
+
+# ---- take_along_dim (composite)
+
+
+def take_along_dim(self, indices, dim=None, *, axis=None):
+    """gather along dim after broadcasting the other dims (flattened when None). Example: pf.take_along_dim(pf.tensor([[1.0, 2.0]]), pf.tensor([[1]]), 1)"""
+    if axis is not None:
+        dim = axis
+    return c_take_along_dim(self, indices, dim)
+
+
+# ---- masked_select (composite)
+
+
+def masked_select(self, mask):
+    """1-D tensor of the elements where the (broadcast) mask is True. Example: pf.masked_select(pf.ones(2), pf.tensor([True, False]))"""
+    return c_masked_select(self, mask)
+
+
+# ---- masked_scatter (composite)
+
+
+def masked_scatter(self, mask, source):
+    """self with the first elements of source written, in order, where mask is True. Example: pf.masked_scatter(pf.zeros(3), pf.tensor([True, False, True]), pf.ones(2))"""
+    return c_masked_scatter(self, mask, source)
+
+
+# ---- put (composite)
+
+
+def put(self, index, source, accumulate=False):
+    """self (seen flat) with source written (or added) at index. Example: pf.put(pf.zeros(2, 2), pf.tensor([3]), pf.ones(1))"""
+    return c_put(self, index, source, accumulate)
+
+
+# ---- _im2col
+
+
+def __im2col__backward(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
+    return (
+        _col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,
+    )
+
+
+def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
+    return _im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
+    return K.im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+_IM2COL = Op(
+    '_im2col',
+    K.im2col,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__im2col__backward,
+    jvp=__im2col__jvp,
+    jvp_np=__im2col__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
+    """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
+    return apply1(_IM2COL, self, (kernel_size, dilation, padding, stride, pad_value))
+
+
+_IM2COL.public = _im2col
+
+
+# ---- _col2im
+
+
+def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
+    return (
+        _im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,
+    )
+
+
+def __col2im__jvp(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
+    return _col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
+    return K.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+_COL2IM = Op(
+    '_col2im',
+    K.col2im,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__col2im__backward,
+    jvp=__col2im__jvp,
+    jvp_np=__col2im__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
+    return apply1(_COL2IM, self, (output_size, kernel_size, dilation, padding, stride))
+
+
+_COL2IM.public = _col2im
+
+
+# ---- linear (composite)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias. Example: F.linear(pf.ones(2, 3), pf.ones(4, 3))"""
+    return c_linear(input, weight, bias)
+
+
+# ---- bilinear (composite)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T A x2 + b for each output feature. Example: F.bilinear(pf.ones(2, 3), pf.ones(2, 4), pf.ones(5, 3, 4)).shape"""
+    return c_bilinear(input1, input2, weight, bias)
+
+
+# ---- conv1d (composite)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv1d(pf.ones(1, 1, 4), pf.ones(1, 1, 2))"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+# ---- conv2d (composite)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2))"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+# ---- conv3d (composite)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation). Example: F.conv3d(pf.ones(1, 1, 2, 2, 2), pf.ones(1, 1, 1, 1, 1)).shape"""
+    return c_conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+# ---- conv_transpose1d (composite)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution (the adjoint of conv1d). Example: F.conv_transpose1d(pf.ones(1, 1, 2), pf.ones(1, 1, 2))"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+# ---- conv_transpose2d (composite)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution (the adjoint of conv2d). Example: F.conv_transpose2d(pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2)).shape"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+# ---- conv_transpose3d (composite)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution. Example: F.conv_transpose3d(pf.ones(1, 1, 1, 1, 1), pf.ones(1, 1, 2, 2, 2)).shape"""
+    return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+# ---- unfold (composite)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of a (N, C, H, W) input as columns (N, C * kh * kw, L). Example: F.unfold(pf.ones(1, 1, 3, 3), 2).shape"""
+    return c_unfold(input, kernel_size, dilation, padding, stride)
+
+
+# ---- fold (composite)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns summed back into an image (the adjoint of unfold). Example: F.fold(pf.ones(1, 4, 4), (3, 3), 2).shape"""
+    return c_fold(input, output_size, kernel_size, dilation, padding, stride)
+
+
+# ---- max_pool1d (composite)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-D max pooling (the gradient goes to the first maximum of a window). Example: F.max_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
+
+
+# ---- max_pool2d (composite)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling; indices are flat positions in the input plane. Example: F.max_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+# ---- max_pool3d (composite)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-D max pooling. Example: F.max_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+# ---- avg_pool1d (composite)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling. Example: F.avg_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
+
+
+# ---- avg_pool2d (composite)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """2-D average pooling. Example: F.avg_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+# ---- avg_pool3d (composite)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """3-D average pooling. Example: F.avg_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
+# ---- adaptive_avg_pool1d (composite)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a given output size. Example: F.adaptive_avg_pool1d(pf.ones(1, 1, 5), 2)"""
+    return c_adaptive_avg_pool(input, output_size, 1)
+
+
+# ---- adaptive_avg_pool2d (composite)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a given output size (None keeps a size). Example: F.adaptive_avg_pool2d(pf.ones(1, 1, 5, 4), (2, None)).shape"""
+    return c_adaptive_avg_pool(input, output_size, 2)
+
+
+# ---- adaptive_avg_pool3d (composite)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling. Example: F.adaptive_avg_pool3d(pf.ones(1, 1, 3, 3, 3), 1).shape"""
+    return c_adaptive_avg_pool(input, output_size, 3)
+
+
+# ---- adaptive_max_pool1d (composite)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a given output size. Example: F.adaptive_max_pool1d(pf.tensor([[[1.0, 3.0, 2.0]]]), 2)"""
+    return c_adaptive_max_pool(input, output_size, return_indices, 1)
+
+
+# ---- adaptive_max_pool2d (composite)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D max pooling to a given output size. Example: F.adaptive_max_pool2d(pf.ones(1, 1, 5, 4), 2).shape"""
+    return c_adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+# ---- interpolate (composite)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
+    """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
+    return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+# ---- pad (composite)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
+    return c_pad(input, pad, mode, value)
+
+
+# ---- pixel_shuffle (composite)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r). Example: F.pixel_shuffle(pf.ones(1, 4, 1, 1), 2).shape"""
+    return c_pixel_shuffle(input, upscale_factor)
+
+
+# ---- pixel_unshuffle (composite)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W). Example: F.pixel_unshuffle(pf.ones(1, 1, 2, 2), 2).shape"""
+    return c_pixel_unshuffle(input, downscale_factor)
+
+
+# ---- layer_norm (composite)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalize over the trailing normalized_shape dims. Example: F.layer_norm(pf.tensor([1.0, 2.0, 3.0]), (3,))"""
+    return c_layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+# ---- rms_norm (composite)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing dims. Example: F.rms_norm(pf.tensor([1.0, 2.0]), (2,))"""
+    return c_rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- group_norm (composite)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalize over groups of channels. Example: F.group_norm(pf.randn(2, 4, 3), 2).shape"""
+    return c_group_norm(input, num_groups, weight, bias, eps)
+
+
+# ---- batch_norm (composite)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+    """Batch normalization; in training the batch statistics are used and the running ones updated (not differentiated). Example: F.batch_norm(pf.randn(4, 2), pf.zeros(2), pf.ones(2), training=True).shape"""
+    return c_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+# ---- instance_norm (composite)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Normalize each channel of each sample over its spatial dims. Example: F.instance_norm(pf.randn(2, 3, 4)).shape"""
+    return c_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+# ---- dropout (composite)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero entries with probability p and scale the rest by 1/(1-p); the tangent uses the same mask. Example: F.dropout(pf.ones(3), 0.0)"""
+    return c_dropout(input, p, training, inplace)
+
+
+# ---- embedding (composite)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight at the indices input (padding_idx gets no gradient). Example: F.embedding(pf.tensor([1, 0]), pf.eye(2))"""
+    return c_embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+
+
+# ---- normalize (composite)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None):
+    """input / max(||input||_p, eps) along dim. Example: F.normalize(pf.tensor([[3.0, 4.0]]))"""
+    if axis is not None:
+        dim = axis
+    return c_normalize(input, p, dim, eps)
+
+
+# ---- cosine_similarity (composite)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None):
+    """Cosine of the angle between x1 and x2 along dim. Example: F.cosine_similarity(pf.tensor([[1.0, 0.0]]), pf.tensor([[1.0, 1.0]]))"""
+    if axis is not None:
+        dim = axis
+    return c_cosine_similarity(x1, x2, dim, eps)
+
+
+# ---- pairwise_distance (composite)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim. Example: F.pairwise_distance(pf.zeros(1, 2), pf.ones(1, 2))"""
+    return c_pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+# ---- relu6 (composite)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6). Example: F.relu6(pf.tensor([-1.0, 7.0]))"""
+    return c_inplace(input, input.clamp(0.0, 6.0), inplace)
+
+
+# ---- elu (composite)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha (exp(x) - 1) otherwise. Example: F.elu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_elu(input, alpha), inplace)
+
+
+# ---- selu (composite)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalizing constants. Example: F.selu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_elu(input, SELU_ALPHA, SELU_SCALE), inplace)
+
+
+# ---- celu (composite)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)). Example: F.celu(pf.tensor([-1.0, 1.0]))"""
+    return c_inplace(input, c_celu(input, alpha), inplace)
+
+
+# ---- gelu (composite)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
+    return c_gelu(input, approximate)
+
+
+# ---- silu (composite)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x). Example: F.silu(pf.tensor([1.0]))"""
+    return c_inplace(input, input * input.sigmoid(), inplace)
+
+
+# ---- mish (composite)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)). Example: F.mish(pf.tensor([1.0]))"""
+    return c_inplace(input, input * c_softplus(input).tanh(), inplace)
+
+
+# ---- softplus (composite)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta (x where beta x > threshold). Example: F.softplus(pf.tensor([0.0]))"""
+    return c_softplus(input, beta, threshold)
+
+
+# ---- softsign (composite)
+
+
+def softsign(input):
+    """x / (1 + |x|). Example: F.softsign(pf.tensor([1.0]))"""
+    return input / (1 + input.abs())
+
+
+# ---- hardtanh (composite)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]. Example: F.hardtanh(pf.tensor([-2.0, 0.5]))"""
+    return c_inplace(input, input.clamp(min_val, max_val), inplace)
+
+
+# ---- hardsigmoid (composite)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6. Example: F.hardsigmoid(pf.tensor([0.0]))"""
+    return c_inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
+
+
+# ---- hardswish (composite)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6. Example: F.hardswish(pf.tensor([1.0]))"""
+    return c_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
+
+
+# ---- leaky_relu (composite)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x for x > 0, negative_slope * x otherwise. Example: F.leaky_relu(pf.tensor([-1.0]))"""
+    return c_inplace(input, c_leaky_relu(input, negative_slope), inplace)
+
+
+# ---- logsigmoid (composite)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed stably. Example: F.logsigmoid(pf.tensor([0.0]))"""
+    return -logaddexp(zeros_like(input), -input)
+
+
+# ---- glu (composite)
+
+
+def glu(input, dim=-1, *, axis=None):
+    """a * sigmoid(b) for the halves a, b of input along dim. Example: F.glu(pf.tensor([1.0, 0.0]))"""
+    if axis is not None:
+        dim = axis
+    return c_glu(input, dim)
+
+
+# ---- prelu (composite)
+
+
+def prelu(input, weight):
+    """x for x > 0, weight * x otherwise (one weight per channel, dim 1). Example: F.prelu(pf.tensor([-1.0]), pf.tensor([0.25]))"""
+    return c_prelu(input, weight)
+
+
+# ---- softmin (composite)
+
+
+def softmin(input, dim, dtype=None, *, axis=None):
+    """softmax(-x) along dim. Example: F.softmin(pf.tensor([0.0, 1.0]), 0)"""
+    if axis is not None:
+        dim = axis
+    return softmax(-input, dim, dtype)
+
+
+# ---- tanhshrink (composite)
+
+
+def tanhshrink(input):
+    """x - tanh(x). Example: F.tanhshrink(pf.tensor([1.0]))"""
+    return input - input.tanh()
+
+
+# ---- softshrink (composite)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0. Example: F.softshrink(pf.tensor([1.0]))"""
+    return c_softshrink(input, lambd)
+
+
+# ---- hardshrink (composite)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0. Example: F.hardshrink(pf.tensor([1.0]))"""
+    return c_hardshrink(input, lambd)
+
+
+# ---- threshold (composite)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value. Example: F.threshold(pf.tensor([0.5, 2.0]), 1.0, 0.0)"""
+    return c_inplace(input, where(input > threshold, input, value), inplace)
+
+
+# ---- mse_loss (composite)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
+
+
+# ---- l1_loss (composite)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
+
+
+# ---- smooth_l1_loss (composite)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
+
+
+# ---- huber_loss (composite)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
+
+
+# ---- cross_entropy (composite)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
+    return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
+
+
+# ---- nll_loss (composite)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
+    return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
+
+
+# ---- binary_cross_entropy (composite)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_bce(input, target, weight, size_average, reduce, reduction)
+
+
+# ---- binary_cross_entropy_with_logits (composite)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
+    return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
+
+
+# ---- kl_div (composite)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
+    return c_kl_div(input, target, size_average, reduce, reduction, log_target)
+
+
+# ---- scaled_dot_product_attention (composite)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v. Example: F.scaled_dot_product_attention(pf.ones(2, 3), pf.ones(4, 3), pf.ones(4, 5)).shape"""
+    return c_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# ---- one_hot (composite)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding of class indices (num_classes=-1: max + 1). Example: F.one_hot(pf.tensor([0, 2]))"""
+    return c_one_hot(tensor, num_classes)
+
+
+# ---- soft_margin_loss (composite)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_soft_margin_loss(input, target, size_average, reduce, reduction)
+
+
+# ---- margin_ranking_loss (composite)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
+
+
+# ---- hinge_embedding_loss (composite)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
+    return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
+
+
+# ---- poisson_nll_loss (composite)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction="mean"):
+    """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
+
+
+# ---- gaussian_nll_loss (composite)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
+    """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
+    return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
+
+
+# ---- cosine_embedding_loss (composite)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
+    return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
+
+
+# ---- triplet_margin_loss (composite)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
+    return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
+
+
+# ---- multilabel_soft_margin_loss (composite)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
+    return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
+
+
+# ---- pdist (composite)
+
+
+def pdist(input, p=2.0):
+    """p-norm distances between all pairs of rows (the upper triangle, flattened). Example: F.pdist(pf.eye(3))"""
+    return c_pdist(input, p)
+
+
+# ---- dropout1d (composite)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) input with probability p. Example: F.dropout1d(pf.ones(1, 2, 3), 0.0)"""
+    return c_channel_dropout(input, p, training, inplace, 1)
+
+
+# ---- dropout2d (composite)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) input with probability p. Example: F.dropout2d(pf.ones(1, 2, 2, 2), 0.0).shape"""
+    return c_channel_dropout(input, p, training, inplace, 2)
+
+
+# ---- dropout3d (composite)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) input with probability p. Example: F.dropout3d(pf.ones(1, 2, 1, 2, 2), 0.0).shape"""
+    return c_channel_dropout(input, p, training, inplace, 3)
+
+
+# ---- channel_shuffle (composite)
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of groups (N, C, *) (ShuffleNet). Example: F.channel_shuffle(pf.arange(4.0).reshape(1, 4, 1), 2)"""
+    return c_channel_shuffle(input, groups)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -6453,6 +8294,69 @@ METHODS = {
     'split': split,
     'chunk': chunk,
     'unbind': unbind,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addbmm': addbmm,
+    'baddbmm': baddbmm,
+    'addcmul': addcmul,
+    'addcdiv': addcdiv,
+    'lerp': lerp,
+    'mv': mv,
+    'vdot': vdot,
+    'repeat': repeat,
+    'tile': tile,
+    'repeat_interleave': repeat_interleave,
+    'movedim': movedim,
+    'moveaxis': moveaxis,
+    'unflatten': unflatten,
+    'tensor_split': tensor_split,
+    'hsplit': hsplit,
+    'vsplit': vsplit,
+    'rot90': rot90,
+    'view_as': view_as,
+    'reshape_as': reshape_as,
+    'expand_as': expand_as,
+    'type_as': type_as,
+    'new_zeros': new_zeros,
+    'new_ones': new_ones,
+    'new_full': new_full,
+    'new_tensor': new_tensor,
+    'sort': sort,
+    'argsort': argsort,
+    'topk': topk,
+    'kthvalue': kthvalue,
+    'median': median,
+    'nanmedian': nanmedian,
+    'quantile': quantile,
+    'nanquantile': nanquantile,
+    'mode': mode,
+    'cummax': cummax,
+    'cummin': cummin,
+    'logcumsumexp': logcumsumexp,
+    'nansum': nansum,
+    'nanmean': nanmean,
+    'var_mean': var_mean,
+    'std_mean': std_mean,
+    'aminmax': aminmax,
+    'diff': diff,
+    'dist': dist,
+    'scatter': scatter,
+    'scatter_': scatter_,
+    'scatter_add': scatter_add,
+    'scatter_add_': scatter_add_,
+    'scatter_reduce': scatter_reduce,
+    'scatter_reduce_': scatter_reduce_,
+    'index_add': index_add,
+    'index_add_': index_add_,
+    'index_copy': index_copy,
+    'index_copy_': index_copy_,
+    'index_fill': index_fill,
+    'index_fill_': index_fill_,
+    'take': take,
+    'take_along_dim': take_along_dim,
+    'masked_select': masked_select,
+    'masked_scatter': masked_scatter,
+    'put': put,
 }
 
 
@@ -6599,4 +8503,145 @@ FUNCTIONS = {
     'split': split,
     'chunk': chunk,
     'unbind': unbind,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addbmm': addbmm,
+    'baddbmm': baddbmm,
+    'addcmul': addcmul,
+    'addcdiv': addcdiv,
+    'lerp': lerp,
+    'mv': mv,
+    'vdot': vdot,
+    'tile': tile,
+    'repeat_interleave': repeat_interleave,
+    'movedim': movedim,
+    'moveaxis': moveaxis,
+    'unflatten': unflatten,
+    'meshgrid': meshgrid,
+    'broadcast_tensors': broadcast_tensors,
+    'tensor_split': tensor_split,
+    'hsplit': hsplit,
+    'vsplit': vsplit,
+    'rot90': rot90,
+    'block_diag': block_diag,
+    'cdist': cdist,
+    'atleast_1d': atleast_1d,
+    'atleast_2d': atleast_2d,
+    'atleast_3d': atleast_3d,
+    'sort': sort,
+    'argsort': argsort,
+    'topk': topk,
+    'kthvalue': kthvalue,
+    'median': median,
+    'nanmedian': nanmedian,
+    'quantile': quantile,
+    'nanquantile': nanquantile,
+    'mode': mode,
+    'cummax': cummax,
+    'cummin': cummin,
+    'logcumsumexp': logcumsumexp,
+    'nansum': nansum,
+    'nanmean': nanmean,
+    'var_mean': var_mean,
+    'std_mean': std_mean,
+    'aminmax': aminmax,
+    'diff': diff,
+    'dist': dist,
+    'scatter': scatter,
+    'scatter_add': scatter_add,
+    'scatter_reduce': scatter_reduce,
+    'index_add': index_add,
+    'index_copy': index_copy,
+    'index_fill': index_fill,
+    'take': take,
+    'take_along_dim': take_along_dim,
+    'masked_select': masked_select,
+    'masked_scatter': masked_scatter,
+    'put': put,
+}
+
+
+NAMESPACES = {
+    'nn.functional': {
+        'linear': linear,
+        'bilinear': bilinear,
+        'conv1d': conv1d,
+        'conv2d': conv2d,
+        'conv3d': conv3d,
+        'conv_transpose1d': conv_transpose1d,
+        'conv_transpose2d': conv_transpose2d,
+        'conv_transpose3d': conv_transpose3d,
+        'unfold': unfold,
+        'fold': fold,
+        'max_pool1d': max_pool1d,
+        'max_pool2d': max_pool2d,
+        'max_pool3d': max_pool3d,
+        'avg_pool1d': avg_pool1d,
+        'avg_pool2d': avg_pool2d,
+        'avg_pool3d': avg_pool3d,
+        'adaptive_avg_pool1d': adaptive_avg_pool1d,
+        'adaptive_avg_pool2d': adaptive_avg_pool2d,
+        'adaptive_avg_pool3d': adaptive_avg_pool3d,
+        'adaptive_max_pool1d': adaptive_max_pool1d,
+        'adaptive_max_pool2d': adaptive_max_pool2d,
+        'interpolate': interpolate,
+        'pad': pad,
+        'pixel_shuffle': pixel_shuffle,
+        'pixel_unshuffle': pixel_unshuffle,
+        'layer_norm': layer_norm,
+        'rms_norm': rms_norm,
+        'group_norm': group_norm,
+        'batch_norm': batch_norm,
+        'instance_norm': instance_norm,
+        'dropout': dropout,
+        'embedding': embedding,
+        'normalize': normalize,
+        'cosine_similarity': cosine_similarity,
+        'pairwise_distance': pairwise_distance,
+        'relu6': relu6,
+        'elu': elu,
+        'selu': selu,
+        'celu': celu,
+        'gelu': gelu,
+        'silu': silu,
+        'mish': mish,
+        'softplus': softplus,
+        'softsign': softsign,
+        'hardtanh': hardtanh,
+        'hardsigmoid': hardsigmoid,
+        'hardswish': hardswish,
+        'leaky_relu': leaky_relu,
+        'logsigmoid': logsigmoid,
+        'glu': glu,
+        'prelu': prelu,
+        'softmin': softmin,
+        'tanhshrink': tanhshrink,
+        'softshrink': softshrink,
+        'hardshrink': hardshrink,
+        'threshold': threshold,
+        'mse_loss': mse_loss,
+        'l1_loss': l1_loss,
+        'smooth_l1_loss': smooth_l1_loss,
+        'huber_loss': huber_loss,
+        'cross_entropy': cross_entropy,
+        'nll_loss': nll_loss,
+        'binary_cross_entropy': binary_cross_entropy,
+        'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
+        'kl_div': kl_div,
+        'scaled_dot_product_attention': scaled_dot_product_attention,
+        'one_hot': one_hot,
+        'soft_margin_loss': soft_margin_loss,
+        'margin_ranking_loss': margin_ranking_loss,
+        'hinge_embedding_loss': hinge_embedding_loss,
+        'poisson_nll_loss': poisson_nll_loss,
+        'gaussian_nll_loss': gaussian_nll_loss,
+        'cosine_embedding_loss': cosine_embedding_loss,
+        'triplet_margin_loss': triplet_margin_loss,
+        'multilabel_soft_margin_loss': multilabel_soft_margin_loss,
+        'pdist': pdist,
+        'dropout1d': dropout1d,
+        'dropout2d': dropout2d,
+        'dropout3d': dropout3d,
+        'channel_shuffle': channel_shuffle,
+    },
 }

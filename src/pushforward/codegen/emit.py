@@ -640,6 +640,7 @@ class Emitter:
         for e in self.entries:
             parts.append(self.entry(e))
         methods, functions = [], []
+        spaces: dict[str, list[str]] = {}
         for e in self.entries:
             names = (e.name,) + e.aliases
             if e.method:
@@ -647,11 +648,18 @@ class Emitter:
                 if e.inplace and e.composite is None:
                     methods.append(inplace_name(e))
             if e.function and not e.name.startswith("_"):
-                functions.extend(names)
+                if e.namespace:
+                    spaces.setdefault(e.namespace, []).extend(names)
+                else:
+                    functions.extend(names)
         views = [e for e in self.entries if e.view != "no"]
         parts.append("K.register_array_views({\n" + "".join(f"    {e.name!r}: {_src(_parse(e.kernel))},\n" for e in views) + "})")
         parts.append("METHODS = {\n" + "".join(f"    {m!r}: {m},\n" for m in methods) + "}")
         parts.append("FUNCTIONS = {\n" + "".join(f"    {f!r}: {f},\n" for f in functions) + "}")
+        # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
+        parts.append("NAMESPACES = {\n" + "".join(
+            f"    {ns!r}: {{\n" + "".join(f"        {f!r}: {f},\n" for f in fs) + "    },\n"
+            for ns, fs in spaces.items()) + "}")
         return "\n\n\n".join(parts) + "\n"
 
 

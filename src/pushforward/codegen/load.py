@@ -22,7 +22,7 @@ CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "em
 BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "np", "all", "any",
             "reversed", "sorted", "dict", "map")
 KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
-              "output_differentiability", "method", "function", "inplace", "doc", "aliases"}
+              "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace"}
 
 
 class SpecError(ValueError):
@@ -61,6 +61,7 @@ class OpEntry:
     inplace: bool | str = False     # true: '<name>_'; a string: that method name
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    namespace: str = ""             # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -201,10 +202,16 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
 def helper_names() -> set[str]:
     """Public helper functions of formulas.py (parsed, not imported, so the generator runs standalone)."""
     src = (YAML_PATH.parent / "formulas.py").read_text()
+    names: set[str] | None = None
     for node in ast.parse(src).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-            return set(ast.literal_eval(node.value))
-    raise SpecError("formulas.py has no __all__ list of helpers")
+            names = set(ast.literal_eval(node.value))
+        # `__all__ += [...]`: an area's helpers listed in its own section at the end of the file
+        elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__" and names is not None:
+            names |= set(ast.literal_eval(node.value))
+    if names is None:
+        raise SpecError("formulas.py has no __all__ list of helpers")
+    return names
 
 
 def _entry(item, line: int) -> OpEntry:
@@ -242,6 +249,7 @@ def _entry(item, line: int) -> OpEntry:
         inplace=item.get("inplace", False),
         doc=str(item.get("doc", "")).strip(),
         aliases=tuple(item.get("aliases", ())),
+        namespace=str(item.get("namespace", "")),
     )
     _validate_structure(entry, where)
     return entry

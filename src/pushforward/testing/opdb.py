@@ -1144,6 +1144,10 @@ def _build() -> dict:
     for name, extra in _EDGE_SAMPLES.items():
         info = db[name]
         info.sample_fn = _plus(info.sample_fn, extra)
+
+    # ---- nn, sorting, scatter, composites (issue 13)
+    from .opdb_nn import register
+    register(add)
     return db
 
 

@@ -1,0 +1,109 @@
+"""NumPy kernels for sorting ops (issue 13): sort, topk, kthvalue, logcumsumexp, and the index
+computations of cummax/cummin and mode. Re-exported by kernels.py (as K.sort, ...).
+
+Tie rules follow torch: sort is stable (equal values keep their order, also when descending),
+NaN counts as the largest value; cummax/cummin pick the latest index of a tie; mode the
+smallest most frequent value and its last index.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .composite_util import check_dim as _dim
+from .errors import OpError
+
+__all__ = ["sort", "topk", "kthvalue", "logcumsumexp", "cum_extremum_indices", "mode_indices"]
+
+
+def _argsort(a, d: int, descending: bool):
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    # stable and descending: sort the reversed array, reverse the order back, map the indices
+    n = a.shape[d]
+    return n - 1 - np.flip(np.argsort(np.flip(a, d), axis=d, kind="stable"), d)
+
+
+def sort(a, dim=-1, descending=False, stable=False):
+    d = _dim(dim, a.ndim, "sort")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    if a.dtype.kind == "c":
+        raise OpError(f"sort: complex tensors can't be sorted (got dtype {a.dtype})")
+    idx = _argsort(a, d, descending)
+    return np.take_along_axis(a, idx, d), idx.astype(np.int64)
+
+
+def topk(a, k, dim=-1, largest=True, sorted=True):
+    d = _dim(dim, a.ndim, "topk")
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise OpError(f"topk: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    vals, idx = sort(a, d, descending=largest)
+    sl = [slice(None)] * a.ndim
+    sl[d] = slice(0, k)
+    return vals[tuple(sl)].copy(), idx[tuple(sl)].copy()
+
+
+def kthvalue(a, k, dim=-1, keepdim=False):
+    d = _dim(dim, a.ndim, "kthvalue")
+    n = a.shape[d] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise OpError(f"kthvalue: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    vals, idx = sort(a, d)
+    sl = [slice(None)] * a.ndim
+    sl[d] = slice(k - 1, k)
+    v, i = vals[tuple(sl)], idx[tuple(sl)]
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return v.copy(), i.copy()
+
+
+def logcumsumexp(a, dim):
+    d = _dim(dim, a.ndim, "logcumsumexp")
+    if a.ndim == 0:
+        return a.copy()
+    if a.dtype.kind not in "f":
+        raise OpError(f"logcumsumexp: expected a floating tensor, got dtype {a.dtype}")
+    return np.logaddexp.accumulate(a, axis=d)
+
+
+def cum_extremum_indices(a, dim, largest: bool):
+    """Indices of the running maximum (largest) or minimum along dim; ties take the latest index."""
+    d = _dim(dim, a.ndim, "cummax" if largest else "cummin")
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    x = np.moveaxis(a, d, -1)
+    out = np.empty(x.shape, np.int64)
+    if x.shape[-1]:
+        best = x[..., 0].copy()
+        cur = np.zeros(x.shape[:-1], np.int64)
+        out[..., 0] = 0
+        for j in range(1, x.shape[-1]):
+            v = x[..., j]
+            take = (v >= best) if largest else (v <= best)
+            take |= np.isnan(v)
+            take &= ~np.isnan(best) | np.isnan(v)
+            best = np.where(take, v, best)
+            cur = np.where(take, j, cur)
+            out[..., j] = cur
+    return np.moveaxis(out, -1, d)
+
+
+def mode_indices(a, dim, keepdim=False):
+    """Index of the most frequent value along dim (smallest value on ties, its last position)."""
+    d = _dim(dim, a.ndim, "mode")
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    x = np.moveaxis(a, d, -1)
+    flat = x.reshape(-1, x.shape[-1])
+    res = np.empty(flat.shape[0], np.int64)
+    for r, row in enumerate(flat):
+        vals, counts = np.unique(row, return_counts=True)  # sorted values: argmax picks the smallest
+        v = vals[np.argmax(counts)]
+        res[r] = np.flatnonzero(row == v)[-1]
+    res = res.reshape(x.shape[:-1])
+    return np.expand_dims(res, d) if keepdim else res
