@@ -438,8 +438,6 @@ def c_bce_with_logits(input, target, weight=None, size_average=None, reduce=None
         loss = (1 - target) * input + softplus_neg
     if weight is not None:
         loss = loss * weight
-        if kind in ("mse_loss", "l1_loss") and reduction == "mean" and size_average is None and reduce is None:
-            return loss.sum() / weight.expand(loss.shape).sum()  # torch's weighted mean for these two
     return c_reduce(loss, reduction, size_average, reduce)
 
 

@@ -6396,7 +6396,7 @@ def unflatten(self, dim, sizes, *, axis=None):
 # ---- meshgrid (composite)
 
 
-def meshgrid(*tensors, indexing="ij"):
+def meshgrid(*tensors, indexing='ij'):
     """Coordinate grids from 1-D tensors ('ij' indexing by default, as torch). Example: pf.meshgrid(pf.arange(2.0), pf.arange(3.0))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
@@ -6764,7 +6764,7 @@ def nanmedian(self, dim=None, keepdim=False, *, axis=None):
 # ---- quantile (composite)
 
 
-def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
     """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
     if axis is not None:
         dim = axis
@@ -6774,7 +6774,7 @@ def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=N
 # ---- nanquantile (composite)
 
 
-def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear", axis=None):
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
     """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
     if axis is not None:
         dim = axis
@@ -7634,7 +7634,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 # ---- interpolate (composite)
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False):
+def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False):
     """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
     return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
@@ -7642,7 +7642,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 # ---- pad (composite)
 
 
-def pad(input, pad, mode="constant", value=None):
+def pad(input, pad, mode='constant', value=None):
     """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
     return c_pad(input, pad, mode, value)
 
@@ -7782,7 +7782,7 @@ def celu(input, alpha=1.0, inplace=False):
 # ---- gelu (composite)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate='none'):
     """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
     return c_gelu(input, approximate)
 
@@ -7922,7 +7922,7 @@ def threshold(input, threshold, value, inplace=False):
 # ---- mse_loss (composite)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
     """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
@@ -7930,7 +7930,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 # ---- l1_loss (composite)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
     """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
@@ -7938,7 +7938,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 # ---- smooth_l1_loss (composite)
 
 
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
     """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
 
@@ -7946,7 +7946,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 # ---- huber_loss (composite)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
     """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
 
@@ -7954,7 +7954,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 # ---- cross_entropy (composite)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0):
     """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
     return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
 
@@ -7962,7 +7962,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 # ---- nll_loss (composite)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
     """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
     return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
 
@@ -7970,7 +7970,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 # ---- binary_cross_entropy (composite)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_bce(input, target, weight, size_average, reduce, reduction)
 
@@ -7978,7 +7978,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 # ---- binary_cross_entropy_with_logits (composite)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None):
     """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
     return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
 
@@ -7986,7 +7986,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 # ---- kl_div (composite)
 
 
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
     """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
     return c_kl_div(input, target, size_average, reduce, reduction, log_target)
 
@@ -8010,7 +8010,7 @@ def one_hot(tensor, num_classes=-1):
 # ---- soft_margin_loss (composite)
 
 
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_soft_margin_loss(input, target, size_average, reduce, reduction)
 
@@ -8018,7 +8018,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 # ---- margin_ranking_loss (composite)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
     """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
     return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
@@ -8026,7 +8026,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 # ---- hinge_embedding_loss (composite)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
     """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
     return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
 
@@ -8034,7 +8034,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 # ---- poisson_nll_loss (composite)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction="mean"):
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'):
     """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
 
@@ -8042,7 +8042,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 # ---- gaussian_nll_loss (composite)
 
 
-def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
     """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
     return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
 
@@ -8050,7 +8050,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
 # ---- cosine_embedding_loss (composite)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
     """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
     return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
@@ -8058,7 +8058,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 # ---- triplet_margin_loss (composite)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction="mean"):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'):
     """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
     return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
 
@@ -8066,7 +8066,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06
 # ---- multilabel_soft_margin_loss (composite)
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
     return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
 
