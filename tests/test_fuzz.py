@@ -19,7 +19,6 @@ SLICE_SEED = 20261203
 SLICE_PROGRAMS = 700
 
 
-@pytest.mark.xfail(reason="known issue-9 bugs being fixed on other branches", strict=False)
 def test_fixed_seed_slice_has_no_pushforward_failure():
     rep = run_campaign(SLICE_SEED, n_programs=SLICE_PROGRAMS, shrink_budget=0, max_shrinks=1)
     assert rep.programs >= 0.9 * SLICE_PROGRAMS

@@ -549,3 +549,26 @@ def test_tangents_of_contiguous_results_are_contiguous(name, mode):
             t = _tan(y.view(-1))
             assert t is not None and t.shape == (y.numel(),)
             assert _tan(y).is_contiguous()
+
+
+def test_number_divided_by_tensor_keeps_the_result_not_the_tensor():
+    """`s / x` is reciprocal(x) * s (torch's rule): an in-place op on x afterwards leaves the gradient
+    computable (fuzzer: `0.92 / stack(...)` then `mul_` on the stack raised a version error)."""
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    v = pf.stack([x, x])
+    y = 0.92 / v
+    v.mul_(2)
+    (g,) = pf.autograd.grad(y.sum(), x)
+    assert np.allclose(g.detach().numpy(), -2 * 0.92 / np.array([1.0, 2.0]) ** 2)
+    assert (3 / pf.tensor([2, 4])).dtype == np.float64  # integers still divide (NumPy's true division)
+
+
+def test_einsum_of_one_operand_keeps_no_values():
+    """einsum's gradient for a single operand reads only its shape: an in-place op on the operand
+    afterwards does not break the backward (as torch)."""
+    x = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.asinh()
+    z = pf.einsum("i->", y)
+    y.mul_(2)
+    (g,) = pf.autograd.grad(z, x)
+    assert np.allclose(g.detach().numpy(), 1 / np.sqrt(1 + np.array([1.0, 2.0, 3.0]) ** 2))

@@ -272,19 +272,20 @@ def _fit_broadcast(g, shape):
     return g.expand(shape) if tuple(g.shape) != tuple(shape) else g
 
 
-def einsum_backward(grad, equation, tensors):
+def einsum_backward(grad, equation, tensors, shapes):
     """Gradients of einsum for every operand: contract grad with the other operands. An operand
     with a repeated index ('ii->i') is read on its diagonal: its gradient is the gradient of that
-    diagonal, placed back on it (by an einsum with identity matrices)."""
+    diagonal, placed back on it (by an einsum with identity matrices). `tensors` is None for one
+    operand: its gradient reads only its shape, so the tape keeps no values (as torch)."""
     from ._generated.ops import einsum
     from .creation import eye
-    ins, out = _einsum_parse(equation, [t.shape for t in tensors])
+    ins, out = _einsum_parse(equation, shapes)
     grads = []
     for i, sub in enumerate(ins):
-        shape = tuple(tensors[i].shape)
+        shape = tuple(shapes[i])
         uniq = "".join(dict.fromkeys(sub))  # the operand's letters, each once (its diagonal)
         ushape = tuple(shape[sub.index(c)] for c in uniq)
-        others = [(s, t.conj()) for j, (s, t) in enumerate(zip(ins, tensors)) if j != i]
+        others = [(s, t.conj()) for j, (s, t) in enumerate(zip(ins, tensors or ())) if j != i]
         avail = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
         target = "".join(c for c in uniq if c in avail)
         eq = ",".join([out] + [s for s, _ in others]) + "->" + target

@@ -24,7 +24,7 @@ _OPERATORS = {
     "__and__": ops.bitwise_and, "__or__": ops.bitwise_or, "__xor__": ops.bitwise_xor,
 }
 _REFLECTED = {
-    "__radd__": ops.add, "__rsub__": ops.sub, "__rmul__": ops.mul, "__rtruediv__": ops.div,
+    "__radd__": ops.add, "__rsub__": ops.sub, "__rmul__": ops.mul,
     "__rpow__": ops.pow, "__rmatmul__": ops.matmul, "__rmod__": ops.remainder,
     "__rand__": ops.bitwise_and, "__ror__": ops.bitwise_or, "__rxor__": ops.bitwise_xor,
 }
@@ -33,6 +33,14 @@ _AUGMENTED = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itr
 
 def _floordiv(self, other):
     return ops.div(self, other, rounding_mode="floor")
+
+
+def _rtruediv(self, other):
+    """`number / x`: reciprocal(x) * number, as torch, so the tape keeps the result rather than x
+    (an in-place op on x afterwards must not break the gradient)."""
+    if self._data.dtype.kind in "fc" and type(other) in (int, float, complex):
+        return ops.mul(ops.reciprocal(self), other)
+    return ops.div(other, self)
 
 
 def _rfloordiv(self, other):
@@ -60,6 +68,7 @@ def bind() -> None:
         setattr(Tensor, name, getattr(Tensor, meth))
     Tensor.__floordiv__ = _floordiv
     Tensor.__rfloordiv__ = _rfloordiv
+    Tensor.__rtruediv__ = _rtruediv
     Tensor.__neg__ = ops.neg
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = ops.abs

@@ -24,6 +24,13 @@ from .table import OPS, Op
 torch.set_num_threads(1)   # tiny tensors: threads only add latency
 
 OP_BY_NAME = {op.name: op for op in OPS}
+# Ops whose torch result is a view where pushforward's is fresh memory, by design: conj (and mH)
+# follow NumPy (np.conj copies; torch has a lazy conjugate bit), and einsum returns fresh memory
+# (torch returns a view for pure permutations, which its docs do not promise).
+ALIAS_DIFFERS = {"conj", "mH", "H", "einsum"}
+# ... and detach: a write through a detached alias changes values behind autodiff's back (by design
+# in both libraries), so no derivative is defined for finite differences to arbitrate.
+FROZEN_RESULTS = ALIAS_DIFFERS | {"detach"}
 _PLACEHOLDER = re.compile(r"\{(\d+)\}")
 MAX_ABS = 1e3
 
@@ -147,6 +154,9 @@ class Ctx:
         self.n_inputs = n_inputs
         self.metas: list = []
         self.values: list = []
+        # Results (variable ids) of FROZEN_RESULTS ops: no in-place statement writes into their
+        # memory (through any alias), since documented aliasing, not derivatives, would differ.
+        self.frozen: set = set()
 
     def meta(self, i: int) -> Meta:
         return self.metas[i]
@@ -162,6 +172,10 @@ class Ctx:
             return False
         t = self.values[i]
         base = t._base if t._base is not None else t
+        if self.frozen:
+            ptr = t.untyped_storage().data_ptr()  # any alias: views, detach(), ...
+            if any(self.values[f].untyped_storage().data_ptr() == ptr for f in self.frozen):
+                return False
         if any(base is self.values[k] for k in range(self.n_inputs)):
             return False
         return not any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape))
@@ -303,6 +317,8 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
                 _replay(inputs, stmts, env, ctx, nv)
                 continue
             stmts.append(st)
+            if op.name in FROZEN_RESULTS:
+                ctx.frozen.update(outs)
     if len(stmts) < min(n_ops, 2):
         return None
     prog = Program(inputs, stmts, seed=seed)

@@ -4843,7 +4843,20 @@ ger = outer
 
 def _einsum__backward(grad, tensors, result, equation, needs):
     return (
-        einsum_backward(grad, equation, tensors) if needs[0] else None,
+        (einsum_backward(grad, equation, tensors, [t.shape for t in tensors]) if len(tensors) > 1 else einsum_backward(grad, equation, None, [t.shape for t in tensors])) if needs[0] else None,
+    )
+
+
+def _einsum__save(tensors, equation):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if len(tensors) > 1:
+        return (  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), None),  # tensors
+        )
+    return (  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # tensors
     )
 
 
@@ -4865,10 +4878,7 @@ EINSUM = Op(
     backward=_einsum__backward,
     jvp=_einsum__jvp,
     jvp_kind='explicit',
-    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # tensors
-    ),
+    save_fn=_einsum__save,
     out_diff=(True,),
 )
 
