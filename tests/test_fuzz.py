@@ -16,7 +16,7 @@ from fuzz.program import OP_BY_NAME, Program, Stmt, generate, source  # noqa: E4
 from fuzz.shrink import reproducer, shrink  # noqa: E402
 
 SLICE_SEED = 20261203
-SLICE_PROGRAMS = 700
+SLICE_PROGRAMS = 500
 
 
 def test_fixed_seed_slice_has_no_pushforward_failure():

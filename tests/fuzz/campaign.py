@@ -130,6 +130,14 @@ def format_report(rep: Report, jobs: int = 1) -> str:
              "findings by (verdict, mode, what):"]
     for k, v in sorted(rep.counts.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {k}: {v}")
+    by_label: dict = {}
+    for c in rep.classes.values():
+        lab = f"[{c.verdict}] " + (label(c) or "UNLABELLED (candidate new class: read its reproducer)")
+        n_cls, n_find = by_label.get(lab, (0, 0))
+        by_label[lab] = (n_cls + 1, n_find + c.count)
+    lines.append("classes by label (classes, findings):")
+    for lab, (n_cls, n_find) in sorted(by_label.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"  {lab}: {n_cls}, {n_find}")
     for verdict, head in (("pf", "PUSHFORWARD FAILURES"), ("torch", "TORCH BUGS (finite differences side "
                                                                       "with pushforward)")):
         cls = sorted((c for c in rep.classes.values() if c.verdict == verdict), key=lambda c: -c.count)
