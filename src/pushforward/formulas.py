@@ -508,3 +508,10 @@ def cumprod_jvp(self_p, self_t, result, dim):
 
 
 from .autograd.forward_ad import replay_view  # noqa: E402  (formulas replay view chains)
+
+
+# ---- linalg, fft, special (issue 12): helpers live in their own module
+from .formulas_linalg import *  # noqa: E402,F401,F403
+from .formulas_linalg import __all__ as _linalg_all  # noqa: E402
+
+__all__ += _linalg_all

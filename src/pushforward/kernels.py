@@ -569,3 +569,7 @@ _ARRAY_VIEW = {}
 def register_array_views(table: dict) -> None:
     """Called by the generated module: op name -> kernel, for replaying views on arrays."""
     _ARRAY_VIEW.update(table)
+
+
+# ---- linalg, fft, special (issue 12): kernels live in their own module
+from .kernels_linalg import *  # noqa: E402,F401,F403

@@ -199,12 +199,22 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
 
 
 def helper_names() -> set[str]:
-    """Public helper functions of formulas.py (parsed, not imported, so the generator runs standalone)."""
-    src = (YAML_PATH.parent / "formulas.py").read_text()
-    for node in ast.parse(src).body:
+    """Public helper functions of formulas.py and of the formulas_*.py modules it re-exports
+    (parsed, not imported, so the generator runs standalone)."""
+    names = set()
+    for path in sorted(YAML_PATH.parent.glob("formulas*.py")):
+        found = _literal_all(path)
+        if found is None:
+            raise SpecError(f"{path.name} has no __all__ list of helpers")
+        names |= found
+    return names
+
+
+def _literal_all(path: Path) -> set[str] | None:
+    for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             return set(ast.literal_eval(node.value))
-    raise SpecError("formulas.py has no __all__ list of helpers")
+    return None
 
 
 def _entry(item, line: int) -> OpEntry:

@@ -1,0 +1,50 @@
+"""pushforward.special: torch.special's functions, differentiable in both modes.
+
+New ops (Bessel i0/i0e/i1/i1e, ndtr, ndtri, log_ndtr, erfcx, xlog1py, sinc, entr, zeta,
+multigammaln, betaln) and the torch.special names of existing ops (expit = sigmoid,
+gammaln = lgamma, psi = digamma, ...). `zeta(x, q)` is differentiable in q only (as in
+torch). Complex digamma/polygamma are not available (SciPy has no complex polygamma).
+
+>>> import pushforward as pf
+>>> round(float(pf.special.ndtr(pf.tensor(0.0))), 6)
+0.5
+"""
+from __future__ import annotations
+
+from ._generated import ops
+
+__all__ = ["i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "erfcx", "xlog1py", "xlogy", "sinc", "entr",
+           "zeta", "multigammaln", "gammaln", "betaln", "expit", "logit", "softmax", "log_softmax", "digamma", "psi",
+           "polygamma", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logsumexp", "round"]
+
+i0 = ops.special_i0
+i0e = ops.special_i0e
+i1 = ops.special_i1
+i1e = ops.special_i1e
+ndtr = ops.special_ndtr
+ndtri = ops.special_ndtri
+log_ndtr = ops.special_log_ndtr
+erfcx = ops.special_erfcx
+xlog1py = ops.special_xlog1py
+xlogy = ops.xlogy
+sinc = ops.sinc
+entr = ops.special_entr
+zeta = ops.special_zeta
+multigammaln = ops.mvlgamma
+gammaln = ops.lgamma
+betaln = ops.special_betaln
+expit = ops.sigmoid
+logit = ops.logit
+softmax = ops.softmax
+log_softmax = ops.log_softmax
+digamma = ops.digamma
+psi = ops.digamma
+polygamma = ops.polygamma
+erf = ops.erf
+erfc = ops.erfc
+erfinv = ops.erfinv
+exp2 = ops.exp2
+expm1 = ops.expm1
+log1p = ops.log1p
+logsumexp = ops.logsumexp
+round = ops.round  # noqa: A001 - torch's name
