@@ -297,3 +297,16 @@ def test_docs_example_runs():
     env: dict = {}
     exec(compile(code, "docs/linalg.md", "exec"), env)
     close(env["A"].grad, np.linalg.inv(env["A"].detach().numpy()))
+
+
+@pytest.mark.parametrize("fn", [pf.linalg.eigh, pf.linalg.svd, pf.linalg.qr, pf.linalg.eigvalsh, pf.linalg.svdvals,
+                                pf.linalg.eig, pf.linalg.lu, pf.linalg.lu_factor, pf.linalg.inv, pf.linalg.det, pf.linalg.cholesky])
+@pytest.mark.parametrize("shape", [(0, 3, 3), (0, 0)])
+def test_empty_inputs(fn, shape):
+    """Regression: packing the outputs of an empty batch failed (reshape with -1 of size 0)."""
+    x = pf.zeros(*shape, requires_grad=True)
+    r = fn(x)
+    outs = [o for o in (r if isinstance(r, tuple) else (r,)) if o.dtype.kind in "fc"]
+    total = sum((o.sum() for o in outs), pf.tensor(0.0))
+    (total.real if total.dtype.kind == "c" else total).backward()
+    assert x.grad.shape == shape

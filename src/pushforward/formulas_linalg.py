@@ -673,19 +673,19 @@ def lu_composite(a, pivot):
 def _pivots_from_p(p):
     """LAPACK's 1-based row interchanges (ipiv) for a permutation matrix P with A = P L U."""
     m = p.shape[-2]
-    k = p.shape[-1] if p.ndim else 0
+    if m == 0:
+        return np.zeros(p.shape[:-2] + (0,), np.int32)
     perm = np.argmax(p, axis=-2)  # perm[..., i]: the row of A that is row i of L U
     flat = perm.reshape(-1, m)
     out = np.empty((flat.shape[0], m), np.int32)
     for b in range(flat.shape[0]):
-        order = list(range(m))
+        order = list(range(m))      # order[i]: the row of A now at position i
         where = {r: r for r in range(m)}
         for i in range(m):
             j = where[flat[b, i]]
             out[b, i] = j + 1
             order[i], order[j] = order[j], order[i]
             where[order[i]], where[order[j]] = i, j
-    del k
     return out.reshape(perm.shape)
 
 

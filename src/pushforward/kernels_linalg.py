@@ -123,7 +123,8 @@ def cholesky(a, upper=False):
 
 # -- factorisations (packed) ----------------------------------------------------------------------
 def _pack(parts, dtype, batch):
-    flat = [np.asarray(p, dtype=dtype).reshape(batch + (-1,)) for p in parts]
+    nb = len(batch)
+    flat = [np.asarray(p, dtype=dtype).reshape(batch + (int(np.prod(p.shape[nb:])),)) for p in parts]
     return np.concatenate(flat, axis=-1)
 
 
@@ -180,12 +181,14 @@ def lu_packed(a):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    a2 = a.reshape((-1, m, n))
+    a2 = a.reshape((int(np.prod(batch)), m, n))
     p = np.empty((a2.shape[0], m, m), a.dtype)
     low = np.empty((a2.shape[0], m, k), a.dtype)
     up = np.empty((a2.shape[0], k, n), a.dtype)
-    for i in range(a2.shape[0]):
+    for i in range(a2.shape[0] if k else 0):
         p[i], low[i], up[i] = sla.lu(a2[i], check_finite=False)
+    if not k:  # no pivots: P is the identity
+        p[:] = np.eye(m, dtype=a.dtype)
     return _pack([p.reshape(batch + (m, m)), low.reshape(batch + (m, k)), up.reshape(batch + (k, n))], a.dtype, batch)
 
 
