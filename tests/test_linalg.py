@@ -58,6 +58,19 @@ TORCH = {
     "linalg_multi_dot": lambda ts: torch.linalg.multi_dot(ts),
     "linalg_matrix_norm": lambda a, o="fro", dim=(-2, -1), keepdim=False: torch.linalg.matrix_norm(a, o, dim, keepdim),
     "linalg_cond": lambda a, p=None: torch.linalg.cond(a, p),
+    "mv": lambda a, b: torch.mv(a, b),
+    "vdot": lambda a, b: torch.vdot(a, b),
+    "inner": lambda a, b: torch.inner(a, b),
+    "addmm": lambda s, a, b, **kw: torch.addmm(s, a, b, **kw),
+    "addmv": lambda s, a, b, **kw: torch.addmv(s, a, b, **kw),
+    "addr": lambda s, a, b, **kw: torch.addr(s, a, b, **kw),
+    "baddbmm": lambda s, a, b, **kw: torch.baddbmm(s, a, b, **kw),
+    "addbmm": lambda s, a, b, **kw: torch.addbmm(s, a, b, **kw),
+    "block_diag": lambda ts: torch.block_diag(*ts),
+    "linalg_vander": lambda x, N=None: torch.linalg.vander(x, N=N),
+    "linalg_tensorinv": lambda a, ind=2: torch.linalg.tensorinv(a, ind),
+    "linalg_tensorsolve": lambda a, b, dims=None: torch.linalg.tensorsolve(a, b, dims),
+    "pinverse": lambda a, rcond=1e-15: torch.pinverse(a, rcond),
 }
 
 

@@ -14,16 +14,25 @@ from pushforward.testing.opdb import OPS
 TORCH = {
     "special_i0": "i0", "special_i0e": "i0e", "special_i1": "i1", "special_i1e": "i1e", "special_ndtr": "ndtr",
     "special_ndtri": "ndtri", "special_log_ndtr": "log_ndtr", "special_erfcx": "erfcx", "special_xlog1py": "xlog1py",
-    "sinc": "sinc", "special_entr": "entr",
+    "sinc": "sinc", "special_entr": "entr", "special_bessel_j0": "bessel_j0", "special_bessel_j1": "bessel_j1",
+    "special_bessel_y0": "bessel_y0", "special_bessel_y1": "bessel_y1",
+    "special_modified_bessel_k0": "modified_bessel_k0", "special_modified_bessel_k1": "modified_bessel_k1",
+    "special_scaled_modified_bessel_k0": "scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1": "scaled_modified_bessel_k1",
+    "special_spherical_bessel_j0": "spherical_bessel_j0", "special_airy_ai": "airy_ai",
 }
 
 
 @needs_torch
-@pytest.mark.parametrize("name", sorted(TORCH) + ["special_zeta", "_special_zeta", "mvlgamma"])
+@pytest.mark.parametrize("name", sorted(TORCH) + ["special_zeta", "_special_zeta", "mvlgamma", "special_gammainc",
+                                                  "special_gammaincc"])
 def test_values_match_torch(name):
     from torch_oracle import check_against_torch
     if name in TORCH:
         fn = getattr(torch.special, TORCH[name])
+    elif name in ("special_gammainc", "special_gammaincc"):
+        f = getattr(torch.special, name[len("special_"):])
+        fn = lambda x, a: f(torch.full_like(x, a), x)  # noqa: E731
     elif name == "mvlgamma":
         fn = lambda a, p: torch.special.multigammaln(a, p)  # noqa: E731
     else:
@@ -68,3 +77,16 @@ def test_zeta_first_argument_is_not_differentiable():
 def test_mvlgamma_domain_error():
     with pytest.raises(OpError, match=r"greater than \(p-1\)/2"):
         pf.special.multigammaln(pf.tensor([0.4]), 3)
+
+
+def test_gammainc_first_argument_is_not_differentiable():
+    with pytest.raises(NotImplementedError, match="with respect to a"):
+        pf.special.gammainc(pf.tensor([2.0], requires_grad=True), pf.tensor([1.0]))
+
+
+def test_airy_second_derivative():
+    """Ai'' = x Ai: the derivative of the derivative goes through _special_airy_ai_prime."""
+    x = pf.tensor([0.3, -1.2], requires_grad=True)
+    (g,) = pf.autograd.grad(pf.special.airy_ai(x).sum(), x, create_graph=True)
+    (h,) = pf.autograd.grad(g.sum(), x)
+    close(h, x.detach().numpy() * sp.airy(x.detach().numpy())[0])

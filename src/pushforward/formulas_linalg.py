@@ -35,7 +35,9 @@ __all__ = [
     "lu_composite", "lu_factor_composite", "lu_solve_composite", "matrix_power_composite", "lstsq_composite",
     "trace_composite", "diag_composite", "tensordot_composite", "kron_composite", "cross_composite",
     "multi_dot_composite", "matrix_norm_composite", "cond_composite", "fft_composite", "fft_shift",
-    "bessel_ratio", "sinc_derivative", "zeta_composite", "mvlgamma_composite",
+    "bessel_ratio", "sinc_derivative", "zeta_composite", "mvlgamma_composite", "spherical_j0_derivative",
+    "gammainc_density", "gammainc_composite", "mm_checked", "mv_composite", "vdot_composite", "inner_composite",
+    "add_product", "block_diag_composite", "vander_composite", "tensorinv_composite", "tensorsolve_composite",
 ]
 
 
@@ -974,3 +976,123 @@ def mvlgamma_composite(a, p):
         t = o.lgamma(a - j / 2)
         total = t if total is None else total + t
     return total + p * (p - 1) / 4 * float(np.log(np.pi))
+
+
+def spherical_j0_derivative(x, result):
+    """d/dx sin(x)/x = (cos x - j0(x)) / x, 0 at x = 0."""
+    o = _ops()
+    zero = x == 0
+    return o.where(zero, 0.0, (x.cos() - result) / o.where(zero, 1.0, x))
+
+
+def gammainc_density(a, x, upper):
+    """d/dx P(a, x) = x^(a-1) exp(-x) / Gamma(a) (minus that for Q)."""
+    d = ((a - 1) * x.log() - x - _ops().lgamma(a)).exp()
+    return -d if upper else d
+
+
+def gammainc_composite(a, x, upper):
+    from .tensor import Tensor
+    if isinstance(a, Tensor) and _differentiated(a):
+        raise NotImplementedError("special_gammainc: the derivative with respect to a (the first argument) is not "
+                                  "implemented (as in torch); only x is differentiable")
+    return _ops()._special_gammainc(a, x, upper)
+
+
+# -- BLAS-style products and tensor solves -----------------------------------------------------------
+def _need_ndim(name, t, nd, what):
+    if t.ndim != nd:
+        raise OpError(f"{name}: {what} must be {nd}-D, got shape {tuple(t.shape)}")
+
+
+def mm_checked(a, b, name):
+    _need_ndim(name, a, 2, "the first matrix")
+    _need_ndim(name, b, 2, "the second matrix")
+    if a.shape[1] != b.shape[0]:
+        raise OpError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied")
+    return a @ b
+
+
+def mv_composite(m, v):
+    _need_ndim("mv", m, 2, "the matrix")
+    _need_ndim("mv", v, 1, "the vector")
+    if m.shape[1] != v.shape[0]:
+        raise OpError(f"mv: shapes {tuple(m.shape)} and {tuple(v.shape)} cannot be multiplied")
+    return m @ v
+
+
+def vdot_composite(a, b):
+    _need_ndim("vdot", a, 1, "the first input")
+    _need_ndim("vdot", b, 1, "the second input")
+    if a.shape != b.shape:
+        raise OpError(f"vdot: inputs must have the same size, got {tuple(a.shape)} and {tuple(b.shape)}")
+    return (a.conj() * b).sum()
+
+
+def inner_composite(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return tensordot_composite(a, b, ([-1], [-1]))
+
+
+def add_product(self, prod, beta, alpha):
+    """beta * self + alpha * prod; with beta == 0 self is ignored (nan and inf too), as torch."""
+    from .creation import zeros
+    from .formulas import scale
+    if beta == 0:
+        shape = np.broadcast_shapes(tuple(self.shape), tuple(prod.shape))
+        return scale(prod, alpha) + zeros(*shape, dtype=prod.dtype)
+    return scale(self, beta) + scale(prod, alpha)
+
+
+def block_diag_composite(tensors):
+    o = _ops()
+    from .creation import zeros
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise OpError(f"block_diag: input {i} must have 2 or fewer dimensions, got shape {tuple(t.shape)}")
+        mats.append(t.reshape(1, 1) if t.ndim == 0 else (t.unsqueeze(0) if t.ndim == 1 else t))
+    if not mats:
+        return zeros(1, 0)
+    dt = np.result_type(*[m.dtype for m in mats])
+    total = sum(m.shape[1] for m in mats)
+    rows, col = [], 0
+    for m in mats:
+        r, c = m.shape
+        rows.append(o.cat([zeros(r, col, dtype=dt), m, zeros(r, total - col - c, dtype=dt)], 1))
+        col += c
+    return o.cat(rows, 0)
+
+
+def vander_composite(x, n):
+    from .creation import arange
+    if x.ndim == 0:
+        raise OpError("linalg.vander: expected an input with at least one dimension")
+    n = x.shape[-1] if n is None else n
+    if n < 0:
+        raise OpError(f"linalg.vander: N must be non-negative, got {n}")
+    return x.unsqueeze(-1) ** arange(n, dtype=x.dtype)
+
+
+def tensorinv_composite(a, ind):
+    o = _ops()
+    if ind <= 0:
+        raise OpError(f"linalg.tensorinv: ind must be a positive integer, got {ind}")
+    out_shape, in_shape = tuple(a.shape[ind:]), tuple(a.shape[:ind])
+    p, q = int(np.prod(in_shape)), int(np.prod(out_shape))
+    if p != q:
+        raise OpError(f"linalg.tensorinv: prod(shape[:ind]) = {p} must equal prod(shape[ind:]) = {q} "
+                      f"(shape {tuple(a.shape)}, ind={ind})")
+    return o.inverse(a.reshape(p, q)).reshape(*out_shape, *in_shape)
+
+
+def tensorsolve_composite(a, b, dims):
+    o = _ops()
+    if dims is not None:
+        dims = [d % a.ndim for d in dims]
+        a = a.permute(*[d for d in range(a.ndim) if d not in dims], *dims)
+    x_shape = tuple(a.shape[b.ndim:])
+    if tuple(a.shape[:b.ndim]) != tuple(b.shape) or int(np.prod(x_shape)) != b.numel():
+        raise OpError(f"linalg.tensorsolve: A of shape {tuple(a.shape)} does not match B of shape {tuple(b.shape)}")
+    return o.linalg_solve(a.reshape(b.numel(), -1), b.reshape(-1)).reshape(*x_shape)

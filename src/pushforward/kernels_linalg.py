@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.special as sp
 
 from .errors import OpError
 
 __all__ = [
     "inverse", "det", "logdet", "slogdet_sign", "slogdet_logabs", "solve", "solve_triangular", "cholesky",
     "eigh_packed", "eigvalsh", "svd_packed", "svdvals", "qr_packed", "eig_packed", "eigvals", "matrix_exp",
-    "pinv", "matrix_rank", "diag_embed", "lu_packed", "fft_c2c", "fft_r2c", "fft_c2r",
+    "pinv", "matrix_rank", "diag_embed", "lu_packed", "fft_c2c", "fft_r2c", "fft_c2r", "spherical_bessel_j0",
+    "airy_ai", "airy_ai_prime", "gammainc",
 ]
 
 
@@ -278,3 +280,20 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     out = np.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
     real = np.finfo(a.dtype).dtype if a.dtype.kind in "fc" else np.float64
     return out.astype(real, copy=False)
+
+
+# -- special functions without a bare SciPy function ---------------------------------------------
+def spherical_bessel_j0(a):
+    return sp.spherical_jn(0, a)
+
+
+def airy_ai(a):
+    return sp.airy(a)[0]
+
+
+def airy_ai_prime(a):
+    return sp.airy(a)[1]
+
+
+def gammainc(a, x, upper=False):
+    return sp.gammaincc(a, x) if upper else sp.gammainc(a, x)

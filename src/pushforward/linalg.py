@@ -20,7 +20,8 @@ from .errors import OpError
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky",
     "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "lu", "lu_factor", "lu_solve", "matrix_exp",
-    "matrix_power", "pinv", "lstsq", "matrix_rank", "cond", "cross", "vecdot", "multi_dot", "diagonal",
+    "matrix_power", "pinv", "lstsq", "matrix_rank", "cond", "cross", "vecdot", "multi_dot", "diagonal", "vander",
+    "tensorinv", "tensorsolve", "matmul",
 ]
 
 inv = ops.inverse
@@ -49,6 +50,10 @@ cross = ops.linalg_cross
 vecdot = ops.linalg_vecdot
 multi_dot = ops.linalg_multi_dot
 matrix_norm = ops.linalg_matrix_norm
+vander = ops.linalg_vander
+tensorinv = ops.linalg_tensorinv
+tensorsolve = ops.linalg_tensorsolve
+matmul = ops.matmul
 
 
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):

@@ -7685,6 +7685,651 @@ def special_betaln(self, other):
     return lgamma(self) + lgamma(other) - lgamma(self + other)
 
 
+# ---- special_bessel_j0
+
+
+def _special_bessel_j0__backward(grad, self, result, needs):
+    return (
+        grad * -special_bessel_j1(self) if needs[0] else None,
+    )
+
+
+def _special_bessel_j0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_bessel_j1(self_p)
+    return (self_t.conj() * -special_bessel_j1(self_p)).conj()
+
+
+def _special_bessel_j0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.j1(self_p)
+    return K.conj(K.conj(self_t) * -sp.j1(self_p))
+
+
+SPECIAL_BESSEL_J0 = Op(
+    'special_bessel_j0',
+    sp.j0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_j0__backward,
+    jvp=_special_bessel_j0__jvp,
+    jvp_np=_special_bessel_j0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_bessel_j0(self):
+    """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_J0, self, ())
+
+
+SPECIAL_BESSEL_J0.public = special_bessel_j0
+
+
+# ---- special_bessel_j1
+
+
+def _special_bessel_j1__backward(grad, self, result, needs):
+    return (
+        grad * (special_bessel_j0(self) - bessel_ratio(self, result)) if needs[0] else None,
+    )
+
+
+def _special_bessel_j1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))
+    return (self_t.conj() * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))).conj()
+
+
+SPECIAL_BESSEL_J1 = Op(
+    'special_bessel_j1',
+    sp.j1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_j1__backward,
+    jvp=_special_bessel_j1__jvp,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_bessel_j1(self):
+    """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_J1, self, ())
+
+
+SPECIAL_BESSEL_J1.public = special_bessel_j1
+
+
+# ---- special_bessel_y0
+
+
+def _special_bessel_y0__backward(grad, self, result, needs):
+    return (
+        grad * -special_bessel_y1(self) if needs[0] else None,
+    )
+
+
+def _special_bessel_y0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_bessel_y1(self_p)
+    return (self_t.conj() * -special_bessel_y1(self_p)).conj()
+
+
+def _special_bessel_y0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.y1(self_p)
+    return K.conj(K.conj(self_t) * -sp.y1(self_p))
+
+
+SPECIAL_BESSEL_Y0 = Op(
+    'special_bessel_y0',
+    sp.y0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_y0__backward,
+    jvp=_special_bessel_y0__jvp,
+    jvp_np=_special_bessel_y0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_bessel_y0(self):
+    """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_Y0, self, ())
+
+
+SPECIAL_BESSEL_Y0.public = special_bessel_y0
+
+
+# ---- special_bessel_y1
+
+
+def _special_bessel_y1__backward(grad, self, result, needs):
+    return (
+        grad * (special_bessel_y0(self) - result / self) if needs[0] else None,
+    )
+
+
+def _special_bessel_y1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_bessel_y0(self_p) - result / self_p)
+    return (self_t.conj() * (special_bessel_y0(self_p) - result / self_p)).conj()
+
+
+def _special_bessel_y1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (sp.y0(self_p) - result / self_p)
+    return K.conj(K.conj(self_t) * (sp.y0(self_p) - result / self_p))
+
+
+SPECIAL_BESSEL_Y1 = Op(
+    'special_bessel_y1',
+    sp.y1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_y1__backward,
+    jvp=_special_bessel_y1__jvp,
+    jvp_np=_special_bessel_y1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_bessel_y1(self):
+    """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_Y1, self, ())
+
+
+SPECIAL_BESSEL_Y1.public = special_bessel_y1
+
+
+# ---- special_modified_bessel_k0
+
+
+def _special_modified_bessel_k0__backward(grad, self, result, needs):
+    return (
+        grad * -special_modified_bessel_k1(self) if needs[0] else None,
+    )
+
+
+def _special_modified_bessel_k0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_modified_bessel_k1(self_p)
+    return (self_t.conj() * -special_modified_bessel_k1(self_p)).conj()
+
+
+def _special_modified_bessel_k0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.k1(self_p)
+    return K.conj(K.conj(self_t) * -sp.k1(self_p))
+
+
+SPECIAL_MODIFIED_BESSEL_K0 = Op(
+    'special_modified_bessel_k0',
+    sp.k0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_modified_bessel_k0__backward,
+    jvp=_special_modified_bessel_k0__jvp,
+    jvp_np=_special_modified_bessel_k0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_modified_bessel_k0(self):
+    """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_MODIFIED_BESSEL_K0, self, ())
+
+
+SPECIAL_MODIFIED_BESSEL_K0.public = special_modified_bessel_k0
+
+
+# ---- special_modified_bessel_k1
+
+
+def _special_modified_bessel_k1__backward(grad, self, result, needs):
+    return (
+        grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,
+    )
+
+
+def _special_modified_bessel_k1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(special_modified_bessel_k0(self_p) + result / self_p)
+    return (self_t.conj() * -(special_modified_bessel_k0(self_p) + result / self_p)).conj()
+
+
+def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(sp.k0(self_p) + result / self_p)
+    return K.conj(K.conj(self_t) * -(sp.k0(self_p) + result / self_p))
+
+
+SPECIAL_MODIFIED_BESSEL_K1 = Op(
+    'special_modified_bessel_k1',
+    sp.k1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_modified_bessel_k1__backward,
+    jvp=_special_modified_bessel_k1__jvp,
+    jvp_np=_special_modified_bessel_k1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_modified_bessel_k1(self):
+    """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_MODIFIED_BESSEL_K1, self, ())
+
+
+SPECIAL_MODIFIED_BESSEL_K1.public = special_modified_bessel_k1
+
+
+# ---- special_scaled_modified_bessel_k0
+
+
+def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
+    return (
+        grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,
+    )
+
+
+def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - special_scaled_modified_bessel_k1(self_p))
+    return (self_t.conj() * (result - special_scaled_modified_bessel_k1(self_p))).conj()
+
+
+def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - sp.k1e(self_p))
+    return K.conj(K.conj(self_t) * (result - sp.k1e(self_p)))
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op(
+    'special_scaled_modified_bessel_k0',
+    sp.k0e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_scaled_modified_bessel_k0__backward,
+    jvp=_special_scaled_modified_bessel_k0__jvp,
+    jvp_np=_special_scaled_modified_bessel_k0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_scaled_modified_bessel_k0(self):
+    """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, self, ())
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K0.public = special_scaled_modified_bessel_k0
+
+
+# ---- special_scaled_modified_bessel_k1
+
+
+def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
+    return (
+        grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,
+    )
+
+
+def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)
+    return (self_t.conj() * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)).conj()
+
+
+def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - sp.k0e(self_p) - result / self_p)
+    return K.conj(K.conj(self_t) * (result - sp.k0e(self_p) - result / self_p))
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op(
+    'special_scaled_modified_bessel_k1',
+    sp.k1e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_scaled_modified_bessel_k1__backward,
+    jvp=_special_scaled_modified_bessel_k1__jvp,
+    jvp_np=_special_scaled_modified_bessel_k1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_scaled_modified_bessel_k1(self):
+    """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, self, ())
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K1.public = special_scaled_modified_bessel_k1
+
+
+# ---- special_spherical_bessel_j0
+
+
+def _special_spherical_bessel_j0__backward(grad, self, result, needs):
+    return (
+        grad * spherical_j0_derivative(self, result) if needs[0] else None,
+    )
+
+
+def _special_spherical_bessel_j0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * spherical_j0_derivative(self_p, result)
+    return (self_t.conj() * spherical_j0_derivative(self_p, result)).conj()
+
+
+SPECIAL_SPHERICAL_BESSEL_J0 = Op(
+    'special_spherical_bessel_j0',
+    K.spherical_bessel_j0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_spherical_bessel_j0__backward,
+    jvp=_special_spherical_bessel_j0__jvp,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    save_result=True,
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_spherical_bessel_j0(self):
+    """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SPHERICAL_BESSEL_J0, self, ())
+
+
+SPECIAL_SPHERICAL_BESSEL_J0.public = special_spherical_bessel_j0
+
+
+# ---- special_airy_ai
+
+
+def _special_airy_ai__backward(grad, self, result, needs):
+    return (
+        grad * _special_airy_ai_prime(self) if needs[0] else None,
+    )
+
+
+def _special_airy_ai__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * _special_airy_ai_prime(self_p)
+    return (self_t.conj() * _special_airy_ai_prime(self_p)).conj()
+
+
+def _special_airy_ai__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.airy_ai_prime(self_p)
+    return K.conj(K.conj(self_t) * K.airy_ai_prime(self_p))
+
+
+SPECIAL_AIRY_AI = Op(
+    'special_airy_ai',
+    K.airy_ai,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_airy_ai__backward,
+    jvp=_special_airy_ai__jvp,
+    jvp_np=_special_airy_ai__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def special_airy_ai(self):
+    """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
+    return apply1(SPECIAL_AIRY_AI, self, ())
+
+
+SPECIAL_AIRY_AI.public = special_airy_ai
+
+
+# ---- _special_airy_ai_prime
+
+
+def __special_airy_ai_prime__backward(grad, self, result, needs):
+    return (
+        grad * self * special_airy_ai(self) if needs[0] else None,
+    )
+
+
+def __special_airy_ai_prime__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p * special_airy_ai(self_p)
+    return (self_t.conj() * self_p * special_airy_ai(self_p)).conj()
+
+
+def __special_airy_ai_prime__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p * K.airy_ai(self_p)
+    return K.conj(K.conj(self_t) * self_p * K.airy_ai(self_p))
+
+
+_SPECIAL_AIRY_AI_PRIME = Op(
+    '_special_airy_ai_prime',
+    K.airy_ai_prime,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__special_airy_ai_prime__backward,
+    jvp=__special_airy_ai_prime__jvp,
+    jvp_np=__special_airy_ai_prime__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(2,),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def _special_airy_ai_prime(self):
+    """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
+    return apply1(_SPECIAL_AIRY_AI_PRIME, self, ())
+
+
+_SPECIAL_AIRY_AI_PRIME.public = _special_airy_ai_prime
+
+
+# ---- _special_gammainc
+
+
+def __special_gammainc__backward(grad, self, other, result, upper, needs):
+    return (
+        grad * gammainc_density(self, other, upper) if needs[0] else None,
+    )
+
+
+def __special_gammainc__jvp(self, other_p, other_t, result, upper):
+    return other_t * gammainc_density(self, other_p, upper)
+
+
+_SPECIAL_GAMMAINC = Op(
+    '_special_gammainc',
+    K.gammainc,
+    ('self', 'other'),
+    ('T', 'T'),
+    (False, True),
+    backward=__special_gammainc__backward,
+    jvp=__special_gammainc__jvp,
+    jvp_kind='explicit',
+    save=(2, 2),
+    out_diff=(True,),
+    backward_uses_self=True,
+)
+
+
+def _special_gammainc(self, other, upper):
+    """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
+    return apply2(_SPECIAL_GAMMAINC, self, other, (upper,))
+
+
+_SPECIAL_GAMMAINC.public = _special_gammainc
+
+
+# ---- special_gammainc (composite)
+
+
+def special_gammainc(self, other):
+    """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return gammainc_composite(self, other, False)
+
+
+# ---- special_gammaincc (composite)
+
+
+def special_gammaincc(self, other):
+    """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return gammainc_composite(self, other, True)
+
+
+# ---- mv (composite)
+
+
+def mv(self, vec):
+    """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
+    return mv_composite(self, vec)
+
+
+# ---- vdot (composite)
+
+
+def vdot(self, other):
+    """sum(conj(x) * y) of two 1-D tensors. Example: pf.vdot(pf.ones(2), pf.ones(2))"""
+    return vdot_composite(self, other)
+
+
+# ---- inner (composite)
+
+
+def inner(self, other):
+    """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
+    return inner_composite(self, other)
+
+
+# ---- addmm (composite)
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.eye(2))"""
+    return add_product(self, mm_checked(mat1, mat2, "addmm"), beta, alpha)
+
+
+# ---- addmv (composite)
+
+
+def addmv(self, mat, vec, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
+    return add_product(self, mv_composite(mat, vec), beta, alpha)
+
+
+# ---- addr (composite)
+
+
+def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2). Example: pf.addr(pf.zeros(2, 2), pf.ones(2), pf.ones(2))"""
+    return add_product(self, outer(vec1, vec2), beta, alpha)
+
+
+# ---- baddbmm (composite)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * bmm(batch1, batch2). Example: pf.baddbmm(pf.zeros(1, 2, 2), pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
+    return add_product(self, bmm(batch1, batch2), beta, alpha)
+
+
+# ---- addbmm (composite)
+
+
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 2), pf.ones(3, 2, 2))"""
+    return add_product(self, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+# ---- block_diag (composite)
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix from 0-, 1- or 2-D tensors. Example: pf.block_diag(pf.eye(2), pf.ones(1, 2))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return block_diag_composite(tensors)
+
+
+# ---- linalg_vander (composite)
+
+
+def linalg_vander(self, *, N=None):
+    """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
+    return vander_composite(self, N)
+
+
+# ---- linalg_tensorinv (composite)
+
+
+def linalg_tensorinv(self, ind=2):
+    """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
+    return tensorinv_composite(self, ind)
+
+
+# ---- linalg_tensorsolve (composite)
+
+
+def linalg_tensorsolve(self, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
+    return tensorsolve_composite(self, B, dims)
+
+
+# ---- pinverse (composite)
+
+
+def pinverse(self, rcond=1e-15):
+    """Pseudo-inverse with singular values below rcond * largest cut (torch.pinverse). Example: pf.pinverse(pf.eye(2))"""
+    return linalg_pinv(self, rtol=rcond)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -7896,6 +8541,25 @@ METHODS = {
     'mvlgamma': mvlgamma,
     'special_multigammaln': special_multigammaln,
     'special_betaln': special_betaln,
+    'special_bessel_j0': special_bessel_j0,
+    'special_bessel_j1': special_bessel_j1,
+    'special_bessel_y0': special_bessel_y0,
+    'special_bessel_y1': special_bessel_y1,
+    'special_modified_bessel_k0': special_modified_bessel_k0,
+    'special_modified_bessel_k1': special_modified_bessel_k1,
+    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
+    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
+    'special_spherical_bessel_j0': special_spherical_bessel_j0,
+    'special_airy_ai': special_airy_ai,
+    'mv': mv,
+    'vdot': vdot,
+    'inner': inner,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addr': addr,
+    'baddbmm': baddbmm,
+    'addbmm': addbmm,
+    'pinverse': pinverse,
 }
 
 
@@ -8109,4 +8773,29 @@ FUNCTIONS = {
     'mvlgamma': mvlgamma,
     'special_multigammaln': special_multigammaln,
     'special_betaln': special_betaln,
+    'special_bessel_j0': special_bessel_j0,
+    'special_bessel_j1': special_bessel_j1,
+    'special_bessel_y0': special_bessel_y0,
+    'special_bessel_y1': special_bessel_y1,
+    'special_modified_bessel_k0': special_modified_bessel_k0,
+    'special_modified_bessel_k1': special_modified_bessel_k1,
+    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
+    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
+    'special_spherical_bessel_j0': special_spherical_bessel_j0,
+    'special_airy_ai': special_airy_ai,
+    'special_gammainc': special_gammainc,
+    'special_gammaincc': special_gammaincc,
+    'mv': mv,
+    'vdot': vdot,
+    'inner': inner,
+    'addmm': addmm,
+    'addmv': addmv,
+    'addr': addr,
+    'baddbmm': baddbmm,
+    'addbmm': addbmm,
+    'block_diag': block_diag,
+    'linalg_vander': linalg_vander,
+    'linalg_tensorinv': linalg_tensorinv,
+    'linalg_tensorsolve': linalg_tensorsolve,
+    'pinverse': pinverse,
 }

@@ -670,3 +670,108 @@ def add_special_ops(add) -> None:
         SampleInput(m((3,), low=0.5, high=3.0), (m((3,), low=0.5, high=3.0),)),
         SampleInput(m((2, 3), low=0.5, high=3.0), (m((3,), low=0.5, high=3.0),), name="broadcast")], sp.betaln, REAL,
         composite=True))
+
+
+# -- more special functions and products ------------------------------------------------------------------
+def s_gammainc(m):
+    return [SampleInput(m((4,), low=0.2, high=3.0), (1.5, False), name="P"),
+            SampleInput(m((2, 3), low=0.2, high=3.0), (2.5, True), name="Q")]
+
+
+def s_gammainc_pub(m):
+    return [SampleInput(m((4,), low=0.2, high=3.0), (1.5,), name="a=1.5"),
+            SampleInput(m((2, 3), low=0.2, high=3.0), (0.7,), name="a=0.7")]
+
+
+def s_addmm(m):
+    return [SampleInput(m((2, 4)), (m((2, 3)), m((3, 4)))),
+            SampleInput(m((4,)), (m((2, 3)), m((3, 4))), {"beta": 0.5, "alpha": 2.0}, "broadcast, beta, alpha"),
+            SampleInput(m((2, 4)), (m((2, 3)), m((3, 4))), {"beta": 0}, "beta=0")]
+
+
+def s_addmv(m):
+    return [SampleInput(m((2,)), (m((2, 3)), m((3,)))),
+            SampleInput(m(()), (m((2, 3)), m((3,))), {"beta": 2.0, "alpha": -1.0}, "scalar self")]
+
+
+def s_addr(m):
+    return [SampleInput(m((2, 3)), (m((2,)), m((3,)))), SampleInput(m((3,)), (m((2,)), m((3,))), {"alpha": 0.5}, "alpha")]
+
+
+def s_baddbmm(m):
+    return [SampleInput(m((2, 2, 4)), (m((2, 2, 3)), m((2, 3, 4)))),
+            SampleInput(m((2, 4)), (m((2, 2, 3)), m((2, 3, 4))), {"beta": 0.5}, "broadcast")]
+
+
+def s_addbmm(m):
+    return [SampleInput(m((2, 4)), (m((3, 2, 3)), m((3, 3, 4)))),
+            SampleInput(m((2, 4)), (m((3, 2, 3)), m((3, 3, 4))), {"alpha": 2.0}, "alpha")]
+
+
+def _ref_add(self, prod, beta=1, alpha=1):
+    return alpha * prod + (0 if beta == 0 else beta * self)
+
+
+def s_tensorinv(m):
+    return [SampleInput(m.tensor((_rand(m, (4, 4)) + 3 * np.eye(4)).reshape(4, 2, 2)), (1,), name="ind=1"),
+            SampleInput(m.tensor((_rand(m, (4, 4)) + 3 * np.eye(4)).reshape(2, 2, 2, 2)), name="ind=2")]
+
+
+def s_tensorsolve(m):
+    a = (_rand(m, (6, 6)) + 3 * np.eye(6)).reshape(2, 3, 6)
+    return [SampleInput(m.tensor(a), (m.tensor(_rand(m, (2, 3))),), name="plain"),
+            SampleInput(m.tensor(np.moveaxis(a, -1, 0)), (m.tensor(_rand(m, (2, 3))),), {"dims": (0,)}, "dims")]
+
+
+def add_more_ops(add) -> None:
+    unary = {
+        "special_bessel_j0": (sp.j0, None, False), "special_bessel_j1": (sp.j1, None, True),
+        "special_bessel_y0": (sp.y0, (0.5, 3.0), False), "special_bessel_y1": (sp.y1, (0.5, 3.0), False),
+        "special_modified_bessel_k0": (sp.k0, (0.5, 3.0), False),
+        "special_modified_bessel_k1": (sp.k1, (0.5, 3.0), False),
+        "special_scaled_modified_bessel_k0": (sp.k0e, (0.5, 3.0), False),
+        "special_scaled_modified_bessel_k1": (sp.k1e, (0.5, 3.0), False),
+        "special_spherical_bessel_j0": (lambda x: sp.spherical_jn(0, x), None, True),
+        "special_airy_ai": (lambda x: sp.airy(x)[0], None, False),
+        "_special_airy_ai_prime": (lambda x: sp.airy(x)[1], None, False),
+    }
+    for name, (ref, dom, zero) in unary.items():
+        lo, hi = dom or (-2.0, 2.0)
+        add(OpInfo(name, getattr(ops, name), (lambda m, lo=lo, hi=hi, zero=zero: _unary_samples(m, lo, hi) + (
+            [SampleInput(m.tensor([0.0, 0.7]), name="at 0")] if zero else [])), ref, REAL))
+    add(OpInfo("_special_gammainc", lambda x, a, upper: ops._special_gammainc(a, x, upper), s_gammainc,
+               lambda x, a, upper: (sp.gammaincc if upper else sp.gammainc)(a, x), REAL))
+    add(OpInfo("special_gammainc", lambda x, a: ops.special_gammainc(a, x), s_gammainc_pub,
+               lambda x, a: sp.gammainc(a, x), REAL, composite=True))
+    add(OpInfo("special_gammaincc", lambda x, a: ops.special_gammaincc(a, x), s_gammainc_pub,
+               lambda x, a: sp.gammaincc(a, x), REAL, composite=True))
+    add(OpInfo("mv", ops.mv, lambda m: [SampleInput(m((2, 3)), (m((3,)),))], np.matmul, REAL_COMPLEX, composite=True))
+    add(OpInfo("vdot", ops.vdot, lambda m: [SampleInput(m((3,)), (m((3,)),))], np.vdot, REAL_COMPLEX, composite=True))
+    add(OpInfo("inner", ops.inner, lambda m: [SampleInput(m((2, 3)), (m((4, 3)),)), SampleInput(m((3,)), (m((3,)),)),
+                                             SampleInput(m(()), (m((2,)),), name="0-d")], np.inner, REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("addmm", ops.addmm, s_addmm, lambda s, a, b, **kw: _ref_add(s, a @ b, **kw), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("addmv", ops.addmv, s_addmv, lambda s, a, b, **kw: _ref_add(s, a @ b, **kw), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("addr", ops.addr, s_addr, lambda s, a, b, **kw: _ref_add(s, np.outer(a, b), **kw), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("baddbmm", ops.baddbmm, s_baddbmm, lambda s, a, b, **kw: _ref_add(s, a @ b, **kw), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("addbmm", ops.addbmm, s_addbmm, lambda s, a, b, **kw: _ref_add(s, (a @ b).sum(0), **kw),
+               REAL_COMPLEX, composite=True))
+    add(OpInfo("block_diag", ops.block_diag, lambda m: [SampleInput([m((2, 2)), m((1, 3)), m((2,))]),
+                                                       SampleInput([m(()), m((2, 2))], name="0-d")],
+               lambda ts: sla.block_diag(*ts), REAL_COMPLEX, composite=True))
+    add(OpInfo("linalg_vander", ops.linalg_vander, lambda m: [SampleInput(m((3,))),
+                                                             SampleInput(m((2, 3)), (), {"N": 4}, "batch, N")],
+               lambda x, N=None: x[..., None] ** np.arange(x.shape[-1] if N is None else N).astype(x.dtype), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("linalg_tensorinv", ops.linalg_tensorinv, s_tensorinv, lambda a, ind=2: np.linalg.tensorinv(a, ind),
+               REAL_COMPLEX, composite=True))
+    add(OpInfo("linalg_tensorsolve", ops.linalg_tensorsolve, s_tensorsolve,
+               lambda a, b, dims=None: np.linalg.tensorsolve(a, b, dims), REAL_COMPLEX, composite=True))
+    add(OpInfo("pinverse", ops.pinverse, lambda m: [SampleInput(m.tensor(_rand(m, (3, 2)) + np.eye(3, 2))),
+                                                   SampleInput(m.tensor(_rand(m, (2, 3)) + np.eye(2, 3)), (1e-3,),
+                                                               name="rcond")],
+               lambda a, rcond=1e-15: np.linalg.pinv(a, rtol=rcond), REAL_COMPLEX, composite=True))
