@@ -91,7 +91,8 @@ def main(verbose: bool = True) -> dict:
     }
     if verbose:
         ell, sf, sn = res["params"]
-        print(f"GP marginal likelihood, {N} points, scipy.optimize.minimize(method='trust-ncg', hessp=forward-over-reverse)")
+        print(f"GP marginal likelihood, {N} points, scipy.optimize.minimize(method='trust-ncg'), "
+              "hessp by forward-over-reverse")
         print(f"  lengthscale = {ell:.4f}  signal sd = {sf:.4f}  noise sd = {sn:.4f}")
         print(f"  nll = {res['fun']:.8f} (NumPy: {res['fun_numpy']:.8f})  |grad| = {res['grad_norm']:.1e}  "
               f"iterations = {res['nit']}  calls = {res['calls']}")

@@ -23,7 +23,7 @@ def test_values_match_torch(name):
 
 def test_every_torch_fft_transform_is_there():
     for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-              "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"):
+              "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"):
         assert callable(getattr(pf.fft, n))
 
 

@@ -313,7 +313,8 @@ def test_docs_example_runs():
 
 
 @pytest.mark.parametrize("fn", [pf.linalg.eigh, pf.linalg.svd, pf.linalg.qr, pf.linalg.eigvalsh, pf.linalg.svdvals,
-                                pf.linalg.eig, pf.linalg.lu, pf.linalg.lu_factor, pf.linalg.inv, pf.linalg.det, pf.linalg.cholesky])
+                                pf.linalg.eig, pf.linalg.lu, pf.linalg.lu_factor, pf.linalg.inv, pf.linalg.det,
+                                pf.linalg.cholesky])
 @pytest.mark.parametrize("shape", [(0, 3, 3), (0, 0)])
 def test_empty_inputs(fn, shape):
     """Regression: packing the outputs of an empty batch failed (reshape with -1 of size 0)."""

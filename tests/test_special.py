@@ -90,3 +90,19 @@ def test_airy_second_derivative():
     (g,) = pf.autograd.grad(pf.special.airy_ai(x).sum(), x, create_graph=True)
     (h,) = pf.autograd.grad(g.sum(), x)
     close(h, x.detach().numpy() * sp.airy(x.detach().numpy())[0])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 4])
+def test_complex_polygamma_matches_mpmath(n):
+    mpmath = pytest.importorskip("mpmath")
+    z = np.array([0.5 + 0.3j, -0.7 + 0.4j, 0.2 - 0.8j, 3 + 4j, -5.5 + 0.5j, 25 - 3j, 1e-3 + 0.2j, -30.2 - 0.1j])
+    exp = np.array([complex(mpmath.polygamma(n, complex(v))) for v in z])
+    got = (pf.digamma(pf.tensor(z)) if n == 0 else pf.polygamma(n, pf.tensor(z))).numpy()
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+
+
+def test_complex_digamma_derivative_is_trigamma():
+    z = pf.tensor([0.5 + 0.3j], requires_grad=True)
+    (pf.digamma(z) * pf.tensor([1.0 + 0j])).real.sum().backward()
+    # conjugate Wirtinger: grad = conj(psi'(z)) for the real part of a holomorphic function
+    close(z.grad, np.conj(pf.polygamma(1, pf.tensor([0.5 + 0.3j])).numpy()))

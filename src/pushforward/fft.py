@@ -19,7 +19,7 @@ from ._generated import ops
 from .creation import tensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+           "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
 
 fft = ops.fft_fft
 ifft = ops.fft_ifft
@@ -35,6 +35,10 @@ fftn = ops.fft_fftn
 ifftn = ops.fft_ifftn
 rfftn = ops.fft_rfftn
 irfftn = ops.fft_irfftn
+hfft2 = ops.fft_hfft2
+ihfft2 = ops.fft_ihfft2
+hfftn = ops.fft_hfftn
+ihfftn = ops.fft_ihfftn
 fftshift = ops.fft_fftshift
 ifftshift = ops.fft_ifftshift
 

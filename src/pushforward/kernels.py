@@ -113,6 +113,8 @@ def round(a, decimals=0):
 
 
 def polygamma(n, a):
+    if np.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
+        return polygamma_complex(n, a)
     return sp.polygamma(n, a)
 
 

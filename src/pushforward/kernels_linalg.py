@@ -20,7 +20,7 @@ __all__ = [
     "inverse", "det", "logdet", "slogdet_sign", "slogdet_logabs", "solve", "solve_triangular", "cholesky",
     "eigh_packed", "eigvalsh", "svd_packed", "svdvals", "qr_packed", "eig_packed", "eigvals", "matrix_exp",
     "pinv", "matrix_rank", "diag_embed", "lu_packed", "fft_c2c", "fft_r2c", "fft_c2r", "spherical_bessel_j0",
-    "airy_ai", "airy_ai_prime", "gammainc",
+    "airy_ai", "airy_ai_prime", "gammainc", "hurwitz_zeta_complex", "polygamma_complex",
 ]
 
 
@@ -297,3 +297,37 @@ def airy_ai_prime(a):
 
 def gammainc(a, x, upper=False):
     return sp.gammaincc(a, x) if upper else sp.gammainc(a, x)
+
+
+# Bernoulli numbers B_2, B_4, ..., B_20 (Euler-Maclaurin tail of the Hurwitz zeta function)
+_BERNOULLI_EVEN = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
+                   -174611 / 330)
+
+
+def hurwitz_zeta_complex(s: int, z):
+    """zeta(s, z) = sum_k (z + k)^-s for an integer s >= 2 and complex z (SciPy's zeta is real only):
+    the first terms summed until Re(z + N) >= 20, then the Euler-Maclaurin expansion
+    w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! (s)_(2j-1) w^(-s-2j+1), accurate to ~1e-15."""
+    z = np.asarray(z)
+    out = np.zeros(z.shape, np.result_type(z.dtype, np.complex64))
+    lo = float(np.min(z.real)) if z.size else 20.0
+    shift = int(max(0.0, np.ceil(20.0 - lo)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(shift):
+            out += (z + k) ** (-s)
+        w = z + shift
+        acc = w ** (1 - s) / (s - 1) + 0.5 * w ** (-s)
+        rising, fact, wp, w2 = float(s), 2.0, w ** (-s - 1), w ** -2
+        for j, b in enumerate(_BERNOULLI_EVEN, start=1):
+            acc = acc + b / fact * rising * wp
+            rising *= (s + 2 * j - 1) * (s + 2 * j)
+            fact *= (2 * j + 1) * (2 * j + 2)
+            wp = wp * w2
+    return (out + acc).astype(out.dtype, copy=False)
+
+
+def polygamma_complex(n: int, z):
+    """psi^(n)(z) for complex z: psi for n = 0, else (-1)^(n+1) n! zeta(n + 1, z)."""
+    if n == 0:
+        return sp.psi(z)
+    return (-1) ** (n + 1) * float(np.prod(np.arange(1, n + 1))) * hurwitz_zeta_complex(n + 1, z)

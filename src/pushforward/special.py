@@ -4,7 +4,7 @@ New ops (Bessel i0/i0e/i1/i1e, j0/j1/y0/y1, k0/k1 (and scaled), spherical j0, Ai
 incomplete gamma (differentiable in x), ndtr, ndtri, log_ndtr, erfcx, xlog1py, sinc, entr, zeta,
 multigammaln, betaln) and the torch.special names of existing ops (expit = sigmoid,
 gammaln = lgamma, psi = digamma, ...). `zeta(x, q)` is differentiable in q only (as in
-torch). Complex digamma/polygamma are not available (SciPy has no complex polygamma).
+torch). digamma/polygamma accept complex input (a complex Hurwitz zeta kernel).
 
 >>> import pushforward as pf
 >>> round(float(pf.special.ndtr(pf.tensor(0.0))), 6)

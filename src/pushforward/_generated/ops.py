@@ -1697,21 +1697,25 @@ LGAMMA.public = lgamma
 
 
 def _digamma__backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * polygamma(1, self) if needs[0] else None,
+        )
     return (
-        grad * polygamma(1, self) if needs[0] else None,
+        grad * polygamma(1, self).conj() if needs[0] else None,
     )
 
 
 def _digamma__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(1, self_p)
-    return (self_t.conj() * polygamma(1, self_p)).conj()
+    return (self_t.conj() * polygamma(1, self_p).conj()).conj()
 
 
 def _digamma__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(1, self_p)
-    return K.conj(K.conj(self_t) * K.polygamma(1, self_p))
+    return K.conj(K.conj(self_t) * K.conj(K.polygamma(1, self_p)))
 
 
 DIGAMMA = Op(
@@ -1731,7 +1735,7 @@ DIGAMMA = Op(
 
 
 def digamma(self):
-    """Digamma (psi) function, the derivative of lgamma. Example: pf.digamma(pf.tensor([1.0]))"""
+    """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
     return apply1(DIGAMMA, self, ())
 
 
@@ -1742,21 +1746,25 @@ DIGAMMA.public = digamma
 
 
 def _polygamma__backward(grad, self, result, n, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * polygamma(n + 1, self) if needs[0] else None,
+        )
     return (
-        grad * polygamma(n + 1, self) if needs[0] else None,
+        grad * polygamma(n + 1, self).conj() if needs[0] else None,
     )
 
 
 def _polygamma__jvp(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(n + 1, self_p)
-    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+    return (self_t.conj() * polygamma(n + 1, self_p).conj()).conj()
 
 
 def _polygamma__jvp_np(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(n + 1, self_p)
-    return K.conj(K.conj(self_t) * K.polygamma(n + 1, self_p))
+    return K.conj(K.conj(self_t) * K.conj(K.polygamma(n + 1, self_p)))
 
 
 def _polygamma__kernel(self, n):
@@ -1781,7 +1789,7 @@ POLYGAMMA = Op(
 
 
 def polygamma(n, self):
-    """n-th derivative of the digamma function. Example: pf.polygamma(1, pf.tensor([1.0]))"""
+    """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
     return apply1(POLYGAMMA, self, (n,))
 
 
@@ -8330,6 +8338,46 @@ def pinverse(self, rcond=1e-15):
     return linalg_pinv(self, rtol=rcond)
 
 
+# ---- fft_hfft2 (composite)
+
+
+def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, "hfft")
+
+
+# ---- fft_ihfft2 (composite)
+
+
+def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, "ihfft")
+
+
+# ---- fft_hfftn (composite)
+
+
+def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, "hfft")
+
+
+# ---- fft_ihfftn (composite)
+
+
+def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, "ihfft")
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -8798,4 +8846,8 @@ FUNCTIONS = {
     'linalg_tensorinv': linalg_tensorinv,
     'linalg_tensorsolve': linalg_tensorsolve,
     'pinverse': pinverse,
+    'fft_hfft2': fft_hfft2,
+    'fft_ihfft2': fft_ihfft2,
+    'fft_hfftn': fft_hfftn,
+    'fft_ihfftn': fft_ihfftn,
 }

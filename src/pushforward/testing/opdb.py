@@ -431,6 +431,9 @@ def _ref_to(x, dtype=None, copy=False):
 
 
 def _ref_polygamma(n, x):
+    if np.iscomplexobj(x):  # SciPy is real only: mpmath (a torch dependency) for complex references
+        import mpmath
+        return np.vectorize(lambda z: complex(mpmath.polygamma(n, complex(z))), otypes=[x.dtype])(x)
     return sp.polygamma(n, x)
 
 
@@ -937,7 +940,7 @@ _UNARY = {
     "erfc": (sp.erfc, None, True, False),
     "erfinv": (sp.erfinv, (-0.9, 0.9), False, False),
     "lgamma": (sp.gammaln, (0.1, 3.0), False, False),
-    "digamma": (sp.psi, (0.1, 3.0), False, False),
+    "digamma": (sp.psi, (0.1, 3.0), True, False),
     "floor": (np.floor, None, False, False),
     "ceil": (np.ceil, None, False, False),
     "trunc": (np.trunc, None, False, False),
@@ -982,7 +985,7 @@ def _build() -> dict:
         add(OpInfo(name, _fn(name), _unary, ref, dtypes, domain, inplace=f"{name}_" if inpl else None,
                    is_view={"real": "maybe", "imag": True, "conj": "maybe"}.get(name, False)))
     add(OpInfo("logit", _fn("logit"), s_logit, _ref_logit, REAL, (0.05, 0.95)))
-    add(OpInfo("polygamma", _fn("polygamma"), s_polygamma, _ref_polygamma, REAL, (0.5, 3.0)))
+    add(OpInfo("polygamma", _fn("polygamma"), s_polygamma, _ref_polygamma, REAL_COMPLEX, (0.5, 3.0)))
     add(OpInfo("round", _fn("round"), s_round, lambda x, decimals=0: np.round(x, decimals), REAL))
     add(OpInfo("clamp", _fn("clamp"), s_clamp, _ref_clamp, REAL, inplace="clamp_"))
 

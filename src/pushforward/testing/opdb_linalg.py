@@ -253,6 +253,14 @@ def s_solve(m):
         SampleInput(_wellcond(m, (3, 3)), (m.tensor(_rand(m, (2, 3))),), {"left": False}, "right")]
 
 
+def ref_solve(a, b, left=True):
+    if b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]):
+        return np.linalg.solve(a, b[..., None])[..., 0] if left else np.linalg.solve(np.swapaxes(a, -1, -2), b)
+    if left:
+        return np.linalg.solve(a, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
 def s_solve_triangular(m):
     out = []
     for upper in (False, True):
@@ -296,7 +304,8 @@ def s_eigh(m):
 
 
 def s_eigvalsh(m):
-    return s_eigh(m) + [SampleInput(m.tensor(np.diag([1.0, 1.0, 2.0])), name="degenerate (not differentiable)", grad=False)]
+    return s_eigh(m) + [SampleInput(m.tensor(np.diag([1.0, 1.0, 2.0])), name="degenerate (not differentiable)",
+                                    grad=False)]
 
 
 def s_rect(m):
@@ -490,11 +499,7 @@ def add_linalg_ops(add) -> None:
     add(OpInfo("_slogdet_logabs", ops._slogdet_logabs, s_slogdet, lambda a: np.linalg.slogdet(a)[1], REAL_COMPLEX))
     add(OpInfo("slogdet", ops.slogdet, s_slogdet, ref_slogdet, REAL_COMPLEX, composite=True))
     add(OpInfo("_linalg_solve", ops._linalg_solve, s_solve_prim, np.linalg.solve, REAL_COMPLEX))
-    add(OpInfo("linalg_solve", ops.linalg_solve, s_solve, lambda a, b, left=True: np.linalg.solve(a, b[..., None])[..., 0]
-               if (b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])) else
-               (np.linalg.solve(a, b) if left else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2),
-                                                                             np.swapaxes(b, -1, -2)), -1, -2)),
-               REAL_COMPLEX, composite=True))
+    add(OpInfo("linalg_solve", ops.linalg_solve, s_solve, ref_solve, REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_solve_triangular", ops.linalg_solve_triangular, s_solve_triangular, ref_solve_triangular,
                REAL_COMPLEX))
     add(OpInfo("linalg_cholesky", op_cholesky, s_cholesky, ref_cholesky, REAL_COMPLEX))
@@ -547,7 +552,8 @@ def add_linalg_ops(add) -> None:
 
 # -- fft --------------------------------------------------------------------------------------------------
 def s_c2c(m):
-    return [SampleInput(m((4,)), ([0], None, True), name="1-D"), SampleInput(m((2, 3)), ([0, 1], "ortho", False), name="2-D"),
+    return [SampleInput(m((4,)), ([0], None, True), name="1-D"),
+            SampleInput(m((2, 3)), ([0, 1], "ortho", False), name="2-D"),
             SampleInput(m((3, 2)), ([1], "forward", True), name="dim 1"),
             SampleInput(m((2, 3)), ([-1], "backward", False), name="inverse")]
 
@@ -610,6 +616,9 @@ def _npn(f, default):
     return lambda x, s=None, dim=default, norm=None: f(x, s, None if dim is None else tuple(dim), norm)
 
 
+_SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
 def add_fft_ops(add) -> None:
     add(OpInfo("_fft_c2c", ops._fft_c2c, s_c2c, lambda x, dim, norm, fw: (np.fft.fftn if fw else np.fft.ifftn)(
         x, axes=dim, norm=norm), REAL_COMPLEX))
@@ -620,11 +629,22 @@ def add_fft_ops(add) -> None:
                              ("hfft", np.fft.hfft, s_irfft1, REAL_COMPLEX), ("ihfft", np.fft.ihfft, s_fft1, REAL)]:
         add(OpInfo(f"fft_{name}", getattr(ops, f"fft_{name}"), sf, _np1(f), dts, composite=True))
     for name, f, sf, dts, default in [
-            ("fft2", np.fft.fft2, s_fft2, REAL_COMPLEX, (-2, -1)), ("ifft2", np.fft.ifft2, s_fft2, REAL_COMPLEX, (-2, -1)),
-            ("rfft2", np.fft.rfft2, s_fft2, REAL, (-2, -1)), ("irfft2", np.fft.irfft2, s_irfft2, REAL_COMPLEX, (-2, -1)),
+            ("fft2", np.fft.fft2, s_fft2, REAL_COMPLEX, (-2, -1)),
+            ("ifft2", np.fft.ifft2, s_fft2, REAL_COMPLEX, (-2, -1)),
+            ("rfft2", np.fft.rfft2, s_fft2, REAL, (-2, -1)),
+            ("irfft2", np.fft.irfft2, s_irfft2, REAL_COMPLEX, (-2, -1)),
             ("fftn", np.fft.fftn, s_fftn, REAL_COMPLEX, None), ("ifftn", np.fft.ifftn, s_fftn, REAL_COMPLEX, None),
             ("rfftn", np.fft.rfftn, s_fftn, REAL, None), ("irfftn", np.fft.irfftn, s_irfftn, REAL_COMPLEX, None)]:
         add(OpInfo(f"fft_{name}", getattr(ops, f"fft_{name}"), sf, _npn(f, default), dts, composite=True))
+    # no NumPy hfftn: references from the identities (torch is the independent oracle, tests/test_fft.py)
+    hf = lambda x, s=None, dim=None, norm=None: np.fft.irfftn(np.conj(x), s, dim, _SWAP[norm])  # noqa: E731
+    ihf = lambda x, s=None, dim=None, norm=None: np.conj(np.fft.rfftn(x, s, dim, _SWAP[norm]))  # noqa: E731
+    for name, ref, sf, dts, default in [("hfft2", hf, s_irfft2, REAL_COMPLEX, (-2, -1)),
+                                        ("ihfft2", ihf, s_fft2, REAL, (-2, -1)),
+                                        ("hfftn", hf, s_irfftn, REAL_COMPLEX, None),
+                                        ("ihfftn", ihf, s_fftn, REAL, None)]:
+        add(OpInfo(f"fft_{name}", getattr(ops, f"fft_{name}"), sf,
+                   (lambda x, s=None, dim=default, norm=None, ref=ref: ref(x, s, dim, norm)), dts, composite=True))
     add(OpInfo("fft_fftshift", ops.fft_fftshift, s_shift, lambda x, dim=None: np.fft.fftshift(x, dim), REAL_COMPLEX,
                composite=True))
     add(OpInfo("fft_ifftshift", ops.fft_ifftshift, s_shift, lambda x, dim=None: np.fft.ifftshift(x, dim), REAL_COMPLEX,
@@ -695,7 +715,8 @@ def s_addmv(m):
 
 
 def s_addr(m):
-    return [SampleInput(m((2, 3)), (m((2,)), m((3,)))), SampleInput(m((3,)), (m((2,)), m((3,))), {"alpha": 0.5}, "alpha")]
+    return [SampleInput(m((2, 3)), (m((2,)), m((3,)))),
+            SampleInput(m((3,)), (m((2,)), m((3,))), {"alpha": 0.5}, "alpha")]
 
 
 def s_baddbmm(m):
@@ -765,8 +786,8 @@ def add_more_ops(add) -> None:
                lambda ts: sla.block_diag(*ts), REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_vander", ops.linalg_vander, lambda m: [SampleInput(m((3,))),
                                                              SampleInput(m((2, 3)), (), {"N": 4}, "batch, N")],
-               lambda x, N=None: x[..., None] ** np.arange(x.shape[-1] if N is None else N).astype(x.dtype), REAL_COMPLEX,
-               composite=True))
+               lambda x, N=None: x[..., None] ** np.arange(x.shape[-1] if N is None else N).astype(x.dtype),
+               REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_tensorinv", ops.linalg_tensorinv, s_tensorinv, lambda a, ind=2: np.linalg.tensorinv(a, ind),
                REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_tensorsolve", ops.linalg_tensorsolve, s_tensorsolve,
