@@ -71,7 +71,21 @@ TORCH = {
     "linalg_tensorinv": lambda a, ind=2: torch.linalg.tensorinv(a, ind),
     "linalg_tensorsolve": lambda a, b, dims=None: torch.linalg.tensorsolve(a, b, dims),
     "pinverse": lambda a, rcond=1e-15: torch.pinverse(a, rcond),
+    "cross": lambda a, b, dim=None: torch.cross(a, b, dim=dim),
+    "svd": lambda a, some=True, uv=True: _svd_legacy(torch.svd(a, some, uv), uv),
+    "qr": lambda a, some=True: tuple(torch.qr(a, some)),
+    "lu_unpack": lambda lu, piv: tuple(torch.lu_unpack(lu, piv)),
+    "triangular_solve": lambda b, a, *args: tuple(torch.triangular_solve(b, a, *args)),
+    "vander": lambda x, N=None, inc=False: torch.vander(x, N, inc),
+    "diagflat": lambda x, k=0: torch.diagflat(x, k),
 }
+
+
+def _svd_legacy(r, uv):
+    if not uv:
+        return tuple(r)
+    k = r.S.shape[-1]
+    return r.U[..., :k] @ r.V[..., :k].mH, r.S
 
 
 def _abs2(x):
@@ -101,6 +115,7 @@ def _eig_gauge(lam, v):
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's deprecation notes for cross, qr, svd, ...
 @pytest.mark.parametrize("name", sorted(TORCH))
 def test_values_match_torch(name):
     from torch_oracle import check_against_torch

@@ -38,6 +38,7 @@ __all__ = [
     "bessel_ratio", "sinc_derivative", "zeta_composite", "mvlgamma_composite", "spherical_j0_derivative",
     "gammainc_density", "gammainc_composite", "mm_checked", "mv_composite", "vdot_composite", "inner_composite",
     "add_product", "block_diag_composite", "vander_composite", "tensorinv_composite", "tensorsolve_composite",
+    "first_dim_of_size3", "svd_legacy", "lu_unpack_composite", "triangular_solve_composite",
 ]
 
 
@@ -1096,3 +1097,49 @@ def tensorsolve_composite(a, b, dims):
     if tuple(a.shape[:b.ndim]) != tuple(b.shape) or int(np.prod(x_shape)) != b.numel():
         raise OpError(f"linalg.tensorsolve: A of shape {tuple(a.shape)} does not match B of shape {tuple(b.shape)}")
     return o.linalg_solve(a.reshape(b.numel(), -1), b.reshape(-1)).reshape(*x_shape)
+
+
+# -- torch's older top-level names ----------------------------------------------------------------------
+_SVD_LEGACY = namedtuple("svd", ["U", "S", "V"])
+_QR_LEGACY = namedtuple("qr", ["Q", "R"])
+_LU_UNPACK = namedtuple("lu_unpack", ["P", "L", "U"])
+_TRI_SOLVE = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def first_dim_of_size3(a, b):
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    for d, n in enumerate(shape):
+        if n == 3:
+            return d
+    raise OpError(f"cross: no dimension of size 3 in input (shapes {tuple(a.shape)}, {tuple(b.shape)})")
+
+
+def svd_legacy(a, some, compute_uv):
+    o = _ops()
+    u, s, vh = o.linalg_svd(a, full_matrices=not some)
+    if not compute_uv:  # torch: zero-filled U (m x m) and V (n x n)
+        from .creation import zeros
+        m, n = a.shape[-2:]
+        return _SVD_LEGACY(zeros(*a.shape[:-2], m, m, dtype=a.dtype), s, zeros(*a.shape[:-2], n, n, dtype=a.dtype))
+    return _SVD_LEGACY(u, s, mH(vh))
+
+
+def lu_unpack_composite(lu, pivots, unpack_data, unpack_pivots):
+    from .creation import eye, zeros
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    if unpack_data:
+        low = lu.narrow(-1, 0, k).tril(-1) + eye(m, k, dtype=lu.dtype)
+        up = lu.narrow(-2, 0, k).triu()
+    else:
+        low, up = zeros(0, dtype=lu.dtype), zeros(0, dtype=lu.dtype)
+    p = _perm_matrix(pivots, m, lu.dtype) if unpack_pivots else zeros(0, dtype=lu.dtype)
+    return _LU_UNPACK(p, low, up)
+
+
+def triangular_solve_composite(b, a, upper, transpose, unitriangular):
+    o = _ops()
+    coef = a.mT if transpose else a
+    x = o.linalg_solve_triangular(coef, b, upper=upper != transpose, unitriangular=unitriangular)
+    batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(a.shape[:-2]))
+    return _TRI_SOLVE(x, o.clone(a.expand(*batch, *a.shape[-2:])))  # torch broadcasts the copy too

@@ -6223,6 +6223,9 @@ def linalg_cholesky(self, *, upper=False):
 LINALG_CHOLESKY.public = linalg_cholesky
 
 
+cholesky = linalg_cholesky
+
+
 # ---- cholesky_solve (composite)
 
 
@@ -8378,6 +8381,76 @@ def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
     return fft_composite(self, s, dim, norm, "ihfft")
 
 
+# ---- cross (composite)
+
+
+def cross(self, other, dim=None, *, axis=None):
+    """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
+    if axis is not None:
+        dim = axis
+    return cross_composite(self, other, first_dim_of_size3(self, other) if dim is None else dim)
+
+
+# ---- svd (composite)
+
+
+_svd__result = namedtuple('svd', ['U', 'S', 'V'])
+
+
+def svd(self, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with A = U diag(S) V^H (V, not Vh). Example: pf.svd(pf.eye(2))"""
+    return svd_legacy(self, some, compute_uv)
+
+
+# ---- qr (composite)
+
+
+_qr__result = namedtuple('qr', ['Q', 'R'])
+
+
+def qr(self, some=True):
+    """torch.qr: reduced (some=True) or complete QR. Example: pf.qr(pf.eye(2))"""
+    return linalg_qr(self, "reduced" if some else "complete")
+
+
+# ---- lu_unpack (composite)
+
+
+_lu_unpack__result = namedtuple('lu_unpack', ['P', 'L', 'U'])
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """P, L, U from linalg_lu_factor's compact output. Example: pf.lu_unpack(*pf.linalg_lu_factor(pf.eye(2)))"""
+    return lu_unpack_composite(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+# ---- triangular_solve (composite)
+
+
+_triangular_solve__result = namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])
+
+
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve(b, A): X with A X = b (or A^T X = b). Example: pf.triangular_solve(pf.ones(2, 1), pf.eye(2))"""
+    return triangular_solve_composite(self, A, upper, transpose, unitriangular)
+
+
+# ---- vander (composite)
+
+
+def vander(self, N=None, increasing=False):
+    """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
+    return vander_composite(self, N) if increasing else vander_composite(self, N).flip([-1])
+
+
+# ---- diagflat (composite)
+
+
+def diagflat(self, offset=0):
+    """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
+    return diag_embed(self.reshape(-1), offset)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -8608,6 +8681,10 @@ METHODS = {
     'baddbmm': baddbmm,
     'addbmm': addbmm,
     'pinverse': pinverse,
+    'cross': cross,
+    'qr': qr,
+    'triangular_solve': triangular_solve,
+    'diagflat': diagflat,
 }
 
 
@@ -8761,6 +8838,7 @@ FUNCTIONS = {
     'linalg_solve': linalg_solve,
     'linalg_solve_triangular': linalg_solve_triangular,
     'linalg_cholesky': linalg_cholesky,
+    'cholesky': cholesky,
     'cholesky_solve': cholesky_solve,
     'cholesky_inverse': cholesky_inverse,
     'linalg_eigh': linalg_eigh,
@@ -8850,4 +8928,11 @@ FUNCTIONS = {
     'fft_ihfft2': fft_ihfft2,
     'fft_hfftn': fft_hfftn,
     'fft_ihfftn': fft_ihfftn,
+    'cross': cross,
+    'svd': svd,
+    'qr': qr,
+    'lu_unpack': lu_unpack,
+    'triangular_solve': triangular_solve,
+    'vander': vander,
+    'diagflat': diagflat,
 }

@@ -1119,11 +1119,12 @@ def _build() -> dict:
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
     # ---- linalg, fft, special (issue 12): entries in their own module
-    from .opdb_linalg import add_fft_ops, add_linalg_ops, add_more_ops, add_special_ops
+    from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
     add_linalg_ops(add)
     add_fft_ops(add)
     add_special_ops(add)
     add_more_ops(add)
+    add_legacy_ops(add)
     return db
 
 

@@ -796,3 +796,98 @@ def add_more_ops(add) -> None:
                                                    SampleInput(m.tensor(_rand(m, (2, 3)) + np.eye(2, 3)), (1e-3,),
                                                                name="rcond")],
                lambda a, rcond=1e-15: np.linalg.pinv(a, rtol=rcond), REAL_COMPLEX, composite=True))
+
+
+# -- torch's older top-level names -------------------------------------------------------------------------
+def op_svd_legacy(a, some=True, compute_uv=True):
+    u, s, v = ops.svd(a, some, compute_uv)
+    if not compute_uv:
+        return u, s, v
+    k = s.shape[-1]
+    return u.narrow(-1, 0, k) @ _ph(v.narrow(-1, 0, k)), s
+
+
+def ref_svd_legacy(a, some=True, compute_uv=True):
+    if not compute_uv:
+        m, n = a.shape[-2:]
+        s = np.linalg.svd(a, compute_uv=False)
+        return np.zeros(a.shape[:-2] + (m, m), a.dtype), s, np.zeros(a.shape[:-2] + (n, n), a.dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=not some)
+    k = s.shape[-1]
+    return u[..., :k] @ vh[..., :k, :], s
+
+
+def s_svd_legacy(m):
+    return [SampleInput(s.input, (some,), name=f"{s.name}, some={some}")
+            for s in s_rect(m)[:3] for some in (True, False)] + [
+        SampleInput(s_rect(m)[1].input, (True, False), name="compute_uv=False")]
+
+
+def s_lu_unpack(m):
+    from ..tensor import wrap
+    out = []
+    for shape in ((3, 3), (4, 3), (3, 4)):
+        d = np.zeros(shape)
+        d[range(min(shape)), range(min(shape))] = [0.1, 2.0, 3.0]  # a small first pivot: rows get swapped
+        lu, piv = sla.lu_factor(_rand(m, shape) + d)
+        out.append(SampleInput(m.tensor(lu), (wrap((piv + 1).astype(np.int32)),), name=f"{shape}"))
+    return out
+
+
+def ref_lu_unpack(lu, piv, unpack_data=True, unpack_pivots=True):
+    m, n = lu.shape
+    k = min(m, n)
+    rows = np.arange(m)
+    for i, j in enumerate(piv - 1):  # LAPACK: row i was swapped with row j
+        rows[[i, j]] = rows[[j, i]]
+    p = np.zeros((m, m), lu.dtype)
+    p[rows, np.arange(m)] = 1
+    return p, np.tril(lu[:, :k], -1) + np.eye(m, k, dtype=lu.dtype), np.triu(lu[:k])
+
+
+def s_triangular_solve(m):
+    out = []
+    for upper in (True, False):
+        for transpose in (False, True):
+            a = _lower(m, (3, 3))
+            a = m.tensor(_h(a._data)) if upper else a
+            out.append(SampleInput(m.tensor(_rand(m, (3, 2))), (a, upper, transpose),
+                                   name=f"upper={upper}, T={transpose}"))
+    out.append(SampleInput(m.tensor(_rand(m, (2, 3, 1))), (_lower(m, (3, 3), unit=True), False, False, True),
+                           name="unit, batch"))
+    return out
+
+
+def ref_triangular_solve(b, a, upper=True, transpose=False, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        eye = np.eye(a.shape[-1], dtype=a.dtype)
+        t = t * (1 - eye) + eye
+    x = np.linalg.solve(np.swapaxes(t, -1, -2) if transpose else t, b)
+    return x, np.broadcast_to(a, x.shape[:-2] + a.shape[-2:]).copy()
+
+
+def ref_cross(a, b, dim=None):
+    if dim is None:
+        dim = [d for d, n in enumerate(np.broadcast_shapes(a.shape, b.shape)) if n == 3][0]
+    return np.cross(a, b, axis=dim)
+
+
+def add_legacy_ops(add) -> None:
+    add(OpInfo("cross", ops.cross, lambda m: [SampleInput(m((3,)), (m((3,)),)),
+                                             SampleInput(m((2, 3)), (m((2, 3)), 1), name="dim=1"),
+                                             SampleInput(m((3, 2)), (m((3, 2)),), name="first dim of size 3")],
+               ref_cross, REAL_COMPLEX, composite=True))
+    add(OpInfo("svd", op_svd_legacy, s_svd_legacy, ref_svd_legacy, REAL_COMPLEX, composite=True))
+    add(OpInfo("qr", ops.qr, lambda m: [SampleInput(s.input, name=s.name) for s in s_qr(m)] + [
+        SampleInput(_wellcond(m, (3, 3)), (False,), name="square, some=False")],
+        lambda a, some=True: tuple(np.linalg.qr(a, "reduced" if some else "complete")), REAL_COMPLEX, composite=True))
+    add(OpInfo("lu_unpack", ops.lu_unpack, s_lu_unpack, ref_lu_unpack, REAL_COMPLEX, composite=True))
+    add(OpInfo("triangular_solve", ops.triangular_solve, s_triangular_solve, ref_triangular_solve, REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("vander", ops.vander,
+               lambda m: [SampleInput(m((3,))), SampleInput(m((4,)), (3, True), name="N, increasing")],
+               lambda x, N=None, increasing=False: np.vander(x, N, increasing).astype(x.dtype), REAL_COMPLEX,
+               composite=True))
+    add(OpInfo("diagflat", ops.diagflat, lambda m: [SampleInput(m((2, 2))), SampleInput(m((3,)), (1,), name="offset")],
+               lambda x, k=0: np.diagflat(x, k), REAL_COMPLEX, composite=True))
