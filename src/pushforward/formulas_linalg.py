@@ -432,37 +432,67 @@ def lu_unpack(packed, m, n):
     return p, low, up
 
 
-def _lu_need_square(m, n):
-    if m != n:
-        raise NotImplementedError(f"linalg.lu: derivatives of the LU factorisation of non-square matrices "
-                                  f"({m}x{n}) are not implemented")
+def _lu_square_jvp(low, up, b):
+    """A square block P^T dA = B: X = L^-1 B U^-1, dL = L tril(X, -1), dU = triu(X) U."""
+    o = _ops()
+    x = o.linalg_solve_triangular(low, b, upper=False, unitriangular=True)
+    x = o.linalg_solve_triangular(up, x, upper=True, left=False)
+    return low @ x.tril(-1), x.triu() @ up
+
+
+def _lu_square_backward(low, up, gl, gu):
+    """Adjoint of _lu_square_jvp: L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
+    o = _ops()
+    inner = (mH(low) @ gl).tril(-1) + (gu @ mH(up)).triu()
+    x = o.linalg_solve_triangular(mH(low), inner, upper=True, unitriangular=True)
+    return o.linalg_solve_triangular(mH(up), x, upper=False, left=False)
 
 
 def lu_jvp(a_p, a_t, result):
-    """A = P L U: X = L^-1 P^T dA U^-1, dL = L tril(X, -1), dU = triu(X) U (P constant)."""
+    """A = P L U, P constant. Square: see _lu_square_jvp. Tall (m > n): the top n rows as square,
+    dL2 = (B2 - L2 dU) U^-1. Wide (m < n): the left m columns as square, dU2 = L^-1 (B2 - dL U2)."""
     o = _ops()
     m, n = a_p.shape[-2:]
-    _lu_need_square(m, n)
+    k = min(m, n)
     p, low, up = lu_unpack(result, m, n)
-    x = o.linalg_solve_triangular(low, p.mT @ a_t, upper=False, unitriangular=True)
-    x = o.linalg_solve_triangular(up, x, upper=True, left=False)
-    dl = low @ x.tril(-1)
-    du = x.triu() @ up
+    b = p.mT @ a_t
+    if m > n:
+        l1, l2 = low.narrow(-2, 0, k), low.narrow(-2, k, m - k)
+        dl1, du = _lu_square_jvp(l1, up, b.narrow(-2, 0, k))
+        dl2 = o.linalg_solve_triangular(up, b.narrow(-2, k, m - k) - l2 @ du, upper=True, left=False)
+        dl = o.cat([dl1, dl2], -2)
+    elif m < n:
+        u1, u2 = up.narrow(-1, 0, k), up.narrow(-1, k, n - k)
+        dl, du1 = _lu_square_jvp(low, u1, b.narrow(-1, 0, k))
+        du2 = o.linalg_solve_triangular(low, b.narrow(-1, k, n - k) - dl @ u2, upper=False, unitriangular=True)
+        du = o.cat([du1, du2], -1)
+    else:
+        dl, du = _lu_square_jvp(low, up, b)
     return o.cat([(p * 0).reshape(*p.shape[:-2], -1), dl.reshape(*dl.shape[:-2], -1),
                   du.reshape(*du.shape[:-2], -1)], -1)
 
 
 def lu_backward(grad, a, result):
-    """gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
     o = _ops()
     m, n = a.shape[-2:]
-    _lu_need_square(m, n)
+    k = min(m, n)
     _, gl, gu = lu_unpack(grad, m, n)
     p, low, up = lu_unpack(result, m, n)
-    inner = (mH(low) @ gl).tril(-1) + (gu @ mH(up)).triu()
-    x = o.linalg_solve_triangular(mH(low), inner, upper=True, unitriangular=True)
-    x = o.linalg_solve_triangular(mH(up), x, upper=False, left=False)
-    return p @ x
+    if m > n:
+        l1, l2 = low.narrow(-2, 0, k), low.narrow(-2, k, m - k)
+        gl2 = gl.narrow(-2, k, m - k)
+        gb2 = o.linalg_solve_triangular(mH(up), gl2, upper=False, left=False)  # gL2 U^-H
+        gb1 = _lu_square_backward(l1, up, gl.narrow(-2, 0, k), gu - mH(l2) @ gb2)
+        gb = o.cat([gb1, gb2], -2)
+    elif m < n:
+        u1, u2 = up.narrow(-1, 0, k), up.narrow(-1, k, n - k)
+        gu2 = gu.narrow(-1, k, n - k)
+        gb2 = o.linalg_solve_triangular(mH(low), gu2, upper=True, unitriangular=True)  # L^-H gU2
+        gb1 = _lu_square_backward(low, u1, gl - gb2 @ mH(u2), gu.narrow(-1, 0, k))
+        gb = o.cat([gb1, gb2], -1)
+    else:
+        gb = _lu_square_backward(low, up, gl, gu)
+    return p @ gb
 
 
 # -- matrix functions -----------------------------------------------------------------------------

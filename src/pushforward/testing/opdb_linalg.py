@@ -175,7 +175,8 @@ def ref_lu(a):
         _, lo, up = sla.lu(x)
         out_l.append(lo)
         out_u.append(up)
-    return np.stack(out_l).reshape(a.shape), np.stack(out_u).reshape(a.shape)
+    return (np.stack(out_l).reshape(a.shape[:-2] + out_l[0].shape),
+            np.stack(out_u).reshape(a.shape[:-2] + out_u[0].shape))
 
 
 def op_lu_pub(a):
@@ -342,7 +343,9 @@ def s_eig(m):
 
 def s_lu(m):
     return [SampleInput(_wellcond(m, (3, 3)) * 1.0, name="3x3"),
-            SampleInput(m.tensor(_rand(m, (2, 3, 3)) + np.diag([0.1, 2.0, 3.0])), name="pivoting batch")]
+            SampleInput(m.tensor(_rand(m, (2, 3, 3)) + np.diag([0.1, 2.0, 3.0])), name="pivoting batch"),
+            SampleInput(m.tensor(_rand(m, (4, 3)) + np.eye(4, 3) * 2), name="tall"),
+            SampleInput(m.tensor(_rand(m, (2, 3, 4)) + np.eye(3, 4) * 2), name="wide batch")]
 
 
 def s_lu_solve(m):
