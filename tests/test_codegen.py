@@ -257,3 +257,84 @@ def test_codegen_command_reports_spec_errors(tmp_path, monkeypatch, capsys):
     assert not out.exists()
     err = capsys.readouterr().err
     assert "broken" in err and "missing backward formula" in err
+
+
+# -- formulas are placed as syntax trees (issue 9) -------------------------------------------------------
+
+class _Untouchable:
+    """Stands for a saved tensor or grad: any use but its dtype is an error."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.dtype = __import__("numpy").dtype("float64")
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the backward used {self.what}.{name} although no input needs grad")
+
+    def _fail(self, *a, **k):
+        raise AssertionError(f"the backward computed with {self.what} although no input needs grad")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
+    __neg__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __getitem__ = _fail
+
+
+def test_a_conditional_formula_keeps_its_needs_guard():
+    """div's formulas are conditionals; pasted as text before `if needs[i] else None` they
+    swallowed the guard and computed other's gradient when only self needed one."""
+    from pushforward._generated import ops
+    import pushforward as pf
+    grad, other = pf.tensor([1.0, 2.0]), pf.tensor([4.0, 8.0])
+    # self's value is not kept when only self needs grad: had other's formula run, it would fail on None
+    g_self, g_other = ops._div__backward(grad, None, other, None, None, [True, False])
+    assert g_other is None and g_self.tolist() == [0.25, 0.25]
+    g_self, g_other = ops._div__backward(grad, None, other, None, "floor", [True, False])
+    assert g_other is None and g_self.tolist() == [0.0, 0.0]
+
+
+def test_no_formula_runs_for_inputs_that_need_no_grad():
+    """Every generated backward, called with no input needing grad, returns only Nones and
+    touches nothing but dtypes (the real-input fast branch's test)."""
+    from pushforward._generated import ops
+    checked = 0
+    for e in load():
+        if e.composite is not None or not e.differentiable:
+            continue
+        fn = getattr(ops, f"_{e.name}__backward")
+        res = ["result"] if len(e.returns) == 1 else [f"result{i}" for i in range(len(e.returns))]
+        tensors = [_Untouchable(p.name) for p in e.tensor_params]
+        args = [None] * len(e.arg_params)
+        out = fn(_Untouchable("grad"), *tensors, *[_Untouchable(r) for r in res], *args,
+                 [False] * len(e.diff_params))
+        assert out == (None,) * len(e.diff_params), e.name
+        checked += 1
+    assert checked > 100
+
+
+def test_emitted_code_parses_back_to_the_tree_it_was_built_from():
+    import ast
+    from pushforward.codegen.emit import _block
+    tree = ast.Return(ast.Tuple([ast.IfExp(ast.Name("c", ast.Load()), ast.parse("a if b else d", mode="eval").body,
+                                           ast.Constant(None))], ast.Load()))
+    lines = _block("    ", tree)
+    assert lines == ["    return (", "        (a if b else d) if c else None,", "    )"]
+    assert ast.dump(ast.parse(textwrap.dedent("\n".join(lines)))) == ast.dump(ast.parse(ast.unparse(tree)))
+
+
+def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
+    """A conditional whose test reads only arguments and metadata is evaluated when the node is
+    recorded: the generated `_<op>__save` picks the table of the branch that will run."""
+    src = emit(load(_write(tmp_path, """
+        - name: pick(Tensor self, Tensor other, *, str? mode=None) -> Tensor
+          kernel: np.multiply
+          self: grad * other if mode is None else grad * self.shape[0]
+          other: grad * self
+          result: other_p * self_t + self_p * other_t
+        """)), helper_names())
+    import ast
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "_pick__save")
+    ns = {}
+    exec(compile(ast.Module([fn], []), "ops.py", "exec"), ns)
+    save = ns["_pick__save"]
+    assert save(None, None, None)[1] == ((0, 2), None)      # self needs grad, mode None: keep other
+    assert save(None, None, "x")[1] == ((1, 0), None)       # the other branch reads self's shape only
+    assert save(None, None, "x")[3] == ((2, 0), None)       # other's gradient reads self

@@ -16,8 +16,8 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward._generated import ops
 from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_op, diff_leaves, gradcheck_fn,
-                                      op_record, yaml_op_names)
+from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_op, check_sample, diff_leaves,
+                                      forward_forms, gradcheck_fn, op_record, yaml_op_names)
 
 ALL = sorted(OPS)
 DIFF = [n for n in ALL if OPS[n].differentiable]
@@ -58,13 +58,15 @@ def test_every_yaml_op_has_an_entry():
 
 
 def test_yaml_coverage_test_would_bite(monkeypatch):
-    """The coverage test really compares with the YAML: an unknown op shows up as missing."""
-    from pushforward.testing import opdb
-    monkeypatch.setattr(opdb, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
-    with pytest.raises(AssertionError, match="brand_new_op"):
-        names = opdb.yaml_op_names()
-        missing = sorted(set(names) - set(OPS))
-        assert not missing, f"ops in derivatives.yaml without an op-database entry: {missing}"
+    """The coverage test itself fails on an op without an entry, and on an entry without an op."""
+    import sys
+    here = sys.modules[__name__]
+    monkeypatch.setattr(here, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
+    with pytest.raises(AssertionError, match="without an op-database entry: \\['brand_new_op'\\]"):
+        test_every_yaml_op_has_an_entry()
+    monkeypatch.setattr(here, "yaml_op_names", lambda: [n for n in OPS if n != "sin"])
+    with pytest.raises(AssertionError, match="for ops not in derivatives.yaml: \\['sin'\\]"):
+        test_every_yaml_op_has_an_entry()
 
 
 def test_entries_match_yaml_metadata():
@@ -150,13 +152,9 @@ def _grad_samples(info, dtype=F64):
 
 @pytest.mark.parametrize("name", DIFF)
 def test_gradcheck_backward_and_forward(name):
+    """Backward, and forward in every form of the formula (array, Tensor, nested: check_sample)."""
     info = OPS[name]
-
-    def check(s):
-        fn, inputs = gradcheck_fn(info, s)
-        gradcheck(fn, inputs, fast_mode=info.fast_mode, atol=info.atol, rtol=info.rtol)
-
-    _run_all(name, _grad_samples(info), check)
+    _run_all(name, _grad_samples(info), lambda s: check_sample(info, s))
 
 
 @pytest.mark.parametrize("name", DIFF)
@@ -177,12 +175,7 @@ def test_gradgradcheck_forward_over_reverse(name):
 @pytest.mark.parametrize("name", COMPLEX)
 def test_gradcheck_complex(name):
     info = OPS[name]
-
-    def check(s):
-        fn, inputs = gradcheck_fn(info, s)
-        gradcheck(fn, inputs, fast_mode=info.fast_mode, atol=info.atol, rtol=info.rtol)
-
-    _run_all(name, _grad_samples(info, C128), check)
+    _run_all(name, _grad_samples(info, C128), lambda s: check_sample(info, s))
 
 
 @pytest.mark.parametrize("name,make", [
@@ -406,6 +399,93 @@ def test_check_op_reports_corruption(monkeypatch):
     monkeypatch.setattr(rec, "jvp_np", lambda self_p, self_t, result: self_t * result * 1.01)
     r = check_op("exp")
     assert r["backward"] is True and r["forward"] is False and "forward" in r["error"]
+
+
+@pytest.mark.parametrize("name,form", [("exp", "jvp"), ("mul", "jvp"), ("pow", "jvp"), ("exp", "jvp_np"),
+                                       ("div", "jvp_np")])
+def test_check_op_reports_either_compiled_form_wrong(monkeypatch, name, form):
+    """One compiled form wrong, the other right: `pushforward check` fails the op (it used to
+    check only the array form where one exists)."""
+    rec = op_record(name)
+    monkeypatch.setattr(rec, form, _scaled(getattr(rec, form)))
+    r = check_op(name)
+    assert r["forward"] is False and r["backward"] is True, r
+    assert ("tensor form" if form == "jvp" else "array form") in r["error"], r["error"]
+
+
+# -- every compiled form is checked: wrong by 1.5x, each one fails its op's checks ---------------------------
+
+def _scale(r, k):
+    if r is None:
+        return None
+    if isinstance(r, (tuple, list)):
+        return type(r)(_scale(x, k) for x in r)
+    return r * k
+
+
+def _scaled(fn, k=1.5):
+    def wrong(*args):
+        return _scale(fn(*args), k)
+    return wrong
+
+
+def _bites(info, **kw) -> bool:
+    """Does check_sample fail on some sample (float64 or complex)?"""
+    for dt in (F64, C128):
+        for s in _grad_samples(info, dt):
+            try:
+                check_sample(info, s, **kw)
+            except GradcheckError:
+                return True
+    return False
+
+
+def _zero_derivative(info) -> bool:
+    """The op's derivative is zero on every sample (floor, round, ...): a scaled formula is right."""
+    for s in _grad_samples(info):
+        fn, inputs = gradcheck_fn(info, s)
+        for out in _outputs(fn(*inputs)):
+            if isinstance(out, pf.Tensor) and out.requires_grad and out.dtype.kind in "fc":
+                (g,) = pf.autograd.grad(out.sum(), inputs[:1], allow_unused=True)
+                if g is not None and np.any(_arr(g)):
+                    return False
+    return True
+
+
+TWO_FORMS = [n for n in DIFF if op_record(n) is not None and op_record(n).jvp_np is not None]
+RECORDS = [n for n in DIFF if op_record(n) is not None]
+
+
+def test_both_forms_are_checked_for_every_op_that_has_them():
+    assert len(TWO_FORMS) > 80
+    assert all(forward_forms(OPS[n]) == ("array", "tensor", "nested") for n in TWO_FORMS)
+
+
+@pytest.mark.parametrize("form", ["jvp", "jvp_np"])
+def test_a_wrong_compiled_forward_form_fails_the_checks(monkeypatch, form):
+    missed = []
+    for name in TWO_FORMS:
+        rec = op_record(name)
+        with monkeypatch.context() as m:
+            m.setattr(rec, form, _scaled(getattr(rec, form)))
+            if not _bites(OPS[name], backward=False):
+                missed.append(name)
+    assert missed == [n for n in missed if _zero_derivative(OPS[n])], \
+        f"a {form} off by 1.5x passes the forward checks of: {missed}"
+    assert len(missed) < 6
+
+
+def test_a_wrong_backward_formula_fails_the_checks(monkeypatch):
+    missed = []
+    for name in RECORDS:
+        rec = op_record(name)
+        with monkeypatch.context() as m:
+            m.setattr(rec, "backward", _scaled(rec.backward))
+            if not _bites(OPS[name], forward=False):
+                missed.append(name)
+    assert missed == [n for n in missed if _zero_derivative(OPS[n])], \
+        f"a backward formula off by 1.5x passes the backward checks of: {missed}"
+    assert len(missed) < 6
 
 
 # -- conventions where the derivative is a choice (ties, zeros, kinks, complex): torch as the oracle --------

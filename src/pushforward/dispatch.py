@@ -9,6 +9,7 @@ primals that still carry the outer levels' tangents (hierarchical nesting).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -19,7 +20,7 @@ from .errors import OpError, describe
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
-from .tensor import Tensor, alias, wrap, FLOATING
+from .tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
 
 _new = object.__new__
 _SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
@@ -30,14 +31,13 @@ class Op:
     """Runtime description of one op, built by the generated module from derivatives.yaml."""
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
-                 "save", "save_result", "n_out", "out_diff", "kind", "differentiable", "backward_uses_self",
+                 "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
                  "public", "simple", "jvp_np_reads", "grad_embeds")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
-                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple = (),
-                 save_result: bool = False, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
-                 differentiable: bool = True, backward_uses_self: bool = False,
-                 jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
+                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
+                 save_fn: Callable | None = None, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
+                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
         self.name = name
         self.kernel = kernel
         self.params = params          # names of the Tensor-typed parameters
@@ -47,13 +47,16 @@ class Op:
         self.jvp = jvp                # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
         self.jvp_np = jvp_np          # the same formula over ndarrays, or None
         self.jvp_kind = jvp_kind      # explicit / auto_element_wise / auto_linear / none
-        self.save = save              # per tensor param: 0 nothing, 1 metadata, 2 the tensor
-        self.save_result = save_result
+        # What the tape node keeps, derived from the backward formulas (codegen/saves.py):
+        # save[mask] = (per tensor param: 0 nothing, 1 metadata, 2 the tensor; per output: 0/2,
+        # or None when no output is kept), where bit i of mask says differentiable param i needs
+        # grad. save_fn(*tensor params, *args) gives the table when it depends on static tests.
+        self.save = save if save is not None else ((((0,) * len(params)), None),) * (1 << sum(diff))
+        self.save_fn = save_fn
         self.n_out = n_out
         self.out_diff = out_diff
         self.kind = kind              # "op", "view" or "maybe_view"
         self.differentiable = differentiable
-        self.backward_uses_self = backward_uses_self
         # per tensor param, then the result: read by jvp_np? (None: all are)
         self.jvp_np_reads = jvp_np_reads
         # the backward places grad into zeros of the input's shape, where this view looks
@@ -84,8 +87,21 @@ def _bare(op: Op, inputs, datas, args: tuple) -> Tensor:
     except Exception as e:
         raise op_error(op, inputs, args, e) from None
     t = _new(Tensor)
-    t._data = out if type(out) is np.ndarray else np.asarray(out)
+    if type(out) is np.ndarray:
+        if out.base is not None and op.kind == "op":
+            out = _unshared(out, datas)
+        t._data = out
+    else:
+        t._data = np.asarray(out)
     return t
+
+
+def _unshared(out: np.ndarray, datas) -> np.ndarray:
+    """A non-view op's kernel result that is a NumPy view (einsum('ij->ji'), a reshape in the
+    kernel) may alias an input: then autograd would not know that writing into the result
+    writes into the input. Such a result is copied: every op returns a tracked view (view ops)
+    or fresh memory. (A result that is an input itself has no base: kernels never do that.)"""
+    return out.copy() if own_array(out, datas) is not out else out
 
 
 def apply1(op: Op, x, args: tuple):
@@ -120,15 +136,70 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
         return None
     xd = x._data
     out = _bare(op, (x,), (xd,), args)
-    return _attach(op, out, op.jvp_np(xd, t._data, out._data, *args), key, lvl)
+    od = out._data
+    td = t._data
+    r = op.jvp_np(xd, td, od, *args)
+    if type(r) is np.ndarray and (r is td or r is xd or r is od or r.base is not None):
+        r = own_array(r, (xd, td, od))
+    return _attach(op, out, r, key, lvl)
+
+
+# -- the aliasing rule ------------------------------------------------------------------------
+# A tangent may share memory with another tensor's tangent only where the primals do: a view
+# and its base. A formula may return an input's tangent unchanged (``x + 1``: self_t), or a
+# reshape of it, or a primal; attached as it is, an in-place op on either tensor would change
+# the other's tangent. Every place that attaches a formula's tangent to a non-view output
+# (_attach, _forward and the deferred tangents of pending.py) goes through `own_array` or
+# `own_tensor`, which copy exactly in that case. A fresh array (no base, not an input) costs
+# two identity tests.
+
+def own_array(r: np.ndarray, arrays) -> np.ndarray:
+    """r, or a copy of r when it may share memory with one of `arrays` (ndarrays, lists of them,
+    None or scalars: the formula's inputs and the op's outputs)."""
+    fresh = r.base is None
+    for a in arrays:
+        if type(a) is list:
+            if own_array(r, a) is not r:
+                return r.copy()
+        elif type(a) is np.ndarray and (a is r if fresh else np.may_share_memory(r, a)):
+            return r.copy()
+    return r
+
+
+def _arrays_of(values) -> list:
+    """The arrays of Tensors (or lists of them, or deferred tangents) in `values`, flattened."""
+    out = []
+    for v in values:
+        tv = type(v)
+        if tv is Tensor:
+            out.append(v._data)
+        elif tv is list:
+            out.extend(_arrays_of(v))
+        elif tv is Pending:
+            if v.value is not None and type(v.value) is Tensor:
+                out.append(v.value._data)
+        elif tv is np.ndarray:
+            out.append(v)
+    return out
+
+
+def own_tensor(t: Tensor, arrays) -> Tensor:
+    """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
+    d = t._data
+    fresh = d.base is None
+    for a in arrays:
+        if a is d if fresh else np.may_share_memory(d, a):
+            return t.clone()
+    return t
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
-    """Give `out` the tangent array r (None: no tangent) at the level `key`."""
+    """Give `out` the tangent array r (None: no tangent; it must share memory with no input or
+    output array, see own_array) at the level `key`."""
     if r is None:
         return out
     od = out._data
-    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype:
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         t = fit_tangent(wrap(np.asarray(r)), out, op)
         if t is None:
             return out
@@ -184,7 +255,7 @@ def taped(op: Op, ins: tuple, args: tuple):
     if op.differentiable:
         if True in needs:
             node = record(op, ins, args, (out,), needs)
-            if op.save_result:
+            if node.keep is not None:
                 node.save_result((out,))
     return out
 
@@ -257,7 +328,10 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
     od = out._data
     if scalars:
         datas = _scalar_arrays(datas, od)
-    return _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
+    r = op.jvp_np(*datas, *tans, od, *args)
+    if type(r) is np.ndarray:
+        r = own_array(r, (*datas, *tans, od))
+    return _attach(op, out, r, key, lvl)
 
 
 def _scalar_arrays(datas: list, od: np.ndarray) -> list:
@@ -327,8 +401,11 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
             out._fw = {key: defer(lvl, op, datas, tans, od, args)}
             lvl.register(out)
         else:
-            _attach(op, out, op.jvp_np(*datas, *tans, od, *args), key, lvl)
-    if node is not None and op.save_result:
+            r = op.jvp_np(*datas, *tans, od, *args)
+            if type(r) is np.ndarray:
+                r = own_array(r, (*datas, *tans, od))
+            _attach(op, out, r, key, lvl)
+    if node is not None and node.keep is not None:
         node.save_result((out,))
     return out
 
@@ -429,7 +506,7 @@ def dispatch(op: Op, inputs, args: tuple):
             raw = op.kernel(*datas, *args)
         except Exception as e:
             raise op_error(op, ins, args, e) from None
-        outs = tuple(wrap(r) for r in raw)
+        outs = tuple(wrap(_unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
         out = outs
     if op.kind != "op":
         _link_view(op, ins[0], outs[0], args)
@@ -451,7 +528,7 @@ def dispatch(op: Op, inputs, args: tuple):
                 levels.update(levels_of(t))
         for level in sorted(levels):
             _forward(op, ins, args, outs, level)
-    if node is not None and op.save_result:
+    if node is not None and node.keep is not None:
         node.save_result(outs)
     return out
 
@@ -473,6 +550,11 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
         out._base = base
         out._view = src._view + ((op.public, args),)
     out._view_version = out._st.version
+    if not out._base._requires_grad and out._data.dtype.kind in FLOATING:
+        st = out._st  # a later differentiable write into the root must reach this view (commit)
+        if st.views is None:
+            st.views = []
+        st.views.append(weakref.ref(out))
 
 
 def _plain(t) -> bool:
@@ -556,16 +638,19 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         else:
             r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
     if op.n_out == 1:
-        if r is not None:
-            t = fit_tangent(r, outs[0], op)
-            if t is not None:
-                set_tangent(outs[0], level, t)
-    else:
-        for o, t, d in zip(outs, r, op.out_diff):
-            if d and t is not None:
-                t = fit_tangent(t, o, op)
-                if t is not None:
-                    set_tangent(o, level, t)
+        r = (r,)
+    seen = None
+    for o, t, d in zip(outs, r, op.out_diff):
+        if d and t is not None:
+            t = fit_tangent(t, o, op)
+            if t is None:
+                continue
+            if o._base is None:  # not a view: its tangent must be its own (see own_array)
+                if seen is None:
+                    seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
+                t = own_tensor(t, seen)
+                seen.append(t._data)
+            set_tangent(o, level, t)
 
 
 def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):
@@ -592,10 +677,14 @@ def _prim(v: Tensor, level: int) -> Tensor:
 
 
 def fit_tangent(t, out: Tensor, op: Op):
-    """Bring a formula's tangent to the output's shape and dtype (the one place that does)."""
+    """Bring a formula's tangent to the output's shape and dtype (the one place that does).
+    None for an integer or bool output: those never carry tangents (DESIGN rule 3), whatever
+    the formula says (a cast's formula casts the tangent too)."""
+    od = out._data
+    if od.dtype.kind not in FLOATING:
+        return None
     if type(t) is not Tensor:
         t = wrap(np.asarray(t))
-    od = out._data
     td = t._data
     if td.shape != od.shape:
         try:
@@ -605,8 +694,6 @@ def fit_tangent(t, out: Tensor, op: Op):
                           f"shape {od.shape}") from None
         t = t.expand(od.shape).clone()
     if td.dtype != od.dtype:
-        if od.dtype.kind not in FLOATING:
-            return None
         if td.dtype.kind == "c" and od.dtype.kind != "c":
             t = t.real
         if t._data.dtype != od.dtype:
@@ -640,13 +727,28 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     st = STATE
     if st.grad_enabled:
         _check_inplace_allowed(op, target)
-        if op.backward_uses_self and any(
-                v._requires_grad for v in inputs if type(v) is Tensor) and inputs[0] is target:
+        if inputs[0] is target and _keeps_first(op, inputs, args):
             # The backward formula needs self's old value: keep it out of the write's way.
             inputs = (target.clone(),) + tuple(inputs[1:])
     r = dispatch(op, inputs, args)
     commit(op, target, r)
     return target
+
+
+def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:
+    """Will the tape node of op(inputs) keep its first input's value (op.save)?"""
+    ins = normalize(op, inputs)
+    mask = 0
+    bit = 1
+    for v, d in zip(ins, op.diff):
+        if d:
+            if v is not None and any(x._requires_grad for x in ((v,) if type(v) is Tensor else v)):
+                mask |= bit
+            bit <<= 1
+    if not mask:
+        return False
+    table = op.save if op.save_fn is None else op.save_fn(*ins, *args)
+    return table[mask][0][0] == 2
 
 
 def _check_inplace_allowed(op: Op, target: Tensor) -> None:
@@ -672,7 +774,10 @@ def _write(op: Op, target: Tensor, r) -> None:
     if r.dtype != td.dtype and not np.can_cast(r.dtype, td.dtype, casting="same_kind"):
         raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
     if not td.flags.writeable:
-        raise OpError(f"{op.name}_: the tensor's memory is read-only (e.g. an expanded view); clone() it first")
+        raise OpError(f"{op.name}_: the tensor's memory is read-only; clone() it first")
+    if 0 in td.strides and td.size > 1 and any(s == 0 and n > 1 for s, n in zip(td.strides, td.shape)):
+        raise OpError(f"{op.name}_: unsupported operation: more than one element of the written-to tensor refers "
+                      "to a single memory location (an expanded view); clone() it first")
     if STATE.levels:
         flush()  # deferred tangents read their inputs' memory: compute them before it changes
     np.copyto(td, r, casting="unsafe")
@@ -687,6 +792,9 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
     if st.grad_enabled and (r._requires_grad or target._requires_grad
                             or (target._base is not None and target._base._requires_grad)):
         rebase_history(target, r)
+        _views_follow(target)
+    if target._data.dtype.kind not in FLOATING:
+        return  # an integer or bool tensor never carries a tangent (DESIGN rule 3)
     levels = set(levels_of(r)) | set(levels_of(target))
     for level in sorted(levels):
         rt = tangent_of(r, level)
@@ -699,6 +807,21 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
             tt.zero_()
         else:
             tt.copy_(rt)
+
+
+def _views_follow(target: Tensor) -> None:
+    """The root of `target` now requires grad (a differentiable write): its views made while it
+    did not now require grad too, their grad_fn rebuilt from the root on next use (as torch)."""
+    root = target._base if target._base is not None else target
+    st = root._st
+    if not root._requires_grad or st is _NO_STORAGE or not st.views:
+        return
+    refs, st.views = st.views, None
+    for ref in refs:
+        v = ref()
+        if v is not None and not v._requires_grad:
+            v._requires_grad = True
+            v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
 
 
 def _zero_tangent_for(target: Tensor, level: int) -> Tensor:

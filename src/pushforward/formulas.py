@@ -150,17 +150,26 @@ def index_reduction_jvp(self_t, dim, indices, keepdim):
     return out if keepdim else out.squeeze(dim)
 
 
+def _var_scale(n, correction):
+    """2 / (degrees of freedom) of var's derivative; inf when there are none (n <= correction), so
+    the derivative is nan (0 * inf) as torch's, not a ZeroDivisionError; 0 over no element."""
+    if n == 0:
+        return 0.0
+    dof = n - correction
+    return 2.0 / dof if dof > 0 else float("inf")
+
+
 def var_backward(grad, self, dim, correction, keepdim):
     n = count_reduced(self.shape, dim)
     g = keep(grad, dim, keepdim, self.ndim)
-    return g * (self - self.mean(_dims(dim, self.ndim), keepdim=True)) * (2.0 / max(n - correction, 0))
+    return g * (self - self.mean(_dims(dim, self.ndim), keepdim=True)) * _var_scale(n, correction)
 
 
 def var_jvp(self_p, self_t, result, dim, correction, keepdim):
     n = count_reduced(self_p.shape, dim)
     dims = _dims(dim, self_p.ndim)
     centered = self_p - self_p.mean(dims, keepdim=True)
-    return (centered.conj() * self_t).real.sum(dims, keepdim=keepdim) * (2.0 / max(n - correction, 0))
+    return (centered.conj() * self_t).real.sum(dims, keepdim=keepdim) * _var_scale(n, correction)
 
 
 def std_backward(grad, self, result, dim, correction, keepdim):
@@ -180,7 +189,7 @@ def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
     n = count_reduced(self_p.shape, dim)
     dims = _dims(dim, self_p.ndim)
     centered = self_p - self_p.mean(dims, keepdims=True)
-    return (_conj_np(centered) * self_t).real.sum(dims, keepdims=keepdim) * (2.0 / max(n - correction, 0))
+    return (_conj_np(centered) * self_t).real.sum(dims, keepdims=keepdim) * _var_scale(n, correction)
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
@@ -209,58 +218,94 @@ def norm_jvp(self_p, self_t, result, p, dim, keepdim):
     return (direction.conj() * self_t).real.sum(dims, keepdim=keepdim)
 
 
-def matmul_backward(grad, self, other, which: int):
-    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases."""
-    a, b = self, other
+def matmul_backward(grad, operand, ndims, which: int):
+    """Gradient of matmul for input `which` (0: self, 1: other), all rank cases. `operand` is
+    the other input (the one the gradient is multiplied by), `ndims` both inputs' ndim: the
+    tape keeps no more than that."""
+    a_nd, b_nd = ndims
     g = grad
-    if b.ndim == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
+    if b_nd == 1:  # restore the dims matmul dropped for vector operands (b's first: grad may be 0-d)
         g = g.unsqueeze(-1)
-    if a.ndim == 1:
+    if a_nd == 1:
         g = g.unsqueeze(-2)
     if which == 0:
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        b2 = operand.unsqueeze(-1) if b_nd == 1 else operand
         ga = g @ b2.mT.conj()
-        return ga.squeeze(-2) if a.ndim == 1 else ga
-    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        return ga.squeeze(-2) if a_nd == 1 else ga
+    a2 = operand.unsqueeze(0) if a_nd == 1 else operand
     gb = a2.mT.conj() @ g
-    return gb.squeeze(-1) if b.ndim == 1 else gb
+    return gb.squeeze(-1) if b_nd == 1 else gb
 
 
-def _einsum_parse(equation, n):
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_parse(equation, shapes):
+    """(operand subscripts, output subscripts) of an einsum equation with the output made explicit
+    and '...' spelled out in letters the equation does not use (right-aligned, as NumPy)."""
     eq = equation.replace(" ", "")
-    if "..." in eq:
-        raise NotImplementedError("einsum: derivatives of equations with '...' are not implemented")
-    if "->" in eq:
-        lhs, out = eq.split("->")
-    else:
-        lhs = eq
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    lhs, out = eq.split("->") if "->" in eq else (eq, None)
     ins = lhs.split(",")
-    if len(ins) != n:
-        raise ValueError(f"einsum: equation has {len(ins)} operands but {n} tensors were given")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: equation has {len(ins)} operands but {len(shapes)} tensors were given")
+    ell = ""
+    if "..." in lhs:
+        free = [c for c in _LETTERS if c not in eq]
+        ranks = [len(shape) - (len(sub) - 3) for sub, shape in zip(ins, shapes) if "..." in sub]
+        ell = "".join(free[:max(ranks + [0])])
+        ins = [sub.replace("...", ell[len(ell) - (len(shape) - (len(sub) - 3)):]) if "..." in sub else sub
+               for sub, shape in zip(ins, shapes)]
+    if out is None:
+        letters = "".join(ins)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
     return ins, out
 
 
+def _fit_broadcast(g, shape):
+    """g brought to `shape` where einsum broadcast a size-1 dimension: summed where the operand
+    has size 1, expanded where only the operand has the full size."""
+    for k, (a, b) in enumerate(zip(g.shape, shape)):
+        if a != b and b == 1:
+            g = g.sum(k, keepdim=True)
+    return g.expand(shape) if tuple(g.shape) != tuple(shape) else g
+
+
 def einsum_backward(grad, equation, tensors):
-    """Gradients of einsum for every operand: contract grad with the other operands."""
+    """Gradients of einsum for every operand: contract grad with the other operands. An operand
+    with a repeated index ('ii->i') is read on its diagonal: its gradient is the gradient of that
+    diagonal, placed back on it (by an einsum with identity matrices)."""
     from ._generated.ops import einsum
-    ins, out = _einsum_parse(equation, len(tensors))
+    from .creation import eye
+    ins, out = _einsum_parse(equation, [t.shape for t in tensors])
     grads = []
     for i, sub in enumerate(ins):
-        if len(set(sub)) != len(sub):
-            raise NotImplementedError("einsum: derivatives with a repeated index in one operand are not implemented")
+        shape = tuple(tensors[i].shape)
+        uniq = "".join(dict.fromkeys(sub))  # the operand's letters, each once (its diagonal)
+        ushape = tuple(shape[sub.index(c)] for c in uniq)
         others = [(s, t.conj()) for j, (s, t) in enumerate(zip(ins, tensors)) if j != i]
         avail = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
-        target = "".join(c for c in sub if c in avail)
+        target = "".join(c for c in uniq if c in avail)
         eq = ",".join([out] + [s for s, _ in others]) + "->" + target
         g = einsum(eq, grad, *[t for _, t in others])
-        if target != sub:  # indices summed only within this operand: broadcast back
-            shape = tensors[i].shape
-            for k, c in enumerate(sub):
+        if target != uniq:  # indices summed only within this operand: broadcast back
+            for k, c in enumerate(uniq):
                 if c not in avail:
                     g = g.unsqueeze(k)
-            g = g.expand(shape)
+        g = _fit_broadcast(g, ushape)
+        if uniq != sub:
+            free = iter(c for c in _LETTERS if c not in sub and c not in out and all(c not in s for s in ins))
+            pos, deltas = [], []
+            for k, c in enumerate(sub):
+                if sub.count(c) == 1:
+                    pos.append(c)
+                else:
+                    f = next(free)
+                    pos.append(f)
+                    deltas.append((c + f, eye(shape[k], dtype=g.dtype)))
+            g = einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
+                       *[e for _, e in deltas])
         grads.append(g)
     return grads
 
@@ -401,16 +446,17 @@ def neg_shifts(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
-def split_like(grad, tensors, dim):
-    """Split grad along dim into pieces the sizes of `tensors` (cat's backward)."""
+def split_like(grad, shapes, dim):
+    """Split grad along dim into pieces of the given shapes (cat's backward: the inputs'
+    shapes, so the tape keeps only those)."""
     out = []
     start = 0
     d = dim % grad.ndim
-    for t in tensors:
-        if t.ndim == 1 and t.shape[0] == 0 and grad.ndim != 1:
+    for shape in shapes:
+        if len(shape) == 1 and shape[0] == 0 and grad.ndim != 1:
             out.append(None)
             continue
-        n = t.shape[d]
+        n = shape[d]
         out.append(grad.narrow(d, start, n))
         start += n
     return out
@@ -486,7 +532,7 @@ def _has_zero(t) -> bool:
 
 def cumprod_backward(grad, self, result, dim):
     """Gradient of cumprod along dim; exact when self has zeros (an O(n^2) path then)."""
-    if self.numel() == 0:
+    if self.numel() == 0 or self.ndim == 0:  # 0-d: cumprod is the identity
         return grad
     if not _has_zero(self):
         return (grad * result.conj()).flip(dim).cumsum(dim).flip(dim) / self.conj()
@@ -497,7 +543,7 @@ def cumprod_backward(grad, self, result, dim):
 
 
 def cumprod_jvp(self_p, self_t, result, dim):
-    if self_p.numel() == 0:
+    if self_p.numel() == 0 or self_p.ndim == 0:
         return self_t
     if not _has_zero(self_p):
         return (self_t / self_p).cumsum(dim) * result

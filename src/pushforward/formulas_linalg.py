@@ -134,12 +134,10 @@ def _tri(x, upper, unitriangular):
     return x.tril(-1 if unitriangular else 0)
 
 
-def solve_triangular_backward(grad, a, result, upper, left, unitriangular, which):
-    """which 0: gradient for A, 1: for B (X = A^-1 B if left else B A^-1)."""
+def solve_triangular_backward(grad, a, result, upper, left, unitriangular):
+    """The gradient for A (X = A^-1 B if left else B A^-1): -(A^-H gX) X^H, on A's triangle."""
     o = _ops()
     gb = o.linalg_solve_triangular(mH(a), grad, upper=not upper, left=left, unitriangular=unitriangular)
-    if which == 1:
-        return gb
     ga = -(gb @ mH(result)) if left else -(mH(result) @ gb)
     return _tri(ga, upper, unitriangular)
 
@@ -215,9 +213,9 @@ def eigh_jvp(a_p, a_t, result):
     return eigh_pack(dlam, dv)
 
 
-def eigh_backward(grad, a, result):
+def eigh_backward(grad, shape, result):
     o = _ops()
-    n = a.shape[-1]
+    n = shape[-1]
     glam, gv = eigh_unpack(grad, n)
     lam, v = eigh_unpack(result, n)
     inner = o.diag_embed(glam)
@@ -284,9 +282,9 @@ def svd_jvp(a_p, a_t, result):
     return _svd_pack(du, ds, mH(dv))
 
 
-def svd_backward(grad, a, result):
+def svd_backward(grad, shape, result):
     o = _ops()
-    m, n = a.shape[-2:]
+    m, n = shape[-2:]
     k = min(m, n)
     gu, gs, gvh = svd_unpack(grad, m, n)
     u, s, vh = svd_unpack(result, m, n)
@@ -361,10 +359,10 @@ def qr_jvp(a_p, a_t, result):
     return o.cat([(ar - q @ cr).reshape(*q.shape[:-2], -1), (cr @ r).reshape(*r.shape[:-2], -1)], -1)
 
 
-def qr_backward(grad, a, result):
+def qr_backward(grad, shape, result):
     """gA = (gQ + Q N) R^-H, N = triu(M, 1) + tril(M^H, -1) + Re diag(M), M = gR R^H - Q^H gQ."""
     o = _ops()
-    m, n = a.shape[-2:]
+    m, n = shape[-2:]
     _qr_need_tall(m, n)
     gq, gr = qr_unpack(grad, m, n)
     q, r = qr_unpack(result, m, n)
@@ -395,10 +393,10 @@ def eig_jvp(a_p, a_t, result):
     return o.cat([dlam, dv.reshape(*dv.shape[:-2], -1)], -1)
 
 
-def eig_backward(grad, a, result):
+def eig_backward(grad, shape, result):
     """torch's: gA = V^-H (diag(gL) + conj(F) o (V^H gV - V^H V Re diag(V^H gV))) V^H."""
     o = _ops()
-    n = a.shape[-1]
+    n = shape[-1]
     glam, gv = eig_unpack(grad, n)
     lam, v = eig_unpack(result, n)
     inner = o.diag_embed(glam)
@@ -472,9 +470,9 @@ def lu_jvp(a_p, a_t, result):
                   du.reshape(*du.shape[:-2], -1)], -1)
 
 
-def lu_backward(grad, a, result):
+def lu_backward(grad, shape, result):
     o = _ops()
-    m, n = a.shape[-2:]
+    m, n = shape[-2:]
     k = min(m, n)
     _, gl, gu = lu_unpack(grad, m, n)
     p, low, up = lu_unpack(result, m, n)
@@ -552,30 +550,30 @@ def fft_resize(x, dims, sizes):
     return x
 
 
-def fft_r2c_backward(grad, self, dim, norm):
+def fft_r2c_backward(grad, shape, dim, norm):
     """rfftn's adjoint: zero-pad the one-sided bins to the full length, inverse c2c, real part."""
     o = _ops()
-    last = dim[-1] % self.ndim
-    g = fft_resize(grad, [last], [self.shape[last]])
+    last = dim[-1] % len(shape)
+    g = fft_resize(grad, [last], [shape[last]])
     return o._fft_c2c(g, dim, swap_norm(norm), False).real
 
 
-def fft_c2r_backward(grad, self, dim, norm, last_dim_size):
+def fft_c2r_backward(grad, shape, dim, norm, last_dim_size):
     """irfftn's adjoint: rfftn of grad (adjoint norm), bins counted twice in the Hermitian
     extension (all but DC and, for even sizes, Nyquist) doubled."""
     o = _ops()
     from .tensor import wrap
     g = o._fft_r2c(grad, dim, swap_norm(norm))
-    last = dim[-1] % self.ndim
+    last = dim[-1] % len(shape)
     nb = g.shape[last]
     w = np.full(nb, 2.0)
     w[0] = 1.0
     if last_dim_size % 2 == 0:
         w[-1] = 1.0
-    shape = [1] * g.ndim
-    shape[last] = nb
-    g = g * wrap(w.reshape(shape).astype(np.finfo(g.dtype).dtype))
-    return fft_resize(g, [last], [self.shape[last]])
+    wshape = [1] * g.ndim
+    wshape[last] = nb
+    g = g * wrap(w.reshape(wshape).astype(np.finfo(g.dtype).dtype))
+    return fft_resize(g, [last], [shape[last]])
 
 
 # -- composites (public multi-output and convenience ops) ----------------------------------------------
@@ -780,7 +778,7 @@ def matrix_power_composite(a, n):
         n >>= 1
         if n:
             base = base @ base
-    return result
+    return _ops().clone(result) if result is a else result  # A^1 is a new tensor, as in torch
 
 
 def lstsq_composite(a, b, rcond, driver):
@@ -853,7 +851,9 @@ def kron_composite(a, b):
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
     ia = [s for d in sa for s in (d, 1)]
     ib = [s for d in sb for s in (1, d)]
-    return (a.reshape(*ia) * b.reshape(*ib)).reshape(*[x * y for x, y in zip(sa, sb)])
+    # clones: the product must not keep views of the inputs (in-place writes to them stay legal)
+    o = _ops()
+    return (o.clone(a).reshape(*ia) * o.clone(b).reshape(*ib)).reshape(*[x * y for x, y in zip(sa, sb)])
 
 
 def cross_composite(a, b, dim):

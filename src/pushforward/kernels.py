@@ -24,6 +24,12 @@ def _axes(dim, ndim: int):
     return tuple(d % ndim for d in dims)
 
 
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """a in C order (copied only if it is not): torch's results of many ops are contiguous where
+    NumPy keeps an input's permuted layout. (np.ascontiguousarray would make a 0-d array 1-d.)"""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
 def _dim(d, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
@@ -149,30 +155,44 @@ def where(condition, a, b):
 
 # -- reductions --------------------------------------------------------------------------------
 def sum(a, dim=None, keepdim=False, dtype=None):
-    return np.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+    # reductions over a permuted input: NumPy keeps its layout, torch's results are contiguous
+    return _contiguous(np.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
     if a.dtype.kind not in "fc" and dtype is None:
         raise OpError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                       f"complex dtype. Got: {a.dtype}")
-    return np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+    return _contiguous(np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
 def prod(a, dim=None, keepdim=False, dtype=None):
-    return np.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype)
+    return _contiguous(np.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+
+
+def _no_identity(name: str, a, axes) -> None:
+    """Reductions without an identity (max, min, argmax...) over no element: torch's errors. Over
+    non-empty reduced dimensions of an empty tensor the result is simply empty."""
+    if a.size:
+        return
+    if axes is None:
+        raise OpError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                      "Specify the reduction dim with the 'dim' argument.")
+    for d in axes:
+        if a.shape[d] == 0:
+            raise OpError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def amax(a, dim=(), keepdim=False):
-    if a.size == 0:
-        raise OpError("amax(): expected a non-empty tensor")
-    return np.amax(a, axis=None if dim == () else _axes(dim, a.ndim), keepdims=keepdim)
+    axes = None if dim == () else _axes(dim, a.ndim)
+    _no_identity("amax", a, axes)
+    return _contiguous(np.amax(a, axis=axes, keepdims=keepdim))
 
 
 def amin(a, dim=(), keepdim=False):
-    if a.size == 0:
-        raise OpError("amin(): expected a non-empty tensor")
-    return np.amin(a, axis=None if dim == () else _axes(dim, a.ndim), keepdims=keepdim)
+    axes = None if dim == () else _axes(dim, a.ndim)
+    _no_identity("amin", a, axes)
+    return _contiguous(np.amin(a, axis=axes, keepdims=keepdim))
 
 
 def _extremum_dim(a, dim, keepdim, arg):
@@ -180,6 +200,10 @@ def _extremum_dim(a, dim, keepdim, arg):
     d = _dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
+    _no_identity("max" if arg is np.argmax else "min", a, (d,))
+    if a.size == 0:  # empty along other dimensions: empty results
+        shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+        return np.empty(shape, a.dtype), np.empty(shape, np.int64)
     idx = arg(a, axis=d, keepdims=True)
     vals = np.take_along_axis(a, idx, axis=d)
     if not keepdim:
@@ -195,26 +219,36 @@ def min_dim(a, dim, keepdim=False):
     return _extremum_dim(a, dim, keepdim, np.argmin)
 
 
-def argmax(a, dim=None, keepdim=False):
+def _arg_extremum(name, arg, a, dim, keepdim):
     if dim is None:
-        return np.asarray(np.argmax(a))
-    return np.argmax(a, axis=_dim(dim, a.ndim), keepdims=keepdim)
+        _no_identity(name, a, None)
+        r = np.asarray(arg(a), dtype=np.int64)
+        return r.reshape((1,) * a.ndim) if keepdim else r
+    d = _dim(dim, a.ndim)
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    _no_identity(name, a, (d,))
+    if a.size == 0:
+        return np.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:], np.int64)
+    return arg(a, axis=d, keepdims=keepdim).astype(np.int64, copy=False)
+
+
+def argmax(a, dim=None, keepdim=False):
+    return _arg_extremum("argmax", np.argmax, a, dim, keepdim)
 
 
 def argmin(a, dim=None, keepdim=False):
-    if dim is None:
-        return np.asarray(np.argmin(a))
-    return np.argmin(a, axis=_dim(dim, a.ndim), keepdims=keepdim)
+    return _arg_extremum("argmin", np.argmin, a, dim, keepdim)
 
 
 def var(a, dim=None, correction=1, keepdim=False):
     ax = _axes(dim, a.ndim)
-    return np.var(a, axis=ax, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.var(a, axis=ax, ddof=correction, keepdims=keepdim))
 
 
 def std(a, dim=None, correction=1, keepdim=False):
     ax = _axes(dim, a.ndim)
-    return np.std(a, axis=ax, ddof=correction, keepdims=keepdim)
+    return _contiguous(np.std(a, axis=ax, ddof=correction, keepdims=keepdim))
 
 
 def norm(a, p=2, dim=None, keepdim=False):
@@ -234,33 +268,44 @@ def norm(a, p=2, dim=None, keepdim=False):
 
 
 def logsumexp(a, dim, keepdim=False):
-    return sp.logsumexp(a, axis=_axes(dim, a.ndim), keepdims=keepdim)
+    axes = _axes(dim, a.ndim)
+    if a.ndim == 0:  # torch: a 0-d input stays 0-d, with or without keepdim
+        return np.asarray(sp.logsumexp(a))
+    return _contiguous(np.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
 
 
 def softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
-    return sp.softmax(a, axis=_dim(dim, a.ndim))
+    d = _dim(dim, a.ndim)
+    if a.size == 0:  # SciPy has no identity for the max it subtracts: the empty result directly
+        return np.exp(a)
+    # (reshaped: SciPy makes a 0-d input 1-d; contiguous: NumPy keeps a permuted layout, torch not)
+    return _contiguous(sp.softmax(a, axis=d)).reshape(a.shape)
 
 
 def log_softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
-    return sp.log_softmax(a, axis=_dim(dim, a.ndim))
+    d = _dim(dim, a.ndim)
+    if a.size == 0:
+        return np.exp(a)
+    return _contiguous(sp.log_softmax(a, axis=d)).reshape(a.shape)
 
 
 def cumsum(a, dim, dtype=None):
     if a.ndim == 0:  # NumPy flattens 0-d input to shape (1,); torch keeps it 0-d
         _dim(dim, 0)
         return a.astype(dtype if dtype is not None else np.cumsum(a[None]).dtype, copy=True)
-    return np.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype)
+    # NumPy keeps a permuted input's layout; torch's result is contiguous (so .view(-1) works)
+    return _contiguous(np.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype))
 
 
 def cumprod(a, dim, dtype=None):
     if a.ndim == 0:
         _dim(dim, 0)
         return a.astype(dtype if dtype is not None else np.cumprod(a[None]).dtype, copy=True)
-    return np.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype)
+    return _contiguous(np.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype))
 
 
 # -- linear algebra -------------------------------------------------------------------------------
@@ -304,7 +349,7 @@ def outer(a, b):
 
 
 def einsum(equation, tensors):
-    return np.einsum(equation, *tensors)
+    return np.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
 
 
 # -- shape ops ------------------------------------------------------------------------------------
@@ -312,13 +357,14 @@ def cat(tensors, dim=0):
     if len(tensors) == 0:
         raise OpError("cat: expected a non-empty list of Tensors")
     arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
-    return np.concatenate(arrs, axis=_dim(dim, arrs[0].ndim))
+    # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
+    return _contiguous(np.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
 
 
 def stack(tensors, dim=0):
     if len(tensors) == 0:
         raise OpError("stack: expected a non-empty list of Tensors")
-    return np.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1))
+    return _contiguous(np.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
 
 
 def flip(a, dims):
@@ -329,15 +375,15 @@ def flip(a, dims):
 def roll(a, shifts, dims=None):
     if dims is None:
         return np.roll(a.reshape(-1), shifts).reshape(a.shape)
-    return np.roll(a, shifts, axis=_axes(dims, a.ndim))
+    return _contiguous(np.roll(a, shifts, axis=_axes(dims, a.ndim)))
 
 
 def tril(a, diagonal=0):
-    return np.tril(a, diagonal)
+    return _contiguous(np.tril(a, diagonal))
 
 
 def triu(a, diagonal=0):
-    return np.triu(a, diagonal)
+    return _contiguous(np.triu(a, diagonal))
 
 
 def _index_array(index, name):
@@ -347,23 +393,44 @@ def _index_array(index, name):
     return index
 
 
+def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
+    """The NumPy index of torch.gather's picks: out[i, j, ...] = a[..., index[i, j, ...], ...] with
+    index at `dim` and each other dimension's own position. Unlike take_along_axis, the index is
+    never broadcast: it may be smaller than the input in the other dimensions (torch's rule) and
+    the result has its shape. A 0-d input counts as one element in one dimension (as torch).
+    Returns the positions and the index's shape as used (1-d for a 0-d input)."""
+    index = _index_array(index, name)
+    nd = max(len(shape), 1)
+    d = _dim(dim, len(shape))
+    full = tuple(shape) if shape else (1,)
+    if index.ndim != len(shape) and not (len(shape) == 0 and index.ndim <= 1):
+        raise OpError(f"{name}(): Index tensor must have the same number of dimensions as input tensor "
+                      f"(got index of shape {index.shape} and input of shape {tuple(shape)})")
+    ishape = index.shape if index.ndim == nd else index.reshape(-1).shape
+    for k in range(nd):
+        if k != d and ishape[k] > full[k]:
+            raise OpError(f"{name}(): Size does not match at dimension {k}: expected index {list(index.shape)} "
+                          f"to be no larger than self {list(shape)} apart from dimension {d}")
+    if index.size:
+        lo, hi = index.min(), index.max()
+        if lo < 0 or hi >= full[d]:
+            bad = lo if lo < 0 else hi
+            raise OpError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {full[d]}")
+    pos = list(np.ix_(*[np.arange(n) for n in ishape]))
+    pos[d] = index.reshape(ishape)
+    return tuple(pos), ishape
+
+
 def gather(a, dim, index):
-    index = _index_array(index, "gather")
-    d = _dim(dim, a.ndim)
-    if index.ndim != a.ndim:
-        raise OpError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
-                      f"(got {index.ndim} and {a.ndim})")
-    return np.take_along_axis(a, index, axis=d)
+    pos, _ = _gather_positions(a.shape, dim, index, "gather")
+    return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(np.shape(index))
 
 
 def gather_backward(grad, dim, index, shape):
-    out = np.zeros(shape, dtype=grad.dtype)
-    d = _dim(dim, len(shape))
-    idx = np.indices(index.shape, sparse=True)
-    idx = list(np.broadcast_arrays(*idx))
-    idx[d] = index
-    np.add.at(out, tuple(idx), grad)
-    return out
+    pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
+    out = np.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
+    np.add.at(out, pos, np.reshape(grad, ishape))
+    return out.reshape(tuple(shape))
 
 
 def index_select(a, dim, index):
@@ -390,11 +457,11 @@ def masked_fill(a, mask, value):
     if value.ndim != 0:
         raise OpError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                       f"{value.ndim} dimension(s)")
-    return np.where(mask, value.astype(a.dtype), a)
+    return _contiguous(np.where(mask, value.astype(a.dtype), a))
 
 
 def index(a, indices):
-    return a[indices]
+    return _contiguous(a[indices])  # torch's advanced-index results are contiguous
 
 
 def index_backward(grad, shape, indices):
@@ -489,10 +556,13 @@ def expand(a, sizes):
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     try:
-        return np.broadcast_to(a, shape)
+        r = np.broadcast_to(a, shape)
     except ValueError:
         raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
                       "non-singleton dimensions") from None
+    # Writable like torch's: a write through a view that selects one copy of each element is
+    # fine; dispatch._write refuses one whose elements overlap (a zero stride), as torch does.
+    return np.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
 
 
 def flatten(a, start_dim=0, end_dim=-1):

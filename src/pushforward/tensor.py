@@ -19,7 +19,7 @@ _ndarray = np.ndarray
 class _Storage:
     """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
 
-    __slots__ = ("version", "dual")
+    __slots__ = ("version", "dual", "views")
     shared = True
 
     def __init__(self) -> None:
@@ -27,6 +27,9 @@ class _Storage:
         # True once any tensor on this storage carried a tangent; lets the hot path
         # skip tangent lookups for tensors that can never have one.
         self.dual = False
+        # weak references to the views made while the root required no grad: a differentiable
+        # in-place write into the root makes them require grad too (dispatch.commit)
+        self.views = None
 
 
 class _NoStorage:

@@ -43,7 +43,10 @@ NEG = Op(
     jvp_np=_neg__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -92,9 +95,11 @@ ABS = Op(
     jvp=_abs__jvp,
     jvp_np=_abs__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -119,7 +124,20 @@ absolute = abs
 
 def _sgn__backward(grad, self, result, needs):
     return (
-        sgn_backward(grad, self, result) if needs[0] else None,
+        (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _sgn__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -136,10 +154,8 @@ SGN = Op(
     backward=_sgn__backward,
     jvp=_sgn__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save_fn=_sgn__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -156,7 +172,20 @@ SGN.public = sgn
 
 def _sign__backward(grad, self, result, needs):
     return (
-        sgn_backward(grad, self, result) if needs[0] else None,
+        (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _sign__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -173,10 +202,8 @@ SIGN = Op(
     backward=_sign__backward,
     jvp=_sign__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save_fn=_sign__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -223,8 +250,10 @@ EXP = Op(
     jvp=_exp__jvp,
     jvp_np=_exp__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -277,8 +306,10 @@ EXP2 = Op(
     jvp=_exp2__jvp,
     jvp_np=_exp2__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -326,8 +357,10 @@ EXPM1 = Op(
     jvp=_expm1__jvp,
     jvp_np=_expm1__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -375,9 +408,11 @@ LOG = Op(
     jvp=_log__jvp,
     jvp_np=_log__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -429,9 +464,11 @@ LOG2 = Op(
     jvp=_log2__jvp,
     jvp_np=_log2__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -478,9 +515,11 @@ LOG10 = Op(
     jvp=_log10__jvp,
     jvp_np=_log10__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -527,9 +566,11 @@ LOG1P = Op(
     jvp=_log1p__jvp,
     jvp_np=_log1p__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -576,8 +617,10 @@ SQRT = Op(
     jvp=_sqrt__jvp,
     jvp_np=_sqrt__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -630,8 +673,10 @@ RSQRT = Op(
     jvp=_rsqrt__jvp,
     jvp_np=_rsqrt__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -679,9 +724,11 @@ SQUARE = Op(
     jvp=_square__jvp,
     jvp_np=_square__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -728,8 +775,10 @@ RECIPROCAL = Op(
     jvp=_reciprocal__jvp,
     jvp_np=_reciprocal__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -777,9 +826,11 @@ SIN = Op(
     jvp=_sin__jvp,
     jvp_np=_sin__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -831,9 +882,11 @@ COS = Op(
     jvp=_cos__jvp,
     jvp_np=_cos__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -885,8 +938,10 @@ TAN = Op(
     jvp=_tan__jvp,
     jvp_np=_tan__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -934,9 +989,11 @@ ASIN = Op(
     jvp=_asin__jvp,
     jvp_np=_asin__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -986,9 +1043,11 @@ ACOS = Op(
     jvp=_acos__jvp,
     jvp_np=_acos__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1038,9 +1097,11 @@ ATAN = Op(
     jvp=_atan__jvp,
     jvp_np=_atan__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1090,9 +1151,11 @@ SINH = Op(
     jvp=_sinh__jvp,
     jvp_np=_sinh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1139,9 +1202,11 @@ COSH = Op(
     jvp=_cosh__jvp,
     jvp_np=_cosh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1188,8 +1253,10 @@ TANH = Op(
     jvp=_tanh__jvp,
     jvp_np=_tanh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1242,9 +1309,11 @@ ASINH = Op(
     jvp=_asinh__jvp,
     jvp_np=_asinh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1294,9 +1363,11 @@ ACOSH = Op(
     jvp=_acosh__jvp,
     jvp_np=_acosh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1346,9 +1417,11 @@ ATANH = Op(
     jvp=_atanh__jvp,
     jvp_np=_atanh__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1398,8 +1471,10 @@ SIGMOID = Op(
     jvp=_sigmoid__jvp,
     jvp_np=_sigmoid__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1441,9 +1516,11 @@ LOGIT = Op(
     backward=_logit__backward,
     jvp=_logit__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1486,8 +1563,10 @@ RELU = Op(
     jvp=_relu__jvp,
     jvp_np=_relu__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1540,9 +1619,11 @@ ERF = Op(
     jvp=_erf__jvp,
     jvp_np=_erf__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1589,9 +1670,11 @@ ERFC = Op(
     jvp=_erfc__jvp,
     jvp_np=_erfc__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1608,20 +1691,16 @@ ERFC.public = erfc
 
 def _erfinv__backward(grad, self, result, needs):
     return (
-        grad * 0.886226925452758 * (result * result).exp() if needs[0] else None,
+        grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,
     )
 
 
 def _erfinv__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 0.886226925452758 * (result * result).exp()
-    return (self_t.conj() * 0.886226925452758 * (result * result).exp()).conj()
+    return self_t * 0.886226925452758 * (result * result).exp()
 
 
 def _erfinv__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * 0.886226925452758 * np.exp(result * result)
-    return K.conj(K.conj(self_t) * 0.886226925452758 * np.exp(result * result))
+    return self_t * 0.886226925452758 * np.exp(result * result)
 
 
 ERFINV = Op(
@@ -1633,9 +1712,12 @@ ERFINV = Op(
     backward=_erfinv__backward,
     jvp=_erfinv__jvp,
     jvp_np=_erfinv__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    jvp_np_reads=(False, True),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1679,9 +1761,11 @@ LGAMMA = Op(
     jvp=_lgamma__jvp,
     jvp_np=_lgamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1728,9 +1812,11 @@ DIGAMMA = Op(
     jvp=_digamma__jvp,
     jvp_np=_digamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1782,9 +1868,11 @@ POLYGAMMA = Op(
     jvp=_polygamma__jvp,
     jvp_np=_polygamma__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -1824,7 +1912,10 @@ FLOOR = Op(
     jvp_np=_floor__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1865,7 +1956,10 @@ CEIL = Op(
     jvp_np=_ceil__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1906,7 +2000,10 @@ ROUND = Op(
     jvp_np=_round__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -1947,7 +2044,10 @@ TRUNC = Op(
     jvp_np=_trunc__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='zero',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -2017,9 +2117,17 @@ CLAMP = Op(
     jvp_np=_clamp__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='explicit',
-    save=(2, 2, 2),
+    save=(  # kept of (self, min, max | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 2, 2), None),  # self
+        ((2, 2, 0), None),  # min
+        ((2, 2, 2), None),  # self, min
+        ((2, 0, 2), None),  # max
+        ((2, 2, 2), None),  # self, max
+        ((2, 2, 2), None),  # min, max
+        ((2, 2, 2), None),  # self, min, max
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2061,7 +2169,10 @@ REAL = Op(
     backward=_real__backward,
     jvp=_real__jvp,
     jvp_kind='explicit',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -2097,7 +2208,10 @@ IMAG = Op(
     backward=_imag__backward,
     jvp=_imag__jvp,
     jvp_kind='explicit',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -2139,7 +2253,10 @@ CONJ = Op(
     backward=_conj__backward,
     jvp=_conj__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -2161,14 +2278,27 @@ conjugate = conj
 
 def _angle__backward(grad, self, result, needs):
     return (
-        angle_backward(grad, self) if needs[0] else None,
+        (angle_backward(grad, self) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
+    )
+
+
+def _angle__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), None),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
 def _angle__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return angle_backward(self_t, self_p)
-    return angle_backward(self_t.conj(), self_p).conj()
+        return angle_backward(self_t, self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t)
+    return (angle_backward(self_t.conj(), self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t.conj())).conj()
 
 
 ANGLE = Op(
@@ -2180,9 +2310,8 @@ ANGLE = Op(
     backward=_angle__backward,
     jvp=_angle__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save_fn=_angle__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2231,7 +2360,12 @@ ADD = Op(
     jvp_np=_add__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -2286,7 +2420,12 @@ SUB = Op(
     jvp_np=_sub__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -2311,7 +2450,7 @@ subtract = sub
 
 
 def _mul__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad * other if needs[0] else None,
             grad * self if needs[1] else None,
@@ -2349,9 +2488,13 @@ MUL = Op(
     jvp_np=_mul__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2375,14 +2518,31 @@ multiply = mul
 
 
 def _div__backward(grad, self, other, result, rounding_mode, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
-            grad / other if rounding_mode is None else zeros_like(grad) if needs[0] else None,
-            -grad * (self / other / other) if rounding_mode is None else zeros_like(grad) if needs[1] else None,
+            (grad / other if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
+            (-grad * (self / other / other) if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
         )
     return (
-        grad / other.conj() if rounding_mode is None else zeros_like(grad) if needs[0] else None,
-        -grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad) if needs[1] else None,
+        (grad / other.conj() if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
+        (-grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
+    )
+
+
+def _div__save(self, other, rounding_mode):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if rounding_mode is None:
+        return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0, 0), None),  # nothing needs grad
+            ((0, 2), None),  # self
+            ((2, 2), None),  # other
+            ((2, 2), None),  # self, other
+        )
+    return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # other
+        ((0, 0), None),  # self, other
     )
 
 
@@ -2413,9 +2573,8 @@ DIV = Op(
     jvp_np=_div__jvp_np,
     jvp_np_reads=(False, True, True),
     jvp_kind='explicit',
-    save=(2, 2),
+    save_fn=_div__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2486,10 +2645,13 @@ POW = Op(
     jvp=_pow__jvp,
     jvp_np=_pow__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, exponent | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), (2,)),  # exponent
+        ((2, 2), (2,)),  # self, exponent
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2543,9 +2705,13 @@ ATAN2 = Op(
     jvp_np=_atan2__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2596,10 +2762,13 @@ HYPOT = Op(
     jvp=_hypot__jvp,
     jvp_np=_hypot__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((0, 2), (2,)),  # other
+        ((2, 2), (2,)),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2648,9 +2817,13 @@ MAXIMUM = Op(
     jvp_np=_maximum__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2699,9 +2872,13 @@ MINIMUM = Op(
     jvp_np=_minimum__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2750,9 +2927,13 @@ FMOD = Op(
     jvp_np=_fmod__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2801,9 +2982,13 @@ REMAINDER = Op(
     jvp_np=_remainder__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2821,14 +3006,23 @@ REMAINDER.public = remainder
 def _copysign__backward(grad, self, other, result, needs):
     return (
         grad * copysign_ratio(self, result) if needs[0] else None,
+        zeros_like(grad) if needs[1] else None,
     )
 
 
-def _copysign__jvp(self_p, other, self_t, result):
+def _copysign__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio(self_p, result)
     return self_t * copysign_ratio(self_p, result)
 
 
-def _copysign__jvp_np(self_p, other, self_t, result):
+def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return None
+    if other_t is None:
+        return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
 
 
@@ -2837,16 +3031,19 @@ COPYSIGN = Op(
     np.copysign,
     ('self', 'other'),
     ('T', 'T'),
-    (True, False),
+    (True, True),
     backward=_copysign__backward,
     jvp=_copysign__jvp,
     jvp_np=_copysign__jvp_np,
     jvp_np_reads=(True, False, True),
     jvp_kind='explicit',
-    save=(2, 0),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((0, 0), None),  # other
+        ((2, 0), (2,)),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2862,7 +3059,7 @@ COPYSIGN.public = copysign
 
 
 def _xlogy__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and other.dtype.kind != "c":
         return (
             grad * xlogy(other != 0, other) if needs[0] else None,
             grad * (self / other) if needs[1] else None,
@@ -2900,9 +3097,13 @@ XLOGY = Op(
     jvp_np=_xlogy__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -2919,8 +3120,8 @@ XLOGY.public = xlogy
 
 def _logaddexp__backward(grad, self, other, result, needs):
     return (
-        grad * (self - result).exp() if needs[0] else None,
-        grad * (other - result).exp() if needs[1] else None,
+        grad * (self - other).sigmoid() if needs[0] else None,
+        grad * (other - self).sigmoid() if needs[1] else None,
     )
 
 
@@ -2950,10 +3151,13 @@ LOGADDEXP = Op(
     jvp=_logaddexp__jvp,
     jvp_np=_logaddexp__jvp_np,
     jvp_kind='explicit',
-    save=(2, 2),
-    save_result=True,
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3002,7 +3206,12 @@ WHERE = Op(
     jvp_np=_where__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='auto_linear',
-    save=(2, 0, 0),
+    save=(  # kept of (condition, self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((2, 0, 0), None),  # self
+        ((2, 0, 0), None),  # other
+        ((2, 0, 0), None),  # self, other
+    ),
     out_diff=(True,),
 )
 
@@ -3025,7 +3234,9 @@ EQ = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3049,7 +3260,9 @@ NE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3073,7 +3286,9 @@ LT = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3097,7 +3312,9 @@ LE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3121,7 +3338,9 @@ GT = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3145,7 +3364,9 @@ GE = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3169,7 +3390,9 @@ LOGICAL_AND = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3193,7 +3416,9 @@ LOGICAL_OR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3217,7 +3442,9 @@ LOGICAL_NOT = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3241,7 +3468,9 @@ BITWISE_AND = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3265,7 +3494,9 @@ BITWISE_OR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3289,7 +3520,9 @@ BITWISE_XOR = Op(
     ('T', 'T'),
     (False, False),
     jvp_kind='none',
-    save=(0, 0),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3313,7 +3546,9 @@ BITWISE_NOT = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3337,7 +3572,9 @@ ISNAN = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3361,7 +3598,9 @@ ISFINITE = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3385,7 +3624,9 @@ ARGMAX = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3411,7 +3652,9 @@ ARGMIN = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -3440,10 +3683,6 @@ def _to__jvp(self_p, self_t, result, dtype, copy):
     return to(self_t, dtype, copy)
 
 
-def _to__jvp_np(self_p, self_t, result, dtype, copy):
-    return K.to(self_t, dtype, copy)
-
-
 TO = Op(
     'to',
     K.to,
@@ -3452,17 +3691,19 @@ TO = Op(
     (True,),
     backward=_to__backward,
     jvp=_to__jvp,
-    jvp_np=_to__jvp_np,
-    jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
+    kind='maybe_view',
 )
 
 
 def to(self, dtype=None, copy=False):
-    """Cast to dtype (a differentiable copy). Example: pf.tensor([1.0]).to(pf.float32)"""
-    return apply1(TO, self, (dtype, copy))
+    """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
+    return applyn(TO, (self,), (dtype, copy))
 
 
 TO.public = to
@@ -3496,7 +3737,10 @@ CLONE = Op(
     jvp_np=_clone__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3531,7 +3775,10 @@ ALIAS = Op(
     backward=_alias__backward,
     jvp=_alias__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -3582,7 +3829,12 @@ _COPY_FROM = Op(
     jvp_np=__copy_from__jvp_np,
     jvp_np_reads=(False, False, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # src
+        ((0, 0), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -3636,7 +3888,10 @@ SUM = Op(
     jvp_np=_sum__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3679,7 +3934,10 @@ MEAN = Op(
     jvp_np=_mean__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -3716,10 +3974,11 @@ PROD = Op(
     backward=_prod__backward,
     jvp=_prod__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3755,10 +4014,11 @@ AMAX = Op(
     backward=_amax__backward,
     jvp=_amax__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3794,10 +4054,11 @@ AMIN = Op(
     backward=_amin__backward,
     jvp=_amin__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3825,7 +4086,10 @@ def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
 
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
 
 
 MAX_DIM = Op(
@@ -3837,8 +4101,10 @@ MAX_DIM = Op(
     backward=_max_dim__backward,
     jvp=_max_dim__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -3868,7 +4134,10 @@ def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
 
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     result = result0
-    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+    return (
+        index_reduction_jvp(self_t, dim, result1, keepdim),
+        None,
+    )
 
 
 MIN_DIM = Op(
@@ -3880,8 +4149,10 @@ MIN_DIM = Op(
     backward=_min_dim__backward,
     jvp=_min_dim__jvp,
     jvp_kind='explicit',
-    save=(1,),
-    save_result=True,
+    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (0, 2)),  # self
+    ),
     n_out=2,
     out_diff=(True, False),
 )
@@ -3904,7 +4175,7 @@ def max(self, dim=None, keepdim=False, *, axis=None):
     """max(x): the maximum; max(x, dim): (values, indices); max(x, other): element-wise. Example: pf.max(pf.tensor([1.0, 3.0]))"""
     if axis is not None:
         dim = axis
-    return minmax(self, dim, keepdim, "max")
+    return minmax(self, dim, keepdim, 'max')
 
 
 # ---- min (composite)
@@ -3914,7 +4185,7 @@ def min(self, dim=None, keepdim=False, *, axis=None):
     """min(x): the minimum; min(x, dim): (values, indices); min(x, other): element-wise. Example: pf.min(pf.tensor([1.0, 3.0]))"""
     if axis is not None:
         dim = axis
-    return minmax(self, dim, keepdim, "min")
+    return minmax(self, dim, keepdim, 'min')
 
 
 # ---- var
@@ -3944,9 +4215,11 @@ VAR = Op(
     jvp=_var__jvp,
     jvp_np=_var__jvp_np,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -3982,10 +4255,11 @@ STD = Op(
     backward=_std__backward,
     jvp=_std__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4021,10 +4295,11 @@ NORM = Op(
     backward=_norm__backward,
     jvp=_norm__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4069,10 +4344,11 @@ LOGSUMEXP = Op(
     jvp=_logsumexp__jvp,
     jvp_np=_logsumexp__jvp_np,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4118,8 +4394,10 @@ SOFTMAX = Op(
     jvp_np=_softmax__jvp_np,
     jvp_np_reads=(False, True),
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4166,8 +4444,10 @@ LOG_SOFTMAX = Op(
     jvp_np=_log_softmax__jvp_np,
     jvp_np_reads=(False, True),
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4210,7 +4490,10 @@ CUMSUM = Op(
     jvp_np=_cumsum__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4247,10 +4530,11 @@ CUMPROD = Op(
     backward=_cumprod__backward,
     jvp=_cumprod__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4269,8 +4553,8 @@ CUMPROD.public = cumprod
 
 def _matmul__backward(grad, self, other, result, needs):
     return (
-        matmul_backward(grad, self, other, 0) if needs[0] else None,
-        matmul_backward(grad, self, other, 1) if needs[1] else None,
+        matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
+        matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 
 
@@ -4301,9 +4585,13 @@ MATMUL = Op(
     jvp_np=_matmul__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+        ((2, 1), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4319,7 +4607,7 @@ MATMUL.public = matmul
 
 
 def _mm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other.mT if needs[0] else None,
             self.mT @ grad if needs[1] else None,
@@ -4357,9 +4645,13 @@ MM = Op(
     jvp_np=_mm__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4375,7 +4667,7 @@ MM.public = mm
 
 
 def _bmm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other.mT if needs[0] else None,
             self.mT @ grad if needs[1] else None,
@@ -4413,9 +4705,13 @@ BMM = Op(
     jvp_np=_bmm__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4431,7 +4727,7 @@ BMM.public = bmm
 
 
 def _dot__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad * other if needs[0] else None,
             grad * self if needs[1] else None,
@@ -4469,9 +4765,13 @@ DOT = Op(
     jvp_np=_dot__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4487,7 +4787,7 @@ DOT.public = dot
 
 
 def _outer__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and other.dtype.kind != "c":
+    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
         return (
             grad @ other if needs[0] else None,
             self @ grad if needs[1] else None,
@@ -4525,9 +4825,13 @@ OUTER = Op(
     jvp_np=_outer__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 0), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -4569,7 +4873,10 @@ EINSUM = Op(
     backward=_einsum__backward,
     jvp=_einsum__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4589,7 +4896,7 @@ EINSUM.public = einsum
 
 def _cat__backward(grad, tensors, result, dim, needs):
     return (
-        split_like(grad, tensors, dim) if needs[0] else None,
+        split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,
     )
 
 
@@ -4612,7 +4919,10 @@ CAT = Op(
     jvp_np=_cat__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='auto_linear',
-    save=(2,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4661,7 +4971,10 @@ STACK = Op(
     jvp_np=_stack__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # tensors
+    ),
     out_diff=(True,),
 )
 
@@ -4704,7 +5017,10 @@ FLIP = Op(
     jvp_np=_flip__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4745,7 +5061,10 @@ ROLL = Op(
     jvp_np=_roll__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4786,7 +5105,10 @@ TRIL = Op(
     jvp_np=_tril__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4827,7 +5149,10 @@ TRIU = Op(
     jvp_np=_triu__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4873,7 +5198,10 @@ GATHER = Op(
     jvp_np=_gather__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(1, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4921,7 +5249,10 @@ _GATHER_BACKWARD = Op(
     jvp_np=__gather_backward__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -4969,7 +5300,10 @@ INDEX_SELECT = Op(
     jvp_np=_index_select__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(1, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5017,7 +5351,10 @@ _INDEX_SELECT_BACKWARD = Op(
     jvp_np=__index_select_backward__jvp_np,
     jvp_np_reads=(False, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5069,7 +5406,12 @@ MASKED_FILL = Op(
     jvp_np=_masked_fill__jvp_np,
     jvp_np_reads=(True, True, True, False),
     jvp_kind='explicit',
-    save=(0, 2, 0),
+    save=(  # kept of (self, mask, value | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0, 0), None),  # nothing needs grad
+        ((0, 2, 0), None),  # self
+        ((0, 2, 0), None),  # value
+        ((0, 2, 0), None),  # self, value
+    ),
     out_diff=(True,),
 )
 
@@ -5115,7 +5457,10 @@ INDEX = Op(
     jvp_np=_index__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5156,7 +5501,10 @@ _INDEX_BACKWARD = Op(
     jvp_np=__index_backward__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5174,7 +5522,7 @@ _INDEX_BACKWARD.public = _index_backward
 
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
     return (
-        grad if accumulate else index_put(grad, indices, 0.0) if needs[0] else None,
+        (grad if accumulate else index_put(grad, indices, 0.0)) if needs[0] else None,
         index(grad, indices) if needs[1] else None,
     )
 
@@ -5211,7 +5559,12 @@ INDEX_PUT = Op(
     jvp_np=_index_put__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(0, 0),
+    save=(  # kept of (self, values | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 0), None),  # self
+        ((0, 0), None),  # values
+        ((0, 0), None),  # self, values
+    ),
     out_diff=(True,),
 )
 
@@ -5229,7 +5582,7 @@ INDEX_PUT.public = index_put
 
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
-        grad._view_scatter(zeros_like(src), steps) if needs[0] else None,
+        grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
         replay_view(grad, steps) if needs[1] else None,
     )
 
@@ -5261,7 +5614,12 @@ _VIEW_SCATTER = Op(
     jvp_np=__view_scatter__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='auto_linear',
-    save=(0, 2),
+    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 1), None),  # self
+        ((0, 0), None),  # src
+        ((0, 1), None),  # self, src
+    ),
     out_diff=(True,),
 )
 
@@ -5302,7 +5660,10 @@ _VIEW_EMBED = Op(
     jvp_np=__view_embed__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5337,7 +5698,10 @@ VIEW = Op(
     backward=_view__backward,
     jvp=_view__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5375,7 +5739,10 @@ RESHAPE = Op(
     backward=_reshape__backward,
     jvp=_reshape__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -5413,7 +5780,10 @@ TRANSPOSE = Op(
     backward=_transpose__backward,
     jvp=_transpose__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5452,7 +5822,10 @@ PERMUTE = Op(
     backward=_permute__backward,
     jvp=_permute__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5490,7 +5863,10 @@ T = Op(
     backward=_t__backward,
     jvp=_t__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5526,7 +5902,10 @@ MT = Op(
     backward=_mT__backward,
     jvp=_mT__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5562,7 +5941,10 @@ SQUEEZE = Op(
     backward=_squeeze__backward,
     jvp=_squeeze__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5600,7 +5982,10 @@ UNSQUEEZE = Op(
     backward=_unsqueeze__backward,
     jvp=_unsqueeze__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5638,7 +6023,10 @@ EXPAND = Op(
     backward=_expand__backward,
     jvp=_expand__jvp,
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
 )
@@ -5679,7 +6067,10 @@ FLATTEN = Op(
     backward=_flatten__backward,
     jvp=_flatten__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='maybe_view',
 )
@@ -5698,7 +6089,7 @@ FLATTEN.public = flatten
 
 def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
     return (
-        scatter_view(grad, self.shape, "diagonal", (offset, dim1, dim2)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'diagonal', (offset, dim1, dim2)) if needs[0] else None,
     )
 
 
@@ -5715,7 +6106,10 @@ DIAGONAL = Op(
     backward=_diagonal__backward,
     jvp=_diagonal__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5735,7 +6129,7 @@ DIAGONAL.public = diagonal
 
 def _narrow__backward(grad, self, result, dim, start, length, needs):
     return (
-        scatter_view(grad, self.shape, "narrow", (dim, start, length)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'narrow', (dim, start, length)) if needs[0] else None,
     )
 
 
@@ -5752,7 +6146,10 @@ NARROW = Op(
     backward=_narrow__backward,
     jvp=_narrow__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5774,7 +6171,7 @@ NARROW.public = narrow
 
 def _select__backward(grad, self, result, dim, index, needs):
     return (
-        scatter_view(grad, self.shape, "select", (dim, index)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'select', (dim, index)) if needs[0] else None,
     )
 
 
@@ -5791,7 +6188,10 @@ SELECT = Op(
     backward=_select__backward,
     jvp=_select__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5813,7 +6213,7 @@ SELECT.public = select
 
 def _getitem__backward(grad, self, result, index, needs):
     return (
-        scatter_view(grad, self.shape, "getitem", (index,)) if needs[0] else None,
+        scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,
     )
 
 
@@ -5830,7 +6230,10 @@ GETITEM = Op(
     backward=_getitem__backward,
     jvp=_getitem__jvp,
     jvp_kind='auto_linear',
-    save=(1,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
@@ -5852,7 +6255,7 @@ def split(self, split_size_or_sections, dim=0, *, axis=None):
     """Views of consecutive pieces along dim (int size or list of sizes). Example: pf.arange(4.0).split(2)"""
     if axis is not None:
         dim = axis
-    return tuple(self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections))
+    return tuple((self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections)))
 
 
 # ---- chunk (composite)
@@ -5872,7 +6275,7 @@ def unbind(self, dim=0, *, axis=None):
     """All slices along dim, as views. Example: pf.eye(2).unbind()"""
     if axis is not None:
         dim = axis
-    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+    return tuple((self.select(dim, i) for i in range(self.shape[dim])))
 
 
 # ---- inverse
@@ -5903,8 +6306,10 @@ INVERSE = Op(
     jvp_np=_inverse__jvp_np,
     jvp_np_reads=(False, True),
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -5939,9 +6344,11 @@ DET = Op(
     backward=_det__backward,
     jvp=_det__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -5981,9 +6388,11 @@ LOGDET = Op(
     jvp_np=_logdet__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6000,7 +6409,20 @@ LOGDET.public = logdet
 
 def __slogdet_sign__backward(grad, self, result, needs):
     return (
-        slogdet_sign_backward(grad, self, result) if needs[0] else None,
+        (slogdet_sign_backward(grad, self, result) if self.dtype.kind == 'c' else None) if needs[0] else None,
+    )
+
+
+def __slogdet_sign__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
     )
 
 
@@ -6017,10 +6439,8 @@ _SLOGDET_SIGN = Op(
     backward=__slogdet_sign__backward,
     jvp=__slogdet_sign__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save_fn=__slogdet_sign__save,
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6060,9 +6480,11 @@ _SLOGDET_LOGABS = Op(
     jvp_np=__slogdet_logabs__jvp_np,
     jvp_np_reads=(True, False),
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6122,10 +6544,13 @@ _LINALG_SOLVE = Op(
     jvp_np=__linalg_solve__jvp_np,
     jvp_np_reads=(True, False, True),
     jvp_kind='explicit',
-    save=(2, 0),
-    save_result=True,
+    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((2, 0), None),  # B
+        ((2, 0), (2,)),  # self, B
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6150,8 +6575,8 @@ def linalg_solve(self, B, *, left=True):
 
 def _linalg_solve_triangular__backward(grad, self, B, result, upper, left, unitriangular, needs):
     return (
-        solve_triangular_backward(grad, self, result, upper, left, unitriangular, 0) if needs[0] else None,
-        solve_triangular_backward(grad, self, result, upper, left, unitriangular, 1) if needs[1] else None,
+        solve_triangular_backward(grad, self, result, upper, left, unitriangular) if needs[0] else None,
+        linalg_solve_triangular(mH(self), grad, upper=not upper, left=left, unitriangular=unitriangular) if needs[1] else None,
     )
 
 
@@ -6172,10 +6597,13 @@ LINALG_SOLVE_TRIANGULAR = Op(
     backward=_linalg_solve_triangular__backward,
     jvp=_linalg_solve_triangular__jvp,
     jvp_kind='explicit',
-    save=(2, 0),
-    save_result=True,
+    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((2, 0), None),  # B
+        ((2, 0), (2,)),  # self, B
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6209,8 +6637,10 @@ LINALG_CHOLESKY = Op(
     backward=_linalg_cholesky__backward,
     jvp=_linalg_cholesky__jvp,
     jvp_kind='explicit',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -6247,7 +6677,7 @@ def cholesky_inverse(self, upper=False):
 
 def __linalg_eigh__backward(grad, self, result, UPLO, needs):
     return (
-        eigh_backward(grad, self, result) if needs[0] else None,
+        eigh_backward(grad, self.shape, result) if needs[0] else None,
     )
 
 
@@ -6264,10 +6694,11 @@ _LINALG_EIGH = Op(
     backward=__linalg_eigh__backward,
     jvp=__linalg_eigh__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6312,9 +6743,11 @@ LINALG_EIGVALSH = Op(
     backward=_linalg_eigvalsh__backward,
     jvp=_linalg_eigvalsh__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6331,7 +6764,7 @@ LINALG_EIGVALSH.public = linalg_eigvalsh
 
 def __linalg_svd__backward(grad, self, result, needs):
     return (
-        svd_backward(grad, self, result) if needs[0] else None,
+        svd_backward(grad, self.shape, result) if needs[0] else None,
     )
 
 
@@ -6348,10 +6781,11 @@ _LINALG_SVD = Op(
     backward=__linalg_svd__backward,
     jvp=__linalg_svd__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6396,9 +6830,11 @@ LINALG_SVDVALS = Op(
     backward=_linalg_svdvals__backward,
     jvp=_linalg_svdvals__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6415,7 +6851,7 @@ LINALG_SVDVALS.public = linalg_svdvals
 
 def __linalg_qr__backward(grad, self, result, needs):
     return (
-        qr_backward(grad, self, result) if needs[0] else None,
+        qr_backward(grad, self.shape, result) if needs[0] else None,
     )
 
 
@@ -6432,10 +6868,11 @@ _LINALG_QR = Op(
     backward=__linalg_qr__backward,
     jvp=__linalg_qr__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6463,7 +6900,7 @@ def linalg_qr(self, mode="reduced"):
 
 def __linalg_eig__backward(grad, self, result, needs):
     return (
-        eig_backward(grad, self, result) if needs[0] else None,
+        eig_backward(grad, self.shape, result) if needs[0] else None,
     )
 
 
@@ -6480,10 +6917,11 @@ _LINALG_EIG = Op(
     backward=__linalg_eig__backward,
     jvp=__linalg_eig__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6528,9 +6966,11 @@ LINALG_EIGVALS = Op(
     backward=_linalg_eigvals__backward,
     jvp=_linalg_eigvals__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6547,7 +6987,7 @@ LINALG_EIGVALS.public = linalg_eigvals
 
 def __linalg_lu__backward(grad, self, result, needs):
     return (
-        lu_backward(grad, self, result) if needs[0] else None,
+        lu_backward(grad, self.shape, result) if needs[0] else None,
     )
 
 
@@ -6564,10 +7004,11 @@ _LINALG_LU = Op(
     backward=__linalg_lu__backward,
     jvp=__linalg_lu__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6631,9 +7072,11 @@ MATRIX_EXP = Op(
     backward=_matrix_exp__backward,
     jvp=_matrix_exp__jvp,
     jvp_kind='explicit',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6675,10 +7118,11 @@ LINALG_PINV = Op(
     backward=_linalg_pinv__backward,
     jvp=_linalg_pinv__jvp,
     jvp_kind='explicit',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6711,7 +7155,9 @@ LINALG_MATRIX_RANK = Op(
     ('T',),
     (False,),
     jvp_kind='none',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
     out_diff=(True,),
     differentiable=False,
 )
@@ -6753,7 +7199,10 @@ DIAG_EMBED = Op(
     jvp_np=_diag_embed__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -6872,7 +7321,10 @@ _FFT_C2C = Op(
     jvp_np=__fft_c2c__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(0,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -6892,7 +7344,7 @@ _FFT_C2C.public = _fft_c2c
 
 def __fft_r2c__backward(grad, self, result, dim, norm, needs):
     return (
-        fft_r2c_backward(grad, self, dim, norm) if needs[0] else None,
+        fft_r2c_backward(grad, self.shape, dim, norm) if needs[0] else None,
     )
 
 
@@ -6915,9 +7367,11 @@ _FFT_R2C = Op(
     jvp_np=__fft_r2c__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6936,7 +7390,7 @@ _FFT_R2C.public = _fft_r2c
 
 def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
     return (
-        fft_c2r_backward(grad, self, dim, norm, last_dim_size) if needs[0] else None,
+        fft_c2r_backward(grad, self.shape, dim, norm, last_dim_size) if needs[0] else None,
     )
 
 
@@ -6959,9 +7413,11 @@ _FFT_C2R = Op(
     jvp_np=__fft_c2r__jvp_np,
     jvp_np_reads=(False, False),
     jvp_kind='auto_linear',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -6982,7 +7438,7 @@ def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "fft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'fft')
 
 
 # ---- fft_ifft (composite)
@@ -6992,7 +7448,7 @@ def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "ifft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'ifft')
 
 
 # ---- fft_rfft (composite)
@@ -7002,7 +7458,7 @@ def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "rfft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'rfft')
 
 
 # ---- fft_irfft (composite)
@@ -7012,7 +7468,7 @@ def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "irfft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'irfft')
 
 
 # ---- fft_hfft (composite)
@@ -7022,7 +7478,7 @@ def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "hfft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'hfft')
 
 
 # ---- fft_ihfft (composite)
@@ -7032,7 +7488,7 @@ def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, "ihfft")
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'ihfft')
 
 
 # ---- fft_fft2 (composite)
@@ -7042,7 +7498,7 @@ def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "fft")
+    return fft_composite(self, s, dim, norm, 'fft')
 
 
 # ---- fft_ifft2 (composite)
@@ -7052,7 +7508,7 @@ def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "ifft")
+    return fft_composite(self, s, dim, norm, 'ifft')
 
 
 # ---- fft_rfft2 (composite)
@@ -7062,7 +7518,7 @@ def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "rfft")
+    return fft_composite(self, s, dim, norm, 'rfft')
 
 
 # ---- fft_irfft2 (composite)
@@ -7072,7 +7528,7 @@ def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "irfft")
+    return fft_composite(self, s, dim, norm, 'irfft')
 
 
 # ---- fft_fftn (composite)
@@ -7082,7 +7538,7 @@ def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "fft")
+    return fft_composite(self, s, dim, norm, 'fft')
 
 
 # ---- fft_ifftn (composite)
@@ -7092,7 +7548,7 @@ def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "ifft")
+    return fft_composite(self, s, dim, norm, 'ifft')
 
 
 # ---- fft_rfftn (composite)
@@ -7102,7 +7558,7 @@ def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "rfft")
+    return fft_composite(self, s, dim, norm, 'rfft')
 
 
 # ---- fft_irfftn (composite)
@@ -7112,7 +7568,7 @@ def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "irfft")
+    return fft_composite(self, s, dim, norm, 'irfft')
 
 
 # ---- fft_fftshift (composite)
@@ -7166,9 +7622,11 @@ SPECIAL_I0 = Op(
     jvp=_special_i0__jvp,
     jvp_np=_special_i0__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7214,10 +7672,11 @@ SPECIAL_I0E = Op(
     jvp=_special_i0e__jvp,
     jvp_np=_special_i0e__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7253,10 +7712,11 @@ SPECIAL_I1 = Op(
     backward=_special_i1__backward,
     jvp=_special_i1__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7292,10 +7752,11 @@ SPECIAL_I1E = Op(
     backward=_special_i1e__backward,
     jvp=_special_i1e__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7338,9 +7799,11 @@ SPECIAL_NDTR = Op(
     jvp=_special_ndtr__jvp,
     jvp_np=_special_ndtr__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7383,8 +7846,10 @@ SPECIAL_NDTRI = Op(
     jvp=_special_ndtri__jvp,
     jvp_np=_special_ndtri__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(0,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
     out_diff=(True,),
 )
 
@@ -7428,10 +7893,11 @@ SPECIAL_LOG_NDTR = Op(
     jvp=_special_log_ndtr__jvp,
     jvp_np=_special_log_ndtr__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7474,10 +7940,11 @@ SPECIAL_ERFCX = Op(
     jvp=_special_erfcx__jvp,
     jvp_np=_special_erfcx__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7526,9 +7993,13 @@ SPECIAL_XLOG1PY = Op(
     jvp_np=_special_xlog1py__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7545,14 +8016,14 @@ SPECIAL_XLOG1PY.public = special_xlog1py
 
 def _sinc__backward(grad, self, result, needs):
     return (
-        grad * sinc_derivative(self, result) if needs[0] else None,
+        grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
     )
 
 
 def _sinc__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * sinc_derivative(self_p, result)
-    return (self_t.conj() * sinc_derivative(self_p, result)).conj()
+        return self_t * sinc_derivative(self_p, sinc(self_p))
+    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p))).conj()
 
 
 SINC = Op(
@@ -7564,10 +8035,11 @@ SINC = Op(
     backward=_sinc__backward,
     jvp=_sinc__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7613,9 +8085,11 @@ SPECIAL_ENTR = Op(
     jvp=_special_entr__jvp,
     jvp_np=_special_entr__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7655,9 +8129,11 @@ _SPECIAL_ZETA = Op(
     jvp_np=__special_zeta__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7727,9 +8203,11 @@ SPECIAL_BESSEL_J0 = Op(
     jvp=_special_bessel_j0__jvp,
     jvp_np=_special_bessel_j0__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7765,10 +8243,11 @@ SPECIAL_BESSEL_J1 = Op(
     backward=_special_bessel_j1__backward,
     jvp=_special_bessel_j1__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7811,9 +8290,11 @@ SPECIAL_BESSEL_Y0 = Op(
     jvp=_special_bessel_y0__jvp,
     jvp_np=_special_bessel_y0__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7856,10 +8337,11 @@ SPECIAL_BESSEL_Y1 = Op(
     jvp=_special_bessel_y1__jvp,
     jvp_np=_special_bessel_y1__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7902,9 +8384,11 @@ SPECIAL_MODIFIED_BESSEL_K0 = Op(
     jvp=_special_modified_bessel_k0__jvp,
     jvp_np=_special_modified_bessel_k0__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7947,10 +8431,11 @@ SPECIAL_MODIFIED_BESSEL_K1 = Op(
     jvp=_special_modified_bessel_k1__jvp,
     jvp_np=_special_modified_bessel_k1__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -7993,10 +8478,11 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op(
     jvp=_special_scaled_modified_bessel_k0__jvp,
     jvp_np=_special_scaled_modified_bessel_k0__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8039,10 +8525,11 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op(
     jvp=_special_scaled_modified_bessel_k1__jvp,
     jvp_np=_special_scaled_modified_bessel_k1__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8078,10 +8565,11 @@ SPECIAL_SPHERICAL_BESSEL_J0 = Op(
     backward=_special_spherical_bessel_j0__backward,
     jvp=_special_spherical_bessel_j0__jvp,
     jvp_kind='auto_element_wise',
-    save=(2,),
-    save_result=True,
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8124,9 +8612,11 @@ SPECIAL_AIRY_AI = Op(
     jvp=_special_airy_ai__jvp,
     jvp_np=_special_airy_ai__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8169,9 +8659,11 @@ _SPECIAL_AIRY_AI_PRIME = Op(
     jvp=__special_airy_ai_prime__jvp,
     jvp_np=__special_airy_ai_prime__jvp_np,
     jvp_kind='auto_element_wise',
-    save=(2,),
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8205,9 +8697,11 @@ _SPECIAL_GAMMAINC = Op(
     backward=__special_gammainc__backward,
     jvp=__special_gammainc__jvp,
     jvp_kind='explicit',
-    save=(2, 2),
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # other
+    ),
     out_diff=(True,),
-    backward_uses_self=True,
 )
 
 
@@ -8264,7 +8758,7 @@ def inner(self, other):
 
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.eye(2))"""
-    return add_product(self, mm_checked(mat1, mat2, "addmm"), beta, alpha)
+    return add_product(self, mm_checked(mat1, mat2, 'addmm'), beta, alpha)
 
 
 # ---- addmv (composite)
@@ -8348,7 +8842,7 @@ def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "hfft")
+    return fft_composite(self, s, dim, norm, 'hfft')
 
 
 # ---- fft_ihfft2 (composite)
@@ -8358,7 +8852,7 @@ def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "ihfft")
+    return fft_composite(self, s, dim, norm, 'ihfft')
 
 
 # ---- fft_hfftn (composite)
@@ -8368,7 +8862,7 @@ def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "hfft")
+    return fft_composite(self, s, dim, norm, 'hfft')
 
 
 # ---- fft_ihfftn (composite)
@@ -8378,7 +8872,7 @@ def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
     if axis is not None:
         dim = axis
-    return fft_composite(self, s, dim, norm, "ihfft")
+    return fft_composite(self, s, dim, norm, 'ihfft')
 
 
 # ---- cross (composite)
@@ -8410,7 +8904,7 @@ _qr__result = namedtuple('qr', ['Q', 'R'])
 
 def qr(self, some=True):
     """torch.qr: reduced (some=True) or complete QR. Example: pf.qr(pf.eye(2))"""
-    return linalg_qr(self, "reduced" if some else "complete")
+    return linalg_qr(self, 'reduced' if some else 'complete')
 
 
 # ---- lu_unpack (composite)
@@ -8455,6 +8949,7 @@ K.register_array_views({
     'real': K.real,
     'imag': K.imag,
     'conj': K.conj,
+    'to': K.to,
     'alias': K.alias,
     'view': K.view,
     'reshape': K.reshape,

@@ -1,11 +1,11 @@
 """Autodiff: reverse mode (grad, backward), forward mode (forward_ad), custom Functions, checks."""
 from . import forward_ad
 from .function import Function
-from .graph import grad
+from .graph import autograd_backward as backward, grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["forward_ad", "Function", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+__all__ = ["forward_ad", "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
 
 

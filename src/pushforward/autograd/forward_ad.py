@@ -98,9 +98,22 @@ class dual_level:
 
     def __enter__(self) -> int:
         self._level = enter_dual_level()
+        self._entry = STATE.levels[-1]
         return self._level
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
+        levels = STATE.levels
+        mine = self._entry
+        if exc_type is not None:
+            # The body raised: put the stack back as it was at entry (levels the body entered and
+            # left open are exited too) and let the user's exception through, not one of ours.
+            if any(lv is mine for lv in levels):
+                while levels[-1] is not mine:
+                    exit_dual_level()
+                exit_dual_level()
+            return
+        if not any(lv is mine for lv in levels):
+            raise OpError(f"dual_level: level {self._level} was already exited inside the `with` block")
         exit_dual_level(level=self._level)
 
     def __call__(self, fn):

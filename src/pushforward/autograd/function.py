@@ -20,10 +20,11 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from .forward_ad import levels_of, set_tangent, tangent_of
-from .graph import Node, _fit_grad, edge
+from .graph import Node, _fit_grad, edge, tape_free
 from .grad_mode import no_grad
 from .state import STATE
 from ..errors import OpError
@@ -52,14 +53,14 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         if self._in_jvp and self._for_forward is not None:
-            return self._for_forward
+            return _unpacked(self._for_forward)
         for t, v in zip(self._to_save, self._saved_versions):
             if t is not None and t._st.version != v:
                 raise OpError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [custom Function] saved at version {v}, now at version {t._st.version}"
                 )
-        return self._to_save
+        return _unpacked(self._to_save)
 
     def mark_dirty(self, *tensors) -> None:
         self._dirty = tensors
@@ -71,10 +72,16 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+def _unpacked(saved: tuple) -> tuple:
+    if any(type(t) is _SavedOutput for t in saved):
+        return tuple(t.unpack() if type(t) is _SavedOutput else t for t in saved)
+    return saved
+
+
 class FunctionNode(Node):
     """Tape node calling a custom Function's backward."""
 
-    __slots__ = ("cls", "ctx", "metas", "out_metas", "released")
+    __slots__ = ("cls", "ctx", "metas", "out_metas", "released", "is_tensor")
 
     def name(self) -> str:
         return self.cls.__name__ + "Backward"
@@ -91,21 +98,78 @@ class FunctionNode(Node):
             grads = [zeros(*m[0], dtype=m[1]) if (g is None and m is not None) else g
                      for g, m in zip(grads, self.out_metas)]
         res = self.cls.backward(self.ctx, *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) < len(self.metas):
-            raise OpError(f"function {self.cls.__name__}.backward returned {len(res)} gradients, expected "
-                          f"{len(self.metas)} (one per forward input)")
+        return self._check_grads(res if isinstance(res, tuple) else (res,))
+
+    def _check_grads(self, res: tuple) -> list:
+        """backward's results, one per forward argument (torch's rules: extra trailing Nones are
+        dropped; a non-Tensor argument's gradient must be None), fitted to the Tensor inputs."""
+        from ..tensor import Tensor
+        who = f"function {self.cls.__name__}.backward"
+        n = len(self.is_tensor)
+        if len(res) > n and all(g is None for g in res[n:]):
+            res = res[:n]
+        if len(res) != n:
+            raise OpError(f"{who} returned an incorrect number of gradients (expected {n}, got {len(res)}): "
+                          "one gradient (or None) per argument of forward")
         out = []
-        for g, m in zip(res, self.metas):
-            if m is None:
+        for i, (g, is_t) in enumerate(zip(res, self.is_tensor)):
+            if not is_t:
+                if g is not None:
+                    raise OpError(f"{who} returned a gradient different than None at position {i + 1}, but "
+                                  "the corresponding forward input was not a Tensor")
                 continue
-            out.append(_fit_grad(g, m, self) if g is not None else None)
+            if g is not None and not isinstance(g, Tensor):
+                raise OpError(f"{who} returned a {type(g).__name__} at position {i + 1}; expected a Tensor or None")
+            out.append(_fit_grad(g, self.metas[len(out)], self, i) if g is not None else None)
         return out
 
     def release(self) -> None:
         self.ctx._to_save = ()
         self.released = True
+
+
+class _SavedOutput:
+    """A saved output of a custom Function (or an input it modified in place): its memory and
+    tangents without its grad_fn, which is the node holding the ctx (a reference cycle that
+    would keep the graph alive until the cycle collector runs). Rebuilt when read."""
+
+    __slots__ = ("tensor", "node", "output_nr")
+
+    def __init__(self, t, node: FunctionNode) -> None:
+        self.tensor = tape_free(t)
+        self.node = weakref.ref(node)
+        self.output_nr = t._output_nr
+
+    @property
+    def _st(self):
+        return self.tensor._st
+
+    def unpack(self):
+        from ..tensor import Tensor
+        s = self.tensor
+        node = self.node()
+        t = object.__new__(Tensor)
+        t._data = s._data
+        t._st = s._st
+        if s._fw:
+            for lv, tan in s._fw.items():
+                if tan is not None and lv in STATE.by_uid:
+                    set_tangent(t, lv, tan)
+        if node is not None and not node.released:
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = self.output_nr
+        return t
+
+
+def _unlink_outputs(ctx: FunctionCtx, node: FunctionNode) -> None:
+    """Replace the saved tensors whose grad_fn is `node` by _SavedOutput (no reference cycle)."""
+    def unlink(ts):
+        return tuple(_SavedOutput(t, node) if getattr(t, "_grad_fn", None) is node else t for t in ts)
+
+    ctx._to_save = unlink(ctx._to_save)
+    if ctx._for_forward is not None:
+        ctx._for_forward = unlink(ctx._for_forward)
 
 
 class Function:
@@ -168,14 +232,15 @@ class Function:
             else:
                 results.append(o)
         tensors_in = [a for a in args if isinstance(a, Tensor)]
+        node = None
         # reverse mode
         if grad_on and any(ctx.needs_input_grad):
             node = FunctionNode()
             node.cls, node.ctx, node.released = cls, ctx, False
-            node.metas = [((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None) for a in args]
+            node.is_tensor = [isinstance(a, Tensor) for a in args]
+            node.metas = [(a._data.shape, a._data.dtype) for a in tensors_in]
             node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
                                if isinstance(a, Tensor)]
-            node.metas = [m for m in node.metas if m is not None]
             node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
             for k, (r, o) in enumerate(zip(results, outs)):
                 if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
@@ -202,9 +267,10 @@ class Function:
                 finally:
                     ctx._in_jvp = False
                     ctx._for_forward = saved
-                res = [res] if not isinstance(res, tuple) else list(res)
+                res = _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
                 for r, o, t in zip(results, outs, res):
-                    if t is None or not isinstance(r, Tensor) or id(o) in non_diff:
+                    if t is None or not isinstance(r, Tensor) or id(o) in non_diff \
+                            or r._data.dtype.kind not in "fc":
                         continue
                     if id(o) in dirty:
                         old = tangent_of(r, level)
@@ -212,7 +278,30 @@ class Function:
                             old.copy_(t)
                             continue
                     set_tangent(r, level, t)
+        if node is not None:
+            _unlink_outputs(ctx, node)
         return results[0] if single else tuple(results)
+
+
+def _check_tangents(cls, res: list, results: list) -> list:
+    """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
+    from ..tensor import Tensor
+    who = f"function {cls.__name__}.jvp"
+    if len(res) != len(results):
+        raise OpError(f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
+                      "one tangent (or None) per output")
+    for k, (t, r) in enumerate(zip(res, results)):
+        if t is None or not isinstance(r, Tensor):
+            continue
+        if not isinstance(t, Tensor):
+            raise OpError(f"{who} returned a {type(t).__name__} as the tangent of output {k}; expected a Tensor or None")
+        if t._data.shape != r._data.shape:
+            raise OpError(f"{who} returned a tangent of shape {tuple(t._data.shape)} for output {k} of shape "
+                          f"{tuple(r._data.shape)}; a tangent has its output's shape")
+        if t._data.dtype != r._data.dtype and r._data.dtype.kind in "fc":
+            raise OpError(f"{who} returned a tangent of dtype {t._data.dtype} for output {k} of dtype "
+                          f"{r._data.dtype}; a tangent has its output's dtype")
+    return res
 
 
 def _prim(t, level: int):

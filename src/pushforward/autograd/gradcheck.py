@@ -566,12 +566,56 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     except GradcheckError as e:  # raised deep inside (shape/dtype/reentrancy problems)
         msg = str(e)
     if msg is not None:
-        # Name the function (for the op database: the op) in the first line.
-        name = _describe(fn)
-        msg = msg.replace("gradcheck failed in", f"gradcheck failed for {name} in", 1)
-        msg = msg.replace("gradcheck (", f"gradcheck for {name} (", 1)
-        return _fail(msg, raise_exception)
+        return _fail(_named(msg, fn), raise_exception)
     return True
+
+
+def _named(msg: str, fn: Callable) -> str:
+    """Name the function (for the op database: the op) in the first line."""
+    name = _describe(fn)
+    msg = msg.replace("gradcheck failed in", f"gradcheck failed for {name} in", 1)
+    return msg.replace("gradcheck (", f"gradcheck for {name} (", 1)
+
+
+def gradcheck_forms(fn: Callable[..., Any], inputs: TensorOrTensors, forms: Sequence[Callable], *,
+                    eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, check_backward_ad: bool = True,
+                    fast_mode: bool = False) -> None:
+    """gradcheck of fn's backward and of several forms of its forward derivative, against one
+    numerical Jacobian (for the op database, which checks every compiled form of a formula).
+
+    Each form is a context manager factory yielding a function with fn's values whose jvps
+    are checked inside that context. Raises GradcheckError naming the failing form's function.
+    """
+    tupled = _as_tuple(inputs)
+    if fast_mode:  # random projections: one gradcheck per form
+        if check_backward_ad:
+            gradcheck(fn, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=False, fast_mode=True)
+        for form in forms:
+            with form() as g:
+                gradcheck(g, tupled, eps=eps, atol=atol, rtol=rtol, check_backward_ad=False, fast_mode=True)
+        return
+    prob = _Problem(fn, tupled)
+    outs = prob.outputs()
+    out0 = [np.array(o._data, copy=True) if _is_float_tensor(o) else None for o in outs]
+    numerical = _numerical_jacobian(prob, out0, eps)
+    if check_backward_ad:
+        try:
+            msg = _compare(numerical, _backward_jacobian(prob, outs, out0, 0.0), prob, out0, "backward", atol, rtol)
+            msg = msg or _check_undefined_backward(prob)
+        except GradcheckError as e:
+            msg = str(e)
+        if msg is not None:
+            raise GradcheckError(_named(msg, fn))
+    for form in forms:
+        with form() as g:
+            fprob = _Problem(g, tupled)
+            try:
+                msg = _compare(numerical, _forward_jacobian(fprob, out0), fprob, out0, "forward", atol, rtol)
+                msg = msg or _check_undefined_forward(fprob, out0)
+            except GradcheckError as e:
+                msg = str(e)
+        if msg is not None:
+            raise GradcheckError(_named(msg, g))
 
 
 def _random_grad_output(rng: np.random.Generator, like: np.ndarray, non_contiguous: bool) -> np.ndarray:

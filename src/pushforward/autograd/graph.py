@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
+import threading
 import weakref
 from typing import Callable, Sequence
 
@@ -76,7 +78,7 @@ class Node:
 class OpNode(Node):
     """Backward of one call of a generated op."""
 
-    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released")
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep")
 
     def __init__(self, op, args: tuple) -> None:
         super().__init__()
@@ -84,21 +86,26 @@ class OpNode(Node):
         self.args = args
         self.result = None
         self.released = False
+        self.keep = None
 
     def name(self) -> str:
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
 
     def save_result(self, outs: tuple) -> None:
-        """Keep the outputs for the backward formulas, without a reference cycle through grad_fn."""
+        """Keep the outputs the backward formulas read (self.keep), without a reference cycle
+        through grad_fn."""
         saved = []
-        for out in outs:
+        for out, k in zip(outs, self.keep):
+            if not k:
+                saved.append(None)
+                continue
             r = _new(Tensor)
             r._data = out._data
             r._st = out._storage()
             r._fw = out._fw
             saved.append(r)
         self.result = saved
-        self.result_version = [r._st.version for r in saved]
+        self.result_version = [None if r is None else r._st.version for r in saved]
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -122,14 +129,21 @@ class OpNode(Node):
                 "calling backward."
             )
         grad = grads[0]
+        if len(grads) > 1 and any(g is not None for g in grads[1:]):
+            # formulas take one grad; no op has two differentiable outputs yet: never drop one silently
+            raise NotImplementedError(f"{self.name()}: backward through more than one output of "
+                                      f"{self.op.name} is not implemented")
         if grad is None:
             return [None] * len(self.next_edges)
         op = self.op
         saved = [self._unpack(t, v) for t, v in zip(self.saved, self.versions)]
         results = [None] * op.n_out
-        if op.save_result:
+        if self.keep is not None:
             results = []
             for k, (r, v) in enumerate(zip(self.result, self.result_version)):
+                if r is None:
+                    results.append(None)
+                    continue
                 if r._st.version != v:
                     raise OpError(
                         f"one of the variables needed for gradient computation has been modified by an inplace "
@@ -186,9 +200,9 @@ class OpNode(Node):
         self.released = True
 
 
-def _fit_grad(g, meta: tuple, who):
+def _fit_grad(g, meta: tuple, who, index: int | None = None):
     """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype)).
-    `who` is the node (named in errors)."""
+    `who` is the node and `index` the input's position (named in errors)."""
     if g is None:
         return None
     if type(g) is not Tensor:
@@ -198,11 +212,15 @@ def _fit_grad(g, meta: tuple, who):
     if gs != shape:
         lead = len(gs) - len(shape)
         if lead < 0 or any(s != 1 and s != gs[lead + i] for i, s in enumerate(shape)):
-            raise OpError(f"{who.name()}: gradient of shape {gs} cannot be reduced to input shape {shape}")
-        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
+            which = "input" if index is None else f"input {index}"
+            raise OpError(f"{who.name()}: gradient of shape {gs} cannot be reduced to {which} shape {shape}")
+        # leading dims summed away, the others kept: the result has the input's shape without a
+        # reshape (whose view would cost the leaf a copy of its gradient, accumulate_into)
+        if lead:
+            g = g.sum(tuple(range(lead)))
+        dims = tuple(i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
         if dims:
             g = g.sum(dims, keepdim=True)
-        g = g.reshape(shape)
     if g._data.dtype != dt:
         if g._data.dtype.kind == "c" and dt.kind != "c":
             g = g.real
@@ -212,23 +230,92 @@ def _fit_grad(g, meta: tuple, who):
 
 
 class AccumulateGrad(Node):
-    """Sink of a leaf tensor: adds incoming gradients into `.grad`."""
+    """Sink of a leaf tensor: adds incoming gradients into `.grad`.
 
-    __slots__ = ("variable",)
+    It holds its leaf weakly (the leaf holds it, and the graph holds it through its edges):
+    a leaf is freed by reference counting as soon as the last user reference goes, even
+    while a graph that used it is alive (its gradient then has nowhere to go). The lock
+    makes accumulation atomic when several threads run backward into one leaf.
+    """
+
+    __slots__ = ("_ref", "lock")
 
     def __init__(self, variable) -> None:
         super().__init__()
-        self.variable = variable
+        self._ref = weakref.ref(variable)
+        self.lock = threading.Lock()
+
+    @property
+    def variable(self):
+        """The leaf (None once it has been freed)."""
+        return self._ref()
 
     def apply(self, grads: list) -> list:
-        g = grads[0]
-        if g is None:
+        if grads[0] is None:
             return []
-        v = self.variable
-        if not STATE.grad_enabled:
-            g = tape_free(g)
-        v.grad = g if v.grad is None else v.grad + g
+        v = self._ref()
+        if v is not None:
+            accumulate_into(v, grads, 0, self.lock)
         return []
+
+
+def _ref_counts(lst: list, i: int) -> tuple:
+    """Reference counts of lst[i] (a Tensor), of its array and of the array's base (0: none)."""
+    t = lst[i]
+    a = t._data
+    b = a.base
+    return sys.getrefcount(t), sys.getrefcount(a), (0 if b is None else sys.getrefcount(b))
+
+
+def _calibrate() -> tuple:
+    """The counts _ref_counts gives for a Tensor and array that nothing else references
+    (measured, not assumed: the interpreter's own references differ between versions)."""
+    return _ref_counts([_calibration_tensor()], 0)  # the list is the tensor's only holder
+
+
+def _calibration_tensor() -> Tensor:
+    t = _new(Tensor)
+    t._data = np.zeros(4).reshape(2, 2)  # a view whose base only the view references
+    return t
+
+
+_OWNED = _calibrate()
+
+
+def _exclusive(lst: list, i: int) -> bool:
+    """True if lst[i] (a gradient) and its memory are referenced by nothing but `lst`, so it may
+    become a `.grad` without a copy: not the user's grad_output, not another leaf's or a retained
+    gradient, not a broadcast or partial view, no tangents (tape_free would share them)."""
+    t = lst[i]
+    a = t._data
+    if (t._requires_grad or t._fw is not None or t._st.dual or t._base is not None
+            or not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous)):
+        return False
+    b = a.base
+    if b is not None and (type(b) is not np.ndarray or b.base is not None or b.nbytes != a.nbytes):
+        return False
+    del t, a, b
+    ct, ca, cb = _ref_counts(lst, i)
+    return ct <= _OWNED[0] and ca <= _OWNED[1] and (cb == 0 or cb <= _OWNED[2])
+
+
+def accumulate_into(v, lst: list, i: int, lock) -> None:
+    """v.grad += lst[i], atomically under `lock`, into memory nobody else holds: the gradient
+    itself when the engine made it and nothing else references it, else a copy (a clone under
+    create_graph, so the copy stays differentiable); a second gradient is summed out of place."""
+    with lock:
+        old = v.grad
+        if old is None:
+            # (without create_graph grad mode is off here, so the clone and the sum record nothing)
+            v.grad = lst[i] if not STATE.grad_enabled and _exclusive(lst, i) else lst[i].clone()
+        else:
+            g = lst[i]
+            if not isinstance(old, Tensor) or old._data.shape != g._data.shape or old._data.dtype != g._data.dtype:
+                what = (f"shape {tuple(old._data.shape)} and dtype {old._data.dtype}" if isinstance(old, Tensor)
+                        else f"type {type(old).__name__}")
+                raise OpError(f"cannot accumulate a gradient of shape {tuple(g._data.shape)} and dtype "
+                              f"{g._data.dtype} into .grad, which has {what} (was .grad assigned by hand?)")
+            v.grad = old + g
 
 
 def tape_free(g):
@@ -245,11 +332,17 @@ def tape_free(g):
     return out
 
 
+_ACC_LOCK = threading.Lock()
+
+
 def grad_accumulator(t) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node (created once, shared by aliases)."""
+    """The leaf's AccumulateGrad node (created once, shared by aliases; thread-safe)."""
     acc = t._grad_acc
     if acc is None:
-        acc = t._grad_acc = AccumulateGrad(t)
+        with _ACC_LOCK:  # two threads must not give one leaf two accumulators (and two locks)
+            acc = t._grad_acc
+            if acc is None:
+                acc = t._grad_acc = AccumulateGrad(t)
     return acc
 
 
@@ -273,22 +366,23 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.op = op
     node.args = args
     node.released = False
+    # what the backward formulas that will run read (op.save, indexed by which params need grad)
+    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
     if op.simple and len(ins) <= 2:  # the hot case, unrolled: one or two plain Tensor inputs
         x = ins[0]
-        m = op.save[0]
-        saved0 = x if m == 2 else (_Meta(x) if m else None)
-        version0 = x._st.version if m == 2 else None
         if len(ins) == 1:
-            node.saved = (saved0,)
-            node.versions = (version0,)
+            modes, node.keep = save[1]
+            m = modes[0]
+            node.saved = (x if m == 2 else (_Meta(x) if m else None),)
+            node.versions = (x._st.version if m == 2 else None,)
             node.metas = ((x._data.shape, x._data.dtype),)
             node.next_edges = (edge(x),)
         else:
             y = ins[1]
-            m = op.save[1]
-            node.saved = (saved0, y if m == 2 else (_Meta(y) if m else None))
-            node.versions = (version0, y._st.version if m == 2 else None)
             dx, dy = op.diff
+            (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+            node.saved = (x if m == 2 else (_Meta(x) if m else None), y if n == 2 else (_Meta(y) if n else None))
+            node.versions = (x._st.version if m == 2 else None, y._st.version if n == 2 else None)
             if dx and dy:
                 node.metas = ((x._data.shape, x._data.dtype), (y._data.shape, y._data.dtype))
                 node.next_edges = (edge(x) if needs[0] else None, edge(y) if needs[1] else None)
@@ -301,7 +395,7 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             o._requires_grad = True
             o._grad_fn = node
         return node
-    _record_general(node, op, ins, needs)
+    _record_general(node, op, ins, needs, save)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
@@ -310,11 +404,21 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     return node
 
 
-def _record_general(node: OpNode, op, ins, needs: list) -> None:
+def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
     """record() for ops with optional or list inputs: flatten lists into one edge per tensor."""
     saved, versions, edges, metas = [], [], [], []
+    mask = 0  # bit i: differentiable parameter i needs grad (any of its tensors, for a list)
+    k = bit = 0
+    for v, d in zip(ins, op.diff):
+        if d:
+            n = 0 if v is None else (1 if type(v) is Tensor else len(v))
+            if any(needs[k:k + n]):
+                mask |= 1 << bit
+            k += n
+            bit += 1
+    modes, node.keep = save[mask]
     k = 0
-    for v, mode, d in zip(ins, op.save, op.diff):
+    for v, mode, d in zip(ins, modes, op.diff):
         single = type(v) is Tensor
         if v is None or mode == 0:
             saved.append(None)
@@ -404,6 +508,9 @@ def register_hook(t, hook: Callable) -> RemovableHandle:
     return RemovableHandle(hooks, hook)
 
 
+_RETAIN_LOCK = threading.Lock()
+
+
 def retain_grad(t) -> None:
     """Keep the gradient of a non-leaf in `.grad` after backward."""
     if not t._requires_grad:
@@ -414,9 +521,8 @@ def retain_grad(t) -> None:
 
     def keep(g):
         x = ref()
-        if x is not None:
-            gg = g if STATE.grad_enabled else tape_free(g)
-            x.grad = gg if x.grad is None else x.grad + gg
+        if x is not None:  # a copy: the gradient flows on to other nodes
+            accumulate_into(x, [g], 0, _RETAIN_LOCK)
         return None
 
     t._retains_grad = True
@@ -426,12 +532,11 @@ def retain_grad(t) -> None:
 # -- the engine -----------------------------------------------------------------------------------
 
 def _collect(roots: list) -> dict:
-    """Dependency counts of every node reachable from the roots (iterative DFS)."""
+    """Dependency counts of every node reachable from the roots (iterative DFS): the number of
+    edges into each node, each node's own edges counted once however often it is a root."""
     deps: dict = {}
-    seen = set()
-    stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    seen = set(roots)
+    stack = list(seen)
     while stack:
         n = stack.pop()
         for e in n.next_edges:
@@ -446,10 +551,11 @@ def _collect(roots: list) -> dict:
 
 
 def _needed(roots: list, targets: set) -> set:
-    """Nodes from which some target node is reachable (only these run for autograd.grad)."""
+    """Nodes that must run for autograd.grad: those with a target node below them (a target's own
+    gradient is captured before it would run, so it runs only if another target lies below it)."""
     order = []
     seen = set()
-    stack = [(n, False) for n in roots if n is not None]
+    stack = [(n, False) for n in roots]
     while stack:
         n, done = stack.pop()
         if done:
@@ -464,24 +570,30 @@ def _needed(roots: list, targets: set) -> set:
                 stack.append((e[0], False))
     needed = set()
     for n in order:  # post-order: children first
-        if n in targets or any(e is not None and e[0] in needed for e in n.next_edges):
+        if any(e is not None and (e[0] in needed or e[0] in targets) for e in n.next_edges):
             needed.add(n)
     return needed
 
 
 def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: bool, create_graph: bool,
                  inputs: Sequence | None = None, accumulate: bool = True, allow_unused: bool = False):
-    """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`."""
-    roots = []
+    """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`.
+
+    Outputs may repeat or share a node (several outputs of one op): their gradients are summed
+    into the node's input buffer before it runs, once."""
+    roots = []  # distinct root nodes, in order
     buffers: dict = {}
-    for o, g in zip(outputs, grad_outputs):
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         e = edge(o)
         if e is None:
-            raise OpError("element 0 of tensors does not require grad and does not have a grad_fn")
+            raise OpError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         node, nr = e
-        roots.append(node)
-        buf = buffers.setdefault(node, {})
-        buf[nr] = g if nr not in buf else buf[nr] + g
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = {}
+            roots.append(node)
+        old = buf.get(nr)
+        buf[nr] = g if old is None else old + g
     capture = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
@@ -492,53 +604,60 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
     needed = _needed(roots, {e[0] for e in capture}) if (inputs is not None and not accumulate) else None
     results = [None] * (len(inputs) if inputs is not None else 0)
     heap = []
-    queued = set()
-    for n in dict.fromkeys(roots):
-        if deps.get(n, 0) == 0:
+    for n in roots:
+        if n not in deps:
             heapq.heappush(heap, (-n.seq, id(n), n))
-            queued.add(n)
     with set_grad_enabled(create_graph):
         while heap:
-            _, _, node = heapq.heappop(heap)
-            buf = buffers.pop(node, {})
-            nout = max(buf) + 1 if buf else 1
-            grads = [dense(buf.get(k)) for k in range(nout)]
+            node = heapq.heappop(heap)[2]
+            buf = buffers.pop(node, None)
+            grads = [dense(buf.get(k)) for k in range(max(buf) + 1)] if buf else [None]
+            # The engine holds a gradient only in `grads` while a node runs, so AccumulateGrad can
+            # tell whether anything else references it (accumulate_into); hence the `= None`s.
+            buf = None
             if node.pre_hooks:
                 for k, hooks in node.pre_hooks.items():
                     for h in list(hooks):
                         if k < len(grads) and grads[k] is not None:
                             new = h(grads[k])
                             if new is not None:
+                                _check_hook_result(h, grads[k], new, node, k)
                                 grads[k] = new
+                            new = None
             if capture:
-                for k, g in enumerate(grads):
+                for k in range(len(grads)):
                     for i in capture.get((node, k), ()):
-                        results[i] = g
+                        results[i] = grads[k]
             run = needed is None or node in needed
-            if isinstance(node, AccumulateGrad) and not accumulate:
+            if type(node) is AccumulateGrad and not accumulate:
                 run = False
             if run:
                 # without create_graph a view's gradient may stay sparse (accumulate.py)
                 sparse = None if create_graph or type(node) is not OpNode else node.embed_grad(grads)
                 outs = node.apply(grads) if sparse is None else (sparse,)
+                sparse = None
                 if not retain_graph:
                     node.release()
             else:
                 outs = [None] * len(node.next_edges)
+            grads = None
             for e, g in zip(node.next_edges, outs):
                 if e is None:
                     continue
                 m, k = e
                 if g is not None:
-                    b = buffers.setdefault(m, {})
-                    old = b.get(k)
-                    b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
-                else:
-                    buffers.setdefault(m, {})
+                    b = buffers.get(m)
+                    if b is None:
+                        buffers[m] = {k: g}
+                    else:
+                        old = b.get(k)
+                        b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
+                        old = None
+                    b = None
                 deps[m] -= 1
-                if deps[m] == 0 and m not in queued:
-                    queued.add(m)
+                if deps[m] == 0:
                     heapq.heappush(heap, (-m.seq, id(m), m))
+            g = outs = None
     if inputs is not None and not allow_unused and not accumulate:
         for i, r in enumerate(results):
             if r is None:
@@ -547,6 +666,21 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                     "Set allow_unused=True if this is the desired behavior."
                 )
     return results
+
+
+def _check_hook_result(hook, old, new, node, k: int) -> None:
+    """A hook may replace a gradient only by one of the same shape and dtype (else the engine would
+    broadcast or cast it into a wrong gradient without a word)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    where = f"the gradient of output {k} of {node.name()}"
+    if not isinstance(new, Tensor):
+        raise OpError(f"hook '{name}' on {where} returned a {type(new).__name__}; expected a Tensor or None")
+    if new._data.shape != old._data.shape:
+        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old._data.shape)}, "
+                      f"got {tuple(new._data.shape)})")
+    if new._data.dtype != old._data.dtype:
+        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old._data.dtype}, "
+                      f"got {new._data.dtype})")
 
 
 def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
@@ -569,6 +703,10 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
         if g._data.shape != o._data.shape:
             raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g._data.shape)} and "
                           f"output has a shape of {tuple(o._data.shape)}")
+        if (g._data.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
+            raise OpError(f"{who}: For complex Tensors, both grad_output and output are required to have the same "
+                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g._data.dtype} and "
+                          f"output[{len(res)}] has a dtype of {o._data.dtype}")
         res.append(g)
     return res
 
@@ -581,15 +719,35 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(dict.fromkeys(inputs))  # each accumulates once
+        if not inputs:
+            raise OpError("backward: the `inputs` argument cannot be empty")
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise OpError(f"backward: inputs[{i}] (shape {tuple(t._data.shape)}) does not require grad")
         res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
                            accumulate=False, allow_unused=True)
-        for t, g in zip(inputs, res):
-            if g is not None:
-                g = g if create_graph else tape_free(g)
-                t.grad = g if t.grad is None else t.grad + g
+        with set_grad_enabled(create_graph):
+            for i, t in enumerate(inputs):
+                if res[i] is not None:
+                    lock = _RETAIN_LOCK if t.grad_fn is not None else grad_accumulator(t).lock
+                    accumulate_into(t, res, i, lock)
         return
     run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+                      inputs=None) -> None:
+    """torch.autograd.backward: accumulate the gradients of `tensors` (weighted by `grad_tensors`)
+    into the leaves' `.grad`; a tensor listed twice counts twice.
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 3
+    >>> pf.autograd.backward([y, y], [pf.ones(2), pf.ones(2)]); x.grad
+    tensor([6., 6.])
+    """
+    backward(tensors, grad_tensors, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
@@ -600,6 +758,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     single_out = isinstance(outputs, Tensor)
     outs = [outputs] if single_out else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins:
+        raise OpError("grad: the `inputs` argument cannot be empty")
     for i, t in enumerate(ins):
         if not t._requires_grad:
             raise OpError(f"grad: input {i} does not require grad")

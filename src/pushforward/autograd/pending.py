@@ -74,15 +74,24 @@ class Pending:
         return self.value
 
     def _compute(self) -> None:
-        from ..dispatch import fit_tangent
+        from ..dispatch import fit_tangent, own_array
         from ..tensor import wrap
 
         op = self.op
-        r = op.jvp_np(*self.datas, *[_array(t) for t in self.tans], self.od, *self.args)
+        tans = [_array(t) for t in self.tans]
+        if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
+            # every input tangent turned out zero (e.g. after ceil): so is this one; the formulas
+            # are only ever called with at least one tangent (as dispatch._forward does)
+            r = None
+        else:
+            r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype:
+            if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
+                r = own_array(r, (*self.datas, *tans, self.od))
+            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
+                    and self.dtype.kind in "fc":
                 r = wrap(r)
-            else:  # broadcast or cast it to the output's shape and dtype
+            else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
                 r = fit_tangent(wrap(np.asarray(r)), wrap(like), op)
         self.value = r

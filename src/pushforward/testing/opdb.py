@@ -19,14 +19,16 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import math
+
 import numpy as np
 import scipy.special as sp
 
 from .._generated import ops
 from ..tensor import Tensor
 
-__all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "make_tensor", "yaml_op_names", "op_record",
-           "gradcheck_fn", "diff_leaves"]
+__all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "check_sample", "forward_forms", "FORWARD_FORMS",
+           "make_tensor", "yaml_op_names", "op_record", "gradcheck_fn", "diff_leaves"]
 
 F64 = np.dtype(np.float64)
 F32 = np.dtype(np.float32)
@@ -275,7 +277,7 @@ def _ref_norm(x, p=2, dim=None, keepdim=False):
     ax = tuple(range(x.ndim)) if ax is None else ((ax,) if isinstance(ax, int) else tuple(ax))
     ax = tuple(a % x.ndim for a in ax) if x.ndim else ()
     kept = [d for d in range(x.ndim) if d not in ax]
-    moved = np.transpose(x, kept + list(ax)).reshape([x.shape[d] for d in kept] + [-1])
+    moved = np.transpose(x, kept + list(ax)).reshape([x.shape[d] for d in kept] + [math.prod(x.shape[d] for d in ax)])
     out = np.linalg.norm(moved, ord=p, axis=-1)
     if keepdim:
         out = out.reshape([1 if d in ax else x.shape[d] for d in range(x.ndim)])
@@ -302,14 +304,23 @@ def _ref_minmax(which):
 
 
 def _ref_gather(x, dim, index):
-    return np.take_along_axis(x, index, axis=dim)
+    # element by element, torch's definition: the index is not broadcast, the result has its shape
+    if x.ndim == 0:  # torch reads a 0-d input as one element in one dimension
+        return _ref_gather(x.reshape(1), dim, index.reshape(-1)).reshape(index.shape)
+    out = np.empty(index.shape, x.dtype)
+    for pos in np.ndindex(*index.shape):
+        src = list(pos)
+        src[dim] = index[pos]
+        out[pos] = x[tuple(src)]
+    return out
 
 
 def _ref_gather_backward(g, dim, index, shape):
     out = np.zeros(shape, g.dtype)
-    idx = list(np.broadcast_arrays(*np.indices(index.shape, sparse=True)))
-    idx[dim] = index
-    np.add.at(out, tuple(idx), g)
+    for pos in np.ndindex(*index.shape):
+        dst = list(pos)
+        dst[dim] = index[pos]
+        out[tuple(dst)] += g[pos]
     return out
 
 
@@ -671,8 +682,15 @@ def s_einsum(m):
             SampleInput("ij->j", (m((2, 3)),)), SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
             SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))), SampleInput("ij", (m((2, 3)),), {}, "implicit"),
             SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total"),
-            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis (no derivatives)", grad=False),
-            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index (no derivatives)", grad=False)]
+            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
+            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
+            # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
+            SampleInput("ii", (m((3, 3)),), {}, "trace"),
+            SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
+            SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
+            SampleInput("ij,jk->ik", (m((3, 2)), m((1, 4))), {}, "size-1 broadcast"),
+            SampleInput("...ij,...jk", (m((2, 1, 2, 3)), m((3, 3, 2))), {}, "ellipsis broadcast"),
+            SampleInput("i...->...", (m((2, 3)),), {}, "ellipsis sum")]
 
 
 def s_cat(m):
@@ -704,11 +722,16 @@ def s_tril(m):
 def s_gather(m):
     return [SampleInput(m((3, 4)), (1, m.index(4, (3, 2)))), SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
             SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
-            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d")]
+            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
+            # issue 9: an index smaller than the input in the other dimensions is not broadcast
+            SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
+            SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
+            SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index")]
 
 
 def s_gather_backward(m):
-    return [SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
+    return [SampleInput(m((1, 1)), (0, _leaf(np.array([[1]])), (2, 3)), {}, "small index"),
+            SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
             SampleInput(m((2, 4)), (0, m.index(3, (2, 4)), (3, 4))),
             SampleInput(m((6,)), (0, m.index(4, (6,)), (4,)), {}, "1-d")]
 
@@ -1031,7 +1054,7 @@ def _build() -> dict:
                (F64, F32, I64), differentiable=False))
 
     # casts and copies
-    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX))
+    add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX, is_view="maybe"))
     add(OpInfo("clone", _fn("clone"), _unary, np.copy, REAL_COMPLEX))
     add(OpInfo("alias", _fn("alias"), _unary, lambda x: x, REAL_COMPLEX, is_view=True))
     add(OpInfo("_copy_from", _fn("_copy_from"), s_copy_from, _ref_copy_from, REAL_COMPLEX, inplace="copy_"))
@@ -1056,11 +1079,12 @@ def _build() -> dict:
     add(OpInfo("std", _fn("std"), s_std, lambda *a, **k: np.sqrt(_ref_var(*a, **k)), REAL_COMPLEX))
     add(OpInfo("norm", _fn("norm"), s_norm, _ref_norm, REAL_COMPLEX))
     add(OpInfo("logsumexp", _fn("logsumexp"), s_logsumexp,
-               lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim), REAL_COMPLEX))
+               lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim and x.ndim > 0),
+               REAL_COMPLEX))
     add(OpInfo("softmax", _fn("softmax"), s_softmax, lambda x, dim: sp.softmax(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else np.ones_like(x), REAL_COMPLEX))
+               if x.size and x.ndim else (np.ones_like(x) if x.size else x.copy()), REAL_COMPLEX))
     add(OpInfo("log_softmax", _fn("log_softmax"), s_softmax, lambda x, dim: sp.log_softmax(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else np.zeros_like(x), REAL_COMPLEX))
+               if x.size and x.ndim else (np.zeros_like(x) if x.size else x.copy()), REAL_COMPLEX))
     add(OpInfo("cumsum", _fn("cumsum"), s_cumsum, lambda x, dim: np.cumsum(x, axis=dim % max(x.ndim, 1))
                if x.ndim else x.copy(), REAL_COMPLEX))
     add(OpInfo("cumprod", _fn("cumprod"), s_cumprod, lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1))
@@ -1118,6 +1142,11 @@ def _build() -> dict:
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
+
+    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
+    for name, extra in _EDGE_SAMPLES.items():
+        info = db[name]
+        info.sample_fn = _plus(info.sample_fn, extra)
     # ---- linalg, fft, special (issue 12): entries in their own module
     from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
     add_linalg_ops(add)
@@ -1126,6 +1155,37 @@ def _build() -> dict:
     add_more_ops(add)
     add_legacy_ops(add)
     return db
+
+
+def _plus(sample_fn, extra):
+    return lambda m: list(sample_fn(m)) + list(extra(m))
+
+
+_EDGE_SAMPLES = {
+    "logsumexp": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                            SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                            SampleInput(m((0, 3)), (0,), {}, "empty reduced dim")],
+    "softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
+    "log_softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim"),
+                              SampleInput(m(()), (0,), {}, "0-d")],
+    "cumprod": lambda m: [SampleInput(m.tensor(0.0), (0,), {}, "0-d zero")] if m.dtype.kind in "fc" else [],
+    "amax": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "amin": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "max_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "min_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "prod": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
+    "var": lambda m: [SampleInput(m(()), (), {"correction": 0}, "0-d"),
+                      SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "std": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "norm": lambda m: [SampleInput(m((0, 3)), (2, 1), {}, "empty other dim")],
+    "gather": lambda m: [SampleInput(m(()), (0, _leaf(np.array(0))), {}, "0-d")],
+    "cumsum": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
+    "einsum": lambda m: [SampleInput("ij->", (m((0, 3)),), {}, "empty")],
+}
 
 
 OPS: dict[str, OpInfo] = _build()
@@ -1151,11 +1211,112 @@ def _short(e: BaseException) -> str:
     return msg if len(msg) < 4000 else msg[:4000] + " ..."
 
 
+# The forward formula of an op is compiled twice (over Tensors and over bare arrays) and runs
+# inside nested levels over dual primals: each of these is checked on every sample.
+FORWARD_FORMS = ("array", "tensor", "nested")
+
+
+def forward_forms(info: OpInfo) -> tuple:
+    """The forms of the op's forward formula that `check_sample` checks: "array" (the default
+    path: the array form where one exists), "tensor" (the Tensor form, as when something may
+    differentiate the tangent; separate only when an array form exists) and "nested" (inside an
+    outer dual level whose tangents the primals carry)."""
+    rec = op_record(info.name)
+    if info.composite or (rec is not None and rec.jvp_np is not None):
+        return FORWARD_FORMS
+    return ("array", "nested")
+
+
+def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
+    """fn for gradcheck's forward check in the given form (see forward_forms)."""
+    from ..autograd import forward_ad as fwAD
+
+    if form == "array":
+        def g(*xs):
+            return fn(*xs)
+    elif form == "tensor":
+        def g(*xs):
+            # a primal that requires grad: its tangent formulas go on the tape, over Tensors
+            return fn(*[x.requires_grad_() if _is_float_tensor(x) and not x.requires_grad and x._grad_fn is None
+                        else x for x in xs])
+    else:
+        def g(*xs):
+            ys = []
+            for k, x in enumerate(xs):
+                if _is_float_tensor(x):
+                    rng = np.random.default_rng(1000 + k)
+                    t = rng.standard_normal(x.shape)
+                    if x.dtype.kind == "c":
+                        t = t + 1j * rng.standard_normal(x.shape)
+                    from ..tensor import wrap
+                    x = fwAD.make_dual(x, wrap(np.asarray(t, dtype=x.dtype)), level=outer)
+                ys.append(x)
+            return fn(*ys)
+    g.__qualname__ = g.__name__ = f"{getattr(fn, '__name__', 'fn')} ({form} form of the forward formula)"
+    return g
+
+
+def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, forward: bool = True,
+                 fast_mode: bool | None = None) -> None:
+    """gradcheck one sample of an op: backward, then forward in every form of `forward_forms`
+    (the array and the Tensor compilation of the formula, and inside an outer level), all
+    against one numerical Jacobian. Raises GradcheckError naming the form."""
+    from contextlib import contextmanager
+
+    from ..autograd import forward_ad as fwAD
+    from ..autograd.gradcheck import gradcheck_forms
+    fn, inputs = gradcheck_fn(info, sample)
+
+    def form_of(name):
+        @contextmanager
+        def form():
+            if name == "nested":
+                with fwAD.dual_level() as outer:
+                    yield _forward_form_fn(fn, name, outer)
+            else:
+                yield _forward_form_fn(fn, name, None)
+        return form
+
+    forms = [form_of(f) for f in forward_forms(info)] if forward else []
+    gradcheck_forms(fn, inputs, forms, check_backward_ad=backward, atol=info.atol, rtol=info.rtol,
+                    fast_mode=info.fast_mode if fast_mode is None else fast_mode)
+    rec = op_record(info.name)
+    if backward and rec is not None and rec.grad_embeds:
+        _check_embedded_backward(info, sample)
+
+
+def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
+    """A view whose backward only places grad into zeros (`grad_embeds`) has its gradients
+    summed in place by the engine; its formula runs when the gradient is differentiated
+    (create_graph). gradcheck sees the first; the two must agree."""
+    from ..autograd.gradcheck import GradcheckError
+    from ..autograd.graph import grad
+    from ..tensor import wrap
+    fn, inputs = gradcheck_fn(info, sample)
+    outs = fn(*inputs)
+    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor)
+            and o.requires_grad]
+    if not outs:
+        return
+    rng = np.random.default_rng(0)
+    gos = [wrap(np.asarray(rng.standard_normal(o.shape) * (1 + 1j if o.dtype.kind == "c" else 1), dtype=o.dtype))
+           for o in outs]
+    plain = grad(outs, list(inputs), gos, retain_graph=True, allow_unused=True)
+    graph = grad(outs, list(inputs), gos, create_graph=True, allow_unused=True)
+    for k, (a, b) in enumerate(zip(plain, graph)):
+        a = np.zeros(inputs[k].shape) if a is None else np.asarray(a._data)
+        b = np.zeros(inputs[k].shape) if b is None else np.asarray(b._data)
+        if not np.allclose(a, b, rtol=1e-12, atol=1e-12):
+            raise GradcheckError(f"gradcheck failed for {info.name} in backward mode: the backward formula (run with "
+                                 f"create_graph=True) and the in-place sum of embedded gradients disagree for "
+                                 f"input {k}:\n{b}\nvs\n{a}")
+
+
 def check_op(name: str, *, fast: bool = False) -> dict:
-    """Run gradcheck (backward and forward), gradgradcheck (forward-over-reverse) and the complex
-    samples of op `name`. Values: True (passed), False (failed) or None (not applicable);
-    `error` holds the first failure's message."""
-    from ..autograd.gradcheck import gradcheck, gradgradcheck
+    """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
+    gradgradcheck (forward-over-reverse) and the complex samples of op `name`. Values: True
+    (passed), False (failed) or None (not applicable); `error` holds the first failure's message."""
+    from ..autograd.gradcheck import gradgradcheck
     info = OPS[name]
     res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "kind": info.jvp_kind,
            "error": None}
@@ -1174,7 +1335,7 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                     gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol,
                                   rtol=info.rtol)
                 else:
-                    gradcheck(fn, inputs, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol, **kw)
+                    check_sample(info, s, fast_mode=fast_mode, **kw)
             except Exception as e:  # noqa: BLE001 - every failure is reported
                 ok = False
                 if res["error"] is None:
@@ -1182,8 +1343,8 @@ def check_op(name: str, *, fast: bool = False) -> dict:
         res[key] = ok
 
     real = [s for s in info.samples(F64) if s.grad]
-    run("backward", real, check_forward_ad=False)
-    run("forward", real, check_backward_ad=False)
+    run("backward", real, forward=False)
+    run("forward", real, backward=False)
     if info.gradgrad:
         run("fwd_over_rev", [s for s in real if s.gradgrad and _numel(s) <= 24][:4])
     if info.supports_complex:
