@@ -79,7 +79,8 @@ def test_newton_system_with_jacfwd():
     assert abs(res["max_u"] - u_mid) < 1e-3
 
 
-@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system"])
+@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system",
+                                  "gp_marginal_likelihood"])
 def test_example_scripts_run(name):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES.parent / "src"), env.get("PYTHONPATH")) if p)
@@ -107,3 +108,25 @@ def test_forward_gradient_cnn_script_runs():
                          timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     assert "forward gradient" in out.stdout and "backpropagation" in out.stdout
+
+
+# ---- linalg (issue 12): Gaussian-process marginal likelihood through cholesky
+def test_gp_marginal_likelihood_newton_cg():
+    res = load("gp_marginal_likelihood").main(verbose=False)
+    assert res["success"] and res["grad_norm"] < 1e-7
+    assert abs(res["fun"] - res["fun_numpy"]) < 1e-10
+    # the same optimum as BFGS on the NumPy objective, in fewer iterations
+    assert abs(res["fun"] - res["bfgs_fun"]) < 1e-9 and res["max_abs_diff_theta_vs_bfgs"] < 1e-4
+    assert res["calls"]["hessp"] > 0 and res["nit"] < res["bfgs_nit"]
+    ell, sf, sn = res["params"]
+    assert 0.5 < ell < 1.5 and 0.05 < sn < 0.2  # data: sin(2x) + 0.1 noise
+
+
+def test_gp_hessp_matches_finite_differences_of_the_gradient():
+    mod = load("gp_marginal_likelihood")
+    obj = mod.Objective(*mod.data(12))
+    theta = np.log(np.array([0.8, 1.2, 0.3]))
+    v = np.array([0.3, -1.0, 0.5])
+    h = 1e-5
+    fd = (obj.jac(theta + h * v) - obj.jac(theta - h * v)) / (2 * h)
+    np.testing.assert_allclose(obj.hessp(theta, v), fd, rtol=1e-6, atol=1e-7)

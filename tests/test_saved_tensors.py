@@ -153,8 +153,11 @@ def _run_sample(L, info, sample, needs, mutate):
 
 # einsum keeps all its operands whichever need grad: what is kept is decided per parameter, and
 # its one list parameter holds them all (torch decomposes einsum into products that keep less).
+# kron (issue 12): torch reshapes its inputs with _unsafe_view, which does not share their version
+# counter, so after an in-place write into an input torch's backward silently reads the new values;
+# pushforward's kron multiplies copies and differentiates at the values the op saw.
 GENERIC = sorted(n for n, info in OPS.items() if info.differentiable and not info.is_view and _torch_call(n)
-                 and not n.startswith("_") and n != "einsum")
+                 and not n.startswith("_") and n not in ("einsum", "kron"))
 
 
 @pytest.mark.parametrize("name", GENERIC)

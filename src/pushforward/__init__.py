@@ -21,6 +21,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
 from . import linalg
+from . import fft, special  # noqa: F401 - issue 12: torch.fft and torch.special names
 from . import memory
 
 _methods.bind()

@@ -587,3 +587,9 @@ __all__ += ["c_soft_margin_loss", "c_margin_ranking_loss", "c_hinge_embedding_lo
             "c_gaussian_nll_loss", "c_cosine_embedding_loss", "c_triplet_margin_loss", "c_multilabel_soft_margin_loss",
             "c_pdist"]
 __all__ += ["c_channel_dropout", "c_channel_shuffle"]
+
+# ---- linalg, fft, special (issue 12): helpers live in their own module
+from .formulas_linalg import *  # noqa: E402,F401,F403
+from .formulas_linalg import __all__ as _linalg_all  # noqa: E402
+
+__all__ += _linalg_all

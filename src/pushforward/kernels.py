@@ -129,6 +129,8 @@ def round(a, decimals=0):
 
 
 def polygamma(n, a):
+    if np.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
+        return polygamma_complex(n, a)
     return sp.polygamma(n, a)
 
 
@@ -658,3 +660,6 @@ from .kernels_sort import (cum_extremum_indices, kthvalue, logcumsumexp, mode_in
 from .kernels_scatter import (index_add, index_copy, index_fill, scatter, scatter_add, scatter_count,  # noqa: E402,F401
                               scatter_reduce)
 from .kernels_window import col2im, im2col  # noqa: E402,F401
+
+# ---- linalg, fft, special (issue 12): kernels live in their own module
+from .kernels_linalg import *  # noqa: E402,F401,F403

@@ -1781,21 +1781,25 @@ LGAMMA.public = lgamma
 
 
 def _digamma__backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * polygamma(1, self) if needs[0] else None,
+        )
     return (
-        grad * polygamma(1, self) if needs[0] else None,
+        grad * polygamma(1, self).conj() if needs[0] else None,
     )
 
 
 def _digamma__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(1, self_p)
-    return (self_t.conj() * polygamma(1, self_p)).conj()
+    return (self_t.conj() * polygamma(1, self_p).conj()).conj()
 
 
 def _digamma__jvp_np(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(1, self_p)
-    return K.conj(K.conj(self_t) * K.polygamma(1, self_p))
+    return K.conj(K.conj(self_t) * K.conj(K.polygamma(1, self_p)))
 
 
 DIGAMMA = Op(
@@ -1817,7 +1821,7 @@ DIGAMMA = Op(
 
 
 def digamma(self):
-    """Digamma (psi) function, the derivative of lgamma. Example: pf.digamma(pf.tensor([1.0]))"""
+    """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
     return apply1(DIGAMMA, self, ())
 
 
@@ -1828,21 +1832,25 @@ DIGAMMA.public = digamma
 
 
 def _polygamma__backward(grad, self, result, n, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * polygamma(n + 1, self) if needs[0] else None,
+        )
     return (
-        grad * polygamma(n + 1, self) if needs[0] else None,
+        grad * polygamma(n + 1, self).conj() if needs[0] else None,
     )
 
 
 def _polygamma__jvp(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * polygamma(n + 1, self_p)
-    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+    return (self_t.conj() * polygamma(n + 1, self_p).conj()).conj()
 
 
 def _polygamma__jvp_np(self_p, self_t, result, n):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * K.polygamma(n + 1, self_p)
-    return K.conj(K.conj(self_t) * K.polygamma(n + 1, self_p))
+    return K.conj(K.conj(self_t) * K.conj(K.polygamma(n + 1, self_p)))
 
 
 def _polygamma__kernel(self, n):
@@ -1869,7 +1877,7 @@ POLYGAMMA = Op(
 
 
 def polygamma(n, self):
-    """n-th derivative of the digamma function. Example: pf.polygamma(1, pf.tensor([1.0]))"""
+    """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
     return apply1(POLYGAMMA, self, (n,))
 
 
@@ -8121,6 +8129,2615 @@ def channel_shuffle(input, groups):
     return c_channel_shuffle(input, groups)
 
 
+# ---- inverse
+
+
+def _inverse__backward(grad, self, result, needs):
+    return (
+        -(mH(result) @ grad @ mH(result)) if needs[0] else None,
+    )
+
+
+def _inverse__jvp(self_p, self_t, result):
+    return -(result @ self_t @ result)
+
+
+def _inverse__jvp_np(self_p, self_t, result):
+    return -(result @ self_t @ result)
+
+
+INVERSE = Op(
+    'inverse',
+    K.inverse,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_inverse__backward,
+    jvp=_inverse__jvp,
+    jvp_np=_inverse__jvp_np,
+    jvp_np_reads=(False, True),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def inverse(self):
+    """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
+    return apply1(INVERSE, self, ())
+
+
+INVERSE.public = inverse
+
+
+# ---- det
+
+
+def _det__backward(grad, self, result, needs):
+    return (
+        det_backward(grad, self) if needs[0] else None,
+    )
+
+
+def _det__jvp(self_p, self_t, result):
+    return det_jvp(self_p, self_t)
+
+
+DET = Op(
+    'det',
+    K.det,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_det__backward,
+    jvp=_det__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def det(self):
+    """Determinant (batched); derivatives via the adjugate, so singular matrices are fine. Example: pf.det(pf.eye(2))"""
+    return apply1(DET, self, ())
+
+
+DET.public = det
+
+
+# ---- logdet
+
+
+def _logdet__backward(grad, self, result, needs):
+    return (
+        grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,
+    )
+
+
+def _logdet__jvp(self_p, self_t, result):
+    return (inverse(self_p) * self_t.mT).sum((-2, -1))
+
+
+def _logdet__jvp_np(self_p, self_t, result):
+    return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1))
+
+
+LOGDET = Op(
+    'logdet',
+    K.logdet,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_logdet__backward,
+    jvp=_logdet__jvp,
+    jvp_np=_logdet__jvp_np,
+    jvp_np_reads=(True, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def logdet(self):
+    """log(det(A)): nan for a negative real determinant, -inf for a singular matrix (torch's). Example: pf.logdet(pf.eye(2) * 2.0)"""
+    return apply1(LOGDET, self, ())
+
+
+LOGDET.public = logdet
+
+
+# ---- _slogdet_sign
+
+
+def __slogdet_sign__backward(grad, self, result, needs):
+    return (
+        (slogdet_sign_backward(grad, self, result) if self.dtype.kind == 'c' else None) if needs[0] else None,
+    )
+
+
+def __slogdet_sign__save(self):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if self.dtype.kind == 'c':
+        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+            ((0,), None),  # nothing needs grad
+            ((2,), (2,)),  # self
+        )
+    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    )
+
+
+def __slogdet_sign__jvp(self_p, self_t, result):
+    return slogdet_sign_jvp(self_p, self_t, result)
+
+
+_SLOGDET_SIGN = Op(
+    '_slogdet_sign',
+    K.slogdet_sign,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__slogdet_sign__backward,
+    jvp=__slogdet_sign__jvp,
+    jvp_kind='explicit',
+    save_fn=__slogdet_sign__save,
+    out_diff=(True,),
+)
+
+
+def _slogdet_sign(self):
+    """Sign (unit phase for complex input) of det(A); see slogdet."""
+    return apply1(_SLOGDET_SIGN, self, ())
+
+
+_SLOGDET_SIGN.public = _slogdet_sign
+
+
+# ---- _slogdet_logabs
+
+
+def __slogdet_logabs__backward(grad, self, result, needs):
+    return (
+        grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,
+    )
+
+
+def __slogdet_logabs__jvp(self_p, self_t, result):
+    return (inverse(self_p) * self_t.mT).sum((-2, -1)).real
+
+
+def __slogdet_logabs__jvp_np(self_p, self_t, result):
+    return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1)).real
+
+
+_SLOGDET_LOGABS = Op(
+    '_slogdet_logabs',
+    K.slogdet_logabs,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__slogdet_logabs__backward,
+    jvp=__slogdet_logabs__jvp,
+    jvp_np=__slogdet_logabs__jvp_np,
+    jvp_np_reads=(True, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _slogdet_logabs(self):
+    """log|det(A)|; see slogdet."""
+    return apply1(_SLOGDET_LOGABS, self, ())
+
+
+_SLOGDET_LOGABS.public = _slogdet_logabs
+
+
+# ---- slogdet (composite)
+
+
+_slogdet__result = namedtuple('slogdet', ['sign', 'logabsdet'])
+
+
+def slogdet(self):
+    """(sign, log|det A|), batched. Example: pf.slogdet(pf.eye(2) * -2.0)"""
+    return slogdet_composite(self)
+
+
+# ---- _linalg_solve
+
+
+def __linalg_solve__backward(grad, self, B, result, needs):
+    return (
+        -(_linalg_solve(mH(self), grad) @ mH(result)) if needs[0] else None,
+        _linalg_solve(mH(self), grad) if needs[1] else None,
+    )
+
+
+def __linalg_solve__jvp(self_p, B_p, self_t, B_t, result):
+    if self_t is None:
+        return _linalg_solve(self_p, B_t)
+    if B_t is None:
+        return _linalg_solve(self_p, -(self_t @ result))
+    return _linalg_solve(self_p, B_t - self_t @ result)
+
+
+def __linalg_solve__jvp_np(self_p, B_p, self_t, B_t, result):
+    if self_t is None:
+        return K.solve(self_p, B_t)
+    if B_t is None:
+        return K.solve(self_p, -(self_t @ result))
+    return K.solve(self_p, B_t - self_t @ result)
+
+
+_LINALG_SOLVE = Op(
+    '_linalg_solve',
+    K.solve,
+    ('self', 'B'),
+    ('T', 'T'),
+    (True, True),
+    backward=__linalg_solve__backward,
+    jvp=__linalg_solve__jvp,
+    jvp_np=__linalg_solve__jvp_np,
+    jvp_np_reads=(True, False, True),
+    jvp_kind='explicit',
+    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((2, 0), None),  # B
+        ((2, 0), (2,)),  # self, B
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_solve(self, B):
+    """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
+    return apply2(_LINALG_SOLVE, self, B, ())
+
+
+_LINALG_SOLVE.public = _linalg_solve
+
+
+# ---- linalg_solve (composite)
+
+
+def linalg_solve(self, B, *, left=True):
+    """Solve A X = B (left) or X A = B; B a vector or matrices, batched. Example: pf.linalg_solve(pf.eye(2), pf.ones(2))"""
+    return solve_composite(self, B, left)
+
+
+# ---- linalg_solve_triangular
+
+
+def _linalg_solve_triangular__backward(grad, self, B, result, upper, left, unitriangular, needs):
+    return (
+        solve_triangular_backward(grad, self, result, upper, left, unitriangular) if needs[0] else None,
+        linalg_solve_triangular(mH(self), grad, upper=not upper, left=left, unitriangular=unitriangular) if needs[1] else None,
+    )
+
+
+def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left, unitriangular):
+    if self_t is None:
+        return solve_triangular_jvp(self_p, zeros_like(self_p), B_t, result, upper, left, unitriangular)
+    if B_t is None:
+        return solve_triangular_jvp(self_p, self_t, zeros_like(B_p), result, upper, left, unitriangular)
+    return solve_triangular_jvp(self_p, self_t, B_t, result, upper, left, unitriangular)
+
+
+LINALG_SOLVE_TRIANGULAR = Op(
+    'linalg_solve_triangular',
+    K.solve_triangular,
+    ('self', 'B'),
+    ('T', 'T'),
+    (True, True),
+    backward=_linalg_solve_triangular__backward,
+    jvp=_linalg_solve_triangular__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 0), (2,)),  # self
+        ((2, 0), None),  # B
+        ((2, 0), (2,)),  # self, B
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
+    """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
+    return apply2(LINALG_SOLVE_TRIANGULAR, self, B, (upper, left, unitriangular))
+
+
+LINALG_SOLVE_TRIANGULAR.public = linalg_solve_triangular
+
+
+# ---- linalg_cholesky
+
+
+def _linalg_cholesky__backward(grad, self, result, upper, needs):
+    return (
+        cholesky_backward(grad, result, upper) if needs[0] else None,
+    )
+
+
+def _linalg_cholesky__jvp(self_p, self_t, result, upper):
+    return cholesky_jvp(self_t, result, upper)
+
+
+LINALG_CHOLESKY = Op(
+    'linalg_cholesky',
+    K.cholesky,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_linalg_cholesky__backward,
+    jvp=_linalg_cholesky__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_cholesky(self, *, upper=False):
+    """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
+    return apply1(LINALG_CHOLESKY, self, (upper,))
+
+
+LINALG_CHOLESKY.public = linalg_cholesky
+
+
+cholesky = linalg_cholesky
+
+
+# ---- cholesky_solve (composite)
+
+
+def cholesky_solve(self, input2, upper=False):
+    """Solve A X = B given the Cholesky factor of A (torch.cholesky_solve(B, L)). Example: pf.cholesky_solve(pf.ones(2, 1), pf.eye(2))"""
+    return cholesky_solve_composite(self, input2, upper)
+
+
+# ---- cholesky_inverse (composite)
+
+
+def cholesky_inverse(self, upper=False):
+    """Inverse of A from its Cholesky factor. Example: pf.cholesky_inverse(pf.eye(2) * 2.0)"""
+    return cholesky_solve_composite(eye_like_matrix(self), self, upper)
+
+
+# ---- _linalg_eigh
+
+
+def __linalg_eigh__backward(grad, self, result, UPLO, needs):
+    return (
+        eigh_backward(grad, self.shape, result) if needs[0] else None,
+    )
+
+
+def __linalg_eigh__jvp(self_p, self_t, result, UPLO):
+    return eigh_jvp(self_p, self_t, result)
+
+
+_LINALG_EIGH = Op(
+    '_linalg_eigh',
+    K.eigh_packed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__linalg_eigh__backward,
+    jvp=__linalg_eigh__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_eigh(self, UPLO='L'):
+    """eigh's packed output (eigenvalues then eigenvectors per matrix); see linalg_eigh."""
+    return apply1(_LINALG_EIGH, self, (UPLO,))
+
+
+_LINALG_EIGH.public = _linalg_eigh
+
+
+# ---- linalg_eigh (composite)
+
+
+_linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
+
+
+def linalg_eigh(self, UPLO='L'):
+    """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
+    return eigh_composite(self, UPLO)
+
+
+# ---- linalg_eigvalsh
+
+
+def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
+    return (
+        eigvalsh_backward(grad, self, UPLO) if needs[0] else None,
+    )
+
+
+def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO):
+    return eigvalsh_jvp(self_p, self_t, UPLO)
+
+
+LINALG_EIGVALSH = Op(
+    'linalg_eigvalsh',
+    K.eigvalsh,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_linalg_eigvalsh__backward,
+    jvp=_linalg_eigvalsh__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_eigvalsh(self, UPLO='L'):
+    """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
+    return apply1(LINALG_EIGVALSH, self, (UPLO,))
+
+
+LINALG_EIGVALSH.public = linalg_eigvalsh
+
+
+# ---- _linalg_svd
+
+
+def __linalg_svd__backward(grad, self, result, needs):
+    return (
+        svd_backward(grad, self.shape, result) if needs[0] else None,
+    )
+
+
+def __linalg_svd__jvp(self_p, self_t, result):
+    return svd_jvp(self_p, self_t, result)
+
+
+_LINALG_SVD = Op(
+    '_linalg_svd',
+    K.svd_packed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__linalg_svd__backward,
+    jvp=__linalg_svd__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_svd(self):
+    """The reduced SVD packed per matrix (U, S, Vh); see linalg_svd."""
+    return apply1(_LINALG_SVD, self, ())
+
+
+_LINALG_SVD.public = _linalg_svd
+
+
+# ---- linalg_svd (composite)
+
+
+_linalg_svd__result = namedtuple('linalg_svd', ['U', 'S', 'Vh'])
+
+
+def linalg_svd(self, full_matrices=True):
+    """Singular value decomposition A = U diag(S) Vh (batched). Example: pf.linalg_svd(pf.eye(2))"""
+    return svd_composite(self, full_matrices)
+
+
+# ---- linalg_svdvals
+
+
+def _linalg_svdvals__backward(grad, self, result, needs):
+    return (
+        svdvals_backward(grad, self) if needs[0] else None,
+    )
+
+
+def _linalg_svdvals__jvp(self_p, self_t, result):
+    return svdvals_jvp(self_p, self_t)
+
+
+LINALG_SVDVALS = Op(
+    'linalg_svdvals',
+    K.svdvals,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_linalg_svdvals__backward,
+    jvp=_linalg_svdvals__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_svdvals(self):
+    """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
+    return apply1(LINALG_SVDVALS, self, ())
+
+
+LINALG_SVDVALS.public = linalg_svdvals
+
+
+# ---- _linalg_qr
+
+
+def __linalg_qr__backward(grad, self, result, needs):
+    return (
+        qr_backward(grad, self.shape, result) if needs[0] else None,
+    )
+
+
+def __linalg_qr__jvp(self_p, self_t, result):
+    return qr_jvp(self_p, self_t, result)
+
+
+_LINALG_QR = Op(
+    '_linalg_qr',
+    K.qr_packed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__linalg_qr__backward,
+    jvp=__linalg_qr__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_qr(self):
+    """The reduced QR packed per matrix (Q, R); see linalg_qr."""
+    return apply1(_LINALG_QR, self, ())
+
+
+_LINALG_QR.public = _linalg_qr
+
+
+# ---- linalg_qr (composite)
+
+
+_linalg_qr__result = namedtuple('linalg_qr', ['Q', 'R'])
+
+
+def linalg_qr(self, mode='reduced'):
+    """QR decomposition, mode 'reduced', 'complete' or 'r'. Example: pf.linalg_qr(pf.eye(2))"""
+    return qr_composite(self, mode)
+
+
+# ---- _linalg_eig
+
+
+def __linalg_eig__backward(grad, self, result, needs):
+    return (
+        eig_backward(grad, self.shape, result) if needs[0] else None,
+    )
+
+
+def __linalg_eig__jvp(self_p, self_t, result):
+    return eig_jvp(self_p, self_t, result)
+
+
+_LINALG_EIG = Op(
+    '_linalg_eig',
+    K.eig_packed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__linalg_eig__backward,
+    jvp=__linalg_eig__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_eig(self):
+    """eig's packed complex output (eigenvalues then eigenvectors); see linalg_eig."""
+    return apply1(_LINALG_EIG, self, ())
+
+
+_LINALG_EIG.public = _linalg_eig
+
+
+# ---- linalg_eig (composite)
+
+
+_linalg_eig__result = namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
+
+
+def linalg_eig(self):
+    """Eigen-decomposition of square matrices; always complex (also for real input). Example: pf.linalg_eig(pf.eye(2))"""
+    return eig_composite(self)
+
+
+# ---- linalg_eigvals
+
+
+def _linalg_eigvals__backward(grad, self, result, needs):
+    return (
+        eigvals_backward(grad, self) if needs[0] else None,
+    )
+
+
+def _linalg_eigvals__jvp(self_p, self_t, result):
+    return eigvals_jvp(self_p, self_t)
+
+
+LINALG_EIGVALS = Op(
+    'linalg_eigvals',
+    K.eigvals,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_linalg_eigvals__backward,
+    jvp=_linalg_eigvals__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_eigvals(self):
+    """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
+    return apply1(LINALG_EIGVALS, self, ())
+
+
+LINALG_EIGVALS.public = linalg_eigvals
+
+
+# ---- _linalg_lu
+
+
+def __linalg_lu__backward(grad, self, result, needs):
+    return (
+        lu_backward(grad, self.shape, result) if needs[0] else None,
+    )
+
+
+def __linalg_lu__jvp(self_p, self_t, result):
+    return lu_jvp(self_p, self_t, result)
+
+
+_LINALG_LU = Op(
+    '_linalg_lu',
+    K.lu_packed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__linalg_lu__backward,
+    jvp=__linalg_lu__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _linalg_lu(self):
+    """P, L, U packed per matrix; see linalg_lu."""
+    return apply1(_LINALG_LU, self, ())
+
+
+_LINALG_LU.public = _linalg_lu
+
+
+# ---- linalg_lu (composite)
+
+
+_linalg_lu__result = namedtuple('linalg_lu', ['P', 'L', 'U'])
+
+
+def linalg_lu(self, *, pivot=True):
+    """LU decomposition with partial pivoting, A = P L U. Example: pf.linalg_lu(pf.eye(2))"""
+    return lu_composite(self, pivot)
+
+
+# ---- linalg_lu_factor (composite)
+
+
+_linalg_lu_factor__result = namedtuple('linalg_lu_factor', ['LU', 'pivots'])
+
+
+def linalg_lu_factor(self, *, pivot=True):
+    """Compact LU (L and U in one matrix) and 1-based LAPACK pivots. Example: pf.linalg_lu_factor(pf.eye(2))"""
+    return lu_factor_composite(self, pivot)
+
+
+# ---- linalg_lu_solve (composite)
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """Solve A X = B from linalg_lu_factor's output. Example: pf.linalg_lu_solve(*pf.linalg_lu_factor(pf.eye(2)), pf.ones(2, 1))"""
+    return lu_solve_composite(LU, pivots, B, left, adjoint)
+
+
+# ---- matrix_exp
+
+
+def _matrix_exp__backward(grad, self, result, needs):
+    return (
+        matrix_exp_frechet(mH(self), grad) if needs[0] else None,
+    )
+
+
+def _matrix_exp__jvp(self_p, self_t, result):
+    return matrix_exp_frechet(self_p, self_t)
+
+
+MATRIX_EXP = Op(
+    'matrix_exp',
+    K.matrix_exp,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_matrix_exp__backward,
+    jvp=_matrix_exp__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def matrix_exp(self):
+    """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
+    return apply1(MATRIX_EXP, self, ())
+
+
+MATRIX_EXP.public = matrix_exp
+
+
+# ---- matrix_power (composite)
+
+
+def matrix_power(self, n):
+    """A^n for an integer n (negative: powers of the inverse). Example: pf.matrix_power(pf.eye(2), 3)"""
+    return matrix_power_composite(self, n)
+
+
+# ---- linalg_pinv
+
+
+def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
+    return (
+        pinv_backward(grad, self, result) if needs[0] else None,
+    )
+
+
+def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian):
+    return pinv_jvp(self_p, self_t, result)
+
+
+LINALG_PINV = Op(
+    'linalg_pinv',
+    K.pinv,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_linalg_pinv__backward,
+    jvp=_linalg_pinv__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
+    """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
+    return apply1(LINALG_PINV, self, (atol, rtol, hermitian))
+
+
+LINALG_PINV.public = linalg_pinv
+
+
+# ---- linalg_lstsq (composite)
+
+
+_linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
+
+
+def linalg_lstsq(self, b, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B (differentiable in A and B through pinv). Example: pf.linalg_lstsq(pf.eye(2), pf.ones(2, 1))"""
+    return lstsq_composite(self, b, rcond, driver)
+
+
+# ---- linalg_matrix_rank
+
+
+LINALG_MATRIX_RANK = Op(
+    'linalg_matrix_rank',
+    K.matrix_rank,
+    ('self',),
+    ('T',),
+    (False,),
+    jvp_kind='none',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
+    out_diff=(True,),
+    differentiable=False,
+)
+
+
+def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
+    """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
+    return apply1(LINALG_MATRIX_RANK, self, (atol, rtol, hermitian))
+
+
+LINALG_MATRIX_RANK.public = linalg_matrix_rank
+
+
+# ---- diag_embed
+
+
+def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
+    return (
+        grad.diagonal(offset, dim1, dim2) if needs[0] else None,
+    )
+
+
+def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
+    return diag_embed(self_t, offset, dim1, dim2)
+
+
+def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
+    return K.diag_embed(self_t, offset, dim1, dim2)
+
+
+DIAG_EMBED = Op(
+    'diag_embed',
+    K.diag_embed,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_diag_embed__backward,
+    jvp=_diag_embed__jvp,
+    jvp_np=_diag_embed__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
+    return apply1(DIAG_EMBED, self, (offset, dim1, dim2))
+
+
+DIAG_EMBED.public = diag_embed
+
+
+# ---- trace (composite)
+
+
+def trace(self):
+    """Sum of the diagonal of a 2-D tensor. Example: pf.trace(pf.eye(3))"""
+    return trace_composite(self)
+
+
+# ---- diag (composite)
+
+
+def diag(self, diagonal=0):
+    """1-D input: a matrix with it on a diagonal; 2-D: that diagonal (a copy). Example: pf.diag(pf.ones(2))"""
+    return diag_composite(self, diagonal)
+
+
+# ---- tensordot (composite)
+
+
+def tensordot(self, other, dims=2):
+    """Contract the last `dims` dims of self with the first of other (or explicit lists). Example: pf.tensordot(pf.ones(2, 3), pf.ones(3, 4), 1)"""
+    return tensordot_composite(self, other, dims)
+
+
+# ---- kron (composite)
+
+
+def kron(self, other):
+    """Kronecker product. Example: pf.kron(pf.eye(2), pf.ones(2, 2))"""
+    return kron_composite(self, other)
+
+
+# ---- linalg_cross (composite)
+
+
+def linalg_cross(self, other, *, dim=-1, axis=None):
+    """Cross product of 3-vectors along dim (broadcast). Example: pf.linalg_cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
+    if axis is not None:
+        dim = axis
+    return cross_composite(self, other, dim)
+
+
+# ---- linalg_vecdot (composite)
+
+
+def linalg_vecdot(self, y, *, dim=-1, axis=None):
+    """sum(conj(x) * y) along dim (broadcast). Example: pf.linalg_vecdot(pf.ones(3), pf.ones(3))"""
+    if axis is not None:
+        dim = axis
+    return (self.conj() * y).sum(dim)
+
+
+# ---- linalg_multi_dot (composite)
+
+
+def linalg_multi_dot(tensors):
+    """Chained matrix product (first/last may be vectors). Example: pf.linalg_multi_dot([pf.eye(2), pf.ones(2)])"""
+    return multi_dot_composite(tensors)
+
+
+# ---- linalg_matrix_norm (composite)
+
+
+def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None):
+    """Matrix norm: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Example: pf.linalg_matrix_norm(pf.eye(2), 'nuc')"""
+    if axis is not None:
+        dim = axis
+    return matrix_norm_composite(self, ord, dim, keepdim)
+
+
+# ---- linalg_cond (composite)
+
+
+def linalg_cond(self, p=None):
+    """Condition number in the p-norm (default 2: ratio of extreme singular values). Example: pf.linalg_cond(pf.eye(2))"""
+    return cond_composite(self, p)
+
+
+# ---- _fft_c2c
+
+
+def __fft_c2c__backward(grad, self, result, dim, norm, forward, needs):
+    return (
+        _fft_c2c(grad, dim, swap_norm(norm), not forward) if needs[0] else None,
+    )
+
+
+def __fft_c2c__jvp(self_p, self_t, result, dim, norm, forward):
+    return _fft_c2c(self_t, dim, norm, forward)
+
+
+def __fft_c2c__jvp_np(self_p, self_t, result, dim, norm, forward):
+    return K.fft_c2c(self_t, dim, norm, forward)
+
+
+_FFT_C2C = Op(
+    '_fft_c2c',
+    K.fft_c2c,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__fft_c2c__backward,
+    jvp=__fft_c2c__jvp,
+    jvp_np=__fft_c2c__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _fft_c2c(self, dim, norm, forward, *, axis=None):
+    """Complex-to-complex DFT over dims (forward or inverse), no resizing; see fft_fftn."""
+    if axis is not None:
+        dim = axis
+    return apply1(_FFT_C2C, self, (dim, norm, forward))
+
+
+_FFT_C2C.public = _fft_c2c
+
+
+# ---- _fft_r2c
+
+
+def __fft_r2c__backward(grad, self, result, dim, norm, needs):
+    return (
+        fft_r2c_backward(grad, self.shape, dim, norm) if needs[0] else None,
+    )
+
+
+def __fft_r2c__jvp(self_p, self_t, result, dim, norm):
+    return _fft_r2c(self_t, dim, norm)
+
+
+def __fft_r2c__jvp_np(self_p, self_t, result, dim, norm):
+    return K.fft_r2c(self_t, dim, norm)
+
+
+_FFT_R2C = Op(
+    '_fft_r2c',
+    K.fft_r2c,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__fft_r2c__backward,
+    jvp=__fft_r2c__jvp,
+    jvp_np=__fft_r2c__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _fft_r2c(self, dim, norm, *, axis=None):
+    """Real-to-complex one-sided DFT over dims (the last one halved); see fft_rfftn."""
+    if axis is not None:
+        dim = axis
+    return apply1(_FFT_R2C, self, (dim, norm))
+
+
+_FFT_R2C.public = _fft_r2c
+
+
+# ---- _fft_c2r
+
+
+def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
+    return (
+        fft_c2r_backward(grad, self.shape, dim, norm, last_dim_size) if needs[0] else None,
+    )
+
+
+def __fft_c2r__jvp(self_p, self_t, result, dim, norm, last_dim_size):
+    return _fft_c2r(self_t, dim, norm, last_dim_size)
+
+
+def __fft_c2r__jvp_np(self_p, self_t, result, dim, norm, last_dim_size):
+    return K.fft_c2r(self_t, dim, norm, last_dim_size)
+
+
+_FFT_C2R = Op(
+    '_fft_c2r',
+    K.fft_c2r,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__fft_c2r__backward,
+    jvp=__fft_c2r__jvp,
+    jvp_np=__fft_c2r__jvp_np,
+    jvp_np_reads=(False, False),
+    jvp_kind='auto_linear',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((1,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
+    """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
+    if axis is not None:
+        dim = axis
+    return apply1(_FFT_C2R, self, (dim, norm, last_dim_size))
+
+
+_FFT_C2R.public = _fft_c2r
+
+
+# ---- fft_fft (composite)
+
+
+def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'fft')
+
+
+# ---- fft_ifft (composite)
+
+
+def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'ifft')
+
+
+# ---- fft_rfft (composite)
+
+
+def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'rfft')
+
+
+# ---- fft_irfft (composite)
+
+
+def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'irfft')
+
+
+# ---- fft_hfft (composite)
+
+
+def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'hfft')
+
+
+# ---- fft_ihfft (composite)
+
+
+def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None):
+    """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, None if n is None else [n], [dim], norm, 'ihfft')
+
+
+# ---- fft_fft2 (composite)
+
+
+def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'fft')
+
+
+# ---- fft_ifft2 (composite)
+
+
+def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'ifft')
+
+
+# ---- fft_rfft2 (composite)
+
+
+def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'rfft')
+
+
+# ---- fft_irfft2 (composite)
+
+
+def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'irfft')
+
+
+# ---- fft_fftn (composite)
+
+
+def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'fft')
+
+
+# ---- fft_ifftn (composite)
+
+
+def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'ifft')
+
+
+# ---- fft_rfftn (composite)
+
+
+def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'rfft')
+
+
+# ---- fft_irfftn (composite)
+
+
+def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'irfft')
+
+
+# ---- fft_fftshift (composite)
+
+
+def fft_fftshift(self, dim=None, *, axis=None):
+    """Move the zero frequency to the centre (roll by n // 2). Example: pf.fft_fftshift(pf.arange(4.0))"""
+    if axis is not None:
+        dim = axis
+    return fft_shift(self, dim, False)
+
+
+# ---- fft_ifftshift (composite)
+
+
+def fft_ifftshift(self, dim=None, *, axis=None):
+    """Inverse of fftshift. Example: pf.fft_ifftshift(pf.arange(4.0))"""
+    if axis is not None:
+        dim = axis
+    return fft_shift(self, dim, True)
+
+
+# ---- special_i0
+
+
+def _special_i0__backward(grad, self, result, needs):
+    return (
+        grad * special_i1(self) if needs[0] else None,
+    )
+
+
+def _special_i0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * special_i1(self_p)
+    return (self_t.conj() * special_i1(self_p)).conj()
+
+
+def _special_i0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * sp.i1(self_p)
+    return K.conj(K.conj(self_t) * sp.i1(self_p))
+
+
+SPECIAL_I0 = Op(
+    'special_i0',
+    sp.i0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_i0__backward,
+    jvp=_special_i0__jvp,
+    jvp_np=_special_i0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_i0(self):
+    """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_I0, self, ())
+
+
+SPECIAL_I0.public = special_i0
+
+
+i0 = special_i0
+
+
+# ---- special_i0e
+
+
+def _special_i0e__backward(grad, self, result, needs):
+    return (
+        grad * (special_i1e(self) - self.sgn() * result) if needs[0] else None,
+    )
+
+
+def _special_i0e__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_i1e(self_p) - self_p.sgn() * result)
+    return (self_t.conj() * (special_i1e(self_p) - self_p.sgn() * result)).conj()
+
+
+def _special_i0e__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (sp.i1e(self_p) - K.sgn(self_p) * result)
+    return K.conj(K.conj(self_t) * (sp.i1e(self_p) - K.sgn(self_p) * result))
+
+
+SPECIAL_I0E = Op(
+    'special_i0e',
+    sp.i0e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_i0e__backward,
+    jvp=_special_i0e__jvp,
+    jvp_np=_special_i0e__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_i0e(self):
+    """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_I0E, self, ())
+
+
+SPECIAL_I0E.public = special_i0e
+
+
+# ---- special_i1
+
+
+def _special_i1__backward(grad, self, result, needs):
+    return (
+        grad * (special_i0(self) - bessel_ratio(self, result)) if needs[0] else None,
+    )
+
+
+def _special_i1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_i0(self_p) - bessel_ratio(self_p, result))
+    return (self_t.conj() * (special_i0(self_p) - bessel_ratio(self_p, result))).conj()
+
+
+SPECIAL_I1 = Op(
+    'special_i1',
+    sp.i1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_i1__backward,
+    jvp=_special_i1__jvp,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_i1(self):
+    """Modified Bessel function of the first kind, order 1. Example: pf.special_i1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_I1, self, ())
+
+
+SPECIAL_I1.public = special_i1
+
+
+# ---- special_i1e
+
+
+def _special_i1e__backward(grad, self, result, needs):
+    return (
+        grad * (special_i0e(self) - self.sgn() * result - bessel_ratio(self, result)) if needs[0] else None,
+    )
+
+
+def _special_i1e__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))
+    return (self_t.conj() * (special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))).conj()
+
+
+SPECIAL_I1E = Op(
+    'special_i1e',
+    sp.i1e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_i1e__backward,
+    jvp=_special_i1e__jvp,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_i1e(self):
+    """Exponentially scaled i1: exp(-|x|) i1(x). Example: pf.special_i1e(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_I1E, self, ())
+
+
+SPECIAL_I1E.public = special_i1e
+
+
+# ---- special_ndtr
+
+
+def _special_ndtr__backward(grad, self, result, needs):
+    return (
+        grad * (self * self * -0.5).exp() * 0.3989422804014327 if needs[0] else None,
+    )
+
+
+def _special_ndtr__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (self_p * self_p * -0.5).exp() * 0.3989422804014327
+    return (self_t.conj() * (self_p * self_p * -0.5).exp() * 0.3989422804014327).conj()
+
+
+def _special_ndtr__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.exp(self_p * self_p * -0.5) * 0.3989422804014327
+    return K.conj(K.conj(self_t) * np.exp(self_p * self_p * -0.5) * 0.3989422804014327)
+
+
+SPECIAL_NDTR = Op(
+    'special_ndtr',
+    sp.ndtr,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_ndtr__backward,
+    jvp=_special_ndtr__jvp,
+    jvp_np=_special_ndtr__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_ndtr(self):
+    """Standard normal CDF. Example: pf.special_ndtr(pf.tensor([0.0]))"""
+    return apply1(SPECIAL_NDTR, self, ())
+
+
+SPECIAL_NDTR.public = special_ndtr
+
+
+# ---- special_ndtri
+
+
+def _special_ndtri__backward(grad, self, result, needs):
+    return (
+        grad * (result * result * 0.5).exp() * 2.5066282746310002 if needs[0] else None,
+    )
+
+
+def _special_ndtri__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result * result * 0.5).exp() * 2.5066282746310002
+    return (self_t.conj() * (result * result * 0.5).exp() * 2.5066282746310002).conj()
+
+
+def _special_ndtri__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.exp(result * result * 0.5) * 2.5066282746310002
+    return K.conj(K.conj(self_t) * np.exp(result * result * 0.5) * 2.5066282746310002)
+
+
+SPECIAL_NDTRI = Op(
+    'special_ndtri',
+    sp.ndtri,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_ndtri__backward,
+    jvp=_special_ndtri__jvp,
+    jvp_np=_special_ndtri__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((0,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_ndtri(self):
+    """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
+    return apply1(SPECIAL_NDTRI, self, ())
+
+
+SPECIAL_NDTRI.public = special_ndtri
+
+
+# ---- special_log_ndtr
+
+
+def _special_log_ndtr__backward(grad, self, result, needs):
+    return (
+        grad * (self * self * -0.5 - result).exp() * 0.3989422804014327 if needs[0] else None,
+    )
+
+
+def _special_log_ndtr__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (self_p * self_p * -0.5 - result).exp() * 0.3989422804014327
+    return (self_t.conj() * (self_p * self_p * -0.5 - result).exp() * 0.3989422804014327).conj()
+
+
+def _special_log_ndtr__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * np.exp(self_p * self_p * -0.5 - result) * 0.3989422804014327
+    return K.conj(K.conj(self_t) * np.exp(self_p * self_p * -0.5 - result) * 0.3989422804014327)
+
+
+SPECIAL_LOG_NDTR = Op(
+    'special_log_ndtr',
+    sp.log_ndtr,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_log_ndtr__backward,
+    jvp=_special_log_ndtr__jvp,
+    jvp_np=_special_log_ndtr__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_log_ndtr(self):
+    """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
+    return apply1(SPECIAL_LOG_NDTR, self, ())
+
+
+SPECIAL_LOG_NDTR.public = special_log_ndtr
+
+
+# ---- special_erfcx
+
+
+def _special_erfcx__backward(grad, self, result, needs):
+    return (
+        grad * (2 * self * result - 1.1283791670955126) if needs[0] else None,
+    )
+
+
+def _special_erfcx__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (2 * self_p * result - 1.1283791670955126)
+    return (self_t.conj() * (2 * self_p * result - 1.1283791670955126)).conj()
+
+
+def _special_erfcx__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (2 * self_p * result - 1.1283791670955126)
+    return K.conj(K.conj(self_t) * (2 * self_p * result - 1.1283791670955126))
+
+
+SPECIAL_ERFCX = Op(
+    'special_erfcx',
+    sp.erfcx,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_erfcx__backward,
+    jvp=_special_erfcx__jvp,
+    jvp_np=_special_erfcx__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_erfcx(self):
+    """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_ERFCX, self, ())
+
+
+SPECIAL_ERFCX.public = special_erfcx
+
+
+# ---- special_xlog1py
+
+
+def _special_xlog1py__backward(grad, self, other, result, needs):
+    return (
+        grad * other.log1p() if needs[0] else None,
+        grad * self / (other + 1) if needs[1] else None,
+    )
+
+
+def _special_xlog1py__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return other_t * self_p / (other_p + 1)
+    if other_t is None:
+        return self_t * other_p.log1p()
+    return self_t * other_p.log1p() + other_t * self_p / (other_p + 1)
+
+
+def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return other_t * self_p / (other_p + 1)
+    if other_t is None:
+        return self_t * np.log1p(other_p)
+    return self_t * np.log1p(other_p) + other_t * self_p / (other_p + 1)
+
+
+SPECIAL_XLOG1PY = Op(
+    'special_xlog1py',
+    sp.xlog1py,
+    ('self', 'other'),
+    ('T', 'T'),
+    (True, True),
+    backward=_special_xlog1py__backward,
+    jvp=_special_xlog1py__jvp,
+    jvp_np=_special_xlog1py__jvp_np,
+    jvp_np_reads=(True, True, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((0, 2), None),  # self
+        ((2, 2), None),  # other
+        ((2, 2), None),  # self, other
+    ),
+    out_diff=(True,),
+)
+
+
+def special_xlog1py(self, other):
+    """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return apply2(SPECIAL_XLOG1PY, self, other, ())
+
+
+SPECIAL_XLOG1PY.public = special_xlog1py
+
+
+# ---- sinc
+
+
+def _sinc__backward(grad, self, result, needs):
+    return (
+        grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
+    )
+
+
+def _sinc__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * sinc_derivative(self_p, sinc(self_p))
+    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p))).conj()
+
+
+SINC = Op(
+    'sinc',
+    np.sinc,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_sinc__backward,
+    jvp=_sinc__jvp,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def sinc(self):
+    """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
+    return apply1(SINC, self, ())
+
+
+SINC.public = sinc
+
+
+special_sinc = sinc
+
+
+# ---- special_entr
+
+
+def _special_entr__backward(grad, self, result, needs):
+    return (
+        grad * -(self.log() + 1) if needs[0] else None,
+    )
+
+
+def _special_entr__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(self_p.log() + 1)
+    return (self_t.conj() * -(self_p.log() + 1)).conj()
+
+
+def _special_entr__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(np.log(self_p) + 1)
+    return K.conj(K.conj(self_t) * -(np.log(self_p) + 1))
+
+
+SPECIAL_ENTR = Op(
+    'special_entr',
+    sp.entr,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_entr__backward,
+    jvp=_special_entr__jvp,
+    jvp_np=_special_entr__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_entr(self):
+    """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
+    return apply1(SPECIAL_ENTR, self, ())
+
+
+SPECIAL_ENTR.public = special_entr
+
+
+# ---- _special_zeta
+
+
+def __special_zeta__backward(grad, self, other, result, needs):
+    return (
+        grad * -self * _special_zeta(self + 1, other) if needs[0] else None,
+    )
+
+
+def __special_zeta__jvp(self, other_p, other_t, result):
+    return other_t * -self * _special_zeta(self + 1, other_p)
+
+
+def __special_zeta__jvp_np(self, other_p, other_t, result):
+    return other_t * -self * sp.zeta(self + 1, other_p)
+
+
+_SPECIAL_ZETA = Op(
+    '_special_zeta',
+    sp.zeta,
+    ('self', 'other'),
+    ('T', 'T'),
+    (False, True),
+    backward=__special_zeta__backward,
+    jvp=__special_zeta__jvp,
+    jvp_np=__special_zeta__jvp_np,
+    jvp_np_reads=(True, True, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # other
+    ),
+    out_diff=(True,),
+)
+
+
+def _special_zeta(self, other):
+    """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
+    return apply2(_SPECIAL_ZETA, self, other, ())
+
+
+_SPECIAL_ZETA.public = _special_zeta
+
+
+# ---- special_zeta (composite)
+
+
+def special_zeta(self, other):
+    """Hurwitz zeta function sum_k (k + q)^-x; differentiable in q (x: an error, as torch). Example: pf.special_zeta(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return zeta_composite(self, other)
+
+
+# ---- mvlgamma (composite)
+
+
+def mvlgamma(self, p):
+    """Log of the multivariate gamma function of dimension p. Example: pf.mvlgamma(pf.tensor([2.5]), 2)"""
+    return mvlgamma_composite(self, p)
+
+
+special_multigammaln = mvlgamma
+
+
+# ---- special_betaln (composite)
+
+
+def special_betaln(self, other):
+    """log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b) (scipy.special.betaln). Example: pf.special_betaln(pf.tensor([2.0]), pf.tensor([3.0]))"""
+    return lgamma(self) + lgamma(other) - lgamma(self + other)
+
+
+# ---- special_bessel_j0
+
+
+def _special_bessel_j0__backward(grad, self, result, needs):
+    return (
+        grad * -special_bessel_j1(self) if needs[0] else None,
+    )
+
+
+def _special_bessel_j0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_bessel_j1(self_p)
+    return (self_t.conj() * -special_bessel_j1(self_p)).conj()
+
+
+def _special_bessel_j0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.j1(self_p)
+    return K.conj(K.conj(self_t) * -sp.j1(self_p))
+
+
+SPECIAL_BESSEL_J0 = Op(
+    'special_bessel_j0',
+    sp.j0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_j0__backward,
+    jvp=_special_bessel_j0__jvp,
+    jvp_np=_special_bessel_j0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_bessel_j0(self):
+    """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_J0, self, ())
+
+
+SPECIAL_BESSEL_J0.public = special_bessel_j0
+
+
+# ---- special_bessel_j1
+
+
+def _special_bessel_j1__backward(grad, self, result, needs):
+    return (
+        grad * (special_bessel_j0(self) - bessel_ratio(self, result)) if needs[0] else None,
+    )
+
+
+def _special_bessel_j1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))
+    return (self_t.conj() * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))).conj()
+
+
+SPECIAL_BESSEL_J1 = Op(
+    'special_bessel_j1',
+    sp.j1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_j1__backward,
+    jvp=_special_bessel_j1__jvp,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_bessel_j1(self):
+    """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_J1, self, ())
+
+
+SPECIAL_BESSEL_J1.public = special_bessel_j1
+
+
+# ---- special_bessel_y0
+
+
+def _special_bessel_y0__backward(grad, self, result, needs):
+    return (
+        grad * -special_bessel_y1(self) if needs[0] else None,
+    )
+
+
+def _special_bessel_y0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_bessel_y1(self_p)
+    return (self_t.conj() * -special_bessel_y1(self_p)).conj()
+
+
+def _special_bessel_y0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.y1(self_p)
+    return K.conj(K.conj(self_t) * -sp.y1(self_p))
+
+
+SPECIAL_BESSEL_Y0 = Op(
+    'special_bessel_y0',
+    sp.y0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_y0__backward,
+    jvp=_special_bessel_y0__jvp,
+    jvp_np=_special_bessel_y0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_bessel_y0(self):
+    """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_Y0, self, ())
+
+
+SPECIAL_BESSEL_Y0.public = special_bessel_y0
+
+
+# ---- special_bessel_y1
+
+
+def _special_bessel_y1__backward(grad, self, result, needs):
+    return (
+        grad * (special_bessel_y0(self) - result / self) if needs[0] else None,
+    )
+
+
+def _special_bessel_y1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (special_bessel_y0(self_p) - result / self_p)
+    return (self_t.conj() * (special_bessel_y0(self_p) - result / self_p)).conj()
+
+
+def _special_bessel_y1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (sp.y0(self_p) - result / self_p)
+    return K.conj(K.conj(self_t) * (sp.y0(self_p) - result / self_p))
+
+
+SPECIAL_BESSEL_Y1 = Op(
+    'special_bessel_y1',
+    sp.y1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_bessel_y1__backward,
+    jvp=_special_bessel_y1__jvp,
+    jvp_np=_special_bessel_y1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_bessel_y1(self):
+    """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_BESSEL_Y1, self, ())
+
+
+SPECIAL_BESSEL_Y1.public = special_bessel_y1
+
+
+# ---- special_modified_bessel_k0
+
+
+def _special_modified_bessel_k0__backward(grad, self, result, needs):
+    return (
+        grad * -special_modified_bessel_k1(self) if needs[0] else None,
+    )
+
+
+def _special_modified_bessel_k0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -special_modified_bessel_k1(self_p)
+    return (self_t.conj() * -special_modified_bessel_k1(self_p)).conj()
+
+
+def _special_modified_bessel_k0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -sp.k1(self_p)
+    return K.conj(K.conj(self_t) * -sp.k1(self_p))
+
+
+SPECIAL_MODIFIED_BESSEL_K0 = Op(
+    'special_modified_bessel_k0',
+    sp.k0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_modified_bessel_k0__backward,
+    jvp=_special_modified_bessel_k0__jvp,
+    jvp_np=_special_modified_bessel_k0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_modified_bessel_k0(self):
+    """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_MODIFIED_BESSEL_K0, self, ())
+
+
+SPECIAL_MODIFIED_BESSEL_K0.public = special_modified_bessel_k0
+
+
+# ---- special_modified_bessel_k1
+
+
+def _special_modified_bessel_k1__backward(grad, self, result, needs):
+    return (
+        grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,
+    )
+
+
+def _special_modified_bessel_k1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(special_modified_bessel_k0(self_p) + result / self_p)
+    return (self_t.conj() * -(special_modified_bessel_k0(self_p) + result / self_p)).conj()
+
+
+def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * -(sp.k0(self_p) + result / self_p)
+    return K.conj(K.conj(self_t) * -(sp.k0(self_p) + result / self_p))
+
+
+SPECIAL_MODIFIED_BESSEL_K1 = Op(
+    'special_modified_bessel_k1',
+    sp.k1,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_modified_bessel_k1__backward,
+    jvp=_special_modified_bessel_k1__jvp,
+    jvp_np=_special_modified_bessel_k1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_modified_bessel_k1(self):
+    """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_MODIFIED_BESSEL_K1, self, ())
+
+
+SPECIAL_MODIFIED_BESSEL_K1.public = special_modified_bessel_k1
+
+
+# ---- special_scaled_modified_bessel_k0
+
+
+def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
+    return (
+        grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,
+    )
+
+
+def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - special_scaled_modified_bessel_k1(self_p))
+    return (self_t.conj() * (result - special_scaled_modified_bessel_k1(self_p))).conj()
+
+
+def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - sp.k1e(self_p))
+    return K.conj(K.conj(self_t) * (result - sp.k1e(self_p)))
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op(
+    'special_scaled_modified_bessel_k0',
+    sp.k0e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_scaled_modified_bessel_k0__backward,
+    jvp=_special_scaled_modified_bessel_k0__jvp,
+    jvp_np=_special_scaled_modified_bessel_k0__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_scaled_modified_bessel_k0(self):
+    """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, self, ())
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K0.public = special_scaled_modified_bessel_k0
+
+
+# ---- special_scaled_modified_bessel_k1
+
+
+def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
+    return (
+        grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,
+    )
+
+
+def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)
+    return (self_t.conj() * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)).conj()
+
+
+def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * (result - sp.k0e(self_p) - result / self_p)
+    return K.conj(K.conj(self_t) * (result - sp.k0e(self_p) - result / self_p))
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op(
+    'special_scaled_modified_bessel_k1',
+    sp.k1e,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_scaled_modified_bessel_k1__backward,
+    jvp=_special_scaled_modified_bessel_k1__jvp,
+    jvp_np=_special_scaled_modified_bessel_k1__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_scaled_modified_bessel_k1(self):
+    """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, self, ())
+
+
+SPECIAL_SCALED_MODIFIED_BESSEL_K1.public = special_scaled_modified_bessel_k1
+
+
+# ---- special_spherical_bessel_j0
+
+
+def _special_spherical_bessel_j0__backward(grad, self, result, needs):
+    return (
+        grad * spherical_j0_derivative(self, result) if needs[0] else None,
+    )
+
+
+def _special_spherical_bessel_j0__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * spherical_j0_derivative(self_p, result)
+    return (self_t.conj() * spherical_j0_derivative(self_p, result)).conj()
+
+
+SPECIAL_SPHERICAL_BESSEL_J0 = Op(
+    'special_spherical_bessel_j0',
+    K.spherical_bessel_j0,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_spherical_bessel_j0__backward,
+    jvp=_special_spherical_bessel_j0__jvp,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), (2,)),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_spherical_bessel_j0(self):
+    """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
+    return apply1(SPECIAL_SPHERICAL_BESSEL_J0, self, ())
+
+
+SPECIAL_SPHERICAL_BESSEL_J0.public = special_spherical_bessel_j0
+
+
+# ---- special_airy_ai
+
+
+def _special_airy_ai__backward(grad, self, result, needs):
+    return (
+        grad * _special_airy_ai_prime(self) if needs[0] else None,
+    )
+
+
+def _special_airy_ai__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * _special_airy_ai_prime(self_p)
+    return (self_t.conj() * _special_airy_ai_prime(self_p)).conj()
+
+
+def _special_airy_ai__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * K.airy_ai_prime(self_p)
+    return K.conj(K.conj(self_t) * K.airy_ai_prime(self_p))
+
+
+SPECIAL_AIRY_AI = Op(
+    'special_airy_ai',
+    K.airy_ai,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=_special_airy_ai__backward,
+    jvp=_special_airy_ai__jvp,
+    jvp_np=_special_airy_ai__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def special_airy_ai(self):
+    """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
+    return apply1(SPECIAL_AIRY_AI, self, ())
+
+
+SPECIAL_AIRY_AI.public = special_airy_ai
+
+
+# ---- _special_airy_ai_prime
+
+
+def __special_airy_ai_prime__backward(grad, self, result, needs):
+    return (
+        grad * self * special_airy_ai(self) if needs[0] else None,
+    )
+
+
+def __special_airy_ai_prime__jvp(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p * special_airy_ai(self_p)
+    return (self_t.conj() * self_p * special_airy_ai(self_p)).conj()
+
+
+def __special_airy_ai_prime__jvp_np(self_p, self_t, result):
+    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
+        return self_t * self_p * K.airy_ai(self_p)
+    return K.conj(K.conj(self_t) * self_p * K.airy_ai(self_p))
+
+
+_SPECIAL_AIRY_AI_PRIME = Op(
+    '_special_airy_ai_prime',
+    K.airy_ai_prime,
+    ('self',),
+    ('T',),
+    (True,),
+    backward=__special_airy_ai_prime__backward,
+    jvp=__special_airy_ai_prime__jvp,
+    jvp_np=__special_airy_ai_prime__jvp_np,
+    jvp_kind='auto_element_wise',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+        ((2,), None),  # self
+    ),
+    out_diff=(True,),
+)
+
+
+def _special_airy_ai_prime(self):
+    """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
+    return apply1(_SPECIAL_AIRY_AI_PRIME, self, ())
+
+
+_SPECIAL_AIRY_AI_PRIME.public = _special_airy_ai_prime
+
+
+# ---- _special_gammainc
+
+
+def __special_gammainc__backward(grad, self, other, result, upper, needs):
+    return (
+        grad * gammainc_density(self, other, upper) if needs[0] else None,
+    )
+
+
+def __special_gammainc__jvp(self, other_p, other_t, result, upper):
+    return other_t * gammainc_density(self, other_p, upper)
+
+
+_SPECIAL_GAMMAINC = Op(
+    '_special_gammainc',
+    K.gammainc,
+    ('self', 'other'),
+    ('T', 'T'),
+    (False, True),
+    backward=__special_gammainc__backward,
+    jvp=__special_gammainc__jvp,
+    jvp_kind='explicit',
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((2, 2), None),  # other
+    ),
+    out_diff=(True,),
+)
+
+
+def _special_gammainc(self, other, upper):
+    """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
+    return apply2(_SPECIAL_GAMMAINC, self, other, (upper,))
+
+
+_SPECIAL_GAMMAINC.public = _special_gammainc
+
+
+# ---- special_gammainc (composite)
+
+
+def special_gammainc(self, other):
+    """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return gammainc_composite(self, other, False)
+
+
+# ---- special_gammaincc (composite)
+
+
+def special_gammaincc(self, other):
+    """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    return gammainc_composite(self, other, True)
+
+
+# ---- inner (composite)
+
+
+def inner(self, other):
+    """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
+    return inner_composite(self, other)
+
+
+# ---- addr (composite)
+
+
+def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2). Example: pf.addr(pf.zeros(2, 2), pf.ones(2), pf.ones(2))"""
+    return add_product(self, outer(vec1, vec2), beta, alpha)
+
+
+# ---- linalg_vander (composite)
+
+
+def linalg_vander(self, *, N=None):
+    """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
+    return vander_composite(self, N)
+
+
+# ---- linalg_tensorinv (composite)
+
+
+def linalg_tensorinv(self, ind=2):
+    """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
+    return tensorinv_composite(self, ind)
+
+
+# ---- linalg_tensorsolve (composite)
+
+
+def linalg_tensorsolve(self, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
+    return tensorsolve_composite(self, B, dims)
+
+
+# ---- pinverse (composite)
+
+
+def pinverse(self, rcond=1e-15):
+    """Pseudo-inverse with singular values below rcond * largest cut (torch.pinverse). Example: pf.pinverse(pf.eye(2))"""
+    return linalg_pinv(self, rtol=rcond)
+
+
+# ---- fft_hfft2 (composite)
+
+
+def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'hfft')
+
+
+# ---- fft_ihfft2 (composite)
+
+
+def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+    """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'ihfft')
+
+
+# ---- fft_hfftn (composite)
+
+
+def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'hfft')
+
+
+# ---- fft_ihfftn (composite)
+
+
+def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
+    """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
+    if axis is not None:
+        dim = axis
+    return fft_composite(self, s, dim, norm, 'ihfft')
+
+
+# ---- cross (composite)
+
+
+def cross(self, other, dim=None, *, axis=None):
+    """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
+    if axis is not None:
+        dim = axis
+    return cross_composite(self, other, first_dim_of_size3(self, other) if dim is None else dim)
+
+
+# ---- svd (composite)
+
+
+_svd__result = namedtuple('svd', ['U', 'S', 'V'])
+
+
+def svd(self, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with A = U diag(S) V^H (V, not Vh). Example: pf.svd(pf.eye(2))"""
+    return svd_legacy(self, some, compute_uv)
+
+
+# ---- qr (composite)
+
+
+_qr__result = namedtuple('qr', ['Q', 'R'])
+
+
+def qr(self, some=True):
+    """torch.qr: reduced (some=True) or complete QR. Example: pf.qr(pf.eye(2))"""
+    return linalg_qr(self, 'reduced' if some else 'complete')
+
+
+# ---- lu_unpack (composite)
+
+
+_lu_unpack__result = namedtuple('lu_unpack', ['P', 'L', 'U'])
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """P, L, U from linalg_lu_factor's compact output. Example: pf.lu_unpack(*pf.linalg_lu_factor(pf.eye(2)))"""
+    return lu_unpack_composite(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+# ---- triangular_solve (composite)
+
+
+_triangular_solve__result = namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])
+
+
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve(b, A): X with A X = b (or A^T X = b). Example: pf.triangular_solve(pf.ones(2, 1), pf.eye(2))"""
+    return triangular_solve_composite(self, A, upper, transpose, unitriangular)
+
+
+# ---- vander (composite)
+
+
+def vander(self, N=None, increasing=False):
+    """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
+    return vander_composite(self, N) if increasing else vander_composite(self, N).flip([-1])
+
+
+# ---- diagflat (composite)
+
+
+def diagflat(self, offset=0):
+    """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
+    return diag_embed(self.reshape(-1), offset)
+
+
 K.register_array_views({
     'real': K.real,
     'imag': K.imag,
@@ -8367,6 +10984,52 @@ METHODS = {
     'masked_select': masked_select,
     'masked_scatter': masked_scatter,
     'put': put,
+    'inverse': inverse,
+    'det': det,
+    'logdet': logdet,
+    'slogdet': slogdet,
+    'cholesky_solve': cholesky_solve,
+    'cholesky_inverse': cholesky_inverse,
+    'matrix_exp': matrix_exp,
+    'matrix_power': matrix_power,
+    'diag_embed': diag_embed,
+    'trace': trace,
+    'diag': diag,
+    'tensordot': tensordot,
+    'kron': kron,
+    'special_i0': special_i0,
+    'i0': i0,
+    'special_i0e': special_i0e,
+    'special_i1': special_i1,
+    'special_i1e': special_i1e,
+    'special_ndtr': special_ndtr,
+    'special_ndtri': special_ndtri,
+    'special_log_ndtr': special_log_ndtr,
+    'special_erfcx': special_erfcx,
+    'special_xlog1py': special_xlog1py,
+    'sinc': sinc,
+    'special_sinc': special_sinc,
+    'special_entr': special_entr,
+    'mvlgamma': mvlgamma,
+    'special_multigammaln': special_multigammaln,
+    'special_betaln': special_betaln,
+    'special_bessel_j0': special_bessel_j0,
+    'special_bessel_j1': special_bessel_j1,
+    'special_bessel_y0': special_bessel_y0,
+    'special_bessel_y1': special_bessel_y1,
+    'special_modified_bessel_k0': special_modified_bessel_k0,
+    'special_modified_bessel_k1': special_modified_bessel_k1,
+    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
+    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
+    'special_spherical_bessel_j0': special_spherical_bessel_j0,
+    'special_airy_ai': special_airy_ai,
+    'inner': inner,
+    'addr': addr,
+    'pinverse': pinverse,
+    'cross': cross,
+    'qr': qr,
+    'triangular_solve': triangular_solve,
+    'diagflat': diagflat,
 }
 
 
@@ -8568,6 +11231,103 @@ FUNCTIONS = {
     'masked_select': masked_select,
     'masked_scatter': masked_scatter,
     'put': put,
+    'inverse': inverse,
+    'det': det,
+    'logdet': logdet,
+    'slogdet': slogdet,
+    'linalg_solve': linalg_solve,
+    'linalg_solve_triangular': linalg_solve_triangular,
+    'linalg_cholesky': linalg_cholesky,
+    'cholesky': cholesky,
+    'cholesky_solve': cholesky_solve,
+    'cholesky_inverse': cholesky_inverse,
+    'linalg_eigh': linalg_eigh,
+    'linalg_eigvalsh': linalg_eigvalsh,
+    'linalg_svd': linalg_svd,
+    'linalg_svdvals': linalg_svdvals,
+    'linalg_qr': linalg_qr,
+    'linalg_eig': linalg_eig,
+    'linalg_eigvals': linalg_eigvals,
+    'linalg_lu': linalg_lu,
+    'linalg_lu_factor': linalg_lu_factor,
+    'linalg_lu_solve': linalg_lu_solve,
+    'matrix_exp': matrix_exp,
+    'matrix_power': matrix_power,
+    'linalg_pinv': linalg_pinv,
+    'linalg_lstsq': linalg_lstsq,
+    'linalg_matrix_rank': linalg_matrix_rank,
+    'diag_embed': diag_embed,
+    'trace': trace,
+    'diag': diag,
+    'tensordot': tensordot,
+    'kron': kron,
+    'linalg_cross': linalg_cross,
+    'linalg_vecdot': linalg_vecdot,
+    'linalg_multi_dot': linalg_multi_dot,
+    'linalg_matrix_norm': linalg_matrix_norm,
+    'linalg_cond': linalg_cond,
+    'fft_fft': fft_fft,
+    'fft_ifft': fft_ifft,
+    'fft_rfft': fft_rfft,
+    'fft_irfft': fft_irfft,
+    'fft_hfft': fft_hfft,
+    'fft_ihfft': fft_ihfft,
+    'fft_fft2': fft_fft2,
+    'fft_ifft2': fft_ifft2,
+    'fft_rfft2': fft_rfft2,
+    'fft_irfft2': fft_irfft2,
+    'fft_fftn': fft_fftn,
+    'fft_ifftn': fft_ifftn,
+    'fft_rfftn': fft_rfftn,
+    'fft_irfftn': fft_irfftn,
+    'fft_fftshift': fft_fftshift,
+    'fft_ifftshift': fft_ifftshift,
+    'special_i0': special_i0,
+    'i0': i0,
+    'special_i0e': special_i0e,
+    'special_i1': special_i1,
+    'special_i1e': special_i1e,
+    'special_ndtr': special_ndtr,
+    'special_ndtri': special_ndtri,
+    'special_log_ndtr': special_log_ndtr,
+    'special_erfcx': special_erfcx,
+    'special_xlog1py': special_xlog1py,
+    'sinc': sinc,
+    'special_sinc': special_sinc,
+    'special_entr': special_entr,
+    'special_zeta': special_zeta,
+    'mvlgamma': mvlgamma,
+    'special_multigammaln': special_multigammaln,
+    'special_betaln': special_betaln,
+    'special_bessel_j0': special_bessel_j0,
+    'special_bessel_j1': special_bessel_j1,
+    'special_bessel_y0': special_bessel_y0,
+    'special_bessel_y1': special_bessel_y1,
+    'special_modified_bessel_k0': special_modified_bessel_k0,
+    'special_modified_bessel_k1': special_modified_bessel_k1,
+    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
+    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
+    'special_spherical_bessel_j0': special_spherical_bessel_j0,
+    'special_airy_ai': special_airy_ai,
+    'special_gammainc': special_gammainc,
+    'special_gammaincc': special_gammaincc,
+    'inner': inner,
+    'addr': addr,
+    'linalg_vander': linalg_vander,
+    'linalg_tensorinv': linalg_tensorinv,
+    'linalg_tensorsolve': linalg_tensorsolve,
+    'pinverse': pinverse,
+    'fft_hfft2': fft_hfft2,
+    'fft_ihfft2': fft_ihfft2,
+    'fft_hfftn': fft_hfftn,
+    'fft_ihfftn': fft_ihfftn,
+    'cross': cross,
+    'svd': svd,
+    'qr': qr,
+    'lu_unpack': lu_unpack,
+    'triangular_solve': triangular_solve,
+    'vander': vander,
+    'diagflat': diagflat,
 }
 
 

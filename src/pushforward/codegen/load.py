@@ -200,17 +200,26 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
 
 
 def helper_names() -> set[str]:
-    """Public helper functions of formulas.py (parsed, not imported, so the generator runs standalone)."""
-    src = (YAML_PATH.parent / "formulas.py").read_text()
+    """Public helper functions of formulas.py and of the formulas_*.py modules it re-exports
+    (parsed, not imported, so the generator runs standalone). A file's `__all__ = [...]` and its
+    literal `__all__ += [...]` blocks (an area's helpers, listed in its own section) count."""
+    names = set()
+    for path in sorted(YAML_PATH.parent.glob("formulas*.py")):
+        found = _literal_all(path)
+        if found is None:
+            raise SpecError(f"{path.name} has no __all__ list of helpers")
+        names |= found
+    return names
+
+
+def _literal_all(path: Path) -> set[str] | None:
     names: set[str] | None = None
-    for node in ast.parse(src).body:
+    for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             names = set(ast.literal_eval(node.value))
-        # `__all__ += [...]`: an area's helpers listed in its own section at the end of the file
-        elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__" and names is not None:
+        elif (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"
+              and names is not None and isinstance(node.value, (ast.List, ast.Tuple))):
             names |= set(ast.literal_eval(node.value))
-    if names is None:
-        raise SpecError("formulas.py has no __all__ list of helpers")
     return names
 
 

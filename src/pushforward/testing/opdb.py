@@ -442,6 +442,9 @@ def _ref_to(x, dtype=None, copy=False):
 
 
 def _ref_polygamma(n, x):
+    if np.iscomplexobj(x):  # SciPy is real only: mpmath (a torch dependency) for complex references
+        import mpmath
+        return np.vectorize(lambda z: complex(mpmath.polygamma(n, complex(z))), otypes=[x.dtype])(x)
     return sp.polygamma(n, x)
 
 
@@ -960,7 +963,7 @@ _UNARY = {
     "erfc": (sp.erfc, None, True, False),
     "erfinv": (sp.erfinv, (-0.9, 0.9), False, False),
     "lgamma": (sp.gammaln, (0.1, 3.0), False, False),
-    "digamma": (sp.psi, (0.1, 3.0), False, False),
+    "digamma": (sp.psi, (0.1, 3.0), True, False),
     "floor": (np.floor, None, False, False),
     "ceil": (np.ceil, None, False, False),
     "trunc": (np.trunc, None, False, False),
@@ -1005,7 +1008,7 @@ def _build() -> dict:
         add(OpInfo(name, _fn(name), _unary, ref, dtypes, domain, inplace=f"{name}_" if inpl else None,
                    is_view={"real": "maybe", "imag": True, "conj": "maybe"}.get(name, False)))
     add(OpInfo("logit", _fn("logit"), s_logit, _ref_logit, REAL, (0.05, 0.95)))
-    add(OpInfo("polygamma", _fn("polygamma"), s_polygamma, _ref_polygamma, REAL, (0.5, 3.0)))
+    add(OpInfo("polygamma", _fn("polygamma"), s_polygamma, _ref_polygamma, REAL_COMPLEX, (0.5, 3.0)))
     add(OpInfo("round", _fn("round"), s_round, lambda x, decimals=0: np.round(x, decimals), REAL))
     add(OpInfo("clamp", _fn("clamp"), s_clamp, _ref_clamp, REAL, inplace="clamp_"))
 
@@ -1148,6 +1151,13 @@ def _build() -> dict:
     # ---- nn, sorting, scatter, composites (issue 13)
     from .opdb_nn import register
     register(add)
+    # ---- linalg, fft, special (issue 12): entries in their own module
+    from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
+    add_linalg_ops(add)
+    add_fft_ops(add)
+    add_special_ops(add)
+    add_more_ops(add)
+    add_legacy_ops(add)
     return db
 
 

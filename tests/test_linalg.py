@@ -1,0 +1,334 @@
+"""Linear algebra (issue 12): values against torch on the op-database samples, the decided
+hard cases (degenerate spectra, gauge, singular det, qr complete, pinv, svd full_matrices)
+and error messages. Derivatives are checked by the op database (test_ops.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from helpers import close, needs_torch, tangent, torch
+from pushforward.errors import OpError
+from pushforward.testing.opdb import OPS  # noqa: F401 - builds the database (imports opdb_linalg)
+from pushforward.testing import opdb_linalg as L
+
+# op-database name -> the torch call taking the same sample arguments
+TORCH = {
+    "inverse": lambda a: torch.linalg.inv(a),
+    "det": lambda a: torch.linalg.det(a),
+    "logdet": lambda a: torch.logdet(a),
+    "slogdet": lambda a: tuple(torch.linalg.slogdet(a)),
+    "_slogdet_sign": lambda a: torch.linalg.slogdet(a).sign,
+    "_slogdet_logabs": lambda a: torch.linalg.slogdet(a).logabsdet,
+    "_linalg_solve": lambda a, b: torch.linalg.solve(a, b),
+    "linalg_solve": lambda a, b, left=True: torch.linalg.solve(a, b, left=left),
+    "linalg_solve_triangular": lambda a, b, **kw: torch.linalg.solve_triangular(a, b, **kw),
+    "linalg_cholesky": lambda a, upper=False: torch.linalg.cholesky((a + a.mH) / 2, upper=upper),
+    "cholesky_solve": lambda b, f, upper=False: torch.cholesky_solve(b, f, upper),
+    "cholesky_inverse": lambda f, upper=False: torch.cholesky_inverse(f, upper),
+    "_linalg_eigh": lambda a, uplo="L": _eigh_gauge(torch.linalg.eigh((a + a.mH) / 2, uplo)),
+    "linalg_eigh": lambda a, uplo="L": _eigh_rebuild(torch.linalg.eigh((a + a.mH) / 2, uplo)),
+    "linalg_eigvalsh": lambda a, uplo="L": torch.linalg.eigvalsh((a + a.mH) / 2, uplo),
+    "_linalg_svd": lambda a: _svd_gauge(*torch.linalg.svd(a, full_matrices=False)),
+    "linalg_svd": lambda a, full=True: _svd_gauge_full(*torch.linalg.svd(a, full_matrices=full)),
+    "linalg_svdvals": lambda a: torch.linalg.svdvals(a),
+    "_linalg_qr": lambda a: tuple(torch.linalg.qr(a)),
+    "linalg_qr": lambda a, mode="reduced": tuple(torch.linalg.qr(a, mode)),
+    "_linalg_eig": lambda a: _eig_gauge(*torch.linalg.eig(a)),
+    "linalg_eig": lambda a: _eig_gauge(*torch.linalg.eig(a)),
+    "linalg_eigvals": lambda a: torch.linalg.eigvals(a),
+    "_linalg_lu": lambda a: tuple(torch.linalg.lu(a))[1:],
+    "linalg_lu": lambda a: tuple(torch.linalg.lu(a)),
+    "linalg_lu_factor": lambda a: tuple(torch.linalg.lu_factor(a)),
+    "linalg_lu_solve": lambda lu, piv, b, **kw: torch.linalg.lu_solve(lu, piv, b, **kw),
+    "matrix_exp": lambda a: torch.linalg.matrix_exp(a),
+    "matrix_power": lambda a, n: torch.linalg.matrix_power(a, n),
+    "linalg_pinv": lambda a: torch.linalg.pinv(a),
+    "linalg_lstsq": lambda a, b, rcond=None: torch.linalg.lstsq(a, b, rcond).solution,
+    "linalg_matrix_rank": lambda a, **kw: torch.linalg.matrix_rank(a, **kw),
+    "diag_embed": lambda a, *args: torch.diag_embed(a, *args),
+    "trace": lambda a: torch.trace(a),
+    "diag": lambda a, k=0: torch.diag(a, k),
+    "tensordot": lambda a, b, dims=2: torch.tensordot(a, b, [list(d) for d in dims] if isinstance(dims, tuple)
+                                                      else dims),
+    "kron": lambda a, b: torch.kron(a, b),
+    "linalg_cross": lambda a, b, dim=-1: torch.linalg.cross(a, b, dim=dim),
+    "linalg_vecdot": lambda a, b, dim=-1: torch.linalg.vecdot(a, b, dim=dim),
+    "linalg_multi_dot": lambda ts: torch.linalg.multi_dot(ts),
+    "linalg_matrix_norm": lambda a, o="fro", dim=(-2, -1), keepdim=False: torch.linalg.matrix_norm(a, o, dim, keepdim),
+    "linalg_cond": lambda a, p=None: torch.linalg.cond(a, p),
+    "inner": lambda a, b: torch.inner(a, b),
+    "addr": lambda s, a, b, **kw: torch.addr(s, a, b, **kw),
+    "linalg_vander": lambda x, N=None: torch.linalg.vander(x, N=N),
+    "linalg_tensorinv": lambda a, ind=2: torch.linalg.tensorinv(a, ind),
+    "linalg_tensorsolve": lambda a, b, dims=None: torch.linalg.tensorsolve(a, b, dims),
+    "pinverse": lambda a, rcond=1e-15: torch.pinverse(a, rcond),
+    "cross": lambda a, b, dim=None: torch.cross(a, b, dim=dim),
+    "svd": lambda a, some=True, uv=True: _svd_legacy(torch.svd(a, some, uv), uv),
+    "qr": lambda a, some=True: tuple(torch.qr(a, some)),
+    "lu_unpack": lambda lu, piv: tuple(torch.lu_unpack(lu, piv)),
+    "triangular_solve": lambda b, a, *args: tuple(torch.triangular_solve(b, a, *args)),
+    "vander": lambda x, N=None, inc=False: torch.vander(x, N, inc),
+    "diagflat": lambda x, k=0: torch.diagflat(x, k),
+}
+
+
+def _svd_legacy(r, uv):
+    if not uv:
+        return tuple(r)
+    k = r.S.shape[-1]
+    return r.U[..., :k] @ r.V[..., :k].mH, r.S
+
+
+def _abs2(x):
+    return (x * x.conj()).real
+
+
+def _eigh_gauge(r):
+    return r.eigenvalues, _abs2(r.eigenvectors)
+
+
+def _eigh_rebuild(r):
+    lam, v = r
+    return lam, v @ torch.diag_embed(lam.to(v.dtype)) @ v.mH
+
+
+def _svd_gauge(u, s, vh):
+    return u @ vh, s
+
+
+def _svd_gauge_full(u, s, vh):
+    k = s.shape[-1]
+    return u[..., :k] @ vh[..., :k, :], s, _abs2(u[..., :k])
+
+
+def _eig_gauge(lam, v):
+    return lam, _abs2(v)
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's deprecation notes for cross, qr, svd, ...
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_values_match_torch(name):
+    from torch_oracle import check_against_torch
+    assert check_against_torch(name, TORCH[name], torch) > 0
+
+
+def test_every_issue12_linalg_op_is_compared_with_torch():
+    linalg_ops = {n for n, i in pf.testing.opdb.OPS.items() if i.sample_fn.__module__ == L.__name__
+                  and not n.startswith(("fft_", "_fft", "special_", "_special", "sinc", "mvlgamma"))}
+    assert linalg_ops <= set(TORCH), sorted(linalg_ops - set(TORCH))
+
+
+# -- hard cases --------------------------------------------------------------------------------------
+
+def test_det_gradient_of_singular_matrix_is_the_adjugate():
+    """d det = tr(adj(A) dA) holds at singular A too; we return the adjugate (cofactors).
+    (torch 2.13 returns zeros for this exactly singular matrix; finite differences agree with us.)"""
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])  # rank 2, det 0
+    x = pf.tensor(a, requires_grad=True)
+    pf.det(x).backward()
+    h = 1e-6
+    fd = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            e = np.zeros((3, 3))
+            e[i, j] = h
+            fd[i, j] = (np.linalg.det(a + e) - np.linalg.det(a - e)) / (2 * h)
+    close(x.grad, fd, 1e-7)
+    assert np.abs(x.grad.numpy()).max() > 0.1
+
+
+def test_det_of_rank_deficient_by_two_has_zero_gradient():
+    x = pf.tensor(np.ones((3, 3)), requires_grad=True)
+    pf.det(x).backward()
+    close(x.grad, np.zeros((3, 3)))
+
+
+def test_eigvalsh_and_svdvals_finite_at_degenerate_spectra():
+    x = pf.eye(3).requires_grad_()
+    (pf.linalg.eigvalsh(x) * pf.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert np.all(np.isfinite(x.grad.numpy()))
+    close(np.trace(x.grad.numpy()), 6.0)  # V diag(w) V^T for some orthonormal V
+    y = pf.eye(3).requires_grad_()
+    pf.linalg.svdvals(y).sum().backward()
+    close(y.grad, np.eye(3))
+    z = pf.eye(3).requires_grad_()
+    lam, _ = pf.linalg.eigh(z)  # eigh used for its values only: no gap division
+    lam.sum().backward()
+    close(z.grad, np.eye(3))
+
+
+def test_eigenvector_loss_at_degenerate_spectrum_is_not_finite():
+    """Documented: vector derivatives divide by eigenvalue gaps (torch's behaviour)."""
+    z = pf.eye(3).requires_grad_()
+    _, v = pf.linalg.eigh(z)
+    with np.errstate(all="ignore"):
+        (v[0, 0] * v[1, 0]).backward()
+    assert not np.all(np.isfinite(z.grad.numpy()))
+
+
+def test_gauge_dependent_loss_raises_for_complex_eigh_svd_eig():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    h = pf.tensor(a + a.conj().T, requires_grad=True)
+    _, v = pf.linalg.eigh(h)
+    with pytest.raises(OpError, match="phase"):
+        v[:, 0].real.sum().backward()  # depends on the arbitrary phase of the first eigenvector
+    x = pf.tensor(a, requires_grad=True)
+    u, _, _ = pf.linalg.svd(x)
+    with pytest.raises(OpError, match="phase"):
+        u[:, 0].imag.sum().backward()
+    _, w = pf.linalg.eig(pf.tensor(a, requires_grad=True))
+    with pytest.raises(OpError, match="phase"):
+        w[:, 1].real.sum().backward()
+
+
+def test_gauge_invariant_loss_is_fine_for_complex_eigh():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    h = pf.tensor(a + a.conj().T, requires_grad=True)
+    _, v = pf.linalg.eigh(h)
+    (v[0, 0] * v[0, 0].conj()).real.backward()
+    assert np.all(np.isfinite(h.grad.numpy()))
+
+
+def test_eig_of_real_input_is_complex_with_real_gradient():
+    a = pf.tensor([[0.0, 1.0], [-2.0, -3.0]], requires_grad=True)
+    lam, v = pf.linalg.eig(a)
+    assert lam.dtype == pf.complex128 and v.dtype == pf.complex128
+    (lam * lam.conj()).real.sum().backward()
+    assert a.grad.dtype == pf.float64
+    with fwAD.dual_level():
+        d = fwAD.make_dual(a.detach(), pf.tensor([[1.0, 0.0], [0.0, 0.0]]))
+        t = tangent(pf.linalg.eigvals(d))
+        assert t.dtype == pf.complex128
+
+
+def test_qr_complete_tall_is_not_differentiable_but_computes():
+    a = pf.tensor(np.random.default_rng(2).standard_normal((4, 2)))
+    q, r = pf.linalg.qr(a, mode="complete")
+    assert q.shape == (4, 4) and r.shape == (4, 2)
+    close(q @ r, a)
+    close(q.mT @ q, np.eye(4))
+    with pytest.raises(OpError, match="not differentiable when mode='complete'"):
+        pf.linalg.qr(a.requires_grad_(), mode="complete")
+
+
+def test_qr_mode_r_is_differentiable():
+    a = pf.tensor(np.random.default_rng(3).standard_normal((3, 2)), requires_grad=True)
+    q, r = pf.linalg.qr(a, mode="r")
+    assert q.shape == (0,)
+    r.sum().backward()
+    assert a.grad.shape == (3, 2)
+
+
+def test_svd_full_matrices_gradient_ignores_extra_columns():
+    a = np.random.default_rng(4).standard_normal((4, 2))
+    x = pf.tensor(a, requires_grad=True)
+    u, s, vh = pf.linalg.svd(x, full_matrices=True)
+    assert u.shape == (4, 4)
+    close(u[:, :2] * s @ vh, a)
+    (u[:, :2] @ vh).sum().backward()
+    y = pf.tensor(a, requires_grad=True)
+    u2, _, vh2 = pf.linalg.svd(y, full_matrices=False)
+    (u2 @ vh2).sum().backward()
+    close(x.grad, y.grad)
+
+
+def test_pinv_constant_rank_derivative_and_rank_change():
+    """At a rank change pinv jumps; the derivative returned is that of the constant-rank
+    branch (the formula at the current rank), never nan."""
+    a = pf.tensor([[1.0, 0.0], [0.0, 0.0]], requires_grad=True)
+    p = pf.linalg.pinv(a)
+    close(p, [[1.0, 0.0], [0.0, 0.0]])
+    p.sum().backward()
+    assert np.all(np.isfinite(a.grad.numpy()))
+
+
+# -- broadcasting and signatures ---------------------------------------------------------------------
+
+def test_solve_broadcasts_and_gradient_unbroadcasts():
+    rng = np.random.default_rng(5)
+    a = pf.tensor(rng.standard_normal((3, 3)) + 3 * np.eye(3), requires_grad=True)
+    b = pf.tensor(rng.standard_normal((2, 3, 1)), requires_grad=True)
+    x = pf.linalg.solve(a, b)
+    assert x.shape == (2, 3, 1)
+    x.sum().backward()
+    assert a.grad.shape == (3, 3) and b.grad.shape == (2, 3, 1)
+
+
+def test_linalg_norm_matrix_orders():
+    a = pf.tensor([[1.0, -2.0], [3.0, 4.0]])
+    for o in ("fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf):
+        close(pf.linalg.norm(a, o), np.linalg.norm(a.numpy(), o))
+    close(pf.linalg.norm(a), np.linalg.norm(a.numpy()))
+    close(pf.linalg.norm(pf.ones(2, 2, 2), 2, dim=(1, 2)), [2.0, 2.0])
+    with pytest.raises(OpError, match="1-D or 2-D"):
+        pf.linalg.norm(pf.ones(2, 2, 2), 2)
+
+
+def test_hvp_through_cholesky_matches_torch():
+    """Forward-over-reverse through cholesky and triangular solves (what the GP example needs)."""
+    if torch is None:
+        pytest.skip("torch not installed")
+    rng = np.random.default_rng(6)
+    x0 = rng.standard_normal((3, 3))
+    a0 = x0 @ x0.T + 3 * np.eye(3)
+    v = rng.standard_normal((3, 3))
+    v = v + v.T
+
+    def f(L, a):
+        c = L.linalg.cholesky(a)
+        return (c.diagonal().log().sum() * 2 + L.cholesky_solve(L.ones(3, 1, dtype=a.dtype), c).sum())
+
+    from pushforward.autograd.functional import hvp
+    _, got = hvp(lambda a: f(pf, a), pf.tensor(a0), pf.tensor(v))
+    _, exp = torch.autograd.functional.hvp(lambda a: f(torch, a), torch.tensor(a0), torch.tensor(v))
+    close(got, exp.numpy(), 1e-9)
+
+
+# -- errors ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: pf.linalg.inv(pf.ones(2, 3)), r"inverse: .*square.*\(2, 3\)"),
+    (lambda: pf.linalg.inv(pf.zeros(2, 2)), r"inverse: .*singular"),
+    (lambda: pf.linalg.det(pf.ones(3)), r"det: .*at least 2 dimensions"),
+    (lambda: pf.linalg.cholesky(-pf.eye(2)), r"linalg_cholesky: .*positive-definite"),
+    (lambda: pf.linalg.solve(pf.eye(2), pf.ones(3, 1)), r"_linalg_solve: incompatible shapes"),
+    (lambda: pf.linalg.inv(pf.tensor([[1, 2], [3, 4]])), r"inverse: .*floating point or complex.*int64"),
+    (lambda: pf.linalg.solve_triangular(pf.zeros(2, 2), pf.ones(2, 1), upper=True), r"singular"),
+    (lambda: pf.linalg.qr(pf.eye(2), mode="full"), r"mode must be"),
+    (lambda: pf.linalg.matrix_norm(pf.eye(2), "bad"), r"order 'bad' not supported"),
+    (lambda: pf.trace(pf.ones(2, 2, 2)), r"trace: expected a matrix"),
+    (lambda: pf.linalg.cross(pf.ones(2), pf.ones(2)), r"size 3"),
+    (lambda: pf.linalg.matrix_power(pf.ones(2, 3), 2), r"square"),
+])
+def test_bad_input_errors_name_op_and_shapes(call, match):
+    with pytest.raises(OpError, match=match):
+        call()
+
+
+def test_docs_example_runs():
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "linalg.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    env: dict = {}
+    exec(compile(code, "docs/linalg.md", "exec"), env)
+    close(env["A"].grad, np.linalg.inv(env["A"].detach().numpy()))
+
+
+@pytest.mark.parametrize("fn", [pf.linalg.eigh, pf.linalg.svd, pf.linalg.qr, pf.linalg.eigvalsh, pf.linalg.svdvals,
+                                pf.linalg.eig, pf.linalg.lu, pf.linalg.lu_factor, pf.linalg.inv, pf.linalg.det,
+                                pf.linalg.cholesky])
+@pytest.mark.parametrize("shape", [(0, 3, 3), (0, 0)])
+def test_empty_inputs(fn, shape):
+    """Regression: packing the outputs of an empty batch failed (reshape with -1 of size 0)."""
+    x = pf.zeros(*shape, requires_grad=True)
+    r = fn(x)
+    outs = [o for o in (r if isinstance(r, tuple) else (r,)) if o.dtype.kind in "fc"]
+    total = sum((o.sum() for o in outs), pf.tensor(0.0))
+    (total.real if total.dtype.kind == "c" else total).backward()
+    assert x.grad.shape == shape
