@@ -339,3 +339,28 @@ def test_generated_records_keep_only_what_is_read():
     assert ops.MAX_DIM.save[1] == ((1,), (0, 2))
     x = pf.tensor([1.0 + 1j])
     assert ops.SIGN.save_fn(x)[1] == ((2,), (2,)) and ops.SIGN.save_fn(pf.tensor([1.0]))[1] == ((1,), None)
+
+
+def test_broadcast_view_kept_in_its_own_memory():
+    """An expanded view a node keeps is kept as a copy: an in-place write into its base afterwards
+    leaves the gradient computable, as in torch (whose matmul copies such an operand for bmm).
+    Found by the fuzzer: `v2 = v1.expand(...); v3 = v2 @ x.mT; v1.mul_(0.7)` then grad."""
+    import torch
+    a = np.array([[[-1.4, -1.2], [1.2, -0.4], [0.5, 0.4]], [[-0.7, -1.2], [-0.8, -1.2], [-0.5, 1.2]]])
+    x = pf.tensor(a, requires_grad=True)
+    v1 = x.long().double()
+    v3 = v1.expand(2, 2, 3, 2) @ x.mT
+    v1.mul_(0.7)
+    (g,) = pf.autograd.grad(v3, x, pf.ones(2, 2, 3, 3))
+    t = torch.tensor(a, requires_grad=True)
+    w1 = t.long().double()
+    w3 = w1.expand(2, 2, 3, 2) @ t.mT
+    w1.mul_(0.7)
+    (tg,) = torch.autograd.grad(w3, t, torch.ones(2, 2, 3, 3))
+    assert np.allclose(g.detach().numpy(), tg.numpy())
+    # the copy stays differentiable: second derivatives through a kept expanded view
+    y = pf.tensor([1.0, 2.0], requires_grad=True)
+    b = y.view(1, 2).expand(3, 2)
+    (gy,) = pf.autograd.grad((b * b).sum(), y, create_graph=True)
+    assert np.allclose(gy.detach().numpy(), [6.0, 12.0])
+    assert np.allclose(pf.autograd.grad(gy.sum(), y)[0].numpy(), [6.0, 6.0])

@@ -373,16 +373,21 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
         if len(ins) == 1:
             modes, node.keep = save[1]
             m = modes[0]
+            if m == 2 and x._base is not None:
+                x = _kept(x)
             node.saved = (x if m == 2 else (_Meta(x) if m else None),)
             node.versions = (x._st.version if m == 2 else None,)
+            x = ins[0]
             node.metas = ((x._data.shape, x._data.dtype),)
             node.next_edges = (edge(x),)
         else:
             y = ins[1]
             dx, dy = op.diff
             (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-            node.saved = (x if m == 2 else (_Meta(x) if m else None), y if n == 2 else (_Meta(y) if n else None))
-            node.versions = (x._st.version if m == 2 else None, y._st.version if n == 2 else None)
+            sx = _kept(x) if m == 2 and x._base is not None else x
+            sy = _kept(y) if n == 2 and y._base is not None else y
+            node.saved = (sx if m == 2 else (_Meta(x) if m else None), sy if n == 2 else (_Meta(y) if n else None))
+            node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
             if dx and dy:
                 node.metas = ((x._data.shape, x._data.dtype), (y._data.shape, y._data.dtype))
                 node.next_edges = (edge(x) if needs[0] else None, edge(y) if needs[1] else None)
@@ -402,6 +407,17 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             o._grad_fn = node
             o._output_nr = i
     return node
+
+
+def _kept(x: Tensor) -> Tensor:
+    """The tensor a node keeps for an input that is a view: the view itself, unless it is a broadcast
+    (expanded) view, whose values are then kept in memory of their own (a differentiable copy), so that
+    a later in-place write into its base does not make the gradient uncomputable. torch keeps such
+    operands the same way where its kernels copy them (matmul reshapes them for bmm)."""
+    d = x._data
+    if 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        return x.contiguous()
+    return x
 
 
 def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
@@ -424,8 +440,10 @@ def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
             saved.append(None)
             versions.append(None)
         elif mode == 2:
-            saved.append(v)
-            versions.append(v._st.version if single else [x._st.version for x in v])
+            kept = (_kept(v) if v._base is not None else v) if single else [
+                _kept(x) if x._base is not None else x for x in v]
+            saved.append(kept)
+            versions.append(kept._st.version if single else [x._st.version for x in kept])
         else:
             saved.append(_Meta(v) if single else [_Meta(x) for x in v])
             versions.append(None)
