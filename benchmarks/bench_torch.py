@@ -13,12 +13,11 @@ Run: python benchmarks/bench_torch.py
 """
 from __future__ import annotations
 
-import timeit
-
 import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
+from bench_functional import interleaved as paired  # best time per call, measured in alternation
 
 try:
     import torch
@@ -26,15 +25,6 @@ try:
     torch.set_num_threads(1)  # the figures are per core: NumPy here runs on one thread too
 except ImportError:  # the torch rows need the test extras
     torch = None
-
-
-def paired(fns: list, number: int, rounds: int = 7) -> list:
-    """Best time per call of each function, the functions measured in alternation."""
-    best = [float("inf")] * len(fns)
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            best[i] = min(best[i], timeit.timeit(fn, number=number) / number)
-    return best
 
 
 def chain(lib, y):

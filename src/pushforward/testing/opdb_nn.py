@@ -9,20 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._generated import ops
-from .opdb import REAL, REAL_COMPLEX, OpInfo, SampleInput, _leaf
+from .opdb import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method
 
 __all__ = ["register"]
-
-
-def _fn(name):
-    return getattr(ops, name)
-
-
-def _method(name):
-    def call(x, *args, **kwargs):
-        return getattr(x, name)(*args, **kwargs)
-    call.__name__ = name
-    return call
 
 
 def _idx(values) -> object:
