@@ -535,7 +535,8 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     against central differences.
 
     The defaults are torch's (forward formulas are checked only when asked; ``pushforward
-    check`` and the op database always ask). ``check_batched_grad`` is accepted for ported
+    check`` and the op database always ask). This deviates from DESIGN.md §1, which lists
+    ``check_forward_ad=True``: issue 14 asks that ported torch code see torch's defaults. ``check_batched_grad`` is accepted for ported
     code; there is no vmap, so batched vjps are the row-by-row vjps already checked (True warns).
     Differentiates with respect to the floating/complex tensors in `inputs` that require
     grad; other entries are passed through. Returns True, or raises `GradcheckError`
