@@ -572,3 +572,15 @@ def test_einsum_of_one_operand_keeps_no_values():
     y.mul_(2)
     (g,) = pf.autograd.grad(z, x)
     assert np.allclose(g.detach().numpy(), 1 / np.sqrt(1 + np.array([1.0, 2.0, 3.0]) ** 2))
+
+
+@pytest.mark.parametrize("fn", [lambda x: 2.0 ** x, lambda x: x ** 3, lambda x: x.angle(),
+                                lambda x: (x * 1j).angle()])
+def test_pow_and_angle_results_are_contiguous(fn):
+    """torch's `number ** x` and complex angle of a permuted tensor are contiguous, so `.view(-1)`
+    works on them and on their tangents (fuzzer)."""
+    x = pf.tensor(np.random.default_rng(0).standard_normal((2, 3))).T
+    assert fn(x).view(-1).shape == (6,)
+    with fwAD.dual_level():
+        y = fn(fwAD.make_dual(x, pf.ones(3, 2)))
+        assert fwAD.unpack_dual(y.view(-1)).tangent.shape == (6,)

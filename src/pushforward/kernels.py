@@ -31,13 +31,23 @@ def _axes(dim, ndim: int):
 # its tangent too.
 CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
                                 "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
-                                "masked_fill", "index"})
+                                "masked_fill", "index", "pow", "angle"})
 
 
 def _contiguous(a: np.ndarray) -> np.ndarray:
     """a in C order (copied only if it is not): torch's results of many ops are contiguous where
     NumPy keeps an input's permuted layout. (np.ascontiguousarray would make a 0-d array 1-d.)"""
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def pow(a, b):
+    # torch's `number ** x` of a permuted x is contiguous (its x ** number is not: contiguous is the
+    # layout that always allows .view)
+    return _contiguous(np.power(a, b))
+
+
+def angle(a):
+    return _contiguous(np.angle(a))  # torch's angle of a complex permuted tensor is contiguous
 
 
 def _dim(d, ndim: int) -> int:

@@ -2303,7 +2303,7 @@ def _angle__jvp(self_p, self_t, result):
 
 ANGLE = Op(
     'angle',
-    np.angle,
+    K.angle,
     ('self',),
     ('T',),
     (True,),
@@ -2637,7 +2637,7 @@ def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
 
 POW = Op(
     'pow',
-    np.power,
+    K.pow,
     ('self', 'exponent'),
     ('T', 'T'),
     (True, True),
