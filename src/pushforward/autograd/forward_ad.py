@@ -37,7 +37,7 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit")
+    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -49,6 +49,9 @@ class _Level:
         # weak references to this level's deferred tangents (see pending.py; untracked levels only)
         self.pending: list[weakref.ref] = []
         self.pending_limit = 1024
+        # calls of make_dual / unpack_dual naming this level (func.jvp's untracked fast route
+        # checks that the function it runs did not read or set tangents itself)
+        self.user_calls = 0
 
     def register(self, t) -> None:
         holders = self.holders
@@ -270,6 +273,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     from ..tensor import Tensor, FLOATING
 
     level = _resolve_level(level, "make_dual")
+    STATE.by_uid[level].user_calls += 1
     if not isinstance(tensor, Tensor):
         raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
@@ -300,6 +304,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     if level is None and not levels:
         return UnpackedDualTensor(tensor, None)
     level = _resolve_level(level, "unpack_dual")
+    STATE.by_uid[level].user_calls += 1
     t = tangent_of(tensor, level)
     if t is None:
         return UnpackedDualTensor(tensor, None)
