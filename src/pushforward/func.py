@@ -328,15 +328,17 @@ class _Reverse:
     def aux(self) -> Any:
         return tree_unflatten([_strip(a, self.outer) for a in self.aux_leaves], self.aux_spec)
 
-    def pullback(self, outs: list, cts: list, *, create_graph: bool) -> list:
-        """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent)."""
+    def pullback(self, outs: list, cts: list, *, create_graph: bool, retain_graph: bool = True) -> list:
+        """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent).
+
+        ``retain_graph=False`` (one pullback only) frees the saved arrays as the pass goes."""
         pairs = [(o, c) for o, c in zip(outs, cts) if o._requires_grad and c is not None]
         idx = [i for i, t in enumerate(self.targets) if t is not None]
         res: list = [None] * len(self.targets)
         if pairs and idx:
             gs = _autograd_grad([p[0] for p in pairs], [self.targets[i] for i in idx],
-                                grad_outputs=[p[1] for p in pairs], retain_graph=True,
-                                create_graph=create_graph, allow_unused=True)
+                                grad_outputs=[p[1] for p in pairs],
+                                retain_graph=retain_graph or create_graph, create_graph=create_graph, allow_unused=True)
             for i, g in zip(idx, gs):
                 res[i] = g
         out = []
@@ -498,7 +500,8 @@ def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kw
         for key in [k for k, t in out._fw.items() if type(t) is Pending]:
             fwAD._drop_tangent(out, key)
     ones = _pf().ones_like(out)
-    grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer))
+    # one backward pass: unless the graph is needed outside, free it as the pass goes
+    grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer, retain_graph=False))
     g = grads[0] if single else tuple(grads)
     value = run.output() if want_value else None
     return g, value, (run.aux() if has_aux else None)
