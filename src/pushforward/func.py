@@ -36,13 +36,13 @@ tensor([1.51545235, 0.        ])
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Sequence
-
 import weakref
 
-import numpy as np
 
 from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
+from .autograd.grad_mode import enable_grad
+from .autograd.jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
 from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
@@ -252,12 +252,6 @@ def _primal(x: Any, level: int) -> Any:
     return x
 
 
-def _onehot(shape: tuple, dtype, k: int) -> Tensor:
-    a = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
-    a[k] = 1
-    return _pf().from_numpy(a.reshape(shape))
-
-
 def _normalize_argnums(argnums: int | tuple, nargs: int, who: str) -> tuple[tuple, bool]:
     if isinstance(argnums, int):
         nums, single = (argnums,), True
@@ -294,7 +288,6 @@ class _Reverse:
         self.targets: list = []             # tensors the gradient is taken with respect to
         new_args = list(args)
         any_tape = False
-        from .autograd.grad_mode import enable_grad
         for a in argnums:
             leaves, spec = tree_flatten(args[a])
             _check_tensor_leaves(leaves, who, f"argument {a}")
@@ -580,26 +573,17 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacrev")
         run = _Reverse(f, args, kwargs, nums, has_aux, "jacrev")
-        pf = _pf()
         blocks = []
         for o in run.out_leaves:
             rows: list = [[] for _ in run.primal_leaves]
             n_out = o._data.size
             cg = run.outer
             for k in range(n_out):
-                gs = run.pullback([o], [_onehot(o.shape, o.dtype, k)], create_graph=cg)
+                gs = run.pullback([o], [onehot(o.shape, o.dtype, k)], create_graph=cg)
                 for j, g in enumerate(gs):
                     rows[j].append(g)
-            blk = []
-            for j, leaf in enumerate(run.primal_leaves):
-                shape = tuple(o.shape) + tuple(leaf.shape)
-                if not _is_diff(leaf):
-                    blk.append(None)
-                elif n_out == 0 or leaf._data.size == 0:
-                    blk.append(pf.zeros(shape, dtype=leaf.dtype))
-                else:
-                    blk.append(pf.stack(rows[j], 0).reshape(shape))
-            blocks.append(blk)
+            blocks.append([reverse_block(rows[j] if leaf._data.size else [], o, leaf) if _is_diff(leaf) else None
+                           for j, leaf in enumerate(run.primal_leaves)])
         jac = _assemble(blocks, run.out_leaves, run.out_spec, run.specs, single)
         return (jac, run.aux()) if has_aux else jac
 
@@ -621,7 +605,6 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacfwd")
-        pf = _pf()
         specs, in_leaves = [], []
         for a in nums:
             leaves, spec = tree_flatten(args[a])
@@ -638,7 +621,7 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
                 if which is not None:
                     a, li, leaf = in_leaves[which]
                     leaves, spec = tree_flatten(args[a])
-                    leaves[li] = fwAD.make_dual(leaf, _onehot(leaf.shape, leaf.dtype, k), level=level)
+                    leaves[li] = fwAD.make_dual(leaf, onehot(leaf.shape, leaf.dtype, k), level=level)
                     new_args[a] = tree_unflatten(leaves, spec)
                 out = f(*new_args, **kwargs)
                 out, aux = _split_aux(out, has_aux, "jacfwd")
@@ -651,37 +634,19 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
                     tans.append(t)
                 a_leaves, a_spec = tree_flatten(aux)
                 aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
-            return prims, tans, o_spec, aux
+            return (prims, o_spec, aux), tans
 
-        first = None
-        cols: list = []                       # cols[j] = list of per-output tangents
-        for j, (_, _, leaf) in enumerate(in_leaves):
-            cols.append([])
-            if not _is_diff(leaf):
-                continue
-            for k in range(leaf._data.size):
-                prims, tans, o_spec, aux = run(j, k)
-                if first is None:
-                    first = (prims, o_spec, aux)
-                cols[j].append(tans)
-        if first is None:
-            prims, _, o_spec, aux = run(None, 0)
-            first = (prims, o_spec, aux)
-        prims, o_spec, aux = first
+        (prims, o_spec, aux), cols = forward_columns(
+            run, [leaf._data.size if _is_diff(leaf) else None for _, _, leaf in in_leaves])
         blocks = []
         for i, o in enumerate(prims):
             blk = []
             for j, (_, _, leaf) in enumerate(in_leaves):
-                shape = tuple(o.shape) + tuple(leaf.shape)
                 if not _is_diff(leaf):
                     blk.append(None)
                     continue
-                ts = [c[i] for c in cols[j]]
-                if not ts or o._data.size == 0 or all(t is None for t in ts):
-                    blk.append(pf.zeros(shape, dtype=np.result_type(o.dtype, leaf.dtype)))
-                    continue
-                ts = [t if t is not None else _zeros_like(o) for t in ts]
-                blk.append(pf.stack(ts, -1).reshape(shape))
+                b = forward_block([c[i] for c in cols[j]], o, leaf) if cols[j] and o._data.size else None
+                blk.append(zero_forward_block(o, leaf) if b is None else b)
             blocks.append(blk)
         jac = _assemble(blocks, prims, o_spec, specs, single)
         return (jac, aux) if has_aux else jac
@@ -727,7 +692,6 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _check_tensor_leaves(p_leaves, "linearize", "primals")
     for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "linearize")
-    from .autograd.grad_mode import enable_grad
     pf = _pf()
     with enable_grad():
         leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
