@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import OpError, OpTypeError
-from .tensor import Tensor, _to_array, wrap
+from ._tensor import Tensor, _to_array, wrap
 
 
 def _check_device(device, who: str) -> None:

@@ -51,3 +51,8 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False):
 def rfftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False):
     """Sample frequencies of rfft (non-negative only). Example: pf.fft.rfftfreq(4)"""
     return tensor(np.fft.rfftfreq(n, d), dtype=dtype, requires_grad=requires_grad)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

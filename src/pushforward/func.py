@@ -36,7 +36,7 @@ tensor([1.51545235, 0.        ])
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Sequence
-import weakref
+import weakref as _weakref
 
 
 from .autograd import forward_ad as fwAD
@@ -47,7 +47,7 @@ from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
 from .errors import OpError, OpValueError
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = [
     "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize",
@@ -192,7 +192,7 @@ def _zeros_like(x: Tensor) -> Tensor:
 
 # Leaves made by reverse transforms for their own use (id -> tensor, dropped when the leaf dies).
 # Their gradients are never wanted outside the transform that made them.
-_PRIVATE: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+_PRIVATE: "_weakref.WeakValueDictionary[int, Tensor]" = _weakref.WeakValueDictionary()
 
 
 def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
@@ -734,3 +734,8 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         return tree_unflatten(out_t, o_spec)
 
     return primal_out, jvp_fn
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -89,3 +89,8 @@ def norm(x, ord=None, dim=None, keepdim: bool = False, *, axis=None):
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False):
     """The vector ord-norm over dim (all elements when None)."""
     return ops.norm(x, ord, dim, keepdim)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

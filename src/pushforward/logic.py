@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import OpTypeError
-from .tensor import Tensor, wrap
+from ._tensor import Tensor, wrap
 
 
 def _values(x, who: str, name: str) -> np.ndarray:

@@ -246,7 +246,7 @@ def replay_view(t, steps):
 
 def _view_alias(x, fw: dict | None):
     """A view of x (same memory, version counter and tape identity) with tangents `fw`."""
-    from ..tensor import alias
+    from .._tensor import alias
 
     out = alias(x)
     base = x._base
@@ -270,7 +270,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     The result shares memory with `tensor`; tangents of other levels are kept.
     Differentiable (reverse mode) with respect to both `tensor` and `tangent`.
     """
-    from ..tensor import Tensor, FLOATING
+    from .._tensor import Tensor, FLOATING
 
     level = _resolve_level(level, "make_dual")
     STATE.by_uid[level].user_calls += 1
@@ -311,3 +311,8 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor) if lv != level}
     fw[level] = None  # mask: the primal must not see its base's tangent at this level
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

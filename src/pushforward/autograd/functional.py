@@ -40,7 +40,7 @@ from .graph import tape_free
 from .grad_mode import enable_grad
 from .jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
 from ..errors import OpError
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -476,3 +476,8 @@ def vhp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
     tensor([6., 0.])
     """
     return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "vhp")
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

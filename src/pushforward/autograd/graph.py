@@ -22,7 +22,7 @@ from .forward_ad import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
 from .state import STATE
 from ..errors import OpError
-from ..tensor import Tensor, alias, wrap
+from .._tensor import Tensor, alias, wrap
 
 _seq = itertools.count()
 _new = object.__new__

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block"]
 
