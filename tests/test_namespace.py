@@ -58,3 +58,19 @@ def test_py_typed_marker_is_shipped():
     pyproject = root.parent.parent / "pyproject.toml"
     if pyproject.exists():
         assert "py.typed" in pyproject.read_text()
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_hand_written_public_functions_have_type_hints(name):
+    # the generated ops get theirs with the code generator's rework (issue 10's refactor)
+    import inspect
+    mod = importlib.import_module(name)
+    bare = []
+    for n in mod.__all__:
+        f = getattr(mod, n)
+        if inspect.isfunction(f) and f.__module__.startswith("pushforward") and "_generated" not in f.__module__:
+            sig = inspect.signature(f)
+            if sig.return_annotation is inspect.Signature.empty or any(
+                    p.annotation is inspect.Parameter.empty for p in sig.parameters.values()):
+                bare.append(n)
+    assert not bare, f"{name}: public functions without type hints: {bare}"

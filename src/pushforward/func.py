@@ -36,6 +36,7 @@ tensor([1.51545235, 0.        ])
 from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Sequence
+
 import weakref as _weakref
 
 

@@ -17,7 +17,10 @@ import functools
 import itertools
 import weakref
 from collections import namedtuple
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 from .pending import Pending
 from .state import STATE
@@ -264,7 +267,7 @@ def _view_alias(x, fw: dict | None):
 
 # -- public API ----------------------------------------------------------------------------
 
-def make_dual(tensor, tangent, *, level: int | None = None):
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor: a view of `tensor` whose tangent at `level` is `tangent`.
 
     The result shares memory with `tensor`; tangents of other levels are kept.
@@ -298,7 +301,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     return _view_alias(tensor, fw)
 
 
-def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent) of `tensor` at `level`; primal is a view without that tangent."""
     levels = STATE.levels
     if level is None and not levels:

@@ -21,7 +21,7 @@ tensor([12.])
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from .forward_ad import levels_of, set_tangent, tangent_of
 from .graph import Node, _fit_grad, edge, tape_free
@@ -333,7 +333,7 @@ class _OnceDifferentiableBackward(Node):
                       f"({self.fn_name})")
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: Callable) -> Callable:
     """Decorator for a custom Function's backward that is not itself differentiable (as torch's):
     it runs without recording a tape, and differentiating its results (double backward with
     create_graph=True) raises instead of silently returning a wrong second derivative.
