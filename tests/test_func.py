@@ -385,3 +385,98 @@ def test_reverse_over_reverse_through_pow_and_where():
 def test_grad_through_integer_indexing():
     g = grad(lambda x: x[0] * x[1] + x[2].sin())(t(X))
     close(g, [X[1], X[0], np.cos(X[2]), 0.0, 0.0])
+
+
+# ---- jvp(grad(f)) on an untracked level (issue 10) -------------------------------------------
+
+def _routes(monkeypatch):
+    """Record which levels func.jvp opens (True: untracked) for the calls that follow."""
+    import pushforward.func as F
+    seen = []
+    orig = F._jvp_run
+
+    def spy(*a, untracked, **k):
+        r = orig(*a, untracked=untracked, **k)
+        seen.append((untracked, r is not None))
+        return r
+
+    monkeypatch.setattr(F, "_jvp_run", spy)
+    return seen
+
+
+def _tracked(gf):
+    return lambda *a: gf(*a)     # not a grad wrapper: jvp takes the ordinary route
+
+
+def test_jvp_of_grad_takes_the_untracked_route_and_matches(monkeypatch):
+    seen = _routes(monkeypatch)
+    g, hv = jvp(grad(P(f_scalar)), (t(X),), (t(V),))
+    assert seen == [(True, True)]
+    close(hv, hess_scalar(X) @ V)
+    g2, hv2 = jvp(_tracked(grad(P(f_scalar))), (t(X),), (t(V),))
+    close(g, g2)
+    close(hv, hv2)
+    (g3, val), (hv3, tval) = jvp(grad_and_value(P(f_scalar)), (t(X),), (t(V),))
+    close(g3, g)
+    close(hv3, hv)
+    close(tval, g.numpy() @ V)     # the value's tangent: <gradient, v>
+
+
+def test_jvp_of_grad_closure_requiring_grad_falls_back(monkeypatch):
+    # the tangent H v depends on w: it must stay differentiable with respect to w
+    seen = _routes(monkeypatch)
+    w = t(W, requires_grad=True)
+    _, hv = jvp(grad(lambda x: (x * x * w).sum()), (t(X),), (t(V),))
+    assert seen == [(True, False), (False, True)]
+    close(hv.detach(), 2 * W * V)
+    hv.sum().backward()
+    close(w.grad, 2 * V)
+
+
+def test_jvp_of_grad_user_reading_tangents_falls_back(monkeypatch):
+    # reverse-over-forward inside: the loss uses a tangent of the jvp's level
+    def f(x):
+        return (x * fwAD.unpack_dual(x * x).tangent).sum()
+
+    seen = _routes(monkeypatch)
+    res = jvp(grad(f), (t(X),), (t(V),))
+    assert seen[-1] == (False, True) and seen[0] == (True, False)
+    ref = jvp(_tracked(grad(f)), (t(X),), (t(V),))
+    close(res[0], ref[0])
+    close(res[1], ref[1])
+
+
+def test_jvp_of_grad_nested_compositions():
+    x, v, u = t(X), t(V), t(W)
+    # third derivative: jvp(jvp(grad)) -- the inner jvp runs inside an outer level
+    d3 = jvp(lambda y: jvp(grad(P(f_scalar)), (y,), (v,))[1], (x,), (u,))[1]
+    d3_ref = jvp(lambda y: jvp(_tracked(grad(P(f_scalar))), (y,), (v,))[1], (x,), (u,))[1]
+    close(d3, d3_ref)
+    # grad of an hvp: the primal requires grad inside grad, so the level is tracked
+    gh = grad(lambda y: jvp(grad(P(f_scalar)), (y,), (v,))[1].sum())(x)
+    gh_ref = grad(lambda y: jvp(_tracked(grad(P(f_scalar))), (y,), (v,))[1].sum())(x)
+    close(gh, gh_ref)
+    # inside a user's dual level
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(x, u)
+        hv = jvp(grad(P(f_scalar)), (xd,), (v,))[1]
+        hv_ref = jvp(_tracked(grad(P(f_scalar))), (xd,), (v,))[1]
+        close(fwAD.unpack_dual(hv).tangent, fwAD.unpack_dual(hv_ref).tangent)
+    close(hv, hess_scalar(X) @ V)
+    # a jvp inside the gradded function, and has_aux
+    inner = lambda y: (jvp(P(f_vec), (y,), (y,))[1] ** 2).sum()   # noqa: E731
+    r = jvp(grad(inner, has_aux=False), (x,), (v,))
+    r_ref = jvp(_tracked(grad(inner)), (x,), (v,))
+    close(r[0], r_ref[0])
+    close(r[1], r_ref[1])
+    ga = jvp(grad(lambda y: ((y * y).sum(), y.sin()), has_aux=True), (x,), (v,), has_aux=True)
+    close(ga[1], 2 * V)
+    close(ga[2], np.sin(X))      # jvp's aux: the primal of grad's aux
+
+
+def test_jvp_of_grad_with_tangent_requiring_grad_is_tracked(monkeypatch):
+    seen = _routes(monkeypatch)
+    v = t(V, requires_grad=True)
+    _, hv = jvp(grad(P(f_scalar)), (t(X),), (v,))
+    assert seen == [(False, True)]
+    close(hv.detach(), hess_scalar(X) @ V)

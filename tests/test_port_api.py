@@ -429,7 +429,7 @@ def test_repr_of_dual_matches_torch_layout():
 
 @pytest.mark.parametrize("module", ["pushforward.numpy_api", "pushforward.logic", "pushforward.testing.comparison",
                                     "pushforward.errors", "pushforward.creation", "pushforward.autograd.function",
-                                    "pushforward.tensor"])
+                                    "pushforward._tensor"])
 def test_module_examples_run(module):
     mod = importlib.import_module(module)
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -225,7 +225,7 @@ class _Unreadable:
 
 
 def _unreadable(t):
-    from pushforward.tensor import alias
+    from pushforward._tensor import alias
     p = alias(t)  # same storage (version counter), values hidden
     p._data = _Unreadable(t._data)
     return p

@@ -7,11 +7,9 @@
 ...     float(fwAD.unpack_dual(y).tangent)
 1.0
 """
-from __future__ import annotations
+import numpy as _np
 
-import numpy as np
-
-from .tensor import Tensor
+from ._tensor import Tensor
 from .errors import OpError
 from . import methods as _methods
 from ._generated import ops as _ops
@@ -27,24 +25,29 @@ from . import memory
 _methods.bind()
 globals().update(_ops.FUNCTIONS)
 
-float32 = np.dtype(np.float32)
-float64 = np.dtype(np.float64)
-complex64 = np.dtype(np.complex64)
-complex128 = np.dtype(np.complex128)
-int32 = np.dtype(np.int32)
-int64 = np.dtype(np.int64)
-bool = np.dtype(np.bool_)  # noqa: A001 - torch's name
+float32 = _np.dtype(_np.float32)
+float64 = _np.dtype(_np.float64)
+complex64 = _np.dtype(_np.complex64)
+complex128 = _np.dtype(_np.complex128)
+int32 = _np.dtype(_np.int32)
+int64 = _np.dtype(_np.int64)
+bool = _np.dtype(_np.bool_)  # noqa: A001 - torch's name
 float = float32  # noqa: A001 - torch's: pf.float == t.float().dtype
 double = float64
 cfloat = complex64
 cdouble = complex128
 long = int64
-dtype = np.dtype
+dtype = _np.dtype
 
 __version__ = "0.1.0"
 
 
-def is_tensor(obj) -> bool:
+def is_tensor(obj: object) -> bool:
+    """True if obj is a pushforward Tensor.
+
+    >>> is_tensor(tensor([1.0])), is_tensor([1.0])
+    (True, False)
+    """
     return isinstance(obj, Tensor)
 
 
@@ -53,22 +56,43 @@ from .errors import OpIndexError, OpTypeError, OpValueError, PushforwardError  #
 from .creation import (Generator, default_generator, get_default_dtype, initial_seed, randperm,  # noqa: E402
                        seed, set_default_dtype)
 from .logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
-from .tensor import bind_to as _bind_to, device  # noqa: E402
+from ._tensor import bind_to as _bind_to, device  # noqa: E402
 from . import logic as _logic, numpy_api as _numpy_api  # noqa: E402
 
 _logic.bind()
 _numpy_api.bind()
 _bind_to()
-half = float16 = np.dtype(np.float16)
-short = int16 = np.dtype(np.int16)
+half = float16 = _np.dtype(_np.float16)
+short = int16 = _np.dtype(_np.int16)
 int = int32  # noqa: A001 - torch's name
-int8 = np.dtype(np.int8)
-uint8 = np.dtype(np.uint8)
+int8 = _np.dtype(_np.int8)
+uint8 = _np.dtype(_np.uint8)
 
 
-def __getattr__(name):
+_LAZY_MODULES = ("func", "testing", "nn")
+
+
+def __getattr__(name: str) -> object:
     # Submodules loaded on first use (they import the whole package themselves).
-    if name in ("func", "testing", "nn"):
+    if name in _LAZY_MODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")
+
+
+# ---- namespace hygiene (issue 10): the public names are those not starting with "_", minus
+# the package's internal modules (importing pushforward.dispatch, say, makes `dispatch` an
+# attribute of the package; it is not part of the API).
+_PUBLIC_MODULES = frozenset({"autograd", "linalg", "fft", "special", "memory", *_LAZY_MODULES})
+
+
+def _public_names() -> list:
+    import types
+    return sorted(n for n, v in globals().items() if not n.startswith("_") and not isinstance(v, types.ModuleType))
+
+
+def __dir__() -> list:
+    return sorted(set(__all__) | _PUBLIC_MODULES)
+
+
+__all__ = _public_names()

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import OpError, OpTypeError
-from .tensor import Tensor, _to_array, wrap
+from ._tensor import Tensor, _to_array, wrap
 
 
 def _check_device(device, who: str) -> None:
@@ -79,7 +79,7 @@ def _gen(generator: Generator | None) -> np.random.Generator:
 _DEFAULT = [np.dtype(np.float64)]
 
 
-def set_default_dtype(d) -> None:
+def set_default_dtype(d: Any) -> None:
     """Set the default floating dtype (float32 or float64; float64 at start, as NumPy).
 
     >>> import pushforward as pf
@@ -132,7 +132,7 @@ def _finish(arr: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     return t
 
 
-def tensor(data: Any, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new tensor copying `data` (NumPy's dtype inference: Python floats become float64,
     or the default dtype set by set_default_dtype)."""
     _check_device(device, "tensor")
@@ -151,7 +151,7 @@ def _python_default(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def as_tensor(data: Any, dtype=None, device=None) -> Tensor:
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor sharing memory with `data` when it is an ndarray of the right dtype."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
@@ -171,19 +171,19 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return as_tensor(arr)
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad, device)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad, device)
 
 
-def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad, device)
 
 
-def full(size, fill_value, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     _check_device(device, "full")
     dt = np.dtype(dtype) if dtype is not None else _python_default(np.asarray(fill_value)).dtype
     return _finish(np.full(_shape((size,)), fill_value, dt), requires_grad)
@@ -194,27 +194,28 @@ def _like(x, dtype):
     return d, (d.dtype if dtype is None else np.dtype(dtype))
 
 
-def zeros_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.zeros(d.shape, dt), requires_grad, device)
 
 
-def ones_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.ones(d.shape, dt), requires_grad, device)
 
 
-def empty_like(x, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.empty(d.shape, dt), requires_grad, device)
 
 
-def full_like(x, fill_value, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
 
 
-def arange(start, end=None, step=1, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, requires_grad: bool = False,
+           device: Any = None) -> Tensor:
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -224,13 +225,13 @@ def arange(start, end=None, step=1, *, dtype=None, requires_grad: bool = False, 
     return _finish(np.arange(start, end, step, dtype=np.dtype(dtype)), requires_grad, device)
 
 
-def linspace(start, end, steps: int, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     if steps < 0:
         raise OpError(f"linspace(): number of steps must be non-negative (got {steps})")
     return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
 
 
@@ -248,14 +249,14 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def rand(*size, generator: Generator | None = None, dtype=None, requires_grad: bool = False,
-         device=None) -> Tensor:
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False,
+         device: Any = None) -> Tensor:
     _check_device(device, "rand")
     return _finish(_gen(generator).random(_shape(size)).astype(_dt(dtype), copy=False), requires_grad)
 
 
-def randn(*size, generator: Generator | None = None, dtype=None, requires_grad: bool = False,
-          device=None) -> Tensor:
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False,
+          device: Any = None) -> Tensor:
     _check_device(device, "randn")
     rng = _gen(generator)
     dt = _dt(dtype)
@@ -265,24 +266,25 @@ def randn(*size, generator: Generator | None = None, dtype=None, requires_grad: 
     return _finish(a.astype(dt, copy=False), requires_grad)
 
 
-def randint(low, high=None, size=(), *, generator: Generator | None = None, dtype=None, device=None) -> Tensor:
+def randint(low: int, high: int | None = None, size: Any = (), *, generator: Generator | None = None,
+            dtype: Any = None, device: Any = None) -> Tensor:
     _check_device(device, "randint")
     if high is None:
         low, high = 0, low
     return wrap(_gen(generator).integers(low, high, _shape((size,))).astype(_dt(dtype, np.int64)))
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype=None, device=None) -> Tensor:
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
     _check_device(device, "randperm")
     return wrap(_gen(generator).permutation(int(n)).astype(_dt(dtype, np.int64)))
 
 
-def rand_like(x, *, dtype=None) -> Tensor:
+def rand_like(x: Any, *, dtype: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return wrap(_gen(None).random(d.shape).astype(dt))
 
 
-def randn_like(x, *, dtype=None) -> Tensor:
+def randn_like(x: Any, *, dtype: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return randn(*d.shape, dtype=dt)

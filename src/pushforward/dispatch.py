@@ -21,7 +21,7 @@ from .kernels import CONTIGUOUS_RESULTS
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
-from .tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
+from ._tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
 
 _new = object.__new__
 _SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)

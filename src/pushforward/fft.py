@@ -13,6 +13,11 @@ tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
+
+if _TYPE_CHECKING:
+    from ._tensor import Tensor
+
 import numpy as np
 
 from ._generated import ops
@@ -43,11 +48,16 @@ fftshift = ops.fft_fftshift
 ifftshift = ops.fft_ifftshift
 
 
-def fftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False):
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of an n-point DFT with spacing d. Example: pf.fft.fftfreq(4)"""
     return tensor(np.fft.fftfreq(n, d), dtype=dtype, requires_grad=requires_grad)
 
 
-def rfftfreq(n: int, d: float = 1.0, *, dtype=None, requires_grad: bool = False):
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Sample frequencies of rfft (non-negative only). Example: pf.fft.rfftfreq(4)"""
     return tensor(np.fft.rfftfreq(n, d), dtype=dtype, requires_grad=requires_grad)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -486,7 +486,7 @@ def chunk_sizes(size, chunks):
 def minmax(self, dim, keepdim, which):
     """max/min overloads: full reduction, (values, indices) along dim, or element-wise with a tensor."""
     from ._generated import ops
-    from .tensor import Tensor
+    from ._tensor import Tensor
     if dim is None:
         return ops.amax(self) if which == "max" else ops.amin(self)
     if isinstance(dim, Tensor):

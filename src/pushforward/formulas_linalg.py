@@ -91,7 +91,7 @@ def adjugate(a):
     if n == 1:
         from .creation import ones_like
         return ones_like(a)
-    from .tensor import wrap
+    from ._tensor import wrap
     rows = []
     for j in range(n):  # adj(A)[j, i] = (-1)^(i+j) det(minor(A, i, j))
         row = []
@@ -562,7 +562,7 @@ def fft_c2r_backward(grad, shape, dim, norm, last_dim_size):
     """irfftn's adjoint: rfftn of grad (adjoint norm), bins counted twice in the Hermitian
     extension (all but DC and, for even sizes, Nyquist) doubled."""
     o = _ops()
-    from .tensor import wrap
+    from ._tensor import wrap
     g = o._fft_r2c(grad, dim, swap_norm(norm))
     last = dim[-1] % len(shape)
     nb = g.shape[last]
@@ -588,7 +588,7 @@ _LSTSQ = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_
 
 
 def _wrap(arr):
-    from .tensor import wrap
+    from ._tensor import wrap
     return wrap(np.asarray(arr))
 
 
@@ -989,7 +989,7 @@ def sinc_derivative(x, result):
 
 
 def zeta_composite(x, q):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     if isinstance(x, Tensor) and _differentiated(x):
         raise NotImplementedError("special_zeta: the derivative with respect to x (the first argument) is not "
                                   "implemented (as in torch); only q is differentiable")
@@ -1023,7 +1023,7 @@ def gammainc_density(a, x, upper):
 
 
 def gammainc_composite(a, x, upper):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     if isinstance(a, Tensor) and _differentiated(a):
         raise NotImplementedError("special_gammainc: the derivative with respect to a (the first argument) is not "
                                   "implemented (as in torch); only x is differentiable")

@@ -10,13 +10,19 @@ Transforms compose by nesting, and perturbations never get confused:
   differentiable in reverse mode;
 * reverse transforms (``vjp``, ``grad``, ``jacrev``) give the function a fresh alias of
   each input: a fresh leaf (``x.detach().requires_grad_()``) when the input carries no
-  tape and no tangent, otherwise ``x + z`` with ``z`` a fresh zero leaf, so the tape and
+  tape (made dual again with the input's tangents, if it has any), otherwise ``x + z``
+  with ``z`` a fresh zero leaf, so the tape and
   the tangents of enclosing transforms flow through while the gradient is taken with
   respect to this alias only. The backward pass records a graph (``create_graph``) only
   when the result can be differentiated further by an enclosing reverse transform, that is
   when the recorded computation reaches a leaf that no reverse transform made for itself
   (an input or closed-over tensor that requires grad).
   Tangents of enclosing dual levels propagate through backward formulas either way.
+* ``jvp(grad(f))`` (and ``grad_and_value``) with no enclosing level and nothing requiring
+  grad runs on an untracked level, as ``autograd.functional.hvp`` does: the tangents are
+  computed on arrays, and only those the backward pass reads. If ``f`` turns out to need
+  recorded tangents (it calls ``make_dual``/``unpack_dual`` at that level, or its result
+  keeps a tape to tensors requiring grad), it runs again on an ordinary level.
 
 >>> import pushforward as pf
 >>> from pushforward.func import grad, jacfwd, jvp
@@ -31,16 +37,18 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Sequence
 
-import weakref
+import weakref as _weakref
 
-import numpy as np
 
 from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
+from .autograd.grad_mode import enable_grad
+from .autograd.jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
+from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
 from .errors import OpError, OpValueError
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = [
     "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize",
@@ -185,18 +193,27 @@ def _zeros_like(x: Tensor) -> Tensor:
 
 # Leaves made by reverse transforms for their own use (id -> tensor, dropped when the leaf dies).
 # Their gradients are never wanted outside the transform that made them.
-_PRIVATE: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+_PRIVATE: "_weakref.WeakValueDictionary[int, Tensor]" = _weakref.WeakValueDictionary()
 
 
-def _fresh(x: Tensor) -> Tensor:
-    """The alias of x given to the function by a reverse transform; see the module docstring."""
+def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
+    """(the alias of x given to the function by a reverse transform, the tensor the gradient is
+    taken with respect to); see the module docstring."""
     if not x._requires_grad and not _has_tangent(x):
         leaf = x.detach().requires_grad_()
         _PRIVATE[id(leaf)] = leaf
-        return leaf
+        return leaf, leaf
+    if not x._requires_grad:
+        # x carries tangents only: a fresh leaf made dual again with x's tangents (as
+        # functional.hvp does) costs no extra op in the forward and backward passes, unlike x + z
+        leaf = x.detach().requires_grad_()
+        _PRIVATE[id(leaf)] = leaf
+        # (make_dual's view step, without counting as a user call: see _untracked_ok)
+        alias = fwAD._view_alias(leaf, {lv: fwAD.tangent_of(x, lv) for lv in fwAD.levels_of(x)})
+        return alias, leaf
     z = _pf().zeros_like(x).requires_grad_()
     _PRIVATE[id(z)] = z
-    return x + z
+    return x + z, z
 
 
 def _reaches_outer(outputs: list) -> bool:
@@ -236,12 +253,6 @@ def _primal(x: Any, level: int) -> Any:
     return x
 
 
-def _onehot(shape: tuple, dtype, k: int) -> Tensor:
-    a = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=dtype)
-    a[k] = 1
-    return _pf().from_numpy(a.reshape(shape))
-
-
 def _normalize_argnums(argnums: int | tuple, nargs: int, who: str) -> tuple[tuple, bool]:
     if isinstance(argnums, int):
         nums, single = (argnums,), True
@@ -278,7 +289,6 @@ class _Reverse:
         self.targets: list = []             # tensors the gradient is taken with respect to
         new_args = list(args)
         any_tape = False
-        from .autograd.grad_mode import enable_grad
         for a in argnums:
             leaves, spec = tree_flatten(args[a])
             _check_tensor_leaves(leaves, who, f"argument {a}")
@@ -289,10 +299,10 @@ class _Reverse:
                     raise OpError(f"{who}: only Tensors of floating point or complex dtype can require gradients "
                                   f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
                 with enable_grad():
-                    alias = _fresh(leaf)
+                    alias, target = _fresh(leaf)
                 any_tape = any_tape or leaf._requires_grad
                 fresh.append(alias)
-                self.targets.append(alias)
+                self.targets.append(target)
                 self.primal_leaves.append(leaf)
             new_args[a] = tree_unflatten(fresh, spec)
         with enable_grad():
@@ -312,15 +322,17 @@ class _Reverse:
     def aux(self) -> Any:
         return tree_unflatten([_strip(a, self.outer) for a in self.aux_leaves], self.aux_spec)
 
-    def pullback(self, outs: list, cts: list, *, create_graph: bool) -> list:
-        """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent)."""
+    def pullback(self, outs: list, cts: list, *, create_graph: bool, retain_graph: bool = True) -> list:
+        """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent).
+
+        ``retain_graph=False`` (one pullback only) frees the saved arrays as the pass goes."""
         pairs = [(o, c) for o, c in zip(outs, cts) if o._requires_grad and c is not None]
         idx = [i for i, t in enumerate(self.targets) if t is not None]
         res: list = [None] * len(self.targets)
         if pairs and idx:
             gs = _autograd_grad([p[0] for p in pairs], [self.targets[i] for i in idx],
-                                grad_outputs=[p[1] for p in pairs], retain_graph=True,
-                                create_graph=create_graph, allow_unused=True)
+                                grad_outputs=[p[1] for p in pairs],
+                                retain_graph=retain_graph or create_graph, create_graph=create_graph, allow_unused=True)
             for i, g in zip(idx, gs):
                 res[i] = g
         out = []
@@ -367,17 +379,48 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
     t_leaves = _reorder_like(tuple(tangents), p_spec)
     _check_tensor_leaves(p_leaves, "jvp", "primals")
     _check_tensor_leaves(t_leaves, "jvp", "tangents")
-    with fwAD.dual_level() as level:
-        duals = []
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            if p.shape != t.shape:
-                raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
-            _check_diff_primal(p, i, "jvp")
-            duals.append(fwAD.make_dual(p, t, level=level))
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        if p.shape != t.shape:
+            raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
+        _check_diff_primal(p, i, "jvp")
+    if _untracked_ok(f, p_leaves, t_leaves):
+        res = _jvp_run(f, p_leaves, t_leaves, p_spec, strict, has_aux, untracked=True)
+        if res is not None:
+            return res
+    return _jvp_run(f, p_leaves, t_leaves, p_spec, strict, has_aux, untracked=False)
+
+
+def _untracked_ok(f: Callable, p_leaves: list, t_leaves: list) -> bool:
+    """May jvp run `f` on an untracked level (functional.hvp's fast forward-over-reverse)?
+
+    Only for f made by :func:`grad` / :func:`grad_and_value` (the hvp spelling
+    ``jvp(grad(f))``), with no enclosing dual level and no primal or tangent requiring grad:
+    then nothing outside can differentiate the tangents. What f does inside is checked after
+    the run (:func:`_jvp_run`); if that check fails, f runs a second time on an ordinary level.
+    """
+    if not getattr(f, "_pf_reverse", False) or STATE.levels:
+        return False
+    return not any(x._requires_grad for x in p_leaves) and not any(x._requires_grad for x in t_leaves)
+
+
+def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, strict: bool, has_aux: bool,
+             untracked: bool) -> tuple | None:
+    """One run of jvp at a new level; None if an untracked run turns out unsafe (see below)."""
+    with (fwAD.untracked_level() if untracked else fwAD.dual_level()) as level:
+        duals = [fwAD.make_dual(p, t, level=level) for p, t in zip(p_leaves, t_leaves)]
+        lvl = STATE.levels[level]
+        calls = lvl.user_calls
         out = f(*tree_unflatten(duals, p_spec))
         out, aux = _split_aux(out, has_aux, "jvp")
         o_leaves, o_spec = tree_flatten(out)
         _check_tensor_leaves(o_leaves, "jvp", "the function's output")
+        a_leaves, a_spec = tree_flatten(aux)
+        if untracked and (lvl.user_calls != calls or any(
+                isinstance(x, Tensor) and x._requires_grad for x in o_leaves + a_leaves)):
+            # f read or set tangents of this level itself, or its results keep a tape that reaches
+            # tensors requiring grad (f closes over them): the tangents may be differentiated in
+            # reverse mode, so they must be recorded. Run f again on an ordinary level.
+            return None
         prim_out, tan_out = [], []
         for i, o in enumerate(o_leaves):
             p, t = fwAD.unpack_dual(o, level=level)
@@ -389,7 +432,6 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
             prim_out.append(p)
             tan_out.append(t)
         if has_aux:
-            a_leaves, a_spec = tree_flatten(aux)
             aux = tree_unflatten([_primal(a, level) for a in a_leaves], a_spec)
     res = (tree_unflatten(prim_out, o_spec), tree_unflatten(tan_out, o_spec))
     return res + (aux,) if has_aux else res
@@ -433,6 +475,32 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 # -- grad --------------------------------------------------------------------------------------
 
+def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kwargs: dict,
+               want_value: bool) -> tuple:
+    """(gradient, value or None, aux) of one call of a scalar-valued f."""
+    nums, single = _normalize_argnums(argnums, len(args), "grad")
+    run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
+    if run.out_spec.kind != "leaf":
+        raise OpError("grad: expected f to return a single Tensor (with has_aux=True: a pair "
+                      f"(Tensor, aux)), got a {run.out_spec.kind}")
+    out = run.out_leaves[0]
+    if out._data.size != 1:
+        raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
+    if not _is_diff(out):
+        raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
+    if not want_value and out._fw is not None and not any(a is out or getattr(a, "_base", None) is out for a in run.aux_leaves):
+        # Nobody reads the value's tangents: a deferred one (pending.py) is dropped now, or it
+        # would keep the forward pass's arrays alive through the backward (as functional.hvp).
+        for key in [k for k, t in out._fw.items() if type(t) is Pending]:
+            fwAD._drop_tangent(out, key)
+    ones = _pf().ones_like(out)
+    # one backward pass: unless the graph is needed outside, free it as the pass goes
+    grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer, retain_graph=False))
+    g = grads[0] if single else tuple(grads)
+    value = run.output() if want_value else None
+    return g, value, (run.aux() if has_aux else None)
+
+
 def grad_and_value(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
     """A function returning (gradient, value) of a scalar-valued f; (gradient, (value, aux)) with aux.
 
@@ -442,23 +510,11 @@ def grad_and_value(f: Callable, argnums: int | tuple = 0, has_aux: bool = False)
     """
 
     def wrapper(*args: Any, **kwargs: Any) -> tuple:
-        nums, single = _normalize_argnums(argnums, len(args), "grad")
-        run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
-        if run.out_spec.kind != "leaf":
-            raise OpError("grad: expected f to return a single Tensor (with has_aux=True: a pair "
-                          f"(Tensor, aux)), got a {run.out_spec.kind}")
-        out = run.out_leaves[0]
-        if out._data.size != 1:
-            raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
-        if not _is_diff(out):
-            raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
-        ones = _pf().ones_like(out)
-        grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer))
-        g = grads[0] if single else tuple(grads)
-        value = run.output()
-        return (g, (value, run.aux())) if has_aux else (g, value)
+        g, value, aux = _grad_call(f, argnums, has_aux, args, kwargs, want_value=True)
+        return (g, (value, aux)) if has_aux else (g, value)
 
     _name(wrapper, f, "grad_and_value")
+    wrapper._pf_reverse = True  # type: ignore[attr-defined]  # see _untracked_ok
     return wrapper
 
 
@@ -472,13 +528,13 @@ def grad(f: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callab
     >>> grad(lambda x: (x ** 3).sum())(pf.tensor([1.0, 2.0]))
     tensor([ 3., 12.])
     """
-    gv = grad_and_value(f, argnums, has_aux)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g, value = gv(*args, **kwargs)
-        return (g, value[1]) if has_aux else g
+        g, _, aux = _grad_call(f, argnums, has_aux, args, kwargs, want_value=False)
+        return (g, aux) if has_aux else g
 
     _name(wrapper, f, "grad")
+    wrapper._pf_reverse = True  # type: ignore[attr-defined]  # see _untracked_ok
     return wrapper
 
 
@@ -518,26 +574,17 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacrev")
         run = _Reverse(f, args, kwargs, nums, has_aux, "jacrev")
-        pf = _pf()
         blocks = []
         for o in run.out_leaves:
             rows: list = [[] for _ in run.primal_leaves]
             n_out = o._data.size
             cg = run.outer
             for k in range(n_out):
-                gs = run.pullback([o], [_onehot(o.shape, o.dtype, k)], create_graph=cg)
+                gs = run.pullback([o], [onehot(o.shape, o.dtype, k)], create_graph=cg)
                 for j, g in enumerate(gs):
                     rows[j].append(g)
-            blk = []
-            for j, leaf in enumerate(run.primal_leaves):
-                shape = tuple(o.shape) + tuple(leaf.shape)
-                if not _is_diff(leaf):
-                    blk.append(None)
-                elif n_out == 0 or leaf._data.size == 0:
-                    blk.append(pf.zeros(shape, dtype=leaf.dtype))
-                else:
-                    blk.append(pf.stack(rows[j], 0).reshape(shape))
-            blocks.append(blk)
+            blocks.append([reverse_block(rows[j] if leaf._data.size else [], o, leaf) if _is_diff(leaf) else None
+                           for j, leaf in enumerate(run.primal_leaves)])
         jac = _assemble(blocks, run.out_leaves, run.out_spec, run.specs, single)
         return (jac, run.aux()) if has_aux else jac
 
@@ -559,7 +606,6 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacfwd")
-        pf = _pf()
         specs, in_leaves = [], []
         for a in nums:
             leaves, spec = tree_flatten(args[a])
@@ -576,7 +622,7 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
                 if which is not None:
                     a, li, leaf = in_leaves[which]
                     leaves, spec = tree_flatten(args[a])
-                    leaves[li] = fwAD.make_dual(leaf, _onehot(leaf.shape, leaf.dtype, k), level=level)
+                    leaves[li] = fwAD.make_dual(leaf, onehot(leaf.shape, leaf.dtype, k), level=level)
                     new_args[a] = tree_unflatten(leaves, spec)
                 out = f(*new_args, **kwargs)
                 out, aux = _split_aux(out, has_aux, "jacfwd")
@@ -589,37 +635,19 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
                     tans.append(t)
                 a_leaves, a_spec = tree_flatten(aux)
                 aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
-            return prims, tans, o_spec, aux
+            return (prims, o_spec, aux), tans
 
-        first = None
-        cols: list = []                       # cols[j] = list of per-output tangents
-        for j, (_, _, leaf) in enumerate(in_leaves):
-            cols.append([])
-            if not _is_diff(leaf):
-                continue
-            for k in range(leaf._data.size):
-                prims, tans, o_spec, aux = run(j, k)
-                if first is None:
-                    first = (prims, o_spec, aux)
-                cols[j].append(tans)
-        if first is None:
-            prims, _, o_spec, aux = run(None, 0)
-            first = (prims, o_spec, aux)
-        prims, o_spec, aux = first
+        (prims, o_spec, aux), cols = forward_columns(
+            run, [leaf._data.size if _is_diff(leaf) else None for _, _, leaf in in_leaves])
         blocks = []
         for i, o in enumerate(prims):
             blk = []
             for j, (_, _, leaf) in enumerate(in_leaves):
-                shape = tuple(o.shape) + tuple(leaf.shape)
                 if not _is_diff(leaf):
                     blk.append(None)
                     continue
-                ts = [c[i] for c in cols[j]]
-                if not ts or o._data.size == 0 or all(t is None for t in ts):
-                    blk.append(pf.zeros(shape, dtype=np.result_type(o.dtype, leaf.dtype)))
-                    continue
-                ts = [t if t is not None else _zeros_like(o) for t in ts]
-                blk.append(pf.stack(ts, -1).reshape(shape))
+                b = forward_block([c[i] for c in cols[j]], o, leaf) if cols[j] and o._data.size else None
+                blk.append(zero_forward_block(o, leaf) if b is None else b)
             blocks.append(blk)
         jac = _assemble(blocks, prims, o_spec, specs, single)
         return (jac, aux) if has_aux else jac
@@ -665,7 +693,6 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _check_tensor_leaves(p_leaves, "linearize", "primals")
     for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "linearize")
-    from .autograd.grad_mode import enable_grad
     pf = _pf()
     with enable_grad():
         leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
@@ -708,3 +735,8 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         return tree_unflatten(out_t, o_spec)
 
     return primal_out, jvp_fn
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

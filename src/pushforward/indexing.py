@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import OpIndexError, OpTypeError
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 

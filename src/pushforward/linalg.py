@@ -14,6 +14,11 @@ True
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
+
+if _TYPE_CHECKING:
+    from ._tensor import Tensor
+
 from ._generated import ops
 from .errors import OpError
 
@@ -56,12 +61,12 @@ tensorsolve = ops.linalg_tensorsolve
 matmul = ops.matmul
 
 
-def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonal of each matrix (a view). Example: pf.linalg.diagonal(pf.eye(2))"""
     return A.diagonal(offset, dim1, dim2)
 
 
-def norm(x, ord=None, dim=None, keepdim: bool = False, *, axis=None):
+def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Tensor:
     """torch.linalg.norm: a vector norm (1-D, or dim an int) or a matrix norm (2-D, or dim two
     ints; ord 'fro', 'nuc', 1, -1, 2, -2, inf, -inf). ord None: the 2-norm of the flattened
     input when dim is None, else of the vectors / the Frobenius norm of the matrices."""
@@ -86,6 +91,11 @@ def norm(x, ord=None, dim=None, keepdim: bool = False, *, axis=None):
     return ops.norm(x, ord, dim, keepdim)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim: bool = False):
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
     """The vector ord-norm over dim (all elements when None)."""
     return ops.norm(x, ord, dim, keepdim)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

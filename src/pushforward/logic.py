@@ -11,10 +11,12 @@ True
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import OpTypeError
-from .tensor import Tensor, wrap
+from ._tensor import Tensor, wrap
 
 
 def _values(x, who: str, name: str) -> np.ndarray:
@@ -25,19 +27,19 @@ def _values(x, who: str, name: str) -> np.ndarray:
     raise OpTypeError(f"{who}(): argument '{name}' must be a Tensor or a number, not {type(x).__name__}")
 
 
-def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """Elementwise |input - other| <= atol + rtol * |other| (a bool tensor)."""
     a, b = _values(input, "isclose", "input"), _values(other, "isclose", "other")
     return wrap(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """True when isclose holds for every element (a Python bool, as torch)."""
     a, b = _values(input, "allclose", "input"), _values(other, "allclose", "other")
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def equal(input, other) -> bool:
+def equal(input: Any, other: Any) -> bool:
     """True when both have the same shape and elements."""
     a, b = _values(input, "equal", "input"), _values(other, "equal", "other")
     return a.shape == b.shape and bool(np.array_equal(a, b))
@@ -50,12 +52,12 @@ def _reduce(fn, x, dim, keepdim: bool, who: str) -> Tensor:
     return wrap(np.asarray(fn(a, axis=axis, keepdims=keepdim)))
 
 
-def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+def all(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     """True where every element (along `dim`, or all of them) is nonzero (a bool tensor)."""
     return _reduce(np.all, input, dim, keepdim, "all")
 
 
-def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+def any(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     """True where some element (along `dim`, or any of them) is nonzero (a bool tensor)."""
     return _reduce(np.any, input, dim, keepdim, "any")
 

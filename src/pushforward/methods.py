@@ -1,12 +1,12 @@
 """Attach the generated ops to Tensor: methods, Python operators and properties.
 
-Kept apart from tensor.py so that the Tensor class does not import the generated
+Kept apart from _tensor.py so that the Tensor class does not import the generated
 module (which imports Tensor).
 """
 from __future__ import annotations
 
 from ._generated import ops
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 def _reflected(fn):

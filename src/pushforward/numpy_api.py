@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import OpError, OpTypeError
-from .tensor import Tensor
+from ._tensor import Tensor
 
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.

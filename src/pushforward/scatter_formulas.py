@@ -137,7 +137,7 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
 # -- composites --------------------------------------------------------------------------------------
 
 def _index_array(name, index):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     arr = np.asarray(index._data if isinstance(index, Tensor) else index)
     if arr.dtype.kind not in "iu":
         raise OpError(f"{name}(): expected an int64 index, got dtype {arr.dtype}")
@@ -145,7 +145,7 @@ def _index_array(name, index):
 
 
 def _mask_array(name, mask):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if arr.dtype != np.bool_:
         raise OpError(f"{name}(): expected a boolean mask, got dtype {arr.dtype}")

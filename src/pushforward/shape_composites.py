@@ -75,7 +75,7 @@ def c_tile(self, dims):
 
 
 def c_repeat_interleave(self, repeats, dim=None, output_size=None):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     o = _ops()
     x = self
     if dim is None:
@@ -163,7 +163,7 @@ def c_broadcast_tensors(tensors):
 
 
 def c_tensor_split(self, indices_or_sections, dim=0):
-    from .tensor import Tensor
+    from ._tensor import Tensor
     d = dim % max(self.ndim, 1)
     n = self.shape[d]
     ios = indices_or_sections

@@ -75,7 +75,7 @@ def _median_along(x, d, ignore_nan):
 
 def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
     """torch.quantile / nanquantile with the interpolation modes linear, lower, higher, midpoint, nearest."""
-    from .tensor import Tensor
+    from ._tensor import Tensor
     o = _ops()
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):

@@ -66,3 +66,8 @@ spherical_bessel_j0 = ops.special_spherical_bessel_j0
 airy_ai = ops.special_airy_ai
 gammainc = ops.special_gammainc
 gammaincc = ops.special_gammaincc
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -15,3 +15,8 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(__name__ + ".functional")
     raise AttributeError(name)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -21,7 +21,7 @@ import numpy as np
 
 from .forward_ad import set_tangent
 from ..kernels import view_region
-from ..tensor import Tensor, wrap
+from .._tensor import Tensor, wrap
 
 
 class Embed:

@@ -17,7 +17,10 @@ import functools
 import itertools
 import weakref
 from collections import namedtuple
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 from .pending import Pending
 from .state import STATE
@@ -37,7 +40,7 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit")
+    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -49,6 +52,9 @@ class _Level:
         # weak references to this level's deferred tangents (see pending.py; untracked levels only)
         self.pending: list[weakref.ref] = []
         self.pending_limit = 1024
+        # calls of make_dual / unpack_dual naming this level (func.jvp's untracked fast route
+        # checks that the function it runs did not read or set tangents itself)
+        self.user_calls = 0
 
     def register(self, t) -> None:
         holders = self.holders
@@ -243,7 +249,7 @@ def replay_view(t, steps):
 
 def _view_alias(x, fw: dict | None):
     """A view of x (same memory, version counter and tape identity) with tangents `fw`."""
-    from ..tensor import alias
+    from .._tensor import alias
 
     out = alias(x)
     base = x._base
@@ -261,15 +267,16 @@ def _view_alias(x, fw: dict | None):
 
 # -- public API ----------------------------------------------------------------------------
 
-def make_dual(tensor, tangent, *, level: int | None = None):
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor: a view of `tensor` whose tangent at `level` is `tangent`.
 
     The result shares memory with `tensor`; tangents of other levels are kept.
     Differentiable (reverse mode) with respect to both `tensor` and `tangent`.
     """
-    from ..tensor import Tensor, FLOATING
+    from .._tensor import Tensor, FLOATING
 
     level = _resolve_level(level, "make_dual")
+    STATE.by_uid[level].user_calls += 1
     if not isinstance(tensor, Tensor):
         raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
@@ -294,15 +301,21 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     return _view_alias(tensor, fw)
 
 
-def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """(primal, tangent) of `tensor` at `level`; primal is a view without that tangent."""
     levels = STATE.levels
     if level is None and not levels:
         return UnpackedDualTensor(tensor, None)
     level = _resolve_level(level, "unpack_dual")
+    STATE.by_uid[level].user_calls += 1
     t = tangent_of(tensor, level)
     if t is None:
         return UnpackedDualTensor(tensor, None)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor) if lv != level}
     fw[level] = None  # mask: the primal must not see its base's tangent at this level
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -21,7 +21,7 @@ tensor([12.])
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from .forward_ad import levels_of, set_tangent, tangent_of
 from .graph import Node, _fit_grad, edge, tape_free
@@ -103,7 +103,7 @@ class FunctionNode(Node):
     def _check_grads(self, res: tuple) -> list:
         """backward's results, one per forward argument (torch's rules: extra trailing Nones are
         dropped; a non-Tensor argument's gradient must be None), fitted to the Tensor inputs."""
-        from ..tensor import Tensor
+        from .._tensor import Tensor
         who = f"function {self.cls.__name__}.backward"
         n = len(self.is_tensor)
         if len(res) > n and all(g is None for g in res[n:]):
@@ -145,7 +145,7 @@ class _SavedOutput:
         return self.tensor._st
 
     def unpack(self):
-        from ..tensor import Tensor
+        from .._tensor import Tensor
         s = self.tensor
         node = self.node()
         t = object.__new__(Tensor)
@@ -194,7 +194,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from ..tensor import Tensor, wrap
+        from .._tensor import Tensor, wrap
         ctx = FunctionCtx()
         grad_on = STATE.grad_enabled
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
@@ -290,7 +290,7 @@ class Function:
 
 def _check_tangents(cls, res: list, results: list) -> list:
     """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
         raise OpError(f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
@@ -333,7 +333,7 @@ class _OnceDifferentiableBackward(Node):
                       f"({self.fn_name})")
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: Callable) -> Callable:
     """Decorator for a custom Function's backward that is not itself differentiable (as torch's):
     it runs without recording a tape, and differentiating its results (double backward with
     create_graph=True) raises instead of silently returning a wrong second derivative.
@@ -356,7 +356,7 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from ..tensor import Tensor, wrap
+        from .._tensor import Tensor, wrap
         with no_grad():
             outputs = fn(ctx, *args)
         if not STATE.grad_enabled:

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 
 from . import forward_ad as fwAD
 from .graph import grad as _autograd_grad
 from .graph import tape_free
 from .grad_mode import enable_grad
+from .jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
 from ..errors import OpError
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -210,12 +210,6 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None, *, create_g
                                 retain_graph=retain_graph, create_graph=create_graph, allow_unused=True))
 
 
-def _onehot(ref: Tensor, k: int) -> Tensor:
-    a = np.zeros(ref._data.size, dtype=ref._data.dtype)
-    a[k] = 1
-    return _pf().from_numpy(a.reshape(ref._data.shape))
-
-
 # -- vjp / jvp ------------------------------------------------------------------------------------
 
 def vjp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
@@ -318,7 +312,7 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
         for i, out in enumerate(outputs):
             rows: list = [[] for _ in inputs]
             for k in range(out._data.size):
-                gs = _grad((out,), tgt, (_onehot(out, k),), create_graph=create_graph, retain_graph=True)
+                gs = _grad((out,), tgt, (onehot(out._data.shape, out._data.dtype, k),), create_graph=create_graph, retain_graph=True)
                 for j, (g, x) in enumerate(zip(gs, inputs)):
                     if g is None:
                         if strict:
@@ -329,59 +323,40 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
                         raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
                                            f"{j}. This is not allowed in strict mode when create_graph=True.")
                     rows[j].append(g)
-            blocks = []
-            for j, x in enumerate(inputs):
-                shape = tuple(out.shape) + tuple(x.shape)
-                if rows[j]:
-                    blocks.append(pf.stack(rows[j], 0).reshape(shape))
-                else:
-                    blocks.append(pf.zeros(shape, dtype=x.dtype))
+            blocks = [reverse_block(rows[j], out, x) for j, x in enumerate(inputs)]
             jac.append(tuple(_post(tuple(blocks), create_graph)))
     return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
 
 
 def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool, strict: bool) -> Any:
-    pf = _pf()
     fin, _ = _prepare(inputs, create_graph, need_graph=False)
+    for j, x in enumerate(inputs):
+        if x._data.dtype.kind not in "fc":
+            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
+                          "can be differentiated")
 
     def run(j: int | None, k: int):
         with fwAD.dual_level() as level:
             args = list(fin)
             if j is not None:
-                args[j] = fwAD.make_dual(fin[j], _onehot(fin[j], k), level=level)
+                args[j] = fwAD.make_dual(fin[j], onehot(fin[j]._data.shape, fin[j]._data.dtype, k), level=level)
             outputs = func(*args)
             is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
             unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
-        return is_out_tuple, [u.primal for u in unpacked], [u.tangent for u in unpacked]
+        return (is_out_tuple, [u.primal for u in unpacked]), [u.tangent for u in unpacked]
 
-    cols: list = [[] for _ in inputs]
-    first = None
-    for j, x in enumerate(inputs):
-        if x._data.dtype.kind not in "fc":
-            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
-                          "can be differentiated")
-        for k in range(x._data.size):
-            is_out_tuple, prims, tans = run(j, k)
-            first = first or (is_out_tuple, prims)
-            cols[j].append(tans)
-    if first is None:
-        is_out_tuple, prims, _ = run(None, 0)
-    else:
-        is_out_tuple, prims = first
+    (is_out_tuple, prims), cols = forward_columns(run, [x._data.size for x in inputs])
     jac = []
     for i, out in enumerate(prims):
         blocks = []
         for j, x in enumerate(inputs):
-            shape = tuple(out.shape) + tuple(x.shape)
-            ts = [c[i] for c in cols[j]]
-            if all(t is None for t in ts):
+            blk = forward_block([c[i] for c in cols[j]], out, x)
+            if blk is None:
                 if strict:
                     raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. "
                                        "This is not allowed in strict mode.")
-                blocks.append(pf.zeros(shape, dtype=np.result_type(out.dtype, x.dtype)))
-                continue
-            ts = [t if t is not None else pf.zeros_like(out.detach()) for t in ts]
-            blocks.append(pf.stack(ts, -1).reshape(shape))
+                blk = zero_forward_block(out, x)
+            blocks.append(blk)
         jac.append(tuple(_post(tuple(blocks), create_graph)))
     return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
 
@@ -501,3 +476,8 @@ def vhp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
     tensor([6., 0.])
     """
     return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "vhp")
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

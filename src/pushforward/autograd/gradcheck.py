@@ -53,15 +53,15 @@ _SEED = 0
 # -- small helpers ---------------------------------------------------------------------------
 
 def _tensor_cls():
-    # Imported lazily: this module is imported by pushforward.autograd, which tensor.py
+    # Imported lazily: this module is imported by pushforward.autograd, which _tensor.py
     # itself imports, so a top-level import would be circular.
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     return Tensor
 
 
 def _wrap(arr: np.ndarray, requires_grad: bool = False):
     """A fresh Tensor around `arr` (no copy)."""
-    from ..tensor import wrap
+    from .._tensor import wrap
     t = wrap(arr)
     if requires_grad:
         t.requires_grad_(True)

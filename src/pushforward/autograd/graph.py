@@ -13,7 +13,7 @@ import itertools
 import sys
 import threading
 import weakref
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from .forward_ad import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
 from .state import STATE
 from ..errors import OpError
-from ..tensor import Tensor, alias, wrap
+from .._tensor import Tensor, alias, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -754,8 +754,8 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
     run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph)
 
 
-def autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
-                      inputs=None) -> None:
+def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+                      create_graph: bool = False, inputs: Any = None) -> None:
     """torch.autograd.backward: accumulate the gradients of `tensors` (weighted by `grad_tensors`)
     into the leaves' `.grad`; a tensor listed twice counts twice.
 
@@ -768,8 +768,9 @@ def autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_grap
     backward(tensors, grad_tensors, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False, is_grads_batched: bool = False, materialize_grads: bool = False):
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
     """Gradients of outputs with respect to inputs, returned (not accumulated), as torch.autograd.grad."""
     if is_grads_batched:
         raise NotImplementedError("autograd.grad: is_grads_batched=True is not implemented (no vmap)")

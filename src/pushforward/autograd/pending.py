@@ -75,7 +75,7 @@ class Pending:
 
     def _compute(self) -> None:
         from ..dispatch import fit_tangent, own_array
-        from ..tensor import wrap
+        from .._tensor import wrap
 
         op = self.op
         tans = [_array(t) for t in self.tans]

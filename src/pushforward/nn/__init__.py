@@ -4,3 +4,8 @@ from __future__ import annotations
 from . import functional
 
 __all__ = ["functional"]
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -24,3 +24,8 @@ log_softmax = _ops.log_softmax
 
 __all__ = sorted(list(_ops.NAMESPACES["nn.functional"]) + ["relu", "relu_", "sigmoid", "tanh", "softmax",
                                                            "log_softmax"])
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

@@ -7,3 +7,8 @@
 from .comparison import assert_close
 
 __all__ = ["assert_close"]
+
+
+def __dir__() -> list:
+    # public names only (issue 10): what the module imports is not part of its API
+    return sorted(set(__all__))

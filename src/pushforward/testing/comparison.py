@@ -29,12 +29,12 @@ _TOLERANCES = {
 
 
 def _is_tensor_like(x: Any) -> bool:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
 
 
 def _array(x: Any) -> np.ndarray:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.special as sp
 
 from .._generated import ops
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "check_sample", "forward_forms", "FORWARD_FORMS",
            "make_tensor", "yaml_op_names", "op_record", "gradcheck_fn", "diff_leaves"]
@@ -80,7 +80,7 @@ def make_tensor(rng: np.random.Generator, shape, dtype, low: float = -2.0, high:
     dt = np.dtype(dtype)
     if not contiguous and len(shape) >= 2:
         rev = shape[::-1]
-        from ..tensor import wrap
+        from .._tensor import wrap
         return wrap(np.asarray(make_tensor(rng, rev, dt, low, high, avoid_zero)._data).T)
     if dt.kind == "c":
         def part():
@@ -100,7 +100,7 @@ def make_tensor(rng: np.random.Generator, shape, dtype, low: float = -2.0, high:
 
 
 def _leaf(arr: np.ndarray) -> Tensor:
-    from ..tensor import wrap
+    from .._tensor import wrap
     return wrap(np.array(arr, copy=True))
 
 
@@ -1253,7 +1253,7 @@ def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
                     t = rng.standard_normal(x.shape)
                     if x.dtype.kind == "c":
                         t = t + 1j * rng.standard_normal(x.shape)
-                    from ..tensor import wrap
+                    from .._tensor import wrap
                     x = fwAD.make_dual(x, wrap(np.asarray(t, dtype=x.dtype)), level=outer)
                 ys.append(x)
             return fn(*ys)
@@ -1296,7 +1296,7 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
     (create_graph). gradcheck sees the first; the two must agree."""
     from ..autograd.gradcheck import GradcheckError
     from ..autograd.graph import grad
-    from ..tensor import wrap
+    from .._tensor import wrap
     fn, inputs = gradcheck_fn(info, sample)
     outs = fn(*inputs)
     outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor)

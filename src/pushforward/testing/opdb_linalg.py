@@ -354,7 +354,7 @@ def s_lu_solve(m):
         for adjoint in (False, True):
             a = _rand(m, (3, 3)) + np.diag([0.2, 2.0, 3.0])
             lu, piv = sla.lu_factor(a)
-            from ..tensor import wrap
+            from .._tensor import wrap
             b = m.tensor(_rand(m, (3, 2) if left else (2, 3)))
             out.append(SampleInput(m.tensor(lu), (wrap((piv + 1).astype(np.int32)), b),
                                    {"left": left, "adjoint": adjoint}, f"left={left}, adjoint={adjoint}"))
@@ -795,7 +795,7 @@ def s_svd_legacy(m):
 
 
 def s_lu_unpack(m):
-    from ..tensor import wrap
+    from .._tensor import wrap
     out = []
     for shape in ((3, 3), (4, 3), (3, 4)):
         d = np.zeros(shape)

@@ -1,0 +1,76 @@
+"""What func.jacfwd/jacrev and autograd.functional.jacobian share: one-hot bases, the loop of
+forward passes (one per input element) and the assembly of Jacobian blocks.
+
+A block for output ``o`` and input ``x`` has shape ``o.shape + x.shape``.
+
+>>> import pushforward as pf
+>>> onehot((2, 2), pf.float64, 3)
+tensor([[0., 0.],
+        [0., 1.]])
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .._tensor import Tensor
+
+__all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block"]
+
+
+def _pf():
+    import pushforward
+    return pushforward
+
+
+def onehot(shape: tuple, dtype: Any, k: int) -> Tensor:
+    """The k-th (row-major) basis tensor of the given shape and dtype."""
+    a = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.dtype(dtype))
+    a[k] = 1
+    return _pf().from_numpy(a.reshape(shape))
+
+
+def forward_columns(run: Callable, sizes: list) -> tuple[Any, list]:
+    """Run ``run(j, k)`` for every element k of every input j (sizes[j] None: skip input j).
+
+    ``run`` returns ``(info, tangents)``; the result is ``(info of the first run, cols)`` with
+    ``cols[j][k]`` the tangents. With no element at all, ``run(None, 0)`` gives the info.
+    """
+    first = None
+    cols: list = []
+    for j, size in enumerate(sizes):
+        cols.append([])
+        if size is None:
+            continue
+        for k in range(size):
+            info, tans = run(j, k)
+            if first is None:
+                first = (info,)
+            cols[j].append(tans)
+    if first is None:
+        first = (run(None, 0)[0],)
+    return first[0], cols
+
+
+def forward_block(tans: list, out: Tensor, x: Tensor) -> Tensor | None:
+    """Block from the output's tangents along each basis direction of x (columns stacked last);
+    None when every tangent is None (the output is independent of x)."""
+    if all(t is None for t in tans):
+        return None
+    pf = _pf()
+    ts = [t if t is not None else pf.zeros_like(out.detach()) for t in tans]
+    return pf.stack(ts, -1).reshape(tuple(out.shape) + tuple(x.shape))
+
+
+def zero_forward_block(out: Tensor, x: Tensor) -> Tensor:
+    """The block of an output independent of x (dtype: their common type)."""
+    return _pf().zeros(tuple(out.shape) + tuple(x.shape), dtype=np.result_type(out.dtype, x.dtype))
+
+
+def reverse_block(rows: list, out: Tensor, x: Tensor) -> Tensor:
+    """Block from the gradients of each output element (rows stacked first)."""
+    shape = tuple(out.shape) + tuple(x.shape)
+    if not rows:
+        return _pf().zeros(shape, dtype=x.dtype)
+    return _pf().stack(rows, 0).reshape(shape)

@@ -1,0 +1,76 @@
+"""Public namespace hygiene (issue 10): __all__ everywhere, no internals in dir(), py.typed."""
+import importlib
+import pathlib
+import types
+
+import pytest
+
+import pushforward as pf
+
+PUBLIC_MODULES = ["pushforward", "pushforward.autograd", "pushforward.autograd.forward_ad",
+                  "pushforward.autograd.functional", "pushforward.func", "pushforward.linalg", "pushforward.fft",
+                  "pushforward.special", "pushforward.nn", "pushforward.nn.functional", "pushforward.testing"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_every_public_module_has_a_valid_all(name):
+    mod = importlib.import_module(name)
+    assert isinstance(mod.__all__, list) and mod.__all__
+    assert len(set(mod.__all__)) == len(mod.__all__), "duplicates in __all__"
+    missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+    assert not missing, f"{name}.__all__ names missing attributes: {missing}"
+    # dir() shows the public names, never what the module imports for itself
+    leaked = [n for n in dir(mod) if not n.startswith("_") and n not in mod.__all__
+              and not (isinstance(getattr(mod, n), types.ModuleType) and f"{name}.{n}" in PUBLIC_MODULES + ["pushforward.testing.opdb", "pushforward.memory"])]
+    assert not leaked, f"dir({name}) shows internal names {leaked}"
+
+
+def test_dir_pf_has_no_internals():
+    import pushforward.dispatch  # noqa: F401 - importing a submodule sets it as a package attribute
+    names = dir(pf)
+    for bad in ("np", "annotations", "dispatch", "creation", "methods", "kernels", "errors", "_tensor"):
+        assert bad not in names
+    internal_modules = [n for n in names if isinstance(getattr(pf, n), types.ModuleType)
+                        and f"pushforward.{n}" not in PUBLIC_MODULES + ["pushforward.memory"]]
+    assert not internal_modules
+    assert "tensor" in names and "Tensor" in names and "func" in names
+
+
+def test_func_namespace():
+    import pushforward.func as F
+    for bad in ("np", "Any", "weakref", "Callable", "Tensor", "STATE"):
+        assert bad not in dir(F)
+    assert "np" not in vars(F) and "weakref" not in vars(F)
+
+
+def test_tensor_function_and_module():
+    # pf.tensor is the factory function (torch's name); the module is pushforward._tensor
+    assert callable(pf.tensor) and not isinstance(pf.tensor, types.ModuleType)
+    mod = importlib.import_module("pushforward._tensor")
+    assert mod.Tensor is pf.Tensor
+    import pushforward._tensor as m2
+    assert m2 is mod
+
+
+def test_py_typed_marker_is_shipped():
+    root = pathlib.Path(pf.__file__).parent
+    assert (root / "py.typed").exists()
+    pyproject = root.parent.parent / "pyproject.toml"
+    if pyproject.exists():
+        assert "py.typed" in pyproject.read_text()
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_hand_written_public_functions_have_type_hints(name):
+    # the generated ops get theirs with the code generator's rework (issue 10's refactor)
+    import inspect
+    mod = importlib.import_module(name)
+    bare = []
+    for n in mod.__all__:
+        f = getattr(mod, n)
+        if inspect.isfunction(f) and f.__module__.startswith("pushforward") and "_generated" not in f.__module__:
+            sig = inspect.signature(f)
+            if sig.return_annotation is inspect.Signature.empty or any(
+                    p.annotation is inspect.Parameter.empty for p in sig.parameters.values()):
+                bare.append(n)
+    assert not bare, f"{name}: public functions without type hints: {bare}"
