@@ -69,7 +69,11 @@ def _gap_inverse(values):
 
 
 def _is_zero(t) -> bool:
-    return t is None or not bool(np.any(t._data != 0))
+    """t is absent, or zero and constant. A zero cotangent that is itself differentiated (the
+    double-backward trick of autograd.functional.jvp(fw_mode=False) differentiates the backward
+    with respect to a zero cotangent) is not zero for this purpose: skipping its terms would
+    drop their derivative."""
+    return t is None or (not _differentiated(t) and not bool(np.any(t._data != 0)))
 
 
 def _diag(x):

@@ -11,6 +11,8 @@ expression.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .composite_util import ops as _ops
@@ -127,6 +129,13 @@ def c_movedim(self, source, destination):
 def c_unflatten(self, dim, sizes):
     d = dim % max(self.ndim, 1)
     sizes = tuple(int(s) for s in sizes)
+    if sizes.count(-1) == 1:
+        # resolve -1 from the unflattened dim alone (torch does), so that an empty tensor, where
+        # reshape cannot infer -1 from the total size, still unflattens
+        known = math.prod(s for s in sizes if s != -1)
+        n = self.shape[d] if self.ndim else 1
+        if known and n % known == 0:
+            sizes = tuple(n // known if s == -1 else s for s in sizes)
     return self.reshape(tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1:]))
 
 

@@ -9866,15 +9866,19 @@ SPECIAL_XLOG1PY.public = special_xlog1py
 
 
 def _sinc__backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
+        )
     return (
-        grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
+        grad * sinc_derivative(self, sinc(self)).conj() if needs[0] else None,
     )
 
 
 def _sinc__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * sinc_derivative(self_p, sinc(self_p))
-    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p))).conj()
+    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p)).conj()).conj()
 
 
 SINC = Op(

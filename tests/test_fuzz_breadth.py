@@ -1,0 +1,71 @@
+"""Regression tests for the failure classes the fuzzer's breadth ops (issues 12, 13) found."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import pushforward as pf  # noqa: E402
+
+from fuzz.table import GROUPS, OPS, select  # noqa: E402
+
+
+def _jvp_bwd(f, x, t):
+    """autograd.functional.jvp(fw_mode=False): the double-backward trick (a zero cotangent)."""
+    return pf.autograd.functional.jvp(f, (pf.tensor(x),), (pf.tensor(t),), fw_mode=False)[1].numpy()
+
+
+def _torch_jvp(f, x, t):
+    return torch.func.jvp(f, (torch.tensor(x),), (torch.tensor(t),))[1].numpy()
+
+
+def test_sinc_complex_gradient_is_conjugated():
+    # the backward of a holomorphic function is grad * conj(f'), as for sin, exp, ...
+    z = np.array([0.7 - 0.3j, 1.2 + 0.5j, -0.8 + 1.1j])
+    x = pf.tensor(z).requires_grad_()
+    (g,) = pf.autograd.grad([pf.sinc(x)], [x], [pf.ones(3, dtype=pf.complex128)])
+    xt = torch.tensor(z, requires_grad=True)
+    (gt,) = torch.autograd.grad(torch.sinc(xt), xt, torch.ones(3, dtype=torch.complex128))
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("which", ["eigh", "svd_u", "svd_fun"])
+def test_decomposition_backward_is_differentiable_in_a_zero_cotangent(which):
+    # the vector terms of eigh/svd backward were skipped when the vectors' cotangent was zero,
+    # even when that zero cotangent is differentiated (double-backward jvp): the jvp came out 0
+    if which == "eigh":
+        x = np.array([[0.5, 0.5, -0.7], [0.4, -0.8, 1.3], [-0.8, 1.2, -1.4]])
+
+        def f(L, a):
+            v = L.linalg.eigh(a + a.mT)[1]
+            return v * v
+    elif which == "svd_u":
+        x = np.array([[1.1, -1.2, 0.9], [-1.5, -1.5, -0.7]])
+
+        def f(L, a):
+            u = L.linalg.svd(a, full_matrices=False)[0]
+            return u * u
+    else:
+        x = np.array([[[-0.3, 1.0], [0.8, -1.2], [0.9, -1.5]], [[-0.3, 1.2], [1.2, 1.5], [0.4, -0.5]]])
+
+        def f(L, a):
+            u, s, vh = L.linalg.svd(a, full_matrices=False)
+            return (u * s.sin().unsqueeze(-2)) @ vh
+    t = np.ones_like(x)
+    got = _jvp_bwd(lambda a: f(pf, a), x, t)
+    np.testing.assert_allclose(got, _torch_jvp(lambda a: f(torch, a), x, t), rtol=1e-7, atol=1e-9)
+    assert np.abs(got).max() > 1e-3
+
+
+def test_unflatten_of_an_empty_tensor_infers_minus_one_from_the_dim():
+    x = pf.zeros(0, 3)
+    assert x.unflatten(-1, (1, -1)).shape == (0, 1, 3)
+    assert x.unflatten(1, (-1, 3)).shape == (0, 1, 3)
+
+
+def test_fuzz_groups_select_ops():
+    assert {"core", "linalg", "fft", "special", "nn", "sort", "scatter", "misc"} <= set(GROUPS)
+    lin = select("linalg")
+    assert "inv" in lin and "sin" not in lin
+    assert select("sin,fft") == {"sin"} | {op.name for op in OPS if op.group == "fft"}
+    with pytest.raises(SystemExit):
+        select("nosuchgroup")
