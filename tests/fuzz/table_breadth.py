@@ -97,7 +97,7 @@ u(L_, "matrix_power", "L.linalg.matrix_power({0}, {n!r})", "fc", well_cond(),
   lambda c, m: {"n": c.rng.choice([0, 1, 2, 3, -1, -2])} if _sq(m) else None)
 u(L_, "cholesky", "L.linalg.cholesky({0} @ {0}.mH)", "fc", well_cond(8, 0.3), sq_params)
 u(L_, "cholesky_inverse", "L.cholesky_inverse(L.linalg.cholesky({0} @ {0}.mH))", "fc", well_cond(8, 0.3),
-  lambda c, m: {} if _sq(m) and len(m.shape) == 2 else None, weight=0.2)
+  lambda c, m: {} if _sq(m) and len(m.shape) == 2 else None, weight=0.8)
 u(L_, "eigvalsh", "L.linalg.eigvalsh({0} + {0}.mH)", "fc",
   lambda a, p: _gaps(torch.linalg.eigvalsh(_herm(a[0]))), sq_params)
 u(L_, "eigh_fun", "(lambda r: (r[1] * r[0].exp().unsqueeze(-2)) @ r[1].mH)(L.linalg.eigh({0} + {0}.mH))", "fc",
@@ -188,7 +188,7 @@ op(L_, "addr", "L.addr({0}, {1}, {1})",
    _two(lambda m: len(m.shape) == 2 and m.shape[0] == m.shape[1], lambda ma, m: m.shape == ma.shape[:1]), weight=0.2)
 op(L_, "baddbmm", "L.baddbmm({0}, {1}.mT, {1}, beta=0.5)",
    _two(lambda m: len(m.shape) <= 3, lambda ma, m: len(m.shape) == 3 and _bc(ma.shape, (m.shape[0], m.shape[2], m.shape[2]))),
-   weight=0.3)
+   weight=0.8)
 op(L_, "addbmm", "L.addbmm({0}, {1}.mT, {1})",
    _two(lambda m: len(m.shape) <= 2, lambda ma, m: len(m.shape) == 3 and _bc(ma.shape, (m.shape[2], m.shape[2]))),
    weight=0.3)
@@ -306,12 +306,14 @@ u(N_, "F.pad", "L.nn.functional.pad({0}, ({a!r}, {b!r}), mode={mode!r})", "f", N
   lambda c, m: {"a": 1, "b": c.rng.choice([0, 1]), "mode": c.rng.choice(["constant", "replicate", "reflect"])}
   if 2 <= len(m.shape) <= 3 and m.shape[-1] >= 2 and 0 not in m.shape else None)
 u(N_, "F.avg_pool1d", "L.nn.functional.avg_pool1d({0}, 2)", "f", None,
-  lambda c, m: {} if len(m.shape) == 3 and m.shape[-1] >= 2 else None, weight=0.2)
+  lambda c, m: {} if len(m.shape) == 3 and m.shape[-1] >= 2 else None, weight=0.8)
 u(N_, "F.max_pool1d", "L.nn.functional.max_pool1d({0}, 2)", "f", lambda a, p: no_ties(a[0], -1),
-  lambda c, m: {} if len(m.shape) == 3 and m.shape[-1] >= 2 else None, weight=0.2)
+  lambda c, m: {} if len(m.shape) == 3 and m.shape[-1] >= 2 else None, weight=0.8)
 u(N_, "F.pdist", "L.nn.functional.pdist({0})", "f",
-  lambda a, p: _all(torch.nn.functional.pdist(a[0]) > 0.1), lambda c, m: {} if len(m.shape) == 2 else None,
-  weight=0.2)
+  lambda a, p: _all(torch.nn.functional.pdist(a[0]) > 0.1),
+  # (torch 2.13's backward of pdist segfaults on an empty input: only >= 2 rows)
+  lambda c, m: {} if len(m.shape) == 2 and m.shape[0] >= 2 and m.shape[1] > 0 else None,
+  weight=0.8)
 op(N_, "F.linear", "L.nn.functional.linear({0}, {1})",
    _two(lambda m: len(m.shape) >= 1 and m.kind == "f",
         lambda ma, m: m.kind == "f" and len(m.shape) == 2 and m.shape[-1] == ma.shape[-1]))
@@ -557,3 +559,121 @@ u(X_, "nansum", "L.nansum({0})", "fc", weight=0.15)
 u(X_, "nanmean", "L.nanmean({0})", "f", weight=0.15)
 op(X_, "true_divide", "L.true_divide({0}, {1})", binary_gen("fc"), lambda a, p: _all(a[1].abs() > 0.2), weight=0.15)
 op(X_, "broadcast_tensors", "L.broadcast_tensors({0}, {1})", binary_gen("fc"), tags=("multi",), weight=0.2)
+
+# ------------------------------------------------------------------ second batch: convolutions, pools, norms, losses
+op(N_, "F.conv1d", "L.nn.functional.conv1d({0}, {1}, padding={pad!r})",
+   lambda ctx: (lambda r: None if r is None else (r[0], {"pad": ctx.rng.choice([0, 1])}))(
+       _two(lambda m: len(m.shape) == 3 and m.kind == "f" and 0 not in m.shape,
+            lambda ma, m: m.kind == "f" and len(m.shape) == 3 and m.shape[1] == ma.shape[1]
+            and m.shape[2] <= ma.shape[2])(ctx)), weight=0.8)
+op(N_, "F.conv2d_dw", "L.nn.functional.conv2d({0}.unsqueeze(0), {1}.unsqueeze(1), padding=1, groups={0}.shape[0])",
+   _two(lambda m: len(m.shape) == 3 and m.kind == "f" and 0 not in m.shape,
+        lambda ma, m: m.kind == "f" and len(m.shape) == 3 and m.shape[0] == ma.shape[0]
+        and m.shape[1] <= ma.shape[1] + 2 and m.shape[2] <= ma.shape[2] + 2), weight=0.8)
+op(N_, "F.conv_transpose1d", "L.nn.functional.conv_transpose1d({0}, {1})",
+   _two(lambda m: len(m.shape) == 3 and m.kind == "f" and 0 not in m.shape,
+        lambda ma, m: m.kind == "f" and len(m.shape) == 3 and m.shape[0] == ma.shape[1]), weight=0.8)
+_3d = lambda c, m: {} if len(m.shape) == 3 and 0 not in m.shape else None  # noqa: E731
+u(N_, "F.adaptive_avg_pool1d", "L.nn.functional.adaptive_avg_pool1d({0}, 1)", params=_3d, weight=0.8)
+u(N_, "F.adaptive_max_pool1d", "L.nn.functional.adaptive_max_pool1d({0}, 1)", dom=lambda a, p: no_ties(a[0], -1),
+  params=_3d, weight=0.8)
+u(N_, "F.avg_pool2d", "L.nn.functional.avg_pool2d({0}, 2, padding=1)", params=_3d, weight=0.8)
+u(N_, "F.max_pool2d", "L.nn.functional.max_pool2d({0}, 2)", dom=lambda a, p: no_ties(a[0], (-2, -1)),
+  params=lambda c, m: {} if len(m.shape) == 3 and min(m.shape[1:]) >= 2 else None, weight=0.8)
+u(N_, "F.batch_norm", "L.nn.functional.batch_norm({0}, None, None, training=True)",
+  dom=lambda a, p: _all(a[0].transpose(0, 1).reshape(a[0].shape[1], -1).var(1) > 0.05),
+  params=lambda c, m: {} if len(m.shape) in (2, 3) and m.shape[0] * (m.shape[2] if len(m.shape) == 3 else 1) > 1
+  and 0 not in m.shape else None, weight=0.25)
+u(N_, "F.group_norm", "L.nn.functional.group_norm({0}, 1)",
+  dom=lambda a, p: _all(a[0].reshape(a[0].shape[0], -1).var(1) > 0.05),
+  params=lambda c, m: {} if len(m.shape) == 3 and 0 not in m.shape else None, weight=0.8)
+u(N_, "F.instance_norm", "L.nn.functional.instance_norm({0})", dom=lambda a, p: _all(a[0].var(-1) > 0.05),
+  params=lambda c, m: {} if len(m.shape) == 3 and m.shape[-1] > 1 else None, weight=0.8)
+u(N_, "F.interpolate_linear", "L.nn.functional.interpolate({0}, scale_factor=2, mode='linear')", params=_3d,
+  weight=0.8)
+u(N_, "F.interpolate_nearest", "L.nn.functional.interpolate({0}, size=3)", params=_3d, weight=0.8)
+u(N_, "F.pixel_shuffle", "L.nn.functional.pixel_shuffle({0}.flatten()[:4].reshape(1, 4, 1, 1), 2)",
+  params=lambda c, m: {} if math.prod(m.shape) >= 4 else None, weight=0.2)
+u(N_, "F.unfold", "L.nn.functional.unfold({0}.unsqueeze(0), 2)",
+  params=lambda c, m: {} if len(m.shape) == 3 and min(m.shape[1:]) >= 2 else None, weight=0.8)
+u(N_, "F.dropout_eval", "L.nn.functional.dropout({0}, 0.5, training=False)", "fc", weight=0.1)
+u(N_, "F.celu_a", "L.nn.functional.celu({0}, 0.5)", dom=away(0), weight=0.1)
+op(N_, "F.prelu", "L.nn.functional.prelu({0}, L.tensor([0.25], dtype=L.float64))", unary_gen("f"), away(0),
+   weight=0.2)
+op(N_, "F.bilinear", "L.nn.functional.bilinear({0}, {0}, {1}.unsqueeze(0))",
+   _two(lambda m: len(m.shape) == 2 and m.kind == "f",
+        lambda ma, m: m.kind == "f" and len(m.shape) == 2 and m.shape == (ma.shape[1], ma.shape[1])), weight=0.8)
+
+
+def _target_gen(ctx):
+    a = ctx.pick("f", pred=lambda m: len(m.shape) == 2 and 0 not in m.shape and m.shape[1] > 1)
+    if a is None:
+        return None
+    n, c = ctx.meta(a).shape
+    return [a], {"t": [ctx.rng.randrange(c) for _ in range(n)], "red": ctx.rng.choice(["mean", "sum", "none"])}
+
+
+op(N_, "F.cross_entropy", "L.nn.functional.cross_entropy({0}, L.tensor({t!r}), reduction={red!r})", _target_gen)
+op(N_, "F.cross_entropy_ls", "L.nn.functional.cross_entropy({0}, L.tensor({t!r}), label_smoothing=0.1)",
+   _target_gen, weight=0.15)
+op(N_, "F.nll_loss", "L.nn.functional.nll_loss({0}, L.tensor({t!r}), reduction={red!r})", _target_gen, weight=0.25)
+op(N_, "F.cross_entropy_prob", "L.nn.functional.cross_entropy({0}, {1}.softmax(-1))",
+   _two(lambda m: len(m.shape) == 2 and m.kind == "f", lambda ma, m: m.kind == "f" and m.shape == ma.shape),
+   weight=0.2)
+op(N_, "F.multilabel_soft_margin", "L.nn.functional.multilabel_soft_margin_loss({0}, ({1} > 0).double())",
+   _two(lambda m: len(m.shape) == 2 and m.kind == "f", lambda ma, m: m.kind == "f" and m.shape == ma.shape),
+   weight=0.8)
+op(N_, "F.margin_ranking", "L.nn.functional.margin_ranking_loss({0}, {1}, ({0} * 0 + 1), margin=0.1)",
+   _two(lambda m: len(m.shape) == 1 and m.kind == "f", lambda ma, m: m.kind == "f" and m.shape == ma.shape),
+   lambda a, p: _all((a[1] - a[0] + 0.1).abs() > M), weight=0.15)
+op(N_, "F.cosine_embedding", "L.nn.functional.cosine_embedding_loss({0}, {1}, L.ones({0}.shape[0]), margin=0.1)",
+   _two(lambda m: len(m.shape) == 2 and m.kind == "f", lambda ma, m: m.kind == "f" and m.shape == ma.shape),
+   lambda a, p: _all(a[0].norm(dim=-1) > 0.2) and _all(a[1].norm(dim=-1) > 0.2), weight=0.15)
+op(N_, "F.triplet_margin", "L.nn.functional.triplet_margin_loss({0}, {1}, {1}.flip(0))",
+   _two(lambda m: len(m.shape) == 2 and m.kind == "f", lambda ma, m: m.kind == "f" and m.shape == ma.shape),
+   lambda a, p: _all(((a[0] - a[1]).norm(dim=-1) - (a[0] - a[1].flip(0)).norm(dim=-1) + 1).abs() > M)
+   and _all((a[0] - a[1]).norm(dim=-1) > 0.1) and _all((a[0] - a[1].flip(0)).norm(dim=-1) > 0.1), weight=0.8)
+op(N_, "F.sdpa", "L.nn.functional.scaled_dot_product_attention({0}, {1}, {1})",
+   _two(lambda m: len(m.shape) >= 2 and m.kind == "f",
+        lambda ma, m: m.kind == "f" and len(m.shape) == len(ma.shape) and m.shape[-1] == ma.shape[-1]
+        and m.shape[:-2] == ma.shape[:-2]))
+op(N_, "F.embedding", "L.nn.functional.embedding(L.tensor({idx!r}), {0})",
+   lambda ctx: (lambda a: None if a is None else ([a], {"idx": [ctx.rng.randrange(ctx.meta(a).shape[0])
+                                                               for _ in range(3)]}))(
+       ctx.pick("fc", pred=lambda m: len(m.shape) == 2 and m.shape[0] > 0)), weight=0.25)
+
+op(L_, "lu_solve", "(lambda f: L.linalg.lu_solve(f[0], f[1], {1}))(L.linalg.lu_factor({0}))",
+   _two(lambda m: _sq(m) and len(m.shape) == 2, lambda ma, m: len(m.shape) == 2 and m.shape[0] == ma.shape[0]),
+   lambda a, p: well_cond()(a, p) and _lu_pivots_clear(a[0]), weight=0.8)
+u(L_, "lu", "L.linalg.lu({0})", "fc", lambda a, p: well_cond()(a, p) and _lu_pivots_clear(a[0]), mat_params,
+  tags=("multi",), weight=0.25)
+u(L_, "linalg_norm", "L.linalg.norm({0})", "fc", lambda a, p: bool(a[0].norm() > 0.1), weight=0.15)
+u(L_, "linalg_diagonal", "L.linalg.diagonal({0})", "fc", None, mat_params, weight=0.1)
+u(L_, "tensorinv", "L.linalg.tensorinv({0}, 1)", "fc", well_cond(),
+  lambda c, m: {} if len(m.shape) == 2 and m.shape[0] == m.shape[1] > 0 else None, weight=0.1)
+u(F_, "hfft2", "L.fft.hfft2({0})", "fc", None, mat_params, weight=0.15)
+u(F_, "ihfft2", "L.fft.ihfft2({0})", "f", None, mat_params, weight=0.15)
+u(X_, "hsplit", "L.hsplit({0}, 1)", "fc", None, lambda c, m: {} if len(m.shape) >= 1 and m.shape[-1 if len(m.shape) == 1
+                                                                                             else 1] > 0 else None,
+  tags=("multi",), weight=0.15)
+op(X_, "meshgrid", "L.meshgrid({0}, {1}, indexing='ij')",
+   _two(lambda m: len(m.shape) == 1, lambda ma, m: len(m.shape) == 1), tags=("multi",), weight=0.15)
+u(X_, "atleast_3d", "L.atleast_3d({0})", "fc", weight=0.1)
+
+
+def _lu_pivots_clear(x):
+    """Partial pivoting picks a clear winner at every step (a tie would be a kink)."""
+    if x.ndim != 2:
+        return all(_lu_pivots_clear(y) for y in x.reshape(-1, *x.shape[-2:]))
+    a = x.clone()
+    n = min(a.shape)
+    for k in range(n):
+        col = a[k:, k].abs().sort(descending=True).values
+        if col.numel() > 1 and float(col[0] - col[1]) < 0.1:
+            return False
+        piv = k + int(a[k:, k].abs().argmax())
+        a[[k, piv]] = a[[piv, k]]
+        if abs(complex(a[k, k])) < 0.1:
+            return False
+        a[k + 1:] -= a[k + 1:, k:k + 1] / a[k, k] * a[k]
+    return True
