@@ -69,3 +69,32 @@ def test_fuzz_groups_select_ops():
     assert select("sin,fft") == {"sin"} | {op.name for op in OPS if op.group == "fft"}
     with pytest.raises(SystemExit):
         select("nosuchgroup")
+
+
+def test_inner_and_tensordot_of_empty_operands():
+    # reshape(-1, 0) cannot infer -1 for an empty tensor: the contraction uses explicit sizes
+    v = pf.zeros(0)
+    assert float(pf.inner(v, v)) == 0.0
+    assert pf.tensordot(pf.zeros(2, 0), pf.zeros(0, 3), dims=1).shape == (2, 3)
+
+
+def test_decomposition_jvps_of_an_empty_batch():
+    import pushforward.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        a = fwAD.make_dual(pf.zeros(0, 3, 3, dtype=pf.complex128), pf.zeros(0, 3, 3, dtype=pf.complex128))
+        h = a + a.mH
+        for out in (pf.linalg.eigh(h)[1], pf.linalg.qr(a)[0], pf.linalg.svd(a)[0]):
+            assert fwAD.unpack_dual(out).tangent.shape == (0, 3, 3)
+
+
+def test_hvp_is_not_judged_against_a_wrong_torch_gradient():
+    # torch 2.13's gradient of scatter_reduce('prod', include_self=False) is wrong (finite
+    # differences side with pushforward), so its finite-difference hvp reference is no reference
+    from fuzz.check import check
+    from fuzz.program import Program, Stmt
+    x = np.array([[0.7, 1.3], [0.3, 0.5], [-0.4, 1.5]])
+    prog = Program([x], [Stmt("scatter_reduce", [0, 0], {"dim": 0, "idx": "[[1, 2]]", "red": "prod", "inc": False},
+                              [1])], tangents=[np.ones_like(x)], outputs=[1], cotangents={1: np.ones_like(x)})
+    fs = check(prog, modes=("vjp", "hvp"))
+    assert any(f.mode == "vjp" and f.verdict == "torch" for f in fs), fs
+    assert not [f for f in fs if f.verdict == "pf"], fs
