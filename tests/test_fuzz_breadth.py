@@ -98,3 +98,9 @@ def test_hvp_is_not_judged_against_a_wrong_torch_gradient():
     fs = check(prog, modes=("vjp", "hvp"))
     assert any(f.mode == "vjp" and f.verdict == "torch" for f in fs), fs
     assert not [f for f in fs if f.verdict == "pf"], fs
+
+
+def test_sdpa_with_an_empty_embedding_dim_attends_uniformly():
+    F = pf.nn.functional
+    out = F.scaled_dot_product_attention(pf.zeros(2, 0), pf.zeros(3, 0), pf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    np.testing.assert_allclose(out.numpy(), [[3.0, 4.0], [3.0, 4.0]])
