@@ -104,3 +104,12 @@ def test_sdpa_with_an_empty_embedding_dim_attends_uniformly():
     F = pf.nn.functional
     out = F.scaled_dot_product_attention(pf.zeros(2, 0), pf.zeros(3, 0), pf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
     np.testing.assert_allclose(out.numpy(), [[3.0, 4.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("make", [lambda x: x.repeat(1, 1), lambda x: x.repeat(2, 1)[:1].repeat(1, 1),
+                                  lambda x: pf.tile(x, (1,)), lambda x: x[:, :1].repeat(1, 3)])
+def test_repeat_and_tile_return_new_memory(make):
+    x = pf.tensor([[1.0, 2.0, 3.0]])
+    y = make(x)
+    y.add_(1.0)        # was: a write through a view of x, or refused (overlapping memory)
+    np.testing.assert_allclose(x.numpy(), [[1.0, 2.0, 3.0]])

@@ -66,7 +66,13 @@ def c_repeat(self, repeats):
     for r, s in zip(repeats, shape):
         big += [r, s]
     out = [r * s for r, s in zip(repeats, shape)]
-    return x.reshape(inter).expand(big).reshape(out)
+    res = x.reshape(inter).expand(big).reshape(out)
+    # torch's repeat (and tile) always return new memory; the reshape of the expanded view is a
+    # view itself when nothing is really repeated (all repeats 1, or size-1 dims repeated), and
+    # an in-place op on it would then write into self (or be refused as a write into overlap)
+    if np.shares_memory(np.asarray(res._data), np.asarray(self._data)):
+        res = _ops().clone(res)
+    return res
 
 
 def c_tile(self, dims):
