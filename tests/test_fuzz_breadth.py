@@ -113,3 +113,13 @@ def test_repeat_and_tile_return_new_memory(make):
     y = make(x)
     y.add_(1.0)        # was: a write through a view of x, or refused (overlapping memory)
     np.testing.assert_allclose(x.numpy(), [[1.0, 2.0, 3.0]])
+
+
+def test_ndtr_backward_survives_an_inplace_op_on_its_input():
+    # torch's ndtr is a composite (0.5 erfc(-x / sqrt 2)) whose tape keeps a scaled copy, not x
+    x = pf.tensor(-0.6).requires_grad_()
+    v = x + -0.79
+    y = pf.special.ndtr(v)
+    v.sigmoid_()
+    (g,) = pf.autograd.grad([y], [x])
+    assert float(g) == pytest.approx(np.exp(-0.5 * 1.39 ** 2) / np.sqrt(2 * np.pi), rel=1e-12)

@@ -114,8 +114,13 @@ u(L_, "svd_fun", "(lambda r: (r[0] * r[1].sin().unsqueeze(-2)) @ r[2])(L.linalg.
   "fc", svd_sep, mat_params)
 u(L_, "svd_abs2", "(lambda r: (r[0] * r[0].conj()).real)(L.linalg.svd({0}, full_matrices=False))", "fc",
   svd_sep, mat_params, weight=0.2)
+# Complex: only tall matrices. LAPACK's complex Householder step leaves a column alone (Q gets +1)
+# exactly when nothing is below the diagonal AND the diagonal entry is real, and reflects it (Q
+# gets -1) when its imaginary part is any tiny nonzero: a square complex matrix whose last pivot is
+# real up to rounding (e.g. solve(a, a)) sits on that discontinuity of the convention, not of math.
 u(L_, "qr", "L.linalg.qr({0})", "fc", svd_sep,
-  lambda c, m: {} if _mat(m) and m.shape[-2] >= m.shape[-1] else None, tags=("multi",))
+  lambda c, m: {} if _mat(m) and (m.shape[-2] > m.shape[-1] or m.shape[-2] == m.shape[-1] and m.kind == "f")
+  else None, tags=("multi",))
 u(L_, "matrix_norm_fro", "L.linalg.matrix_norm({0})", "fc", lambda a, p: _all(a[0].abs() > M), mat_params)
 u(L_, "matrix_norm_nuc", "L.linalg.matrix_norm({0}, 'nuc')", "fc", svd_sep, mat_params)
 u(L_, "matrix_norm_2", "L.linalg.matrix_norm({0}, 2)", "fc", svd_sep, mat_params)
