@@ -123,3 +123,12 @@ def test_ndtr_backward_survives_an_inplace_op_on_its_input():
     v.sigmoid_()
     (g,) = pf.autograd.grad([y], [x])
     assert float(g) == pytest.approx(np.exp(-0.5 * 1.39 ** 2) / np.sqrt(2 * np.pi), rel=1e-12)
+
+
+def test_logsumexp_of_an_empty_expanded_tensor():
+    x = pf.zeros(0, 3).transpose(0, 1).expand(1, 3, 0)
+    out = x.logsumexp((0, 1))
+    ref = torch.zeros(0, 3, dtype=torch.float64).transpose(0, 1).expand(1, 3, 0).logsumexp((0, 1))
+    assert out.shape == tuple(ref.shape)
+    y = pf.zeros(2, 0).logsumexp(1)
+    np.testing.assert_array_equal(y.numpy(), [-np.inf, -np.inf])
