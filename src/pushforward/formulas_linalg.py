@@ -68,8 +68,17 @@ def _gap_inverse(values):
         return o.where(diag, 0.0, 1.0 / o.where(diag, 1.0, e))
 
 
+def _flat_last2(x):
+    """x with its last two dims flattened into one (explicit size: -1 cannot be inferred when empty)."""
+    return x.reshape(*x.shape[:-2], x.shape[-2] * x.shape[-1])
+
+
 def _is_zero(t) -> bool:
-    return t is None or not bool(np.any(t._data != 0))
+    """t is absent, or zero and constant. A zero cotangent that is itself differentiated (the
+    double-backward trick of autograd.functional.jvp(fw_mode=False) differentiates the backward
+    with respect to a zero cotangent) is not zero for this purpose: skipping its terms would
+    drop their derivative."""
+    return t is None or (not _differentiated(t) and not bool(np.any(t._data != 0)))
 
 
 def _diag(x):
@@ -191,7 +200,7 @@ def eigh_pack(lam, vec):
     o = _ops()
     if vec.dtype.kind == "c" and lam.dtype.kind != "c":
         lam = lam * (1 + 0j)
-    return o.cat([lam, vec.reshape(*vec.shape[:-2], -1)], -1)
+    return o.cat([lam, _flat_last2(vec)], -1)
 
 
 def _gauge_check(name, vhgv):
@@ -255,7 +264,7 @@ def svd_unpack(packed, m, n):
 def _svd_pack(u, s, vh):
     if u.dtype.kind == "c" and s.dtype.kind != "c":
         s = s * (1 + 0j)
-    return _ops().cat([u.reshape(*u.shape[:-2], -1), s, vh.reshape(*vh.shape[:-2], -1)], -1)
+    return _ops().cat([_flat_last2(u), s, _flat_last2(vh)], -1)
 
 
 def svd_jvp(a_p, a_t, result):
@@ -356,7 +365,7 @@ def qr_jvp(a_p, a_t, result):
     if c.dtype.kind == "c":
         omega = omega + o.diag_embed(_diag(c).imag * 1j)
     cr = c - omega
-    return o.cat([(ar - q @ cr).reshape(*q.shape[:-2], -1), (cr @ r).reshape(*r.shape[:-2], -1)], -1)
+    return o.cat([_flat_last2(ar - q @ cr), _flat_last2(cr @ r)], -1)
 
 
 def qr_backward(grad, shape, result):
@@ -390,7 +399,7 @@ def eig_jvp(a_p, a_t, result):
     dlam = _diag(x)
     dv = v @ (_gap_inverse(lam) * x)
     dv = dv - v * _diag(mH(v) @ dv).real.unsqueeze(-2)
-    return o.cat([dlam, dv.reshape(*dv.shape[:-2], -1)], -1)
+    return o.cat([dlam, _flat_last2(dv)], -1)
 
 
 def eig_backward(grad, shape, result):
@@ -466,8 +475,8 @@ def lu_jvp(a_p, a_t, result):
         du = o.cat([du1, du2], -1)
     else:
         dl, du = _lu_square_jvp(low, up, b)
-    return o.cat([(p * 0).reshape(*p.shape[:-2], -1), dl.reshape(*dl.shape[:-2], -1),
-                  du.reshape(*du.shape[:-2], -1)], -1)
+    return o.cat([_flat_last2(p * 0), _flat_last2(dl),
+                  _flat_last2(du)], -1)
 
 
 def lu_backward(grad, shape, result):
@@ -840,8 +849,9 @@ def tensordot_composite(a, b, dims):
     fa = [d for d in range(a.ndim) if d not in da]
     fb = [d for d in range(b.ndim) if d not in db]
     k = int(np.prod([a.shape[d] for d in da]))
-    am = a.permute(*(fa + da)).reshape(-1, k)
-    bm = b.permute(*(db + fb)).reshape(k, -1)
+    # explicit sizes: -1 cannot be inferred for empty operands
+    am = a.permute(*(fa + da)).reshape(int(np.prod([a.shape[d] for d in fa])), k)
+    bm = b.permute(*(db + fb)).reshape(k, int(np.prod([b.shape[d] for d in fb])))
     return (am @ bm).reshape(*[a.shape[d] for d in fa], *[b.shape[d] for d in fb])
 
 

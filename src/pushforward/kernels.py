@@ -291,6 +291,9 @@ def logsumexp(a, dim, keepdim=False):
     axes = _axes(dim, a.ndim)
     if a.ndim == 0:  # torch: a 0-d input stays 0-d, with or without keepdim
         return np.asarray(sp.logsumexp(a))
+    if a.size == 0:  # SciPy fails on some empty inputs: log(sum(exp(.))) is exact there (-inf or empty)
+        with np.errstate(divide="ignore"):
+            return _contiguous(np.asarray(np.log(np.sum(np.exp(a), axis=axes, keepdims=keepdim))))
     return _contiguous(np.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
 
 

@@ -466,7 +466,8 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
         key = key.repeat_interleave(rep, -3)
         value = value.repeat_interleave(rep, -3)
     L, S = query.shape[-2], key.shape[-2]
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # (an empty embedding dim: the scores are empty sums, 0, whatever the scale; torch attends uniformly)
+    s = (1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0) if scale is None else scale
     att = (query @ key.mT) * s
     if is_causal:
         if attn_mask is not None:

@@ -11,6 +11,8 @@ expression.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .composite_util import ops as _ops
@@ -64,7 +66,13 @@ def c_repeat(self, repeats):
     for r, s in zip(repeats, shape):
         big += [r, s]
     out = [r * s for r, s in zip(repeats, shape)]
-    return x.reshape(inter).expand(big).reshape(out)
+    res = x.reshape(inter).expand(big).reshape(out)
+    # torch's repeat (and tile) always return new memory; the reshape of the expanded view is a
+    # view itself when nothing is really repeated (all repeats 1, or size-1 dims repeated), and
+    # an in-place op on it would then write into self (or be refused as a write into overlap)
+    if np.shares_memory(np.asarray(res._data), np.asarray(self._data)):
+        res = _ops().clone(res)
+    return res
 
 
 def c_tile(self, dims):
@@ -127,6 +135,13 @@ def c_movedim(self, source, destination):
 def c_unflatten(self, dim, sizes):
     d = dim % max(self.ndim, 1)
     sizes = tuple(int(s) for s in sizes)
+    if sizes.count(-1) == 1:
+        # resolve -1 from the unflattened dim alone (torch does), so that an empty tensor, where
+        # reshape cannot infer -1 from the total size, still unflattens
+        known = math.prod(s for s in sizes if s != -1)
+        n = self.shape[d] if self.ndim else 1
+        if known and n % known == 0:
+            sizes = tuple(n // known if s == -1 else s for s in sizes)
     return self.reshape(tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1:]))
 
 

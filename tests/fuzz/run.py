@@ -3,6 +3,7 @@
     PYTHONPATH=src python tests/fuzz/run.py --minutes 5 --seed 1 --jobs 2
     PYTHONPATH=src python tests/fuzz/run.py --programs 2000 --seed 7
     PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --skip-known   # leave out issue 9's known triggers
+    PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --only linalg,fft   # some groups (table.GROUPS)
     PYTHONPATH=src python tests/fuzz/run.py --replay 7000123      # check one program, print it
 
 Exit status 1 when pushforward failed on any program.
@@ -33,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--shrink-budget", type=int, default=150, help="checks spent shrinking one failure")
     ap.add_argument("--exclude", default="", help="comma-separated op names (table.py) to leave out")
+    ap.add_argument("--only", default="",
+                    help="comma-separated groups (core, linalg, fft, special, nn, sort, scatter, misc; "
+                         "table.GROUPS) and/or op names to run alone (default: every op)")
     ap.add_argument("--skip-known", action="store_true",
                     help="leave out the ops that trigger issue 9's known classes (table.KNOWN_TRIGGERS)")
     ap.add_argument("--modes", default=None,
@@ -46,6 +50,9 @@ def main(argv=None) -> int:
     secs = None if a.minutes is None else a.minutes * 60
     per = None if a.programs is None else -(-a.programs // a.jobs)
     exclude = {x for x in a.exclude.split(",") if x}
+    if a.only:
+        from fuzz.table import OPS, select
+        exclude |= {op.name for op in OPS} - select(a.only)
     if a.skip_known:
         from fuzz.table import KNOWN_TRIGGERS
         exclude |= KNOWN_TRIGGERS

@@ -36,6 +36,7 @@ class Op:
     statement: bool = False                  # render is a full statement (no result var)
     weight: float = 1.0
     tags: tuple = field(default_factory=tuple)
+    group: str = "core"                      # run.py --only selects groups (or op names)
 
 
 OPS: list[Op] = []
@@ -879,3 +880,19 @@ KNOWN_TRIGGERS = {
     "to_same", "to_f64", "double", "contiguous",                              # 3/4: aliasing, repeated outputs
     "long_double", "bool_double", "to_long",                                  # 5: integer casts keep tangents
 }
+
+
+# ------------------------------------------------------------------ breadth (issues 12 and 13)
+# linalg, fft, special, nn, sort, scatter, misc: see table_breadth.py (imported for its entries)
+from . import table_breadth  # noqa: E402,F401
+
+GROUPS = sorted({op.group for op in OPS})
+
+
+def select(only: str) -> set:
+    """Op names selected by a comma-separated list of groups and/or op names."""
+    want = {w for w in only.split(",") if w}
+    bad = want - set(GROUPS) - {op.name for op in OPS}
+    if bad:
+        raise SystemExit(f"--only: unknown groups/ops {sorted(bad)}; groups are {GROUPS}")
+    return {op.name for op in OPS if op.group in want or op.name in want}

@@ -9619,51 +9619,12 @@ def special_i1e(self):
 SPECIAL_I1E.public = special_i1e
 
 
-# ---- special_ndtr
-
-
-def _special_ndtr__backward(grad, self, result, needs):
-    return (
-        grad * (self * self * -0.5).exp() * 0.3989422804014327 if needs[0] else None,
-    )
-
-
-def _special_ndtr__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (self_p * self_p * -0.5).exp() * 0.3989422804014327
-    return (self_t.conj() * (self_p * self_p * -0.5).exp() * 0.3989422804014327).conj()
-
-
-def _special_ndtr__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.exp(self_p * self_p * -0.5) * 0.3989422804014327
-    return K.conj(K.conj(self_t) * np.exp(self_p * self_p * -0.5) * 0.3989422804014327)
-
-
-SPECIAL_NDTR = Op(
-    'special_ndtr',
-    sp.ndtr,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_ndtr__backward,
-    jvp=_special_ndtr__jvp,
-    jvp_np=_special_ndtr__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-)
+# ---- special_ndtr (composite)
 
 
 def special_ndtr(self):
     """Standard normal CDF. Example: pf.special_ndtr(pf.tensor([0.0]))"""
-    return apply1(SPECIAL_NDTR, self, ())
-
-
-SPECIAL_NDTR.public = special_ndtr
+    return erfc(self * -0.7071067811865476) * 0.5
 
 
 # ---- special_ndtri
@@ -9866,15 +9827,19 @@ SPECIAL_XLOG1PY.public = special_xlog1py
 
 
 def _sinc__backward(grad, self, result, needs):
+    if grad.dtype.kind != "c" and self.dtype.kind != "c":
+        return (
+            grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
+        )
     return (
-        grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
+        grad * sinc_derivative(self, sinc(self)).conj() if needs[0] else None,
     )
 
 
 def _sinc__jvp(self_p, self_t, result):
     if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
         return self_t * sinc_derivative(self_p, sinc(self_p))
-    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p))).conj()
+    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p)).conj()).conj()
 
 
 SINC = Op(

@@ -680,7 +680,8 @@ def add_special_ops(add) -> None:
         lo, hi = dom or (-2.0, 2.0)
         zero = name in ("special_i1", "special_i1e", "sinc")  # removable singularities of the formulas at 0
         add(OpInfo(name, getattr(ops, name), (lambda m, lo=lo, hi=hi, zero=zero: _unary_samples(m, lo, hi) + (
-            [SampleInput(m.tensor([0.0, 0.7]), name="at 0")] if zero else [])), ref, REAL))
+            [SampleInput(m.tensor([0.0, 0.7]), name="at 0")] if zero else [])), ref, REAL,
+            composite=name == "special_ndtr"))  # ndtr is a composite of erfc (the tape keeps what torch's does)
     add(OpInfo("special_xlog1py", ops.special_xlog1py, lambda m: [
         SampleInput(m((3,)), (m((3,), low=-0.5, high=2.0),)), SampleInput(m((2, 3)), (m((3,), low=-0.5, high=2.0),),
                                                                      name="broadcast")], sp.xlog1py, REAL))
@@ -743,7 +744,8 @@ def add_more_ops(add) -> None:
     for name, (ref, dom, zero) in unary.items():
         lo, hi = dom or (-2.0, 2.0)
         add(OpInfo(name, getattr(ops, name), (lambda m, lo=lo, hi=hi, zero=zero: _unary_samples(m, lo, hi) + (
-            [SampleInput(m.tensor([0.0, 0.7]), name="at 0")] if zero else [])), ref, REAL))
+            [SampleInput(m.tensor([0.0, 0.7]), name="at 0")] if zero else [])), ref, REAL,
+            composite=name == "special_ndtr"))  # ndtr is a composite of erfc (the tape keeps what torch's does)
     add(OpInfo("_special_gammainc", lambda x, a, upper: ops._special_gammainc(a, x, upper), s_gammainc,
                lambda x, a, upper: (sp.gammaincc if upper else sp.gammainc)(a, x), REAL))
     add(OpInfo("special_gammainc", lambda x, a: ops.special_gammainc(a, x), s_gammainc_pub,
