@@ -584,3 +584,19 @@ def test_pow_and_angle_results_are_contiguous(fn):
     with fwAD.dual_level():
         y = fn(fwAD.make_dual(x, pf.ones(3, 2)))
         assert fwAD.unpack_dual(y.view(-1)).tangent.shape == (6,)
+
+
+def test_double_backward_through_an_in_place_op_on_a_view_with_a_broadcast_gradient():
+    """The gradient reaching a `.view(-1)` replay may be broadcast (einsum's 'ij->j' backward): the
+    replay takes its values in C order (fuzzer: reverse-over-reverse raised a view error; torch computes)."""
+    def loss(x0):
+        v1 = x0.cosh()
+        v1.view(-1).mul_(-0.71)
+        return (pf.einsum("ij->j", v1) * pf.tensor([1.0, 2.0])).sum()
+
+    a = np.array([[-1.2, -1.3], [1.5, 0.8]])
+    t = np.ones((2, 2))
+    rr = pf.autograd.functional.hvp(loss, pf.tensor(a), pf.tensor(t), fw_mode=False)[1]
+    fr = pf.autograd.functional.hvp(loss, pf.tensor(a), pf.tensor(t), fw_mode=True)[1]
+    exact = -0.71 * np.cosh(a) * np.array([1.0, 2.0]) * t  # d2/dx2 of -0.71 cosh(x) w
+    assert np.allclose(rr.numpy(), exact) and np.allclose(fr.numpy(), exact)

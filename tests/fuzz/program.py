@@ -317,7 +317,9 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
                 _replay(inputs, stmts, env, ctx, nv)
                 continue
             stmts.append(st)
-            if op.name in FROZEN_RESULTS:
+            if op.name in FROZEN_RESULTS or any(a in ctx.frozen for a in args):
+                # results derived from a frozen value may alias it in one library only (contiguous(),
+                # reshape: a view or a copy by layout, and the layouts differ), so they are frozen too
                 ctx.frozen.update(outs)
     if len(stmts) < min(n_ops, 2):
         return None

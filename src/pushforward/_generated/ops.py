@@ -5593,7 +5593,7 @@ INDEX_PUT.public = index_put
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
         grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
-        replay_view(grad, steps) if needs[1] else None,
+        replay_view(grad.contiguous(), steps) if needs[1] else None,
     )
 
 
@@ -5647,7 +5647,7 @@ _VIEW_SCATTER.public = _view_scatter
 
 def __view_embed__backward(grad, self, result, shape, steps, needs):
     return (
-        replay_view(grad, steps) if needs[0] else None,
+        replay_view(grad.contiguous(), steps) if needs[0] else None,
     )
 
 
