@@ -168,7 +168,6 @@ def reproducer(prog: Program, f: Finding) -> str:
     mode = f.mode.split(":")
     base = mode[0]
     n = prog.n_inputs
-    names = [f"x{i}" for i in range(n)]
     outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
     body = [re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
@@ -222,6 +221,18 @@ def reproducer(prog: Program, f: Finding) -> str:
     return "\n".join(lines)
 
 
+def _expect(f: Finding, where: str = "") -> str:
+    """The comment a reproducer's print line ends with: both libraries' values, or the crash."""
+    if f.what == "crash":
+        return f"raises {f.detail[:300]}; torch computes it{where}"
+    return f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
+
+
+def _input_lines(prog: Program) -> list:
+    return [f"x = ({', '.join(_lit(a) for a in prog.inputs)},)",
+            f"t = ({', '.join(_lit(t) for t in prog.tangents)},)"]
+
+
 def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:
     n = prog.n_inputs
     diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
@@ -231,12 +242,9 @@ def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:
     terms = [f"({_lit(prog.cotangents[o])} * {('x' if o < n else 'v') + str(o)}).sum()" for o in diff]
     lines.append("    return " + " + ".join(terms))
     lines.append("")
-    lines.append(f"x = ({', '.join(_lit(a) for a in prog.inputs)},)")
-    lines.append(f"t = ({', '.join(_lit(t) for t in prog.tangents)},)")
+    lines += _input_lines(prog)
     k = f.out or 0
-    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
-    if f.what == "crash":
-        expect = f"raises {f.detail[:300]}; torch computes it"
+    expect = _expect(f)
     lines.append(f"print(pf.autograd.functional.hvp(loss, x, t, fw_mode={fw_mode})[1][{k}])  # {expect}")
     return "\n".join(lines)
 
@@ -249,12 +257,9 @@ def _bjvp_reproducer(prog: Program, f: Finding) -> str:
     lines += ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines.append("    return (" + ", ".join(("x" if o < n else "v") + str(o) for o in diff) + ",)")
     lines.append("")
-    lines.append(f"x = ({', '.join(_lit(a) for a in prog.inputs)},)")
-    lines.append(f"t = ({', '.join(_lit(t) for t in prog.tangents)},)")
+    lines += _input_lines(prog)
     k = (f.diff or []).index(f.out) if f.out in (f.diff or []) else 0
-    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
-    if f.what == "crash":
-        expect = f"raises {f.detail[:300]}; torch computes it"
+    expect = _expect(f)
     lines.append(f"print(pf.autograd.functional.jvp(f, x, t, fw_mode=False)[1][{k}])  # {expect}")
     return "\n".join(lines)
 
@@ -274,9 +279,7 @@ def _nested_reproducer(prog: Program, f: Finding) -> str:
         lines.append(f"        x{i} = fwAD.make_dual(q{i}, {_lit(t)})")
     lines += ["        " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines.append(f"        t = fwAD.unpack_dual({o}).tangent")
-    expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}; finite differences: {f.fd_val}"
-    if f.what == "crash":
-        expect = f"raises {f.detail[:300]}; torch computes it (one level)"
+    expect = _expect(f, " (one level)")
     if f.mode == "jvp2:jvp":
         lines.append(f"        print(fwAD.unpack_dual(t, level=0).primal if t is not None else t)  # {expect}")
     else:
