@@ -33,12 +33,13 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
-                 "public", "simple", "jvp_np_reads", "grad_embeds", "contiguous")
+                 "public", "simple", "jvp_np_reads", "grad_embeds", "contiguous", "argnames", "batch")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
                  save_fn: Callable | None = None, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
-                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False) -> None:
+                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False,
+                 argnames: tuple = (), batch: str = "loop") -> None:
         self.name = name
         self.kernel = kernel
         self.params = params          # names of the Tensor-typed parameters
@@ -63,6 +64,8 @@ class Op:
         # the backward places grad into zeros of the input's shape, where this view looks
         self.grad_embeds = grad_embeds
         self.public = None            # the public function (set by the generated module)
+        self.argnames = argnames      # names of the non-Tensor arguments, in the order of `args`
+        self.batch = batch            # batching rule from derivatives.yaml (see batching.py)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
         # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it

@@ -48,6 +48,7 @@ NEG = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -100,6 +101,7 @@ ABS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -156,6 +158,7 @@ SGN = Op(
     jvp_kind='explicit',
     save_fn=_sgn__save,
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -204,6 +207,7 @@ SIGN = Op(
     jvp_kind='explicit',
     save_fn=_sign__save,
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -255,6 +259,7 @@ EXP = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -311,6 +316,7 @@ EXP2 = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -362,6 +368,7 @@ EXPM1 = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -413,6 +420,7 @@ LOG = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -469,6 +477,7 @@ LOG2 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -520,6 +529,7 @@ LOG10 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -571,6 +581,7 @@ LOG1P = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -622,6 +633,7 @@ SQRT = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -678,6 +690,7 @@ RSQRT = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -729,6 +742,7 @@ SQUARE = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -780,6 +794,7 @@ RECIPROCAL = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -831,6 +846,7 @@ SIN = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -887,6 +903,7 @@ COS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -943,6 +960,7 @@ TAN = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -994,6 +1012,7 @@ ASIN = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1048,6 +1067,7 @@ ACOS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1102,6 +1122,7 @@ ATAN = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1156,6 +1177,7 @@ SINH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1207,6 +1229,7 @@ COSH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1258,6 +1281,7 @@ TANH = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1314,6 +1338,7 @@ ASINH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1368,6 +1393,7 @@ ACOSH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1422,6 +1448,7 @@ ATANH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1476,6 +1503,7 @@ SIGMOID = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1521,6 +1549,8 @@ LOGIT = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('eps',),
+    batch='elementwise',
 )
 
 
@@ -1568,6 +1598,7 @@ RELU = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1624,6 +1655,7 @@ ERF = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1675,6 +1707,7 @@ ERFC = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1719,6 +1752,7 @@ ERFINV = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -1766,6 +1800,7 @@ LGAMMA = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1817,6 +1852,7 @@ DIGAMMA = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -1873,6 +1909,8 @@ POLYGAMMA = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('n',),
+    batch='elementwise',
 )
 
 
@@ -1917,6 +1955,7 @@ FLOOR = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -1961,6 +2000,7 @@ CEIL = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2005,6 +2045,8 @@ ROUND = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('decimals',),
+    batch='loop',
 )
 
 
@@ -2049,6 +2091,7 @@ TRUNC = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2128,6 +2171,7 @@ CLAMP = Op(
         ((2, 2, 2), None),  # self, min, max
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2175,6 +2219,7 @@ REAL = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
+    batch='loop',
 )
 
 
@@ -2214,6 +2259,7 @@ IMAG = Op(
     ),
     out_diff=(True,),
     kind='view',
+    batch='loop',
 )
 
 
@@ -2259,6 +2305,7 @@ CONJ = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
+    batch='loop',
 )
 
 
@@ -2312,6 +2359,7 @@ ANGLE = Op(
     jvp_kind='auto_element_wise',
     save_fn=_angle__save,
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -2367,6 +2415,8 @@ ADD = Op(
         ((0, 0), None),  # self, other
     ),
     out_diff=(True,),
+    argnames=('alpha',),
+    batch='loop',
 )
 
 
@@ -2427,6 +2477,8 @@ SUB = Op(
         ((0, 0), None),  # self, other
     ),
     out_diff=(True,),
+    argnames=('alpha',),
+    batch='loop',
 )
 
 
@@ -2495,6 +2547,7 @@ MUL = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2575,6 +2628,8 @@ DIV = Op(
     jvp_kind='explicit',
     save_fn=_div__save,
     out_diff=(True,),
+    argnames=('rounding_mode',),
+    batch='loop',
 )
 
 
@@ -2652,6 +2707,7 @@ POW = Op(
         ((2, 2), (2,)),  # self, exponent
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2712,6 +2768,7 @@ ATAN2 = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2769,6 +2826,7 @@ HYPOT = Op(
         ((2, 2), (2,)),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2824,6 +2882,7 @@ MAXIMUM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2879,6 +2938,7 @@ MINIMUM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2934,6 +2994,7 @@ FMOD = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -2989,6 +3050,7 @@ REMAINDER = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3044,6 +3106,7 @@ COPYSIGN = Op(
         ((2, 0), (2,)),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3104,6 +3167,7 @@ XLOGY = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3158,6 +3222,7 @@ LOGADDEXP = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3213,6 +3278,7 @@ WHERE = Op(
         ((2, 0, 0), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3239,6 +3305,7 @@ EQ = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3265,6 +3332,7 @@ NE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3291,6 +3359,7 @@ LT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3317,6 +3386,7 @@ LE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3343,6 +3413,7 @@ GT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3369,6 +3440,7 @@ GE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3395,6 +3467,7 @@ LOGICAL_AND = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3421,6 +3494,7 @@ LOGICAL_OR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3447,6 +3521,7 @@ LOGICAL_NOT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3473,6 +3548,7 @@ BITWISE_AND = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3499,6 +3575,7 @@ BITWISE_OR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3525,6 +3602,7 @@ BITWISE_XOR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3551,6 +3629,7 @@ BITWISE_NOT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3577,6 +3656,7 @@ ISNAN = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3603,6 +3683,7 @@ ISFINITE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    batch='loop',
 )
 
 
@@ -3629,6 +3710,8 @@ ARGMAX = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -3657,6 +3740,8 @@ ARGMIN = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -3698,6 +3783,8 @@ TO = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
+    argnames=('dtype', 'copy'),
+    batch='loop',
 )
 
 
@@ -3742,6 +3829,7 @@ CLONE = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3781,6 +3869,7 @@ ALIAS = Op(
     ),
     out_diff=(True,),
     kind='view',
+    batch='loop',
 )
 
 
@@ -3836,6 +3925,7 @@ _COPY_FROM = Op(
         ((0, 0), None),  # self, src
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -3893,6 +3983,8 @@ SUM = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -3939,6 +4031,8 @@ MEAN = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -3979,6 +4073,8 @@ PROD = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -4019,6 +4115,8 @@ AMAX = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4059,6 +4157,8 @@ AMIN = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4107,6 +4207,8 @@ MAX_DIM = Op(
     ),
     n_out=2,
     out_diff=(True, False),
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4155,6 +4257,8 @@ MIN_DIM = Op(
     ),
     n_out=2,
     out_diff=(True, False),
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4220,6 +4324,8 @@ VAR = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'correction', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4260,6 +4366,8 @@ STD = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'correction', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4300,6 +4408,8 @@ NORM = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('p', 'dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4349,6 +4459,8 @@ LOGSUMEXP = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -4399,6 +4511,8 @@ SOFTMAX = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -4449,6 +4563,8 @@ LOG_SOFTMAX = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -4495,6 +4611,8 @@ CUMSUM = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -4535,6 +4653,8 @@ CUMPROD = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'dtype'),
+    batch='loop',
 )
 
 
@@ -4592,6 +4712,7 @@ MATMUL = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -4652,6 +4773,7 @@ MM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -4712,6 +4834,7 @@ BMM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -4772,6 +4895,7 @@ DOT = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -4832,6 +4956,7 @@ OUTER = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -4888,6 +5013,8 @@ EINSUM = Op(
     jvp_kind='explicit',
     save_fn=_einsum__save,
     out_diff=(True,),
+    argnames=('equation',),
+    batch='loop',
 )
 
 
@@ -4934,6 +5061,8 @@ CAT = Op(
         ((1,), None),  # tensors
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -4986,6 +5115,8 @@ STACK = Op(
         ((0,), None),  # tensors
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -5032,6 +5163,8 @@ FLIP = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dims',),
+    batch='loop',
 )
 
 
@@ -5076,6 +5209,8 @@ ROLL = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('shifts', 'dims'),
+    batch='loop',
 )
 
 
@@ -5120,6 +5255,8 @@ TRIL = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('diagonal',),
+    batch='loop',
 )
 
 
@@ -5164,6 +5301,8 @@ TRIU = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('diagonal',),
+    batch='loop',
 )
 
 
@@ -5213,6 +5352,8 @@ GATHER = Op(
         ((1, 2), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -5264,6 +5405,8 @@ _GATHER_BACKWARD = Op(
         ((0, 2), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'shape'),
+    batch='loop',
 )
 
 
@@ -5315,6 +5458,8 @@ INDEX_SELECT = Op(
         ((1, 2), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -5366,6 +5511,8 @@ _INDEX_SELECT_BACKWARD = Op(
         ((0, 2), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'shape'),
+    batch='loop',
 )
 
 
@@ -5423,6 +5570,7 @@ MASKED_FILL = Op(
         ((0, 2, 0), None),  # self, value
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -5472,6 +5620,8 @@ INDEX = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('indices',),
+    batch='loop',
 )
 
 
@@ -5516,6 +5666,8 @@ _INDEX_BACKWARD = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('shape', 'indices'),
+    batch='loop',
 )
 
 
@@ -5576,6 +5728,8 @@ INDEX_PUT = Op(
         ((0, 0), None),  # self, values
     ),
     out_diff=(True,),
+    argnames=('indices', 'accumulate'),
+    batch='loop',
 )
 
 
@@ -5631,6 +5785,8 @@ _VIEW_SCATTER = Op(
         ((0, 1), None),  # self, src
     ),
     out_diff=(True,),
+    argnames=('steps',),
+    batch='loop',
 )
 
 
@@ -5675,6 +5831,8 @@ _VIEW_EMBED = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('shape', 'steps'),
+    batch='loop',
 )
 
 
@@ -5714,6 +5872,8 @@ VIEW = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('shape',),
+    batch='loop',
 )
 
 
@@ -5755,6 +5915,8 @@ RESHAPE = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
+    argnames=('shape',),
+    batch='loop',
 )
 
 
@@ -5796,6 +5958,8 @@ TRANSPOSE = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('dim0', 'dim1'),
+    batch='loop',
 )
 
 
@@ -5838,6 +6002,8 @@ PERMUTE = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('dims',),
+    batch='loop',
 )
 
 
@@ -5879,6 +6045,7 @@ T = Op(
     ),
     out_diff=(True,),
     kind='view',
+    batch='loop',
 )
 
 
@@ -5918,6 +6085,7 @@ MT = Op(
     ),
     out_diff=(True,),
     kind='view',
+    batch='loop',
 )
 
 
@@ -5957,6 +6125,8 @@ SQUEEZE = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -5998,6 +6168,8 @@ UNSQUEEZE = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -6039,6 +6211,8 @@ EXPAND = Op(
     ),
     out_diff=(True,),
     kind='view',
+    argnames=('sizes',),
+    batch='loop',
 )
 
 
@@ -6083,6 +6257,8 @@ FLATTEN = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
+    argnames=('start_dim', 'end_dim'),
+    batch='loop',
 )
 
 
@@ -6123,6 +6299,8 @@ DIAGONAL = Op(
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
+    argnames=('offset', 'dim1', 'dim2'),
+    batch='loop',
 )
 
 
@@ -6163,6 +6341,8 @@ NARROW = Op(
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
+    argnames=('dim', 'start', 'length'),
+    batch='loop',
 )
 
 
@@ -6205,6 +6385,8 @@ SELECT = Op(
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
+    argnames=('dim', 'index'),
+    batch='loop',
 )
 
 
@@ -6247,6 +6429,8 @@ GETITEM = Op(
     out_diff=(True,),
     kind='view',
     grad_embeds=True,
+    argnames=('index',),
+    batch='loop',
 )
 
 
@@ -6620,6 +6804,8 @@ SORT = Op(
     save_fn=_sort__save,
     n_out=2,
     out_diff=(True, False),
+    argnames=('dim', 'descending', 'stable'),
+    batch='loop',
 )
 
 
@@ -6688,6 +6874,8 @@ TOPK = Op(
     save_fn=_topk__save,
     n_out=2,
     out_diff=(True, False),
+    argnames=('k', 'dim', 'largest', 'sorted'),
+    batch='loop',
 )
 
 
@@ -6746,6 +6934,8 @@ KTHVALUE = Op(
     save_fn=_kthvalue__save,
     n_out=2,
     out_diff=(True, False),
+    argnames=('k', 'dim', 'keepdim'),
+    batch='loop',
 )
 
 
@@ -6866,6 +7056,8 @@ LOGCUMSUMEXP = Op(
     jvp_kind='explicit',
     save_fn=_logcumsumexp__save,
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -6996,6 +7188,8 @@ SCATTER = Op(
         ((0, 2, 1), None),  # self, src
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -7063,6 +7257,8 @@ SCATTER_ADD = Op(
         ((0, 2, 1), None),  # self, src
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -7132,6 +7328,8 @@ SCATTER_REDUCE = Op(
     jvp_kind='explicit',
     save_fn=_scatter_reduce__save,
     out_diff=(True,),
+    argnames=('dim', 'reduce', 'include_self'),
+    batch='loop',
 )
 
 
@@ -7199,6 +7397,8 @@ INDEX_ADD = Op(
         ((0, 2, 0), None),  # self, source
     ),
     out_diff=(True,),
+    argnames=('dim', 'alpha'),
+    batch='loop',
 )
 
 
@@ -7266,6 +7466,8 @@ INDEX_COPY = Op(
         ((0, 2, 0), None),  # self, source
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -7333,6 +7535,8 @@ INDEX_FILL = Op(
         ((0, 2, 0), None),  # self, value
     ),
     out_diff=(True,),
+    argnames=('dim',),
+    batch='loop',
 )
 
 
@@ -7426,6 +7630,8 @@ _IM2COL = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'),
+    batch='loop',
 )
 
 
@@ -7470,6 +7676,8 @@ _COL2IM = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'),
+    batch='loop',
 )
 
 
@@ -8162,6 +8370,7 @@ INVERSE = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8200,6 +8409,7 @@ DET = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8244,6 +8454,7 @@ LOGDET = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8292,6 +8503,7 @@ _SLOGDET_SIGN = Op(
     jvp_kind='explicit',
     save_fn=__slogdet_sign__save,
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8336,6 +8548,7 @@ _SLOGDET_LOGABS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8402,6 +8615,7 @@ _LINALG_SOLVE = Op(
         ((2, 0), (2,)),  # self, B
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8455,6 +8669,8 @@ LINALG_SOLVE_TRIANGULAR = Op(
         ((2, 0), (2,)),  # self, B
     ),
     out_diff=(True,),
+    argnames=('upper', 'left', 'unitriangular'),
+    batch='loop',
 )
 
 
@@ -8493,6 +8709,8 @@ LINALG_CHOLESKY = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('upper',),
+    batch='loop',
 )
 
 
@@ -8550,6 +8768,8 @@ _LINALG_EIGH = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('UPLO',),
+    batch='loop',
 )
 
 
@@ -8599,6 +8819,8 @@ LINALG_EIGVALSH = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('UPLO',),
+    batch='loop',
 )
 
 
@@ -8637,6 +8859,7 @@ _LINALG_SVD = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8686,6 +8909,7 @@ LINALG_SVDVALS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8724,6 +8948,7 @@ _LINALG_QR = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8773,6 +8998,7 @@ _LINALG_EIG = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8822,6 +9048,7 @@ LINALG_EIGVALS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8860,6 +9087,7 @@ _LINALG_LU = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8928,6 +9156,7 @@ MATRIX_EXP = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -8974,6 +9203,8 @@ LINALG_PINV = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    argnames=('atol', 'rtol', 'hermitian'),
+    batch='loop',
 )
 
 
@@ -9011,6 +9242,8 @@ LINALG_MATRIX_RANK = Op(
     ),
     out_diff=(True,),
     differentiable=False,
+    argnames=('atol', 'rtol', 'hermitian'),
+    batch='loop',
 )
 
 
@@ -9055,6 +9288,8 @@ DIAG_EMBED = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('offset', 'dim1', 'dim2'),
+    batch='loop',
 )
 
 
@@ -9177,6 +9412,8 @@ _FFT_C2C = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'norm', 'forward'),
+    batch='loop',
 )
 
 
@@ -9223,6 +9460,8 @@ _FFT_R2C = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'norm'),
+    batch='loop',
 )
 
 
@@ -9269,6 +9508,8 @@ _FFT_C2R = Op(
         ((1,), None),  # self
     ),
     out_diff=(True,),
+    argnames=('dim', 'norm', 'last_dim_size'),
+    batch='loop',
 )
 
 
@@ -9478,6 +9719,7 @@ SPECIAL_I0 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9528,6 +9770,7 @@ SPECIAL_I0E = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9568,6 +9811,7 @@ SPECIAL_I1 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9608,6 +9852,7 @@ SPECIAL_I1E = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9663,6 +9908,7 @@ SPECIAL_NDTRI = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9710,6 +9956,7 @@ SPECIAL_LOG_NDTR = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9757,6 +10004,7 @@ SPECIAL_ERFCX = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9812,6 +10060,7 @@ SPECIAL_XLOG1PY = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -9856,6 +10105,7 @@ SINC = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9906,6 +10156,7 @@ SPECIAL_ENTR = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -9950,6 +10201,7 @@ _SPECIAL_ZETA = Op(
         ((2, 2), None),  # other
     ),
     out_diff=(True,),
+    batch='loop',
 )
 
 
@@ -10024,6 +10276,7 @@ SPECIAL_BESSEL_J0 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10064,6 +10317,7 @@ SPECIAL_BESSEL_J1 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10111,6 +10365,7 @@ SPECIAL_BESSEL_Y0 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10158,6 +10413,7 @@ SPECIAL_BESSEL_Y1 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10205,6 +10461,7 @@ SPECIAL_MODIFIED_BESSEL_K0 = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10252,6 +10509,7 @@ SPECIAL_MODIFIED_BESSEL_K1 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10299,6 +10557,7 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10346,6 +10605,7 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10386,6 +10646,7 @@ SPECIAL_SPHERICAL_BESSEL_J0 = Op(
         ((2,), (2,)),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10433,6 +10694,7 @@ SPECIAL_AIRY_AI = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10480,6 +10742,7 @@ _SPECIAL_AIRY_AI_PRIME = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
+    batch='elementwise',
 )
 
 
@@ -10518,6 +10781,8 @@ _SPECIAL_GAMMAINC = Op(
         ((2, 2), None),  # other
     ),
     out_diff=(True,),
+    argnames=('upper',),
+    batch='loop',
 )
 
 

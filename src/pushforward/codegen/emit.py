@@ -13,10 +13,10 @@ import keyword
 
 try:
     from . import saves
-    from .load import CREATION, OpEntry, SpecError
+    from .load import CREATION, OpEntry, SpecError, batch_rule
 except ImportError:  # run by path (see __main__.py)
     import saves  # type: ignore
-    from load import CREATION, OpEntry, SpecError  # type: ignore
+    from load import CREATION, OpEntry, SpecError, batch_rule  # type: ignore
 
 NOTHING, VALUE = saves.NOTHING, saves.VALUE
 
@@ -605,6 +605,9 @@ class Emitter:
             kw.append("differentiable=False")
         if self.grad_embeds(e):
             kw.append("grad_embeds=True")
+        if e.arg_params:
+            kw.append(f"argnames={tuple(p.name for p in e.arg_params)!r}")
+        kw.append(f"batch={batch_rule(e)!r}")
         return f"{const} = Op(\n    " + ",\n    ".join(fields + kw) + ",\n)"
 
     def entry(self, e: OpEntry) -> str:

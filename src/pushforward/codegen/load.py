@@ -22,7 +22,10 @@ CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "em
 BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "np", "all", "any",
             "reversed", "sorted", "dict", "map")
 KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
-              "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace"}
+              "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace", "batch"}
+# `batch: rule` or `batch: rule(arg, ...)`: how the op runs on batched tensors (vmap, batched
+# tangents); the rules live in batching.py and name the op's non-Tensor arguments they adjust.
+_BATCH = re.compile(r"^([a-z_]+)(?:\(([a-z_0-9, ]*)\))?$")
 
 
 class SpecError(ValueError):
@@ -62,6 +65,7 @@ class OpEntry:
     doc: str = ""
     aliases: tuple[str, ...] = ()
     namespace: str = ""             # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
+    batch: str = ""                 # batching rule (batching.py); "" derives it (see batch_rule)
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -259,6 +263,7 @@ def _entry(item, line: int) -> OpEntry:
         doc=str(item.get("doc", "")).strip(),
         aliases=tuple(item.get("aliases", ())),
         namespace=str(item.get("namespace", "")),
+        batch=str(item.get("batch", "")).strip(),
     )
     _validate_structure(entry, where)
     return entry
@@ -270,7 +275,31 @@ def _output_keys(returns: tuple[str, ...]) -> set[str]:
     return {f"result{i}" for i in range(len(returns))}
 
 
+def batch_rule(e: OpEntry) -> str:
+    """The op's batching rule: its `batch:` key, else derived (element-wise ops broadcast; the
+    rest run once per batch element until they declare a rule)."""
+    if e.batch:
+        return e.batch
+    if dict(e.forward).get("result") == "auto_element_wise":
+        return "elementwise"
+    return "loop"
+
+
+def _validate_batch(e: OpEntry, where: str) -> None:
+    if not e.batch:
+        return
+    m = _BATCH.match(e.batch)
+    if not m:
+        raise SpecError(f"{where}: bad batch rule {e.batch!r} (expected 'rule' or 'rule(arg, ...)')")
+    args = [a.strip() for a in (m.group(2) or "").split(",") if a.strip()]
+    names = {p.name for p in e.params}
+    bad = [a for a in args if a not in names]
+    if bad:
+        raise SpecError(f"{where}: batch rule {e.batch!r} names {bad}, which are not parameters of the op")
+
+
 def _validate_structure(e: OpEntry, where: str) -> None:
+    _validate_batch(e, where)
     if (e.kernel is None) == (e.composite is None):
         raise SpecError(f"{where}: needs exactly one of 'kernel' or 'composite'")
     for n in e.non_differentiable:
