@@ -1,6 +1,7 @@
 """Newton's method on a nonlinear system with the Jacobian from ``jacfwd``:
 the Bratu problem  -u'' = lam * exp(u) on (0, 1), u(0) = u(1) = 0, discretised by
 central differences on n interior points (a tridiagonal plus diagonal Jacobian).
+``jacfwd`` takes the whole Jacobian in one vector-mode pass (a dual level of batch n).
 
 Run: python examples/newton_system.py
 """

@@ -238,3 +238,65 @@ def test_grad_of_a_vmapped_function():
     g = grad(lambda v: vmap(lambda x: (x * v).sin().sum())(T(X)).sum())(T(w))
     gt = torch.func.grad(lambda v: torch.func.vmap(lambda x: (x * v).sin().sum())(TT(X)).sum())(TT(w))
     close(g, gt)
+
+
+def test_jacrev_runs_one_backward_pass_with_batched_cotangents(monkeypatch):
+    import pushforward.autograd.graph as graph
+    A, x = arr(5, 4), arr(4)
+    passes = []
+    real = graph.run_backward
+    monkeypatch.setattr(graph, "run_backward", lambda *a, **k: (passes.append(1), real(*a, **k))[1])
+    f = lambda v: (T(A) @ v).tanh() * v.sum()  # noqa: E731
+    J = jacrev(f)(T(x))
+    assert len(passes) == 1
+    close(J, torch.func.jacrev(lambda v: (TT(A) @ v).tanh() * v.sum())(TT(x)))
+    passes.clear()
+    close(jacrev(f, chunk_size=2)(T(x)), J)
+    assert len(passes) == 3
+
+
+def test_jacrev_several_outputs_and_nesting():
+    a, b = arr(3), arr(2, 2)
+
+    def f(x, y):
+        return (x * y.sum(), (x.exp()[:2] * y).sum(0))
+    J = jacrev(f, argnums=(0, 1))(T(a), T(b))
+    Jt = torch.func.jacrev(f, argnums=(0, 1))(TT(a), TT(b))
+    for r, rt in zip(J, Jt):
+        for blk, blk_t in zip(r, rt):
+            close(blk, blk_t)
+    g = lambda v: (v.sin() * v.cumsum(0)).sum()  # noqa: E731
+    H = torch.func.hessian(g)(TT(a))
+    close(jacrev(jacrev(g))(T(a)), H)
+    close(jacrev(jacfwd(g))(T(a)), H)
+
+
+def test_functional_jacobian_vectorized_reverse_mode():
+    a, b = arr(4), arr(3)
+    f = lambda x, y: (x.sin().sum() * y, x.exp())  # noqa: E731
+    J1 = f_jacobian(f, (T(a), T(b)), vectorize=True)
+    J2 = f_jacobian(f, (T(a), T(b)))
+    for r1, r2 in zip(J1, J2):
+        for x1, x2 in zip(r1, r2):
+            close(x1, x2)
+    g = lambda x: (x ** 3).sum() * x.sin().sum()  # noqa: E731
+    close(f_hessian(g, T(a), vectorize=True), f_hessian(g, T(a)))
+    with pytest.raises(RuntimeError, match="strict=True.*vectorize=True"):
+        f_jacobian(f, (T(a), T(b)), vectorize=True, strict=True)
+
+
+def test_vmap_of_jacobians_and_hessians():
+    """Batched Jacobians: the transforms' own batch levels nest inside vmap's."""
+    def f(x):
+        return (x.sin() * x.cumsum(0)).exp()
+
+    def g(x):
+        return f(x).sum()
+    X = arr(4, 3)
+    J = torch.func.vmap(torch.func.jacfwd(f))(TT(X))
+    H = torch.func.vmap(torch.func.hessian(g))(TT(X))
+    close(vmap(jacfwd(f))(T(X)), J)
+    close(vmap(jacrev(f))(T(X)), J)
+    close(vmap(hessian(g))(T(X)), H)
+    close(vmap(jacrev(jacrev(g)))(T(X)), H)
+    close(vmap(jacfwd(jacfwd(g)))(T(X)), H)

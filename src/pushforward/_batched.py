@@ -21,7 +21,7 @@ import numpy as np
 from .errors import OpError
 from ._tensor import Tensor
 
-__all__ = ["BatchedTensor", "new_batch_level"]
+__all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into"]
 
 _levels = itertools.count(1)
 
@@ -29,6 +29,24 @@ _levels = itertools.count(1)
 def new_batch_level() -> int:
     """A fresh batch level id, larger than every earlier one."""
     return next(_levels)
+
+
+def values_of(t: Tensor) -> np.ndarray:
+    """The array of t's values; for a batched tensor, every batch element's (its physical array
+    through all batch levels). For checks over all values (is it all zero?), never per element."""
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return t._data
+
+
+def batch_into(x: Tensor, level: int) -> Tensor:
+    """x, computed on the physical tensors of batch level `level` (its logical dim 0 is that batch),
+    as a tensor batched at `level`. If x is itself batched at inner levels (a transform inside the
+    vmap, e.g. jacrev's batched cotangents), those stay the outer wrappers: the innermost level is
+    always the outermost wrapper, as the batching rules unwrap them."""
+    if type(x) is BatchedTensor and x._blevel > level:
+        return BatchedTensor(batch_into(x._phys.movedim(1, 0), level), x._blevel)
+    return BatchedTensor(x, level)
 
 
 class BatchedTensor(Tensor):

@@ -21,8 +21,13 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
 - `prefix(index)`: a NumPy index gets a leading `slice(None)`.
 - `matmul`: matmul semantics with vectors (a batched vector stays a vector).
 - `stack(dim)` / `cat(dim)`: list inputs, unbatched members expanded to the batch.
+- `t`, `roll`, `einsum`: hand-written (a new subscript letter for the batch, for einsum).
+- `fold`: ops independent along their dim 0 (im2col's N): the batch folds into it and back out.
+- `views`: a view op's backward (_view_embed, _view_scatter): the view chain replayed on the batch.
 - `loop`: one call per batch element, results stacked: correct for every op, slow; the default
   for ops that do not declare a rule.
+
+`a(x) + b(y)` composes two rules (b adjusts what a returns; the batched flags are a's input's).
 
 >>> import pushforward as pf
 >>> pf.func.vmap(pf.matmul, in_dims=(None, 0))(pf.eye(2), pf.ones(3, 2)).shape
@@ -33,8 +38,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ._batched import BatchedTensor
+from ._batched import BatchedTensor, new_batch_level
 from ._tensor import Tensor
+from .autograd.forward_ad import replay_view
+from .creation import zeros
 from .errors import OpError
 
 __all__ = ["has_batched", "run_batched", "run_batched_inplace", "RULES", "OPS"]
@@ -274,6 +281,11 @@ def _matmul(op, ins, bat, args, B, names):
     ba, bb = bat
     a_vec = _lrank(a, ba) == 1
     b_vec = _lrank(b, bb) == 1
+    # one GEMM instead of B small products where the batch can ride along as rows
+    if ba and not bb and b.ndim <= 2:
+        return OPS["matmul"], [a, b], (), None         # (B, ..., k) @ (k, m) or (k,): the stack is rows
+    if bb and not ba and b_vec and a.ndim == 2:
+        return OPS["matmul"], [b, a.mT], (), None       # A v for every v: rows of V A^T
     if a_vec:
         a = a.unsqueeze(-2)
     if b_vec:
@@ -297,6 +309,67 @@ def _masked(op, ins, bat, args, B, names):
     """masked_fill(self, mask, value) is where(mask, value, self): a batched value broadcasts."""
     self_, mask, value = ins
     return _elementwise(OPS["where"], [mask, value, self_], [bat[1], bat[2], bat[0]], (), B, ())
+
+
+def _views(op, ins, bat, args, B, names):
+    """_view_embed(src, shape, steps) / _view_scatter(self, src, steps), a view op's backward: the
+    view chain is replayed on the batch (each step by its own rule) and src written there."""
+    steps = _arg(op, args, "steps")
+    level = new_batch_level()
+    if op.name == "_view_embed":
+        src = ins[0]
+        base = zeros((B,) + tuple(_arg(op, args, "shape")), dtype=src.dtype)
+        src = BatchedTensor(src, level)
+    else:
+        base, src = ins
+        base = (base if bat[0] else base.unsqueeze(0).expand((B,) + tuple(base.shape))).clone()
+        src = BatchedTensor(src, level) if bat[1] else src
+    replay_view(BatchedTensor(base, level), steps).copy_(src)
+    return base
+
+
+def _t(op, ins, bat, args, B, names):
+    """t(): the last two dims of a matrix swapped; a vector or scalar is its own transpose."""
+    x = ins[0]
+    if x.ndim - 1 < 2:
+        return OPS["alias"], [x], (), None
+    return OPS["transpose"], [x], (-2, -1), None
+
+
+def _roll(op, ins, bat, args, B, names):
+    """roll over the flattened logical tensor (dims=None) rolls each batch element's flattening."""
+    x = ins[0]
+    shifts, dims = _arg(op, args, "shifts"), _arg(op, args, "dims")
+    if dims is not None:
+        return op, ins, _set_args(op, args, {"dims": _shift(dims)}), None
+    shape = tuple(x.shape)
+    return OPS["roll"].public(x.reshape((shape[0], -1)), shifts, 1).reshape(shape)
+
+
+def _einsum(op, ins, bat, args, B, names):
+    """A new subscript letter for the batch, on the batched operands and the output."""
+    eq = _arg(op, args, "equation").replace(" ", "")
+    free = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in eq]
+    if not free:
+        return None
+    letter = free[0]
+    lhs, _, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if "->" not in eq:  # the implicit output: letters used once, sorted (after the ellipsis)
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    specs = [letter + sp if f else sp for sp, f in zip(specs, bat[0])]
+    return op, ins, _set_args(op, args, {"equation": ",".join(specs) + "->" + letter + rhs}), None
+
+
+def _fold(op, ins, bat, args, B, names):
+    """Ops independent along their dim 0 (im2col's N): the batch folds into it and back out."""
+    x = ins[0]
+    shape = tuple(x.shape)
+    if len(shape) < 2 or any(b for b in bat[1:]):
+        return None
+    return op, [x.reshape((shape[0] * shape[1],) + shape[2:])] + list(ins[1:]), args, \
+        lambda out: out.reshape((shape[0], shape[1]) + tuple(out.shape[1:]))
 
 
 def _outer(op, ins, bat, args, B, names):
@@ -327,6 +400,11 @@ PREPARE: dict[str, Callable] = {
     "permute": _permute,
     "outer": _outer,
     "masked": _masked,
+    "views": _views,
+    "t": _t,
+    "roll": _roll,
+    "einsum": _einsum,
+    "fold": _fold,
     "reduce": _reduce,
     "flat": _flat,
     "shape": _shape,
@@ -341,17 +419,38 @@ _RULE = re.compile(r"^([a-z_]+)(?:\((.*)\))?$")
 _parsed: dict = {}
 
 
-def _rule_of(op) -> tuple[str, tuple]:
+def _rule_of(op) -> list:
+    """[(rule name, argument names), ...]: `a(x) + b(y)` applies a, then b to a's result."""
     got = _parsed.get(op)
     if got is None:
-        m = _RULE.match(op.batch)
-        name = m.group(1) if m else ""
-        if name not in RULES:
-            raise OpError(f"{op.name}: unknown batching rule {op.batch!r} in derivatives.yaml "
-                          f"(known: {', '.join(sorted(RULES))})")
-        names = tuple(a.strip() for a in (m.group(2) or "").split(",") if a.strip())
-        got = _parsed[op] = (name, names)
+        got = []
+        for part in op.batch.split("+"):
+            m = _RULE.match(part.strip())
+            name = m.group(1) if m else ""
+            if name not in RULES or (name == "loop" and len(got)):
+                raise OpError(f"{op.name}: unknown batching rule {op.batch!r} in derivatives.yaml "
+                              f"(known: {', '.join(sorted(RULES))})")
+            got.append((name, tuple(a.strip() for a in (m.group(2) or "").split(",") if a.strip())))
+        _parsed[op] = got
     return got
+
+
+def _plan(op, ins, bat, args, B):
+    """The rules' plan for one call: (op, ins, args, post), a finished physical result, or None."""
+    rules = _rule_of(op)
+    if rules[0][0] == "loop":
+        return None
+    plan = (op, ins, args, None)
+    posts = []
+    for name, names in rules:
+        plan = PREPARE[name](plan[0], plan[1], bat, plan[2], B, names)
+        if plan is None or isinstance(plan, Tensor):
+            return plan
+        if plan[3] is not None:
+            posts.append(plan[3])
+    if len(posts) > 1:
+        raise OpError(f"{op.name}: batching rule {op.batch!r} composes two rules that both post-process")
+    return plan[0], plan[1], plan[2], (posts[0] if posts else None)
 
 
 # -- entry points (called by dispatch) ---------------------------------------------------------
@@ -362,10 +461,11 @@ def run_batched(op, inputs, args: tuple, dispatch: Callable):
     pairs = [_unwrap(v, level) for v in inputs]
     ins = [p for p, _ in pairs]
     bat = [b for _, b in pairs]
-    name, names = _rule_of(op)
-    plan = None if name == "loop" else PREPARE[name](op, ins, bat, args, B, names)
+    plan = _plan(op, ins, bat, args, B)
     if plan is None:
         return _wrap(_loop(op, ins, bat, args, B, dispatch), level)
+    if isinstance(plan, Tensor):
+        return _wrap(plan, level)
     run, ins, args, post = plan
     out = dispatch(run, ins, args)
     if post is not None:
@@ -407,9 +507,8 @@ def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable
     ins = [p for p, _ in pairs]
     bat = [b for _, b in pairs]
     tphys = target._phys
-    name, names = _rule_of(op)
-    plan = None if name == "loop" else PREPARE[name](op, ins, bat, args, B, names)
-    if plan is not None and plan[0] is op and plan[3] is None and plan[1][0] is tphys:
+    plan = _plan(op, ins, bat, args, B)
+    if type(plan) is tuple and plan[0] is op and plan[3] is None and plan[1][0] is tphys:
         apply_inplace(op, tphys, tuple(plan[1]), plan[2])
         return target
     for b in range(B):

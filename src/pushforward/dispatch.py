@@ -21,7 +21,7 @@ from .kernels import CONTIGUOUS_RESULTS
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
 from .batching import OPS, has_batched, run_batched, run_batched_inplace
-from ._batched import BatchedTensor
+from ._batched import BatchedTensor, values_of
 from .autograd.grad_mode import no_grad
 from ._tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
 
@@ -160,7 +160,7 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
     t = fw.get(key)
     if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual or \
             (x._requires_grad and STATE.grad_enabled):
-        return None
+        return fast_batched(op, (x,), args, lvl) if type(t) is BatchedTensor else None
     xd = x._data
     out = _bare(op, (x,), (xd,), args)
     od = out._data
@@ -204,7 +204,7 @@ def _arrays_of(values) -> list:
         elif tv is list:
             out.extend(_arrays_of(v))
         elif tv is BatchedTensor:
-            out.append(physical_array(v))
+            out.append(values_of(v))
         elif tv is Pending:
             if v.value is not None and type(v.value) is Tensor:
                 out.append(v.value._data)
@@ -215,19 +215,12 @@ def _arrays_of(values) -> list:
 
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
-    d = t._data if type(t) is not BatchedTensor else physical_array(t)
+    d = t._data if type(t) is not BatchedTensor else values_of(t)
     fresh = d.base is None
     for a in arrays:
         if a is d if fresh else np.may_share_memory(d, a):
             return t.clone()
     return t
-
-
-def physical_array(t: BatchedTensor) -> np.ndarray:
-    """The array holding a batched tensor's values (every batch level)."""
-    while type(t) is BatchedTensor:
-        t = t._phys
-    return t._data
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
@@ -347,7 +340,7 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                     return None
                 t = fw.get(key)
                 if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
-                    return None
+                    return fast_batched(op, ins, args, lvl) if type(t) is BatchedTensor else None
                 t = t._data
                 any_t = any_t or d
             datas.append(x._data)
@@ -375,6 +368,68 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                     r = r.copy()
                     break
     return _attach(op, out, r, key, lvl)
+
+
+def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
+    """fast_jvp at a vector-mode level (dual_level(batch=B)) for an element-wise op: its array
+    formula runs once on the tangents' (B, ...) arrays, each with size-1 dims inserted after the
+    batch dim up to the output's rank, so that right-aligned broadcasting lines the logical dims
+    up with the primals' (the `elementwise` batching rule, on arrays). None: not that case (the
+    general path runs the Tensor formula by the batching rules)."""
+    if op.batch != "elementwise" or op.jvp_np is None:
+        return None
+    key, blevel, grad_on = lvl.uid, lvl.blevel, STATE.grad_enabled
+    datas, tans = [], []
+    scalars = False
+    for x, d in zip(ins, op.diff):
+        tx = type(x)
+        if tx is Tensor:
+            if x._requires_grad and grad_on:
+                return None
+            fw = x._fw
+            t = None
+            if fw is not None:
+                t = fw.get(key)
+                if len(fw) != 1 or type(t) is not BatchedTensor or t._blevel != blevel:
+                    return None
+                p = t._phys
+                if type(p) is not Tensor or p._requires_grad or p._fw is not None or p._st.dual:
+                    return None
+                t = p._data
+            elif x._st.dual:
+                return None  # a view whose base may hold the tangent
+            datas.append(x._data)
+        elif tx in _SCALAR_TYPES:
+            datas.append(x)
+            scalars = True
+            t = None
+        else:
+            return None
+        if d:
+            tans.append(t)
+    out = _bare(op, ins, datas, args)
+    od = out._data
+    if od.dtype.kind not in FLOATING:
+        return out  # integer results carry no tangent (DESIGN rule 3)
+    rank = od.ndim + 1
+    tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
+            for t in tans]
+    if scalars:
+        datas = _scalar_arrays(datas, od)
+    r = op.jvp_np(*datas, *tans, od, *args)
+    if r is None:
+        return out
+    want = (lvl.batch,) + od.shape
+    if type(r) is not np.ndarray or r.shape != want or r.dtype != od.dtype:
+        r = np.asarray(r)
+        if r.dtype.kind == "c" and od.dtype.kind != "c":
+            r = r.real
+        r = np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
+    else:
+        r = _own_fast(r, datas, tans, od)
+    out._fw = {key: BatchedTensor(wrap(r), blevel)}
+    lvl.register(out)
+    return out
 
 
 def _own_fast(r: np.ndarray, datas: list, tans: list, od: np.ndarray) -> np.ndarray:
@@ -706,7 +761,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
                 if seen is None:
                     seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
-                seen.append(t._data if type(t) is Tensor else physical_array(t))
+                seen.append(t._data if type(t) is Tensor else values_of(t))
             set_tangent(o, level, t)
 
 

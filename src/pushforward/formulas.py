@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._batched import values_of
+from ._tensor import Tensor
+
 __all__ = [
     "scale", "scale_np", "fill_zeros", "fill_zeros_np", "keep", "keep_np", "sum_backward", "mean_backward",
     "prod_backward", "prod_jvp", "extremum_backward", "extremum_jvp", "index_reduction_backward",
@@ -327,7 +330,8 @@ def einsum_jvp(equation, tensors_p, tensors_t):
 # -- element-wise -----------------------------------------------------------------------------------
 def _constant_exponent(exponent):
     """The exponent as a Python number when it is a constant scalar (the common x ** 2), else None."""
-    if exponent.ndim == 0 and not exponent._requires_grad and exponent._fw is None and not exponent._st.dual:
+    if type(exponent) is Tensor and exponent.ndim == 0 and not exponent._requires_grad and exponent._fw is None \
+            and not exponent._st.dual:
         return exponent._data.item()
     return None
 
@@ -354,7 +358,7 @@ def pow_self_backward(grad, self, exponent):
 
 def _conj(t):
     """t.conj(), skipping the op call for real tensors (their own conjugate)."""
-    return t.conj() if t._data.dtype.kind == "c" else t
+    return t.conj() if t.dtype.kind == "c" else t
 
 
 def pow_self_backward_np(grad, self, exponent):
@@ -486,7 +490,6 @@ def chunk_sizes(size, chunks):
 def minmax(self, dim, keepdim, which):
     """max/min overloads: full reduction, (values, indices) along dim, or element-wise with a tensor."""
     from ._generated import ops
-    from ._tensor import Tensor
     if dim is None:
         return ops.amax(self) if which == "max" else ops.amin(self)
     if isinstance(dim, Tensor):
@@ -528,7 +531,7 @@ def _others_matrix(x):
 
 
 def _has_zero(t) -> bool:
-    return bool((t._data == 0).any())
+    return bool((values_of(t) == 0).any())
 
 
 def cumprod_backward(grad, self, result, dim):

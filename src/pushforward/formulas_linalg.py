@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from .errors import OpError
+from ._batched import values_of
 
 __all__ = [
     "mH", "adjugate", "det_backward", "det_jvp", "eigh_unpack", "eigh_pack", "eigh_backward", "eigh_jvp",
@@ -78,7 +79,7 @@ def _is_zero(t) -> bool:
     double-backward trick of autograd.functional.jvp(fw_mode=False) differentiates the backward
     with respect to a zero cotangent) is not zero for this purpose: skipping its terms would
     drop their derivative."""
-    return t is None or (not _differentiated(t) and not bool(np.any(t._data != 0)))
+    return t is None or (not _differentiated(t) and not bool(np.any(values_of(t) != 0)))
 
 
 def _diag(x):
@@ -206,7 +207,7 @@ def eigh_pack(lam, vec):
 def _gauge_check(name, vhgv):
     if vhgv.dtype.kind != "c":
         return
-    im = np.imag(np.diagonal(vhgv._data, 0, -2, -1))
+    im = np.imag(np.diagonal(values_of(vhgv), 0, -2, -1))
     if not np.allclose(im, 0.0, rtol=1e-2, atol=1e-2):
         raise OpError(f"{name}: the function being differentiated depends on the phase of the "
                       "eigen/singular vectors, which is arbitrary: the derivative is not well defined")

@@ -44,7 +44,7 @@ import weakref as _weakref
 from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
 from .autograd.grad_mode import enable_grad
-from .autograd.jacobian_util import basis_rows, onehot, reverse_block, split_columns
+from .autograd.jacobian_util import basis_rows, split_columns, unbatch
 from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
@@ -52,7 +52,7 @@ from .errors import OpError, OpValueError
 from .pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ._tensor import Tensor
 from .vmap import ACTIVE as VMAP_ACTIVE, vmap
-from ._batched import BatchedTensor
+from ._batched import BatchedTensor, batch_into, new_batch_level
 
 __all__ = [
     "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
@@ -233,7 +233,7 @@ class _Reverse:
         return x.unsqueeze(0).expand((size,) + tuple(x.shape))
 
     def _batched(self, x: Any) -> Any:
-        return x if self.vmapped is None or x is None else BatchedTensor(x, self.vmapped[0])
+        return x if self.vmapped is None or x is None else batch_into(x, self.vmapped[0])
 
     def output(self) -> Any:
         return tree_unflatten([self._stripped(o) for o in self.out_leaves], self.out_spec)
@@ -487,8 +487,11 @@ def _assemble(blocks: list, out_leaves: list, out_spec: TreeSpec, arg_specs: lis
     return tree_unflatten(per_out, out_spec)
 
 
-def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
-    """The Jacobian of f by reverse mode: one backward pass per output element.
+def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian of f by reverse mode, in one backward pass: the cotangents of every output
+    element go through the tape at once, as a batch (vmap over the vjp). ``chunk_size`` bounds the
+    batch: ceil(M / chunk_size) backward passes for M output elements.
 
     For an output leaf of shape O and an input leaf of shape I the block has shape O + I.
 
@@ -497,25 +500,48 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
     tensor([[2., 0.],
             [0., 4.]])
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise OpValueError(f"jacrev: chunk_size must be a positive int or None, got {chunk_size!r}")
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacrev")
         run = _Reverse(f, args, kwargs, nums, has_aux, "jacrev")
+        outs = run.out_leaves
+        sizes = [o.numel() for o in outs]
+        total = sum(sizes)
+        step = total if chunk_size is None else min(chunk_size, total)
+        per_leaf: list = [[] for _ in run.primal_leaves]   # rows (output elements) of each input's block
+        for start in range(0, total, max(step, 1)):
+            stop = min(total, start + step)
+            level = new_batch_level()
+            cts = basis_rows(outs, sizes, start, stop)
+            # (one row, e.g. a scalar's gradient: an ordinary backward pass)
+            cts = {i: (c[0] if stop - start == 1 else BatchedTensor(c, level)) for i, c in cts.items()}
+            gs = run.pullback(outs, [cts.get(i) for i in range(len(outs))], create_graph=run.outer)
+            for j, g in enumerate(gs):
+                if g is not None:
+                    per_leaf[j].append(unbatch(g, level, stop - start))
         blocks = []
-        for o in run.out_leaves:
-            rows: list = [[] for _ in run.primal_leaves]
-            n_out = o._data.size
-            cg = run.outer
-            for k in range(n_out):
-                gs = run.pullback([o], [onehot(o.shape, o.dtype, k)], create_graph=cg)
-                for j, g in enumerate(gs):
-                    rows[j].append(g)
-            blocks.append([reverse_block(rows[j] if leaf._data.size else [], o, leaf) if _is_diff(leaf) else None
-                           for j, leaf in enumerate(run.primal_leaves)])
-        jac = _assemble(blocks, run.out_leaves, run.out_spec, run.specs, single)
+        offset = 0
+        for o, n in zip(outs, sizes):
+            row = []
+            for j, leaf in enumerate(run.primal_leaves):
+                if not _is_diff(leaf):
+                    row.append(None)
+                    continue
+                shape = tuple(o.shape) + tuple(leaf.shape)
+                if not per_leaf[j] or not n:
+                    row.append(_pf().zeros(shape, dtype=leaf.dtype))
+                    continue
+                rows = per_leaf[j][0] if len(per_leaf[j]) == 1 else _pf().cat(per_leaf[j], 0)
+                row.append(rows[offset:offset + n].reshape(shape))
+            blocks.append(row)
+            offset += n
+        jac = _assemble(blocks, outs, run.out_spec, run.specs, single)
         return (jac, run.aux()) if has_aux else jac
 
     _name(wrapper, f, "jacrev")
+    wrapper._pf_reverse = True  # type: ignore[attr-defined]  # see _untracked_ok
     return wrapper
 
 
@@ -549,8 +575,17 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
         sizes = [leaf.numel() if _is_diff(leaf) else 0 for _, _, leaf in in_leaves]
         total = sum(sizes)
         step = total if chunk_size is None else min(chunk_size, total)
-        passes = [_jacfwd_pass(f, args, kwargs, in_leaves, sizes, start, min(total, start + step), has_aux)
-                  for start in range(0, max(total, 1), max(step, 1))]
+        # jacfwd(jacrev(f)) (a Hessian) with nothing requiring grad: an untracked level, as func.jvp
+        untracked = _untracked_ok(f, [leaf for _, _, leaf in in_leaves], [])
+        passes = []
+        for start in range(0, max(total, 1), max(step, 1)):
+            res = None
+            if untracked:
+                res = _jacfwd_pass(f, args, kwargs, in_leaves, sizes, start, min(total, start + step), has_aux, True)
+                untracked = res is not None
+            if res is None:
+                res = _jacfwd_pass(f, args, kwargs, in_leaves, sizes, start, min(total, start + step), has_aux, False)
+            passes.append(res)
         prims, o_spec, aux = passes[0][0]
         blocks = []
         for i, o in enumerate(prims):
@@ -565,12 +600,14 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
 
 
 def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes: list, start: int, stop: int,
-                 has_aux: bool) -> tuple:
+                 has_aux: bool, untracked: bool) -> tuple | None:
     """One vector-mode run of f: the basis tangents start..stop-1 (over all input elements, input
     leaves in order) at once. Returns ((primal outputs, their spec, aux), per output its
-    tangents, shape (stop - start, *output.shape))."""
+    tangents, shape (stop - start, *output.shape)); None if an untracked run turns out unsafe
+    (see _jvp_run)."""
     batch = stop - start
-    with fwAD.dual_level(batch=max(batch, 1)) as level:
+    level_cm = fwAD.untracked_level if untracked else fwAD.dual_level
+    with level_cm(batch=max(batch, 1)) as level:
         new_args = list(args)
         flat = {a: tree_flatten(args[a]) for a in {a for a, _, _ in in_leaves}}
         for j, t in basis_rows([leaf for _, _, leaf in in_leaves], sizes, start, stop).items():
@@ -578,16 +615,21 @@ def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes:
             flat[a][0][li] = fwAD.make_dual(leaf, t, level=level)
         for a, (leaves, spec) in flat.items():
             new_args[a] = tree_unflatten(leaves, spec)
+        lvl = STATE.levels[level]
+        calls = lvl.user_calls
         out = f(*new_args, **kwargs)
         out, aux = _split_aux(out, has_aux, "jacfwd")
         o_leaves, o_spec = tree_flatten(out)
         _check_tensor_leaves(o_leaves, "jacfwd", "the function's output")
+        a_leaves, a_spec = tree_flatten(aux)
+        if untracked and (lvl.user_calls != calls or any(
+                isinstance(x, Tensor) and x.requires_grad for x in o_leaves + a_leaves)):
+            return None
         prims, tans = [], []
         for o in o_leaves:
             p, t = fwAD.unpack_dual(o, level=level)
             prims.append(p)
             tans.append(t if t is not None else _pf().zeros((batch,) + tuple(o.shape), dtype=o.dtype))
-        a_leaves, a_spec = tree_flatten(aux)
         aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
     return (prims, o_spec, aux), [t[:batch] for t in tans]
 

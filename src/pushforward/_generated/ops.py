@@ -5014,7 +5014,7 @@ EINSUM = Op(
     save_fn=_einsum__save,
     out_diff=(True,),
     argnames=('equation',),
-    batch='loop',
+    batch='einsum(equation)',
 )
 
 
@@ -5210,7 +5210,7 @@ ROLL = Op(
     ),
     out_diff=(True,),
     argnames=('shifts', 'dims'),
-    batch='loop',
+    batch='roll(shifts, dims)',
 )
 
 
@@ -5406,7 +5406,7 @@ _GATHER_BACKWARD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'shape'),
-    batch='loop',
+    batch='aligned(dim) + shape(shape)',
 )
 
 
@@ -5512,7 +5512,7 @@ _INDEX_SELECT_BACKWARD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'shape'),
-    batch='loop',
+    batch='indexed(dim, index) + shape(shape)',
 )
 
 
@@ -5667,7 +5667,7 @@ _INDEX_BACKWARD = Op(
     ),
     out_diff=(True,),
     argnames=('shape', 'indices'),
-    batch='loop',
+    batch='prefix(indices) + shape(shape)',
 )
 
 
@@ -5786,7 +5786,7 @@ _VIEW_SCATTER = Op(
     ),
     out_diff=(True,),
     argnames=('steps',),
-    batch='loop',
+    batch='views',
 )
 
 
@@ -5832,7 +5832,7 @@ _VIEW_EMBED = Op(
     ),
     out_diff=(True,),
     argnames=('shape', 'steps'),
-    batch='loop',
+    batch='views',
 )
 
 
@@ -6045,7 +6045,7 @@ T = Op(
     ),
     out_diff=(True,),
     kind='view',
-    batch='loop',
+    batch='t',
 )
 
 
@@ -7631,7 +7631,7 @@ _IM2COL = Op(
     ),
     out_diff=(True,),
     argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'),
-    batch='loop',
+    batch='fold',
 )
 
 
@@ -7677,7 +7677,7 @@ _COL2IM = Op(
     ),
     out_diff=(True,),
     argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'),
-    batch='loop',
+    batch='fold',
 )
 
 
@@ -8615,7 +8615,7 @@ _LINALG_SOLVE = Op(
         ((2, 0), (2,)),  # self, B
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from .forward_ad import set_tangent
 from ..kernels import view_region
 from .._tensor import Tensor, wrap
+from .._batched import BatchedTensor
 
 
 class Embed:
@@ -90,6 +91,8 @@ def dense(g):
 
 def add(old, new):
     """old + new for two gradients of the same input (either may be an Embed or an Acc)."""
+    if type(old) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
+        return dense(old) + dense(new)
     if type(new) is Acc:
         new = dense(new)
     if type(old) is not Acc:

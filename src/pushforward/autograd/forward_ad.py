@@ -329,17 +329,21 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
     """make_dual inside vmap: the tangent lives on the primal's physical tensor (one per batch
     element), so the primal's batch level is unwrapped from both."""
-    if type(tensor) is not BatchedTensor or STATE.by_uid[level].batch is not None:
-        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal, at a level opened "
-                      "without batch=; give the primal in_dims too, or use dual_level(batch=B) outside vmap")
+    if type(tensor) is not BatchedTensor:
+        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal; give the primal "
+                      "in_dims too")
+    lvl = STATE.by_uid[level]
     blevel = tensor._blevel
-    if type(tangent) is BatchedTensor and tangent._blevel == blevel:
-        phys_t = tangent._phys
-    else:
-        if type(tangent) is BatchedTensor and tangent._blevel > blevel:
-            raise OpError("make_dual: the tangent is batched at a vmap level inside the primal's; not supported")
-        phys_t = tangent.unsqueeze(0).expand((tensor._phys.shape[0],) + tuple(tangent.shape))
-    return BatchedTensor(make_dual(tensor._phys, phys_t, level=STATE.by_uid[level].index), blevel)
+    size = tensor._phys.shape[0]
+    if type(tangent) is BatchedTensor and tangent._blevel > blevel:
+        raise OpError("make_dual: the tangent is batched at a vmap level inside the primal's; not supported")
+    if lvl.batch is None:  # the physical primal gets the physical tangent (one per batch element)
+        phys_t = tangent._phys if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
+            tangent.unsqueeze(0).expand((size,) + tuple(tangent.shape))
+    else:  # a vector-mode level inside vmap: the physical tangent is (B, size, ...), vmap's dim second
+        phys_t = tangent._phys.movedim(0, 1) if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
+            tangent.unsqueeze(1).expand((tangent.shape[0], size) + tuple(tangent.shape[1:]))
+    return BatchedTensor(make_dual(tensor._phys, phys_t, level=lvl.index), blevel)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -353,6 +357,8 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     lvl.user_calls += 1
     if type(tensor) is BatchedTensor:
         p, t = unpack_dual(tensor._phys, level=lvl.index)
+        if t is not None and lvl.batch is not None:
+            t = t.movedim(1, 0)  # (B, size, ...) -> vmap's dim first
         return UnpackedDualTensor(BatchedTensor(p, tensor._blevel), None if t is None else BatchedTensor(t, tensor._blevel))
     t = tangent_of(tensor, level)
     if t is None:

@@ -14,9 +14,9 @@ Unlike PyTorch, forward-mode AD is available behind ``fw_mode`` (RFC-0007's goal
   with tangent ``v``, the gradient is taken by reverse mode (whose formulas carry tangents),
   and the gradient's tangent is ``H v``. ``fw_mode=False`` is reverse-over-reverse.
 * ``jacobian(..., strategy="forward-mode")`` needs one forward pass per input element,
-  ``"reverse-mode"`` one backward pass per output element. With ``vectorize=True`` the
-  forward-mode Jacobian takes one vector-mode pass (all basis tangents at once, a dual
-  level of batch N).
+  ``"reverse-mode"`` one backward pass per output element. With ``vectorize=True`` either
+  takes one batched pass: all basis tangents at once (a dual level of batch N), or all
+  output cotangents through one backward pass.
 
 Tangents of enclosing dual levels are kept on the inputs and on the results, so these
 functions can be used inside forward AD (``hessian(..., outer_jacobian_strategy=
@@ -39,7 +39,9 @@ from . import forward_ad as fwAD
 from .graph import grad as _autograd_grad
 from .graph import tape_free
 from .grad_mode import enable_grad
-from .jacobian_util import basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, zero_forward_block
+from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, unbatch,
+                            zero_forward_block)
+from .._batched import BatchedTensor, new_batch_level
 from ..errors import OpError
 from .._tensor import Tensor
 
@@ -313,6 +315,12 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
         outputs = func(*fin)
         is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
+        if vectorize:
+            if strict:
+                raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together "
+                                   "(as torch); use vectorize=False for strict mode")
+            jac = _jacobian_batched_reverse(outputs, inputs, tgt, create_graph)
+            return _tuple_post(jac, (is_out_tuple, is_in_tuple))
         pf = _pf()
         jac = []
         for i, out in enumerate(outputs):
@@ -332,6 +340,32 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
             blocks = [reverse_block(rows[j], out, x) for j, x in enumerate(inputs)]
             jac.append(tuple(_post(tuple(blocks), create_graph)))
     return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
+
+
+def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_graph: bool) -> tuple:
+    """Reverse-mode Jacobian in one backward pass: every output element's cotangent at once, as
+    a batch (the engine runs the backward formulas on batched gradients)."""
+    pf = _pf()
+    sizes = [o._data.size for o in outputs]
+    total = sum(sizes)
+    level = new_batch_level()
+    cts = basis_rows(list(outputs), sizes, 0, total)
+    pairs = [(o, BatchedTensor(cts[i], level)) for i, o in enumerate(outputs) if i in cts and o._requires_grad]
+    gs = [None] * len(inputs)
+    if pairs:
+        gs = _grad(tuple(o for o, _ in pairs), tgt, tuple(c for _, c in pairs), create_graph=create_graph,
+                   retain_graph=True)
+    rows = [unbatch(g, level, total) if g is not None else None for g in gs]
+    jac = []
+    offset = 0
+    for out, n in zip(outputs, sizes):
+        blocks = []
+        for x, r in zip(inputs, rows):
+            shape = tuple(out.shape) + tuple(x.shape)
+            blocks.append(pf.zeros(shape, dtype=x.dtype) if r is None or not n else r[offset:offset + n].reshape(shape))
+        jac.append(tuple(_post(tuple(blocks), create_graph)))
+        offset += n
+    return tuple(jac)
 
 
 def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool, strict: bool) -> Any:

@@ -35,6 +35,8 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
+from .._batched import BatchedTensor, new_batch_level
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -498,6 +500,48 @@ def _check_batched_forward(prob: _Problem, out0: list, atol: float, rtol: float)
     return None
 
 
+def _check_batched_backward(prob: _Problem, atol: float, rtol: float) -> str | None:
+    """Batched cotangents against the vjp: B cotangents per output (B in 1, 7 and the size of an
+    output's first dim, where a rule that swapped the batch dim with a logical one would otherwise
+    go unnoticed) through one
+    backward pass (the engine runs the backward formulas on batched gradients, as jacrev and
+    vmap over a vjp do) must give, row by row, the vjps of each alone (torch's check_batched_grad)."""
+    from .graph import grad
+    rng = np.random.default_rng(_SEED + 3)
+    outs = [o for o in prob.outputs() if _is_float_tensor(o) and o.requires_grad]
+    diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
+    if not outs:
+        return None
+    for B in [1, 7] + sorted({o.shape[0] for o in outs if o.ndim and o.shape[0] not in (0, 1, 7)})[:1]:
+        cts = [_from_coords(rng.standard_normal(B * _ncoords(o._data)), np.zeros((B,) + o._data.shape,
+                                                                                 o._data.dtype)) for o in outs]
+        level = new_batch_level()
+        try:
+            batched = grad(outs, diff_inputs, [BatchedTensor(_wrap(c), level) for c in cts], retain_graph=True,
+                           allow_unused=True)
+        except Exception as e:  # a batching rule that cannot run is what this check reports
+            return (f"gradcheck failed in backward mode (batched grad check): a batch of {B} cotangents through "
+                    f"one backward pass raised {type(e).__name__}: {e}")
+        for b in range(B):
+            single = grad(outs, diff_inputs, [_wrap(np.array(c[b])) for c in cts], retain_graph=True,
+                          allow_unused=True)
+            for k, (g, one) in enumerate(zip(batched, single)):
+                expect = np.zeros(diff_inputs[k]._data.shape, diff_inputs[k]._data.dtype) if one is None \
+                    else one._data
+                got = expect * 0 if g is None else (g._phys._data[b] if type(g) is BatchedTensor else g._data)
+                if not np.allclose(got, expect, rtol=rtol, atol=atol, equal_nan=True):
+                    return (f"gradcheck failed in backward mode (batched grad check): with a batch of {B} "
+                            f"cotangents, row {b} of the gradient of input {prob.diff_idx[k]} differs from the vjp "
+                            f"of that cotangent alone\nbatched:\n{_fmt(got)}\nalone:\n{_fmt(expect)}")
+    return None
+
+
+def batched_backward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5,
+                           rtol: float = 1e-3) -> str | None:
+    """The batched grad check alone: the failure's message, or None (the op database runs it)."""
+    return _check_batched_backward(_Problem(fn, _as_tuple(inputs)), atol, rtol)
+
+
 def batched_forward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5,
                           rtol: float = 1e-3) -> str | None:
     """The batched forward grad check alone (vector mode against the jvp, row by row): the
@@ -509,7 +553,7 @@ def batched_forward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, at
 
 def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_forward_ad: bool,
                 check_backward_ad: bool, check_undefined_grad: bool, check_batched_forward_grad: bool,
-                fast_mode: bool, nondet_tol: float) -> str | None:
+                fast_mode: bool, nondet_tol: float, check_batched_grad: bool = False) -> str | None:
     """All of gradcheck's checks in order; the first failure's message, or None."""
     outs = prob.outputs()
     out0 = [np.array(o._data, copy=True) if _is_float_tensor(o) else None for o in outs]
@@ -534,6 +578,10 @@ def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_f
             msg = _check_undefined_forward(prob, out0)
         if msg is not None:
             return msg
+    if check_batched_grad and check_backward_ad:
+        msg = _check_batched_backward(prob, atol, rtol)
+        if msg is not None:
+            return msg
     if check_batched_forward_grad and check_forward_ad:
         return _check_batched_forward(prob, out0, atol, rtol)
     return None
@@ -551,8 +599,9 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
 
     The defaults are torch's (forward formulas are checked only when asked; ``pushforward
     check`` and the op database always ask). This deviates from DESIGN.md §1, which lists
-    ``check_forward_ad=True``: issue 14 asks that ported torch code see torch's defaults. ``check_batched_grad`` is accepted for ported
-    code; there is no vmap, so batched vjps are the row-by-row vjps already checked (True warns).
+    ``check_forward_ad=True``: issue 14 asks that ported torch code see torch's defaults.
+    ``check_batched_grad`` / ``check_batched_forward_grad``: B cotangents (tangents) in one batched
+    pass must give, row by row, the vjps (jvps) of each alone (vmap's batching rules, issue 11).
     Differentiates with respect to the floating/complex tensors in `inputs` that require
     grad; other entries are passed through. Returns True, or raises `GradcheckError`
     (returns False when ``raise_exception=False``) naming the mode, the output and input
@@ -569,9 +618,6 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
         # as torch: a check of nothing must not pass silently (e.g. check_backward_ad=False relying
         # on a forward check that is off by default)
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
-    if check_batched_grad:
-        warnings.warn("gradcheck: check_batched_grad=True checks nothing more here (pushforward has no vmap; "
-                      "the vjps are checked row by row)", UserWarning, stacklevel=2)
     tupled = _as_tuple(inputs)
     prob = _Problem(fn, tupled)
     if not prob.diff_idx:
@@ -589,7 +635,7 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
         msg = _run_checks(prob, eps=eps, atol=atol, rtol=rtol, check_forward_ad=check_forward_ad,
                           check_backward_ad=check_backward_ad, check_undefined_grad=check_undefined_grad,
                           check_batched_forward_grad=check_batched_forward_grad, fast_mode=fast_mode,
-                          nondet_tol=nondet_tol)
+                          nondet_tol=nondet_tol, check_batched_grad=check_batched_grad)
     except GradcheckError as e:  # raised deep inside (shape/dtype/reentrancy problems)
         msg = str(e)
     if msg is not None:

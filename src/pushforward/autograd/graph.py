@@ -205,10 +205,10 @@ def _fit_grad(g, meta: tuple, who, index: int | None = None):
     `who` is the node and `index` the input's position (named in errors)."""
     if g is None:
         return None
-    if type(g) is not Tensor:
+    if not isinstance(g, Tensor):
         g = wrap(np.asarray(g))
     shape, dt = meta
-    gs = g._data.shape
+    gs = g._data.shape if type(g) is Tensor else g.shape  # a batched gradient: its logical shape
     if gs != shape:
         lead = len(gs) - len(shape)
         if lead < 0 or any(s != 1 and s != gs[lead + i] for i, s in enumerate(shape)):
@@ -221,10 +221,10 @@ def _fit_grad(g, meta: tuple, who, index: int | None = None):
         dims = tuple(i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
         if dims:
             g = g.sum(dims, keepdim=True)
-    if g._data.dtype != dt:
-        if g._data.dtype.kind == "c" and dt.kind != "c":
+    if g.dtype != dt:
+        if g.dtype.kind == "c" and dt.kind != "c":
             g = g.real
-        if g._data.dtype != dt:
+        if g.dtype != dt:
             g = g.to(dt)
     return g
 
@@ -693,12 +693,12 @@ def _check_hook_result(hook, old, new, node, k: int) -> None:
     where = f"the gradient of output {k} of {node.name()}"
     if not isinstance(new, Tensor):
         raise OpError(f"hook '{name}' on {where} returned a {type(new).__name__}; expected a Tensor or None")
-    if new._data.shape != old._data.shape:
-        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old._data.shape)}, "
-                      f"got {tuple(new._data.shape)})")
-    if new._data.dtype != old._data.dtype:
-        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old._data.dtype}, "
-                      f"got {new._data.dtype})")
+    if new.shape != old.shape:
+        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old.shape)}, "
+                      f"got {tuple(new.shape)})")
+    if new.dtype != old.dtype:
+        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old.dtype}, "
+                      f"got {new.dtype})")
 
 
 def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
@@ -718,12 +718,13 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
             g = wrap(np.ones_like(o._data))
         elif not isinstance(g, Tensor):
             g = wrap(np.asarray(g, dtype=o._data.dtype))
-        if g._data.shape != o._data.shape:
-            raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g._data.shape)} and "
+        # (shape and dtype, not the array: a batched cotangent, vmap over a vjp, is checked logically)
+        if g.shape != o._data.shape:
+            raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g.shape)} and "
                           f"output has a shape of {tuple(o._data.shape)}")
-        if (g._data.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
+        if (g.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
             raise OpError(f"{who}: For complex Tensors, both grad_output and output are required to have the same "
-                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g._data.dtype} and "
+                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g.dtype} and "
                           f"output[{len(res)}] has a dtype of {o._data.dtype}")
         res.append(g)
     return res

@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._batched import BatchedTensor
 from .._tensor import Tensor
 
 __all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
-           "split_columns"]
+           "split_columns", "unbatch"]
 
 
 def _pf():
@@ -110,3 +111,13 @@ def split_columns(tan: Tensor, out: Tensor, leaves: list, sizes: list) -> list:
         blocks.append(rows.transpose(0, 1).reshape(tuple(out.shape) + tuple(leaf.shape)))
         offset += n
     return blocks
+
+
+def unbatch(g: Tensor, level: int, batch: int) -> Tensor:
+    """A gradient of a batched pass (batch level `level`) as its (batch, ...) tensor; one that does
+    not depend on the batch (zeros for an unused input) is expanded."""
+    if type(g) is BatchedTensor and g._blevel == level:
+        return g._phys
+    if batch == 1:  # a one-row pass runs unbatched
+        return g.unsqueeze(0)
+    return g.unsqueeze(0).expand((batch,) + tuple(g.shape))

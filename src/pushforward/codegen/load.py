@@ -288,14 +288,15 @@ def batch_rule(e: OpEntry) -> str:
 def _validate_batch(e: OpEntry, where: str) -> None:
     if not e.batch:
         return
-    m = _BATCH.match(e.batch)
-    if not m:
-        raise SpecError(f"{where}: bad batch rule {e.batch!r} (expected 'rule' or 'rule(arg, ...)')")
-    args = [a.strip() for a in (m.group(2) or "").split(",") if a.strip()]
     names = {p.name for p in e.params}
-    bad = [a for a in args if a not in names]
-    if bad:
-        raise SpecError(f"{where}: batch rule {e.batch!r} names {bad}, which are not parameters of the op")
+    for part in e.batch.split("+"):
+        m = _BATCH.match(part.strip())
+        if not m:
+            raise SpecError(f"{where}: bad batch rule {e.batch!r} (expected 'rule', 'rule(arg, ...)' or "
+                            "'rule(...) + rule(...)')")
+        bad = [a.strip() for a in (m.group(2) or "").split(",") if a.strip() and a.strip() not in names]
+        if bad:
+            raise SpecError(f"{where}: batch rule {e.batch!r} names {bad}, which are not parameters of the op")
 
 
 def _validate_structure(e: OpEntry, where: str) -> None:

@@ -1290,14 +1290,16 @@ def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, fo
         _check_embedded_backward(info, sample)
 
 
-def check_batched_forward(info: OpInfo, sample: SampleInput) -> None:
+def check_batched(info: OpInfo, sample: SampleInput) -> None:
     """Vector mode for one sample: B tangents (B in 1, 7 and one of the input's sizes) in one
-    batched pass against the jvp of each alone. Raises GradcheckError with the difference."""
-    from ..autograd.gradcheck import GradcheckError, batched_forward_error
+    batched pass against the jvp of each alone, and B cotangents through one backward pass
+    against the vjp of each alone. Raises GradcheckError with the difference."""
+    from ..autograd.gradcheck import GradcheckError, batched_backward_error, batched_forward_error
     fn, inputs = gradcheck_fn(info, sample)
     if not inputs:
         return
-    msg = batched_forward_error(fn, inputs, atol=info.atol, rtol=info.rtol)
+    msg = (batched_forward_error(fn, inputs, atol=info.atol, rtol=info.rtol)
+           or batched_backward_error(fn, inputs, atol=info.atol, rtol=info.rtol))
     if msg is not None:
         raise GradcheckError(msg)
 
