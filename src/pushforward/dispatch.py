@@ -380,12 +380,14 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         return None
     key, blevel, grad_on = lvl.uid, lvl.blevel, STATE.grad_enabled
     datas, tans = [], []
-    scalars = False
+    scalars = rec = False
     for x, d in zip(ins, op.diff):
         tx = type(x)
         if tx is Tensor:
             if x._requires_grad and grad_on:
-                return None
+                if not lvl.untracked:
+                    return None  # the tangent formula goes on the tape: the general path
+                rec = True  # an untracked level (forward-over-reverse): only the primal op is recorded
             fw = x._fw
             t = None
             if fw is not None:
@@ -408,9 +410,14 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         if d:
             tans.append(t)
     out = _bare(op, ins, datas, args)
+    if rec:
+        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
+            dts = [x._data.dtype for x in ins if type(x) is Tensor]
+            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
+    node = _tape(op, ins, args, out) if rec else None
     od = out._data
     if od.dtype.kind not in FLOATING:
-        return out  # integer results carry no tangent (DESIGN rule 3)
+        return _saved(node, out)  # integer results carry no tangent (DESIGN rule 3)
     rank = od.ndim + 1
     tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
             for t in tans]
@@ -418,7 +425,7 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         datas = _scalar_arrays(datas, od)
     r = op.jvp_np(*datas, *tans, od, *args)
     if r is None:
-        return out
+        return _saved(node, out)
     want = (lvl.batch,) + od.shape
     if type(r) is not np.ndarray or r.shape != want or r.dtype != od.dtype:
         r = np.asarray(r)
@@ -429,6 +436,13 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         r = _own_fast(r, datas, tans, od)
     out._fw = {key: BatchedTensor(wrap(r), blevel)}
     lvl.register(out)
+    return _saved(node, out)
+
+
+def _saved(node, out: Tensor) -> Tensor:
+    """out, kept by its tape node (if any, and if the node keeps it) once its tangents are set."""
+    if node is not None and node.keep is not None:
+        node.save_result((out,))
     return out
 
 
@@ -481,7 +495,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
                     if not lazy:
                         t = tangent_of(x, key)  # needed now
                 elif type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
-                    return None
+                    return fast_batched(op, ins, args, lvl) if type(t) is BatchedTensor else None
                 if t is not None:
                     any_t = any_t or d
                     if not lazy:
