@@ -281,11 +281,21 @@ def _matmul(op, ins, bat, args, B, names):
     ba, bb = bat
     a_vec = _lrank(a, ba) == 1
     b_vec = _lrank(b, bb) == 1
-    # one GEMM instead of B small products where the batch can ride along as rows
+    # one GEMM instead of B small products where the batch can ride along as rows or columns
     if ba and not bb and b.ndim <= 2:
-        return OPS["matmul"], [a, b], (), None         # (B, ..., k) @ (k, m) or (k,): the stack is rows
-    if bb and not ba and b_vec and a.ndim == 2:
-        return OPS["matmul"], [b, a.mT], (), None       # A v for every v: rows of V A^T
+        if a.ndim <= 2 or b.ndim == 1:
+            return OPS["matmul"], [a, b], (), None     # (B, k) @ (k, m) or (B, ..., k) @ (k,)
+        lead = tuple(a.shape[:-1])                     # (B, ..., n, k) @ (k, m): the stack as rows
+        return OPS["matmul"], [a.reshape((-1, a.shape[-1])), b], (), \
+            lambda out: out.reshape(lead + (out.shape[-1],))
+    if bb and not ba and a.ndim == 2:
+        if b_vec:
+            return OPS["matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
+        if b.ndim == 3:                                # A (B, k, m): A (k, B m), columns back to (B, n, m)
+            size, k, m = b.shape
+            n = a.shape[0]
+            return OPS["matmul"], [a, b.permute(1, 0, 2).reshape((k, size * m))], (), \
+                lambda out: out.reshape((n, size, m)).permute(1, 0, 2)
     if a_vec:
         a = a.unsqueeze(-2)
     if b_vec:
