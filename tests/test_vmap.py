@@ -300,3 +300,30 @@ def test_vmap_of_jacobians_and_hessians():
     close(vmap(hessian(g))(T(X)), H)
     close(vmap(jacrev(jacrev(g)))(T(X)), H)
     close(vmap(jacfwd(jacfwd(g)))(T(X)), H)
+
+
+def test_batched_jvp_memory_is_at_most_batch_times_one():
+    """Peak memory of a jvp with B tangents stays within B times that of one jvp (issue 11)."""
+    import tracemalloc
+    n, B = 20_000, 8
+    x = T(arr(n))
+
+    def f(v):
+        return (pf.sin(v) * v + pf.tanh(v)).exp()
+
+    def peak(run) -> int:
+        tracemalloc.start()
+        run()
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return top
+
+    def one():
+        with fwAD.dual_level():
+            fwAD.unpack_dual(f(fwAD.make_dual(x, pf.ones(n)))).tangent
+
+    def batched():
+        with fwAD.dual_level(batch=B):
+            fwAD.unpack_dual(f(fwAD.make_dual(x, pf.ones(B, n)))).tangent
+
+    assert peak(batched) <= B * peak(one)
