@@ -321,8 +321,12 @@ def test_emitted_code_parses_back_to_the_tree_it_was_built_from():
     tree = ast.Return(ast.Tuple([ast.IfExp(ast.Name("c", ast.Load()), ast.parse("a if b else d", mode="eval").body,
                                            ast.Constant(None))], ast.Load()))
     lines = _block("    ", tree)
-    assert lines == ["    return (", "        (a if b else d) if c else None,", "    )"]
+    assert lines == ["    return ((a if b else d) if c else None,)"]  # fits on one line
     assert ast.dump(ast.parse(textwrap.dedent("\n".join(lines)))) == ast.dump(ast.parse(ast.unparse(tree)))
+    long = ast.Return(ast.Tuple([tree.value.elts[0], ast.Name("x" * 100, ast.Load())], ast.Load()))
+    lines = _block("    ", long)  # too long: one item per line
+    assert lines == ["    return (", "        (a if b else d) if c else None,", "        " + "x" * 100 + ",", "    )"]
+    assert ast.dump(ast.parse(textwrap.dedent("\n".join(lines)))) == ast.dump(ast.parse(ast.unparse(long)))
 
 
 def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
