@@ -503,7 +503,7 @@ def _angle__save(self):
         return (((0,), None), ((2,), None))
     return (((0,), None), ((1,), None))
 def _angle__jvp(self_p, self_t, result):
-    return (angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t))).conj()
+    return _conj(angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t)))
 ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise')
 def angle(self):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""

@@ -250,6 +250,8 @@ def _is_tensor(n: ast.expr, tensors: set[str]) -> bool:
         return _is_tensor(n.left, tensors) or _is_tensor(n.right, tensors)
     if isinstance(n, ast.UnaryOp):
         return _is_tensor(n.operand, tensors)
+    if isinstance(n, ast.IfExp):
+        return _is_tensor(n.body, tensors) and _is_tensor(n.orelse, tensors)
     return False
 
 
