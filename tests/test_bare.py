@@ -15,7 +15,7 @@ from pushforward.errors import PushforwardError
 def test_generated_simple_ops_name_their_kernel():
     import inspect
     assert "run1(SIN, np.sin, self)" in inspect.getsource(ops.sin)
-    assert "run2(ADD, K.add, self, other, alpha)" in inspect.getsource(ops.add)
+    assert "run2(ADD, K.add, self, other, (alpha,))" in inspect.getsource(ops.add)
 
 
 def test_numpy_errors_become_ours_naming_the_op():

@@ -328,7 +328,7 @@ def _logit__jvp(self_p, self_t, result, eps): return _conj(logit_backward(_conj(
 LOGIT = Op('logit', K.logit, ('self',), ('T',), (True,), backward=_logit__backward, jvp=_logit__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('eps',), batch='elementwise')
 def logit(self, eps=None):
     """log(x / (1 - x)), input clamped to [eps, 1 - eps] when eps is given. Example: pf.logit(pf.tensor([0.5]))"""
-    return run1(LOGIT, K.logit, self, eps)
+    return run1(LOGIT, K.logit, self, (eps,))
 
 # ---- relu
 def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if needs[0] else None,)
@@ -400,7 +400,7 @@ def _polygamma__kernel(self, n): return K.polygamma(n, self)
 POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
 def polygamma(n, self):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
-    return run1(POLYGAMMA, _polygamma__kernel, self, n)
+    return run1(POLYGAMMA, _polygamma__kernel, self, (n,))
 
 # ---- floor
 def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
@@ -424,7 +424,7 @@ def _round__jvp(self_p, self_t, result, decimals): return None
 ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='loop')
 def round(self, *, decimals=0):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
-    return run1(ROUND, K.round, self, decimals)
+    return run1(ROUND, K.round, self, (decimals,))
 
 # ---- trunc
 def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
@@ -523,7 +523,7 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 ADD = Op('add', K.add, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=_add__jvp, jvp_np=_add__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='loop')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
-    return run2(ADD, K.add, self, other, alpha)
+    return run2(ADD, K.add, self, other, (alpha,))
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
     return apply_inplace(ADD, self, (self, other), (alpha,))
@@ -542,7 +542,7 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 SUB = Op('sub', K.sub, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=_sub__jvp, jvp_np=_sub__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='loop')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
-    return run2(SUB, K.sub, self, other, alpha)
+    return run2(SUB, K.sub, self, other, (alpha,))
 def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
     return apply_inplace(SUB, self, (self, other), (alpha,))
@@ -587,7 +587,7 @@ def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
 DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp_np, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='loop')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
-    return run2(DIV, K.div, self, other, rounding_mode)
+    return run2(DIV, K.div, self, other, (rounding_mode,))
 def div_(self, other, *, rounding_mode=None):
     """In-place div: writes into self (values, tape history and tangents)."""
     return apply_inplace(DIV, self, (self, other), (rounding_mode,))
@@ -882,14 +882,14 @@ ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=Fals
 def argmax(self, dim=None, keepdim=False, *, axis=None):
     """Index of the maximum (flattened when dim is None). Example: pf.argmax(pf.tensor([1.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(ARGMAX, K.argmax, self, dim, keepdim)
+    return run1(ARGMAX, K.argmax, self, (dim, keepdim))
 
 # ---- argmin
 ARGMIN = Op('argmin', K.argmin, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='loop')
 def argmin(self, dim=None, keepdim=False, *, axis=None):
     """Index of the minimum (flattened when dim is None). Example: pf.argmin(pf.tensor([1.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(ARGMIN, K.argmin, self, dim, keepdim)
+    return run1(ARGMIN, K.argmin, self, (dim, keepdim))
 
 # ---- to
 def _to__backward(grad, self, result, dtype, copy, needs): return (grad if needs[0] else None,)
@@ -945,7 +945,7 @@ SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, jvp=
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
     dim = dim if axis is None else axis
-    return run1(SUM, K.sum, self, dim, keepdim, dtype)
+    return run1(SUM, K.sum, self, (dim, keepdim, dtype))
 
 # ---- mean
 def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
@@ -957,7 +957,7 @@ MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, 
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
     dim = dim if axis is None else axis
-    return run1(MEAN, K.mean, self, dim, keepdim, dtype)
+    return run1(MEAN, K.mean, self, (dim, keepdim, dtype))
 
 # ---- prod
 def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
@@ -968,7 +968,7 @@ PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, 
 def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(PROD, K.prod, self, dim, keepdim, dtype)
+    return run1(PROD, K.prod, self, (dim, keepdim, dtype))
 
 # ---- amax
 def _amax__backward(grad, self, result, dim, keepdim, needs):
@@ -979,7 +979,7 @@ AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, 
 def amax(self, dim=(), keepdim=False, *, axis=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(AMAX, K.amax, self, dim, keepdim)
+    return run1(AMAX, K.amax, self, (dim, keepdim))
 
 # ---- amin
 def _amin__backward(grad, self, result, dim, keepdim, needs):
@@ -990,7 +990,7 @@ AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, 
 def amin(self, dim=(), keepdim=False, *, axis=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(AMIN, K.amin, self, dim, keepdim)
+    return run1(AMIN, K.amin, self, (dim, keepdim))
 
 # ---- max_dim
 _max_dim__result = namedtuple('max_dim', ['values', 'indices'])
@@ -1039,7 +1039,7 @@ VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=
 def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(VAR, K.var, self, dim, correction, keepdim)
+    return run1(VAR, K.var, self, (dim, correction, keepdim))
 
 # ---- std
 def _std__backward(grad, self, result, dim, correction, keepdim, needs):
@@ -1050,7 +1050,7 @@ STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
     dim = dim if axis is None else axis
-    return run1(STD, K.std, self, dim, correction, keepdim)
+    return run1(STD, K.std, self, (dim, correction, keepdim))
 
 # ---- norm
 def _norm__backward(grad, self, result, p, dim, keepdim, needs):
@@ -1061,7 +1061,7 @@ NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, 
 def norm(self, p=2, dim=None, keepdim=False, *, axis=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
     dim = dim if axis is None else axis
-    return run1(NORM, K.norm, self, p, dim, keepdim)
+    return run1(NORM, K.norm, self, (p, dim, keepdim))
 
 # ---- logsumexp
 def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
@@ -1076,7 +1076,7 @@ LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_l
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(LOGSUMEXP, K.logsumexp, self, dim, keepdim)
+    return run1(LOGSUMEXP, K.logsumexp, self, (dim, keepdim))
 
 # ---- softmax
 def _softmax__backward(grad, self, result, dim, dtype, needs):
@@ -1089,7 +1089,7 @@ SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax
 def softmax(self, dim, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(SOFTMAX, K.softmax, self, dim, dtype)
+    return run1(SOFTMAX, K.softmax, self, (dim, dtype))
 
 # ---- log_softmax
 def _log_softmax__backward(grad, self, result, dim, dtype, needs):
@@ -1102,7 +1102,7 @@ LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backw
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(LOG_SOFTMAX, K.log_softmax, self, dim, dtype)
+    return run1(LOG_SOFTMAX, K.log_softmax, self, (dim, dtype))
 
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
@@ -1113,7 +1113,7 @@ CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__ba
 def cumsum(self, dim, *, dtype=None, axis=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(CUMSUM, K.cumsum, self, dim, dtype)
+    return run1(CUMSUM, K.cumsum, self, (dim, dtype))
 
 # ---- cumprod
 def _cumprod__backward(grad, self, result, dim, dtype, needs):
@@ -1123,7 +1123,7 @@ CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod
 def cumprod(self, dim, *, dtype=None, axis=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(CUMPROD, K.cumprod, self, dim, dtype)
+    return run1(CUMPROD, K.cumprod, self, (dim, dtype))
 
 # ---- matmul
 def _matmul__backward(grad, self, other, result, needs):
@@ -1248,7 +1248,7 @@ def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
 FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='loop')
 def flip(self, dims):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
-    return run1(FLIP, K.flip, self, dims)
+    return run1(FLIP, K.flip, self, (dims,))
 
 # ---- roll
 def _roll__backward(grad, self, result, shifts, dims, needs):
@@ -1258,7 +1258,7 @@ def _roll__jvp_np(self_p, self_t, result, shifts, dims): return K.roll(self_t, s
 ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='loop')
 def roll(self, shifts, dims=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
-    return run1(ROLL, K.roll, self, shifts, dims)
+    return run1(ROLL, K.roll, self, (shifts, dims))
 
 # ---- tril
 def _tril__backward(grad, self, result, diagonal, needs): return (grad.tril(diagonal) if needs[0] else None,)
@@ -1267,7 +1267,7 @@ def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diago
 TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='loop')
 def tril(self, diagonal=0):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
-    return run1(TRIL, K.tril, self, diagonal)
+    return run1(TRIL, K.tril, self, (diagonal,))
 
 # ---- triu
 def _triu__backward(grad, self, result, diagonal, needs): return (grad.triu(diagonal) if needs[0] else None,)
@@ -1276,7 +1276,7 @@ def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diago
 TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='loop')
 def triu(self, diagonal=0):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
-    return run1(TRIU, K.triu, self, diagonal)
+    return run1(TRIU, K.triu, self, (diagonal,))
 
 # ---- gather
 def _gather__backward(grad, self, index, result, dim, needs):
@@ -1288,7 +1288,7 @@ GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, Fal
 def gather(self, dim, index, *, axis=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
     dim = dim if axis is None else axis
-    return run2(GATHER, _gather__kernel, self, index, dim)
+    return run2(GATHER, _gather__kernel, self, index, (dim,))
 
 # ---- _gather_backward
 def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
@@ -1302,7 +1302,7 @@ _GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'i
 def _gather_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (gather's backward)."""
     dim = dim if axis is None else axis
-    return run2(_GATHER_BACKWARD, __gather_backward__kernel, self, index, dim, shape)
+    return run2(_GATHER_BACKWARD, __gather_backward__kernel, self, index, (dim, shape))
 
 # ---- index_select
 def _index_select__backward(grad, self, index, result, dim, needs):
@@ -1314,7 +1314,7 @@ INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T'
 def index_select(self, dim, index, *, axis=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
     dim = dim if axis is None else axis
-    return run2(INDEX_SELECT, _index_select__kernel, self, index, dim)
+    return run2(INDEX_SELECT, _index_select__kernel, self, index, (dim,))
 
 # ---- _index_select_backward
 def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
@@ -1329,7 +1329,7 @@ _INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__k
 def _index_select_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (index_select's backward)."""
     dim = dim if axis is None else axis
-    return run2(_INDEX_SELECT_BACKWARD, __index_select_backward__kernel, self, index, dim, shape)
+    return run2(_INDEX_SELECT_BACKWARD, __index_select_backward__kernel, self, index, (dim, shape))
 
 # ---- masked_fill
 def _masked_fill__backward(grad, self, mask, value, result, needs):
@@ -1361,7 +1361,7 @@ def _index__jvp_np(self_p, self_t, result, indices): return K.index(self_t, indi
 INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='loop')
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
-    return run1(INDEX, K.index, self, indices)
+    return run1(INDEX, K.index, self, (indices,))
 
 # ---- _index_backward
 def __index_backward__backward(grad, self, result, shape, indices, needs):
@@ -1373,7 +1373,7 @@ def __index_backward__jvp_np(self_p, self_t, result, shape, indices):
 _INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (True,), backward=__index_backward__backward, jvp=__index_backward__jvp, jvp_np=__index_backward__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'indices'), batch='loop')
 def _index_backward(self, shape, indices):
     """Zeros of `shape` with grad added at indices (advanced indexing's backward)."""
-    return run1(_INDEX_BACKWARD, K.index_backward, self, shape, indices)
+    return run1(_INDEX_BACKWARD, K.index_backward, self, (shape, indices))
 
 # ---- index_put
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
@@ -1394,7 +1394,7 @@ def _index_put__kernel(self, values, indices, accumulate):
 INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
-    return run2(INDEX_PUT, _index_put__kernel, self, values, indices, accumulate)
+    return run2(INDEX_PUT, _index_put__kernel, self, values, (indices, accumulate))
 
 # ---- _view_scatter
 def __view_scatter__backward(grad, self, src, result, steps, needs):
@@ -1413,7 +1413,7 @@ def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
 _VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='loop')
 def _view_scatter(self, src, steps):
     """A copy of self with the region the view `steps` selects replaced by src (in-place on views)."""
-    return run2(_VIEW_SCATTER, K.view_scatter, self, src, steps)
+    return run2(_VIEW_SCATTER, K.view_scatter, self, src, (steps,))
 
 # ---- _view_embed
 def __view_embed__backward(grad, self, result, shape, steps, needs):
@@ -1423,7 +1423,7 @@ def __view_embed__jvp_np(self_p, self_t, result, shape, steps): return K.view_em
 _VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='loop')
 def _view_embed(self, shape, steps):
     """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
-    return run1(_VIEW_EMBED, K.view_embed, self, shape, steps)
+    return run1(_VIEW_EMBED, K.view_embed, self, (shape, steps))
 
 # ---- view
 def _view__backward(grad, self, result, shape, needs):
@@ -1872,7 +1872,7 @@ LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), ba
 def logcumsumexp(self, dim, *, axis=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
-    return run1(LOGCUMSUMEXP, K.logcumsumexp, self, dim)
+    return run1(LOGCUMSUMEXP, K.logcumsumexp, self, (dim,))
 
 # ---- nansum (composite)
 def nansum(self, dim=None, keepdim=False, *, axis=None):
@@ -2089,7 +2089,7 @@ def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, str
 _IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='loop')
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
-    return run1(_IM2COL, K.im2col, self, kernel_size, dilation, padding, stride, pad_value)
+    return run1(_IM2COL, K.im2col, self, (kernel_size, dilation, padding, stride, pad_value))
 
 # ---- _col2im
 def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
@@ -2101,7 +2101,7 @@ def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation,
 _COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im__backward, jvp=__col2im__jvp, jvp_np=__col2im__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'), batch='loop')
 def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
-    return run1(_COL2IM, K.col2im, self, output_size, kernel_size, dilation, padding, stride)
+    return run1(_COL2IM, K.col2im, self, (output_size, kernel_size, dilation, padding, stride))
 
 # ---- linear (composite)
 def linear(input, weight, bias=None):
@@ -2602,7 +2602,7 @@ def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left,
 LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='loop')
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
-    return run2(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, self, B, upper, left, unitriangular)
+    return run2(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, self, B, (upper, left, unitriangular))
 
 # ---- linalg_cholesky
 def _linalg_cholesky__backward(grad, self, result, upper, needs):
@@ -2611,7 +2611,7 @@ def _linalg_cholesky__jvp(self_p, self_t, result, upper): return cholesky_jvp(se
 LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='loop')
 def linalg_cholesky(self, *, upper=False):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
-    return run1(LINALG_CHOLESKY, K.cholesky, self, upper)
+    return run1(LINALG_CHOLESKY, K.cholesky, self, (upper,))
 cholesky = linalg_cholesky
 
 # ---- cholesky_solve (composite)
@@ -2631,7 +2631,7 @@ def __linalg_eigh__jvp(self_p, self_t, result, UPLO): return eigh_jvp(self_p, se
 _LINALG_EIGH = Op('_linalg_eigh', K.eigh_packed, ('self',), ('T',), (True,), backward=__linalg_eigh__backward, jvp=__linalg_eigh__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), argnames=('UPLO',), batch='loop')
 def _linalg_eigh(self, UPLO='L'):
     """eigh's packed output (eigenvalues then eigenvectors per matrix); see linalg_eigh."""
-    return run1(_LINALG_EIGH, K.eigh_packed, self, UPLO)
+    return run1(_LINALG_EIGH, K.eigh_packed, self, (UPLO,))
 
 # ---- linalg_eigh (composite)
 _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
@@ -2646,7 +2646,7 @@ def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO): return eigvalsh_jvp(sel
 LINALG_EIGVALSH = Op('linalg_eigvalsh', K.eigvalsh, ('self',), ('T',), (True,), backward=_linalg_eigvalsh__backward, jvp=_linalg_eigvalsh__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('UPLO',), batch='loop')
 def linalg_eigvalsh(self, UPLO='L'):
     """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
-    return run1(LINALG_EIGVALSH, K.eigvalsh, self, UPLO)
+    return run1(LINALG_EIGVALSH, K.eigvalsh, self, (UPLO,))
 
 # ---- _linalg_svd
 def __linalg_svd__backward(grad, self, result, needs):
@@ -2758,7 +2758,7 @@ def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian): return pin
 LINALG_PINV = Op('linalg_pinv', K.pinv, ('self',), ('T',), (True,), backward=_linalg_pinv__backward, jvp=_linalg_pinv__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('atol', 'rtol', 'hermitian'), batch='loop')
 def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
-    return run1(LINALG_PINV, K.pinv, self, atol, rtol, hermitian)
+    return run1(LINALG_PINV, K.pinv, self, (atol, rtol, hermitian))
 
 # ---- linalg_lstsq (composite)
 _linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
@@ -2770,7 +2770,7 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
 LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='loop')
 def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
     """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
-    return run1(LINALG_MATRIX_RANK, K.matrix_rank, self, atol, rtol, hermitian)
+    return run1(LINALG_MATRIX_RANK, K.matrix_rank, self, (atol, rtol, hermitian))
 
 # ---- diag_embed
 def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
@@ -2782,7 +2782,7 @@ def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
 DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='loop')
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
-    return run1(DIAG_EMBED, K.diag_embed, self, offset, dim1, dim2)
+    return run1(DIAG_EMBED, K.diag_embed, self, (offset, dim1, dim2))
 
 # ---- trace (composite)
 def trace(self):
@@ -2839,7 +2839,7 @@ _FFT_C2C = Op('_fft_c2c', K.fft_c2c, ('self',), ('T',), (True,), backward=__fft_
 def _fft_c2c(self, dim, norm, forward, *, axis=None):
     """Complex-to-complex DFT over dims (forward or inverse), no resizing; see fft_fftn."""
     dim = dim if axis is None else axis
-    return run1(_FFT_C2C, K.fft_c2c, self, dim, norm, forward)
+    return run1(_FFT_C2C, K.fft_c2c, self, (dim, norm, forward))
 
 # ---- _fft_r2c
 def __fft_r2c__backward(grad, self, result, dim, norm, needs):
@@ -2850,7 +2850,7 @@ _FFT_R2C = Op('_fft_r2c', K.fft_r2c, ('self',), ('T',), (True,), backward=__fft_
 def _fft_r2c(self, dim, norm, *, axis=None):
     """Real-to-complex one-sided DFT over dims (the last one halved); see fft_rfftn."""
     dim = dim if axis is None else axis
-    return run1(_FFT_R2C, K.fft_r2c, self, dim, norm)
+    return run1(_FFT_R2C, K.fft_r2c, self, (dim, norm))
 
 # ---- _fft_c2r
 def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
@@ -2863,7 +2863,7 @@ _FFT_C2R = Op('_fft_c2r', K.fft_c2r, ('self',), ('T',), (True,), backward=__fft_
 def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
     """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
     dim = dim if axis is None else axis
-    return run1(_FFT_C2R, K.fft_c2r, self, dim, norm, last_dim_size)
+    return run1(_FFT_C2R, K.fft_c2r, self, (dim, norm, last_dim_size))
 
 # ---- fft_fft (composite)
 def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
@@ -3223,7 +3223,7 @@ def __special_gammainc__jvp(self, other_p, other_t, result, upper):
 _SPECIAL_GAMMAINC = Op('_special_gammainc', K.gammainc, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=__special_gammainc__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='loop')
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
-    return run2(_SPECIAL_GAMMAINC, K.gammainc, self, other, upper)
+    return run2(_SPECIAL_GAMMAINC, K.gammainc, self, other, (upper,))
 
 # ---- special_gammainc (composite)
 def special_gammainc(self, other):

@@ -621,7 +621,7 @@ class Emitter:
         if simple and len(tensors) in (1, 2):
             # the bare-kernel path, with the kernel named here (bare.py)
             kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
-            call = ", ".join([const, kernel] + tensors + [p.name for p in e.arg_params])
+            call = ", ".join([const, kernel] + tensors + ([args] if e.arg_params else []))
             lines.append(f"    return run{len(tensors)}({call})")
         else:
             call = f"applyn({const}, {_tuple_src(tensors)}, {args})"
