@@ -298,7 +298,7 @@ def test_a_conditional_formula_keeps_its_needs_guard():
 
 def test_no_formula_runs_for_inputs_that_need_no_grad():
     """Every generated backward, called with no input needing grad, returns only Nones and
-    touches nothing but dtypes (the real-input fast branch's test)."""
+    touches none of its inputs."""
     from pushforward._generated import ops
     checked = 0
     for e in load():
