@@ -997,7 +997,6 @@ _max_dim__result = namedtuple('max_dim', ['values', 'indices'])
 def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
-    result = result0
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
 MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='loop')
 def max_dim(self, dim, keepdim=False, *, axis=None):
@@ -1010,7 +1009,6 @@ _min_dim__result = namedtuple('min_dim', ['values', 'indices'])
 def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
-    result = result0
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
 MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='loop')
 def min_dim(self, dim, keepdim=False, *, axis=None):
@@ -1771,7 +1769,6 @@ def _sort__save(self, dim, descending, stable):
         return (((0,), None), ((1,), (0, 2)))
     return (((0,), None), ((1,), None))
 def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
-    result = result0
     return (index_reduction_jvp(self_t, dim, result1, True), None)
 SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='loop')
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
@@ -1796,7 +1793,6 @@ def _topk__save(self, k, dim, largest, sorted):
         return (((0,), None), ((1,), (0, 2)))
     return (((0,), None), ((1,), None))
 def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
-    result = result0
     return (index_reduction_jvp(self_t, dim, result1, True), None)
 TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='loop')
 def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
@@ -1816,7 +1812,6 @@ def _kthvalue__save(self, k, dim, keepdim):
         return (((0,), None), ((1,), (0, 2)))
     return (((0,), None), ((1,), None))
 def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
-    result = result0
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
 KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='loop')
 def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):

@@ -496,7 +496,8 @@ class Emitter:
         res = self.result_names(e)
         keys = ["result"] if len(res) == 1 else [f"result{i}" for i in range(len(res))]
         lines = []
-        if len(res) > 1 and any("result" in f for f in formulas.values()):
+        if len(res) > 1 and any("result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)}
+                                for f in formulas.values()):
             lines.append("    result = result0")
 
         # conj() of a real tensor is skipped at run time (_conj; K.conj on arrays)
