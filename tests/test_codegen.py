@@ -298,7 +298,7 @@ def test_a_conditional_formula_keeps_its_needs_guard():
 
 def test_no_formula_runs_for_inputs_that_need_no_grad():
     """Every generated backward, called with no input needing grad, returns only Nones and
-    touches nothing but dtypes (the real-input fast branch's test)."""
+    touches none of its inputs."""
     from pushforward._generated import ops
     checked = 0
     for e in load():
@@ -321,8 +321,12 @@ def test_emitted_code_parses_back_to_the_tree_it_was_built_from():
     tree = ast.Return(ast.Tuple([ast.IfExp(ast.Name("c", ast.Load()), ast.parse("a if b else d", mode="eval").body,
                                            ast.Constant(None))], ast.Load()))
     lines = _block("    ", tree)
-    assert lines == ["    return (", "        (a if b else d) if c else None,", "    )"]
+    assert lines == ["    return ((a if b else d) if c else None,)"]  # fits on one line
     assert ast.dump(ast.parse(textwrap.dedent("\n".join(lines)))) == ast.dump(ast.parse(ast.unparse(tree)))
+    long = ast.Return(ast.Tuple([tree.value.elts[0], ast.Name("x" * 100, ast.Load())], ast.Load()))
+    lines = _block("    ", long)  # too long: one item per line
+    assert lines == ["    return (", "        (a if b else d) if c else None,", "        " + "x" * 100 + ",", "    )"]
+    assert ast.dump(ast.parse(textwrap.dedent("\n".join(lines)))) == ast.dump(ast.parse(ast.unparse(long)))
 
 
 def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
@@ -357,3 +361,33 @@ def test_docstrings_and_defaults_are_emitted_safely(tmp_path):
     fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "quoted")
     assert ast.get_docstring(fn) == 'ends in a quote """ and has a backslash \\\\ "'
     assert ast.unparse(fn.args.defaults[0]) == "2 * 0.5"
+
+
+# ----------------------------------------------------------------------------- conj()
+
+@pytest.mark.parametrize("formula, helper, expected", [
+    # conj of an auto_element_wise tangent cancels for a holomorphic op
+    ("(self_t.conj() * result.conj()).conj()", True, "self_t * result"),
+    ("(self_t.conj() / (self_p * 0.5).conj()).conj()", True, "self_t / (self_p * 0.5)"),
+    ("(-self_t.conj() * self_p.cos().conj()).conj()", True, "-self_t * self_p.cos()"),
+    # a conj left on a tensor skips the op for real ones at run time
+    ("(self_t.conj() * self_p.sgn()).conj()", True, "self_t * _conj(self_p.sgn())"),
+    ("grad * (result + 1).conj()", True, "grad * (_conj(result) + 1)"),
+    ("grad * (result * result).conj()", False, "grad * (result * result).conj()"),
+    # not moved onto what may be a Python number (a float has no .conj()), nor through a complex constant
+    ("(grad * alpha).conj()", True, "_conj(grad * alpha)"),
+    ("(grad * 1j).conj()", True, "_conj(grad * 1j)"),
+    ("(alpha * beta).conj()", True, "(alpha * beta).conj()"),
+])
+def test_conj_is_moved_inwards_where_it_cancels(formula, helper, expected):
+    import ast
+    from pushforward.codegen.emit import _simplify_conj
+    tensors = {"grad", "self_t", "self_p", "result"}
+    out = _simplify_conj(ast.parse(formula, mode="eval").body, tensors, helper)
+    assert ast.unparse(out) == expected
+
+
+def test_no_real_only_copies_of_formulas():
+    text = OUT.read_text()
+    assert 'dtype.kind != "c"' not in text
+    assert "def _exp__jvp(self_p, self_t, result): return self_t * result" in text

@@ -9,11639 +9,3413 @@ import scipy.special as sp
 
 from .. import kernels as K
 from ..creation import empty_like, full, full_like, ones, ones_like, zeros, zeros_like
-from ..dispatch import Op, apply1, apply2, apply_inplace, applyn
+from ..bare import run1, run2
+from ..dispatch import Op, apply_inplace, applyn
 from ..formulas import *  # noqa: F401,F403 - formula helpers
 from ..formulas import __all__ as _helpers  # noqa: F401
+from ..formulas import _conj
 
-
+# Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
+# differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
+# (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
+# arguments first; `<OP> = Op(...)` is the record dispatch runs (dispatch.Op); `save=` is what
+# the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
+# input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
 
 # ---- neg
-
-
-def _neg__backward(grad, self, result, needs):
-    return (
-        -grad if needs[0] else None,
-    )
-
-
-def _neg__jvp(self_p, self_t, result):
-    return neg(self_t)
-
-
-def _neg__jvp_np(self_p, self_t, result):
-    return np.negative(self_t)
-
-
-NEG = Op(
-    'neg',
-    np.negative,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_neg__backward,
-    jvp=_neg__jvp,
-    jvp_np=_neg__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _neg__backward(grad, self, result, needs): return (-grad if needs[0] else None,)
+def _neg__jvp(self_p, self_t, result): return neg(self_t)
+def _neg__jvp_np(self_p, self_t, result): return np.negative(self_t)
+NEG = Op('neg', np.negative, ('self',), ('T',), (True,), backward=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
 def neg(self):
     """Negation, element-wise. Example: pf.neg(pf.tensor([1.0]))"""
-    return apply1(NEG, self, ())
-
-
-NEG.public = neg
-
-
+    return run1(NEG, np.negative, self)
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
     return apply_inplace(NEG, self, (self,), ())
 
-
 # ---- abs
-
-
-def _abs__backward(grad, self, result, needs):
-    return (
-        grad * self.sgn() if needs[0] else None,
-    )
-
-
-def _abs__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p.sgn()
-    return (self_t.conj() * self_p.sgn()).conj()
-
-
-def _abs__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.sgn(self_p)
-    return K.conj(K.conj(self_t) * K.sgn(self_p))
-
-
-ABS = Op(
-    'abs',
-    np.abs,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_abs__backward,
-    jvp=_abs__jvp,
-    jvp_np=_abs__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _abs__backward(grad, self, result, needs): return (grad * self.sgn() if needs[0] else None,)
+def _abs__jvp(self_p, self_t, result): return self_t * _conj(self_p.sgn())
+def _abs__jvp_np(self_p, self_t, result): return self_t * K.conj(K.sgn(self_p))
+ABS = Op('abs', np.abs, ('self',), ('T',), (True,), backward=_abs__backward, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def abs(self):
     """Absolute value (modulus for complex). Example: pf.abs(pf.tensor([-1.0]))"""
-    return apply1(ABS, self, ())
-
-
-ABS.public = abs
-
-
+    return run1(ABS, np.abs, self)
 def abs_(self):
     """In-place abs: writes into self (values, tape history and tangents)."""
     return apply_inplace(ABS, self, (self,), ())
-
-
 absolute = abs
 
-
 # ---- sgn
-
-
 def _sgn__backward(grad, self, result, needs):
     return (
         (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
     )
-
-
 def _sgn__save(self):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.dtype.kind == 'c':
-        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), (2,)),  # self
-        )
-    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
-def _sgn__jvp(self_p, self_t, result):
-    return sgn_jvp(self_p, self_t, result)
-
-
-SGN = Op(
-    'sgn',
-    K.sgn,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sgn__backward,
-    jvp=_sgn__jvp,
-    jvp_kind='explicit',
-    save_fn=_sgn__save,
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+        return (((0,), None), ((2,), (2,)))
+    return (((0,), None), ((1,), None))
+def _sgn__jvp(self_p, self_t, result): return sgn_jvp(self_p, self_t, result)
+SGN = Op('sgn', K.sgn, ('self',), ('T',), (True,), backward=_sgn__backward, jvp=_sgn__jvp, jvp_kind='explicit', save_fn=_sgn__save, batch='elementwise')
 def sgn(self):
     """Sign for real tensors; z / |z| for complex ones (0 at 0). Example: pf.sgn(pf.tensor([-2.0]))"""
-    return apply1(SGN, self, ())
-
-
-SGN.public = sgn
-
+    return run1(SGN, K.sgn, self)
 
 # ---- sign
-
-
 def _sign__backward(grad, self, result, needs):
     return (
         (sgn_backward(grad, self, result) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
     )
-
-
 def _sign__save(self):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.dtype.kind == 'c':
-        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), (2,)),  # self
-        )
-    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
+        return (((0,), None), ((2,), (2,)))
+    return (((0,), None), ((1,), None))
 def _sign__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
-
-
-SIGN = Op(
-    'sign',
-    np.sign,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sign__backward,
-    jvp=_sign__jvp,
-    jvp_kind='explicit',
-    save_fn=_sign__save,
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+SIGN = Op('sign', np.sign, ('self',), ('T',), (True,), backward=_sign__backward, jvp=_sign__jvp, jvp_kind='explicit', save_fn=_sign__save, batch='elementwise')
 def sign(self):
     """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
-    return apply1(SIGN, self, ())
-
-
-SIGN.public = sign
-
+    return run1(SIGN, np.sign, self)
 
 # ---- exp
-
-
-def _exp__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * result if needs[0] else None,
-        )
-    return (
-        grad * result.conj() if needs[0] else None,
-    )
-
-
-def _exp__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * result
-    return (self_t.conj() * result.conj()).conj()
-
-
-def _exp__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * result
-    return K.conj(K.conj(self_t) * K.conj(result))
-
-
-EXP = Op(
-    'exp',
-    np.exp,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_exp__backward,
-    jvp=_exp__jvp,
-    jvp_np=_exp__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
+def _exp__jvp(self_p, self_t, result): return self_t * result
+EXP = Op('exp', np.exp, ('self',), ('T',), (True,), backward=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp(self):
     """Exponential, element-wise. Example: pf.exp(pf.tensor([0.0]))"""
-    return apply1(EXP, self, ())
-
-
-EXP.public = exp
-
-
+    return run1(EXP, np.exp, self)
 def exp_(self):
     """In-place exp: writes into self (values, tape history and tangents)."""
     return apply_inplace(EXP, self, (self,), ())
 
-
 # ---- exp2
-
-
 def _exp2__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * (result * 0.6931471805599453) if needs[0] else None,
-        )
-    return (
-        grad * (result * 0.6931471805599453).conj() if needs[0] else None,
-    )
-
-
-def _exp2__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result * 0.6931471805599453)
-    return (self_t.conj() * (result * 0.6931471805599453).conj()).conj()
-
-
-def _exp2__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result * 0.6931471805599453)
-    return K.conj(K.conj(self_t) * K.conj(result * 0.6931471805599453))
-
-
-EXP2 = Op(
-    'exp2',
-    np.exp2,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_exp2__backward,
-    jvp=_exp2__jvp,
-    jvp_np=_exp2__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
+def _exp2__jvp(self_p, self_t, result): return self_t * (result * 0.6931471805599453)
+EXP2 = Op('exp2', np.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp2(self):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
-    return apply1(EXP2, self, ())
-
-
-EXP2.public = exp2
-
+    return run1(EXP2, np.exp2, self)
 
 # ---- expm1
-
-
-def _expm1__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * (result + 1) if needs[0] else None,
-        )
-    return (
-        grad * (result + 1).conj() if needs[0] else None,
-    )
-
-
-def _expm1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result + 1)
-    return (self_t.conj() * (result + 1).conj()).conj()
-
-
-def _expm1__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result + 1)
-    return K.conj(K.conj(self_t) * K.conj(result + 1))
-
-
-EXPM1 = Op(
-    'expm1',
-    np.expm1,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_expm1__backward,
-    jvp=_expm1__jvp,
-    jvp_np=_expm1__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
+def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
+EXPM1 = Op('expm1', np.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def expm1(self):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
-    return apply1(EXPM1, self, ())
-
-
-EXPM1.public = expm1
-
+    return run1(EXPM1, np.expm1, self)
 
 # ---- log
-
-
-def _log__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / self if needs[0] else None,
-        )
-    return (
-        grad / self.conj() if needs[0] else None,
-    )
-
-
-def _log__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / self_p
-    return (self_t.conj() / self_p.conj()).conj()
-
-
-def _log__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / self_p
-    return K.conj(K.conj(self_t) / K.conj(self_p))
-
-
-LOG = Op(
-    'log',
-    np.log,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_log__backward,
-    jvp=_log__jvp,
-    jvp_np=_log__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
+def _log__jvp(self_p, self_t, result): return self_t / self_p
+LOG = Op('log', np.log, ('self',), ('T',), (True,), backward=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log(self):
     """Natural logarithm, element-wise. Example: pf.log(pf.tensor([1.0]))"""
-    return apply1(LOG, self, ())
-
-
-LOG.public = log
-
-
+    return run1(LOG, np.log, self)
 def log_(self):
     """In-place log: writes into self (values, tape history and tangents)."""
     return apply_inplace(LOG, self, (self,), ())
 
-
 # ---- log2
-
-
 def _log2__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / (self * 0.6931471805599453) if needs[0] else None,
-        )
-    return (
-        grad / (self * 0.6931471805599453).conj() if needs[0] else None,
-    )
-
-
-def _log2__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * 0.6931471805599453)
-    return (self_t.conj() / (self_p * 0.6931471805599453).conj()).conj()
-
-
-def _log2__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * 0.6931471805599453)
-    return K.conj(K.conj(self_t) / K.conj(self_p * 0.6931471805599453))
-
-
-LOG2 = Op(
-    'log2',
-    np.log2,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_log2__backward,
-    jvp=_log2__jvp,
-    jvp_np=_log2__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
+def _log2__jvp(self_p, self_t, result): return self_t / (self_p * 0.6931471805599453)
+LOG2 = Op('log2', np.log2, ('self',), ('T',), (True,), backward=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log2(self):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
-    return apply1(LOG2, self, ())
-
-
-LOG2.public = log2
-
+    return run1(LOG2, np.log2, self)
 
 # ---- log10
-
-
 def _log10__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / (self * 2.302585092994046) if needs[0] else None,
-        )
-    return (
-        grad / (self * 2.302585092994046).conj() if needs[0] else None,
-    )
-
-
-def _log10__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * 2.302585092994046)
-    return (self_t.conj() / (self_p * 2.302585092994046).conj()).conj()
-
-
-def _log10__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * 2.302585092994046)
-    return K.conj(K.conj(self_t) / K.conj(self_p * 2.302585092994046))
-
-
-LOG10 = Op(
-    'log10',
-    np.log10,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_log10__backward,
-    jvp=_log10__jvp,
-    jvp_np=_log10__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
+def _log10__jvp(self_p, self_t, result): return self_t / (self_p * 2.302585092994046)
+LOG10 = Op('log10', np.log10, ('self',), ('T',), (True,), backward=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log10(self):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
-    return apply1(LOG10, self, ())
-
-
-LOG10.public = log10
-
+    return run1(LOG10, np.log10, self)
 
 # ---- log1p
-
-
-def _log1p__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / (self + 1) if needs[0] else None,
-        )
-    return (
-        grad / (self + 1).conj() if needs[0] else None,
-    )
-
-
-def _log1p__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p + 1)
-    return (self_t.conj() / (self_p + 1).conj()).conj()
-
-
-def _log1p__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p + 1)
-    return K.conj(K.conj(self_t) / K.conj(self_p + 1))
-
-
-LOG1P = Op(
-    'log1p',
-    np.log1p,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_log1p__backward,
-    jvp=_log1p__jvp,
-    jvp_np=_log1p__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
+def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
+LOG1P = Op('log1p', np.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log1p(self):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
-    return apply1(LOG1P, self, ())
-
-
-LOG1P.public = log1p
-
+    return run1(LOG1P, np.log1p, self)
 
 # ---- sqrt
-
-
-def _sqrt__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad / (2 * result) if needs[0] else None,
-        )
-    return (
-        grad / (2 * result.conj()) if needs[0] else None,
-    )
-
-
-def _sqrt__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (2 * result)
-    return (self_t.conj() / (2 * result.conj())).conj()
-
-
-def _sqrt__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (2 * result)
-    return K.conj(K.conj(self_t) / (2 * K.conj(result)))
-
-
-SQRT = Op(
-    'sqrt',
-    np.sqrt,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sqrt__backward,
-    jvp=_sqrt__jvp,
-    jvp_np=_sqrt__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
+def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
+SQRT = Op('sqrt', np.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def sqrt(self):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
-    return apply1(SQRT, self, ())
-
-
-SQRT.public = sqrt
-
-
+    return run1(SQRT, np.sqrt, self)
 def sqrt_(self):
     """In-place sqrt: writes into self (values, tape history and tangents)."""
     return apply_inplace(SQRT, self, (self,), ())
 
-
 # ---- rsqrt
-
-
 def _rsqrt__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            -0.5 * grad * (result * result * result) if needs[0] else None,
-        )
-    return (
-        -0.5 * grad * (result * result * result).conj() if needs[0] else None,
-    )
-
-
-def _rsqrt__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -0.5 * self_t * (result * result * result)
-    return (-0.5 * self_t.conj() * (result * result * result).conj()).conj()
-
-
-def _rsqrt__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -0.5 * self_t * (result * result * result)
-    return K.conj(-0.5 * K.conj(self_t) * K.conj(result * result * result))
-
-
-RSQRT = Op(
-    'rsqrt',
-    K.rsqrt,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_rsqrt__backward,
-    jvp=_rsqrt__jvp,
-    jvp_np=_rsqrt__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (-0.5 * grad * _conj(result * result * result) if needs[0] else None,)
+def _rsqrt__jvp(self_p, self_t, result): return -0.5 * self_t * (result * result * result)
+RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backward, jvp=_rsqrt__jvp, jvp_np=_rsqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def rsqrt(self):
     """1 / sqrt(x), element-wise. Example: pf.rsqrt(pf.tensor([4.0]))"""
-    return apply1(RSQRT, self, ())
-
-
-RSQRT.public = rsqrt
-
+    return run1(RSQRT, K.rsqrt, self)
 
 # ---- square
-
-
-def _square__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            2 * grad * self if needs[0] else None,
-        )
-    return (
-        2 * grad * self.conj() if needs[0] else None,
-    )
-
-
-def _square__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return 2 * self_t * self_p
-    return (2 * self_t.conj() * self_p.conj()).conj()
-
-
-def _square__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return 2 * self_t * self_p
-    return K.conj(2 * K.conj(self_t) * K.conj(self_p))
-
-
-SQUARE = Op(
-    'square',
-    np.square,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_square__backward,
-    jvp=_square__jvp,
-    jvp_np=_square__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
+def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
+SQUARE = Op('square', np.square, ('self',), ('T',), (True,), backward=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def square(self):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
-    return apply1(SQUARE, self, ())
-
-
-SQUARE.public = square
-
+    return run1(SQUARE, np.square, self)
 
 # ---- reciprocal
-
-
 def _reciprocal__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            -grad * (result * result) if needs[0] else None,
-        )
-    return (
-        -grad * (result * result).conj() if needs[0] else None,
-    )
-
-
-def _reciprocal__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * (result * result)
-    return (-self_t.conj() * (result * result).conj()).conj()
-
-
-def _reciprocal__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * (result * result)
-    return K.conj(-K.conj(self_t) * K.conj(result * result))
-
-
-RECIPROCAL = Op(
-    'reciprocal',
-    np.reciprocal,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_reciprocal__backward,
-    jvp=_reciprocal__jvp,
-    jvp_np=_reciprocal__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (-grad * _conj(result * result) if needs[0] else None,)
+def _reciprocal__jvp(self_p, self_t, result): return -self_t * (result * result)
+RECIPROCAL = Op('reciprocal', np.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def reciprocal(self):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
-    return apply1(RECIPROCAL, self, ())
-
-
-RECIPROCAL.public = reciprocal
-
+    return run1(RECIPROCAL, np.reciprocal, self)
 
 # ---- sin
-
-
-def _sin__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * self.cos() if needs[0] else None,
-        )
-    return (
-        grad * self.cos().conj() if needs[0] else None,
-    )
-
-
-def _sin__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p.cos()
-    return (self_t.conj() * self_p.cos().conj()).conj()
-
-
-def _sin__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.cos(self_p)
-    return K.conj(K.conj(self_t) * K.conj(np.cos(self_p)))
-
-
-SIN = Op(
-    'sin',
-    np.sin,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sin__backward,
-    jvp=_sin__jvp,
-    jvp_np=_sin__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _sin__backward(grad, self, result, needs): return (grad * _conj(self.cos()) if needs[0] else None,)
+def _sin__jvp(self_p, self_t, result): return self_t * self_p.cos()
+def _sin__jvp_np(self_p, self_t, result): return self_t * np.cos(self_p)
+SIN = Op('sin', np.sin, ('self',), ('T',), (True,), backward=_sin__backward, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sin(self):
     """Sine, element-wise. Example: pf.sin(pf.tensor([0.0]))"""
-    return apply1(SIN, self, ())
-
-
-SIN.public = sin
-
-
+    return run1(SIN, np.sin, self)
 def sin_(self):
     """In-place sin: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIN, self, (self,), ())
 
-
 # ---- cos
-
-
-def _cos__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            -grad * self.sin() if needs[0] else None,
-        )
-    return (
-        -grad * self.sin().conj() if needs[0] else None,
-    )
-
-
-def _cos__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * self_p.sin()
-    return (-self_t.conj() * self_p.sin().conj()).conj()
-
-
-def _cos__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * np.sin(self_p)
-    return K.conj(-K.conj(self_t) * K.conj(np.sin(self_p)))
-
-
-COS = Op(
-    'cos',
-    np.cos,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_cos__backward,
-    jvp=_cos__jvp,
-    jvp_np=_cos__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _cos__backward(grad, self, result, needs): return (-grad * _conj(self.sin()) if needs[0] else None,)
+def _cos__jvp(self_p, self_t, result): return -self_t * self_p.sin()
+def _cos__jvp_np(self_p, self_t, result): return -self_t * np.sin(self_p)
+COS = Op('cos', np.cos, ('self',), ('T',), (True,), backward=_cos__backward, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cos(self):
     """Cosine, element-wise. Example: pf.cos(pf.tensor([0.0]))"""
-    return apply1(COS, self, ())
-
-
-COS.public = cos
-
-
+    return run1(COS, np.cos, self)
 def cos_(self):
     """In-place cos: writes into self (values, tape history and tangents)."""
     return apply_inplace(COS, self, (self,), ())
 
-
 # ---- tan
-
-
 def _tan__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * (1 + result * result) if needs[0] else None,
-        )
-    return (
-        grad * (1 + result * result).conj() if needs[0] else None,
-    )
-
-
-def _tan__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1 + result * result)
-    return (self_t.conj() * (1 + result * result).conj()).conj()
-
-
-def _tan__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1 + result * result)
-    return K.conj(K.conj(self_t) * K.conj(1 + result * result))
-
-
-TAN = Op(
-    'tan',
-    np.tan,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_tan__backward,
-    jvp=_tan__jvp,
-    jvp_np=_tan__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * (1 + _conj(result * result)) if needs[0] else None,)
+def _tan__jvp(self_p, self_t, result): return self_t * (1 + result * result)
+TAN = Op('tan', np.tan, ('self',), ('T',), (True,), backward=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tan(self):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
-    return apply1(TAN, self, ())
-
-
-TAN.public = tan
-
+    return run1(TAN, np.tan, self)
 
 # ---- asin
-
-
 def _asin__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * (1 - self * self).rsqrt() if needs[0] else None,
-        )
-    return (
-        grad * (1 - self * self).rsqrt().conj() if needs[0] else None,
-    )
-
-
-def _asin__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1 - self_p * self_p).rsqrt()
-    return (self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
-
-
-def _asin__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.rsqrt(1 - self_p * self_p)
-    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
-
-
-ASIN = Op(
-    'asin',
-    np.arcsin,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_asin__backward,
-    jvp=_asin__jvp,
-    jvp_np=_asin__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
+def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
+ASIN = Op('asin', np.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asin(self):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
-    return apply1(ASIN, self, ())
-
-
-ASIN.public = asin
-
-
+    return run1(ASIN, np.arcsin, self)
 arcsin = asin
 
-
 # ---- acos
-
-
 def _acos__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            -grad * (1 - self * self).rsqrt() if needs[0] else None,
-        )
-    return (
-        -grad * (1 - self * self).rsqrt().conj() if needs[0] else None,
-    )
-
-
-def _acos__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * (1 - self_p * self_p).rsqrt()
-    return (-self_t.conj() * (1 - self_p * self_p).rsqrt().conj()).conj()
-
-
-def _acos__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * K.rsqrt(1 - self_p * self_p)
-    return K.conj(-K.conj(self_t) * K.conj(K.rsqrt(1 - self_p * self_p)))
-
-
-ACOS = Op(
-    'acos',
-    np.arccos,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_acos__backward,
-    jvp=_acos__jvp,
-    jvp_np=_acos__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (-grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
+def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
+ACOS = Op('acos', np.arccos, ('self',), ('T',), (True,), backward=_acos__backward, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acos(self):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
-    return apply1(ACOS, self, ())
-
-
-ACOS.public = acos
-
-
+    return run1(ACOS, np.arccos, self)
 arccos = acos
 
-
 # ---- atan
-
-
 def _atan__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / (self * self + 1) if needs[0] else None,
-        )
-    return (
-        grad / (self * self + 1).conj() if needs[0] else None,
-    )
-
-
-def _atan__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * self_p + 1)
-    return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
-
-
-def _atan__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (self_p * self_p + 1)
-    return K.conj(K.conj(self_t) / K.conj(self_p * self_p + 1))
-
-
-ATAN = Op(
-    'atan',
-    np.arctan,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_atan__backward,
-    jvp=_atan__jvp,
-    jvp_np=_atan__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad / (_conj(self * self) + 1) if needs[0] else None,)
+def _atan__jvp(self_p, self_t, result): return self_t / (self_p * self_p + 1)
+ATAN = Op('atan', np.arctan, ('self',), ('T',), (True,), backward=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atan(self):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
-    return apply1(ATAN, self, ())
-
-
-ATAN.public = atan
-
-
+    return run1(ATAN, np.arctan, self)
 arctan = atan
 
-
 # ---- sinh
-
-
-def _sinh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * self.cosh() if needs[0] else None,
-        )
-    return (
-        grad * self.cosh().conj() if needs[0] else None,
-    )
-
-
-def _sinh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p.cosh()
-    return (self_t.conj() * self_p.cosh().conj()).conj()
-
-
-def _sinh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.cosh(self_p)
-    return K.conj(K.conj(self_t) * K.conj(np.cosh(self_p)))
-
-
-SINH = Op(
-    'sinh',
-    np.sinh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sinh__backward,
-    jvp=_sinh__jvp,
-    jvp_np=_sinh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _sinh__backward(grad, self, result, needs): return (grad * _conj(self.cosh()) if needs[0] else None,)
+def _sinh__jvp(self_p, self_t, result): return self_t * self_p.cosh()
+def _sinh__jvp_np(self_p, self_t, result): return self_t * np.cosh(self_p)
+SINH = Op('sinh', np.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sinh(self):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
-    return apply1(SINH, self, ())
-
-
-SINH.public = sinh
-
+    return run1(SINH, np.sinh, self)
 
 # ---- cosh
-
-
-def _cosh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * self.sinh() if needs[0] else None,
-        )
-    return (
-        grad * self.sinh().conj() if needs[0] else None,
-    )
-
-
-def _cosh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p.sinh()
-    return (self_t.conj() * self_p.sinh().conj()).conj()
-
-
-def _cosh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.sinh(self_p)
-    return K.conj(K.conj(self_t) * K.conj(np.sinh(self_p)))
-
-
-COSH = Op(
-    'cosh',
-    np.cosh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_cosh__backward,
-    jvp=_cosh__jvp,
-    jvp_np=_cosh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _cosh__backward(grad, self, result, needs): return (grad * _conj(self.sinh()) if needs[0] else None,)
+def _cosh__jvp(self_p, self_t, result): return self_t * self_p.sinh()
+def _cosh__jvp_np(self_p, self_t, result): return self_t * np.sinh(self_p)
+COSH = Op('cosh', np.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cosh(self):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
-    return apply1(COSH, self, ())
-
-
-COSH.public = cosh
-
+    return run1(COSH, np.cosh, self)
 
 # ---- tanh
-
-
 def _tanh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * (1 - result * result) if needs[0] else None,
-        )
-    return (
-        grad * (1 - result * result).conj() if needs[0] else None,
-    )
-
-
-def _tanh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1 - result * result)
-    return (self_t.conj() * (1 - result * result).conj()).conj()
-
-
-def _tanh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1 - result * result)
-    return K.conj(K.conj(self_t) * K.conj(1 - result * result))
-
-
-TANH = Op(
-    'tanh',
-    np.tanh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_tanh__backward,
-    jvp=_tanh__jvp,
-    jvp_np=_tanh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * (1 - _conj(result * result)) if needs[0] else None,)
+def _tanh__jvp(self_p, self_t, result): return self_t * (1 - result * result)
+TANH = Op('tanh', np.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tanh(self):
     """Hyperbolic tangent. Example: pf.tanh(pf.tensor([1.0]))"""
-    return apply1(TANH, self, ())
-
-
-TANH.public = tanh
-
-
+    return run1(TANH, np.tanh, self)
 def tanh_(self):
     """In-place tanh: writes into self (values, tape history and tangents)."""
     return apply_inplace(TANH, self, (self,), ())
 
-
 # ---- asinh
-
-
 def _asinh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * (self * self + 1).rsqrt() if needs[0] else None,
-        )
-    return (
-        grad * (self * self + 1).rsqrt().conj() if needs[0] else None,
-    )
-
-
-def _asinh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (self_p * self_p + 1).rsqrt()
-    return (self_t.conj() * (self_p * self_p + 1).rsqrt().conj()).conj()
-
-
-def _asinh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.rsqrt(self_p * self_p + 1)
-    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p * self_p + 1)))
-
-
-ASINH = Op(
-    'asinh',
-    np.arcsinh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_asinh__backward,
-    jvp=_asinh__jvp,
-    jvp_np=_asinh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj((self * self + 1).rsqrt()) if needs[0] else None,)
+def _asinh__jvp(self_p, self_t, result): return self_t * (self_p * self_p + 1).rsqrt()
+def _asinh__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(self_p * self_p + 1)
+ASINH = Op('asinh', np.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asinh(self):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
-    return apply1(ASINH, self, ())
-
-
-ASINH.public = asinh
-
-
+    return run1(ASINH, np.arcsinh, self)
 arcsinh = asinh
 
-
 # ---- acosh
-
-
 def _acosh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * ((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,
-        )
-    return (
-        grad * ((self - 1).rsqrt() * (self + 1).rsqrt()).conj() if needs[0] else None,
-    )
-
-
-def _acosh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
-    return (self_t.conj() * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt()).conj()).conj()
-
-
-def _acosh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
-    return K.conj(K.conj(self_t) * K.conj(K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1)))
-
-
-ACOSH = Op(
-    'acosh',
-    np.arccosh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_acosh__backward,
-    jvp=_acosh__jvp,
-    jvp_np=_acosh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,)
+def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
+def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
+ACOSH = Op('acosh', np.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acosh(self):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
-    return apply1(ACOSH, self, ())
-
-
-ACOSH.public = acosh
-
-
+    return run1(ACOSH, np.arccosh, self)
 arccosh = acosh
 
-
 # ---- atanh
-
-
 def _atanh__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad / (1 - self * self) if needs[0] else None,
-        )
-    return (
-        grad / (1 - self * self).conj() if needs[0] else None,
-    )
-
-
-def _atanh__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (1 - self_p * self_p)
-    return (self_t.conj() / (1 - self_p * self_p).conj()).conj()
-
-
-def _atanh__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t / (1 - self_p * self_p)
-    return K.conj(K.conj(self_t) / K.conj(1 - self_p * self_p))
-
-
-ATANH = Op(
-    'atanh',
-    np.arctanh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_atanh__backward,
-    jvp=_atanh__jvp,
-    jvp_np=_atanh__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad / (1 - _conj(self * self)) if needs[0] else None,)
+def _atanh__jvp(self_p, self_t, result): return self_t / (1 - self_p * self_p)
+ATANH = Op('atanh', np.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atanh(self):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
-    return apply1(ATANH, self, ())
-
-
-ATANH.public = atanh
-
-
+    return run1(ATANH, np.arctanh, self)
 arctanh = atanh
 
-
 # ---- sigmoid
-
-
 def _sigmoid__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad * (result * (1 - result)) if needs[0] else None,
-        )
-    return (
-        grad * (result * (1 - result)).conj() if needs[0] else None,
-    )
-
-
-def _sigmoid__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result * (1 - result))
-    return (self_t.conj() * (result * (1 - result)).conj()).conj()
-
-
-def _sigmoid__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result * (1 - result))
-    return K.conj(K.conj(self_t) * K.conj(result * (1 - result)))
-
-
-SIGMOID = Op(
-    'sigmoid',
-    K.sigmoid,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sigmoid__backward,
-    jvp=_sigmoid__jvp,
-    jvp_np=_sigmoid__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * (_conj(result) * (1 - _conj(result))) if needs[0] else None,)
+def _sigmoid__jvp(self_p, self_t, result): return self_t * (result * (1 - result))
+SIGMOID = Op('sigmoid', K.sigmoid, ('self',), ('T',), (True,), backward=_sigmoid__backward, jvp=_sigmoid__jvp, jvp_np=_sigmoid__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def sigmoid(self):
     """Logistic sigmoid 1 / (1 + exp(-x)). Example: pf.sigmoid(pf.tensor([0.0]))"""
-    return apply1(SIGMOID, self, ())
-
-
-SIGMOID.public = sigmoid
-
-
+    return run1(SIGMOID, K.sigmoid, self)
 def sigmoid_(self):
     """In-place sigmoid: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIGMOID, self, (self,), ())
 
-
 # ---- logit
-
-
 def _logit__backward(grad, self, result, eps, needs):
-    return (
-        logit_backward(grad, self, eps) if needs[0] else None,
-    )
-
-
-def _logit__jvp(self_p, self_t, result, eps):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return logit_backward(self_t, self_p, eps)
-    return logit_backward(self_t.conj(), self_p, eps).conj()
-
-
-LOGIT = Op(
-    'logit',
-    K.logit,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_logit__backward,
-    jvp=_logit__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('eps',),
-    batch='elementwise',
-)
-
-
+    return (logit_backward(grad, self, eps) if needs[0] else None,)
+def _logit__jvp(self_p, self_t, result, eps): return _conj(logit_backward(_conj(self_t), self_p, eps))
+LOGIT = Op('logit', K.logit, ('self',), ('T',), (True,), backward=_logit__backward, jvp=_logit__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('eps',), batch='elementwise')
 def logit(self, eps=None):
     """log(x / (1 - x)), input clamped to [eps, 1 - eps] when eps is given. Example: pf.logit(pf.tensor([0.5]))"""
-    return apply1(LOGIT, self, (eps,))
-
-
-LOGIT.public = logit
-
+    return run1(LOGIT, K.logit, self, (eps,))
 
 # ---- relu
-
-
-def _relu__backward(grad, self, result, needs):
-    return (
-        grad * (result > 0) if needs[0] else None,
-    )
-
-
-def _relu__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result > 0)
-    return (self_t.conj() * (result > 0)).conj()
-
-
-def _relu__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result > 0)
-    return K.conj(K.conj(self_t) * (result > 0))
-
-
-RELU = Op(
-    'relu',
-    K.relu,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_relu__backward,
-    jvp=_relu__jvp,
-    jvp_np=_relu__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if needs[0] else None,)
+def _relu__jvp(self_p, self_t, result): return _conj(_conj(self_t) * (result > 0))
+def _relu__jvp_np(self_p, self_t, result): return K.conj(K.conj(self_t) * (result > 0))
+RELU = Op('relu', K.relu, ('self',), ('T',), (True,), backward=_relu__backward, jvp=_relu__jvp, jvp_np=_relu__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def relu(self):
     """max(x, 0), element-wise. Example: pf.relu(pf.tensor([-1.0, 2.0]))"""
-    return apply1(RELU, self, ())
-
-
-RELU.public = relu
-
-
+    return run1(RELU, K.relu, self)
 def relu_(self):
     """In-place relu: writes into self (values, tape history and tangents)."""
     return apply_inplace(RELU, self, (self,), ())
 
-
 # ---- erf
-
-
 def _erf__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
-        )
-    return (
-        grad * (1.1283791670955126 * (-self * self).exp()).conj() if needs[0] else None,
-    )
-
-
-def _erf__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
-    return (self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
-
-
-def _erf__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
-    return K.conj(K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
-
-
-ERF = Op(
-    'erf',
-    sp.erf,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_erf__backward,
-    jvp=_erf__jvp,
-    jvp_np=_erf__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
+def _erf__jvp(self_p, self_t, result): return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
+def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erf(self):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
-    return apply1(ERF, self, ())
-
-
-ERF.public = erf
-
+    return run1(ERF, sp.erf, self)
 
 # ---- erfc
-
-
 def _erfc__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            -grad * (1.1283791670955126 * (-self * self).exp()) if needs[0] else None,
-        )
-    return (
-        -grad * (1.1283791670955126 * (-self * self).exp()).conj() if needs[0] else None,
-    )
-
-
-def _erfc__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
-    return (-self_t.conj() * (1.1283791670955126 * (-self_p * self_p).exp()).conj()).conj()
-
-
-def _erfc__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return -self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
-    return K.conj(-K.conj(self_t) * K.conj(1.1283791670955126 * np.exp(-self_p * self_p)))
-
-
-ERFC = Op(
-    'erfc',
-    sp.erfc,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_erfc__backward,
-    jvp=_erfc__jvp,
-    jvp_np=_erfc__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (-grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
+def _erfc__jvp(self_p, self_t, result): return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
+def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfc(self):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
-    return apply1(ERFC, self, ())
-
-
-ERFC.public = erfc
-
+    return run1(ERFC, sp.erfc, self)
 
 # ---- erfinv
-
-
 def _erfinv__backward(grad, self, result, needs):
-    return (
-        grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,
-    )
-
-
-def _erfinv__jvp(self_p, self_t, result):
-    return self_t * 0.886226925452758 * (result * result).exp()
-
-
-def _erfinv__jvp_np(self_p, self_t, result):
-    return self_t * 0.886226925452758 * np.exp(result * result)
-
-
-ERFINV = Op(
-    'erfinv',
-    sp.erfinv,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_erfinv__backward,
-    jvp=_erfinv__jvp,
-    jvp_np=_erfinv__jvp_np,
-    jvp_np_reads=(False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,)
+def _erfinv__jvp(self_p, self_t, result): return self_t * 0.886226925452758 * (result * result).exp()
+def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * np.exp(result * result)
+ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfinv(self):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
-    return apply1(ERFINV, self, ())
-
-
-ERFINV.public = erfinv
-
+    return run1(ERFINV, sp.erfinv, self)
 
 # ---- lgamma
-
-
-def _lgamma__backward(grad, self, result, needs):
-    return (
-        grad * self.digamma() if needs[0] else None,
-    )
-
-
-def _lgamma__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p.digamma()
-    return (self_t.conj() * self_p.digamma()).conj()
-
-
-def _lgamma__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * sp.psi(self_p)
-    return K.conj(K.conj(self_t) * sp.psi(self_p))
-
-
-LGAMMA = Op(
-    'lgamma',
-    sp.gammaln,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_lgamma__backward,
-    jvp=_lgamma__jvp,
-    jvp_np=_lgamma__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _lgamma__backward(grad, self, result, needs): return (grad * self.digamma() if needs[0] else None,)
+def _lgamma__jvp(self_p, self_t, result): return self_t * _conj(self_p.digamma())
+def _lgamma__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.psi(self_p))
+LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__backward, jvp=_lgamma__jvp, jvp_np=_lgamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def lgamma(self):
     """log|Gamma(x)|. Example: pf.lgamma(pf.tensor([3.0]))"""
-    return apply1(LGAMMA, self, ())
-
-
-LGAMMA.public = lgamma
-
+    return run1(LGAMMA, sp.gammaln, self)
 
 # ---- digamma
-
-
 def _digamma__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * polygamma(1, self) if needs[0] else None,
-        )
-    return (
-        grad * polygamma(1, self).conj() if needs[0] else None,
-    )
-
-
-def _digamma__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * polygamma(1, self_p)
-    return (self_t.conj() * polygamma(1, self_p).conj()).conj()
-
-
-def _digamma__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.polygamma(1, self_p)
-    return K.conj(K.conj(self_t) * K.conj(K.polygamma(1, self_p)))
-
-
-DIGAMMA = Op(
-    'digamma',
-    sp.psi,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_digamma__backward,
-    jvp=_digamma__jvp,
-    jvp_np=_digamma__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj(polygamma(1, self)) if needs[0] else None,)
+def _digamma__jvp(self_p, self_t, result): return self_t * polygamma(1, self_p)
+def _digamma__jvp_np(self_p, self_t, result): return self_t * K.polygamma(1, self_p)
+DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__backward, jvp=_digamma__jvp, jvp_np=_digamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def digamma(self):
     """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
-    return apply1(DIGAMMA, self, ())
-
-
-DIGAMMA.public = digamma
-
+    return run1(DIGAMMA, sp.psi, self)
 
 # ---- polygamma
-
-
 def _polygamma__backward(grad, self, result, n, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * polygamma(n + 1, self) if needs[0] else None,
-        )
-    return (
-        grad * polygamma(n + 1, self).conj() if needs[0] else None,
-    )
-
-
-def _polygamma__jvp(self_p, self_t, result, n):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * polygamma(n + 1, self_p)
-    return (self_t.conj() * polygamma(n + 1, self_p).conj()).conj()
-
-
-def _polygamma__jvp_np(self_p, self_t, result, n):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.polygamma(n + 1, self_p)
-    return K.conj(K.conj(self_t) * K.conj(K.polygamma(n + 1, self_p)))
-
-
-def _polygamma__kernel(self, n):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.polygamma(n, self)
-
-
-POLYGAMMA = Op(
-    'polygamma',
-    _polygamma__kernel,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_polygamma__backward,
-    jvp=_polygamma__jvp,
-    jvp_np=_polygamma__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('n',),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj(polygamma(n + 1, self)) if needs[0] else None,)
+def _polygamma__jvp(self_p, self_t, result, n): return self_t * polygamma(n + 1, self_p)
+def _polygamma__jvp_np(self_p, self_t, result, n): return self_t * K.polygamma(n + 1, self_p)
+def _polygamma__kernel(self, n): return K.polygamma(n, self)
+POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
 def polygamma(n, self):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
-    return apply1(POLYGAMMA, self, (n,))
-
-
-POLYGAMMA.public = polygamma
-
+    return run1(POLYGAMMA, _polygamma__kernel, self, (n,))
 
 # ---- floor
-
-
-def _floor__backward(grad, self, result, needs):
-    return (
-        zeros_like(grad) if needs[0] else None,
-    )
-
-
-def _floor__jvp(self_p, self_t, result):
-    return None
-
-
-def _floor__jvp_np(self_p, self_t, result):
-    return None
-
-
-FLOOR = Op(
-    'floor',
-    np.floor,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_floor__backward,
-    jvp=_floor__jvp,
-    jvp_np=_floor__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='zero',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _floor__jvp(self_p, self_t, result): return None
+FLOOR = Op('floor', np.floor, ('self',), ('T',), (True,), backward=_floor__backward, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def floor(self):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
-    return apply1(FLOOR, self, ())
-
-
-FLOOR.public = floor
-
+    return run1(FLOOR, np.floor, self)
 
 # ---- ceil
-
-
-def _ceil__backward(grad, self, result, needs):
-    return (
-        zeros_like(grad) if needs[0] else None,
-    )
-
-
-def _ceil__jvp(self_p, self_t, result):
-    return None
-
-
-def _ceil__jvp_np(self_p, self_t, result):
-    return None
-
-
-CEIL = Op(
-    'ceil',
-    np.ceil,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_ceil__backward,
-    jvp=_ceil__jvp,
-    jvp_np=_ceil__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='zero',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _ceil__jvp(self_p, self_t, result): return None
+CEIL = Op('ceil', np.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def ceil(self):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
-    return apply1(CEIL, self, ())
-
-
-CEIL.public = ceil
-
+    return run1(CEIL, np.ceil, self)
 
 # ---- round
-
-
-def _round__backward(grad, self, result, decimals, needs):
-    return (
-        zeros_like(grad) if needs[0] else None,
-    )
-
-
-def _round__jvp(self_p, self_t, result, decimals):
-    return None
-
-
-def _round__jvp_np(self_p, self_t, result, decimals):
-    return None
-
-
-ROUND = Op(
-    'round',
-    K.round,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_round__backward,
-    jvp=_round__jvp,
-    jvp_np=_round__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='zero',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('decimals',),
-    batch='elementwise',
-)
-
-
+def _round__backward(grad, self, result, decimals, needs): return (zeros_like(grad) if needs[0] else None,)
+def _round__jvp(self_p, self_t, result, decimals): return None
+ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='elementwise')
 def round(self, *, decimals=0):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
-    return apply1(ROUND, self, (decimals,))
-
-
-ROUND.public = round
-
+    return run1(ROUND, K.round, self, (decimals,))
 
 # ---- trunc
-
-
-def _trunc__backward(grad, self, result, needs):
-    return (
-        zeros_like(grad) if needs[0] else None,
-    )
-
-
-def _trunc__jvp(self_p, self_t, result):
-    return None
-
-
-def _trunc__jvp_np(self_p, self_t, result):
-    return None
-
-
-TRUNC = Op(
-    'trunc',
-    np.trunc,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_trunc__backward,
-    jvp=_trunc__jvp,
-    jvp_np=_trunc__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='zero',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _trunc__jvp(self_p, self_t, result): return None
+TRUNC = Op('trunc', np.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def trunc(self):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
-    return apply1(TRUNC, self, ())
-
-
-TRUNC.public = trunc
-
-
+    return run1(TRUNC, np.trunc, self)
 fix = trunc
 
-
 # ---- clamp
-
-
 def _clamp__backward(grad, self, min, max, result, needs):
     return (
         grad * clamp_mask(self, min, max) if needs[0] else None,
         grad * (self < min) if needs[1] else None,
         grad * (self > max) if needs[2] else None,
     )
-
-
 def _clamp__jvp(self_p, min_p, max_p, self_t, min_t, max_t, result):
-    if self_t is None and min_t is None:
-        return max_t * (self_p > max_p)
-    if self_t is None and max_t is None:
-        return min_t * (self_p < min_p)
-    if min_t is None and max_t is None:
-        return self_t * clamp_mask(self_p, min_p, max_p)
-    if self_t is None:
-        return min_t * (self_p < min_p) + max_t * (self_p > max_p)
-    if min_t is None:
-        return self_t * clamp_mask(self_p, min_p, max_p) + max_t * (self_p > max_p)
-    if max_t is None:
-        return self_t * clamp_mask(self_p, min_p, max_p) + min_t * (self_p < min_p)
+    if self_t is None and min_t is None: return max_t * (self_p > max_p)
+    if self_t is None and max_t is None: return min_t * (self_p < min_p)
+    if min_t is None and max_t is None: return self_t * clamp_mask(self_p, min_p, max_p)
+    if self_t is None: return min_t * (self_p < min_p) + max_t * (self_p > max_p)
+    if min_t is None: return self_t * clamp_mask(self_p, min_p, max_p) + max_t * (self_p > max_p)
+    if max_t is None: return self_t * clamp_mask(self_p, min_p, max_p) + min_t * (self_p < min_p)
     return self_t * clamp_mask(self_p, min_p, max_p) + min_t * (self_p < min_p) + max_t * (self_p > max_p)
-
-
 def _clamp__jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
-    if self_t is None and min_t is None:
-        return max_t * (self_p > max_p)
-    if self_t is None and max_t is None:
-        return min_t * (self_p < min_p)
-    if min_t is None and max_t is None:
-        return self_t * clamp_mask_np(self_p, min_p, max_p)
-    if self_t is None:
-        return min_t * (self_p < min_p) + max_t * (self_p > max_p)
-    if min_t is None:
-        return self_t * clamp_mask_np(self_p, min_p, max_p) + max_t * (self_p > max_p)
-    if max_t is None:
-        return self_t * clamp_mask_np(self_p, min_p, max_p) + min_t * (self_p < min_p)
+    if self_t is None and min_t is None: return max_t * (self_p > max_p)
+    if self_t is None and max_t is None: return min_t * (self_p < min_p)
+    if min_t is None and max_t is None: return self_t * clamp_mask_np(self_p, min_p, max_p)
+    if self_t is None: return min_t * (self_p < min_p) + max_t * (self_p > max_p)
+    if min_t is None: return self_t * clamp_mask_np(self_p, min_p, max_p) + max_t * (self_p > max_p)
+    if max_t is None: return self_t * clamp_mask_np(self_p, min_p, max_p) + min_t * (self_p < min_p)
     return self_t * clamp_mask_np(self_p, min_p, max_p) + min_t * (self_p < min_p) + max_t * (self_p > max_p)
-
-
-CLAMP = Op(
-    'clamp',
-    K.clamp,
-    ('self', 'min', 'max'),
-    ('T', 'T?', 'T?'),
-    (True, True, True),
-    backward=_clamp__backward,
-    jvp=_clamp__jvp,
-    jvp_np=_clamp__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, min, max | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((2, 2, 2), None),  # self
-        ((2, 2, 0), None),  # min
-        ((2, 2, 2), None),  # self, min
-        ((2, 0, 2), None),  # max
-        ((2, 2, 2), None),  # self, max
-        ((2, 2, 2), None),  # min, max
-        ((2, 2, 2), None),  # self, min, max
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+CLAMP = Op('clamp', K.clamp, ('self', 'min', 'max'), ('T', 'T?', 'T?'), (True, True, True), backward=_clamp__backward, jvp=_clamp__jvp, jvp_np=_clamp__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None), ((2, 2, 0), None), ((2, 2, 2), None), ((2, 0, 2), None), ((2, 2, 2), None), ((2, 2, 2), None), ((2, 2, 2), None)), batch='elementwise')
 def clamp(self, min=None, max=None):
     """Limit values to [min, max] (tensors or numbers). Example: pf.clamp(pf.tensor([-2.0, 2.0]), -1, 1)"""
     return applyn(CLAMP, (self, min, max), ())
-
-
-CLAMP.public = clamp
-
-
 def clamp_(self, min=None, max=None):
     """In-place clamp: writes into self (values, tape history and tangents)."""
     return apply_inplace(CLAMP, self, (self, min, max), ())
-
-
 clip = clamp
 
-
 # ---- real
-
-
-def _real__backward(grad, self, result, needs):
-    return (
-        grad.real if needs[0] else None,
-    )
-
-
-def _real__jvp(self_p, self_t, result):
-    return self_t.real
-
-
-REAL = Op(
-    'real',
-    K.real,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_real__backward,
-    jvp=_real__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='maybe_view',
-    batch='elementwise',
-)
-
-
+def _real__backward(grad, self, result, needs): return (grad.real if needs[0] else None,)
+def _real__jvp(self_p, self_t, result): return self_t.real
+REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise')
 def real(self):
     """Real part (a view for complex tensors). Example: pf.real(pf.tensor([1 + 2j]))"""
     return applyn(REAL, (self,), ())
 
-
-REAL.public = real
-
-
 # ---- imag
-
-
-def _imag__backward(grad, self, result, needs):
-    return (
-        grad.real * 1j if needs[0] else None,
-    )
-
-
-def _imag__jvp(self_p, self_t, result):
-    return self_t.imag
-
-
-IMAG = Op(
-    'imag',
-    K.imag,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_imag__backward,
-    jvp=_imag__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    batch='elementwise',
-)
-
-
+def _imag__backward(grad, self, result, needs): return (grad.real * 1j if needs[0] else None,)
+def _imag__jvp(self_p, self_t, result): return self_t.imag
+IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise')
 def imag(self):
     """Imaginary part of a complex tensor (a view). Example: pf.imag(pf.tensor([1 + 2j]))"""
     return applyn(IMAG, (self,), ())
 
-
-IMAG.public = imag
-
-
 # ---- conj
-
-
-def _conj__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c":
-        return (
-            grad if needs[0] else None,
-        )
-    return (
-        grad.conj() if needs[0] else None,
-    )
-
-
-def _conj__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t
-    return conj(self_t)
-
-
-CONJ = Op(
-    'conj',
-    K.conj,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_conj__backward,
-    jvp=_conj__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='maybe_view',
-    batch='elementwise',
-)
-
-
+def _conj__backward(grad, self, result, needs): return (_conj(grad) if needs[0] else None,)
+def _conj__jvp(self_p, self_t, result): return _conj(self_t)
+CONJ = Op('conj', K.conj, ('self',), ('T',), (True,), backward=_conj__backward, jvp=_conj__jvp, jvp_kind='auto_linear', kind='maybe_view', batch='elementwise')
 def conj(self):
     """Complex conjugate (the tensor itself, as a view, when real). Example: pf.conj(pf.tensor([1 + 2j]))"""
     return applyn(CONJ, (self,), ())
-
-
-CONJ.public = conj
-
-
 conjugate = conj
 
-
 # ---- angle
-
-
 def _angle__backward(grad, self, result, needs):
     return (
         (angle_backward(grad, self) if self.dtype.kind == 'c' else zeros_like(grad)) if needs[0] else None,
     )
-
-
 def _angle__save(self):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.dtype.kind == 'c':
-        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), None),  # self
-        )
-    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
+        return (((0,), None), ((2,), None))
+    return (((0,), None), ((1,), None))
 def _angle__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return angle_backward(self_t, self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t)
-    return (angle_backward(self_t.conj(), self_p) if self_p.dtype.kind == 'c' else zeros_like(self_t.conj())).conj()
-
-
-ANGLE = Op(
-    'angle',
-    K.angle,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_angle__backward,
-    jvp=_angle__jvp,
-    jvp_kind='auto_element_wise',
-    save_fn=_angle__save,
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return _conj(angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t)))
+ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise')
 def angle(self):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""
-    return apply1(ANGLE, self, ())
-
-
-ANGLE.public = angle
-
+    return run1(ANGLE, K.angle, self)
 
 # ---- add
-
-
 def _add__backward(grad, self, other, result, alpha, needs):
-    return (
-        grad if needs[0] else None,
-        scale(grad, alpha) if needs[1] else None,
-    )
-
-
+    return (grad if needs[0] else None, scale(grad, alpha) if needs[1] else None)
 def _add__jvp(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None:
-        return scale(other_t, alpha)
-    if other_t is None:
-        return self_t
+    if self_t is None: return scale(other_t, alpha)
+    if other_t is None: return self_t
     return self_t + scale(other_t, alpha)
-
-
 def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None:
-        return scale_np(other_t, alpha)
-    if other_t is None:
-        return self_t
+    if self_t is None: return scale_np(other_t, alpha)
+    if other_t is None: return self_t
     return self_t + scale_np(other_t, alpha)
-
-
-ADD = Op(
-    'add',
-    K.add,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_add__backward,
-    jvp=_add__jvp,
-    jvp_np=_add__jvp_np,
-    jvp_np_reads=(False, False, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((0, 0), None),  # other
-        ((0, 0), None),  # self, other
-    ),
-    out_diff=(True,),
-    argnames=('alpha',),
-    batch='elementwise',
-)
-
-
+ADD = Op('add', K.add, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=_add__jvp, jvp_np=_add__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
-    return apply2(ADD, self, other, (alpha,))
-
-
-ADD.public = add
-
-
+    return run2(ADD, K.add, self, other, (alpha,))
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
     return apply_inplace(ADD, self, (self, other), (alpha,))
 
-
 # ---- sub
-
-
 def _sub__backward(grad, self, other, result, alpha, needs):
-    return (
-        grad if needs[0] else None,
-        -scale(grad, alpha) if needs[1] else None,
-    )
-
-
+    return (grad if needs[0] else None, -scale(grad, alpha) if needs[1] else None)
 def _sub__jvp(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None:
-        return -scale(other_t, alpha)
-    if other_t is None:
-        return self_t
+    if self_t is None: return -scale(other_t, alpha)
+    if other_t is None: return self_t
     return self_t - scale(other_t, alpha)
-
-
 def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None:
-        return -scale_np(other_t, alpha)
-    if other_t is None:
-        return self_t
+    if self_t is None: return -scale_np(other_t, alpha)
+    if other_t is None: return self_t
     return self_t - scale_np(other_t, alpha)
-
-
-SUB = Op(
-    'sub',
-    K.sub,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_sub__backward,
-    jvp=_sub__jvp,
-    jvp_np=_sub__jvp_np,
-    jvp_np_reads=(False, False, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((0, 0), None),  # other
-        ((0, 0), None),  # self, other
-    ),
-    out_diff=(True,),
-    argnames=('alpha',),
-    batch='elementwise',
-)
-
-
+SUB = Op('sub', K.sub, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=_sub__jvp, jvp_np=_sub__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
-    return apply2(SUB, self, other, (alpha,))
-
-
-SUB.public = sub
-
-
+    return run2(SUB, K.sub, self, other, (alpha,))
 def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
     return apply_inplace(SUB, self, (self, other), (alpha,))
-
-
 subtract = sub
 
-
 # ---- mul
-
-
 def _mul__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            grad * other if needs[0] else None,
-            grad * self if needs[1] else None,
-        )
-    return (
-        grad * other.conj() if needs[0] else None,
-        grad * self.conj() if needs[1] else None,
-    )
-
-
+    return (grad * _conj(other) if needs[0] else None, grad * _conj(self) if needs[1] else None)
 def _mul__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p * other_t
-    if other_t is None:
-        return other_p * self_t
+    if self_t is None: return self_p * other_t
+    if other_t is None: return other_p * self_t
     return other_p * self_t + self_p * other_t
-
-
-def _mul__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p * other_t
-    if other_t is None:
-        return other_p * self_t
-    return other_p * self_t + self_p * other_t
-
-
-MUL = Op(
-    'mul',
-    np.multiply,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_mul__backward,
-    jvp=_mul__jvp,
-    jvp_np=_mul__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 0), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+MUL = Op('mul', np.multiply, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=_mul__jvp, jvp_np=_mul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
-    return apply2(MUL, self, other, ())
-
-
-MUL.public = mul
-
-
+    return run2(MUL, np.multiply, self, other)
 def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
-
-
 multiply = mul
 
-
 # ---- div
-
-
 def _div__backward(grad, self, other, result, rounding_mode, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            (grad / other if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
-            (-grad * (self / other / other) if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
-        )
     return (
-        (grad / other.conj() if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
-        (-grad * (self / other / other).conj() if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
+        (grad / _conj(other) if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
+        (-grad * _conj(self / other / other) if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
     )
-
-
 def _div__save(self, other, rounding_mode):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if rounding_mode is None:
-        return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0, 0), None),  # nothing needs grad
-            ((0, 2), None),  # self
-            ((2, 2), None),  # other
-            ((2, 2), None),  # self, other
-        )
-    return (  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((0, 0), None),  # other
-        ((0, 0), None),  # self, other
-    )
-
-
+        return (((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None))
+    return (((0, 0), None), ((0, 0), None), ((0, 0), None), ((0, 0), None))
 def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
-    if self_t is None:
-        return -(other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-    if other_t is None:
-        return self_t / other_p if rounding_mode is None else zeros_like(result)
+    if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else zeros_like(result)
+    if other_t is None: return self_t / other_p if rounding_mode is None else zeros_like(result)
     return (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-
-
 def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
     if self_t is None:
         return -(other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
-    if other_t is None:
-        return self_t / other_p if rounding_mode is None else np.zeros_like(result)
+    if other_t is None: return self_t / other_p if rounding_mode is None else np.zeros_like(result)
     return (self_t - other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
-
-
-DIV = Op(
-    'div',
-    K.div,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_div__backward,
-    jvp=_div__jvp,
-    jvp_np=_div__jvp_np,
-    jvp_np_reads=(False, True, True),
-    jvp_kind='explicit',
-    save_fn=_div__save,
-    out_diff=(True,),
-    argnames=('rounding_mode',),
-    batch='elementwise',
-)
-
-
+DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp_np, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
-    return apply2(DIV, self, other, (rounding_mode,))
-
-
-DIV.public = div
-
-
+    return run2(DIV, K.div, self, other, (rounding_mode,))
 def div_(self, other, *, rounding_mode=None):
     """In-place div: writes into self (values, tape history and tangents)."""
     return apply_inplace(DIV, self, (self, other), (rounding_mode,))
-
-
 divide = div
-
-
 true_divide = div
 
-
 # ---- pow
-
-
 def _pow__backward(grad, self, exponent, result, needs):
     return (
         pow_self_backward(grad, self, exponent) if needs[0] else None,
         pow_exponent_backward(grad, self, exponent, result) if needs[1] else None,
     )
-
-
 def _pow__jvp(self_p, exponent_p, self_t, exponent_t, result):
-    if self_t is None:
-        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
-            return pow_exponent_backward(exponent_t, self_p, exponent_p, result)
-        return pow_exponent_backward(exponent_t.conj(), self_p, exponent_p, result).conj()
-    if exponent_t is None:
-        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-            return pow_self_backward(self_t, self_p, exponent_p)
-        return pow_self_backward(self_t.conj(), self_p, exponent_p).conj()
-    if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return pow_self_backward(self_t, self_p, exponent_p) + pow_exponent_backward(exponent_t, self_p, exponent_p, result)
-    return pow_self_backward(self_t.conj(), self_p, exponent_p).conj() + pow_exponent_backward(exponent_t.conj(), self_p, exponent_p, result).conj()
-
-
+    if self_t is None: return _conj(pow_exponent_backward(_conj(exponent_t), self_p, exponent_p, result))
+    if exponent_t is None: return _conj(pow_self_backward(_conj(self_t), self_p, exponent_p))
+    return _conj(pow_self_backward(_conj(self_t), self_p, exponent_p)) + _conj(pow_exponent_backward(_conj(exponent_t), self_p, exponent_p, result))
 def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
-    if self_t is None:
-        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
-            return pow_exponent_backward_np(exponent_t, self_p, exponent_p, result)
-        return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
-    if exponent_t is None:
-        if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-            return pow_self_backward_np(self_t, self_p, exponent_p)
-        return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
-    if self_p.dtype.kind != "c" and exponent_p.dtype.kind != "c" and self_t.dtype.kind != "c" and exponent_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return pow_self_backward_np(self_t, self_p, exponent_p) + pow_exponent_backward_np(exponent_t, self_p, exponent_p, result)
+    if self_t is None: return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
+    if exponent_t is None: return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
     return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
-
-
-POW = Op(
-    'pow',
-    K.pow,
-    ('self', 'exponent'),
-    ('T', 'T'),
-    (True, True),
-    backward=_pow__backward,
-    jvp=_pow__jvp,
-    jvp_np=_pow__jvp_np,
-    jvp_kind='explicit',
-    save=(  # kept of (self, exponent | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), (2,)),  # exponent
-        ((2, 2), (2,)),  # self, exponent
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+POW = Op('pow', K.pow, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, jvp=_pow__jvp, jvp_np=_pow__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
-    return apply2(POW, self, exponent, ())
-
-
-POW.public = pow
-
-
+    return run2(POW, K.pow, self, exponent)
 def pow_(self, exponent):
     """In-place pow: writes into self (values, tape history and tangents)."""
     return apply_inplace(POW, self, (self, exponent), ())
 
-
 # ---- atan2
-
-
 def _atan2__backward(grad, self, other, result, needs):
     return (
         grad * other / (self * self + other * other) if needs[0] else None,
         -grad * self / (self * self + other * other) if needs[1] else None,
     )
-
-
 def _atan2__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
-    if other_t is None:
-        return self_t * other_p / (self_p * self_p + other_p * other_p)
+    if self_t is None: return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
+    if other_t is None: return self_t * other_p / (self_p * self_p + other_p * other_p)
     return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
-
-
-def _atan2__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
-    if other_t is None:
-        return self_t * other_p / (self_p * self_p + other_p * other_p)
-    return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
-
-
-ATAN2 = Op(
-    'atan2',
-    np.arctan2,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_atan2__backward,
-    jvp=_atan2__jvp,
-    jvp_np=_atan2__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+ATAN2 = Op('atan2', np.arctan2, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=_atan2__jvp, jvp_np=_atan2__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
-    return apply2(ATAN2, self, other, ())
-
-
-ATAN2.public = atan2
-
-
+    return run2(ATAN2, np.arctan2, self, other)
 arctan2 = atan2
 
-
 # ---- hypot
-
-
 def _hypot__backward(grad, self, other, result, needs):
-    return (
-        grad * self / result if needs[0] else None,
-        grad * other / result if needs[1] else None,
-    )
-
-
+    return (grad * self / result if needs[0] else None, grad * other / result if needs[1] else None)
 def _hypot__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * other_p / result
-    if other_t is None:
-        return self_t * self_p / result
+    if self_t is None: return other_t * other_p / result
+    if other_t is None: return self_t * self_p / result
     return (self_t * self_p + other_t * other_p) / result
-
-
-def _hypot__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * other_p / result
-    if other_t is None:
-        return self_t * self_p / result
-    return (self_t * self_p + other_t * other_p) / result
-
-
-HYPOT = Op(
-    'hypot',
-    np.hypot,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_hypot__backward,
-    jvp=_hypot__jvp,
-    jvp_np=_hypot__jvp_np,
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 0), (2,)),  # self
-        ((0, 2), (2,)),  # other
-        ((2, 2), (2,)),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+HYPOT = Op('hypot', np.hypot, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=_hypot__jvp, jvp_np=_hypot__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
-    return apply2(HYPOT, self, other, ())
-
-
-HYPOT.public = hypot
-
+    return run2(HYPOT, np.hypot, self, other)
 
 # ---- maximum
-
-
 def _maximum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(self, other) if needs[0] else None,
         grad * max_mask(other, self) if needs[1] else None,
     )
-
-
 def _maximum__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * max_mask(other_p, self_p)
-    if other_t is None:
-        return self_t * max_mask(self_p, other_p)
+    if self_t is None: return other_t * max_mask(other_p, self_p)
+    if other_t is None: return self_t * max_mask(self_p, other_p)
     return self_t * max_mask(self_p, other_p) + other_t * max_mask(other_p, self_p)
-
-
 def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * max_mask_np(other_p, self_p)
-    if other_t is None:
-        return self_t * max_mask_np(self_p, other_p)
+    if self_t is None: return other_t * max_mask_np(other_p, self_p)
+    if other_t is None: return self_t * max_mask_np(self_p, other_p)
     return self_t * max_mask_np(self_p, other_p) + other_t * max_mask_np(other_p, self_p)
-
-
-MAXIMUM = Op(
-    'maximum',
-    np.maximum,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_maximum__backward,
-    jvp=_maximum__jvp,
-    jvp_np=_maximum__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+MAXIMUM = Op('maximum', np.maximum, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=_maximum__jvp, jvp_np=_maximum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return apply2(MAXIMUM, self, other, ())
-
-
-MAXIMUM.public = maximum
-
+    return run2(MAXIMUM, np.maximum, self, other)
 
 # ---- minimum
-
-
 def _minimum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(other, self) if needs[0] else None,
         grad * max_mask(self, other) if needs[1] else None,
     )
-
-
 def _minimum__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * max_mask(self_p, other_p)
-    if other_t is None:
-        return self_t * max_mask(other_p, self_p)
+    if self_t is None: return other_t * max_mask(self_p, other_p)
+    if other_t is None: return self_t * max_mask(other_p, self_p)
     return self_t * max_mask(other_p, self_p) + other_t * max_mask(self_p, other_p)
-
-
 def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * max_mask_np(self_p, other_p)
-    if other_t is None:
-        return self_t * max_mask_np(other_p, self_p)
+    if self_t is None: return other_t * max_mask_np(self_p, other_p)
+    if other_t is None: return self_t * max_mask_np(other_p, self_p)
     return self_t * max_mask_np(other_p, self_p) + other_t * max_mask_np(self_p, other_p)
-
-
-MINIMUM = Op(
-    'minimum',
-    np.minimum,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_minimum__backward,
-    jvp=_minimum__jvp,
-    jvp_np=_minimum__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+MINIMUM = Op('minimum', np.minimum, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=_minimum__jvp, jvp_np=_minimum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return apply2(MINIMUM, self, other, ())
-
-
-MINIMUM.public = minimum
-
+    return run2(MINIMUM, np.minimum, self, other)
 
 # ---- fmod
-
-
 def _fmod__backward(grad, self, other, result, needs):
-    return (
-        grad if needs[0] else None,
-        -grad * (self / other).trunc() if needs[1] else None,
-    )
-
-
+    return (grad if needs[0] else None, -grad * (self / other).trunc() if needs[1] else None)
 def _fmod__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * (self_p / other_p).trunc())
-    if other_t is None:
-        return self_t
+    if self_t is None: return -(other_t * (self_p / other_p).trunc())
+    if other_t is None: return self_t
     return self_t - other_t * (self_p / other_p).trunc()
-
-
 def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * np.trunc(self_p / other_p))
-    if other_t is None:
-        return self_t
+    if self_t is None: return -(other_t * np.trunc(self_p / other_p))
+    if other_t is None: return self_t
     return self_t - other_t * np.trunc(self_p / other_p)
-
-
-FMOD = Op(
-    'fmod',
-    np.fmod,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_fmod__backward,
-    jvp=_fmod__jvp,
-    jvp_np=_fmod__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+FMOD = Op('fmod', np.fmod, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=_fmod__jvp, jvp_np=_fmod__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
-    return apply2(FMOD, self, other, ())
-
-
-FMOD.public = fmod
-
+    return run2(FMOD, np.fmod, self, other)
 
 # ---- remainder
-
-
 def _remainder__backward(grad, self, other, result, needs):
-    return (
-        grad if needs[0] else None,
-        -grad * (self / other).floor() if needs[1] else None,
-    )
-
-
+    return (grad if needs[0] else None, -grad * (self / other).floor() if needs[1] else None)
 def _remainder__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * (self_p / other_p).floor())
-    if other_t is None:
-        return self_t
+    if self_t is None: return -(other_t * (self_p / other_p).floor())
+    if other_t is None: return self_t
     return self_t - other_t * (self_p / other_p).floor()
-
-
 def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return -(other_t * np.floor(self_p / other_p))
-    if other_t is None:
-        return self_t
+    if self_t is None: return -(other_t * np.floor(self_p / other_p))
+    if other_t is None: return self_t
     return self_t - other_t * np.floor(self_p / other_p)
-
-
-REMAINDER = Op(
-    'remainder',
-    np.remainder,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_remainder__backward,
-    jvp=_remainder__jvp,
-    jvp_np=_remainder__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+REMAINDER = Op('remainder', np.remainder, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=_remainder__jvp, jvp_np=_remainder__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
-    return apply2(REMAINDER, self, other, ())
-
-
-REMAINDER.public = remainder
-
+    return run2(REMAINDER, np.remainder, self, other)
 
 # ---- copysign
-
-
 def _copysign__backward(grad, self, other, result, needs):
-    return (
-        grad * copysign_ratio(self, result) if needs[0] else None,
-        zeros_like(grad) if needs[1] else None,
-    )
-
-
+    return (grad * copysign_ratio(self, result) if needs[0] else None, zeros_like(grad) if needs[1] else None)
 def _copysign__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return None
-    if other_t is None:
-        return self_t * copysign_ratio(self_p, result)
+    if self_t is None: return None
+    if other_t is None: return self_t * copysign_ratio(self_p, result)
     return self_t * copysign_ratio(self_p, result)
-
-
 def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return None
-    if other_t is None:
-        return self_t * copysign_ratio_np(self_p, result)
+    if self_t is None: return None
+    if other_t is None: return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
-
-
-COPYSIGN = Op(
-    'copysign',
-    np.copysign,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_copysign__backward,
-    jvp=_copysign__jvp,
-    jvp_np=_copysign__jvp_np,
-    jvp_np_reads=(True, False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 0), (2,)),  # self
-        ((0, 0), None),  # other
-        ((2, 0), (2,)),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+COPYSIGN = Op('copysign', np.copysign, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=_copysign__jvp, jvp_np=_copysign__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
-    return apply2(COPYSIGN, self, other, ())
-
-
-COPYSIGN.public = copysign
-
+    return run2(COPYSIGN, np.copysign, self, other)
 
 # ---- xlogy
-
-
 def _xlogy__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and other.dtype.kind != "c":
-        return (
-            grad * xlogy(other != 0, other) if needs[0] else None,
-            grad * (self / other) if needs[1] else None,
-        )
     return (
-        grad * xlogy(other != 0, other).conj() if needs[0] else None,
-        grad * (self / other).conj() if needs[1] else None,
+        grad * _conj(xlogy(other != 0, other)) if needs[0] else None,
+        grad * _conj(self / other) if needs[1] else None,
     )
-
-
 def _xlogy__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * self_p / other_p
-    if other_t is None:
-        return self_t * xlogy(other_p != 0, other_p)
+    if self_t is None: return other_t * self_p / other_p
+    if other_t is None: return self_t * xlogy(other_p != 0, other_p)
     return self_t * xlogy(other_p != 0, other_p) + other_t * self_p / other_p
-
-
 def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * self_p / other_p
-    if other_t is None:
-        return self_t * sp.xlogy(other_p != 0, other_p)
+    if self_t is None: return other_t * self_p / other_p
+    if other_t is None: return self_t * sp.xlogy(other_p != 0, other_p)
     return self_t * sp.xlogy(other_p != 0, other_p) + other_t * self_p / other_p
-
-
-XLOGY = Op(
-    'xlogy',
-    sp.xlogy,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_xlogy__backward,
-    jvp=_xlogy__jvp,
-    jvp_np=_xlogy__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+XLOGY = Op('xlogy', sp.xlogy, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, jvp=_xlogy__jvp, jvp_np=_xlogy__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
-    return apply2(XLOGY, self, other, ())
-
-
-XLOGY.public = xlogy
-
+    return run2(XLOGY, sp.xlogy, self, other)
 
 # ---- logaddexp
-
-
 def _logaddexp__backward(grad, self, other, result, needs):
     return (
         grad * (self - other).sigmoid() if needs[0] else None,
         grad * (other - self).sigmoid() if needs[1] else None,
     )
-
-
 def _logaddexp__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * (other_p - result).exp()
-    if other_t is None:
-        return self_t * (self_p - result).exp()
+    if self_t is None: return other_t * (other_p - result).exp()
+    if other_t is None: return self_t * (self_p - result).exp()
     return self_t * (self_p - result).exp() + other_t * (other_p - result).exp()
-
-
 def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * np.exp(other_p - result)
-    if other_t is None:
-        return self_t * np.exp(self_p - result)
+    if self_t is None: return other_t * np.exp(other_p - result)
+    if other_t is None: return self_t * np.exp(self_p - result)
     return self_t * np.exp(self_p - result) + other_t * np.exp(other_p - result)
-
-
-LOGADDEXP = Op(
-    'logaddexp',
-    np.logaddexp,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_logaddexp__backward,
-    jvp=_logaddexp__jvp,
-    jvp_np=_logaddexp__jvp_np,
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+LOGADDEXP = Op('logaddexp', np.logaddexp, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=_logaddexp__jvp, jvp_np=_logaddexp__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
-    return apply2(LOGADDEXP, self, other, ())
-
-
-LOGADDEXP.public = logaddexp
-
+    return run2(LOGADDEXP, np.logaddexp, self, other)
 
 # ---- where
-
-
 def _where__backward(grad, condition, self, other, result, needs):
     return (
         where(condition, grad, 0.0) if needs[0] else None,
         where(condition, 0.0, grad) if needs[1] else None,
     )
-
-
 def _where__jvp(condition, self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return where(condition, zeros_like(self_p), other_t)
-    if other_t is None:
-        return where(condition, self_t, zeros_like(other_p))
+    if self_t is None: return where(condition, zeros_like(self_p), other_t)
+    if other_t is None: return where(condition, self_t, zeros_like(other_p))
     return where(condition, self_t, other_t)
-
-
 def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return K.where(condition, np.zeros_like(self_p), other_t)
-    if other_t is None:
-        return K.where(condition, self_t, np.zeros_like(other_p))
+    if self_t is None: return K.where(condition, np.zeros_like(self_p), other_t)
+    if other_t is None: return K.where(condition, self_t, np.zeros_like(other_p))
     return K.where(condition, self_t, other_t)
-
-
-WHERE = Op(
-    'where',
-    K.where,
-    ('condition', 'self', 'other'),
-    ('T', 'T', 'T'),
-    (False, True, True),
-    backward=_where__backward,
-    jvp=_where__jvp,
-    jvp_np=_where__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (condition, self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((2, 0, 0), None),  # self
-        ((2, 0, 0), None),  # other
-        ((2, 0, 0), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+WHERE = Op('where', K.where, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=_where__jvp, jvp_np=_where__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
     return applyn(WHERE, (condition, self, other), ())
 
-
-WHERE.public = where
-
-
 # ---- eq
-
-
-EQ = Op(
-    'eq',
-    np.equal,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+EQ = Op('eq', np.equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def eq(self, other):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
-    return apply2(EQ, self, other, ())
-
-
-EQ.public = eq
-
+    return run2(EQ, np.equal, self, other)
 
 # ---- ne
-
-
-NE = Op(
-    'ne',
-    np.not_equal,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+NE = Op('ne', np.not_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ne(self, other):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
-    return apply2(NE, self, other, ())
-
-
-NE.public = ne
-
+    return run2(NE, np.not_equal, self, other)
 
 # ---- lt
-
-
-LT = Op(
-    'lt',
-    np.less,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+LT = Op('lt', np.less, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def lt(self, other):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
-    return apply2(LT, self, other, ())
-
-
-LT.public = lt
-
+    return run2(LT, np.less, self, other)
 
 # ---- le
-
-
-LE = Op(
-    'le',
-    np.less_equal,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+LE = Op('le', np.less_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def le(self, other):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
-    return apply2(LE, self, other, ())
-
-
-LE.public = le
-
+    return run2(LE, np.less_equal, self, other)
 
 # ---- gt
-
-
-GT = Op(
-    'gt',
-    np.greater,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+GT = Op('gt', np.greater, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def gt(self, other):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
-    return apply2(GT, self, other, ())
-
-
-GT.public = gt
-
+    return run2(GT, np.greater, self, other)
 
 # ---- ge
-
-
-GE = Op(
-    'ge',
-    np.greater_equal,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+GE = Op('ge', np.greater_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ge(self, other):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
-    return apply2(GE, self, other, ())
-
-
-GE.public = ge
-
+    return run2(GE, np.greater_equal, self, other)
 
 # ---- logical_and
-
-
-LOGICAL_AND = Op(
-    'logical_and',
-    np.logical_and,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+LOGICAL_AND = Op('logical_and', np.logical_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_and(self, other):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
-    return apply2(LOGICAL_AND, self, other, ())
-
-
-LOGICAL_AND.public = logical_and
-
+    return run2(LOGICAL_AND, np.logical_and, self, other)
 
 # ---- logical_or
-
-
-LOGICAL_OR = Op(
-    'logical_or',
-    np.logical_or,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+LOGICAL_OR = Op('logical_or', np.logical_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_or(self, other):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
-    return apply2(LOGICAL_OR, self, other, ())
-
-
-LOGICAL_OR.public = logical_or
-
+    return run2(LOGICAL_OR, np.logical_or, self, other)
 
 # ---- logical_not
-
-
-LOGICAL_NOT = Op(
-    'logical_not',
-    np.logical_not,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+LOGICAL_NOT = Op('logical_not', np.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def logical_not(self):
     """Element-wise logical not. Example: pf.logical_not(pf.tensor([True]))"""
-    return apply1(LOGICAL_NOT, self, ())
-
-
-LOGICAL_NOT.public = logical_not
-
+    return run1(LOGICAL_NOT, np.logical_not, self)
 
 # ---- bitwise_and
-
-
-BITWISE_AND = Op(
-    'bitwise_and',
-    np.bitwise_and,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+BITWISE_AND = Op('bitwise_and', np.bitwise_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_and(self, other):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
-    return apply2(BITWISE_AND, self, other, ())
-
-
-BITWISE_AND.public = bitwise_and
-
+    return run2(BITWISE_AND, np.bitwise_and, self, other)
 
 # ---- bitwise_or
-
-
-BITWISE_OR = Op(
-    'bitwise_or',
-    np.bitwise_or,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+BITWISE_OR = Op('bitwise_or', np.bitwise_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_or(self, other):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
-    return apply2(BITWISE_OR, self, other, ())
-
-
-BITWISE_OR.public = bitwise_or
-
+    return run2(BITWISE_OR, np.bitwise_or, self, other)
 
 # ---- bitwise_xor
-
-
-BITWISE_XOR = Op(
-    'bitwise_xor',
-    np.bitwise_xor,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, False),
-    jvp_kind='none',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+BITWISE_XOR = Op('bitwise_xor', np.bitwise_xor, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_xor(self, other):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
-    return apply2(BITWISE_XOR, self, other, ())
-
-
-BITWISE_XOR.public = bitwise_xor
-
+    return run2(BITWISE_XOR, np.bitwise_xor, self, other)
 
 # ---- bitwise_not
-
-
-BITWISE_NOT = Op(
-    'bitwise_not',
-    np.invert,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+BITWISE_NOT = Op('bitwise_not', np.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def bitwise_not(self):
     """Element-wise bitwise not (the ~ operator). Example: pf.bitwise_not(pf.tensor([True]))"""
-    return apply1(BITWISE_NOT, self, ())
-
-
-BITWISE_NOT.public = bitwise_not
-
+    return run1(BITWISE_NOT, np.invert, self)
 
 # ---- isnan
-
-
-ISNAN = Op(
-    'isnan',
-    np.isnan,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+ISNAN = Op('isnan', np.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def isnan(self):
     """True where NaN. Example: pf.isnan(pf.tensor([float('nan')]))"""
-    return apply1(ISNAN, self, ())
-
-
-ISNAN.public = isnan
-
+    return run1(ISNAN, np.isnan, self)
 
 # ---- isfinite
-
-
-ISFINITE = Op(
-    'isfinite',
-    np.isfinite,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    batch='elementwise',
-)
-
-
+ISFINITE = Op('isfinite', np.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def isfinite(self):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
-    return apply1(ISFINITE, self, ())
-
-
-ISFINITE.public = isfinite
-
+    return run1(ISFINITE, np.isfinite, self)
 
 # ---- argmax
-
-
-ARGMAX = Op(
-    'argmax',
-    K.argmax,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    argnames=('dim', 'keepdim'),
-    batch='flat(dim, keepdim)',
-)
-
-
+ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
 def argmax(self, dim=None, keepdim=False, *, axis=None):
     """Index of the maximum (flattened when dim is None). Example: pf.argmax(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(ARGMAX, self, (dim, keepdim))
-
-
-ARGMAX.public = argmax
-
+    dim = dim if axis is None else axis
+    return run1(ARGMAX, K.argmax, self, (dim, keepdim))
 
 # ---- argmin
-
-
-ARGMIN = Op(
-    'argmin',
-    K.argmin,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    argnames=('dim', 'keepdim'),
-    batch='flat(dim, keepdim)',
-)
-
-
+ARGMIN = Op('argmin', K.argmin, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
 def argmin(self, dim=None, keepdim=False, *, axis=None):
     """Index of the minimum (flattened when dim is None). Example: pf.argmin(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(ARGMIN, self, (dim, keepdim))
-
-
-ARGMIN.public = argmin
-
+    dim = dim if axis is None else axis
+    return run1(ARGMIN, K.argmin, self, (dim, keepdim))
 
 # ---- to
-
-
-def _to__backward(grad, self, result, dtype, copy, needs):
-    return (
-        grad if needs[0] else None,
-    )
-
-
-def _to__jvp(self_p, self_t, result, dtype, copy):
-    return to(self_t, dtype, copy)
-
-
-TO = Op(
-    'to',
-    K.to,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_to__backward,
-    jvp=_to__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='maybe_view',
-    argnames=('dtype', 'copy'),
-    batch='elementwise',
-)
-
-
+def _to__backward(grad, self, result, dtype, copy, needs): return (grad if needs[0] else None,)
+def _to__jvp(self_p, self_t, result, dtype, copy): return to(self_t, dtype, copy)
+TO = Op('to', K.to, ('self',), ('T',), (True,), backward=_to__backward, jvp=_to__jvp, jvp_kind='auto_linear', kind='maybe_view', argnames=('dtype', 'copy'), batch='elementwise')
 def to(self, dtype=None, copy=False):
     """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
     return applyn(TO, (self,), (dtype, copy))
 
-
-TO.public = to
-
-
 # ---- clone
-
-
-def _clone__backward(grad, self, result, needs):
-    return (
-        grad if needs[0] else None,
-    )
-
-
-def _clone__jvp(self_p, self_t, result):
-    return clone(self_t)
-
-
-def _clone__jvp_np(self_p, self_t, result):
-    return K.clone(self_t)
-
-
-CLONE = Op(
-    'clone',
-    K.clone,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_clone__backward,
-    jvp=_clone__jvp,
-    jvp_np=_clone__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _clone__backward(grad, self, result, needs): return (grad if needs[0] else None,)
+def _clone__jvp(self_p, self_t, result): return clone(self_t)
+def _clone__jvp_np(self_p, self_t, result): return K.clone(self_t)
+CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backward, jvp=_clone__jvp, jvp_np=_clone__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
 def clone(self):
     """A copy with its own memory (differentiable). Example: pf.clone(pf.tensor([1.0]))"""
-    return apply1(CLONE, self, ())
-
-
-CLONE.public = clone
-
+    return run1(CLONE, K.clone, self)
 
 # ---- alias
-
-
-def _alias__backward(grad, self, result, needs):
-    return (
-        grad if needs[0] else None,
-    )
-
-
-def _alias__jvp(self_p, self_t, result):
-    return alias(self_t)
-
-
-ALIAS = Op(
-    'alias',
-    K.alias,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_alias__backward,
-    jvp=_alias__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    batch='elementwise',
-)
-
-
+def _alias__backward(grad, self, result, needs): return (grad if needs[0] else None,)
+def _alias__jvp(self_p, self_t, result): return alias(self_t)
+ALIAS = Op('alias', K.alias, ('self',), ('T',), (True,), backward=_alias__backward, jvp=_alias__jvp, jvp_kind='auto_linear', kind='view', batch='elementwise')
 def alias(self):
     """A view of the whole tensor. Example: pf.tensor([1.0]).alias()"""
     return applyn(ALIAS, (self,), ())
 
-
-ALIAS.public = alias
-
-
 # ---- _copy_from
-
-
 def __copy_from__backward(grad, self, src, result, needs):
-    return (
-        zeros_like(grad) if needs[0] else None,
-        grad if needs[1] else None,
-    )
-
-
+    return (zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
 def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
-    if self_t is None:
-        return src_t
-    if src_t is None:
-        return None
+    if self_t is None: return src_t
+    if src_t is None: return None
     return src_t
-
-
-def __copy_from__jvp_np(self_p, src_p, self_t, src_t, result):
-    if self_t is None:
-        return src_t
-    if src_t is None:
-        return None
-    return src_t
-
-
-_COPY_FROM = Op(
-    '_copy_from',
-    K.copy_from,
-    ('self', 'src'),
-    ('T', 'T'),
-    (True, True),
-    backward=__copy_from__backward,
-    jvp=__copy_from__jvp,
-    jvp_np=__copy_from__jvp_np,
-    jvp_np_reads=(False, False, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((0, 0), None),  # src
-        ((0, 0), None),  # self, src
-    ),
-    out_diff=(True,),
-    batch='aligned',
-)
-
-
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='aligned')
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
-    return apply2(_COPY_FROM, self, src, ())
-
-
-_COPY_FROM.public = _copy_from
-
-
+    return run2(_COPY_FROM, K.copy_from, self, src)
 def copy_(self, src):
     """In-place _copy_from: writes into self (values, tape history and tangents)."""
     return apply_inplace(_COPY_FROM, self, (self, src), ())
 
-
 # ---- fill (composite)
-
-
 def fill(self, value):
     """self's shape filled with value (used by fill_)."""
     return _copy_from(self, value)
 
-
 # ---- sum
-
-
 def _sum__backward(grad, self, result, dim, keepdim, dtype, needs):
-    return (
-        sum_backward(grad, self.shape, dim, keepdim) if needs[0] else None,
-    )
-
-
-def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype):
-    return sum(self_t, dim, keepdim, dtype=dtype)
-
-
-def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
-    return K.sum(self_t, dim, keepdim, dtype=dtype)
-
-
-SUM = Op(
-    'sum',
-    K.sum,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sum__backward,
-    jvp=_sum__jvp,
-    jvp_np=_sum__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim', 'dtype'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+    return (sum_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
+def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype): return sum(self_t, dim, keepdim, dtype=dtype)
+def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype): return K.sum(self_t, dim, keepdim, dtype=dtype)
+SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
-    if axis is not None:
-        dim = axis
-    return apply1(SUM, self, (dim, keepdim, dtype))
-
-
-SUM.public = sum
-
+    dim = dim if axis is None else axis
+    return run1(SUM, K.sum, self, (dim, keepdim, dtype))
 
 # ---- mean
-
-
 def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
-    return (
-        mean_backward(grad, self.shape, dim, keepdim) if needs[0] else None,
-    )
-
-
-def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype):
-    return mean(self_t, dim, keepdim, dtype=dtype)
-
-
+    return (mean_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
+def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype): return mean(self_t, dim, keepdim, dtype=dtype)
 def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
-
-
-MEAN = Op(
-    'mean',
-    K.mean,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_mean__backward,
-    jvp=_mean__jvp,
-    jvp_np=_mean__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim', 'dtype'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(MEAN, self, (dim, keepdim, dtype))
-
-
-MEAN.public = mean
-
+    dim = dim if axis is None else axis
+    return run1(MEAN, K.mean, self, (dim, keepdim, dtype))
 
 # ---- prod
-
-
 def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
-    return (
-        prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,
-    )
-
-
+    return (prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _prod__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return prod_jvp(self_p, self_t, result, dim, keepdim)
-
-
-PROD = Op(
-    'prod',
-    K.prod,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_prod__backward,
-    jvp=_prod__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim', 'dtype'),
-    batch='flat(dim, keepdim)',
-)
-
-
+PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)')
 def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(PROD, self, (dim, keepdim, dtype))
-
-
-PROD.public = prod
-
+    dim = dim if axis is None else axis
+    return run1(PROD, K.prod, self, (dim, keepdim, dtype))
 
 # ---- amax
-
-
 def _amax__backward(grad, self, result, dim, keepdim, needs):
-    return (
-        extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,
-    )
-
-
+    return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-
-
-AMAX = Op(
-    'amax',
-    K.amax,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_amax__backward,
-    jvp=_amax__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def amax(self, dim=(), keepdim=False, *, axis=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(AMAX, self, (dim, keepdim))
-
-
-AMAX.public = amax
-
+    dim = dim if axis is None else axis
+    return run1(AMAX, K.amax, self, (dim, keepdim))
 
 # ---- amin
-
-
 def _amin__backward(grad, self, result, dim, keepdim, needs):
-    return (
-        extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,
-    )
-
-
+    return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-
-
-AMIN = Op(
-    'amin',
-    K.amin,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_amin__backward,
-    jvp=_amin__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def amin(self, dim=(), keepdim=False, *, axis=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(AMIN, self, (dim, keepdim))
-
-
-AMIN.public = amin
-
+    dim = dim if axis is None else axis
+    return run1(AMIN, K.amin, self, (dim, keepdim))
 
 # ---- max_dim
-
-
 _max_dim__result = namedtuple('max_dim', ['values', 'indices'])
-
-
 def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
-    return (
-        index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
-    )
-
-
+    return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
-    result = result0
-    return (
-        index_reduction_jvp(self_t, dim, result1, keepdim),
-        None,
-    )
-
-
-MAX_DIM = Op(
-    'max_dim',
-    K.max_dim,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_max_dim__backward,
-    jvp=_max_dim__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (0, 2)),  # self
-    ),
-    n_out=2,
-    out_diff=(True, False),
-    argnames=('dim', 'keepdim'),
-    batch='dims(dim)',
-)
-
-
+    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
 def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return _max_dim__result(*applyn(MAX_DIM, (self,), (dim, keepdim)))
 
-
-MAX_DIM.public = max_dim
-
-
 # ---- min_dim
-
-
 _min_dim__result = namedtuple('min_dim', ['values', 'indices'])
-
-
 def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
-    return (
-        index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,
-    )
-
-
+    return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
-    result = result0
-    return (
-        index_reduction_jvp(self_t, dim, result1, keepdim),
-        None,
-    )
-
-
-MIN_DIM = Op(
-    'min_dim',
-    K.min_dim,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_min_dim__backward,
-    jvp=_min_dim__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (0, 2)),  # self
-    ),
-    n_out=2,
-    out_diff=(True, False),
-    argnames=('dim', 'keepdim'),
-    batch='dims(dim)',
-)
-
-
+    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
 def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return _min_dim__result(*applyn(MIN_DIM, (self,), (dim, keepdim)))
 
-
-MIN_DIM.public = min_dim
-
-
 # ---- max (composite)
-
-
 def max(self, dim=None, keepdim=False, *, axis=None):
     """max(x): the maximum; max(x, dim): (values, indices); max(x, other): element-wise. Example: pf.max(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return minmax(self, dim, keepdim, 'max')
-
+    return minmax(self, dim if axis is None else axis, keepdim, 'max')
 
 # ---- min (composite)
-
-
 def min(self, dim=None, keepdim=False, *, axis=None):
     """min(x): the minimum; min(x, dim): (values, indices); min(x, other): element-wise. Example: pf.min(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return minmax(self, dim, keepdim, 'min')
-
+    return minmax(self, dim if axis is None else axis, keepdim, 'min')
 
 # ---- var
-
-
 def _var__backward(grad, self, result, dim, correction, keepdim, needs):
-    return (
-        var_backward(grad, self, dim, correction, keepdim) if needs[0] else None,
-    )
-
-
+    return (var_backward(grad, self, dim, correction, keepdim) if needs[0] else None,)
 def _var__jvp(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp(self_p, self_t, result, dim, correction, keepdim)
-
-
 def _var__jvp_np(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp_np(self_p, self_t, result, dim, correction, keepdim)
-
-
-VAR = Op(
-    'var',
-    K.var,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_var__backward,
-    jvp=_var__jvp,
-    jvp_np=_var__jvp_np,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'correction', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
 def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(VAR, self, (dim, correction, keepdim))
-
-
-VAR.public = var
-
+    dim = dim if axis is None else axis
+    return run1(VAR, K.var, self, (dim, correction, keepdim))
 
 # ---- std
-
-
 def _std__backward(grad, self, result, dim, correction, keepdim, needs):
-    return (
-        std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,
-    )
-
-
+    return (std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,)
 def _std__jvp(self_p, self_t, result, dim, correction, keepdim):
     return std_jvp(self_p, self_t, result, dim, correction, keepdim)
-
-
-STD = Op(
-    'std',
-    K.std,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_std__backward,
-    jvp=_std__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'correction', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(STD, self, (dim, correction, keepdim))
-
-
-STD.public = std
-
+    dim = dim if axis is None else axis
+    return run1(STD, K.std, self, (dim, correction, keepdim))
 
 # ---- norm
-
-
 def _norm__backward(grad, self, result, p, dim, keepdim, needs):
-    return (
-        norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,
-    )
-
-
+    return (norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,)
 def _norm__jvp(self_p, self_t, result, p, dim, keepdim):
     return norm_jvp(self_p, self_t, result, p, dim, keepdim)
-
-
-NORM = Op(
-    'norm',
-    K.norm,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_norm__backward,
-    jvp=_norm__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('p', 'dim', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def norm(self, p=2, dim=None, keepdim=False, *, axis=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
-    if axis is not None:
-        dim = axis
-    return apply1(NORM, self, (p, dim, keepdim))
-
-
-NORM.public = norm
-
+    dim = dim if axis is None else axis
+    return run1(NORM, K.norm, self, (p, dim, keepdim))
 
 # ---- logsumexp
-
-
 def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp() if needs[0] else None,
-        )
     return (
-        keep(grad, dim, keepdim, self.ndim) * (self - keep(result, dim, keepdim, self.ndim)).exp().conj() if needs[0] else None,
+        keep(grad, dim, keepdim, self.ndim) * _conj((self - keep(result, dim, keepdim, self.ndim)).exp()) if needs[0] else None,
     )
-
-
 def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
-
-
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * np.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
-
-
-LOGSUMEXP = Op(
-    'logsumexp',
-    K.logsumexp,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_logsumexp__backward,
-    jvp=_logsumexp__jvp,
-    jvp_np=_logsumexp__jvp_np,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'keepdim'),
-    batch='reduce(dim, keepdim)',
-)
-
-
+LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(LOGSUMEXP, self, (dim, keepdim))
-
-
-LOGSUMEXP.public = logsumexp
-
+    dim = dim if axis is None else axis
+    return run1(LOGSUMEXP, K.logsumexp, self, (dim, keepdim))
 
 # ---- softmax
-
-
 def _softmax__backward(grad, self, result, dim, dtype, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            result * (grad - (grad * result).sum(dim, keepdim=True)) if needs[0] else None,
-        )
-    return (
-        result.conj() * (grad - (grad * result.conj()).sum(dim, keepdim=True)) if needs[0] else None,
-    )
-
-
+    return (_conj(result) * (grad - (grad * _conj(result)).sum(dim, keepdim=True)) if needs[0] else None,)
 def _softmax__jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
-
-
 def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
-
-
-SOFTMAX = Op(
-    'softmax',
-    K.softmax,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_softmax__backward,
-    jvp=_softmax__jvp,
-    jvp_np=_softmax__jvp_np,
-    jvp_np_reads=(False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'dtype'),
-    batch='dims(dim)',
-)
-
-
+SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def softmax(self, dim, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(SOFTMAX, self, (dim, dtype))
-
-
-SOFTMAX.public = softmax
-
+    dim = dim if axis is None else axis
+    return run1(SOFTMAX, K.softmax, self, (dim, dtype))
 
 # ---- log_softmax
-
-
 def _log_softmax__backward(grad, self, result, dim, dtype, needs):
-    if grad.dtype.kind != "c" and result.dtype.kind != "c":
-        return (
-            grad - result.exp() * grad.sum(dim, keepdim=True) if needs[0] else None,
-        )
-    return (
-        grad - result.exp().conj() * grad.sum(dim, keepdim=True) if needs[0] else None,
-    )
-
-
+    return (grad - _conj(result.exp()) * grad.sum(dim, keepdim=True) if needs[0] else None,)
 def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
-
-
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * np.exp(result), dim, keepdim=True)
-
-
-LOG_SOFTMAX = Op(
-    'log_softmax',
-    K.log_softmax,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_log_softmax__backward,
-    jvp=_log_softmax__jvp,
-    jvp_np=_log_softmax__jvp_np,
-    jvp_np_reads=(False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'dtype'),
-    batch='dims(dim)',
-)
-
-
+LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(LOG_SOFTMAX, self, (dim, dtype))
-
-
-LOG_SOFTMAX.public = log_softmax
-
+    dim = dim if axis is None else axis
+    return run1(LOG_SOFTMAX, K.log_softmax, self, (dim, dtype))
 
 # ---- cumsum
-
-
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
-    return (
-        grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,
-    )
-
-
-def _cumsum__jvp(self_p, self_t, result, dim, dtype):
-    return cumsum(self_t, dim, dtype=dtype)
-
-
-def _cumsum__jvp_np(self_p, self_t, result, dim, dtype):
-    return K.cumsum(self_t, dim, dtype=dtype)
-
-
-CUMSUM = Op(
-    'cumsum',
-    K.cumsum,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_cumsum__backward,
-    jvp=_cumsum__jvp,
-    jvp_np=_cumsum__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'dtype'),
-    batch='dims(dim)',
-)
-
-
+    return (grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,)
+def _cumsum__jvp(self_p, self_t, result, dim, dtype): return cumsum(self_t, dim, dtype=dtype)
+def _cumsum__jvp_np(self_p, self_t, result, dim, dtype): return K.cumsum(self_t, dim, dtype=dtype)
+CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)')
 def cumsum(self, dim, *, dtype=None, axis=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(CUMSUM, self, (dim, dtype))
-
-
-CUMSUM.public = cumsum
-
+    dim = dim if axis is None else axis
+    return run1(CUMSUM, K.cumsum, self, (dim, dtype))
 
 # ---- cumprod
-
-
 def _cumprod__backward(grad, self, result, dim, dtype, needs):
-    return (
-        cumprod_backward(grad, self, result, dim) if needs[0] else None,
-    )
-
-
-def _cumprod__jvp(self_p, self_t, result, dim, dtype):
-    return cumprod_jvp(self_p, self_t, result, dim)
-
-
-CUMPROD = Op(
-    'cumprod',
-    K.cumprod,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_cumprod__backward,
-    jvp=_cumprod__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'dtype'),
-    batch='dims(dim)',
-)
-
-
+    return (cumprod_backward(grad, self, result, dim) if needs[0] else None,)
+def _cumprod__jvp(self_p, self_t, result, dim, dtype): return cumprod_jvp(self_p, self_t, result, dim)
+CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def cumprod(self, dim, *, dtype=None, axis=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(CUMPROD, self, (dim, dtype))
-
-
-CUMPROD.public = cumprod
-
+    dim = dim if axis is None else axis
+    return run1(CUMPROD, K.cumprod, self, (dim, dtype))
 
 # ---- matmul
-
-
 def _matmul__backward(grad, self, other, result, needs):
     return (
         matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
         matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
-
-
 def _matmul__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
+    if self_t is None: return self_p @ other_t
+    if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-
-
-def _matmul__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
-    return self_t @ other_p + self_p @ other_t
-
-
-MATMUL = Op(
-    'matmul',
-    K.matmul,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_matmul__backward,
-    jvp=_matmul__jvp,
-    jvp_np=_matmul__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((1, 2), None),  # self
-        ((2, 1), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='matmul',
-)
-
-
+MATMUL = Op('matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=_matmul__backward, jvp=_matmul__jvp, jvp_np=_matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul')
 def matmul(self, other):
     """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
-    return apply2(MATMUL, self, other, ())
-
-
-MATMUL.public = matmul
-
+    return run2(MATMUL, K.matmul, self, other)
 
 # ---- mm
-
-
 def _mm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            grad @ other.mT if needs[0] else None,
-            self.mT @ grad if needs[1] else None,
-        )
-    return (
-        grad @ other.mT.conj() if needs[0] else None,
-        self.mT.conj() @ grad if needs[1] else None,
-    )
-
-
+    return (grad @ _conj(other.mT) if needs[0] else None, _conj(self.mT) @ grad if needs[1] else None)
 def _mm__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
+    if self_t is None: return self_p @ other_t
+    if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-
-
-def _mm__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
-    return self_t @ other_p + self_p @ other_t
-
-
-MM = Op(
-    'mm',
-    K.mm,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_mm__backward,
-    jvp=_mm__jvp,
-    jvp_np=_mm__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 0), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='matmul',
-)
-
-
+MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def mm(self, other):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
-    return apply2(MM, self, other, ())
-
-
-MM.public = mm
-
+    return run2(MM, K.mm, self, other)
 
 # ---- bmm
-
-
 def _bmm__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            grad @ other.mT if needs[0] else None,
-            self.mT @ grad if needs[1] else None,
-        )
-    return (
-        grad @ other.mT.conj() if needs[0] else None,
-        self.mT.conj() @ grad if needs[1] else None,
-    )
-
-
+    return (grad @ _conj(other.mT) if needs[0] else None, _conj(self.mT) @ grad if needs[1] else None)
 def _bmm__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
+    if self_t is None: return self_p @ other_t
+    if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-
-
-def _bmm__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return self_p @ other_t
-    if other_t is None:
-        return self_t @ other_p
-    return self_t @ other_p + self_p @ other_t
-
-
-BMM = Op(
-    'bmm',
-    K.bmm,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_bmm__backward,
-    jvp=_bmm__jvp,
-    jvp_np=_bmm__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 0), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='matmul',
-)
-
-
+BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def bmm(self, other):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
-    return apply2(BMM, self, other, ())
-
-
-BMM.public = bmm
-
+    return run2(BMM, K.bmm, self, other)
 
 # ---- dot
-
-
 def _dot__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            grad * other if needs[0] else None,
-            grad * self if needs[1] else None,
-        )
-    return (
-        grad * other.conj() if needs[0] else None,
-        grad * self.conj() if needs[1] else None,
-    )
-
-
+    return (grad * _conj(other) if needs[0] else None, grad * _conj(self) if needs[1] else None)
 def _dot__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return dot(self_p, other_t)
-    if other_t is None:
-        return dot(self_t, other_p)
+    if self_t is None: return dot(self_p, other_t)
+    if other_t is None: return dot(self_t, other_p)
     return dot(self_t, other_p) + dot(self_p, other_t)
-
-
 def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return K.dot(self_p, other_t)
-    if other_t is None:
-        return K.dot(self_t, other_p)
+    if self_t is None: return K.dot(self_p, other_t)
+    if other_t is None: return K.dot(self_t, other_p)
     return K.dot(self_t, other_p) + K.dot(self_p, other_t)
-
-
-DOT = Op(
-    'dot',
-    K.dot,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_dot__backward,
-    jvp=_dot__jvp,
-    jvp_np=_dot__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 0), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='matmul',
-)
-
-
+DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def dot(self, other):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
-    return apply2(DOT, self, other, ())
-
-
-DOT.public = dot
-
+    return run2(DOT, K.dot, self, other)
 
 # ---- outer
-
-
 def _outer__backward(grad, self, other, result, needs):
-    if grad.dtype.kind != "c" and (self is None or self.dtype.kind != "c") and (other is None or other.dtype.kind != "c"):
-        return (
-            grad @ other if needs[0] else None,
-            self @ grad if needs[1] else None,
-        )
-    return (
-        grad @ other.conj() if needs[0] else None,
-        self.conj() @ grad if needs[1] else None,
-    )
-
-
+    return (grad @ _conj(other) if needs[0] else None, _conj(self) @ grad if needs[1] else None)
 def _outer__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return outer(self_p, other_t)
-    if other_t is None:
-        return outer(self_t, other_p)
+    if self_t is None: return outer(self_p, other_t)
+    if other_t is None: return outer(self_t, other_p)
     return outer(self_t, other_p) + outer(self_p, other_t)
-
-
 def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return K.outer(self_p, other_t)
-    if other_t is None:
-        return K.outer(self_t, other_p)
+    if self_t is None: return K.outer(self_p, other_t)
+    if other_t is None: return K.outer(self_t, other_p)
     return K.outer(self_t, other_p) + K.outer(self_p, other_t)
-
-
-OUTER = Op(
-    'outer',
-    K.outer,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_outer__backward,
-    jvp=_outer__jvp,
-    jvp_np=_outer__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 0), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='outer',
-)
-
-
+OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer')
 def outer(self, other):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
-    return apply2(OUTER, self, other, ())
-
-
-OUTER.public = outer
-
-
+    return run2(OUTER, K.outer, self, other)
 ger = outer
 
-
 # ---- einsum
-
-
 def _einsum__backward(grad, tensors, result, equation, needs):
     return (
         (einsum_backward(grad, equation, tensors, [t.shape for t in tensors]) if len(tensors) > 1 else einsum_backward(grad, equation, None, [t.shape for t in tensors])) if needs[0] else None,
     )
-
-
 def _einsum__save(tensors, equation):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if len(tensors) > 1:
-        return (  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), None),  # tensors
-        )
-    return (  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # tensors
-    )
-
-
-def _einsum__jvp(tensors_p, tensors_t, result, equation):
-    return einsum_jvp(equation, tensors_p, tensors_t)
-
-
-def _einsum__kernel(tensors, equation):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.einsum(equation, tensors)
-
-
-EINSUM = Op(
-    'einsum',
-    _einsum__kernel,
-    ('tensors',),
-    ('T[]',),
-    (True,),
-    backward=_einsum__backward,
-    jvp=_einsum__jvp,
-    jvp_kind='explicit',
-    save_fn=_einsum__save,
-    out_diff=(True,),
-    argnames=('equation',),
-    batch='einsum(equation)',
-)
-
-
+        return (((0,), None), ((2,), None))
+    return (((0,), None), ((1,), None))
+def _einsum__jvp(tensors_p, tensors_t, result, equation): return einsum_jvp(equation, tensors_p, tensors_t)
+def _einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
+EINSUM = Op('einsum', _einsum__kernel, ('tensors',), ('T[]',), (True,), backward=_einsum__backward, jvp=_einsum__jvp, jvp_kind='explicit', save_fn=_einsum__save, argnames=('equation',), batch='einsum(equation)')
 def einsum(equation, *tensors):
     """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return applyn(EINSUM, (tensors,), (equation,))
 
-
-EINSUM.public = einsum
-
-
 # ---- cat
-
-
 def _cat__backward(grad, tensors, result, dim, needs):
-    return (
-        split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,
-    )
-
-
-def _cat__jvp(tensors_p, tensors_t, result, dim):
-    return cat(fill_zeros(tensors_t, tensors_p), dim)
-
-
-def _cat__jvp_np(tensors_p, tensors_t, result, dim):
-    return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
-
-
-CAT = Op(
-    'cat',
-    K.cat,
-    ('tensors',),
-    ('T[]',),
-    (True,),
-    backward=_cat__backward,
-    jvp=_cat__jvp,
-    jvp_np=_cat__jvp_np,
-    jvp_np_reads=(True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # tensors
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='cat(dim)',
-)
-
-
+    return (split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,)
+def _cat__jvp(tensors_p, tensors_t, result, dim): return cat(fill_zeros(tensors_t, tensors_p), dim)
+def _cat__jvp_np(tensors_p, tensors_t, result, dim): return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
+CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)')
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(CAT, (tensors,), (dim,))
-
-
-CAT.public = cat
-
-
 concatenate = cat
-
-
 concat = cat
 
-
 # ---- stack
-
-
 def _stack__backward(grad, tensors, result, dim, needs):
-    return (
-        list(grad.unbind(dim)) if needs[0] else None,
-    )
-
-
-def _stack__jvp(tensors_p, tensors_t, result, dim):
-    return stack(fill_zeros(tensors_t, tensors_p), dim)
-
-
+    return (list(grad.unbind(dim)) if needs[0] else None,)
+def _stack__jvp(tensors_p, tensors_t, result, dim): return stack(fill_zeros(tensors_t, tensors_p), dim)
 def _stack__jvp_np(tensors_p, tensors_t, result, dim):
     return K.stack(fill_zeros_np(tensors_t, tensors_p), dim)
-
-
-STACK = Op(
-    'stack',
-    K.stack,
-    ('tensors',),
-    ('T[]',),
-    (True,),
-    backward=_stack__backward,
-    jvp=_stack__jvp,
-    jvp_np=_stack__jvp_np,
-    jvp_np_reads=(True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # tensors
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='stack(dim)',
-)
-
-
+STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)')
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(STACK, (tensors,), (dim,))
 
-
-STACK.public = stack
-
-
 # ---- flip
-
-
-def _flip__backward(grad, self, result, dims, needs):
-    return (
-        grad.flip(dims) if needs[0] else None,
-    )
-
-
-def _flip__jvp(self_p, self_t, result, dims):
-    return flip(self_t, dims)
-
-
-def _flip__jvp_np(self_p, self_t, result, dims):
-    return K.flip(self_t, dims)
-
-
-FLIP = Op(
-    'flip',
-    K.flip,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_flip__backward,
-    jvp=_flip__jvp,
-    jvp_np=_flip__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dims',),
-    batch='dims(dims)',
-)
-
-
+def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if needs[0] else None,)
+def _flip__jvp(self_p, self_t, result, dims): return flip(self_t, dims)
+def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
+FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)')
 def flip(self, dims):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
-    return apply1(FLIP, self, (dims,))
-
-
-FLIP.public = flip
-
+    return run1(FLIP, K.flip, self, (dims,))
 
 # ---- roll
-
-
 def _roll__backward(grad, self, result, shifts, dims, needs):
-    return (
-        grad.roll(neg_shifts(shifts), dims) if needs[0] else None,
-    )
-
-
-def _roll__jvp(self_p, self_t, result, shifts, dims):
-    return roll(self_t, shifts, dims)
-
-
-def _roll__jvp_np(self_p, self_t, result, shifts, dims):
-    return K.roll(self_t, shifts, dims)
-
-
-ROLL = Op(
-    'roll',
-    K.roll,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_roll__backward,
-    jvp=_roll__jvp,
-    jvp_np=_roll__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('shifts', 'dims'),
-    batch='roll(shifts, dims)',
-)
-
-
+    return (grad.roll(neg_shifts(shifts), dims) if needs[0] else None,)
+def _roll__jvp(self_p, self_t, result, shifts, dims): return roll(self_t, shifts, dims)
+def _roll__jvp_np(self_p, self_t, result, shifts, dims): return K.roll(self_t, shifts, dims)
+ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)')
 def roll(self, shifts, dims=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
-    return apply1(ROLL, self, (shifts, dims))
-
-
-ROLL.public = roll
-
+    return run1(ROLL, K.roll, self, (shifts, dims))
 
 # ---- tril
-
-
-def _tril__backward(grad, self, result, diagonal, needs):
-    return (
-        grad.tril(diagonal) if needs[0] else None,
-    )
-
-
-def _tril__jvp(self_p, self_t, result, diagonal):
-    return tril(self_t, diagonal)
-
-
-def _tril__jvp_np(self_p, self_t, result, diagonal):
-    return K.tril(self_t, diagonal)
-
-
-TRIL = Op(
-    'tril',
-    K.tril,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_tril__backward,
-    jvp=_tril__jvp,
-    jvp_np=_tril__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('diagonal',),
-    batch='trailing',
-)
-
-
+def _tril__backward(grad, self, result, diagonal, needs): return (grad.tril(diagonal) if needs[0] else None,)
+def _tril__jvp(self_p, self_t, result, diagonal): return tril(self_t, diagonal)
+def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diagonal)
+TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
 def tril(self, diagonal=0):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
-    return apply1(TRIL, self, (diagonal,))
-
-
-TRIL.public = tril
-
+    return run1(TRIL, K.tril, self, (diagonal,))
 
 # ---- triu
-
-
-def _triu__backward(grad, self, result, diagonal, needs):
-    return (
-        grad.triu(diagonal) if needs[0] else None,
-    )
-
-
-def _triu__jvp(self_p, self_t, result, diagonal):
-    return triu(self_t, diagonal)
-
-
-def _triu__jvp_np(self_p, self_t, result, diagonal):
-    return K.triu(self_t, diagonal)
-
-
-TRIU = Op(
-    'triu',
-    K.triu,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_triu__backward,
-    jvp=_triu__jvp,
-    jvp_np=_triu__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('diagonal',),
-    batch='trailing',
-)
-
-
+def _triu__backward(grad, self, result, diagonal, needs): return (grad.triu(diagonal) if needs[0] else None,)
+def _triu__jvp(self_p, self_t, result, diagonal): return triu(self_t, diagonal)
+def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diagonal)
+TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
 def triu(self, diagonal=0):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
-    return apply1(TRIU, self, (diagonal,))
-
-
-TRIU.public = triu
-
+    return run1(TRIU, K.triu, self, (diagonal,))
 
 # ---- gather
-
-
 def _gather__backward(grad, self, index, result, dim, needs):
-    return (
-        _gather_backward(grad, dim, index, self.shape) if needs[0] else None,
-    )
-
-
-def _gather__jvp(self_p, index, self_t, result, dim):
-    return gather(self_t, dim, index)
-
-
-def _gather__jvp_np(self_p, index, self_t, result, dim):
-    return K.gather(self_t, dim, index)
-
-
-def _gather__kernel(self, index, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.gather(self, dim, index)
-
-
-GATHER = Op(
-    'gather',
-    _gather__kernel,
-    ('self', 'index'),
-    ('T', 'T'),
-    (True, False),
-    backward=_gather__backward,
-    jvp=_gather__jvp,
-    jvp_np=_gather__jvp_np,
-    jvp_np_reads=(False, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((1, 2), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='aligned(dim)',
-)
-
-
+    return (_gather_backward(grad, dim, index, self.shape) if needs[0] else None,)
+def _gather__jvp(self_p, index, self_t, result, dim): return gather(self_t, dim, index)
+def _gather__jvp_np(self_p, index, self_t, result, dim): return K.gather(self_t, dim, index)
+def _gather__kernel(self, index, dim): return K.gather(self, dim, index)
+GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)')
 def gather(self, dim, index, *, axis=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
-    if axis is not None:
-        dim = axis
-    return apply2(GATHER, self, index, (dim,))
-
-
-GATHER.public = gather
-
+    dim = dim if axis is None else axis
+    return run2(GATHER, _gather__kernel, self, index, (dim,))
 
 # ---- _gather_backward
-
-
 def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
-    return (
-        grad.gather(dim, index) if needs[0] else None,
-    )
-
-
+    return (grad.gather(dim, index) if needs[0] else None,)
 def __gather_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _gather_backward(self_t, dim, index, shape)
-
-
 def __gather_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.gather_backward(self_t, dim, index, shape)
-
-
-def __gather_backward__kernel(self, index, dim, shape):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.gather_backward(self, dim, index, shape)
-
-
-_GATHER_BACKWARD = Op(
-    '_gather_backward',
-    __gather_backward__kernel,
-    ('self', 'index'),
-    ('T', 'T'),
-    (True, False),
-    backward=__gather_backward__backward,
-    jvp=__gather_backward__jvp,
-    jvp_np=__gather_backward__jvp_np,
-    jvp_np_reads=(False, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'shape'),
-    batch='aligned(dim) + shape(shape)',
-)
-
-
+def __gather_backward__kernel(self, index, dim, shape): return K.gather_backward(self, dim, index, shape)
+_GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__gather_backward__backward, jvp=__gather_backward__jvp, jvp_np=__gather_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='aligned(dim) + shape(shape)')
 def _gather_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (gather's backward)."""
-    if axis is not None:
-        dim = axis
-    return apply2(_GATHER_BACKWARD, self, index, (dim, shape))
-
-
-_GATHER_BACKWARD.public = _gather_backward
-
+    dim = dim if axis is None else axis
+    return run2(_GATHER_BACKWARD, __gather_backward__kernel, self, index, (dim, shape))
 
 # ---- index_select
-
-
 def _index_select__backward(grad, self, index, result, dim, needs):
-    return (
-        _index_select_backward(grad, dim, index, self.shape) if needs[0] else None,
-    )
-
-
-def _index_select__jvp(self_p, index, self_t, result, dim):
-    return index_select(self_t, dim, index)
-
-
-def _index_select__jvp_np(self_p, index, self_t, result, dim):
-    return K.index_select(self_t, dim, index)
-
-
-def _index_select__kernel(self, index, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.index_select(self, dim, index)
-
-
-INDEX_SELECT = Op(
-    'index_select',
-    _index_select__kernel,
-    ('self', 'index'),
-    ('T', 'T'),
-    (True, False),
-    backward=_index_select__backward,
-    jvp=_index_select__jvp,
-    jvp_np=_index_select__jvp_np,
-    jvp_np_reads=(False, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((1, 2), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='indexed(dim, index)',
-)
-
-
+    return (_index_select_backward(grad, dim, index, self.shape) if needs[0] else None,)
+def _index_select__jvp(self_p, index, self_t, result, dim): return index_select(self_t, dim, index)
+def _index_select__jvp_np(self_p, index, self_t, result, dim): return K.index_select(self_t, dim, index)
+def _index_select__kernel(self, index, dim): return K.index_select(self, dim, index)
+INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_select(self, dim, index, *, axis=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
-    if axis is not None:
-        dim = axis
-    return apply2(INDEX_SELECT, self, index, (dim,))
-
-
-INDEX_SELECT.public = index_select
-
+    dim = dim if axis is None else axis
+    return run2(INDEX_SELECT, _index_select__kernel, self, index, (dim,))
 
 # ---- _index_select_backward
-
-
 def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
-    return (
-        grad.index_select(dim, index) if needs[0] else None,
-    )
-
-
+    return (grad.index_select(dim, index) if needs[0] else None,)
 def __index_select_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _index_select_backward(self_t, dim, index, shape)
-
-
 def __index_select_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.index_select_backward(self_t, dim, index, shape)
-
-
 def __index_select_backward__kernel(self, index, dim, shape):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.index_select_backward(self, dim, index, shape)
-
-
-_INDEX_SELECT_BACKWARD = Op(
-    '_index_select_backward',
-    __index_select_backward__kernel,
-    ('self', 'index'),
-    ('T', 'T'),
-    (True, False),
-    backward=__index_select_backward__backward,
-    jvp=__index_select_backward__jvp,
-    jvp_np=__index_select_backward__jvp_np,
-    jvp_np_reads=(False, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'shape'),
-    batch='indexed(dim, index) + shape(shape)',
-)
-
-
+_INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__index_select_backward__backward, jvp=__index_select_backward__jvp, jvp_np=__index_select_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='indexed(dim, index) + shape(shape)')
 def _index_select_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (index_select's backward)."""
-    if axis is not None:
-        dim = axis
-    return apply2(_INDEX_SELECT_BACKWARD, self, index, (dim, shape))
-
-
-_INDEX_SELECT_BACKWARD.public = _index_select_backward
-
+    dim = dim if axis is None else axis
+    return run2(_INDEX_SELECT_BACKWARD, __index_select_backward__kernel, self, index, (dim, shape))
 
 # ---- masked_fill
-
-
 def _masked_fill__backward(grad, self, mask, value, result, needs):
     return (
         grad.masked_fill(mask, 0.0) if needs[0] else None,
         where(mask, grad, 0.0).sum() if needs[1] else None,
     )
-
-
 def _masked_fill__jvp(self_p, mask, value_p, self_t, value_t, result):
-    if self_t is None:
-        return zeros_like(self_p).masked_fill(mask, value_t)
-    if value_t is None:
-        return self_t.masked_fill(mask, zeros_like(value_p))
+    if self_t is None: return zeros_like(self_p).masked_fill(mask, value_t)
+    if value_t is None: return self_t.masked_fill(mask, zeros_like(value_p))
     return self_t.masked_fill(mask, value_t)
-
-
 def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
-    if self_t is None:
-        return K.masked_fill(np.zeros_like(self_p), mask, value_t)
-    if value_t is None:
-        return K.masked_fill(self_t, mask, np.zeros_like(value_p))
+    if self_t is None: return K.masked_fill(np.zeros_like(self_p), mask, value_t)
+    if value_t is None: return K.masked_fill(self_t, mask, np.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
-
-
-MASKED_FILL = Op(
-    'masked_fill',
-    K.masked_fill,
-    ('self', 'mask', 'value'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_masked_fill__backward,
-    jvp=_masked_fill__jvp,
-    jvp_np=_masked_fill__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, mask, value | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 2, 0), None),  # self
-        ((0, 2, 0), None),  # value
-        ((0, 2, 0), None),  # self, value
-    ),
-    out_diff=(True,),
-    batch='masked',
-)
-
-
+MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
 def masked_fill(self, mask, value):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
     return applyn(MASKED_FILL, (self, mask, value), ())
-
-
-MASKED_FILL.public = masked_fill
-
-
 def masked_fill_(self, mask, value):
     """In-place masked_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(MASKED_FILL, self, (self, mask, value), ())
 
-
 # ---- index
-
-
 def _index__backward(grad, self, result, indices, needs):
-    return (
-        _index_backward(grad, self.shape, indices) if needs[0] else None,
-    )
-
-
-def _index__jvp(self_p, self_t, result, indices):
-    return index(self_t, indices)
-
-
-def _index__jvp_np(self_p, self_t, result, indices):
-    return K.index(self_t, indices)
-
-
-INDEX = Op(
-    'index',
-    K.index,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_index__backward,
-    jvp=_index__jvp,
-    jvp_np=_index__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('indices',),
-    batch='prefix(indices)',
-)
-
-
+    return (_index_backward(grad, self.shape, indices) if needs[0] else None,)
+def _index__jvp(self_p, self_t, result, indices): return index(self_t, indices)
+def _index__jvp_np(self_p, self_t, result, indices): return K.index(self_t, indices)
+INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)')
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
-    return apply1(INDEX, self, (indices,))
-
-
-INDEX.public = index
-
+    return run1(INDEX, K.index, self, (indices,))
 
 # ---- _index_backward
-
-
 def __index_backward__backward(grad, self, result, shape, indices, needs):
-    return (
-        index(grad, indices) if needs[0] else None,
-    )
-
-
+    return (index(grad, indices) if needs[0] else None,)
 def __index_backward__jvp(self_p, self_t, result, shape, indices):
     return _index_backward(self_t, shape, indices)
-
-
 def __index_backward__jvp_np(self_p, self_t, result, shape, indices):
     return K.index_backward(self_t, shape, indices)
-
-
-_INDEX_BACKWARD = Op(
-    '_index_backward',
-    K.index_backward,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__index_backward__backward,
-    jvp=__index_backward__jvp,
-    jvp_np=__index_backward__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('shape', 'indices'),
-    batch='prefix(indices) + shape(shape)',
-)
-
-
+_INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (True,), backward=__index_backward__backward, jvp=__index_backward__jvp, jvp_np=__index_backward__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'indices'), batch='prefix(indices) + shape(shape)')
 def _index_backward(self, shape, indices):
     """Zeros of `shape` with grad added at indices (advanced indexing's backward)."""
-    return apply1(_INDEX_BACKWARD, self, (shape, indices))
-
-
-_INDEX_BACKWARD.public = _index_backward
-
+    return run1(_INDEX_BACKWARD, K.index_backward, self, (shape, indices))
 
 # ---- index_put
-
-
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
     return (
         (grad if accumulate else index_put(grad, indices, 0.0)) if needs[0] else None,
         index(grad, indices) if needs[1] else None,
     )
-
-
 def _index_put__jvp(self_p, values_p, self_t, values_t, result, indices, accumulate):
-    if self_t is None:
-        return index_put(zeros_like(self_p), indices, values_t, accumulate)
-    if values_t is None:
-        return index_put(self_t, indices, zeros_like(values_p), accumulate)
+    if self_t is None: return index_put(zeros_like(self_p), indices, values_t, accumulate)
+    if values_t is None: return index_put(self_t, indices, zeros_like(values_p), accumulate)
     return index_put(self_t, indices, values_t, accumulate)
-
-
 def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accumulate):
-    if self_t is None:
-        return K.index_put(np.zeros_like(self_p), indices, values_t, accumulate)
-    if values_t is None:
-        return K.index_put(self_t, indices, np.zeros_like(values_p), accumulate)
+    if self_t is None: return K.index_put(np.zeros_like(self_p), indices, values_t, accumulate)
+    if values_t is None: return K.index_put(self_t, indices, np.zeros_like(values_p), accumulate)
     return K.index_put(self_t, indices, values_t, accumulate)
-
-
 def _index_put__kernel(self, values, indices, accumulate):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.index_put(self, indices, values, accumulate)
-
-
-INDEX_PUT = Op(
-    'index_put',
-    _index_put__kernel,
-    ('self', 'values'),
-    ('T', 'T'),
-    (True, True),
-    backward=_index_put__backward,
-    jvp=_index_put__jvp,
-    jvp_np=_index_put__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, values | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 0), None),  # self
-        ((0, 0), None),  # values
-        ((0, 0), None),  # self, values
-    ),
-    out_diff=(True,),
-    argnames=('indices', 'accumulate'),
-    batch='loop',
-)
-
-
+INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
-    return apply2(INDEX_PUT, self, values, (indices, accumulate))
-
-
-INDEX_PUT.public = index_put
-
+    return run2(INDEX_PUT, _index_put__kernel, self, values, (indices, accumulate))
 
 # ---- _view_scatter
-
-
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
         grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
         replay_view(grad.contiguous(), steps) if needs[1] else None,
     )
-
-
 def __view_scatter__jvp(self_p, src_p, self_t, src_t, result, steps):
-    if self_t is None:
-        return _view_scatter(zeros_like(self_p), src_t, steps)
-    if src_t is None:
-        return _view_scatter(self_t, zeros_like(src_p), steps)
+    if self_t is None: return _view_scatter(zeros_like(self_p), src_t, steps)
+    if src_t is None: return _view_scatter(self_t, zeros_like(src_p), steps)
     return _view_scatter(self_t, src_t, steps)
-
-
 def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
-    if self_t is None:
-        return K.view_scatter(np.zeros_like(self_p), src_t, steps)
-    if src_t is None:
-        return K.view_scatter(self_t, np.zeros_like(src_p), steps)
+    if self_t is None: return K.view_scatter(np.zeros_like(self_p), src_t, steps)
+    if src_t is None: return K.view_scatter(self_t, np.zeros_like(src_p), steps)
     return K.view_scatter(self_t, src_t, steps)
-
-
-_VIEW_SCATTER = Op(
-    '_view_scatter',
-    K.view_scatter,
-    ('self', 'src'),
-    ('T', 'T'),
-    (True, True),
-    backward=__view_scatter__backward,
-    jvp=__view_scatter__jvp,
-    jvp_np=__view_scatter__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 1), None),  # self
-        ((0, 0), None),  # src
-        ((0, 1), None),  # self, src
-    ),
-    out_diff=(True,),
-    argnames=('steps',),
-    batch='views',
-)
-
-
+_VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views')
 def _view_scatter(self, src, steps):
     """A copy of self with the region the view `steps` selects replaced by src (in-place on views)."""
-    return apply2(_VIEW_SCATTER, self, src, (steps,))
-
-
-_VIEW_SCATTER.public = _view_scatter
-
+    return run2(_VIEW_SCATTER, K.view_scatter, self, src, (steps,))
 
 # ---- _view_embed
-
-
 def __view_embed__backward(grad, self, result, shape, steps, needs):
-    return (
-        replay_view(grad.contiguous(), steps) if needs[0] else None,
-    )
-
-
-def __view_embed__jvp(self_p, self_t, result, shape, steps):
-    return _view_embed(self_t, shape, steps)
-
-
-def __view_embed__jvp_np(self_p, self_t, result, shape, steps):
-    return K.view_embed(self_t, shape, steps)
-
-
-_VIEW_EMBED = Op(
-    '_view_embed',
-    K.view_embed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__view_embed__backward,
-    jvp=__view_embed__jvp,
-    jvp_np=__view_embed__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('shape', 'steps'),
-    batch='views',
-)
-
-
+    return (replay_view(grad.contiguous(), steps) if needs[0] else None,)
+def __view_embed__jvp(self_p, self_t, result, shape, steps): return _view_embed(self_t, shape, steps)
+def __view_embed__jvp_np(self_p, self_t, result, shape, steps): return K.view_embed(self_t, shape, steps)
+_VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views')
 def _view_embed(self, shape, steps):
     """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
-    return apply1(_VIEW_EMBED, self, (shape, steps))
-
-
-_VIEW_EMBED.public = _view_embed
-
+    return run1(_VIEW_EMBED, K.view_embed, self, (shape, steps))
 
 # ---- view
-
-
 def _view__backward(grad, self, result, shape, needs):
-    return (
-        grad.reshape(self.shape) if needs[0] else None,
-    )
-
-
-def _view__jvp(self_p, self_t, result, shape):
-    return view(self_t, *shape)
-
-
-VIEW = Op(
-    'view',
-    K.view,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_view__backward,
-    jvp=_view__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('shape',),
-    batch='shape(shape)',
-)
-
-
+    return (grad.reshape(self.shape) if needs[0] else None,)
+def _view__jvp(self_p, self_t, result, shape): return view(self_t, *shape)
+VIEW = Op('view', K.view, ('self',), ('T',), (True,), backward=_view__backward, jvp=_view__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('shape',), batch='shape(shape)')
 def view(self, *shape):
     """The same memory with another shape (errors when strides don't allow it). Example: pf.ones(4).view(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
     return applyn(VIEW, (self,), (shape,))
 
-
-VIEW.public = view
-
-
 # ---- reshape
-
-
 def _reshape__backward(grad, self, result, shape, needs):
-    return (
-        grad.reshape(self.shape) if needs[0] else None,
-    )
-
-
-def _reshape__jvp(self_p, self_t, result, shape):
-    return reshape(self_t, *shape)
-
-
-RESHAPE = Op(
-    'reshape',
-    K.reshape,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_reshape__backward,
-    jvp=_reshape__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='maybe_view',
-    argnames=('shape',),
-    batch='shape(shape)',
-)
-
-
+    return (grad.reshape(self.shape) if needs[0] else None,)
+def _reshape__jvp(self_p, self_t, result, shape): return reshape(self_t, *shape)
+RESHAPE = Op('reshape', K.reshape, ('self',), ('T',), (True,), backward=_reshape__backward, jvp=_reshape__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('shape',), batch='shape(shape)')
 def reshape(self, *shape):
     """Another shape; a view when NumPy can make one, else a copy. Example: pf.ones(4).reshape(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
     return applyn(RESHAPE, (self,), (shape,))
 
-
-RESHAPE.public = reshape
-
-
 # ---- transpose
-
-
 def _transpose__backward(grad, self, result, dim0, dim1, needs):
-    return (
-        grad.transpose(dim0, dim1) if needs[0] else None,
-    )
-
-
-def _transpose__jvp(self_p, self_t, result, dim0, dim1):
-    return transpose(self_t, dim0, dim1)
-
-
-TRANSPOSE = Op(
-    'transpose',
-    K.transpose,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_transpose__backward,
-    jvp=_transpose__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('dim0', 'dim1'),
-    batch='dims(dim0, dim1)',
-)
-
-
+    return (grad.transpose(dim0, dim1) if needs[0] else None,)
+def _transpose__jvp(self_p, self_t, result, dim0, dim1): return transpose(self_t, dim0, dim1)
+TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='dims(dim0, dim1)')
 def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
     return applyn(TRANSPOSE, (self,), (dim0, dim1))
-
-
-TRANSPOSE.public = transpose
-
-
 swapaxes = transpose
 
-
 # ---- permute
-
-
 def _permute__backward(grad, self, result, dims, needs):
-    return (
-        grad.permute(inverse_permutation(dims)) if needs[0] else None,
-    )
-
-
-def _permute__jvp(self_p, self_t, result, dims):
-    return permute(self_t, *dims)
-
-
-PERMUTE = Op(
-    'permute',
-    K.permute,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_permute__backward,
-    jvp=_permute__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('dims',),
-    batch='permute(dims)',
-)
-
-
+    return (grad.permute(inverse_permutation(dims)) if needs[0] else None,)
+def _permute__jvp(self_p, self_t, result, dims): return permute(self_t, *dims)
+PERMUTE = Op('permute', K.permute, ('self',), ('T',), (True,), backward=_permute__backward, jvp=_permute__jvp, jvp_kind='auto_linear', kind='view', argnames=('dims',), batch='permute(dims)')
 def permute(self, *dims):
     """Reorder dims (a view). Example: pf.ones(2, 3).permute(1, 0)"""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     return applyn(PERMUTE, (self,), (dims,))
 
-
-PERMUTE.public = permute
-
-
 # ---- t
-
-
-def _t__backward(grad, self, result, needs):
-    return (
-        grad.t() if needs[0] else None,
-    )
-
-
-def _t__jvp(self_p, self_t, result):
-    return t(self_t)
-
-
-T = Op(
-    't',
-    K.t,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_t__backward,
-    jvp=_t__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    batch='t',
-)
-
-
+def _t__backward(grad, self, result, needs): return (grad.t() if needs[0] else None,)
+def _t__jvp(self_p, self_t, result): return t(self_t)
+T = Op('t', K.t, ('self',), ('T',), (True,), backward=_t__backward, jvp=_t__jvp, jvp_kind='auto_linear', kind='view', batch='t')
 def t(self):
     """Transpose of a tensor of at most 2 dims (a view). Example: pf.ones(2, 3).t()"""
     return applyn(T, (self,), ())
 
-
-T.public = t
-
-
 # ---- mT
-
-
-def _mT__backward(grad, self, result, needs):
-    return (
-        grad.mT if needs[0] else None,
-    )
-
-
-def _mT__jvp(self_p, self_t, result):
-    return mT(self_t)
-
-
-MT = Op(
-    'mT',
-    K.mT,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_mT__backward,
-    jvp=_mT__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    batch='trailing',
-)
-
-
+def _mT__backward(grad, self, result, needs): return (grad.mT if needs[0] else None,)
+def _mT__jvp(self_p, self_t, result): return mT(self_t)
+MT = Op('mT', K.mT, ('self',), ('T',), (True,), backward=_mT__backward, jvp=_mT__jvp, jvp_kind='auto_linear', kind='view', batch='trailing')
 def mT(self):
     """Swap the last two dims (a view)."""
     return applyn(MT, (self,), ())
 
-
-MT.public = mT
-
-
 # ---- squeeze
-
-
 def _squeeze__backward(grad, self, result, dim, needs):
-    return (
-        grad.reshape(self.shape) if needs[0] else None,
-    )
-
-
-def _squeeze__jvp(self_p, self_t, result, dim):
-    return squeeze(self_t, dim)
-
-
-SQUEEZE = Op(
-    'squeeze',
-    K.squeeze,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_squeeze__backward,
-    jvp=_squeeze__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('dim',),
-    batch='squeeze(dim)',
-)
-
-
+    return (grad.reshape(self.shape) if needs[0] else None,)
+def _squeeze__jvp(self_p, self_t, result, dim): return squeeze(self_t, dim)
+SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze__backward, jvp=_squeeze__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('dim',), batch='squeeze(dim)')
 def squeeze(self, dim=None, *, axis=None):
     """Drop dims of size 1 (a view). Example: pf.ones(1, 2).squeeze(0)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(SQUEEZE, (self,), (dim,))
 
-
-SQUEEZE.public = squeeze
-
-
 # ---- unsqueeze
-
-
-def _unsqueeze__backward(grad, self, result, dim, needs):
-    return (
-        grad.squeeze(dim) if needs[0] else None,
-    )
-
-
-def _unsqueeze__jvp(self_p, self_t, result, dim):
-    return unsqueeze(self_t, dim)
-
-
-UNSQUEEZE = Op(
-    'unsqueeze',
-    K.unsqueeze,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_unsqueeze__backward,
-    jvp=_unsqueeze__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('dim',),
-    batch='dims(dim)',
-)
-
-
+def _unsqueeze__backward(grad, self, result, dim, needs): return (grad.squeeze(dim) if needs[0] else None,)
+def _unsqueeze__jvp(self_p, self_t, result, dim): return unsqueeze(self_t, dim)
+UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_unsqueeze__backward, jvp=_unsqueeze__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim',), batch='dims(dim)')
 def unsqueeze(self, dim, *, axis=None):
     """Insert a dim of size 1 (a view). Example: pf.ones(2).unsqueeze(0)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(UNSQUEEZE, (self,), (dim,))
 
-
-UNSQUEEZE.public = unsqueeze
-
-
 # ---- expand
-
-
-def _expand__backward(grad, self, result, sizes, needs):
-    return (
-        grad if needs[0] else None,
-    )
-
-
-def _expand__jvp(self_p, self_t, result, sizes):
-    return expand(self_t, *sizes)
-
-
-EXPAND = Op(
-    'expand',
-    K.expand,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_expand__backward,
-    jvp=_expand__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    argnames=('sizes',),
-    batch='shape(sizes)',
-)
-
-
+def _expand__backward(grad, self, result, sizes, needs): return (grad if needs[0] else None,)
+def _expand__jvp(self_p, self_t, result, sizes): return expand(self_t, *sizes)
+EXPAND = Op('expand', K.expand, ('self',), ('T',), (True,), backward=_expand__backward, jvp=_expand__jvp, jvp_kind='auto_linear', kind='view', argnames=('sizes',), batch='shape(sizes)')
 def expand(self, *sizes):
     """Broadcast to a larger shape without copying (read-only view); -1 keeps a size. Example: pf.ones(1, 2).expand(3, 2)"""
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = tuple(sizes[0])
     return applyn(EXPAND, (self,), (sizes,))
-
-
-EXPAND.public = expand
-
-
 broadcast_to = expand
 
-
 # ---- flatten
-
-
 def _flatten__backward(grad, self, result, start_dim, end_dim, needs):
-    return (
-        grad.reshape(self.shape) if needs[0] else None,
-    )
-
-
-def _flatten__jvp(self_p, self_t, result, start_dim, end_dim):
-    return flatten(self_t, start_dim, end_dim)
-
-
-FLATTEN = Op(
-    'flatten',
-    K.flatten,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_flatten__backward,
-    jvp=_flatten__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='maybe_view',
-    argnames=('start_dim', 'end_dim'),
-    batch='dims(start_dim, end_dim)',
-)
-
-
+    return (grad.reshape(self.shape) if needs[0] else None,)
+def _flatten__jvp(self_p, self_t, result, start_dim, end_dim): return flatten(self_t, start_dim, end_dim)
+FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='dims(start_dim, end_dim)')
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim (a view when possible). Example: pf.ones(2, 3).flatten()"""
     return applyn(FLATTEN, (self,), (start_dim, end_dim))
 
-
-FLATTEN.public = flatten
-
-
 # ---- diagonal
-
-
 def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
-    return (
-        scatter_view(grad, self.shape, 'diagonal', (offset, dim1, dim2)) if needs[0] else None,
-    )
-
-
-def _diagonal__jvp(self_p, self_t, result, offset, dim1, dim2):
-    return diagonal(self_t, offset, dim1, dim2)
-
-
-DIAGONAL = Op(
-    'diagonal',
-    K.diagonal,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_diagonal__backward,
-    jvp=_diagonal__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    grad_embeds=True,
-    argnames=('offset', 'dim1', 'dim2'),
-    batch='dims(dim1, dim2)',
-)
-
-
+    return (scatter_view(grad, self.shape, 'diagonal', (offset, dim1, dim2)) if needs[0] else None,)
+def _diagonal__jvp(self_p, self_t, result, offset, dim1, dim2): return diagonal(self_t, offset, dim1, dim2)
+DIAGONAL = Op('diagonal', K.diagonal, ('self',), ('T',), (True,), backward=_diagonal__backward, jvp=_diagonal__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
 def diagonal(self, offset=0, dim1=0, dim2=1):
     """A diagonal of the (dim1, dim2) planes (a read-only view). Example: pf.eye(2).diagonal()"""
     return applyn(DIAGONAL, (self,), (offset, dim1, dim2))
 
-
-DIAGONAL.public = diagonal
-
-
 # ---- narrow
-
-
 def _narrow__backward(grad, self, result, dim, start, length, needs):
-    return (
-        scatter_view(grad, self.shape, 'narrow', (dim, start, length)) if needs[0] else None,
-    )
-
-
-def _narrow__jvp(self_p, self_t, result, dim, start, length):
-    return narrow(self_t, dim, start, length)
-
-
-NARROW = Op(
-    'narrow',
-    K.narrow,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_narrow__backward,
-    jvp=_narrow__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    grad_embeds=True,
-    argnames=('dim', 'start', 'length'),
-    batch='dims(dim)',
-)
-
-
+    return (scatter_view(grad, self.shape, 'narrow', (dim, start, length)) if needs[0] else None,)
+def _narrow__jvp(self_p, self_t, result, dim, start, length): return narrow(self_t, dim, start, length)
+NARROW = Op('narrow', K.narrow, ('self',), ('T',), (True,), backward=_narrow__backward, jvp=_narrow__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('dim', 'start', 'length'), batch='dims(dim)')
 def narrow(self, dim, start, length, *, axis=None):
     """Entries start..start+length along dim (a view). Example: pf.arange(4.0).narrow(0, 1, 2)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(NARROW, (self,), (dim, start, length))
 
-
-NARROW.public = narrow
-
-
 # ---- select
-
-
 def _select__backward(grad, self, result, dim, index, needs):
-    return (
-        scatter_view(grad, self.shape, 'select', (dim, index)) if needs[0] else None,
-    )
-
-
-def _select__jvp(self_p, self_t, result, dim, index):
-    return select(self_t, dim, index)
-
-
-SELECT = Op(
-    'select',
-    K.select,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_select__backward,
-    jvp=_select__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    grad_embeds=True,
-    argnames=('dim', 'index'),
-    batch='dims(dim)',
-)
-
-
+    return (scatter_view(grad, self.shape, 'select', (dim, index)) if needs[0] else None,)
+def _select__jvp(self_p, self_t, result, dim, index): return select(self_t, dim, index)
+SELECT = Op('select', K.select, ('self',), ('T',), (True,), backward=_select__backward, jvp=_select__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('dim', 'index'), batch='dims(dim)')
 def select(self, dim, index, *, axis=None):
     """The slice at index along dim, dropping dim (a view). Example: pf.eye(2).select(0, 1)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(SELECT, (self,), (dim, index))
 
-
-SELECT.public = select
-
-
 # ---- getitem
-
-
 def _getitem__backward(grad, self, result, index, needs):
-    return (
-        scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,
-    )
-
-
-def _getitem__jvp(self_p, self_t, result, index):
-    return getitem(self_t, index)
-
-
-GETITEM = Op(
-    'getitem',
-    K.getitem,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_getitem__backward,
-    jvp=_getitem__jvp,
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    kind='view',
-    grad_embeds=True,
-    argnames=('index',),
-    batch='prefix(index)',
-)
-
-
+    return (scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,)
+def _getitem__jvp(self_p, self_t, result, index): return getitem(self_t, index)
+GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)')
 def getitem(self, index):
     """Basic indexing self[index] with ints, slices, None and Ellipsis (a view)."""
     return applyn(GETITEM, (self,), (index,))
 
-
-GETITEM.public = getitem
-
-
 # ---- split (composite)
-
-
 def split(self, split_size_or_sections, dim=0, *, axis=None):
     """Views of consecutive pieces along dim (int size or list of sizes). Example: pf.arange(4.0).split(2)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return tuple((self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections)))
 
-
 # ---- chunk (composite)
-
-
 def chunk(self, chunks, dim=0, *, axis=None):
     """Split into `chunks` nearly equal views along dim. Example: pf.arange(4.0).chunk(2)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return split(self, chunk_sizes(self.shape[dim], chunks), dim)
 
-
 # ---- unbind (composite)
-
-
 def unbind(self, dim=0, *, axis=None):
     """All slices along dim, as views. Example: pf.eye(2).unbind()"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return tuple((self.select(dim, i) for i in range(self.shape[dim])))
 
-
 # ---- addmm (composite)
-
-
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.ones(2, 2))"""
     return c_axpby(self, beta, mm(mat1, mat2), alpha)
 
-
 # ---- addmv (composite)
-
-
 def addmv(self, mat, vec, *, beta=1, alpha=1):
     """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
     return c_axpby(self, beta, c_mv(mat, vec), alpha)
 
-
 # ---- addbmm (composite)
-
-
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
     return c_axpby(self, beta, bmm(batch1, batch2).sum(0), alpha)
 
-
 # ---- baddbmm (composite)
-
-
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """beta * self + alpha * (batch1 @ batch2), batched. Example: pf.baddbmm(pf.zeros(3, 2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
     return c_axpby(self, beta, bmm(batch1, batch2), alpha)
 
-
 # ---- addcmul (composite)
-
-
 def addcmul(self, tensor1, tensor2, *, value=1):
     """self + value * tensor1 * tensor2. Example: pf.addcmul(pf.ones(2), pf.ones(2), pf.ones(2), value=0.5)"""
     return self + scale(tensor1 * tensor2, value)
 
-
 # ---- addcdiv (composite)
-
-
 def addcdiv(self, tensor1, tensor2, *, value=1):
     """self + value * tensor1 / tensor2. Example: pf.addcdiv(pf.ones(2), pf.ones(2), pf.full((2,), 2.0))"""
     return self + scale(tensor1 / tensor2, value)
 
-
 # ---- lerp (composite)
-
-
 def lerp(self, end, weight):
     """Linear interpolation self + weight * (end - self). Example: pf.lerp(pf.zeros(2), pf.ones(2), 0.25)"""
     return self + weight * (end - self)
 
-
 # ---- mv (composite)
-
-
 def mv(self, vec):
     """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
     return c_mv(self, vec)
 
-
 # ---- vdot (composite)
-
-
 def vdot(self, other):
     """Inner product conjugating the first vector. Example: pf.vdot(pf.tensor([1j]), pf.tensor([1j]))"""
     return dot(self.conj(), other)
 
-
 # ---- repeat (composite)
-
-
 def repeat(self, *repeats):
     """Tile the tensor repeats[i] times along each dim (torch's Tensor.repeat). Example: pf.ones(2).repeat(2, 2)"""
     if len(repeats) == 1 and isinstance(repeats[0], (list, tuple)):
         repeats = tuple(repeats[0])
     return c_repeat(self, repeats)
 
-
 # ---- tile (composite)
-
-
 def tile(self, *dims):
     """Like repeat, padding dims with leading 1s when it has fewer entries than self has dims. Example: pf.tile(pf.ones(2, 2), (2,))"""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     return c_tile(self, dims)
 
-
 # ---- repeat_interleave (composite)
-
-
 def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None):
     """Repeat each element repeats times (an int or one count per element) along dim (flattened when None). Example: pf.repeat_interleave(pf.tensor([1.0, 2.0]), 2)"""
-    if axis is not None:
-        dim = axis
-    return c_repeat_interleave(self, repeats, dim, output_size)
-
+    return c_repeat_interleave(self, repeats, dim if axis is None else axis, output_size)
 
 # ---- movedim (composite)
-
-
 def movedim(self, source, destination):
     """Move dims source to positions destination (a view). Example: pf.movedim(pf.ones(2, 3, 4), 0, -1).shape"""
     return c_movedim(self, source, destination)
-
-
 moveaxis = movedim
 
-
 # ---- unflatten (composite)
-
-
 def unflatten(self, dim, sizes, *, axis=None):
     """Split dim into the shape sizes. Example: pf.unflatten(pf.ones(6), 0, (2, 3)).shape"""
-    if axis is not None:
-        dim = axis
-    return c_unflatten(self, dim, sizes)
-
+    return c_unflatten(self, dim if axis is None else axis, sizes)
 
 # ---- meshgrid (composite)
-
-
 def meshgrid(*tensors, indexing='ij'):
     """Coordinate grids from 1-D tensors ('ij' indexing by default, as torch). Example: pf.meshgrid(pf.arange(2.0), pf.arange(3.0))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return c_meshgrid(tensors, indexing)
 
-
 # ---- broadcast_tensors (composite)
-
-
 def broadcast_tensors(*tensors):
     """Expand tensors to their common broadcast shape (views). Example: pf.broadcast_tensors(pf.ones(2, 1), pf.ones(3))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return c_broadcast_tensors(tensors)
 
-
 # ---- tensor_split (composite)
-
-
 def tensor_split(self, indices_or_sections, dim=0, *, axis=None):
     """Views split into n nearly equal pieces, or at the given indices. Example: pf.tensor_split(pf.arange(5.0), 2)"""
-    if axis is not None:
-        dim = axis
-    return c_tensor_split(self, indices_or_sections, dim)
-
+    return c_tensor_split(self, indices_or_sections, dim if axis is None else axis)
 
 # ---- hsplit (composite)
-
-
 def hsplit(self, indices_or_sections):
     """tensor_split along dim 1 (dim 0 for 1-D tensors). Example: pf.hsplit(pf.ones(2, 4), 2)"""
     return c_hsplit(self, indices_or_sections)
 
-
 # ---- vsplit (composite)
-
-
 def vsplit(self, indices_or_sections):
     """tensor_split along dim 0. Example: pf.vsplit(pf.ones(4, 2), 2)"""
     return c_vsplit(self, indices_or_sections)
 
-
 # ---- rot90 (composite)
-
-
 def rot90(self, k=1, dims=(0, 1)):
     """Rotate by 90 degrees k times in the plane dims (from dims[0] towards dims[1]). Example: pf.rot90(pf.eye(2))"""
     return c_rot90(self, k, dims)
 
-
 # ---- block_diag (composite)
-
-
 def block_diag(*tensors):
     """Block-diagonal matrix of the given matrices. Example: pf.block_diag(pf.ones(1, 1), pf.ones(2, 2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return c_block_diag(tensors)
 
-
 # ---- cdist (composite)
-
-
 def cdist(x1, x2, p=2.0):
     """p-norm distances between the rows of x1 and x2 (batched). Example: pf.cdist(pf.zeros(1, 2), pf.ones(3, 2))"""
     return c_cdist(x1, x2, p)
 
-
 # ---- atleast_1d (composite)
-
-
 def atleast_1d(self):
     """self with at least 1 dim (a tuple for a list of tensors). Example: pf.atleast_1d(pf.tensor(1.0)).shape"""
     return c_atleast(self, 1)
 
-
 # ---- atleast_2d (composite)
-
-
 def atleast_2d(self):
     """self with at least 2 dims. Example: pf.atleast_2d(pf.ones(3)).shape"""
     return c_atleast(self, 2)
 
-
 # ---- atleast_3d (composite)
-
-
 def atleast_3d(self):
     """self with at least 3 dims (a 2-D (m, n) becomes (m, n, 1)). Example: pf.atleast_3d(pf.ones(3)).shape"""
     return c_atleast(self, 3)
 
-
 # ---- view_as (composite)
-
-
 def view_as(self, other):
     """self viewed with other's shape. Example: pf.ones(4).view_as(pf.ones(2, 2))"""
     return self.view(other.shape)
 
-
 # ---- reshape_as (composite)
-
-
 def reshape_as(self, other):
     """self reshaped to other's shape. Example: pf.ones(4).reshape_as(pf.ones(2, 2))"""
     return self.reshape(other.shape)
 
-
 # ---- expand_as (composite)
-
-
 def expand_as(self, other):
     """self expanded to other's shape. Example: pf.ones(1, 2).expand_as(pf.ones(3, 2))"""
     return self.expand(other.shape)
 
-
 # ---- type_as (composite)
-
-
 def type_as(self, other):
     """self cast to other's dtype. Example: pf.ones(2).type_as(pf.ones(2, dtype=pf.float32))"""
     return self.to(other.dtype)
 
-
 # ---- new_zeros (composite)
-
-
 def new_zeros(self, *size, dtype=None):
     """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     return zeros(size, dtype=self.dtype if dtype is None else dtype)
 
-
 # ---- new_ones (composite)
-
-
 def new_ones(self, *size, dtype=None):
     """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     return ones(size, dtype=self.dtype if dtype is None else dtype)
 
-
 # ---- new_full (composite)
-
-
 def new_full(self, size, fill_value, *, dtype=None):
     """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
     return full(size, fill_value, dtype=self.dtype if dtype is None else dtype)
 
-
 # ---- new_tensor (composite)
-
-
 def new_tensor(self, data, *, dtype=None):
     """A new tensor (a copy, no history) from data, with self's dtype unless given. Example: pf.ones(2).new_tensor([1, 2])"""
     return c_new_tensor(self, data, dtype)
 
-
 # ---- sort
-
-
 _sort__result = namedtuple('sort', ['values', 'indices'])
-
-
 def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs):
     return (
         (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
     )
-
-
 def _sort__save(self, dim, descending, stable):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.ndim:
-        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((1,), (0, 2)),  # self
-        )
-    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
+        return (((0,), None), ((1,), (0, 2)))
+    return (((0,), None), ((1,), None))
 def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
-    result = result0
-    return (
-        index_reduction_jvp(self_t, dim, result1, True),
-        None,
-    )
-
-
-SORT = Op(
-    'sort',
-    K.sort,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sort__backward,
-    jvp=_sort__jvp,
-    jvp_kind='explicit',
-    save_fn=_sort__save,
-    n_out=2,
-    out_diff=(True, False),
-    argnames=('dim', 'descending', 'stable'),
-    batch='dims(dim)',
-)
-
-
+    return (index_reduction_jvp(self_t, dim, result1, True), None)
+SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='dims(dim)')
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return _sort__result(*applyn(SORT, (self,), (dim, descending, stable)))
 
-
-SORT.public = sort
-
-
 # ---- argsort (composite)
-
-
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """Indices that sort self along dim. Example: pf.argsort(pf.tensor([2.0, 1.0]))"""
-    if axis is not None:
-        dim = axis
-    return sort(self, dim, descending, stable)[1]
-
+    return sort(self, dim if axis is None else axis, descending, stable)[1]
 
 # ---- topk
-
-
 _topk__result = namedtuple('topk', ['values', 'indices'])
-
-
 def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs):
     return (
         (index_reduction_backward(grad, dim, result1, self.shape, True) if self.ndim else grad) if needs[0] else None,
     )
-
-
 def _topk__save(self, k, dim, largest, sorted):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.ndim:
-        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((1,), (0, 2)),  # self
-        )
-    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
+        return (((0,), None), ((1,), (0, 2)))
+    return (((0,), None), ((1,), None))
 def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
-    result = result0
-    return (
-        index_reduction_jvp(self_t, dim, result1, True),
-        None,
-    )
-
-
-TOPK = Op(
-    'topk',
-    K.topk,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_topk__backward,
-    jvp=_topk__jvp,
-    jvp_kind='explicit',
-    save_fn=_topk__save,
-    n_out=2,
-    out_diff=(True, False),
-    argnames=('k', 'dim', 'largest', 'sorted'),
-    batch='dims(dim)',
-)
-
-
+    return (index_reduction_jvp(self_t, dim, result1, True), None)
+TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='dims(dim)')
 def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
     """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return _topk__result(*applyn(TOPK, (self,), (k, dim, largest, sorted)))
 
-
-TOPK.public = topk
-
-
 # ---- kthvalue
-
-
 _kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
-
-
 def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
     return (
         (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if self.ndim else grad) if needs[0] else None,
     )
-
-
 def _kthvalue__save(self, k, dim, keepdim):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.ndim:
-        return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((1,), (0, 2)),  # self
-        )
-    return (  # kept of (self | result0, result1); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
+        return (((0,), None), ((1,), (0, 2)))
+    return (((0,), None), ((1,), None))
 def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
-    result = result0
-    return (
-        index_reduction_jvp(self_t, dim, result1, keepdim),
-        None,
-    )
-
-
-KTHVALUE = Op(
-    'kthvalue',
-    K.kthvalue,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_kthvalue__backward,
-    jvp=_kthvalue__jvp,
-    jvp_kind='explicit',
-    save_fn=_kthvalue__save,
-    n_out=2,
-    out_diff=(True, False),
-    argnames=('k', 'dim', 'keepdim'),
-    batch='dims(dim)',
-)
-
-
+    return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
+KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='dims(dim)')
 def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return _kthvalue__result(*applyn(KTHVALUE, (self,), (k, dim, keepdim)))
 
-
-KTHVALUE.public = kthvalue
-
-
 # ---- median (composite)
-
-
 def median(self, dim=None, keepdim=False, *, axis=None):
     """Lower median (all elements, or (values, indices) along dim); NaN propagates. Example: pf.median(pf.tensor([1.0, 4.0, 2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_median(self, dim, keepdim)
-
+    return c_median(self, dim if axis is None else axis, keepdim)
 
 # ---- nanmedian (composite)
-
-
 def nanmedian(self, dim=None, keepdim=False, *, axis=None):
     """median ignoring NaN. Example: pf.nanmedian(pf.tensor([1.0, float('nan'), 2.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_median(self, dim, keepdim, True)
-
+    return c_median(self, dim if axis is None else axis, keepdim, True)
 
 # ---- quantile (composite)
-
-
 def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
     """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
-    if axis is not None:
-        dim = axis
-    return c_quantile(self, q, dim, keepdim, interpolation)
-
+    return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation)
 
 # ---- nanquantile (composite)
-
-
 def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
     """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
-    if axis is not None:
-        dim = axis
-    return c_quantile(self, q, dim, keepdim, interpolation, True)
-
+    return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation, True)
 
 # ---- mode (composite)
-
-
 def mode(self, dim=-1, keepdim=False, *, axis=None):
     """(values, indices): the most frequent value along dim (the smallest on ties, its last index). Example: pf.mode(pf.tensor([1.0, 2.0, 2.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_mode(self, dim, keepdim)
-
+    return c_mode(self, dim if axis is None else axis, keepdim)
 
 # ---- cummax (composite)
-
-
 def cummax(self, dim, *, axis=None):
     """(values, indices) of the running maximum along dim (ties: the latest index). Example: pf.cummax(pf.tensor([1.0, 3.0, 2.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return c_cum_extremum(self, dim, True)
-
+    return c_cum_extremum(self, dim if axis is None else axis, True)
 
 # ---- cummin (composite)
-
-
 def cummin(self, dim, *, axis=None):
     """(values, indices) of the running minimum along dim (ties: the latest index). Example: pf.cummin(pf.tensor([3.0, 1.0, 2.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return c_cum_extremum(self, dim, False)
-
+    return c_cum_extremum(self, dim if axis is None else axis, False)
 
 # ---- logcumsumexp
-
-
 def _logcumsumexp__backward(grad, self, result, dim, needs):
-    return (
-        (logcumsumexp_backward(grad, self, result, dim) if self.ndim else grad) if needs[0] else None,
-    )
-
-
+    return ((logcumsumexp_backward(grad, self, result, dim) if self.ndim else grad) if needs[0] else None,)
 def _logcumsumexp__save(self, dim):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.ndim:
-        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), (2,)),  # self
-        )
-    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
-def _logcumsumexp__jvp(self_p, self_t, result, dim):
-    return logcumsumexp_jvp(self_p, self_t, result, dim)
-
-
-LOGCUMSUMEXP = Op(
-    'logcumsumexp',
-    K.logcumsumexp,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_logcumsumexp__backward,
-    jvp=_logcumsumexp__jvp,
-    jvp_kind='explicit',
-    save_fn=_logcumsumexp__save,
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='dims(dim)',
-)
-
-
+        return (((0,), None), ((2,), (2,)))
+    return (((0,), None), ((1,), None))
+def _logcumsumexp__jvp(self_p, self_t, result, dim): return logcumsumexp_jvp(self_p, self_t, result, dim)
+LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)')
 def logcumsumexp(self, dim, *, axis=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return apply1(LOGCUMSUMEXP, self, (dim,))
-
-
-LOGCUMSUMEXP.public = logcumsumexp
-
+    dim = dim if axis is None else axis
+    return run1(LOGCUMSUMEXP, K.logcumsumexp, self, (dim,))
 
 # ---- nansum (composite)
-
-
 def nansum(self, dim=None, keepdim=False, *, axis=None):
     """Sum treating NaN as 0 (which gets zero gradient). Example: pf.nansum(pf.tensor([1.0, float('nan')]))"""
-    if axis is not None:
-        dim = axis
-    return where(isnan(self), 0.0, self).sum(dim, keepdim)
-
+    return where(isnan(self), 0.0, self).sum(dim if axis is None else axis, keepdim)
 
 # ---- nanmean (composite)
-
-
 def nanmean(self, dim=None, keepdim=False, *, axis=None):
     """Mean of the non-NaN entries. Example: pf.nanmean(pf.tensor([1.0, float('nan'), 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_nanmean(self, dim, keepdim)
-
+    return c_nanmean(self, dim if axis is None else axis, keepdim)
 
 # ---- var_mean (composite)
-
-
 def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """(var, mean) over dim. Example: pf.var_mean(pf.tensor([1.0, 2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_var_mean(self, dim, correction, keepdim)
-
+    return c_var_mean(self, dim if axis is None else axis, correction, keepdim)
 
 # ---- std_mean (composite)
-
-
 def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """(std, mean) over dim. Example: pf.std_mean(pf.tensor([1.0, 2.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_std_mean(self, dim, correction, keepdim)
-
+    return c_std_mean(self, dim if axis is None else axis, correction, keepdim)
 
 # ---- aminmax (composite)
-
-
 def aminmax(self, *, dim=None, keepdim=False, axis=None):
     """(min, max) over dim (all when None); ties share the gradient. Example: pf.aminmax(pf.tensor([1.0, 3.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_aminmax(self, dim, keepdim)
-
+    return c_aminmax(self, dim if axis is None else axis, keepdim)
 
 # ---- diff (composite)
-
-
 def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None):
     """n-th forward difference along dim, after joining prepend and append. Example: pf.diff(pf.tensor([1.0, 4.0, 9.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_diff(self, n, dim, prepend, append)
-
+    return c_diff(self, n, dim if axis is None else axis, prepend, append)
 
 # ---- dist (composite)
-
-
 def dist(self, other, p=2):
     """p-norm of self - other. Example: pf.dist(pf.zeros(2), pf.tensor([3.0, 4.0]))"""
     return (self - other).norm(p)
 
-
 # ---- scatter
-
-
 def _scatter__backward(grad, self, index, src, result, dim, needs):
     return (
         grad.scatter(dim, index, 0.0) if needs[0] else None,
         scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
     )
-
-
 def _scatter__jvp(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None:
-        return scatter(zeros_like(self_p), dim, index, src_t)
-    if src_t is None:
-        return scatter(self_t, dim, index, zeros_like(src_p))
+    if self_t is None: return scatter(zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return scatter(self_t, dim, index, zeros_like(src_p))
     return scatter(self_t, dim, index, src_t)
-
-
 def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None:
-        return K.scatter(np.zeros_like(self_p), dim, index, src_t)
-    if src_t is None:
-        return K.scatter(self_t, dim, index, np.zeros_like(src_p))
+    if self_t is None: return K.scatter(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return K.scatter(self_t, dim, index, np.zeros_like(src_p))
     return K.scatter(self_t, dim, index, src_t)
-
-
-def _scatter__kernel(self, index, src, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.scatter(self, dim, index, src)
-
-
-SCATTER = Op(
-    'scatter',
-    _scatter__kernel,
-    ('self', 'index', 'src'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_scatter__backward,
-    jvp=_scatter__jvp,
-    jvp_np=_scatter__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 2, 0), None),  # self
-        ((0, 2, 1), None),  # src
-        ((0, 2, 1), None),  # self, src
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='aligned(dim)',
-)
-
-
+def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, src)
+SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
 def scatter(self, dim, index, src, *, axis=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(SCATTER, (self, index, src), (dim,))
-
-
-SCATTER.public = scatter
-
-
 def scatter_(self, dim, index, src):
     """In-place scatter: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER, self, (self, index, src), (dim,))
 
-
 # ---- scatter_add
-
-
 def _scatter_add__backward(grad, self, index, src, result, dim, needs):
     return (
         grad if needs[0] else None,
         scatter_src_backward(grad, dim, index, src.shape) if needs[1] else None,
     )
-
-
 def _scatter_add__jvp(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None:
-        return scatter_add(zeros_like(self_p), dim, index, src_t)
-    if src_t is None:
-        return scatter_add(self_t, dim, index, zeros_like(src_p))
+    if self_t is None: return scatter_add(zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return scatter_add(self_t, dim, index, zeros_like(src_p))
     return scatter_add(self_t, dim, index, src_t)
-
-
 def _scatter_add__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None:
-        return K.scatter_add(np.zeros_like(self_p), dim, index, src_t)
-    if src_t is None:
-        return K.scatter_add(self_t, dim, index, np.zeros_like(src_p))
+    if self_t is None: return K.scatter_add(np.zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return K.scatter_add(self_t, dim, index, np.zeros_like(src_p))
     return K.scatter_add(self_t, dim, index, src_t)
-
-
-def _scatter_add__kernel(self, index, src, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.scatter_add(self, dim, index, src)
-
-
-SCATTER_ADD = Op(
-    'scatter_add',
-    _scatter_add__kernel,
-    ('self', 'index', 'src'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_scatter_add__backward,
-    jvp=_scatter_add__jvp,
-    jvp_np=_scatter_add__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 0, 0), None),  # self
-        ((0, 2, 1), None),  # src
-        ((0, 2, 1), None),  # self, src
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='aligned(dim)',
-)
-
-
+def _scatter_add__kernel(self, index, src, dim): return K.scatter_add(self, dim, index, src)
+SCATTER_ADD = Op('scatter_add', _scatter_add__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_add__backward, jvp=_scatter_add__jvp, jvp_np=_scatter_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
 def scatter_add(self, dim, index, src, *, axis=None):
     """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(SCATTER_ADD, (self, index, src), (dim,))
-
-
-SCATTER_ADD.public = scatter_add
-
-
 def scatter_add_(self, dim, index, src):
     """In-place scatter_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_ADD, self, (self, index, src), (dim,))
 
-
 # ---- scatter_reduce
-
-
 def _scatter_reduce__backward(grad, self, index, src, result, dim, reduce, include_self, needs):
     return (
         (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 0) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 0)) if needs[0] else None,
         (scatter_reduce_linear_backward(grad, self.shape, dim, index, src.shape, reduce, include_self, 1) if reduce in ('sum', 'mean') else scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 1)) if needs[1] else None,
     )
-
-
 def _scatter_reduce__save(self, index, src, dim, reduce, include_self):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if reduce in ('sum', 'mean'):
-        return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0, 0, 0), None),  # nothing needs grad
-            ((1, 2, 1), None),  # self
-            ((1, 2, 1), None),  # src
-            ((1, 2, 1), None),  # self, src
-        )
-    return (  # kept of (self, index, src | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((2, 2, 2), (2,)),  # self
-        ((2, 2, 2), (2,)),  # src
-        ((2, 2, 2), (2,)),  # self, src
-    )
-
-
+        return (((0, 0, 0), None), ((1, 2, 1), None), ((1, 2, 1), None), ((1, 2, 1), None))
+    return (((0, 0, 0), None), ((2, 2, 2), (2,)), ((2, 2, 2), (2,)), ((2, 2, 2), (2,)))
 def _scatter_reduce__jvp(self_p, index, src_p, self_t, src_t, result, dim, reduce, include_self):
     if self_t is None:
         return scatter_reduce_jvp(self_p, zeros_like(self_p), dim, index, src_p, src_t, reduce, include_self, result)
     if src_t is None:
         return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, zeros_like(src_p), reduce, include_self, result)
     return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)
-
-
 def _scatter_reduce__kernel(self, index, src, dim, reduce, include_self):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.scatter_reduce(self, dim, index, src, reduce, include_self)
-
-
-SCATTER_REDUCE = Op(
-    'scatter_reduce',
-    _scatter_reduce__kernel,
-    ('self', 'index', 'src'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_scatter_reduce__backward,
-    jvp=_scatter_reduce__jvp,
-    jvp_kind='explicit',
-    save_fn=_scatter_reduce__save,
-    out_diff=(True,),
-    argnames=('dim', 'reduce', 'include_self'),
-    batch='aligned(dim)',
-)
-
-
+SCATTER_REDUCE = Op('scatter_reduce', _scatter_reduce__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_reduce__backward, jvp=_scatter_reduce__jvp, jvp_kind='explicit', save_fn=_scatter_reduce__save, argnames=('dim', 'reduce', 'include_self'), batch='aligned(dim)')
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None):
     """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
-
-
-SCATTER_REDUCE.public = scatter_reduce
-
-
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """In-place scatter_reduce: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_REDUCE, self, (self, index, src), (dim, reduce, include_self))
 
-
 # ---- index_add
-
-
 def _index_add__backward(grad, self, index, source, result, dim, alpha, needs):
-    return (
-        grad if needs[0] else None,
-        scale(grad.index_select(dim, index), alpha) if needs[1] else None,
-    )
-
-
+    return (grad if needs[0] else None, scale(grad.index_select(dim, index), alpha) if needs[1] else None)
 def _index_add__jvp(self_p, index, source_p, self_t, source_t, result, dim, alpha):
-    if self_t is None:
-        return index_add(zeros_like(self_p), dim, index, source_t, alpha=alpha)
-    if source_t is None:
-        return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
+    if self_t is None: return index_add(zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None: return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
     return index_add(self_t, dim, index, source_t, alpha=alpha)
-
-
 def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, alpha):
-    if self_t is None:
-        return K.index_add(np.zeros_like(self_p), dim, index, source_t, alpha=alpha)
-    if source_t is None:
-        return K.index_add(self_t, dim, index, np.zeros_like(source_p), alpha=alpha)
+    if self_t is None: return K.index_add(np.zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None: return K.index_add(self_t, dim, index, np.zeros_like(source_p), alpha=alpha)
     return K.index_add(self_t, dim, index, source_t, alpha=alpha)
-
-
-def _index_add__kernel(self, index, source, dim, alpha):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.index_add(self, dim, index, source, alpha)
-
-
-INDEX_ADD = Op(
-    'index_add',
-    _index_add__kernel,
-    ('self', 'index', 'source'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_index_add__backward,
-    jvp=_index_add__jvp,
-    jvp_np=_index_add__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 0, 0), None),  # self
-        ((0, 2, 0), None),  # source
-        ((0, 2, 0), None),  # self, source
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'alpha'),
-    batch='indexed(dim, index)',
-)
-
-
+def _index_add__kernel(self, index, source, dim, alpha): return K.index_add(self, dim, index, source, alpha)
+INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
 def index_add(self, dim, index, source, *, alpha=1, axis=None):
     """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(INDEX_ADD, (self, index, source), (dim, alpha))
-
-
-INDEX_ADD.public = index_add
-
-
 def index_add_(self, dim, index, source, *, alpha=1):
     """In-place index_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_ADD, self, (self, index, source), (dim, alpha))
 
-
 # ---- index_copy
-
-
 def _index_copy__backward(grad, self, index, source, result, dim, needs):
     return (
         grad.index_fill(dim, index, 0.0) if needs[0] else None,
         grad.index_select(dim, index) if needs[1] else None,
     )
-
-
 def _index_copy__jvp(self_p, index, source_p, self_t, source_t, result, dim):
-    if self_t is None:
-        return index_copy(zeros_like(self_p), dim, index, source_t)
-    if source_t is None:
-        return index_copy(self_t, dim, index, zeros_like(source_p))
+    if self_t is None: return index_copy(zeros_like(self_p), dim, index, source_t)
+    if source_t is None: return index_copy(self_t, dim, index, zeros_like(source_p))
     return index_copy(self_t, dim, index, source_t)
-
-
 def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
-    if self_t is None:
-        return K.index_copy(np.zeros_like(self_p), dim, index, source_t)
-    if source_t is None:
-        return K.index_copy(self_t, dim, index, np.zeros_like(source_p))
+    if self_t is None: return K.index_copy(np.zeros_like(self_p), dim, index, source_t)
+    if source_t is None: return K.index_copy(self_t, dim, index, np.zeros_like(source_p))
     return K.index_copy(self_t, dim, index, source_t)
-
-
-def _index_copy__kernel(self, index, source, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.index_copy(self, dim, index, source)
-
-
-INDEX_COPY = Op(
-    'index_copy',
-    _index_copy__kernel,
-    ('self', 'index', 'source'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_index_copy__backward,
-    jvp=_index_copy__jvp,
-    jvp_np=_index_copy__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index, source | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 2, 0), None),  # self
-        ((0, 2, 0), None),  # source
-        ((0, 2, 0), None),  # self, source
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='indexed(dim, index)',
-)
-
-
+def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
+INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_copy(self, dim, index, source, *, axis=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(INDEX_COPY, (self, index, source), (dim,))
-
-
-INDEX_COPY.public = index_copy
-
-
 def index_copy_(self, dim, index, source):
     """In-place index_copy: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_COPY, self, (self, index, source), (dim,))
 
-
 # ---- index_fill
-
-
 def _index_fill__backward(grad, self, index, value, result, dim, needs):
     return (
         grad.index_fill(dim, index, 0.0) if needs[0] else None,
         (grad - grad.index_fill(dim, index, 0.0)).sum() if needs[1] else None,
     )
-
-
 def _index_fill__jvp(self_p, index, value_p, self_t, value_t, result, dim):
-    if self_t is None:
-        return index_fill(zeros_like(self_p), dim, index, value_t)
-    if value_t is None:
-        return index_fill(self_t, dim, index, zeros_like(value_p))
+    if self_t is None: return index_fill(zeros_like(self_p), dim, index, value_t)
+    if value_t is None: return index_fill(self_t, dim, index, zeros_like(value_p))
     return index_fill(self_t, dim, index, value_t)
-
-
 def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
-    if self_t is None:
-        return K.index_fill(np.zeros_like(self_p), dim, index, value_t)
-    if value_t is None:
-        return K.index_fill(self_t, dim, index, np.zeros_like(value_p))
+    if self_t is None: return K.index_fill(np.zeros_like(self_p), dim, index, value_t)
+    if value_t is None: return K.index_fill(self_t, dim, index, np.zeros_like(value_p))
     return K.index_fill(self_t, dim, index, value_t)
-
-
-def _index_fill__kernel(self, index, value, dim):
-    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
-    return K.index_fill(self, dim, index, value)
-
-
-INDEX_FILL = Op(
-    'index_fill',
-    _index_fill__kernel,
-    ('self', 'index', 'value'),
-    ('T', 'T', 'T'),
-    (True, False, True),
-    backward=_index_fill__backward,
-    jvp=_index_fill__jvp,
-    jvp_np=_index_fill__jvp_np,
-    jvp_np_reads=(True, True, True, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self, index, value | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0, 0), None),  # nothing needs grad
-        ((0, 2, 0), None),  # self
-        ((0, 2, 0), None),  # value
-        ((0, 2, 0), None),  # self, value
-    ),
-    out_diff=(True,),
-    argnames=('dim',),
-    batch='indexed(dim, index)',
-)
-
-
+def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
+INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_fill(self, dim, index, value, *, axis=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return applyn(INDEX_FILL, (self, index, value), (dim,))
-
-
-INDEX_FILL.public = index_fill
-
-
 def index_fill_(self, dim, index, value):
     """In-place index_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))
 
-
 # ---- take (composite)
-
-
 def take(self, index):
     """Elements of the flattened self at index, in index's shape. Example: pf.take(pf.eye(2), pf.tensor([0, 3]))"""
     return c_take(self, index)
 
-
 # ---- take_along_dim (composite)
-
-
 def take_along_dim(self, indices, dim=None, *, axis=None):
     """gather along dim after broadcasting the other dims (flattened when None). Example: pf.take_along_dim(pf.tensor([[1.0, 2.0]]), pf.tensor([[1]]), 1)"""
-    if axis is not None:
-        dim = axis
-    return c_take_along_dim(self, indices, dim)
-
+    return c_take_along_dim(self, indices, dim if axis is None else axis)
 
 # ---- masked_select (composite)
-
-
 def masked_select(self, mask):
     """1-D tensor of the elements where the (broadcast) mask is True. Example: pf.masked_select(pf.ones(2), pf.tensor([True, False]))"""
     return c_masked_select(self, mask)
 
-
 # ---- masked_scatter (composite)
-
-
 def masked_scatter(self, mask, source):
     """self with the first elements of source written, in order, where mask is True. Example: pf.masked_scatter(pf.zeros(3), pf.tensor([True, False, True]), pf.ones(2))"""
     return c_masked_scatter(self, mask, source)
 
-
 # ---- put (composite)
-
-
 def put(self, index, source, accumulate=False):
     """self (seen flat) with source written (or added) at index. Example: pf.put(pf.zeros(2, 2), pf.tensor([3]), pf.ones(1))"""
     return c_put(self, index, source, accumulate)
 
-
 # ---- _im2col
-
-
 def __im2col__backward(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
-    return (
-        _col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,
-    )
-
-
+    return (_col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,)
 def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return _im2col(self_t, kernel_size, dilation, padding, stride)
-
-
 def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return K.im2col(self_t, kernel_size, dilation, padding, stride)
-
-
-_IM2COL = Op(
-    '_im2col',
-    K.im2col,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__im2col__backward,
-    jvp=__im2col__jvp,
-    jvp_np=__im2col__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'),
-    batch='fold',
-)
-
-
+_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold')
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
-    return apply1(_IM2COL, self, (kernel_size, dilation, padding, stride, pad_value))
-
-
-_IM2COL.public = _im2col
-
+    return run1(_IM2COL, K.im2col, self, (kernel_size, dilation, padding, stride, pad_value))
 
 # ---- _col2im
-
-
 def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
-    return (
-        _im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,
-    )
-
-
+    return (_im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,)
 def __col2im__jvp(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
     return _col2im(self_t, output_size, kernel_size, dilation, padding, stride)
-
-
 def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
     return K.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
-
-
-_COL2IM = Op(
-    '_col2im',
-    K.col2im,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__col2im__backward,
-    jvp=__col2im__jvp,
-    jvp_np=__col2im__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'),
-    batch='fold',
-)
-
-
+_COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im__backward, jvp=__col2im__jvp, jvp_np=__col2im__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'), batch='fold')
 def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
-    return apply1(_COL2IM, self, (output_size, kernel_size, dilation, padding, stride))
-
-
-_COL2IM.public = _col2im
-
+    return run1(_COL2IM, K.col2im, self, (output_size, kernel_size, dilation, padding, stride))
 
 # ---- linear (composite)
-
-
 def linear(input, weight, bias=None):
     """input @ weight.T + bias. Example: F.linear(pf.ones(2, 3), pf.ones(4, 3))"""
     return c_linear(input, weight, bias)
 
-
 # ---- bilinear (composite)
-
-
 def bilinear(input1, input2, weight, bias=None):
     """x1^T A x2 + b for each output feature. Example: F.bilinear(pf.ones(2, 3), pf.ones(2, 4), pf.ones(5, 3, 4)).shape"""
     return c_bilinear(input1, input2, weight, bias)
 
-
 # ---- conv1d (composite)
-
-
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv1d(pf.ones(1, 1, 4), pf.ones(1, 1, 2))"""
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
-
 # ---- conv2d (composite)
-
-
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2))"""
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
-
 # ---- conv3d (composite)
-
-
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation). Example: F.conv3d(pf.ones(1, 1, 2, 2, 2), pf.ones(1, 1, 1, 1, 1)).shape"""
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
-
 # ---- conv_transpose1d (composite)
-
-
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution (the adjoint of conv1d). Example: F.conv_transpose1d(pf.ones(1, 1, 2), pf.ones(1, 1, 2))"""
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
-
 # ---- conv_transpose2d (composite)
-
-
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution (the adjoint of conv2d). Example: F.conv_transpose2d(pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2)).shape"""
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
-
 # ---- conv_transpose3d (composite)
-
-
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-D transposed convolution. Example: F.conv_transpose3d(pf.ones(1, 1, 1, 1, 1), pf.ones(1, 1, 2, 2, 2)).shape"""
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
-
 # ---- unfold (composite)
-
-
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of a (N, C, H, W) input as columns (N, C * kh * kw, L). Example: F.unfold(pf.ones(1, 1, 3, 3), 2).shape"""
     return c_unfold(input, kernel_size, dilation, padding, stride)
 
-
 # ---- fold (composite)
-
-
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Columns summed back into an image (the adjoint of unfold). Example: F.fold(pf.ones(1, 4, 4), (3, 3), 2).shape"""
     return c_fold(input, output_size, kernel_size, dilation, padding, stride)
 
-
 # ---- max_pool1d (composite)
-
-
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """1-D max pooling (the gradient goes to the first maximum of a window). Example: F.max_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
-
 # ---- max_pool2d (composite)
-
-
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """2-D max pooling; indices are flat positions in the input plane. Example: F.max_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
-
 # ---- max_pool3d (composite)
-
-
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """3-D max pooling. Example: F.max_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
-
 # ---- avg_pool1d (composite)
-
-
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """1-D average pooling. Example: F.avg_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
-
 # ---- avg_pool2d (composite)
-
-
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     """2-D average pooling. Example: F.avg_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
-
 # ---- avg_pool3d (composite)
-
-
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     """3-D average pooling. Example: F.avg_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
-
 # ---- adaptive_avg_pool1d (composite)
-
-
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling to a given output size. Example: F.adaptive_avg_pool1d(pf.ones(1, 1, 5), 2)"""
     return c_adaptive_avg_pool(input, output_size, 1)
 
-
 # ---- adaptive_avg_pool2d (composite)
-
-
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling to a given output size (None keeps a size). Example: F.adaptive_avg_pool2d(pf.ones(1, 1, 5, 4), (2, None)).shape"""
     return c_adaptive_avg_pool(input, output_size, 2)
 
-
 # ---- adaptive_avg_pool3d (composite)
-
-
 def adaptive_avg_pool3d(input, output_size):
     """3-D adaptive average pooling. Example: F.adaptive_avg_pool3d(pf.ones(1, 1, 3, 3, 3), 1).shape"""
     return c_adaptive_avg_pool(input, output_size, 3)
 
-
 # ---- adaptive_max_pool1d (composite)
-
-
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max pooling to a given output size. Example: F.adaptive_max_pool1d(pf.tensor([[[1.0, 3.0, 2.0]]]), 2)"""
     return c_adaptive_max_pool(input, output_size, return_indices, 1)
 
-
 # ---- adaptive_max_pool2d (composite)
-
-
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """2-D max pooling to a given output size. Example: F.adaptive_max_pool2d(pf.ones(1, 1, 5, 4), 2).shape"""
     return c_adaptive_max_pool(input, output_size, return_indices, 2)
 
-
 # ---- interpolate (composite)
-
-
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False):
     """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
     return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
-
 # ---- pad (composite)
-
-
 def pad(input, pad, mode='constant', value=None):
     """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
     return c_pad(input, pad, mode, value)
 
-
 # ---- pixel_shuffle (composite)
-
-
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r). Example: F.pixel_shuffle(pf.ones(1, 4, 1, 1), 2).shape"""
     return c_pixel_shuffle(input, upscale_factor)
 
-
 # ---- pixel_unshuffle (composite)
-
-
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W). Example: F.pixel_unshuffle(pf.ones(1, 1, 2, 2), 2).shape"""
     return c_pixel_unshuffle(input, downscale_factor)
 
-
 # ---- layer_norm (composite)
-
-
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Normalize over the trailing normalized_shape dims. Example: F.layer_norm(pf.tensor([1.0, 2.0, 3.0]), (3,))"""
     return c_layer_norm(input, normalized_shape, weight, bias, eps)
 
-
 # ---- rms_norm (composite)
-
-
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing dims. Example: F.rms_norm(pf.tensor([1.0, 2.0]), (2,))"""
     return c_rms_norm(input, normalized_shape, weight, eps)
 
-
 # ---- group_norm (composite)
-
-
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalize over groups of channels. Example: F.group_norm(pf.randn(2, 4, 3), 2).shape"""
     return c_group_norm(input, num_groups, weight, bias, eps)
 
-
 # ---- batch_norm (composite)
-
-
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
     """Batch normalization; in training the batch statistics are used and the running ones updated (not differentiated). Example: F.batch_norm(pf.randn(4, 2), pf.zeros(2), pf.ones(2), training=True).shape"""
     return c_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
-
 # ---- instance_norm (composite)
-
-
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05):
     """Normalize each channel of each sample over its spatial dims. Example: F.instance_norm(pf.randn(2, 3, 4)).shape"""
     return c_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
-
 # ---- dropout (composite)
-
-
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero entries with probability p and scale the rest by 1/(1-p); the tangent uses the same mask. Example: F.dropout(pf.ones(3), 0.0)"""
     return c_dropout(input, p, training, inplace)
 
-
 # ---- embedding (composite)
-
-
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of weight at the indices input (padding_idx gets no gradient). Example: F.embedding(pf.tensor([1, 0]), pf.eye(2))"""
     return c_embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
-
 # ---- normalize (composite)
-
-
 def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None):
     """input / max(||input||_p, eps) along dim. Example: F.normalize(pf.tensor([[3.0, 4.0]]))"""
-    if axis is not None:
-        dim = axis
-    return c_normalize(input, p, dim, eps)
-
+    return c_normalize(input, p, dim if axis is None else axis, eps)
 
 # ---- cosine_similarity (composite)
-
-
 def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None):
     """Cosine of the angle between x1 and x2 along dim. Example: F.cosine_similarity(pf.tensor([[1.0, 0.0]]), pf.tensor([[1.0, 1.0]]))"""
-    if axis is not None:
-        dim = axis
-    return c_cosine_similarity(x1, x2, dim, eps)
-
+    return c_cosine_similarity(x1, x2, dim if axis is None else axis, eps)
 
 # ---- pairwise_distance (composite)
-
-
 def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim. Example: F.pairwise_distance(pf.zeros(1, 2), pf.ones(1, 2))"""
     return c_pairwise_distance(x1, x2, p, eps, keepdim)
 
-
 # ---- relu6 (composite)
-
-
 def relu6(input, inplace=False):
     """min(max(x, 0), 6). Example: F.relu6(pf.tensor([-1.0, 7.0]))"""
     return c_inplace(input, input.clamp(0.0, 6.0), inplace)
 
-
 # ---- elu (composite)
-
-
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x) - 1) otherwise. Example: F.elu(pf.tensor([-1.0, 1.0]))"""
     return c_inplace(input, c_elu(input, alpha), inplace)
 
-
 # ---- selu (composite)
-
-
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalizing constants. Example: F.selu(pf.tensor([-1.0, 1.0]))"""
     return c_inplace(input, c_elu(input, SELU_ALPHA, SELU_SCALE), inplace)
 
-
 # ---- celu (composite)
-
-
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)). Example: F.celu(pf.tensor([-1.0, 1.0]))"""
     return c_inplace(input, c_celu(input, alpha), inplace)
 
-
 # ---- gelu (composite)
-
-
 def gelu(input, approximate='none'):
     """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
     return c_gelu(input, approximate)
 
-
 # ---- silu (composite)
-
-
 def silu(input, inplace=False):
     """x * sigmoid(x). Example: F.silu(pf.tensor([1.0]))"""
     return c_inplace(input, input * input.sigmoid(), inplace)
 
-
 # ---- mish (composite)
-
-
 def mish(input, inplace=False):
     """x * tanh(softplus(x)). Example: F.mish(pf.tensor([1.0]))"""
     return c_inplace(input, input * c_softplus(input).tanh(), inplace)
 
-
 # ---- softplus (composite)
-
-
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta (x where beta x > threshold). Example: F.softplus(pf.tensor([0.0]))"""
     return c_softplus(input, beta, threshold)
 
-
 # ---- softsign (composite)
-
-
 def softsign(input):
     """x / (1 + |x|). Example: F.softsign(pf.tensor([1.0]))"""
     return input / (1 + input.abs())
 
-
 # ---- hardtanh (composite)
-
-
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped to [min_val, max_val]. Example: F.hardtanh(pf.tensor([-2.0, 0.5]))"""
     return c_inplace(input, input.clamp(min_val, max_val), inplace)
 
-
 # ---- hardsigmoid (composite)
-
-
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6. Example: F.hardsigmoid(pf.tensor([0.0]))"""
     return c_inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
 
-
 # ---- hardswish (composite)
-
-
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6. Example: F.hardswish(pf.tensor([1.0]))"""
     return c_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
 
-
 # ---- leaky_relu (composite)
-
-
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope * x otherwise. Example: F.leaky_relu(pf.tensor([-1.0]))"""
     return c_inplace(input, c_leaky_relu(input, negative_slope), inplace)
 
-
 # ---- logsigmoid (composite)
-
-
 def logsigmoid(input):
     """log(sigmoid(x)), computed stably. Example: F.logsigmoid(pf.tensor([0.0]))"""
     return -logaddexp(zeros_like(input), -input)
 
-
 # ---- glu (composite)
-
-
 def glu(input, dim=-1, *, axis=None):
     """a * sigmoid(b) for the halves a, b of input along dim. Example: F.glu(pf.tensor([1.0, 0.0]))"""
-    if axis is not None:
-        dim = axis
-    return c_glu(input, dim)
-
+    return c_glu(input, dim if axis is None else axis)
 
 # ---- prelu (composite)
-
-
 def prelu(input, weight):
     """x for x > 0, weight * x otherwise (one weight per channel, dim 1). Example: F.prelu(pf.tensor([-1.0]), pf.tensor([0.25]))"""
     return c_prelu(input, weight)
 
-
 # ---- softmin (composite)
-
-
 def softmin(input, dim, dtype=None, *, axis=None):
     """softmax(-x) along dim. Example: F.softmin(pf.tensor([0.0, 1.0]), 0)"""
-    if axis is not None:
-        dim = axis
-    return softmax(-input, dim, dtype)
-
+    return softmax(-input, dim if axis is None else axis, dtype)
 
 # ---- tanhshrink (composite)
-
-
 def tanhshrink(input):
     """x - tanh(x). Example: F.tanhshrink(pf.tensor([1.0]))"""
     return input - input.tanh()
 
-
 # ---- softshrink (composite)
-
-
 def softshrink(input, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, else 0. Example: F.softshrink(pf.tensor([1.0]))"""
     return c_softshrink(input, lambd)
 
-
 # ---- hardshrink (composite)
-
-
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0. Example: F.hardshrink(pf.tensor([1.0]))"""
     return c_hardshrink(input, lambd)
 
-
 # ---- threshold (composite)
-
-
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value. Example: F.threshold(pf.tensor([0.5, 2.0]), 1.0, 0.0)"""
     return c_inplace(input, where(input > threshold, input, value), inplace)
 
-
 # ---- mse_loss (composite)
-
-
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
     """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
-
 # ---- l1_loss (composite)
-
-
 def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
     """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
-
 # ---- smooth_l1_loss (composite)
-
-
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
     """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
 
-
 # ---- huber_loss (composite)
-
-
 def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
     """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
     return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
 
-
 # ---- cross_entropy (composite)
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0):
     """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
     return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
 
-
 # ---- nll_loss (composite)
-
-
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
     """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
     return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
 
-
 # ---- binary_cross_entropy (composite)
-
-
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_bce(input, target, weight, size_average, reduce, reduction)
 
-
 # ---- binary_cross_entropy_with_logits (composite)
-
-
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None):
     """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
     return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
 
-
 # ---- kl_div (composite)
-
-
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
     """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
     return c_kl_div(input, target, size_average, reduce, reduction, log_target)
 
-
 # ---- scaled_dot_product_attention (composite)
-
-
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v. Example: F.scaled_dot_product_attention(pf.ones(2, 3), pf.ones(4, 3), pf.ones(4, 5)).shape"""
     return c_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
-
 # ---- one_hot (composite)
-
-
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding of class indices (num_classes=-1: max + 1). Example: F.one_hot(pf.tensor([0, 2]))"""
     return c_one_hot(tensor, num_classes)
 
-
 # ---- soft_margin_loss (composite)
-
-
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_soft_margin_loss(input, target, size_average, reduce, reduction)
 
-
 # ---- margin_ranking_loss (composite)
-
-
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
     """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
     return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
-
 # ---- hinge_embedding_loss (composite)
-
-
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
     """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
     return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
 
-
 # ---- poisson_nll_loss (composite)
-
-
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'):
     """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
     return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
 
-
 # ---- gaussian_nll_loss (composite)
-
-
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
     """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
     return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
 
-
 # ---- cosine_embedding_loss (composite)
-
-
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
     """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
     return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
-
 # ---- triplet_margin_loss (composite)
-
-
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'):
     """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
     return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
 
-
 # ---- multilabel_soft_margin_loss (composite)
-
-
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
     """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
     return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
 
-
 # ---- pdist (composite)
-
-
 def pdist(input, p=2.0):
     """p-norm distances between all pairs of rows (the upper triangle, flattened). Example: F.pdist(pf.eye(3))"""
     return c_pdist(input, p)
 
-
 # ---- dropout1d (composite)
-
-
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, L) input with probability p. Example: F.dropout1d(pf.ones(1, 2, 3), 0.0)"""
     return c_channel_dropout(input, p, training, inplace, 1)
 
-
 # ---- dropout2d (composite)
-
-
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, H, W) input with probability p. Example: F.dropout2d(pf.ones(1, 2, 2, 2), 0.0).shape"""
     return c_channel_dropout(input, p, training, inplace, 2)
 
-
 # ---- dropout3d (composite)
-
-
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, D, H, W) input with probability p. Example: F.dropout3d(pf.ones(1, 2, 1, 2, 2), 0.0).shape"""
     return c_channel_dropout(input, p, training, inplace, 3)
 
-
 # ---- channel_shuffle (composite)
-
-
 def channel_shuffle(input, groups):
     """Interleave the channels of groups (N, C, *) (ShuffleNet). Example: F.channel_shuffle(pf.arange(4.0).reshape(1, 4, 1), 2)"""
     return c_channel_shuffle(input, groups)
 
-
 # ---- inverse
-
-
 def _inverse__backward(grad, self, result, needs):
-    return (
-        -(mH(result) @ grad @ mH(result)) if needs[0] else None,
-    )
-
-
-def _inverse__jvp(self_p, self_t, result):
-    return -(result @ self_t @ result)
-
-
-def _inverse__jvp_np(self_p, self_t, result):
-    return -(result @ self_t @ result)
-
-
-INVERSE = Op(
-    'inverse',
-    K.inverse,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_inverse__backward,
-    jvp=_inverse__jvp,
-    jvp_np=_inverse__jvp_np,
-    jvp_np_reads=(False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (-(mH(result) @ grad @ mH(result)) if needs[0] else None,)
+def _inverse__jvp(self_p, self_t, result): return -(result @ self_t @ result)
+INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing')
 def inverse(self):
     """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
-    return apply1(INVERSE, self, ())
-
-
-INVERSE.public = inverse
-
+    return run1(INVERSE, K.inverse, self)
 
 # ---- det
-
-
-def _det__backward(grad, self, result, needs):
-    return (
-        det_backward(grad, self) if needs[0] else None,
-    )
-
-
-def _det__jvp(self_p, self_t, result):
-    return det_jvp(self_p, self_t)
-
-
-DET = Op(
-    'det',
-    K.det,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_det__backward,
-    jvp=_det__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+def _det__backward(grad, self, result, needs): return (det_backward(grad, self) if needs[0] else None,)
+def _det__jvp(self_p, self_t, result): return det_jvp(self_p, self_t)
+DET = Op('det', K.det, ('self',), ('T',), (True,), backward=_det__backward, jvp=_det__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def det(self):
     """Determinant (batched); derivatives via the adjugate, so singular matrices are fine. Example: pf.det(pf.eye(2))"""
-    return apply1(DET, self, ())
-
-
-DET.public = det
-
+    return run1(DET, K.det, self)
 
 # ---- logdet
-
-
 def _logdet__backward(grad, self, result, needs):
-    return (
-        grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,
-    )
-
-
-def _logdet__jvp(self_p, self_t, result):
-    return (inverse(self_p) * self_t.mT).sum((-2, -1))
-
-
-def _logdet__jvp_np(self_p, self_t, result):
-    return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1))
-
-
-LOGDET = Op(
-    'logdet',
-    K.logdet,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_logdet__backward,
-    jvp=_logdet__jvp,
-    jvp_np=_logdet__jvp_np,
-    jvp_np_reads=(True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,)
+def _logdet__jvp(self_p, self_t, result): return (inverse(self_p) * self_t.mT).sum((-2, -1))
+def _logdet__jvp_np(self_p, self_t, result): return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1))
+LOGDET = Op('logdet', K.logdet, ('self',), ('T',), (True,), backward=_logdet__backward, jvp=_logdet__jvp, jvp_np=_logdet__jvp_np, jvp_np_reads=(True, False), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def logdet(self):
     """log(det(A)): nan for a negative real determinant, -inf for a singular matrix (torch's). Example: pf.logdet(pf.eye(2) * 2.0)"""
-    return apply1(LOGDET, self, ())
-
-
-LOGDET.public = logdet
-
+    return run1(LOGDET, K.logdet, self)
 
 # ---- _slogdet_sign
-
-
 def __slogdet_sign__backward(grad, self, result, needs):
     return (
         (slogdet_sign_backward(grad, self, result) if self.dtype.kind == 'c' else None) if needs[0] else None,
     )
-
-
 def __slogdet_sign__save(self):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if self.dtype.kind == 'c':
-        return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-            ((0,), None),  # nothing needs grad
-            ((2,), (2,)),  # self
-        )
-    return (  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    )
-
-
-def __slogdet_sign__jvp(self_p, self_t, result):
-    return slogdet_sign_jvp(self_p, self_t, result)
-
-
-_SLOGDET_SIGN = Op(
-    '_slogdet_sign',
-    K.slogdet_sign,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__slogdet_sign__backward,
-    jvp=__slogdet_sign__jvp,
-    jvp_kind='explicit',
-    save_fn=__slogdet_sign__save,
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+        return (((0,), None), ((2,), (2,)))
+    return (((0,), None), ((1,), None))
+def __slogdet_sign__jvp(self_p, self_t, result): return slogdet_sign_jvp(self_p, self_t, result)
+_SLOGDET_SIGN = Op('_slogdet_sign', K.slogdet_sign, ('self',), ('T',), (True,), backward=__slogdet_sign__backward, jvp=__slogdet_sign__jvp, jvp_kind='explicit', save_fn=__slogdet_sign__save, batch='trailing')
 def _slogdet_sign(self):
     """Sign (unit phase for complex input) of det(A); see slogdet."""
-    return apply1(_SLOGDET_SIGN, self, ())
-
-
-_SLOGDET_SIGN.public = _slogdet_sign
-
+    return run1(_SLOGDET_SIGN, K.slogdet_sign, self)
 
 # ---- _slogdet_logabs
-
-
 def __slogdet_logabs__backward(grad, self, result, needs):
-    return (
-        grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,
-    )
-
-
-def __slogdet_logabs__jvp(self_p, self_t, result):
-    return (inverse(self_p) * self_t.mT).sum((-2, -1)).real
-
-
+    return (grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,)
+def __slogdet_logabs__jvp(self_p, self_t, result): return (inverse(self_p) * self_t.mT).sum((-2, -1)).real
 def __slogdet_logabs__jvp_np(self_p, self_t, result):
     return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1)).real
-
-
-_SLOGDET_LOGABS = Op(
-    '_slogdet_logabs',
-    K.slogdet_logabs,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__slogdet_logabs__backward,
-    jvp=__slogdet_logabs__jvp,
-    jvp_np=__slogdet_logabs__jvp_np,
-    jvp_np_reads=(True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+_SLOGDET_LOGABS = Op('_slogdet_logabs', K.slogdet_logabs, ('self',), ('T',), (True,), backward=__slogdet_logabs__backward, jvp=__slogdet_logabs__jvp, jvp_np=__slogdet_logabs__jvp_np, jvp_np_reads=(True, False), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def _slogdet_logabs(self):
     """log|det(A)|; see slogdet."""
-    return apply1(_SLOGDET_LOGABS, self, ())
-
-
-_SLOGDET_LOGABS.public = _slogdet_logabs
-
+    return run1(_SLOGDET_LOGABS, K.slogdet_logabs, self)
 
 # ---- slogdet (composite)
-
-
 _slogdet__result = namedtuple('slogdet', ['sign', 'logabsdet'])
-
-
 def slogdet(self):
     """(sign, log|det A|), batched. Example: pf.slogdet(pf.eye(2) * -2.0)"""
     return slogdet_composite(self)
 
-
 # ---- _linalg_solve
-
-
 def __linalg_solve__backward(grad, self, B, result, needs):
     return (
         -(_linalg_solve(mH(self), grad) @ mH(result)) if needs[0] else None,
         _linalg_solve(mH(self), grad) if needs[1] else None,
     )
-
-
 def __linalg_solve__jvp(self_p, B_p, self_t, B_t, result):
-    if self_t is None:
-        return _linalg_solve(self_p, B_t)
-    if B_t is None:
-        return _linalg_solve(self_p, -(self_t @ result))
+    if self_t is None: return _linalg_solve(self_p, B_t)
+    if B_t is None: return _linalg_solve(self_p, -(self_t @ result))
     return _linalg_solve(self_p, B_t - self_t @ result)
-
-
 def __linalg_solve__jvp_np(self_p, B_p, self_t, B_t, result):
-    if self_t is None:
-        return K.solve(self_p, B_t)
-    if B_t is None:
-        return K.solve(self_p, -(self_t @ result))
+    if self_t is None: return K.solve(self_p, B_t)
+    if B_t is None: return K.solve(self_p, -(self_t @ result))
     return K.solve(self_p, B_t - self_t @ result)
-
-
-_LINALG_SOLVE = Op(
-    '_linalg_solve',
-    K.solve,
-    ('self', 'B'),
-    ('T', 'T'),
-    (True, True),
-    backward=__linalg_solve__backward,
-    jvp=__linalg_solve__jvp,
-    jvp_np=__linalg_solve__jvp_np,
-    jvp_np_reads=(True, False, True),
-    jvp_kind='explicit',
-    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 0), (2,)),  # self
-        ((2, 0), None),  # B
-        ((2, 0), (2,)),  # self, B
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+_LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, True), backward=__linalg_solve__backward, jvp=__linalg_solve__jvp, jvp_np=__linalg_solve__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), batch='trailing')
 def _linalg_solve(self, B):
     """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
-    return apply2(_LINALG_SOLVE, self, B, ())
-
-
-_LINALG_SOLVE.public = _linalg_solve
-
+    return run2(_LINALG_SOLVE, K.solve, self, B)
 
 # ---- linalg_solve (composite)
-
-
 def linalg_solve(self, B, *, left=True):
     """Solve A X = B (left) or X A = B; B a vector or matrices, batched. Example: pf.linalg_solve(pf.eye(2), pf.ones(2))"""
     return solve_composite(self, B, left)
 
-
 # ---- linalg_solve_triangular
-
-
 def _linalg_solve_triangular__backward(grad, self, B, result, upper, left, unitriangular, needs):
     return (
         solve_triangular_backward(grad, self, result, upper, left, unitriangular) if needs[0] else None,
         linalg_solve_triangular(mH(self), grad, upper=not upper, left=left, unitriangular=unitriangular) if needs[1] else None,
     )
-
-
 def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left, unitriangular):
     if self_t is None:
         return solve_triangular_jvp(self_p, zeros_like(self_p), B_t, result, upper, left, unitriangular)
     if B_t is None:
         return solve_triangular_jvp(self_p, self_t, zeros_like(B_p), result, upper, left, unitriangular)
     return solve_triangular_jvp(self_p, self_t, B_t, result, upper, left, unitriangular)
-
-
-LINALG_SOLVE_TRIANGULAR = Op(
-    'linalg_solve_triangular',
-    K.solve_triangular,
-    ('self', 'B'),
-    ('T', 'T'),
-    (True, True),
-    backward=_linalg_solve_triangular__backward,
-    jvp=_linalg_solve_triangular__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self, B | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 0), (2,)),  # self
-        ((2, 0), None),  # B
-        ((2, 0), (2,)),  # self, B
-    ),
-    out_diff=(True,),
-    argnames=('upper', 'left', 'unitriangular'),
-    batch='trailing',
-)
-
-
+LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing')
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
-    return apply2(LINALG_SOLVE_TRIANGULAR, self, B, (upper, left, unitriangular))
-
-
-LINALG_SOLVE_TRIANGULAR.public = linalg_solve_triangular
-
+    return run2(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, self, B, (upper, left, unitriangular))
 
 # ---- linalg_cholesky
-
-
 def _linalg_cholesky__backward(grad, self, result, upper, needs):
-    return (
-        cholesky_backward(grad, result, upper) if needs[0] else None,
-    )
-
-
-def _linalg_cholesky__jvp(self_p, self_t, result, upper):
-    return cholesky_jvp(self_t, result, upper)
-
-
-LINALG_CHOLESKY = Op(
-    'linalg_cholesky',
-    K.cholesky,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_cholesky__backward,
-    jvp=_linalg_cholesky__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('upper',),
-    batch='trailing',
-)
-
-
+    return (cholesky_backward(grad, result, upper) if needs[0] else None,)
+def _linalg_cholesky__jvp(self_p, self_t, result, upper): return cholesky_jvp(self_t, result, upper)
+LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing')
 def linalg_cholesky(self, *, upper=False):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
-    return apply1(LINALG_CHOLESKY, self, (upper,))
-
-
-LINALG_CHOLESKY.public = linalg_cholesky
-
-
+    return run1(LINALG_CHOLESKY, K.cholesky, self, (upper,))
 cholesky = linalg_cholesky
 
-
 # ---- cholesky_solve (composite)
-
-
 def cholesky_solve(self, input2, upper=False):
     """Solve A X = B given the Cholesky factor of A (torch.cholesky_solve(B, L)). Example: pf.cholesky_solve(pf.ones(2, 1), pf.eye(2))"""
     return cholesky_solve_composite(self, input2, upper)
 
-
 # ---- cholesky_inverse (composite)
-
-
 def cholesky_inverse(self, upper=False):
     """Inverse of A from its Cholesky factor. Example: pf.cholesky_inverse(pf.eye(2) * 2.0)"""
     return cholesky_solve_composite(eye_like_matrix(self), self, upper)
 
-
 # ---- _linalg_eigh
-
-
 def __linalg_eigh__backward(grad, self, result, UPLO, needs):
-    return (
-        eigh_backward(grad, self.shape, result) if needs[0] else None,
-    )
-
-
-def __linalg_eigh__jvp(self_p, self_t, result, UPLO):
-    return eigh_jvp(self_p, self_t, result)
-
-
-_LINALG_EIGH = Op(
-    '_linalg_eigh',
-    K.eigh_packed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__linalg_eigh__backward,
-    jvp=__linalg_eigh__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('UPLO',),
-    batch='trailing',
-)
-
-
+    return (eigh_backward(grad, self.shape, result) if needs[0] else None,)
+def __linalg_eigh__jvp(self_p, self_t, result, UPLO): return eigh_jvp(self_p, self_t, result)
+_LINALG_EIGH = Op('_linalg_eigh', K.eigh_packed, ('self',), ('T',), (True,), backward=__linalg_eigh__backward, jvp=__linalg_eigh__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), argnames=('UPLO',), batch='trailing')
 def _linalg_eigh(self, UPLO='L'):
     """eigh's packed output (eigenvalues then eigenvectors per matrix); see linalg_eigh."""
-    return apply1(_LINALG_EIGH, self, (UPLO,))
-
-
-_LINALG_EIGH.public = _linalg_eigh
-
+    return run1(_LINALG_EIGH, K.eigh_packed, self, (UPLO,))
 
 # ---- linalg_eigh (composite)
-
-
 _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
-
-
 def linalg_eigh(self, UPLO='L'):
     """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
     return eigh_composite(self, UPLO)
 
-
 # ---- linalg_eigvalsh
-
-
 def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
-    return (
-        eigvalsh_backward(grad, self, UPLO) if needs[0] else None,
-    )
-
-
-def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO):
-    return eigvalsh_jvp(self_p, self_t, UPLO)
-
-
-LINALG_EIGVALSH = Op(
-    'linalg_eigvalsh',
-    K.eigvalsh,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_eigvalsh__backward,
-    jvp=_linalg_eigvalsh__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('UPLO',),
-    batch='trailing',
-)
-
-
+    return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)
+def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO): return eigvalsh_jvp(self_p, self_t, UPLO)
+LINALG_EIGVALSH = Op('linalg_eigvalsh', K.eigvalsh, ('self',), ('T',), (True,), backward=_linalg_eigvalsh__backward, jvp=_linalg_eigvalsh__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('UPLO',), batch='trailing')
 def linalg_eigvalsh(self, UPLO='L'):
     """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
-    return apply1(LINALG_EIGVALSH, self, (UPLO,))
-
-
-LINALG_EIGVALSH.public = linalg_eigvalsh
-
+    return run1(LINALG_EIGVALSH, K.eigvalsh, self, (UPLO,))
 
 # ---- _linalg_svd
-
-
 def __linalg_svd__backward(grad, self, result, needs):
-    return (
-        svd_backward(grad, self.shape, result) if needs[0] else None,
-    )
-
-
-def __linalg_svd__jvp(self_p, self_t, result):
-    return svd_jvp(self_p, self_t, result)
-
-
-_LINALG_SVD = Op(
-    '_linalg_svd',
-    K.svd_packed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__linalg_svd__backward,
-    jvp=__linalg_svd__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (svd_backward(grad, self.shape, result) if needs[0] else None,)
+def __linalg_svd__jvp(self_p, self_t, result): return svd_jvp(self_p, self_t, result)
+_LINALG_SVD = Op('_linalg_svd', K.svd_packed, ('self',), ('T',), (True,), backward=__linalg_svd__backward, jvp=__linalg_svd__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
 def _linalg_svd(self):
     """The reduced SVD packed per matrix (U, S, Vh); see linalg_svd."""
-    return apply1(_LINALG_SVD, self, ())
-
-
-_LINALG_SVD.public = _linalg_svd
-
+    return run1(_LINALG_SVD, K.svd_packed, self)
 
 # ---- linalg_svd (composite)
-
-
 _linalg_svd__result = namedtuple('linalg_svd', ['U', 'S', 'Vh'])
-
-
 def linalg_svd(self, full_matrices=True):
     """Singular value decomposition A = U diag(S) Vh (batched). Example: pf.linalg_svd(pf.eye(2))"""
     return svd_composite(self, full_matrices)
 
-
 # ---- linalg_svdvals
-
-
 def _linalg_svdvals__backward(grad, self, result, needs):
-    return (
-        svdvals_backward(grad, self) if needs[0] else None,
-    )
-
-
-def _linalg_svdvals__jvp(self_p, self_t, result):
-    return svdvals_jvp(self_p, self_t)
-
-
-LINALG_SVDVALS = Op(
-    'linalg_svdvals',
-    K.svdvals,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_svdvals__backward,
-    jvp=_linalg_svdvals__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (svdvals_backward(grad, self) if needs[0] else None,)
+def _linalg_svdvals__jvp(self_p, self_t, result): return svdvals_jvp(self_p, self_t)
+LINALG_SVDVALS = Op('linalg_svdvals', K.svdvals, ('self',), ('T',), (True,), backward=_linalg_svdvals__backward, jvp=_linalg_svdvals__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def linalg_svdvals(self):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
-    return apply1(LINALG_SVDVALS, self, ())
-
-
-LINALG_SVDVALS.public = linalg_svdvals
-
+    return run1(LINALG_SVDVALS, K.svdvals, self)
 
 # ---- _linalg_qr
-
-
 def __linalg_qr__backward(grad, self, result, needs):
-    return (
-        qr_backward(grad, self.shape, result) if needs[0] else None,
-    )
-
-
-def __linalg_qr__jvp(self_p, self_t, result):
-    return qr_jvp(self_p, self_t, result)
-
-
-_LINALG_QR = Op(
-    '_linalg_qr',
-    K.qr_packed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__linalg_qr__backward,
-    jvp=__linalg_qr__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (qr_backward(grad, self.shape, result) if needs[0] else None,)
+def __linalg_qr__jvp(self_p, self_t, result): return qr_jvp(self_p, self_t, result)
+_LINALG_QR = Op('_linalg_qr', K.qr_packed, ('self',), ('T',), (True,), backward=__linalg_qr__backward, jvp=__linalg_qr__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
 def _linalg_qr(self):
     """The reduced QR packed per matrix (Q, R); see linalg_qr."""
-    return apply1(_LINALG_QR, self, ())
-
-
-_LINALG_QR.public = _linalg_qr
-
+    return run1(_LINALG_QR, K.qr_packed, self)
 
 # ---- linalg_qr (composite)
-
-
 _linalg_qr__result = namedtuple('linalg_qr', ['Q', 'R'])
-
-
 def linalg_qr(self, mode='reduced'):
     """QR decomposition, mode 'reduced', 'complete' or 'r'. Example: pf.linalg_qr(pf.eye(2))"""
     return qr_composite(self, mode)
 
-
 # ---- _linalg_eig
-
-
 def __linalg_eig__backward(grad, self, result, needs):
-    return (
-        eig_backward(grad, self.shape, result) if needs[0] else None,
-    )
-
-
-def __linalg_eig__jvp(self_p, self_t, result):
-    return eig_jvp(self_p, self_t, result)
-
-
-_LINALG_EIG = Op(
-    '_linalg_eig',
-    K.eig_packed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__linalg_eig__backward,
-    jvp=__linalg_eig__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (eig_backward(grad, self.shape, result) if needs[0] else None,)
+def __linalg_eig__jvp(self_p, self_t, result): return eig_jvp(self_p, self_t, result)
+_LINALG_EIG = Op('_linalg_eig', K.eig_packed, ('self',), ('T',), (True,), backward=__linalg_eig__backward, jvp=__linalg_eig__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
 def _linalg_eig(self):
     """eig's packed complex output (eigenvalues then eigenvectors); see linalg_eig."""
-    return apply1(_LINALG_EIG, self, ())
-
-
-_LINALG_EIG.public = _linalg_eig
-
+    return run1(_LINALG_EIG, K.eig_packed, self)
 
 # ---- linalg_eig (composite)
-
-
 _linalg_eig__result = namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
-
-
 def linalg_eig(self):
     """Eigen-decomposition of square matrices; always complex (also for real input). Example: pf.linalg_eig(pf.eye(2))"""
     return eig_composite(self)
 
-
 # ---- linalg_eigvals
-
-
 def _linalg_eigvals__backward(grad, self, result, needs):
-    return (
-        eigvals_backward(grad, self) if needs[0] else None,
-    )
-
-
-def _linalg_eigvals__jvp(self_p, self_t, result):
-    return eigvals_jvp(self_p, self_t)
-
-
-LINALG_EIGVALS = Op(
-    'linalg_eigvals',
-    K.eigvals,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_eigvals__backward,
-    jvp=_linalg_eigvals__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (eigvals_backward(grad, self) if needs[0] else None,)
+def _linalg_eigvals__jvp(self_p, self_t, result): return eigvals_jvp(self_p, self_t)
+LINALG_EIGVALS = Op('linalg_eigvals', K.eigvals, ('self',), ('T',), (True,), backward=_linalg_eigvals__backward, jvp=_linalg_eigvals__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def linalg_eigvals(self):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
-    return apply1(LINALG_EIGVALS, self, ())
-
-
-LINALG_EIGVALS.public = linalg_eigvals
-
+    return run1(LINALG_EIGVALS, K.eigvals, self)
 
 # ---- _linalg_lu
-
-
 def __linalg_lu__backward(grad, self, result, needs):
-    return (
-        lu_backward(grad, self.shape, result) if needs[0] else None,
-    )
-
-
-def __linalg_lu__jvp(self_p, self_t, result):
-    return lu_jvp(self_p, self_t, result)
-
-
-_LINALG_LU = Op(
-    '_linalg_lu',
-    K.lu_packed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__linalg_lu__backward,
-    jvp=__linalg_lu__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (lu_backward(grad, self.shape, result) if needs[0] else None,)
+def __linalg_lu__jvp(self_p, self_t, result): return lu_jvp(self_p, self_t, result)
+_LINALG_LU = Op('_linalg_lu', K.lu_packed, ('self',), ('T',), (True,), backward=__linalg_lu__backward, jvp=__linalg_lu__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
 def _linalg_lu(self):
     """P, L, U packed per matrix; see linalg_lu."""
-    return apply1(_LINALG_LU, self, ())
-
-
-_LINALG_LU.public = _linalg_lu
-
+    return run1(_LINALG_LU, K.lu_packed, self)
 
 # ---- linalg_lu (composite)
-
-
 _linalg_lu__result = namedtuple('linalg_lu', ['P', 'L', 'U'])
-
-
 def linalg_lu(self, *, pivot=True):
     """LU decomposition with partial pivoting, A = P L U. Example: pf.linalg_lu(pf.eye(2))"""
     return lu_composite(self, pivot)
 
-
 # ---- linalg_lu_factor (composite)
-
-
 _linalg_lu_factor__result = namedtuple('linalg_lu_factor', ['LU', 'pivots'])
-
-
 def linalg_lu_factor(self, *, pivot=True):
     """Compact LU (L and U in one matrix) and 1-based LAPACK pivots. Example: pf.linalg_lu_factor(pf.eye(2))"""
     return lu_factor_composite(self, pivot)
 
-
 # ---- linalg_lu_solve (composite)
-
-
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """Solve A X = B from linalg_lu_factor's output. Example: pf.linalg_lu_solve(*pf.linalg_lu_factor(pf.eye(2)), pf.ones(2, 1))"""
     return lu_solve_composite(LU, pivots, B, left, adjoint)
 
-
 # ---- matrix_exp
-
-
 def _matrix_exp__backward(grad, self, result, needs):
-    return (
-        matrix_exp_frechet(mH(self), grad) if needs[0] else None,
-    )
-
-
-def _matrix_exp__jvp(self_p, self_t, result):
-    return matrix_exp_frechet(self_p, self_t)
-
-
-MATRIX_EXP = Op(
-    'matrix_exp',
-    K.matrix_exp,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_matrix_exp__backward,
-    jvp=_matrix_exp__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='trailing',
-)
-
-
+    return (matrix_exp_frechet(mH(self), grad) if needs[0] else None,)
+def _matrix_exp__jvp(self_p, self_t, result): return matrix_exp_frechet(self_p, self_t)
+MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
 def matrix_exp(self):
     """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
-    return apply1(MATRIX_EXP, self, ())
-
-
-MATRIX_EXP.public = matrix_exp
-
+    return run1(MATRIX_EXP, K.matrix_exp, self)
 
 # ---- matrix_power (composite)
-
-
 def matrix_power(self, n):
     """A^n for an integer n (negative: powers of the inverse). Example: pf.matrix_power(pf.eye(2), 3)"""
     return matrix_power_composite(self, n)
 
-
 # ---- linalg_pinv
-
-
 def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
-    return (
-        pinv_backward(grad, self, result) if needs[0] else None,
-    )
-
-
-def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian):
-    return pinv_jvp(self_p, self_t, result)
-
-
-LINALG_PINV = Op(
-    'linalg_pinv',
-    K.pinv,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_pinv__backward,
-    jvp=_linalg_pinv__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    argnames=('atol', 'rtol', 'hermitian'),
-    batch='trailing',
-)
-
-
+    return (pinv_backward(grad, self, result) if needs[0] else None,)
+def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian): return pinv_jvp(self_p, self_t, result)
+LINALG_PINV = Op('linalg_pinv', K.pinv, ('self',), ('T',), (True,), backward=_linalg_pinv__backward, jvp=_linalg_pinv__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
 def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
-    return apply1(LINALG_PINV, self, (atol, rtol, hermitian))
-
-
-LINALG_PINV.public = linalg_pinv
-
+    return run1(LINALG_PINV, K.pinv, self, (atol, rtol, hermitian))
 
 # ---- linalg_lstsq (composite)
-
-
 _linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
-
-
 def linalg_lstsq(self, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (differentiable in A and B through pinv). Example: pf.linalg_lstsq(pf.eye(2), pf.ones(2, 1))"""
     return lstsq_composite(self, b, rcond, driver)
 
-
 # ---- linalg_matrix_rank
-
-
-LINALG_MATRIX_RANK = Op(
-    'linalg_matrix_rank',
-    K.matrix_rank,
-    ('self',),
-    ('T',),
-    (False,),
-    jvp_kind='none',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-    ),
-    out_diff=(True,),
-    differentiable=False,
-    argnames=('atol', 'rtol', 'hermitian'),
-    batch='trailing',
-)
-
-
+LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
 def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
     """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
-    return apply1(LINALG_MATRIX_RANK, self, (atol, rtol, hermitian))
-
-
-LINALG_MATRIX_RANK.public = linalg_matrix_rank
-
+    return run1(LINALG_MATRIX_RANK, K.matrix_rank, self, (atol, rtol, hermitian))
 
 # ---- diag_embed
-
-
 def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
-    return (
-        grad.diagonal(offset, dim1, dim2) if needs[0] else None,
-    )
-
-
+    return (grad.diagonal(offset, dim1, dim2) if needs[0] else None,)
 def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
     return diag_embed(self_t, offset, dim1, dim2)
-
-
 def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
     return K.diag_embed(self_t, offset, dim1, dim2)
-
-
-DIAG_EMBED = Op(
-    'diag_embed',
-    K.diag_embed,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_diag_embed__backward,
-    jvp=_diag_embed__jvp,
-    jvp_np=_diag_embed__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('offset', 'dim1', 'dim2'),
-    batch='dims(dim1, dim2)',
-)
-
-
+DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
-    return apply1(DIAG_EMBED, self, (offset, dim1, dim2))
-
-
-DIAG_EMBED.public = diag_embed
-
+    return run1(DIAG_EMBED, K.diag_embed, self, (offset, dim1, dim2))
 
 # ---- trace (composite)
-
-
 def trace(self):
     """Sum of the diagonal of a 2-D tensor. Example: pf.trace(pf.eye(3))"""
     return trace_composite(self)
 
-
 # ---- diag (composite)
-
-
 def diag(self, diagonal=0):
     """1-D input: a matrix with it on a diagonal; 2-D: that diagonal (a copy). Example: pf.diag(pf.ones(2))"""
     return diag_composite(self, diagonal)
 
-
 # ---- tensordot (composite)
-
-
 def tensordot(self, other, dims=2):
     """Contract the last `dims` dims of self with the first of other (or explicit lists). Example: pf.tensordot(pf.ones(2, 3), pf.ones(3, 4), 1)"""
     return tensordot_composite(self, other, dims)
 
-
 # ---- kron (composite)
-
-
 def kron(self, other):
     """Kronecker product. Example: pf.kron(pf.eye(2), pf.ones(2, 2))"""
     return kron_composite(self, other)
 
-
 # ---- linalg_cross (composite)
-
-
 def linalg_cross(self, other, *, dim=-1, axis=None):
     """Cross product of 3-vectors along dim (broadcast). Example: pf.linalg_cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
-    if axis is not None:
-        dim = axis
-    return cross_composite(self, other, dim)
-
+    return cross_composite(self, other, dim if axis is None else axis)
 
 # ---- linalg_vecdot (composite)
-
-
 def linalg_vecdot(self, y, *, dim=-1, axis=None):
     """sum(conj(x) * y) along dim (broadcast). Example: pf.linalg_vecdot(pf.ones(3), pf.ones(3))"""
-    if axis is not None:
-        dim = axis
-    return (self.conj() * y).sum(dim)
-
+    return (self.conj() * y).sum(dim if axis is None else axis)
 
 # ---- linalg_multi_dot (composite)
-
-
 def linalg_multi_dot(tensors):
     """Chained matrix product (first/last may be vectors). Example: pf.linalg_multi_dot([pf.eye(2), pf.ones(2)])"""
     return multi_dot_composite(tensors)
 
-
 # ---- linalg_matrix_norm (composite)
-
-
 def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None):
     """Matrix norm: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Example: pf.linalg_matrix_norm(pf.eye(2), 'nuc')"""
-    if axis is not None:
-        dim = axis
-    return matrix_norm_composite(self, ord, dim, keepdim)
-
+    return matrix_norm_composite(self, ord, dim if axis is None else axis, keepdim)
 
 # ---- linalg_cond (composite)
-
-
 def linalg_cond(self, p=None):
     """Condition number in the p-norm (default 2: ratio of extreme singular values). Example: pf.linalg_cond(pf.eye(2))"""
     return cond_composite(self, p)
 
-
 # ---- _fft_c2c
-
-
 def __fft_c2c__backward(grad, self, result, dim, norm, forward, needs):
-    return (
-        _fft_c2c(grad, dim, swap_norm(norm), not forward) if needs[0] else None,
-    )
-
-
-def __fft_c2c__jvp(self_p, self_t, result, dim, norm, forward):
-    return _fft_c2c(self_t, dim, norm, forward)
-
-
+    return (_fft_c2c(grad, dim, swap_norm(norm), not forward) if needs[0] else None,)
+def __fft_c2c__jvp(self_p, self_t, result, dim, norm, forward): return _fft_c2c(self_t, dim, norm, forward)
 def __fft_c2c__jvp_np(self_p, self_t, result, dim, norm, forward):
     return K.fft_c2c(self_t, dim, norm, forward)
-
-
-_FFT_C2C = Op(
-    '_fft_c2c',
-    K.fft_c2c,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__fft_c2c__backward,
-    jvp=__fft_c2c__jvp,
-    jvp_np=__fft_c2c__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'norm', 'forward'),
-    batch='dims(dim)',
-)
-
-
+_FFT_C2C = Op('_fft_c2c', K.fft_c2c, ('self',), ('T',), (True,), backward=__fft_c2c__backward, jvp=__fft_c2c__jvp, jvp_np=__fft_c2c__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'norm', 'forward'), batch='dims(dim)')
 def _fft_c2c(self, dim, norm, forward, *, axis=None):
     """Complex-to-complex DFT over dims (forward or inverse), no resizing; see fft_fftn."""
-    if axis is not None:
-        dim = axis
-    return apply1(_FFT_C2C, self, (dim, norm, forward))
-
-
-_FFT_C2C.public = _fft_c2c
-
+    dim = dim if axis is None else axis
+    return run1(_FFT_C2C, K.fft_c2c, self, (dim, norm, forward))
 
 # ---- _fft_r2c
-
-
 def __fft_r2c__backward(grad, self, result, dim, norm, needs):
-    return (
-        fft_r2c_backward(grad, self.shape, dim, norm) if needs[0] else None,
-    )
-
-
-def __fft_r2c__jvp(self_p, self_t, result, dim, norm):
-    return _fft_r2c(self_t, dim, norm)
-
-
-def __fft_r2c__jvp_np(self_p, self_t, result, dim, norm):
-    return K.fft_r2c(self_t, dim, norm)
-
-
-_FFT_R2C = Op(
-    '_fft_r2c',
-    K.fft_r2c,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__fft_r2c__backward,
-    jvp=__fft_r2c__jvp,
-    jvp_np=__fft_r2c__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'norm'),
-    batch='dims(dim)',
-)
-
-
+    return (fft_r2c_backward(grad, self.shape, dim, norm) if needs[0] else None,)
+def __fft_r2c__jvp(self_p, self_t, result, dim, norm): return _fft_r2c(self_t, dim, norm)
+def __fft_r2c__jvp_np(self_p, self_t, result, dim, norm): return K.fft_r2c(self_t, dim, norm)
+_FFT_R2C = Op('_fft_r2c', K.fft_r2c, ('self',), ('T',), (True,), backward=__fft_r2c__backward, jvp=__fft_r2c__jvp, jvp_np=__fft_r2c__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'norm'), batch='dims(dim)')
 def _fft_r2c(self, dim, norm, *, axis=None):
     """Real-to-complex one-sided DFT over dims (the last one halved); see fft_rfftn."""
-    if axis is not None:
-        dim = axis
-    return apply1(_FFT_R2C, self, (dim, norm))
-
-
-_FFT_R2C.public = _fft_r2c
-
+    dim = dim if axis is None else axis
+    return run1(_FFT_R2C, K.fft_r2c, self, (dim, norm))
 
 # ---- _fft_c2r
-
-
 def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
-    return (
-        fft_c2r_backward(grad, self.shape, dim, norm, last_dim_size) if needs[0] else None,
-    )
-
-
+    return (fft_c2r_backward(grad, self.shape, dim, norm, last_dim_size) if needs[0] else None,)
 def __fft_c2r__jvp(self_p, self_t, result, dim, norm, last_dim_size):
     return _fft_c2r(self_t, dim, norm, last_dim_size)
-
-
 def __fft_c2r__jvp_np(self_p, self_t, result, dim, norm, last_dim_size):
     return K.fft_c2r(self_t, dim, norm, last_dim_size)
-
-
-_FFT_C2R = Op(
-    '_fft_c2r',
-    K.fft_c2r,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__fft_c2r__backward,
-    jvp=__fft_c2r__jvp,
-    jvp_np=__fft_c2r__jvp_np,
-    jvp_np_reads=(False, False),
-    jvp_kind='auto_linear',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((1,), None),  # self
-    ),
-    out_diff=(True,),
-    argnames=('dim', 'norm', 'last_dim_size'),
-    batch='dims(dim)',
-)
-
-
+_FFT_C2R = Op('_fft_c2r', K.fft_c2r, ('self',), ('T',), (True,), backward=__fft_c2r__backward, jvp=__fft_c2r__jvp, jvp_np=__fft_c2r__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'norm', 'last_dim_size'), batch='dims(dim)')
 def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
     """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
-    if axis is not None:
-        dim = axis
-    return apply1(_FFT_C2R, self, (dim, norm, last_dim_size))
-
-
-_FFT_C2R.public = _fft_c2r
-
+    dim = dim if axis is None else axis
+    return run1(_FFT_C2R, K.fft_c2r, self, (dim, norm, last_dim_size))
 
 # ---- fft_fft (composite)
-
-
 def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'fft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'fft')
 
 # ---- fft_ifft (composite)
-
-
 def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'ifft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ifft')
 
 # ---- fft_rfft (composite)
-
-
 def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'rfft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'rfft')
 
 # ---- fft_irfft (composite)
-
-
 def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'irfft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'irfft')
 
 # ---- fft_hfft (composite)
-
-
 def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'hfft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'hfft')
 
 # ---- fft_ihfft (composite)
-
-
 def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, None if n is None else [n], [dim], norm, 'ihfft')
-
+    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ihfft')
 
 # ---- fft_fft2 (composite)
-
-
 def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'fft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifft2 (composite)
-
-
 def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'ifft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfft2 (composite)
-
-
 def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'rfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfft2 (composite)
-
-
 def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'irfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftn (composite)
-
-
 def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'fft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifftn (composite)
-
-
 def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'ifft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfftn (composite)
-
-
 def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'rfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfftn (composite)
-
-
 def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'irfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftshift (composite)
-
-
 def fft_fftshift(self, dim=None, *, axis=None):
     """Move the zero frequency to the centre (roll by n // 2). Example: pf.fft_fftshift(pf.arange(4.0))"""
-    if axis is not None:
-        dim = axis
-    return fft_shift(self, dim, False)
-
+    return fft_shift(self, dim if axis is None else axis, False)
 
 # ---- fft_ifftshift (composite)
-
-
 def fft_ifftshift(self, dim=None, *, axis=None):
     """Inverse of fftshift. Example: pf.fft_ifftshift(pf.arange(4.0))"""
-    if axis is not None:
-        dim = axis
-    return fft_shift(self, dim, True)
-
+    return fft_shift(self, dim if axis is None else axis, True)
 
 # ---- special_i0
-
-
-def _special_i0__backward(grad, self, result, needs):
-    return (
-        grad * special_i1(self) if needs[0] else None,
-    )
-
-
-def _special_i0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * special_i1(self_p)
-    return (self_t.conj() * special_i1(self_p)).conj()
-
-
-def _special_i0__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * sp.i1(self_p)
-    return K.conj(K.conj(self_t) * sp.i1(self_p))
-
-
-SPECIAL_I0 = Op(
-    'special_i0',
-    sp.i0,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_i0__backward,
-    jvp=_special_i0__jvp,
-    jvp_np=_special_i0__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+def _special_i0__backward(grad, self, result, needs): return (grad * special_i1(self) if needs[0] else None,)
+def _special_i0__jvp(self_p, self_t, result): return self_t * _conj(special_i1(self_p))
+def _special_i0__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.i1(self_p))
+SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_special_i0__backward, jvp=_special_i0__jvp, jvp_np=_special_i0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_i0(self):
     """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_I0, self, ())
-
-
-SPECIAL_I0.public = special_i0
-
-
+    return run1(SPECIAL_I0, sp.i0, self)
 i0 = special_i0
 
-
 # ---- special_i0e
-
-
 def _special_i0e__backward(grad, self, result, needs):
-    return (
-        grad * (special_i1e(self) - self.sgn() * result) if needs[0] else None,
-    )
-
-
+    return (grad * (special_i1e(self) - self.sgn() * result) if needs[0] else None,)
 def _special_i0e__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (special_i1e(self_p) - self_p.sgn() * result)
-    return (self_t.conj() * (special_i1e(self_p) - self_p.sgn() * result)).conj()
-
-
+    return self_t * _conj(special_i1e(self_p) - self_p.sgn() * result)
 def _special_i0e__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (sp.i1e(self_p) - K.sgn(self_p) * result)
-    return K.conj(K.conj(self_t) * (sp.i1e(self_p) - K.sgn(self_p) * result))
-
-
-SPECIAL_I0E = Op(
-    'special_i0e',
-    sp.i0e,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_i0e__backward,
-    jvp=_special_i0e__jvp,
-    jvp_np=_special_i0e__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(sp.i1e(self_p) - K.sgn(self_p) * result)
+SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_special_i0e__backward, jvp=_special_i0e__jvp, jvp_np=_special_i0e__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_i0e(self):
     """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_I0E, self, ())
-
-
-SPECIAL_I0E.public = special_i0e
-
+    return run1(SPECIAL_I0E, sp.i0e, self)
 
 # ---- special_i1
-
-
 def _special_i1__backward(grad, self, result, needs):
-    return (
-        grad * (special_i0(self) - bessel_ratio(self, result)) if needs[0] else None,
-    )
-
-
+    return (grad * (special_i0(self) - bessel_ratio(self, result)) if needs[0] else None,)
 def _special_i1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (special_i0(self_p) - bessel_ratio(self_p, result))
-    return (self_t.conj() * (special_i0(self_p) - bessel_ratio(self_p, result))).conj()
-
-
-SPECIAL_I1 = Op(
-    'special_i1',
-    sp.i1,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_i1__backward,
-    jvp=_special_i1__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * _conj(special_i0(self_p) - bessel_ratio(self_p, result))
+SPECIAL_I1 = Op('special_i1', sp.i1, ('self',), ('T',), (True,), backward=_special_i1__backward, jvp=_special_i1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_i1(self):
     """Modified Bessel function of the first kind, order 1. Example: pf.special_i1(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_I1, self, ())
-
-
-SPECIAL_I1.public = special_i1
-
+    return run1(SPECIAL_I1, sp.i1, self)
 
 # ---- special_i1e
-
-
 def _special_i1e__backward(grad, self, result, needs):
     return (
         grad * (special_i0e(self) - self.sgn() * result - bessel_ratio(self, result)) if needs[0] else None,
     )
-
-
 def _special_i1e__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))
-    return (self_t.conj() * (special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))).conj()
-
-
-SPECIAL_I1E = Op(
-    'special_i1e',
-    sp.i1e,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_i1e__backward,
-    jvp=_special_i1e__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * _conj(special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))
+SPECIAL_I1E = Op('special_i1e', sp.i1e, ('self',), ('T',), (True,), backward=_special_i1e__backward, jvp=_special_i1e__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_i1e(self):
     """Exponentially scaled i1: exp(-|x|) i1(x). Example: pf.special_i1e(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_I1E, self, ())
-
-
-SPECIAL_I1E.public = special_i1e
-
+    return run1(SPECIAL_I1E, sp.i1e, self)
 
 # ---- special_ndtr (composite)
-
-
 def special_ndtr(self):
     """Standard normal CDF. Example: pf.special_ndtr(pf.tensor([0.0]))"""
     return erfc(self * -0.7071067811865476) * 0.5
 
-
 # ---- special_ndtri
-
-
 def _special_ndtri__backward(grad, self, result, needs):
-    return (
-        grad * (result * result * 0.5).exp() * 2.5066282746310002 if needs[0] else None,
-    )
-
-
+    return (grad * (result * result * 0.5).exp() * 2.5066282746310002 if needs[0] else None,)
 def _special_ndtri__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result * result * 0.5).exp() * 2.5066282746310002
-    return (self_t.conj() * (result * result * 0.5).exp() * 2.5066282746310002).conj()
-
-
+    return self_t * _conj((result * result * 0.5).exp()) * 2.5066282746310002
 def _special_ndtri__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.exp(result * result * 0.5) * 2.5066282746310002
-    return K.conj(K.conj(self_t) * np.exp(result * result * 0.5) * 2.5066282746310002)
-
-
-SPECIAL_NDTRI = Op(
-    'special_ndtri',
-    sp.ndtri,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_ndtri__backward,
-    jvp=_special_ndtri__jvp,
-    jvp_np=_special_ndtri__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((0,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(np.exp(result * result * 0.5)) * 2.5066282746310002
+SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def special_ndtri(self):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
-    return apply1(SPECIAL_NDTRI, self, ())
-
-
-SPECIAL_NDTRI.public = special_ndtri
-
+    return run1(SPECIAL_NDTRI, sp.ndtri, self)
 
 # ---- special_log_ndtr
-
-
 def _special_log_ndtr__backward(grad, self, result, needs):
-    return (
-        grad * (self * self * -0.5 - result).exp() * 0.3989422804014327 if needs[0] else None,
-    )
-
-
+    return (grad * (self * self * -0.5 - result).exp() * 0.3989422804014327 if needs[0] else None,)
 def _special_log_ndtr__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (self_p * self_p * -0.5 - result).exp() * 0.3989422804014327
-    return (self_t.conj() * (self_p * self_p * -0.5 - result).exp() * 0.3989422804014327).conj()
-
-
+    return self_t * _conj((self_p * self_p * -0.5 - result).exp()) * 0.3989422804014327
 def _special_log_ndtr__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * np.exp(self_p * self_p * -0.5 - result) * 0.3989422804014327
-    return K.conj(K.conj(self_t) * np.exp(self_p * self_p * -0.5 - result) * 0.3989422804014327)
-
-
-SPECIAL_LOG_NDTR = Op(
-    'special_log_ndtr',
-    sp.log_ndtr,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_log_ndtr__backward,
-    jvp=_special_log_ndtr__jvp,
-    jvp_np=_special_log_ndtr__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(np.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
+SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_log_ndtr(self):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
-    return apply1(SPECIAL_LOG_NDTR, self, ())
-
-
-SPECIAL_LOG_NDTR.public = special_log_ndtr
-
+    return run1(SPECIAL_LOG_NDTR, sp.log_ndtr, self)
 
 # ---- special_erfcx
-
-
 def _special_erfcx__backward(grad, self, result, needs):
-    return (
-        grad * (2 * self * result - 1.1283791670955126) if needs[0] else None,
-    )
-
-
+    return (grad * (2 * self * result - 1.1283791670955126) if needs[0] else None,)
 def _special_erfcx__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (2 * self_p * result - 1.1283791670955126)
-    return (self_t.conj() * (2 * self_p * result - 1.1283791670955126)).conj()
-
-
+    return self_t * (2 * _conj(self_p) * _conj(result) - 1.1283791670955126)
 def _special_erfcx__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (2 * self_p * result - 1.1283791670955126)
-    return K.conj(K.conj(self_t) * (2 * self_p * result - 1.1283791670955126))
-
-
-SPECIAL_ERFCX = Op(
-    'special_erfcx',
-    sp.erfcx,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_erfcx__backward,
-    jvp=_special_erfcx__jvp,
-    jvp_np=_special_erfcx__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * (2 * K.conj(self_p) * K.conj(result) - 1.1283791670955126)
+SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backward=_special_erfcx__backward, jvp=_special_erfcx__jvp, jvp_np=_special_erfcx__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_erfcx(self):
     """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_ERFCX, self, ())
-
-
-SPECIAL_ERFCX.public = special_erfcx
-
+    return run1(SPECIAL_ERFCX, sp.erfcx, self)
 
 # ---- special_xlog1py
-
-
 def _special_xlog1py__backward(grad, self, other, result, needs):
-    return (
-        grad * other.log1p() if needs[0] else None,
-        grad * self / (other + 1) if needs[1] else None,
-    )
-
-
+    return (grad * other.log1p() if needs[0] else None, grad * self / (other + 1) if needs[1] else None)
 def _special_xlog1py__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * self_p / (other_p + 1)
-    if other_t is None:
-        return self_t * other_p.log1p()
+    if self_t is None: return other_t * self_p / (other_p + 1)
+    if other_t is None: return self_t * other_p.log1p()
     return self_t * other_p.log1p() + other_t * self_p / (other_p + 1)
-
-
 def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None:
-        return other_t * self_p / (other_p + 1)
-    if other_t is None:
-        return self_t * np.log1p(other_p)
+    if self_t is None: return other_t * self_p / (other_p + 1)
+    if other_t is None: return self_t * np.log1p(other_p)
     return self_t * np.log1p(other_p) + other_t * self_p / (other_p + 1)
-
-
-SPECIAL_XLOG1PY = Op(
-    'special_xlog1py',
-    sp.xlog1py,
-    ('self', 'other'),
-    ('T', 'T'),
-    (True, True),
-    backward=_special_xlog1py__backward,
-    jvp=_special_xlog1py__jvp,
-    jvp_np=_special_xlog1py__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((0, 2), None),  # self
-        ((2, 2), None),  # other
-        ((2, 2), None),  # self, other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+SPECIAL_XLOG1PY = Op('special_xlog1py', sp.xlog1py, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=_special_xlog1py__jvp, jvp_np=_special_xlog1py__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    return apply2(SPECIAL_XLOG1PY, self, other, ())
-
-
-SPECIAL_XLOG1PY.public = special_xlog1py
-
+    return run2(SPECIAL_XLOG1PY, sp.xlog1py, self, other)
 
 # ---- sinc
-
-
 def _sinc__backward(grad, self, result, needs):
-    if grad.dtype.kind != "c" and self.dtype.kind != "c":
-        return (
-            grad * sinc_derivative(self, sinc(self)) if needs[0] else None,
-        )
-    return (
-        grad * sinc_derivative(self, sinc(self)).conj() if needs[0] else None,
-    )
-
-
-def _sinc__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * sinc_derivative(self_p, sinc(self_p))
-    return (self_t.conj() * sinc_derivative(self_p, sinc(self_p)).conj()).conj()
-
-
-SINC = Op(
-    'sinc',
-    np.sinc,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_sinc__backward,
-    jvp=_sinc__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _conj(sinc_derivative(self, sinc(self))) if needs[0] else None,)
+def _sinc__jvp(self_p, self_t, result): return self_t * sinc_derivative(self_p, sinc(self_p))
+SINC = Op('sinc', np.sinc, ('self',), ('T',), (True,), backward=_sinc__backward, jvp=_sinc__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sinc(self):
     """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
-    return apply1(SINC, self, ())
-
-
-SINC.public = sinc
-
-
+    return run1(SINC, np.sinc, self)
 special_sinc = sinc
 
-
 # ---- special_entr
-
-
 def _special_entr__backward(grad, self, result, needs):
-    return (
-        grad * -(self.log() + 1) if needs[0] else None,
-    )
-
-
-def _special_entr__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -(self_p.log() + 1)
-    return (self_t.conj() * -(self_p.log() + 1)).conj()
-
-
-def _special_entr__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -(np.log(self_p) + 1)
-    return K.conj(K.conj(self_t) * -(np.log(self_p) + 1))
-
-
-SPECIAL_ENTR = Op(
-    'special_entr',
-    sp.entr,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_entr__backward,
-    jvp=_special_entr__jvp,
-    jvp_np=_special_entr__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * -(self.log() + 1) if needs[0] else None,)
+def _special_entr__jvp(self_p, self_t, result): return self_t * -(_conj(self_p.log()) + 1)
+def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(np.log(self_p)) + 1)
+SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_entr(self):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
-    return apply1(SPECIAL_ENTR, self, ())
-
-
-SPECIAL_ENTR.public = special_entr
-
+    return run1(SPECIAL_ENTR, sp.entr, self)
 
 # ---- _special_zeta
-
-
 def __special_zeta__backward(grad, self, other, result, needs):
-    return (
-        grad * -self * _special_zeta(self + 1, other) if needs[0] else None,
-    )
-
-
+    return (grad * -self * _special_zeta(self + 1, other) if needs[0] else None,)
 def __special_zeta__jvp(self, other_p, other_t, result):
     return other_t * -self * _special_zeta(self + 1, other_p)
-
-
 def __special_zeta__jvp_np(self, other_p, other_t, result):
     return other_t * -self * sp.zeta(self + 1, other_p)
-
-
-_SPECIAL_ZETA = Op(
-    '_special_zeta',
-    sp.zeta,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, True),
-    backward=__special_zeta__backward,
-    jvp=__special_zeta__jvp,
-    jvp_np=__special_zeta__jvp_np,
-    jvp_np_reads=(True, True, False),
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # other
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+_SPECIAL_ZETA = Op('_special_zeta', sp.zeta, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, jvp=__special_zeta__jvp, jvp_np=__special_zeta__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
-    return apply2(_SPECIAL_ZETA, self, other, ())
-
-
-_SPECIAL_ZETA.public = _special_zeta
-
+    return run2(_SPECIAL_ZETA, sp.zeta, self, other)
 
 # ---- special_zeta (composite)
-
-
 def special_zeta(self, other):
     """Hurwitz zeta function sum_k (k + q)^-x; differentiable in q (x: an error, as torch). Example: pf.special_zeta(pf.tensor([2.0]), pf.tensor([1.0]))"""
     return zeta_composite(self, other)
 
-
 # ---- mvlgamma (composite)
-
-
 def mvlgamma(self, p):
     """Log of the multivariate gamma function of dimension p. Example: pf.mvlgamma(pf.tensor([2.5]), 2)"""
     return mvlgamma_composite(self, p)
-
-
 special_multigammaln = mvlgamma
 
-
 # ---- special_betaln (composite)
-
-
 def special_betaln(self, other):
     """log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b) (scipy.special.betaln). Example: pf.special_betaln(pf.tensor([2.0]), pf.tensor([3.0]))"""
     return lgamma(self) + lgamma(other) - lgamma(self + other)
 
-
 # ---- special_bessel_j0
-
-
 def _special_bessel_j0__backward(grad, self, result, needs):
-    return (
-        grad * -special_bessel_j1(self) if needs[0] else None,
-    )
-
-
-def _special_bessel_j0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -special_bessel_j1(self_p)
-    return (self_t.conj() * -special_bessel_j1(self_p)).conj()
-
-
-def _special_bessel_j0__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -sp.j1(self_p)
-    return K.conj(K.conj(self_t) * -sp.j1(self_p))
-
-
-SPECIAL_BESSEL_J0 = Op(
-    'special_bessel_j0',
-    sp.j0,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_bessel_j0__backward,
-    jvp=_special_bessel_j0__jvp,
-    jvp_np=_special_bessel_j0__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * -special_bessel_j1(self) if needs[0] else None,)
+def _special_bessel_j0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_j1(self_p))
+def _special_bessel_j0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.j1(self_p))
+SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), backward=_special_bessel_j0__backward, jvp=_special_bessel_j0__jvp, jvp_np=_special_bessel_j0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_bessel_j0(self):
     """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_BESSEL_J0, self, ())
-
-
-SPECIAL_BESSEL_J0.public = special_bessel_j0
-
+    return run1(SPECIAL_BESSEL_J0, sp.j0, self)
 
 # ---- special_bessel_j1
-
-
 def _special_bessel_j1__backward(grad, self, result, needs):
-    return (
-        grad * (special_bessel_j0(self) - bessel_ratio(self, result)) if needs[0] else None,
-    )
-
-
+    return (grad * (special_bessel_j0(self) - bessel_ratio(self, result)) if needs[0] else None,)
 def _special_bessel_j1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))
-    return (self_t.conj() * (special_bessel_j0(self_p) - bessel_ratio(self_p, result))).conj()
-
-
-SPECIAL_BESSEL_J1 = Op(
-    'special_bessel_j1',
-    sp.j1,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_bessel_j1__backward,
-    jvp=_special_bessel_j1__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * _conj(special_bessel_j0(self_p) - bessel_ratio(self_p, result))
+SPECIAL_BESSEL_J1 = Op('special_bessel_j1', sp.j1, ('self',), ('T',), (True,), backward=_special_bessel_j1__backward, jvp=_special_bessel_j1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_bessel_j1(self):
     """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_BESSEL_J1, self, ())
-
-
-SPECIAL_BESSEL_J1.public = special_bessel_j1
-
+    return run1(SPECIAL_BESSEL_J1, sp.j1, self)
 
 # ---- special_bessel_y0
-
-
 def _special_bessel_y0__backward(grad, self, result, needs):
-    return (
-        grad * -special_bessel_y1(self) if needs[0] else None,
-    )
-
-
-def _special_bessel_y0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -special_bessel_y1(self_p)
-    return (self_t.conj() * -special_bessel_y1(self_p)).conj()
-
-
-def _special_bessel_y0__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -sp.y1(self_p)
-    return K.conj(K.conj(self_t) * -sp.y1(self_p))
-
-
-SPECIAL_BESSEL_Y0 = Op(
-    'special_bessel_y0',
-    sp.y0,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_bessel_y0__backward,
-    jvp=_special_bessel_y0__jvp,
-    jvp_np=_special_bessel_y0__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * -special_bessel_y1(self) if needs[0] else None,)
+def _special_bessel_y0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_y1(self_p))
+def _special_bessel_y0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.y1(self_p))
+SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), backward=_special_bessel_y0__backward, jvp=_special_bessel_y0__jvp, jvp_np=_special_bessel_y0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_bessel_y0(self):
     """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_BESSEL_Y0, self, ())
-
-
-SPECIAL_BESSEL_Y0.public = special_bessel_y0
-
+    return run1(SPECIAL_BESSEL_Y0, sp.y0, self)
 
 # ---- special_bessel_y1
-
-
 def _special_bessel_y1__backward(grad, self, result, needs):
-    return (
-        grad * (special_bessel_y0(self) - result / self) if needs[0] else None,
-    )
-
-
+    return (grad * (special_bessel_y0(self) - result / self) if needs[0] else None,)
 def _special_bessel_y1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (special_bessel_y0(self_p) - result / self_p)
-    return (self_t.conj() * (special_bessel_y0(self_p) - result / self_p)).conj()
-
-
+    return self_t * _conj(special_bessel_y0(self_p) - result / self_p)
 def _special_bessel_y1__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (sp.y0(self_p) - result / self_p)
-    return K.conj(K.conj(self_t) * (sp.y0(self_p) - result / self_p))
-
-
-SPECIAL_BESSEL_Y1 = Op(
-    'special_bessel_y1',
-    sp.y1,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_bessel_y1__backward,
-    jvp=_special_bessel_y1__jvp,
-    jvp_np=_special_bessel_y1__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(sp.y0(self_p) - result / self_p)
+SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), backward=_special_bessel_y1__backward, jvp=_special_bessel_y1__jvp, jvp_np=_special_bessel_y1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_bessel_y1(self):
     """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_BESSEL_Y1, self, ())
-
-
-SPECIAL_BESSEL_Y1.public = special_bessel_y1
-
+    return run1(SPECIAL_BESSEL_Y1, sp.y1, self)
 
 # ---- special_modified_bessel_k0
-
-
 def _special_modified_bessel_k0__backward(grad, self, result, needs):
-    return (
-        grad * -special_modified_bessel_k1(self) if needs[0] else None,
-    )
-
-
+    return (grad * -special_modified_bessel_k1(self) if needs[0] else None,)
 def _special_modified_bessel_k0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -special_modified_bessel_k1(self_p)
-    return (self_t.conj() * -special_modified_bessel_k1(self_p)).conj()
-
-
-def _special_modified_bessel_k0__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -sp.k1(self_p)
-    return K.conj(K.conj(self_t) * -sp.k1(self_p))
-
-
-SPECIAL_MODIFIED_BESSEL_K0 = Op(
-    'special_modified_bessel_k0',
-    sp.k0,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_modified_bessel_k0__backward,
-    jvp=_special_modified_bessel_k0__jvp,
-    jvp_np=_special_modified_bessel_k0__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * _conj(-special_modified_bessel_k1(self_p))
+def _special_modified_bessel_k0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.k1(self_p))
+SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), ('T',), (True,), backward=_special_modified_bessel_k0__backward, jvp=_special_modified_bessel_k0__jvp, jvp_np=_special_modified_bessel_k0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_modified_bessel_k0(self):
     """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_MODIFIED_BESSEL_K0, self, ())
-
-
-SPECIAL_MODIFIED_BESSEL_K0.public = special_modified_bessel_k0
-
+    return run1(SPECIAL_MODIFIED_BESSEL_K0, sp.k0, self)
 
 # ---- special_modified_bessel_k1
-
-
 def _special_modified_bessel_k1__backward(grad, self, result, needs):
-    return (
-        grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,
-    )
-
-
+    return (grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,)
 def _special_modified_bessel_k1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -(special_modified_bessel_k0(self_p) + result / self_p)
-    return (self_t.conj() * -(special_modified_bessel_k0(self_p) + result / self_p)).conj()
-
-
+    return self_t * _conj(-(special_modified_bessel_k0(self_p) + result / self_p))
 def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * -(sp.k0(self_p) + result / self_p)
-    return K.conj(K.conj(self_t) * -(sp.k0(self_p) + result / self_p))
-
-
-SPECIAL_MODIFIED_BESSEL_K1 = Op(
-    'special_modified_bessel_k1',
-    sp.k1,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_modified_bessel_k1__backward,
-    jvp=_special_modified_bessel_k1__jvp,
-    jvp_np=_special_modified_bessel_k1__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(-(sp.k0(self_p) + result / self_p))
+SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), ('T',), (True,), backward=_special_modified_bessel_k1__backward, jvp=_special_modified_bessel_k1__jvp, jvp_np=_special_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_modified_bessel_k1(self):
     """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_MODIFIED_BESSEL_K1, self, ())
-
-
-SPECIAL_MODIFIED_BESSEL_K1.public = special_modified_bessel_k1
-
+    return run1(SPECIAL_MODIFIED_BESSEL_K1, sp.k1, self)
 
 # ---- special_scaled_modified_bessel_k0
-
-
 def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
-    return (
-        grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,
-    )
-
-
+    return (grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,)
 def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result - special_scaled_modified_bessel_k1(self_p))
-    return (self_t.conj() * (result - special_scaled_modified_bessel_k1(self_p))).conj()
-
-
+    return self_t * _conj(result - special_scaled_modified_bessel_k1(self_p))
 def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result - sp.k1e(self_p))
-    return K.conj(K.conj(self_t) * (result - sp.k1e(self_p)))
-
-
-SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op(
-    'special_scaled_modified_bessel_k0',
-    sp.k0e,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_scaled_modified_bessel_k0__backward,
-    jvp=_special_scaled_modified_bessel_k0__jvp,
-    jvp_np=_special_scaled_modified_bessel_k0__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(result - sp.k1e(self_p))
+SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k0e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k0__backward, jvp=_special_scaled_modified_bessel_k0__jvp, jvp_np=_special_scaled_modified_bessel_k0__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_scaled_modified_bessel_k0(self):
     """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, self, ())
-
-
-SPECIAL_SCALED_MODIFIED_BESSEL_K0.public = special_scaled_modified_bessel_k0
-
+    return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e, self)
 
 # ---- special_scaled_modified_bessel_k1
-
-
 def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
-    return (
-        grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,
-    )
-
-
+    return (grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,)
 def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)
-    return (self_t.conj() * (result - special_scaled_modified_bessel_k0(self_p) - result / self_p)).conj()
-
-
+    return self_t * _conj(result - special_scaled_modified_bessel_k0(self_p) - result / self_p)
 def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * (result - sp.k0e(self_p) - result / self_p)
-    return K.conj(K.conj(self_t) * (result - sp.k0e(self_p) - result / self_p))
-
-
-SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op(
-    'special_scaled_modified_bessel_k1',
-    sp.k1e,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_scaled_modified_bessel_k1__backward,
-    jvp=_special_scaled_modified_bessel_k1__jvp,
-    jvp_np=_special_scaled_modified_bessel_k1__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(result - sp.k0e(self_p) - result / self_p)
+SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k1e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k1__backward, jvp=_special_scaled_modified_bessel_k1__jvp, jvp_np=_special_scaled_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_scaled_modified_bessel_k1(self):
     """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, self, ())
-
-
-SPECIAL_SCALED_MODIFIED_BESSEL_K1.public = special_scaled_modified_bessel_k1
-
+    return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e, self)
 
 # ---- special_spherical_bessel_j0
-
-
 def _special_spherical_bessel_j0__backward(grad, self, result, needs):
-    return (
-        grad * spherical_j0_derivative(self, result) if needs[0] else None,
-    )
-
-
+    return (grad * spherical_j0_derivative(self, result) if needs[0] else None,)
 def _special_spherical_bessel_j0__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * spherical_j0_derivative(self_p, result)
-    return (self_t.conj() * spherical_j0_derivative(self_p, result)).conj()
-
-
-SPECIAL_SPHERICAL_BESSEL_J0 = Op(
-    'special_spherical_bessel_j0',
-    K.spherical_bessel_j0,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_spherical_bessel_j0__backward,
-    jvp=_special_spherical_bessel_j0__jvp,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), (2,)),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * _conj(spherical_j0_derivative(self_p, result))
+SPECIAL_SPHERICAL_BESSEL_J0 = Op('special_spherical_bessel_j0', K.spherical_bessel_j0, ('self',), ('T',), (True,), backward=_special_spherical_bessel_j0__backward, jvp=_special_spherical_bessel_j0__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_spherical_bessel_j0(self):
     """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
-    return apply1(SPECIAL_SPHERICAL_BESSEL_J0, self, ())
-
-
-SPECIAL_SPHERICAL_BESSEL_J0.public = special_spherical_bessel_j0
-
+    return run1(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0, self)
 
 # ---- special_airy_ai
-
-
 def _special_airy_ai__backward(grad, self, result, needs):
-    return (
-        grad * _special_airy_ai_prime(self) if needs[0] else None,
-    )
-
-
-def _special_airy_ai__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * _special_airy_ai_prime(self_p)
-    return (self_t.conj() * _special_airy_ai_prime(self_p)).conj()
-
-
-def _special_airy_ai__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * K.airy_ai_prime(self_p)
-    return K.conj(K.conj(self_t) * K.airy_ai_prime(self_p))
-
-
-SPECIAL_AIRY_AI = Op(
-    'special_airy_ai',
-    K.airy_ai,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_special_airy_ai__backward,
-    jvp=_special_airy_ai__jvp,
-    jvp_np=_special_airy_ai__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return (grad * _special_airy_ai_prime(self) if needs[0] else None,)
+def _special_airy_ai__jvp(self_p, self_t, result): return self_t * _conj(_special_airy_ai_prime(self_p))
+def _special_airy_ai__jvp_np(self_p, self_t, result): return self_t * K.conj(K.airy_ai_prime(self_p))
+SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), backward=_special_airy_ai__backward, jvp=_special_airy_ai__jvp, jvp_np=_special_airy_ai__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_airy_ai(self):
     """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
-    return apply1(SPECIAL_AIRY_AI, self, ())
-
-
-SPECIAL_AIRY_AI.public = special_airy_ai
-
+    return run1(SPECIAL_AIRY_AI, K.airy_ai, self)
 
 # ---- _special_airy_ai_prime
-
-
 def __special_airy_ai_prime__backward(grad, self, result, needs):
-    return (
-        grad * self * special_airy_ai(self) if needs[0] else None,
-    )
-
-
+    return (grad * self * special_airy_ai(self) if needs[0] else None,)
 def __special_airy_ai_prime__jvp(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p * special_airy_ai(self_p)
-    return (self_t.conj() * self_p * special_airy_ai(self_p)).conj()
-
-
+    return self_t * _conj(self_p) * _conj(special_airy_ai(self_p))
 def __special_airy_ai_prime__jvp_np(self_p, self_t, result):
-    if self_p.dtype.kind != "c" and self_t.dtype.kind != "c" and result.dtype.kind != "c":
-        return self_t * self_p * K.airy_ai(self_p)
-    return K.conj(K.conj(self_t) * self_p * K.airy_ai(self_p))
-
-
-_SPECIAL_AIRY_AI_PRIME = Op(
-    '_special_airy_ai_prime',
-    K.airy_ai_prime,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=__special_airy_ai_prime__backward,
-    jvp=__special_airy_ai_prime__jvp,
-    jvp_np=__special_airy_ai_prime__jvp_np,
-    jvp_kind='auto_element_wise',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='elementwise',
-)
-
-
+    return self_t * K.conj(self_p) * K.conj(K.airy_ai(self_p))
+_SPECIAL_AIRY_AI_PRIME = Op('_special_airy_ai_prime', K.airy_ai_prime, ('self',), ('T',), (True,), backward=__special_airy_ai_prime__backward, jvp=__special_airy_ai_prime__jvp, jvp_np=__special_airy_ai_prime__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def _special_airy_ai_prime(self):
     """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
-    return apply1(_SPECIAL_AIRY_AI_PRIME, self, ())
-
-
-_SPECIAL_AIRY_AI_PRIME.public = _special_airy_ai_prime
-
+    return run1(_SPECIAL_AIRY_AI_PRIME, K.airy_ai_prime, self)
 
 # ---- _special_gammainc
-
-
 def __special_gammainc__backward(grad, self, other, result, upper, needs):
-    return (
-        grad * gammainc_density(self, other, upper) if needs[0] else None,
-    )
-
-
+    return (grad * gammainc_density(self, other, upper) if needs[0] else None,)
 def __special_gammainc__jvp(self, other_p, other_t, result, upper):
     return other_t * gammainc_density(self, other_p, upper)
-
-
-_SPECIAL_GAMMAINC = Op(
-    '_special_gammainc',
-    K.gammainc,
-    ('self', 'other'),
-    ('T', 'T'),
-    (False, True),
-    backward=__special_gammainc__backward,
-    jvp=__special_gammainc__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0, 0), None),  # nothing needs grad
-        ((2, 2), None),  # other
-    ),
-    out_diff=(True,),
-    argnames=('upper',),
-    batch='elementwise',
-)
-
-
+_SPECIAL_GAMMAINC = Op('_special_gammainc', K.gammainc, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=__special_gammainc__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
-    return apply2(_SPECIAL_GAMMAINC, self, other, (upper,))
-
-
-_SPECIAL_GAMMAINC.public = _special_gammainc
-
+    return run2(_SPECIAL_GAMMAINC, K.gammainc, self, other, (upper,))
 
 # ---- special_gammainc (composite)
-
-
 def special_gammainc(self, other):
     """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
     return gammainc_composite(self, other, False)
 
-
 # ---- special_gammaincc (composite)
-
-
 def special_gammaincc(self, other):
     """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
     return gammainc_composite(self, other, True)
 
-
 # ---- inner (composite)
-
-
 def inner(self, other):
     """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
     return inner_composite(self, other)
 
-
 # ---- addr (composite)
-
-
 def addr(self, vec1, vec2, *, beta=1, alpha=1):
     """beta * self + alpha * outer(vec1, vec2). Example: pf.addr(pf.zeros(2, 2), pf.ones(2), pf.ones(2))"""
     return add_product(self, outer(vec1, vec2), beta, alpha)
 
-
 # ---- linalg_vander (composite)
-
-
 def linalg_vander(self, *, N=None):
     """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
     return vander_composite(self, N)
 
-
 # ---- linalg_tensorinv (composite)
-
-
 def linalg_tensorinv(self, ind=2):
     """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
     return tensorinv_composite(self, ind)
 
-
 # ---- linalg_tensorsolve (composite)
-
-
 def linalg_tensorsolve(self, B, dims=None):
     """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
     return tensorsolve_composite(self, B, dims)
 
-
 # ---- pinverse (composite)
-
-
 def pinverse(self, rcond=1e-15):
     """Pseudo-inverse with singular values below rcond * largest cut (torch.pinverse). Example: pf.pinverse(pf.eye(2))"""
     return linalg_pinv(self, rtol=rcond)
 
-
 # ---- fft_hfft2 (composite)
-
-
 def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'hfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfft2 (composite)
-
-
 def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'ihfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- fft_hfftn (composite)
-
-
 def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'hfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfftn (composite)
-
-
 def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
-    if axis is not None:
-        dim = axis
-    return fft_composite(self, s, dim, norm, 'ihfft')
-
+    return fft_composite(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- cross (composite)
-
-
 def cross(self, other, dim=None, *, axis=None):
     """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
-    if axis is not None:
-        dim = axis
+    dim = dim if axis is None else axis
     return cross_composite(self, other, first_dim_of_size3(self, other) if dim is None else dim)
 
-
 # ---- svd (composite)
-
-
 _svd__result = namedtuple('svd', ['U', 'S', 'V'])
-
-
 def svd(self, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with A = U diag(S) V^H (V, not Vh). Example: pf.svd(pf.eye(2))"""
     return svd_legacy(self, some, compute_uv)
 
-
 # ---- qr (composite)
-
-
 _qr__result = namedtuple('qr', ['Q', 'R'])
-
-
 def qr(self, some=True):
     """torch.qr: reduced (some=True) or complete QR. Example: pf.qr(pf.eye(2))"""
     return linalg_qr(self, 'reduced' if some else 'complete')
 
-
 # ---- lu_unpack (composite)
-
-
 _lu_unpack__result = namedtuple('lu_unpack', ['P', 'L', 'U'])
-
-
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """P, L, U from linalg_lu_factor's compact output. Example: pf.lu_unpack(*pf.linalg_lu_factor(pf.eye(2)))"""
     return lu_unpack_composite(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
-
 # ---- triangular_solve (composite)
-
-
 _triangular_solve__result = namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])
-
-
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve(b, A): X with A X = b (or A^T X = b). Example: pf.triangular_solve(pf.ones(2, 1), pf.eye(2))"""
     return triangular_solve_composite(self, A, upper, transpose, unitriangular)
 
-
 # ---- vander (composite)
-
-
 def vander(self, N=None, increasing=False):
     """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
     return vander_composite(self, N) if increasing else vander_composite(self, N).flip([-1])
 
-
 # ---- diagflat (composite)
-
-
 def diagflat(self, offset=0):
     """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
     return diag_embed(self.reshape(-1), offset)
 
-
-K.register_array_views({
-    'real': K.real,
-    'imag': K.imag,
-    'conj': K.conj,
-    'to': K.to,
-    'alias': K.alias,
-    'view': K.view,
-    'reshape': K.reshape,
-    'transpose': K.transpose,
-    'permute': K.permute,
-    't': K.t,
-    'mT': K.mT,
-    'squeeze': K.squeeze,
-    'unsqueeze': K.unsqueeze,
-    'expand': K.expand,
-    'flatten': K.flatten,
-    'diagonal': K.diagonal,
-    'narrow': K.narrow,
-    'select': K.select,
-    'getitem': K.getitem,
-})
-
-
-METHODS = {
-    'neg': neg,
-    'neg_': neg_,
-    'abs': abs,
-    'absolute': absolute,
-    'abs_': abs_,
-    'sgn': sgn,
-    'sign': sign,
-    'exp': exp,
-    'exp_': exp_,
-    'exp2': exp2,
-    'expm1': expm1,
-    'log': log,
-    'log_': log_,
-    'log2': log2,
-    'log10': log10,
-    'log1p': log1p,
-    'sqrt': sqrt,
-    'sqrt_': sqrt_,
-    'rsqrt': rsqrt,
-    'square': square,
-    'reciprocal': reciprocal,
-    'sin': sin,
-    'sin_': sin_,
-    'cos': cos,
-    'cos_': cos_,
-    'tan': tan,
-    'asin': asin,
-    'arcsin': arcsin,
-    'acos': acos,
-    'arccos': arccos,
-    'atan': atan,
-    'arctan': arctan,
-    'sinh': sinh,
-    'cosh': cosh,
-    'tanh': tanh,
-    'tanh_': tanh_,
-    'asinh': asinh,
-    'arcsinh': arcsinh,
-    'acosh': acosh,
-    'arccosh': arccosh,
-    'atanh': atanh,
-    'arctanh': arctanh,
-    'sigmoid': sigmoid,
-    'sigmoid_': sigmoid_,
-    'logit': logit,
-    'relu': relu,
-    'relu_': relu_,
-    'erf': erf,
-    'erfc': erfc,
-    'erfinv': erfinv,
-    'lgamma': lgamma,
-    'digamma': digamma,
-    'floor': floor,
-    'ceil': ceil,
-    'round': round,
-    'trunc': trunc,
-    'fix': fix,
-    'clamp': clamp,
-    'clip': clip,
-    'clamp_': clamp_,
-    'real': real,
-    'imag': imag,
-    'conj': conj,
-    'conjugate': conjugate,
-    'angle': angle,
-    'add': add,
-    'add_': add_,
-    'sub': sub,
-    'subtract': subtract,
-    'sub_': sub_,
-    'mul': mul,
-    'multiply': multiply,
-    'mul_': mul_,
-    'div': div,
-    'divide': divide,
-    'true_divide': true_divide,
-    'div_': div_,
-    'pow': pow,
-    'pow_': pow_,
-    'atan2': atan2,
-    'arctan2': arctan2,
-    'hypot': hypot,
-    'maximum': maximum,
-    'minimum': minimum,
-    'fmod': fmod,
-    'remainder': remainder,
-    'copysign': copysign,
-    'xlogy': xlogy,
-    'logaddexp': logaddexp,
-    'eq': eq,
-    'ne': ne,
-    'lt': lt,
-    'le': le,
-    'gt': gt,
-    'ge': ge,
-    'logical_and': logical_and,
-    'logical_or': logical_or,
-    'logical_not': logical_not,
-    'bitwise_and': bitwise_and,
-    'bitwise_or': bitwise_or,
-    'bitwise_xor': bitwise_xor,
-    'bitwise_not': bitwise_not,
-    'isnan': isnan,
-    'isfinite': isfinite,
-    'argmax': argmax,
-    'argmin': argmin,
-    'to': to,
-    'clone': clone,
-    'alias': alias,
-    'sum': sum,
-    'mean': mean,
-    'prod': prod,
-    'amax': amax,
-    'amin': amin,
-    'max_dim': max_dim,
-    'min_dim': min_dim,
-    'max': max,
-    'min': min,
-    'var': var,
-    'std': std,
-    'norm': norm,
-    'logsumexp': logsumexp,
-    'softmax': softmax,
-    'log_softmax': log_softmax,
-    'cumsum': cumsum,
-    'cumprod': cumprod,
-    'matmul': matmul,
-    'mm': mm,
-    'bmm': bmm,
-    'dot': dot,
-    'outer': outer,
-    'ger': ger,
-    'flip': flip,
-    'roll': roll,
-    'tril': tril,
-    'triu': triu,
-    'gather': gather,
-    'index_select': index_select,
-    'masked_fill': masked_fill,
-    'masked_fill_': masked_fill_,
-    'index_put': index_put,
-    '_view_scatter': _view_scatter,
-    'view': view,
-    'reshape': reshape,
-    'transpose': transpose,
-    'swapaxes': swapaxes,
-    'permute': permute,
-    't': t,
-    'squeeze': squeeze,
-    'unsqueeze': unsqueeze,
-    'expand': expand,
-    'broadcast_to': broadcast_to,
-    'flatten': flatten,
-    'diagonal': diagonal,
-    'narrow': narrow,
-    'select': select,
-    'split': split,
-    'chunk': chunk,
-    'unbind': unbind,
-    'addmm': addmm,
-    'addmv': addmv,
-    'addbmm': addbmm,
-    'baddbmm': baddbmm,
-    'addcmul': addcmul,
-    'addcdiv': addcdiv,
-    'lerp': lerp,
-    'mv': mv,
-    'vdot': vdot,
-    'repeat': repeat,
-    'tile': tile,
-    'repeat_interleave': repeat_interleave,
-    'movedim': movedim,
-    'moveaxis': moveaxis,
-    'unflatten': unflatten,
-    'tensor_split': tensor_split,
-    'hsplit': hsplit,
-    'vsplit': vsplit,
-    'rot90': rot90,
-    'view_as': view_as,
-    'reshape_as': reshape_as,
-    'expand_as': expand_as,
-    'type_as': type_as,
-    'new_zeros': new_zeros,
-    'new_ones': new_ones,
-    'new_full': new_full,
-    'new_tensor': new_tensor,
-    'sort': sort,
-    'argsort': argsort,
-    'topk': topk,
-    'kthvalue': kthvalue,
-    'median': median,
-    'nanmedian': nanmedian,
-    'quantile': quantile,
-    'nanquantile': nanquantile,
-    'mode': mode,
-    'cummax': cummax,
-    'cummin': cummin,
-    'logcumsumexp': logcumsumexp,
-    'nansum': nansum,
-    'nanmean': nanmean,
-    'var_mean': var_mean,
-    'std_mean': std_mean,
-    'aminmax': aminmax,
-    'diff': diff,
-    'dist': dist,
-    'scatter': scatter,
-    'scatter_': scatter_,
-    'scatter_add': scatter_add,
-    'scatter_add_': scatter_add_,
-    'scatter_reduce': scatter_reduce,
-    'scatter_reduce_': scatter_reduce_,
-    'index_add': index_add,
-    'index_add_': index_add_,
-    'index_copy': index_copy,
-    'index_copy_': index_copy_,
-    'index_fill': index_fill,
-    'index_fill_': index_fill_,
-    'take': take,
-    'take_along_dim': take_along_dim,
-    'masked_select': masked_select,
-    'masked_scatter': masked_scatter,
-    'put': put,
-    'inverse': inverse,
-    'det': det,
-    'logdet': logdet,
-    'slogdet': slogdet,
-    'cholesky_solve': cholesky_solve,
-    'cholesky_inverse': cholesky_inverse,
-    'matrix_exp': matrix_exp,
-    'matrix_power': matrix_power,
-    'diag_embed': diag_embed,
-    'trace': trace,
-    'diag': diag,
-    'tensordot': tensordot,
-    'kron': kron,
-    'special_i0': special_i0,
-    'i0': i0,
-    'special_i0e': special_i0e,
-    'special_i1': special_i1,
-    'special_i1e': special_i1e,
-    'special_ndtr': special_ndtr,
-    'special_ndtri': special_ndtri,
-    'special_log_ndtr': special_log_ndtr,
-    'special_erfcx': special_erfcx,
-    'special_xlog1py': special_xlog1py,
-    'sinc': sinc,
-    'special_sinc': special_sinc,
-    'special_entr': special_entr,
-    'mvlgamma': mvlgamma,
-    'special_multigammaln': special_multigammaln,
-    'special_betaln': special_betaln,
-    'special_bessel_j0': special_bessel_j0,
-    'special_bessel_j1': special_bessel_j1,
-    'special_bessel_y0': special_bessel_y0,
-    'special_bessel_y1': special_bessel_y1,
-    'special_modified_bessel_k0': special_modified_bessel_k0,
-    'special_modified_bessel_k1': special_modified_bessel_k1,
-    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
-    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
-    'special_spherical_bessel_j0': special_spherical_bessel_j0,
-    'special_airy_ai': special_airy_ai,
-    'inner': inner,
-    'addr': addr,
-    'pinverse': pinverse,
-    'cross': cross,
-    'qr': qr,
-    'triangular_solve': triangular_solve,
-    'diagflat': diagflat,
-}
+# ---- tables
+RECORDS = (  # every Op, in YAML order
+    NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
+    TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH, ACOSH, ATANH, SIGMOID, LOGIT, RELU, ERF, ERFC, ERFINV,
+    LGAMMA, DIGAMMA, POLYGAMMA, FLOOR, CEIL, ROUND, TRUNC, CLAMP, REAL, IMAG, CONJ, ANGLE, ADD, SUB, MUL, DIV,
+    POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER, COPYSIGN, XLOGY, LOGADDEXP, WHERE, EQ, NE, LT, LE,
+    GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITWISE_NOT, ISNAN,
+    ISFINITE, ARGMAX, ARGMIN, TO, CLONE, ALIAS, _COPY_FROM, SUM, MEAN, PROD, AMAX, AMIN, MAX_DIM, MIN_DIM,
+    VAR, STD, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM, CUMPROD, MATMUL, MM, BMM, DOT, OUTER, EINSUM,
+    CAT, STACK, FLIP, ROLL, TRIL, TRIU, GATHER, _GATHER_BACKWARD, INDEX_SELECT, _INDEX_SELECT_BACKWARD,
+    MASKED_FILL, INDEX, _INDEX_BACKWARD, INDEX_PUT, _VIEW_SCATTER, _VIEW_EMBED, VIEW, RESHAPE, TRANSPOSE,
+    PERMUTE, T, MT, SQUEEZE, UNSQUEEZE, EXPAND, FLATTEN, DIAGONAL, NARROW, SELECT, GETITEM, SORT, TOPK,
+    KTHVALUE, LOGCUMSUMEXP, SCATTER, SCATTER_ADD, SCATTER_REDUCE, INDEX_ADD, INDEX_COPY, INDEX_FILL, _IM2COL,
+    _COL2IM, INVERSE, DET, LOGDET, _SLOGDET_SIGN, _SLOGDET_LOGABS, _LINALG_SOLVE, LINALG_SOLVE_TRIANGULAR,
+    LINALG_CHOLESKY, _LINALG_EIGH, LINALG_EIGVALSH, _LINALG_SVD, LINALG_SVDVALS, _LINALG_QR, _LINALG_EIG,
+    LINALG_EIGVALS, _LINALG_LU, MATRIX_EXP, LINALG_PINV, LINALG_MATRIX_RANK, DIAG_EMBED, _FFT_C2C, _FFT_R2C,
+    _FFT_C2R, SPECIAL_I0, SPECIAL_I0E, SPECIAL_I1, SPECIAL_I1E, SPECIAL_NDTRI, SPECIAL_LOG_NDTR,
+    SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0, SPECIAL_BESSEL_J1,
+    SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0, SPECIAL_MODIFIED_BESSEL_K1,
+    SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1, SPECIAL_SPHERICAL_BESSEL_J0,
+    SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
+)
+for _op in RECORDS:
+    _op.public = globals()[_op.name]
+# view ops' kernels, to replay views on arrays
+K.register_array_views({_op.name: _op.kernel for _op in RECORDS if _op.kind != "op"})
 
 
-FUNCTIONS = {
-    'neg': neg,
-    'abs': abs,
-    'absolute': absolute,
-    'sgn': sgn,
-    'sign': sign,
-    'exp': exp,
-    'exp2': exp2,
-    'expm1': expm1,
-    'log': log,
-    'log2': log2,
-    'log10': log10,
-    'log1p': log1p,
-    'sqrt': sqrt,
-    'rsqrt': rsqrt,
-    'square': square,
-    'reciprocal': reciprocal,
-    'sin': sin,
-    'cos': cos,
-    'tan': tan,
-    'asin': asin,
-    'arcsin': arcsin,
-    'acos': acos,
-    'arccos': arccos,
-    'atan': atan,
-    'arctan': arctan,
-    'sinh': sinh,
-    'cosh': cosh,
-    'tanh': tanh,
-    'asinh': asinh,
-    'arcsinh': arcsinh,
-    'acosh': acosh,
-    'arccosh': arccosh,
-    'atanh': atanh,
-    'arctanh': arctanh,
-    'sigmoid': sigmoid,
-    'logit': logit,
-    'relu': relu,
-    'erf': erf,
-    'erfc': erfc,
-    'erfinv': erfinv,
-    'lgamma': lgamma,
-    'digamma': digamma,
-    'polygamma': polygamma,
-    'floor': floor,
-    'ceil': ceil,
-    'round': round,
-    'trunc': trunc,
-    'fix': fix,
-    'clamp': clamp,
-    'clip': clip,
-    'real': real,
-    'imag': imag,
-    'conj': conj,
-    'conjugate': conjugate,
-    'angle': angle,
-    'add': add,
-    'sub': sub,
-    'subtract': subtract,
-    'mul': mul,
-    'multiply': multiply,
-    'div': div,
-    'divide': divide,
-    'true_divide': true_divide,
-    'pow': pow,
-    'atan2': atan2,
-    'arctan2': arctan2,
-    'hypot': hypot,
-    'maximum': maximum,
-    'minimum': minimum,
-    'fmod': fmod,
-    'remainder': remainder,
-    'copysign': copysign,
-    'xlogy': xlogy,
-    'logaddexp': logaddexp,
-    'where': where,
-    'eq': eq,
-    'ne': ne,
-    'lt': lt,
-    'le': le,
-    'gt': gt,
-    'ge': ge,
-    'logical_and': logical_and,
-    'logical_or': logical_or,
-    'logical_not': logical_not,
-    'bitwise_and': bitwise_and,
-    'bitwise_or': bitwise_or,
-    'bitwise_xor': bitwise_xor,
-    'bitwise_not': bitwise_not,
-    'isnan': isnan,
-    'isfinite': isfinite,
-    'argmax': argmax,
-    'argmin': argmin,
-    'clone': clone,
-    'sum': sum,
-    'mean': mean,
-    'prod': prod,
-    'amax': amax,
-    'amin': amin,
-    'max_dim': max_dim,
-    'min_dim': min_dim,
-    'max': max,
-    'min': min,
-    'var': var,
-    'std': std,
-    'norm': norm,
-    'logsumexp': logsumexp,
-    'softmax': softmax,
-    'log_softmax': log_softmax,
-    'cumsum': cumsum,
-    'cumprod': cumprod,
-    'matmul': matmul,
-    'mm': mm,
-    'bmm': bmm,
-    'dot': dot,
-    'outer': outer,
-    'ger': ger,
-    'einsum': einsum,
-    'cat': cat,
-    'concatenate': concatenate,
-    'concat': concat,
-    'stack': stack,
-    'flip': flip,
-    'roll': roll,
-    'tril': tril,
-    'triu': triu,
-    'gather': gather,
-    'index_select': index_select,
-    'masked_fill': masked_fill,
-    'reshape': reshape,
-    'transpose': transpose,
-    'swapaxes': swapaxes,
-    'permute': permute,
-    't': t,
-    'squeeze': squeeze,
-    'unsqueeze': unsqueeze,
-    'flatten': flatten,
-    'diagonal': diagonal,
-    'narrow': narrow,
-    'select': select,
-    'split': split,
-    'chunk': chunk,
-    'unbind': unbind,
-    'addmm': addmm,
-    'addmv': addmv,
-    'addbmm': addbmm,
-    'baddbmm': baddbmm,
-    'addcmul': addcmul,
-    'addcdiv': addcdiv,
-    'lerp': lerp,
-    'mv': mv,
-    'vdot': vdot,
-    'tile': tile,
-    'repeat_interleave': repeat_interleave,
-    'movedim': movedim,
-    'moveaxis': moveaxis,
-    'unflatten': unflatten,
-    'meshgrid': meshgrid,
-    'broadcast_tensors': broadcast_tensors,
-    'tensor_split': tensor_split,
-    'hsplit': hsplit,
-    'vsplit': vsplit,
-    'rot90': rot90,
-    'block_diag': block_diag,
-    'cdist': cdist,
-    'atleast_1d': atleast_1d,
-    'atleast_2d': atleast_2d,
-    'atleast_3d': atleast_3d,
-    'sort': sort,
-    'argsort': argsort,
-    'topk': topk,
-    'kthvalue': kthvalue,
-    'median': median,
-    'nanmedian': nanmedian,
-    'quantile': quantile,
-    'nanquantile': nanquantile,
-    'mode': mode,
-    'cummax': cummax,
-    'cummin': cummin,
-    'logcumsumexp': logcumsumexp,
-    'nansum': nansum,
-    'nanmean': nanmean,
-    'var_mean': var_mean,
-    'std_mean': std_mean,
-    'aminmax': aminmax,
-    'diff': diff,
-    'dist': dist,
-    'scatter': scatter,
-    'scatter_add': scatter_add,
-    'scatter_reduce': scatter_reduce,
-    'index_add': index_add,
-    'index_copy': index_copy,
-    'index_fill': index_fill,
-    'take': take,
-    'take_along_dim': take_along_dim,
-    'masked_select': masked_select,
-    'masked_scatter': masked_scatter,
-    'put': put,
-    'inverse': inverse,
-    'det': det,
-    'logdet': logdet,
-    'slogdet': slogdet,
-    'linalg_solve': linalg_solve,
-    'linalg_solve_triangular': linalg_solve_triangular,
-    'linalg_cholesky': linalg_cholesky,
-    'cholesky': cholesky,
-    'cholesky_solve': cholesky_solve,
-    'cholesky_inverse': cholesky_inverse,
-    'linalg_eigh': linalg_eigh,
-    'linalg_eigvalsh': linalg_eigvalsh,
-    'linalg_svd': linalg_svd,
-    'linalg_svdvals': linalg_svdvals,
-    'linalg_qr': linalg_qr,
-    'linalg_eig': linalg_eig,
-    'linalg_eigvals': linalg_eigvals,
-    'linalg_lu': linalg_lu,
-    'linalg_lu_factor': linalg_lu_factor,
-    'linalg_lu_solve': linalg_lu_solve,
-    'matrix_exp': matrix_exp,
-    'matrix_power': matrix_power,
-    'linalg_pinv': linalg_pinv,
-    'linalg_lstsq': linalg_lstsq,
-    'linalg_matrix_rank': linalg_matrix_rank,
-    'diag_embed': diag_embed,
-    'trace': trace,
-    'diag': diag,
-    'tensordot': tensordot,
-    'kron': kron,
-    'linalg_cross': linalg_cross,
-    'linalg_vecdot': linalg_vecdot,
-    'linalg_multi_dot': linalg_multi_dot,
-    'linalg_matrix_norm': linalg_matrix_norm,
-    'linalg_cond': linalg_cond,
-    'fft_fft': fft_fft,
-    'fft_ifft': fft_ifft,
-    'fft_rfft': fft_rfft,
-    'fft_irfft': fft_irfft,
-    'fft_hfft': fft_hfft,
-    'fft_ihfft': fft_ihfft,
-    'fft_fft2': fft_fft2,
-    'fft_ifft2': fft_ifft2,
-    'fft_rfft2': fft_rfft2,
-    'fft_irfft2': fft_irfft2,
-    'fft_fftn': fft_fftn,
-    'fft_ifftn': fft_ifftn,
-    'fft_rfftn': fft_rfftn,
-    'fft_irfftn': fft_irfftn,
-    'fft_fftshift': fft_fftshift,
-    'fft_ifftshift': fft_ifftshift,
-    'special_i0': special_i0,
-    'i0': i0,
-    'special_i0e': special_i0e,
-    'special_i1': special_i1,
-    'special_i1e': special_i1e,
-    'special_ndtr': special_ndtr,
-    'special_ndtri': special_ndtri,
-    'special_log_ndtr': special_log_ndtr,
-    'special_erfcx': special_erfcx,
-    'special_xlog1py': special_xlog1py,
-    'sinc': sinc,
-    'special_sinc': special_sinc,
-    'special_entr': special_entr,
-    'special_zeta': special_zeta,
-    'mvlgamma': mvlgamma,
-    'special_multigammaln': special_multigammaln,
-    'special_betaln': special_betaln,
-    'special_bessel_j0': special_bessel_j0,
-    'special_bessel_j1': special_bessel_j1,
-    'special_bessel_y0': special_bessel_y0,
-    'special_bessel_y1': special_bessel_y1,
-    'special_modified_bessel_k0': special_modified_bessel_k0,
-    'special_modified_bessel_k1': special_modified_bessel_k1,
-    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
-    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
-    'special_spherical_bessel_j0': special_spherical_bessel_j0,
-    'special_airy_ai': special_airy_ai,
-    'special_gammainc': special_gammainc,
-    'special_gammaincc': special_gammaincc,
-    'inner': inner,
-    'addr': addr,
-    'linalg_vander': linalg_vander,
-    'linalg_tensorinv': linalg_tensorinv,
-    'linalg_tensorsolve': linalg_tensorsolve,
-    'pinverse': pinverse,
-    'fft_hfft2': fft_hfft2,
-    'fft_ihfft2': fft_ihfft2,
-    'fft_hfftn': fft_hfftn,
-    'fft_ihfftn': fft_ihfftn,
-    'cross': cross,
-    'svd': svd,
-    'qr': qr,
-    'lu_unpack': lu_unpack,
-    'triangular_solve': triangular_solve,
-    'vander': vander,
-    'diagflat': diagflat,
-}
+def _table(names: str) -> dict:
+    """Name -> this module's function, for names separated by white space."""
+    return {n: globals()[n] for n in names.split()}
 
 
+METHODS = _table("""
+neg neg_ abs absolute abs_ sgn sign exp exp_ exp2 expm1 log log_ log2 log10 log1p sqrt sqrt_ rsqrt square
+reciprocal sin sin_ cos cos_ tan asin arcsin acos arccos atan arctan sinh cosh tanh tanh_ asinh arcsinh acosh
+arccosh atanh arctanh sigmoid sigmoid_ logit relu relu_ erf erfc erfinv lgamma digamma floor ceil round trunc
+fix clamp clip clamp_ real imag conj conjugate angle add add_ sub subtract sub_ mul multiply mul_ div divide
+true_divide div_ pow pow_ atan2 arctan2 hypot maximum minimum fmod remainder copysign xlogy logaddexp eq ne lt
+le gt ge logical_and logical_or logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isfinite
+argmax argmin to clone alias sum mean prod amax amin max_dim min_dim max min var std norm logsumexp softmax
+log_softmax cumsum cumprod matmul mm bmm dot outer ger flip roll tril triu gather index_select masked_fill
+masked_fill_ index_put _view_scatter view reshape transpose swapaxes permute t squeeze unsqueeze expand
+broadcast_to flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp
+mv vdot repeat tile repeat_interleave movedim moveaxis unflatten tensor_split hsplit vsplit rot90 view_as
+reshape_as expand_as type_as new_zeros new_ones new_full new_tensor sort argsort topk kthvalue median
+nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff
+dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_ index_copy
+index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det logdet
+slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
+special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx
+special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
+special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
+special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
+special_airy_ai inner addr pinverse cross qr triangular_solve diagflat
+""")
+FUNCTIONS = _table("""
+neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
+arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh arccosh atanh arctanh sigmoid logit relu erf
+erfc erfinv lgamma digamma polygamma floor ceil round trunc fix clamp clip real imag conj conjugate angle add
+sub subtract mul multiply div divide true_divide pow atan2 arctan2 hypot maximum minimum fmod remainder
+copysign xlogy logaddexp where eq ne lt le gt ge logical_and logical_or logical_not bitwise_and bitwise_or
+bitwise_xor bitwise_not isnan isfinite argmax argmin clone sum mean prod amax amin max_dim min_dim max min var
+std norm logsumexp softmax log_softmax cumsum cumprod matmul mm bmm dot outer ger einsum cat concatenate
+concat stack flip roll tril triu gather index_select masked_fill reshape transpose swapaxes permute t squeeze
+unsqueeze flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp mv
+vdot tile repeat_interleave movedim moveaxis unflatten meshgrid broadcast_tensors tensor_split hsplit vsplit
+rot90 block_diag cdist atleast_1d atleast_2d atleast_3d sort argsort topk kthvalue median nanmedian quantile
+nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff dist scatter
+scatter_add scatter_reduce index_add index_copy index_fill take take_along_dim masked_select masked_scatter
+put inverse det logdet slogdet linalg_solve linalg_solve_triangular linalg_cholesky cholesky cholesky_solve
+cholesky_inverse linalg_eigh linalg_eigvalsh linalg_svd linalg_svdvals linalg_qr linalg_eig linalg_eigvals
+linalg_lu linalg_lu_factor linalg_lu_solve matrix_exp matrix_power linalg_pinv linalg_lstsq linalg_matrix_rank
+diag_embed trace diag tensordot kron linalg_cross linalg_vecdot linalg_multi_dot linalg_matrix_norm
+linalg_cond fft_fft fft_ifft fft_rfft fft_irfft fft_hfft fft_ihfft fft_fft2 fft_ifft2 fft_rfft2 fft_irfft2
+fft_fftn fft_ifftn fft_rfftn fft_irfftn fft_fftshift fft_ifftshift special_i0 i0 special_i0e special_i1
+special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx special_xlog1py sinc special_sinc
+special_entr special_zeta mvlgamma special_multigammaln special_betaln special_bessel_j0 special_bessel_j1
+special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
+special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
+special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
+linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
+vander diagflat
+""")
+# public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
-    'nn.functional': {
-        'linear': linear,
-        'bilinear': bilinear,
-        'conv1d': conv1d,
-        'conv2d': conv2d,
-        'conv3d': conv3d,
-        'conv_transpose1d': conv_transpose1d,
-        'conv_transpose2d': conv_transpose2d,
-        'conv_transpose3d': conv_transpose3d,
-        'unfold': unfold,
-        'fold': fold,
-        'max_pool1d': max_pool1d,
-        'max_pool2d': max_pool2d,
-        'max_pool3d': max_pool3d,
-        'avg_pool1d': avg_pool1d,
-        'avg_pool2d': avg_pool2d,
-        'avg_pool3d': avg_pool3d,
-        'adaptive_avg_pool1d': adaptive_avg_pool1d,
-        'adaptive_avg_pool2d': adaptive_avg_pool2d,
-        'adaptive_avg_pool3d': adaptive_avg_pool3d,
-        'adaptive_max_pool1d': adaptive_max_pool1d,
-        'adaptive_max_pool2d': adaptive_max_pool2d,
-        'interpolate': interpolate,
-        'pad': pad,
-        'pixel_shuffle': pixel_shuffle,
-        'pixel_unshuffle': pixel_unshuffle,
-        'layer_norm': layer_norm,
-        'rms_norm': rms_norm,
-        'group_norm': group_norm,
-        'batch_norm': batch_norm,
-        'instance_norm': instance_norm,
-        'dropout': dropout,
-        'embedding': embedding,
-        'normalize': normalize,
-        'cosine_similarity': cosine_similarity,
-        'pairwise_distance': pairwise_distance,
-        'relu6': relu6,
-        'elu': elu,
-        'selu': selu,
-        'celu': celu,
-        'gelu': gelu,
-        'silu': silu,
-        'mish': mish,
-        'softplus': softplus,
-        'softsign': softsign,
-        'hardtanh': hardtanh,
-        'hardsigmoid': hardsigmoid,
-        'hardswish': hardswish,
-        'leaky_relu': leaky_relu,
-        'logsigmoid': logsigmoid,
-        'glu': glu,
-        'prelu': prelu,
-        'softmin': softmin,
-        'tanhshrink': tanhshrink,
-        'softshrink': softshrink,
-        'hardshrink': hardshrink,
-        'threshold': threshold,
-        'mse_loss': mse_loss,
-        'l1_loss': l1_loss,
-        'smooth_l1_loss': smooth_l1_loss,
-        'huber_loss': huber_loss,
-        'cross_entropy': cross_entropy,
-        'nll_loss': nll_loss,
-        'binary_cross_entropy': binary_cross_entropy,
-        'binary_cross_entropy_with_logits': binary_cross_entropy_with_logits,
-        'kl_div': kl_div,
-        'scaled_dot_product_attention': scaled_dot_product_attention,
-        'one_hot': one_hot,
-        'soft_margin_loss': soft_margin_loss,
-        'margin_ranking_loss': margin_ranking_loss,
-        'hinge_embedding_loss': hinge_embedding_loss,
-        'poisson_nll_loss': poisson_nll_loss,
-        'gaussian_nll_loss': gaussian_nll_loss,
-        'cosine_embedding_loss': cosine_embedding_loss,
-        'triplet_margin_loss': triplet_margin_loss,
-        'multilabel_soft_margin_loss': multilabel_soft_margin_loss,
-        'pdist': pdist,
-        'dropout1d': dropout1d,
-        'dropout2d': dropout2d,
-        'dropout3d': dropout3d,
-        'channel_shuffle': channel_shuffle,
-    },
+    'nn.functional': _table("""
+    linear bilinear conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d unfold fold
+    max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
+    adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d interpolate pad pixel_shuffle pixel_unshuffle
+    layer_norm rms_norm group_norm batch_norm instance_norm dropout embedding normalize cosine_similarity
+    pairwise_distance relu6 elu selu celu gelu silu mish softplus softsign hardtanh hardsigmoid hardswish
+    leaky_relu logsigmoid glu prelu softmin tanhshrink softshrink hardshrink threshold mse_loss l1_loss
+    smooth_l1_loss huber_loss cross_entropy nll_loss binary_cross_entropy binary_cross_entropy_with_logits
+    kl_div scaled_dot_product_attention one_hot soft_margin_loss margin_ranking_loss hinge_embedding_loss
+    poisson_nll_loss gaussian_nll_loss cosine_embedding_loss triplet_margin_loss multilabel_soft_margin_loss
+    pdist dropout1d dropout2d dropout3d channel_shuffle
+"""),
 }

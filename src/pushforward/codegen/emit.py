@@ -3,7 +3,13 @@
 For each op it writes: the backward function (one formula per differentiable input),
 the forward (jvp) function over Tensors with one branch per pattern of symbolically
 zero tangents, the same jvp over ndarrays when every name in it has a NumPy kernel,
-the `Op` record, and the public function (plus its in-place variant).
+the `Op` record, and the public function (plus its in-place variant); then the tables
+(METHODS, FUNCTIONS, NAMESPACES) built from lists of names.
+
+The layout is compact (a block per op under a `# ---- <name>` header, a one-line `def` when
+the body is one short return, one-line records): the module is read as a table of formulas.
+conj() needs no real-only copy of a formula: it is moved inwards where it cancels, and the
+conj() left on a tensor skips the op for real ones at run time (formulas._conj, K.conj).
 """
 from __future__ import annotations
 
@@ -13,10 +19,10 @@ import keyword
 
 try:
     from . import saves
-    from .load import CREATION, OpEntry, SpecError, batch_rule
+    from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule
 except ImportError:  # run by path (see __main__.py)
     import saves  # type: ignore
-    from load import CREATION, OpEntry, SpecError, batch_rule  # type: ignore
+    from load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule  # type: ignore
 
 NOTHING, VALUE = saves.NOTHING, saves.VALUE
 
@@ -31,9 +37,18 @@ import scipy.special as sp
 
 from .. import kernels as K
 from ..creation import empty_like, full, full_like, ones, ones_like, zeros, zeros_like
-from ..dispatch import Op, apply1, apply2, apply_inplace, applyn
+from ..bare import run1, run2
+from ..dispatch import Op, apply_inplace, applyn
 from ..formulas import *  # noqa: F401,F403 - formula helpers
 from ..formulas import __all__ as _helpers  # noqa: F401
+from ..formulas import _conj
+
+# Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
+# differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
+# (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
+# arguments first; `<OP> = Op(...)` is the record dispatch runs (dispatch.Op); `save=` is what
+# the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
+# input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
 '''
 
 _META_ATTRS = saves.META_ATTRS
@@ -156,35 +171,115 @@ def _parse(src: str) -> ast.expr:
     return ast.parse(src, mode="eval").body
 
 
+WIDTH = 110  # a statement that fits is written on one line
+
+
 def _block(indent: str, stmt: ast.stmt) -> list[str]:
-    """Lines of one statement built as a syntax tree; a tuple display (a `return (...)` of
-    several items) gets one item per line. The text is parsed back and must be the same tree:
-    formatting may never change what the code does."""
+    """Lines of one statement built as a syntax tree: one line when it fits in WIDTH, else a
+    tuple display (a `return (...)` of several items) gets one item per line. The text is
+    parsed back and must be the same tree: formatting may never change what the code does."""
     value = getattr(stmt, "value", None)
-    if isinstance(value, ast.Tuple) and value.elts:
+    one = _src(stmt)
+    if isinstance(value, ast.Tuple) and value.elts and (len(indent) + len(one) > WIDTH or "\n" in one):
         head = "return " if isinstance(stmt, ast.Return) else ""
         lines = [f"{indent}{head}("] + [f"{indent}    {_src(x)}," for x in value.elts] + [f"{indent})"]
     else:
-        lines = [indent + line for line in _src(stmt).split("\n")]
+        lines = [indent + line for line in one.split("\n")]
     text = "\n".join(line[len(indent):] for line in lines)
-    if ast.dump(ast.parse(text)) != ast.dump(ast.parse(_src(stmt))):
-        raise SpecError(f"emitter bug: {text!r} does not parse back to {_src(stmt)!r}")
+    if ast.dump(ast.parse(text)) != ast.dump(ast.parse(one)):
+        raise SpecError(f"emitter bug: {text!r} does not parse back to {one!r}")
     return lines
 
 
-def _conj_free(node: ast.expr) -> ast.expr:
-    """The formula with every conj() dropped (exact when all inputs are real)."""
+def _def(lines: list[str]) -> str:
+    """A function's source; `def f(...): return <expr>` on one line when its body is one return
+    that fits (the formulas then read as a table)."""
+    if len(lines) == 2 and lines[1].startswith("    return ") and len(lines[0]) + len(lines[1]) - 3 <= WIDTH:
+        return lines[0] + " " + lines[1].strip()
+    return "\n".join(lines)
 
-    class T(ast.NodeTransformer):
+
+def _is_conj(n: ast.expr) -> bool:
+    """`x.conj()` or `conj(x)`."""
+    return isinstance(n, ast.Call) and not n.keywords and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr == "conj" and not n.args)
+        or (isinstance(n.func, ast.Name) and n.func.id == "conj" and len(n.args) == 1))
+
+
+def _conj_arg(n: ast.Call) -> ast.expr:
+    return n.func.value if isinstance(n.func, ast.Attribute) else n.args[0]
+
+
+def _pushed_conj(n: ast.expr, tensors: set[str]):
+    """conj(n) without an outer conj() call, or None when that would not save one."""
+    if _is_conj(n):
+        return _conj_arg(n)
+    if isinstance(n, ast.Constant) and type(n.value) in (int, float):
+        return n
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+        inner = _pushed_conj(n.operand, tensors)
+        return None if inner is None else ast.UnaryOp(n.op, inner)
+    if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        left, right = _pushed_conj(n.left, tensors), _pushed_conj(n.right, tensors)
+        if left is None and right is None:
+            return None
+        if left is None:
+            if not _is_tensor(n.left, tensors):
+                return None
+            left = ast.Call(ast.Attribute(n.left, "conj", ast.Load()), [], [])
+        if right is None:
+            if not _is_tensor(n.right, tensors):
+                return None
+            right = ast.Call(ast.Attribute(n.right, "conj", ast.Load()), [], [])
+        return ast.BinOp(left, n.op, right)
+    return None
+
+
+def _is_tensor(n: ast.expr, tensors: set[str]) -> bool:
+    """Is n (statically) a tensor: a tensor name, a method call or attribute of one, a call of
+    an op or helper, or arithmetic with one of those? (A Python float has no .conj().)"""
+    if isinstance(n, ast.Name):
+        return n.id in tensors
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+        return _is_tensor(n.func.value, tensors)
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+        return n.func.id not in BUILTINS
+    if isinstance(n, ast.Attribute) and n.attr in ("real", "imag", "T", "mT"):
+        return _is_tensor(n.value, tensors)
+    if isinstance(n, ast.BinOp):
+        return _is_tensor(n.left, tensors) or _is_tensor(n.right, tensors)
+    if isinstance(n, ast.UnaryOp):
+        return _is_tensor(n.operand, tensors)
+    if isinstance(n, ast.IfExp):
+        return _is_tensor(n.body, tensors) and _is_tensor(n.orelse, tensors)
+    return False
+
+
+def _simplify_conj(node: ast.expr, tensors: set[str], helper: bool) -> ast.expr:
+    """Every conj() in the formula moved inwards through + - * / where that cancels another
+    conj() or meets a real constant (conjugation commutes with field operations:
+    conj(conj(a) * b) is a * conj(b)), so an `auto_element_wise` tangent of a holomorphic op
+    has no conj() left. With `helper`, a conj() left on a tensor becomes `_conj(x)`
+    (formulas._conj: no op call for a real tensor, its own conjugate), so that one formula
+    serves real and complex inputs without a branch for each."""
+
+    class Push(ast.NodeTransformer):
         def visit_Call(self, n):
             self.generic_visit(n)
-            if isinstance(n.func, ast.Attribute) and n.func.attr == "conj" and not n.args:
-                return n.func.value
-            if isinstance(n.func, ast.Name) and n.func.id == "conj" and len(n.args) == 1:
-                return n.args[0]
+            if not _is_conj(n):
+                return n
+            pushed = _pushed_conj(_conj_arg(n), tensors)
+            return n if pushed is None else pushed
+
+    class Helper(ast.NodeTransformer):
+        def visit_Call(self, n):
+            self.generic_visit(n)
+            if _is_conj(n) and _is_tensor(_conj_arg(n), tensors):
+                return ast.Call(ast.Name("_conj", ast.Load()), [_conj_arg(n)], [])
             return n
 
-    return T().visit(ast.parse(_src(node), mode="eval")).body
+    tree = Push().visit(ast.parse(_src(node), mode="eval"))
+    return (Helper().visit(tree) if helper else tree).body
 
 
 class _ToArrays(ast.NodeTransformer):
@@ -222,6 +317,16 @@ class _ToArrays(ast.NodeTransformer):
         if n.attr not in _ARRAY_ATTRS and not (isinstance(n.value, ast.Name) and n.value.id == "np"):
             raise _NoArray(n.attr)
         return n
+
+
+class _Replace(ast.NodeTransformer):
+    """Replace a name by an expression."""
+
+    def __init__(self, name: str, by: ast.expr) -> None:
+        self.name, self.by = name, by
+
+    def visit_Name(self, n):
+        return self.by if n.id == self.name else n
 
 
 class _NoArray(Exception):
@@ -300,27 +405,16 @@ class Emitter:
                                 for _, f in e.backward):
             lines.append("    result = result0")
         formulas = dict(e.backward)
-
-        def ret(indent: str, real: bool) -> None:
-            # `<formula> if needs[i] else None` as a syntax tree: a formula that is itself a
-            # conditional stays whole under the guard
-            items = []
-            for i, p in enumerate(e.diff_params):
-                f = _parse(formulas[p.name])
-                items.append(ast.IfExp(ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
-                                       _conj_free(f) if real else f, ast.Constant(None)))
-            lines.extend(_block(indent, ast.Return(ast.Tuple(items, ast.Load()))))
-
-        if any("conj" in f for f in formulas.values()) and all(p.type != "Tensor[]" for p in e.tensor_params):
-            # conj() is the identity when everything is real: skip it (and its view op) there.
-            # An input or output not kept is None (its formula does not run).
-            cond = " and ".join(['grad.dtype.kind != "c"'] + [f'({n} is None or {n}.dtype.kind != "c")' if maybe
-                                                               else f'{n}.dtype.kind != "c"'
-                                                               for n, maybe in self.value_saved(e)])
-            lines.append(f"    if {cond}:")
-            ret("        ", True)
-        ret("    ", False)
-        return "\n".join(lines)
+        # conj() of a real tensor is skipped at run time (_conj); not for list inputs
+        helper = all(p.type != "Tensor[]" for p in e.tensor_params)
+        tensors = {"grad", *(p.name for p in e.tensor_params), *res}
+        # `<formula> if needs[i] else None` as a syntax tree: a formula that is itself a
+        # conditional stays whole under the guard
+        items = [ast.IfExp(ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
+                           _simplify_conj(_parse(formulas[p.name]), tensors, helper), ast.Constant(None))
+                 for i, p in enumerate(e.diff_params)]
+        lines.extend(_block("    ", ast.Return(ast.Tuple(items, ast.Load()))))
+        return _def(lines)
 
     def save_fn(self, e: OpEntry) -> str | None:
         """For formulas with static tests: a function of the op's inputs and arguments giving
@@ -335,7 +429,7 @@ class Emitter:
         def branch(indent: str, prefix: tuple) -> None:
             j = len(prefix)
             if j == len(tests):
-                lines.append(f"{indent}return {self.table_src(e, tables[prefix], indent)}")  # data, not formulas
+                lines.append(f"{indent}return {self.table_src(tables[prefix])}")  # data, not formulas
                 return
             lines.append(f"{indent}if {_src(_parse(tests[j]))}:")
             branch(indent + "    ", prefix + (True,))
@@ -344,16 +438,10 @@ class Emitter:
         branch("    ", ())
         return "\n".join(lines)
 
-    def table_src(self, e: OpEntry, table: list, indent: str = "    ") -> str:
-        """The table as readable source: one line per needs pattern, commented with the inputs
-        that need grad (entries: modes of the tensor inputs, of the outputs)."""
-        diff = [p.name for p in e.diff_params]
-        rows = []
-        for mask, entry in enumerate(table):
-            who = ", ".join(n for i, n in enumerate(diff) if mask >> i & 1) or "nothing needs grad"
-            rows.append(f"{indent}    {entry!r},  # {who}")
-        what = ", ".join(p.name for p in e.tensor_params) + " | " + ", ".join(self.result_names(e))
-        return f"(  # kept of ({what}); 0 nothing, 1 metadata, 2 the tensor\n" + "\n".join(rows) + f"\n{indent})"
+    @staticmethod
+    def table_src(table: list) -> str:
+        """The table as a tuple literal (see HEADER for how to read it)."""
+        return repr(tuple(table))
 
     def forward_formulas(self, e: OpEntry) -> dict[str, str]:
         """Output key -> explicit formula text (auto_* expanded)."""
@@ -408,10 +496,15 @@ class Emitter:
         res = self.result_names(e)
         keys = ["result"] if len(res) == 1 else [f"result{i}" for i in range(len(res))]
         lines = []
-        if len(res) > 1 and any("result" in f for f in formulas.values()):
+        if len(res) > 1 and any("result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)}
+                                for f in formulas.values()):
             lines.append("    result = result0")
 
-        def expr_for(zeros: set[str], real: bool = False) -> ast.expr:
+        # conj() of a real tensor is skipped at run time (_conj; K.conj on arrays)
+        helper = not to_arrays and all(p.type == "Tensor" for p in e.tensor_params)
+        tensors = set(self.jvp_args(e)[: len(e.tensor_params) + len(e.diff_params)]) | set(res)
+
+        def expr_for(zeros: set[str]) -> ast.expr:
             parts = []
             for k in keys:
                 f = formulas.get(k)
@@ -422,45 +515,42 @@ class Emitter:
                 if _is_zero(node):
                     parts.append(ast.Constant(None))
                     continue
-                if real:
-                    node = _conj_free(node)
+                node = _simplify_conj(node, tensors, helper)
                 if to_arrays:
                     node = _ToArrays(self.kernels, self.helpers_np).visit(ast.parse(_src(node), mode="eval")).body
                 parts.append(node)
             return parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load())
 
         def emit(indent: str, zeros: set[str]) -> None:
-            expr = expr_for(zeros)
-            if "conj" in _src(expr) and all(p.type == "Tensor" for p in e.tensor_params):
-                # conj() is the identity on real tensors: a cheaper branch for the common case
-                names = [n for n in self.jvp_args(e)[: len(e.tensor_params) + len(e.diff_params)]
-                         if n not in zeros] + res
-                cond = " and ".join(f'{n}.dtype.kind != "c"' for n in names)
-                lines.append(f"{indent}if {cond}:")
-                lines.extend(_block(indent + "    ", ast.Return(expr_for(zeros, real=True))))
-            lines.extend(_block(indent, ast.Return(expr)))
+            lines.extend(_block(indent, ast.Return(expr_for(zeros))))
 
         for r in range(len(single) - 1, 0, -1):
             for combo in itertools.combinations(single, r):
                 cond = " and ".join(f"{n} is None" for n in combo)
-                lines.append(f"    if {cond}:")
-                emit("        ", set(combo))
+                ret = _block("        ", ast.Return(expr_for(set(combo))))
+                if len(ret) == 1 and len(cond) + len(ret[0]) <= WIDTH - 1:  # `if <cond>: return <x>`
+                    lines.append(f"    if {cond}: {ret[0].strip()}")
+                else:
+                    lines += [f"    if {cond}:"] + ret
         emit("    ", set())
         return lines
 
-    def jvp_fns(self, e: OpEntry) -> tuple[str | None, str | None]:
+    def jvp_fns(self, e: OpEntry) -> tuple[str | None, str | None, bool]:
+        """The jvp over Tensors, over arrays, and whether the two have the same text (formulas of
+        operators only): then the Tensor one serves arrays too."""
         if not e.forward or not e.differentiable:
-            return None, None
+            return None, None, False
         formulas = self.forward_formulas(e)
         args = ", ".join(self.jvp_args(e))
-        tensor_fn = "\n".join([f"def _{e.name}__jvp({args}):"] + self.jvp_body(e, formulas, False))
-        np_fn = None
-        if e.view == "no":
-            try:
-                np_fn = "\n".join([f"def _{e.name}__jvp_np({args}):"] + self.jvp_body(e, formulas, True))
-            except _NoArray:
-                np_fn = None
-        return tensor_fn, np_fn
+        body = self.jvp_body(e, formulas, False)
+        tensor_fn = _def([f"def _{e.name}__jvp({args}):"] + body)
+        if e.view != "no":
+            return tensor_fn, None, False
+        try:
+            np_body = self.jvp_body(e, formulas, True)
+        except _NoArray:
+            return tensor_fn, None, False
+        return tensor_fn, _def([f"def _{e.name}__jvp_np({args}):"] + np_body), np_body == body
 
     @staticmethod
     def grad_embeds(e: OpEntry) -> bool:
@@ -518,23 +608,24 @@ class Emitter:
         lines = [f"def {e.name}({', '.join(sig)}):",
                  f'    """{doc}"""' if '"""' not in doc and "\\" not in doc and not doc.endswith('"') else f"    {doc!r}"]
         lines += self.prologue(e)
-        if has_dim:
-            lines.append("    if axis is not None:")
-            lines.append("        dim = axis")
-        if e.composite is not None:
-            lines.extend(_block("    ", ast.Return(_parse(e.composite))))
+        body = _parse(e.composite) if e.composite is not None else None
+        if has_dim and body is not None and sum(isinstance(n, ast.Name) and n.id == "dim" for n in ast.walk(body)) == 1:
+            body = _Replace("dim", _parse("dim if axis is None else axis")).visit(body)  # numpy's name
+        elif has_dim:
+            lines.append("    dim = dim if axis is None else axis")  # numpy's name
+        if body is not None:
+            lines.extend(_block("    ", ast.Return(body)))
             return "\n".join(lines)
         tensors = [p.name for p in e.tensor_params]
-        args = "(" + "".join(f"{p.name}, " for p in e.arg_params) + ")"
-        args = args.replace(", )", ",)") if len(e.arg_params) == 1 else args.replace(", )", ")")
+        args = _tuple_src([p.name for p in e.arg_params])
         simple = e.view == "no" and len(e.returns) == 1 and all(p.type == "Tensor" for p in e.tensor_params)
-        if simple and len(tensors) == 1:
-            lines.append(f"    return apply1({const}, {tensors[0]}, {args})")
-        elif simple and len(tensors) == 2:
-            lines.append(f"    return apply2({const}, {tensors[0]}, {tensors[1]}, {args})")
+        if simple and len(tensors) in (1, 2):
+            # the bare-kernel path, with the kernel named here (bare.py)
+            kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
+            call = ", ".join([const, kernel] + tensors + ([args] if e.arg_params else []))
+            lines.append(f"    return run{len(tensors)}({call})")
         else:
-            tup = "(" + ", ".join(tensors) + ("," if len(tensors) == 1 else "") + ")"
-            call = f"applyn({const}, {tup}, {args})"
+            call = f"applyn({const}, {_tuple_src(tensors)}, {args})"
             if len(e.returns) > 1:
                 call = f"_{e.name}__result(*{call})"
             lines.append(f"    return {call}")
@@ -543,13 +634,11 @@ class Emitter:
     def inplace_fn(self, e: OpEntry, const: str) -> str:
         sig = self.signature(e, False)
         tensors = [p.name for p in e.tensor_params]
-        tup = "(" + ", ".join(tensors) + ("," if len(tensors) == 1 else "") + ")"
-        args = "(" + ", ".join(p.name for p in e.arg_params) + ("," if len(e.arg_params) == 1 else "") + ")"
-        name = inplace_name(e)
+        args = _tuple_src([p.name for p in e.arg_params])
         return "\n".join([
-            f"def {name}({', '.join(sig)}):",
+            f"def {inplace_name(e)}({', '.join(sig)}):",
             f'    """In-place {e.name}: writes into self (values, tape history and tangents)."""',
-            f"    return apply_inplace({const}, self, {tup}, {args})",
+            f"    return apply_inplace({const}, self, {_tuple_src(tensors)}, {args})",
         ])
 
     def needs_adapter(self, e: OpEntry) -> bool:
@@ -558,13 +647,12 @@ class Emitter:
 
     def kernel_adapter(self, e: OpEntry) -> str:
         names = [p.name for p in e.tensor_params + e.arg_params]
-        return "\n".join([
-            f"def _{e.name}__kernel({', '.join(names)}):",
-            '    """The kernel with Tensor arguments first (how dispatch calls kernels)."""',
-            *_block("    ", ast.Return(ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], []))),
-        ])
+        return _def([f"def _{e.name}__kernel({', '.join(names)}):", *_block(
+            "    ", ast.Return(ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], [])))])
 
-    def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None) -> str:
+    def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool) -> str:
+        """`NAME = Op(...)` on one line; arguments equal to Op's defaults are left out. `same`: the
+        jvp over Tensors serves arrays too."""
         kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
         tp = e.tensor_params
         diff = {p.name for p in e.diff_params}
@@ -574,43 +662,41 @@ class Emitter:
         if fw_kind not in ("auto_element_wise", "auto_linear", "zero", "none"):
             fw_kind = "explicit"
         out_diff = e.output_differentiability or (True,) * len(e.returns)
-        fields = [
-            repr(e.name), kernel,
-            repr(tuple(p.name for p in tp)),
-            repr(tuple(kinds[p.type] for p in tp)),
-            repr(tuple(p.name in diff for p in tp)),
-        ]
-        kw = []
+        fields = [repr(e.name), kernel, repr(tuple(p.name for p in tp)), repr(tuple(kinds[p.type] for p in tp)),
+                  repr(tuple(p.name in diff for p in tp))]
         if e.differentiable:
-            kw.append(f"backward=_{e.name}__backward")
+            fields.append(f"backward=_{e.name}__backward")
         if jvp:
-            kw.append(f"jvp=_{e.name}__jvp")
+            fields.append(f"jvp=_{e.name}__jvp")
         if jvp_np:
-            kw.append(f"jvp_np=_{e.name}__jvp_np")
+            fields.append(f"jvp_np=_{e.name}__jvp" if same else f"jvp_np=_{e.name}__jvp_np")
             reads = self.jvp_np_reads(e, jvp_np)
             if not all(reads):
-                kw.append(f"jvp_np_reads={reads!r}")
-        kw.append(f"jvp_kind={fw_kind!r}")
+                fields.append(f"jvp_np_reads={reads!r}")
+        if fw_kind != "none":
+            fields.append(f"jvp_kind={fw_kind!r}")
         tests, tables = self.save_plan(e)
         if tests:
-            kw.append(f"save_fn=_{e.name}__save")
-        else:
-            kw.append(f"save={self.table_src(e, tables[()])}")
+            fields.append(f"save_fn=_{e.name}__save")
+        elif any(any(modes) or outs is not None for modes, outs in tables[()]):
+            fields.append(f"save={self.table_src(tables[()])}")
         if len(e.returns) > 1:
-            kw.append(f"n_out={len(e.returns)}")
-        kw.append(f"out_diff={tuple(out_diff)!r}")
+            fields.append(f"n_out={len(e.returns)}")
+        if not all(out_diff) or len(out_diff) > 1:  # Op's default is (True,)
+            fields.append(f"out_diff={tuple(out_diff)!r}")
         if kind != "op":
-            kw.append(f"kind={kind!r}")
+            fields.append(f"kind={kind!r}")
         if not e.differentiable:
-            kw.append("differentiable=False")
+            fields.append("differentiable=False")
         if self.grad_embeds(e):
-            kw.append("grad_embeds=True")
+            fields.append("grad_embeds=True")
         if e.arg_params:
-            kw.append(f"argnames={tuple(p.name for p in e.arg_params)!r}")
-        kw.append(f"batch={batch_rule(e)!r}")
-        return f"{const} = Op(\n    " + ",\n    ".join(fields + kw) + ",\n)"
+            fields.append(f"argnames={tuple(p.name for p in e.arg_params)!r}")
+        fields.append(f"batch={batch_rule(e)!r}")
+        return f"{const} = Op({', '.join(fields)})"
 
     def entry(self, e: OpEntry) -> str:
+        """The op's block: header comment, its functions and record, no blank line inside."""
         const = op_const(e)
         chunks = [f"# ---- {e.name}" + (" (composite)" if e.composite else "")]
         if len(e.returns) > 1:
@@ -621,25 +707,23 @@ class Emitter:
                 save_fn = self.save_fn(e)
                 if save_fn:
                     chunks.append(save_fn)
-            jvp, jvp_np = self.jvp_fns(e)
+            jvp, jvp_np, same = self.jvp_fns(e)
             if jvp:
                 chunks.append(jvp)
-            if jvp_np:
+            if jvp_np and not same:
                 chunks.append(jvp_np)
             if self.needs_adapter(e):
                 chunks.append(self.kernel_adapter(e))
-            chunks.append(self.op_record(e, const, jvp, jvp_np))
+            chunks.append(self.op_record(e, const, jvp, jvp_np, same))
         chunks.append(self.public_fn(e, const))
-        if e.composite is None:
-            chunks.append(f"{const}.public = {e.name}")
-            if e.inplace:
-                chunks.append(self.inplace_fn(e, const))
+        if e.composite is None and e.inplace:
+            chunks.append(self.inplace_fn(e, const))
         for a in e.aliases:
             chunks.append(f"{a} = {e.name}")
-        return "\n\n\n".join(chunks)
+        return "\n".join(chunks)
 
     def module(self) -> str:
-        parts = [HEADER]
+        parts = [HEADER.rstrip("\n")]
         for e in self.entries:
             parts.append(self.entry(e))
         methods, functions = [], []
@@ -655,15 +739,48 @@ class Emitter:
                     spaces.setdefault(e.namespace, []).extend(names)
                 else:
                     functions.extend(names)
-        views = [e for e in self.entries if e.view != "no"]
-        parts.append("K.register_array_views({\n" + "".join(f"    {e.name!r}: {_src(_parse(e.kernel))},\n" for e in views) + "})")
-        parts.append("METHODS = {\n" + "".join(f"    {m!r}: {m},\n" for m in methods) + "}")
-        parts.append("FUNCTIONS = {\n" + "".join(f"    {f!r}: {f},\n" for f in functions) + "}")
-        # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
-        parts.append("NAMESPACES = {\n" + "".join(
-            f"    {ns!r}: {{\n" + "".join(f"        {f!r}: {f},\n" for f in fs) + "    },\n"
-            for ns, fs in spaces.items()) + "}")
-        return "\n\n\n".join(parts) + "\n"
+        for e in self.entries:
+            if e.view != "no" and self.needs_adapter(e):
+                raise SpecError(f"{e.where()}: a view op takes its Tensor first (its kernel replays the view on arrays)")
+        records = [op_const(e) for e in self.entries if e.composite is None]
+        parts.append("\n".join([
+            "# ---- tables",
+            "RECORDS = (  # every Op, in YAML order" + _wrapped([r + "," for r in records], "    ") + ")",
+            "for _op in RECORDS:",
+            "    _op.public = globals()[_op.name]",
+            "# view ops' kernels, to replay views on arrays",
+            'K.register_array_views({_op.name: _op.kernel for _op in RECORDS if _op.kind != "op"})',
+            "",
+            "",
+            "def _table(names: str) -> dict:",
+            '    """Name -> this module\'s function, for names separated by white space."""',
+            "    return {n: globals()[n] for n in names.split()}",
+            "",
+            "",
+            f'METHODS = _table("""{_wrapped(methods, "")}""")',
+            f'FUNCTIONS = _table("""{_wrapped(functions, "")}""")',
+            "# public functions of sub-namespaces (`namespace: nn.functional`), not of the top level",
+            "NAMESPACES = {" + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),'
+                                       for ns, fs in spaces.items()) + "\n}",
+        ]))
+        return "\n\n".join(parts) + "\n"
+
+
+def _tuple_src(names: list[str]) -> str:
+    """`()`, `(a,)` or `(a, b)`."""
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _wrapped(words: list[str], indent: str) -> str:
+    """The words joined by spaces in lines of at most WIDTH characters, each line after a
+    newline and `indent`, and a newline at the end."""
+    lines, line = [], ""
+    for w in words:
+        if line and len(indent) + len(line) + 1 + len(w) > WIDTH:
+            lines.append(line)
+            line = ""
+        line = f"{line} {w}" if line else w
+    return "".join(f"\n{indent}{ln}" for ln in lines + [line]) + "\n"
 
 
 def emit(entries: list[OpEntry], helpers: set[str]) -> str:
