@@ -124,16 +124,16 @@ def test_add_falls_back_without_touching_the_buffer():
             # fresh results (not views) with one level's tangent each, as the engine's gradients are
             g0 = fwAD.make_dual(pf.tensor(np.ones(5)), pf.tensor(np.full(5, 2.0)), level=l0) * 1.0
             g1 = fwAD.make_dual(pf.tensor(np.ones(5)), pf.tensor(np.full(5, 3.0)), level=l1) * 1.0
-            buf = acc_mod.add(acc_mod.Embed(g0, (6,), steps), acc_mod.Embed(g0, (6,), steps))
+            buf = acc_mod.add([acc_mod.Embed(g0, (6,), steps)], 0, acc_mod.Embed(g0, (6,), steps))
             assert type(buf) is acc_mod.Acc
             before = (buf.data.copy(), buf.tan.copy())
             for other in (acc_mod.Embed(g1, (6,), steps), pf.tensor(np.ones(6)) * g1.sum(),
                           acc_mod.Embed(pf.tensor(np.ones(5, dtype=np.float32)), (6,), steps)):
-                out = acc_mod.add(buf, other)
+                out = acc_mod.add([buf], 0, other)
                 assert isinstance(out, pf.Tensor)
                 close(buf.data, before[0])
                 close(buf.tan, before[1])
-            out = acc_mod.add(buf, acc_mod.Embed(g1, (6,), steps))
+            out = acc_mod.add([buf], 0, acc_mod.Embed(g1, (6,), steps))
             close(out.numpy(), [0.0, 3, 3, 3, 3, 3])
             close(tangent(out, level=l0).numpy(), [0.0, 4, 4, 4, 4, 4])
             close(tangent(out, level=l1).numpy(), [0.0, 3, 3, 3, 3, 3])
