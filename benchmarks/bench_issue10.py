@@ -1,7 +1,7 @@
 """The performance table of issue 10, as paired ratios measured in one run.
 
-Each row times its two sides in alternation (best of several rounds each: load and the
-allocator's state hit both alike) and prints the ratio; the whole table is measured
+Each row times its two sides in alternation (best of several rounds each, in CPU time of
+the process: load and the allocator's state hit both alike) and prints the ratio; the whole table is measured
 `--repeat` times and each row shows the median (and the range) of its ratios. The torch
 rows need PyTorch (the test extras); without it they are skipped with a message. The
 chain is y = sin(y) * y + tanh(y), eight times (32 ops).
@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
+import timeit
 
 import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward import func
-from bench_functional import interleaved as paired  # best time per call, measured in alternation
 
 try:
     import torch
@@ -27,6 +28,17 @@ try:
     torch.set_num_threads(1)  # the figures are per core: NumPy here runs on one thread too
 except ImportError:  # the torch rows need the test extras
     torch = None
+
+
+def paired(fns: list, number: int, rounds: int = 7) -> list:
+    """Best time per call of each function, measured in alternation. CPU time of this process
+    (time.process_time), not wall time: on a machine shared with other jobs, time spent waiting
+    for a core is not the code's."""
+    res = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            res[i] = min(res[i], timeit.timeit(fn, number=number, timer=time.process_time) / number)
+    return res
 
 
 def chain(lib, y):

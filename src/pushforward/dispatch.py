@@ -18,7 +18,7 @@ from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
 from .errors import OpError, OpTypeError, describe, same_kind
 from .kernels import CONTIGUOUS_RESULTS
-from .autograd.graph import record
+from .autograd.graph import record, record1
 from .autograd.pending import Pending, defer, flush
 from .autograd.grad_mode import no_grad
 from ._tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
@@ -139,7 +139,13 @@ def apply1(op: Op, x, args: tuple):
             return out
     elif type(x) is Tensor and x._fw is None and not x._st.dual:
         # x requires grad (else the first branch returned): record it, unless grad mode is off
-        return taped(op, (x,), args) if st.grad_enabled else _bare(op, (x,), (x._data,), args)
+        # (taped's logic for one input, unrolled: the recorded forward's hot path)
+        out = _bare(op, (x,), (x._data,), args)
+        if st.grad_enabled and op.differentiable:
+            node = record1(op, x, args, out)
+            if node.keep is not None:
+                node.save_result((out,))
+        return out
     return dispatch(op, (x,), args)
 
 

@@ -98,19 +98,17 @@ class OpNode(Node):
 
     def save_result(self, outs: tuple) -> None:
         """Keep the outputs the backward formulas read (self.keep), without a reference cycle
-        through grad_fn."""
-        saved = []
-        for out, k in zip(outs, self.keep):
-            if not k:
-                saved.append(None)
-                continue
-            r = _new(Tensor)
-            r._data = out._data
-            r._st = out._storage()
-            r._fw = out._fw
-            saved.append(r)
+        through grad_fn: per output, (array, storage, tangents) or None. `_results` makes the
+        Tensors the formulas see."""
+        if len(outs) == 1:  # the common case, unrolled
+            out = outs[0]
+            st = out._storage()  # shared with out: an in-place write into out bumps its version
+            self.result = ((out._data, st, out._fw),)
+            self.result_version = (st.version,)
+            return
+        saved = [(out._data, out._storage(), out._fw) if k else None for out, k in zip(outs, self.keep)]
         self.result = saved
-        self.result_version = [None if r is None else r._st.version for r in saved]
+        self.result_version = [None if r is None else r[1].version for r in saved]
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -135,13 +133,14 @@ class OpNode(Node):
             if r is None:
                 results.append(None)
                 continue
-            if r._st.version != v:
-                raise self._modified("its output was saved", v, r._st.version)
+            data, st, fw = r
+            if st.version != v:
+                raise self._modified("its output was saved", v, st.version)
             res = _new(Tensor)
-            res._data = r._data
-            res._st = r._st
-            res._fw = r._fw
-            if grad_on and self.op.out_diff[k] and r._data.dtype.kind in "fc":
+            res._data = data
+            res._st = st
+            res._fw = fw
+            if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
                 res._requires_grad = True  # the saved output's history is this node
                 res._grad_fn = self
                 res._output_nr = k
@@ -347,8 +346,45 @@ def edge(t):
     return (grad_accumulator(t), 0)
 
 
+def record1(op, x, args: tuple, out) -> OpNode:
+    """record() for the hottest case, unrolled: one plain Tensor input x (which requires grad) and
+    one output (the tape of an element-wise chain is mostly this)."""
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.released = False
+    # what the backward formula reads (op.save, indexed by which params need grad: here the one)
+    modes, node.keep = (op.save if op.save_fn is None else op.save_fn(x, *args))[1]
+    m = modes[0]
+    if m == 2:
+        s = _kept(x) if x._base is not None else x
+        node.saved = (s,)
+        node.versions = (s._st.version,)
+    else:
+        node.saved = (_Meta(x),) if m else _NONE1
+        node.versions = _NONE1
+    d = x._data
+    node.metas = ((d.shape, d.dtype),)
+    if not x._requires_grad:  # (callers record only when it does; kept for safety)
+        node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
+    else:
+        if x._base is not None and x._view_version != x._st.version:  # edge(x), inlined
+            refresh_view(x)
+        gf = x._grad_fn
+        node.next_edges = ((gf, x._output_nr) if gf is not None else (grad_accumulator(x), 0),)
+        node.needs = _NEEDS1
+    if out._data.dtype.kind in "fc":
+        out._requires_grad = True
+        out._grad_fn = node
+    return node
+
+
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn."""
+    if op.simple and len(ins) == 1:
+        return record1(op, ins[0], args, outs[0])
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
@@ -357,45 +393,28 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.released = False
     # what the backward formulas that will run read (op.save, indexed by which params need grad)
     save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
-    if op.simple and len(ins) <= 2:  # the hot case, unrolled: one or two plain Tensor inputs
-        x = ins[0]
-        if len(ins) == 1:
-            modes, node.keep = save[1]
-            m = modes[0]
-            if m == 2:
-                s = _kept(x) if x._base is not None else x
-                node.saved = (s,)
-                node.versions = (s._st.version,)
-            else:
-                node.saved = (_Meta(x),) if m else _NONE1
-                node.versions = _NONE1
-            d = x._data
+    if op.simple and len(ins) == 2:  # the hot case, unrolled: two plain Tensor inputs
+        x, y = ins
+        dx, dy = op.diff
+        (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+        sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
+        sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
+        node.saved = (sx, sy)
+        node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
+        if dx and dy:
+            d, d2 = x._data, y._data
+            node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
+            ex = edge(x) if needs[0] else None
+            ey = edge(y) if needs[1] else None
+            node.next_edges = (ex, ey)
+            node.needs = (ex is not None, ey is not None)
+        else:
+            z = x if dx else y
+            d = z._data
             node.metas = ((d.shape, d.dtype),)
-            e = edge(x)
+            e = edge(z)
             node.next_edges = (e,)
             node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
-        else:
-            y = ins[1]
-            dx, dy = op.diff
-            (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-            sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
-            sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
-            node.saved = (sx, sy)
-            node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
-            if dx and dy:
-                d, d2 = x._data, y._data
-                node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
-                ex = edge(x) if needs[0] else None
-                ey = edge(y) if needs[1] else None
-                node.next_edges = (ex, ey)
-                node.needs = (ex is not None, ey is not None)
-            else:
-                z = x if dx else y
-                d = z._data
-                node.metas = ((d.shape, d.dtype),)
-                e = edge(z)
-                node.next_edges = (e,)
-                node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
         o = outs[0]
         if o._data.dtype.kind in "fc":
             o._requires_grad = True
