@@ -139,7 +139,6 @@ def apply1(op: Op, x, args: tuple):
             return out
     elif type(x) is Tensor and x._fw is None and not x._st.dual:
         # x requires grad (else the first branch returned): record it, unless grad mode is off
-        # (taped's logic for one input, unrolled: the recorded forward's hot path)
         out = _bare(op, (x,), (x._data,), args)
         if st.grad_enabled and op.differentiable:
             node = record1(op, x, args, out)
@@ -259,36 +258,27 @@ def apply2(op: Op, a, b, args: tuple):
         out = fast_jvp(op, (a, b), args)
         if out is not None:
             return out
-    elif _tape_only(a, ta) and _tape_only(b, tb):
+    elif ((a._fw is None and not a._st.dual) if ta is Tensor else ta in _SCALAR_TYPES) and \
+            ((b._fw is None and not b._st.dual) if tb is Tensor else tb in _SCALAR_TYPES):
+        # inputs without tangents: only the tape needs care (the recorded forward's hot path)
         if not st.grad_enabled:
             return _bare(op, (a, b), (a._data if ta is Tensor else a, b._data if tb is Tensor else b), args)
         if ta is not Tensor:
             a = wrap(np.asarray(a, dtype=_weak_dtype([b._data.dtype], a)))
         elif tb is not Tensor:
             b = wrap(np.asarray(b, dtype=_weak_dtype([a._data.dtype], b)))
-        return taped(op, (a, b), args)
-    return dispatch(op, (a, b), args)
-
-
-def taped(op: Op, ins: tuple, args: tuple):
-    """Reverse mode only, one or two plain Tensor inputs (no dual level live): kernel, then the
-    tape node if an input requires grad. (_tape's logic, unrolled: this is the hot path whose
-    overhead issue 2 budgets.)"""
-    if len(ins) == 1:
-        x = ins[0]
-        out = _bare(op, ins, (x._data,), args)
-        needs = [x._requires_grad]
-    else:
-        a, b = ins
+        ins = (a, b)
         out = _bare(op, ins, (a._data, b._data), args)
-        da, db = op.diff
-        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
-    if op.differentiable:
-        if True in needs:
-            node = record(op, ins, args, (out,), needs)
-            if node.keep is not None:
-                node.save_result((out,))
-    return out
+        if op.differentiable:
+            da, db = op.diff
+            ra = a._requires_grad and da
+            rb = b._requires_grad and db
+            if ra or rb:
+                node = record(op, ins, args, (out,), [ra, rb] if da and db else [ra or rb])
+                if node.keep is not None:
+                    node.save_result((out,))
+        return out
+    return dispatch(op, (a, b), args)
 
 
 def _tape(op: Op, ins: tuple, args: tuple, out: Tensor):
@@ -300,11 +290,6 @@ def _tape(op: Op, ins: tuple, args: tuple, out: Tensor):
         da, db = op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
     return record(op, ins, args, (out,), needs) if True in needs else None
-
-
-def _tape_only(v, tv) -> bool:
-    """v is a Python scalar or a Tensor without tangents (so only the tape needs care)."""
-    return tv in _SCALAR_TYPES or (tv is Tensor and v._fw is None and not v._st.dual)
 
 
 def fast_jvp(op: Op, ins: tuple, args: tuple):

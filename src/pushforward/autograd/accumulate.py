@@ -98,6 +98,9 @@ def add(lst: list, k: int, new):
     """lst[k] + new for two gradients of the same input (either may be an Embed or an Acc), summed
     in place into lst[k] when the engine owns its memory; lst[k] must be referenced by nothing but
     `lst` (the engine drops its own references first, see `exclusive`)."""
+    small = _small_sum(lst[k], new)
+    if small is not None:
+        return small
     if type(new) is Acc:
         new = dense(new)
     to = type(lst[k])
@@ -114,6 +117,20 @@ def add(lst: list, k: int, new):
     if type(new) is Embed:
         return old if _add_embed(old, new) else dense(old) + dense(new)
     return old if _add_dense(old, new) else dense(old) + new
+
+
+_IN_PLACE_BYTES = 1 << 16  # below this a fresh sum costs less than finding out whether it may be in place
+
+
+def _small_sum(old, new):
+    """old + new on arrays for two small Tensors without tangents of one shape and dtype, else None."""
+    if type(old) is not Tensor or type(new) is not Tensor or old._fw is not None or new._fw is not None:
+        return None
+    a = old._data
+    b = new._data
+    if a.nbytes >= _IN_PLACE_BYTES or a.shape != b.shape or a.dtype != b.dtype or old._st.dual or new._st.dual:
+        return None
+    return wrap(a + b)
 
 
 def _adopt(lst: list, k: int) -> Acc:

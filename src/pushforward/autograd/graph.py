@@ -336,14 +336,15 @@ def grad_accumulator(t) -> AccumulateGrad:
 
 def edge(t):
     """(node, output_nr) through which gradient reaches t, or None."""
-    if not t._requires_grad:
-        return None
+    return _edge_of(t) if t._requires_grad else None
+
+
+def _edge_of(t):
+    """edge(t) for a tensor known to require grad."""
     if t._base is not None and t._view_version != t._st.version:
         refresh_view(t)
     gf = t._grad_fn
-    if gf is not None:
-        return (gf, t._output_nr)
-    return (grad_accumulator(t), 0)
+    return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
 
 
 def record1(op, x, args: tuple, out) -> OpNode:
@@ -370,10 +371,7 @@ def record1(op, x, args: tuple, out) -> OpNode:
     if not x._requires_grad:  # (callers record only when it does; kept for safety)
         node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
     else:
-        if x._base is not None and x._view_version != x._st.version:  # edge(x), inlined
-            refresh_view(x)
-        gf = x._grad_fn
-        node.next_edges = ((gf, x._output_nr) if gf is not None else (grad_accumulator(x), 0),)
+        node.next_edges = (_edge_of(x),)
         node.needs = _NEEDS1
     if out._data.dtype.kind in "fc":
         out._requires_grad = True
@@ -397,17 +395,26 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
         x, y = ins
         dx, dy = op.diff
         (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-        sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
-        sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
+        if m == 2:
+            sx = _kept(x) if x._base is not None else x
+            vx = sx._st.version
+        else:
+            sx = _Meta(x) if m else None
+            vx = None
+        if n == 2:
+            sy = _kept(y) if y._base is not None else y
+            vy = sy._st.version
+        else:
+            sy = _Meta(y) if n else None
+            vy = None
         node.saved = (sx, sy)
-        node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
+        node.versions = (vx, vy)
         if dx and dy:
             d, d2 = x._data, y._data
             node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
-            ex = edge(x) if needs[0] else None
-            ey = edge(y) if needs[1] else None
-            node.next_edges = (ex, ey)
-            node.needs = (ex is not None, ey is not None)
+            # (a True in needs means that input requires grad)
+            node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
+            node.needs = (needs[0], needs[1])
         else:
             z = x if dx else y
             d = z._data
