@@ -307,6 +307,28 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         return fast_untracked(op, ins, args, lvl)
     key = lvl.uid
     grad_on = STATE.grad_enabled
+    if len(ins) == 2:  # two Tensors, both differentiable (mul, add, ...): the loop below, unrolled
+        x, y = ins
+        if type(x) is Tensor and type(y) is Tensor and op.diff[0] and op.diff[1]:
+            if grad_on and (x._requires_grad or y._requires_grad):
+                return None  # the tangent formulas go on the tape: the general path
+            tx = _fast_tangent(x, key)
+            ty = _fast_tangent(y, key)
+            if tx is _NOT_FAST or ty is _NOT_FAST:
+                return None
+            xd = x._data
+            yd = y._data
+            out = _bare(op, ins, (xd, yd), args)
+            if tx is None and ty is None:
+                return out
+            od = out._data
+            r = op.jvp_np(xd, yd, tx, ty, od, *args)
+            if type(r) is np.ndarray:  # _own_fast, inlined
+                if r.base is not None:
+                    r = own_array(r, (xd, yd, tx, ty, od))
+                elif r is tx or r is ty:
+                    r = r.copy()
+            return _attach(op, out, r, key, lvl)
     datas = []
     tans = []
     scalars = False
@@ -316,18 +338,10 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         if tx is Tensor:
             if x._requires_grad and grad_on:
                 return None  # the tangent formulas go on the tape: the general path
-            fw = x._fw
-            if fw is None:
-                if x._st.dual:
-                    return None  # a view whose base may hold the tangent
-                t = None
-            else:
-                if len(fw) != 1:
-                    return None
-                t = fw.get(key)
-                if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
-                    return None
-                t = t._data
+            t = _fast_tangent(x, key)
+            if t is _NOT_FAST:
+                return None
+            if t is not None:
                 any_t = any_t or d
             datas.append(x._data)
         elif tx in _SCALAR_TYPES:
@@ -354,6 +368,24 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                     r = r.copy()
                     break
     return _attach(op, out, r, key, lvl)
+
+
+_NOT_FAST = object()
+
+
+def _fast_tangent(x: Tensor, key: int):
+    """x's tangent array at the level `key` for the fast paths: None without a tangent, or _NOT_FAST
+    when the general path must run (a view whose base may hold the tangent, several levels' tangents,
+    a tangent that is differentiable, deferred or has tangents of its own)."""
+    fw = x._fw
+    if fw is None:
+        return _NOT_FAST if x._st.dual else None
+    if len(fw) != 1:
+        return _NOT_FAST
+    t = fw.get(key)
+    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+        return _NOT_FAST
+    return t._data
 
 
 def _own_fast(r: np.ndarray, datas: list, tans: list, od: np.ndarray) -> np.ndarray:
