@@ -223,15 +223,6 @@ def _acc_of_embed(e: Embed) -> Acc:
     return acc
 
 
-def _acc_copy(g: Tensor) -> Acc:
-    acc = Acc(np.array(g._data, copy=True))
-    key, t = simple_tangent(g)
-    if t is not None:
-        acc.key = key
-        acc.tan = np.array(t, copy=True)
-    return acc
-
-
 def _tangent_fits(acc: Acc, key, t) -> bool:
     """Can tangent array t (of level `key`, None: no tangent) be summed into acc's in place?"""
     return t is None or (t.dtype == acc.data.dtype and (acc.tan is None or acc.key == key))
