@@ -167,6 +167,19 @@ class OpNode(Node):
             return self._apply_general(grad)
         # the hot case (record's unrolled path): plain Tensor or _Meta entries, one output
         saved = self.saved
+        if len(needs) == 1 and len(saved) == 1:  # one input: unrolled further
+            t = saved[0]
+            v = self.versions[0]
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+            g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args,
+                                 needs)[0]
+            if g is None or not needs[0]:
+                return _NONE1
+            m = self.metas[0]
+            if type(g) is not Tensor or g._data.shape != m[0] or g._data.dtype != m[1]:
+                g = _fit_grad(g, m, self)
+            return (g,)
         for t, v in zip(saved, self.versions):
             if v is not None and t._st.version != v:
                 raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
@@ -589,10 +602,13 @@ def _collect(roots: list) -> dict:
             if e is None:
                 continue
             m = e[0]
-            deps[m] = deps.get(m, 0) + 1
-            if m not in seen:
-                seen.add(m)
-                stack.append(m)
+            if m in deps:
+                deps[m] += 1
+            else:
+                deps[m] = 1
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
     return deps
 
 
@@ -671,8 +687,13 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
     and accumulate.add can tell whether anything else references it (accumulate.exclusive); hence
     the `= None`s."""
     pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        node = pop(heap)[2]
+    nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
+    while nxt is not None or heap:
+        if nxt is None:
+            node = pop(heap)[2]
+        else:
+            node = nxt
+            nxt = None
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None]
@@ -722,7 +743,13 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
             d = deps[m] - 1
             deps[m] = d
             if not d:
-                push(heap, (-m.seq, id(m), m))
+                if nxt is None and not heap:
+                    nxt = m
+                else:
+                    push(heap, (-m.seq, id(m), m))
+        if nxt is not None and heap:  # several became ready: the heap orders them all
+            push(heap, (-nxt.seq, id(nxt), nxt))
+            nxt = None
         g = outs = None
 
 
