@@ -4,7 +4,10 @@ Each row times its two sides in alternation (best of several rounds each, in CPU
 the process: load and the allocator's state hit both alike) and prints the ratio; the whole table is measured
 `--repeat` times and each row shows the median (and the range) of its ratios. The torch
 rows need PyTorch (the test extras); without it they are skipped with a message. The
-chain is y = sin(y) * y + tanh(y), eight times (32 ops).
+chain is y = sin(y) * y + tanh(y), eight times (32 ops). Two "floor" rows, not in the
+issue's table, time the same array passes written by hand in NumPy against torch: no
+autodiff on NumPy's kernels can beat them (NumPy's float64 sin and cos take about 2.5x
+torch's).
 
 Run: python benchmarks/bench_issue10.py [--repeat 3] [--rows chain16,fb16,...]
 """
@@ -103,6 +106,59 @@ def _jvp(n: int, number: int) -> float:
     return t_pf / t_t
 
 
+def numpy_fb(a):
+    """Forward + backward of the chain written by hand in NumPy, one array pass per op of the
+    formulas pushforward runs (the floor of any per-op autodiff on NumPy's kernels)."""
+    y, tape = a, []
+    for _ in range(8):
+        s, t = np.sin(y), np.tanh(y)
+        tape.append((y, s, t))
+        y = s * y + t
+    g = np.ones_like(y)
+    for y, s, t in reversed(tape):
+        gy = g * (1 - t * t)        # tanh
+        gy += g * s                 # mul, the y operand
+        gy += (g * y) * np.cos(y)   # mul, the sin(y) operand, then sin
+        g = gy
+    return g
+
+
+def numpy_jvp(a, v):
+    """The chain's jvp written by hand in NumPy, one pass per op of the tangent formulas."""
+    y, ty = a, v
+    for _ in range(8):
+        s = np.sin(y)
+        ts = ty * np.cos(y)
+        th = np.tanh(y)
+        tt = ty * (1 - th * th)
+        tm = y * ts + s * ty
+        y, ty = s * y + th, tm + tt
+    return ty
+
+
+def floor_fb() -> float:
+    a, _ = _inputs(2 ** 16)
+    tg = torch.from_numpy(a.copy()).requires_grad_()
+
+    def torch_fb():
+        chain(torch, tg).sum().backward()
+
+    t_np, t_t = paired([lambda: numpy_fb(a), torch_fb], 5)
+    return t_np / t_t
+
+
+def floor_jvp() -> float:
+    a, v = _inputs(2 ** 16)
+    ta, tv = torch.from_numpy(a.copy()), torch.from_numpy(v.copy())
+
+    def torch_jvp():
+        with tfwAD.dual_level():
+            return tfwAD.unpack_dual(chain(torch, tfwAD.make_dual(ta, tv))).tangent
+
+    t_np, t_t = paired([lambda: numpy_jvp(a, v), torch_jvp], 5)
+    return t_np / t_t
+
+
 def _rosen():
     rng = np.random.default_rng(0)
     n = 100_000
@@ -146,6 +202,9 @@ ROWS = [
     ("jvp64k", "jvp of the chain vs torch, n=2^16", 1.0, True, lambda: _jvp(2 ** 16, 5)),
     ("jvpgrad", "func.jvp(func.grad(rosenbrock)) vs its gradient, n=1e5", 2.0, False, jvp_grad),
     ("hvp", "functional.hvp vs gradient, n=1e5", 1.8, False, hvp),
+    # not in the issue's table: what NumPy's kernels allow at all (no Python overhead, same passes)
+    ("floorfb", "(floor) forward + backward by hand in NumPy vs torch, n=2^16", 1.0, True, floor_fb),
+    ("floorjvp", "(floor) jvp by hand in NumPy vs torch, n=2^16", 1.0, True, floor_jvp),
 ]
 
 
