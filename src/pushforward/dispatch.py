@@ -307,28 +307,8 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         return fast_untracked(op, ins, args, lvl)
     key = lvl.uid
     grad_on = STATE.grad_enabled
-    if len(ins) == 2:  # two Tensors, both differentiable (mul, add, ...): the loop below, unrolled
-        x, y = ins
-        if type(x) is Tensor and type(y) is Tensor and op.diff[0] and op.diff[1]:
-            if grad_on and (x._requires_grad or y._requires_grad):
-                return None  # the tangent formulas go on the tape: the general path
-            tx = _fast_tangent(x, key)
-            ty = _fast_tangent(y, key)
-            if tx is _NOT_FAST or ty is _NOT_FAST:
-                return None
-            xd = x._data
-            yd = y._data
-            out = _bare(op, ins, (xd, yd), args)
-            if tx is None and ty is None:
-                return out
-            od = out._data
-            r = op.jvp_np(xd, yd, tx, ty, od, *args)
-            if type(r) is np.ndarray:  # _own_fast, inlined
-                if r.base is not None:
-                    r = own_array(r, (xd, yd, tx, ty, od))
-                elif r is tx or r is ty:
-                    r = r.copy()
-            return _attach(op, out, r, key, lvl)
+    if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor and op.diff[0] and op.diff[1]:
+        return _fast_jvp2(op, ins, args, lvl, grad_on)
     datas = []
     tans = []
     scalars = False
@@ -367,6 +347,31 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                 if a is r:
                     r = r.copy()
                     break
+    return _attach(op, out, r, key, lvl)
+
+
+def _fast_jvp2(op: Op, ins: tuple, args: tuple, lvl, grad_on: bool):
+    """fast_jvp's loop unrolled for two Tensors, both differentiable (mul, add, ...)."""
+    x, y = ins
+    if grad_on and (x._requires_grad or y._requires_grad):
+        return None  # the tangent formulas go on the tape: the general path
+    key = lvl.uid
+    tx = _fast_tangent(x, key)
+    ty = _fast_tangent(y, key)
+    if tx is _NOT_FAST or ty is _NOT_FAST:
+        return None
+    xd = x._data
+    yd = y._data
+    out = _bare(op, ins, (xd, yd), args)
+    if tx is None and ty is None:
+        return out
+    od = out._data
+    r = op.jvp_np(xd, yd, tx, ty, od, *args)
+    if type(r) is np.ndarray:  # _own_fast, inlined
+        if r.base is not None:
+            r = own_array(r, (xd, yd, tx, ty, od))
+        elif r is tx or r is ty:
+            r = r.copy()
     return _attach(op, out, r, key, lvl)
 
 

@@ -701,12 +701,8 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
             for k in range(len(grads)):
                 if type(grads[k]) not in _DENSE:
                     grads[k] = dense(grads[k])
-        if node.pre_hooks:
-            _run_hooks(node, grads)
-        if capture:
-            for k in range(len(grads)):
-                for i in capture.get((node, k), ()):
-                    results[i] = grads[k]
+        if node.pre_hooks or capture:
+            _incoming(node, grads, capture, results)
         tn = type(node)
         if (needed is None or node in needed) and (accumulate or tn is not AccumulateGrad):
             outs = None
@@ -754,6 +750,17 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
 
 
 _DENSE = (Tensor, type(None))
+
+
+def _incoming(node, grads: list, capture: dict, results: list) -> None:
+    """Before a node runs: its pre-hooks on its incoming gradients, then the gradients autograd.grad
+    returns (`capture`: (node, output_nr) -> indices into `results`)."""
+    if node.pre_hooks:
+        _run_hooks(node, grads)
+    if capture:
+        for k in range(len(grads)):
+            for i in capture.get((node, k), ()):
+                results[i] = grads[k]
 
 
 def _run_hooks(node, grads: list) -> None:
