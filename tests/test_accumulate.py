@@ -124,16 +124,74 @@ def test_add_falls_back_without_touching_the_buffer():
             # fresh results (not views) with one level's tangent each, as the engine's gradients are
             g0 = fwAD.make_dual(pf.tensor(np.ones(5)), pf.tensor(np.full(5, 2.0)), level=l0) * 1.0
             g1 = fwAD.make_dual(pf.tensor(np.ones(5)), pf.tensor(np.full(5, 3.0)), level=l1) * 1.0
-            buf = acc_mod.add(acc_mod.Embed(g0, (6,), steps), acc_mod.Embed(g0, (6,), steps))
+            buf = acc_mod.add([acc_mod.Embed(g0, (6,), steps)], 0, acc_mod.Embed(g0, (6,), steps))
             assert type(buf) is acc_mod.Acc
             before = (buf.data.copy(), buf.tan.copy())
             for other in (acc_mod.Embed(g1, (6,), steps), pf.tensor(np.ones(6)) * g1.sum(),
                           acc_mod.Embed(pf.tensor(np.ones(5, dtype=np.float32)), (6,), steps)):
-                out = acc_mod.add(buf, other)
+                out = acc_mod.add([buf], 0, other)
                 assert isinstance(out, pf.Tensor)
                 close(buf.data, before[0])
                 close(buf.tan, before[1])
-            out = acc_mod.add(buf, acc_mod.Embed(g1, (6,), steps))
+            out = acc_mod.add([buf], 0, acc_mod.Embed(g1, (6,), steps))
             close(out.numpy(), [0.0, 3, 3, 3, 3, 3])
             close(tangent(out, level=l0).numpy(), [0.0, 4, 4, 4, 4, 4])
             close(tangent(out, level=l1).numpy(), [0.0, 3, 3, 3, 3, 3])
+
+
+# ---- dense gradients summed in place into memory the engine owns (issue 10) ---------------------
+
+BIG = np.random.default_rng(7).standard_normal(20_000)  # 160 KB: over accumulate._IN_PLACE_BYTES
+
+
+def f_reused(x):          # x feeds three ops; add's backward hands one tensor to two inputs
+    y = x
+    for _ in range(3):
+        y = pf.sin(y) * y + pf.tanh(y)
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("x0", [X, BIG])
+def test_dense_sums_in_place_match_out_of_place(x0):
+    close(_grad(f_reused, x0, create_graph=False), _grad(f_reused, x0, create_graph=True), tol=1e-12)
+
+
+@pytest.mark.parametrize("x0", [X, BIG])
+def test_dense_hvp_in_place_matches_reverse_over_reverse(x0):
+    x, v = pf.tensor(x0.copy()), pf.tensor(np.cos(np.arange(x0.size)))
+    close(hvp(f_reused, x, v)[1].numpy(), hvp(f_reused, x, v, fw_mode=False)[1].numpy(), tol=1e-9)
+
+
+def test_a_gradient_a_hook_kept_is_not_summed_into():
+    """The gradient a hook keeps flows on unchanged (add's backward passes it to both inputs, whose
+    buffers then receive more gradients): the engine must not add into it."""
+    kept = []
+    x = pf.tensor(BIG.copy(), requires_grad=True)
+    a, b = x * 2.0, x.sin()
+    z = a + b
+    z.register_hook(lambda g: kept.append((g, g.numpy().copy())))
+    (z * z + a * 3.0 + b.exp()).sum().backward()
+    g, values = kept[0]
+    close(g.numpy(), values, tol=0)
+    close(x.grad.numpy(), 2 * (2 * BIG + np.sin(BIG)) * (2 + np.cos(BIG)) + 6 + np.exp(np.sin(BIG)) * np.cos(BIG))
+
+
+def test_exclusive_sees_other_references():
+    from pushforward.autograd.accumulate import exclusive
+    t = pf.tensor(BIG.copy()) * 1.0
+    lst = [t]
+    assert not exclusive(lst, 0)           # `t` holds it too
+    del t
+    assert exclusive(lst, 0)
+    view = lst[0]._data[1:]                # a NumPy view of its memory
+    assert not exclusive(lst, 0)
+    del view
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor(BIG.copy()), pf.tensor(BIG.copy())) * 1.0
+        lst = [d]
+        del d
+        assert not exclusive(lst, 0)       # a tangent: only with tangents=True
+        assert exclusive(lst, 0, tangents=True)
+        tan = fwAD.unpack_dual(lst[0]).tangent
+        assert not exclusive(lst, 0, tangents=True)  # the tangent is referenced elsewhere
+        del tan

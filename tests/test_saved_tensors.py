@@ -231,6 +231,12 @@ def _unreadable(t):
     return p
 
 
+def _unreadable_result(r):
+    """A kept output (node.result entry: array, storage, tangents) with its values hidden."""
+    data, st, fw = r
+    return (_Unreadable(data), st, fw)
+
+
 # Kept whole though a particular call does not read it: the formula reads it in general, the
 # helper decides at run time.
 READ_AT_RUN_TIME = {
@@ -277,8 +283,9 @@ def test_every_kept_tensor_is_read_by_the_backward():
                         attr = "saved" if where == "in" else "result"
                         kept = list(getattr(node, attr))
                         v = kept[k]
-                        setattr(node, attr, kept[:k] + [[_unreadable(x) for x in v] if isinstance(v, list)
-                                                        else _unreadable(v)] + kept[k + 1:])
+                        hidden = (_unreadable_result(v) if where == "out" else
+                                  [_unreadable(x) for x in v] if isinstance(v, list) else _unreadable(v))
+                        setattr(node, attr, kept[:k] + [hidden] + kept[k + 1:])
                         try:
                             with warnings.catch_warnings():
                                 warnings.simplefilter("ignore")

@@ -18,7 +18,7 @@ from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below, zero_tangent
 from .errors import OpError, OpTypeError, describe, same_kind
 from .kernels import CONTIGUOUS_RESULTS
-from .autograd.graph import record
+from .autograd.graph import record, record1
 from .autograd.pending import Pending, defer, flush
 from .batching import OPS, has_batched, run_batched, run_batched_inplace
 from ._batched import BatchedTensor, values_of
@@ -142,7 +142,12 @@ def apply1(op: Op, x, args: tuple):
             return out
     elif type(x) is Tensor and x._fw is None and not x._st.dual:
         # x requires grad (else the first branch returned): record it, unless grad mode is off
-        return taped(op, (x,), args) if st.grad_enabled else _bare(op, (x,), (x._data,), args)
+        out = _bare(op, (x,), (x._data,), args)
+        if st.grad_enabled and op.differentiable:
+            node = record1(op, x, args, out)
+            if node.keep is not None:
+                node.save_result((out,))
+        return out
     return dispatch(op, (x,), args)
 
 
@@ -258,36 +263,27 @@ def apply2(op: Op, a, b, args: tuple):
         out = fast_jvp(op, (a, b), args)
         if out is not None:
             return out
-    elif _tape_only(a, ta) and _tape_only(b, tb):
+    elif ((a._fw is None and not a._st.dual) if ta is Tensor else ta in _SCALAR_TYPES) and \
+            ((b._fw is None and not b._st.dual) if tb is Tensor else tb in _SCALAR_TYPES):
+        # inputs without tangents: only the tape needs care (the recorded forward's hot path)
         if not st.grad_enabled:
             return _bare(op, (a, b), (a._data if ta is Tensor else a, b._data if tb is Tensor else b), args)
         if ta is not Tensor:
             a = wrap(np.asarray(a, dtype=_weak_dtype([b._data.dtype], a)))
         elif tb is not Tensor:
             b = wrap(np.asarray(b, dtype=_weak_dtype([a._data.dtype], b)))
-        return taped(op, (a, b), args)
-    return dispatch(op, (a, b), args)
-
-
-def taped(op: Op, ins: tuple, args: tuple):
-    """Reverse mode only, one or two plain Tensor inputs (no dual level live): kernel, then the
-    tape node if an input requires grad. (_tape's logic, unrolled: this is the hot path whose
-    overhead issue 2 budgets.)"""
-    if len(ins) == 1:
-        x = ins[0]
-        out = _bare(op, ins, (x._data,), args)
-        needs = [x._requires_grad]
-    else:
-        a, b = ins
+        ins = (a, b)
         out = _bare(op, ins, (a._data, b._data), args)
-        da, db = op.diff
-        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
-    if op.differentiable:
-        if True in needs:
-            node = record(op, ins, args, (out,), needs)
-            if node.keep is not None:
-                node.save_result((out,))
-    return out
+        if op.differentiable:
+            da, db = op.diff
+            ra = a._requires_grad and da
+            rb = b._requires_grad and db
+            if ra or rb:
+                node = record(op, ins, args, (out,), [ra, rb] if da and db else [ra or rb])
+                if node.keep is not None:
+                    node.save_result((out,))
+        return out
+    return dispatch(op, (a, b), args)
 
 
 def _tape(op: Op, ins: tuple, args: tuple, out: Tensor):
@@ -299,11 +295,6 @@ def _tape(op: Op, ins: tuple, args: tuple, out: Tensor):
         da, db = op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
     return record(op, ins, args, (out,), needs) if True in needs else None
-
-
-def _tape_only(v, tv) -> bool:
-    """v is a Python scalar or a Tensor without tangents (so only the tape needs care)."""
-    return tv in _SCALAR_TYPES or (tv is Tensor and v._fw is None and not v._st.dual)
 
 
 def fast_jvp(op: Op, ins: tuple, args: tuple):
@@ -321,6 +312,8 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         return fast_untracked(op, ins, args, lvl)
     key = lvl.uid
     grad_on = STATE.grad_enabled
+    if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor and op.diff[0] and op.diff[1]:
+        return _fast_jvp2(op, ins, args, lvl, grad_on)
     datas = []
     tans = []
     scalars = False
@@ -330,18 +323,12 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
         if tx is Tensor:
             if x._requires_grad and grad_on:
                 return None  # the tangent formulas go on the tape: the general path
-            fw = x._fw
-            if fw is None:
-                if x._st.dual:
-                    return None  # a view whose base may hold the tangent
-                t = None
-            else:
-                if len(fw) != 1:
-                    return None
-                t = fw.get(key)
-                if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
-                    return fast_batched(op, ins, args, lvl) if type(t) is BatchedTensor else None
-                t = t._data
+            t = _fast_tangent(x, key)
+            if t is _NOT_FAST:
+                return None
+            if t is _BATCHED:
+                return fast_batched(op, ins, args, lvl)
+            if t is not None:
                 any_t = any_t or d
             datas.append(x._data)
         elif tx in _SCALAR_TYPES:
@@ -368,6 +355,52 @@ def fast_jvp(op: Op, ins: tuple, args: tuple):
                     r = r.copy()
                     break
     return _attach(op, out, r, key, lvl)
+
+
+def _fast_jvp2(op: Op, ins: tuple, args: tuple, lvl, grad_on: bool):
+    """fast_jvp's loop unrolled for two Tensors, both differentiable (mul, add, ...)."""
+    x, y = ins
+    if grad_on and (x._requires_grad or y._requires_grad):
+        return None  # the tangent formulas go on the tape: the general path
+    key = lvl.uid
+    tx = _fast_tangent(x, key)
+    ty = _fast_tangent(y, key)
+    if tx is _BATCHED or ty is _BATCHED:
+        return fast_batched(op, ins, args, lvl)
+    if tx is _NOT_FAST or ty is _NOT_FAST:
+        return None
+    xd = x._data
+    yd = y._data
+    out = _bare(op, ins, (xd, yd), args)
+    if tx is None and ty is None:
+        return out
+    od = out._data
+    r = op.jvp_np(xd, yd, tx, ty, od, *args)
+    if type(r) is np.ndarray:  # _own_fast, inlined
+        if r.base is not None:
+            r = own_array(r, (xd, yd, tx, ty, od))
+        elif r is tx or r is ty:
+            r = r.copy()
+    return _attach(op, out, r, key, lvl)
+
+
+_NOT_FAST = object()
+_BATCHED = object()  # a vector-mode level's tangent: fast_batched's case
+
+
+def _fast_tangent(x: Tensor, key: int):
+    """x's tangent array at the level `key` for the fast paths: None without a tangent, or _NOT_FAST
+    when the general path must run (a view whose base may hold the tangent, several levels' tangents,
+    a tangent that is differentiable, deferred or has tangents of its own)."""
+    fw = x._fw
+    if fw is None:
+        return _NOT_FAST if x._st.dual else None
+    if len(fw) != 1:
+        return _NOT_FAST
+    t = fw.get(key)
+    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+        return _BATCHED if type(t) is BatchedTensor else _NOT_FAST
+    return t._data
 
 
 def fast_batched(op: Op, ins: tuple, args: tuple, lvl):

@@ -5,9 +5,13 @@ gradient placed into zeros of the base's shape. Done literally, ``x[1:] - x[:-1]
 zero-filled arrays of x's size, two writes and a full-size sum. Without create_graph (nothing
 differentiates the gradients), the engine instead keeps a view's gradient as an `Embed`
 (the small gradient and where it goes) and sums gradients into a buffer it owns (`Acc`), so
-each further view gradient is one addition over the view's own elements. Tangents
-(forward-over-reverse) are summed alongside, for gradients with at most one level's tangent;
-anything else takes the ordinary out-of-place sum.
+each further view gradient is one addition over the view's own elements. A dense gradient
+that nothing but the engine references (a backward formula's fresh result) becomes such a
+buffer without a copy (`exclusive`, by reference counts), so summing the gradients of an input
+used k times costs k - 1 in-place additions and no new memory: at large sizes fresh memory is
+what costs (each array of 512 KB or more is page-faulted anew under glibc's allocator).
+Tangents (forward-over-reverse) are summed alongside, for gradients with at most one level's
+tangent; anything else takes the ordinary out-of-place sum.
 
 >>> import pushforward as pf
 >>> x = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -16,6 +20,8 @@ anything else takes the ordinary out-of-place sum.
 tensor([2., 4., 2.])
 """
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -89,36 +95,134 @@ def dense(g):
     return g
 
 
-def add(old, new):
-    """old + new for two gradients of the same input (either may be an Embed or an Acc)."""
-    if type(old) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
-        return dense(old) + dense(new)
+def add(lst: list, k: int, new):
+    """lst[k] + new for two gradients of the same input (either may be an Embed or an Acc), summed
+    in place into lst[k] when the engine owns its memory; lst[k] must be referenced by nothing but
+    `lst` (the engine drops its own references first, see `exclusive`)."""
+    if type(lst[k]) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
+        return dense(lst[k]) + dense(new)
+    small = _small_sum(lst[k], new)
+    if small is not None:
+        return small
     if type(new) is Acc:
         new = dense(new)
-    if type(old) is not Acc:
-        if type(old) is Embed:
-            old = _acc_of_embed(old)
-        elif type(new) is Embed and simple_tangent(old) is not False:
-            old = _acc_copy(old)
+    to = type(lst[k])
+    if to is not Acc:
+        if to is Embed:
+            old = _acc_of_embed(lst[k])
+        elif to is Tensor and type(new) in (Tensor, Embed) and simple_tangent(lst[k]) is not False:
+            old = _adopt(lst, k)
         else:
+            old = lst[k]
             return dense(old) + dense(new)
+    else:
+        old = lst[k]
     if type(new) is Embed:
         return old if _add_embed(old, new) else dense(old) + dense(new)
     return old if _add_dense(old, new) else dense(old) + new
 
 
-def _acc_of_embed(e: Embed) -> Acc:
-    acc = Acc(np.zeros(e.shape, dtype=e.grad._data.dtype))
-    _add_embed(acc, e)  # always fits: same dtype, no tangent yet (a tangent has its primal's dtype)
+_IN_PLACE_BYTES = 1 << 16  # below this a fresh sum costs less than finding out whether it may be in place
+
+
+def _small_sum(old, new):
+    """old + new on arrays for two small Tensors without tangents of one shape and dtype, else None."""
+    if type(old) is not Tensor or type(new) is not Tensor or old._fw is not None or new._fw is not None:
+        return None
+    a = old._data
+    b = new._data
+    if a.nbytes >= _IN_PLACE_BYTES or a.shape != b.shape or a.dtype != b.dtype or old._st.dual or new._st.dual:
+        return None
+    return wrap(a + b)
+
+
+def _adopt(lst: list, k: int) -> Acc:
+    """An Acc for the Tensor lst[k] (with at most one simple tangent): its own arrays when nothing
+    else references them, else copies."""
+    own = exclusive(lst, k, tangents=True)
+    g = lst[k]
+    key, t = simple_tangent(g)
+    acc = Acc(g._data if own else np.array(g._data, copy=True))
+    if t is not None:
+        acc.key = key
+        acc.tan = t if own else np.array(t, copy=True)
     return acc
 
 
-def _acc_copy(g: Tensor) -> Acc:
-    acc = Acc(np.array(g._data, copy=True))
-    key, t = simple_tangent(g)
-    if t is not None:
-        acc.key = key
-        acc.tan = np.array(t, copy=True)
+# -- exclusive ownership, by reference counts ---------------------------------------------------
+
+def _ref_counts(lst: list, i: int) -> tuple:
+    """Reference counts of lst[i] (a Tensor), of its array and of the array's base (0: none)."""
+    t = lst[i]
+    a = t._data
+    b = a.base
+    return sys.getrefcount(t), sys.getrefcount(a), (0 if b is None else sys.getrefcount(b))
+
+
+def _tangent_counts(fw: dict) -> tuple:
+    """Reference counts of the only tangent in fw (a Tensor), of its array and of the array's base."""
+    for t in fw.values():
+        a = t._data
+        b = a.base
+        return sys.getrefcount(t), sys.getrefcount(a), (0 if b is None else sys.getrefcount(b))
+
+
+def _calibrate() -> tuple:
+    """The counts _ref_counts and _tangent_counts give for a Tensor and array that nothing else
+    references (measured, not assumed: the interpreter's own references differ between versions)."""
+    lst = [_calibration_tensor()]  # the list is the tensor's only holder
+    lst[0]._fw = {0: _calibration_tensor()}  # and the dict the tangent's
+    return _ref_counts(lst, 0), _tangent_counts(lst[0]._fw)
+
+
+def _calibration_tensor() -> Tensor:
+    t = object.__new__(Tensor)
+    t._data = np.zeros(4).reshape(2, 2)  # a view whose base only the view references
+    return t
+
+
+_OWNED, _OWNED_TANGENT = _calibrate()
+
+
+def _private_array(a: np.ndarray) -> bool:
+    """a may be written into: writeable, contiguous, and its memory (if a view) a whole base array."""
+    if not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous):
+        return False
+    b = a.base
+    return b is None or (type(b) is np.ndarray and b.base is None and b.nbytes == a.nbytes)
+
+
+def _within(counts: tuple, owned: tuple) -> bool:
+    ct, ca, cb = counts
+    return ct <= owned[0] and ca <= owned[1] and (cb == 0 or cb <= owned[2])
+
+
+def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
+    """True if lst[i] (a gradient) and its memory are referenced by nothing but `lst`, so it may be
+    written into or become a `.grad` without a copy: not the user's grad_output, not another leaf's
+    or a retained gradient, not a broadcast or partial view. Tangents: without `tangents` none is
+    allowed (tape_free would share them); with it, one, itself held by nothing else."""
+    t = lst[i]
+    if t._requires_grad or t._st.dual or t._base is not None or not _private_array(t._data):
+        return False
+    fw = t._fw
+    if fw is not None:
+        if not tangents or len(fw) != 1:
+            return False
+        tan = next(iter(fw.values()))
+        if (type(tan) is not Tensor or tan._requires_grad or tan._fw is not None or tan._st.dual
+                or tan._base is not None or not _private_array(tan._data)):
+            return False
+        tan = None
+        if not _within(_tangent_counts(fw), _OWNED_TANGENT):
+            return False
+    del t, fw
+    return _within(_ref_counts(lst, i), _OWNED)
+
+
+def _acc_of_embed(e: Embed) -> Acc:
+    acc = Acc(np.zeros(e.shape, dtype=e.grad._data.dtype))
+    _add_embed(acc, e)  # always fits: same dtype, no tangent yet (a tangent has its primal's dtype)
     return acc
 
 

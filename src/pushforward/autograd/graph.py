@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import sys
 import threading
 import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .accumulate import add as add_grads, dense, embed_or_none
+from .accumulate import add as add_grads, dense, embed_or_none, exclusive
 from .forward_ad import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
 from .state import STATE
@@ -26,6 +25,8 @@ from .._tensor import Tensor, alias, wrap
 
 _seq = itertools.count()
 _new = object.__new__
+_NO_RESULT = _NONE1 = (None,)  # e.g. the result argument of a formula whose node keeps no output
+_NEEDS1, _NONE_NEEDED1 = (True,), (False,)
 
 
 class _Meta:
@@ -78,7 +79,10 @@ class Node:
 class OpNode(Node):
     """Backward of one call of a generated op."""
 
-    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep")
+    # needs: per edge, does the input need a gradient (set by record's hot path for one or two
+    # plain inputs; None: worked out from the edges, whose list may hold placeholders)
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep",
+                 "needs")
 
     def __init__(self, op, args: tuple) -> None:
         super().__init__()
@@ -87,25 +91,24 @@ class OpNode(Node):
         self.result = None
         self.released = False
         self.keep = None
+        self.needs = None
 
     def name(self) -> str:
         return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
 
     def save_result(self, outs: tuple) -> None:
         """Keep the outputs the backward formulas read (self.keep), without a reference cycle
-        through grad_fn."""
-        saved = []
-        for out, k in zip(outs, self.keep):
-            if not k:
-                saved.append(None)
-                continue
-            r = _new(Tensor)
-            r._data = out._data
-            r._st = out._storage()
-            r._fw = out._fw
-            saved.append(r)
+        through grad_fn: per output, (array, storage, tangents) or None. `_results` makes the
+        Tensors the formulas see."""
+        if len(outs) == 1:  # the common case, unrolled
+            out = outs[0]
+            st = out._storage()  # shared with out: an in-place write into out bumps its version
+            self.result = ((out._data, st, out._fw),)
+            self.result_version = (st.version,)
+            return
+        saved = [(out._data, out._storage(), out._fw) if k else None for out, k in zip(outs, self.keep)]
         self.result = saved
-        self.result_version = [None if r is None else r._st.version for r in saved]
+        self.result_version = [None if r is None else r[1].version for r in saved]
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -113,12 +116,36 @@ class OpNode(Node):
         if type(t) is list:
             return [self._unpack(x, v) for x, v in zip(t, version)]
         if t._st.version != version:
-            raise OpError(
-                f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{self.name()}] input of shape {tuple(t._data.shape)} was saved at version "
-                f"{version}, now at version {t._st.version}"
-            )
+            raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", version, t._st.version)
         return t
+
+    def _modified(self, what: str, saved: int, now: int) -> OpError:
+        return OpError(
+            f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{self.name()}] {what} at version {saved}, now at version {now}"
+        )
+
+    def _results(self) -> list:
+        """The saved outputs the formulas read (None for the others), checked against in-place writes."""
+        results = []
+        grad_on = STATE.grad_enabled
+        for k, (r, v) in enumerate(zip(self.result, self.result_version)):
+            if r is None:
+                results.append(None)
+                continue
+            data, st, fw = r
+            if st.version != v:
+                raise self._modified("its output was saved", v, st.version)
+            res = _new(Tensor)
+            res._data = data
+            res._st = st
+            res._fw = fw
+            if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
+                res._requires_grad = True  # the saved output's history is this node
+                res._grad_fn = self
+                res._output_nr = k
+            results.append(res)
+        return results
 
     def apply(self, grads: list) -> list:
         if self.released:
@@ -135,30 +162,44 @@ class OpNode(Node):
                                       f"{self.op.name} is not implemented")
         if grad is None:
             return [None] * len(self.next_edges)
+        needs = self.needs
+        if needs is None:
+            return self._apply_general(grad)
+        # the hot case (record's unrolled path): plain Tensor or _Meta entries, one output
+        saved = self.saved
+        if len(needs) == 1 and len(saved) == 1:  # one input: unrolled further
+            t = saved[0]
+            v = self.versions[0]
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+            g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args,
+                                 needs)[0]
+            if g is None or not needs[0]:
+                return _NONE1
+            m = self.metas[0]
+            if type(g) is not Tensor or g._data.shape != m[0] or g._data.dtype != m[1]:
+                g = _fit_grad(g, m, self)
+            return (g,)
+        for t, v in zip(saved, self.versions):
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+        raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()),
+                               *self.args, needs)
+        out = []
+        for g, m, n in zip(raw, self.metas, needs):
+            if g is None or not n:
+                out.append(None)
+            elif type(g) is Tensor and g._data.shape == m[0] and g._data.dtype == m[1]:
+                out.append(g)  # _fit_grad's common case, inlined
+            else:
+                out.append(_fit_grad(g, m, self))
+        return out
+
+    def _apply_general(self, grad) -> list:
+        """apply() for nodes of ops with list or optional inputs or several outputs."""
         op = self.op
         saved = [self._unpack(t, v) for t, v in zip(self.saved, self.versions)]
-        results = [None] * op.n_out
-        if self.keep is not None:
-            results = []
-            for k, (r, v) in enumerate(zip(self.result, self.result_version)):
-                if r is None:
-                    results.append(None)
-                    continue
-                if r._st.version != v:
-                    raise OpError(
-                        f"one of the variables needed for gradient computation has been modified by an inplace "
-                        f"operation: [{self.name()}] its output was saved at version {v}, now at version "
-                        f"{r._st.version}"
-                    )
-                res = _new(Tensor)
-                res._data = r._data
-                res._st = r._st
-                res._fw = r._fw
-                if STATE.grad_enabled and op.out_diff[k] and r._data.dtype.kind in "fc":
-                    res._requires_grad = True  # the saved output's history is this node
-                    res._grad_fn = self
-                    res._output_nr = k
-                results.append(res)
+        results = [None] * op.n_out if self.keep is None else self._results()
         needs = [e is not None for e in self.next_edges]
         metas = self.metas
         if "T[]" not in op.kinds:  # no list inputs: one edge per differentiable parameter
@@ -259,46 +300,6 @@ class AccumulateGrad(Node):
         return []
 
 
-def _ref_counts(lst: list, i: int) -> tuple:
-    """Reference counts of lst[i] (a Tensor), of its array and of the array's base (0: none)."""
-    t = lst[i]
-    a = t._data
-    b = a.base
-    return sys.getrefcount(t), sys.getrefcount(a), (0 if b is None else sys.getrefcount(b))
-
-
-def _calibrate() -> tuple:
-    """The counts _ref_counts gives for a Tensor and array that nothing else references
-    (measured, not assumed: the interpreter's own references differ between versions)."""
-    return _ref_counts([_calibration_tensor()], 0)  # the list is the tensor's only holder
-
-
-def _calibration_tensor() -> Tensor:
-    t = _new(Tensor)
-    t._data = np.zeros(4).reshape(2, 2)  # a view whose base only the view references
-    return t
-
-
-_OWNED = _calibrate()
-
-
-def _exclusive(lst: list, i: int) -> bool:
-    """True if lst[i] (a gradient) and its memory are referenced by nothing but `lst`, so it may
-    become a `.grad` without a copy: not the user's grad_output, not another leaf's or a retained
-    gradient, not a broadcast or partial view, no tangents (tape_free would share them)."""
-    t = lst[i]
-    a = t._data
-    if (t._requires_grad or t._fw is not None or t._st.dual or t._base is not None
-            or not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous)):
-        return False
-    b = a.base
-    if b is not None and (type(b) is not np.ndarray or b.base is not None or b.nbytes != a.nbytes):
-        return False
-    del t, a, b
-    ct, ca, cb = _ref_counts(lst, i)
-    return ct <= _OWNED[0] and ca <= _OWNED[1] and (cb == 0 or cb <= _OWNED[2])
-
-
 def accumulate_into(v, lst: list, i: int, lock) -> None:
     """v.grad += lst[i], atomically under `lock`, into memory nobody else holds: the gradient
     itself when the engine made it and nothing else references it, else a copy (a clone under
@@ -307,7 +308,7 @@ def accumulate_into(v, lst: list, i: int, lock) -> None:
         old = v.grad
         if old is None:
             # (without create_graph grad mode is off here, so the clone and the sum record nothing)
-            v.grad = lst[i] if not STATE.grad_enabled and _exclusive(lst, i) else lst[i].clone()
+            v.grad = lst[i] if not STATE.grad_enabled and exclusive(lst, i) else lst[i].clone()
         else:
             g = lst[i]
             if not isinstance(old, Tensor) or old._data.shape != g._data.shape or old._data.dtype != g._data.dtype:
@@ -348,18 +349,53 @@ def grad_accumulator(t) -> AccumulateGrad:
 
 def edge(t):
     """(node, output_nr) through which gradient reaches t, or None."""
-    if not t._requires_grad:
-        return None
+    return _edge_of(t) if t._requires_grad else None
+
+
+def _edge_of(t):
+    """edge(t) for a tensor known to require grad."""
     if t._base is not None and t._view_version != t._st.version:
         refresh_view(t)
     gf = t._grad_fn
-    if gf is not None:
-        return (gf, t._output_nr)
-    return (grad_accumulator(t), 0)
+    return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
+
+
+def record1(op, x, args: tuple, out) -> OpNode:
+    """record() for the hottest case, unrolled: one plain Tensor input x (which requires grad) and
+    one output (the tape of an element-wise chain is mostly this)."""
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.released = False
+    # what the backward formula reads (op.save, indexed by which params need grad: here the one)
+    modes, node.keep = (op.save if op.save_fn is None else op.save_fn(x, *args))[1]
+    m = modes[0]
+    if m == 2:
+        s = _kept(x) if x._base is not None else x
+        node.saved = (s,)
+        node.versions = (s._st.version,)
+    else:
+        node.saved = (_Meta(x),) if m else _NONE1
+        node.versions = _NONE1
+    d = x._data
+    node.metas = ((d.shape, d.dtype),)
+    if not x._requires_grad:  # (callers record only when it does; kept for safety)
+        node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
+    else:
+        node.next_edges = (_edge_of(x),)
+        node.needs = _NEEDS1
+    if out._data.dtype.kind in "fc":
+        out._requires_grad = True
+        out._grad_fn = node
+    return node
 
 
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn."""
+    if op.simple and len(ins) == 1:
+        return record1(op, ins[0], args, outs[0])
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
@@ -368,38 +404,43 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     node.released = False
     # what the backward formulas that will run read (op.save, indexed by which params need grad)
     save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
-    if op.simple and len(ins) <= 2:  # the hot case, unrolled: one or two plain Tensor inputs
-        x = ins[0]
-        if len(ins) == 1:
-            modes, node.keep = save[1]
-            m = modes[0]
-            if m == 2 and x._base is not None:
-                x = _kept(x)
-            node.saved = (x if m == 2 else (_Meta(x) if m else None),)
-            node.versions = (x._st.version if m == 2 else None,)
-            x = ins[0]
-            node.metas = ((x._data.shape, x._data.dtype),)
-            node.next_edges = (edge(x),)
+    if op.simple and len(ins) == 2:  # the hot case, unrolled: two plain Tensor inputs
+        x, y = ins
+        dx, dy = op.diff
+        (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+        if m == 2:
+            sx = _kept(x) if x._base is not None else x
+            vx = sx._st.version
         else:
-            y = ins[1]
-            dx, dy = op.diff
-            (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-            sx = _kept(x) if m == 2 and x._base is not None else x
-            sy = _kept(y) if n == 2 and y._base is not None else y
-            node.saved = (sx if m == 2 else (_Meta(x) if m else None), sy if n == 2 else (_Meta(y) if n else None))
-            node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
-            if dx and dy:
-                node.metas = ((x._data.shape, x._data.dtype), (y._data.shape, y._data.dtype))
-                node.next_edges = (edge(x) if needs[0] else None, edge(y) if needs[1] else None)
-            else:
-                z = x if dx else y
-                node.metas = ((z._data.shape, z._data.dtype),)
-                node.next_edges = (edge(z),)
+            sx = _Meta(x) if m else None
+            vx = None
+        if n == 2:
+            sy = _kept(y) if y._base is not None else y
+            vy = sy._st.version
+        else:
+            sy = _Meta(y) if n else None
+            vy = None
+        node.saved = (sx, sy)
+        node.versions = (vx, vy)
+        if dx and dy:
+            d, d2 = x._data, y._data
+            node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
+            # (a True in needs means that input requires grad)
+            node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
+            node.needs = (needs[0], needs[1])
+        else:
+            z = x if dx else y
+            d = z._data
+            node.metas = ((d.shape, d.dtype),)
+            e = edge(z)
+            node.next_edges = (e,)
+            node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
         o = outs[0]
         if o._data.dtype.kind in "fc":
             o._requires_grad = True
             o._grad_fn = node
         return node
+    node.needs = None
     _record_general(node, op, ins, needs, save)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
@@ -561,10 +602,13 @@ def _collect(roots: list) -> dict:
             if e is None:
                 continue
             m = e[0]
-            deps[m] = deps.get(m, 0) + 1
-            if m not in seen:
-                seen.add(m)
-                stack.append(m)
+            if m in deps:
+                deps[m] += 1
+            else:
+                deps[m] = 1
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
     return deps
 
 
@@ -598,7 +642,8 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
     """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`.
 
     Outputs may repeat or share a node (several outputs of one op): their gradients are summed
-    into the node's input buffer before it runs, once."""
+    into the node's input buffer before it runs, once. A node's input buffer is a list indexed by
+    output number, holding Tensors, or (without create_graph) accumulate.Embed / Acc entries."""
     roots = []  # distinct root nodes, in order
     buffers: dict = {}
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
@@ -606,12 +651,12 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
         if e is None:
             raise OpError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         node, nr = e
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = {}
+        if node not in buffers:
+            buffers[node] = []
             roots.append(node)
-        old = buf.get(nr)
-        buf[nr] = g if old is None else old + g
+        buf = buffers[node]
+        buf.extend([None] * (nr + 1 - len(buf)))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
     capture = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
@@ -621,61 +666,10 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
     deps = _collect(roots)
     needed = _needed(roots, {e[0] for e in capture}) if (inputs is not None and not accumulate) else None
     results = [None] * (len(inputs) if inputs is not None else 0)
-    heap = []
-    for n in roots:
-        if n not in deps:
-            heapq.heappush(heap, (-n.seq, id(n), n))
+    heap = [(-n.seq, id(n), n) for n in roots if n not in deps]
+    heapq.heapify(heap)
     with set_grad_enabled(create_graph):
-        while heap:
-            node = heapq.heappop(heap)[2]
-            buf = buffers.pop(node, None)
-            grads = [dense(buf.get(k)) for k in range(max(buf) + 1)] if buf else [None]
-            # The engine holds a gradient only in `grads` while a node runs, so AccumulateGrad can
-            # tell whether anything else references it (accumulate_into); hence the `= None`s.
-            buf = None
-            if node.pre_hooks:
-                for k, hooks in node.pre_hooks.items():
-                    for h in list(hooks):
-                        if k < len(grads) and grads[k] is not None:
-                            new = h(grads[k])
-                            if new is not None:
-                                _check_hook_result(h, grads[k], new, node, k)
-                                grads[k] = new
-                            new = None
-            if capture:
-                for k in range(len(grads)):
-                    for i in capture.get((node, k), ()):
-                        results[i] = grads[k]
-            run = needed is None or node in needed
-            if type(node) is AccumulateGrad and not accumulate:
-                run = False
-            if run:
-                # without create_graph a view's gradient may stay sparse (accumulate.py)
-                sparse = None if create_graph or type(node) is not OpNode else node.embed_grad(grads)
-                outs = node.apply(grads) if sparse is None else (sparse,)
-                sparse = None
-                if not retain_graph:
-                    node.release()
-            else:
-                outs = [None] * len(node.next_edges)
-            grads = None
-            for e, g in zip(node.next_edges, outs):
-                if e is None:
-                    continue
-                m, k = e
-                if g is not None:
-                    b = buffers.get(m)
-                    if b is None:
-                        buffers[m] = {k: g}
-                    else:
-                        old = b.get(k)
-                        b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
-                        old = None
-                    b = None
-                deps[m] -= 1
-                if deps[m] == 0:
-                    heapq.heappush(heap, (-m.seq, id(m), m))
-            g = outs = None
+        _drain(heap, buffers, deps, capture, results, needed, retain_graph, create_graph, accumulate)
     if inputs is not None and not allow_unused and not accumulate:
         for i, r in enumerate(results):
             if r is None:
@@ -684,6 +678,101 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
                     "Set allow_unused=True if this is the desired behavior."
                 )
     return results
+
+
+def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, needed, retain_graph: bool,
+           create_graph: bool, accumulate: bool) -> None:
+    """The engine's loop: run ready nodes, latest first, and hand their gradients to the next nodes'
+    buffers. The engine holds a gradient only in its buffer list while a node runs, so AccumulateGrad
+    and accumulate.add can tell whether anything else references it (accumulate.exclusive); hence
+    the `= None`s."""
+    pop, push = heapq.heappop, heapq.heappush
+    nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
+    while nxt is not None or heap:
+        if nxt is None:
+            node = pop(heap)[2]
+        else:
+            node = nxt
+            nxt = None
+        grads = buffers.pop(node, None)
+        if grads is None:
+            grads = [None]
+        else:
+            for k in range(len(grads)):
+                if type(grads[k]) not in _DENSE:
+                    grads[k] = dense(grads[k])
+        if node.pre_hooks or capture:
+            _incoming(node, grads, capture, results)
+        tn = type(node)
+        if (needed is None or node in needed) and (accumulate or tn is not AccumulateGrad):
+            outs = None
+            if tn is OpNode and not create_graph and node.op.grad_embeds:
+                # without create_graph a view's gradient may stay sparse (accumulate.py)
+                outs = node.embed_grad(grads)
+                outs = None if outs is None else (outs,)
+            if outs is None:
+                outs = node.apply(grads)
+            if not retain_graph:
+                node.release()
+        else:
+            outs = _NONE1 * len(node.next_edges)
+        grads = None
+        for e, g in zip(node.next_edges, outs):
+            if e is None:
+                continue
+            m, k = e
+            if g is not None:
+                b = buffers.get(m)
+                if b is None:
+                    buffers[m] = [g] if k == 0 else [None] * k + [g]
+                else:
+                    if k >= len(b):
+                        b.extend([None] * (k + 1 - len(b)))
+                    if b[k] is None:
+                        b[k] = g
+                    elif create_graph:
+                        b[k] = b[k] + g
+                    else:
+                        g = add_grads(b, k, g)  # in place when the engine owns b[k]
+                        b[k] = g
+                b = None
+            d = deps[m] - 1
+            deps[m] = d
+            if not d:
+                if nxt is None and not heap:
+                    nxt = m
+                else:
+                    push(heap, (-m.seq, id(m), m))
+        if nxt is not None and heap:  # several became ready: the heap orders them all
+            push(heap, (-nxt.seq, id(nxt), nxt))
+            nxt = None
+        g = outs = None
+
+
+_DENSE = (Tensor, type(None))
+
+
+def _incoming(node, grads: list, capture: dict, results: list) -> None:
+    """Before a node runs: its pre-hooks on its incoming gradients, then the gradients autograd.grad
+    returns (`capture`: (node, output_nr) -> indices into `results`)."""
+    if node.pre_hooks:
+        _run_hooks(node, grads)
+    if capture:
+        for k in range(len(grads)):
+            for i in capture.get((node, k), ()):
+                results[i] = grads[k]
+
+
+def _run_hooks(node, grads: list) -> None:
+    """The node's pre-hooks on its incoming gradients (a non-None result replaces the gradient)."""
+    for k, hooks in node.pre_hooks.items():
+        for h in list(hooks):
+            if k < len(grads) and grads[k] is not None:
+                new = h(grads[k])
+                if new is not None:
+                    _check_hook_result(h, grads[k], new, node, k)
+                    grads[k] = new
+                new = None
 
 
 def _check_hook_result(hook, old, new, node, k: int) -> None:
