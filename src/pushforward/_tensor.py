@@ -157,11 +157,10 @@ class Tensor:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
-    def _has_tangent(self) -> bool:
-        from .autograd.forward_ad import levels_of
-        return bool(levels_of(self))
-
     # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
+    # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
+    # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods.py: this core
+    # module imports no higher layer (tests/test_layering.py).
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -214,20 +213,6 @@ class Tensor:
         extras.extend(self._tangent_reprs())
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
-    def _tangent_reprs(self) -> list:
-        """`tangent=...` (one level, level 0) or `tangents={level: ..., ...}`: the tangents' values at
-        each live level (its own or its base's), keyed by the level numbers the user sees."""
-        if self._fw is None and not self._st.dual:
-            return []
-        from .autograd.forward_ad import levels_of, tangent_of
-        from .autograd.state import STATE
-        found = sorted((STATE.by_uid[lv].index, tangent_of(self, lv)) for lv in levels_of(self))
-        if not found:
-            return []
-        if len(found) == 1 and found[0][0] == 0:
-            return ["tangent=" + repr(found[0][1])]
-        return ["tangents={" + ", ".join(f"{k}: {t!r}" for k, t in found) + "}"]
-
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
@@ -259,25 +244,6 @@ class Tensor:
             )
         self._requires_grad = bool(requires_grad)
         return self
-
-    @property
-    def grad_fn(self):
-        if self._base is not None:
-            from .autograd.graph import refresh_view
-            refresh_view(self)
-        return self._grad_fn
-
-    def retain_grad(self) -> None:
-        from .autograd.graph import retain_grad
-        retain_grad(self)
-
-    def register_hook(self, hook):
-        from .autograd.graph import register_hook
-        return register_hook(self, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        from .autograd.graph import backward
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
@@ -321,16 +287,6 @@ class Tensor:
 
     def type(self, dtype=None):
         return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
-
-    # -- indexing ------------------------------------------------------------------------
-    def __getitem__(self, index) -> "Tensor":
-        from .indexing import getitem
-        return getitem(self, index)
-
-    def __setitem__(self, index, value) -> None:
-        from .indexing import setitem
-        setitem(self, index, value)
-
 
 class device(str):
     """torch's device object, for the only device: ``pf.device("cpu") == "cpu"``; others raise.
@@ -442,6 +398,15 @@ def alias(x: Tensor) -> Tensor:
             t._grad_fn = gf
             t._output_nr = x._output_nr
         else:
-            from .autograd.graph import grad_accumulator
-            t._grad_acc = grad_accumulator(x)
+            t._grad_acc = _autodiff.grad_accumulator(x)
     return t
+
+
+class _Autodiff:
+    """What core code calls of the autodiff layer, which it may not import (layers point one way):
+    filled by `pushforward.methods` when the package is imported."""
+
+    grad_accumulator = None
+
+
+_autodiff = _Autodiff()

@@ -16,6 +16,13 @@ import sys
 import time
 from typing import Callable, Sequence, TextIO
 
+import numpy as np
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward._generated import ops as gen
+from pushforward.dispatch import Op
+
 # ----------------------------------------------------------------------------- tables
 
 
@@ -82,11 +89,6 @@ class Progress:
 
 def demo(out: TextIO | None = None) -> int:
     """Three derivatives computed by pushforward next to their closed forms; exit 1 on mismatch."""
-    import numpy as np
-
-    import pushforward as pf
-    import pushforward.autograd.forward_ad as fwAD
-
     out = sys.stdout if out is None else out
     ok = True
 
@@ -152,7 +154,9 @@ def demo(out: TextIO | None = None) -> int:
 
 
 def _load_opdb():
-    from pushforward.testing.opdb import OPS, check_op  # noqa: WPS433 - imported on demand
+    # Imported on demand, the one function-local import here (allowed in tests/test_layering.py):
+    # the op database is only needed by `check`, and `check` reports a missing one cleanly.
+    from pushforward.testing.opdb import OPS, check_op
     return OPS, check_op
 
 
@@ -243,9 +247,6 @@ def run_check(names: str | None = None, fast: bool = False, progress: bool = Tru
 
 def coverage() -> list[dict]:
     """One record per public op, read from the generated module (nothing is run)."""
-    from pushforward._generated import ops as gen
-    from pushforward.dispatch import Op
-
     consts = {k: v for k, v in vars(gen).items() if isinstance(v, Op)}
     by_const = {k: v.name for k, v in consts.items()}
     # in-place variants: generated functions (not an op's public function) whose code names an Op constant

@@ -60,9 +60,11 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-def _pf():
-    import pushforward
-    return pushforward
+_PF: Any = None  # the package namespace, handed over by bind() (pushforward/__init__ imports this module)
+
+
+def _pf() -> Any:
+    return _PF
 
 
 def _fn(name: str) -> Callable:
@@ -444,8 +446,10 @@ def raise_lost_derivative(t: Tensor, action: str) -> None:
                   "itself (np.sin(t), np.sum(t), ...) to keep differentiating.")
 
 
-def bind() -> None:
-    """Attach the protocols to Tensor."""
+def bind(namespace: Any) -> None:
+    """Attach the protocols to Tensor; `namespace` is the package, whose functions the protocols call."""
+    global _PF
+    _PF = namespace
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
     Tensor.__array__ = array

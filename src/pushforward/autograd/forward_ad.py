@@ -17,11 +17,9 @@ import functools
 import itertools
 import weakref
 from collections import namedtuple
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
+from .._tensor import FLOATING, Tensor, alias
 from .pending import Pending
 from .state import STATE
 from ..errors import OpError, OpTypeError, OpValueError
@@ -249,8 +247,6 @@ def replay_view(t, steps):
 
 def _view_alias(x, fw: dict | None):
     """A view of x (same memory, version counter and tape identity) with tangents `fw`."""
-    from .._tensor import alias
-
     out = alias(x)
     base = x._base
     if base is None:
@@ -273,8 +269,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     The result shares memory with `tensor`; tangents of other levels are kept.
     Differentiable (reverse mode) with respect to both `tensor` and `tangent`.
     """
-    from .._tensor import Tensor, FLOATING
-
     level = _resolve_level(level, "make_dual")
     STATE.by_uid[level].user_calls += 1
     if not isinstance(tensor, Tensor):

@@ -20,6 +20,7 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Callable
 
@@ -27,7 +28,10 @@ from .forward_ad import levels_of, set_tangent, tangent_of
 from .graph import Node, _fit_grad, edge, tape_free
 from .grad_mode import no_grad
 from .state import STATE
+from .. import dispatch
+from ..creation import zeros, zeros_like
 from ..errors import OpError
+from .._tensor import Tensor, wrap
 
 
 class FunctionCtx:
@@ -87,7 +91,6 @@ class FunctionNode(Node):
         return self.cls.__name__ + "Backward"
 
     def apply(self, grads: list) -> list:
-        from ..creation import zeros
         if self.released:
             raise OpError(f"Trying to backward through the graph a second time in {self.name()}; "
                           "specify retain_graph=True")
@@ -103,7 +106,6 @@ class FunctionNode(Node):
     def _check_grads(self, res: tuple) -> list:
         """backward's results, one per forward argument (torch's rules: extra trailing Nones are
         dropped; a non-Tensor argument's gradient must be None), fitted to the Tensor inputs."""
-        from .._tensor import Tensor
         who = f"function {self.cls.__name__}.backward"
         n = len(self.is_tensor)
         if len(res) > n and all(g is None for g in res[n:]):
@@ -145,7 +147,6 @@ class _SavedOutput:
         return self.tensor._st
 
     def unpack(self):
-        from .._tensor import Tensor
         s = self.tensor
         node = self.node()
         t = object.__new__(Tensor)
@@ -194,7 +195,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from .._tensor import Tensor, wrap
         ctx = FunctionCtx()
         grad_on = STATE.grad_enabled
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
@@ -290,7 +290,6 @@ class Function:
 
 def _check_tangents(cls, res: list, results: list) -> list:
     """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
-    from .._tensor import Tensor
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
         raise OpError(f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
@@ -311,12 +310,12 @@ def _check_tangents(cls, res: list, results: list) -> list:
 
 
 def _prim(t, level: int):
-    from ..dispatch import _prim as prim
-    return prim(t, level)
+    # dispatch is imported as a module: pushforward.autograd (this package) is first imported
+    # from inside dispatch's own imports, before dispatch has defined _prim
+    return dispatch._prim(t, level)
 
 
 def _zeros_for(a):
-    from ..creation import zeros_like
     return zeros_like(a)
 
 
@@ -352,11 +351,9 @@ def once_differentiable(fn: Callable) -> Callable:
     >>> Exp.apply(x).sum().backward(); x.grad
     tensor([1.])
     """
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .._tensor import Tensor, wrap
         with no_grad():
             outputs = fn(ctx, *args)
         if not STATE.grad_enabled:

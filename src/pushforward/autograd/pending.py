@@ -25,7 +25,9 @@ import weakref
 
 import numpy as np
 
+from .registry import DISPATCH
 from .state import STATE
+from .._tensor import wrap
 
 _UNSET = object()
 
@@ -74,9 +76,6 @@ class Pending:
         return self.value
 
     def _compute(self) -> None:
-        from ..dispatch import fit_tangent, own_array
-        from .._tensor import wrap
-
         op = self.op
         tans = [_array(t) for t in self.tans]
         if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
@@ -87,13 +86,13 @@ class Pending:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
             if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
-                r = own_array(r, (*self.datas, *tans, self.od))
+                r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
             if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
                     and self.dtype.kind in "fc":
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = fit_tangent(wrap(np.asarray(r)), wrap(like), op)
+                r = DISPATCH.fit_tangent(wrap(np.asarray(r)), wrap(like), op)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None

@@ -13,7 +13,10 @@ import scipy.linalg as sla
 import scipy.special as sp
 
 from .._generated import ops
-from .opdb import C128, F64, REAL, REAL_COMPLEX, OpInfo, SampleInput
+from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
+from .._tensor import wrap
+from ..formulas_linalg import eig_unpack, eigh_unpack, lu_unpack, mH, qr_unpack, svd_unpack
+from ..kernels_linalg import diag_embed
 
 
 
@@ -22,7 +25,6 @@ def _h(x):
 
 
 def _ph(x):
-    from ..formulas_linalg import mH
     return mH(x)
 
 
@@ -88,7 +90,6 @@ def _abs2_np(x):
 
 # -- op wrappers (gauge-invariant where needed) ---------------------------------------------------------
 def op_eigh(a, UPLO="L"):
-    from ..formulas_linalg import eigh_unpack
     lam, v = eigh_unpack(ops._linalg_eigh(_herm(a), UPLO), a.shape[-1])
     return lam, _abs2(v)
 
@@ -109,7 +110,6 @@ def ref_eigh_pub(a, UPLO="L"):
 
 
 def op_svd(a):
-    from ..formulas_linalg import svd_unpack
     u, s, vh = svd_unpack(ops._linalg_svd(a), *a.shape[-2:])
     return u @ vh, s
 
@@ -132,7 +132,6 @@ def ref_svd_pub(a, full_matrices=True):
 
 
 def op_qr(a):
-    from ..formulas_linalg import qr_unpack
     return qr_unpack(ops._linalg_qr(a), *a.shape[-2:])
 
 
@@ -148,7 +147,6 @@ def ref_qr_pub(a, mode="reduced"):
 
 
 def op_eig(a):
-    from ..formulas_linalg import eig_unpack
     lam, v = eig_unpack(ops._linalg_eig(a), a.shape[-1])
     return lam, _abs2(v)
 
@@ -164,7 +162,6 @@ def op_eig_pub(a):
 
 
 def op_lu(a):
-    from ..formulas_linalg import lu_unpack
     p, low, up = lu_unpack(ops._linalg_lu(a), *a.shape[-2:])
     return low, up
 
@@ -354,7 +351,6 @@ def s_lu_solve(m):
         for adjoint in (False, True):
             a = _rand(m, (3, 3)) + np.diag([0.2, 2.0, 3.0])
             lu, piv = sla.lu_factor(a)
-            from .._tensor import wrap
             b = m.tensor(_rand(m, (3, 2) if left else (2, 3)))
             out.append(SampleInput(m.tensor(lu), (wrap((piv + 1).astype(np.int32)), b),
                                    {"left": left, "adjoint": adjoint}, f"left={left}, adjoint={adjoint}"))
@@ -410,7 +406,6 @@ def s_diag_embed(m):
 
 
 def ref_diag_embed(a, offset=0, dim1=-2, dim2=-1):
-    from ..kernels_linalg import diag_embed
     return diag_embed(a, offset, dim1, dim2)
 
 
@@ -797,7 +792,6 @@ def s_svd_legacy(m):
 
 
 def s_lu_unpack(m):
-    from .._tensor import wrap
     out = []
     for shape in ((3, 3), (4, 3), (3, 4)):
         d = np.zeros(shape)

@@ -6,10 +6,15 @@ values of ops with kinks (sort ties, max pooling, quantile steps) are drawn apar
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
+from scipy.linalg import block_diag
 
 from .._generated import ops
-from .opdb import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method
+from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method, _unary
+from ..creation import as_tensor
+from ..nn import functional as F
 
 __all__ = ["register"]
 
@@ -46,7 +51,6 @@ def _r_tensor_split(x, ios, dim=0):
 
 
 def _r_block_diag(*ts):
-    from scipy.linalg import block_diag
     return block_diag(*[np.atleast_2d(t) for t in ts])
 
 
@@ -642,8 +646,6 @@ def _nn(name):
     """F.<name>, called with float ndarrays in a sample turned into (constant) tensors: a sample holds
     its non-differentiable float arguments (running stats, class weights) as ndarrays, so gradcheck
     does not treat them as inputs."""
-    from ..nn import functional as F
-    from ..creation import as_tensor
     fn = getattr(F, name)
 
     def conv(v):
@@ -845,7 +847,6 @@ def s_pairwise_distance(m):
 
 
 def s_act(m, args=(), kwargs=None, wide=False):
-    from .opdb import _unary
     out = _unary(m, args, kwargs)
     if wide:
         out.append(SampleInput(m((6,), low=-5.0, high=5.0), args, dict(kwargs or {}), "wide"))
@@ -949,7 +950,6 @@ _ACTIVATIONS = {
 
 def _r_im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Window by window with explicit loops (an independent route to kernels_window.im2col)."""
-    import itertools
     nd = len(kernel_size)
     pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
     xp = np.pad(x, [(0, 0), (0, 0)] + pads, constant_values=pad_value)
@@ -963,7 +963,6 @@ def _r_im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
 
 
 def _r_col2im(cols, output_size, kernel_size, dilation, padding, stride):
-    import itertools
     nd = len(kernel_size)
     pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
     size = [output_size[i] + pads[i][0] + pads[i][1] for i in range(nd)]
