@@ -7,6 +7,7 @@ that use only ops and such helpers are also compiled over plain arrays.
 from __future__ import annotations
 
 import numpy as np
+
 from ._tensor import Tensor
 from .autograd.registry import OPS
 from .composite_util import scale
