@@ -12,6 +12,8 @@ import numpy as np
 
 from .errors import OpError, OpTypeError
 
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to"]
+
 _new = object.__new__
 _ndarray = np.ndarray
 
@@ -71,7 +73,7 @@ class Tensor:
     __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
     __hash__ = object.__hash__
 
-    def __init__(self, data: Any = None, *, dtype=None, requires_grad: bool = False) -> None:
+    def __init__(self, data: Any = None, *, dtype: Any = None, requires_grad: bool = False) -> None:
         self._data = _to_array(data, dtype)
         if requires_grad:
             self.requires_grad_(True)
@@ -121,7 +123,7 @@ class Tensor:
     def itemsize(self) -> int:
         return self._data.itemsize
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Any:
         return self._data.shape if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
@@ -142,12 +144,12 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
 
-    def item(self):
+    def item(self) -> Any:
         if self._data.size != 1:
             raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")
         return self._data.item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -285,7 +287,7 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
-    def type(self, dtype=None):
+    def type(self, dtype: Any = None) -> Any:
         return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
 
 class device(str):
@@ -312,7 +314,7 @@ class device(str):
 _CPU = device("cpu")
 
 
-def _to(self: Tensor, *args, **kwargs) -> Tensor:
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
     keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
     dtype = kwargs.pop("dtype", None)
@@ -379,7 +381,7 @@ def _nested_to_array(seq):
     return [(_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v)) for v in seq]
 
 
-def wrap(a) -> Tensor:
+def wrap(a: Any) -> Tensor:
     """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
     t = _new(Tensor)
     t._data = a if type(a) is _ndarray else np.asarray(a)

@@ -18,6 +18,9 @@ OpIndexError
 """
 from __future__ import annotations
 
+__all__ = ["PushforwardError", "OpError", "OpTypeError", "OpValueError", "OpIndexError", "same_kind", "describe",
+           "check_dim"]
+
 
 class PushforwardError(Exception):
     """Base of every error pushforward raises for bad input; the message names the op and values."""
@@ -48,7 +51,7 @@ def same_kind(exc: BaseException) -> type:
     return OpError
 
 
-def describe(value) -> str:
+def describe(value: object) -> str:
     """Short description of an op argument for error messages: shape and dtype of tensors."""
     data = getattr(value, "_data", None)
     if data is not None:

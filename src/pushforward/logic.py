@@ -19,6 +19,8 @@ from .errors import OpTypeError
 from ._tensor import Tensor, wrap
 from .kernels import _axes
 
+__all__ = ["isclose", "allclose", "equal", "all", "any", "bind"]
+
 
 def _values(x, who: str, name: str) -> np.ndarray:
     if isinstance(x, Tensor):

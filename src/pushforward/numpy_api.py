@@ -33,6 +33,8 @@ import numpy as np
 from .errors import OpError, OpTypeError
 from ._tensor import Tensor
 
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "bind"]
+
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
 UFUNCS: dict[str, str] = {
@@ -429,7 +431,7 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     return handler(*args, **kwargs)
 
 
-def array(self: Tensor, dtype=None, copy=None) -> np.ndarray:
+def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
     if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")

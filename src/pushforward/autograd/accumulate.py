@@ -17,12 +17,16 @@ tensor([2., 4., 2.])
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .forward_ad import set_tangent
 from .registry import OPS
 from ..kernels import view_region
 from .._tensor import Tensor, wrap
+
+__all__ = ["Embed", "Acc", "simple_tangent", "embed_or_none", "dense", "add"]
 
 
 class Embed:
@@ -50,7 +54,7 @@ class Acc:
         self.tan = None
 
 
-def simple_tangent(g: Tensor):
+def simple_tangent(g: Tensor) -> Any:
     """(key, tangent array) of g's only tangent, (None, None) without one, or False when g is
     not simple enough to be summed on arrays (several levels, a tangent that is itself
     differentiable or deferred, a view inheriting its base's tangent, a gradient requiring grad)."""
@@ -67,7 +71,7 @@ def simple_tangent(g: Tensor):
     return key, t._data
 
 
-def embed_or_none(grad, shape: tuple, dtype, steps: tuple) -> Embed | None:
+def embed_or_none(grad: Any, shape: tuple, dtype: Any, steps: tuple) -> Embed | None:
     """An Embed for a view op's gradient, or None when the engine must run the formula."""
     if type(grad) is not Tensor or grad._data.dtype != dtype:
         return None
@@ -75,7 +79,7 @@ def embed_or_none(grad, shape: tuple, dtype, steps: tuple) -> Embed | None:
     return None if e.tangent is False else e
 
 
-def dense(g):
+def dense(g: Any) -> Any:
     """A Tensor for an engine buffer entry (Embed, Acc or already a Tensor)."""
     tg = type(g)
     if tg is Embed:
@@ -88,7 +92,7 @@ def dense(g):
     return g
 
 
-def add(old, new):
+def add(old: Any, new: Any) -> Any:
     """old + new for two gradients of the same input (either may be an Embed or an Acc)."""
     if type(new) is Acc:
         new = dense(new)

@@ -22,12 +22,15 @@ tensor([2., 2.])
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
 from .registry import DISPATCH
 from .state import STATE
 from .._tensor import wrap
+
+__all__ = ["Pending", "defer", "flush"]
 
 _UNSET = object()
 
@@ -41,7 +44,7 @@ class Pending:
 
     __slots__ = ("op", "datas", "tans", "od", "shape", "dtype", "args", "value", "__weakref__")
 
-    def __init__(self, op, datas: list, tans: list, od, args: tuple) -> None:
+    def __init__(self, op: Any, datas: list, tans: list, od: Any, args: tuple) -> None:
         self.op = op
         self.shape = od.shape
         self.dtype = od.dtype
@@ -56,7 +59,7 @@ class Pending:
         self.args = args
         self.value = _UNSET
 
-    def force(self):
+    def force(self) -> Any:
         """The tangent (a Tensor, or None for a zero tangent), computed on first use.
 
         Iterative, so a long chain of deferred tangents needs no deep recursion.
@@ -115,7 +118,7 @@ def _array(t):
     return None if t is None else t._data
 
 
-def defer(level, op, datas: list, tans: list, od, args: tuple) -> Pending:
+def defer(level: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
     """A Pending for `op`'s output at `level` (a _Level), tracked so a write can flush it."""
     p = Pending(op, datas, tans, od, args)
     pend = level.pending

@@ -20,6 +20,8 @@ import numpy as np
 
 from .._tensor import Tensor
 
+__all__ = ["assert_close"]
+
 # torch's defaults (rtol, atol) by dtype; integers and bools compare exactly.
 _TOLERANCES = {
     np.dtype(np.float16): (1e-3, 1e-5),

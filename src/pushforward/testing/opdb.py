@@ -56,7 +56,7 @@ def _rebuild(sample: SampleInput, leaves) -> SampleInput:
     return SampleInput(inp, args, kwargs, sample.name, sample.grad, sample.gradgrad)
 
 
-def gradcheck_fn(info: OpInfo, sample: SampleInput):
+def gradcheck_fn(info: OpInfo, sample: SampleInput) -> tuple[Callable, tuple]:
     """(fn, inputs) for gradcheck: fn takes the sample's differentiable tensors positionally."""
     leaves = [t.detach().requires_grad_(True) for t in diff_leaves(sample)]
 
@@ -807,6 +807,29 @@ def _build() -> dict:
         assert info.name not in db, info.name
         db[info.name] = info
 
+    _add_elementwise(add, db)
+    _add_non_differentiable(add)
+    _add_casts_and_reductions(add)
+    _add_products_and_indexing(add)
+    _add_views(add)
+    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
+    for name, extra in _EDGE_SAMPLES.items():
+        info = db[name]
+        info.sample_fn = _plus(info.sample_fn, extra)
+
+    # ---- nn, sorting, scatter, composites (issue 13)
+    register_nn_ops(add)
+    # ---- linalg, fft, special (issue 12): entries in their own module
+    add_linalg_ops(add)
+    add_fft_ops(add)
+    add_special_ops(add)
+    add_more_ops(add)
+    add_legacy_ops(add)
+    return db
+
+
+def _add_elementwise(add: Callable, db: dict) -> None:
+    """Unary and binary element-wise ops (with their alpha, tie and scalar samples)."""
     for name, (ref, domain, cplx, inpl) in _UNARY.items():
         dtypes = REAL_COMPLEX if cplx else REAL
         if name == "imag":
@@ -841,6 +864,9 @@ def _build() -> dict:
         sp.xlogy, REAL_COMPLEX))
     add(OpInfo("where", _fn("where"), s_where, np.where, REAL_COMPLEX))
 
+
+def _add_non_differentiable(add: Callable) -> None:
+    """Comparisons, logical and bitwise ops, isnan/isfinite, argmax/argmin."""
     for name, ref in _COMPARE.items():
         dts = (F64, F32, BOOL) if name.startswith("logical") else (F64, F32, I64)
         if name in ("eq", "ne"):
@@ -859,6 +885,9 @@ def _build() -> dict:
                lambda x, dim=None, keepdim=False: np.argmin(x, axis=dim, keepdims=keepdim if dim is not None else False),
                (F64, F32, I64), differentiable=False))
 
+
+def _add_casts_and_reductions(add: Callable) -> None:
+    """Casts and copies, reductions, scans, softmax."""
     # casts and copies
     add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX, is_view="maybe"))
     add(OpInfo("clone", _fn("clone"), _unary, np.copy, REAL_COMPLEX))
@@ -896,6 +925,9 @@ def _build() -> dict:
     add(OpInfo("cumprod", _fn("cumprod"), s_cumprod, lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1))
                if x.ndim else x.copy(), REAL_COMPLEX))
 
+
+def _add_products_and_indexing(add: Callable) -> None:
+    """Products, joining, reordering and indexing (with their backward ops)."""
     # linear algebra
     add(OpInfo("matmul", _fn("matmul"), s_matmul, np.matmul, REAL_COMPLEX))
     add(OpInfo("mm", _fn("mm"), s_mm, np.matmul, REAL_COMPLEX))
@@ -923,6 +955,9 @@ def _build() -> dict:
     add(OpInfo("_view_scatter", _fn("_view_scatter"), s_view_scatter, _ref_view_scatter, REAL_COMPLEX))
     add(OpInfo("_view_embed", _fn("_view_embed"), s_view_embed, _ref_view_embed, REAL_COMPLEX))
 
+
+def _add_views(add: Callable) -> None:
+    """View ops (and the composites returning several views)."""
     # views
     views = {
         "view": (s_view, lambda x, *s: x.reshape(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s), True),
@@ -948,21 +983,6 @@ def _build() -> dict:
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
-
-    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
-    for name, extra in _EDGE_SAMPLES.items():
-        info = db[name]
-        info.sample_fn = _plus(info.sample_fn, extra)
-
-    # ---- nn, sorting, scatter, composites (issue 13)
-    register_nn_ops(add)
-    # ---- linalg, fft, special (issue 12): entries in their own module
-    add_linalg_ops(add)
-    add_fft_ops(add)
-    add_special_ops(add)
-    add_more_ops(add)
-    add_legacy_ops(add)
-    return db
 
 
 def _plus(sample_fn, extra):

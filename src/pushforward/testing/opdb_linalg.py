@@ -8,6 +8,8 @@ Import `pushforward.testing.opdb` (which registers these entries) rather than th
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.special as sp
@@ -17,6 +19,8 @@ from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
 from .._tensor import wrap
 from ..formulas_linalg import eig_unpack, eigh_unpack, lu_unpack, mH, qr_unpack, svd_unpack
 from ..kernels_linalg import diag_embed
+
+__all__ = ["add_linalg_ops", "add_fft_ops", "add_special_ops", "add_more_ops", "add_legacy_ops"]
 
 
 
@@ -488,7 +492,7 @@ def s_logdet(m):
     return s_spd(m) + [SampleInput(m.tensor(-_spd(m, (3, 3))._data), name="negative det (nan)", grad=False)]
 
 
-def add_linalg_ops(add) -> None:
+def add_linalg_ops(add: Callable) -> None:
     """Register the issue-12 ops (called at the end of opdb._build)."""
     add(OpInfo("inverse", ops.inverse, s_square, np.linalg.inv, REAL_COMPLEX))
     add(OpInfo("det", ops.det, s_det, np.linalg.det, REAL_COMPLEX))
@@ -617,7 +621,7 @@ def _npn(f, default):
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def add_fft_ops(add) -> None:
+def add_fft_ops(add: Callable) -> None:
     add(OpInfo("_fft_c2c", ops._fft_c2c, s_c2c, lambda x, dim, norm, fw: (np.fft.fftn if fw else np.fft.ifftn)(
         x, axes=dim, norm=norm), REAL_COMPLEX))
     add(OpInfo("_fft_r2c", ops._fft_r2c, s_r2c, lambda x, dim, norm: np.fft.rfftn(x, axes=dim, norm=norm), REAL))
@@ -664,7 +668,7 @@ def s_mvlgamma(m):
     return [SampleInput(m((4,), low=2.0, high=4.0), (p,), name=f"p={p}") for p in (1, 2, 3)]
 
 
-def add_special_ops(add) -> None:
+def add_special_ops(add: Callable) -> None:
     unary = {
         "special_i0": (sp.i0, None), "special_i0e": (sp.i0e, None), "special_i1": (sp.i1, None),
         "special_i1e": (sp.i1e, None), "special_ndtr": (sp.ndtr, None), "special_ndtri": (sp.ndtri, (0.05, 0.95)),
@@ -724,7 +728,7 @@ def s_tensorsolve(m):
             SampleInput(m.tensor(np.moveaxis(a, -1, 0)), (m.tensor(_rand(m, (2, 3))),), {"dims": (0,)}, "dims")]
 
 
-def add_more_ops(add) -> None:
+def add_more_ops(add: Callable) -> None:
     unary = {
         "special_bessel_j0": (sp.j0, None, False), "special_bessel_j1": (sp.j1, None, True),
         "special_bessel_y0": (sp.y0, (0.5, 3.0), False), "special_bessel_y1": (sp.y1, (0.5, 3.0), False),
@@ -840,7 +844,7 @@ def ref_cross(a, b, dim=None):
     return np.cross(a, b, axis=dim)
 
 
-def add_legacy_ops(add) -> None:
+def add_legacy_ops(add: Callable) -> None:
     add(OpInfo("cross", ops.cross, lambda m: [SampleInput(m((3,)), (m((3,)),)),
                                              SampleInput(m((2, 3)), (m((2, 3)), 1), name="dim=1"),
                                              SampleInput(m((3, 2)), (m((3, 2)),), name="first dim of size 3")],

@@ -7,6 +7,7 @@ values of ops with kinks (sort ties, max pooling, quantile steps) are drawn apar
 from __future__ import annotations
 
 import itertools
+from typing import Callable
 
 import numpy as np
 from scipy.linalg import block_diag
@@ -1047,13 +1048,18 @@ def s_channel_shuffle(m):
     return [SampleInput(m((1, 4, 2)), (2,)), SampleInput(m((2, 6, 1, 1)), (3,), {}, "4-d")]
 
 
-def _group4(add):
-    add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
-    add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
-
+def _nn_adder(add):
+    """add() for a pf.nn.functional composite: nn(name, sample_fn, dtypes=REAL, **OpInfo fields)."""
     def nn(name, sample_fn, dtypes=REAL, **kw):
         add(OpInfo(name, _nn(name), sample_fn, None, dtypes, composite=True, **kw))
+    return nn
 
+
+def _group4(add):
+    """im2col/col2im, activations, linear layers, convolutions, pooling, resampling."""
+    add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
+    add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
+    nn = _nn_adder(add)
     for name, (args, kwargs, wide) in _ACTIVATIONS.items():
         nn(name, lambda m, a=args, k=kwargs, w=wide: s_act(m, a, k, w))
     nn("gelu", lambda m: s_act(m) + [SampleInput(m((2, 3)), (), {"approximate": "tanh"}, "tanh")])
@@ -1087,6 +1093,11 @@ def _group4(add):
     nn("pad", s_pad)
     nn("pixel_shuffle", s_pixel_shuffle)
     nn("pixel_unshuffle", s_pixel_unshuffle)
+
+
+def _group5(add):
+    """Normalization, dropout, embeddings, distances and losses."""
+    nn = _nn_adder(add)
     nn("layer_norm", s_layer_norm)
     nn("rms_norm", s_rms_norm)
     nn("group_norm", s_group_norm)
@@ -1122,9 +1133,10 @@ def _group4(add):
     nn("channel_shuffle", s_channel_shuffle)
 
 
-def register(add) -> None:
+def register(add: Callable) -> None:
     """Add the entries of issue 13 to the op database."""
     _group1(add)
     _group2(add)
     _group3(add)
     _group4(add)
+    _group5(add)

@@ -56,7 +56,7 @@ class SampleInput:
         return f"{self.name or 'sample'}({', '.join(parts)})"
 
 
-def make_tensor(rng: np.random.Generator, shape, dtype, low: float = -2.0, high: float = 2.0,
+def make_tensor(rng: np.random.Generator, shape: Any, dtype: Any, low: float = -2.0, high: float = 2.0,
                 avoid_zero: bool = True, contiguous: bool = True) -> Tensor:
     """A fresh leaf Tensor of `shape` and `dtype` with values in [low, high].
 
@@ -158,7 +158,7 @@ class OpInfo:
         rec = op_record(self.name)
         return rec.jvp_kind if rec is not None else "none"
 
-    def samples(self, dtype=F64) -> list:
+    def samples(self, dtype: Any = F64) -> list:
         """Fresh sample inputs (new tensors on every call, same values: seeded by the name)."""
         dt = np.dtype(dtype)
         if dt not in self.dtypes:
@@ -168,7 +168,7 @@ class OpInfo:
     def __call__(self, sample: SampleInput):
         return self.op(sample.input, *sample.args, **sample.kwargs)
 
-    def reference(self, sample: SampleInput):
+    def reference(self, sample: SampleInput) -> Any:
         if self.ref is None:
             return None
         conv = _map(lambda t: np.array(t._data, copy=True), (sample.input, sample.args, sample.kwargs),
@@ -177,7 +177,7 @@ class OpInfo:
         return self.ref(inp, *args, **kwargs)
 
 
-def op_record(name: str):
+def op_record(name: str) -> Any:
     """The generated `Op` record of a (non-composite) op, or None."""
     rec = getattr(ops, name.upper(), None)
     if rec is None or getattr(rec, "name", None) != name:
