@@ -284,3 +284,17 @@ def test_core_modules_import_only_core(mod):
     """A direct statement of the bottom layer's rule, module by module (the same check as above)."""
     targets = {t for t, _ in _module_edges()[mod]}
     assert all(LAYERS[t] == CORE for t in targets), sorted(targets)
+
+
+def test_the_registry_holds_the_generated_ops():
+    """Lower layers call the ops through autograd.registry.OPS, filled by methods.py at import."""
+    import pushforward as pf
+    from pushforward._generated import ops
+    from pushforward.autograd.registry import DISPATCH, OPS, Registry
+    assert OPS.sin is pf.sin and OPS._VIEW_SCATTER is ops._VIEW_SCATTER and OPS._view_embed is ops._view_embed
+    assert callable(DISPATCH.fit_tangent) and callable(DISPATCH.own_array)
+    with pytest.raises(AttributeError, match="no 'not_an_op'"):
+        OPS.not_an_op
+    empty = Registry("a test registry")
+    with pytest.raises(AttributeError, match="a test registry has no 'x'.*fills this registry"):
+        empty.x

@@ -21,7 +21,7 @@ __all__ = ["bind"]
 
 # The layers below the generated module reach its ops (and dispatch's tangent fitting) through
 # these registries; filled here, at import time, before any op can run.
-OPS.fill(vars(ops))
+OPS.fill({k: v for k, v in vars(ops).items() if not k.startswith("__")})
 DISPATCH.fill({"fit_tangent": dispatch.fit_tangent, "own_array": dispatch.own_array})
 _autodiff.grad_accumulator = graph.grad_accumulator
 
