@@ -281,8 +281,27 @@ def test_float64_does_not_warn():
 
 # -- batched forward grad ---------------------------------------------------------------------------
 
-def test_batched_forward_grad_linearity():
+def test_batched_forward_grad_is_a_real_vector_mode_check(monkeypatch):
+    """check_batched_forward_grad propagates B tangents in one batched pass and compares each row
+    with the jvp of that tangent alone: a wrong batching rule is caught."""
     assert gradcheck(lambda a, b: a * b.sin(), (real(3), real(3)), check_batched_forward_grad=True)
+    a, v = real(3, 3), real(3)
+    assert gradcheck(pf.matmul, (a, v), check_batched_forward_grad=True)
+    from pushforward.batching import _parsed
+    monkeypatch.setattr(pf._generated.ops.MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
+    _parsed.clear()
+    try:
+        with pytest.raises(GradcheckError, match="batched"):
+            gradcheck(pf.matmul, (a, v), check_batched_forward_grad=True)
+    finally:
+        monkeypatch.undo()
+        _parsed.clear()
+
+
+def test_function_without_vmap_rule_loops_over_the_batch():
+    """A custom Function's jvp runs once per batch element at a vector-mode level (it may do
+    anything with its tangent), unless it declares generate_vmap_rule = True."""
+    calls = []
 
     class NonLinearJvp(pf.autograd.Function):
         @staticmethod
@@ -295,12 +314,21 @@ def test_batched_forward_grad_linearity():
 
         @staticmethod
         def jvp(ctx, x_t):
+            calls.append(tuple(x_t.shape))
             return x_t * x_t.abs() / (x_t.abs().max() + 1e-300)  # exact on one-hot tangents only
 
     x = real(3)
-    assert gradcheck(NonLinearJvp.apply, (x,), check_undefined_grad=False)
-    with pytest.raises(GradcheckError, match="batched"):
-        gradcheck(NonLinearJvp.apply, (x,), check_undefined_grad=False, check_batched_forward_grad=True)
+    assert gradcheck(NonLinearJvp.apply, (x,), check_undefined_grad=False, check_batched_forward_grad=True)
+    J = pf.func.jacfwd(NonLinearJvp.apply)(x)
+    assert np.allclose(J.numpy(), np.eye(3))
+    assert calls[-3:] == [(3,)] * 3
+
+    class Vmappable(NonLinearJvp):
+        generate_vmap_rule = True
+
+    calls.clear()
+    pf.func.jacfwd(Vmappable.apply)(x)
+    assert calls == [(3,)]  # one call, with the batched tangent (logical shape)
 
 
 # -- gradgradcheck ----------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward._generated import ops
 from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_op, check_sample, diff_leaves,
-                                      forward_forms, gradcheck_fn, op_record, yaml_op_names)
+from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_batched_forward, check_op, check_sample,
+                                      diff_leaves, forward_forms, gradcheck_fn, op_record, yaml_op_names)
 
 ALL = sorted(OPS)
 DIFF = [n for n in ALL if OPS[n].differentiable]
@@ -171,6 +171,15 @@ def test_gradgradcheck_forward_over_reverse(name):
 
     samples = [s for s in _grad_samples(info) if s.gradgrad and sum(t.numel() for t in diff_leaves(s)) <= 24][:4]
     _run_all(name, samples, check)
+
+
+@pytest.mark.parametrize("name", DIFF)
+def test_batched_forward_grad(name):
+    """Vector mode (issue 11): every op's batching rule, through its forward formula, against the
+    jvp column by column, real and complex samples (torch's check_batched_forward_grad)."""
+    info = OPS[name]
+    samples = [s for s in info.samples(F64) if s.grad] + [s for s in info.samples(C128) if s.grad]
+    _run_all(name, samples, lambda s: check_batched_forward(info, s))
 
 
 @pytest.mark.parametrize("name", COMPLEX)

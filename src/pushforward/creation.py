@@ -6,10 +6,12 @@
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 import numpy as np
 
+from ._batched import BatchedTensor
 from .errors import OpError, OpTypeError
 from ._tensor import Tensor, _to_array, wrap
 
@@ -194,26 +196,41 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool =
     return _finish(np.full(_shape((size,)), fill_value, dt), requires_grad)
 
 
+def _per_batch(factory: Callable) -> Callable:
+    """`*_like(x)` of a batched x (vmap, batched tangents): the factory on x's physical tensor, so
+    every batch element gets its own value (zeros, or its own random draw)."""
+    @functools.wraps(factory)
+    def like(x, *args, **kwargs):
+        if type(x) is BatchedTensor:
+            return BatchedTensor(like(x._phys, *args, **kwargs), x._blevel)
+        return factory(x, *args, **kwargs)
+    return like
+
+
 def _like(x, dtype):
     d = x._data if isinstance(x, Tensor) else np.asarray(x)
     return d, (d.dtype if dtype is None else np.dtype(dtype))
 
 
+@_per_batch
 def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.zeros(d.shape, dt), requires_grad, device)
 
 
+@_per_batch
 def ones_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.ones(d.shape, dt), requires_grad, device)
 
 
+@_per_batch
 def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.empty(d.shape, dt), requires_grad, device)
 
 
+@_per_batch
 def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
@@ -285,11 +302,13 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, d
     return wrap(_gen(generator).permutation(int(n)).astype(_dt(dtype, np.int64)))
 
 
+@_per_batch
 def rand_like(x: Any, *, dtype: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return wrap(_gen(None).random(d.shape).astype(dt))
 
 
+@_per_batch
 def randn_like(x: Any, *, dtype: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
     return randn(*d.shape, dtype=dt)

@@ -15,11 +15,13 @@ from typing import Callable
 import numpy as np
 
 from .autograd.state import STATE
-from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below
+from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below, zero_tangent
 from .errors import OpError, OpTypeError, describe, same_kind
 from .kernels import CONTIGUOUS_RESULTS
 from .autograd.graph import record
 from .autograd.pending import Pending, defer, flush
+from .batching import OPS, has_batched, run_batched, run_batched_inplace
+from ._batched import BatchedTensor
 from .autograd.grad_mode import no_grad
 from ._tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
 
@@ -64,6 +66,7 @@ class Op:
         # the backward places grad into zeros of the input's shape, where this view looks
         self.grad_embeds = grad_embeds
         self.public = None            # the public function (set by the generated module)
+        OPS[name] = self              # batching rules call ops by name
         self.argnames = argnames      # names of the non-Tensor arguments, in the order of `args`
         self.batch = batch            # batching rule from derivatives.yaml (see batching.py)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
@@ -200,6 +203,8 @@ def _arrays_of(values) -> list:
             out.append(v._data)
         elif tv is list:
             out.extend(_arrays_of(v))
+        elif tv is BatchedTensor:
+            out.append(physical_array(v))
         elif tv is Pending:
             if v.value is not None and type(v.value) is Tensor:
                 out.append(v.value._data)
@@ -210,12 +215,19 @@ def _arrays_of(values) -> list:
 
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
-    d = t._data
+    d = t._data if type(t) is not BatchedTensor else physical_array(t)
     fresh = d.base is None
     for a in arrays:
         if a is d if fresh else np.may_share_memory(d, a):
             return t.clone()
     return t
+
+
+def physical_array(t: BatchedTensor) -> np.ndarray:
+    """The array holding a batched tensor's values (every batch level)."""
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return t._data
 
 
 def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
@@ -534,6 +546,8 @@ def _diff_tensors(op: Op, ins: list):
 
 def dispatch(op: Op, inputs, args: tuple):
     """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
+    if has_batched(inputs):
+        return run_batched(op, inputs, args, dispatch)
     if op.simple and all(type(v) is Tensor for v in inputs):
         ins = inputs
         datas = [v._data for v in inputs]
@@ -601,7 +615,8 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    return t is None or type(t) is Pending or not (t._requires_grad or t._fw is not None or t._st.dual)
+    return t is None or type(t) is Pending or (
+        type(t) is not BatchedTensor and not (t._requires_grad or t._fw is not None or t._st.dual))
 
 
 def _raw_tangent(v: Tensor, level: int):
@@ -691,7 +706,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
                 if seen is None:
                     seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
-                seen.append(t._data)
+                seen.append(t._data if type(t) is Tensor else physical_array(t))
             set_tangent(o, level, t)
 
 
@@ -721,24 +736,25 @@ def _prim(v: Tensor, level: int) -> Tensor:
 def fit_tangent(t, out: Tensor, op: Op):
     """Bring a formula's tangent to the output's shape and dtype (the one place that does).
     None for an integer or bool output: those never carry tangents (DESIGN rule 3), whatever
-    the formula says (a cast's formula casts the tangent too)."""
+    the formula says (a cast's formula casts the tangent too). A batched tangent (batched dual
+    level) is fitted by its logical shape."""
     od = out._data
     if od.dtype.kind not in FLOATING:
         return None
-    if type(t) is not Tensor:
+    if not isinstance(t, Tensor):
         t = wrap(np.asarray(t))
-    td = t._data
-    if td.shape != od.shape:
+    shape, dtype = (t._data.shape, t._data.dtype) if type(t) is Tensor else (t.shape, t.dtype)
+    if shape != od.shape:
         try:
-            np.broadcast_shapes(td.shape, od.shape)
+            np.broadcast_shapes(shape, od.shape)
         except ValueError:
-            raise OpError(f"{op.name}: forward formula produced a tangent of shape {td.shape} for an output of "
+            raise OpError(f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
                           f"shape {od.shape}") from None
         t = t.expand(od.shape).clone()
-    if td.dtype != od.dtype:
-        if td.dtype.kind == "c" and od.dtype.kind != "c":
+    if dtype != od.dtype:
+        if dtype.kind == "c" and od.dtype.kind != "c":
             t = t.real
-        if t._data.dtype != od.dtype:
+        if t.dtype != od.dtype:
             t = t.to(od.dtype)
     return t
 
@@ -757,7 +773,11 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     (and their tangents) see the change.
     """
     if type(target) is not Tensor:
+        if has_batched((target,) + tuple(inputs)):
+            return run_batched_inplace(op, target, inputs, args, apply_inplace)
         raise OpTypeError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
+    if has_batched(inputs):
+        return run_batched_inplace(op, target, inputs, args, apply_inplace)
     if (all(_is_plain_input(v) for v in inputs) and _is_plain_input(target)
             and (target._base is None or not target._base._requires_grad)):
         try:
@@ -868,13 +888,11 @@ def _views_follow(target: Tensor) -> None:
 
 def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
     """DESIGN rule 5: writing a dual into a non-dual tensor gives its root a zero tangent first."""
-    from .creation import zeros_like
-
     root = target._base
     masked = target._fw is not None and level in target._fw  # an unpacked primal: a lens of its own
     if root is None or masked:
-        z = zeros_like(target)
+        z = zero_tangent(target, level)
         set_tangent(target, level, z)
         return z
-    set_tangent(root, level, zeros_like(root))
+    set_tangent(root, level, zero_tangent(root, level))
     return tangent_of(target, level)

@@ -35,130 +35,30 @@ tensor([1.51545235, 0.        ])
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable
 
 import weakref as _weakref
+
 
 
 from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
 from .autograd.grad_mode import enable_grad
-from .autograd.jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
+from .autograd.jacobian_util import basis_rows, onehot, reverse_block, split_columns
 from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
 from .errors import OpError, OpValueError
+from .pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ._tensor import Tensor
+from .vmap import ACTIVE as VMAP_ACTIVE, vmap
+from ._batched import BatchedTensor
 
 __all__ = [
-    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize",
+    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
     "tree_flatten", "tree_unflatten", "TreeSpec",
 ]
 
-
-# -- a tiny pytree ------------------------------------------------------------------------------
-
-class TreeSpec(NamedTuple):
-    """Structure of a pytree: ``kind`` is "leaf", "none", "tuple", "list", "dict" or "namedtuple"."""
-
-    kind: str
-    meta: Any = None
-    children: tuple = ()
-
-    @property
-    def num_leaves(self) -> int:
-        if self.kind == "leaf":
-            return 1
-        return sum(c.num_leaves for c in self.children)
-
-
-_LEAF = TreeSpec("leaf")
-_NONE = TreeSpec("none")
-
-
-def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
-    """Flatten a nested tuple/list/dict into (leaves, spec); ``None`` is an empty subtree.
-
-    >>> leaves, spec = tree_flatten({"a": (1, 2), "b": [3]})
-    >>> leaves, tree_unflatten([10, 20, 30], spec)
-    ([1, 2, 3], {'a': (10, 20), 'b': [30]})
-    """
-    leaves: list = []
-    spec = _flatten_into(tree, leaves)
-    return leaves, spec
-
-
-def _flatten_into(tree: Any, leaves: list) -> TreeSpec:
-    if tree is None:
-        return _NONE
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return TreeSpec("namedtuple", type(tree), tuple(_flatten_into(c, leaves) for c in tree))
-    if isinstance(tree, tuple):
-        return TreeSpec("tuple", None, tuple(_flatten_into(c, leaves) for c in tree))
-    if isinstance(tree, list):
-        return TreeSpec("list", None, tuple(_flatten_into(c, leaves) for c in tree))
-    if isinstance(tree, dict):
-        keys = tuple(tree.keys())
-        return TreeSpec("dict", keys, tuple(_flatten_into(tree[k], leaves) for k in keys))
-    leaves.append(tree)
-    return _LEAF
-
-
-def tree_unflatten(leaves: Sequence, spec: TreeSpec) -> Any:
-    """Inverse of :func:`tree_flatten`."""
-    it = iter(leaves)
-    out = _build(it, spec)
-    rest = list(it)
-    if rest:
-        raise ValueError(f"tree_unflatten: {len(rest)} leaves left over for a tree of {spec.num_leaves} leaves")
-    return out
-
-
-def _build(it, spec: TreeSpec) -> Any:
-    kind = spec.kind
-    if kind == "leaf":
-        try:
-            return next(it)
-        except StopIteration:
-            raise ValueError("tree_unflatten: too few leaves for the tree structure") from None
-    if kind == "none":
-        return None
-    children = [_build(it, c) for c in spec.children]
-    if kind == "tuple":
-        return tuple(children)
-    if kind == "namedtuple":
-        return spec.meta(*children)
-    if kind == "list":
-        return children
-    return dict(zip(spec.meta, children))
-
-
-def _same_structure(a: TreeSpec, b: TreeSpec) -> bool:
-    if a.kind != b.kind:
-        # a tuple and a list with the same leaves are accepted as the same structure
-        if {a.kind, b.kind} <= {"tuple", "list", "namedtuple"}:
-            return len(a.children) == len(b.children) and all(map(_same_structure, a.children, b.children))
-        return False
-    if a.kind == "dict" and set(a.meta) != set(b.meta):
-        return False
-    if a.kind == "dict":
-        bmap = dict(zip(b.meta, b.children))
-        return all(_same_structure(c, bmap[k]) for k, c in zip(a.meta, a.children))
-    return len(a.children) == len(b.children) and all(map(_same_structure, a.children, b.children))
-
-
-def _reorder_like(tree: Any, spec: TreeSpec) -> list:
-    """Leaves of `tree` in the order `spec` lists them (dict keys may come in any order)."""
-    if spec.kind == "leaf":
-        return [tree]
-    if spec.kind == "none":
-        return []
-    if spec.kind == "dict":
-        return [leaf for k, c in zip(spec.meta, spec.children) for leaf in _reorder_like(tree[k], c)]
-    return [leaf for sub, c in zip(tree, spec.children) for leaf in _reorder_like(sub, c)]
-
-
-# -- helpers ------------------------------------------------------------------------------------
 
 def _pf():
     import pushforward
@@ -166,7 +66,7 @@ def _pf():
 
 
 def _is_diff(x: Any) -> bool:
-    return isinstance(x, Tensor) and x._data.dtype.kind in "fc"
+    return isinstance(x, Tensor) and x.dtype.kind in "fc"
 
 
 def _has_tangent(x: Tensor) -> bool:
@@ -281,9 +181,15 @@ def _split_aux(out: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
 
 
 class _Reverse:
-    """One run of f with fresh aliases of selected argument leaves, ready for vjps."""
+    """One run of f with fresh aliases of selected argument leaves, ready for vjps.
+
+    Inside vmap the tape is recorded on the physical tensors (one batch element per row), so the
+    gradients are taken there: every selected leaf becomes a physical leaf of the batch (an
+    unbatched one is expanded, so each element gets its own gradient: per-example gradients)
+    and the results are batched again."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool, who: str):
+        self.vmapped = VMAP_ACTIVE[-1] if VMAP_ACTIVE else None   # (batch level, size) or None
         self.specs = []
         self.primal_leaves: list = []       # original leaves of the selected args, per arg
         self.targets: list = []             # tensors the gradient is taken with respect to
@@ -299,8 +205,9 @@ class _Reverse:
                     raise OpError(f"{who}: only Tensors of floating point or complex dtype can require gradients "
                                   f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
                 with enable_grad():
-                    alias, target = _fresh(leaf)
-                any_tape = any_tape or leaf._requires_grad
+                    alias, target = _fresh(self._physical(leaf))
+                any_tape = any_tape or self._physical(leaf)._requires_grad
+                alias = self._batched(alias)
                 fresh.append(alias)
                 self.targets.append(target)
                 self.primal_leaves.append(leaf)
@@ -312,20 +219,40 @@ class _Reverse:
         _check_tensor_leaves(self.out_leaves, who, "the function's output")
         aux_leaves, self.aux_spec = tree_flatten(aux)
         # the graph must be recorded during backward only if an enclosing transform can see it
-        self.outer = STATE.grad_enabled and (
-            any_tape or _reaches_outer(self.out_leaves + [a for a in aux_leaves if isinstance(a, Tensor)]))
+        self.outer = STATE.grad_enabled and (any_tape or _reaches_outer(
+            [self._physical(a) for a in self.out_leaves + aux_leaves if isinstance(a, Tensor)]))
         self.aux_leaves = aux_leaves
 
+    def _physical(self, x: Any) -> Any:
+        """x as the tape sees it: inside vmap, its physical tensor at the vmap's level."""
+        if self.vmapped is None or not isinstance(x, Tensor):
+            return x
+        level, size = self.vmapped
+        if type(x) is BatchedTensor and x._blevel == level:
+            return x._phys
+        return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+
+    def _batched(self, x: Any) -> Any:
+        return x if self.vmapped is None or x is None else BatchedTensor(x, self.vmapped[0])
+
     def output(self) -> Any:
-        return tree_unflatten([_strip(o, self.outer) for o in self.out_leaves], self.out_spec)
+        return tree_unflatten([self._stripped(o) for o in self.out_leaves], self.out_spec)
 
     def aux(self) -> Any:
-        return tree_unflatten([_strip(a, self.outer) for a in self.aux_leaves], self.aux_spec)
+        return tree_unflatten([self._stripped(a) for a in self.aux_leaves], self.aux_spec)
+
+    def _stripped(self, x: Any) -> Any:
+        if type(x) is BatchedTensor and self.vmapped is not None and x._blevel == self.vmapped[0]:
+            return BatchedTensor(_strip(x._phys, self.outer), x._blevel)
+        return _strip(x, self.outer)
 
     def pullback(self, outs: list, cts: list, *, create_graph: bool, retain_graph: bool = True) -> list:
         """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent).
 
         ``retain_graph=False`` (one pullback only) frees the saved arrays as the pass goes."""
+        if self.vmapped is not None:
+            outs = [self._physical(o) for o in outs]
+            cts = [self._physical(c) for c in cts]
         pairs = [(o, c) for o, c in zip(outs, cts) if o._requires_grad and c is not None]
         idx = [i for i, t in enumerate(self.targets) if t is not None]
         res: list = [None] * len(self.targets)
@@ -334,7 +261,7 @@ class _Reverse:
                                 grad_outputs=[p[1] for p in pairs],
                                 retain_graph=retain_graph or create_graph, create_graph=create_graph, allow_unused=True)
             for i, g in zip(idx, gs):
-                res[i] = g
+                res[i] = self._batched(g)
         out = []
         for leaf, g in zip(self.primal_leaves, res):
             if g is None:
@@ -484,11 +411,11 @@ def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kw
         raise OpError("grad: expected f to return a single Tensor (with has_aux=True: a pair "
                       f"(Tensor, aux)), got a {run.out_spec.kind}")
     out = run.out_leaves[0]
-    if out._data.size != 1:
+    if out.numel() != 1:
         raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
     if not _is_diff(out):
         raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
-    if not want_value and out._fw is not None and not any(a is out or getattr(a, "_base", None) is out for a in run.aux_leaves):
+    if not want_value and type(out) is not BatchedTensor and out._fw is not None and not any(a is out or getattr(a, "_base", None) is out for a in run.aux_leaves):
         # Nobody reads the value's tangents: a deferred one (pending.py) is dropped now, or it
         # would keep the forward pass's arrays alive through the backward (as functional.hvp).
         for key in [k for k, t in out._fw.items() if type(t) is Pending]:
@@ -592,10 +519,13 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
     return wrapper
 
 
-def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
-    """The Jacobian of f by forward mode: one jvp (one run of f) per input element.
+def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian of f by forward mode, in one vector-mode pass: a dual level of batch N (the
+    number of input elements) carries every basis tangent at once. ``chunk_size`` bounds the
+    batch (and memory): ceil(N / chunk_size) passes.
 
-    Each run opens a new dual level, so ``jacfwd(jacfwd(f))`` and ``jacfwd(jacrev(f))`` nest.
+    Each pass opens a new dual level, so ``jacfwd(jacfwd(f))`` and ``jacfwd(jacrev(f))`` nest.
     Same result layout as :func:`jacrev`.
 
     >>> import pushforward as pf
@@ -603,6 +533,8 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
     tensor([[1., 0.],
             [0., 1.]])
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise OpValueError(f"jacfwd: chunk_size must be a positive int or None, got {chunk_size!r}")
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums, single = _normalize_argnums(argnums, len(args), "jacfwd")
@@ -614,46 +546,50 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> C
                 _check_diff_primal(leaf, li, "jacfwd")
             specs.append(spec)
             in_leaves.extend((a, li, leaf) for li, leaf in enumerate(leaves))
-
-        def run(which: int | None, k: int):
-            """Run f with input leaf `which` perturbed along basis vector k."""
-            with fwAD.dual_level() as level:
-                new_args = list(args)
-                if which is not None:
-                    a, li, leaf = in_leaves[which]
-                    leaves, spec = tree_flatten(args[a])
-                    leaves[li] = fwAD.make_dual(leaf, onehot(leaf.shape, leaf.dtype, k), level=level)
-                    new_args[a] = tree_unflatten(leaves, spec)
-                out = f(*new_args, **kwargs)
-                out, aux = _split_aux(out, has_aux, "jacfwd")
-                o_leaves, o_spec = tree_flatten(out)
-                _check_tensor_leaves(o_leaves, "jacfwd", "the function's output")
-                prims, tans = [], []
-                for o in o_leaves:
-                    p, t = fwAD.unpack_dual(o, level=level)
-                    prims.append(p)
-                    tans.append(t)
-                a_leaves, a_spec = tree_flatten(aux)
-                aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
-            return (prims, o_spec, aux), tans
-
-        (prims, o_spec, aux), cols = forward_columns(
-            run, [leaf._data.size if _is_diff(leaf) else None for _, _, leaf in in_leaves])
+        sizes = [leaf.numel() if _is_diff(leaf) else 0 for _, _, leaf in in_leaves]
+        total = sum(sizes)
+        step = total if chunk_size is None else min(chunk_size, total)
+        passes = [_jacfwd_pass(f, args, kwargs, in_leaves, sizes, start, min(total, start + step), has_aux)
+                  for start in range(0, max(total, 1), max(step, 1))]
+        prims, o_spec, aux = passes[0][0]
         blocks = []
         for i, o in enumerate(prims):
-            blk = []
-            for j, (_, _, leaf) in enumerate(in_leaves):
-                if not _is_diff(leaf):
-                    blk.append(None)
-                    continue
-                b = forward_block([c[i] for c in cols[j]], o, leaf) if cols[j] and o._data.size else None
-                blk.append(zero_forward_block(o, leaf) if b is None else b)
-            blocks.append(blk)
+            rows = [p[1][i] for p in passes]
+            tan = rows[0] if len(rows) == 1 else _pf().cat(rows, 0)
+            blocks.append(split_columns(tan, o, [leaf for _, _, leaf in in_leaves], sizes))
         jac = _assemble(blocks, prims, o_spec, specs, single)
         return (jac, aux) if has_aux else jac
 
     _name(wrapper, f, "jacfwd")
     return wrapper
+
+
+def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes: list, start: int, stop: int,
+                 has_aux: bool) -> tuple:
+    """One vector-mode run of f: the basis tangents start..stop-1 (over all input elements, input
+    leaves in order) at once. Returns ((primal outputs, their spec, aux), per output its
+    tangents, shape (stop - start, *output.shape))."""
+    batch = stop - start
+    with fwAD.dual_level(batch=max(batch, 1)) as level:
+        new_args = list(args)
+        flat = {a: tree_flatten(args[a]) for a in {a for a, _, _ in in_leaves}}
+        for j, t in basis_rows([leaf for _, _, leaf in in_leaves], sizes, start, stop).items():
+            a, li, leaf = in_leaves[j]
+            flat[a][0][li] = fwAD.make_dual(leaf, t, level=level)
+        for a, (leaves, spec) in flat.items():
+            new_args[a] = tree_unflatten(leaves, spec)
+        out = f(*new_args, **kwargs)
+        out, aux = _split_aux(out, has_aux, "jacfwd")
+        o_leaves, o_spec = tree_flatten(out)
+        _check_tensor_leaves(o_leaves, "jacfwd", "the function's output")
+        prims, tans = [], []
+        for o in o_leaves:
+            p, t = fwAD.unpack_dual(o, level=level)
+            prims.append(p)
+            tans.append(t if t is not None else _pf().zeros((batch,) + tuple(o.shape), dtype=o.dtype))
+        a_leaves, a_spec = tree_flatten(aux)
+        aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
+    return (prims, o_spec, aux), [t[:batch] for t in tans]
 
 
 def hessian(f: Callable, argnums: int | tuple = 0) -> Callable:

@@ -48,7 +48,7 @@ NEG = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -158,7 +158,7 @@ SGN = Op(
     jvp_kind='explicit',
     save_fn=_sgn__save,
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -207,7 +207,7 @@ SIGN = Op(
     jvp_kind='explicit',
     save_fn=_sign__save,
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -1752,7 +1752,7 @@ ERFINV = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -1955,7 +1955,7 @@ FLOOR = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2000,7 +2000,7 @@ CEIL = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2046,7 +2046,7 @@ ROUND = Op(
     ),
     out_diff=(True,),
     argnames=('decimals',),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2091,7 +2091,7 @@ TRUNC = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2171,7 +2171,7 @@ CLAMP = Op(
         ((2, 2, 2), None),  # self, min, max
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2219,7 +2219,7 @@ REAL = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2259,7 +2259,7 @@ IMAG = Op(
     ),
     out_diff=(True,),
     kind='view',
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2305,7 +2305,7 @@ CONJ = Op(
     ),
     out_diff=(True,),
     kind='maybe_view',
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2416,7 +2416,7 @@ ADD = Op(
     ),
     out_diff=(True,),
     argnames=('alpha',),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2478,7 +2478,7 @@ SUB = Op(
     ),
     out_diff=(True,),
     argnames=('alpha',),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2547,7 +2547,7 @@ MUL = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2629,7 +2629,7 @@ DIV = Op(
     save_fn=_div__save,
     out_diff=(True,),
     argnames=('rounding_mode',),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2707,7 +2707,7 @@ POW = Op(
         ((2, 2), (2,)),  # self, exponent
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2768,7 +2768,7 @@ ATAN2 = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2826,7 +2826,7 @@ HYPOT = Op(
         ((2, 2), (2,)),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2882,7 +2882,7 @@ MAXIMUM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2938,7 +2938,7 @@ MINIMUM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -2994,7 +2994,7 @@ FMOD = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3050,7 +3050,7 @@ REMAINDER = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3106,7 +3106,7 @@ COPYSIGN = Op(
         ((2, 0), (2,)),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3167,7 +3167,7 @@ XLOGY = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3222,7 +3222,7 @@ LOGADDEXP = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3278,7 +3278,7 @@ WHERE = Op(
         ((2, 0, 0), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3305,7 +3305,7 @@ EQ = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3332,7 +3332,7 @@ NE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3359,7 +3359,7 @@ LT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3386,7 +3386,7 @@ LE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3413,7 +3413,7 @@ GT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3440,7 +3440,7 @@ GE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3467,7 +3467,7 @@ LOGICAL_AND = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3494,7 +3494,7 @@ LOGICAL_OR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3521,7 +3521,7 @@ LOGICAL_NOT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3548,7 +3548,7 @@ BITWISE_AND = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3575,7 +3575,7 @@ BITWISE_OR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3602,7 +3602,7 @@ BITWISE_XOR = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3629,7 +3629,7 @@ BITWISE_NOT = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3656,7 +3656,7 @@ ISNAN = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3683,7 +3683,7 @@ ISFINITE = Op(
     ),
     out_diff=(True,),
     differentiable=False,
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3711,7 +3711,7 @@ ARGMAX = Op(
     out_diff=(True,),
     differentiable=False,
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='flat(dim, keepdim)',
 )
 
 
@@ -3741,7 +3741,7 @@ ARGMIN = Op(
     out_diff=(True,),
     differentiable=False,
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='flat(dim, keepdim)',
 )
 
 
@@ -3784,7 +3784,7 @@ TO = Op(
     out_diff=(True,),
     kind='maybe_view',
     argnames=('dtype', 'copy'),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3829,7 +3829,7 @@ CLONE = Op(
         ((0,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3869,7 +3869,7 @@ ALIAS = Op(
     ),
     out_diff=(True,),
     kind='view',
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -3925,7 +3925,7 @@ _COPY_FROM = Op(
         ((0, 0), None),  # self, src
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='aligned',
 )
 
 
@@ -3984,7 +3984,7 @@ SUM = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim', 'dtype'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4032,7 +4032,7 @@ MEAN = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim', 'dtype'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4074,7 +4074,7 @@ PROD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim', 'dtype'),
-    batch='loop',
+    batch='flat(dim, keepdim)',
 )
 
 
@@ -4116,7 +4116,7 @@ AMAX = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4158,7 +4158,7 @@ AMIN = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4208,7 +4208,7 @@ MAX_DIM = Op(
     n_out=2,
     out_diff=(True, False),
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4258,7 +4258,7 @@ MIN_DIM = Op(
     n_out=2,
     out_diff=(True, False),
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4325,7 +4325,7 @@ VAR = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'correction', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4367,7 +4367,7 @@ STD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'correction', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4409,7 +4409,7 @@ NORM = Op(
     ),
     out_diff=(True,),
     argnames=('p', 'dim', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4460,7 +4460,7 @@ LOGSUMEXP = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'keepdim'),
-    batch='loop',
+    batch='reduce(dim, keepdim)',
 )
 
 
@@ -4512,7 +4512,7 @@ SOFTMAX = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'dtype'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4564,7 +4564,7 @@ LOG_SOFTMAX = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'dtype'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4612,7 +4612,7 @@ CUMSUM = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'dtype'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4654,7 +4654,7 @@ CUMPROD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'dtype'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -4712,7 +4712,7 @@ MATMUL = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='matmul',
 )
 
 
@@ -4773,7 +4773,7 @@ MM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='matmul',
 )
 
 
@@ -4834,7 +4834,7 @@ BMM = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='matmul',
 )
 
 
@@ -4895,7 +4895,7 @@ DOT = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='matmul',
 )
 
 
@@ -4956,7 +4956,7 @@ OUTER = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='outer',
 )
 
 
@@ -5062,7 +5062,7 @@ CAT = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='cat(dim)',
 )
 
 
@@ -5116,7 +5116,7 @@ STACK = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='stack(dim)',
 )
 
 
@@ -5164,7 +5164,7 @@ FLIP = Op(
     ),
     out_diff=(True,),
     argnames=('dims',),
-    batch='loop',
+    batch='dims(dims)',
 )
 
 
@@ -5256,7 +5256,7 @@ TRIL = Op(
     ),
     out_diff=(True,),
     argnames=('diagonal',),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -5302,7 +5302,7 @@ TRIU = Op(
     ),
     out_diff=(True,),
     argnames=('diagonal',),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -5353,7 +5353,7 @@ GATHER = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='aligned(dim)',
 )
 
 
@@ -5459,7 +5459,7 @@ INDEX_SELECT = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='indexed(dim, index)',
 )
 
 
@@ -5570,7 +5570,7 @@ MASKED_FILL = Op(
         ((0, 2, 0), None),  # self, value
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='masked',
 )
 
 
@@ -5621,7 +5621,7 @@ INDEX = Op(
     ),
     out_diff=(True,),
     argnames=('indices',),
-    batch='loop',
+    batch='prefix(indices)',
 )
 
 
@@ -5873,7 +5873,7 @@ VIEW = Op(
     out_diff=(True,),
     kind='view',
     argnames=('shape',),
-    batch='loop',
+    batch='shape(shape)',
 )
 
 
@@ -5916,7 +5916,7 @@ RESHAPE = Op(
     out_diff=(True,),
     kind='maybe_view',
     argnames=('shape',),
-    batch='loop',
+    batch='shape(shape)',
 )
 
 
@@ -5959,7 +5959,7 @@ TRANSPOSE = Op(
     out_diff=(True,),
     kind='view',
     argnames=('dim0', 'dim1'),
-    batch='loop',
+    batch='dims(dim0, dim1)',
 )
 
 
@@ -6003,7 +6003,7 @@ PERMUTE = Op(
     out_diff=(True,),
     kind='view',
     argnames=('dims',),
-    batch='loop',
+    batch='permute(dims)',
 )
 
 
@@ -6085,7 +6085,7 @@ MT = Op(
     ),
     out_diff=(True,),
     kind='view',
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -6126,7 +6126,7 @@ SQUEEZE = Op(
     out_diff=(True,),
     kind='view',
     argnames=('dim',),
-    batch='loop',
+    batch='squeeze(dim)',
 )
 
 
@@ -6169,7 +6169,7 @@ UNSQUEEZE = Op(
     out_diff=(True,),
     kind='view',
     argnames=('dim',),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -6212,7 +6212,7 @@ EXPAND = Op(
     out_diff=(True,),
     kind='view',
     argnames=('sizes',),
-    batch='loop',
+    batch='shape(sizes)',
 )
 
 
@@ -6258,7 +6258,7 @@ FLATTEN = Op(
     out_diff=(True,),
     kind='maybe_view',
     argnames=('start_dim', 'end_dim'),
-    batch='loop',
+    batch='dims(start_dim, end_dim)',
 )
 
 
@@ -6300,7 +6300,7 @@ DIAGONAL = Op(
     kind='view',
     grad_embeds=True,
     argnames=('offset', 'dim1', 'dim2'),
-    batch='loop',
+    batch='dims(dim1, dim2)',
 )
 
 
@@ -6342,7 +6342,7 @@ NARROW = Op(
     kind='view',
     grad_embeds=True,
     argnames=('dim', 'start', 'length'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -6386,7 +6386,7 @@ SELECT = Op(
     kind='view',
     grad_embeds=True,
     argnames=('dim', 'index'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -6430,7 +6430,7 @@ GETITEM = Op(
     kind='view',
     grad_embeds=True,
     argnames=('index',),
-    batch='loop',
+    batch='prefix(index)',
 )
 
 
@@ -6805,7 +6805,7 @@ SORT = Op(
     n_out=2,
     out_diff=(True, False),
     argnames=('dim', 'descending', 'stable'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -6875,7 +6875,7 @@ TOPK = Op(
     n_out=2,
     out_diff=(True, False),
     argnames=('k', 'dim', 'largest', 'sorted'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -6935,7 +6935,7 @@ KTHVALUE = Op(
     n_out=2,
     out_diff=(True, False),
     argnames=('k', 'dim', 'keepdim'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -7057,7 +7057,7 @@ LOGCUMSUMEXP = Op(
     save_fn=_logcumsumexp__save,
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -7189,7 +7189,7 @@ SCATTER = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='aligned(dim)',
 )
 
 
@@ -7258,7 +7258,7 @@ SCATTER_ADD = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='aligned(dim)',
 )
 
 
@@ -7329,7 +7329,7 @@ SCATTER_REDUCE = Op(
     save_fn=_scatter_reduce__save,
     out_diff=(True,),
     argnames=('dim', 'reduce', 'include_self'),
-    batch='loop',
+    batch='aligned(dim)',
 )
 
 
@@ -7398,7 +7398,7 @@ INDEX_ADD = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'alpha'),
-    batch='loop',
+    batch='indexed(dim, index)',
 )
 
 
@@ -7467,7 +7467,7 @@ INDEX_COPY = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='indexed(dim, index)',
 )
 
 
@@ -7536,7 +7536,7 @@ INDEX_FILL = Op(
     ),
     out_diff=(True,),
     argnames=('dim',),
-    batch='loop',
+    batch='indexed(dim, index)',
 )
 
 
@@ -8370,7 +8370,7 @@ INVERSE = Op(
         ((0,), (2,)),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8409,7 +8409,7 @@ DET = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8454,7 +8454,7 @@ LOGDET = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8503,7 +8503,7 @@ _SLOGDET_SIGN = Op(
     jvp_kind='explicit',
     save_fn=__slogdet_sign__save,
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8548,7 +8548,7 @@ _SLOGDET_LOGABS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8670,7 +8670,7 @@ LINALG_SOLVE_TRIANGULAR = Op(
     ),
     out_diff=(True,),
     argnames=('upper', 'left', 'unitriangular'),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8710,7 +8710,7 @@ LINALG_CHOLESKY = Op(
     ),
     out_diff=(True,),
     argnames=('upper',),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8769,7 +8769,7 @@ _LINALG_EIGH = Op(
     ),
     out_diff=(True,),
     argnames=('UPLO',),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8820,7 +8820,7 @@ LINALG_EIGVALSH = Op(
     ),
     out_diff=(True,),
     argnames=('UPLO',),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8859,7 +8859,7 @@ _LINALG_SVD = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8909,7 +8909,7 @@ LINALG_SVDVALS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8948,7 +8948,7 @@ _LINALG_QR = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -8998,7 +8998,7 @@ _LINALG_EIG = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9048,7 +9048,7 @@ LINALG_EIGVALS = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9087,7 +9087,7 @@ _LINALG_LU = Op(
         ((1,), (2,)),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9156,7 +9156,7 @@ MATRIX_EXP = Op(
         ((2,), None),  # self
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9204,7 +9204,7 @@ LINALG_PINV = Op(
     ),
     out_diff=(True,),
     argnames=('atol', 'rtol', 'hermitian'),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9243,7 +9243,7 @@ LINALG_MATRIX_RANK = Op(
     out_diff=(True,),
     differentiable=False,
     argnames=('atol', 'rtol', 'hermitian'),
-    batch='loop',
+    batch='trailing',
 )
 
 
@@ -9289,7 +9289,7 @@ DIAG_EMBED = Op(
     ),
     out_diff=(True,),
     argnames=('offset', 'dim1', 'dim2'),
-    batch='loop',
+    batch='dims(dim1, dim2)',
 )
 
 
@@ -9413,7 +9413,7 @@ _FFT_C2C = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'norm', 'forward'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -9461,7 +9461,7 @@ _FFT_R2C = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'norm'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -9509,7 +9509,7 @@ _FFT_C2R = Op(
     ),
     out_diff=(True,),
     argnames=('dim', 'norm', 'last_dim_size'),
-    batch='loop',
+    batch='dims(dim)',
 )
 
 
@@ -10060,7 +10060,7 @@ SPECIAL_XLOG1PY = Op(
         ((2, 2), None),  # self, other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -10201,7 +10201,7 @@ _SPECIAL_ZETA = Op(
         ((2, 2), None),  # other
     ),
     out_diff=(True,),
-    batch='loop',
+    batch='elementwise',
 )
 
 
@@ -10782,7 +10782,7 @@ _SPECIAL_GAMMAINC = Op(
     ),
     out_diff=(True,),
     argnames=('upper',),
-    batch='loop',
+    batch='elementwise',
 )
 
 

@@ -19,9 +19,12 @@ import weakref
 from collections import namedtuple
 from typing import Iterable
 
-from .._tensor import FLOATING, Tensor, alias
+import numpy as np
+
 from .pending import Pending
 from .state import STATE
+from .._batched import BatchedTensor, new_batch_level
+from .._tensor import FLOATING, Tensor, alias, wrap
 from ..errors import OpError, OpTypeError, OpValueError
 
 __all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "untracked_level", "make_dual", "unpack_dual",
@@ -38,9 +41,10 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls")
+    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls",
+                 "batch", "blevel")
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, batch: int | None = None) -> None:
         self.index = index
         self.uid = next(_uids)
         self.holders: list[weakref.ref] = []
@@ -53,6 +57,9 @@ class _Level:
         # calls of make_dual / unpack_dual naming this level (func.jvp's untracked fast route
         # checks that the function it runs did not read or set tangents itself)
         self.user_calls = 0
+        # vector mode: B tangents per tensor, held as BatchedTensors of batch level `blevel`
+        self.batch = batch
+        self.blevel = new_batch_level() if batch is not None else None
 
     def register(self, t) -> None:
         holders = self.holders
@@ -62,10 +69,14 @@ class _Level:
             self.limit = max(1024, 2 * len(holders))
 
 
-def enter_dual_level() -> int:
-    """Open a new (innermost) dual level and return its index."""
+def enter_dual_level(*, batch: int | None = None) -> int:
+    """Open a new (innermost) dual level and return its index. With `batch=B` every tangent of the
+    level is a batch of B tangents (vector mode: make_dual takes and unpack_dual gives shape
+    (B, *primal.shape)), all propagated by one pass."""
+    if batch is not None and (not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or batch < 1):
+        raise OpValueError(f"dual_level: batch must be a positive int (the number of tangents), got {batch!r}")
     levels = STATE.levels
-    lvl = _Level(len(levels))
+    lvl = _Level(len(levels), None if batch is None else int(batch))
     levels.append(lvl)
     STATE.by_uid[lvl.uid] = lvl
     return lvl.index
@@ -94,14 +105,22 @@ def exit_dual_level(*, level: int | None = None) -> None:
 
 
 class dual_level:
-    """Context manager (and decorator) that enters a dual level and exits it afterwards.
+    """Context manager (and decorator) that enters a dual level and exits it afterwards;
+    `dual_level(batch=B)` opens a vector-mode level (B tangents per tensor, one pass).
 
-    >>> with dual_level():
-    ...     pass
+    >>> import pushforward as pf
+    >>> with dual_level(batch=2):
+    ...     y = make_dual(pf.tensor([1.0, 2.0]), pf.eye(2)) ** 2
+    ...     unpack_dual(y).tangent
+    tensor([[2., 0.],
+            [0., 4.]])
     """
 
+    def __init__(self, *, batch: int | None = None) -> None:
+        self._batch = batch
+
     def __enter__(self) -> int:
-        self._level = enter_dual_level()
+        self._level = enter_dual_level(batch=self._batch)
         self._entry = STATE.levels[-1]
         return self._level
 
@@ -123,7 +142,7 @@ class dual_level:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*a, **k):
-            with type(self)():
+            with type(self)(batch=self._batch):
                 return fn(*a, **k)
 
         return wrapper
@@ -268,46 +287,97 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
 
     The result shares memory with `tensor`; tangents of other levels are kept.
     Differentiable (reverse mode) with respect to both `tensor` and `tangent`.
+    At a vector-mode level (`dual_level(batch=B)`) the tangent has shape (B, *tensor.shape).
     """
     level = _resolve_level(level, "make_dual")
-    STATE.by_uid[level].user_calls += 1
+    lvl = STATE.by_uid[level]
+    lvl.user_calls += 1
     if not isinstance(tensor, Tensor):
         raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
         raise OpTypeError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
+    if (type(tangent) is BatchedTensor and lvl.batch is not None and tangent._blevel == lvl.blevel
+            and type(tensor) is not BatchedTensor):
+        tangent = tangent._phys  # this level's tangent as tangent_of gives it (transforms re-make duals)
+    if type(tensor) is BatchedTensor or type(tangent) is BatchedTensor:
+        return _make_dual_batched(tensor, tangent, level)
     pd, td = tensor._data, tangent._data
     if pd.dtype.kind not in FLOATING:
         raise OpValueError(f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}")
     if td.dtype.kind not in FLOATING:
         raise OpValueError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
-    if td.shape != pd.shape:
-        raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
+    want = pd.shape if lvl.batch is None else (lvl.batch,) + pd.shape
+    if td.shape != want:
+        if lvl.batch is None:
+            raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
+        raise OpError(f"make_dual: at a level of batch {lvl.batch} the tangent must have shape (batch, *primal.shape) "
+                      f"= {want}; got {tuple(td.shape)}")
     if td.dtype != pd.dtype:
         if td.dtype.kind != pd.dtype.kind:  # complex vs real: no R-linear reading of the tangent
             raise OpError(f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype} "
                           "(a real primal needs a real tangent, a complex one a complex tangent)")
         tangent = tangent.to(pd.dtype)  # float32 <-> float64: cast as torch does (differentiably)
     if tangent_of(tensor, level) is not None:
-        raise OpError(f"make_dual: the primal already has a tangent at level {STATE.by_uid[level].index}; "
-                      "unpack_dual it first")
+        raise OpError(f"make_dual: the primal already has a tangent at level {lvl.index}; unpack_dual it first")
+    if lvl.batch is not None:
+        tangent = BatchedTensor(tangent, lvl.blevel)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
     fw[level] = tangent
     return _view_alias(tensor, fw)
 
 
+def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
+    """make_dual inside vmap: the tangent lives on the primal's physical tensor (one per batch
+    element), so the primal's batch level is unwrapped from both."""
+    if type(tensor) is not BatchedTensor or STATE.by_uid[level].batch is not None:
+        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal, at a level opened "
+                      "without batch=; give the primal in_dims too, or use dual_level(batch=B) outside vmap")
+    blevel = tensor._blevel
+    if type(tangent) is BatchedTensor and tangent._blevel == blevel:
+        phys_t = tangent._phys
+    else:
+        if type(tangent) is BatchedTensor and tangent._blevel > blevel:
+            raise OpError("make_dual: the tangent is batched at a vmap level inside the primal's; not supported")
+        phys_t = tangent.unsqueeze(0).expand((tensor._phys.shape[0],) + tuple(tangent.shape))
+    return BatchedTensor(make_dual(tensor._phys, phys_t, level=STATE.by_uid[level].index), blevel)
+
+
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
-    """(primal, tangent) of `tensor` at `level`; primal is a view without that tangent."""
+    """(primal, tangent) of `tensor` at `level`; primal is a view without that tangent.
+    At a vector-mode level the tangent has shape (B, *tensor.shape)."""
     levels = STATE.levels
     if level is None and not levels:
         return UnpackedDualTensor(tensor, None)
     level = _resolve_level(level, "unpack_dual")
-    STATE.by_uid[level].user_calls += 1
+    lvl = STATE.by_uid[level]
+    lvl.user_calls += 1
+    if type(tensor) is BatchedTensor:
+        p, t = unpack_dual(tensor._phys, level=lvl.index)
+        return UnpackedDualTensor(BatchedTensor(p, tensor._blevel), None if t is None else BatchedTensor(t, tensor._blevel))
     t = tangent_of(tensor, level)
     if t is None:
         return UnpackedDualTensor(tensor, None)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor) if lv != level}
     fw[level] = None  # mask: the primal must not see its base's tangent at this level
+    if lvl.batch is not None:
+        t = _physical_at(t, lvl)
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
+
+
+def _physical_at(t: Tensor, lvl: _Level) -> Tensor:
+    """A vector-mode level's tangent as the (B, ...) tensor the user sees."""
+    if type(t) is BatchedTensor and t._blevel == lvl.blevel:
+        return t._phys
+    return t.unsqueeze(0).expand((lvl.batch,) + tuple(t.shape))  # a tangent equal across the batch
+
+
+def zero_tangent(x: Tensor, level: int) -> Tensor:
+    """A zero tangent for x at the level with id `level` (a batch of them at a vector-mode level)."""
+    d = x._data
+    lvl = STATE.by_uid[level]
+    if lvl.batch is None:
+        return wrap(np.zeros(d.shape, d.dtype))
+    return BatchedTensor(wrap(np.zeros((lvl.batch,) + d.shape, d.dtype)), lvl.blevel)
 
 
 def __dir__() -> list:

@@ -29,6 +29,8 @@ from .graph import Node, _fit_grad, edge, tape_free
 from .grad_mode import no_grad
 from .state import STATE
 from .. import dispatch
+from .._batched import BatchedTensor
+from ..batching import OPS
 from ..creation import zeros, zeros_like
 from ..errors import OpError
 from .._tensor import Tensor, wrap
@@ -300,11 +302,10 @@ def _forward_at(cls, ctx: FunctionCtx, args: tuple, level: int, results: list, o
         ctx._for_forward = tuple(_prim(t, level) if isinstance(t, Tensor) else t for t in saved)
     ctx._in_jvp = True
     try:
-        res = cls.jvp(ctx, *tans)
+        res = _run_jvp(cls, ctx, tans, results, STATE.by_uid[level])
     finally:
         ctx._in_jvp = False
         ctx._for_forward = saved
-    res = _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
     for r, o, t in zip(results, outs, res):
         if t is None or not isinstance(r, Tensor) or id(o) in non_diff \
                 or r._data.dtype.kind not in "fc":
@@ -315,6 +316,30 @@ def _forward_at(cls, ctx: FunctionCtx, args: tuple, level: int, results: list, o
                 old.copy_(t)
                 continue
         set_tangent(r, level, t)
+
+
+def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
+    """cls.jvp on the tangents of one level, checked. At a vector-mode level a Function runs its jvp
+    once per batch element and the results are stacked, unless it declares
+    `generate_vmap_rule = True` (its jvp uses only pushforward ops: it then sees the batched
+    tangents and runs once, by the ops' batching rules)."""
+    def one(ts):
+        res = cls.jvp(ctx, *ts)
+        return _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
+
+    if lvl.batch is None or getattr(cls, "generate_vmap_rule", False):
+        return one(tans)
+    rows = [one([t._phys[b] if type(t) is BatchedTensor and t._blevel == lvl.blevel else t for t in tans])
+            for b in range(lvl.batch)]
+    out = []
+    for k in range(len(results)):
+        col = [r[k] for r in rows]
+        if all(t is None for t in col):
+            out.append(None)
+            continue
+        col = [t if t is not None else zeros_like(results[k]) for t in col]
+        out.append(BatchedTensor(OPS["stack"].public(col), lvl.blevel))
+    return out
 
 
 def _check_tangents(cls, res: list, results: list) -> list:
@@ -329,11 +354,11 @@ def _check_tangents(cls, res: list, results: list) -> list:
         if not isinstance(t, Tensor):
             raise OpError(f"{who} returned a {type(t).__name__} as the tangent of output {k}; "
                           "expected a Tensor or None")
-        if t._data.shape != r._data.shape:
-            raise OpError(f"{who} returned a tangent of shape {tuple(t._data.shape)} for output {k} of shape "
+        if t.shape != r._data.shape:
+            raise OpError(f"{who} returned a tangent of shape {tuple(t.shape)} for output {k} of shape "
                           f"{tuple(r._data.shape)}; a tangent has its output's shape")
-        if t._data.dtype != r._data.dtype and r._data.dtype.kind in "fc":
-            raise OpError(f"{who} returned a tangent of dtype {t._data.dtype} for output {k} of dtype "
+        if t.dtype != r._data.dtype and r._data.dtype.kind in "fc":
+            raise OpError(f"{who} returned a tangent of dtype {t.dtype} for output {k} of dtype "
                           f"{r._data.dtype}; a tangent has its output's dtype")
     return res
 

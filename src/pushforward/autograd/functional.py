@@ -14,8 +14,9 @@ Unlike PyTorch, forward-mode AD is available behind ``fw_mode`` (RFC-0007's goal
   with tangent ``v``, the gradient is taken by reverse mode (whose formulas carry tangents),
   and the gradient's tangent is ``H v``. ``fw_mode=False`` is reverse-over-reverse.
 * ``jacobian(..., strategy="forward-mode")`` needs one forward pass per input element,
-  ``"reverse-mode"`` one backward pass per output element. ``vectorize`` is accepted for
-  compatibility and does not change the computation.
+  ``"reverse-mode"`` one backward pass per output element. With ``vectorize=True`` the
+  forward-mode Jacobian takes one vector-mode pass (all basis tangents at once, a dual
+  level of batch N).
 
 Tangents of enclosing dual levels are kept on the inputs and on the results, so these
 functions can be used inside forward AD (``hessian(..., outer_jacobian_strategy=
@@ -38,7 +39,7 @@ from . import forward_ad as fwAD
 from .graph import grad as _autograd_grad
 from .graph import tape_free
 from .grad_mode import enable_grad
-from .jacobian_util import forward_block, forward_columns, onehot, reverse_block, zero_forward_block
+from .jacobian_util import basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, zero_forward_block
 from ..errors import OpError
 from .._tensor import Tensor
 
@@ -302,6 +303,11 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         if strategy == "forward-mode":
+            if vectorize:
+                if strict:
+                    raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together "
+                                       "(as torch); use vectorize=False for strict mode")
+                return _jacobian_vector_mode(func, inputs, is_in_tuple, create_graph)
             return _jacobian_fwd(func, inputs, is_in_tuple, create_graph, strict)
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         outputs = func(*fin)
@@ -358,6 +364,30 @@ def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph
                 blk = zero_forward_block(out, x)
             blocks.append(blk)
         jac.append(tuple(_post(tuple(blocks), create_graph)))
+    return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
+
+
+def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool) -> Any:
+    """Forward-mode Jacobian in one vector-mode pass (a dual level of batch: every input element)."""
+    fin, _ = _prepare(inputs, create_graph, need_graph=False)
+    for j, x in enumerate(inputs):
+        if x._data.dtype.kind not in "fc":
+            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
+                          "can be differentiated")
+    sizes = [x._data.size for x in inputs]
+    batch = sum(sizes)
+    with fwAD.dual_level(batch=max(batch, 1)) as level:
+        args = list(fin)
+        for j, t in basis_rows(fin, sizes, 0, batch).items():
+            args[j] = fwAD.make_dual(fin[j], t, level=level)
+        outputs = func(*args)
+        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
+    pf = _pf()
+    jac = []
+    for u in unpacked:
+        tan = u.tangent if u.tangent is not None else pf.zeros((batch,) + tuple(u.primal.shape), dtype=u.primal.dtype)
+        jac.append(tuple(_post(tuple(split_columns(tan[:batch], u.primal, list(inputs), sizes)), create_graph)))
     return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
 
 

@@ -18,7 +18,8 @@ from .._generated import ops
 from ..creation import from_numpy, zeros, zeros_like
 from .._tensor import Tensor
 
-__all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block"]
+__all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
+           "split_columns"]
 
 
 def onehot(shape: tuple, dtype: Any, k: int) -> Tensor:
@@ -70,3 +71,38 @@ def reverse_block(rows: list, out: Tensor, x: Tensor) -> Tensor:
     if not rows:
         return zeros(shape, dtype=x.dtype)
     return ops.stack(rows, 0).reshape(shape)
+
+
+# -- vector mode: every basis tangent in one batched pass ---------------------------------------
+
+def basis_rows(leaves: list, sizes: list, start: int, stop: int) -> dict:
+    """The basis tangents start..stop-1 (counting the elements of all leaves, in order) as batches:
+    {leaf index: tangent of shape (stop - start, *leaf.shape)} for the leaves that have one of
+    those directions (rows of an identity matrix; the other rows zero)."""
+    batch = stop - start
+    out = {}
+    offset = 0
+    for j, (leaf, n) in enumerate(zip(leaves, sizes)):
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo < hi:
+            rows = np.zeros((batch, n), dtype=np.dtype(leaf.dtype))
+            rows[np.arange(lo - start, hi - start), np.arange(lo - offset, hi - offset)] = 1
+            out[j] = from_numpy(rows.reshape((batch,) + tuple(leaf.shape)))
+        offset += n
+    return out
+
+
+def split_columns(tan: Tensor, out: Tensor, leaves: list, sizes: list) -> list:
+    """The Jacobian blocks of one output from its tangents along every basis direction (tan has
+    shape (N, *out.shape), rows in leaf order; sizes[j] 0 for a leaf not differentiated: its block
+    is None). Block j has shape out.shape + leaves[j].shape."""
+    blocks = []
+    offset = 0
+    for leaf, n in zip(leaves, sizes):
+        if not n:
+            blocks.append(None if leaf.dtype.kind not in "fc" else zero_forward_block(out, leaf))
+            continue
+        rows = tan[offset:offset + n].reshape((n, -1))
+        blocks.append(rows.transpose(0, 1).reshape(tuple(out.shape) + tuple(leaf.shape)))
+        offset += n
+    return blocks

@@ -25,7 +25,7 @@ import scipy.special as sp
 from .._generated import ops
 from .._tensor import Tensor, wrap
 from ..autograd import forward_ad as fwAD
-from ..autograd.gradcheck import GradcheckError, gradcheck_forms, gradgradcheck
+from ..autograd.gradcheck import GradcheckError, batched_forward_error, gradcheck_forms, gradgradcheck
 from ..autograd.graph import grad
 from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
 from .opdb_nn import register as register_nn_ops
@@ -1107,6 +1107,17 @@ def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, fo
     rec = op_record(info.name)
     if backward and rec is not None and rec.grad_embeds:
         _check_embedded_backward(info, sample)
+
+
+def check_batched_forward(info: OpInfo, sample: SampleInput) -> None:
+    """Vector mode for one sample: B tangents (B in 1, 7 and one of the input's sizes) in one
+    batched pass against the jvp of each alone. Raises GradcheckError with the difference."""
+    fn, inputs = gradcheck_fn(info, sample)
+    if not inputs:
+        return
+    msg = batched_forward_error(fn, inputs, atol=info.atol, rtol=info.rtol)
+    if msg is not None:
+        raise GradcheckError(msg)
 
 
 def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:

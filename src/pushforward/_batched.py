@@ -1,0 +1,159 @@
+"""BatchedTensor: one logical tensor standing for B tensors of the same shape (vmap, batched tangents).
+
+The B values live in a *physical* tensor `_phys` whose dim 0 is the batch; the logical shape is
+the rest. A batch level is a number from `new_batch_level()` (larger: entered later, inner);
+a physical tensor may itself be batched at an outer level, so nested vmaps nest wrappers, the
+innermost level outermost. Ops on BatchedTensors run by their batching rules (batching.py) on
+the physical tensors, so whatever autodiff state the physical tensors carry (a tape, tangents of
+levels opened outside the vmap) follows. A BatchedTensor itself carries no autodiff state.
+
+>>> import pushforward as pf
+>>> x = pf.func.vmap(lambda v: v.sum())(pf.ones(3, 2))
+>>> x
+tensor([2., 2., 2.])
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .errors import OpError
+from ._tensor import Tensor
+
+__all__ = ["BatchedTensor", "new_batch_level"]
+
+_levels = itertools.count(1)
+
+
+def new_batch_level() -> int:
+    """A fresh batch level id, larger than every earlier one."""
+    return next(_levels)
+
+
+class BatchedTensor(Tensor):
+    """B tensors of one shape as one logical tensor (see the module docstring).
+
+    Code that reads the array of a tensor directly (`_data`) cannot handle a batched one: it gets
+    an error naming the problem rather than a silently wrong array.
+    """
+
+    def __init__(self, phys: Tensor, level: int) -> None:  # noqa: D107 - see class docstring
+        self._phys = phys
+        self._blevel = level
+
+    @property
+    def _data(self):
+        raise OpError("internal error: a batched tensor (inside vmap or a batched dual level) reached code that "
+                      "reads a tensor's array directly; this operation does not support batching yet")
+
+    # -- logical metadata ----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._phys.shape[1:])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._phys.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._phys.ndim - 1
+
+    @property
+    def itemsize(self) -> int:
+        return self._phys.itemsize
+
+    def size(self, dim: int | None = None):
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def element_size(self) -> int:
+        return self._phys.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self.dtype.kind == "c"
+
+    def is_contiguous(self) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise OpError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- values: not available per element inside vmap ---------------------------------------
+    def _no_value(self, what: str):
+        raise OpError(f"{what} of a batched tensor (inside vmap or a batched dual level): its value differs "
+                      "across the batch; data-dependent Python control flow is not supported under vmap")
+
+    def item(self):
+        self._no_value("item()")
+
+    def tolist(self):
+        self._no_value("tolist()")
+
+    def numpy(self, *, force: bool = False):
+        self._no_value("numpy()")
+
+    def __bool__(self) -> bool:
+        self._no_value("bool()")
+
+    def __float__(self) -> float:
+        self._no_value("float()")
+
+    def __int__(self) -> int:
+        self._no_value("int()")
+
+    def __complex__(self) -> complex:
+        self._no_value("complex()")
+
+    def __index__(self) -> int:
+        self._no_value("an index")
+
+    def __array__(self, dtype=None, copy=None):
+        self._no_value("conversion to a NumPy array")
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(level={self._blevel}, batch={self._phys.shape[0]}, value={self._phys!r})"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    # -- autodiff state lives on the physical tensor ------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._phys.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "BatchedTensor":
+        raise OpError("requires_grad_() on a batched tensor (inside vmap) is not supported; use "
+                      "pushforward.func.grad / vjp inside vmap, or vmap over a function that calls them")
+
+    @property
+    def grad_fn(self):
+        return None
+
+    def backward(self, *a, **k) -> None:
+        raise OpError("backward() of a batched tensor (inside vmap) is not supported; use pushforward.func.grad "
+                      "or vjp inside vmap")
+
+    def detach(self) -> "BatchedTensor":
+        return BatchedTensor(self._phys.detach(), self._blevel)
+
+    def contiguous(self) -> "BatchedTensor":
+        return BatchedTensor(self._phys.contiguous(), self._blevel)
