@@ -109,7 +109,7 @@ def test_every_module_has_all(name):
 
 TYPED_MODULES = PUBLIC_MODULES + [
     "pushforward.autograd.function", "pushforward.autograd.gradcheck", "pushforward.autograd.grad_mode",
-    "pushforward.autograd.registry", "pushforward.autograd.accumulate", "pushforward.autograd.pending",
+    "pushforward.autograd.registry", "pushforward.autograd.pending",
     "pushforward.memory", "pushforward.cli", "pushforward.errors", "pushforward.creation", "pushforward.logic",
     "pushforward.numpy_api", "pushforward.indexing", "pushforward.methods", "pushforward._tensor",
     "pushforward.testing.comparison", "pushforward.testing.opdb", "pushforward.testing.opinfo",

@@ -17,8 +17,6 @@ tensor([2., 4., 2.])
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .forward_ad import set_tangent
@@ -54,7 +52,7 @@ class Acc:
         self.tan = None
 
 
-def simple_tangent(g: Tensor) -> Any:
+def simple_tangent(g: Tensor):
     """(key, tangent array) of g's only tangent, (None, None) without one, or False when g is
     not simple enough to be summed on arrays (several levels, a tangent that is itself
     differentiable or deferred, a view inheriting its base's tangent, a gradient requiring grad)."""
@@ -71,7 +69,7 @@ def simple_tangent(g: Tensor) -> Any:
     return key, t._data
 
 
-def embed_or_none(grad: Any, shape: tuple, dtype: Any, steps: tuple) -> Embed | None:
+def embed_or_none(grad, shape: tuple, dtype, steps: tuple) -> Embed | None:
     """An Embed for a view op's gradient, or None when the engine must run the formula."""
     if type(grad) is not Tensor or grad._data.dtype != dtype:
         return None
@@ -79,7 +77,7 @@ def embed_or_none(grad: Any, shape: tuple, dtype: Any, steps: tuple) -> Embed | 
     return None if e.tangent is False else e
 
 
-def dense(g: Any) -> Any:
+def dense(g):
     """A Tensor for an engine buffer entry (Embed, Acc or already a Tensor)."""
     tg = type(g)
     if tg is Embed:
@@ -92,7 +90,7 @@ def dense(g: Any) -> Any:
     return g
 
 
-def add(old: Any, new: Any) -> Any:
+def add(old, new):
     """old + new for two gradients of the same input (either may be an Embed or an Acc)."""
     if type(new) is Acc:
         new = dense(new)

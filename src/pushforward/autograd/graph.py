@@ -600,8 +600,25 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
 
     Outputs may repeat or share a node (several outputs of one op): their gradients are summed
     into the node's input buffer before it runs, once."""
-    roots, buffers = _root_buffers(outputs, grad_outputs)
-    capture = _capture_edges(inputs)
+    roots = []  # distinct root nodes, in order
+    buffers: dict = {}
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        e = edge(o)
+        if e is None:
+            raise OpError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        node, nr = e
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = {}
+            roots.append(node)
+        old = buf.get(nr)
+        buf[nr] = g if old is None else old + g
+    capture = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            e = edge(t)
+            if e is not None:
+                capture.setdefault(e, []).append(i)
     deps = _collect(roots)
     needed = _needed(roots, {e[0] for e in capture}) if (inputs is not None and not accumulate) else None
     results = [None] * (len(inputs) if inputs is not None else 0)
@@ -618,7 +635,14 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
             # tell whether anything else references it (accumulate_into); hence the `= None`s.
             buf = None
             if node.pre_hooks:
-                _run_pre_hooks(node, grads)
+                for k, hooks in node.pre_hooks.items():
+                    for h in list(hooks):
+                        if k < len(grads) and grads[k] is not None:
+                            new = h(grads[k])
+                            if new is not None:
+                                _check_hook_result(h, grads[k], new, node, k)
+                                grads[k] = new
+                            new = None
             if capture:
                 for k in range(len(grads)):
                     for i in capture.get((node, k), ()):
@@ -636,83 +660,31 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
             else:
                 outs = [None] * len(node.next_edges)
             grads = None
-            _send(node, outs, buffers, deps, heap, create_graph)
-            outs = None
+            for e, g in zip(node.next_edges, outs):
+                if e is None:
+                    continue
+                m, k = e
+                if g is not None:
+                    b = buffers.get(m)
+                    if b is None:
+                        buffers[m] = {k: g}
+                    else:
+                        old = b.get(k)
+                        b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
+                        old = None
+                    b = None
+                deps[m] -= 1
+                if deps[m] == 0:
+                    heapq.heappush(heap, (-m.seq, id(m), m))
+            g = outs = None
     if inputs is not None and not allow_unused and not accumulate:
-        _check_all_used(results)
+        for i, r in enumerate(results):
+            if r is None:
+                raise OpError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
     return results
-
-
-def _root_buffers(outputs: Sequence, grad_outputs: Sequence) -> tuple:
-    """The distinct root nodes (in order) and their input buffers {node: {output_nr: grad}}."""
-    roots = []  # distinct root nodes, in order
-    buffers: dict = {}
-    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
-        e = edge(o)
-        if e is None:
-            raise OpError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        node, nr = e
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = {}
-            roots.append(node)
-        old = buf.get(nr)
-        buf[nr] = g if old is None else old + g
-    return roots, buffers
-
-
-def _capture_edges(inputs: Sequence | None) -> dict:
-    """{edge: [indices of the inputs whose gradient arrives through it]} for autograd.grad."""
-    capture: dict = {}
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            e = edge(t)
-            if e is not None:
-                capture.setdefault(e, []).append(i)
-    return capture
-
-
-def _run_pre_hooks(node, grads: list) -> None:
-    """Apply the tensor hooks registered on node's outputs to its incoming gradients (in place)."""
-    for k, hooks in node.pre_hooks.items():
-        for h in list(hooks):
-            if k < len(grads) and grads[k] is not None:
-                new = h(grads[k])
-                if new is not None:
-                    _check_hook_result(h, grads[k], new, node, k)
-                    grads[k] = new
-                new = None
-
-
-def _send(node, outs, buffers: dict, deps: dict, heap: list, create_graph: bool) -> None:
-    """Add node's output gradients to the buffers of the nodes its edges lead to; a node whose
-    last dependency this was becomes ready (pushed on the heap)."""
-    for e, g in zip(node.next_edges, outs):
-        if e is None:
-            continue
-        m, k = e
-        if g is not None:
-            b = buffers.get(m)
-            if b is None:
-                buffers[m] = {k: g}
-            else:
-                old = b.get(k)
-                b[k] = g if old is None else (old + g if create_graph else add_grads(old, g))
-                old = None
-            b = None
-        deps[m] -= 1
-        if deps[m] == 0:
-            heapq.heappush(heap, (-m.seq, id(m), m))
-    g = None
-
-
-def _check_all_used(results: list) -> None:
-    for i, r in enumerate(results):
-        if r is None:
-            raise OpError(
-                f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior."
-            )
 
 
 def _check_hook_result(hook, old, new, node, k: int) -> None:
