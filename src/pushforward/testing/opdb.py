@@ -800,34 +800,6 @@ _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise
 VIEW_DTYPES = (F64, F32, C128)
 
 
-def _build() -> dict:
-    db: dict[str, OpInfo] = {}
-
-    def add(info: OpInfo) -> None:
-        assert info.name not in db, info.name
-        db[info.name] = info
-
-    _add_elementwise(add, db)
-    _add_non_differentiable(add)
-    _add_casts_and_reductions(add)
-    _add_products_and_indexing(add)
-    _add_views(add)
-    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
-    for name, extra in _EDGE_SAMPLES.items():
-        info = db[name]
-        info.sample_fn = _plus(info.sample_fn, extra)
-
-    # ---- nn, sorting, scatter, composites (issue 13)
-    register_nn_ops(add)
-    # ---- linalg, fft, special (issue 12): entries in their own module
-    add_linalg_ops(add)
-    add_fft_ops(add)
-    add_special_ops(add)
-    add_more_ops(add)
-    add_legacy_ops(add)
-    return db
-
-
 def _add_elementwise(add: Callable, db: dict) -> None:
     """Unary and binary element-wise ops (with their alpha, tie and scalar samples)."""
     for name, (ref, domain, cplx, inpl) in _UNARY.items():
@@ -983,6 +955,35 @@ def _add_views(add: Callable) -> None:
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
+
+
+def _build() -> dict:
+    db: dict[str, OpInfo] = {}
+
+    def add(info: OpInfo) -> None:
+        assert info.name not in db, info.name
+        db[info.name] = info
+
+    _add_elementwise(add, db)
+    _add_non_differentiable(add)
+    _add_casts_and_reductions(add)
+    _add_products_and_indexing(add)
+    _add_views(add)
+
+    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
+    for name, extra in _EDGE_SAMPLES.items():
+        info = db[name]
+        info.sample_fn = _plus(info.sample_fn, extra)
+
+    # ---- nn, sorting, scatter, composites (issue 13)
+    register_nn_ops(add)
+    # ---- linalg, fft, special (issue 12): entries in their own module
+    add_linalg_ops(add)
+    add_fft_ops(add)
+    add_special_ops(add)
+    add_more_ops(add)
+    add_legacy_ops(add)
+    return db
 
 
 def _plus(sample_fn, extra):
