@@ -114,6 +114,7 @@ TYPED_MODULES = PUBLIC_MODULES + [
     "pushforward.numpy_api", "pushforward.indexing", "pushforward.methods", "pushforward._tensor",
     "pushforward.testing.comparison", "pushforward.testing.opdb", "pushforward.testing.opinfo",
     "pushforward.testing.opdb_nn", "pushforward.testing.opdb_linalg", "pushforward.composite_util",
+    "pushforward.vmap", "pushforward.pytree",
 ]
 
 

@@ -4,7 +4,7 @@ Samples are small (3x3, batches of 2) so the checks stay fast. Ops whose outputs
 gauge (eigen/singular vectors, defined up to a phase) are checked through gauge-invariant
 functions of their outputs (`|V|^2`, `U @ Vh`); Hermitian-input ops through `(A + A^H)/2`,
 because they read one triangle only and their derivatives are those of the Hermitian input.
-Import `pushforward.testing.opdb` (which registers these entries) rather than this module first.
+`pushforward.testing.opdb` registers these entries (its `_build` calls the `add_*_ops` functions).
 """
 from __future__ import annotations
 
