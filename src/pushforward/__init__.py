@@ -7,6 +7,10 @@
 ...     float(fwAD.unpack_dual(y).tangent)
 1.0
 """
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
 import numpy as _np
 
 from ._tensor import Tensor
@@ -60,7 +64,7 @@ from ._tensor import bind_to as _bind_to, device  # noqa: E402
 from . import logic as _logic, numpy_api as _numpy_api  # noqa: E402
 
 _logic.bind()
-_numpy_api.bind()
+_numpy_api.bind(_sys.modules[__name__])
 _bind_to()
 half = float16 = _np.dtype(_np.float16)
 short = int16 = _np.dtype(_np.int16)
@@ -75,8 +79,7 @@ _LAZY_MODULES = ("func", "testing", "nn")
 def __getattr__(name: str) -> object:
     # Submodules loaded on first use (they import the whole package themselves).
     if name in _LAZY_MODULES:
-        import importlib
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")
 
 
@@ -87,8 +90,7 @@ _PUBLIC_MODULES = frozenset({"autograd", "linalg", "fft", "special", "memory", *
 
 
 def _public_names() -> list:
-    import types
-    return sorted(n for n, v in globals().items() if not n.startswith("_") and not isinstance(v, types.ModuleType))
+    return sorted(n for n, v in globals().items() if not n.startswith("_") and not isinstance(v, _types.ModuleType))
 
 
 def __dir__() -> list:

@@ -12,6 +12,8 @@ import numpy as np
 
 from .errors import OpError, OpTypeError
 
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to"]
+
 _new = object.__new__
 _ndarray = np.ndarray
 
@@ -71,7 +73,7 @@ class Tensor:
     __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
     __hash__ = object.__hash__
 
-    def __init__(self, data: Any = None, *, dtype=None, requires_grad: bool = False) -> None:
+    def __init__(self, data: Any = None, *, dtype: Any = None, requires_grad: bool = False) -> None:
         self._data = _to_array(data, dtype)
         if requires_grad:
             self.requires_grad_(True)
@@ -121,7 +123,7 @@ class Tensor:
     def itemsize(self) -> int:
         return self._data.itemsize
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> Any:
         return self._data.shape if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
@@ -142,12 +144,12 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
 
-    def item(self):
+    def item(self) -> Any:
         if self._data.size != 1:
             raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")
         return self._data.item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -157,11 +159,10 @@ class Tensor:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
-    def _has_tangent(self) -> bool:
-        from .autograd.forward_ad import levels_of
-        return bool(levels_of(self))
-
     # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
+    # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
+    # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods.py: this core
+    # module imports no higher layer (tests/test_layering.py).
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -214,20 +215,6 @@ class Tensor:
         extras.extend(self._tangent_reprs())
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
-    def _tangent_reprs(self) -> list:
-        """`tangent=...` (one level, level 0) or `tangents={level: ..., ...}`: the tangents' values at
-        each live level (its own or its base's), keyed by the level numbers the user sees."""
-        if self._fw is None and not self._st.dual:
-            return []
-        from .autograd.forward_ad import levels_of, tangent_of
-        from .autograd.state import STATE
-        found = sorted((STATE.by_uid[lv].index, tangent_of(self, lv)) for lv in levels_of(self))
-        if not found:
-            return []
-        if len(found) == 1 and found[0][0] == 0:
-            return ["tangent=" + repr(found[0][1])]
-        return ["tangents={" + ", ".join(f"{k}: {t!r}" for k, t in found) + "}"]
-
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
@@ -259,25 +246,6 @@ class Tensor:
             )
         self._requires_grad = bool(requires_grad)
         return self
-
-    @property
-    def grad_fn(self):
-        if self._base is not None:
-            from .autograd.graph import refresh_view
-            refresh_view(self)
-        return self._grad_fn
-
-    def retain_grad(self) -> None:
-        from .autograd.graph import retain_grad
-        retain_grad(self)
-
-    def register_hook(self, hook):
-        from .autograd.graph import register_hook
-        return register_hook(self, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        from .autograd.graph import backward
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
@@ -319,18 +287,8 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
-    def type(self, dtype=None):
+    def type(self, dtype: Any = None) -> Any:
         return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
-
-    # -- indexing ------------------------------------------------------------------------
-    def __getitem__(self, index) -> "Tensor":
-        from .indexing import getitem
-        return getitem(self, index)
-
-    def __setitem__(self, index, value) -> None:
-        from .indexing import setitem
-        setitem(self, index, value)
-
 
 class device(str):
     """torch's device object, for the only device: ``pf.device("cpu") == "cpu"``; others raise.
@@ -356,7 +314,7 @@ class device(str):
 _CPU = device("cpu")
 
 
-def _to(self: Tensor, *args, **kwargs) -> Tensor:
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
     keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
     dtype = kwargs.pop("dtype", None)
@@ -423,7 +381,7 @@ def _nested_to_array(seq):
     return [(_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v)) for v in seq]
 
 
-def wrap(a) -> Tensor:
+def wrap(a: Any) -> Tensor:
     """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
     t = _new(Tensor)
     t._data = a if type(a) is _ndarray else np.asarray(a)
@@ -442,6 +400,15 @@ def alias(x: Tensor) -> Tensor:
             t._grad_fn = gf
             t._output_nr = x._output_nr
         else:
-            from .autograd.graph import grad_accumulator
-            t._grad_acc = grad_accumulator(x)
+            t._grad_acc = _autodiff.grad_accumulator(x)
     return t
+
+
+class _Autodiff:
+    """What core code calls of the autodiff layer, which it may not import (layers point one way):
+    filled by `pushforward.methods` when the package is imported."""
+
+    grad_accumulator = None
+
+
+_autodiff = _Autodiff()

@@ -17,6 +17,8 @@ import numpy as np
 from ._tensor import Tensor
 from .dispatch import Op, _SCALAR_TYPES, _unshared, apply1, apply2, op_error
 
+__all__ = ["run1", "run2"]
+
 _new = object.__new__
 
 

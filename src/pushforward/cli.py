@@ -16,6 +16,15 @@ import sys
 import time
 from typing import Callable, Sequence, TextIO
 
+import numpy as np
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward._generated import ops as gen
+from pushforward.dispatch import Op
+
+__all__ = ["main", "demo", "run_check", "run_ops", "coverage", "format_table", "build_parser", "Progress"]
+
 # ----------------------------------------------------------------------------- tables
 
 
@@ -82,37 +91,41 @@ class Progress:
 
 def demo(out: TextIO | None = None) -> int:
     """Three derivatives computed by pushforward next to their closed forms; exit 1 on mismatch."""
-    import numpy as np
-
-    import pushforward as pf
-    import pushforward.autograd.forward_ad as fwAD
-
     out = sys.stdout if out is None else out
     ok = True
+    for example in (_demo_jvp, _demo_hvp, _demo_third_derivative):
+        ok = _report(out, *example()) and ok
+    print("demo: all derivatives agree with calculus" if ok else "demo: MISMATCH", file=out)
+    return 0 if ok else 1
 
-    def report(title: str, got, want, tol: float = 1e-9) -> None:
-        nonlocal ok
-        got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
-        err = float(np.max(np.abs(got - want))) if got.size else 0.0
-        good = err <= tol * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
-        ok = ok and good
-        fmt = lambda a: np.array2string(a, precision=8, separator=", ")  # noqa: E731
-        print(f"{title}\n  pushforward: {fmt(got)}\n  analytic:    {fmt(want)}\n"
-              f"  max error {err:.1e}  {'ok' if good else 'MISMATCH'}\n", file=out)
 
-    # 1. A Jacobian-vector product in one forward pass (a dual level).
+def _report(out: TextIO, title: str, got, want, tol: float = 1e-9) -> bool:
+    """Print a result next to its closed form; True when they agree."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    err = float(np.max(np.abs(got - want))) if got.size else 0.0
+    good = err <= tol * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+    fmt = lambda a: np.array2string(a, precision=8, separator=", ")  # noqa: E731
+    print(f"{title}\n  pushforward: {fmt(got)}\n  analytic:    {fmt(want)}\n"
+          f"  max error {err:.1e}  {'ok' if good else 'MISMATCH'}\n", file=out)
+    return good
+
+
+def _demo_jvp() -> tuple:
+    """1. A Jacobian-vector product in one forward pass (a dual level)."""
     x = np.array([0.0, 0.5, 1.0, 2.0])
     v = np.array([1.0, -1.0, 0.5, 2.0])
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor(x), pf.tensor(v))
         y = pf.sin(d) * pf.exp(d)
         jvp = fwAD.unpack_dual(y).tangent.numpy()
-    report("1. jvp of f(x) = sin(x) * exp(x), element-wise, along v:\n"
-           "   f'(x) v = (cos x + sin x) exp(x) v",
-           jvp, (np.cos(x) + np.sin(x)) * np.exp(x) * v)
+    return ("1. jvp of f(x) = sin(x) * exp(x), element-wise, along v:\n"
+            "   f'(x) v = (cos x + sin x) exp(x) v",
+            jvp, (np.cos(x) + np.sin(x)) * np.exp(x) * v)
 
-    # 2. A Hessian-vector product by forward-over-reverse: the gradient of a dual input
-    #    carries a tangent, and that tangent is H v.
+
+def _demo_hvp() -> tuple:
+    """2. A Hessian-vector product by forward-over-reverse: the gradient of a dual input
+    carries a tangent, and that tangent is H v."""
     rng = np.random.default_rng(0)
     A = rng.standard_normal((4, 4))
     A = A + A.T
@@ -124,12 +137,14 @@ def demo(out: TextIO | None = None) -> int:
         f = 0.5 * (d @ (At @ d)) + d.exp().sum()
         (g,) = pf.autograd.grad(f, d)
         hv = fwAD.unpack_dual(g).tangent.numpy()
-    report("2. Hessian-vector product (forward-over-reverse) of f(x) = x.A.x / 2 + sum(exp(x)):\n"
-           "   H v = (A + diag(exp(x))) v",
-           hv, (A + np.diag(np.exp(x))) @ v)
+    return ("2. Hessian-vector product (forward-over-reverse) of f(x) = x.A.x / 2 + sum(exp(x)):\n"
+            "   H v = (A + diag(exp(x))) v",
+            hv, (A + np.diag(np.exp(x))) @ v)
 
-    # 3. A third derivative from three nested dual levels (each level sees the outer
-    #    ones as ordinary values, so perturbations never get confused).
+
+def _demo_third_derivative() -> tuple:
+    """3. A third derivative from three nested dual levels (each level sees the outer
+    ones as ordinary values, so perturbations never get confused)."""
     x0 = 0.7
     with fwAD.dual_level() as l0, fwAD.dual_level() as l1, fwAD.dual_level() as l2:
         d = pf.tensor(x0)
@@ -140,19 +155,18 @@ def demo(out: TextIO | None = None) -> int:
         t = fwAD.unpack_dual(t, level=l1).tangent
         t = fwAD.unpack_dual(t, level=l0).tangent
         third = t.item()
-    report(f"3. third derivative of f(x) = exp(x) sin(x) at x = {x0}, three nested levels:\n"
-           "   f'''(x) = 2 exp(x) (cos x - sin x)",
-           third, 2 * np.exp(x0) * (np.cos(x0) - np.sin(x0)))
-
-    print("demo: all derivatives agree with calculus" if ok else "demo: MISMATCH", file=out)
-    return 0 if ok else 1
+    return (f"3. third derivative of f(x) = exp(x) sin(x) at x = {x0}, three nested levels:\n"
+            "   f'''(x) = 2 exp(x) (cos x - sin x)",
+            third, 2 * np.exp(x0) * (np.cos(x0) - np.sin(x0)))
 
 
 # ----------------------------------------------------------------------------- check
 
 
 def _load_opdb():
-    from pushforward.testing.opdb import OPS, check_op  # noqa: WPS433 - imported on demand
+    # Imported on demand, the one function-local import here (allowed in tests/test_layering.py):
+    # the op database is only needed by `check`, and `check` reports a missing one cleanly.
+    from pushforward.testing.opdb import OPS, check_op
     return OPS, check_op
 
 
@@ -243,9 +257,6 @@ def run_check(names: str | None = None, fast: bool = False, progress: bool = Tru
 
 def coverage() -> list[dict]:
     """One record per public op, read from the generated module (nothing is run)."""
-    from pushforward._generated import ops as gen
-    from pushforward.dispatch import Op
-
     consts = {k: v for k, v in vars(gen).items() if isinstance(v, Op)}
     by_const = {k: v.name for k, v in consts.items()}
     # in-place variants: generated functions (not an op's public function) whose code names an Op constant

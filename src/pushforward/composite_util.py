@@ -1,29 +1,35 @@
-"""Small helpers shared by the composite modules of issue 13 (shape_composites, sort_composites,
-scatter_formulas, nn_conv, nn_composites): the generated ops module (imported late: it imports
-formulas.py, which imports the composites), constant tensors from arrays, and dim checks.
+"""Small helpers shared by the formula and composite modules (formulas, formulas_linalg,
+shape_composites, sort_composites, scatter_formulas, nn_conv, nn_composites): the generated ops
+(reached through the registry: the generated module imports formulas.py, which imports the
+composites), constant tensors from arrays, scaling, and dim checks.
+
+>>> const([1, 2]).dtype
+dtype('int64')
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .errors import OpError
+from .autograd.registry import OPS, Registry
+from .creation import as_tensor
+from .errors import check_dim  # (lives in core: the kernels use it too)
+from ._tensor import Tensor
+
+__all__ = ["ops", "const", "scale", "check_dim"]
 
 
-def ops():
-    """The generated ops module."""
-    from ._generated import ops as generated
-    return generated
+def ops() -> Registry:
+    """The generated ops (the registry `pushforward.methods` fills with the generated module's names)."""
+    return OPS
 
 
-def const(arr, dtype=None):
+def const(arr: Any, dtype: Any = None) -> Tensor:
     """A constant (non-differentiable) tensor holding a copy of `arr` (index arrays, masks, weights)."""
-    from .creation import as_tensor
     return as_tensor(np.array(arr, dtype=dtype))
 
 
-def check_dim(d, ndim: int, name: str) -> int:
-    """torch's dim d (may be negative) for a tensor of ndim dims (0-d counts as 1), or a clear error."""
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
+def scale(t: Any, alpha: Any) -> Any:
+    """t * alpha, skipping the multiply when alpha is 1."""
+    return t if alpha == 1 else t * alpha

@@ -15,6 +15,11 @@ from ._batched import BatchedTensor
 from .errors import OpError, OpTypeError
 from ._tensor import Tensor, _to_array, wrap
 
+__all__ = ["Generator", "default_generator", "set_default_dtype", "get_default_dtype", "tensor", "as_tensor",
+           "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+           "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand", "randn", "randint",
+           "randperm", "rand_like", "randn_like"]
+
 
 def _check_device(device, who: str) -> None:
     # Only the CPU exists; accept torch's spellings of it so ported code runs.
@@ -35,7 +40,7 @@ class Generator:
     True
     """
 
-    def __init__(self, device="cpu") -> None:
+    def __init__(self, device: Any = "cpu") -> None:
         _check_device(device, "Generator")
         self.device = device
         self._initial = int(np.random.SeedSequence().entropy % (2 ** 63))

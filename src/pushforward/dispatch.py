@@ -411,18 +411,54 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
     general path runs the Tensor formula by the batching rules)."""
     if op.batch != "elementwise" or op.jvp_np is None:
         return None
+    got = _batched_arrays(op, ins, lvl)
+    if got is None:
+        return None
+    datas, tans, scalars, rec = got
+    out = _bare(op, ins, datas, args)
+    node = None
+    if rec:
+        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
+            dts = [x._data.dtype for x in ins if type(x) is Tensor]
+            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
+        node = _tape(op, ins, args, out)
+    od = out._data
+    if od.dtype.kind not in FLOATING:
+        return _saved(node, out)  # integer results carry no tangent (DESIGN rule 3)
+    rank = od.ndim + 1
+    tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
+            for t in tans]
+    r = op.jvp_np(*(_scalar_arrays(datas, od) if scalars else datas), *tans, od, *args)
+    if r is None:
+        return _saved(node, out)
+    want = (lvl.batch,) + od.shape
+    if type(r) is not np.ndarray or r.shape != want or r.dtype != od.dtype:
+        r = np.asarray(r)
+        if r.dtype.kind == "c" and od.dtype.kind != "c":
+            r = r.real
+        r = np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
+    else:
+        r = _own_fast(r, datas, tans, od)
+    out._fw = {lvl.uid: BatchedTensor(wrap(r), lvl.blevel)}
+    lvl.register(out)
+    return _saved(node, out)
+
+
+def _batched_arrays(op: Op, ins: tuple, lvl):
+    """fast_batched's inputs: (primal arrays or scalars, tangents' physical arrays or None, any
+    scalar?, record the primal op?), or None when the general path must run."""
     key, blevel, grad_on = lvl.uid, lvl.blevel, STATE.grad_enabled
     datas, tans = [], []
     scalars = rec = False
     for x, d in zip(ins, op.diff):
         tx = type(x)
+        t = None
         if tx is Tensor:
             if x._requires_grad and grad_on:
                 if not lvl.untracked:
                     return None  # the tangent formula goes on the tape: the general path
                 rec = True  # an untracked level (forward-over-reverse): only the primal op is recorded
             fw = x._fw
-            t = None
             if fw is not None:
                 t = fw.get(key)
                 if len(fw) != 1 or type(t) is not BatchedTensor or t._blevel != blevel:
@@ -437,39 +473,11 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         elif tx in _SCALAR_TYPES:
             datas.append(x)
             scalars = True
-            t = None
         else:
             return None
         if d:
             tans.append(t)
-    out = _bare(op, ins, datas, args)
-    if rec:
-        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
-            dts = [x._data.dtype for x in ins if type(x) is Tensor]
-            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
-    node = _tape(op, ins, args, out) if rec else None
-    od = out._data
-    if od.dtype.kind not in FLOATING:
-        return _saved(node, out)  # integer results carry no tangent (DESIGN rule 3)
-    rank = od.ndim + 1
-    tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
-            for t in tans]
-    if scalars:
-        datas = _scalar_arrays(datas, od)
-    r = op.jvp_np(*datas, *tans, od, *args)
-    if r is None:
-        return _saved(node, out)
-    want = (lvl.batch,) + od.shape
-    if type(r) is not np.ndarray or r.shape != want or r.dtype != od.dtype:
-        r = np.asarray(r)
-        if r.dtype.kind == "c" and od.dtype.kind != "c":
-            r = r.real
-        r = np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
-    else:
-        r = _own_fast(r, datas, tans, od)
-    out._fw = {key: BatchedTensor(wrap(r), blevel)}
-    lvl.register(out)
-    return _saved(node, out)
+    return datas, tans, scalars, rec
 
 
 def _saved(node, out: Tensor) -> Tensor:

@@ -18,6 +18,9 @@ OpIndexError
 """
 from __future__ import annotations
 
+__all__ = ["PushforwardError", "OpError", "OpTypeError", "OpValueError", "OpIndexError", "same_kind", "describe",
+           "check_dim"]
+
 
 class PushforwardError(Exception):
     """Base of every error pushforward raises for bad input; the message names the op and values."""
@@ -48,7 +51,7 @@ def same_kind(exc: BaseException) -> type:
     return OpError
 
 
-def describe(value) -> str:
+def describe(value: object) -> str:
     """Short description of an op argument for error messages: shape and dtype of tensors."""
     data = getattr(value, "_data", None)
     if data is not None:
@@ -56,3 +59,15 @@ def describe(value) -> str:
     if isinstance(value, (list, tuple)) and value and all(hasattr(v, "_data") for v in value):
         return "[" + ", ".join(describe(v) for v in value) + "]"
     return repr(value)
+
+
+def check_dim(d: int, ndim: int, name: str) -> int:
+    """torch's dim d (may be negative) for a tensor of ndim dims (0-d counts as 1), or a clear error.
+
+    >>> check_dim(-1, 3, "sum")
+    2
+    """
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n

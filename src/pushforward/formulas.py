@@ -10,6 +10,9 @@ import numpy as np
 
 from ._batched import values_of
 from ._tensor import Tensor
+from .autograd.registry import OPS
+from .composite_util import scale
+from .creation import eye, ones_like, zeros_like
 
 __all__ = [
     "scale", "scale_np", "fill_zeros", "fill_zeros_np", "keep", "keep_np", "sum_backward", "mean_backward",
@@ -24,17 +27,11 @@ __all__ = [
 
 
 # -- small utilities ---------------------------------------------------------------------------------
-def scale(t, alpha):
-    """t * alpha, skipping the multiply when alpha is 1."""
-    return t if alpha == 1 else t * alpha
-
-
 scale_np = scale
 
 
 def fill_zeros(tangents, primals):
     """Replace missing (None) tangents of a list input by zeros of their primal's shape."""
-    from .creation import zeros_like
     return [zeros_like(p) if t is None else t for t, p in zip(tangents, primals)]
 
 
@@ -83,7 +80,6 @@ def mean_backward(grad, shape, dim, keepdim):
 
 def _prod_others(x, dim):
     """For each element, the product of the other elements along `dim` (exact with zeros)."""
-    from .creation import ones_like
     n = x.shape[dim]
     if n == 0:
         return x
@@ -95,8 +91,7 @@ def _prod_others(x, dim):
 
 
 def _cat(ts, dim):
-    from ._generated.ops import cat
-    return cat(ts, dim)
+    return OPS.cat(ts, dim)
 
 
 def prod_backward(grad, self, result, dim, keepdim):
@@ -137,12 +132,11 @@ def extremum_jvp(self_p, self_t, result, dim, keepdim):
 
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
     """max/min with dim: the gradient goes to the selected index."""
-    from ._generated.ops import _gather_backward
     if len(shape) == 0:
         return grad
     g = grad if keepdim else grad.unsqueeze(dim)
     i = indices if keepdim else indices.unsqueeze(dim)
-    return _gather_backward(g, dim, i, shape)
+    return OPS._gather_backward(g, dim, i, shape)
 
 
 def index_reduction_jvp(self_t, dim, indices, keepdim):
@@ -177,15 +171,13 @@ def var_jvp(self_p, self_t, result, dim, correction, keepdim):
 
 def std_backward(grad, self, result, dim, correction, keepdim):
     """std = sqrt(var): var's gradient scaled by 1 / (2 std); zero where std is 0 (torch's subgradient)."""
-    from ._generated.ops import where
     zero = result == 0
-    return var_backward(where(zero, 0.0, grad / (2 * where(zero, 1.0, result))), self, dim, correction, keepdim)
+    return var_backward(OPS.where(zero, 0.0, grad / (2 * OPS.where(zero, 1.0, result))), self, dim, correction, keepdim)
 
 
 def std_jvp(self_p, self_t, result, dim, correction, keepdim):
-    from ._generated.ops import where
     zero = result == 0
-    return where(zero, 0.0, var_jvp(self_p, self_t, None, dim, correction, keepdim) / (2 * where(zero, 1.0, result)))
+    return OPS.where(zero, 0.0, var_jvp(self_p, self_t, None, dim, correction, keepdim) / (2 * OPS.where(zero, 1.0, result)))
 
 
 def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
@@ -197,11 +189,10 @@ def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
 
 def norm_backward(grad, self, p, result, dim, keepdim):
     """Gradient of a vector p-norm; zero where the norm is zero (torch's subgradient)."""
-    from ._generated.ops import where
     g = keep(grad, dim, keepdim, self.ndim)
     r = keep(result, dim, keepdim, self.ndim)
     if p == 2:
-        return where(r == 0, 0.0, g * self / where(r == 0, 1.0, r))
+        return OPS.where(r == 0, 0.0, g * self / OPS.where(r == 0, 1.0, r))
     if p == 1:
         return g * self.sgn()
     if p in (np.inf, -np.inf):
@@ -211,12 +202,11 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     if p == 0:
         return g * 0.0 * self.abs()
     a = self.abs()
-    return where(r == 0, 0.0, g * self.sgn() * a.pow(p - 1) / where(r == 0, 1.0, r).pow(p - 1))
+    return OPS.where(r == 0, 0.0, g * self.sgn() * a.pow(p - 1) / OPS.where(r == 0, 1.0, r).pow(p - 1))
 
 
 def norm_jvp(self_p, self_t, result, p, dim, keepdim):
     dims = _dims(dim, self_p.ndim)
-    from .creation import ones_like
     direction = norm_backward(ones_like(result), self_p, p, result, dim, keepdim)
     return (direction.conj() * self_t).real.sum(dims, keepdim=keepdim)
 
@@ -280,8 +270,6 @@ def einsum_backward(grad, equation, tensors, shapes):
     with a repeated index ('ii->i') is read on its diagonal: its gradient is the gradient of that
     diagonal, placed back on it (by an einsum with identity matrices). `tensors` is None for one
     operand: its gradient reads only its shape, so the tape keeps no values (as torch)."""
-    from ._generated.ops import einsum
-    from .creation import eye
     ins, out = _einsum_parse(equation, shapes)
     grads = []
     for i, sub in enumerate(ins):
@@ -292,7 +280,7 @@ def einsum_backward(grad, equation, tensors, shapes):
         avail = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
         target = "".join(c for c in uniq if c in avail)
         eq = ",".join([out] + [s for s, _ in others]) + "->" + target
-        g = einsum(eq, grad, *[t for _, t in others])
+        g = OPS.einsum(eq, grad, *[t for _, t in others])
         if target != uniq:  # indices summed only within this operand: broadcast back
             for k, c in enumerate(uniq):
                 if c not in avail:
@@ -308,21 +296,20 @@ def einsum_backward(grad, equation, tensors, shapes):
                     f = next(free)
                     pos.append(f)
                     deltas.append((c + f, eye(shape[k], dtype=g.dtype)))
-            g = einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
+            g = OPS.einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
                        *[e for _, e in deltas])
         grads.append(g)
     return grads
 
 
 def einsum_jvp(equation, tensors_p, tensors_t):
-    from ._generated.ops import einsum
     total = None
     for i, t in enumerate(tensors_t):
         if t is None:
             continue
         ops = list(tensors_p)
         ops[i] = t
-        term = einsum(equation, *ops)
+        term = OPS.einsum(equation, *ops)
         total = term if total is None else total + term
     return total
 
@@ -352,8 +339,7 @@ def pow_self_backward(grad, self, exponent):
         # carries a tangent at first, and this way the scaling is not applied to it too.
         ec = e.conjugate() if type(e) is complex else e
         return grad * ec * _conj(self if e == 2 else self.pow(e - 1))
-    from ._generated.ops import where
-    return where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
+    return OPS.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
 
 
 def _conj(t):
@@ -375,10 +361,9 @@ def pow_self_backward_np(grad, self, exponent):
 
 
 def pow_exponent_backward(grad, self, exponent, result):
-    from ._generated.ops import where
     zero = (self == 0) & (exponent.real >= 0) if exponent.dtype.kind == "c" else (self == 0) & (exponent >= 0)
-    safe = where(zero, 1.0, self)
-    return where(zero, 0.0, grad * (result * safe.log()).conj())
+    safe = OPS.where(zero, 1.0, self)
+    return OPS.where(zero, 0.0, grad * (result * safe.log()).conj())
 
 
 def pow_exponent_backward_np(grad, self, exponent, result):
@@ -409,8 +394,7 @@ max_mask_np = max_mask
 
 
 def copysign_ratio(self, result):
-    from ._generated.ops import where
-    return where(self == 0, 0.0, result / where(self == 0, 1.0, self))
+    return OPS.where(self == 0, 0.0, result / OPS.where(self == 0, 1.0, self))
 
 
 def copysign_ratio_np(self, result):
@@ -418,25 +402,22 @@ def copysign_ratio_np(self, result):
 
 
 def logit_backward(grad, self, eps):
-    from ._generated.ops import where
     g = grad / (self * (1 - self))
     if eps is None:
         return g
-    return where((self < eps) | (self > 1 - eps), 0.0, g)
+    return OPS.where((self < eps) | (self > 1 - eps), 0.0, g)
 
 
 def angle_backward(grad, self):
-    from ._generated.ops import where
     if self.dtype.kind != "c":
         return grad * 0.0
-    return where(self == 0, 0.0, grad * self / where(self == 0, 1.0, self.abs().pow(2)) * 1j)
+    return OPS.where(self == 0, 0.0, grad * self / OPS.where(self == 0, 1.0, self.abs().pow(2)) * 1j)
 
 
 # -- views and shapes -------------------------------------------------------------------------------
 def scatter_view(grad, shape, op_name, args):
     """Gradient of a view op: grad placed into zeros of the base's shape, where the view looks."""
-    from ._generated import ops
-    return ops._view_embed(grad, tuple(shape), ((getattr(ops, op_name), tuple(args)),))
+    return OPS._view_embed(grad, tuple(shape), ((getattr(OPS, op_name), tuple(args)),))
 
 
 def inverse_permutation(dims):
@@ -489,12 +470,11 @@ def chunk_sizes(size, chunks):
 
 def minmax(self, dim, keepdim, which):
     """max/min overloads: full reduction, (values, indices) along dim, or element-wise with a tensor."""
-    from ._generated import ops
     if dim is None:
-        return ops.amax(self) if which == "max" else ops.amin(self)
+        return OPS.amax(self) if which == "max" else OPS.amin(self)
     if isinstance(dim, Tensor):
-        return ops.maximum(self, dim) if which == "max" else ops.minimum(self, dim)
-    return ops.max_dim(self, dim, keepdim) if which == "max" else ops.min_dim(self, dim, keepdim)
+        return OPS.maximum(self, dim) if which == "max" else OPS.minimum(self, dim)
+    return OPS.max_dim(self, dim, keepdim) if which == "max" else OPS.min_dim(self, dim, keepdim)
 
 
 def split_offsets(size, split_size_or_sections):
@@ -509,11 +489,10 @@ def split_offsets(size, split_size_or_sections):
 
 def sgn_backward(grad, self, result):
     """sgn(z) = z/|z| is R-linear-ly self-adjoint: (g - s Re(conj(s) g)) / |z|; zero for reals."""
-    from ._generated.ops import where
     if self.dtype.kind != "c":
         return grad * 0.0
     r = self.abs()
-    return where(r == 0, 0.0, (grad - result * (result.conj() * grad).real) / where(r == 0, 1.0, r))
+    return OPS.where(r == 0, 0.0, (grad - result * (result.conj() * grad).real) / OPS.where(r == 0, 1.0, r))
 
 
 def sgn_jvp(self_p, self_t, result):
@@ -522,12 +501,10 @@ def sgn_jvp(self_p, self_t, result):
 
 def _others_matrix(x):
     """C[..., k, j] = prod of x_i for i <= j, i != k, kept for j >= k (cumprod's Jacobian), x's dim last."""
-    from ._generated.ops import where
-    from .creation import eye
     n = x.shape[-1]
     diag = eye(n, dtype=bool)
     xe = x.unsqueeze(-2).expand(*x.shape[:-1], n, n)
-    return where(diag, 1.0, xe).cumprod(-1).triu()
+    return OPS.where(diag, 1.0, xe).cumprod(-1).triu()
 
 
 def _has_zero(t) -> bool:

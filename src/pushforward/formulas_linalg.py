@@ -23,6 +23,11 @@ import numpy as np
 
 from .errors import OpError
 from ._batched import values_of
+from ._tensor import Tensor, wrap
+from .autograd.grad_mode import is_grad_enabled
+from .autograd.registry import OPS
+from .composite_util import scale
+from .creation import arange, eye, ones_like, zeros
 
 __all__ = [
     "mH", "adjugate", "det_backward", "det_jvp", "eigh_unpack", "eigh_pack", "eigh_backward", "eigh_jvp",
@@ -44,8 +49,7 @@ __all__ = [
 
 
 def _ops():
-    from ._generated import ops
-    return ops
+    return OPS
 
 
 def mH(x):
@@ -54,7 +58,6 @@ def mH(x):
 
 
 def _eye_like(x, n):
-    from .creation import eye
     return eye(n, dtype=x.dtype)
 
 
@@ -62,7 +65,6 @@ def _gap_inverse(values):
     """F[..., i, j] = 1 / (values[j] - values[i]) off the diagonal, 0 on it (torch's E^-1)."""
     o = _ops()
     n = values.shape[-1]
-    from .creation import eye
     diag = eye(n, dtype=bool)
     e = values.unsqueeze(-2) - values.unsqueeze(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,9 +101,7 @@ def adjugate(a):
     if np.all(np.isfinite(cond)) and np.all(cond < 1e8):
         return o.det(a).unsqueeze(-1).unsqueeze(-1) * o.inverse(a)
     if n == 1:
-        from .creation import ones_like
         return ones_like(a)
-    from ._tensor import wrap
     rows = []
     for j in range(n):  # adj(A)[j, i] = (-1)^(i+j) det(minor(A, i, j))
         row = []
@@ -508,7 +508,6 @@ def matrix_exp_frechet(a, e):
     """The Frechet derivative L(A, E) of exp at A: the top-right block of exp([[A, E], [0, A]])."""
     o = _ops()
     n = a.shape[-1]
-    from .creation import zeros
     batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(e.shape[:-2]))
     a = a.expand(*batch, n, n)
     e = e.expand(*batch, n, n)
@@ -545,7 +544,6 @@ def swap_norm(norm):
 def fft_resize(x, dims, sizes):
     """Crop or zero-pad x at the end of each dim in dims to the given sizes (torch.fft's n/s)."""
     o = _ops()
-    from .creation import zeros
     for d, s in zip(dims, sizes):
         d = d % x.ndim
         cur = x.shape[d]
@@ -572,7 +570,6 @@ def fft_c2r_backward(grad, shape, dim, norm, last_dim_size):
     """irfftn's adjoint: rfftn of grad (adjoint norm), bins counted twice in the Hermitian
     extension (all but DC and, for even sizes, Nyquist) doubled."""
     o = _ops()
-    from ._tensor import wrap
     g = o._fft_r2c(grad, dim, swap_norm(norm))
     last = dim[-1] % len(shape)
     nb = g.shape[last]
@@ -598,13 +595,11 @@ _LSTSQ = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_
 
 
 def _wrap(arr):
-    from ._tensor import wrap
     return wrap(np.asarray(arr))
 
 
 def _differentiated(t) -> bool:
     """Could anything differentiate t (a tape or a tangent)?"""
-    from .autograd.grad_mode import is_grad_enabled
     return bool((t._requires_grad and is_grad_enabled()) or t._fw is not None or t._st.dual)
 
 
@@ -632,7 +627,6 @@ def solve_composite(a, b, left):
 
 
 def eye_like_matrix(a):
-    from .creation import eye
     return eye(a.shape[-1], dtype=a.dtype)
 
 
@@ -693,11 +687,9 @@ def qr_composite(a, mode):
             raise OpError("linalg.qr: the QR decomposition is not differentiable when mode='complete' and "
                           f"nrows > ncols (got {m}x{n})")
         qc = np.linalg.qr(a._data, mode="complete")[0]
-        from .creation import zeros
         q = o.cat([q, _wrap(qc[..., :, n:])], -1)
         r = o.cat([r, zeros(*a.shape[:-2], m - n, n, dtype=r.dtype)], -2)
     if mode == "r":
-        from .creation import zeros
         q = zeros(0, dtype=a.dtype)
     return _QR(q, r)
 
@@ -734,7 +726,6 @@ def lu_factor_composite(a, pivot):
     o = _ops()
     p, low, up = lu_composite(a, pivot)
     m, n = a.shape[-2:]
-    from .creation import zeros
     if m >= n:
         lu = low.tril(-1) + (o.cat([up, zeros(*up.shape[:-2], m - n, n, dtype=up.dtype)], -2) if m > n else up)
     else:
@@ -777,7 +768,6 @@ def matrix_power_composite(a, n):
     if not isinstance(n, (int, np.integer)):
         raise OpError(f"matrix_power: the exponent must be an integer, got {n!r}")
     if n == 0:
-        from .creation import eye
         return eye(a.shape[-1], dtype=a.dtype).expand(*a.shape) + a * 0
     if n < 0:
         a, n = o.inverse(a), -n
@@ -806,7 +796,6 @@ def lstsq_composite(a, b, rcond, driver):
     x = o.linalg_pinv(a, rtol=rcond) @ bb
     m, n = a.shape[-2:]
     rank = o.linalg_matrix_rank(a, rtol=rcond)
-    from .creation import zeros
     if m > n and bool(np.all(rank._data == n)) and driver not in (None, "gelsy"):
         res = ((a @ x - bb).abs() ** 2).sum(-2)
     else:
@@ -1000,7 +989,6 @@ def sinc_derivative(x, result):
 
 
 def zeta_composite(x, q):
-    from ._tensor import Tensor
     if isinstance(x, Tensor) and _differentiated(x):
         raise NotImplementedError("special_zeta: the derivative with respect to x (the first argument) is not "
                                   "implemented (as in torch); only q is differentiable")
@@ -1034,7 +1022,6 @@ def gammainc_density(a, x, upper):
 
 
 def gammainc_composite(a, x, upper):
-    from ._tensor import Tensor
     if isinstance(a, Tensor) and _differentiated(a):
         raise NotImplementedError("special_gammainc: the derivative with respect to a (the first argument) is not "
                                   "implemented (as in torch); only x is differentiable")
@@ -1056,8 +1043,6 @@ def inner_composite(a, b):
 
 def add_product(self, prod, beta, alpha):
     """beta * self + alpha * prod; with beta == 0 self is ignored (nan and inf too), as torch."""
-    from .creation import zeros
-    from .formulas import scale
     if beta == 0:
         shape = np.broadcast_shapes(tuple(self.shape), tuple(prod.shape))
         return scale(prod, alpha) + zeros(*shape, dtype=prod.dtype)
@@ -1066,7 +1051,6 @@ def add_product(self, prod, beta, alpha):
 
 
 def vander_composite(x, n):
-    from .creation import arange
     if x.ndim == 0:
         raise OpError("linalg.vander: expected an input with at least one dimension")
     n = x.shape[-1] if n is None else n
@@ -1117,14 +1101,12 @@ def svd_legacy(a, some, compute_uv):
     o = _ops()
     u, s, vh = o.linalg_svd(a, full_matrices=not some)
     if not compute_uv:  # torch: zero-filled U (m x m) and V (n x n)
-        from .creation import zeros
         m, n = a.shape[-2:]
         return _SVD_LEGACY(zeros(*a.shape[:-2], m, m, dtype=a.dtype), s, zeros(*a.shape[:-2], n, n, dtype=a.dtype))
     return _SVD_LEGACY(u, s, mH(vh))
 
 
 def lu_unpack_composite(lu, pivots, unpack_data, unpack_pivots):
-    from .creation import eye, zeros
     m, n = lu.shape[-2:]
     k = min(m, n)
     if unpack_data:

@@ -6,10 +6,16 @@ tensor([0., 2., 0.])
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ._generated import ops
+from .dispatch import apply_inplace
 from .errors import OpIndexError, OpTypeError
 from ._tensor import Tensor
+
+__all__ = ["getitem", "setitem"]
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 
@@ -42,20 +48,19 @@ def _normalize(index):
     return idx, basic
 
 
-def getitem(x: Tensor, index) -> Tensor:
-    from ._generated.ops import getitem as view_op, index as copy_op
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """x[index]: a view for basic indices, a copy for advanced ones."""
     idx, basic = _normalize(index)
     try:
-        return view_op(x, idx) if basic else copy_op(x, idx)
+        return ops.getitem(x, idx) if basic else ops.index(x, idx)
     except IndexError as e:
         raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
 
 
-def setitem(x: Tensor, index, value) -> None:
-    from ._generated.ops import INDEX_PUT, getitem as view_op
-    from .dispatch import apply_inplace
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """x[index] = value, in place (values, tape history and tangents)."""
     idx, basic = _normalize(index)
     if basic:
-        view_op(x, idx).copy_(value)
+        ops.getitem(x, idx).copy_(value)
     else:
-        apply_inplace(INDEX_PUT, x, (x, value), (idx, False))
+        apply_inplace(ops.INDEX_PUT, x, (x, value), (idx, False))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .composite_util import check_dim as _dim
+from .errors import check_dim as _dim
 from .errors import OpError
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "scatter_count"]

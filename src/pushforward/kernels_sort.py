@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .composite_util import check_dim as _dim
+from .errors import check_dim as _dim
 from .errors import OpError
 
 __all__ = ["sort", "topk", "kthvalue", "logcumsumexp", "cum_extremum_indices", "mode_indices"]

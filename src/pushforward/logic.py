@@ -17,6 +17,9 @@ import numpy as np
 
 from .errors import OpTypeError
 from ._tensor import Tensor, wrap
+from .kernels import _axes
+
+__all__ = ["isclose", "allclose", "equal", "all", "any", "bind"]
 
 
 def _values(x, who: str, name: str) -> np.ndarray:
@@ -46,7 +49,6 @@ def equal(input: Any, other: Any) -> bool:
 
 
 def _reduce(fn, x, dim, keepdim: bool, who: str) -> Tensor:
-    from .kernels import _axes  # the one place dims are validated (IndexError when out of range)
     a = _values(x, who, "input")
     axis = _axes(dim, a.ndim)
     return wrap(np.asarray(fn(a, axis=axis, keepdims=keepdim)))

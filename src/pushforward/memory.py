@@ -18,6 +18,8 @@ import sys
 import tracemalloc
 from typing import Callable
 
+__all__ = ["reuse_freed_memory", "peak_bytes"]
+
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 

@@ -1,12 +1,29 @@
-"""Attach the generated ops to Tensor: methods, Python operators and properties.
+"""Attach the generated ops and the autodiff methods to Tensor: methods, Python operators and
+properties; and fill the registries through which lower layers reach the ops.
 
-Kept apart from _tensor.py so that the Tensor class does not import the generated
-module (which imports Tensor).
+Kept apart from _tensor.py so that the Tensor class (core) imports neither the generated
+module (which imports Tensor) nor the autodiff layer (tests/test_layering.py).
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from . import dispatch
 from ._generated import ops
-from ._tensor import Tensor
+from ._tensor import Tensor, _autodiff
+from .autograd import graph
+from .autograd.forward_ad import levels_of, tangent_of
+from .autograd.registry import DISPATCH, OPS
+from .autograd.state import STATE
+from .indexing import getitem, setitem
+
+__all__ = ["bind"]
+
+# The layers below the generated module reach its ops (and dispatch's tangent fitting) through
+# these registries; filled here, at import time, before any op can run.
+OPS.fill({k: v for k, v in vars(ops).items() if not k.startswith("__")})
+DISPATCH.fill({"fit_tangent": dispatch.fit_tangent, "own_array": dispatch.own_array})
+_autodiff.grad_accumulator = graph.grad_accumulator
 
 
 def _reflected(fn):
@@ -58,6 +75,8 @@ def _zero_(self):
 
 
 def bind() -> None:
+    """Attach the ops (as methods, operators and properties) and the autodiff methods to Tensor."""
+    _bind_autodiff()
     for name, fn in ops.METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in _OPERATORS.items():
@@ -106,6 +125,58 @@ def _flip(self, *dims):
 
 
 def _index_put_(self, indices, values, accumulate=False):
-    from .dispatch import apply_inplace
-    return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
+    return dispatch.apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
+
+
+# ---- autodiff methods (issue 10: moved here from _tensor.py, which may not import autograd)
+
+def _grad_fn(self: Tensor) -> Any:
+    """The node that made this tensor (None for a leaf); a view's is rebuilt after an in-place write."""
+    if self._base is not None:
+        graph.refresh_view(self)
+    return self._grad_fn
+
+
+def _retain_grad(self: Tensor) -> None:
+    """Keep this non-leaf's gradient in `.grad` after backward."""
+    graph.retain_grad(self)
+
+
+def _register_hook(self: Tensor, hook: Callable) -> graph.RemovableHandle:
+    """Call hook(grad) when this tensor's gradient is computed; a non-None return replaces it."""
+    return graph.register_hook(self, hook)
+
+
+def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+              inputs: Any = None) -> None:
+    """Accumulate d(self)/d(leaf) into every leaf's .grad."""
+    graph.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+
+def _has_tangent(self: Tensor) -> bool:
+    return bool(levels_of(self))
+
+
+def _tangent_reprs(self: Tensor) -> list:
+    """`tangent=...` (one level, level 0) or `tangents={level: ..., ...}`: the tangents' values at
+    each live level (its own or its base's), keyed by the level numbers the user sees."""
+    if self._fw is None and not self._st.dual:
+        return []
+    found = sorted((STATE.by_uid[lv].index, tangent_of(self, lv)) for lv in levels_of(self))
+    if not found:
+        return []
+    if len(found) == 1 and found[0][0] == 0:
+        return ["tangent=" + repr(found[0][1])]
+    return ["tangents={" + ", ".join(f"{k}: {t!r}" for k, t in found) + "}"]
+
+
+def _bind_autodiff() -> None:
+    Tensor.grad_fn = property(_grad_fn)
+    Tensor.retain_grad = _retain_grad
+    Tensor.register_hook = _register_hook
+    Tensor.backward = _backward
+    Tensor._has_tangent = _has_tangent
+    Tensor._tangent_reprs = _tangent_reprs
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
 

@@ -19,6 +19,8 @@ import numpy as np
 from .composite_util import const as _t
 from .composite_util import ops as _ops
 from .errors import OpError
+from .autograd.grad_mode import no_grad
+from .creation import ones, rand
 
 __all__ = ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "c_softplus", "c_leaky_relu", "c_glu", "c_prelu",
            "c_hardshrink", "c_softshrink", "c_layer_norm", "c_rms_norm", "c_group_norm", "c_batch_norm",
@@ -176,7 +178,6 @@ def c_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def _update_running(running, batch_value, momentum):
-    from .autograd.grad_mode import no_grad
     if running is None:
         return
     with no_grad():
@@ -226,7 +227,6 @@ def c_instance_norm(input, running_mean=None, running_var=None, weight=None, bia
 # -- dropout, embedding, one_hot, distances ---------------------------------------------------------------
 
 def c_dropout(input, p=0.5, training=True, inplace=False):
-    from .creation import rand
     if not 0 <= p <= 1:
         raise OpError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
@@ -456,7 +456,6 @@ def c_kl_div(input, target, size_average=None, reduce=None, reduction="mean", lo
 
 def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     o = _ops()
-    from .creation import ones
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or query.shape[-1] != key.shape[-1] or \
             key.shape[-2] != value.shape[-2]:
         raise OpError(f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
@@ -565,7 +564,6 @@ def c_pdist(input, p=2.0):
 
 def c_channel_dropout(input, p=0.5, training=True, inplace=False, nd=2):
     """dropout1d/2d/3d: whole channels zeroed (one mask entry per (N, C)), the rest scaled by 1/(1-p)."""
-    from .creation import rand
     if not 0 <= p <= 1:
         raise OpError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (nd + 1, nd + 2):

@@ -20,6 +20,8 @@ import numpy as np
 from .composite_util import const as _t
 from .composite_util import ops as _ops
 from .errors import OpError
+from . import kernels as K
+from .creation import full
 
 __all__ = ["c_conv", "c_conv_transpose", "c_unfold", "c_fold", "c_max_pool", "c_avg_pool", "c_adaptive_avg_pool",
            "c_adaptive_max_pool", "c_interpolate", "c_pad", "c_pixel_shuffle", "c_pixel_unshuffle"]
@@ -217,7 +219,6 @@ def c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad
         inner = tuple(slice(0 if count_include_pad else p[i], (sizes[i] + 2 * p[i]) if count_include_pad
                             else p[i] + sizes[i]) for i in range(nd))
         ind[inner] = 1
-        from . import kernels as K
         cnt = K.im2col(ind[None, None], k, d, (0,) * nd, s).sum(tuple(range(2, 2 + nd)))[0, 0]
         out = total / _t(cnt.astype(x.dtype))
     return out.squeeze(0) if unbatched else out
@@ -337,7 +338,6 @@ def c_interpolate(input, size=None, scale_factor=None, mode="nearest", align_cor
 # -- padding ---------------------------------------------------------------------------------------------
 
 def c_pad(input, pad, mode="constant", value=None):
-    from .creation import full
     o = _ops()
     pad = tuple(int(v) for v in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:

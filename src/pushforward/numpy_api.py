@@ -33,6 +33,8 @@ import numpy as np
 from .errors import OpError, OpTypeError
 from ._tensor import Tensor
 
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "bind"]
+
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
 UFUNCS: dict[str, str] = {
@@ -60,9 +62,11 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-def _pf():
-    import pushforward
-    return pushforward
+_PF: Any = None  # the package namespace, handed over by bind() (pushforward/__init__ imports this module)
+
+
+def _pf() -> Any:
+    return _PF
 
 
 def _fn(name: str) -> Callable:
@@ -427,7 +431,7 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     return handler(*args, **kwargs)
 
 
-def array(self: Tensor, dtype=None, copy=None) -> np.ndarray:
+def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
     if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")
@@ -444,8 +448,10 @@ def raise_lost_derivative(t: Tensor, action: str) -> None:
                   "itself (np.sin(t), np.sum(t), ...) to keep differentiating.")
 
 
-def bind() -> None:
-    """Attach the protocols to Tensor."""
+def bind(namespace: Any) -> None:
+    """Attach the protocols to Tensor; `namespace` is the package, whose functions the protocols call."""
+    global _PF
+    _PF = namespace
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
     Tensor.__array__ = array

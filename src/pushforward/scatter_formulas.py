@@ -15,6 +15,9 @@ import numpy as np
 from .composite_util import const as _t
 from .composite_util import ops as _ops
 from .errors import OpError
+from . import kernels as K
+from ._tensor import Tensor
+from .creation import zeros, zeros_like
 
 __all__ = ["scatter_src_backward", "scatter_reduce_linear_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
            "c_masked_select", "c_masked_scatter", "c_put"]
@@ -31,7 +34,6 @@ def _front(src, shape):
 
 def _embed_front(g, shape):
     """g padded with zeros at the end of each dim up to shape (the adjoint of _front)."""
-    from .creation import zeros
     o = _ops()
     for d, n in enumerate(shape):
         if g.shape[d] < n:
@@ -59,7 +61,6 @@ def _count(self, dim, index):
 
 def _count_shape(shape, dtype, dim, index):
     """How many index entries land on each position of a self of `shape`."""
-    from . import kernels as K
     return _t(K.scatter_count(np.zeros(shape, dtype), dim, np.asarray(index._data)))
 
 
@@ -70,7 +71,6 @@ def _gather(t, dim, index):
 
 
 def _scatter_add(like, dim, index, vals):
-    from .creation import zeros_like
     return _ops().scatter_add(zeros_like(like), dim, index, vals)
 
 
@@ -137,7 +137,6 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
 # -- composites --------------------------------------------------------------------------------------
 
 def _index_array(name, index):
-    from ._tensor import Tensor
     arr = np.asarray(index._data if isinstance(index, Tensor) else index)
     if arr.dtype.kind not in "iu":
         raise OpError(f"{name}(): expected an int64 index, got dtype {arr.dtype}")
@@ -145,7 +144,6 @@ def _index_array(name, index):
 
 
 def _mask_array(name, mask):
-    from ._tensor import Tensor
     arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if arr.dtype != np.bool_:
         raise OpError(f"{name}(): expected a boolean mask, got dtype {arr.dtype}")

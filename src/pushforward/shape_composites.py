@@ -17,6 +17,8 @@ import numpy as np
 
 from .composite_util import ops as _ops
 from .errors import OpError
+from ._tensor import Tensor
+from .creation import as_tensor, tensor, zeros
 
 __all__ = ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
            "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
@@ -83,7 +85,6 @@ def c_tile(self, dims):
 
 
 def c_repeat_interleave(self, repeats, dim=None, output_size=None):
-    from ._tensor import Tensor
     o = _ops()
     x = self
     if dim is None:
@@ -105,7 +106,6 @@ def c_repeat_interleave(self, repeats, dim=None, output_size=None):
     idx = np.repeat(np.arange(n), reps)
     if output_size is not None and output_size != idx.size:
         raise OpError(f"repeat_interleave: output_size={output_size} but repeats sum to {idx.size}")
-    from .creation import as_tensor
     return o.index_select(x, d, as_tensor(idx))
 
 
@@ -178,7 +178,6 @@ def c_broadcast_tensors(tensors):
 
 
 def c_tensor_split(self, indices_or_sections, dim=0):
-    from ._tensor import Tensor
     d = dim % max(self.ndim, 1)
     n = self.shape[d]
     ios = indices_or_sections
@@ -239,7 +238,6 @@ def c_rot90(self, k=1, dims=(0, 1)):
 
 
 def c_block_diag(tensors):
-    from .creation import zeros
     o = _ops()
     ts = [t if t.ndim == 2 else t.reshape(1, -1) if t.ndim == 1 else t.reshape(1, 1) if t.ndim == 0 else None
           for t in c_flatten_args(tensors)]
@@ -287,6 +285,5 @@ def c_atleast(self, n):
 
 
 def c_new_tensor(self, data, dtype=None):
-    from .creation import tensor
     return tensor(np.asarray(data._data if hasattr(data, "_data") else data).copy(),
                   dtype=self.dtype if dtype is None else dtype)

@@ -18,6 +18,8 @@ from .composite_util import check_dim as _dim
 from .composite_util import const
 from .composite_util import ops as _ops
 from .errors import OpError
+from . import kernels as K
+from ._tensor import Tensor
 
 __all__ = ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
            "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]
@@ -75,7 +77,6 @@ def _median_along(x, d, ignore_nan):
 
 def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
     """torch.quantile / nanquantile with the interpolation modes linear, lower, higher, midpoint, nearest."""
-    from ._tensor import Tensor
     o = _ops()
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
@@ -137,7 +138,6 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
 
 
 def c_mode(self, dim=-1, keepdim=False):
-    from . import kernels as K
     if self.ndim == 0:
         return _values_indices["mode"](self.clone(), _idx(np.zeros((), np.int64)))
     d = _dim(dim, self.ndim, "mode")
@@ -149,7 +149,6 @@ def c_mode(self, dim=-1, keepdim=False):
 
 
 def c_cum_extremum(self, dim, largest):
-    from . import kernels as K
     name = "cummax" if largest else "cummin"
     i = K.cum_extremum_indices(np.asarray(self._data), dim, largest)
     if self.ndim == 0:

@@ -1,4 +1,6 @@
 """Autodiff: reverse mode (grad, backward), forward mode (forward_ad), custom Functions, checks."""
+import importlib
+
 from . import forward_ad
 from .function import Function, once_differentiable
 from .graph import autograd_backward as backward, grad
@@ -9,10 +11,9 @@ __all__ = ["forward_ad", "Function", "once_differentiable", "backward", "grad", 
            "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     # functional imports the ops; load it on first use to keep imports acyclic.
     if name == "functional":
-        import importlib
         return importlib.import_module(__name__ + ".functional")
     raise AttributeError(name)
 

@@ -20,6 +20,7 @@ tensor([12.])
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Callable
 
@@ -27,10 +28,14 @@ from .forward_ad import levels_of, set_tangent, tangent_of
 from .graph import Node, _fit_grad, edge, tape_free
 from .grad_mode import no_grad
 from .state import STATE
-from ..errors import OpError
+from .. import dispatch
 from .._batched import BatchedTensor
 from ..batching import OPS
-from ..creation import zeros_like
+from ..creation import zeros, zeros_like
+from ..errors import OpError
+from .._tensor import Tensor, wrap
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -46,11 +51,11 @@ class FunctionCtx:
         self.materialize_grads = True
         self.needs_input_grad: tuple = ()
 
-    def save_for_backward(self, *tensors) -> None:
+    def save_for_backward(self, *tensors: Any) -> None:
         self._to_save = tensors
         self._saved_versions = tuple(t._st.version if t is not None else None for t in tensors)
 
-    def save_for_forward(self, *tensors) -> None:
+    def save_for_forward(self, *tensors: Any) -> None:
         self._for_forward = tensors
 
     @property
@@ -65,10 +70,10 @@ class FunctionCtx:
                 )
         return _unpacked(self._to_save)
 
-    def mark_dirty(self, *tensors) -> None:
+    def mark_dirty(self, *tensors: Any) -> None:
         self._dirty = tensors
 
-    def mark_non_differentiable(self, *tensors) -> None:
+    def mark_non_differentiable(self, *tensors: Any) -> None:
         self._non_diff = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -90,7 +95,6 @@ class FunctionNode(Node):
         return self.cls.__name__ + "Backward"
 
     def apply(self, grads: list) -> list:
-        from ..creation import zeros
         if self.released:
             raise OpError(f"Trying to backward through the graph a second time in {self.name()}; "
                           "specify retain_graph=True")
@@ -106,7 +110,6 @@ class FunctionNode(Node):
     def _check_grads(self, res: tuple) -> list:
         """backward's results, one per forward argument (torch's rules: extra trailing Nones are
         dropped; a non-Tensor argument's gradient must be None), fitted to the Tensor inputs."""
-        from .._tensor import Tensor
         who = f"function {self.cls.__name__}.backward"
         n = len(self.is_tensor)
         if len(res) > n and all(g is None for g in res[n:]):
@@ -148,7 +151,6 @@ class _SavedOutput:
         return self.tensor._st
 
     def unpack(self):
-        from .._tensor import Tensor
         s = self.tensor
         node = self.node()
         t = object.__new__(Tensor)
@@ -197,21 +199,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from .._tensor import Tensor, wrap
         ctx = FunctionCtx()
         grad_on = STATE.grad_enabled
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
         # forward sees plain tensors (same memory, no tape, no tangents)
-        plain = []
-        originals = {}
-        for a in args:
-            if isinstance(a, Tensor):
-                p = wrap(a._data)
-                p._st = a._storage()
-                originals[id(p)] = a
-                plain.append(p)
-            else:
-                plain.append(a)
+        plain, originals = _plain_inputs(args)
         with no_grad():
             raw = _run_forward(cls, ctx, plain)
         # Saved inputs are handed back with their tape identity and tangents, so backward and jvp
@@ -223,71 +215,107 @@ class Function:
         outs = [raw] if single else list(raw)
         dirty = {id(t) for t in ctx._dirty}
         non_diff = {id(t) for t in ctx._non_diff}
-        results = []
-        for o in outs:
-            if isinstance(o, Tensor) and id(o) in dirty:
-                orig = originals[id(o)]
-                if grad_on and orig._requires_grad and orig.grad_fn is None:
-                    raise OpError(f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
-                                  "in-place operation (mark_dirty)")
-                results.append(orig)
-            elif isinstance(o, Tensor) and (id(o) in originals or o._base is not None):
-                # an input, or a view made in forward: a fresh tensor on the same memory, whose history
-                # is this Function (not the view chain forward used)
-                r = wrap(o._data)
-                r._st = o._storage()
-                results.append(r)
-            else:
-                results.append(o)
+        results = _results(cls, outs, originals, dirty, grad_on)
         tensors_in = [a for a in args if isinstance(a, Tensor)]
         node = None
         # reverse mode
         if grad_on and any(ctx.needs_input_grad):
-            node = FunctionNode()
-            node.cls, node.ctx, node.released = cls, ctx, False
-            node.is_tensor = [isinstance(a, Tensor) for a in args]
-            node.metas = [(a._data.shape, a._data.dtype) for a in tensors_in]
-            node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
-                               if isinstance(a, Tensor)]
-            node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
-            for k, (r, o) in enumerate(zip(results, outs)):
-                if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
-                    if r._base is not None:
-                        raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
-                    r._requires_grad = True
-                    r._grad_fn = node
-                    r._output_nr = k
+            node = _record(cls, ctx, args, tensors_in, results, outs, non_diff)
         # forward mode
         if STATE.levels:
             levels = sorted({lv for a in tensors_in for lv in levels_of(a)})
             for level in levels:
-                if cls.jvp is Function.jvp:
-                    raise NotImplementedError(
-                        f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod")
-                tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
-                tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
-                saved = ctx._for_forward
-                if saved is not None:  # seen from this level: only the outer levels' tangents remain
-                    ctx._for_forward = tuple(_prim(t, level) if isinstance(t, Tensor) else t for t in saved)
-                ctx._in_jvp = True
-                try:
-                    res = _run_jvp(cls, ctx, tans, results, STATE.by_uid[level])
-                finally:
-                    ctx._in_jvp = False
-                    ctx._for_forward = saved
-                for r, o, t in zip(results, outs, res):
-                    if t is None or not isinstance(r, Tensor) or id(o) in non_diff \
-                            or r._data.dtype.kind not in "fc":
-                        continue
-                    if id(o) in dirty:
-                        old = tangent_of(r, level)
-                        if old is not None:
-                            old.copy_(t)
-                            continue
-                    set_tangent(r, level, t)
+                _forward_at(cls, ctx, args, level, results, outs, dirty, non_diff)
         if node is not None:
             _unlink_outputs(ctx, node)
         return results[0] if single else tuple(results)
+
+
+def _plain_inputs(args: tuple) -> tuple:
+    """forward's arguments (Tensors replaced by plain tensors on the same memory: no tape, no
+    tangents) and {id(plain): original}."""
+    plain = []
+    originals = {}
+    for a in args:
+        if isinstance(a, Tensor):
+            p = wrap(a._data)
+            p._st = a._storage()
+            originals[id(p)] = a
+            plain.append(p)
+        else:
+            plain.append(a)
+    return plain, originals
+
+
+def _results(cls, outs: list, originals: dict, dirty: set, grad_on: bool) -> list:
+    """What apply returns for forward's outputs: the original of a dirty (in-place) input, a fresh
+    tensor on the memory of an input or of a view made in forward, else the output itself."""
+    results = []
+    for o in outs:
+        if isinstance(o, Tensor) and id(o) in dirty:
+            orig = originals[id(o)]
+            if grad_on and orig._requires_grad and orig.grad_fn is None:
+                raise OpError(f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
+                              "in-place operation (mark_dirty)")
+            results.append(orig)
+        elif isinstance(o, Tensor) and (id(o) in originals or o._base is not None):
+            # an input, or a view made in forward: a fresh tensor on the same memory, whose history
+            # is this Function (not the view chain forward used)
+            r = wrap(o._data)
+            r._st = o._storage()
+            results.append(r)
+        else:
+            results.append(o)
+    return results
+
+
+def _record(cls, ctx: FunctionCtx, args: tuple, tensors_in: list, results: list, outs: list,
+            non_diff: set) -> FunctionNode:
+    """The tape node calling cls.backward, made the grad_fn of the differentiable results."""
+    node = FunctionNode()
+    node.cls, node.ctx, node.released = cls, ctx, False
+    node.is_tensor = [isinstance(a, Tensor) for a in args]
+    node.metas = [(a._data.shape, a._data.dtype) for a in tensors_in]
+    node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
+                       if isinstance(a, Tensor)]
+    node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
+    for k, (r, o) in enumerate(zip(results, outs)):
+        if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
+            if r._base is not None:
+                raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
+            r._requires_grad = True
+            r._grad_fn = node
+            r._output_nr = k
+    return node
+
+
+def _forward_at(cls, ctx: FunctionCtx, args: tuple, level: int, results: list, outs: list, dirty: set,
+                non_diff: set) -> None:
+    """Run cls.jvp on the inputs' tangents at `level` and give the results their tangents."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError(
+            f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod")
+    tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
+    tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
+    saved = ctx._for_forward
+    if saved is not None:  # seen from this level: only the outer levels' tangents remain
+        ctx._for_forward = tuple(_prim(t, level) if isinstance(t, Tensor) else t for t in saved)
+    ctx._in_jvp = True
+    try:
+        res = _run_jvp(cls, ctx, tans, results, STATE.by_uid[level])
+    finally:
+        ctx._in_jvp = False
+        ctx._for_forward = saved
+    for r, o, t in zip(results, outs, res):
+        if t is None or not isinstance(r, Tensor) or id(o) in non_diff \
+                or r._data.dtype.kind not in "fc":
+            continue
+        if id(o) in dirty:
+            old = tangent_of(r, level)
+            if old is not None:
+                old.copy_(t)
+                continue
+        set_tangent(r, level, t)
 
 
 def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
@@ -316,7 +344,6 @@ def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
 
 def _check_tangents(cls, res: list, results: list) -> list:
     """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
-    from .._tensor import Tensor
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
         raise OpError(f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
@@ -337,12 +364,12 @@ def _check_tangents(cls, res: list, results: list) -> list:
 
 
 def _prim(t, level: int):
-    from ..dispatch import _prim as prim
-    return prim(t, level)
+    # dispatch is imported as a module: pushforward.autograd (this package) is first imported
+    # from inside dispatch's own imports, before dispatch has defined _prim
+    return dispatch._prim(t, level)
 
 
 def _zeros_for(a):
-    from ..creation import zeros_like
     return zeros_like(a)
 
 
@@ -378,11 +405,9 @@ def once_differentiable(fn: Callable) -> Callable:
     >>> Exp.apply(x).sum().backward(); x.grad
     tensor([1.])
     """
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .._tensor import Tensor, wrap
         with no_grad():
             outputs = fn(ctx, *args)
         if not STATE.grad_enabled:

@@ -36,6 +36,10 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from .._batched import BatchedTensor, new_batch_level
+from . import forward_ad as fwAD
+from .grad_mode import enable_grad
+from .graph import grad
+from .._tensor import Tensor, wrap
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -54,16 +58,8 @@ _SEED = 0
 
 # -- small helpers ---------------------------------------------------------------------------
 
-def _tensor_cls():
-    # Imported lazily: this module is imported by pushforward.autograd, which _tensor.py
-    # itself imports, so a top-level import would be circular.
-    from .._tensor import Tensor
-    return Tensor
-
-
 def _wrap(arr: np.ndarray, requires_grad: bool = False):
     """A fresh Tensor around `arr` (no copy)."""
-    from .._tensor import wrap
     t = wrap(arr)
     if requires_grad:
         t.requires_grad_(True)
@@ -80,11 +76,11 @@ def _as_tuple(x) -> tuple:
 
 def _is_diff_tensor(x) -> bool:
     """Tensors gradcheck differentiates with respect to: floating/complex and requiring grad."""
-    return isinstance(x, _tensor_cls()) and x._data.dtype.kind in "fc" and x.requires_grad
+    return isinstance(x, Tensor) and x._data.dtype.kind in "fc" and x.requires_grad
 
 
 def _is_float_tensor(x) -> bool:
-    return isinstance(x, _tensor_cls()) and x._data.dtype.kind in "fc"
+    return isinstance(x, Tensor) and x._data.dtype.kind in "fc"
 
 
 def _ncoords(arr: np.ndarray) -> int:
@@ -166,7 +162,6 @@ class _Problem:
 
     def outputs(self) -> tuple:
         """fn applied to the original inputs, recorded on the tape."""
-        from .grad_mode import enable_grad
         with enable_grad():
             return _as_tuple(self.fn(*self.inputs))
 
@@ -182,7 +177,6 @@ class _Problem:
     def jvp(self, tangents: dict, batch: int | None = None) -> list:
         """Output tangents (arrays; None where no tangent) for input tangents {index: array}; with
         `batch=B` the tangents are batches (B, *shape) propagated in one vector-mode pass."""
-        from . import forward_ad as fwAD
         with fwAD.dual_level(batch=batch):
             args = []
             for k, x in enumerate(self.inputs):
@@ -222,7 +216,6 @@ def _check_tangent(t, out: np.ndarray, o: int, i: int) -> np.ndarray:
 
 def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray) -> list:
     """vjp of output o: gradients (arrays or None) for each differentiable input."""
-    from .graph import grad
     gs = grad(outs[o], diff_inputs, _wrap(grad_output), retain_graph=True, allow_unused=True)
     res = []
     for g, x in zip(gs, diff_inputs):
@@ -417,7 +410,6 @@ def _fast_message(prob: _Problem, outs: tuple, out0: list, mode: str, o: int, i:
 def _check_undefined_backward(prob: _Problem) -> str | None:
     """Backward fed all-zero grad_outputs (and, with several outputs, no grad for one of them)
     must return None or zeros, not crash."""
-    from .graph import grad
     diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
     outs = [o for o in prob.outputs() if _is_float_tensor(o) and o.requires_grad]
     if not outs:
@@ -506,7 +498,6 @@ def _check_batched_backward(prob: _Problem, atol: float, rtol: float) -> str | N
     go unnoticed) through one
     backward pass (the engine runs the backward formulas on batched gradients, as jacrev and
     vmap over a vjp do) must give, row by row, the vjps of each alone (torch's check_batched_grad)."""
-    from .graph import grad
     rng = np.random.default_rng(_SEED + 3)
     outs = [o for o in prob.outputs() if _is_float_tensor(o) and o.requires_grad]
     diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
@@ -725,11 +716,9 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
     >>> gradgradcheck(pf.tanh, (x,))
     True
     """
-    Tensor = _tensor_cls()
     tupled_inputs = _as_tuple(inputs)
     rg_inputs = {i for i, x in enumerate(tupled_inputs) if _is_diff_tensor(x)}
     if grad_outputs is None:
-        from .grad_mode import enable_grad
         with enable_grad():
             outs = _as_tuple(fn(*tupled_inputs))
         rng = np.random.default_rng(_SEED)
@@ -747,8 +736,6 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
         # tensors for finite differences: give back requires_grad so we can differentiate.
         args = tuple(a.requires_grad_(True) if k in restore and isinstance(a, Tensor) and not a.requires_grad
                      else a for k, a in enumerate(args))
-        from .grad_mode import enable_grad
-        from .graph import grad
         with enable_grad():
             outs = [o for o in _as_tuple(fn(*args[:n_in])) if _is_float_tensor(o) and o.requires_grad]
             diff_in = [a for a in args[:n_in] if _is_diff_tensor(a)]

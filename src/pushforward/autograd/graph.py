@@ -19,7 +19,9 @@ import numpy as np
 from .accumulate import add as add_grads, dense, embed_or_none, exclusive
 from .forward_ad import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
+from .registry import OPS
 from .state import STATE
+from ..creation import zeros_like
 from ..errors import OpError
 from .._tensor import Tensor, alias, wrap
 
@@ -529,12 +531,11 @@ def rebase_history(target, r) -> None:
         target._grad_fn = r._grad_fn if r._requires_grad else None
         target._output_nr = r._output_nr
         return
-    from .._generated.ops import _VIEW_SCATTER
     # The root's new value is view_scatter(old root, r): record that node (the data is already written).
     old = alias(base) if base._requires_grad else base
     holder = _new(Tensor)
     holder._data = base._data
-    node = record(_VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
+    node = record(OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
                   [base._requires_grad, r._requires_grad])
     base._requires_grad = True
     base._grad_fn = node
@@ -880,7 +881,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     out = []
     for t, g in zip(ins, res):
         if g is None and materialize_grads:
-            from ..creation import zeros_like
             g = zeros_like(t)
         elif g is not None and not create_graph:
             g = tape_free(g)

@@ -15,22 +15,19 @@ from typing import Any, Callable
 import numpy as np
 
 from .._batched import BatchedTensor
+from .._generated import ops
+from ..creation import from_numpy, zeros, zeros_like
 from .._tensor import Tensor
 
 __all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
            "split_columns", "unbatch"]
 
 
-def _pf():
-    import pushforward
-    return pushforward
-
-
 def onehot(shape: tuple, dtype: Any, k: int) -> Tensor:
     """The k-th (row-major) basis tensor of the given shape and dtype."""
     a = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.dtype(dtype))
     a[k] = 1
-    return _pf().from_numpy(a.reshape(shape))
+    return from_numpy(a.reshape(shape))
 
 
 def forward_columns(run: Callable, sizes: list) -> tuple[Any, list]:
@@ -60,22 +57,21 @@ def forward_block(tans: list, out: Tensor, x: Tensor) -> Tensor | None:
     None when every tangent is None (the output is independent of x)."""
     if all(t is None for t in tans):
         return None
-    pf = _pf()
-    ts = [t if t is not None else pf.zeros_like(out.detach()) for t in tans]
-    return pf.stack(ts, -1).reshape(tuple(out.shape) + tuple(x.shape))
+    ts = [t if t is not None else zeros_like(out.detach()) for t in tans]
+    return ops.stack(ts, -1).reshape(tuple(out.shape) + tuple(x.shape))
 
 
 def zero_forward_block(out: Tensor, x: Tensor) -> Tensor:
     """The block of an output independent of x (dtype: their common type)."""
-    return _pf().zeros(tuple(out.shape) + tuple(x.shape), dtype=np.result_type(out.dtype, x.dtype))
+    return zeros(tuple(out.shape) + tuple(x.shape), dtype=np.result_type(out.dtype, x.dtype))
 
 
 def reverse_block(rows: list, out: Tensor, x: Tensor) -> Tensor:
     """Block from the gradients of each output element (rows stacked first)."""
     shape = tuple(out.shape) + tuple(x.shape)
     if not rows:
-        return _pf().zeros(shape, dtype=x.dtype)
-    return _pf().stack(rows, 0).reshape(shape)
+        return zeros(shape, dtype=x.dtype)
+    return ops.stack(rows, 0).reshape(shape)
 
 
 # -- vector mode: every basis tangent in one batched pass ---------------------------------------
@@ -92,7 +88,7 @@ def basis_rows(leaves: list, sizes: list, start: int, stop: int) -> dict:
         if lo < hi:
             rows = np.zeros((batch, n), dtype=np.dtype(leaf.dtype))
             rows[np.arange(lo - start, hi - start), np.arange(lo - offset, hi - offset)] = 1
-            out[j] = _pf().from_numpy(rows.reshape((batch,) + tuple(leaf.shape)))
+            out[j] = from_numpy(rows.reshape((batch,) + tuple(leaf.shape)))
         offset += n
     return out
 

@@ -22,10 +22,15 @@ tensor([2., 2.])
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as np
 
+from .registry import DISPATCH
 from .state import STATE
+from .._tensor import wrap
+
+__all__ = ["Pending", "defer", "flush"]
 
 _UNSET = object()
 
@@ -39,7 +44,7 @@ class Pending:
 
     __slots__ = ("op", "datas", "tans", "od", "shape", "dtype", "args", "value", "__weakref__")
 
-    def __init__(self, op, datas: list, tans: list, od, args: tuple) -> None:
+    def __init__(self, op: Any, datas: list, tans: list, od: Any, args: tuple) -> None:
         self.op = op
         self.shape = od.shape
         self.dtype = od.dtype
@@ -54,7 +59,7 @@ class Pending:
         self.args = args
         self.value = _UNSET
 
-    def force(self):
+    def force(self) -> Any:
         """The tangent (a Tensor, or None for a zero tangent), computed on first use.
 
         Iterative, so a long chain of deferred tangents needs no deep recursion.
@@ -74,9 +79,6 @@ class Pending:
         return self.value
 
     def _compute(self) -> None:
-        from ..dispatch import fit_tangent, own_array
-        from .._tensor import wrap
-
         op = self.op
         tans = [_array(t) for t in self.tans]
         if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
@@ -87,13 +89,13 @@ class Pending:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
             if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
-                r = own_array(r, (*self.datas, *tans, self.od))
+                r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
             if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
                     and self.dtype.kind in "fc":
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = fit_tangent(wrap(np.asarray(r)), wrap(like), op)
+                r = DISPATCH.fit_tangent(wrap(np.asarray(r)), wrap(like), op)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None
@@ -116,7 +118,7 @@ def _array(t):
     return None if t is None else t._data
 
 
-def defer(level, op, datas: list, tans: list, od, args: tuple) -> Pending:
+def defer(level: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
     """A Pending for `op`'s output at `level` (a _Level), tracked so a write can flush it."""
     p = Pending(op, datas, tans, od, args)
     pend = level.pending

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+__all__ = ["STATE"]
+
 
 class _State(threading.local):
     def __init__(self) -> None:

@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .._tensor import Tensor
+
+__all__ = ["assert_close"]
+
 # torch's defaults (rtol, atol) by dtype; integers and bools compare exactly.
 _TOLERANCES = {
     np.dtype(np.float16): (1e-3, 1e-5),
@@ -29,12 +33,10 @@ _TOLERANCES = {
 
 
 def _is_tensor_like(x: Any) -> bool:
-    from .._tensor import Tensor
     return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, complex, bool))
 
 
 def _array(x: Any) -> np.ndarray:
-    from .._tensor import Tensor
     return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 

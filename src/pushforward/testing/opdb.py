@@ -15,203 +15,29 @@ its forward formula (read from the generated Op records).
 """
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
+import contextlib
 import math
+from typing import Callable
 
 import numpy as np
 import scipy.special as sp
 
 from .._generated import ops
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
+from ..autograd import forward_ad as fwAD
+from ..autograd.gradcheck import (GradcheckError, batched_backward_error, batched_forward_error, gradcheck_forms,
+                                  gradgradcheck)
+from ..autograd.graph import grad
+from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
+from .opdb_nn import register as register_nn_ops
+from .opinfo import (BOOL, C128, F32, F64, I64, REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _map,
+                     _method, _unary, make_tensor, op_record)
 
 __all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "check_sample", "forward_forms", "FORWARD_FORMS",
            "make_tensor", "yaml_op_names", "op_record", "gradcheck_fn", "diff_leaves"]
 
-F64 = np.dtype(np.float64)
-F32 = np.dtype(np.float32)
-C128 = np.dtype(np.complex128)
-I64 = np.dtype(np.int64)
-BOOL = np.dtype(np.bool_)
-REAL = (F64, F32)
-REAL_COMPLEX = (F64, F32, C128)
 
-
-# -- samples ------------------------------------------------------------------------------------------
-
-@dataclass
-class SampleInput:
-    """One call `op(input, *args, **kwargs)`. Floating/complex Tensors anywhere in it (also inside
-    lists) are the differentiable inputs. `grad=False`: skip derivative checks on this sample
-    (e.g. at a point where the op is not differentiable); `gradgrad=False`: skip second-order ones."""
-    input: Any
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    name: str = ""
-    grad: bool = True
-    gradgrad: bool = True  # False at points where second derivatives do not exist (ties, 0 ** x)
-
-    def __repr__(self) -> str:
-        def show(v):
-            if isinstance(v, Tensor):
-                return f"T{tuple(v.shape)}:{v.dtype}"
-            if isinstance(v, (list, tuple)):
-                inner = ", ".join(show(x) for x in v)
-                return f"[{inner}]" if isinstance(v, list) else f"({inner})"
-            if isinstance(v, np.ndarray):
-                return f"array{v.shape}"
-            return repr(v)
-        parts = [show(self.input)] + [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
-        return f"{self.name or 'sample'}({', '.join(parts)})"
-
-
-def make_tensor(rng: np.random.Generator, shape, dtype, low: float = -2.0, high: float = 2.0,
-                avoid_zero: bool = True, contiguous: bool = True) -> Tensor:
-    """A fresh leaf Tensor of `shape` and `dtype` with values in [low, high].
-
-    Real values stay at least 0.1 away from 0 when the interval straddles it (kinks of abs,
-    relu, sign, ... sit there). Complex values have real and imaginary parts of modulus in
-    [0.2, 0.8] (away from every branch cut of the elementary functions) unless low/high are
-    given as complex bounds.
-    """
-    shape = tuple(shape)
-    dt = np.dtype(dtype)
-    if not contiguous and len(shape) >= 2:
-        rev = shape[::-1]
-        from .._tensor import wrap
-        return wrap(np.asarray(make_tensor(rng, rev, dt, low, high, avoid_zero)._data).T)
-    if dt.kind == "c":
-        def part():
-            return rng.uniform(0.2, 0.8, shape) * rng.choice([-1.0, 1.0], shape)
-        arr = (part() + 1j * part()).astype(dt)
-    elif dt.kind == "f":
-        a = rng.uniform(low, high, shape)
-        if avoid_zero and low < -0.2 and high > 0.2:
-            small = np.abs(a) < 0.1
-            a = np.where(small, a + np.where(a >= 0, 0.1, -0.1), a)
-        arr = np.asarray(a, dtype=dt)
-    elif dt.kind == "b":
-        arr = rng.random(shape) < 0.5
-    else:
-        arr = rng.integers(int(low) if low > -5 else -5, int(high) + 1 if high < 5 else 5, shape).astype(dt)
-    return _leaf(np.asarray(arr))
-
-
-def _leaf(arr: np.ndarray) -> Tensor:
-    from .._tensor import wrap
-    return wrap(np.array(arr, copy=True))
-
-
-class _Maker:
-    """Bound tensor factory for one sample set: `m(shape)` in the op's domain and dtype."""
-
-    def __init__(self, info: "OpInfo", dtype) -> None:
-        self.info = info
-        self.dtype = np.dtype(dtype)
-        self.rng = np.random.default_rng(zlib.crc32(info.name.encode()))
-
-    def __call__(self, shape=(), dtype=None, low=None, high=None, contiguous=True) -> Tensor:
-        dt = self.dtype if dtype is None else np.dtype(dtype)
-        lo, hi = self.info.domain if self.info.domain is not None else (-2.0, 2.0)
-        lo = lo if low is None else low
-        hi = hi if high is None else high
-        return make_tensor(self.rng, shape, dt, lo, hi, contiguous=contiguous)
-
-    def tensor(self, values, dtype=None) -> Tensor:
-        return _leaf(np.asarray(values, dtype=self.dtype if dtype is None else dtype))
-
-    def index(self, high, shape) -> Tensor:
-        return _leaf(self.rng.integers(0, high, shape).astype(np.int64))
-
-    def mask(self, shape) -> Tensor:
-        return _leaf(self.rng.random(shape) < 0.5)
-
-
-# -- the database entry -------------------------------------------------------------------------------
-
-@dataclass
-class OpInfo:
-    """Everything the generic tests need to know about one op.
-
-    name: the derivatives.yaml name. op: callable as op(input, *args, **kwargs).
-    sample_fn(make) -> list[SampleInput], where make is a `_Maker` for the requested dtype.
-    ref: NumPy/SciPy reference over ndarrays with the same call structure (None: no reference).
-    dtypes: dtypes the op supports (complex128 listed when complex inputs are supported).
-    domain: (low, high) for real samples of ops with a restricted domain.
-    inplace: name of the in-place Tensor method (`sin_`), None when there is none.
-    is_view: True, False or "maybe" (a view when NumPy can make one).
-    differentiable: False for comparisons etc.
-    composite: True for ops defined by composition (derivatives come from their parts).
-    """
-    name: str
-    op: Callable
-    sample_fn: Callable
-    ref: Callable | None = None
-    dtypes: tuple = REAL
-    domain: tuple | None = None
-    inplace: str | None = None
-    is_view: bool | str = False
-    differentiable: bool = True
-    composite: bool = False
-    fast_mode: bool = False          # gradchecks in fast_mode (big Jacobians)
-    gradgrad: bool = True            # run gradgradcheck (forward-over-reverse)
-    atol: float = 1e-5
-    rtol: float = 1e-3
-    ref_rtol: float = 1e-7
-    notes: str = ""
-
-    @property
-    def supports_complex(self) -> bool:
-        return C128 in self.dtypes
-
-    @property
-    def jvp_kind(self) -> str:
-        if self.composite:
-            return "composite"
-        rec = op_record(self.name)
-        return rec.jvp_kind if rec is not None else "none"
-
-    def samples(self, dtype=F64) -> list:
-        """Fresh sample inputs (new tensors on every call, same values: seeded by the name)."""
-        dt = np.dtype(dtype)
-        if dt not in self.dtypes:
-            return []
-        return list(self.sample_fn(_Maker(self, dt)))
-
-    def __call__(self, sample: SampleInput):
-        return self.op(sample.input, *sample.args, **sample.kwargs)
-
-    def reference(self, sample: SampleInput):
-        if self.ref is None:
-            return None
-        conv = _map(lambda t: np.array(t._data, copy=True), (sample.input, sample.args, sample.kwargs),
-                    lambda v: isinstance(v, Tensor))
-        inp, args, kwargs = conv
-        return self.ref(inp, *args, **kwargs)
-
-
-def op_record(name: str):
-    """The generated `Op` record of a (non-composite) op, or None."""
-    rec = getattr(ops, name.upper(), None)
-    if rec is None or getattr(rec, "name", None) != name:
-        return None
-    return rec
-
-
-# -- pytree-ish helpers ---------------------------------------------------------------------------------
-
-def _map(fn, obj, pred):
-    if pred(obj):
-        return fn(obj)
-    if isinstance(obj, list):
-        return [_map(fn, v, pred) for v in obj]
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_map(fn, v, pred) for v in obj)
-    if isinstance(obj, dict):
-        return {k: _map(fn, v, pred) for k, v in obj.items()}
-    return obj
+# -- pytree-ish helpers (SampleInput, OpInfo and the tensor factory are in opinfo.py) -------------------
 
 
 def _is_float_tensor(v) -> bool:
@@ -231,7 +57,7 @@ def _rebuild(sample: SampleInput, leaves) -> SampleInput:
     return SampleInput(inp, args, kwargs, sample.name, sample.grad, sample.gradgrad)
 
 
-def gradcheck_fn(info: OpInfo, sample: SampleInput):
+def gradcheck_fn(info: OpInfo, sample: SampleInput) -> tuple[Callable, tuple]:
     """(fn, inputs) for gradcheck: fn takes the sample's differentiable tensors positionally."""
     leaves = [t.detach().requires_grad_(True) for t in diff_leaves(sample)]
 
@@ -474,15 +300,6 @@ def _ref_getitem_view(x, i):
 
 
 # -- sample generators ---------------------------------------------------------------------------------
-
-UNARY_SHAPES = ((), (4,), (2, 3), (0, 2))
-
-
-def _unary(m, args=(), kwargs=None):
-    kwargs = kwargs or {}
-    out = [SampleInput(m(s), args, dict(kwargs), f"shape{s}") for s in UNARY_SHAPES]
-    out.append(SampleInput(m((2, 3), contiguous=False), args, dict(kwargs), "non-contiguous"))
-    return out
 
 
 BINARY_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (3,)), ((3,), ()), ((0, 3), (3,)))
@@ -917,16 +734,6 @@ def s_argmax(m):
 
 # -- the table -----------------------------------------------------------------------------------------
 
-def _fn(name):
-    return getattr(ops, name)
-
-
-def _method(name):
-    def call(x, *args, **kwargs):
-        return getattr(x, name)(*args, **kwargs)
-    call.__name__ = name
-    return call
-
 
 _UNARY = {
     # name: (reference, domain, complex?, inplace?)
@@ -994,13 +801,8 @@ _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise
 VIEW_DTYPES = (F64, F32, C128)
 
 
-def _build() -> dict:
-    db: dict[str, OpInfo] = {}
-
-    def add(info: OpInfo) -> None:
-        assert info.name not in db, info.name
-        db[info.name] = info
-
+def _add_elementwise(add: Callable, db: dict) -> None:
+    """Unary and binary element-wise ops (with their alpha, tie and scalar samples)."""
     for name, (ref, domain, cplx, inpl) in _UNARY.items():
         dtypes = REAL_COMPLEX if cplx else REAL
         if name == "imag":
@@ -1035,6 +837,9 @@ def _build() -> dict:
         sp.xlogy, REAL_COMPLEX))
     add(OpInfo("where", _fn("where"), s_where, np.where, REAL_COMPLEX))
 
+
+def _add_non_differentiable(add: Callable) -> None:
+    """Comparisons, logical and bitwise ops, isnan/isfinite, argmax/argmin."""
     for name, ref in _COMPARE.items():
         dts = (F64, F32, BOOL) if name.startswith("logical") else (F64, F32, I64)
         if name in ("eq", "ne"):
@@ -1053,6 +858,9 @@ def _build() -> dict:
                lambda x, dim=None, keepdim=False: np.argmin(x, axis=dim, keepdims=keepdim if dim is not None else False),
                (F64, F32, I64), differentiable=False))
 
+
+def _add_casts_and_reductions(add: Callable) -> None:
+    """Casts and copies, reductions, scans, softmax."""
     # casts and copies
     add(OpInfo("to", _method("to"), s_to, _ref_to, REAL_COMPLEX, is_view="maybe"))
     add(OpInfo("clone", _fn("clone"), _unary, np.copy, REAL_COMPLEX))
@@ -1090,6 +898,9 @@ def _build() -> dict:
     add(OpInfo("cumprod", _fn("cumprod"), s_cumprod, lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1))
                if x.ndim else x.copy(), REAL_COMPLEX))
 
+
+def _add_products_and_indexing(add: Callable) -> None:
+    """Products, joining, reordering and indexing (with their backward ops)."""
     # linear algebra
     add(OpInfo("matmul", _fn("matmul"), s_matmul, np.matmul, REAL_COMPLEX))
     add(OpInfo("mm", _fn("mm"), s_mm, np.matmul, REAL_COMPLEX))
@@ -1117,6 +928,9 @@ def _build() -> dict:
     add(OpInfo("_view_scatter", _fn("_view_scatter"), s_view_scatter, _ref_view_scatter, REAL_COMPLEX))
     add(OpInfo("_view_embed", _fn("_view_embed"), s_view_embed, _ref_view_embed, REAL_COMPLEX))
 
+
+def _add_views(add: Callable) -> None:
+    """View ops (and the composites returning several views)."""
     # views
     views = {
         "view": (s_view, lambda x, *s: x.reshape(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s), True),
@@ -1143,16 +957,28 @@ def _build() -> dict:
     add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
                is_view=True, composite=True))
 
+
+def _build() -> dict:
+    db: dict[str, OpInfo] = {}
+
+    def add(info: OpInfo) -> None:
+        assert info.name not in db, info.name
+        db[info.name] = info
+
+    _add_elementwise(add, db)
+    _add_non_differentiable(add)
+    _add_casts_and_reductions(add)
+    _add_products_and_indexing(add)
+    _add_views(add)
+
     # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
     for name, extra in _EDGE_SAMPLES.items():
         info = db[name]
         info.sample_fn = _plus(info.sample_fn, extra)
 
     # ---- nn, sorting, scatter, composites (issue 13)
-    from .opdb_nn import register
-    register(add)
+    register_nn_ops(add)
     # ---- linalg, fft, special (issue 12): entries in their own module
-    from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
     add_linalg_ops(add)
     add_fft_ops(add)
     add_special_ops(add)
@@ -1234,7 +1060,6 @@ def forward_forms(info: OpInfo) -> tuple:
 
 def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
     """fn for gradcheck's forward check in the given form (see forward_forms)."""
-    from ..autograd import forward_ad as fwAD
 
     if form == "array":
         def g(*xs):
@@ -1253,7 +1078,6 @@ def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
                     t = rng.standard_normal(x.shape)
                     if x.dtype.kind == "c":
                         t = t + 1j * rng.standard_normal(x.shape)
-                    from .._tensor import wrap
                     x = fwAD.make_dual(x, wrap(np.asarray(t, dtype=x.dtype)), level=outer)
                 ys.append(x)
             return fn(*ys)
@@ -1266,14 +1090,11 @@ def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, fo
     """gradcheck one sample of an op: backward, then forward in every form of `forward_forms`
     (the array and the Tensor compilation of the formula, and inside an outer level), all
     against one numerical Jacobian. Raises GradcheckError naming the form."""
-    from contextlib import contextmanager
 
-    from ..autograd import forward_ad as fwAD
-    from ..autograd.gradcheck import gradcheck_forms
     fn, inputs = gradcheck_fn(info, sample)
 
     def form_of(name):
-        @contextmanager
+        @contextlib.contextmanager
         def form():
             if name == "nested":
                 with fwAD.dual_level() as outer:
@@ -1294,7 +1115,6 @@ def check_batched(info: OpInfo, sample: SampleInput) -> None:
     """Vector mode for one sample: B tangents (B in 1, 7 and one of the input's sizes) in one
     batched pass against the jvp of each alone, and B cotangents through one backward pass
     against the vjp of each alone. Raises GradcheckError with the difference."""
-    from ..autograd.gradcheck import GradcheckError, batched_backward_error, batched_forward_error
     fn, inputs = gradcheck_fn(info, sample)
     if not inputs:
         return
@@ -1308,9 +1128,6 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
     """A view whose backward only places grad into zeros (`grad_embeds`) has its gradients
     summed in place by the engine; its formula runs when the gradient is differentiated
     (create_graph). gradcheck sees the first; the two must agree."""
-    from ..autograd.gradcheck import GradcheckError
-    from ..autograd.graph import grad
-    from .._tensor import wrap
     fn, inputs = gradcheck_fn(info, sample)
     outs = fn(*inputs)
     outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor)
@@ -1335,7 +1152,6 @@ def check_op(name: str, *, fast: bool = False) -> dict:
     """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
     gradgradcheck (forward-over-reverse) and the complex samples of op `name`. Values: True
     (passed), False (failed) or None (not applicable); `error` holds the first failure's message."""
-    from ..autograd.gradcheck import gradgradcheck
     info = OPS[name]
     res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "kind": info.jvp_kind,
            "error": None}

@@ -4,16 +4,23 @@ Samples are small (3x3, batches of 2) so the checks stay fast. Ops whose outputs
 gauge (eigen/singular vectors, defined up to a phase) are checked through gauge-invariant
 functions of their outputs (`|V|^2`, `U @ Vh`); Hermitian-input ops through `(A + A^H)/2`,
 because they read one triangle only and their derivatives are those of the Hermitian input.
-Import `pushforward.testing.opdb` (which registers these entries) rather than this module first.
+`pushforward.testing.opdb` registers these entries (its `_build` calls the `add_*_ops` functions).
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.special as sp
 
 from .._generated import ops
-from .opdb import C128, F64, REAL, REAL_COMPLEX, OpInfo, SampleInput
+from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
+from .._tensor import wrap
+from ..formulas_linalg import eig_unpack, eigh_unpack, lu_unpack, mH, qr_unpack, svd_unpack
+from ..kernels_linalg import diag_embed
+
+__all__ = ["add_linalg_ops", "add_fft_ops", "add_special_ops", "add_more_ops", "add_legacy_ops"]
 
 
 
@@ -22,7 +29,6 @@ def _h(x):
 
 
 def _ph(x):
-    from ..formulas_linalg import mH
     return mH(x)
 
 
@@ -88,7 +94,6 @@ def _abs2_np(x):
 
 # -- op wrappers (gauge-invariant where needed) ---------------------------------------------------------
 def op_eigh(a, UPLO="L"):
-    from ..formulas_linalg import eigh_unpack
     lam, v = eigh_unpack(ops._linalg_eigh(_herm(a), UPLO), a.shape[-1])
     return lam, _abs2(v)
 
@@ -109,7 +114,6 @@ def ref_eigh_pub(a, UPLO="L"):
 
 
 def op_svd(a):
-    from ..formulas_linalg import svd_unpack
     u, s, vh = svd_unpack(ops._linalg_svd(a), *a.shape[-2:])
     return u @ vh, s
 
@@ -132,7 +136,6 @@ def ref_svd_pub(a, full_matrices=True):
 
 
 def op_qr(a):
-    from ..formulas_linalg import qr_unpack
     return qr_unpack(ops._linalg_qr(a), *a.shape[-2:])
 
 
@@ -148,7 +151,6 @@ def ref_qr_pub(a, mode="reduced"):
 
 
 def op_eig(a):
-    from ..formulas_linalg import eig_unpack
     lam, v = eig_unpack(ops._linalg_eig(a), a.shape[-1])
     return lam, _abs2(v)
 
@@ -164,7 +166,6 @@ def op_eig_pub(a):
 
 
 def op_lu(a):
-    from ..formulas_linalg import lu_unpack
     p, low, up = lu_unpack(ops._linalg_lu(a), *a.shape[-2:])
     return low, up
 
@@ -354,7 +355,6 @@ def s_lu_solve(m):
         for adjoint in (False, True):
             a = _rand(m, (3, 3)) + np.diag([0.2, 2.0, 3.0])
             lu, piv = sla.lu_factor(a)
-            from .._tensor import wrap
             b = m.tensor(_rand(m, (3, 2) if left else (2, 3)))
             out.append(SampleInput(m.tensor(lu), (wrap((piv + 1).astype(np.int32)), b),
                                    {"left": left, "adjoint": adjoint}, f"left={left}, adjoint={adjoint}"))
@@ -410,7 +410,6 @@ def s_diag_embed(m):
 
 
 def ref_diag_embed(a, offset=0, dim1=-2, dim2=-1):
-    from ..kernels_linalg import diag_embed
     return diag_embed(a, offset, dim1, dim2)
 
 
@@ -493,7 +492,7 @@ def s_logdet(m):
     return s_spd(m) + [SampleInput(m.tensor(-_spd(m, (3, 3))._data), name="negative det (nan)", grad=False)]
 
 
-def add_linalg_ops(add) -> None:
+def add_linalg_ops(add: Callable) -> None:
     """Register the issue-12 ops (called at the end of opdb._build)."""
     add(OpInfo("inverse", ops.inverse, s_square, np.linalg.inv, REAL_COMPLEX))
     add(OpInfo("det", ops.det, s_det, np.linalg.det, REAL_COMPLEX))
@@ -622,7 +621,7 @@ def _npn(f, default):
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def add_fft_ops(add) -> None:
+def add_fft_ops(add: Callable) -> None:
     add(OpInfo("_fft_c2c", ops._fft_c2c, s_c2c, lambda x, dim, norm, fw: (np.fft.fftn if fw else np.fft.ifftn)(
         x, axes=dim, norm=norm), REAL_COMPLEX))
     add(OpInfo("_fft_r2c", ops._fft_r2c, s_r2c, lambda x, dim, norm: np.fft.rfftn(x, axes=dim, norm=norm), REAL))
@@ -669,7 +668,7 @@ def s_mvlgamma(m):
     return [SampleInput(m((4,), low=2.0, high=4.0), (p,), name=f"p={p}") for p in (1, 2, 3)]
 
 
-def add_special_ops(add) -> None:
+def add_special_ops(add: Callable) -> None:
     unary = {
         "special_i0": (sp.i0, None), "special_i0e": (sp.i0e, None), "special_i1": (sp.i1, None),
         "special_i1e": (sp.i1e, None), "special_ndtr": (sp.ndtr, None), "special_ndtri": (sp.ndtri, (0.05, 0.95)),
@@ -729,7 +728,7 @@ def s_tensorsolve(m):
             SampleInput(m.tensor(np.moveaxis(a, -1, 0)), (m.tensor(_rand(m, (2, 3))),), {"dims": (0,)}, "dims")]
 
 
-def add_more_ops(add) -> None:
+def add_more_ops(add: Callable) -> None:
     unary = {
         "special_bessel_j0": (sp.j0, None, False), "special_bessel_j1": (sp.j1, None, True),
         "special_bessel_y0": (sp.y0, (0.5, 3.0), False), "special_bessel_y1": (sp.y1, (0.5, 3.0), False),
@@ -797,7 +796,6 @@ def s_svd_legacy(m):
 
 
 def s_lu_unpack(m):
-    from .._tensor import wrap
     out = []
     for shape in ((3, 3), (4, 3), (3, 4)):
         d = np.zeros(shape)
@@ -846,7 +844,7 @@ def ref_cross(a, b, dim=None):
     return np.cross(a, b, axis=dim)
 
 
-def add_legacy_ops(add) -> None:
+def add_legacy_ops(add: Callable) -> None:
     add(OpInfo("cross", ops.cross, lambda m: [SampleInput(m((3,)), (m((3,)),)),
                                              SampleInput(m((2, 3)), (m((2, 3)), 1), name="dim=1"),
                                              SampleInput(m((3, 2)), (m((3, 2)),), name="first dim of size 3")],

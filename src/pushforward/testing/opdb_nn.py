@@ -6,10 +6,16 @@ values of ops with kinks (sort ties, max pooling, quantile steps) are drawn apar
 """
 from __future__ import annotations
 
+import itertools
+from typing import Callable
+
 import numpy as np
+from scipy.linalg import block_diag
 
 from .._generated import ops
-from .opdb import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method
+from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method, _unary
+from ..creation import as_tensor
+from ..nn import functional as F
 
 __all__ = ["register"]
 
@@ -46,7 +52,6 @@ def _r_tensor_split(x, ios, dim=0):
 
 
 def _r_block_diag(*ts):
-    from scipy.linalg import block_diag
     return block_diag(*[np.atleast_2d(t) for t in ts])
 
 
@@ -642,8 +647,6 @@ def _nn(name):
     """F.<name>, called with float ndarrays in a sample turned into (constant) tensors: a sample holds
     its non-differentiable float arguments (running stats, class weights) as ndarrays, so gradcheck
     does not treat them as inputs."""
-    from ..nn import functional as F
-    from ..creation import as_tensor
     fn = getattr(F, name)
 
     def conv(v):
@@ -845,7 +848,6 @@ def s_pairwise_distance(m):
 
 
 def s_act(m, args=(), kwargs=None, wide=False):
-    from .opdb import _unary
     out = _unary(m, args, kwargs)
     if wide:
         out.append(SampleInput(m((6,), low=-5.0, high=5.0), args, dict(kwargs or {}), "wide"))
@@ -949,7 +951,6 @@ _ACTIVATIONS = {
 
 def _r_im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Window by window with explicit loops (an independent route to kernels_window.im2col)."""
-    import itertools
     nd = len(kernel_size)
     pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
     xp = np.pad(x, [(0, 0), (0, 0)] + pads, constant_values=pad_value)
@@ -963,7 +964,6 @@ def _r_im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
 
 
 def _r_col2im(cols, output_size, kernel_size, dilation, padding, stride):
-    import itertools
     nd = len(kernel_size)
     pads = [(p, p) for p in padding] if len(padding) == nd else [(padding[2 * i], padding[2 * i + 1]) for i in range(nd)]
     size = [output_size[i] + pads[i][0] + pads[i][1] for i in range(nd)]
@@ -1048,13 +1048,18 @@ def s_channel_shuffle(m):
     return [SampleInput(m((1, 4, 2)), (2,)), SampleInput(m((2, 6, 1, 1)), (3,), {}, "4-d")]
 
 
-def _group4(add):
-    add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
-    add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
-
+def _nn_adder(add):
+    """add() for a pf.nn.functional composite: nn(name, sample_fn, dtypes=REAL, **OpInfo fields)."""
     def nn(name, sample_fn, dtypes=REAL, **kw):
         add(OpInfo(name, _nn(name), sample_fn, None, dtypes, composite=True, **kw))
+    return nn
 
+
+def _group4(add):
+    """im2col/col2im, activations, linear layers, convolutions, pooling, resampling."""
+    add(OpInfo("_im2col", _fn("_im2col"), s_im2col, _r_im2col, REAL_COMPLEX))
+    add(OpInfo("_col2im", _fn("_col2im"), s_col2im, _r_col2im, REAL_COMPLEX))
+    nn = _nn_adder(add)
     for name, (args, kwargs, wide) in _ACTIVATIONS.items():
         nn(name, lambda m, a=args, k=kwargs, w=wide: s_act(m, a, k, w))
     nn("gelu", lambda m: s_act(m) + [SampleInput(m((2, 3)), (), {"approximate": "tanh"}, "tanh")])
@@ -1088,6 +1093,11 @@ def _group4(add):
     nn("pad", s_pad)
     nn("pixel_shuffle", s_pixel_shuffle)
     nn("pixel_unshuffle", s_pixel_unshuffle)
+
+
+def _group5(add):
+    """Normalization, dropout, embeddings, distances and losses."""
+    nn = _nn_adder(add)
     nn("layer_norm", s_layer_norm)
     nn("rms_norm", s_rms_norm)
     nn("group_norm", s_group_norm)
@@ -1123,9 +1133,10 @@ def _group4(add):
     nn("channel_shuffle", s_channel_shuffle)
 
 
-def register(add) -> None:
+def register(add: Callable) -> None:
     """Add the entries of issue 13 to the op database."""
     _group1(add)
     _group2(add)
     _group3(add)
     _group4(add)
+    _group5(add)
