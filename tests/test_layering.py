@@ -115,11 +115,7 @@ ALLOWED_LOCAL = {
     ("pushforward.cli", "pushforward.testing.opdb.check_op"),
 }
 # Function-local imports in files the lead is rewriting (issue 10's single executor): to be emptied.
-KNOWN_VIOLATIONS = {
-    ("pushforward.dispatch", "pushforward.autograd.graph.rebase_history"),  # commit(): a lower layer, hoistable
-    ("pushforward.func", "pushforward"),                  # _pf(): the whole package; use creation/ops instead
-    ("pushforward.autograd.functional", "pushforward"),   # _pf(): idem
-}
+KNOWN_VIOLATIONS: set = set()
 
 MAX_FUNCTION_LINES = 60
 # Functions over MAX_FUNCTION_LINES in files being rewritten on other branches: to be split, then removed here.

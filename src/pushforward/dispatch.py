@@ -18,7 +18,7 @@ from .autograd.state import STATE
 from .autograd.forward_ad import levels_of, set_tangent, tangent_of, tangents_below, zero_tangent
 from .errors import OpError, OpTypeError, describe, same_kind
 from .kernels import CONTIGUOUS_RESULTS
-from .autograd.graph import record, record1
+from .autograd.graph import rebase_history, record, record1
 from .autograd.pending import Pending, defer, flush
 from .batching import OPS, has_batched, run_batched, run_batched_inplace
 from ._batched import BatchedTensor, values_of
@@ -960,7 +960,6 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
     """Write out-of-place result r into target: data, tape history, tangents."""
     _write(op, target, r._data)
     st = STATE
-    from .autograd.graph import rebase_history
     if st.grad_enabled and (r._requires_grad or target._requires_grad
                             or (target._base is not None and target._base._requires_grad)):
         rebase_history(target, r)

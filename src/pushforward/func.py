@@ -49,6 +49,8 @@ from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
 from .errors import OpError, OpValueError
+from .creation import ones_like, zeros, zeros_like
+from ._generated.ops import cat
 from .pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ._tensor import Tensor
 from .vmap import ACTIVE as VMAP_ACTIVE, vmap
@@ -58,11 +60,6 @@ __all__ = [
     "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
     "tree_flatten", "tree_unflatten", "TreeSpec",
 ]
-
-
-def _pf():
-    import pushforward
-    return pushforward
 
 
 def _is_diff(x: Any) -> bool:
@@ -88,7 +85,7 @@ def _check_diff_primal(p: Tensor, i: int, who: str) -> None:
 
 
 def _zeros_like(x: Tensor) -> Tensor:
-    return _pf().zeros_like(x)
+    return zeros_like(x)
 
 
 # Leaves made by reverse transforms for their own use (id -> tensor, dropped when the leaf dies).
@@ -111,7 +108,7 @@ def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
         # (make_dual's view step, without counting as a user call: see _untracked_ok)
         alias = fwAD._view_alias(leaf, {lv: fwAD.tangent_of(x, lv) for lv in fwAD.levels_of(x)})
         return alias, leaf
-    z = _pf().zeros_like(x).requires_grad_()
+    z = zeros_like(x).requires_grad_()
     _PRIVATE[id(z)] = z
     return x + z, z
 
@@ -420,7 +417,7 @@ def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kw
         # would keep the forward pass's arrays alive through the backward (as functional.hvp).
         for key in [k for k, t in out._fw.items() if type(t) is Pending]:
             fwAD._drop_tangent(out, key)
-    ones = _pf().ones_like(out)
+    ones = ones_like(out)
     # one backward pass: unless the graph is needed outside, free it as the pass goes
     grads = run.per_arg(run.pullback([out], [ones], create_graph=run.outer, retain_graph=False))
     g = grads[0] if single else tuple(grads)
@@ -531,9 +528,9 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
                     continue
                 shape = tuple(o.shape) + tuple(leaf.shape)
                 if not per_leaf[j] or not n:
-                    row.append(_pf().zeros(shape, dtype=leaf.dtype))
+                    row.append(zeros(shape, dtype=leaf.dtype))
                     continue
-                rows = per_leaf[j][0] if len(per_leaf[j]) == 1 else _pf().cat(per_leaf[j], 0)
+                rows = per_leaf[j][0] if len(per_leaf[j]) == 1 else cat(per_leaf[j], 0)
                 row.append(rows[offset:offset + n].reshape(shape))
             blocks.append(row)
             offset += n
@@ -590,7 +587,7 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
         blocks = []
         for i, o in enumerate(prims):
             rows = [p[1][i] for p in passes]
-            tan = rows[0] if len(rows) == 1 else _pf().cat(rows, 0)
+            tan = rows[0] if len(rows) == 1 else cat(rows, 0)
             blocks.append(split_columns(tan, o, [leaf for _, _, leaf in in_leaves], sizes))
         jac = _assemble(blocks, prims, o_spec, specs, single)
         return (jac, aux) if has_aux else jac
@@ -629,7 +626,7 @@ def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes:
         for o in o_leaves:
             p, t = fwAD.unpack_dual(o, level=level)
             prims.append(p)
-            tans.append(t if t is not None else _pf().zeros((batch,) + tuple(o.shape), dtype=o.dtype))
+            tans.append(t if t is not None else zeros((batch,) + tuple(o.shape), dtype=o.dtype))
         aux = tree_unflatten([_primal(x, level) for x in a_leaves], a_spec)
     return (prims, o_spec, aux), [t[:batch] for t in tans]
 
@@ -671,14 +668,13 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _check_tensor_leaves(p_leaves, "linearize", "primals")
     for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "linearize")
-    pf = _pf()
     with enable_grad():
         leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
         out = f(*tree_unflatten(leaves, p_spec))
         o_leaves, o_spec = tree_flatten(out)
         _check_tensor_leaves(o_leaves, "linearize", "the function's output")
         outs = [o for o in o_leaves if o._requires_grad]
-        us = [pf.zeros_like(o).requires_grad_() for o in outs]
+        us = [zeros_like(o).requires_grad_() for o in outs]
         targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
         gs: list = []
         if outs and targets:
@@ -709,7 +705,7 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         out_t = []
         for o in o_leaves:
             r = next(it) if o._requires_grad else None
-            out_t.append(r if r is not None else pf.zeros_like(o.detach()))
+            out_t.append(r if r is not None else zeros_like(o.detach()))
         return tree_unflatten(out_t, o_spec)
 
     return primal_out, jvp_fn

@@ -43,16 +43,12 @@ from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, 
                             zero_forward_block)
 from .._batched import BatchedTensor, new_batch_level
 from ..errors import OpError
+from ..creation import ones_like, zeros, zeros_like
 from .._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 TensorOrTensors = Any  # Tensor | tuple[Tensor, ...]
-
-
-def _pf():
-    import pushforward
-    return pushforward
 
 
 # -- argument handling ----------------------------------------------------------------------------
@@ -139,7 +135,7 @@ def _default_v(inputs: tuple, fn_name: str, what: str) -> tuple:
     if len(inputs) != 1 or inputs[0]._data.size != 1:
         raise RuntimeError(f"The vector v can only be None if the {what} of the user-provided function given to "
                            f"{fn_name} is a single Tensor with a single element.")
-    return (_pf().ones_like(inputs[0].detach()),)
+    return (ones_like(inputs[0].detach()),)
 
 
 def _post(tensors: tuple, create_graph: bool) -> tuple:
@@ -192,7 +188,7 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
                     msg = (f"The output of the user-provided function is independent of input {i} "
                            "(it has no tangent). This is not allowed in strict mode.")
                 raise RuntimeError(msg)
-            g = _pf().zeros_like(ref.detach())
+            g = zeros_like(ref.detach())
         elif strict and create_graph and stage != "forward" and not g._requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is "
@@ -270,7 +266,7 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
             is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
             _check_requires_grad(outputs, "outputs", strict)
             # u -> J^T u is linear, so the value of u does not matter; zeros are safe (no inf/nan)
-            us = tuple(_pf().zeros_like(o.detach()).requires_grad_() for o in outputs)
+            us = tuple(zeros_like(o.detach()).requires_grad_() for o in outputs)
             grad_inputs = _grad(outputs, tgt, us, create_graph=True, retain_graph=True)
             _check_requires_grad(grad_inputs, "grad_inputs", strict)
             pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
@@ -321,7 +317,6 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
                                    "(as torch); use vectorize=False for strict mode")
             jac = _jacobian_batched_reverse(outputs, inputs, tgt, create_graph)
             return _tuple_post(jac, (is_out_tuple, is_in_tuple))
-        pf = _pf()
         jac = []
         for i, out in enumerate(outputs):
             rows: list = [[] for _ in inputs]
@@ -332,7 +327,7 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
                         if strict:
                             raise RuntimeError(f"Output {i} of the user-provided function is independent of "
                                                f"input {j}. This is not allowed in strict mode.")
-                        g = pf.zeros_like(x.detach())
+                        g = zeros_like(x.detach())
                     elif strict and create_graph and not g._requires_grad:
                         raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
                                            f"{j}. This is not allowed in strict mode when create_graph=True.")
@@ -345,7 +340,6 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
 def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_graph: bool) -> tuple:
     """Reverse-mode Jacobian in one backward pass: every output element's cotangent at once, as
     a batch (the engine runs the backward formulas on batched gradients)."""
-    pf = _pf()
     sizes = [o._data.size for o in outputs]
     total = sum(sizes)
     level = new_batch_level()
@@ -362,7 +356,7 @@ def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_
         blocks = []
         for x, r in zip(inputs, rows):
             shape = tuple(out.shape) + tuple(x.shape)
-            blocks.append(pf.zeros(shape, dtype=x.dtype) if r is None or not n else r[offset:offset + n].reshape(shape))
+            blocks.append(zeros(shape, dtype=x.dtype) if r is None or not n else r[offset:offset + n].reshape(shape))
         jac.append(tuple(_post(tuple(blocks), create_graph)))
         offset += n
     return tuple(jac)
@@ -417,10 +411,9 @@ def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, crea
         outputs = func(*args)
         is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
         unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
-    pf = _pf()
     jac = []
     for u in unpacked:
-        tan = u.tangent if u.tangent is not None else pf.zeros((batch,) + tuple(u.primal.shape), dtype=u.primal.dtype)
+        tan = u.tangent if u.tangent is not None else zeros((batch,) + tuple(u.primal.shape), dtype=u.primal.dtype)
         jac.append(tuple(_post(tuple(split_columns(tan[:batch], u.primal, list(inputs), sizes)), create_graph)))
     return _tuple_post(tuple(jac), (is_out_tuple, is_in_tuple))
 
