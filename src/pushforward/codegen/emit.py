@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import itertools
 import keyword
+import re
 
 try:
     from . import saves
@@ -36,11 +37,9 @@ import numpy as np
 import scipy.special as sp
 
 from .. import kernels as K
-from ..creation import empty_like, full, full_like, ones, ones_like, zeros, zeros_like
-from ..bare import run1, run2
+{creation}from ..bare import run1, run2
 from ..dispatch import Op, apply_inplace, applyn
 from ..formulas import *  # noqa: F401,F403 - formula helpers
-from ..formulas import __all__ as _helpers  # noqa: F401
 from ..formulas import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
@@ -723,9 +722,10 @@ class Emitter:
         return "\n".join(chunks)
 
     def module(self) -> str:
-        parts = [HEADER.rstrip("\n")]
-        for e in self.entries:
-            parts.append(self.entry(e))
+        parts = [self.entry(e) for e in self.entries]
+        used = [n for n in sorted(CREATION) if re.search(rf"\b{n}\(", "\n".join(parts))]  # imported if called
+        creation = f"from ..creation import {', '.join(used)}\n" if used else ""
+        parts.insert(0, HEADER.replace("{creation}", creation).rstrip("\n"))
         methods, functions = [], []
         spaces: dict[str, list[str]] = {}
         for e in self.entries:
