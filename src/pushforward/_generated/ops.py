@@ -8,11 +8,10 @@ import numpy as np
 import scipy.special as sp
 
 from .. import kernels as K
-from ..creation import empty_like, full, full_like, ones, ones_like, zeros, zeros_like
+from ..creation import full, ones, zeros, zeros_like
 from ..bare import run1, run2
 from ..dispatch import Op, apply_inplace, applyn
 from ..formulas import *  # noqa: F401,F403 - formula helpers
-from ..formulas import __all__ as _helpers  # noqa: F401
 from ..formulas import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
