@@ -120,9 +120,6 @@ KNOWN_VIOLATIONS: set = set()
 MAX_FUNCTION_LINES = 60
 # Functions over MAX_FUNCTION_LINES in files being rewritten on other branches: to be split, then removed here.
 LONG_FUNCTIONS = {
-    ("pushforward.dispatch", "fast_untracked"),
-    ("pushforward.dispatch", "_forward"),
-    ("pushforward.func", "linearize"),
     ("pushforward.autograd.graph", "_drain"),  # perf2's engine loop (67 lines), being reworked
 }
 

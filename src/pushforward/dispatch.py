@@ -416,12 +416,7 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
         return None
     datas, tans, scalars, rec = got
     out = _bare(op, ins, datas, args)
-    node = None
-    if rec:
-        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
-            dts = [x._data.dtype for x in ins if type(x) is Tensor]
-            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
-        node = _tape(op, ins, args, out)
+    node = _tape(op, _tape_inputs(ins) if scalars else ins, args, out) if rec else None
     od = out._data
     if od.dtype.kind not in FLOATING:
         return _saved(node, out)  # integer results carry no tangent (DESIGN rule 3)
@@ -507,11 +502,8 @@ def _scalar_arrays(datas: list, od: np.ndarray) -> list:
 def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
     """fast_jvp on an untracked level (forward-over-reverse): inputs may require grad (the tape
     node is recorded; the tangent formula is not). While grad mode is on the tangent is deferred
-    (pending.py); otherwise it is computed now, on arrays.
-
-    Its loop mirrors fast_jvp's but is kept apart: merged, the checks for deferral and the tape
-    cost the ordinary jvp path (issue 3's per-op budget) about 4%.
-    """
+    (pending.py); otherwise it is computed now, on arrays. (Kept apart from fast_jvp: merged, the
+    checks for deferral and the tape cost the ordinary jvp path about 4%.)"""
     key = lvl.uid
     lazy = STATE.grad_enabled
     datas = []
@@ -551,12 +543,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
         if d:
             tans.append(t)
     out = _bare(op, ins, datas, args)
-    node = None
-    if rec:
-        if scalars:  # the tape takes Tensors: a scalar is wrapped with its weak dtype
-            dts = [x._data.dtype for x in ins if type(x) is Tensor]
-            ins = tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
-        node = _tape(op, ins, args, out)
+    node = _tape(op, _tape_inputs(ins) if scalars else ins, args, out) if rec else None
     if any_t:
         od = out._data
         if scalars:
@@ -569,9 +556,13 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
             if type(r) is np.ndarray:
                 r = _own_fast(r, datas, tans, od)
             _attach(op, out, r, key, lvl)
-    if node is not None and node.keep is not None:
-        node.save_result((out,))
-    return out
+    return _saved(node, out)
+
+
+def _tape_inputs(ins: tuple) -> tuple:
+    """The tape takes Tensors: a Python scalar input is wrapped with its weak dtype."""
+    dts = [x._data.dtype for x in ins if type(x) is Tensor]
+    return tuple(x if type(x) is Tensor else wrap(np.asarray(x, dtype=_weak_dtype(dts, x))) for x in ins)
 
 
 def applyn(op: Op, inputs: tuple, args: tuple):
@@ -759,27 +750,12 @@ def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
 
 def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
     """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
-    tans = []
-    single = True  # nothing but this level's tangent anywhere: formulas may run on arrays
     lvl = STATE.by_uid[level]
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
     lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    read = _raw_tangent if lazy else tangent_of
-    for i, v in enumerate(ins):
-        if not op.diff[i]:
-            continue
-        if v is None:  # an optional input not given: no tangent, but keep the positions
-            tans.append(None)
-            continue
-        if type(v) is Tensor:
-            t = read(v, level) if (v._fw is not None or v._st.dual) else None
-            single = single and _only_level(v, level, grad_on) and _plain(t)
-        else:
-            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
-            single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
-        tans.append(t)
+    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
@@ -804,8 +780,33 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
             r = op.jvp(*ins, *tans, *outs, *args)
         else:
             r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
-    if op.n_out == 1:
-        r = (r,)
+    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, level)
+
+
+def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable) -> tuple[list, bool]:
+    """Per differentiable input its tangent at `level` (None, a tangent, or a list for a list
+    input), and whether nothing but this level's plain tangents is around (formulas may then run
+    on arrays)."""
+    tans = []
+    single = True
+    for i, v in enumerate(ins):
+        if not op.diff[i]:
+            continue
+        if v is None:  # an optional input not given: no tangent, but keep the positions
+            tans.append(None)
+            continue
+        if type(v) is Tensor:
+            t = read(v, level) if (v._fw is not None or v._st.dual) else None
+            single = single and _only_level(v, level, grad_on) and _plain(t)
+        else:
+            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
+            single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
+        tans.append(t)
+    return tans, single
+
+
+def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, level: int) -> None:
+    """Attach the formula's tangents r to the outputs, fitted, each its own memory (own_tensor)."""
     seen = None
     for o, t, d in zip(outs, r, op.out_diff):
         if d and t is not None:

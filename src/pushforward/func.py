@@ -296,22 +296,28 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
     if not isinstance(tangents, (tuple, list)):
         raise OpError(f"jvp: expected tangents to be a tuple, got {type(tangents).__name__}")
     p_leaves, p_spec = tree_flatten(tuple(primals))
-    t_leaves, t_spec = tree_flatten(tuple(tangents))
-    if not _same_structure(p_spec, t_spec):
-        raise OpError("jvp: expected primals and tangents to have the same structure, got "
-                      f"{p_spec} and {t_spec}")
-    t_leaves = _reorder_like(tuple(tangents), p_spec)
     _check_tensor_leaves(p_leaves, "jvp", "primals")
-    _check_tensor_leaves(t_leaves, "jvp", "tangents")
-    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        if p.shape != t.shape:
-            raise OpError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
+    t_leaves = _tangent_leaves(tuple(tangents), p_leaves, p_spec, "jvp")
+    for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "jvp")
     if _untracked_ok(f, p_leaves, t_leaves):
         res = _jvp_run(f, p_leaves, t_leaves, p_spec, strict, has_aux, untracked=True)
         if res is not None:
             return res
     return _jvp_run(f, p_leaves, t_leaves, p_spec, strict, has_aux, untracked=False)
+
+
+def _tangent_leaves(tangents: tuple, p_leaves: list, p_spec: TreeSpec, who: str) -> list:
+    """The leaves of `tangents`, checked against the primals': same structure, Tensors, same shapes."""
+    _, t_spec = tree_flatten(tangents)
+    if not _same_structure(p_spec, t_spec):
+        raise OpError(f"{who}: expected primals and tangents to have the same structure, got {p_spec} and {t_spec}")
+    t_leaves = _reorder_like(tangents, p_spec)
+    _check_tensor_leaves(t_leaves, who, "tangents")
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        if p.shape != t.shape:
+            raise OpError(f"{who}: tangent {i} has shape {tuple(t.shape)} but its primal has shape {tuple(p.shape)}")
+    return t_leaves
 
 
 def _untracked_ok(f: Callable, p_leaves: list, t_leaves: list) -> bool:
@@ -668,32 +674,11 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _check_tensor_leaves(p_leaves, "linearize", "primals")
     for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "linearize")
-    with enable_grad():
-        leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
-        out = f(*tree_unflatten(leaves, p_spec))
-        o_leaves, o_spec = tree_flatten(out)
-        _check_tensor_leaves(o_leaves, "linearize", "the function's output")
-        outs = [o for o in o_leaves if o._requires_grad]
-        us = [zeros_like(o).requires_grad_() for o in outs]
-        targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
-        gs: list = []
-        if outs and targets:
-            gs = list(_autograd_grad(outs, [leaves[i] for i in targets], grad_outputs=us, retain_graph=True,
-                                     create_graph=True, allow_unused=True))
-        # J^T u, restricted to the parts that depend on u (the others are identically zero)
-        lin = [(targets[n], g) for n, g in enumerate(gs) if g is not None and g._requires_grad]
+    o_leaves, o_spec, outs, us, lin = _transposed_map(f, p_leaves, p_spec)
     primal_out = tree_unflatten([o.detach() for o in o_leaves], o_spec)
 
     def jvp_fn(*tangents: Any) -> Any:
-        t_leaves, t_spec = tree_flatten(tuple(tangents))
-        if not _same_structure(p_spec, t_spec):
-            raise OpError(f"linearize: jvp_fn expected tangents with the structure {p_spec}, got {t_spec}")
-        t_leaves = _reorder_like(tuple(tangents), p_spec)
-        _check_tensor_leaves(t_leaves, "linearize", "tangents")
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            if p.shape != t.shape:
-                raise OpError(f"linearize: tangent {i} has shape {tuple(t.shape)} but its primal has shape "
-                              f"{tuple(p.shape)}")
+        t_leaves = _tangent_leaves(tuple(tangents), p_leaves, p_spec, "linearize: jvp_fn")
         res = [None] * len(outs)
         if lin:
             with enable_grad():
@@ -709,6 +694,26 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         return tree_unflatten(out_t, o_spec)
 
     return primal_out, jvp_fn
+
+
+def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple:
+    """linearize's recording: f on fresh leaves, then a backward pass with zero cotangents u that
+    require grad, recorded (create_graph). Returns (output leaves, their spec, the outputs that
+    require grad, their u, [(primal index, J^T u)] for the parts that depend on u)."""
+    with enable_grad():
+        leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
+        o_leaves, o_spec = tree_flatten(f(*tree_unflatten(leaves, p_spec)))
+        _check_tensor_leaves(o_leaves, "linearize", "the function's output")
+        outs = [o for o in o_leaves if o._requires_grad]
+        us = [zeros_like(o).requires_grad_() for o in outs]
+        targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
+        gs: list = []
+        if outs and targets:
+            gs = list(_autograd_grad(outs, [leaves[i] for i in targets], grad_outputs=us, retain_graph=True,
+                                     create_graph=True, allow_unused=True))
+        # J^T u, restricted to the parts that depend on u (the others are identically zero)
+        lin = [(targets[n], g) for n, g in enumerate(gs) if g is not None and g._requires_grad]
+    return o_leaves, o_spec, outs, us, lin
 
 
 def __dir__() -> list:
