@@ -718,36 +718,43 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
         else:
             outs = _NONE1 * len(node.next_edges)
         grads = None
-        for e, g in zip(node.next_edges, outs):
-            if e is None:
-                continue
-            m, k = e
-            if g is not None:
-                b = buffers.get(m)
-                if b is None:
-                    buffers[m] = [g] if k == 0 else [None] * k + [g]
+        ready = _deliver(node, outs, buffers, deps, create_graph)
+        outs = None
+        if len(ready) == 1 and not heap:
+            nxt = ready[0]
+        else:  # several became ready: the heap orders them all
+            for m in ready:
+                push(heap, (-m.seq, id(m), m))
+
+
+def _deliver(node, outs, buffers: dict, deps: dict, create_graph: bool) -> list:
+    """Hand a node's input gradients to the buffers of the nodes they go to; the nodes that became
+    ready (every gradient in)."""
+    ready = []
+    for e, g in zip(node.next_edges, outs):
+        if e is None:
+            continue
+        m, k = e
+        if g is not None:
+            b = buffers.get(m)
+            if b is None:
+                buffers[m] = [g] if k == 0 else [None] * k + [g]
+            else:
+                if k >= len(b):
+                    b.extend([None] * (k + 1 - len(b)))
+                if b[k] is None:
+                    b[k] = g
+                elif create_graph:
+                    b[k] = b[k] + g
                 else:
-                    if k >= len(b):
-                        b.extend([None] * (k + 1 - len(b)))
-                    if b[k] is None:
-                        b[k] = g
-                    elif create_graph:
-                        b[k] = b[k] + g
-                    else:
-                        g = add_grads(b, k, g)  # in place when the engine owns b[k]
-                        b[k] = g
-                b = None
-            d = deps[m] - 1
-            deps[m] = d
-            if not d:
-                if nxt is None and not heap:
-                    nxt = m
-                else:
-                    push(heap, (-m.seq, id(m), m))
-        if nxt is not None and heap:  # several became ready: the heap orders them all
-            push(heap, (-nxt.seq, id(nxt), nxt))
-            nxt = None
-        g = outs = None
+                    g = add_grads(b, k, g)  # in place when the engine owns b[k]
+                    b[k] = g
+            b = g = None  # (accumulate.exclusive counts references)
+        d = deps[m] - 1
+        deps[m] = d
+        if not d:
+            ready.append(m)
+    return ready
 
 
 _DENSE = (Tensor, type(None))
