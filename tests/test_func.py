@@ -480,3 +480,18 @@ def test_jvp_of_grad_with_tangent_requiring_grad_is_tracked(monkeypatch):
     _, hv = jvp(grad(P(f_scalar)), (t(X),), (v,))
     assert seen == [(False, True)]
     close(hv.detach(), hess_scalar(X) @ V)
+
+
+def test_jvp_of_grad_with_a_tangent_that_requires_grad_keeps_its_history():
+    """Regression: jvp(grad(f)) with a tangent requiring grad returned H v without a grad_fn (the
+    backward pass was not recorded because only the tangent, not the primal, requires grad)."""
+    import torch
+    f = lambda x: (x.sin() * x).sum()  # noqa: E731
+    x = pf.tensor([0.5, 1.0], dtype=pf.float64)
+    v = pf.tensor([1.0, 2.0], dtype=pf.float64).requires_grad_()
+    hv = pf.func.jvp(pf.func.grad(f), (x,), (v,))[1]
+    assert hv.grad_fn is not None
+    hv.sum().backward()
+    vt = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    torch.func.jvp(torch.func.grad(f), (torch.tensor([0.5, 1.0], dtype=torch.float64),), (vt,))[1].sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), vt.grad.numpy(), rtol=1e-12)

@@ -113,6 +113,16 @@ def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
     return x + z, z
 
 
+def _tangent_on_tape(x: Any) -> bool:
+    """Does a tangent of x require grad (reverse-over-forward: a jvp whose tangent requires grad,
+    around this transform)? Then the backward pass must be recorded, or the tangents it computes
+    (Hessian-vector products in jvp(grad(f))) would lose their history."""
+    if type(x) is not Tensor or not _has_tangent(x):
+        return False
+    return any(isinstance(t, Tensor) and t.requires_grad
+               for t in (fwAD.tangent_of(x, lv) for lv in fwAD.levels_of(x)))
+
+
 def _reaches_outer(outputs: list) -> bool:
     """True if the tape of `outputs` reaches a leaf that no reverse transform made for itself."""
     seen: set = set()
@@ -203,7 +213,7 @@ class _Reverse:
                                   f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
                 with enable_grad():
                     alias, target = _fresh(self._physical(leaf))
-                any_tape = any_tape or self._physical(leaf)._requires_grad
+                any_tape = any_tape or self._physical(leaf)._requires_grad or _tangent_on_tape(leaf)
                 alias = self._batched(alias)
                 fresh.append(alias)
                 self.targets.append(target)
