@@ -348,19 +348,10 @@ def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, stri
     """One run of jvp at a new level; None if an untracked run turns out unsafe (see below)."""
     with (fwAD.untracked_level() if untracked else fwAD.dual_level()) as level:
         duals = [fwAD.make_dual(p, t, level=level) for p, t in zip(p_leaves, t_leaves)]
-        lvl = STATE.levels[level]
-        calls = lvl.user_calls
-        out = f(*tree_unflatten(duals, p_spec))
-        out, aux = _split_aux(out, has_aux, "jvp")
-        o_leaves, o_spec = tree_flatten(out)
-        _check_tensor_leaves(o_leaves, "jvp", "the function's output")
-        a_leaves, a_spec = tree_flatten(aux)
-        if untracked and (lvl.user_calls != calls or any(
-                isinstance(x, Tensor) and x._requires_grad for x in o_leaves + a_leaves)):
-            # f read or set tangents of this level itself, or its results keep a tape that reaches
-            # tensors requiring grad (f closes over them): the tangents may be differentiated in
-            # reverse mode, so they must be recorded. Run f again on an ordinary level.
+        ran = _run_at_level(f, list(tree_unflatten(duals, p_spec)), {}, level, untracked, has_aux, "jvp")
+        if ran is None:
             return None
+        o_leaves, o_spec, a_leaves, a_spec = ran
         prim_out, tan_out = [], []
         for i, o in enumerate(o_leaves):
             p, t = fwAD.unpack_dual(o, level=level)
@@ -375,6 +366,25 @@ def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, stri
             aux = tree_unflatten([_primal(a, level) for a in a_leaves], a_spec)
     res = (tree_unflatten(prim_out, o_spec), tree_unflatten(tan_out, o_spec))
     return res + (aux,) if has_aux else res
+
+
+def _run_at_level(f: Callable, args: list, kwargs: dict, level: int, untracked: bool, has_aux: bool,
+                  who: str) -> tuple | None:
+    """f(*args) at the dual level `level`: (output leaves, spec, aux leaves, spec); None when the
+    level is untracked and that turns out unsafe: f read or set tangents of this level itself, or
+    its results keep a tape that reaches tensors requiring grad (f closes over them), so the
+    tangents may be differentiated in reverse mode and must be recorded (the caller runs f again
+    on an ordinary level)."""
+    lvl = STATE.levels[level]
+    calls = lvl.user_calls
+    out, aux = _split_aux(f(*args, **kwargs), has_aux, who)
+    o_leaves, o_spec = tree_flatten(out)
+    _check_tensor_leaves(o_leaves, who, "the function's output")
+    a_leaves, a_spec = tree_flatten(aux)
+    if untracked and (lvl.user_calls != calls or any(
+            isinstance(x, Tensor) and x.requires_grad for x in o_leaves + a_leaves)):
+        return None
+    return o_leaves, o_spec, a_leaves, a_spec
 
 
 # -- vjp ---------------------------------------------------------------------------------------
@@ -628,16 +638,10 @@ def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes:
             flat[a][0][li] = fwAD.make_dual(leaf, t, level=level)
         for a, (leaves, spec) in flat.items():
             new_args[a] = tree_unflatten(leaves, spec)
-        lvl = STATE.levels[level]
-        calls = lvl.user_calls
-        out = f(*new_args, **kwargs)
-        out, aux = _split_aux(out, has_aux, "jacfwd")
-        o_leaves, o_spec = tree_flatten(out)
-        _check_tensor_leaves(o_leaves, "jacfwd", "the function's output")
-        a_leaves, a_spec = tree_flatten(aux)
-        if untracked and (lvl.user_calls != calls or any(
-                isinstance(x, Tensor) and x.requires_grad for x in o_leaves + a_leaves)):
+        ran = _run_at_level(f, new_args, kwargs, level, untracked, has_aux, "jacfwd")
+        if ran is None:
             return None
+        o_leaves, o_spec, a_leaves, a_spec = ran
         prims, tans = [], []
         for o in o_leaves:
             p, t = fwAD.unpack_dual(o, level=level)
