@@ -1,11 +1,16 @@
 """How an op runs: kernel on arrays, tape recording, tangents for every live level.
 
-Every generated op function calls one of `apply1`, `apply2`, `applyn` or
-`apply_inplace`. The fast path (no input requires grad or carries a tangent) is a
-kernel call and a wrap. The general path, `dispatch`, records a tape node on the
-original inputs (so backward formulas see their tangents: forward-over-reverse) and
-then computes tangents level by level, outermost first, each with formulas over
-primals that still carry the outer levels' tangents (hierarchical nesting).
+Simple generated ops (one or two plain Tensors, one result) call `bare.run1`/`run2`, which
+run the kernel when no input needs autodiff and hand over to `apply1`/`apply2` otherwise; the
+other ops call `applyn` or `apply_inplace`. Then, by case:
+
+- one dual level and array formulas: `fast_jvp1`/`fast_jvp` (`fast_untracked` on an untracked
+  level, `fast_batched` at a vector-mode level for element-wise ops): the formula on arrays;
+- everything else, `dispatch`: a batched input goes to batching.py (the op's batching rule,
+  then dispatch again on the physical tensors); otherwise the tape node is recorded on the
+  original inputs (so backward formulas see their tangents: forward-over-reverse) and the
+  tangents are computed level by level, outermost first, each with formulas over primals that
+  still carry the outer levels' tangents (hierarchical nesting).
 """
 from __future__ import annotations
 
