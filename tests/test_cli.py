@@ -16,9 +16,9 @@ from pushforward import cli
 SRC = Path(pushforward.__file__).resolve().parent.parent
 
 
-def _res(backward=True, forward=True, fwd_over_rev=True, complex=None, kind="explicit", error=None):
+def _res(backward=True, forward=True, fwd_over_rev=True, complex=None, kind="explicit", error=None, batched=True):
     return {"backward": backward, "forward": forward, "fwd_over_rev": fwd_over_rev, "complex": complex,
-            "kind": kind, "error": error}
+            "batched": batched, "kind": kind, "error": error}
 
 
 class FakeDB:
@@ -64,10 +64,10 @@ def test_check_all_pass(fake_db, capsys):
     assert cli.main(["check"]) == 0
     out, err = capsys.readouterr()
     rows = _rows(out)
-    assert rows["sin"][:6] == ["sin", "ok", "ok", "auto_element_wise", "ok", "ok"]
-    assert rows["view"][:6] == ["view", "ok", "ok", "auto_linear", "ok", "-"]
-    assert out.splitlines()[0].split()[:7] == ["op", "backward", "forward", "forward", "kind", "fwd-over-rev",
-                                                "complex"]
+    assert rows["sin"][:7] == ["sin", "ok", "ok", "auto_element_wise", "ok", "ok", "ok"]
+    assert rows["view"][:7] == ["view", "ok", "ok", "auto_linear", "ok", "-", "ok"]
+    assert out.splitlines()[0].split()[:8] == ["op", "backward", "forward", "forward", "kind", "fwd-over-rev",
+                                                "complex", "batched"]
     assert "2 op(s) checked" in out and "2 passed, 0 failed" in out
     assert db.calls == [("sin", False), ("view", False)]
     assert "[" in err and "2/2" in err      # the progress bar is on stderr ...
@@ -86,7 +86,7 @@ def test_check_failure_gives_exit_code_1_and_message(fake_db, capsys):
     assert err == ""
 
 
-@pytest.mark.parametrize("key", ["backward", "forward", "fwd_over_rev", "complex"])
+@pytest.mark.parametrize("key", ["backward", "forward", "fwd_over_rev", "complex", "batched"])
 def test_any_false_check_fails(fake_db, capsys, key):
     fake_db({"op": _res(**{key: False})})
     assert cli.main(["check", "--no-progress"]) == 1

@@ -208,7 +208,7 @@ def test_fast_mode_on_large_inputs(name, make):
 
 def test_check_op_interface():
     r = check_op("sin")
-    assert r == {"backward": True, "forward": True, "fwd_over_rev": True, "complex": True,
+    assert r == {"backward": True, "forward": True, "fwd_over_rev": True, "complex": True, "batched": True,
                  "kind": "auto_element_wise", "error": None}
     r = check_op("eq")
     assert r["backward"] is None and r["forward"] is None and r["kind"] == "none"

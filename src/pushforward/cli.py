@@ -190,7 +190,7 @@ def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> lis
 def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
-    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex"))
+    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched"))
 
 
 def run_check(names: str | None = None, fast: bool = False, progress: bool = True, verbose: bool = False,
@@ -220,20 +220,21 @@ def run_check(names: str | None = None, fast: bool = False, progress: bool = Tru
             interrupted = True
             break
         except Exception as e:  # a crash in the checks is a failure of this op, not of the command
-            res = {"backward": False, "forward": False, "fwd_over_rev": None, "complex": None,
+            res = {"backward": False, "forward": False, "fwd_over_rev": None, "complex": None, "batched": None,
                    "kind": "?", "error": f"check_op raised {type(e).__name__}: {e}"}
         dt = time.perf_counter() - t
         bad = _failed(res)
         rows.append((name, _cell(res.get("backward")), _cell(res.get("forward")), res.get("kind") or "-",
-                     _cell(res.get("fwd_over_rev")), _cell(res.get("complex")), f"{dt:.2f}",
+                     _cell(res.get("fwd_over_rev")), _cell(res.get("complex")), _cell(res.get("batched")),
+                     f"{dt:.2f}",
                      "FAIL" if bad else "ok"))
         if bad:
             failures.append((name, res.get("error") or "a check returned False"))
     bar.update(len(rows), "")
     bar.close()
     total = time.perf_counter() - t0
-    print(format_table(("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "time(s)",
-                        "status"), rows), file=out)
+    print(format_table(("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched",
+                        "time(s)", "status"), rows), file=out)
     if failures:
         print(f"\n{len(failures)} failure(s):", file=out)
         for name, msg in failures:

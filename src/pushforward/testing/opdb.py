@@ -1150,11 +1150,12 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
 
 def check_op(name: str, *, fast: bool = False) -> dict:
     """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
-    gradgradcheck (forward-over-reverse) and the complex samples of op `name`. Values: True
-    (passed), False (failed) or None (not applicable); `error` holds the first failure's message."""
+    gradgradcheck (forward-over-reverse), the complex samples and vector mode (`check_batched`:
+    batched tangents and cotangents) of op `name`. Values: True (passed), False (failed) or None
+    (not applicable); `error` holds the first failure's message."""
     info = OPS[name]
-    res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "kind": info.jvp_kind,
-           "error": None}
+    res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "batched": None,
+           "kind": info.jvp_kind, "error": None}
     if not info.differentiable:
         return res
     fast_mode = fast or info.fast_mode
@@ -1169,6 +1170,8 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                 if key == "fwd_over_rev":
                     gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol,
                                   rtol=info.rtol)
+                elif key == "batched":
+                    check_batched(info, s)
                 else:
                     check_sample(info, s, fast_mode=fast_mode, **kw)
             except Exception as e:  # noqa: BLE001 - every failure is reported
@@ -1184,6 +1187,7 @@ def check_op(name: str, *, fast: bool = False) -> dict:
         run("fwd_over_rev", [s for s in real if s.gradgrad and _numel(s) <= 24][:4])
     if info.supports_complex:
         run("complex", [s for s in info.samples(C128) if s.grad])
+    run("batched", real[:3])
     return res
 
 
