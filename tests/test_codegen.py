@@ -100,7 +100,7 @@ def test_forward_kinds_in_records_match_the_yaml():
 
 GOOD = """
 - name: mysin(Tensor self) -> Tensor
-  kernel: np.sin
+  kernel: xp.sin
   self: grad * self.cos().conj()
   result: auto_element_wise
 """
@@ -130,7 +130,7 @@ def test_good_file_loads(tmp_path):
 def test_unknown_name_in_backward_formula(tmp_path):
     msg = _error(tmp_path, """
         - name: bad_bw(Tensor self) -> Tensor
-          kernel: np.sin
+          kernel: xp.sin
           self: grad * undefined_helper(self)
           result: auto_element_wise
         """)
@@ -143,7 +143,7 @@ def test_unknown_name_in_backward_formula(tmp_path):
 def test_unknown_name_in_forward_formula(tmp_path):
     msg = _error(tmp_path, """
         - name: bad_fw(Tensor self, Tensor other) -> Tensor
-          kernel: np.multiply
+          kernel: xp.multiply
           self: grad * other
           other: grad * self
           result: other_p * self_t + self_p * another_t
@@ -154,7 +154,7 @@ def test_unknown_name_in_forward_formula(tmp_path):
 def test_missing_backward_formula_for_differentiable_input(tmp_path):
     msg = _error(tmp_path, """
         - name: half_done(Tensor self, Tensor other) -> Tensor
-          kernel: np.multiply
+          kernel: xp.multiply
           self: grad * other.conj()
           result: other_p * self_t + self_p * other_t
         """)
@@ -164,7 +164,7 @@ def test_missing_backward_formula_for_differentiable_input(tmp_path):
 def test_non_differentiable_input_needs_no_formula(tmp_path):
     entries = load(_write(tmp_path, """
         - name: scaled(Tensor self, Tensor other) -> Tensor
-          kernel: np.multiply
+          kernel: xp.multiply
           non_differentiable: [other]
           self: grad * other.conj()
           result: self_t * other
@@ -183,7 +183,7 @@ def test_non_differentiable_input_needs_no_formula(tmp_path):
 def test_bad_signature(tmp_path, sig, what):
     msg = _error(tmp_path, f"""
         - name: {sig}
-          kernel: np.sin
+          kernel: xp.sin
           self: grad
           result: auto_linear
         """)
@@ -193,7 +193,7 @@ def test_bad_signature(tmp_path, sig, what):
 def test_auto_element_wise_on_a_two_input_op(tmp_path):
     msg = _error(tmp_path, """
         - name: two_in(Tensor self, Tensor other) -> Tensor
-          kernel: np.multiply
+          kernel: xp.multiply
           self: grad * other.conj()
           other: grad * self.conj()
           result: auto_element_wise
@@ -204,7 +204,7 @@ def test_auto_element_wise_on_a_two_input_op(tmp_path):
 def test_bare_input_name_in_forward_formula(tmp_path):
     msg = _error(tmp_path, """
         - name: bare(Tensor self) -> Tensor
-          kernel: np.sin
+          kernel: xp.sin
           self: grad * self.cos().conj()
           result: self_t * self.cos()
         """)
@@ -214,7 +214,7 @@ def test_bare_input_name_in_forward_formula(tmp_path):
 def test_formula_that_is_not_python(tmp_path):
     msg = _error(tmp_path, """
         - name: syntax(Tensor self) -> Tensor
-          kernel: np.sin
+          kernel: xp.sin
           self: grad * (self.cos(
           result: auto_element_wise
         """)
@@ -226,7 +226,7 @@ def test_duplicate_op_and_unknown_key_and_kernel_rules(tmp_path):
     assert "mysin" in msg and "declared twice" in msg
     msg = _error(tmp_path, """
         - name: typo(Tensor self) -> Tensor
-          kernel: np.sin
+          kernel: xp.sin
           slef: grad
           result: auto_linear
         """)
@@ -250,7 +250,7 @@ def test_codegen_command_reports_spec_errors(tmp_path, monkeypatch, capsys):
     from pushforward.codegen import load as loadmod
     bad = _write(tmp_path, """
         - name: broken(Tensor self) -> Tensor
-          kernel: np.sin
+          kernel: xp.sin
           result: auto_element_wise
         """)
     real_load = loadmod.load
@@ -334,7 +334,7 @@ def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
     recorded: the generated `_<op>__save` picks the table of the branch that will run."""
     src = emit(load(_write(tmp_path, """
         - name: pick(Tensor self, Tensor other, *, str? mode=None) -> Tensor
-          kernel: np.multiply
+          kernel: xp.multiply
           self: grad * other if mode is None else grad * self.shape[0]
           other: grad * self
           result: other_p * self_t + self_p * other_t
@@ -352,7 +352,7 @@ def test_static_tests_of_conditional_formulas_decide_what_is_kept(tmp_path):
 def test_docstrings_and_defaults_are_emitted_safely(tmp_path):
     src = emit(load(_write(tmp_path, '''
         - name: quoted(Tensor self, float scale=2 * 0.5) -> Tensor
-          kernel: np.negative
+          kernel: xp.negative
           doc: 'ends in a quote """ and has a backslash \\\\ "'
           self: -grad
           result: auto_linear

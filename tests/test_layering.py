@@ -27,6 +27,7 @@ LAYERS = {
     # core: tensor storage, errors, array kernels and tensor creation. Imports nothing of pushforward
     # above it: what Tensor needs of autodiff or of the ops is attached from above (methods.py), and
     # `alias` reaches the tape through `_tensor._autodiff`, filled by methods.py.
+    "pushforward.backend": CORE,          # the array library (xp, sp, sla): the one module importing it for the kernels
     "pushforward.errors": CORE,
     "pushforward._tensor": CORE,
     "pushforward.creation": CORE,

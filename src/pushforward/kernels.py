@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import scipy.special as sp
-
+from .backend import sp, xp
 from .errors import OpError, OpIndexError, OpValueError
 
 
@@ -17,7 +15,7 @@ def _axes(dim, ndim: int):
     """torch `dim` (None, int or sequence) -> NumPy axis, validated against ndim."""
     if dim is None:
         return None
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    dims = (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
     if ndim == 0 and all(d in (0, -1) for d in dims):
         return None
     for d in dims:
@@ -34,20 +32,20 @@ CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "s
                                 "masked_fill", "index", "pow", "angle"})
 
 
-def _contiguous(a: np.ndarray) -> np.ndarray:
+def _contiguous(a: xp.ndarray) -> xp.ndarray:
     """a in C order (copied only if it is not): torch's results of many ops are contiguous where
-    NumPy keeps an input's permuted layout. (np.ascontiguousarray would make a 0-d array 1-d.)"""
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    NumPy keeps an input's permuted layout. (xp.ascontiguousarray would make a 0-d array 1-d.)"""
+    return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
 
 
 def pow(a, b):
     # torch's `number ** x` of a permuted x is contiguous (its x ** number is not: contiguous is the
     # layout that always allows .view)
-    return _contiguous(np.power(a, b))
+    return _contiguous(xp.power(a, b))
 
 
 def angle(a):
-    return _contiguous(np.angle(a))  # torch's angle of a complex permuted tensor is contiguous
+    return _contiguous(xp.angle(a))  # torch's angle of a complex permuted tensor is contiguous
 
 
 def _dim(d, ndim: int) -> int:
@@ -60,58 +58,58 @@ def _dim(d, ndim: int) -> int:
 # -- element-wise ------------------------------------------------------------------------------
 def _scaled(b, alpha):
     # A Python scalar times alpha stays a Python (weak) scalar: float32 + 2.5 * 2 stays float32.
-    return b * alpha if type(b) in (int, float, complex, bool) else np.multiply(b, alpha)
+    return b * alpha if type(b) in (int, float, complex, bool) else xp.multiply(b, alpha)
 
 
 def add(a, b, alpha=1):
-    return np.add(a, b) if alpha == 1 else np.add(a, _scaled(b, alpha))
+    return xp.add(a, b) if alpha == 1 else xp.add(a, _scaled(b, alpha))
 
 
 def sub(a, b, alpha=1):
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, _scaled(b, alpha))
+    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, _scaled(b, alpha))
 
 
 def div(a, b, rounding_mode=None):
     if rounding_mode is None:
-        return np.true_divide(a, b)
+        return xp.true_divide(a, b)
     if rounding_mode == "floor":
-        return np.floor_divide(a, b)
+        return xp.floor_divide(a, b)
     if rounding_mode == "trunc":
-        q = np.true_divide(a, b)
-        return np.trunc(q).astype(np.result_type(a, b), copy=False)
+        q = xp.true_divide(a, b)
+        return xp.trunc(q).astype(xp.result_type(a, b), copy=False)
     raise OpError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
 
 
 def rsqrt(a):
-    return 1.0 / np.sqrt(a)
+    return 1.0 / xp.sqrt(a)
 
 
 def sigmoid(a):
     if a.dtype.kind == "c":  # scipy's expit is real-only
-        return 1.0 / (1.0 + np.exp(-a))
+        return 1.0 / (1.0 + xp.exp(-a))
     return sp.expit(a)
 
 
 def logit(a, eps=None):
     if eps is not None:
-        a = np.clip(a, eps, 1 - eps)
+        a = xp.clip(a, eps, 1 - eps)
     return sp.logit(a)
 
 
 def relu(a):
-    return np.maximum(a, 0)
+    return xp.maximum(a, 0)
 
 
 def sgn(a):
     if a.dtype.kind != "c":
-        return np.sign(a)
-    r = np.abs(a)
-    return np.where(r == 0, 0, a / np.where(r == 0, 1, r)).astype(a.dtype, copy=False)
+        return xp.sign(a)
+    r = xp.abs(a)
+    return xp.where(r == 0, 0, a / xp.where(r == 0, 1, r)).astype(a.dtype, copy=False)
 
 
 def conj(a):
     # Real arrays are their own conjugate: return them as is (the op is then a view).
-    return a if a.dtype.kind != "c" else np.conj(a)
+    return a if a.dtype.kind != "c" else xp.conj(a)
 
 
 def real(a):
@@ -128,18 +126,18 @@ def clamp(a, min=None, max=None):
     if min is None and max is None:
         raise OpError("At least one of 'min' or 'max' must not be None")
     if min is not None:
-        a = np.maximum(a, min)
+        a = xp.maximum(a, min)
     if max is not None:
-        a = np.minimum(a, max)
+        a = xp.minimum(a, max)
     return a
 
 
 def round(a, decimals=0):
-    return np.round(a, decimals)
+    return xp.round(a, decimals)
 
 
 def polygamma(n, a):
-    if np.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
+    if xp.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
         return polygamma_complex(n, a)
     return sp.polygamma(n, a)
 
@@ -147,7 +145,7 @@ def polygamma(n, a):
 def to(a, dtype=None, copy=False):
     if dtype is None:
         return a.copy() if copy else a
-    return a.astype(np.dtype(dtype), copy=copy)
+    return a.astype(xp.dtype(dtype), copy=copy)
 
 
 def clone(a):
@@ -160,34 +158,34 @@ def alias(a):
 
 def copy_from(a, src):
     """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
-    src = np.asarray(src)
+    src = xp.asarray(src)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
     try:
-        return np.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
+        return xp.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
     except ValueError:
         raise OpError(f"copy_: source of shape {src.shape} can't be broadcast to shape {a.shape}") from None
 
 
 def where(condition, a, b):
-    return np.where(np.asarray(condition, dtype=bool), a, b)
+    return xp.where(xp.asarray(condition, dtype=bool), a, b)
 
 
 # -- reductions --------------------------------------------------------------------------------
 def sum(a, dim=None, keepdim=False, dtype=None):
     # reductions over a permuted input: NumPy keeps its layout, torch's results are contiguous
-    return _contiguous(np.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+    return _contiguous(xp.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
     if a.dtype.kind not in "fc" and dtype is None:
         raise OpError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                       f"complex dtype. Got: {a.dtype}")
-    return _contiguous(np.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+    return _contiguous(xp.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
 def prod(a, dim=None, keepdim=False, dtype=None):
-    return _contiguous(np.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+    return _contiguous(xp.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
 def _no_identity(name: str, a, axes) -> None:
@@ -206,95 +204,95 @@ def _no_identity(name: str, a, axes) -> None:
 def amax(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amax", a, axes)
-    return _contiguous(np.amax(a, axis=axes, keepdims=keepdim))
+    return _contiguous(xp.amax(a, axis=axes, keepdims=keepdim))
 
 
 def amin(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amin", a, axes)
-    return _contiguous(np.amin(a, axis=axes, keepdims=keepdim))
+    return _contiguous(xp.amin(a, axis=axes, keepdims=keepdim))
 
 
 def _extremum_dim(a, dim, keepdim, arg):
-    """(values, int64 indices) of the extremum along dim that `arg` (np.argmax/np.argmin) picks."""
+    """(values, int64 indices) of the extremum along dim that `arg` (xp.argmax/xp.argmin) picks."""
     d = _dim(dim, a.ndim)
     if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
-    _no_identity("max" if arg is np.argmax else "min", a, (d,))
+        return a.copy(), xp.zeros((), xp.int64)
+    _no_identity("max" if arg is xp.argmax else "min", a, (d,))
     if a.size == 0:  # empty along other dimensions: empty results
         shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
-        return np.empty(shape, a.dtype), np.empty(shape, np.int64)
+        return xp.empty(shape, a.dtype), xp.empty(shape, xp.int64)
     idx = arg(a, axis=d, keepdims=True)
-    vals = np.take_along_axis(a, idx, axis=d)
+    vals = xp.take_along_axis(a, idx, axis=d)
     if not keepdim:
         idx, vals = idx.squeeze(d), vals.squeeze(d)
-    return vals, idx.astype(np.int64)
+    return vals, idx.astype(xp.int64)
 
 
 def max_dim(a, dim, keepdim=False):
-    return _extremum_dim(a, dim, keepdim, np.argmax)
+    return _extremum_dim(a, dim, keepdim, xp.argmax)
 
 
 def min_dim(a, dim, keepdim=False):
-    return _extremum_dim(a, dim, keepdim, np.argmin)
+    return _extremum_dim(a, dim, keepdim, xp.argmin)
 
 
 def _arg_extremum(name, arg, a, dim, keepdim):
     if dim is None:
         _no_identity(name, a, None)
-        r = np.asarray(arg(a), dtype=np.int64)
+        r = xp.asarray(arg(a), dtype=xp.int64)
         return r.reshape((1,) * a.ndim) if keepdim else r
     d = _dim(dim, a.ndim)
     if a.ndim == 0:
-        return np.zeros((), np.int64)
+        return xp.zeros((), xp.int64)
     _no_identity(name, a, (d,))
     if a.size == 0:
-        return np.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:], np.int64)
-    return arg(a, axis=d, keepdims=keepdim).astype(np.int64, copy=False)
+        return xp.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:], xp.int64)
+    return arg(a, axis=d, keepdims=keepdim).astype(xp.int64, copy=False)
 
 
 def argmax(a, dim=None, keepdim=False):
-    return _arg_extremum("argmax", np.argmax, a, dim, keepdim)
+    return _arg_extremum("argmax", xp.argmax, a, dim, keepdim)
 
 
 def argmin(a, dim=None, keepdim=False):
-    return _arg_extremum("argmin", np.argmin, a, dim, keepdim)
+    return _arg_extremum("argmin", xp.argmin, a, dim, keepdim)
 
 
 def var(a, dim=None, correction=1, keepdim=False):
     ax = _axes(dim, a.ndim)
-    return _contiguous(np.var(a, axis=ax, ddof=correction, keepdims=keepdim))
+    return _contiguous(xp.var(a, axis=ax, ddof=correction, keepdims=keepdim))
 
 
 def std(a, dim=None, correction=1, keepdim=False):
     ax = _axes(dim, a.ndim)
-    return _contiguous(np.std(a, axis=ax, ddof=correction, keepdims=keepdim))
+    return _contiguous(xp.std(a, axis=ax, ddof=correction, keepdims=keepdim))
 
 
 def norm(a, p=2, dim=None, keepdim=False):
     ax = _axes(dim, a.ndim)
-    x = np.abs(a)
+    x = xp.abs(a)
     if p == 2:
-        return np.sqrt(np.sum(x * x, axis=ax, keepdims=keepdim))
-    if p == np.inf:
-        return np.amax(x, axis=ax, keepdims=keepdim)
-    if p == -np.inf:
-        return np.amin(x, axis=ax, keepdims=keepdim)
+        return xp.sqrt(xp.sum(x * x, axis=ax, keepdims=keepdim))
+    if p == xp.inf:
+        return xp.amax(x, axis=ax, keepdims=keepdim)
+    if p == -xp.inf:
+        return xp.amin(x, axis=ax, keepdims=keepdim)
     if p == 0:
-        return np.sum(x != 0, axis=ax, keepdims=keepdim).astype(x.dtype)
+        return xp.sum(x != 0, axis=ax, keepdims=keepdim).astype(x.dtype)
     if p == 1:
-        return np.sum(x, axis=ax, keepdims=keepdim)
-    return np.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+        return xp.sum(x, axis=ax, keepdims=keepdim)
+    return xp.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
 
 
 def logsumexp(a, dim, keepdim=False):
     axes = _axes(dim, a.ndim)
     if a.ndim == 0:  # torch: a 0-d input stays 0-d, with or without keepdim
-        return np.asarray(sp.logsumexp(a))
+        return xp.asarray(sp.logsumexp(a))
     if a.size == 0:  # SciPy fails on some empty inputs: log(sum(exp(.))) is exact there (-inf or empty)
-        with np.errstate(divide="ignore"):
-            return _contiguous(np.asarray(np.log(np.sum(np.exp(a), axis=axes, keepdims=keepdim))))
-    return _contiguous(np.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
+        with xp.errstate(divide="ignore"):
+            return _contiguous(xp.asarray(xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))))
+    return _contiguous(xp.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
 
 
 def softmax(a, dim, dtype=None):
@@ -302,7 +300,7 @@ def softmax(a, dim, dtype=None):
         a = a.astype(dtype)
     d = _dim(dim, a.ndim)
     if a.size == 0:  # SciPy has no identity for the max it subtracts: the empty result directly
-        return np.exp(a)
+        return xp.exp(a)
     # (reshaped: SciPy makes a 0-d input 1-d; contiguous: NumPy keeps a permuted layout, torch not)
     return _contiguous(sp.softmax(a, axis=d)).reshape(a.shape)
 
@@ -312,30 +310,30 @@ def log_softmax(a, dim, dtype=None):
         a = a.astype(dtype)
     d = _dim(dim, a.ndim)
     if a.size == 0:
-        return np.exp(a)
+        return xp.exp(a)
     return _contiguous(sp.log_softmax(a, axis=d)).reshape(a.shape)
 
 
 def cumsum(a, dim, dtype=None):
     if a.ndim == 0:  # NumPy flattens 0-d input to shape (1,); torch keeps it 0-d
         _dim(dim, 0)
-        return a.astype(dtype if dtype is not None else np.cumsum(a[None]).dtype, copy=True)
+        return a.astype(dtype if dtype is not None else xp.cumsum(a[None]).dtype, copy=True)
     # NumPy keeps a permuted input's layout; torch's result is contiguous (so .view(-1) works)
-    return _contiguous(np.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype))
+    return _contiguous(xp.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype))
 
 
 def cumprod(a, dim, dtype=None):
     if a.ndim == 0:
         _dim(dim, 0)
-        return a.astype(dtype if dtype is not None else np.cumprod(a[None]).dtype, copy=True)
-    return _contiguous(np.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype))
+        return a.astype(dtype if dtype is not None else xp.cumprod(a[None]).dtype, copy=True)
+    return _contiguous(xp.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype))
 
 
 # -- linear algebra -------------------------------------------------------------------------------
 def matmul(a, b):
     if a.ndim == 0 or b.ndim == 0:
         raise OpError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
-    return np.matmul(a, b)
+    return xp.matmul(a, b)
 
 
 def _need(name, a, nd):
@@ -346,7 +344,7 @@ def _need(name, a, nd):
 def mm(a, b):
     _need("mm", a, 2)
     _need("mm", b, 2)
-    return np.matmul(a, b)
+    return xp.matmul(a, b)
 
 
 def bmm(a, b):
@@ -354,7 +352,7 @@ def bmm(a, b):
     _need("bmm", b, 3)
     if a.shape[0] != b.shape[0]:
         raise OpError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
-    return np.matmul(a, b)
+    return xp.matmul(a, b)
 
 
 def dot(a, b):
@@ -362,17 +360,17 @@ def dot(a, b):
     _need("dot", b, 1)
     if a.shape != b.shape:
         raise OpError(f"dot: inconsistent tensor size, expected tensors of shape {a.shape} and {b.shape} to match")
-    return np.dot(a, b)
+    return xp.dot(a, b)
 
 
 def outer(a, b):
     _need("outer", a, 1)
     _need("outer", b, 1)
-    return np.multiply.outer(a, b)
+    return xp.multiply.outer(a, b)
 
 
 def einsum(equation, tensors):
-    return np.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
+    return xp.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
 
 
 # -- shape ops ------------------------------------------------------------------------------------
@@ -381,36 +379,36 @@ def cat(tensors, dim=0):
         raise OpValueError("cat: expected a non-empty list of Tensors")
     arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
-    return _contiguous(np.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
+    return _contiguous(xp.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
 
 
 def stack(tensors, dim=0):
     if len(tensors) == 0:
         raise OpValueError("stack: expected a non-empty list of Tensors")
-    return _contiguous(np.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
+    return _contiguous(xp.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
 
 
 def flip(a, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return np.flip(a, axis=_axes(dims, a.ndim)).copy()
+    return xp.flip(a, axis=_axes(dims, a.ndim)).copy()
 
 
 def roll(a, shifts, dims=None):
     if dims is None:
-        return np.roll(a.reshape(-1), shifts).reshape(a.shape)
-    return _contiguous(np.roll(a, shifts, axis=_axes(dims, a.ndim)))
+        return xp.roll(a.reshape(-1), shifts).reshape(a.shape)
+    return _contiguous(xp.roll(a, shifts, axis=_axes(dims, a.ndim)))
 
 
 def tril(a, diagonal=0):
-    return _contiguous(np.tril(a, diagonal))
+    return _contiguous(xp.tril(a, diagonal))
 
 
 def triu(a, diagonal=0):
-    return _contiguous(np.triu(a, diagonal))
+    return _contiguous(xp.triu(a, diagonal))
 
 
 def _index_array(index, name):
-    index = np.asarray(index)
+    index = xp.asarray(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index (got {index.dtype})")
     return index
@@ -439,20 +437,20 @@ def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
         if lo < 0 or hi >= full[d]:
             bad = lo if lo < 0 else hi
             raise OpError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {full[d]}")
-    pos = list(np.ix_(*[np.arange(n) for n in ishape]))
+    pos = list(xp.ix_(*[xp.arange(n) for n in ishape]))
     pos[d] = index.reshape(ishape)
     return tuple(pos), ishape
 
 
 def gather(a, dim, index):
     pos, _ = _gather_positions(a.shape, dim, index, "gather")
-    return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(np.shape(index))
+    return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(xp.shape(index))
 
 
 def gather_backward(grad, dim, index, shape):
     pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
-    out = np.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
-    np.add.at(out, pos, np.reshape(grad, ishape))
+    out = xp.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
+    xp.add.at(out, pos, xp.reshape(grad, ishape))
     return out.reshape(tuple(shape))
 
 
@@ -460,27 +458,27 @@ def index_select(a, dim, index):
     index = _index_array(index, "index_select")
     if index.ndim > 1:
         raise OpError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
-    return np.take(a, index.reshape(-1), axis=_dim(dim, a.ndim))
+    return xp.take(a, index.reshape(-1), axis=_dim(dim, a.ndim))
 
 
 def index_select_backward(grad, dim, index, shape):
-    out = np.zeros(shape, dtype=grad.dtype)
+    out = xp.zeros(shape, dtype=grad.dtype)
     d = _dim(dim, len(shape))
     sl = [slice(None)] * len(shape)
-    sl[d] = np.asarray(index).reshape(-1)
-    np.add.at(out, tuple(sl), grad)
+    sl[d] = xp.asarray(index).reshape(-1)
+    xp.add.at(out, tuple(sl), grad)
     return out
 
 
 def masked_fill(a, mask, value):
-    mask = np.asarray(mask)
-    if mask.dtype != np.bool_:
+    mask = xp.asarray(mask)
+    if mask.dtype != xp.bool_:
         raise OpError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
-    value = np.asarray(value)
+    value = xp.asarray(value)
     if value.ndim != 0:
         raise OpError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                       f"{value.ndim} dimension(s)")
-    return _contiguous(np.where(mask, value.astype(a.dtype), a))
+    return _contiguous(xp.where(mask, value.astype(a.dtype), a))
 
 
 def index(a, indices):
@@ -488,15 +486,15 @@ def index(a, indices):
 
 
 def index_backward(grad, shape, indices):
-    out = np.zeros(shape, dtype=grad.dtype)
-    np.add.at(out, indices, grad)
+    out = xp.zeros(shape, dtype=grad.dtype)
+    xp.add.at(out, indices, grad)
     return out
 
 
 def index_put(a, indices, values, accumulate=False):
     out = a.copy()
     if accumulate:
-        np.add.at(out, indices, values)
+        xp.add.at(out, indices, values)
     else:
         out[indices] = values
     return out
@@ -520,23 +518,23 @@ def _infer(shape, size):
     if shape.count(-1) > 1:
         raise OpError("only one dimension can be inferred")
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1]))
+        known = int(xp.prod([s for s in shape if s != -1]))
         if known == 0 or size % known:
             raise OpError(f"shape {shape} is invalid for input of size {size}")
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if int(np.prod(shape)) != size:
+    if int(xp.prod(shape)) != size:
         raise OpError(f"shape {shape} is invalid for input of size {size}")
     return shape
 
 
 def reshape(a, shape):
-    return np.reshape(a, _infer(tuple(shape), a.size))
+    return xp.reshape(a, _infer(tuple(shape), a.size))
 
 
 def transpose(a, dim0, dim1):
     if a.ndim == 0:
         return a.view()
-    return np.swapaxes(a, _dim(dim0, a.ndim), _dim(dim1, a.ndim))
+    return xp.swapaxes(a, _dim(dim0, a.ndim), _dim(dim1, a.ndim))
 
 
 def permute(a, dims):
@@ -544,7 +542,7 @@ def permute(a, dims):
     if len(dims) != a.ndim:
         raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a "
                       f"{a.ndim}-D tensor")
-    return np.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
+    return xp.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
 
 
 def t(a):
@@ -556,19 +554,19 @@ def t(a):
 def mT(a):
     if a.ndim < 2:
         raise OpError(f"tensor.mT is only supported on matrices or batches of matrices. Got {a.ndim}-D tensor.")
-    return np.swapaxes(a, -1, -2)
+    return xp.swapaxes(a, -1, -2)
 
 
 def squeeze(a, dim=None):
     if dim is None:
-        return np.squeeze(a)
+        return xp.squeeze(a)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     ax = tuple(d for d in (_axes(dims, a.ndim) or ()) if a.shape[d] == 1)
-    return np.squeeze(a, axis=ax) if ax else a.view()
+    return xp.squeeze(a, axis=ax) if ax else a.view()
 
 
 def unsqueeze(a, dim):
-    return np.expand_dims(a, _dim(dim, a.ndim + 1))
+    return xp.expand_dims(a, _dim(dim, a.ndim + 1))
 
 
 def expand(a, sizes):
@@ -579,13 +577,13 @@ def expand(a, sizes):
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     try:
-        r = np.broadcast_to(a, shape)
+        r = xp.broadcast_to(a, shape)
     except ValueError:
         raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
                       "non-singleton dimensions") from None
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; dispatch._write refuses one whose elements overlap (a zero stride), as torch does.
-    return np.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
@@ -599,7 +597,7 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
-    d = np.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+    d = xp.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
     if a.flags.writeable:
         d.flags.writeable = True  # NumPy hands out a read-only view; torch's diagonal can be written through
     return d
@@ -639,7 +637,7 @@ def view_region(out, steps):
     v = out
     for fn, args in steps:  # steps hold the public view functions; replay their kernels
         v = _ARRAY_VIEW[fn.__name__](v, *args)
-        if not v.flags.writeable:  # np.diagonal is read-only, though its memory is out's
+        if not v.flags.writeable:  # xp.diagonal is read-only, though its memory is out's
             v.flags.writeable = True
     return v
 
@@ -656,7 +654,7 @@ def view_scatter(a, src, steps):
 
 def view_embed(src, shape, steps):
     """Zeros of `shape` with src written where the view `steps` looks."""
-    return _write_view(np.zeros(shape, dtype=src.dtype), src, steps)
+    return _write_view(xp.zeros(shape, dtype=src.dtype), src, steps)
 
 
 _ARRAY_VIEW = {}

@@ -10,10 +10,7 @@ and its inputs' shapes.
 """
 from __future__ import annotations
 
-import numpy as np
-import scipy.linalg as sla
-import scipy.special as sp
-
+from .backend import sla, sp, xp
 from .errors import OpError
 
 __all__ = [
@@ -47,40 +44,40 @@ def _singular_error(e):
 
 
 def _c(dtype):
-    return np.result_type(dtype, np.complex64)
+    return xp.result_type(dtype, xp.complex64)
 
 
 # -- inverse, determinants, solves -----------------------------------------------------------------
 def inverse(a):
     _square(a)
     try:
-        return np.linalg.inv(a)
-    except np.linalg.LinAlgError as e:
+        return xp.linalg.inv(a)
+    except xp.linalg.LinAlgError as e:
         raise _singular_error(e) from None
 
 
 def det(a):
     _square(a)
-    return np.linalg.det(a)
+    return xp.linalg.det(a)
 
 
 def logdet(a):
     _square(a)
-    sign, logabs = np.linalg.slogdet(a)
+    sign, logabs = xp.linalg.slogdet(a)
     if a.dtype.kind == "c":
-        return np.log(sign) + logabs
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sign < 0, np.nan, np.where(sign == 0, -np.inf, logabs)).astype(a.dtype)
+        return xp.log(sign) + logabs
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        return xp.where(sign < 0, xp.nan, xp.where(sign == 0, -xp.inf, logabs)).astype(a.dtype)
 
 
 def slogdet_sign(a):
     _square(a)
-    return np.linalg.slogdet(a)[0]
+    return xp.linalg.slogdet(a)[0]
 
 
 def slogdet_logabs(a):
     _square(a)
-    return np.linalg.slogdet(a)[1]
+    return xp.linalg.slogdet(a)[1]
 
 
 def solve(a, b):
@@ -90,8 +87,8 @@ def solve(a, b):
     if b.shape[-2] != a.shape[-1]:
         raise OpError(f"incompatible shapes: A is {a.shape}, B is {b.shape} (B.shape[-2] must be {a.shape[-1]})")
     try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError as e:
+        return xp.linalg.solve(a, b)
+    except xp.linalg.LinAlgError as e:
         raise _singular_error(e) from None
 
 
@@ -102,32 +99,32 @@ def solve_triangular(a, b, upper, left=True, unitriangular=False):
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise OpError(f"incompatible shapes: A is {a.shape}, B is {b.shape} (left={left})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return np.swapaxes(solve_triangular(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not upper, True,
+        return xp.swapaxes(solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True,
                                             unitriangular), -1, -2)
     # NumPy's batched LU solve on the masked triangle: one vectorised call for the whole batch
-    t = np.triu(a) if upper else np.tril(a)
+    t = xp.triu(a) if upper else xp.tril(a)
     if unitriangular:
-        eye = np.eye(n, dtype=t.dtype)
-        t = t - np.diagonal(t, 0, -2, -1)[..., None] * eye + eye
-    if np.any(np.diagonal(t, 0, -2, -1) == 0):
+        eye = xp.eye(n, dtype=t.dtype)
+        t = t - xp.diagonal(t, 0, -2, -1)[..., None] * eye + eye
+    if xp.any(xp.diagonal(t, 0, -2, -1) == 0):
         raise OpError("the triangular matrix is singular (a zero on its diagonal)")
-    return np.linalg.solve(t, b)
+    return xp.linalg.solve(t, b)
 
 
 def cholesky(a, upper=False):
     _square(a)
     try:
-        low = np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
+        low = xp.linalg.cholesky(a)
+    except xp.linalg.LinAlgError:
         raise OpError("the input is not positive-definite (Cholesky factorisation failed)") from None
-    return np.swapaxes(low, -1, -2).conj() if upper else low
+    return xp.swapaxes(low, -1, -2).conj() if upper else low
 
 
 # -- factorisations (packed) ----------------------------------------------------------------------
 def _pack(parts, dtype, batch):
     nb = len(batch)
-    flat = [np.asarray(p, dtype=dtype).reshape(batch + (int(np.prod(p.shape[nb:])),)) for p in parts]
-    return np.concatenate(flat, axis=-1)
+    flat = [xp.asarray(p, dtype=dtype).reshape(batch + (int(xp.prod(p.shape[nb:])),)) for p in parts]
+    return xp.concatenate(flat, axis=-1)
 
 
 def eigh_packed(a, UPLO="L"):
@@ -135,7 +132,7 @@ def eigh_packed(a, UPLO="L"):
     _square(a)
     if UPLO not in ("L", "U"):
         raise OpError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
-    w, v = np.linalg.eigh(a, UPLO)
+    w, v = xp.linalg.eigh(a, UPLO)
     return _pack([w, v], v.dtype, a.shape[:-2])
 
 
@@ -143,38 +140,38 @@ def eigvalsh(a, UPLO="L"):
     _square(a)
     if UPLO not in ("L", "U"):
         raise OpError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
-    return np.linalg.eigvalsh(a, UPLO)
+    return xp.linalg.eigvalsh(a, UPLO)
 
 
 def svd_packed(a):
     """[U (m*k), S (k), Vh (k*n)] per matrix, reduced SVD (k = min(m, n))."""
     _matrix(a)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
     return _pack([u, s, vh], u.dtype, a.shape[:-2])
 
 
 def svdvals(a):
     _matrix(a)
-    return np.linalg.svd(a, compute_uv=False)
+    return xp.linalg.svd(a, compute_uv=False)
 
 
 def qr_packed(a):
     """[Q (m*k), R (k*n)] per matrix, reduced QR."""
     _matrix(a)
-    q, r = np.linalg.qr(a, mode="reduced")
+    q, r = xp.linalg.qr(a, mode="reduced")
     return _pack([q, r], q.dtype, a.shape[:-2])
 
 
 def eig_packed(a):
     """[eigenvalues (n), eigenvectors (n*n)] per matrix, always complex (torch's convention)."""
     _square(a)
-    w, v = np.linalg.eig(a)
+    w, v = xp.linalg.eig(a)
     return _pack([w, v], _c(a.dtype), a.shape[:-2])
 
 
 def eigvals(a):
     _square(a)
-    return np.linalg.eigvals(a).astype(_c(a.dtype))
+    return xp.linalg.eigvals(a).astype(_c(a.dtype))
 
 
 def lu_packed(a):
@@ -183,14 +180,14 @@ def lu_packed(a):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    a2 = a.reshape((int(np.prod(batch)), m, n))
-    p = np.empty((a2.shape[0], m, m), a.dtype)
-    low = np.empty((a2.shape[0], m, k), a.dtype)
-    up = np.empty((a2.shape[0], k, n), a.dtype)
+    a2 = a.reshape((int(xp.prod(batch)), m, n))
+    p = xp.empty((a2.shape[0], m, m), a.dtype)
+    low = xp.empty((a2.shape[0], m, k), a.dtype)
+    up = xp.empty((a2.shape[0], k, n), a.dtype)
     for i in range(a2.shape[0] if k else 0):
         p[i], low[i], up[i] = sla.lu(a2[i], check_finite=False)
     if not k:  # no pivots: P is the identity
-        p[:] = np.eye(m, dtype=a.dtype)
+        p[:] = xp.eye(m, dtype=a.dtype)
     return _pack([p.reshape(batch + (m, m)), low.reshape(batch + (m, k)), up.reshape(batch + (k, n))], a.dtype, batch)
 
 
@@ -198,38 +195,38 @@ def matrix_exp(a):
     _square(a)
     if a.shape[-1] == 0 or a.size == 0:
         return a.copy()
-    return np.asarray(sla.expm(a), dtype=a.dtype)
+    return xp.asarray(sla.expm(a), dtype=a.dtype)
 
 
 def _rank_tol(s, a, atol, rtol):
     """torch's cut-off: max(atol, rtol * largest singular value); rtol = eps * max(m, n) by default."""
     if atol is None and rtol is None:
-        rtol = np.finfo(a.dtype).eps * max(a.shape[-2:])
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    return np.maximum(0.0 if atol is None else atol, (0.0 if rtol is None else rtol) * smax)
+        rtol = xp.finfo(a.dtype).eps * max(a.shape[-2:])
+    smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
+    return xp.maximum(0.0 if atol is None else atol, (0.0 if rtol is None else rtol) * smax)
 
 
 def pinv(a, atol=None, rtol=None, hermitian=False):
     _matrix(a)
     if hermitian:
         _square(a)
-        w, v = np.linalg.eigh(a)
-        tol = _rank_tol(np.abs(w), a, atol, rtol)
-        with np.errstate(divide="ignore"):
-            inv = np.where(np.abs(w) > tol, 1.0 / np.where(w == 0, 1.0, w), 0.0)
-        return np.asarray((v * inv[..., None, :]) @ np.swapaxes(v, -1, -2).conj(), dtype=a.dtype)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+        w, v = xp.linalg.eigh(a)
+        tol = _rank_tol(xp.abs(w), a, atol, rtol)
+        with xp.errstate(divide="ignore"):
+            inv = xp.where(xp.abs(w) > tol, 1.0 / xp.where(w == 0, 1.0, w), 0.0)
+        return xp.asarray((v * inv[..., None, :]) @ xp.swapaxes(v, -1, -2).conj(), dtype=a.dtype)
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
     tol = _rank_tol(s, a, atol, rtol)
-    with np.errstate(divide="ignore"):
-        inv = np.where(s > tol, 1.0 / np.where(s == 0, 1.0, s), 0.0)
-    return np.asarray(np.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * np.swapaxes(u, -1, -2).conj()),
+    with xp.errstate(divide="ignore"):
+        inv = xp.where(s > tol, 1.0 / xp.where(s == 0, 1.0, s), 0.0)
+    return xp.asarray(xp.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * xp.swapaxes(u, -1, -2).conj()),
                       dtype=a.dtype)
 
 
 def matrix_rank(a, atol=None, rtol=None, hermitian=False):
     _matrix(a)
-    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
-    return (s > _rank_tol(s, a, atol, rtol)).sum(-1).astype(np.int64)
+    s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+    return (s > _rank_tol(s, a, atol, rtol)).sum(-1).astype(xp.int64)
 
 
 def diag_embed(a, offset=0, dim1=-2, dim2=-1):
@@ -238,8 +235,8 @@ def diag_embed(a, offset=0, dim1=-2, dim2=-1):
     d1, d2 = dim1 % nd, dim2 % nd
     if d1 == d2:
         raise OpError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
-    idx = np.arange(a.shape[-1])
+    out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    idx = xp.arange(a.shape[-1])
     r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
     out[..., r, c] = a
     # out has the new dims last; move them to (d1, d2)
@@ -247,7 +244,7 @@ def diag_embed(a, offset=0, dim1=-2, dim2=-1):
     order = [0] * nd
     for src, dst in enumerate(rest + [d1, d2]):
         order[dst] = src
-    return np.ascontiguousarray(np.transpose(out, order))
+    return xp.ascontiguousarray(xp.transpose(out, order))
 
 
 # -- FFT ------------------------------------------------------------------------------------------------
@@ -260,7 +257,7 @@ def _norm(norm):
 def fft_c2c(a, dim, norm=None, forward=True):
     """Complex-to-complex transform over dims (no resizing)."""
     _float(a)
-    f = np.fft.fftn if forward else np.fft.ifftn
+    f = xp.fft.fftn if forward else xp.fft.ifftn
     out = f(a, axes=tuple(dim), norm=_norm(norm))
     return out.astype(_c(a.dtype), copy=False)
 
@@ -269,7 +266,7 @@ def fft_r2c(a, dim, norm=None):
     """Real-to-complex (one-sided) transform over dims, the last halved."""
     if a.dtype.kind != "f":
         raise OpError(f"expected a real floating input, got dtype {a.dtype}")
-    return np.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
+    return xp.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
 
 
 def fft_c2r(a, dim, norm=None, last_dim_size=None):
@@ -277,8 +274,8 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     _float(a)
     dim = tuple(dim)
     s = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
-    out = np.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
-    real = np.finfo(a.dtype).dtype if a.dtype.kind in "fc" else np.float64
+    out = xp.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
+    real = xp.finfo(a.dtype).dtype if a.dtype.kind in "fc" else xp.float64
     return out.astype(real, copy=False)
 
 
@@ -308,11 +305,11 @@ def hurwitz_zeta_complex(s: int, z):
     """zeta(s, z) = sum_k (z + k)^-s for an integer s >= 2 and complex z (SciPy's zeta is real only):
     the first terms summed until Re(z + N) >= 20, then the Euler-Maclaurin expansion
     w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! (s)_(2j-1) w^(-s-2j+1), accurate to ~1e-15."""
-    z = np.asarray(z)
-    out = np.zeros(z.shape, np.result_type(z.dtype, np.complex64))
-    lo = float(np.min(z.real)) if z.size else 20.0
-    shift = int(max(0.0, np.ceil(20.0 - lo)))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    z = xp.asarray(z)
+    out = xp.zeros(z.shape, xp.result_type(z.dtype, xp.complex64))
+    lo = float(xp.min(z.real)) if z.size else 20.0
+    shift = int(max(0.0, xp.ceil(20.0 - lo)))
+    with xp.errstate(divide="ignore", invalid="ignore"):
         for k in range(shift):
             out += (z + k) ** (-s)
         w = z + shift
@@ -330,4 +327,4 @@ def polygamma_complex(n: int, z):
     """psi^(n)(z) for complex z: psi for n = 0, else (-1)^(n+1) n! zeta(n + 1, z)."""
     if n == 0:
         return sp.psi(z)
-    return (-1) ** (n + 1) * float(np.prod(np.arange(1, n + 1))) * hurwitz_zeta_complex(n + 1, z)
+    return (-1) ** (n + 1) * float(xp.prod(xp.arange(1, n + 1))) * hurwitz_zeta_complex(n + 1, z)

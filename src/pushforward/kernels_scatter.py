@@ -6,8 +6,7 @@ index_copy write the last value, the reductions combine all of them.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .backend import xp
 from .errors import check_dim as _dim
 from .errors import OpError
 
@@ -19,7 +18,7 @@ _REDUCE = ("sum", "prod", "mean", "amax", "amin")
 def _positions(name, a, dim, index, src=None):
     """Index tuple addressing self for every element of `index` (dim replaced by index), the
     matching slice of src."""
-    index = np.asarray(index)
+    index = xp.asarray(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     d = _dim(dim, a.ndim, name)
@@ -28,7 +27,7 @@ def _positions(name, a, dim, index, src=None):
             raise OpError(f"{name}(): index of shape {index.shape} for a 0-d self")
         index = index.reshape(1) if index.ndim else index.reshape(1)
         a1 = a.reshape(1)
-        return _positions(name, a1, 0, index, None if src is None else np.asarray(src).reshape(-1))
+        return _positions(name, a1, 0, index, None if src is None else xp.asarray(src).reshape(-1))
     if index.ndim != a.ndim:
         raise OpError(f"{name}(): Index tensor must have the same number of dimensions as self tensor "
                       f"(index shape {index.shape}, self shape {a.shape})")
@@ -36,27 +35,27 @@ def _positions(name, a, dim, index, src=None):
         if i != d and index.shape[i] > a.shape[i]:
             raise OpError(f"{name}(): Expected index {index.shape} to be smaller than self {a.shape} apart from "
                           f"dimension {d}")
-    if src is not None and np.ndim(src) > 0:
-        src = np.asarray(src)
+    if src is not None and xp.ndim(src) > 0:
+        src = xp.asarray(src)
         if src.ndim != a.ndim or any(index.shape[i] > src.shape[i] for i in range(a.ndim)):
             raise OpError(f"{name}(): Expected index {index.shape} to be smaller than src {src.shape}")
     n = a.shape[d]
     if index.size and (index.min() < -n or index.max() >= n):
         raise OpError(f"{name}(): index {int(index.max() if index.max() >= n else index.min())} is out of bounds "
                       f"for dimension {d} with size {n}")
-    idx = list(np.indices(index.shape, sparse=True))
+    idx = list(xp.indices(index.shape, sparse=True))
     idx[d] = index % n if n else index
-    pos = tuple(np.broadcast_arrays(*idx))
+    pos = tuple(xp.broadcast_arrays(*idx))
     if src is None:
         return pos, None
-    src = np.asarray(src)
+    src = xp.asarray(src)
     if src.ndim == 0:
-        return pos, np.broadcast_to(src, index.shape)
+        return pos, xp.broadcast_to(src, index.shape)
     return pos, src[tuple(slice(0, s) for s in index.shape)]
 
 
 def _out(a, src):
-    return a.astype(np.result_type(a, src), copy=True) if np.ndim(src) else a.copy()
+    return a.astype(xp.result_type(a, src), copy=True) if xp.ndim(src) else a.copy()
 
 
 def scatter(a, dim, index, src):
@@ -73,15 +72,15 @@ def scatter(a, dim, index, src):
 def scatter_add(a, dim, index, src):
     pos, vals = _positions("scatter_add", a, dim, index, src)
     out = a.copy().reshape(a.shape if a.ndim else (1,))
-    np.add.at(out, pos, vals)
+    xp.add.at(out, pos, vals)
     return out.reshape(a.shape)
 
 
 def scatter_count(a, dim, index):
     """How many index entries land on each position of self (as self's dtype)."""
     pos, _ = _positions("scatter_reduce", a, dim, index)
-    out = np.zeros(a.shape if a.ndim else (1,), a.dtype)
-    np.add.at(out, pos, 1)
+    out = xp.zeros(a.shape if a.ndim else (1,), a.dtype)
+    xp.add.at(out, pos, 1)
     return out.reshape(a.shape)
 
 
@@ -91,28 +90,28 @@ def scatter_reduce(a, dim, index, src, reduce, include_self=True):
     pos, vals = _positions("scatter_reduce", a, dim, index, src)
     out = a.copy().reshape(a.shape if a.ndim else (1,))
     if not include_self:
-        ident = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
+        ident = {"sum": 0, "mean": 0, "prod": 1, "amax": -xp.inf, "amin": xp.inf}[reduce]
         out[pos] = ident
     if reduce in ("sum", "mean"):
-        np.add.at(out, pos, vals)
+        xp.add.at(out, pos, vals)
         if reduce == "mean":
-            cnt = np.zeros(out.shape, np.int64)
-            np.add.at(cnt, pos, 1)
+            cnt = xp.zeros(out.shape, xp.int64)
+            xp.add.at(cnt, pos, 1)
             cnt = cnt + (1 if include_self else 0)
-            out = np.where(cnt > 0, out / np.maximum(cnt, 1), out)
+            out = xp.where(cnt > 0, out / xp.maximum(cnt, 1), out)
             if out.dtype.kind in "iu":
                 out = out.astype(a.dtype)
     elif reduce == "prod":
-        np.multiply.at(out, pos, vals)
+        xp.multiply.at(out, pos, vals)
     elif reduce == "amax":
-        np.maximum.at(out, pos, vals)
+        xp.maximum.at(out, pos, vals)
     else:
-        np.minimum.at(out, pos, vals)
+        xp.minimum.at(out, pos, vals)
     return out.astype(a.dtype, copy=False).reshape(a.shape)
 
 
 def _index_slices(name, a, dim, index, source=None):
-    index = np.asarray(index)
+    index = xp.asarray(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.ndim > 1:
@@ -124,11 +123,11 @@ def _index_slices(name, a, dim, index, source=None):
         raise OpError(f"{name}(): index out of range for dimension {d} of size {n} (index {index.tolist()})")
     sl = [slice(None)] * max(a.ndim, 1)
     sl[d] = index
-    if source is not None and np.ndim(source) > 0:
+    if source is not None and xp.ndim(source) > 0:
         want = list(a.shape)
         want[d] = index.size
-        if tuple(np.shape(source)) != tuple(want):
-            raise OpError(f"{name}(): source of shape {np.shape(source)} does not match self {a.shape} with "
+        if tuple(xp.shape(source)) != tuple(want):
+            raise OpError(f"{name}(): source of shape {xp.shape(source)} does not match self {a.shape} with "
                           f"{index.size} indices along dim {d} (expected {tuple(want)})")
     return tuple(sl)
 
@@ -136,20 +135,20 @@ def _index_slices(name, a, dim, index, source=None):
 def index_add(a, dim, index, source, alpha=1):
     sl = _index_slices("index_add", a, dim, index, source)
     out = a.copy().reshape(a.shape if a.ndim else (1,))
-    np.add.at(out, sl, source if alpha == 1 else np.multiply(source, alpha))
+    xp.add.at(out, sl, source if alpha == 1 else xp.multiply(source, alpha))
     return out.reshape(a.shape)
 
 
 def index_copy(a, dim, index, source):
     sl = _index_slices("index_copy", a, dim, index, source)
     out = a.copy().reshape(a.shape if a.ndim else (1,))
-    out[sl] = np.reshape(source, out[sl].shape)
+    out[sl] = xp.reshape(source, out[sl].shape)
     return out.reshape(a.shape)
 
 
 def index_fill(a, dim, index, value):
-    if np.ndim(value):
-        raise OpError(f"index_fill(): only supports a 0-dimensional value tensor, got shape {np.shape(value)}")
+    if xp.ndim(value):
+        raise OpError(f"index_fill(): only supports a 0-dimensional value tensor, got shape {xp.shape(value)}")
     sl = _index_slices("index_fill", a, dim, index)
     out = a.copy().reshape(a.shape if a.ndim else (1,))
     out[sl] = value

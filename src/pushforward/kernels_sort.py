@@ -7,8 +7,7 @@ smallest most frequent value and its last index.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .backend import xp
 from .errors import check_dim as _dim
 from .errors import OpError
 
@@ -17,20 +16,20 @@ __all__ = ["sort", "topk", "kthvalue", "logcumsumexp", "cum_extremum_indices", "
 
 def _argsort(a, d: int, descending: bool):
     if not descending:
-        return np.argsort(a, axis=d, kind="stable")
+        return xp.argsort(a, axis=d, kind="stable")
     # stable and descending: sort the reversed array, reverse the order back, map the indices
     n = a.shape[d]
-    return n - 1 - np.flip(np.argsort(np.flip(a, d), axis=d, kind="stable"), d)
+    return n - 1 - xp.flip(xp.argsort(xp.flip(a, d), axis=d, kind="stable"), d)
 
 
 def sort(a, dim=-1, descending=False, stable=False):
     d = _dim(dim, a.ndim, "sort")
     if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
+        return a.copy(), xp.zeros((), xp.int64)
     if a.dtype.kind == "c":
         raise OpError(f"sort: complex tensors can't be sorted (got dtype {a.dtype})")
     idx = _argsort(a, d, descending)
-    return np.take_along_axis(a, idx, d), idx.astype(np.int64)
+    return xp.take_along_axis(a, idx, d), idx.astype(xp.int64)
 
 
 def topk(a, k, dim=-1, largest=True, sorted=True):
@@ -39,7 +38,7 @@ def topk(a, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise OpError(f"topk: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
     if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
+        return a.copy(), xp.zeros((), xp.int64)
     vals, idx = sort(a, d, descending=largest)
     sl = [slice(None)] * a.ndim
     sl[d] = slice(0, k)
@@ -52,7 +51,7 @@ def kthvalue(a, k, dim=-1, keepdim=False):
     if not 1 <= k <= n:
         raise OpError(f"kthvalue: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
     if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
+        return a.copy(), xp.zeros((), xp.int64)
     vals, idx = sort(a, d)
     sl = [slice(None)] * a.ndim
     sl[d] = slice(k - 1, k)
@@ -68,42 +67,42 @@ def logcumsumexp(a, dim):
         return a.copy()
     if a.dtype.kind not in "f":
         raise OpError(f"logcumsumexp: expected a floating tensor, got dtype {a.dtype}")
-    return np.logaddexp.accumulate(a, axis=d)
+    return xp.logaddexp.accumulate(a, axis=d)
 
 
 def cum_extremum_indices(a, dim, largest: bool):
     """Indices of the running maximum (largest) or minimum along dim; ties take the latest index."""
     d = _dim(dim, a.ndim, "cummax" if largest else "cummin")
     if a.ndim == 0:
-        return np.zeros((), np.int64)
-    x = np.moveaxis(a, d, -1)
-    out = np.empty(x.shape, np.int64)
+        return xp.zeros((), xp.int64)
+    x = xp.moveaxis(a, d, -1)
+    out = xp.empty(x.shape, xp.int64)
     if x.shape[-1]:
         best = x[..., 0].copy()
-        cur = np.zeros(x.shape[:-1], np.int64)
+        cur = xp.zeros(x.shape[:-1], xp.int64)
         out[..., 0] = 0
         for j in range(1, x.shape[-1]):
             v = x[..., j]
             take = (v >= best) if largest else (v <= best)
-            take |= np.isnan(v)
-            take &= ~np.isnan(best) | np.isnan(v)
-            best = np.where(take, v, best)
-            cur = np.where(take, j, cur)
+            take |= xp.isnan(v)
+            take &= ~xp.isnan(best) | xp.isnan(v)
+            best = xp.where(take, v, best)
+            cur = xp.where(take, j, cur)
             out[..., j] = cur
-    return np.moveaxis(out, -1, d)
+    return xp.moveaxis(out, -1, d)
 
 
 def mode_indices(a, dim, keepdim=False):
     """Index of the most frequent value along dim (smallest value on ties, its last position)."""
     d = _dim(dim, a.ndim, "mode")
     if a.ndim == 0:
-        return np.zeros((), np.int64)
-    x = np.moveaxis(a, d, -1)
+        return xp.zeros((), xp.int64)
+    x = xp.moveaxis(a, d, -1)
     flat = x.reshape(-1, x.shape[-1])
-    res = np.empty(flat.shape[0], np.int64)
+    res = xp.empty(flat.shape[0], xp.int64)
     for r, row in enumerate(flat):
-        vals, counts = np.unique(row, return_counts=True)  # sorted values: argmax picks the smallest
-        v = vals[np.argmax(counts)]
-        res[r] = np.flatnonzero(row == v)[-1]
+        vals, counts = xp.unique(row, return_counts=True)  # sorted values: argmax picks the smallest
+        v = vals[xp.argmax(counts)]
+        res[r] = xp.flatnonzero(row == v)[-1]
     res = res.reshape(x.shape[:-1])
-    return np.expand_dims(res, d) if keepdim else res
+    return xp.expand_dims(res, d) if keepdim else res

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
-
+from .backend import sliding_window_view, xp
 from .errors import OpError
 
 __all__ = ["im2col", "col2im", "window_pairs", "window_out_size"]
@@ -39,15 +37,15 @@ def im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
     if any(o <= 0 for o in outs):
         raise OpError(f"im2col: the kernel {tuple(kernel_size)} (dilation {tuple(dilation)}) is larger than the "
                       f"padded input {tuple(x.shape[2:])} with padding {pads}")
-    xp = np.pad(x, ((0, 0), (0, 0)) + pads, constant_values=pad_value) if any(map(any, pads)) else x
+    xpad = xp.pad(x, ((0, 0), (0, 0)) + pads, constant_values=pad_value) if any(map(any, pads)) else x
     span = [dilation[i] * (kernel_size[i] - 1) + 1 for i in range(nd)]
-    win = sliding_window_view(xp, span, axis=tuple(range(2, 2 + nd)))  # (N, C, *W, *span)
+    win = sliding_window_view(xpad, span, axis=tuple(range(2, 2 + nd)))  # (N, C, *W, *span)
     sl = (slice(None), slice(None)) + tuple(slice(None, None, stride[i]) for i in range(nd)) + \
         tuple(slice(None, None, dilation[i]) for i in range(nd))
     win = win[sl]  # (N, C, *O, *K)
     win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in outs)]
     perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    return np.ascontiguousarray(win.transpose(perm))
+    return xp.ascontiguousarray(win.transpose(perm))
 
 
 def col2im(cols, output_size, kernel_size, dilation, padding, stride):
@@ -65,10 +63,10 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride):
         raise OpError(f"col2im: columns of shape {cols.shape} don't match output size {output_size}, kernel "
                       f"{tuple(kernel_size)} ({want} windows expected)")
     padded = tuple(output_size[i] + pads[i][0] + pads[i][1] for i in range(nd))
-    out = np.zeros(cols.shape[:2] + padded, cols.dtype)
+    out = xp.zeros(cols.shape[:2] + padded, cols.dtype)
     for kk in itertools.product(*[range(k) for k in kernel_size]):
         region = tuple(slice(kk[i] * dilation[i], kk[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
                        for i in range(nd))
         out[(slice(None), slice(None)) + region] += cols[(slice(None), slice(None)) + kk]
     crop = tuple(slice(pads[i][0], pads[i][0] + output_size[i]) for i in range(nd))
-    return np.ascontiguousarray(out[(slice(None), slice(None)) + crop])
+    return xp.ascontiguousarray(out[(slice(None), slice(None)) + crop])

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-import scipy.special as sp
-
 from .. import kernels as K
+from ..backend import sp, xp
 from ..creation import full, ones, zeros, zeros_like
 from ..bare import run1, run2
 from ..dispatch import Op, apply_inplace, applyn
@@ -24,11 +22,11 @@ from ..formulas import _conj
 # ---- neg
 def _neg__backward(grad, self, result, needs): return (-grad if needs[0] else None,)
 def _neg__jvp(self_p, self_t, result): return neg(self_t)
-def _neg__jvp_np(self_p, self_t, result): return np.negative(self_t)
-NEG = Op('neg', np.negative, ('self',), ('T',), (True,), backward=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+def _neg__jvp_np(self_p, self_t, result): return xp.negative(self_t)
+NEG = Op('neg', xp.negative, ('self',), ('T',), (True,), backward=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
 def neg(self):
     """Negation, element-wise. Example: pf.neg(pf.tensor([1.0]))"""
-    return run1(NEG, np.negative, self)
+    return run1(NEG, xp.negative, self)
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
     return apply_inplace(NEG, self, (self,), ())
@@ -37,10 +35,10 @@ def neg_(self):
 def _abs__backward(grad, self, result, needs): return (grad * self.sgn() if needs[0] else None,)
 def _abs__jvp(self_p, self_t, result): return self_t * _conj(self_p.sgn())
 def _abs__jvp_np(self_p, self_t, result): return self_t * K.conj(K.sgn(self_p))
-ABS = Op('abs', np.abs, ('self',), ('T',), (True,), backward=_abs__backward, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ABS = Op('abs', xp.abs, ('self',), ('T',), (True,), backward=_abs__backward, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def abs(self):
     """Absolute value (modulus for complex). Example: pf.abs(pf.tensor([-1.0]))"""
-    return run1(ABS, np.abs, self)
+    return run1(ABS, xp.abs, self)
 def abs_(self):
     """In-place abs: writes into self (values, tape history and tangents)."""
     return apply_inplace(ABS, self, (self,), ())
@@ -74,18 +72,18 @@ def _sign__save(self):
     return (((0,), None), ((1,), None))
 def _sign__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
-SIGN = Op('sign', np.sign, ('self',), ('T',), (True,), backward=_sign__backward, jvp=_sign__jvp, jvp_kind='explicit', save_fn=_sign__save, batch='elementwise')
+SIGN = Op('sign', xp.sign, ('self',), ('T',), (True,), backward=_sign__backward, jvp=_sign__jvp, jvp_kind='explicit', save_fn=_sign__save, batch='elementwise')
 def sign(self):
     """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
-    return run1(SIGN, np.sign, self)
+    return run1(SIGN, xp.sign, self)
 
 # ---- exp
 def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
 def _exp__jvp(self_p, self_t, result): return self_t * result
-EXP = Op('exp', np.exp, ('self',), ('T',), (True,), backward=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXP = Op('exp', xp.exp, ('self',), ('T',), (True,), backward=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp(self):
     """Exponential, element-wise. Example: pf.exp(pf.tensor([0.0]))"""
-    return run1(EXP, np.exp, self)
+    return run1(EXP, xp.exp, self)
 def exp_(self):
     """In-place exp: writes into self (values, tape history and tangents)."""
     return apply_inplace(EXP, self, (self,), ())
@@ -94,26 +92,26 @@ def exp_(self):
 def _exp2__backward(grad, self, result, needs):
     return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
 def _exp2__jvp(self_p, self_t, result): return self_t * (result * 0.6931471805599453)
-EXP2 = Op('exp2', np.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp2(self):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
-    return run1(EXP2, np.exp2, self)
+    return run1(EXP2, xp.exp2, self)
 
 # ---- expm1
 def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
 def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
-EXPM1 = Op('expm1', np.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def expm1(self):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
-    return run1(EXPM1, np.expm1, self)
+    return run1(EXPM1, xp.expm1, self)
 
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
-LOG = Op('log', np.log, ('self',), ('T',), (True,), backward=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG = Op('log', xp.log, ('self',), ('T',), (True,), backward=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log(self):
     """Natural logarithm, element-wise. Example: pf.log(pf.tensor([1.0]))"""
-    return run1(LOG, np.log, self)
+    return run1(LOG, xp.log, self)
 def log_(self):
     """In-place log: writes into self (values, tape history and tangents)."""
     return apply_inplace(LOG, self, (self,), ())
@@ -122,35 +120,35 @@ def log_(self):
 def _log2__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
 def _log2__jvp(self_p, self_t, result): return self_t / (self_p * 0.6931471805599453)
-LOG2 = Op('log2', np.log2, ('self',), ('T',), (True,), backward=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log2(self):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
-    return run1(LOG2, np.log2, self)
+    return run1(LOG2, xp.log2, self)
 
 # ---- log10
 def _log10__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
 def _log10__jvp(self_p, self_t, result): return self_t / (self_p * 2.302585092994046)
-LOG10 = Op('log10', np.log10, ('self',), ('T',), (True,), backward=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log10(self):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
-    return run1(LOG10, np.log10, self)
+    return run1(LOG10, xp.log10, self)
 
 # ---- log1p
 def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
 def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
-LOG1P = Op('log1p', np.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log1p(self):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
-    return run1(LOG1P, np.log1p, self)
+    return run1(LOG1P, xp.log1p, self)
 
 # ---- sqrt
 def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
 def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
-SQRT = Op('sqrt', np.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def sqrt(self):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
-    return run1(SQRT, np.sqrt, self)
+    return run1(SQRT, xp.sqrt, self)
 def sqrt_(self):
     """In-place sqrt: writes into self (values, tape history and tangents)."""
     return apply_inplace(SQRT, self, (self,), ())
@@ -167,28 +165,28 @@ def rsqrt(self):
 # ---- square
 def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
 def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
-SQUARE = Op('square', np.square, ('self',), ('T',), (True,), backward=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def square(self):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
-    return run1(SQUARE, np.square, self)
+    return run1(SQUARE, xp.square, self)
 
 # ---- reciprocal
 def _reciprocal__backward(grad, self, result, needs):
     return (-grad * _conj(result * result) if needs[0] else None,)
 def _reciprocal__jvp(self_p, self_t, result): return -self_t * (result * result)
-RECIPROCAL = Op('reciprocal', np.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def reciprocal(self):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
-    return run1(RECIPROCAL, np.reciprocal, self)
+    return run1(RECIPROCAL, xp.reciprocal, self)
 
 # ---- sin
 def _sin__backward(grad, self, result, needs): return (grad * _conj(self.cos()) if needs[0] else None,)
 def _sin__jvp(self_p, self_t, result): return self_t * self_p.cos()
-def _sin__jvp_np(self_p, self_t, result): return self_t * np.cos(self_p)
-SIN = Op('sin', np.sin, ('self',), ('T',), (True,), backward=_sin__backward, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+def _sin__jvp_np(self_p, self_t, result): return self_t * xp.cos(self_p)
+SIN = Op('sin', xp.sin, ('self',), ('T',), (True,), backward=_sin__backward, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sin(self):
     """Sine, element-wise. Example: pf.sin(pf.tensor([0.0]))"""
-    return run1(SIN, np.sin, self)
+    return run1(SIN, xp.sin, self)
 def sin_(self):
     """In-place sin: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIN, self, (self,), ())
@@ -196,11 +194,11 @@ def sin_(self):
 # ---- cos
 def _cos__backward(grad, self, result, needs): return (-grad * _conj(self.sin()) if needs[0] else None,)
 def _cos__jvp(self_p, self_t, result): return -self_t * self_p.sin()
-def _cos__jvp_np(self_p, self_t, result): return -self_t * np.sin(self_p)
-COS = Op('cos', np.cos, ('self',), ('T',), (True,), backward=_cos__backward, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+def _cos__jvp_np(self_p, self_t, result): return -self_t * xp.sin(self_p)
+COS = Op('cos', xp.cos, ('self',), ('T',), (True,), backward=_cos__backward, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cos(self):
     """Cosine, element-wise. Example: pf.cos(pf.tensor([0.0]))"""
-    return run1(COS, np.cos, self)
+    return run1(COS, xp.cos, self)
 def cos_(self):
     """In-place cos: writes into self (values, tape history and tangents)."""
     return apply_inplace(COS, self, (self,), ())
@@ -209,20 +207,20 @@ def cos_(self):
 def _tan__backward(grad, self, result, needs):
     return (grad * (1 + _conj(result * result)) if needs[0] else None,)
 def _tan__jvp(self_p, self_t, result): return self_t * (1 + result * result)
-TAN = Op('tan', np.tan, ('self',), ('T',), (True,), backward=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tan(self):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
-    return run1(TAN, np.tan, self)
+    return run1(TAN, xp.tan, self)
 
 # ---- asin
 def _asin__backward(grad, self, result, needs):
     return (grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
 def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
 def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
-ASIN = Op('asin', np.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asin(self):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
-    return run1(ASIN, np.arcsin, self)
+    return run1(ASIN, xp.arcsin, self)
 arcsin = asin
 
 # ---- acos
@@ -230,48 +228,48 @@ def _acos__backward(grad, self, result, needs):
     return (-grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
 def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
 def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
-ACOS = Op('acos', np.arccos, ('self',), ('T',), (True,), backward=_acos__backward, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acos(self):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
-    return run1(ACOS, np.arccos, self)
+    return run1(ACOS, xp.arccos, self)
 arccos = acos
 
 # ---- atan
 def _atan__backward(grad, self, result, needs):
     return (grad / (_conj(self * self) + 1) if needs[0] else None,)
 def _atan__jvp(self_p, self_t, result): return self_t / (self_p * self_p + 1)
-ATAN = Op('atan', np.arctan, ('self',), ('T',), (True,), backward=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atan(self):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
-    return run1(ATAN, np.arctan, self)
+    return run1(ATAN, xp.arctan, self)
 arctan = atan
 
 # ---- sinh
 def _sinh__backward(grad, self, result, needs): return (grad * _conj(self.cosh()) if needs[0] else None,)
 def _sinh__jvp(self_p, self_t, result): return self_t * self_p.cosh()
-def _sinh__jvp_np(self_p, self_t, result): return self_t * np.cosh(self_p)
-SINH = Op('sinh', np.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+def _sinh__jvp_np(self_p, self_t, result): return self_t * xp.cosh(self_p)
+SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sinh(self):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
-    return run1(SINH, np.sinh, self)
+    return run1(SINH, xp.sinh, self)
 
 # ---- cosh
 def _cosh__backward(grad, self, result, needs): return (grad * _conj(self.sinh()) if needs[0] else None,)
 def _cosh__jvp(self_p, self_t, result): return self_t * self_p.sinh()
-def _cosh__jvp_np(self_p, self_t, result): return self_t * np.sinh(self_p)
-COSH = Op('cosh', np.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+def _cosh__jvp_np(self_p, self_t, result): return self_t * xp.sinh(self_p)
+COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cosh(self):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
-    return run1(COSH, np.cosh, self)
+    return run1(COSH, xp.cosh, self)
 
 # ---- tanh
 def _tanh__backward(grad, self, result, needs):
     return (grad * (1 - _conj(result * result)) if needs[0] else None,)
 def _tanh__jvp(self_p, self_t, result): return self_t * (1 - result * result)
-TANH = Op('tanh', np.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+TANH = Op('tanh', xp.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tanh(self):
     """Hyperbolic tangent. Example: pf.tanh(pf.tensor([1.0]))"""
-    return run1(TANH, np.tanh, self)
+    return run1(TANH, xp.tanh, self)
 def tanh_(self):
     """In-place tanh: writes into self (values, tape history and tangents)."""
     return apply_inplace(TANH, self, (self,), ())
@@ -281,10 +279,10 @@ def _asinh__backward(grad, self, result, needs):
     return (grad * _conj((self * self + 1).rsqrt()) if needs[0] else None,)
 def _asinh__jvp(self_p, self_t, result): return self_t * (self_p * self_p + 1).rsqrt()
 def _asinh__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(self_p * self_p + 1)
-ASINH = Op('asinh', np.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asinh(self):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
-    return run1(ASINH, np.arcsinh, self)
+    return run1(ASINH, xp.arcsinh, self)
 arcsinh = asinh
 
 # ---- acosh
@@ -292,20 +290,20 @@ def _acosh__backward(grad, self, result, needs):
     return (grad * _conj((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,)
 def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
 def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
-ACOSH = Op('acosh', np.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acosh(self):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
-    return run1(ACOSH, np.arccosh, self)
+    return run1(ACOSH, xp.arccosh, self)
 arccosh = acosh
 
 # ---- atanh
 def _atanh__backward(grad, self, result, needs):
     return (grad / (1 - _conj(self * self)) if needs[0] else None,)
 def _atanh__jvp(self_p, self_t, result): return self_t / (1 - self_p * self_p)
-ATANH = Op('atanh', np.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atanh(self):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
-    return run1(ATANH, np.arctanh, self)
+    return run1(ATANH, xp.arctanh, self)
 arctanh = atanh
 
 # ---- sigmoid
@@ -345,7 +343,7 @@ def relu_(self):
 def _erf__backward(grad, self, result, needs):
     return (grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
 def _erf__jvp(self_p, self_t, result): return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
-def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erf(self):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
@@ -355,7 +353,7 @@ def erf(self):
 def _erfc__backward(grad, self, result, needs):
     return (-grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
 def _erfc__jvp(self_p, self_t, result): return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
-def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * np.exp(-self_p * self_p))
+def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfc(self):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
@@ -365,7 +363,7 @@ def erfc(self):
 def _erfinv__backward(grad, self, result, needs):
     return (grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,)
 def _erfinv__jvp(self_p, self_t, result): return self_t * 0.886226925452758 * (result * result).exp()
-def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * np.exp(result * result)
+def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * xp.exp(result * result)
 ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfinv(self):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
@@ -404,18 +402,18 @@ def polygamma(n, self):
 # ---- floor
 def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _floor__jvp(self_p, self_t, result): return None
-FLOOR = Op('floor', np.floor, ('self',), ('T',), (True,), backward=_floor__backward, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backward, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def floor(self):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
-    return run1(FLOOR, np.floor, self)
+    return run1(FLOOR, xp.floor, self)
 
 # ---- ceil
 def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _ceil__jvp(self_p, self_t, result): return None
-CEIL = Op('ceil', np.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def ceil(self):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
-    return run1(CEIL, np.ceil, self)
+    return run1(CEIL, xp.ceil, self)
 
 # ---- round
 def _round__backward(grad, self, result, decimals, needs): return (zeros_like(grad) if needs[0] else None,)
@@ -428,10 +426,10 @@ def round(self, *, decimals=0):
 # ---- trunc
 def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _trunc__jvp(self_p, self_t, result): return None
-TRUNC = Op('trunc', np.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def trunc(self):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
-    return run1(TRUNC, np.trunc, self)
+    return run1(TRUNC, xp.trunc, self)
 fix = trunc
 
 # ---- clamp
@@ -554,10 +552,10 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p * other_t
     if other_t is None: return other_p * self_t
     return other_p * self_t + self_p * other_t
-MUL = Op('mul', np.multiply, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=_mul__jvp, jvp_np=_mul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+MUL = Op('mul', xp.multiply, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=_mul__jvp, jvp_np=_mul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
-    return run2(MUL, np.multiply, self, other)
+    return run2(MUL, xp.multiply, self, other)
 def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
@@ -580,9 +578,9 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
     return (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
 def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
     if self_t is None:
-        return -(other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
-    if other_t is None: return self_t / other_p if rounding_mode is None else np.zeros_like(result)
-    return (self_t - other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
+        return -(other_t * result) / other_p if rounding_mode is None else xp.zeros_like(result)
+    if other_t is None: return self_t / other_p if rounding_mode is None else xp.zeros_like(result)
+    return (self_t - other_t * result) / other_p if rounding_mode is None else xp.zeros_like(result)
 DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp_np, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
@@ -625,10 +623,10 @@ def _atan2__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
     if other_t is None: return self_t * other_p / (self_p * self_p + other_p * other_p)
     return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
-ATAN2 = Op('atan2', np.arctan2, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=_atan2__jvp, jvp_np=_atan2__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+ATAN2 = Op('atan2', xp.arctan2, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=_atan2__jvp, jvp_np=_atan2__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
-    return run2(ATAN2, np.arctan2, self, other)
+    return run2(ATAN2, xp.arctan2, self, other)
 arctan2 = atan2
 
 # ---- hypot
@@ -638,10 +636,10 @@ def _hypot__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * other_p / result
     if other_t is None: return self_t * self_p / result
     return (self_t * self_p + other_t * other_p) / result
-HYPOT = Op('hypot', np.hypot, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=_hypot__jvp, jvp_np=_hypot__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+HYPOT = Op('hypot', xp.hypot, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=_hypot__jvp, jvp_np=_hypot__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
-    return run2(HYPOT, np.hypot, self, other)
+    return run2(HYPOT, xp.hypot, self, other)
 
 # ---- maximum
 def _maximum__backward(grad, self, other, result, needs):
@@ -657,10 +655,10 @@ def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(other_p, self_p)
     if other_t is None: return self_t * max_mask_np(self_p, other_p)
     return self_t * max_mask_np(self_p, other_p) + other_t * max_mask_np(other_p, self_p)
-MAXIMUM = Op('maximum', np.maximum, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=_maximum__jvp, jvp_np=_maximum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MAXIMUM = Op('maximum', xp.maximum, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=_maximum__jvp, jvp_np=_maximum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return run2(MAXIMUM, np.maximum, self, other)
+    return run2(MAXIMUM, xp.maximum, self, other)
 
 # ---- minimum
 def _minimum__backward(grad, self, other, result, needs):
@@ -676,10 +674,10 @@ def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(self_p, other_p)
     if other_t is None: return self_t * max_mask_np(other_p, self_p)
     return self_t * max_mask_np(other_p, self_p) + other_t * max_mask_np(self_p, other_p)
-MINIMUM = Op('minimum', np.minimum, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=_minimum__jvp, jvp_np=_minimum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MINIMUM = Op('minimum', xp.minimum, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=_minimum__jvp, jvp_np=_minimum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return run2(MINIMUM, np.minimum, self, other)
+    return run2(MINIMUM, xp.minimum, self, other)
 
 # ---- fmod
 def _fmod__backward(grad, self, other, result, needs):
@@ -689,13 +687,13 @@ def _fmod__jvp(self_p, other_p, self_t, other_t, result):
     if other_t is None: return self_t
     return self_t - other_t * (self_p / other_p).trunc()
 def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return -(other_t * np.trunc(self_p / other_p))
+    if self_t is None: return -(other_t * xp.trunc(self_p / other_p))
     if other_t is None: return self_t
-    return self_t - other_t * np.trunc(self_p / other_p)
-FMOD = Op('fmod', np.fmod, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=_fmod__jvp, jvp_np=_fmod__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+    return self_t - other_t * xp.trunc(self_p / other_p)
+FMOD = Op('fmod', xp.fmod, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=_fmod__jvp, jvp_np=_fmod__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
-    return run2(FMOD, np.fmod, self, other)
+    return run2(FMOD, xp.fmod, self, other)
 
 # ---- remainder
 def _remainder__backward(grad, self, other, result, needs):
@@ -705,13 +703,13 @@ def _remainder__jvp(self_p, other_p, self_t, other_t, result):
     if other_t is None: return self_t
     return self_t - other_t * (self_p / other_p).floor()
 def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return -(other_t * np.floor(self_p / other_p))
+    if self_t is None: return -(other_t * xp.floor(self_p / other_p))
     if other_t is None: return self_t
-    return self_t - other_t * np.floor(self_p / other_p)
-REMAINDER = Op('remainder', np.remainder, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=_remainder__jvp, jvp_np=_remainder__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+    return self_t - other_t * xp.floor(self_p / other_p)
+REMAINDER = Op('remainder', xp.remainder, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=_remainder__jvp, jvp_np=_remainder__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
-    return run2(REMAINDER, np.remainder, self, other)
+    return run2(REMAINDER, xp.remainder, self, other)
 
 # ---- copysign
 def _copysign__backward(grad, self, other, result, needs):
@@ -724,10 +722,10 @@ def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return None
     if other_t is None: return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
-COPYSIGN = Op('copysign', np.copysign, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=_copysign__jvp, jvp_np=_copysign__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
+COPYSIGN = Op('copysign', xp.copysign, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=_copysign__jvp, jvp_np=_copysign__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
-    return run2(COPYSIGN, np.copysign, self, other)
+    return run2(COPYSIGN, xp.copysign, self, other)
 
 # ---- xlogy
 def _xlogy__backward(grad, self, other, result, needs):
@@ -759,13 +757,13 @@ def _logaddexp__jvp(self_p, other_p, self_t, other_t, result):
     if other_t is None: return self_t * (self_p - result).exp()
     return self_t * (self_p - result).exp() + other_t * (other_p - result).exp()
 def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return other_t * np.exp(other_p - result)
-    if other_t is None: return self_t * np.exp(self_p - result)
-    return self_t * np.exp(self_p - result) + other_t * np.exp(other_p - result)
-LOGADDEXP = Op('logaddexp', np.logaddexp, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=_logaddexp__jvp, jvp_np=_logaddexp__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+    if self_t is None: return other_t * xp.exp(other_p - result)
+    if other_t is None: return self_t * xp.exp(self_p - result)
+    return self_t * xp.exp(self_p - result) + other_t * xp.exp(other_p - result)
+LOGADDEXP = Op('logaddexp', xp.logaddexp, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=_logaddexp__jvp, jvp_np=_logaddexp__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
-    return run2(LOGADDEXP, np.logaddexp, self, other)
+    return run2(LOGADDEXP, xp.logaddexp, self, other)
 
 # ---- where
 def _where__backward(grad, condition, self, other, result, needs):
@@ -778,8 +776,8 @@ def _where__jvp(condition, self_p, other_p, self_t, other_t, result):
     if other_t is None: return where(condition, self_t, zeros_like(other_p))
     return where(condition, self_t, other_t)
 def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
-    if self_t is None: return K.where(condition, np.zeros_like(self_p), other_t)
-    if other_t is None: return K.where(condition, self_t, np.zeros_like(other_p))
+    if self_t is None: return K.where(condition, xp.zeros_like(self_p), other_t)
+    if other_t is None: return K.where(condition, self_t, xp.zeros_like(other_p))
     return K.where(condition, self_t, other_t)
 WHERE = Op('where', K.where, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=_where__jvp, jvp_np=_where__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
@@ -787,94 +785,94 @@ def where(condition, self, other):
     return applyn(WHERE, (condition, self, other), ())
 
 # ---- eq
-EQ = Op('eq', np.equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+EQ = Op('eq', xp.equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def eq(self, other):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
-    return run2(EQ, np.equal, self, other)
+    return run2(EQ, xp.equal, self, other)
 
 # ---- ne
-NE = Op('ne', np.not_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+NE = Op('ne', xp.not_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ne(self, other):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
-    return run2(NE, np.not_equal, self, other)
+    return run2(NE, xp.not_equal, self, other)
 
 # ---- lt
-LT = Op('lt', np.less, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+LT = Op('lt', xp.less, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def lt(self, other):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
-    return run2(LT, np.less, self, other)
+    return run2(LT, xp.less, self, other)
 
 # ---- le
-LE = Op('le', np.less_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+LE = Op('le', xp.less_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def le(self, other):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
-    return run2(LE, np.less_equal, self, other)
+    return run2(LE, xp.less_equal, self, other)
 
 # ---- gt
-GT = Op('gt', np.greater, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+GT = Op('gt', xp.greater, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def gt(self, other):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
-    return run2(GT, np.greater, self, other)
+    return run2(GT, xp.greater, self, other)
 
 # ---- ge
-GE = Op('ge', np.greater_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+GE = Op('ge', xp.greater_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ge(self, other):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
-    return run2(GE, np.greater_equal, self, other)
+    return run2(GE, xp.greater_equal, self, other)
 
 # ---- logical_and
-LOGICAL_AND = Op('logical_and', np.logical_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+LOGICAL_AND = Op('logical_and', xp.logical_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_and(self, other):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(LOGICAL_AND, np.logical_and, self, other)
+    return run2(LOGICAL_AND, xp.logical_and, self, other)
 
 # ---- logical_or
-LOGICAL_OR = Op('logical_or', np.logical_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+LOGICAL_OR = Op('logical_or', xp.logical_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_or(self, other):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(LOGICAL_OR, np.logical_or, self, other)
+    return run2(LOGICAL_OR, xp.logical_or, self, other)
 
 # ---- logical_not
-LOGICAL_NOT = Op('logical_not', np.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+LOGICAL_NOT = Op('logical_not', xp.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def logical_not(self):
     """Element-wise logical not. Example: pf.logical_not(pf.tensor([True]))"""
-    return run1(LOGICAL_NOT, np.logical_not, self)
+    return run1(LOGICAL_NOT, xp.logical_not, self)
 
 # ---- bitwise_and
-BITWISE_AND = Op('bitwise_and', np.bitwise_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+BITWISE_AND = Op('bitwise_and', xp.bitwise_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_and(self, other):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_AND, np.bitwise_and, self, other)
+    return run2(BITWISE_AND, xp.bitwise_and, self, other)
 
 # ---- bitwise_or
-BITWISE_OR = Op('bitwise_or', np.bitwise_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+BITWISE_OR = Op('bitwise_or', xp.bitwise_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_or(self, other):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_OR, np.bitwise_or, self, other)
+    return run2(BITWISE_OR, xp.bitwise_or, self, other)
 
 # ---- bitwise_xor
-BITWISE_XOR = Op('bitwise_xor', np.bitwise_xor, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+BITWISE_XOR = Op('bitwise_xor', xp.bitwise_xor, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_xor(self, other):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_XOR, np.bitwise_xor, self, other)
+    return run2(BITWISE_XOR, xp.bitwise_xor, self, other)
 
 # ---- bitwise_not
-BITWISE_NOT = Op('bitwise_not', np.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+BITWISE_NOT = Op('bitwise_not', xp.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def bitwise_not(self):
     """Element-wise bitwise not (the ~ operator). Example: pf.bitwise_not(pf.tensor([True]))"""
-    return run1(BITWISE_NOT, np.invert, self)
+    return run1(BITWISE_NOT, xp.invert, self)
 
 # ---- isnan
-ISNAN = Op('isnan', np.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+ISNAN = Op('isnan', xp.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def isnan(self):
     """True where NaN. Example: pf.isnan(pf.tensor([float('nan')]))"""
-    return run1(ISNAN, np.isnan, self)
+    return run1(ISNAN, xp.isnan, self)
 
 # ---- isfinite
-ISFINITE = Op('isfinite', np.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+ISFINITE = Op('isfinite', xp.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 def isfinite(self):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
-    return run1(ISFINITE, np.isfinite, self)
+    return run1(ISFINITE, xp.isfinite, self)
 
 # ---- argmax
 ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
@@ -1068,7 +1066,7 @@ def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
 def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
-    return K.sum(self_t * np.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
+    return K.sum(self_t * xp.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
 LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
@@ -1094,7 +1092,7 @@ def _log_softmax__backward(grad, self, result, dim, dtype, needs):
 def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
-    return self_t - K.sum(self_t * np.exp(result), dim, keepdim=True)
+    return self_t - K.sum(self_t * xp.exp(result), dim, keepdim=True)
 LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
@@ -1339,8 +1337,8 @@ def _masked_fill__jvp(self_p, mask, value_p, self_t, value_t, result):
     if value_t is None: return self_t.masked_fill(mask, zeros_like(value_p))
     return self_t.masked_fill(mask, value_t)
 def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
-    if self_t is None: return K.masked_fill(np.zeros_like(self_p), mask, value_t)
-    if value_t is None: return K.masked_fill(self_t, mask, np.zeros_like(value_p))
+    if self_t is None: return K.masked_fill(xp.zeros_like(self_p), mask, value_t)
+    if value_t is None: return K.masked_fill(self_t, mask, xp.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
 MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
 def masked_fill(self, mask, value):
@@ -1383,8 +1381,8 @@ def _index_put__jvp(self_p, values_p, self_t, values_t, result, indices, accumul
     if values_t is None: return index_put(self_t, indices, zeros_like(values_p), accumulate)
     return index_put(self_t, indices, values_t, accumulate)
 def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accumulate):
-    if self_t is None: return K.index_put(np.zeros_like(self_p), indices, values_t, accumulate)
-    if values_t is None: return K.index_put(self_t, indices, np.zeros_like(values_p), accumulate)
+    if self_t is None: return K.index_put(xp.zeros_like(self_p), indices, values_t, accumulate)
+    if values_t is None: return K.index_put(self_t, indices, xp.zeros_like(values_p), accumulate)
     return K.index_put(self_t, indices, values_t, accumulate)
 def _index_put__kernel(self, values, indices, accumulate):
     return K.index_put(self, indices, values, accumulate)
@@ -1404,8 +1402,8 @@ def __view_scatter__jvp(self_p, src_p, self_t, src_t, result, steps):
     if src_t is None: return _view_scatter(self_t, zeros_like(src_p), steps)
     return _view_scatter(self_t, src_t, steps)
 def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
-    if self_t is None: return K.view_scatter(np.zeros_like(self_p), src_t, steps)
-    if src_t is None: return K.view_scatter(self_t, np.zeros_like(src_p), steps)
+    if self_t is None: return K.view_scatter(xp.zeros_like(self_p), src_t, steps)
+    if src_t is None: return K.view_scatter(self_t, xp.zeros_like(src_p), steps)
     return K.view_scatter(self_t, src_t, steps)
 _VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views')
 def _view_scatter(self, src, steps):
@@ -1914,8 +1912,8 @@ def _scatter__jvp(self_p, index, src_p, self_t, src_t, result, dim):
     if src_t is None: return scatter(self_t, dim, index, zeros_like(src_p))
     return scatter(self_t, dim, index, src_t)
 def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None: return K.scatter(np.zeros_like(self_p), dim, index, src_t)
-    if src_t is None: return K.scatter(self_t, dim, index, np.zeros_like(src_p))
+    if self_t is None: return K.scatter(xp.zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return K.scatter(self_t, dim, index, xp.zeros_like(src_p))
     return K.scatter(self_t, dim, index, src_t)
 def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, src)
 SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
@@ -1938,8 +1936,8 @@ def _scatter_add__jvp(self_p, index, src_p, self_t, src_t, result, dim):
     if src_t is None: return scatter_add(self_t, dim, index, zeros_like(src_p))
     return scatter_add(self_t, dim, index, src_t)
 def _scatter_add__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
-    if self_t is None: return K.scatter_add(np.zeros_like(self_p), dim, index, src_t)
-    if src_t is None: return K.scatter_add(self_t, dim, index, np.zeros_like(src_p))
+    if self_t is None: return K.scatter_add(xp.zeros_like(self_p), dim, index, src_t)
+    if src_t is None: return K.scatter_add(self_t, dim, index, xp.zeros_like(src_p))
     return K.scatter_add(self_t, dim, index, src_t)
 def _scatter_add__kernel(self, index, src, dim): return K.scatter_add(self, dim, index, src)
 SCATTER_ADD = Op('scatter_add', _scatter_add__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_add__backward, jvp=_scatter_add__jvp, jvp_np=_scatter_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
@@ -1987,8 +1985,8 @@ def _index_add__jvp(self_p, index, source_p, self_t, source_t, result, dim, alph
     if source_t is None: return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
     return index_add(self_t, dim, index, source_t, alpha=alpha)
 def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, alpha):
-    if self_t is None: return K.index_add(np.zeros_like(self_p), dim, index, source_t, alpha=alpha)
-    if source_t is None: return K.index_add(self_t, dim, index, np.zeros_like(source_p), alpha=alpha)
+    if self_t is None: return K.index_add(xp.zeros_like(self_p), dim, index, source_t, alpha=alpha)
+    if source_t is None: return K.index_add(self_t, dim, index, xp.zeros_like(source_p), alpha=alpha)
     return K.index_add(self_t, dim, index, source_t, alpha=alpha)
 def _index_add__kernel(self, index, source, dim, alpha): return K.index_add(self, dim, index, source, alpha)
 INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
@@ -2011,8 +2009,8 @@ def _index_copy__jvp(self_p, index, source_p, self_t, source_t, result, dim):
     if source_t is None: return index_copy(self_t, dim, index, zeros_like(source_p))
     return index_copy(self_t, dim, index, source_t)
 def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
-    if self_t is None: return K.index_copy(np.zeros_like(self_p), dim, index, source_t)
-    if source_t is None: return K.index_copy(self_t, dim, index, np.zeros_like(source_p))
+    if self_t is None: return K.index_copy(xp.zeros_like(self_p), dim, index, source_t)
+    if source_t is None: return K.index_copy(self_t, dim, index, xp.zeros_like(source_p))
     return K.index_copy(self_t, dim, index, source_t)
 def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
 INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
@@ -2035,8 +2033,8 @@ def _index_fill__jvp(self_p, index, value_p, self_t, value_t, result, dim):
     if value_t is None: return index_fill(self_t, dim, index, zeros_like(value_p))
     return index_fill(self_t, dim, index, value_t)
 def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
-    if self_t is None: return K.index_fill(np.zeros_like(self_p), dim, index, value_t)
-    if value_t is None: return K.index_fill(self_t, dim, index, np.zeros_like(value_p))
+    if self_t is None: return K.index_fill(xp.zeros_like(self_p), dim, index, value_t)
+    if value_t is None: return K.index_fill(self_t, dim, index, xp.zeros_like(value_p))
     return K.index_fill(self_t, dim, index, value_t)
 def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
 INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
@@ -2994,7 +2992,7 @@ def _special_ndtri__backward(grad, self, result, needs):
 def _special_ndtri__jvp(self_p, self_t, result):
     return self_t * _conj((result * result * 0.5).exp()) * 2.5066282746310002
 def _special_ndtri__jvp_np(self_p, self_t, result):
-    return self_t * K.conj(np.exp(result * result * 0.5)) * 2.5066282746310002
+    return self_t * K.conj(xp.exp(result * result * 0.5)) * 2.5066282746310002
 SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def special_ndtri(self):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
@@ -3006,7 +3004,7 @@ def _special_log_ndtr__backward(grad, self, result, needs):
 def _special_log_ndtr__jvp(self_p, self_t, result):
     return self_t * _conj((self_p * self_p * -0.5 - result).exp()) * 0.3989422804014327
 def _special_log_ndtr__jvp_np(self_p, self_t, result):
-    return self_t * K.conj(np.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
+    return self_t * K.conj(xp.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
 SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_log_ndtr(self):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
@@ -3033,8 +3031,8 @@ def _special_xlog1py__jvp(self_p, other_p, self_t, other_t, result):
     return self_t * other_p.log1p() + other_t * self_p / (other_p + 1)
 def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / (other_p + 1)
-    if other_t is None: return self_t * np.log1p(other_p)
-    return self_t * np.log1p(other_p) + other_t * self_p / (other_p + 1)
+    if other_t is None: return self_t * xp.log1p(other_p)
+    return self_t * xp.log1p(other_p) + other_t * self_p / (other_p + 1)
 SPECIAL_XLOG1PY = Op('special_xlog1py', sp.xlog1py, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=_special_xlog1py__jvp, jvp_np=_special_xlog1py__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
@@ -3044,17 +3042,17 @@ def special_xlog1py(self, other):
 def _sinc__backward(grad, self, result, needs):
     return (grad * _conj(sinc_derivative(self, sinc(self))) if needs[0] else None,)
 def _sinc__jvp(self_p, self_t, result): return self_t * sinc_derivative(self_p, sinc(self_p))
-SINC = Op('sinc', np.sinc, ('self',), ('T',), (True,), backward=_sinc__backward, jvp=_sinc__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SINC = Op('sinc', xp.sinc, ('self',), ('T',), (True,), backward=_sinc__backward, jvp=_sinc__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sinc(self):
     """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
-    return run1(SINC, np.sinc, self)
+    return run1(SINC, xp.sinc, self)
 special_sinc = sinc
 
 # ---- special_entr
 def _special_entr__backward(grad, self, result, needs):
     return (grad * -(self.log() + 1) if needs[0] else None,)
 def _special_entr__jvp(self_p, self_t, result): return self_t * -(_conj(self_p.log()) + 1)
-def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(np.log(self_p)) + 1)
+def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(xp.log(self_p)) + 1)
 SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_entr(self):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""

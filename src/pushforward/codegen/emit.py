@@ -33,10 +33,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-import scipy.special as sp
-
 from .. import kernels as K
+from ..backend import sp, xp
 {creation}from ..bare import run1, run2
 from ..dispatch import Op, apply_inplace, applyn
 from ..formulas import *  # noqa: F401,F403 - formula helpers
@@ -282,7 +280,7 @@ def _simplify_conj(node: ast.expr, tensors: set[str], helper: bool) -> ast.expr:
 
 
 class _ToArrays(ast.NodeTransformer):
-    """Rewrite a Tensor formula to NumPy kernel calls; raises _NoArray when it can't."""
+    """Rewrite a Tensor formula to array kernel calls (`xp.`, `sp.`, `K.`); raises _NoArray when it can't."""
 
     def __init__(self, kernels: dict[str, str], helpers_np: set[str]) -> None:
         self.kernels = kernels
@@ -303,7 +301,7 @@ class _ToArrays(ast.NodeTransformer):
             if f.id in self.kernels:
                 return ast.Call(_parse(self.kernels[f.id]), n.args, n.keywords)
             if f.id in CREATION:
-                return ast.Call(_parse("np." + f.id), n.args, n.keywords)
+                return ast.Call(_parse("xp." + f.id), n.args, n.keywords)  # the array namespace (backend.py)
             if f.id + "_np" in self.helpers_np:
                 return ast.Call(ast.Name(f.id + "_np", ast.Load()), n.args, n.keywords)
             if f.id in ("len", "tuple", "range", "int", "float", "min", "max"):
@@ -313,7 +311,7 @@ class _ToArrays(ast.NodeTransformer):
 
     def visit_Attribute(self, n):
         self.generic_visit(n)
-        if n.attr not in _ARRAY_ATTRS and not (isinstance(n.value, ast.Name) and n.value.id == "np"):
+        if n.attr not in _ARRAY_ATTRS and not (isinstance(n.value, ast.Name) and n.value.id == "xp"):
             raise _NoArray(n.attr)
         return n
 

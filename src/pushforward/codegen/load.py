@@ -19,7 +19,7 @@ ARG_TYPES = ("int", "int?", "int[]", "int[]?", "float", "float?", "Scalar", "Sca
 # Names a formula may use besides its own op's names, helpers and ops.
 CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "empty_like")
 # Op names (sum, abs, max, min, ...) shadow the builtins of the same name inside formulas.
-BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "np", "all", "any",
+BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "xp", "all", "any",
             "reversed", "sorted", "dict", "map")
 KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
               "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace", "batch"}
