@@ -272,16 +272,19 @@ def _fit_broadcast(g, shape):
     return g.expand(shape) if tuple(g.shape) != tuple(shape) else g
 
 
-def einsum_backward(grad, equation, tensors, shapes):
+def einsum_backward(grad, equation, tensors, shapes, only=None):
     """Gradients of einsum for every operand: contract grad with the other operands. An operand
     with a repeated index ('ii->i') is read on its diagonal: its gradient is the gradient of that
     diagonal, placed back on it (by an einsum with identity matrices). `tensors` is None for one
-    operand: its gradient reads only its shape, so the tape keeps no values (as torch)."""
+    operand: its gradient reads only its shape, so the tape keeps no values (as torch). With
+    `only`: the gradient of that operand alone (its own entry of `tensors` is not read)."""
     from ._generated.ops import einsum
     from .creation import eye
     ins, out = _einsum_parse(equation, shapes)
     grads = []
     for i, sub in enumerate(ins):
+        if only is not None and i != only:
+            continue
         shape = tuple(shapes[i])
         uniq = "".join(dict.fromkeys(sub))  # the operand's letters, each once (its diagonal)
         ushape = tuple(shape[sub.index(c)] for c in uniq)
@@ -308,7 +311,7 @@ def einsum_backward(grad, equation, tensors, shapes):
             g = einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
                        *[e for _, e in deltas])
         grads.append(g)
-    return grads
+    return grads if only is None else grads[0]
 
 
 def einsum_jvp(equation, tensors_p, tensors_t):
@@ -593,3 +596,17 @@ from .formulas_linalg import *  # noqa: E402,F401,F403
 from .formulas_linalg import __all__ as _linalg_all  # noqa: E402
 
 __all__ += _linalg_all
+
+
+# ---- einsum of two operands (issue 9, fuzzer)
+__all__ += ["einsum_composite"]
+
+
+def einsum_composite(equation, tensors):
+    """einsum: two operands go to their own primitive (the tape keeps for each operand only the
+    other one, so an in-place write into an operand whose gradient reads only the other one is no
+    error, as in torch); other counts to the list primitive."""
+    from ._generated import ops
+    if len(tensors) == 2:
+        return ops._einsum_pair(equation, tensors[0], tensors[1])
+    return ops._einsum(equation, list(tensors))

@@ -25,9 +25,9 @@ from .errors import OpError
 
 __all__ = [
     "mH", "adjugate", "det_backward", "det_jvp", "eigh_unpack", "eigh_pack", "eigh_backward", "eigh_jvp",
-    "eigvalsh_backward", "eigvalsh_jvp", "svd_unpack", "svd_backward", "svd_jvp", "svdvals_backward",
-    "svdvals_jvp", "qr_unpack", "qr_backward", "qr_jvp", "eig_unpack", "eig_backward", "eig_jvp",
-    "eigvals_backward", "eigvals_jvp", "cholesky_backward", "cholesky_jvp", "solve_triangular_backward",
+    "eigvalsh_backward", "eigvalsh_jvp", "svd_unpack", "svd_backward", "svd_jvp", "svdvals_composite",
+    "qr_unpack", "qr_backward", "qr_jvp", "eig_unpack", "eig_backward", "eig_jvp",
+    "eigvals_composite", "cholesky_backward", "cholesky_jvp", "solve_triangular_backward",
     "solve_triangular_jvp", "matrix_exp_frechet", "pinv_backward", "pinv_jvp", "slogdet_sign_backward",
     "slogdet_sign_jvp", "lu_unpack", "lu_backward", "lu_jvp", "swap_norm", "fft_r2c_backward",
     "fft_c2r_backward", "fft_resize", "slogdet_composite", "solve_composite", "eye_like_matrix",
@@ -322,19 +322,24 @@ def svd_backward(grad, shape, result):
     return ga
 
 
-def svdvals_jvp(a_p, a_t):
-    m, n = a_p.shape[-2:]
-    u, _, vh = svd_unpack(_ops()._linalg_svd(a_p), m, n)
-    d = _diag(mH(u) @ a_t @ mH(vh))
-    return d.real if d.dtype.kind == "c" else d
+def svdvals_composite(a):
+    """Singular values. When anything may differentiate them, they come from the packed SVD, as
+    torch's do (its svdvals computes U and V then): the tape keeps the factors (fresh memory),
+    not the input, so a later in-place write into the input is no error; the backward
+    U diag(g) Vh skips the vector terms, so repeated values stay finite."""
+    _need_matrix("linalg.svdvals", a)
+    if _differentiated(a):
+        return svd_unpack(_ops()._linalg_svd(a), *a.shape[-2:])[1]
+    return _kernel_result("linalg.svdvals", "svdvals", a)
 
 
-def svdvals_backward(grad, a):
-    o = _ops()
-    m, n = a.shape[-2:]
-    u, _, vh = svd_unpack(o._linalg_svd(a), m, n)
-    g = o.diag_embed(grad)
-    return u @ (g * (1 + 0j) if u.dtype.kind == "c" else g) @ vh
+def _kernel_result(name, kernel, a):
+    """A linalg kernel's result for an input nothing differentiates (errors name the op)."""
+    from . import kernels_linalg
+    try:
+        return _wrap(getattr(kernels_linalg, kernel)(a._data))
+    except OpError as e:
+        raise OpError(f"{name}: {e}") from None
 
 
 # -- qr -------------------------------------------------------------------------------------------
@@ -417,16 +422,13 @@ def eig_backward(grad, shape, result):
     return o.linalg_solve(mH(v), inner @ mH(v))
 
 
-def eigvals_jvp(a_p, a_t):
-    o = _ops()
-    _, v = eig_unpack(o._linalg_eig(a_p), a_p.shape[-1])
-    return _diag(o.linalg_solve(v, a_t @ v))
-
-
-def eigvals_backward(grad, a):
-    o = _ops()
-    _, v = eig_unpack(o._linalg_eig(a), a.shape[-1])
-    return o.linalg_solve(mH(v), o.diag_embed(grad) @ mH(v))
+def eigvals_composite(a):
+    """Eigenvalues; from the packed eigendecomposition when anything may differentiate them (as
+    torch's): the tape keeps the eigenvectors, not the input."""
+    _need_matrix("linalg.eigvals", a, square=True)
+    if _differentiated(a):
+        return eig_unpack(_ops()._linalg_eig(a), a.shape[-1])[0]
+    return _kernel_result("linalg.eigvals", "eigvals", a)
 
 
 # -- lu -------------------------------------------------------------------------------------------

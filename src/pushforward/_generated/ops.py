@@ -4971,16 +4971,88 @@ OUTER.public = outer
 ger = outer
 
 
-# ---- einsum
+# ---- einsum (composite)
 
 
-def _einsum__backward(grad, tensors, result, equation, needs):
+def einsum(equation, *tensors):
+    """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return einsum_composite(equation, tensors)
+
+
+# ---- _einsum_pair
+
+
+def __einsum_pair__backward(grad, self, other, result, equation, needs):
+    return (
+        einsum_backward(grad, equation, [None, other], (self.shape, other.shape), 0) if needs[0] else None,
+        einsum_backward(grad, equation, [self, None], (self.shape, other.shape), 1) if needs[1] else None,
+    )
+
+
+def __einsum_pair__jvp(self_p, other_p, self_t, other_t, result, equation):
+    if self_t is None:
+        return _einsum_pair(equation, self_p, other_t)
+    if other_t is None:
+        return _einsum_pair(equation, self_t, other_p)
+    return _einsum_pair(equation, self_t, other_p) + _einsum_pair(equation, self_p, other_t)
+
+
+def __einsum_pair__jvp_np(self_p, other_p, self_t, other_t, result, equation):
+    if self_t is None:
+        return np.einsum(equation, self_p, other_t)
+    if other_t is None:
+        return np.einsum(equation, self_t, other_p)
+    return np.einsum(equation, self_t, other_p) + np.einsum(equation, self_p, other_t)
+
+
+def __einsum_pair__kernel(self, other, equation):
+    """The kernel with Tensor arguments first (how dispatch calls kernels)."""
+    return np.einsum(equation, self, other)
+
+
+_EINSUM_PAIR = Op(
+    '_einsum_pair',
+    __einsum_pair__kernel,
+    ('self', 'other'),
+    ('T', 'T'),
+    (True, True),
+    backward=__einsum_pair__backward,
+    jvp=__einsum_pair__jvp,
+    jvp_np=__einsum_pair__jvp_np,
+    jvp_np_reads=(True, True, False),
+    jvp_kind='explicit',
+    save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0, 0), None),  # nothing needs grad
+        ((1, 2), None),  # self
+        ((2, 1), None),  # other
+        ((2, 2), None),  # self, other
+    ),
+    out_diff=(True,),
+    argnames=('equation',),
+    batch='loop',
+)
+
+
+def _einsum_pair(equation, self, other):
+    """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
+    return apply2(_EINSUM_PAIR, self, other, (equation,))
+
+
+_EINSUM_PAIR.public = _einsum_pair
+
+
+# ---- _einsum
+
+
+def __einsum__backward(grad, tensors, result, equation, needs):
     return (
         (einsum_backward(grad, equation, tensors, [t.shape for t in tensors]) if len(tensors) > 1 else einsum_backward(grad, equation, None, [t.shape for t in tensors])) if needs[0] else None,
     )
 
 
-def _einsum__save(tensors, equation):
+def __einsum__save(tensors, equation):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if len(tensors) > 1:
         return (  # kept of (tensors | result); 0 nothing, 1 metadata, 2 the tensor
@@ -4993,39 +5065,37 @@ def _einsum__save(tensors, equation):
     )
 
 
-def _einsum__jvp(tensors_p, tensors_t, result, equation):
+def __einsum__jvp(tensors_p, tensors_t, result, equation):
     return einsum_jvp(equation, tensors_p, tensors_t)
 
 
-def _einsum__kernel(tensors, equation):
+def __einsum__kernel(tensors, equation):
     """The kernel with Tensor arguments first (how dispatch calls kernels)."""
     return K.einsum(equation, tensors)
 
 
-EINSUM = Op(
-    'einsum',
-    _einsum__kernel,
+_EINSUM = Op(
+    '_einsum',
+    __einsum__kernel,
     ('tensors',),
     ('T[]',),
     (True,),
-    backward=_einsum__backward,
-    jvp=_einsum__jvp,
+    backward=__einsum__backward,
+    jvp=__einsum__jvp,
     jvp_kind='explicit',
-    save_fn=_einsum__save,
+    save_fn=__einsum__save,
     out_diff=(True,),
     argnames=('equation',),
     batch='loop',
 )
 
 
-def einsum(equation, *tensors):
-    """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    return applyn(EINSUM, (tensors,), (equation,))
+def _einsum(equation, tensors):
+    """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
+    return applyn(_EINSUM, (tensors,), (equation,))
 
 
-EINSUM.public = einsum
+_EINSUM.public = _einsum
 
 
 # ---- cat
@@ -8882,43 +8952,12 @@ def linalg_svd(self, full_matrices=True):
     return svd_composite(self, full_matrices)
 
 
-# ---- linalg_svdvals
-
-
-def _linalg_svdvals__backward(grad, self, result, needs):
-    return (
-        svdvals_backward(grad, self) if needs[0] else None,
-    )
-
-
-def _linalg_svdvals__jvp(self_p, self_t, result):
-    return svdvals_jvp(self_p, self_t)
-
-
-LINALG_SVDVALS = Op(
-    'linalg_svdvals',
-    K.svdvals,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_svdvals__backward,
-    jvp=_linalg_svdvals__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='loop',
-)
+# ---- linalg_svdvals (composite)
 
 
 def linalg_svdvals(self):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
-    return apply1(LINALG_SVDVALS, self, ())
-
-
-LINALG_SVDVALS.public = linalg_svdvals
+    return svdvals_composite(self)
 
 
 # ---- _linalg_qr
@@ -9021,43 +9060,12 @@ def linalg_eig(self):
     return eig_composite(self)
 
 
-# ---- linalg_eigvals
-
-
-def _linalg_eigvals__backward(grad, self, result, needs):
-    return (
-        eigvals_backward(grad, self) if needs[0] else None,
-    )
-
-
-def _linalg_eigvals__jvp(self_p, self_t, result):
-    return eigvals_jvp(self_p, self_t)
-
-
-LINALG_EIGVALS = Op(
-    'linalg_eigvals',
-    K.eigvals,
-    ('self',),
-    ('T',),
-    (True,),
-    backward=_linalg_eigvals__backward,
-    jvp=_linalg_eigvals__jvp,
-    jvp_kind='explicit',
-    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
-        ((0,), None),  # nothing needs grad
-        ((2,), None),  # self
-    ),
-    out_diff=(True,),
-    batch='loop',
-)
+# ---- linalg_eigvals (composite)
 
 
 def linalg_eigvals(self):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
-    return apply1(LINALG_EIGVALS, self, ())
-
-
-LINALG_EIGVALS.public = linalg_eigvals
+    return eigvals_composite(self)
 
 
 # ---- _linalg_lu

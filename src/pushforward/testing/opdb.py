@@ -1158,7 +1158,27 @@ def _build() -> dict:
     add_special_ops(add)
     add_more_ops(add)
     add_legacy_ops(add)
+    # ---- einsum's primitives (issue 9, fuzzer): two operands, and one or three or more (a list);
+    # their samples are einsum's, split by operand count
+    db["einsum"].composite = True
+    add(OpInfo("_einsum_pair", _fn("_einsum_pair"), _einsum_samples(True), lambda eq, a, b: np.einsum(eq, a, b),
+               REAL_COMPLEX))
+    add(OpInfo("_einsum", _fn("_einsum"), _einsum_samples(False), lambda eq, ts: np.einsum(eq, *ts), REAL_COMPLEX))
     return db
+
+
+def _einsum_samples(pair: bool):
+    def samples(m):
+        out = []
+        for s in _all_einsum_samples(m):
+            if (len(s.args) == 2) == pair:
+                out.append(SampleInput(s.input, tuple(s.args) if pair else (list(s.args),), dict(s.kwargs), s.name))
+        return out
+    return samples
+
+
+def _all_einsum_samples(m):
+    return list(s_einsum(m)) + list(_EDGE_SAMPLES["einsum"](m))
 
 
 def _plus(sample_fn, extra):
