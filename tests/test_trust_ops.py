@@ -600,3 +600,75 @@ def test_double_backward_through_an_in_place_op_on_a_view_with_a_broadcast_gradi
     fr = pf.autograd.functional.hvp(loss, pf.tensor(a), pf.tensor(t), fw_mode=True)[1]
     exact = -0.71 * np.cosh(a) * np.array([1.0, 2.0]) * t  # d2/dx2 of -0.71 cosh(x) w
     assert np.allclose(rr.numpy(), exact) and np.allclose(fr.numpy(), exact)
+
+
+# ---- ops whose tape keeps what their backward reads, as torch's (fuzzer) -------------------------
+
+_M = np.array([[0.9, -0.4, 0.3], [0.2, 1.1, -0.7], [-0.5, 0.6, 1.3]])
+_C = np.array([[0.5, -1.2], [0.3, 0.8], [1.1, 0.4]])
+
+
+def _grad_after_write(L, f, arr):
+    """Gradient of Re sum f(x) w.r.t. a leaf, x a differentiable copy of the leaf written into
+    (x.mul_(2)) after f ran; the error message where the library refuses."""
+    new = L.tensor if L is pf else torch.tensor
+    leaf = new(arr.copy(), requires_grad=True)
+    x = leaf * 1.0
+    try:
+        out = f(L, x, new)
+        x.mul_(2)
+        (g,) = L.autograd.grad(out.real.sum() if out.is_complex() else out.sum(), leaf)
+    except Exception as e:  # noqa: BLE001 - the message is compared
+        return str(e)
+    return np.array(g.detach().numpy())
+
+
+WRITE_INTO_INPUT_AFTER = {
+    "svdvals": (lambda L, x, new: L.linalg.svdvals(x), _C),
+    "nuclear matrix_norm": (lambda L, x, new: L.linalg.matrix_norm(x, "nuc"), _C),
+    "2-norm cond": (lambda L, x, new: L.linalg.cond(x), _M),
+    "eigvals": (lambda L, x, new: L.linalg.eigvals(x), _M),
+    "einsum of two operands, the other one constant": (lambda L, x, new: L.einsum("ij,jk->ik", x, new(_C)), _M),
+    "einsum of two operands, the first one constant": (lambda L, x, new: L.einsum("ij,jk->ik", new(_C).mT, x), _M),
+    "scaled_dot_product_attention, write into the query": (
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C)), _M),
+    "scaled_dot_product_attention with a negative scale": (
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C), scale=-0.3), _M),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITE_INTO_INPUT_AFTER))
+def test_write_into_an_input_the_backward_does_not_read(case):
+    """torch keeps the factors (svdvals, eigvals, and the norms built on them), the other operand
+    (einsum, through its bmm) or scaled copies of q and k (sdpa's math path), not the input: a later
+    in-place write into the input leaves the gradient computable (fuzzer: pushforward refused)."""
+    f, arr = WRITE_INTO_INPUT_AFTER[case]
+    expect = _grad_after_write(torch, f, arr)
+    assert not isinstance(expect, str), f"torch refuses: {expect}"
+    got = _grad_after_write(pf, f, arr)
+    assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
+    np.testing.assert_allclose(got, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_einsum_of_two_operands_still_keeps_the_operand_a_gradient_reads():
+    """x's gradient in einsum('ij,jk->ik', x, y) reads y: writing into y still raises (as torch)."""
+    for L in (pf, torch):
+        new = L.tensor if L is pf else torch.tensor
+        x = new(_M.copy(), requires_grad=True)
+        y = new(_C.copy()) * 1.0
+        z = L.einsum("ij,jk->ik", x, y)
+        y.mul_(2)
+        with pytest.raises(Exception, match="modified by an inplace operation"):
+            L.autograd.grad(z.sum(), x)
+
+
+def test_svdvals_and_eigvals_without_derivatives_use_the_values_only_kernels():
+    """Nothing differentiates: no factors are computed or kept (values as NumPy's)."""
+    s = pf.linalg.svdvals(pf.tensor(_C))
+    assert s.grad_fn is None and np.allclose(s.numpy(), np.linalg.svd(_C, compute_uv=False))
+    w = pf.linalg.eigvals(pf.tensor(_M))
+    assert w.dtype == pf.complex128 and np.allclose(np.sort_complex(w.numpy()), np.sort_complex(np.linalg.eigvals(_M)))
+    with pytest.raises(OpError, match="linalg.svdvals"):
+        pf.linalg.svdvals(pf.tensor([1.0, 2.0]))
+    with pytest.raises(OpError, match="linalg.eigvals"):
+        pf.linalg.eigvals(pf.tensor(_C))
