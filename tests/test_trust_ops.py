@@ -672,3 +672,40 @@ def test_svdvals_and_eigvals_without_derivatives_use_the_values_only_kernels():
         pf.linalg.svdvals(pf.tensor([1.0, 2.0]))
     with pytest.raises(OpError, match="linalg.eigvals"):
         pf.linalg.eigvals(pf.tensor(_C))
+
+
+_MATMUL_SHAPES = [((2, 3), (4, 3, 2)), ((4, 2, 3), (3, 2)), ((4, 2, 3), (4, 3, 2)), ((1, 2, 3), (4, 3, 2)),
+                  ((4, 2, 3), (1, 3, 2)), ((2, 3), (3,)), ((3,), (4, 3, 2)), ((4, 2, 3), (3,)),
+                  ((5, 1, 2, 3), (4, 3, 2))]
+
+
+def _matmul_after_write(L, sa, sb, needs, mutate):
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    new = L.tensor if L is pf else torch.tensor
+    leaves = [new(rng.standard_normal(s), requires_grad=True) for s in (sa, sb)]
+    a, b = (t * 1.0 if n else t.detach().clone() for t, n in zip(leaves, needs))
+    y = a @ b
+    (a if mutate == "a" else b).mul_(2)
+    want = [t for t, n in zip(leaves, needs) if n]
+    try:
+        gs = L.autograd.grad(y.sum(), want)
+    except Exception as e:  # noqa: BLE001 - refusals are compared
+        return str(e)
+    return [np.array(g.detach().numpy()) for g in gs]
+
+
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+@pytest.mark.parametrize("needs", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("mutate", ["a", "b"])
+def test_matmul_with_batch_broadcast_keeps_a_copy_where_torch_does(sa, sb, needs, mutate):
+    """A matrix (or a smaller batch) times a batch: torch's kernel folds or expands the batch
+    operand into memory of its own, so writing into it afterwards is no error (fuzzer: pushforward
+    refused). Where torch keeps the operand itself, writing into it must still raise."""
+    expect = _matmul_after_write(torch, sa, sb, needs, mutate)
+    got = _matmul_after_write(pf, sa, sb, needs, mutate)
+    if isinstance(expect, str):
+        assert isinstance(got, str) and "modified by an inplace operation" in got, got
+        return
+    assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
+    for g, e in zip(got, expect):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)

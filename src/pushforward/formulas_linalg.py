@@ -39,6 +39,7 @@ __all__ = [
     "gammainc_density", "gammainc_composite", "inner_composite",
     "add_product", "vander_composite", "tensorinv_composite", "tensorsolve_composite",
     "first_dim_of_size3", "svd_legacy", "lu_unpack_composite", "triangular_solve_composite",
+    "matmul_composite",
 ]
 
 
@@ -1143,3 +1144,35 @@ def triangular_solve_composite(b, a, upper, transpose, unitriangular):
     x = o.linalg_solve_triangular(coef, b, upper=upper != transpose, unitriangular=unitriangular)
     batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(a.shape[:-2]))
     return _TRI_SOLVE(x, o.clone(a.expand(*batch, *a.shape[-2:])))  # torch broadcasts the copy too
+
+
+# -- matmul ---------------------------------------------------------------------------------------
+_PRIMITIVE_MATMUL = []  # ops._matmul, looked up once (matmul is hot; a lookup per call costs)
+
+
+def matmul_composite(a, b):
+    """a @ b. When a is broadcast over b's batch (a matrix or vector times a batch, or a smaller
+    batch), torch's kernel folds or expands b into memory of its own and its backward reads that
+    copy: the tape here keeps a copy of b too (of a as well when both are broadcast), so that a
+    later in-place write into b is no error, as in torch. Otherwise the tape keeps the operands."""
+    if not _PRIMITIVE_MATMUL:
+        _PRIMITIVE_MATMUL.append(_ops()._matmul)
+    if b.ndim >= 3 and (a._requires_grad or b._requires_grad):
+        a, b = _matmul_operands_to_keep(a, b)
+    return _PRIMITIVE_MATMUL[0](a, b)
+
+
+def _matmul_operands_to_keep(a, b):
+    from .autograd.grad_mode import is_grad_enabled
+    if not is_grad_enabled() or a.ndim == 0:
+        return a, b
+    a_batch, b_batch = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    try:
+        out = np.broadcast_shapes(a_batch, b_batch)
+    except ValueError:  # the primitive names the shapes
+        return a, b
+    if a_batch != out:
+        b = b.clone()
+        if b_batch != out:
+            a = a.clone()
+    return a, b

@@ -4668,17 +4668,25 @@ def cumprod(self, dim, *, dtype=None, axis=None):
 CUMPROD.public = cumprod
 
 
-# ---- matmul
+# ---- matmul (composite)
 
 
-def _matmul__backward(grad, self, other, result, needs):
+def matmul(self, other):
+    """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
+    return matmul_composite(self, other)
+
+
+# ---- _matmul
+
+
+def __matmul__backward(grad, self, other, result, needs):
     return (
         matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
         matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 
 
-def _matmul__jvp(self_p, other_p, self_t, other_t, result):
+def __matmul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4686,7 +4694,7 @@ def _matmul__jvp(self_p, other_p, self_t, other_t, result):
     return self_t @ other_p + self_p @ other_t
 
 
-def _matmul__jvp_np(self_p, other_p, self_t, other_t, result):
+def __matmul__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None:
         return self_p @ other_t
     if other_t is None:
@@ -4694,15 +4702,15 @@ def _matmul__jvp_np(self_p, other_p, self_t, other_t, result):
     return self_t @ other_p + self_p @ other_t
 
 
-MATMUL = Op(
-    'matmul',
+_MATMUL = Op(
+    '_matmul',
     K.matmul,
     ('self', 'other'),
     ('T', 'T'),
     (True, True),
-    backward=_matmul__backward,
-    jvp=_matmul__jvp,
-    jvp_np=_matmul__jvp_np,
+    backward=__matmul__backward,
+    jvp=__matmul__jvp,
+    jvp_np=__matmul__jvp_np,
     jvp_np_reads=(True, True, False),
     jvp_kind='explicit',
     save=(  # kept of (self, other | result); 0 nothing, 1 metadata, 2 the tensor
@@ -4716,12 +4724,12 @@ MATMUL = Op(
 )
 
 
-def matmul(self, other):
-    """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
-    return apply2(MATMUL, self, other, ())
+def _matmul(self, other):
+    """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
+    return apply2(_MATMUL, self, other, ())
 
 
-MATMUL.public = matmul
+_MATMUL.public = _matmul
 
 
 # ---- mm

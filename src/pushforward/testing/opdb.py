@@ -1158,9 +1158,11 @@ def _build() -> dict:
     add_special_ops(add)
     add_more_ops(add)
     add_legacy_ops(add)
-    # ---- einsum's primitives (issue 9, fuzzer): two operands, and one or three or more (a list);
-    # their samples are einsum's, split by operand count
+    # ---- matmul's and einsum's primitives (issue 9, fuzzer); einsum's: two operands, and one or
+    # three or more (a list), their samples einsum's split by operand count
     db["einsum"].composite = True
+    db["matmul"].composite = True  # over _matmul, choosing what the tape keeps
+    add(OpInfo("_matmul", _fn("_matmul"), s_matmul, np.matmul, REAL_COMPLEX))
     add(OpInfo("_einsum_pair", _fn("_einsum_pair"), _einsum_samples(True), lambda eq, a, b: np.einsum(eq, a, b),
                REAL_COMPLEX))
     add(OpInfo("_einsum", _fn("_einsum"), _einsum_samples(False), lambda eq, ts: np.einsum(eq, *ts), REAL_COMPLEX))
