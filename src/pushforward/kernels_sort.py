@@ -68,7 +68,8 @@ def logcumsumexp(a, dim):
         return a.copy()
     if a.dtype.kind not in "f":
         raise OpError(f"logcumsumexp: expected a floating tensor, got dtype {a.dtype}")
-    return np.logaddexp.accumulate(a, axis=d)
+    r = np.logaddexp.accumulate(a, axis=d)
+    return r if r.flags.c_contiguous else np.ascontiguousarray(r)  # torch's result is contiguous
 
 
 def cum_extremum_indices(a, dim, largest: bool):
@@ -90,7 +91,7 @@ def cum_extremum_indices(a, dim, largest: bool):
             best = np.where(take, v, best)
             cur = np.where(take, j, cur)
             out[..., j] = cur
-    return np.moveaxis(out, -1, d)
+    return np.ascontiguousarray(np.moveaxis(out, -1, d))  # torch's results are contiguous
 
 
 def mode_indices(a, dim, keepdim=False):
