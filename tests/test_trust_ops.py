@@ -712,3 +712,19 @@ def test_matmul_with_batch_broadcast_keeps_a_copy_where_torch_does(sa, sb, needs
     assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
     for g, e in zip(got, expect):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["svdvals", "eigvals", "svd S", "eig values", "eigh values"])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_decomposition_values_of_a_batch_are_contiguous_like_torch(name, kind):
+    """The values come out of a packed factorisation (strided for a batch, or a complex array's
+    real part): they are contiguous as torch's, so `.view(-1)` works (and in-place writes into it)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 3)) + (1j * rng.standard_normal((2, 3, 3)) if kind == "complex" else 0)
+    pick = {"svdvals": lambda L, x: L.linalg.svdvals(x), "eigvals": lambda L, x: L.linalg.eigvals(x),
+            "svd S": lambda L, x: L.linalg.svd(x)[1], "eig values": lambda L, x: L.linalg.eig(x)[0],
+            "eigh values": lambda L, x: L.linalg.eigh(x + x.mH)[0]}[name]
+    assert pick(torch, torch.tensor(a, requires_grad=True)).is_contiguous()
+    x = pf.tensor(a, requires_grad=True)
+    v = pick(pf, x)
+    assert v.is_contiguous() and v.view(-1).shape == (v.numel(),)

@@ -330,7 +330,7 @@ def svdvals_composite(a):
     U diag(g) Vh skips the vector terms, so repeated values stay finite."""
     _need_matrix("linalg.svdvals", a)
     if _differentiated(a):
-        return svd_unpack(_ops()._linalg_svd(a), *a.shape[-2:])[1]
+        return svd_unpack(_ops()._linalg_svd(a), *a.shape[-2:])[1].contiguous()  # as torch's
     return _kernel_result("linalg.svdvals", "svdvals", a)
 
 
@@ -428,7 +428,7 @@ def eigvals_composite(a):
     torch's): the tape keeps the eigenvectors, not the input."""
     _need_matrix("linalg.eigvals", a, square=True)
     if _differentiated(a):
-        return eig_unpack(_ops()._linalg_eig(a), a.shape[-1])[0]
+        return eig_unpack(_ops()._linalg_eig(a), a.shape[-1])[0].contiguous()  # as torch's
     return _kernel_result("linalg.eigvals", "eigvals", a)
 
 
@@ -650,12 +650,14 @@ def cholesky_solve_composite(b, factor, upper):
 
 def eigh_composite(a, UPLO):
     _need_matrix("linalg.eigh", a, square=True)
-    return _EIGH(*eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1]))
+    lam, vec = eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1])
+    return _EIGH(lam.contiguous(), vec)  # values contiguous as torch's (a batch's are strided in the packing)
 
 
 def eig_composite(a):
     _need_matrix("linalg.eig", a, square=True)
-    return _EIG(*eig_unpack(_ops()._linalg_eig(a), a.shape[-1]))
+    lam, vec = eig_unpack(_ops()._linalg_eig(a), a.shape[-1])
+    return _EIG(lam.contiguous(), vec)  # values contiguous as torch's
 
 
 def svd_composite(a, full_matrices):
@@ -673,7 +675,7 @@ def svd_composite(a, full_matrices):
             u = o.cat([u, _wrap(uf[..., :, k:])], -1)
         if n > k:
             vh = o.cat([vh, _wrap(vhf[..., k:, :])], -2)
-    return _SVD(u, s, vh)
+    return _SVD(u, s.contiguous(), vh)  # values contiguous as torch's
 
 
 def qr_composite(a, mode):
