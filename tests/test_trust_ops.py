@@ -728,3 +728,46 @@ def test_decomposition_values_of_a_batch_are_contiguous_like_torch(name, kind):
     x = pf.tensor(a, requires_grad=True)
     v = pick(pf, x)
     assert v.is_contiguous() and v.view(-1).shape == (v.numel(),)
+
+
+_EINSUM_PAIRS = {(1, 1): ["i,i->", "i,j->ij", "i,i->i", "i,j->"],
+                 (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji", "ij,jk->ik", "ji,ij->", "ij,jk->", "ik,jk->"],
+                 (2, 1): ["ij,j->i", "ij,i->j", "ij,j->", "ij,k->k"],
+                 (3, 3): ["bij,bkj->bik", "bij,bij->b", "bij,bjk->bik", "bij,bij->", "bij,bij->j", "bij,cij->bc"]}
+
+
+def _einsum_after_write(L, eq, shapes, transposed, needs, mutate):
+    rng = np.random.default_rng(0)
+    new = L.tensor if L is pf else torch.tensor
+    leaves = [new(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    ops = [t * 1.0 if n else t.detach().clone() for t, n in zip(leaves, needs)]
+    ops = [t.mT.contiguous().mT if tr and t.ndim >= 2 else t for t, tr in zip(ops, transposed)]
+    y = L.einsum(eq, *ops)
+    ops["ab".index(mutate)].mul_(2)
+    try:
+        gs = L.autograd.grad(y.sum(), [t for t, n in zip(leaves, needs) if n])
+    except Exception as e:  # noqa: BLE001 - refusals are compared
+        return str(e)
+    return [np.array(g.detach().numpy()) for g in gs]
+
+
+@pytest.mark.parametrize("ranks", sorted(_EINSUM_PAIRS))
+def test_einsum_of_two_operands_keeps_a_copy_exactly_where_torch_does(ranks):
+    """torch contracts two operands by flattening (batch, free, summed) label groups: where that
+    needs a copy (a transposed operand fully contracted, 'ij,ij->'), a later write into the operand
+    is no error; where it is a view, the write must raise (fuzzer: pushforward refused
+    `einsum('ij,ij->', v.T, v.T)` then `v.T.clamp_()`)."""
+    shape = {1: (3,), 2: (3, 3), 3: (2, 3, 3)}
+    for eq in _EINSUM_PAIRS[ranks]:
+        for transposed in [(False, False), (True, True), (True, False)]:
+            for needs in [(True, True), (True, False)]:
+                for mutate in "ab":
+                    args = (eq, [shape[r] for r in ranks], transposed, needs, mutate)
+                    expect, got = _einsum_after_write(torch, *args), _einsum_after_write(pf, *args)
+                    where = f"{eq} transposed={transposed} needs={needs} write into {mutate}"
+                    if isinstance(expect, str):
+                        assert isinstance(got, str) and "modified by an inplace operation" in got, where
+                        continue
+                    assert not isinstance(got, str), f"{where}: pushforward refuses: {got}"
+                    for g, e in zip(got, expect):
+                        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, err_msg=where)

@@ -608,5 +608,50 @@ def einsum_composite(equation, tensors):
     error, as in torch); other counts to the list primitive."""
     from ._generated import ops
     if len(tensors) == 2:
-        return ops._einsum_pair(equation, tensors[0], tensors[1])
+        a, b = tensors
+        if (a._requires_grad or b._requires_grad) and _grad_enabled():
+            copy_a, copy_b = _einsum_torch_copies(equation, a, b)
+            # keep a copy where torch's contraction does (the other operand's gradient reads it)
+            a = a.clone() if copy_a and b._requires_grad else a
+            b = b.clone() if copy_b and a._requires_grad else b
+        return ops._einsum_pair(equation, a, b)
     return ops._einsum(equation, list(tensors))
+
+
+def _grad_enabled() -> bool:
+    from .autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
+
+
+def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
+    """Does torch's two-operand einsum contract a copy of a (of b) rather than a view? Its
+    contraction sums out a label found in one operand only (a new tensor), or permutes each
+    operand to (batch, free, summed) labels in (output, then alphabetical) order and flattens
+    each group, a copy where the group's dims are not laid out contiguously; with nothing summed
+    over both it multiplies the operands themselves."""
+    try:
+        ins, out = _einsum_parse(equation, [a.shape, b.shape])
+    except ValueError:
+        return False, False
+    if any(len(set(sub)) != len(sub) for sub in ins):  # diagonals: views, kept as torch keeps them
+        return False, False
+    ts = (a, b)
+    big = [{c for c, n in zip(sub, t.shape) if n != 1} for sub, t in zip(ins, ts)]
+    order = list(out) + sorted(set(ins[0] + ins[1]) - set(out), key=_LETTERS.index)
+    summed = [c for c in order if c not in out and c in big[0] and c in big[1]]
+    if not summed:
+        return tuple(bool((big[k] - big[1 - k]) - set(out)) for k in (0, 1))  # (a product)
+    lro = [c for c in order if c in out and c in big[0] and c in big[1]]
+
+    def copies(k):
+        if (big[k] - big[1 - k]) - set(out):
+            return True  # summed out first
+        free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
+        for group in (lro, free, summed):
+            dims = [ins[k].index(c) for c in group]
+            st = ts[k]._data.strides
+            sh = ts[k].shape
+            if any(st[d0] != st[d1] * sh[d1] for d0, d1 in zip(dims, dims[1:])):
+                return True
+        return False
+    return copies(0), copies(1)
