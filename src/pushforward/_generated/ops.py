@@ -8968,6 +8968,33 @@ def linalg_svdvals(self):
     return svdvals_composite(self)
 
 
+# ---- _linalg_svdvals
+
+
+_LINALG_SVDVALS = Op(
+    '_linalg_svdvals',
+    K.svdvals,
+    ('self',),
+    ('T',),
+    (False,),
+    jvp_kind='none',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
+    out_diff=(True,),
+    differentiable=False,
+    batch='loop',
+)
+
+
+def _linalg_svdvals(self):
+    """Singular values without derivatives (see linalg_svdvals). Example: pf._linalg_svdvals(pf.eye(2))"""
+    return apply1(_LINALG_SVDVALS, self, ())
+
+
+_LINALG_SVDVALS.public = _linalg_svdvals
+
+
 # ---- _linalg_qr
 
 
@@ -9074,6 +9101,33 @@ def linalg_eig(self):
 def linalg_eigvals(self):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
     return eigvals_composite(self)
+
+
+# ---- _linalg_eigvals
+
+
+_LINALG_EIGVALS = Op(
+    '_linalg_eigvals',
+    K.eigvals,
+    ('self',),
+    ('T',),
+    (False,),
+    jvp_kind='none',
+    save=(  # kept of (self | result); 0 nothing, 1 metadata, 2 the tensor
+        ((0,), None),  # nothing needs grad
+    ),
+    out_diff=(True,),
+    differentiable=False,
+    batch='loop',
+)
+
+
+def _linalg_eigvals(self):
+    """Eigenvalues without derivatives (see linalg_eigvals). Example: pf._linalg_eigvals(pf.eye(2))"""
+    return apply1(_LINALG_EIGVALS, self, ())
+
+
+_LINALG_EIGVALS.public = _linalg_eigvals
 
 
 # ---- _linalg_lu

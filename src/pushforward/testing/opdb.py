@@ -1162,6 +1162,12 @@ def _build() -> dict:
     # three or more (a list), their samples einsum's split by operand count
     db["einsum"].composite = True
     db["matmul"].composite = True  # over _matmul, choosing what the tape keeps
+    # linalg_svdvals' and linalg_eigvals' values-only kernels (nothing differentiates their inputs)
+    add(OpInfo("_linalg_svdvals", _fn("_linalg_svdvals"), db["linalg_svdvals"].sample_fn,
+               lambda a: np.linalg.svd(a, compute_uv=False), REAL_COMPLEX, differentiable=False))
+    add(OpInfo("_linalg_eigvals", _fn("_linalg_eigvals"), db["linalg_eigvals"].sample_fn,
+               lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)), REAL_COMPLEX,
+               differentiable=False))
     add(OpInfo("_matmul", _fn("_matmul"), s_matmul, np.matmul, REAL_COMPLEX))
     add(OpInfo("_einsum_pair", _fn("_einsum_pair"), _einsum_samples(True), lambda eq, a, b: np.einsum(eq, a, b),
                REAL_COMPLEX))
