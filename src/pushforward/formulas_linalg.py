@@ -952,7 +952,7 @@ def fft_composite(x, s, dim, norm, kind):
     """torch.fft's transforms from the three primitives: crop/zero-pad to s, then transform."""
     o = _ops()
     if x.ndim == 0:
-        raise OpError(f"fft: expected an input with at least one dimension (got a 0-d tensor)")
+        raise OpError("fft: expected an input with at least one dimension (got a 0-d tensor)")
     if kind == "hfft":  # a Hermitian signal's DFT is the inverse real DFT of its conjugate
         return fft_composite(x.conj(), s, dim, swap_norm(norm), "irfft")
     if kind == "ihfft":
