@@ -98,7 +98,9 @@ def test_records_call_the_library_function_itself():
     by_name = {r.name: r for r in G.RECORDS}
     for e in load():
         k = e.kernel
-        if k is not None and re.fullmatch(r"(xp|sp)\.\w+", k) and e.name in by_name:
+        # (an op whose Tensor parameters do not come first calls its kernel through an adapter
+        # that reorders the arguments: _einsum_pair's equation)
+        if k is not None and re.fullmatch(r"(xp|sp)\.\w+", k) and e.name in by_name and e.params[0].is_tensor:
             lib, fn = k.split(".")
             assert by_name[e.name].kernel is getattr(getattr(backend, lib), fn), (e.name, k)
             checked += 1

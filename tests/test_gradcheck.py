@@ -288,7 +288,7 @@ def test_batched_forward_grad_is_a_real_vector_mode_check(monkeypatch):
     a, v = real(3, 3), real(3)
     assert gradcheck(pf.matmul, (a, v), check_batched_forward_grad=True)
     from pushforward.batching import _parsed
-    monkeypatch.setattr(pf._generated.ops.MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
+    monkeypatch.setattr(pf._generated.ops._MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
     _parsed.clear()
     try:
         with pytest.raises(GradcheckError, match="batched"):

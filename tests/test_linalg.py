@@ -33,11 +33,13 @@ TORCH = {
     "_linalg_svd": lambda a: _svd_gauge(*torch.linalg.svd(a, full_matrices=False)),
     "linalg_svd": lambda a, full=True: _svd_gauge_full(*torch.linalg.svd(a, full_matrices=full)),
     "linalg_svdvals": lambda a: torch.linalg.svdvals(a),
+    "_linalg_svdvals": lambda a: torch.linalg.svdvals(a),  # linalg_svdvals without derivatives
     "_linalg_qr": lambda a: tuple(torch.linalg.qr(a)),
     "linalg_qr": lambda a, mode="reduced": tuple(torch.linalg.qr(a, mode)),
     "_linalg_eig": lambda a: _eig_gauge(*torch.linalg.eig(a)),
     "linalg_eig": lambda a: _eig_gauge(*torch.linalg.eig(a)),
     "linalg_eigvals": lambda a: torch.linalg.eigvals(a),
+    "_linalg_eigvals": lambda a: torch.linalg.eigvals(a),  # linalg_eigvals without derivatives
     "_linalg_lu": lambda a: tuple(torch.linalg.lu(a))[1:],
     "linalg_lu": lambda a: tuple(torch.linalg.lu(a)),
     "linalg_lu_factor": lambda a: tuple(torch.linalg.lu_factor(a)),

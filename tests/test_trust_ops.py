@@ -394,6 +394,9 @@ CONTIGUOUS = {
     "cat": lambda x, lib: lib.cat([x, x]), "stack": lambda x, lib: lib.stack([x, x]),
     "sum": lambda x, lib: x.sum(1), "prod": lambda x, lib: x.prod(0), "var": lambda x, lib: x.var(2),
     "logsumexp": lambda x, lib: x.logsumexp(0), "index_select": lambda x, lib: x.index_select(1, lib.tensor([0, 1])),
+    # fuzzer: `cummax(x, 0).values.view(-1)` raised (NumPy's moveaxis layout)
+    "cummax": lambda x, lib: lib.cummax(x, 0)[0],
+    "cummin": lambda x, lib: lib.cummin(x, 1)[0], "logcumsumexp": lambda x, lib: lib.logcumsumexp(x, 1),
 }
 
 
@@ -600,3 +603,171 @@ def test_double_backward_through_an_in_place_op_on_a_view_with_a_broadcast_gradi
     fr = pf.autograd.functional.hvp(loss, pf.tensor(a), pf.tensor(t), fw_mode=True)[1]
     exact = -0.71 * np.cosh(a) * np.array([1.0, 2.0]) * t  # d2/dx2 of -0.71 cosh(x) w
     assert np.allclose(rr.numpy(), exact) and np.allclose(fr.numpy(), exact)
+
+
+# ---- ops whose tape keeps what their backward reads, as torch's (fuzzer) -------------------------
+
+_M = np.array([[0.9, -0.4, 0.3], [0.2, 1.1, -0.7], [-0.5, 0.6, 1.3]])
+_C = np.array([[0.5, -1.2], [0.3, 0.8], [1.1, 0.4]])
+
+
+def _grad_after_write(L, f, arr):
+    """Gradient of Re sum f(x) w.r.t. a leaf, x a differentiable copy of the leaf written into
+    (x.mul_(2)) after f ran; the error message where the library refuses."""
+    new = L.tensor if L is pf else torch.tensor
+    leaf = new(arr.copy(), requires_grad=True)
+    x = leaf * 1.0
+    try:
+        out = f(L, x, new)
+        x.mul_(2)
+        (g,) = L.autograd.grad(out.real.sum() if out.is_complex() else out.sum(), leaf)
+    except Exception as e:  # noqa: BLE001 - the message is compared
+        return str(e)
+    return np.array(g.detach().numpy())
+
+
+WRITE_INTO_INPUT_AFTER = {
+    "svdvals": (lambda L, x, new: L.linalg.svdvals(x), _C),
+    "nuclear matrix_norm": (lambda L, x, new: L.linalg.matrix_norm(x, "nuc"), _C),
+    "2-norm cond": (lambda L, x, new: L.linalg.cond(x), _M),
+    "eigvals": (lambda L, x, new: L.linalg.eigvals(x), _M),
+    "einsum of two operands, the other one constant": (lambda L, x, new: L.einsum("ij,jk->ik", x, new(_C)), _M),
+    "einsum of two operands, the first one constant": (lambda L, x, new: L.einsum("ij,jk->ik", new(_C).mT, x), _M),
+    "scaled_dot_product_attention, write into the query": (
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C)), _M),
+    "scaled_dot_product_attention with a negative scale": (
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C), scale=-0.3), _M),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITE_INTO_INPUT_AFTER))
+def test_write_into_an_input_the_backward_does_not_read(case):
+    """torch keeps the factors (svdvals, eigvals, and the norms built on them), the other operand
+    (einsum, through its bmm) or scaled copies of q and k (sdpa's math path), not the input: a later
+    in-place write into the input leaves the gradient computable (fuzzer: pushforward refused)."""
+    f, arr = WRITE_INTO_INPUT_AFTER[case]
+    expect = _grad_after_write(torch, f, arr)
+    assert not isinstance(expect, str), f"torch refuses: {expect}"
+    got = _grad_after_write(pf, f, arr)
+    assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
+    np.testing.assert_allclose(got, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_einsum_of_two_operands_still_keeps_the_operand_a_gradient_reads():
+    """x's gradient in einsum('ij,jk->ik', x, y) reads y: writing into y still raises (as torch)."""
+    for L in (pf, torch):
+        new = L.tensor if L is pf else torch.tensor
+        x = new(_M.copy(), requires_grad=True)
+        y = new(_C.copy()) * 1.0
+        z = L.einsum("ij,jk->ik", x, y)
+        y.mul_(2)
+        with pytest.raises(Exception, match="modified by an inplace operation"):
+            L.autograd.grad(z.sum(), x)
+
+
+def test_svdvals_and_eigvals_without_derivatives_use_the_values_only_kernels():
+    """Nothing differentiates: no factors are computed or kept (values as NumPy's)."""
+    s = pf.linalg.svdvals(pf.tensor(_C))
+    assert s.grad_fn is None and np.allclose(s.numpy(), np.linalg.svd(_C, compute_uv=False))
+    w = pf.linalg.eigvals(pf.tensor(_M))
+    assert w.dtype == pf.complex128 and np.allclose(np.sort_complex(w.numpy()), np.sort_complex(np.linalg.eigvals(_M)))
+    with pytest.raises(OpError, match="linalg.svdvals"):
+        pf.linalg.svdvals(pf.tensor([1.0, 2.0]))
+    with pytest.raises(OpError, match="linalg.eigvals"):
+        pf.linalg.eigvals(pf.tensor(_C))
+
+
+_MATMUL_SHAPES = [((2, 3), (4, 3, 2)), ((4, 2, 3), (3, 2)), ((4, 2, 3), (4, 3, 2)), ((1, 2, 3), (4, 3, 2)),
+                  ((4, 2, 3), (1, 3, 2)), ((2, 3), (3,)), ((3,), (4, 3, 2)), ((4, 2, 3), (3,)),
+                  ((5, 1, 2, 3), (4, 3, 2))]
+
+
+def _matmul_after_write(L, sa, sb, needs, mutate):
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    new = L.tensor if L is pf else torch.tensor
+    leaves = [new(rng.standard_normal(s), requires_grad=True) for s in (sa, sb)]
+    a, b = (t * 1.0 if n else t.detach().clone() for t, n in zip(leaves, needs))
+    y = a @ b
+    (a if mutate == "a" else b).mul_(2)
+    want = [t for t, n in zip(leaves, needs) if n]
+    try:
+        gs = L.autograd.grad(y.sum(), want)
+    except Exception as e:  # noqa: BLE001 - refusals are compared
+        return str(e)
+    return [np.array(g.detach().numpy()) for g in gs]
+
+
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+@pytest.mark.parametrize("needs", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("mutate", ["a", "b"])
+def test_matmul_with_batch_broadcast_keeps_a_copy_where_torch_does(sa, sb, needs, mutate):
+    """A matrix (or a smaller batch) times a batch: torch's kernel folds or expands the batch
+    operand into memory of its own, so writing into it afterwards is no error (fuzzer: pushforward
+    refused). Where torch keeps the operand itself, writing into it must still raise."""
+    expect = _matmul_after_write(torch, sa, sb, needs, mutate)
+    got = _matmul_after_write(pf, sa, sb, needs, mutate)
+    if isinstance(expect, str):
+        assert isinstance(got, str) and "modified by an inplace operation" in got, got
+        return
+    assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
+    for g, e in zip(got, expect):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["svdvals", "eigvals", "svd S", "eig values", "eigh values"])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_decomposition_values_of_a_batch_are_contiguous_like_torch(name, kind):
+    """The values come out of a packed factorisation (strided for a batch, or a complex array's
+    real part): they are contiguous as torch's, so `.view(-1)` works (and in-place writes into it)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 3)) + (1j * rng.standard_normal((2, 3, 3)) if kind == "complex" else 0)
+    pick = {"svdvals": lambda L, x: L.linalg.svdvals(x), "eigvals": lambda L, x: L.linalg.eigvals(x),
+            "svd S": lambda L, x: L.linalg.svd(x)[1], "eig values": lambda L, x: L.linalg.eig(x)[0],
+            "eigh values": lambda L, x: L.linalg.eigh(x + x.mH)[0]}[name]
+    assert pick(torch, torch.tensor(a, requires_grad=True)).is_contiguous()
+    x = pf.tensor(a, requires_grad=True)
+    v = pick(pf, x)
+    assert v.is_contiguous() and v.view(-1).shape == (v.numel(),)
+
+
+_EINSUM_PAIRS = {(1, 1): ["i,i->", "i,j->ij", "i,i->i", "i,j->"],
+                 (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji", "ij,jk->ik", "ji,ij->", "ij,jk->", "ik,jk->"],
+                 (2, 1): ["ij,j->i", "ij,i->j", "ij,j->", "ij,k->k"],
+                 (3, 3): ["bij,bkj->bik", "bij,bij->b", "bij,bjk->bik", "bij,bij->", "bij,bij->j", "bij,cij->bc"]}
+
+
+def _einsum_after_write(L, eq, shapes, transposed, needs, mutate):
+    rng = np.random.default_rng(0)
+    new = L.tensor if L is pf else torch.tensor
+    leaves = [new(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    ops = [t * 1.0 if n else t.detach().clone() for t, n in zip(leaves, needs)]
+    ops = [t.mT.contiguous().mT if tr and t.ndim >= 2 else t for t, tr in zip(ops, transposed)]
+    y = L.einsum(eq, *ops)
+    ops["ab".index(mutate)].mul_(2)
+    try:
+        gs = L.autograd.grad(y.sum(), [t for t, n in zip(leaves, needs) if n])
+    except Exception as e:  # noqa: BLE001 - refusals are compared
+        return str(e)
+    return [np.array(g.detach().numpy()) for g in gs]
+
+
+@pytest.mark.parametrize("ranks", sorted(_EINSUM_PAIRS))
+def test_einsum_of_two_operands_keeps_a_copy_exactly_where_torch_does(ranks):
+    """torch contracts two operands by flattening (batch, free, summed) label groups: where that
+    needs a copy (a transposed operand fully contracted, 'ij,ij->'), a later write into the operand
+    is no error; where it is a view, the write must raise (fuzzer: pushforward refused
+    `einsum('ij,ij->', v.T, v.T)` then `v.T.clamp_()`)."""
+    shape = {1: (3,), 2: (3, 3), 3: (2, 3, 3)}
+    for eq in _EINSUM_PAIRS[ranks]:
+        for transposed in [(False, False), (True, True), (True, False)]:
+            for needs in [(True, True), (True, False)]:
+                for mutate in "ab":
+                    args = (eq, [shape[r] for r in ranks], transposed, needs, mutate)
+                    expect, got = _einsum_after_write(torch, *args), _einsum_after_write(pf, *args)
+                    where = f"{eq} transposed={transposed} needs={needs} write into {mutate}"
+                    if isinstance(expect, str):
+                        assert isinstance(got, str) and "modified by an inplace operation" in got, where
+                        continue
+                    assert not isinstance(got, str), f"{where}: pushforward refuses: {got}"
+                    for g, e in zip(got, expect):
+                        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, err_msg=where)

@@ -19,7 +19,7 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
   logical dims first.
 - `shape(size)`: a target shape gets the batch size prepended (reshape, view, expand).
 - `prefix(index)`: a NumPy index gets a leading `slice(None)`.
-- `matmul`: matmul semantics with vectors (a batched vector stays a vector).
+- `matmul`: matmul semantics with vectors (a batched vector stays a vector), run as the `_matmul` primitive.
 - `stack(dim)` / `cat(dim)`: list inputs, unbatched members expanded to the batch.
 - `t`, `roll`, `einsum`: hand-written (a new subscript letter for the batch, for einsum).
 - `fold`: ops independent along their dim 0 (im2col's N): the batch folds into it and back out.
@@ -284,17 +284,17 @@ def _matmul(op, ins, bat, args, B, names):
     # one GEMM instead of B small products where the batch can ride along as rows or columns
     if ba and not bb and b.ndim <= 2:
         if a.ndim <= 2 or b.ndim == 1:
-            return OPS["matmul"], [a, b], (), None     # (B, k) @ (k, m) or (B, ..., k) @ (k,)
+            return OPS["_matmul"], [a, b], (), None     # (B, k) @ (k, m) or (B, ..., k) @ (k,)
         lead = tuple(a.shape[:-1])                     # (B, ..., n, k) @ (k, m): the stack as rows
-        return OPS["matmul"], [a.reshape((-1, a.shape[-1])), b], (), \
+        return OPS["_matmul"], [a.reshape((-1, a.shape[-1])), b], (), \
             lambda out: out.reshape(lead + (out.shape[-1],))
     if bb and not ba and a.ndim == 2:
         if b_vec:
-            return OPS["matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
+            return OPS["_matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
         if b.ndim == 3:                                # A (B, k, m): A (k, B m), columns back to (B, n, m)
             size, k, m = b.shape
             n = a.shape[0]
-            return OPS["matmul"], [a, b.permute(1, 0, 2).reshape((k, size * m))], (), \
+            return OPS["_matmul"], [a, b.permute(1, 0, 2).reshape((k, size * m))], (), \
                 lambda out: out.reshape((n, size, m)).permute(1, 0, 2)
     if a_vec:
         a = a.unsqueeze(-2)
@@ -312,7 +312,7 @@ def _matmul(op, ins, bat, args, B, names):
         if a_vec:
             out = out.squeeze(-1 if b_vec else -2)
         return out
-    return OPS["matmul"], [a, b], (), post
+    return OPS["_matmul"], [a, b], (), post
 
 
 def _masked(op, ins, bat, args, B, names):
@@ -368,7 +368,8 @@ def _einsum(op, ins, bat, args, B, names):
     if "->" not in eq:  # the implicit output: letters used once, sorted (after the ellipsis)
         letters = [c for c in lhs if c.isalpha()]
         rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    specs = [letter + sp if f else sp for sp, f in zip(specs, bat[0])]
+    flags = bat[0] if type(bat[0]) is list else bat  # einsum's list of operands, or _einsum_pair's two
+    specs = [letter + sp if f else sp for sp, f in zip(specs, flags)]
     return op, ins, _set_args(op, args, {"equation": ",".join(specs) + "->" + letter + rhs}), None
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._batched import values_of
 from ._tensor import Tensor
+from .autograd.grad_mode import is_grad_enabled
 from .autograd.registry import OPS
 from .composite_util import scale
 from .creation import eye, ones_like, zeros_like
@@ -265,14 +266,17 @@ def _fit_broadcast(g, shape):
     return g.expand(shape) if tuple(g.shape) != tuple(shape) else g
 
 
-def einsum_backward(grad, equation, tensors, shapes):
+def einsum_backward(grad, equation, tensors, shapes, only=None):
     """Gradients of einsum for every operand: contract grad with the other operands. An operand
     with a repeated index ('ii->i') is read on its diagonal: its gradient is the gradient of that
     diagonal, placed back on it (by an einsum with identity matrices). `tensors` is None for one
-    operand: its gradient reads only its shape, so the tape keeps no values (as torch)."""
+    operand: its gradient reads only its shape, so the tape keeps no values (as torch). With
+    `only`: the gradient of that operand alone (its own entry of `tensors` is not read)."""
     ins, out = _einsum_parse(equation, shapes)
     grads = []
     for i, sub in enumerate(ins):
+        if only is not None and i != only:
+            continue
         shape = tuple(shapes[i])
         uniq = "".join(dict.fromkeys(sub))  # the operand's letters, each once (its diagonal)
         ushape = tuple(shape[sub.index(c)] for c in uniq)
@@ -299,7 +303,7 @@ def einsum_backward(grad, equation, tensors, shapes):
             g = OPS.einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
                        *[e for _, e in deltas])
         grads.append(g)
-    return grads
+    return grads if only is None else grads[0]
 
 
 def einsum_jvp(equation, tensors_p, tensors_t):
@@ -573,3 +577,56 @@ from .formulas_linalg import *  # noqa: E402,F401,F403
 from .formulas_linalg import __all__ as _linalg_all  # noqa: E402
 
 __all__ += _linalg_all
+
+
+# ---- einsum of two operands (issue 9, fuzzer)
+__all__ += ["einsum_composite"]
+
+
+def einsum_composite(equation, tensors):
+    """einsum: two operands go to their own primitive (the tape keeps for each operand only the
+    other one, so an in-place write into an operand whose gradient reads only the other one is no
+    error, as in torch); other counts to the list primitive."""
+    if len(tensors) == 2:
+        a, b = tensors
+        if (a._requires_grad or b._requires_grad) and is_grad_enabled():
+            copy_a, copy_b = _einsum_torch_copies(equation, a, b)
+            # keep a copy where torch's contraction does (the other operand's gradient reads it)
+            a = a.clone() if copy_a and b._requires_grad else a
+            b = b.clone() if copy_b and a._requires_grad else b
+        return OPS._einsum_pair(equation, a, b)
+    return OPS._einsum(equation, list(tensors))
+
+
+def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
+    """Does torch's two-operand einsum contract a copy of a (of b) rather than a view? Its
+    contraction sums out a label found in one operand only (a new tensor), or permutes each
+    operand to (batch, free, summed) labels in (output, then alphabetical) order and flattens
+    each group, a copy where the group's dims are not laid out contiguously; with nothing summed
+    over both it multiplies the operands themselves."""
+    try:
+        ins, out = _einsum_parse(equation, [a.shape, b.shape])
+    except ValueError:
+        return False, False
+    if any(len(set(sub)) != len(sub) for sub in ins):  # diagonals: views, kept as torch keeps them
+        return False, False
+    ts = (a, b)
+    big = [{c for c, n in zip(sub, t.shape) if n != 1} for sub, t in zip(ins, ts)]
+    order = list(out) + sorted(set(ins[0] + ins[1]) - set(out), key=_LETTERS.index)
+    summed = [c for c in order if c not in out and c in big[0] and c in big[1]]
+    if not summed:
+        return tuple(bool((big[k] - big[1 - k]) - set(out)) for k in (0, 1))  # (a product)
+    lro = [c for c in order if c in out and c in big[0] and c in big[1]]
+
+    def copies(k):
+        if (big[k] - big[1 - k]) - set(out):
+            return True  # summed out first
+        free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
+        for group in (lro, free, summed):
+            dims = [ins[k].index(c) for c in group]
+            st = ts[k]._data.strides
+            sh = ts[k].shape
+            if any(st[d0] != st[d1] * sh[d1] for d0, d1 in zip(dims, dims[1:])):
+                return True
+        return False
+    return copies(0), copies(1)

@@ -31,9 +31,9 @@ from .creation import arange, eye, ones_like, zeros
 
 __all__ = [
     "mH", "adjugate", "det_backward", "det_jvp", "eigh_unpack", "eigh_pack", "eigh_backward", "eigh_jvp",
-    "eigvalsh_backward", "eigvalsh_jvp", "svd_unpack", "svd_backward", "svd_jvp", "svdvals_backward",
-    "svdvals_jvp", "qr_unpack", "qr_backward", "qr_jvp", "eig_unpack", "eig_backward", "eig_jvp",
-    "eigvals_backward", "eigvals_jvp", "cholesky_backward", "cholesky_jvp", "solve_triangular_backward",
+    "eigvalsh_backward", "eigvalsh_jvp", "svd_unpack", "svd_backward", "svd_jvp", "svdvals_composite",
+    "qr_unpack", "qr_backward", "qr_jvp", "eig_unpack", "eig_backward", "eig_jvp",
+    "eigvals_composite", "cholesky_backward", "cholesky_jvp", "solve_triangular_backward",
     "solve_triangular_jvp", "matrix_exp_frechet", "pinv_backward", "pinv_jvp", "slogdet_sign_backward",
     "slogdet_sign_jvp", "lu_unpack", "lu_backward", "lu_jvp", "swap_norm", "fft_r2c_backward",
     "fft_c2r_backward", "fft_resize", "slogdet_composite", "solve_composite", "eye_like_matrix",
@@ -45,6 +45,7 @@ __all__ = [
     "gammainc_density", "gammainc_composite", "inner_composite",
     "add_product", "vander_composite", "tensorinv_composite", "tensorsolve_composite",
     "first_dim_of_size3", "svd_legacy", "lu_unpack_composite", "triangular_solve_composite",
+    "matmul_composite",
 ]
 
 
@@ -323,19 +324,15 @@ def svd_backward(grad, shape, result):
     return ga
 
 
-def svdvals_jvp(a_p, a_t):
-    m, n = a_p.shape[-2:]
-    u, _, vh = svd_unpack(_ops()._linalg_svd(a_p), m, n)
-    d = _diag(mH(u) @ a_t @ mH(vh))
-    return d.real if d.dtype.kind == "c" else d
-
-
-def svdvals_backward(grad, a):
-    o = _ops()
-    m, n = a.shape[-2:]
-    u, _, vh = svd_unpack(o._linalg_svd(a), m, n)
-    g = o.diag_embed(grad)
-    return u @ (g * (1 + 0j) if u.dtype.kind == "c" else g) @ vh
+def svdvals_composite(a):
+    """Singular values. When anything may differentiate them, they come from the packed SVD, as
+    torch's do (its svdvals computes U and V then): the tape keeps the factors (fresh memory),
+    not the input, so a later in-place write into the input is no error; the backward
+    U diag(g) Vh skips the vector terms, so repeated values stay finite."""
+    _need_matrix("linalg.svdvals", a)
+    if _differentiated(a):
+        return svd_unpack(_ops()._linalg_svd(a), *a.shape[-2:])[1].contiguous()  # as torch's
+    return _ops()._linalg_svdvals(a)
 
 
 # -- qr -------------------------------------------------------------------------------------------
@@ -418,16 +415,13 @@ def eig_backward(grad, shape, result):
     return o.linalg_solve(mH(v), inner @ mH(v))
 
 
-def eigvals_jvp(a_p, a_t):
-    o = _ops()
-    _, v = eig_unpack(o._linalg_eig(a_p), a_p.shape[-1])
-    return _diag(o.linalg_solve(v, a_t @ v))
-
-
-def eigvals_backward(grad, a):
-    o = _ops()
-    _, v = eig_unpack(o._linalg_eig(a), a.shape[-1])
-    return o.linalg_solve(mH(v), o.diag_embed(grad) @ mH(v))
+def eigvals_composite(a):
+    """Eigenvalues; from the packed eigendecomposition when anything may differentiate them (as
+    torch's): the tape keeps the eigenvectors, not the input."""
+    _need_matrix("linalg.eigvals", a, square=True)
+    if _differentiated(a):
+        return eig_unpack(_ops()._linalg_eig(a), a.shape[-1])[0].contiguous()  # as torch's
+    return _ops()._linalg_eigvals(a)
 
 
 # -- lu -------------------------------------------------------------------------------------------
@@ -642,12 +636,14 @@ def cholesky_solve_composite(b, factor, upper):
 
 def eigh_composite(a, UPLO):
     _need_matrix("linalg.eigh", a, square=True)
-    return _EIGH(*eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1]))
+    lam, vec = eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1])
+    return _EIGH(lam.contiguous(), vec)  # values contiguous as torch's (a batch's are strided in the packing)
 
 
 def eig_composite(a):
     _need_matrix("linalg.eig", a, square=True)
-    return _EIG(*eig_unpack(_ops()._linalg_eig(a), a.shape[-1]))
+    lam, vec = eig_unpack(_ops()._linalg_eig(a), a.shape[-1])
+    return _EIG(lam.contiguous(), vec)  # values contiguous as torch's
 
 
 def svd_composite(a, full_matrices):
@@ -665,7 +661,7 @@ def svd_composite(a, full_matrices):
             u = o.cat([u, _wrap(uf[..., :, k:])], -1)
         if n > k:
             vh = o.cat([vh, _wrap(vhf[..., k:, :])], -2)
-    return _SVD(u, s, vh)
+    return _SVD(u, s.contiguous(), vh)  # values contiguous as torch's
 
 
 def qr_composite(a, mode):
@@ -946,7 +942,7 @@ def fft_composite(x, s, dim, norm, kind):
     """torch.fft's transforms from the three primitives: crop/zero-pad to s, then transform."""
     o = _ops()
     if x.ndim == 0:
-        raise OpError(f"fft: expected an input with at least one dimension (got a 0-d tensor)")
+        raise OpError("fft: expected an input with at least one dimension (got a 0-d tensor)")
     if kind == "hfft":  # a Hermitian signal's DFT is the inverse real DFT of its conjugate
         return fft_composite(x.conj(), s, dim, swap_norm(norm), "irfft")
     if kind == "ihfft":
@@ -1124,3 +1120,34 @@ def triangular_solve_composite(b, a, upper, transpose, unitriangular):
     x = o.linalg_solve_triangular(coef, b, upper=upper != transpose, unitriangular=unitriangular)
     batch = np.broadcast_shapes(tuple(b.shape[:-2]), tuple(a.shape[:-2]))
     return _TRI_SOLVE(x, o.clone(a.expand(*batch, *a.shape[-2:])))  # torch broadcasts the copy too
+
+
+# -- matmul ---------------------------------------------------------------------------------------
+_PRIMITIVE_MATMUL = []  # ops._matmul, looked up once (matmul is hot; a lookup per call costs)
+
+
+def matmul_composite(a, b):
+    """a @ b. When a is broadcast over b's batch (a matrix or vector times a batch, or a smaller
+    batch), torch's kernel folds or expands b into memory of its own and its backward reads that
+    copy: the tape here keeps a copy of b too (of a as well when both are broadcast), so that a
+    later in-place write into b is no error, as in torch. Otherwise the tape keeps the operands."""
+    if not _PRIMITIVE_MATMUL:
+        _PRIMITIVE_MATMUL.append(_ops()._matmul)
+    if b.ndim >= 3 and (a._requires_grad or b._requires_grad):
+        a, b = _matmul_operands_to_keep(a, b)
+    return _PRIMITIVE_MATMUL[0](a, b)
+
+
+def _matmul_operands_to_keep(a, b):
+    if not is_grad_enabled() or a.ndim == 0:
+        return a, b
+    a_batch, b_batch = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    try:
+        out = np.broadcast_shapes(a_batch, b_batch)
+    except ValueError:  # the primitive names the shapes
+        return a, b
+    if a_batch != out:
+        b = b.clone()
+        if b_batch != out:
+            a = a.clone()
+    return a, b

@@ -67,7 +67,8 @@ def logcumsumexp(a, dim):
         return a.copy()
     if a.dtype.kind not in "f":
         raise OpError(f"logcumsumexp: expected a floating tensor, got dtype {a.dtype}")
-    return xp.logaddexp.accumulate(a, axis=d)
+    r = xp.logaddexp.accumulate(a, axis=d)
+    return r if r.flags.c_contiguous else xp.ascontiguousarray(r)  # torch's result is contiguous
 
 
 def cum_extremum_indices(a, dim, largest: bool):
@@ -89,7 +90,7 @@ def cum_extremum_indices(a, dim, largest: bool):
             best = xp.where(take, v, best)
             cur = xp.where(take, j, cur)
             out[..., j] = cur
-    return xp.moveaxis(out, -1, d)
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, d))  # torch's results are contiguous
 
 
 def mode_indices(a, dim, keepdim=False):

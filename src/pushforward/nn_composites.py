@@ -467,7 +467,11 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
     L, S = query.shape[-2], key.shape[-2]
     # (an empty embedding dim: the scores are empty sums, 0, whatever the scale; torch attends uniformly)
     s = (1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0) if scale is None else scale
-    att = (query @ key.mT) * s
+    # q and k are each scaled by sqrt|s| before the product (torch's math path): the product then
+    # keeps these scaled copies for its backward, not query itself, so a later in-place write into
+    # query is no error (as in torch)
+    r = math.sqrt(abs(s))
+    att = (query * (-r if s < 0 else r)) @ (key.mT * r)
     if is_causal:
         if attn_mask is not None:
             raise OpError("scaled_dot_product_attention: attn_mask and is_causal can't both be set")

@@ -10,7 +10,6 @@ keeps programs torch runs.
 """
 from __future__ import annotations
 
-import math
 import random
 import re
 import warnings
@@ -31,6 +30,21 @@ ALIAS_DIFFERS = {"conj", "mH", "H", "einsum"}
 # ... and detach: a write through a detached alias changes values behind autodiff's back (by design
 # in both libraries), so no derivative is defined for finite differences to arbitrate.
 FROZEN_RESULTS = ALIAS_DIFFERS | {"detach"}
+# Ops documented to return a view or a copy by the input's memory layout (torch: "reshape may
+# return a view or a copy"; contiguous returns self when already contiguous). torch's linalg and
+# fft kernels (inv, cholesky, cholesky_inverse, solve_triangular, lu's U, irfft, ...) return
+# column-major results where pushforward's, from NumPy, are row-major, so the same reshape can be
+# a view in one library and a copy in the other. The generator runs each of these statements in
+# pushforward too; where the two results alias their inputs differently, the result and its
+# inputs are frozen (no later in-place write through any alias): the derivatives of either layout
+# are right, only which values a write would change differs (a documented layout choice).
+LAYOUT_ALIASING = {"reshape", "flatten", "flatten_range", "contiguous", "unflatten"}
+LAYOUT_VIEWS = True   # the rule below (a switch for the fuzzer's own tests)
+# Likewise `.view(...)` of a value whose torch layout is column-major (a transpose of inv(x) is
+# contiguous in torch, not in pushforward): a view that only torch's layout allows is left out of
+# the program. A value has torch's kernel layout when torch returned it non-contiguous from a
+# non-view op (LAPACK's column-major results), or was derived from such a value; pushforward's
+# own contiguity bugs (non-contiguous where torch's result is contiguous) are still reported.
 _PLACEHOLDER = re.compile(r"\{(\d+)\}")
 MAX_ABS = 1e3
 
@@ -58,6 +72,7 @@ class Program:
     outputs: list = field(default_factory=list)      # variable ids returned by body
     cotangents: dict = field(default_factory=dict)   # var id -> numpy array (float/complex outputs)
     seed: int | None = None
+    layout_rules: int = 0   # statements the generator's layout rules froze or left out
 
     @property
     def n_inputs(self) -> int:
@@ -154,6 +169,7 @@ class Ctx:
         self.n_inputs = n_inputs
         self.metas: list = []
         self.values: list = []
+        self.torch_layout: set = set()   # variable ids with torch's kernel (column-major) layout
         # Results (variable ids) of FROZEN_RESULTS ops: no in-place statement writes into their
         # memory (through any alias), since documented aliasing, not derivatives, would differ.
         self.frozen: set = set()
@@ -241,11 +257,35 @@ def _tangent(nrng, a: np.ndarray) -> np.ndarray:
     return np.asarray(t, dtype=a.dtype)
 
 
-def _exec_stmt(line: str, env: dict, op: Op):
+def _exec_stmt(line: str, env: dict, op: Op, L=torch):
     if op.statement:
-        exec(line, {"L": torch}, env)
+        exec(line, {"L": L}, env)
         return None
-    return eval(line, {"L": torch}, env)
+    return eval(line, {"L": L}, env)
+
+
+def _pf_step(code: str, pf_env, op: Op, outs: list, n_inputs: int):
+    """Mirror an accepted statement in pushforward: (pf_env, its result, None), or (None, None,
+    the error) when pushforward fails on it (the fuzzer's check reports that failure)."""
+    import pushforward as pf
+    try:
+        res = _exec_stmt(code, pf_env, op, pf)
+    except Exception as e:  # noqa: BLE001 - stop mirroring
+        return None, None, e
+    if outs:
+        vals = list(res) if isinstance(res, (tuple, list)) else [res]
+        for o, v in zip(outs, vals):
+            pf_env[var_name(n_inputs, o)] = v
+    return pf_env, res, None
+
+
+def _aliasing_differs(res_pf, args_pf: list, res_t, args_t: list) -> bool:
+    """Does the (first) result alias the statement's arguments differently in the two libraries?"""
+    rp = res_pf[0] if isinstance(res_pf, (tuple, list)) else res_pf
+    rt = res_t[0] if isinstance(res_t, (tuple, list)) else res_t
+    ptr = rt.untyped_storage().data_ptr()
+    return ([bool(np.may_share_memory(rp._data, a._data)) for a in args_pf]
+            != [a.untyped_storage().data_ptr() == ptr for a in args_t])
 
 
 def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Program | None:
@@ -263,6 +303,9 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
     inputs = [random_array(nrng, s, kd) for s, kd in zip(shapes, kinds)]
     ctx = Ctx(rng, k)
     env: dict = {}
+    pf_env = None   # pushforward's values, mirrored from the first LAYOUT_ALIASING statement on
+    pf_dead = False  # pushforward failed on a statement: no mirror (the check reports that failure)
+    layout_rules = 0
     for j, a in enumerate(inputs):
         t = torch.from_numpy(a.copy())
         env[f"x{j}"] = t
@@ -316,18 +359,55 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
             if not _sane(ctx.values if op.statement else ctx.values[nv:]):
                 _replay(inputs, stmts, env, ctx, nv)
                 continue
+            layout_view = LAYOUT_VIEWS and ".view(" in code and any(a in ctx.torch_layout for a in args)
+            if (op.name in LAYOUT_ALIASING or layout_view) and pf_env is None and not pf_dead:
+                pf_env = _pf_replay(inputs, stmts)
+                pf_dead = pf_env is None
+            if pf_env is not None:
+                args_pf = [pf_env[var_name(k, a)] for a in args]
+                pf_env, res_pf, err = _pf_step(code, pf_env, op, outs, k)
+                if layout_view and err is not None and "view size is not compatible" in str(err):
+                    _replay(inputs, stmts, env, ctx, nv)   # a view only torch's layout allows
+                    pf_env, pf_dead = None, False          # (rebuilt when next needed)
+                    layout_rules += 1
+                    continue
+                pf_dead = pf_env is None
+                if op.name in LAYOUT_ALIASING and pf_env is not None and outs and \
+                        _aliasing_differs(res_pf, args_pf, res, [ctx.values[a] for a in args]):
+                    ctx.frozen.update(outs)
+                    ctx.frozen.update(a for a in args if a >= k)
+                    layout_rules += 1
             stmts.append(st)
+            for o in outs:
+                v = ctx.values[o]
+                if any(a in ctx.torch_layout for a in args) or (
+                        v._base is None and v.dim() >= 2 and v.numel() > 1 and not v.is_contiguous()):
+                    ctx.torch_layout.add(o)
             if op.name in FROZEN_RESULTS or any(a in ctx.frozen for a in args):
                 # results derived from a frozen value may alias it in one library only (contiguous(),
                 # reshape: a view or a copy by layout, and the layouts differ), so they are frozen too
                 ctx.frozen.update(outs)
     if len(stmts) < min(n_ops, 2):
         return None
-    prog = Program(inputs, stmts, seed=seed)
+    prog = Program(inputs, stmts, seed=seed, layout_rules=layout_rules)
     prog.tangents = [_tangent(nrng, a) for a in inputs]
     prog.outputs = [i for i in range(k, len(ctx.metas))]
     set_cotangents(prog, ctx.metas, nrng)
     return prog
+
+
+def _pf_replay(inputs, stmts) -> dict | None:
+    """pushforward's values of the variables after the accepted statements (None: it failed)."""
+    import pushforward as pf
+    env = {f"x{j}": pf.tensor(a.copy()) for j, a in enumerate(inputs)}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for st in stmts:
+                exec(render_stmt(st, len(inputs)), {"L": pf}, env)
+    except Exception:  # noqa: BLE001 - the check reports pushforward's failure
+        return None
+    return env
 
 
 def set_cotangents(prog: Program, metas, nrng) -> None:

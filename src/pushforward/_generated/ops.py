@@ -1120,20 +1120,25 @@ def cumprod(self, dim, *, dtype=None, axis=None):
     dim = dim if axis is None else axis
     return run1(CUMPROD, K.cumprod, self, (dim, dtype))
 
-# ---- matmul
-def _matmul__backward(grad, self, other, result, needs):
+# ---- matmul (composite)
+def matmul(self, other):
+    """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
+    return matmul_composite(self, other)
+
+# ---- _matmul
+def __matmul__backward(grad, self, other, result, needs):
     return (
         matmul_backward(grad, other, (self.ndim, other.ndim), 0) if needs[0] else None,
         matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
-def _matmul__jvp(self_p, other_p, self_t, other_t, result):
+def __matmul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-MATMUL = Op('matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=_matmul__backward, jvp=_matmul__jvp, jvp_np=_matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul')
-def matmul(self, other):
-    """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
-    return run2(MATMUL, K.matmul, self, other)
+_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul')
+def _matmul(self, other):
+    """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
+    return run2(_MATMUL, K.matmul, self, other)
 
 # ---- mm
 def _mm__backward(grad, self, other, result, needs):
@@ -1192,24 +1197,49 @@ def outer(self, other):
     return run2(OUTER, K.outer, self, other)
 ger = outer
 
-# ---- einsum
-def _einsum__backward(grad, tensors, result, equation, needs):
-    return (
-        (einsum_backward(grad, equation, tensors, [t.shape for t in tensors]) if len(tensors) > 1 else einsum_backward(grad, equation, None, [t.shape for t in tensors])) if needs[0] else None,
-    )
-def _einsum__save(tensors, equation):
-    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
-    if len(tensors) > 1:
-        return (((0,), None), ((2,), None))
-    return (((0,), None), ((1,), None))
-def _einsum__jvp(tensors_p, tensors_t, result, equation): return einsum_jvp(equation, tensors_p, tensors_t)
-def _einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
-EINSUM = Op('einsum', _einsum__kernel, ('tensors',), ('T[]',), (True,), backward=_einsum__backward, jvp=_einsum__jvp, jvp_kind='explicit', save_fn=_einsum__save, argnames=('equation',), batch='einsum(equation)')
+# ---- einsum (composite)
 def einsum(equation, *tensors):
     """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    return applyn(EINSUM, (tensors,), (equation,))
+    return einsum_composite(equation, tensors)
+
+# ---- _einsum_pair
+def __einsum_pair__backward(grad, self, other, result, equation, needs):
+    return (
+        einsum_backward(grad, equation, [None, other], (self.shape, other.shape), 0) if needs[0] else None,
+        einsum_backward(grad, equation, [self, None], (self.shape, other.shape), 1) if needs[1] else None,
+    )
+def __einsum_pair__jvp(self_p, other_p, self_t, other_t, result, equation):
+    if self_t is None: return _einsum_pair(equation, self_p, other_t)
+    if other_t is None: return _einsum_pair(equation, self_t, other_p)
+    return _einsum_pair(equation, self_t, other_p) + _einsum_pair(equation, self_p, other_t)
+def __einsum_pair__jvp_np(self_p, other_p, self_t, other_t, result, equation):
+    if self_t is None: return xp.einsum(equation, self_p, other_t)
+    if other_t is None: return xp.einsum(equation, self_t, other_p)
+    return xp.einsum(equation, self_t, other_p) + xp.einsum(equation, self_p, other_t)
+def __einsum_pair__kernel(self, other, equation): return xp.einsum(equation, self, other)
+_EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)')
+def _einsum_pair(equation, self, other):
+    """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
+    return run2(_EINSUM_PAIR, __einsum_pair__kernel, self, other, (equation,))
+
+# ---- _einsum
+def __einsum__backward(grad, tensors, result, equation, needs):
+    return (
+        (einsum_backward(grad, equation, tensors, [t.shape for t in tensors]) if len(tensors) > 1 else einsum_backward(grad, equation, None, [t.shape for t in tensors])) if needs[0] else None,
+    )
+def __einsum__save(tensors, equation):
+    """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
+    if len(tensors) > 1:
+        return (((0,), None), ((2,), None))
+    return (((0,), None), ((1,), None))
+def __einsum__jvp(tensors_p, tensors_t, result, equation): return einsum_jvp(equation, tensors_p, tensors_t)
+def __einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
+_EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)')
+def _einsum(equation, tensors):
+    """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
+    return applyn(_EINSUM, (tensors,), (equation,))
 
 # ---- cat
 def _cat__backward(grad, tensors, result, dim, needs):
@@ -2655,14 +2685,16 @@ def linalg_svd(self, full_matrices=True):
     """Singular value decomposition A = U diag(S) Vh (batched). Example: pf.linalg_svd(pf.eye(2))"""
     return svd_composite(self, full_matrices)
 
-# ---- linalg_svdvals
-def _linalg_svdvals__backward(grad, self, result, needs):
-    return (svdvals_backward(grad, self) if needs[0] else None,)
-def _linalg_svdvals__jvp(self_p, self_t, result): return svdvals_jvp(self_p, self_t)
-LINALG_SVDVALS = Op('linalg_svdvals', K.svdvals, ('self',), ('T',), (True,), backward=_linalg_svdvals__backward, jvp=_linalg_svdvals__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+# ---- linalg_svdvals (composite)
 def linalg_svdvals(self):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
-    return run1(LINALG_SVDVALS, K.svdvals, self)
+    return svdvals_composite(self)
+
+# ---- _linalg_svdvals
+_LINALG_SVDVALS = Op('_linalg_svdvals', K.svdvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
+def _linalg_svdvals(self):
+    """Singular values without derivatives (see linalg_svdvals). Example: pf._linalg_svdvals(pf.eye(2))"""
+    return run1(_LINALG_SVDVALS, K.svdvals, self)
 
 # ---- _linalg_qr
 def __linalg_qr__backward(grad, self, result, needs):
@@ -2694,14 +2726,16 @@ def linalg_eig(self):
     """Eigen-decomposition of square matrices; always complex (also for real input). Example: pf.linalg_eig(pf.eye(2))"""
     return eig_composite(self)
 
-# ---- linalg_eigvals
-def _linalg_eigvals__backward(grad, self, result, needs):
-    return (eigvals_backward(grad, self) if needs[0] else None,)
-def _linalg_eigvals__jvp(self_p, self_t, result): return eigvals_jvp(self_p, self_t)
-LINALG_EIGVALS = Op('linalg_eigvals', K.eigvals, ('self',), ('T',), (True,), backward=_linalg_eigvals__backward, jvp=_linalg_eigvals__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+# ---- linalg_eigvals (composite)
 def linalg_eigvals(self):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
-    return run1(LINALG_EIGVALS, K.eigvals, self)
+    return eigvals_composite(self)
+
+# ---- _linalg_eigvals
+_LINALG_EIGVALS = Op('_linalg_eigvals', K.eigvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
+def _linalg_eigvals(self):
+    """Eigenvalues without derivatives (see linalg_eigvals). Example: pf._linalg_eigvals(pf.eye(2))"""
+    return run1(_LINALG_EIGVALS, K.eigvals, self)
 
 # ---- _linalg_lu
 def __linalg_lu__backward(grad, self, result, needs):
@@ -3325,19 +3359,19 @@ RECORDS = (  # every Op, in YAML order
     POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER, COPYSIGN, XLOGY, LOGADDEXP, WHERE, EQ, NE, LT, LE,
     GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITWISE_NOT, ISNAN,
     ISFINITE, ARGMAX, ARGMIN, TO, CLONE, ALIAS, _COPY_FROM, SUM, MEAN, PROD, AMAX, AMIN, MAX_DIM, MIN_DIM,
-    VAR, STD, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM, CUMPROD, MATMUL, MM, BMM, DOT, OUTER, EINSUM,
-    CAT, STACK, FLIP, ROLL, TRIL, TRIU, GATHER, _GATHER_BACKWARD, INDEX_SELECT, _INDEX_SELECT_BACKWARD,
-    MASKED_FILL, INDEX, _INDEX_BACKWARD, INDEX_PUT, _VIEW_SCATTER, _VIEW_EMBED, VIEW, RESHAPE, TRANSPOSE,
-    PERMUTE, T, MT, SQUEEZE, UNSQUEEZE, EXPAND, FLATTEN, DIAGONAL, NARROW, SELECT, GETITEM, SORT, TOPK,
-    KTHVALUE, LOGCUMSUMEXP, SCATTER, SCATTER_ADD, SCATTER_REDUCE, INDEX_ADD, INDEX_COPY, INDEX_FILL, _IM2COL,
-    _COL2IM, INVERSE, DET, LOGDET, _SLOGDET_SIGN, _SLOGDET_LOGABS, _LINALG_SOLVE, LINALG_SOLVE_TRIANGULAR,
-    LINALG_CHOLESKY, _LINALG_EIGH, LINALG_EIGVALSH, _LINALG_SVD, LINALG_SVDVALS, _LINALG_QR, _LINALG_EIG,
-    LINALG_EIGVALS, _LINALG_LU, MATRIX_EXP, LINALG_PINV, LINALG_MATRIX_RANK, DIAG_EMBED, _FFT_C2C, _FFT_R2C,
-    _FFT_C2R, SPECIAL_I0, SPECIAL_I0E, SPECIAL_I1, SPECIAL_I1E, SPECIAL_NDTRI, SPECIAL_LOG_NDTR,
-    SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0, SPECIAL_BESSEL_J1,
-    SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0, SPECIAL_MODIFIED_BESSEL_K1,
-    SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1, SPECIAL_SPHERICAL_BESSEL_J0,
-    SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
+    VAR, STD, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM, CUMPROD, _MATMUL, MM, BMM, DOT, OUTER,
+    _EINSUM_PAIR, _EINSUM, CAT, STACK, FLIP, ROLL, TRIL, TRIU, GATHER, _GATHER_BACKWARD, INDEX_SELECT,
+    _INDEX_SELECT_BACKWARD, MASKED_FILL, INDEX, _INDEX_BACKWARD, INDEX_PUT, _VIEW_SCATTER, _VIEW_EMBED, VIEW,
+    RESHAPE, TRANSPOSE, PERMUTE, T, MT, SQUEEZE, UNSQUEEZE, EXPAND, FLATTEN, DIAGONAL, NARROW, SELECT,
+    GETITEM, SORT, TOPK, KTHVALUE, LOGCUMSUMEXP, SCATTER, SCATTER_ADD, SCATTER_REDUCE, INDEX_ADD, INDEX_COPY,
+    INDEX_FILL, _IM2COL, _COL2IM, INVERSE, DET, LOGDET, _SLOGDET_SIGN, _SLOGDET_LOGABS, _LINALG_SOLVE,
+    LINALG_SOLVE_TRIANGULAR, LINALG_CHOLESKY, _LINALG_EIGH, LINALG_EIGVALSH, _LINALG_SVD, _LINALG_SVDVALS,
+    _LINALG_QR, _LINALG_EIG, _LINALG_EIGVALS, _LINALG_LU, MATRIX_EXP, LINALG_PINV, LINALG_MATRIX_RANK,
+    DIAG_EMBED, _FFT_C2C, _FFT_R2C, _FFT_C2R, SPECIAL_I0, SPECIAL_I0E, SPECIAL_I1, SPECIAL_I1E, SPECIAL_NDTRI,
+    SPECIAL_LOG_NDTR, SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0,
+    SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
+    SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
+    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]

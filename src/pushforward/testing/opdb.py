@@ -984,7 +984,35 @@ def _build() -> dict:
     add_special_ops(add)
     add_more_ops(add)
     add_legacy_ops(add)
+    # ---- matmul's and einsum's primitives (issue 9, fuzzer); einsum's: two operands, and one or
+    # three or more (a list), their samples einsum's split by operand count
+    db["einsum"].composite = True
+    db["matmul"].composite = True  # over _matmul, choosing what the tape keeps
+    # linalg_svdvals' and linalg_eigvals' values-only kernels (nothing differentiates their inputs)
+    add(OpInfo("_linalg_svdvals", _fn("_linalg_svdvals"), db["linalg_svdvals"].sample_fn,
+               lambda a: np.linalg.svd(a, compute_uv=False), REAL_COMPLEX, differentiable=False))
+    add(OpInfo("_linalg_eigvals", _fn("_linalg_eigvals"), db["linalg_eigvals"].sample_fn,
+               lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)), REAL_COMPLEX,
+               differentiable=False))
+    add(OpInfo("_matmul", _fn("_matmul"), s_matmul, np.matmul, REAL_COMPLEX))
+    add(OpInfo("_einsum_pair", _fn("_einsum_pair"), _einsum_samples(True), lambda eq, a, b: np.einsum(eq, a, b),
+               REAL_COMPLEX))
+    add(OpInfo("_einsum", _fn("_einsum"), _einsum_samples(False), lambda eq, ts: np.einsum(eq, *ts), REAL_COMPLEX))
     return db
+
+
+def _einsum_samples(pair: bool):
+    def samples(m):
+        out = []
+        for s in _all_einsum_samples(m):
+            if (len(s.args) == 2) == pair:
+                out.append(SampleInput(s.input, tuple(s.args) if pair else (list(s.args),), dict(s.kwargs), s.name))
+        return out
+    return samples
+
+
+def _all_einsum_samples(m):
+    return list(s_einsum(m)) + list(_EDGE_SAMPLES["einsum"](m))
 
 
 def _plus(sample_fn, extra):

@@ -516,13 +516,14 @@ def add_linalg_ops(add: Callable) -> None:
     add(OpInfo("_linalg_svd", op_svd, s_rect, ref_svd, REAL_COMPLEX))
     add(OpInfo("linalg_svd", op_svd_pub, s_svd_pub, ref_svd_pub, REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_svdvals", ops.linalg_svdvals, s_svdvals, lambda a: np.linalg.svd(a, compute_uv=False),
-               REAL_COMPLEX))
+               REAL_COMPLEX, composite=True))
     add(OpInfo("_linalg_qr", op_qr, s_qr, ref_qr, REAL_COMPLEX))
     add(OpInfo("linalg_qr", ops.linalg_qr, s_qr_pub, ref_qr_pub, REAL_COMPLEX, composite=True))
     add(OpInfo("_linalg_eig", op_eig, s_eig, ref_eig, REAL_COMPLEX))
     add(OpInfo("linalg_eig", op_eig_pub, s_eig, ref_eig, REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_eigvals", ops.linalg_eigvals, s_eig,
-               lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)), REAL_COMPLEX))
+               lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)), REAL_COMPLEX,
+               composite=True))
     add(OpInfo("_linalg_lu", op_lu, s_lu, ref_lu, REAL_COMPLEX))
     add(OpInfo("linalg_lu", op_lu_pub, s_lu, ref_lu_pub, REAL_COMPLEX, composite=True))
     add(OpInfo("linalg_lu_factor", op_lu_factor, s_lu, ref_lu_factor, REAL_COMPLEX,
