@@ -201,6 +201,8 @@ def check_vector(prog: Program, mode: str) -> list:
                 return []
             rows.append(r)
         got, e = _guard(lambda: run_vmap(prog, X))
+        if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
+            return []   # documented: vmap refuses an in-place write of a batched value into a constant
         if e is not None:
             fail("crash", f"{type(e).__name__}: {e}")
             return findings

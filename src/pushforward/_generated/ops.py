@@ -922,7 +922,7 @@ def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='aligned')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
     return run2(_COPY_FROM, K.copy_from, self, src)
