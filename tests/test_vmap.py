@@ -12,6 +12,7 @@ import torch
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.functional import hessian as f_hessian, jacobian as f_jacobian
+from pushforward._batched import BatchedTensor, new_batch_level
 from pushforward.errors import OpError
 from pushforward.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
@@ -357,7 +358,8 @@ def test_matmul_rule_with_an_empty_dim():
 
 
 @pytest.mark.parametrize("view", [lambda v: v.unsqueeze(-1), lambda v: v.unsqueeze(0).real,
-                                  lambda v: v.squeeze(0), lambda v: v.squeeze(-1), lambda v: v.transpose(0, -1)])
+                                  lambda v: v.squeeze(0), lambda v: v.squeeze(-1), lambda v: v.transpose(0, -1),
+                                  lambda v: v.flatten()])
 def test_views_of_a_0d_batched_tensor_stay_views(view):
     """A view op on a 0-d logical tensor looped (stacking copies): an in-place op on the view then
     did not reach its base, silently, in vmap and at a batched dual level."""
@@ -385,3 +387,17 @@ def test_broadcast_tensors_after_squeeze_of_a_0d_batched_tensor():
     with fwAD.dual_level(batch=1):
         y = f(fwAD.make_dual(T(-0.9), T([0.5])))
         close(fwAD.unpack_dual(y).tangent, T([-0.9]))
+
+
+def test_batched_cotangents_through_an_inplace_op_on_a_flattened_0d_view():
+    """The backward of an in-place op on a view replays the view chain on the batched gradient:
+    flatten of a 0-d tensor looped there too, so the batched vjp lost the in-place op's factor."""
+    def f(x):
+        v = x * x
+        v.flatten().sigmoid_()
+        return v
+    x = T(-1.2 - 0.5j).requires_grad_()
+    C = T(arr(3) + 1j * arr(3))
+    g = pf.autograd.grad([f(x)], [x], [BatchedTensor(C, new_batch_level())])[0]
+    for b in range(3):
+        close(g._phys[b], pf.autograd.grad([f(x)], [x], [C[b]])[0])

@@ -157,8 +157,11 @@ def _dims(op, ins, bat, args, B, names):
     if _batched_rank(ins, bat) == 0:
         # view ops must stay views (a loop stacks copies, and a later in-place op on the result
         # would not reach the base): unsqueeze's dim counts the result's dims, so it shifts as
-        # usual; transpose(0, -1) of a 0-d tensor is the tensor itself
-        if op.name == "transpose" and all(_arg(op, args, n) in (0, -1) for n in names):
+        # usual; transpose(0, -1) of a 0-d tensor is the tensor itself,
+        # and flatten(0, -1) of one is its unsqueeze (shape (1,))
+        if op.name in ("transpose", "flatten") and all(_arg(op, args, n) in (0, -1) for n in names):
+            if op.name == "flatten":
+                return OPS["unsqueeze"], ins, (-1,), None
             return op, ins, _set_args(op, args, {n: -1 for n in names}), None
         if op.name != "unsqueeze":
             return None  # a 0-d tensor's dim 0 / -1 has no physical counterpart: loop
