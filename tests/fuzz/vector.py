@@ -14,6 +14,7 @@ rule that swaps the batch dim with a logical dim of the same size cannot go unno
 from __future__ import annotations
 
 import re
+import traceback
 import warnings
 
 import numpy as np
@@ -133,6 +134,17 @@ def _rows_mismatch(batched, rows, shape, dtype, B) -> str | None:
     return None
 
 
+def _crash(e: Exception) -> str:
+    """The error, and for an array read on a batched tensor the function that did it (so that
+    each unbatchable spot is its own failure class, not one class for all)."""
+    msg = f"{type(e).__name__}: {e}"
+    if "reached code that reads a tensor's array" in msg:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.endswith("_batched.py")]
+        if frames:
+            msg = f"in {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}, {msg}"
+    return msg
+
+
 def check_vector(prog: Program, mode: str) -> list:
     """The findings of one vector mode for prog (a list of check.Finding)."""
     from .check import Finding, _fmt
@@ -155,7 +167,7 @@ def check_vector(prog: Program, mode: str) -> list:
             rows.append(r)
         got, e = _guard(lambda: run_jvp(prog, V, B))
         if e is not None:
-            fail("crash", f"{type(e).__name__}: {e}")
+            fail("crash", _crash(e))
             return findings
         for k, o in enumerate(base["out"]):
             if o is None:
@@ -184,7 +196,7 @@ def check_vector(prog: Program, mode: str) -> list:
             rows.append(r)
         got, e = _guard(lambda: run_vjp(prog, C, diff, new_batch_level()))
         if e is not None:
-            fail("crash", f"{type(e).__name__}: {e}")
+            fail("crash", _crash(e))
             return findings
         for i, a in enumerate(prog.inputs):
             where = _rows_mismatch(got["grad"][i], [r["grad"][i] for r in rows], a.shape, a.dtype, B)
@@ -204,7 +216,7 @@ def check_vector(prog: Program, mode: str) -> list:
         if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
             return []   # documented: vmap refuses an in-place write of a batched value into a constant
         if e is not None:
-            fail("crash", f"{type(e).__name__}: {e}")
+            fail("crash", _crash(e))
             return findings
         for k, o in enumerate(base["out"]):
             if o is None:
