@@ -132,7 +132,7 @@ def test_every_table_op_renders_and_runs_in_torch(group):
 VMAP_KNOWN = ("rdiv_s", "repeat", "tile")
 
 
-@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp"), ()), (("vmap",), VMAP_KNOWN)])
+@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), VMAP_KNOWN)])
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
     rep = run_campaign(SLICE_SEED + 1, n_programs=250, shrink_budget=0, max_shrinks=1, modes=modes,
                        exclude=tuple(op.name for op in OPS if op.group != "core") + known)

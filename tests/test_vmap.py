@@ -401,3 +401,26 @@ def test_batched_cotangents_through_an_inplace_op_on_a_flattened_0d_view():
     g = pf.autograd.grad([f(x)], [x], [BatchedTensor(C, new_batch_level())])[0]
     for b in range(3):
         close(g._phys[b], pf.autograd.grad([f(x)], [x], [C[b]])[0])
+
+
+def test_floor_division_tangent_at_a_batched_level_with_a_tape():
+    """div with a rounding mode gave zeros_like(result) as its tangent: unbatched at a batched
+    level (when recorded on the tape), so an in-place op on the result then raised."""
+    p0, p1 = T(arr(2, 3) + 3).requires_grad_(), T(arr(2, 3) ** 2 + 0.5).requires_grad_()
+    V, C = T(arr(2, 2, 3)), T(arr(2, 3))
+
+    def run(B, V):
+        with fwAD.dual_level(**({} if B is None else {"batch": B})):
+            y = fwAD.make_dual(p0, V) // fwAD.make_dual(p1, V)
+            y.div_(fwAD.make_dual(p1, V))
+            g = pf.autograd.grad([y], [p0, p1], [C])
+            ts = [fwAD.unpack_dual(x).tangent for x in g] + [fwAD.unpack_dual(y).tangent]
+            return [None if t is None else t.detach() for t in ts]
+    got = run(2, V)
+    assert got[-1] is not None and got[-1].shape == (2, 2, 3)
+    for b in range(2):
+        for a, e in zip(got, run(None, V[b])):
+            if a is None or e is None:   # no tangent: zero
+                assert (a is None or not a.numpy().any()) and (e is None or not e.numpy().any())
+                continue
+            close(a[b], e)

@@ -4,6 +4,9 @@
          output tangent must equal pushforward's own unbatched jvp along tangent b
   vvjp   inputs require grad; B cotangents per output as one BatchedTensor each through one
          `autograd.grad`; row b of every gradient must equal the unbatched vjp of cotangent b
+  vhvp   reverse-over-forward at a batched level: inputs require grad and carry B tangents;
+         row b of each gradient's tangent must equal the unbatched forward-over-reverse along
+         tangent b (one cotangent per output, unbatched)
   vmap   the program under `func.vmap` over a leading batch of B inputs vs a Python loop
 
 The reference is pushforward's unbatched path, which the jvp/vjp/primal modes check against
@@ -26,7 +29,7 @@ from pushforward.autograd.state import STATE
 
 from .program import Program, body_lines, compile_body
 
-VECTOR_MODES = ("vjvp", "vvjp", "vmap")
+VECTOR_MODES = ("vjvp", "vvjp", "vhvp", "vmap")
 
 
 def batch_size(prog: Program) -> int:
@@ -105,6 +108,16 @@ def run_vjp(prog: Program, cots: list | None, diff: list | None, level: int | No
     gs = pf.autograd.grad([outs[k] for k in diff], xs, gos, allow_unused=True)
     res["grad"] = [None if g is None else (_np(g._phys) if type(g) is BatchedTensor else _np(g)) for g in gs]
     return res
+
+
+def run_hvp(prog: Program, tangents: list, B: int | None, cots: list, diff: list) -> list:
+    """The tangents (batched when B is not None) of the gradients for cotangents cots."""
+    fn = compile_body(prog)
+    xs = [pf.tensor(a.copy()).requires_grad_() for a in prog.inputs]
+    with pfw.dual_level(**({} if B is None else {"batch": B})):
+        outs = fn(pf, *[pfw.make_dual(x, pf.tensor(t.copy())) for x, t in zip(xs, tangents)])
+        gs = pf.autograd.grad([outs[k] for k in diff], xs, [pf.tensor(c.copy()) for c in cots], allow_unused=True)
+        return [None if g is None else _np(pfw.unpack_dual(g).tangent) for g in gs]
 
 
 def run_vmap(prog: Program, X: list) -> list:
@@ -204,6 +217,28 @@ def check_vector(prog: Program, mode: str) -> list:
                 fail("wrong" if where.startswith("row") else "shape", f"grad of input {i}: {where}", i,
                      got["grad"][i], [r["grad"][i] for r in rows])
                 break
+    elif mode == "vhvp":
+        diff = base["diff"]
+        if not diff:
+            return []
+        V = batched_tangents(prog, B)
+        cots = [c[0] for c in batched_cotangents(prog, 1, diff, base["out"])]
+        rows = []
+        for b in range(B):
+            r, e = _guard(lambda b=b: run_hvp(prog, [v[b] for v in V], None, cots, diff))
+            if e is not None:
+                return []   # no reference: hvp mode reports the unbatched failure
+            rows.append(r)
+        got, e = _guard(lambda: run_hvp(prog, V, B, cots, diff))
+        if e is not None:
+            fail("crash", _crash(e))
+            return findings
+        for i, a in enumerate(prog.inputs):
+            where = _rows_mismatch(got[i], [r[i] for r in rows], a.shape, a.dtype, B)
+            if where is not None:
+                fail("wrong" if where.startswith("row") else "shape", f"gradient's tangent of input {i}: {where}", i,
+                     got[i], [r[i] for r in rows])
+                break
     elif mode == "vmap":
         X = batched_inputs(prog, B)
         rows = []
@@ -278,6 +313,25 @@ def reproducer(prog: Program, f) -> str:
                   f"    y = f({ps})",
                   f"    print(pf.autograd.grad([{sel}], [{ps}], [{', '.join(f'C{j}[b]' for j in range(len(C)))}],"
                   f" allow_unused=True)[{k}])"]
+    elif f.mode == "vhvp":
+        base = run_vjp(prog, None, None)
+        diff = base["diff"]
+        V = batched_tangents(prog, B)
+        cots = [c[0] for c in batched_cotangents(prog, 1, diff, base["out"])]
+        ps = ", ".join(f"p{i}" for i in range(n))
+        sel = ", ".join(f"y[{d}]" for d in diff)
+        cl = ", ".join(_lit(c) for c in cots)
+        lines += [f"p{i} = {_lit(a)}.requires_grad_()" for i, a in enumerate(prog.inputs)]
+        lines += [f"V{i} = {_lit(v)}" for i, v in enumerate(V)]
+        lines += [f"with fwAD.dual_level(batch={B}):",
+                  f"    y = f({', '.join(f'fwAD.make_dual(p{i}, V{i})' for i in range(n))})",
+                  f"    g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
+                  f"    print(fwAD.unpack_dual(g[{k}]).tangent)  # {crash}",
+                  f"for b in range({B}):",
+                  "    with fwAD.dual_level():",
+                  f"        y = f({', '.join(f'fwAD.make_dual(p{i}, V{i}[b])' for i in range(n))})",
+                  f"        g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
+                  f"        print(fwAD.unpack_dual(g[{k}]).tangent)"]
     else:
         X = batched_inputs(prog, B)
         lines += [f"X{i} = {_lit(x)}" for i, x in enumerate(X)]

@@ -575,15 +575,10 @@ def _div__save(self, other, rounding_mode):
         return (((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None))
     return (((0, 0), None), ((0, 0), None), ((0, 0), None), ((0, 0), None))
 def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
-    if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-    if other_t is None: return self_t / other_p if rounding_mode is None else zeros_like(result)
-    return (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
-    if self_t is None:
-        return -(other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
-    if other_t is None: return self_t / other_p if rounding_mode is None else np.zeros_like(result)
-    return (self_t - other_t * result) / other_p if rounding_mode is None else np.zeros_like(result)
-DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp_np, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+    if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else None
+    if other_t is None: return self_t / other_p if rounding_mode is None else None
+    return (self_t - other_t * result) / other_p if rounding_mode is None else None
+DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
     return run2(DIV, K.div, self, other, (rounding_mode,))
