@@ -170,3 +170,46 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
     assert not [f for f in check(prog) if f.verdict == "pf"]
     monkeypatch.setattr(P, switch, set() if switch == "LAYOUT_ALIASING" else False)
     assert [f for f in check(generate(seed, ops=ops), modes=("primal",)) if f.verdict == "pf"]
+
+
+# ---- vector mode (issue 11): batched tangents/cotangents and vmap against pushforward's own unbatched runs
+# vmap of these ops crashes outside the batching layer (reported to the lead): methods.py's
+# _rtruediv and shape_composites.c_repeat read a tensor's array directly
+VMAP_KNOWN = ("rdiv_s", "repeat", "tile")
+
+
+@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), VMAP_KNOWN)])
+def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
+    rep = run_campaign(SLICE_SEED + 1, n_programs=250, shrink_budget=0, max_shrinks=1, modes=modes,
+                       exclude=tuple(op.name for op in OPS if op.group != "core") + known)
+    assert rep.programs >= 200
+    bad = sorted(c.title() for c in rep.failures())
+    assert not bad, f"{rep.failing_programs} of {rep.programs} programs fail in pushforward:\n" + "\n".join(bad)
+
+
+def test_a_wrong_batching_rule_is_reported_in_vjvp_vvjp_and_vmap(monkeypatch):
+    """A batched path that flips the sign (as a swapped batch dim would scramble rows) is caught
+    in each vector mode against the unbatched runs, and the reproducer runs."""
+    from pushforward import batching
+    orig_rule, orig_jvp = batching.PREPARE["elementwise"], pf_ops.SIN.jvp_np
+
+    def bad_rule(op, ins, bat, args, B, names):   # mul: vmap of the program, batched cotangents
+        plan = orig_rule(op, ins, bat, args, B, names)
+        return plan if op.name != "mul" else (plan[0], plan[1], plan[2], lambda out: -out)
+
+    def bad_jvp(self_p, self_t, result):           # sin's tangent array, batched ones only
+        out = orig_jvp(self_p, self_t, result)
+        return -out if np.ndim(self_t) > np.ndim(self_p) else out
+    monkeypatch.setitem(batching.PREPARE, "elementwise", bad_rule)
+    monkeypatch.setattr(pf_ops.SIN, "jvp_np", bad_jvp)
+    prog = _sin_program()
+    prog.seed = 3
+    fails = [f for f in check(prog, modes=("vjvp", "vvjp", "vmap")) if f.verdict == "pf"]
+    assert {f.mode for f in fails} == {"vjvp", "vvjp", "vmap"}, fails
+    for f in fails:
+        small, g = shrink(prog, f, budget=20)
+        assert len(small.stmts) <= len(prog.stmts)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(reproducer(small, g), "<repro>", "exec"), {})
+        assert out.getvalue().count("tensor") >= 2, out.getvalue()

@@ -12,6 +12,7 @@ import torch
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.functional import hessian as f_hessian, jacobian as f_jacobian
+from pushforward._batched import BatchedTensor, new_batch_level
 from pushforward.errors import OpError
 from pushforward.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
@@ -327,3 +328,99 @@ def test_batched_jvp_memory_is_at_most_batch_times_one():
             fwAD.unpack_dual(f(fwAD.make_dual(x, pf.ones(B, n)))).tangent
 
     assert peak(batched) <= B * peak(one)
+
+
+# -- found by the fuzzer's vector modes (tests/fuzz/vector.py) ---------------------------------------
+
+def test_setitem_and_copy_into_a_batched_view_broadcast_a_lower_rank_source():
+    """copy_ broadcasts its source into the target's logical shape: a batched source of lower rank
+    got no padding (setitem of a (1,) value into a (1, 1) window raised)."""
+    X = T(arr(2, 3, 3))
+
+    def f(x):
+        v = x.clone()
+        v[2:3, 2:3] = pf.ones(1)          # unbatched source
+        v[0] = x[1, :1]                   # batched source, lower rank
+        v[1:, :2].copy_(x[0, :2] * 2)
+        return v
+    close(vmap(f)(X), pf.stack([f(X[b]) for b in range(2)]))
+
+
+def test_matmul_rule_with_an_empty_dim():
+    """The batch-as-rows matmul reshaped to (-1, 0), which is ambiguous for an empty operand."""
+    W = T(arr(0, 3))
+    X = pf.zeros(2, 3, 0)
+    close(vmap(lambda a: a @ W)(X), pf.zeros(2, 3, 3))
+    with fwAD.dual_level(batch=1):
+        x = fwAD.make_dual(pf.zeros(0, 3), pf.zeros(1, 0, 3)).T
+        y = pf.nn.functional.linear(x, x)
+        close(fwAD.unpack_dual(y).tangent, pf.zeros(1, 3, 3))
+
+
+@pytest.mark.parametrize("view", [lambda v: v.unsqueeze(-1), lambda v: v.unsqueeze(0).real,
+                                  lambda v: v.squeeze(0), lambda v: v.squeeze(-1), lambda v: v.transpose(0, -1),
+                                  lambda v: v.flatten()])
+def test_views_of_a_0d_batched_tensor_stay_views(view):
+    """A view op on a 0-d logical tensor looped (stacking copies): an in-place op on the view then
+    did not reach its base, silently, in vmap and at a batched dual level."""
+    def f(x):
+        v = x.sigmoid()
+        view(v).neg_()
+        return v
+    X = T(arr(3))
+    close(vmap(f)(X), pf.stack([f(X[b]) for b in range(3)]))
+    V = T(arr(2))
+    with fwAD.dual_level(batch=2):
+        got = fwAD.unpack_dual(f(fwAD.make_dual(T(-0.5), V))).tangent
+    for b in range(2):
+        with fwAD.dual_level():
+            close(got[b], fwAD.unpack_dual(f(fwAD.make_dual(T(-0.5), V[b]))).tangent)
+
+
+def test_broadcast_tensors_after_squeeze_of_a_0d_batched_tensor():
+    """squeeze(-1) of a 0-d tensor at a batched level raised (dim shifted out of range)."""
+    def f(x):
+        a, b = pf.broadcast_tensors(x, x.squeeze(-1))
+        return a * b
+    X = T(arr(2))
+    close(vmap(f)(X), X * X)
+    with fwAD.dual_level(batch=1):
+        y = f(fwAD.make_dual(T(-0.9), T([0.5])))
+        close(fwAD.unpack_dual(y).tangent, T([-0.9]))
+
+
+def test_batched_cotangents_through_an_inplace_op_on_a_flattened_0d_view():
+    """The backward of an in-place op on a view replays the view chain on the batched gradient:
+    flatten of a 0-d tensor looped there too, so the batched vjp lost the in-place op's factor."""
+    def f(x):
+        v = x * x
+        v.flatten().sigmoid_()
+        return v
+    x = T(-1.2 - 0.5j).requires_grad_()
+    C = T(arr(3) + 1j * arr(3))
+    g = pf.autograd.grad([f(x)], [x], [BatchedTensor(C, new_batch_level())])[0]
+    for b in range(3):
+        close(g._phys[b], pf.autograd.grad([f(x)], [x], [C[b]])[0])
+
+
+def test_floor_division_tangent_at_a_batched_level_with_a_tape():
+    """div with a rounding mode gave zeros_like(result) as its tangent: unbatched at a batched
+    level (when recorded on the tape), so an in-place op on the result then raised."""
+    p0, p1 = T(arr(2, 3) + 3).requires_grad_(), T(arr(2, 3) ** 2 + 0.5).requires_grad_()
+    V, C = T(arr(2, 2, 3)), T(arr(2, 3))
+
+    def run(B, V):
+        with fwAD.dual_level(**({} if B is None else {"batch": B})):
+            y = fwAD.make_dual(p0, V) // fwAD.make_dual(p1, V)
+            y.div_(fwAD.make_dual(p1, V))
+            g = pf.autograd.grad([y], [p0, p1], [C])
+            ts = [fwAD.unpack_dual(x).tangent for x in g] + [fwAD.unpack_dual(y).tangent]
+            return [None if t is None else t.detach() for t in ts]
+    got = run(2, V)
+    assert got[-1] is not None and got[-1].shape == (2, 2, 3)
+    for b in range(2):
+        for a, e in zip(got, run(None, V[b])):
+            if a is None or e is None:   # no tangent: zero
+                assert (a is None or not a.numpy().any()) and (e is None or not e.numpy().any())
+                continue
+            close(a[b], e)

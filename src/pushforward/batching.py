@@ -19,6 +19,7 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
   logical dims first.
 - `shape(size)`: a target shape gets the batch size prepended (reshape, view, expand).
 - `prefix(index)`: a NumPy index gets a leading `slice(None)`.
+- `copy`: `_copy_from` (copy_, setitem): src broadcast into self's shape.
 - `matmul`: matmul semantics with vectors (a batched vector stays a vector), run as the `_matmul` primitive.
 - `stack(dim)` / `cat(dim)`: list inputs, unbatched members expanded to the batch.
 - `t`, `roll`, `einsum`: hand-written (a new subscript letter for the batch, for einsum).
@@ -35,6 +36,7 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
@@ -153,7 +155,16 @@ def _arg(op, args, name):
 
 def _dims(op, ins, bat, args, B, names):
     if _batched_rank(ins, bat) == 0:
-        return None  # a 0-d tensor's dim 0 / -1 has no physical counterpart: loop
+        # view ops must stay views (a loop stacks copies, and a later in-place op on the result
+        # would not reach the base): unsqueeze's dim counts the result's dims, so it shifts as
+        # usual; transpose(0, -1) of a 0-d tensor is the tensor itself,
+        # and flatten(0, -1) of one is its unsqueeze (shape (1,))
+        if op.name in ("transpose", "flatten") and all(_arg(op, args, n) in (0, -1) for n in names):
+            if op.name == "flatten":
+                return OPS["unsqueeze"], ins, (-1,), None
+            return op, ins, _set_args(op, args, {n: -1 for n in names}), None
+        if op.name != "unsqueeze":
+            return None  # a 0-d tensor's dim 0 / -1 has no physical counterpart: loop
     return op, ins, _set_args(op, args, {n: _shift(_arg(op, args, n)) for n in names}), None
 
 
@@ -179,6 +190,18 @@ def _indexed(op, ins, bat, args, B, names):
     ins = [v if i == pos or (isinstance(v, Tensor) and not bat[i] and v.ndim == 0) else w
            for i, (v, w) in enumerate(zip(ins, _all_batched(ins, bat, B)))]
     return op, ins, _set_args(op, args, {dim: _shift(_arg(op, args, dim))}), None
+
+
+def _copy(op, ins, bat, args, B, names):
+    """_copy_from: src broadcasts into self's shape. A batched src gets size-1 dims after the batch
+    dim up to self's logical rank (an unbatched one broadcasts as it is); an unbatched self is
+    expanded to the batch (the result has self's shape)."""
+    dst, src = ins
+    if bat[1]:
+        src = _pad(src, _lrank(dst, bat[0]) - _lrank(src, True))
+    if not bat[0]:
+        dst = dst.unsqueeze(0).expand((B,) + tuple(dst.shape))
+    return op, [dst, src], args, None
 
 
 def _all_batched(ins, bat, B) -> list:
@@ -260,6 +283,9 @@ def _squeeze(op, ins, bat, args, B, names):
     if dim is None:
         shape = ins[0].shape
         dim = tuple(i for i in range(1, len(shape)) if shape[i] == 1)
+    elif _batched_rank(ins, bat) == 0:
+        # squeeze(0) of a 0-d tensor is the tensor itself (a view: no loop, which would copy)
+        dim = () if dim in (0, -1) else _shift(dim)
     else:
         dim = _shift(dim)
     return op, ins, _set_args(op, args, {name: dim}), None
@@ -286,7 +312,8 @@ def _matmul(op, ins, bat, args, B, names):
         if a.ndim <= 2 or b.ndim == 1:
             return OPS["_matmul"], [a, b], (), None     # (B, k) @ (k, m) or (B, ..., k) @ (k,)
         lead = tuple(a.shape[:-1])                     # (B, ..., n, k) @ (k, m): the stack as rows
-        return OPS["_matmul"], [a.reshape((-1, a.shape[-1])), b], (), \
+        # (the row count spelled out: -1 is ambiguous when a dim is 0)
+        return OPS["_matmul"], [a.reshape((math.prod(lead), a.shape[-1])), b], (), \
             lambda out: out.reshape(lead + (out.shape[-1],))
     if bb and not ba and a.ndim == 2:
         if b_vec:
@@ -406,6 +433,7 @@ PREPARE: dict[str, Callable] = {
     "trailing": _elementwise,  # ops on the last dims (linalg, tril): leading dims broadcast alike
     "dims": _dims,
     "aligned": _aligned,
+    "copy": _copy,
     "indexed": _indexed,
     "squeeze": _squeeze,
     "permute": _permute,

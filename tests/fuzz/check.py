@@ -35,6 +35,7 @@ import pushforward.autograd.forward_ad as pfw
 from pushforward.autograd.state import STATE
 
 from .program import Program, compile_body
+from .vector import VECTOR_MODES, check_vector
 
 MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
 RTOL, ATOL = 1e-6, 1e-8       # agreement between the two libraries
@@ -538,6 +539,9 @@ def check(prog: Program, modes=MODES) -> list:
         return href or None
 
     for mode in modes:
+        if mode in VECTOR_MODES:   # pushforward's own unbatched runs are the reference (vector.py)
+            findings += check_vector(prog, mode)
+            continue
         ref = {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES \
             else hvp_ref()
         if ref is None:

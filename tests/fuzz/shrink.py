@@ -8,6 +8,7 @@ import numpy as np
 
 from .check import Finding, _fmt, check, fd_grad, second_direction
 from .program import Program, Stmt, body_lines, metas_of
+from . import vector
 
 
 def _same(f: Finding, g: Finding) -> bool:
@@ -171,6 +172,8 @@ def reproducer(prog: Program, f: Finding) -> str:
     outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
     body = [re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
+    if base in vector.VECTOR_MODES:
+        return vector.reproducer(prog, f)
     if base in ("fhvp", "rrhvp"):
         return _functional_reproducer(prog, f, base == "fhvp")
     if base == "bjvp":

@@ -573,15 +573,10 @@ def _div__save(self, other, rounding_mode):
         return (((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None))
     return (((0, 0), None), ((0, 0), None), ((0, 0), None), ((0, 0), None))
 def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
-    if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-    if other_t is None: return self_t / other_p if rounding_mode is None else zeros_like(result)
-    return (self_t - other_t * result) / other_p if rounding_mode is None else zeros_like(result)
-def _div__jvp_np(self_p, other_p, self_t, other_t, result, rounding_mode):
-    if self_t is None:
-        return -(other_t * result) / other_p if rounding_mode is None else xp.zeros_like(result)
-    if other_t is None: return self_t / other_p if rounding_mode is None else xp.zeros_like(result)
-    return (self_t - other_t * result) / other_p if rounding_mode is None else xp.zeros_like(result)
-DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp_np, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+    if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else None
+    if other_t is None: return self_t / other_p if rounding_mode is None else None
+    return (self_t - other_t * result) / other_p if rounding_mode is None else None
+DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
     return run2(DIV, K.div, self, other, (rounding_mode,))
@@ -920,7 +915,7 @@ def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='aligned')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
     return run2(_COPY_FROM, K.copy_from, self, src)
