@@ -173,12 +173,7 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
 
 
 # ---- vector mode (issue 11): batched tangents/cotangents and vmap against pushforward's own unbatched runs
-# vmap of these ops crashes outside the batching layer (reported to the lead): methods.py's
-# _rtruediv and shape_composites.c_repeat read a tensor's array directly
-VMAP_KNOWN = ("rdiv_s", "repeat", "tile")
-
-
-@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), VMAP_KNOWN)])
+@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ())])
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
     rep = run_campaign(SLICE_SEED + 1, n_programs=250, shrink_budget=0, max_shrinks=1, modes=modes,
                        exclude=tuple(op.name for op in OPS if op.group != "core") + known)

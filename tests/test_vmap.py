@@ -424,3 +424,11 @@ def test_floor_division_tangent_at_a_batched_level_with_a_tape():
                 assert (a is None or not a.numpy().any()) and (e is None or not e.numpy().any())
                 continue
             close(a[b], e)
+
+
+def test_vmap_of_a_number_divided_by_x_and_of_repeat():
+    """Regression (vector-mode fuzzer): `2.0 / x` and `x.repeat(...)` read the tensor's array
+    directly and refused to run under vmap."""
+    x = arr(3, 2) + 3.0
+    close(vmap(lambda v: 2.0 / v)(T(x)), 2.0 / x)
+    close(vmap(lambda v: v.repeat(2))(T(x)), np.tile(x, (1, 2)))

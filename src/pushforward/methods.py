@@ -55,7 +55,7 @@ def _floordiv(self, other):
 def _rtruediv(self, other):
     """`number / x`: reciprocal(x) * number, as torch, so the tape keeps the result rather than x
     (an in-place op on x afterwards must not break the gradient)."""
-    if self._data.dtype.kind in "fc" and type(other) in (int, float, complex):
+    if self.dtype.kind in "fc" and type(other) in (int, float, complex):
         return ops.mul(ops.reciprocal(self), other)
     return ops.div(other, self)
 

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ._batched import values_of
+
 from .composite_util import ops as _ops
 from .errors import OpError
 from ._tensor import Tensor
@@ -72,7 +74,7 @@ def c_repeat(self, repeats):
     # torch's repeat (and tile) always return new memory; the reshape of the expanded view is a
     # view itself when nothing is really repeated (all repeats 1, or size-1 dims repeated), and
     # an in-place op on it would then write into self (or be refused as a write into overlap)
-    if np.shares_memory(np.asarray(res._data), np.asarray(self._data)):
+    if np.shares_memory(values_of(res), values_of(self)):  # (a batched tensor: all its values)
         res = _ops().clone(res)
     return res
 
