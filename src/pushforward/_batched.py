@@ -15,6 +15,7 @@ tensor([2., 2., 2.])
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 
@@ -62,8 +63,9 @@ class BatchedTensor(Tensor):
 
     @property
     def _data(self):
-        raise OpError("internal error: a batched tensor (inside vmap or a batched dual level) reached code that "
-                      "reads a tensor's array directly; this operation does not support batching yet")
+        where = sys._getframe(1).f_code.co_name  # the function to give a batching rule (or values_of)
+        raise OpError(f"{where}: this operation does not support batched tensors yet (inside vmap or a batched "
+                      "dual level): it reads a tensor's array directly")
 
     # -- logical metadata ----------------------------------------------------------------
     @property

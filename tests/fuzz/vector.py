@@ -151,7 +151,7 @@ def _crash(e: Exception) -> str:
     """The error, and for an array read on a batched tensor the function that did it (so that
     each unbatchable spot is its own failure class, not one class for all)."""
     msg = f"{type(e).__name__}: {e}"
-    if "reached code that reads a tensor's array" in msg:
+    if "reads a tensor's array directly" in msg:
         frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.endswith("_batched.py")]
         if frames:
             msg = f"in {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].name}, {msg}"
