@@ -199,6 +199,8 @@ def test_vmap_errors_name_the_problem():
     with pytest.raises(OpError, match="not batched"):
         w = pf.zeros(2)
         vmap(lambda x: w.add_(x))(pf.zeros(3, 2))
+    with pytest.raises(OpError, match="c_quantile: this operation does not support batched tensors"):
+        vmap(lambda x: pf.quantile(x, 0.5))(pf.zeros(3, 2))   # no batching rule yet: says where
 
 
 def test_vmap_inplace_on_batched_values():
