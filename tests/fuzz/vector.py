@@ -147,6 +147,17 @@ def _rows_mismatch(batched, rows, shape, dtype, B) -> str | None:
     return None
 
 
+def _unbatched_rows(B: int, run) -> list | None:
+    """run(b) for every batch row b (the unbatched reference); None if one of them raises."""
+    rows = []
+    for b in range(B):
+        r, e = _guard(lambda: run(b))
+        if e is not None:
+            return None
+        rows.append(r)
+    return rows
+
+
 def _crash(e: Exception) -> str:
     """The error, and for an array read on a batched tensor the function that did it (so that
     each unbatchable spot is its own failure class, not one class for all)."""
@@ -172,12 +183,9 @@ def check_vector(prog: Program, mode: str) -> list:
 
     if mode == "vjvp":
         V = batched_tangents(prog, B)
-        rows = []
-        for b in range(B):
-            r, e = _guard(lambda b=b: run_jvp(prog, [v[b] for v in V], None))
-            if e is not None:
-                return []   # no reference: jvp mode reports the unbatched failure
-            rows.append(r)
+        rows = _unbatched_rows(B, lambda b: run_jvp(prog, [v[b] for v in V], None))
+        if rows is None:
+            return []   # no reference: jvp mode reports the unbatched failure
         got, e = _guard(lambda: run_jvp(prog, V, B))
         if e is not None:
             fail("crash", _crash(e))
@@ -201,12 +209,9 @@ def check_vector(prog: Program, mode: str) -> list:
         if not diff:
             return []
         C = batched_cotangents(prog, B, diff, base["out"])
-        rows = []
-        for b in range(B):
-            r, e = _guard(lambda b=b: run_vjp(prog, [c[b] for c in C], diff))
-            if e is not None:
-                return []   # no reference: vjp mode reports the unbatched failure
-            rows.append(r)
+        rows = _unbatched_rows(B, lambda b: run_vjp(prog, [c[b] for c in C], diff))
+        if rows is None:
+            return []   # no reference: vjp mode reports the unbatched failure
         got, e = _guard(lambda: run_vjp(prog, C, diff, new_batch_level()))
         if e is not None:
             fail("crash", _crash(e))
@@ -223,12 +228,9 @@ def check_vector(prog: Program, mode: str) -> list:
             return []
         V = batched_tangents(prog, B)
         cots = [c[0] for c in batched_cotangents(prog, 1, diff, base["out"])]
-        rows = []
-        for b in range(B):
-            r, e = _guard(lambda b=b: run_hvp(prog, [v[b] for v in V], None, cots, diff))
-            if e is not None:
-                return []   # no reference: hvp mode reports the unbatched failure
-            rows.append(r)
+        rows = _unbatched_rows(B, lambda b: run_hvp(prog, [v[b] for v in V], None, cots, diff))
+        if rows is None:
+            return []   # no reference: hvp mode reports the unbatched failure
         got, e = _guard(lambda: run_hvp(prog, V, B, cots, diff))
         if e is not None:
             fail("crash", _crash(e))
@@ -241,12 +243,9 @@ def check_vector(prog: Program, mode: str) -> list:
                 break
     elif mode == "vmap":
         X = batched_inputs(prog, B)
-        rows = []
-        for b in range(B):
-            r, e = _guard(lambda b=b: run_primal(prog, [x[b] for x in X]))
-            if e is not None:
-                return []
-            rows.append(r)
+        rows = _unbatched_rows(B, lambda b: run_primal(prog, [x[b] for x in X]))
+        if rows is None:
+            return []
         got, e = _guard(lambda: run_vmap(prog, X))
         if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
             return []   # documented: vmap refuses an in-place write of a batched value into a constant
