@@ -771,3 +771,30 @@ def test_einsum_of_two_operands_keeps_a_copy_exactly_where_torch_does(ranks):
                     assert not isinstance(got, str), f"{where}: pushforward refuses: {got}"
                     for g, e in zip(got, expect):
                         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, err_msg=where)
+
+
+def test_matmul_with_an_empty_operand_keeps_nothing_an_inplace_write_changes():
+    """Fuzzer (100k campaign, seeds 20261203024424 / 20261203003661): inner / sdpa with an empty dim,
+    then an in-place op on an operand: torch differentiates, we raised 'modified by an inplace operation'."""
+    x = pf.zeros((0, 1), dtype=pf.float64).requires_grad_()
+    c = pf.tensor([[-0.75]], dtype=pf.float64)
+    y = pf.inner(c, x)
+    c.exp_()
+    (g,) = pf.autograd.grad([y], [x], [pf.zeros((1, 0), dtype=pf.float64)])
+    assert g.shape == (0, 1)
+    q = pf.zeros((0, 3), dtype=pf.float64).requires_grad_()
+    v = q * -1.43
+    out = pf.nn.functional.scaled_dot_product_attention(q, v, v)
+    v.add_(1.12)
+    (g,) = pf.autograd.grad([out], [q], [pf.zeros((0, 3), dtype=pf.float64)])
+    assert g.shape == (0, 3)
+
+
+def test_einsum_pair_and_batched_lu_results_are_contiguous():
+    """Fuzzer (seeds 20261203059547 / 20261203039401): torch's results are contiguous, so `.view`
+    of them works; ours kept an operand's permuted layout (einsum) or a slice of the packed LU."""
+    a = pf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = pf.tensor([[1.0, -1.0]])
+    assert pf.einsum("ij,kj->ik", a.transpose(0, 1), b - a).view(4).shape == (4,)
+    p, low, up = pf.linalg.lu(pf.tensor(np.arange(12.0).reshape(2, 3, 2) ** 1.5))
+    assert p.view(3, -1).shape == (3, 6)

@@ -696,7 +696,8 @@ def lu_composite(a, pivot):
         raise NotImplementedError("linalg.lu: LU without pivoting is not implemented")
     m, n = a.shape[-2:]
     p, low, up = lu_unpack(_ops()._linalg_lu(a), m, n)
-    return _LU(p.detach(), low, up)
+    # P contiguous as torch's (of a batch it is a strided slice of the packed result; fuzzer: .view failed)
+    return _LU(p.detach().contiguous(), low, up)
 
 
 def _pivots_from_p(p):
@@ -1133,8 +1134,13 @@ def matmul_composite(a, b):
     later in-place write into b is no error, as in torch. Otherwise the tape keeps the operands."""
     if not _PRIMITIVE_MATMUL:
         _PRIMITIVE_MATMUL.append(_ops()._matmul)
-    if b.ndim >= 3 and (a._requires_grad or b._requires_grad):
-        a, b = _matmul_operands_to_keep(a, b)
+    if a._requires_grad or b._requires_grad:
+        if a.numel() == 0 or b.numel() == 0:
+            # an empty operand: torch's kernel keeps nothing that a later in-place write could change
+            # (fuzzer: inner and sdpa with an empty dim); empty copies cost nothing
+            a, b = a.clone(), b.clone()
+        elif b.ndim >= 3:
+            a, b = _matmul_operands_to_keep(a, b)
     return _PRIMITIVE_MATMUL[0](a, b)
 
 

@@ -29,7 +29,13 @@ def _axes(dim, ndim: int):
 # its tangent too.
 CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
                                 "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
-                                "masked_fill", "index", "pow", "angle"})
+                                "masked_fill", "index", "pow", "angle", "_einsum_pair"})
+
+
+def einsum_pair(equation, a, b):
+    """Two-operand einsum with a C-contiguous result, as torch's (NumPy may keep an operand's
+    permuted layout; fuzzer: `.view(-1)` of the result failed)."""
+    return _contiguous(xp.einsum(equation, a, b))
 
 
 def _contiguous(a: xp.ndarray) -> xp.ndarray:

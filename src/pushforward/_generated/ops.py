@@ -1210,10 +1210,10 @@ def __einsum_pair__jvp(self_p, other_p, self_t, other_t, result, equation):
     if other_t is None: return _einsum_pair(equation, self_t, other_p)
     return _einsum_pair(equation, self_t, other_p) + _einsum_pair(equation, self_p, other_t)
 def __einsum_pair__jvp_np(self_p, other_p, self_t, other_t, result, equation):
-    if self_t is None: return xp.einsum(equation, self_p, other_t)
-    if other_t is None: return xp.einsum(equation, self_t, other_p)
-    return xp.einsum(equation, self_t, other_p) + xp.einsum(equation, self_p, other_t)
-def __einsum_pair__kernel(self, other, equation): return xp.einsum(equation, self, other)
+    if self_t is None: return K.einsum_pair(equation, self_p, other_t)
+    if other_t is None: return K.einsum_pair(equation, self_t, other_p)
+    return K.einsum_pair(equation, self_t, other_p) + K.einsum_pair(equation, self_p, other_t)
+def __einsum_pair__kernel(self, other, equation): return K.einsum_pair(equation, self, other)
 _EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)')
 def _einsum_pair(equation, self, other):
     """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
