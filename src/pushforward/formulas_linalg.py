@@ -1134,14 +1134,19 @@ def matmul_composite(a, b):
     later in-place write into b is no error, as in torch. Otherwise the tape keeps the operands."""
     if not _PRIMITIVE_MATMUL:
         _PRIMITIVE_MATMUL.append(_ops()._matmul)
-    if a._requires_grad or b._requires_grad:
-        if a.numel() == 0 or b.numel() == 0:
+    # (an operand may be an ndarray or a scalar: NumPy's @ on a Tensor comes here; _matmul converts it)
+    if getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False):
+        if _numel(a) == 0 or _numel(b) == 0:
             # an empty operand: torch's kernel keeps nothing that a later in-place write could change
             # (fuzzer: inner and sdpa with an empty dim); empty copies cost nothing
-            a, b = a.clone(), b.clone()
+            a, b = (x.clone() if isinstance(x, Tensor) else x for x in (a, b))
         elif b.ndim >= 3:
             a, b = _matmul_operands_to_keep(a, b)
     return _PRIMITIVE_MATMUL[0](a, b)
+
+
+def _numel(x) -> int:
+    return x.numel() if isinstance(x, Tensor) else int(np.size(x))
 
 
 def _matmul_operands_to_keep(a, b):
