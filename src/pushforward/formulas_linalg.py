@@ -1139,7 +1139,7 @@ def matmul_composite(a, b):
         if _numel(a) == 0 or _numel(b) == 0:
             # an empty operand: torch's kernel keeps nothing that a later in-place write could change
             # (fuzzer: inner and sdpa with an empty dim); empty copies cost nothing
-            a, b = (x.clone() if isinstance(x, Tensor) else x for x in (a, b))
+            a, b = _copy(a), _copy(b)
         elif b.ndim >= 3:
             a, b = _matmul_operands_to_keep(a, b)
     return _PRIMITIVE_MATMUL[0](a, b)
@@ -1147,6 +1147,12 @@ def matmul_composite(a, b):
 
 def _numel(x) -> int:
     return x.numel() if isinstance(x, Tensor) else int(np.size(x))
+
+
+def _copy(x):
+    """A differentiable copy of a Tensor operand; an ndarray or scalar operand as it is (nothing can
+    write into it through the tape)."""
+    return x.clone() if isinstance(x, Tensor) else x
 
 
 def _matmul_operands_to_keep(a, b):
@@ -1158,7 +1164,7 @@ def _matmul_operands_to_keep(a, b):
     except ValueError:  # the primitive names the shapes
         return a, b
     if a_batch != out:
-        b = b.clone()
+        b = _copy(b)
         if b_batch != out:
-            a = a.clone()
+            a = _copy(a)
     return a, b
