@@ -798,3 +798,11 @@ def test_einsum_pair_and_batched_lu_results_are_contiguous():
     assert pf.einsum("ij,kj->ik", a.transpose(0, 1), b - a).view(4).shape == (4,)
     p, low, up = pf.linalg.lu(pf.tensor(np.arange(12.0).reshape(2, 3, 2) ** 1.5))
     assert p.view(3, -1).shape == (3, 6)
+
+
+def test_cat_promotes_over_a_skipped_empty_input():
+    """Fuzzer (seed 20261206022943): a 1-D empty input that cat leaves out of the shapes (torch's
+    legacy rule) still takes part in type promotion, as in torch."""
+    out = pf.cat([pf.zeros(0, dtype=pf.complex128), pf.ones(3)], 0)
+    ref = torch.cat([torch.zeros(0, dtype=torch.complex128), torch.ones(3, dtype=torch.float64)])
+    assert str(out.dtype) == str(ref.dtype).replace("torch.", "")

@@ -385,7 +385,9 @@ def cat(tensors, dim=0):
         raise OpValueError("cat: expected a non-empty list of Tensors")
     arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
-    return _contiguous(xp.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
+    out = _contiguous(xp.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
+    dt = xp.result_type(*tensors)  # a skipped empty input still takes part in type promotion (as torch)
+    return out if out.dtype == dt else out.astype(dt)
 
 
 def stack(tensors, dim=0):
