@@ -22,7 +22,7 @@ import numpy as np
 from .errors import OpError
 from ._tensor import Tensor
 
-__all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into"]
+__all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into", "broadcast_batch", "physical"]
 
 _levels = itertools.count(1)
 
@@ -38,6 +38,21 @@ def values_of(t: Tensor) -> np.ndarray:
     while type(t) is BatchedTensor:
         t = t._phys
     return t._data
+
+
+def broadcast_batch(x: Tensor, size: int, dim: int = 0) -> Tensor:
+    """x repeated `size` times along a new dim `dim` (an expanded view, no copy): the physical form of
+    a value that does not vary across a batch."""
+    shape = tuple(x.shape)
+    return x.unsqueeze(dim).expand(shape[:dim] + (size,) + shape[dim:])
+
+
+def physical(x: Tensor, level: int, size: int) -> Tensor:
+    """x as the (size, ...) tensor of batch level `level`: its physical tensor when it is batched
+    there, else x repeated along a new dim 0 (a value equal across the batch)."""
+    if type(x) is BatchedTensor and x._blevel == level:
+        return x._phys
+    return broadcast_batch(x, size)
 
 
 def batch_into(x: Tensor, level: int) -> Tensor:

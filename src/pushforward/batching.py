@@ -40,7 +40,7 @@ import math
 import re
 from typing import Callable
 
-from ._batched import BatchedTensor, new_batch_level
+from ._batched import BatchedTensor, broadcast_batch, new_batch_level
 from ._tensor import Tensor
 from .autograd.forward_ad import replay_view
 from .creation import zeros
@@ -88,6 +88,12 @@ def _unwrap(v, level: int):
         pairs = [_unwrap(x, level) for x in v]
         return [p for p, _ in pairs], [b for _, b in pairs]
     return v, False
+
+
+def _unwrap_all(inputs, level: int) -> tuple[list, list]:
+    """The inputs' physical values at `level` and, per input, whether it is batched there."""
+    pairs = [_unwrap(v, level) for v in inputs]
+    return [p for p, _ in pairs], [b for _, b in pairs]
 
 
 def _wrap(out, level: int):
@@ -200,14 +206,13 @@ def _copy(op, ins, bat, args, B, names):
     if bat[1]:
         src = _pad(src, _lrank(dst, bat[0]) - _lrank(src, True))
     if not bat[0]:
-        dst = dst.unsqueeze(0).expand((B,) + tuple(dst.shape))
+        dst = broadcast_batch(dst, B)
     return op, [dst, src], args, None
 
 
 def _all_batched(ins, bat, B) -> list:
     """Ops that do not broadcast (gather, index_select, ...) need every Tensor input batched."""
-    return [v.unsqueeze(0).expand((B,) + tuple(v.shape)) if isinstance(v, Tensor) and not b else v
-            for v, b in zip(ins, bat)]
+    return [broadcast_batch(v, B) if isinstance(v, Tensor) and not b else v for v, b in zip(ins, bat)]
 
 
 def _reduce(op, ins, bat, args, B, names):
@@ -359,7 +364,7 @@ def _views(op, ins, bat, args, B, names):
         src = BatchedTensor(src, level)
     else:
         base, src = ins
-        base = (base if bat[0] else base.unsqueeze(0).expand((B,) + tuple(base.shape))).clone()
+        base = (base if bat[0] else broadcast_batch(base, B)).clone()
         src = BatchedTensor(src, level) if bat[1] else src
     replay_view(BatchedTensor(base, level), steps).copy_(src)
     return base
@@ -417,15 +422,8 @@ def _outer(op, ins, bat, args, B, names):
 
 def _listed(op, ins, bat, args, B, names):
     """stack/cat: the list's unbatched members are expanded to the batch; dim shifted."""
-    tensors, flags = ins[0], bat[0]
-    out = []
-    for t, f in zip(tensors, flags):
-        out.append(t if f else t.unsqueeze(0).expand((B,) + tuple(t.shape)))
-    r = out[0].ndim - 1
-    dim = _arg(op, args, names[0])
-    if op.name == "stack":
-        r += 1  # stack's dim counts the new dim
-    return op, [out] + list(ins[1:]), _set_args(op, args, {names[0]: _shift(dim)}), None
+    out = [t if f else broadcast_batch(t, B) for t, f in zip(ins[0], bat[0])]
+    return op, [out] + list(ins[1:]), _set_args(op, args, {names[0]: _shift(_arg(op, args, names[0]))}), None
 
 
 PREPARE: dict[str, Callable] = {
@@ -497,9 +495,7 @@ def _plan(op, ins, bat, args, B):
 def run_batched(op, inputs, args: tuple, dispatch: Callable):
     """op(inputs, args) where some input is batched: the result, batched at the innermost level."""
     level, B = _level_of(inputs)
-    pairs = [_unwrap(v, level) for v in inputs]
-    ins = [p for p, _ in pairs]
-    bat = [b for _, b in pairs]
+    ins, bat = _unwrap_all(inputs, level)
     plan = _plan(op, ins, bat, args, B)
     if plan is None:
         return _wrap(_loop(op, ins, bat, args, B, dispatch), level)
@@ -542,9 +538,7 @@ def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable
     if not (type(target) is BatchedTensor and target._blevel == level):
         raise OpError(f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
                       f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead")
-    pairs = [_unwrap(v, level) for v in inputs]
-    ins = [p for p, _ in pairs]
-    bat = [b for _, b in pairs]
+    ins, bat = _unwrap_all(inputs, level)
     tphys = target._phys
     plan = _plan(op, ins, bat, args, B)
     if type(plan) is tuple and plan[0] is op and plan[3] is None and plan[1][0] is tphys:

@@ -44,7 +44,7 @@ import weakref as _weakref
 from .autograd import forward_ad as fwAD
 from .autograd.graph import AccumulateGrad, edge, tape_free
 from .autograd.grad_mode import enable_grad
-from .autograd.jacobian_util import basis_rows, split_columns, unbatch
+from .autograd.jacobian_util import basis_rows, split_columns, split_rows, unbatch
 from .autograd.pending import Pending
 from .autograd.graph import grad as _autograd_grad
 from .autograd.state import STATE
@@ -54,7 +54,7 @@ from ._generated.ops import cat
 from .pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ._tensor import Tensor
 from .vmap import ACTIVE as VMAP_ACTIVE, vmap
-from ._batched import BatchedTensor, batch_into, new_batch_level
+from ._batched import BatchedTensor, batch_into, new_batch_level, physical
 
 __all__ = [
     "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
@@ -234,10 +234,7 @@ class _Reverse:
         """x as the tape sees it: inside vmap, its physical tensor at the vmap's level."""
         if self.vmapped is None or not isinstance(x, Tensor):
             return x
-        level, size = self.vmapped
-        if type(x) is BatchedTensor and x._blevel == level:
-            return x._phys
-        return x.unsqueeze(0).expand((size,) + tuple(x.shape))
+        return physical(x, *self.vmapped)
 
     def _batched(self, x: Any) -> Any:
         return x if self.vmapped is None or x is None else batch_into(x, self.vmapped[0])
@@ -544,23 +541,9 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
             for j, g in enumerate(gs):
                 if g is not None:
                     per_leaf[j].append(unbatch(g, level, stop - start))
-        blocks = []
-        offset = 0
-        for o, n in zip(outs, sizes):
-            row = []
-            for j, leaf in enumerate(run.primal_leaves):
-                if not _is_diff(leaf):
-                    row.append(None)
-                    continue
-                shape = tuple(o.shape) + tuple(leaf.shape)
-                if not per_leaf[j] or not n:
-                    row.append(zeros(shape, dtype=leaf.dtype))
-                    continue
-                rows = per_leaf[j][0] if len(per_leaf[j]) == 1 else cat(per_leaf[j], 0)
-                row.append(rows[offset:offset + n].reshape(shape))
-            blocks.append(row)
-            offset += n
-        jac = _assemble(blocks, outs, run.out_spec, run.specs, single)
+        cols = [split_rows(None if not rows else rows[0] if len(rows) == 1 else cat(rows, 0), outs, sizes, leaf)
+                if _is_diff(leaf) else [None] * len(outs) for rows, leaf in zip(per_leaf, run.primal_leaves)]
+        jac = _assemble([[c[i] for c in cols] for i in range(len(outs))], outs, run.out_spec, run.specs, single)
         return (jac, run.aux()) if has_aux else jac
 
     _name(wrapper, f, "jacrev")

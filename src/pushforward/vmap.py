@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ._batched import BatchedTensor, new_batch_level
+from ._batched import BatchedTensor, new_batch_level, physical
 from ._tensor import Tensor
 from .errors import OpError, OpValueError
 from .pytree import tree_flatten, tree_unflatten
@@ -130,10 +130,7 @@ def _unbatch(o: Any, level: int, size: int, out_dim: int | None) -> Any:
         if type(o) is BatchedTensor and o._blevel == level:
             raise OpError("vmap: out_dims=None for an output that depends on the batch")
         return o
-    if type(o) is BatchedTensor and o._blevel == level:
-        p = o._phys
-    else:
-        p = o.unsqueeze(0).expand((size,) + tuple(o.shape))
+    p = physical(o, level, size)
     return p if out_dim == 0 else movedim(p, 0, out_dim)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .pending import Pending
 from .state import STATE
-from .._batched import BatchedTensor, new_batch_level
+from .._batched import BatchedTensor, broadcast_batch, new_batch_level, physical
 from .._tensor import FLOATING, Tensor, alias, wrap
 from ..errors import OpError, OpTypeError, OpValueError
 
@@ -339,10 +339,10 @@ def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
         raise OpError("make_dual: the tangent is batched at a vmap level inside the primal's; not supported")
     if lvl.batch is None:  # the physical primal gets the physical tangent (one per batch element)
         phys_t = tangent._phys if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
-            tangent.unsqueeze(0).expand((size,) + tuple(tangent.shape))
+            broadcast_batch(tangent, size)
     else:  # a vector-mode level inside vmap: the physical tangent is (B, size, ...), vmap's dim second
         phys_t = tangent._phys.movedim(0, 1) if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
-            tangent.unsqueeze(1).expand((tangent.shape[0], size) + tuple(tangent.shape[1:]))
+            broadcast_batch(tangent, size, 1)
     return BatchedTensor(make_dual(tensor._phys, phys_t, level=lvl.index), blevel)
 
 
@@ -366,15 +366,8 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor) if lv != level}
     fw[level] = None  # mask: the primal must not see its base's tangent at this level
     if lvl.batch is not None:
-        t = _physical_at(t, lvl)
+        t = physical(t, lvl.blevel, lvl.batch)  # the (B, ...) tensor the user sees
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
-
-
-def _physical_at(t: Tensor, lvl: _Level) -> Tensor:
-    """A vector-mode level's tangent as the (B, ...) tensor the user sees."""
-    if type(t) is BatchedTensor and t._blevel == lvl.blevel:
-        return t._phys
-    return t.unsqueeze(0).expand((lvl.batch,) + tuple(t.shape))  # a tangent equal across the batch
 
 
 def zero_tangent(x: Tensor, level: int) -> Tensor:

@@ -39,8 +39,8 @@ from . import forward_ad as fwAD
 from .graph import grad as _autograd_grad
 from .graph import tape_free
 from .grad_mode import enable_grad
-from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, unbatch,
-                            zero_forward_block)
+from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, split_rows,
+                            unbatch, zero_forward_block)
 from .._batched import BatchedTensor, new_batch_level
 from ..errors import OpError
 from ..creation import ones_like, zeros, zeros_like
@@ -349,17 +349,9 @@ def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_
     if pairs:
         gs = _grad(tuple(o for o, _ in pairs), tgt, tuple(c for _, c in pairs), create_graph=create_graph,
                    retain_graph=True)
-    rows = [unbatch(g, level, total) if g is not None else None for g in gs]
-    jac = []
-    offset = 0
-    for out, n in zip(outputs, sizes):
-        blocks = []
-        for x, r in zip(inputs, rows):
-            shape = tuple(out.shape) + tuple(x.shape)
-            blocks.append(zeros(shape, dtype=x.dtype) if r is None or not n else r[offset:offset + n].reshape(shape))
-        jac.append(tuple(_post(tuple(blocks), create_graph)))
-        offset += n
-    return tuple(jac)
+    cols = [split_rows(None if g is None else unbatch(g, level, total), list(outputs), sizes, x)
+            for g, x in zip(gs, inputs)]
+    return tuple(tuple(_post(tuple(c[i] for c in cols), create_graph)) for i in range(len(outputs)))
 
 
 def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool, strict: bool) -> Any:

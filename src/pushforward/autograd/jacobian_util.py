@@ -14,13 +14,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._batched import BatchedTensor
+from .._batched import BatchedTensor, physical
 from .._generated import ops
 from ..creation import from_numpy, zeros, zeros_like
 from .._tensor import Tensor
 
 __all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
-           "split_columns", "unbatch"]
+           "split_columns", "split_rows", "unbatch"]
 
 
 def onehot(shape: tuple, dtype: Any, k: int) -> Tensor:
@@ -109,11 +109,22 @@ def split_columns(tan: Tensor, out: Tensor, leaves: list, sizes: list) -> list:
     return blocks
 
 
+def split_rows(rows: Tensor | None, outs: list, sizes: list, x: Tensor) -> list:
+    """The Jacobian blocks of input x, one per output, from the gradients along every output
+    element (rows: (N, *x.shape), rows in output order; None: x is independent of every output).
+    Block i has shape outs[i].shape + x.shape (split_columns' twin for reverse mode)."""
+    blocks = []
+    offset = 0
+    for o, n in zip(outs, sizes):
+        shape = tuple(o.shape) + tuple(x.shape)
+        blocks.append(zeros(shape, dtype=x.dtype) if rows is None or not n else rows[offset:offset + n].reshape(shape))
+        offset += n
+    return blocks
+
+
 def unbatch(g: Tensor, level: int, batch: int) -> Tensor:
     """A gradient of a batched pass (batch level `level`) as its (batch, ...) tensor; one that does
     not depend on the batch (zeros for an unused input) is expanded."""
-    if type(g) is BatchedTensor and g._blevel == level:
-        return g._phys
-    if batch == 1:  # a one-row pass runs unbatched
+    if batch == 1 and not (type(g) is BatchedTensor and g._blevel == level):  # a one-row pass runs unbatched
         return g.unsqueeze(0)
-    return g.unsqueeze(0).expand((batch,) + tuple(g.shape))
+    return physical(g, level, batch)
