@@ -74,3 +74,27 @@ def test_irfft_ignores_imaginary_dc_and_nyquist():
 def test_errors(call, match):
     with pytest.raises(OpError, match=match):
         call()
+
+
+@needs_torch
+@pytest.mark.parametrize("perm", [(0, 1, 2), (2, 1, 0), (1, 0, 2)])
+def test_results_laid_out_in_memory_as_torch(perm):
+    """Layout decides which later reshapes are views, hence whether an in-place write after, say,
+    matmul's fold breaks backward (fuzzer: rfft over dim 0, then .imag @ v, then a write): every
+    transform lays out its result as torch does, also for non-contiguous inputs."""
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    for arr in (base.real.copy(), base):
+        t, p = torch.tensor(arr).permute(*perm), pf.tensor(arr).permute(*perm)
+        calls = [(n, dict(dim=d)) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft") for d in (0, 1, -1)]
+        calls += [(n, dict(dim=d)) for n in ("fft2", "rfft2", "irfftn", "hfftn", "ihfftn", "ihfft2")
+                  for d in ((0, 1), (1, 2), (2, 0))] + [(n, {}) for n in ("fftn", "rfftn", "ihfftn")]
+        for name, kw in calls:
+            try:
+                want = getattr(torch.fft, name)(t, **kw)
+            except RuntimeError:  # a real-input transform given a complex array
+                continue
+            got = getattr(pf.fft, name)(p, **kw).numpy()
+            strides = tuple(s // got.itemsize for s in got.strides)
+            assert strides == tuple(want.stride()), (name, kw, arr.dtype, strides, want.stride())
+            assert np.allclose(got, want.resolve_conj().numpy())

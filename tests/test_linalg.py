@@ -334,3 +334,13 @@ def test_empty_inputs(fn, shape):
     total = sum((o.sum() for o in outs), pf.tensor(0.0))
     (total.real if total.dtype.kind == "c" else total).backward()
     assert x.grad.shape == shape
+
+
+@needs_torch
+def test_qr_of_a_column_of_signed_zeros_follows_torch():
+    """A zero pivot's Householder sign followed the zero's sign bit in NumPy's LAPACK and not in
+    torch's; -0.0 (after relu and neg) gave Q and R of the opposite sign (fuzzer, seed 20261207)."""
+    a = np.array([[-0.0, -0.0], [-0.46821235, -0.53137252], [-0.41429663, -0.0]])
+    q, r = pf.linalg.qr(pf.tensor(a))
+    tq, tr = torch.linalg.qr(torch.tensor(a))
+    assert np.allclose(q.numpy(), tq.numpy()) and np.allclose(r.numpy(), tr.numpy())

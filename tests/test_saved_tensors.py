@@ -371,3 +371,53 @@ def test_broadcast_view_kept_in_its_own_memory():
     (gy,) = pf.autograd.grad((b * b).sum(), y, create_graph=True)
     assert np.allclose(gy.detach().numpy(), [6.0, 12.0])
     assert np.allclose(pf.autograd.grad(gy.sum(), y)[0].numpy(), [6.0, 6.0])
+
+
+_MATMUL_SHAPES = [((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)), ((4,), (2, 4, 3)), ((3, 4), (2, 4, 3)),
+                  ((2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5)),
+                  ((2, 3, 4), (1, 4, 5)), ((2, 3, 4), (1, 1, 4, 5)), ((2, 1, 3, 4), (1, 4, 5))]
+
+
+def _layouts(nd):
+    """Memory orders: contiguous, last two swapped, first two swapped, reversed."""
+    yield tuple(range(nd))
+    if nd >= 2:
+        yield tuple(range(nd - 2)) + (nd - 1, nd - 2)
+    if nd >= 3:
+        yield (1, 0) + tuple(range(2, nd))
+        yield tuple(reversed(range(nd)))
+
+
+def _matmul_then_write(L, arrays, perms, needs, target):
+    """a @ b on operands laid out in memory in the given orders, then an in-place write into one
+    operand, then grad: 'ok' or 'raise'."""
+    leaves, ops = [], []
+    for arr, perm, need in zip(arrays, perms, needs):
+        leaf = (pf.tensor if L is pf else torch.tensor)(np.ascontiguousarray(np.transpose(arr, perm)))
+        leaf.requires_grad_(need)
+        x = (leaf * 1.0).permute(*np.argsort(perm).tolist())
+        leaves.append(leaf)
+        ops.append(x if need else x.detach())
+    y = ops[0] @ ops[1]
+    ops[target].mul_(2)
+    try:
+        (pf.autograd.grad if L is pf else torch.autograd.grad)(y.sum(), [t for t, n in zip(leaves, needs) if n])
+    except Exception:  # noqa: BLE001 - the version check's error, in either library
+        return "raise"
+    return "ok"
+
+
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+def test_matmul_keeps_operand_copies_where_torch_does(sa, sb):
+    """torch's matmul folds or flattens an operand's batch with reshape, which copies when the dims
+    do not merge into a view; its backward then reads the copy and a later in-place write into the
+    operand is no error. Same outcome here for every layout (fuzzer: rfft over dim 0 laid out as
+    torch's, .imag, @ a vector, then .diagonal().neg_())."""
+    rng = np.random.default_rng(0)
+    arrays = (rng.standard_normal(sa), rng.standard_normal(sb))
+    for perms in itertools.product(_layouts(len(sa)), _layouts(len(sb))):
+        for needs in ((True, True), (True, False), (False, True)):
+            for target in (0, 1):
+                want = _matmul_then_write(torch, arrays, perms, needs, target)
+                got = _matmul_then_write(pf, arrays, perms, needs, target)
+                assert got == want, (sa, sb, perms, needs, target, got, want)

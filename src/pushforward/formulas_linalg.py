@@ -22,7 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from .errors import OpError
-from ._batched import values_of
+from ._batched import BatchedTensor, values_of
 from ._tensor import Tensor, wrap
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.registry import OPS
@@ -946,9 +946,10 @@ def fft_composite(x, s, dim, norm, kind):
         raise OpError("fft: expected an input with at least one dimension (got a 0-d tensor)")
     if kind == "hfft":  # a Hermitian signal's DFT is the inverse real DFT of its conjugate
         return fft_composite(x.conj(), s, dim, swap_norm(norm), "irfft")
-    if kind == "ihfft":
-        return fft_composite(x, s, dim, swap_norm(norm), "rfft").conj()
     dims, sizes = _fft_dims(x, s, dim)
+    if kind == "ihfft":  # torch's order: one-sided over the last dim, then inverse over the others
+        half = fft_composite(x, sizes[-1:], dims[-1:], swap_norm(norm), "rfft").conj()
+        return half if len(dims) == 1 else fft_composite(half, sizes[:-1], dims[:-1], norm, "ifft")
     if kind == "irfft":
         last = sizes[-1] if sizes[-1] is not None and sizes[-1] != -1 else 2 * (x.shape[dims[-1]] - 1)
         if last < 1:
@@ -1128,10 +1129,10 @@ _PRIMITIVE_MATMUL = []  # ops._matmul, looked up once (matmul is hot; a lookup p
 
 
 def matmul_composite(a, b):
-    """a @ b. When a is broadcast over b's batch (a matrix or vector times a batch, or a smaller
-    batch), torch's kernel folds or expands b into memory of its own and its backward reads that
-    copy: the tape here keeps a copy of b too (of a as well when both are broadcast), so that a
-    later in-place write into b is no error, as in torch. Otherwise the tape keeps the operands."""
+    """a @ b. torch's kernel reshapes or expands an operand into memory of its own in some cases,
+    and its backward then reads that copy, so a later in-place write into the operand is no error;
+    the tape here keeps a copy in the same cases (see _matmul_operands_to_keep). Otherwise the tape
+    keeps the operands."""
     if not _PRIMITIVE_MATMUL:
         _PRIMITIVE_MATMUL.append(_ops()._matmul)
     # (an operand may be an ndarray or a scalar: NumPy's @ on a Tensor comes here; _matmul converts it)
@@ -1140,7 +1141,7 @@ def matmul_composite(a, b):
             # an empty operand: torch's kernel keeps nothing that a later in-place write could change
             # (fuzzer: inner and sdpa with an empty dim); empty copies cost nothing
             a, b = _copy(a), _copy(b)
-        elif b.ndim >= 3:
+        elif np.ndim(a) >= 3 or np.ndim(b) >= 3:
             a, b = _matmul_operands_to_keep(a, b)
     return _PRIMITIVE_MATMUL[0](a, b)
 
@@ -1155,16 +1156,56 @@ def _copy(x):
     return x.clone() if isinstance(x, Tensor) else x
 
 
+def _merges_to_view(shape, strides) -> bool:
+    """Whether reshaping dims of these sizes and strides into one is a view (torch's rule: dims of
+    size 1 do not count)."""
+    dims = [(n, st) for n, st in zip(shape, strides) if n != 1]
+    return all(outer == inner * n for (_, outer), (n, inner) in zip(dims, dims[1:]))
+
+
+def _flattens_to_view(x, shape: tuple, ndims: int) -> bool:
+    """Whether x, broadcast to `shape`, has its first `ndims` dims merge into a view. A NumPy operand
+    counts as one: nothing writes into it through the tape. Under vmap the layout is the physical
+    tensor's, not the example's: there a broadcast operand counts as a copy, any other as a view."""
+    if not isinstance(x, Tensor):
+        return True
+    if isinstance(x, BatchedTensor):
+        return tuple(x.shape) == tuple(shape)
+    arr = np.broadcast_to(x._data, shape)
+    return _merges_to_view(arr.shape[:ndims], arr.strides[:ndims])
+
+
+def _matrix_like(x, other) -> bool:
+    """A vector, a matrix, or a batch of one matrix times another 3-D batch: torch's matmul treats
+    the last as a matrix (as found by comparing the graphs; a 4-D batch of one it does not)."""
+    return x.ndim <= 2 or (x.ndim == 3 and other.ndim == 3 and x.shape[0] == 1)
+
+
 def _matmul_operands_to_keep(a, b):
-    if not is_grad_enabled() or a.ndim == 0:
+    """The operands as torch's matmul keeps them for backward: a copy where its kernel reshapes an
+    operand (broadcast to the common batch) whose dims do not merge into a view. Compared with
+    torch's graph (grad_fn._saved_self / _saved_mat2) over layouts and shapes; fuzzer: rfft over
+    dim 0, .imag, @ a vector, then .diagonal().neg_() on the operand."""
+    if not is_grad_enabled() or np.ndim(a) == 0 or np.ndim(b) == 0:
         return a, b
-    a_batch, b_batch = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    a_matrix, b_matrix = _matrix_like(a, b), _matrix_like(b, a)
+    if a_matrix and b_matrix:  # mm, mv or dot on views of the operands
+        return a, b
+    if b_matrix:  # a's batch folds into its rows when b requires grad
+        if getattr(b, "_requires_grad", False) and not _flattens_to_view(a, a.shape, a.ndim - 1):
+            a = _copy(a)
+        return a, b
+    if a_matrix:  # b's batch folds into its columns (b.mT) when a requires grad
+        if getattr(a, "_requires_grad", False) and not _flattens_to_view(b.mT, b.mT.shape, b.ndim - 1):
+            b = _copy(b)
+        return a, b
     try:
-        out = np.broadcast_shapes(a_batch, b_batch)
+        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     except ValueError:  # the primitive names the shapes
         return a, b
-    if a_batch != out:
+    # bmm: each operand broadcast to the common batch, which is flattened into one dim
+    if not _flattens_to_view(a, batch + tuple(a.shape[-2:]), len(batch)):
+        a = _copy(a)
+    if not _flattens_to_view(b, batch + tuple(b.shape[-2:]), len(batch)):
         b = _copy(b)
-        if b_batch != out:
-            a = _copy(a)
     return a, b

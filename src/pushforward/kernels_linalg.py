@@ -158,7 +158,10 @@ def svdvals(a):
 def qr_packed(a):
     """[Q (m*k), R (k*n)] per matrix, reduced QR."""
     _matrix(a)
-    q, r = xp.linalg.qr(a, mode="reduced")
+    # + 0.0 turns -0.0 into +0.0: the Householder sign of a zero pivot follows the zero's sign bit in
+    # OpenBLAS's LAPACK but not in torch's (MKL), so a column starting with -0.0 gave Q and R with
+    # the opposite signs from torch's (fuzzer: qr after relu and neg). Both are valid QR; one convention.
+    q, r = xp.linalg.qr(a + 0.0, mode="reduced")
     return _pack([q, r], q.dtype, a.shape[:-2])
 
 
@@ -254,19 +257,39 @@ def _norm(norm):
     return norm
 
 
+def _torch_layout(out, a, dim, keep_last_dim: bool):
+    """`out` laid out in memory as torch's FFTs lay out theirs: the dims not transformed outermost,
+    then the transformed ones (each group in the input's memory order; for real transforms the
+    halved/restored dim innermost). The layout decides which later reshapes are views, so whether
+    a later in-place write into the result invalidates a saved tensor depends on it (fuzzer: rfft
+    over dim 0, then matmul's fold kept a view where torch keeps a copy)."""
+    nd = out.ndim
+    order = sorted(range(nd), key=lambda d: -abs(a.strides[d]))  # input's memory order, outermost first
+    moved = {d % nd for d in dim}
+    inner = [dim[-1] % nd] if keep_last_dim else []
+    perm = [d for d in order if d not in moved] + [d for d in order if d in moved and d not in inner] + inner
+    if perm == list(range(nd)):
+        return xp.ascontiguousarray(out)
+    inverse = [0] * nd
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return xp.ascontiguousarray(out.transpose(perm)).transpose(inverse)
+
+
 def fft_c2c(a, dim, norm=None, forward=True):
     """Complex-to-complex transform over dims (no resizing)."""
     _float(a)
     f = xp.fft.fftn if forward else xp.fft.ifftn
     out = f(a, axes=tuple(dim), norm=_norm(norm))
-    return out.astype(_c(a.dtype), copy=False)
+    return _torch_layout(out.astype(_c(a.dtype), copy=False), a, tuple(dim), False)
 
 
 def fft_r2c(a, dim, norm=None):
     """Real-to-complex (one-sided) transform over dims, the last halved."""
     if a.dtype.kind != "f":
         raise OpError(f"expected a real floating input, got dtype {a.dtype}")
-    return xp.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
+    out = xp.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
+    return _torch_layout(out, a, tuple(dim), True)
 
 
 def fft_c2r(a, dim, norm=None, last_dim_size=None):
@@ -276,7 +299,7 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     s = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
     out = xp.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
     real = xp.finfo(a.dtype).dtype if a.dtype.kind in "fc" else xp.float64
-    return out.astype(real, copy=False)
+    return _torch_layout(out.astype(real, copy=False), a, dim, True)
 
 
 # -- special functions without a bare SciPy function ---------------------------------------------
