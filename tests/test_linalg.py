@@ -344,3 +344,15 @@ def test_qr_of_a_column_of_signed_zeros_follows_torch():
     q, r = pf.linalg.qr(pf.tensor(a))
     tq, tr = torch.linalg.qr(torch.tensor(a))
     assert np.allclose(q.numpy(), tq.numpy()) and np.allclose(r.numpy(), tr.numpy())
+
+
+def test_lu_factors_and_matrix_exp_tangent_are_contiguous():
+    """torch's L and U (of a batch too) and matrix_exp's tangent are C-contiguous, so `.view(-1)`
+    works on them (fuzzer: U of a batched lu, then .view(8); matrix_exp under jvp, then .view(-1))."""
+    a = pf.tensor(np.random.default_rng(0).standard_normal((2, 2, 2)))
+    _, low, up = pf.linalg.lu(a)
+    assert low.view(8).shape == (8,) and up.view(8).shape == (8,)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor([[0.1, 0.2], [0.3, 0.4]]), pf.ones(2, 2))
+        t = fwAD.unpack_dual(pf.linalg.matrix_exp(x).view(-1)).tangent
+        assert t.shape == (4,) and t.is_contiguous()

@@ -172,3 +172,14 @@ def test_pixel_shuffle_returns_new_memory():
     (g,) = pf.autograd.grad(y.sum(), x)
     np.testing.assert_array_equal(y.detach().numpy(), np.ones((2, 2, 2)))
     np.testing.assert_array_equal(g.numpy(), np.ones((8, 1, 1)))
+
+
+def test_group_norm_of_a_non_contiguous_input_keeps_its_own_copy():
+    """torch normalises input.contiguous(): an in-place write into a non-contiguous input after
+    group_norm leaves backward computable (fuzzer: irfft over dim 0, group_norm, sin_)."""
+    x = pf.tensor(np.random.default_rng(0).standard_normal((3, 2, 2)), requires_grad=True)
+    v = (x * 1.0).permute(2, 1, 0)
+    y = F.group_norm(v, 1)
+    v.sin_()
+    (g,) = pf.autograd.grad((y * y).sum(), x)
+    assert g.shape == (3, 2, 2)

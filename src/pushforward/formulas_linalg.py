@@ -696,8 +696,9 @@ def lu_composite(a, pivot):
         raise NotImplementedError("linalg.lu: LU without pivoting is not implemented")
     m, n = a.shape[-2:]
     p, low, up = lu_unpack(_ops()._linalg_lu(a), m, n)
-    # P contiguous as torch's (of a batch it is a strided slice of the packed result; fuzzer: .view failed)
-    return _LU(p.detach().contiguous(), low, up)
+    # P, L and U contiguous as torch's (of a batch each is a strided slice of the packed result;
+    # fuzzer: .view failed, first on P, then on U)
+    return _LU(p.detach().contiguous(), low.contiguous(), up.contiguous())
 
 
 def _pivots_from_p(p):

@@ -29,7 +29,8 @@ def _axes(dim, ndim: int):
 # its tangent too.
 CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
                                 "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
-                                "masked_fill", "index", "pow", "angle", "_einsum_pair"})
+                                "masked_fill", "index", "pow", "angle", "_einsum_pair",
+                                "matrix_exp"})
 
 
 def einsum_pair(equation, a, b):

@@ -170,7 +170,10 @@ def c_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise OpError(f"group_norm: Expected number of channels in input ({input.shape[1] if input.ndim > 1 else 0}) "
                       f"to be divisible by num_groups ({num_groups}), input shape {tuple(input.shape)}")
     n = input.shape[0]
-    x = input.reshape(n, num_groups, -1)
+    # torch's group_norm normalises input.contiguous(): a non-contiguous input is copied first, so
+    # a later in-place write into it leaves the backward computable (fuzzer: irfft over dim 0,
+    # laid out as torch's, then group_norm, then sin_ on the irfft result)
+    x = input.contiguous().reshape(n, num_groups, -1)
     mu = x.mean(-1, keepdim=True)
     var = x.var(-1, correction=0, keepdim=True)
     x = ((x - mu) * (var + eps).rsqrt()).reshape(input.shape)
