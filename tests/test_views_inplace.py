@@ -695,3 +695,20 @@ def test_nested_views_taken_before_base_became_dual():
     out[1, 1:] = fwAD.make_dual(pf.tensor([3.0]), pf.tensor([4.0]))
     close(tangent(cell), [4.0])
     close(tangent(row), [0.0, 4.0])
+
+
+def test_views_made_before_their_base_gets_a_tangent_see_it():
+    """The dispatcher's one "needs autodiff" bit (Tensor._ad): a view made while its base was
+    plain must leave the bare-kernel path once a dual write reaches the base (mark_dual)."""
+    import pushforward.autograd.forward_ad as fwAD
+    from pushforward._tensor import needs_ad
+    x = pf.zeros(2, 3)
+    rows, col, alias_ = x[0], x[:, 1], x.detach()
+    assert not (rows._ad or col._ad)
+    with fwAD.dual_level():
+        x.add_(fwAD.make_dual(pf.ones(2, 3), pf.full((2, 3), 2.0)))
+        for v in (rows, col, alias_):
+            assert v._ad or not needs_ad(v)
+        assert np.allclose(fwAD.unpack_dual(rows * 3).tangent.numpy(), [6.0, 6.0, 6.0])
+        assert np.allclose(fwAD.unpack_dual(col.sin()).tangent.numpy(), 2 * np.cos([1.0, 1.0]))
+        assert fwAD.unpack_dual(alias_ * 3).tangent is None  # detach cuts tangents (DESIGN rule 7)

@@ -72,6 +72,8 @@ class BatchedTensor(Tensor):
     an error naming the problem rather than a silently wrong array.
     """
 
+    _ad = True  # never a bare array: the dispatcher's fast paths leave it to the batching rules
+
     def __init__(self, phys: Tensor, level: int) -> None:  # noqa: D107 - see class docstring
         self._phys = phys
         self._blevel = level

@@ -6,13 +6,14 @@ the Python protocol methods.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 import numpy as np
 
 from .errors import OpError, OpTypeError
 
-__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to"]
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to", "join_storage", "mark_dual", "needs_ad"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -21,17 +22,20 @@ _ndarray = np.ndarray
 class _Storage:
     """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
 
-    __slots__ = ("version", "dual", "views")
+    __slots__ = ("version", "dual", "views", "members", "_pruned_at")
     shared = True
 
     def __init__(self) -> None:
         self.version = 0
-        # True once any tensor on this storage carried a tangent; lets the hot path
-        # skip tangent lookups for tensors that can never have one.
+        # True once any tensor on this storage carried a tangent: its views and aliases may
+        # then see a tangent through their base (mark_dual sets their `_ad` bits)
         self.dual = False
         # weak references to the views made while the root required no grad: a differentiable
         # in-place write into the root makes them require grad too (dispatch.commit)
         self.views = None
+        # weak references to every tensor on this storage (join_storage), for mark_dual
+        self.members = []
+        self._pruned_at = 8
 
 
 class _NoStorage:
@@ -69,6 +73,12 @@ class Tensor:
     _grad_acc = None           # AccumulateGrad node of a leaf (shared by its aliases)
     _fw = None                 # {level: tangent} of this tensor's own tangents
     _retains_grad = False
+    # The one "needs autodiff" bit the dispatcher tests: True once the tensor requires grad,
+    # carries a tangent, or shares a storage that carried one (then a view may see its base's
+    # tangent). It may stay True when that ends (the general path checks precisely); it is never
+    # False while one holds: every write of _requires_grad, _fw or _st sets it (needs_ad is the
+    # precise test, and the fuzzer checks the invariant on every tensor of every program).
+    _ad = False
     grad = None
     __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
     __hash__ = object.__hash__
@@ -84,6 +94,7 @@ class Tensor:
         if st is _NO_STORAGE:
             st = self._st = _Storage()
             st.dual = self._fw is not None
+            st.members.append(weakref.ref(self))
         return st
 
     @property
@@ -245,13 +256,15 @@ class Tensor:
                 f"only Tensors of floating point and complex dtype can require gradients (got dtype {self._data.dtype})"
             )
         self._requires_grad = bool(requires_grad)
+        if requires_grad:
+            self._ad = True
         return self
 
     def detach(self) -> "Tensor":
         """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
         out = _new(Tensor)
         out._data = self._data
-        out._st = self._storage()
+        join_storage(out, self._storage())
         return out
 
     def detach_(self) -> "Tensor":
@@ -388,13 +401,44 @@ def wrap(a: Any) -> Tensor:
     return t
 
 
+def needs_ad(x: Tensor) -> bool:
+    """The precise test the `_ad` bit stands for (tests check `x._ad or not needs_ad(x)`)."""
+    return bool(x._requires_grad or x._fw is not None or x._st.dual)
+
+
+def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
+    """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
+    its `_ad` bit follows st's dual flag from now on (mark_dual)."""
+    t._st = st
+    if not st.shared:  # a fresh tensor's placeholder: nothing to follow
+        return
+    if st.dual:
+        t._ad = True
+    members = st.members
+    members.append(weakref.ref(t))
+    if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
+        members[:] = [r for r in members if r() is not None]
+        st._pruned_at = 2 * len(members) + 8
+
+
+def mark_dual(st: _Storage) -> None:
+    """st now carries a tangent: every tensor on it may see one through its base."""
+    if not st.dual:
+        st.dual = True
+        for r in st.members:
+            t = r()
+            if t is not None:
+                t._ad = True
+
+
 def alias(x: Tensor) -> Tensor:
     """A tensor sharing x's memory, version counter and tape identity, without tangents."""
     t = _new(Tensor)
     t._data = x._data
-    t._st = x._storage()
+    join_storage(t, x._storage())
     if x._requires_grad:
         t._requires_grad = True
+        t._ad = True
         gf = x.grad_fn
         if gf is not None:
             t._grad_fn = gf

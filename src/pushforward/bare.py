@@ -30,7 +30,7 @@ def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
     >>> run1(NEG, np.negative, pf.tensor([1.0, 2.0]))
     tensor([-1., -2.])
     """
-    if type(x) is Tensor and not (x._requires_grad or x._fw is not None or x._st.dual):
+    if type(x) is Tensor and not x._ad:
         d = x._data
         try:
             out = kernel(d) if not args else kernel(d, args[0]) if len(args) == 1 else kernel(d, *args)
@@ -56,14 +56,14 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     ta = type(a)
     tb = type(b)
     if ta is Tensor and tb is Tensor:  # the common case first
-        if a._requires_grad or a._fw is not None or a._st.dual or b._requires_grad or b._fw is not None or b._st.dual:
+        if a._ad or b._ad:
             return apply2(op, a, b, args)
         da = a._data
         db = b._data
-    elif ta is Tensor and tb in _SCALAR_TYPES and not (a._requires_grad or a._fw is not None or a._st.dual):
+    elif ta is Tensor and tb in _SCALAR_TYPES and not a._ad:
         da = a._data
         db = b
-    elif ta in _SCALAR_TYPES and tb is Tensor and not (b._requires_grad or b._fw is not None or b._st.dual):
+    elif ta in _SCALAR_TYPES and tb is Tensor and not b._ad:
         da = a
         db = b._data
     else:

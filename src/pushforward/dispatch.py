@@ -28,7 +28,7 @@ from .autograd.pending import Pending, defer, flush
 from .batching import OPS, has_batched, run_batched, run_batched_inplace
 from ._batched import BatchedTensor, values_of
 from .autograd.grad_mode import no_grad
-from ._tensor import _NO_STORAGE, Tensor, alias, wrap, FLOATING
+from ._tensor import _NO_STORAGE, Tensor, alias, join_storage, wrap, FLOATING
 
 _new = object.__new__
 _SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
@@ -138,7 +138,7 @@ def _unshared(out: np.ndarray, datas) -> np.ndarray:
 
 def apply1(op: Op, x, args: tuple):
     """One Tensor input: fast path when x needs no autodiff."""
-    if type(x) is Tensor and not (x._requires_grad or x._fw is not None or x._st.dual):
+    if type(x) is Tensor and not x._ad:
         return _bare(op, (x,), (x._data,), args)
     st = STATE
     if st.levels:
@@ -168,7 +168,7 @@ def fast_jvp1(op: Op, x: Tensor, args: tuple):
     if lvl.untracked:
         return fast_untracked(op, (x,), args, lvl)
     t = fw.get(key)
-    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual or \
+    if type(t) is not Tensor or t._ad or \
             (x._requires_grad and STATE.grad_enabled):
         return fast_batched(op, (x,), args, lvl) if type(t) is BatchedTensor else None
     xd = x._data
@@ -247,6 +247,7 @@ def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
         t = _new(Tensor)
         t._data = r
     out._fw = {key: t}
+    out._ad = True
     level.register(out)
     return out
 
@@ -255,13 +256,13 @@ def apply2(op: Op, a, b, args: tuple):
     """Two Tensor inputs (either may be a Python scalar): fast path when neither needs autodiff."""
     ta = type(a)
     tb = type(b)
-    if ta is Tensor and not (a._requires_grad or a._fw is not None or a._st.dual):
+    if ta is Tensor and not a._ad:
         if tb is Tensor:
-            if not (b._requires_grad or b._fw is not None or b._st.dual):
+            if not b._ad:
                 return _bare(op, (a, b), (a._data, b._data), args)
         elif tb in _SCALAR_TYPES:
             return _bare(op, (a, b), (a._data, b), args)
-    elif ta in _SCALAR_TYPES and tb is Tensor and not (b._requires_grad or b._fw is not None or b._st.dual):
+    elif ta in _SCALAR_TYPES and tb is Tensor and not b._ad:
         return _bare(op, (a, b), (a, b._data), args)
     st = STATE
     if st.levels:
@@ -403,7 +404,7 @@ def _fast_tangent(x: Tensor, key: int):
     if len(fw) != 1:
         return _NOT_FAST
     t = fw.get(key)
-    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+    if type(t) is not Tensor or t._ad:
         return _BATCHED if type(t) is BatchedTensor else _NOT_FAST
     return t._data
 
@@ -440,6 +441,7 @@ def fast_batched(op: Op, ins: tuple, args: tuple, lvl):
     else:
         r = _own_fast(r, datas, tans, od)
     out._fw = {lvl.uid: BatchedTensor(wrap(r), lvl.blevel)}
+    out._ad = True
     lvl.register(out)
     return _saved(node, out)
 
@@ -464,7 +466,7 @@ def _batched_arrays(op: Op, ins: tuple, lvl):
                 if len(fw) != 1 or type(t) is not BatchedTensor or t._blevel != blevel:
                     return None
                 p = t._phys
-                if type(p) is not Tensor or p._requires_grad or p._fw is not None or p._st.dual:
+                if type(p) is not Tensor or p._ad:
                     return None
                 t = p._data
             elif x._st.dual:
@@ -532,7 +534,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
                 if type(t) is Pending:
                     if not lazy:
                         t = tangent_of(x, key)  # needed now
-                elif type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+                elif type(t) is not Tensor or t._ad:
                     return fast_batched(op, ins, args, lvl) if type(t) is BatchedTensor else None
                 if t is not None:
                     any_t = any_t or d
@@ -555,6 +557,7 @@ def fast_untracked(op: Op, ins: tuple, args: tuple, lvl):
             datas = _scalar_arrays(datas, od)
         if lazy:
             out._fw = {key: defer(lvl, op, datas, tans, od, args)}
+            out._ad = True
             lvl.register(out)
         else:
             r = op.jvp_np(*datas, *tans, od, *args)
@@ -699,7 +702,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
-    out._st = src._storage()
+    join_storage(out, src._storage())
     if src._fw is not None:  # masks of an unpacked primal hold for its views too
         for lv, t in list(src._fw.items()):
             if t is None and lv in STATE.by_uid:
@@ -722,7 +725,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
     return t is None or type(t) is Pending or (
-        type(t) is not BatchedTensor and not (t._requires_grad or t._fw is not None or t._st.dual))
+        type(t) is not BatchedTensor and not t._ad)
 
 
 def _raw_tangent(v: Tensor, level: int):
@@ -879,7 +882,7 @@ def fit_tangent(t, out: Tensor, op: Op):
 
 def _is_plain_input(v) -> bool:
     return v is None or type(v) in _SCALAR_TYPES or (
-        type(v) is Tensor and not (v._requires_grad or v._fw is not None or v._st.dual))
+        type(v) is Tensor and not v._ad)
 
 
 def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
@@ -998,6 +1001,7 @@ def _views_follow(target: Tensor) -> None:
         v = ref()
         if v is not None and not v._requires_grad:
             v._requires_grad = True
+            v._ad = True
             v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
 
 

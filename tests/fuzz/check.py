@@ -33,6 +33,7 @@ import torch.autograd.forward_ad as tfw
 import pushforward as pf
 import pushforward.autograd.forward_ad as pfw
 from pushforward.autograd.state import STATE
+from pushforward._tensor import needs_ad
 
 from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector
@@ -101,16 +102,30 @@ def run_lib(L, prog: Program, mode: str, diff=None, xs_np=None) -> dict:
         with fw.dual_level():
             ins = [fw.make_dual(x, _tensor(L, t)) for x, t in zip(xs, prog.tangents)]
             outs = fn(L, *ins)
+            _check_ad_bits(L, list(outs) + xs + ins)
             res["out"] = [_np(fw.unpack_dual(o).primal, L) for o in outs]
             res["tan"] = [_np(fw.unpack_dual(o).tangent, L) for o in outs]
             if mode == "hvp":
                 _grads(L, prog, outs, xs, diff, res, fw)
     else:
         outs = fn(L, *xs)
+        _check_ad_bits(L, list(outs) + xs)
         res["out"] = [_np(o, L) for o in outs]
         if mode == "vjp":
             _grads(L, prog, outs, xs, diff, res, None)
     return res
+
+
+def _check_ad_bits(L, tensors) -> None:
+    """The dispatcher's cached "needs autodiff" bit is never False where the precise test holds
+    (a stale False would skip a tangent or the tape: silently wrong derivatives)."""
+    if L is not pf:
+        return
+    for t in tensors:
+        if type(t) is pf.Tensor and not t._ad and needs_ad(t):
+            raise AssertionError(f"stale _ad bit on a tensor of shape {tuple(t.shape)} "
+                                 f"(requires_grad={t._requires_grad}, tangents={t._fw is not None}, "
+                                 f"dual storage={t._st.dual})")
 
 
 def _grads(L, prog, outs, xs, diff, res, fw):

@@ -71,7 +71,7 @@ def simple_tangent(g: Tensor):
     if len(fw) != 1:
         return False
     (key, t), = fw.items()
-    if type(t) is not Tensor or t._requires_grad or t._fw is not None or t._st.dual:
+    if type(t) is not Tensor or t._ad:
         return False
     return key, t._data
 
@@ -174,6 +174,7 @@ def _calibrate() -> tuple:
     references (measured, not assumed: the interpreter's own references differ between versions)."""
     lst = [_calibration_tensor()]  # the list is the tensor's only holder
     lst[0]._fw = {0: _calibration_tensor()}  # and the dict the tangent's
+    lst[0]._ad = True
     return _ref_counts(lst, 0), _tangent_counts(lst[0]._fw)
 
 
@@ -212,7 +213,7 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
         if not tangents or len(fw) != 1:
             return False
         tan = next(iter(fw.values()))
-        if (type(tan) is not Tensor or tan._requires_grad or tan._fw is not None or tan._st.dual
+        if (type(tan) is not Tensor or tan._ad
                 or tan._base is not None or not _private_array(tan._data)):
             return False
         tan = None

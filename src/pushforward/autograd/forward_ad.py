@@ -24,7 +24,7 @@ import numpy as np
 from .pending import Pending
 from .state import STATE
 from .._batched import BatchedTensor, broadcast_batch, new_batch_level, physical
-from .._tensor import FLOATING, Tensor, alias, wrap
+from .._tensor import FLOATING, Tensor, alias, mark_dual, wrap
 from ..errors import OpError, OpTypeError, OpValueError
 
 __all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "untracked_level", "make_dual", "unpack_dual",
@@ -187,10 +187,11 @@ def set_tangent(x, level: int, tangent) -> None:
     fw = x._fw
     if fw is None:
         fw = x._fw = {}
+        x._ad = True
     fw[level] = tangent
     st = x._st
     if st.shared:
-        st.dual = True  # views of x share this storage and must look for x's tangents
+        mark_dual(st)  # views of x share this storage and must look for x's tangents
     STATE.by_uid[level].register(x)
 
 

@@ -33,7 +33,7 @@ from .._batched import BatchedTensor
 from ..batching import OPS
 from ..creation import zeros, zeros_like
 from ..errors import OpError
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, join_storage, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -155,13 +155,14 @@ class _SavedOutput:
         node = self.node()
         t = object.__new__(Tensor)
         t._data = s._data
-        t._st = s._st
+        join_storage(t, s._st)
         if s._fw:
             for lv, tan in s._fw.items():
                 if tan is not None and lv in STATE.by_uid:
                     set_tangent(t, lv, tan)
         if node is not None and not node.released:
             t._requires_grad = True
+            t._ad = True
             t._grad_fn = node
             t._output_nr = self.output_nr
         return t
@@ -239,7 +240,7 @@ def _plain_inputs(args: tuple) -> tuple:
     for a in args:
         if isinstance(a, Tensor):
             p = wrap(a._data)
-            p._st = a._storage()
+            join_storage(p, a._storage())
             originals[id(p)] = a
             plain.append(p)
         else:
@@ -262,7 +263,7 @@ def _results(cls, outs: list, originals: dict, dirty: set, grad_on: bool) -> lis
             # an input, or a view made in forward: a fresh tensor on the same memory, whose history
             # is this Function (not the view chain forward used)
             r = wrap(o._data)
-            r._st = o._storage()
+            join_storage(r, o._storage())
             results.append(r)
         else:
             results.append(o)
@@ -284,6 +285,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, tensors_in: list, results: list,
             if r._base is not None:
                 raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
             r._requires_grad = True
+            r._ad = True
             r._grad_fn = node
             r._output_nr = k
     return node
@@ -423,7 +425,7 @@ def once_differentiable(fn: Callable) -> Callable:
         for k, o in enumerate([outputs] if single else outputs):
             if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
                 o = wrap(o._data)  # a fresh tensor: an input handed back must keep its own history
-                o._requires_grad, o._grad_fn, o._output_nr = True, node, 0
+                o._requires_grad, o._ad, o._grad_fn, o._output_nr = True, True, node, 0
             res.append(o)
         return res[0] if single else tuple(res)
 

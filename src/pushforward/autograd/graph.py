@@ -23,7 +23,7 @@ from .registry import OPS
 from .state import STATE
 from ..creation import zeros_like
 from ..errors import OpError
-from .._tensor import Tensor, alias, wrap
+from .._tensor import Tensor, alias, join_storage, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -140,10 +140,13 @@ class OpNode(Node):
                 raise self._modified("its output was saved", v, st.version)
             res = _new(Tensor)
             res._data = data
-            res._st = st
-            res._fw = fw
+            join_storage(res, st)
+            if fw is not None:
+                res._fw = fw
+                res._ad = True
             if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
                 res._requires_grad = True  # the saved output's history is this node
+                res._ad = True
                 res._grad_fn = self
                 res._output_nr = k
             results.append(res)
@@ -327,7 +330,7 @@ def tape_free(g):
         return g
     out = object.__new__(Tensor)
     out._data = g._data
-    out._st = g._storage()
+    join_storage(out, g._storage())
     if g._fw:
         for lv, t in g._fw.items():
             if t is not None:
@@ -390,6 +393,7 @@ def record1(op, x, args: tuple, out) -> OpNode:
         node.needs = _NEEDS1
     if out._data.dtype.kind in "fc":
         out._requires_grad = True
+        out._ad = True
         out._grad_fn = node
     return node
 
@@ -440,6 +444,7 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
         o = outs[0]
         if o._data.dtype.kind in "fc":
             o._requires_grad = True
+            o._ad = True
             o._grad_fn = node
         return node
     node.needs = None
@@ -447,6 +452,7 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             o._requires_grad = True
+            o._ad = True
             o._grad_fn = node
             o._output_nr = i
     return node
@@ -519,6 +525,7 @@ def refresh_view(t) -> None:
         v = replay_view(alias(base), t._view)
     if v._requires_grad:
         t._requires_grad = True
+        t._ad = True
         t._grad_fn = v._grad_fn
         t._output_nr = v._output_nr
 
@@ -528,6 +535,8 @@ def rebase_history(target, r) -> None:
     base = target._base
     if base is None:
         target._requires_grad = r._requires_grad
+        if r._requires_grad:
+            target._ad = True
         target._grad_fn = r._grad_fn if r._requires_grad else None
         target._output_nr = r._output_nr
         return
@@ -538,6 +547,7 @@ def rebase_history(target, r) -> None:
     node = record(OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
                   [base._requires_grad, r._requires_grad])
     base._requires_grad = True
+    base._ad = True
     base._grad_fn = node
     base._output_nr = 0
     target._view_version = -1  # force refresh_view on next use
