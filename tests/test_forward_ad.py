@@ -890,3 +890,17 @@ def test_untracked_level_keeps_tangents_off_the_tape_but_through_backward():
     with fwAD.dual_level():  # a tracked level records them
         xd = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
         assert tangent((xd ** 3).sum()).requires_grad
+
+
+def test_a_zero_tangent_takes_its_primal_layout():
+    """A dual write into a tensor without a tangent at a level fills a zero tangent made in the
+    primal's memory layout, so a view the primal allows works on the tangent (fuzzer: hfft over
+    dim 0, mul_ under nested levels, swapaxes, view)."""
+    base = pf.tensor(np.arange(8.0).reshape(2, 4)).t()  # (4, 2), column-major
+    with fwAD.dual_level():
+        plain = base * 1.0  # a fresh tensor in the transposed layout (NumPy keeps it, as torch)
+        assert plain.stride() == base.stride() == (1, 4)
+        plain.mul_(fwAD.make_dual(pf.ones(4, 2), pf.ones(4, 2)))
+        t = fwAD.unpack_dual(plain).tangent
+        assert t.stride() == plain.stride()
+        assert fwAD.unpack_dual(plain.swapaxes(0, 1).view(8)).tangent.shape == (8,)

@@ -356,3 +356,46 @@ def test_lu_factors_and_matrix_exp_tangent_are_contiguous():
         x = fwAD.make_dual(pf.tensor([[0.1, 0.2], [0.3, 0.4]]), pf.ones(2, 2))
         t = fwAD.unpack_dual(pf.linalg.matrix_exp(x).view(-1)).tangent
         assert t.shape == (4,) and t.is_contiguous()
+
+
+@needs_torch
+def test_solve_triangular_substitutes_exactly_as_torch():
+    """Substitution, not an LU solve of the triangle: exact zeros where torch has them, so a QR of
+    the result picks torch's Householder signs (fuzzer, seed 20261210: qr(solve_triangular(x, x)))."""
+    x = np.array([[0.97063158, 0.572065, 1.00996875], [0.93860909, 1.48170898, 0.37056885],
+                  [-1.16253026, 0.31036322, -0.54140357]])
+    got = pf.linalg.solve_triangular(pf.tensor(x), pf.tensor(x), upper=False).numpy()
+    want = torch.linalg.solve_triangular(torch.tensor(x), torch.tensor(x), upper=False).numpy()
+    assert got[1, 0] == 0.0 and np.allclose(got, want)
+    assert np.allclose(pf.linalg.qr(pf.tensor(got))[0].numpy(), torch.linalg.qr(torch.tensor(want))[0].numpy())
+    # batched and broadcast, left and right, upper and unit diagonal, against torch
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2))
+    for kw in (dict(upper=True), dict(upper=False, unitriangular=True), dict(upper=True, left=False)):
+        bb = b.T if kw.get("left") is False else b
+        got = pf.linalg.solve_triangular(pf.tensor(a), pf.tensor(bb), **kw).numpy()
+        want = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(bb), **kw).numpy()
+        assert np.allclose(got, want)
+
+
+@needs_torch
+def test_tensordot_sums_a_size_one_contracted_dim_first_as_torch():
+    """torch's tensordot broadcasts a contracted dim of size 1 (the other side is summed over it
+    first): values, and the product's backward keeps the sum, not the operand (fuzzer: inner of
+    (1,)-vectors, then an in-place write into one of them)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((4, 1))
+    assert np.allclose(pf.tensordot(pf.tensor(a), pf.tensor(b), ([1], [1])).numpy(),
+                       torch.tensordot(torch.tensor(a), torch.tensor(b), ([1], [1])).numpy())
+    x = pf.tensor([0.7], requires_grad=True)
+    v = x.lgamma()
+    y = pf.inner(v, x)
+    v.div_(0.5)
+    (g,) = pf.autograd.grad(y, x)
+    assert np.allclose(g.numpy(), torch.lgamma(torch.tensor(0.7)).item() + 0.7 * torch.digamma(torch.tensor(0.7)).item())
+
+
+def test_addbmm_of_an_empty_batch_has_self_dtype():
+    """torch: an empty batch sums to zeros of self's dtype (fuzzer: a complex empty batch, a real self)."""
+    out = pf.addbmm(pf.ones(1, 1), pf.zeros(0, 1, 3, dtype=pf.complex128), pf.zeros(0, 3, 1, dtype=pf.complex128))
+    assert out.dtype == np.float64 and np.allclose(out.numpy(), [[1.0]])

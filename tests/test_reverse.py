@@ -633,3 +633,20 @@ def test_scalar_times_plain_tensor_does_not_require_grad():
     assert not y.requires_grad and y.grad_fn is None
     z = pf.tensor([1.0]) * 3
     assert not z.requires_grad
+
+
+def test_a_stale_needs_autodiff_bit_changes_nothing():
+    """Tensor._ad may stay set once requires_grad is turned off, detach_() runs or a level exits
+    (the general paths then check precisely): results are as from a fresh plain tensor.
+    (Not in test_views_inplace.py: its tests run inside a dual level.)"""
+    import pushforward.autograd.forward_ad as fwAD
+    a = pf.tensor([1.0, 2.0], requires_grad=True)
+    a.requires_grad_(False)
+    b = (pf.tensor([1.0, 2.0], requires_grad=True) * 1.0).detach_()
+    with fwAD.dual_level():
+        c = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
+    for x in (a, b, c):
+        assert x._ad  # stale, by design
+        for y in (x.sin(), x * x, x * 2.0, 2.0 - x, x.sum(), x[0], x.clone().mul_(x)):
+            assert not y.requires_grad and y.grad_fn is None and y._fw is None
+        assert np.allclose(x.sin().numpy(), np.sin([1.0, 2.0]))

@@ -421,3 +421,18 @@ def test_matmul_keeps_operand_copies_where_torch_does(sa, sb):
                 want = _matmul_then_write(torch, arrays, perms, needs, target)
                 got = _matmul_then_write(pf, arrays, perms, needs, target)
                 assert got == want, (sa, sb, perms, needs, target, got, want)
+
+
+def test_flip_keeps_its_input_layout_as_torch():
+    """torch's flip keeps the input's memory layout, so a later reshape copies as in torch: einsum
+    of a flipped permuted tensor, then an in-place write into it, still differentiates (fuzzer)."""
+    a = np.random.default_rng(4).standard_normal((2, 3, 2))
+    for L in (pf, torch):
+        x = L.tensor(a, requires_grad=True)
+        v1 = x.permute(1, 0, 2)
+        v2 = v1.flip((1,))
+        assert v2.stride() == (2, 6, 1)
+        y = L.einsum("bij,bij->b", v2, v1)
+        v2.add_(v2)
+        (g,) = (pf.autograd.grad if L is pf else torch.autograd.grad)(y.sum(), x)
+        assert g.shape == (2, 3, 2)

@@ -400,3 +400,14 @@ def test_setitem_negative_tensor_and_bool_list_indices():
     assert x.tolist() == [1.0, 0.0, 5.0]
     x[[True, False, True]] = 7.0
     assert x.tolist() == [7.0, 0.0, 7.0]
+
+
+def test_stride_as_torch():
+    """Tensor.stride(), in elements, as torch's (porting: layout-aware code reads it)."""
+    torch = pytest.importorskip("torch")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for f in (lambda t: t, lambda t: t.permute(2, 0, 1), lambda t: t[:, 1], lambda t: t.transpose(0, 1)[..., ::2]):
+        p, t = f(pf.tensor(a)), f(torch.tensor(a))
+        assert p.stride() == t.stride() and p.stride(-1) == t.stride(-1)
+    with pytest.raises(pf.errors.OpError, match="out of range"):
+        pf.zeros(2).stride(1)

@@ -712,3 +712,4 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
         assert np.allclose(fwAD.unpack_dual(rows * 3).tangent.numpy(), [6.0, 6.0, 6.0])
         assert np.allclose(fwAD.unpack_dual(col.sin()).tangent.numpy(), 2 * np.cos([1.0, 1.0]))
         assert fwAD.unpack_dual(alias_ * 3).tangent is None  # detach cuts tangents (DESIGN rule 7)
+

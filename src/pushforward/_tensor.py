@@ -155,6 +155,21 @@ class Tensor:
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
 
+    def stride(self, dim: int | None = None) -> Any:
+        """Strides in elements, as torch's: a tuple, or one dim's.
+
+        >>> import pushforward as pf
+        >>> pf.zeros(2, 3).t().stride()
+        (1, 3)
+        """
+        d = self._data
+        strides = tuple(s // d.itemsize for s in d.strides)
+        if dim is None:
+            return strides
+        if not -d.ndim <= dim < d.ndim:
+            raise OpError(f"stride(): dimension {dim} out of range for a {d.ndim}-d tensor")
+        return strides[dim]
+
     def item(self) -> Any:
         if self._data.size != 1:
             raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")

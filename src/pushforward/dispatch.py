@@ -137,18 +137,18 @@ def _unshared(out: np.ndarray, datas) -> np.ndarray:
 
 
 def apply1(op: Op, x, args: tuple):
-    """One Tensor input: fast path when x needs no autodiff."""
-    if type(x) is Tensor and not x._ad:
-        return _bare(op, (x,), (x._data,), args)
+    """One input that bare.run1 could not run on its array (it needs autodiff, or is not a plain
+    Tensor): the tape-only and one-level forward cases here, the rest by `dispatch`."""
     st = STATE
     if st.levels:
         out = fast_jvp1(op, x, args) if type(x) is Tensor else None
         if out is not None:
             return out
     elif type(x) is Tensor and x._fw is None and not x._st.dual:
-        # x requires grad (else the first branch returned): record it, unless grad mode is off
+        # no tangent anywhere: the tape only, when x requires grad (its _ad bit may be stale:
+        # requires_grad_(False), detach_() or an exited level leave it set)
         out = _bare(op, (x,), (x._data,), args)
-        if st.grad_enabled and op.differentiable:
+        if x._requires_grad and st.grad_enabled and op.differentiable:
             node = record1(op, x, args, out)
             if node.keep is not None:
                 node.save_result((out,))
@@ -253,17 +253,10 @@ def _attach(op: Op, out: Tensor, r, key: int, level) -> Tensor:
 
 
 def apply2(op: Op, a, b, args: tuple):
-    """Two Tensor inputs (either may be a Python scalar): fast path when neither needs autodiff."""
+    """Two inputs (either may be a Python scalar) that bare.run2 could not run on their arrays:
+    the tape-only and one-level forward cases here, the rest by `dispatch`."""
     ta = type(a)
     tb = type(b)
-    if ta is Tensor and not a._ad:
-        if tb is Tensor:
-            if not b._ad:
-                return _bare(op, (a, b), (a._data, b._data), args)
-        elif tb in _SCALAR_TYPES:
-            return _bare(op, (a, b), (a._data, b), args)
-    elif ta in _SCALAR_TYPES and tb is Tensor and not b._ad:
-        return _bare(op, (a, b), (a, b._data), args)
     st = STATE
     if st.levels:
         out = fast_jvp(op, (a, b), args)

@@ -544,39 +544,19 @@ from .autograd.forward_ad import replay_view  # noqa: E402  (formulas replay vie
 # ---- nn, sorting, scatter, composites (issue 13)
 # The bodies of composite ops and the longer derivative helpers live in small modules of their
 # own; they are re-exported here so that derivatives.yaml can call them.
+from . import nn_composites, nn_conv, scatter_formulas, shape_composites, sort_composites  # noqa: E402
 from .shape_composites import *  # noqa: E402,F401,F403
-
-__all__ += ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
-            "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
-            "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]
 from .sort_composites import *  # noqa: E402,F401,F403
-
-__all__ += ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
-            "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]
 from .scatter_formulas import *  # noqa: E402,F401,F403
-
-__all__ += ["scatter_src_backward", "scatter_reduce_linear_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
-            "c_masked_select", "c_masked_scatter", "c_put"]
 from .nn_conv import *  # noqa: E402,F401,F403
 from .nn_composites import *  # noqa: E402,F401,F403
 
-__all__ += ["c_conv", "c_conv_transpose", "c_unfold", "c_fold", "c_max_pool", "c_avg_pool", "c_adaptive_avg_pool",
-            "c_adaptive_max_pool", "c_interpolate", "c_pad", "c_pixel_shuffle", "c_pixel_unshuffle"]
-__all__ += ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "c_softplus", "c_leaky_relu",
-            "c_glu", "c_prelu", "c_hardshrink", "c_softshrink", "c_layer_norm", "c_rms_norm", "c_group_norm",
-            "c_batch_norm", "c_instance_norm", "c_dropout", "c_embedding", "c_one_hot", "c_normalize",
-            "c_cosine_similarity", "c_pairwise_distance", "c_reduce", "c_pointwise_loss", "c_nll_loss",
-            "c_cross_entropy", "c_bce", "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE"]
-__all__ += ["c_soft_margin_loss", "c_margin_ranking_loss", "c_hinge_embedding_loss", "c_poisson_nll_loss",
-            "c_gaussian_nll_loss", "c_cosine_embedding_loss", "c_triplet_margin_loss", "c_multilabel_soft_margin_loss",
-            "c_pdist"]
-__all__ += ["c_channel_dropout", "c_channel_shuffle"]
-
 # ---- linalg, fft, special (issue 12): helpers live in their own module
+from . import formulas_linalg  # noqa: E402
 from .formulas_linalg import *  # noqa: E402,F401,F403
-from .formulas_linalg import __all__ as _linalg_all  # noqa: E402
 
-__all__ += _linalg_all
+for _m in (shape_composites, sort_composites, scatter_formulas, nn_conv, nn_composites, formulas_linalg):
+    __all__ += _m.__all__
 
 
 # ---- einsum of two operands (issue 9, fuzzer)

@@ -831,9 +831,18 @@ def tensordot_composite(a, b, dims):
         da, db = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
         da = [d % a.ndim for d in da]
         db = [d % b.ndim for d in db]
-    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+    if len(da) != len(db) or any(a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j])
+                                 for i, j in zip(da, db)):
         raise OpError(f"tensordot: contracted dims {da} of shape {tuple(a.shape)} and {db} of "
                       f"{tuple(b.shape)} do not match")
+    for i, j in zip(da, db):
+        # torch's rule: a contracted dim of size 1 on one side broadcasts, so the other side is
+        # summed over it first (a fresh tensor, which is what the product's backward keeps;
+        # fuzzer: inner of (1,)-vectors, then an in-place write into one of them)
+        if b.shape[j] == 1:
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] == 1:
+            b = b.sum(j, keepdim=True)
     fa = [d for d in range(a.ndim) if d not in da]
     fb = [d for d in range(b.ndim) if d not in db]
     k = int(np.prod([a.shape[d] for d in da]))

@@ -399,7 +399,9 @@ def stack(tensors, dim=0):
 
 def flip(a, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return xp.flip(a, axis=_axes(dims, a.ndim)).copy()
+    # order="K": the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later
+    # reshape is then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
+    return xp.flip(a, axis=_axes(dims, a.ndim)).copy(order="K")
 
 
 def roll(a, shifts, dims=None):

@@ -101,14 +101,31 @@ def solve_triangular(a, b, upper, left=True, unitriangular=False):
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return xp.swapaxes(solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True,
                                             unitriangular), -1, -2)
-    # NumPy's batched LU solve on the masked triangle: one vectorised call for the whole batch
     t = xp.triu(a) if upper else xp.tril(a)
     if unitriangular:
         eye = xp.eye(n, dtype=t.dtype)
         t = t - xp.diagonal(t, 0, -2, -1)[..., None] * eye + eye
     if xp.any(xp.diagonal(t, 0, -2, -1) == 0):
         raise OpError("the triangular matrix is singular (a zero on its diagonal)")
-    return xp.linalg.solve(t, b)
+    return _substitution(t, b, not upper)
+
+
+def _substitution(t, b, lower: bool):
+    """Forward/back substitution (LAPACK's trtrs), matrix by matrix: an LU solve of the triangle
+    pivots and leaves rounding where substitution gives exact zeros as torch's (fuzzer: qr of
+    solve_triangular(x, x) then picked the other Householder sign)."""
+    dt = xp.result_type(t.dtype, b.dtype)
+    if dt.kind not in "fc":
+        dt = xp.dtype(xp.float64)
+    batch = xp.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    out = xp.zeros(batch + b.shape[-2:], dtype=dt)
+    if out.size == 0:
+        return out
+    tb = xp.broadcast_to(t.astype(dt, copy=False), batch + t.shape[-2:])
+    bb = xp.broadcast_to(b.astype(dt, copy=False), batch + b.shape[-2:])
+    for i in xp.ndindex(*batch):
+        out[i] = sla.solve_triangular(tb[i], bb[i], lower=lower, check_finite=False)
+    return out
 
 
 def cholesky(a, upper=False):

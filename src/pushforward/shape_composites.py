@@ -22,7 +22,7 @@ from .errors import OpError
 from ._tensor import Tensor
 from .creation import as_tensor, tensor, zeros
 
-__all__ = ["c_axpby", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
+__all__ = ["c_axpby", "c_addbmm", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
            "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
            "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]
 
@@ -35,6 +35,16 @@ def c_axpby(self, beta, other, alpha):
         shape = np.broadcast_shapes(tuple(self.shape), tuple(prod.shape))
         return o.clone(prod.expand(shape)) if tuple(prod.shape) != shape else prod
     return (self if beta == 1 else self * beta) + prod
+
+
+def c_addbmm(self, batch1, batch2, beta, alpha):
+    """beta * self + alpha * sum_b batch1[b] @ batch2[b]. An empty batch sums to zeros of self's
+    dtype, as torch's (whose dtype check does not run then; fuzzer: a complex empty batch with a
+    real self gave complex128, torch float64)."""
+    prod = _ops().bmm(batch1, batch2).sum(0)
+    if batch1.shape[0] == 0 and prod.is_complex() and not self.is_complex():
+        prod = prod.real
+    return c_axpby(self, beta, prod, alpha)
 
 
 def c_mv(self, vec):

@@ -1612,7 +1612,7 @@ def addmv(self, mat, vec, *, beta=1, alpha=1):
 # ---- addbmm (composite)
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
-    return c_axpby(self, beta, bmm(batch1, batch2).sum(0), alpha)
+    return c_addbmm(self, batch1, batch2, beta, alpha)
 
 # ---- baddbmm (composite)
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):

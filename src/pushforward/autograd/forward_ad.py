@@ -376,7 +376,9 @@ def zero_tangent(x: Tensor, level: int) -> Tensor:
     d = x._data
     lvl = STATE.by_uid[level]
     if lvl.batch is None:
-        return wrap(np.zeros(d.shape, d.dtype))
+        # in x's memory layout: an in-place write then fills it, and views that x allows must work
+        # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)
+        return wrap(np.zeros_like(d))
     return BatchedTensor(wrap(np.zeros((lvl.batch,) + d.shape, d.dtype)), lvl.blevel)
 
 

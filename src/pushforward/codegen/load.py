@@ -204,27 +204,34 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
 
 
 def helper_names() -> set[str]:
-    """Public helper functions of formulas.py and of the formulas_*.py modules it re-exports
-    (parsed, not imported, so the generator runs standalone). A file's `__all__ = [...]` and its
-    literal `__all__ += [...]` blocks (an area's helpers, listed in its own section) count."""
+    """Public helper functions of formulas.py and of the formulas_*.py modules, with those of the
+    modules they star-import (composites): parsed, not imported, so the generator runs standalone.
+    A file's `__all__ = [...]` and its literal `__all__ += [...]` blocks count."""
     names = set()
     for path in sorted(YAML_PATH.parent.glob("formulas*.py")):
-        found = _literal_all(path)
+        found = _literal_all(path, follow=True)
         if found is None:
             raise SpecError(f"{path.name} has no __all__ list of helpers")
         names |= found
     return names
 
 
-def _literal_all(path: Path) -> set[str] | None:
+def _literal_all(path: Path, follow: bool = False) -> set[str] | None:
     names: set[str] | None = None
+    star: set[str] = set()
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             names = set(ast.literal_eval(node.value))
         elif (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"
               and names is not None and isinstance(node.value, (ast.List, ast.Tuple))):
             names |= set(ast.literal_eval(node.value))
-    return names
+        elif (follow and isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+              and [a.name for a in node.names] == ["*"]):
+            found = _literal_all(path.parent / f"{node.module}.py")
+            if found is None:
+                raise SpecError(f"{node.module}.py (re-exported by {path.name}) has no __all__ list of helpers")
+            star |= found
+    return None if names is None else names | star
 
 
 def _entry(item, line: int) -> OpEntry:
