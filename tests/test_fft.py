@@ -98,3 +98,15 @@ def test_results_laid_out_in_memory_as_torch(perm):
             strides = tuple(s // got.itemsize for s in got.strides)
             assert strides == tuple(want.stride()), (name, kw, arr.dtype, strides, want.stride())
             assert np.allclose(got, want.resolve_conj().numpy())
+
+
+@needs_torch
+def test_complex_transform_of_an_expanded_real_input_is_laid_out_as_torch():
+    """torch converts a real input to complex first: a dense layout is kept, an expanded one made
+    contiguous (fuzzer: ifft2 of a broadcast real vector, then .view(8))."""
+    v = np.random.default_rng(6).standard_normal(4)
+    for kw in ({}, dict(dim=0), dict(dim=1)):
+        name = "ifft2" if not kw else "fft"
+        got = getattr(pf.fft, name)(pf.tensor(v).broadcast_to((2, 4)), **kw)
+        want = getattr(torch.fft, name)(torch.tensor(v).broadcast_to((2, 4)), **kw)
+        assert got.stride() == tuple(want.stride()) and np.allclose(got.numpy(), want.numpy())

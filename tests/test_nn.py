@@ -183,3 +183,24 @@ def test_group_norm_of_a_non_contiguous_input_keeps_its_own_copy():
     v.sin_()
     (g,) = pf.autograd.grad((y * y).sum(), x)
     assert g.shape == (3, 2, 2)
+
+
+def test_normalisation_layers_return_contiguous_results_as_torch():
+    """torch's layer/rms/batch/instance/group norms return contiguous results for any input layout
+    (fuzzer: rms_norm of a transposed input, then .view(-1)); instance_norm normalises
+    input.contiguous(), so an in-place write into a non-contiguous input afterwards is no error."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(5).standard_normal((3, 2, 4))
+    calls = [lambda L, x: L.nn.functional.layer_norm(x, (3,)), lambda L, x: L.nn.functional.rms_norm(x, (3,)),
+             lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
+             lambda L, x: L.nn.functional.instance_norm(x), lambda L, x: L.nn.functional.group_norm(x, 1)]
+    for f in calls:
+        got = f(pf, pf.tensor(a).permute(2, 1, 0))
+        want = f(torch, torch.tensor(a).permute(2, 1, 0))
+        assert got.stride() == want.stride() and np.allclose(got.numpy(), want.numpy())
+    x = pf.tensor(a + 1j, requires_grad=True)
+    v = (x * 1.0).real
+    y = F.instance_norm(v)
+    v[1:2] += -0.9
+    (g,) = pf.autograd.grad((y * y).sum(), x)
+    assert g.shape == (3, 2, 4)

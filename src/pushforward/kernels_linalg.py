@@ -293,12 +293,32 @@ def _torch_layout(out, a, dim, keep_last_dim: bool):
     return xp.ascontiguousarray(out.transpose(perm)).transpose(inverse)
 
 
+def _as_promoted(a):
+    """The input whose layout torch's complex transforms follow: a real input is first converted to
+    complex, which keeps a dense layout and makes an overlapping one (expanded) contiguous
+    (fuzzer: ifft2 of a broadcast real vector, then .view)."""
+    if a.dtype.kind == "c" or _dense(a):
+        return a
+    return xp.empty(a.shape, a.dtype)
+
+
+def _dense(a) -> bool:
+    """Non-overlapping and dense: some order of the dims walks the memory without gaps."""
+    size = a.itemsize
+    for d in sorted(range(a.ndim), key=lambda d: abs(a.strides[d])):
+        if a.shape[d] != 1:
+            if abs(a.strides[d]) != size:
+                return False
+            size *= a.shape[d]
+    return True
+
+
 def fft_c2c(a, dim, norm=None, forward=True):
     """Complex-to-complex transform over dims (no resizing)."""
     _float(a)
     f = xp.fft.fftn if forward else xp.fft.ifftn
     out = f(a, axes=tuple(dim), norm=_norm(norm))
-    return _torch_layout(out.astype(_c(a.dtype), copy=False), a, tuple(dim), False)
+    return _torch_layout(out.astype(_c(a.dtype), copy=False), _as_promoted(a), tuple(dim), False)
 
 
 def fft_r2c(a, dim, norm=None):
@@ -316,7 +336,7 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     s = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
     out = xp.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
     real = xp.finfo(a.dtype).dtype if a.dtype.kind in "fc" else xp.float64
-    return _torch_layout(out.astype(real, copy=False), a, dim, True)
+    return _torch_layout(out.astype(real, copy=False), _as_promoted(a), dim, True)
 
 
 # -- special functions without a bare SciPy function ---------------------------------------------

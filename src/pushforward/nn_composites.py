@@ -146,7 +146,9 @@ def c_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     dims = tuple(range(input.ndim - len(ns), input.ndim))
     mu = input.mean(dims, keepdim=True)
     var = input.var(dims, correction=0, keepdim=True)
-    return _affine((input - mu) * (var + eps).rsqrt(), weight, bias, ns)
+    # torch's normalisation layers return contiguous results whatever the input's layout (a later
+    # .view works as in torch; fuzzer: rms_norm of a transposed input, then .view(-1))
+    return _affine((input - mu) * (var + eps).rsqrt(), weight, bias, ns).contiguous()
 
 
 def c_rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -158,7 +160,7 @@ def c_rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = float(np.finfo(input.dtype).eps)
     dims = tuple(range(input.ndim - len(ns), input.ndim))
     out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return out if weight is None else out * weight
+    return (out if weight is None else out * weight).contiguous()  # as layer_norm
 
 
 def _channel_shape(x):
@@ -207,7 +209,7 @@ def c_batch_norm(input, running_mean, running_var, weight=None, bias=None, train
             raise OpError("batch_norm: running_mean and running_var must be given when training=False")
         mu = running_mean.detach().reshape(shape)
         var = running_var.detach().reshape(shape)
-    return _affine((input - mu) * (var + eps).rsqrt(), weight, bias, shape)
+    return _affine((input - mu) * (var + eps).rsqrt(), weight, bias, shape).contiguous()  # as layer_norm
 
 
 def c_instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -215,6 +217,9 @@ def c_instance_norm(input, running_mean=None, running_var=None, weight=None, bia
     if input.ndim < 3:
         raise OpError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
     shape = _channel_shape(input)
+    # torch's instance_norm normalises input.contiguous() (a copy of a non-contiguous input, which
+    # is what its backward keeps; fuzzer: instance_norm of a .real view, then += into it)
+    input = input.contiguous()
     if not use_input_stats:
         return c_batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     dims = tuple(range(2, input.ndim))
