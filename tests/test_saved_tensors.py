@@ -436,3 +436,17 @@ def test_flip_keeps_its_input_layout_as_torch():
         v2.add_(v2)
         (g,) = (pf.autograd.grad if L is pf else torch.autograd.grad)(y.sum(), x)
         assert g.shape == (2, 3, 2)
+
+
+def test_flip_lays_out_its_result_as_torch_for_any_input():
+    """Expanded, sliced, transposed and permuted inputs: flip's result has torch's strides (an
+    expanded or size-1 dim keeps its place; fuzzer: flip of an expanded tensor, then .view)."""
+    base = np.random.default_rng(7).standard_normal((2, 1, 2))
+    makers = [lambda L: L.tensor(base).expand(2, 3, 2), lambda L: L.tensor(np.arange(24.0).reshape(4, 6))[:, ::2],
+              lambda L: L.tensor(np.arange(24.0).reshape(4, 6)).t()[::2],
+              lambda L: L.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1),
+              lambda L: L.tensor(np.arange(6.0).reshape(1, 6)).expand(3, 6).t()]
+    for make in makers:
+        for dims in ((0,), (1,), (0, 1)):
+            got, want = make(pf).flip(dims), make(torch).flip(dims)
+            assert got.stride() == want.stride() and np.allclose(got.numpy(), want.numpy())

@@ -399,9 +399,27 @@ def stack(tensors, dim=0):
 
 def flip(a, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    # order="K": the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later
-    # reshape is then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
-    return xp.flip(a, axis=_axes(dims, a.ndim)).copy(order="K")
+    # the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later reshape is
+    # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
+    out = _empty_in_layout_of(a)
+    out[...] = xp.flip(a, axis=_axes(dims, a.ndim))
+    return out
+
+
+def _empty_in_layout_of(a):
+    """An empty array of a's shape laid out as torch lays out an element-wise result: a's dims in
+    the order of their strides, outermost first; a dim of size 1 or stride 0 (expanded) keeps its
+    place (torch cannot order by it; NumPy's order="K" puts such dims elsewhere, fuzzer: flip of
+    an expanded tensor, then .view)."""
+    nd = a.ndim
+    fixed = [d for d in range(nd) if a.shape[d] == 1 or a.strides[d] == 0]
+    perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
+    for d in fixed:
+        perm.insert(d, d)
+    inverse = [0] * nd
+    for i, d in enumerate(perm):
+        inverse[d] = i
+    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype).transpose(inverse)
 
 
 def roll(a, shifts, dims=None):
