@@ -17,7 +17,7 @@ from .creation import as_tensor
 from .errors import check_dim  # (lives in core: the kernels use it too)
 from ._tensor import Tensor
 
-__all__ = ["ops", "const", "scale", "check_dim"]
+__all__ = ["ops", "const", "scale", "check_dim", "merges_to_view"]
 
 
 def ops() -> Registry:
@@ -33,3 +33,15 @@ def const(arr: Any, dtype: Any = None) -> Tensor:
 def scale(t: Any, alpha: Any) -> Any:
     """t * alpha, skipping the multiply when alpha is 1."""
     return t if alpha == 1 else t * alpha
+
+
+def merges_to_view(shape: tuple | list, strides: tuple | list) -> bool:
+    """Whether reshaping dims of these sizes and strides (outermost first) into one is a view, as
+    torch's reshape decides (dims of size 1 do not count): where it is not, torch's kernels that
+    flatten an operand (matmul, einsum) contract a copy.
+
+    >>> merges_to_view((2, 3), (24, 8)), merges_to_view((3, 2), (8, 24))
+    (True, False)
+    """
+    dims = [(n, st) for n, st in zip(shape, strides) if n != 1]
+    return all(outer == inner * n for (_, outer), (n, inner) in zip(dims, dims[1:]))

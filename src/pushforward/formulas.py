@@ -12,7 +12,7 @@ from ._batched import values_of
 from ._tensor import Tensor
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.registry import OPS
-from .composite_util import scale
+from .composite_util import merges_to_view, scale
 from .creation import eye, ones_like, zeros_like
 
 __all__ = [
@@ -602,11 +602,10 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
         if (big[k] - big[1 - k]) - set(out):
             return True  # summed out first
         free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
+        arr = ts[k]._data
         for group in (lro, free, summed):
             dims = [ins[k].index(c) for c in group]
-            st = ts[k]._data.strides
-            sh = ts[k].shape
-            if any(st[d0] != st[d1] * sh[d1] for d0, d1 in zip(dims, dims[1:])):
+            if not merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims]):
                 return True
         return False
     return copies(0), copies(1)

@@ -26,7 +26,7 @@ from ._batched import BatchedTensor, values_of
 from ._tensor import Tensor, wrap
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.registry import OPS
-from .composite_util import scale
+from .composite_util import merges_to_view, scale
 from .creation import arange, eye, ones_like, zeros
 
 __all__ = [
@@ -1166,23 +1166,17 @@ def _copy(x):
     return x.clone() if isinstance(x, Tensor) else x
 
 
-def _merges_to_view(shape, strides) -> bool:
-    """Whether reshaping dims of these sizes and strides into one is a view (torch's rule: dims of
-    size 1 do not count)."""
-    dims = [(n, st) for n, st in zip(shape, strides) if n != 1]
-    return all(outer == inner * n for (_, outer), (n, inner) in zip(dims, dims[1:]))
-
-
-def _flattens_to_view(x, shape: tuple, ndims: int) -> bool:
-    """Whether x, broadcast to `shape`, has its first `ndims` dims merge into a view. A NumPy operand
-    counts as one: nothing writes into it through the tape. Under vmap the layout is the physical
-    tensor's, not the example's: there a broadcast operand counts as a copy, any other as a view."""
+def _flattens_to_view(x, dims, shape: tuple | None = None) -> bool:
+    """Whether x (broadcast to `shape`, when given) has its dims `dims`, in this order, merge into a
+    view. A NumPy operand counts as one: nothing writes into it through the tape. Under vmap the
+    layout is the physical tensor's, not the example's: there a broadcast operand counts as a copy,
+    any other as a view."""
     if not isinstance(x, Tensor):
         return True
     if isinstance(x, BatchedTensor):
-        return tuple(x.shape) == tuple(shape)
-    arr = np.broadcast_to(x._data, shape)
-    return _merges_to_view(arr.shape[:ndims], arr.strides[:ndims])
+        return shape is None or tuple(x.shape) == tuple(shape)
+    arr = x._data if shape is None else np.broadcast_to(x._data, shape)
+    return merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims])
 
 
 def _matrix_like(x, other) -> bool:
@@ -1202,11 +1196,12 @@ def _matmul_operands_to_keep(a, b):
     if a_matrix and b_matrix:  # mm, mv or dot on views of the operands
         return a, b
     if b_matrix:  # a's batch folds into its rows when b requires grad
-        if getattr(b, "_requires_grad", False) and not _flattens_to_view(a, a.shape, a.ndim - 1):
+        if getattr(b, "_requires_grad", False) and not _flattens_to_view(a, range(a.ndim - 1)):
             a = _copy(a)
         return a, b
     if a_matrix:  # b's batch folds into its columns (b.mT) when a requires grad
-        if getattr(a, "_requires_grad", False) and not _flattens_to_view(b.mT, b.mT.shape, b.ndim - 1):
+        # (b.mT's leading dims: b's batch, then its last dim)
+        if getattr(a, "_requires_grad", False) and not _flattens_to_view(b, [*range(b.ndim - 2), b.ndim - 1]):
             b = _copy(b)
         return a, b
     try:
@@ -1214,8 +1209,8 @@ def _matmul_operands_to_keep(a, b):
     except ValueError:  # the primitive names the shapes
         return a, b
     # bmm: each operand broadcast to the common batch, which is flattened into one dim
-    if not _flattens_to_view(a, batch + tuple(a.shape[-2:]), len(batch)):
+    if not _flattens_to_view(a, range(len(batch)), batch + tuple(a.shape[-2:])):
         a = _copy(a)
-    if not _flattens_to_view(b, batch + tuple(b.shape[-2:]), len(batch)):
+    if not _flattens_to_view(b, range(len(batch)), batch + tuple(b.shape[-2:])):
         b = _copy(b)
     return a, b

@@ -274,14 +274,14 @@ def _norm(norm):
     return norm
 
 
-def _torch_layout(out, a, dim, keep_last_dim: bool):
+def _torch_layout(out, order, dim, keep_last_dim: bool):
     """`out` laid out in memory as torch's FFTs lay out theirs: the dims not transformed outermost,
     then the transformed ones (each group in the input's memory order; for real transforms the
     halved/restored dim innermost). The layout decides which later reshapes are views, so whether
     a later in-place write into the result invalidates a saved tensor depends on it (fuzzer: rfft
-    over dim 0, then matmul's fold kept a view where torch keeps a copy)."""
+    over dim 0, then matmul's fold kept a view where torch keeps a copy). `order`: the input's dims
+    in memory order, outermost first (_input_order)."""
     nd = out.ndim
-    order = sorted(range(nd), key=lambda d: -abs(a.strides[d]))  # input's memory order, outermost first
     moved = {d % nd for d in dim}
     inner = [dim[-1] % nd] if keep_last_dim else []
     perm = [d for d in order if d not in moved] + [d for d in order if d in moved and d not in inner] + inner
@@ -293,13 +293,13 @@ def _torch_layout(out, a, dim, keep_last_dim: bool):
     return xp.ascontiguousarray(out.transpose(perm)).transpose(inverse)
 
 
-def _as_promoted(a):
-    """The input whose layout torch's complex transforms follow: a real input is first converted to
-    complex, which keeps a dense layout and makes an overlapping one (expanded) contiguous
-    (fuzzer: ifft2 of a broadcast real vector, then .view)."""
-    if a.dtype.kind == "c" or _dense(a):
-        return a
-    return xp.empty(a.shape, a.dtype)
+def _input_order(a, promoted: bool = False) -> list:
+    """a's dims in memory order, outermost first, as torch's transforms see them. `promoted`: a
+    complex transform converts a real input to complex first, which keeps a dense layout and makes
+    an overlapping (expanded) one contiguous (fuzzer: ifft2 of a broadcast real vector, then .view)."""
+    if promoted and a.dtype.kind != "c" and not _dense(a):
+        return list(range(a.ndim))
+    return sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
 
 
 def _dense(a) -> bool:
@@ -318,7 +318,7 @@ def fft_c2c(a, dim, norm=None, forward=True):
     _float(a)
     f = xp.fft.fftn if forward else xp.fft.ifftn
     out = f(a, axes=tuple(dim), norm=_norm(norm))
-    return _torch_layout(out.astype(_c(a.dtype), copy=False), _as_promoted(a), tuple(dim), False)
+    return _torch_layout(out.astype(_c(a.dtype), copy=False), _input_order(a, True), tuple(dim), False)
 
 
 def fft_r2c(a, dim, norm=None):
@@ -326,7 +326,7 @@ def fft_r2c(a, dim, norm=None):
     if a.dtype.kind != "f":
         raise OpError(f"expected a real floating input, got dtype {a.dtype}")
     out = xp.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
-    return _torch_layout(out, a, tuple(dim), True)
+    return _torch_layout(out, _input_order(a), tuple(dim), True)
 
 
 def fft_c2r(a, dim, norm=None, last_dim_size=None):
@@ -336,7 +336,7 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     s = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
     out = xp.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
     real = xp.finfo(a.dtype).dtype if a.dtype.kind in "fc" else xp.float64
-    return _torch_layout(out.astype(real, copy=False), _as_promoted(a), dim, True)
+    return _torch_layout(out.astype(real, copy=False), _input_order(a, True), dim, True)
 
 
 # -- special functions without a bare SciPy function ---------------------------------------------
