@@ -1,5 +1,5 @@
 """The bare-kernel path the generated ops take when no input needs autodiff (bare.run1 / run2):
-the same results, errors and aliasing rules as dispatch's apply1 / apply2."""
+the same results, errors and aliasing rules as dispatch.apply's executors."""
 from __future__ import annotations
 
 import numpy as np

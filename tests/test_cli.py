@@ -229,7 +229,7 @@ def test_ops_table(capsys):
     assert rows["reshape"][-1] == "maybe"
     assert rows["split"][1:3] == ["composite", "composite"]
     from pushforward._generated import ops
-    from pushforward.dispatch import Op
+    from pushforward.oprecord import Op
     for rec in (v for v in vars(ops).values() if isinstance(v, Op)):
         assert rec.name in rows
     assert "op(s):" in out.splitlines()[-1]

@@ -64,7 +64,7 @@ def test_generation_is_deterministic_and_compiles():
 
 def test_every_yaml_op_is_generated():
     from pushforward._generated import ops
-    from pushforward.dispatch import Op
+    from pushforward.oprecord import Op
     records = {v.name for v in vars(ops).values() if isinstance(v, Op)}
     for e in load():
         if e.composite is None:
@@ -84,7 +84,7 @@ def test_every_yaml_op_is_generated():
 
 def test_forward_kinds_in_records_match_the_yaml():
     from pushforward._generated import ops
-    from pushforward.dispatch import Op
+    from pushforward.oprecord import Op
     records = {v.name: v for v in vars(ops).values() if isinstance(v, Op)}
     for e in load():
         if e.composite is not None or not e.differentiable or len(e.forward) != 1:

@@ -703,7 +703,7 @@ class TestCoverage:
 
     def test_every_differentiable_op_has_forward_formula(self):
         from pushforward._generated import ops
-        from pushforward.dispatch import Op
+        from pushforward.oprecord import Op
         missing = [o.name for o in vars(ops).values()
                    if isinstance(o, Op) and o.differentiable and o.jvp is None
                    and any(o.diff) and o.jvp_kind == "none"]

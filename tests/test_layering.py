@@ -55,9 +55,13 @@ LAYERS = {
     "pushforward.autograd.accumulate": AUTODIFF,
     "pushforward.autograd.graph": AUTODIFF,
     # dispatch: runs an op record (kernel, formulas) with the autodiff machinery below it
-    "pushforward.dispatch": DISPATCH,
+    "pushforward.aliasing": DISPATCH,     # the one rule of who may share memory with whom
+    "pushforward.oprecord": DISPATCH,     # Op, the kernel call, weak Python scalars
+    "pushforward.general": DISPATCH,      # the general executor (views, lists, nesting, batching rules)
+    "pushforward.dispatch": DISPATCH,     # the one classifier and the array executors
+    "pushforward.inplace": DISPATCH,      # in-place ops: out of place by dispatch.apply, then written
     "pushforward.batching": DISPATCH,     # the per-op batching rules dispatch runs at a vector-mode level
-    "pushforward.bare": DISPATCH,         # the bare-kernel path the generated ops call (dispatch.apply1/2 otherwise)
+    "pushforward.bare": DISPATCH,         # the bare-kernel path the generated ops call (dispatch.apply otherwise)
     # ops: the generated module and the hand-written formulas and composites it calls. Formulas
     # are expressions over the ops, which they reach through the registry (the generated module
     # imports formulas.py, so a module-level import back would be a cycle).

@@ -31,7 +31,7 @@ class _Storage:
         # then see a tangent through their base (mark_dual sets their `_ad` bits)
         self.dual = False
         # weak references to the views made while the root required no grad: a differentiable
-        # in-place write into the root makes them require grad too (dispatch.commit)
+        # in-place write into the root makes them require grad too (inplace.commit)
         self.views = None
         # weak references to every tensor on this storage (join_storage), for mark_dual
         self.members = []

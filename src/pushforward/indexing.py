@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._generated import ops
-from .dispatch import apply_inplace
+from .inplace import apply_inplace
 from .errors import OpIndexError, OpTypeError
 from ._tensor import Tensor
 

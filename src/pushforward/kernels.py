@@ -611,7 +611,7 @@ def expand(a, sizes):
         raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
                       "non-singleton dimensions") from None
     # Writable like torch's: a write through a view that selects one copy of each element is
-    # fine; dispatch._write refuses one whose elements overlap (a zero stride), as torch does.
+    # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
     return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
 
 

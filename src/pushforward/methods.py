@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import dispatch
+from .aliasing import own_array
+from .general import fit_tangent, prim_at
+from .inplace import apply_inplace
 from ._generated import ops
 from ._tensor import Tensor, _autodiff
 from .autograd import graph
@@ -22,7 +24,7 @@ __all__ = ["bind"]
 # The layers below the generated module reach its ops (and dispatch's tangent fitting) through
 # these registries; filled here, at import time, before any op can run.
 OPS.fill({k: v for k, v in vars(ops).items() if not k.startswith("__")})
-DISPATCH.fill({"fit_tangent": dispatch.fit_tangent, "own_array": dispatch.own_array})
+DISPATCH.fill({"fit_tangent": fit_tangent, "own_array": own_array, "prim_at": prim_at})
 _autodiff.grad_accumulator = graph.grad_accumulator
 
 
@@ -125,7 +127,7 @@ def _flip(self, *dims):
 
 
 def _index_put_(self, indices, values, accumulate=False):
-    return dispatch.apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
+    return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
 
 
 # ---- autodiff methods (issue 10: moved here from _tensor.py, which may not import autograd)

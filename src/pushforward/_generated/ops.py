@@ -8,14 +8,16 @@ from .. import kernels as K
 from ..backend import sp, xp
 from ..creation import full, ones, zeros, zeros_like
 from ..bare import run1, run2
-from ..dispatch import Op, apply_inplace, applyn
+from ..dispatch import apply
+from ..inplace import apply_inplace
+from ..oprecord import Op
 from ..formulas import *  # noqa: F401,F403 - formula helpers
 from ..formulas import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
 # (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
-# arguments first; `<OP> = Op(...)` is the record dispatch runs (dispatch.Op); `save=` is what
+# arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
 # input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
 
@@ -458,7 +460,7 @@ def _clamp__jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
 CLAMP = Op('clamp', K.clamp, ('self', 'min', 'max'), ('T', 'T?', 'T?'), (True, True, True), backward=_clamp__backward, jvp=_clamp__jvp, jvp_np=_clamp__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None), ((2, 2, 0), None), ((2, 2, 2), None), ((2, 0, 2), None), ((2, 2, 2), None), ((2, 2, 2), None), ((2, 2, 2), None)), batch='elementwise')
 def clamp(self, min=None, max=None):
     """Limit values to [min, max] (tensors or numbers). Example: pf.clamp(pf.tensor([-2.0, 2.0]), -1, 1)"""
-    return applyn(CLAMP, (self, min, max), ())
+    return apply(CLAMP, (self, min, max), ())
 def clamp_(self, min=None, max=None):
     """In-place clamp: writes into self (values, tape history and tangents)."""
     return apply_inplace(CLAMP, self, (self, min, max), ())
@@ -470,7 +472,7 @@ def _real__jvp(self_p, self_t, result): return self_t.real
 REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise')
 def real(self):
     """Real part (a view for complex tensors). Example: pf.real(pf.tensor([1 + 2j]))"""
-    return applyn(REAL, (self,), ())
+    return apply(REAL, (self,), ())
 
 # ---- imag
 def _imag__backward(grad, self, result, needs): return (grad.real * 1j if needs[0] else None,)
@@ -478,7 +480,7 @@ def _imag__jvp(self_p, self_t, result): return self_t.imag
 IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise')
 def imag(self):
     """Imaginary part of a complex tensor (a view). Example: pf.imag(pf.tensor([1 + 2j]))"""
-    return applyn(IMAG, (self,), ())
+    return apply(IMAG, (self,), ())
 
 # ---- conj
 def _conj__backward(grad, self, result, needs): return (_conj(grad) if needs[0] else None,)
@@ -486,7 +488,7 @@ def _conj__jvp(self_p, self_t, result): return _conj(self_t)
 CONJ = Op('conj', K.conj, ('self',), ('T',), (True,), backward=_conj__backward, jvp=_conj__jvp, jvp_kind='auto_linear', kind='maybe_view', batch='elementwise')
 def conj(self):
     """Complex conjugate (the tensor itself, as a view, when real). Example: pf.conj(pf.tensor([1 + 2j]))"""
-    return applyn(CONJ, (self,), ())
+    return apply(CONJ, (self,), ())
 conjugate = conj
 
 # ---- angle
@@ -777,7 +779,7 @@ def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
 WHERE = Op('where', K.where, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=_where__jvp, jvp_np=_where__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
-    return applyn(WHERE, (condition, self, other), ())
+    return apply(WHERE, (condition, self, other), ())
 
 # ---- eq
 EQ = Op('eq', xp.equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
@@ -889,7 +891,7 @@ def _to__jvp(self_p, self_t, result, dtype, copy): return to(self_t, dtype, copy
 TO = Op('to', K.to, ('self',), ('T',), (True,), backward=_to__backward, jvp=_to__jvp, jvp_kind='auto_linear', kind='maybe_view', argnames=('dtype', 'copy'), batch='elementwise')
 def to(self, dtype=None, copy=False):
     """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
-    return applyn(TO, (self,), (dtype, copy))
+    return apply(TO, (self,), (dtype, copy))
 
 # ---- clone
 def _clone__backward(grad, self, result, needs): return (grad if needs[0] else None,)
@@ -906,7 +908,7 @@ def _alias__jvp(self_p, self_t, result): return alias(self_t)
 ALIAS = Op('alias', K.alias, ('self',), ('T',), (True,), backward=_alias__backward, jvp=_alias__jvp, jvp_kind='auto_linear', kind='view', batch='elementwise')
 def alias(self):
     """A view of the whole tensor. Example: pf.tensor([1.0]).alias()"""
-    return applyn(ALIAS, (self,), ())
+    return apply(ALIAS, (self,), ())
 
 # ---- _copy_from
 def __copy_from__backward(grad, self, src, result, needs):
@@ -994,7 +996,7 @@ MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim
 def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
-    return _max_dim__result(*applyn(MAX_DIM, (self,), (dim, keepdim)))
+    return _max_dim__result(*apply(MAX_DIM, (self,), (dim, keepdim)))
 
 # ---- min_dim
 _min_dim__result = namedtuple('min_dim', ['values', 'indices'])
@@ -1006,7 +1008,7 @@ MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim
 def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
-    return _min_dim__result(*applyn(MIN_DIM, (self,), (dim, keepdim)))
+    return _min_dim__result(*apply(MIN_DIM, (self,), (dim, keepdim)))
 
 # ---- max (composite)
 def max(self, dim=None, keepdim=False, *, axis=None):
@@ -1234,7 +1236,7 @@ def __einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
 _EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)')
 def _einsum(equation, tensors):
     """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
-    return applyn(_EINSUM, (tensors,), (equation,))
+    return apply(_EINSUM, (tensors,), (equation,))
 
 # ---- cat
 def _cat__backward(grad, tensors, result, dim, needs):
@@ -1245,7 +1247,7 @@ CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward,
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
     dim = dim if axis is None else axis
-    return applyn(CAT, (tensors,), (dim,))
+    return apply(CAT, (tensors,), (dim,))
 concatenate = cat
 concat = cat
 
@@ -1259,7 +1261,7 @@ STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__b
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
     dim = dim if axis is None else axis
-    return applyn(STACK, (tensors,), (dim,))
+    return apply(STACK, (tensors,), (dim,))
 
 # ---- flip
 def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if needs[0] else None,)
@@ -1368,7 +1370,7 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
 MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
 def masked_fill(self, mask, value):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
-    return applyn(MASKED_FILL, (self, mask, value), ())
+    return apply(MASKED_FILL, (self, mask, value), ())
 def masked_fill_(self, mask, value):
     """In-place masked_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(MASKED_FILL, self, (self, mask, value), ())
@@ -1454,7 +1456,7 @@ def view(self, *shape):
     """The same memory with another shape (errors when strides don't allow it). Example: pf.ones(4).view(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
-    return applyn(VIEW, (self,), (shape,))
+    return apply(VIEW, (self,), (shape,))
 
 # ---- reshape
 def _reshape__backward(grad, self, result, shape, needs):
@@ -1465,7 +1467,7 @@ def reshape(self, *shape):
     """Another shape; a view when NumPy can make one, else a copy. Example: pf.ones(4).reshape(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
-    return applyn(RESHAPE, (self,), (shape,))
+    return apply(RESHAPE, (self,), (shape,))
 
 # ---- transpose
 def _transpose__backward(grad, self, result, dim0, dim1, needs):
@@ -1474,7 +1476,7 @@ def _transpose__jvp(self_p, self_t, result, dim0, dim1): return transpose(self_t
 TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='dims(dim0, dim1)')
 def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
-    return applyn(TRANSPOSE, (self,), (dim0, dim1))
+    return apply(TRANSPOSE, (self,), (dim0, dim1))
 swapaxes = transpose
 
 # ---- permute
@@ -1486,7 +1488,7 @@ def permute(self, *dims):
     """Reorder dims (a view). Example: pf.ones(2, 3).permute(1, 0)"""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
-    return applyn(PERMUTE, (self,), (dims,))
+    return apply(PERMUTE, (self,), (dims,))
 
 # ---- t
 def _t__backward(grad, self, result, needs): return (grad.t() if needs[0] else None,)
@@ -1494,7 +1496,7 @@ def _t__jvp(self_p, self_t, result): return t(self_t)
 T = Op('t', K.t, ('self',), ('T',), (True,), backward=_t__backward, jvp=_t__jvp, jvp_kind='auto_linear', kind='view', batch='t')
 def t(self):
     """Transpose of a tensor of at most 2 dims (a view). Example: pf.ones(2, 3).t()"""
-    return applyn(T, (self,), ())
+    return apply(T, (self,), ())
 
 # ---- mT
 def _mT__backward(grad, self, result, needs): return (grad.mT if needs[0] else None,)
@@ -1502,7 +1504,7 @@ def _mT__jvp(self_p, self_t, result): return mT(self_t)
 MT = Op('mT', K.mT, ('self',), ('T',), (True,), backward=_mT__backward, jvp=_mT__jvp, jvp_kind='auto_linear', kind='view', batch='trailing')
 def mT(self):
     """Swap the last two dims (a view)."""
-    return applyn(MT, (self,), ())
+    return apply(MT, (self,), ())
 
 # ---- squeeze
 def _squeeze__backward(grad, self, result, dim, needs):
@@ -1512,7 +1514,7 @@ SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze
 def squeeze(self, dim=None, *, axis=None):
     """Drop dims of size 1 (a view). Example: pf.ones(1, 2).squeeze(0)"""
     dim = dim if axis is None else axis
-    return applyn(SQUEEZE, (self,), (dim,))
+    return apply(SQUEEZE, (self,), (dim,))
 
 # ---- unsqueeze
 def _unsqueeze__backward(grad, self, result, dim, needs): return (grad.squeeze(dim) if needs[0] else None,)
@@ -1521,7 +1523,7 @@ UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_u
 def unsqueeze(self, dim, *, axis=None):
     """Insert a dim of size 1 (a view). Example: pf.ones(2).unsqueeze(0)"""
     dim = dim if axis is None else axis
-    return applyn(UNSQUEEZE, (self,), (dim,))
+    return apply(UNSQUEEZE, (self,), (dim,))
 
 # ---- expand
 def _expand__backward(grad, self, result, sizes, needs): return (grad if needs[0] else None,)
@@ -1531,7 +1533,7 @@ def expand(self, *sizes):
     """Broadcast to a larger shape without copying (read-only view); -1 keeps a size. Example: pf.ones(1, 2).expand(3, 2)"""
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = tuple(sizes[0])
-    return applyn(EXPAND, (self,), (sizes,))
+    return apply(EXPAND, (self,), (sizes,))
 broadcast_to = expand
 
 # ---- flatten
@@ -1541,7 +1543,7 @@ def _flatten__jvp(self_p, self_t, result, start_dim, end_dim): return flatten(se
 FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='dims(start_dim, end_dim)')
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim (a view when possible). Example: pf.ones(2, 3).flatten()"""
-    return applyn(FLATTEN, (self,), (start_dim, end_dim))
+    return apply(FLATTEN, (self,), (start_dim, end_dim))
 
 # ---- diagonal
 def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
@@ -1550,7 +1552,7 @@ def _diagonal__jvp(self_p, self_t, result, offset, dim1, dim2): return diagonal(
 DIAGONAL = Op('diagonal', K.diagonal, ('self',), ('T',), (True,), backward=_diagonal__backward, jvp=_diagonal__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
 def diagonal(self, offset=0, dim1=0, dim2=1):
     """A diagonal of the (dim1, dim2) planes (a read-only view). Example: pf.eye(2).diagonal()"""
-    return applyn(DIAGONAL, (self,), (offset, dim1, dim2))
+    return apply(DIAGONAL, (self,), (offset, dim1, dim2))
 
 # ---- narrow
 def _narrow__backward(grad, self, result, dim, start, length, needs):
@@ -1560,7 +1562,7 @@ NARROW = Op('narrow', K.narrow, ('self',), ('T',), (True,), backward=_narrow__ba
 def narrow(self, dim, start, length, *, axis=None):
     """Entries start..start+length along dim (a view). Example: pf.arange(4.0).narrow(0, 1, 2)"""
     dim = dim if axis is None else axis
-    return applyn(NARROW, (self,), (dim, start, length))
+    return apply(NARROW, (self,), (dim, start, length))
 
 # ---- select
 def _select__backward(grad, self, result, dim, index, needs):
@@ -1570,7 +1572,7 @@ SELECT = Op('select', K.select, ('self',), ('T',), (True,), backward=_select__ba
 def select(self, dim, index, *, axis=None):
     """The slice at index along dim, dropping dim (a view). Example: pf.eye(2).select(0, 1)"""
     dim = dim if axis is None else axis
-    return applyn(SELECT, (self,), (dim, index))
+    return apply(SELECT, (self,), (dim, index))
 
 # ---- getitem
 def _getitem__backward(grad, self, result, index, needs):
@@ -1579,7 +1581,7 @@ def _getitem__jvp(self_p, self_t, result, index): return getitem(self_t, index)
 GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)')
 def getitem(self, index):
     """Basic indexing self[index] with ints, slices, None and Ellipsis (a view)."""
-    return applyn(GETITEM, (self,), (index,))
+    return apply(GETITEM, (self,), (index,))
 
 # ---- split (composite)
 def split(self, split_size_or_sections, dim=0, *, axis=None):
@@ -1796,7 +1798,7 @@ SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, 
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
     dim = dim if axis is None else axis
-    return _sort__result(*applyn(SORT, (self,), (dim, descending, stable)))
+    return _sort__result(*apply(SORT, (self,), (dim, descending, stable)))
 
 # ---- argsort (composite)
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
@@ -1820,7 +1822,7 @@ TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, 
 def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
     """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
-    return _topk__result(*applyn(TOPK, (self,), (k, dim, largest, sorted)))
+    return _topk__result(*apply(TOPK, (self,), (k, dim, largest, sorted)))
 
 # ---- kthvalue
 _kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
@@ -1839,7 +1841,7 @@ KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthv
 def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
-    return _kthvalue__result(*applyn(KTHVALUE, (self,), (k, dim, keepdim)))
+    return _kthvalue__result(*apply(KTHVALUE, (self,), (k, dim, keepdim)))
 
 # ---- median (composite)
 def median(self, dim=None, keepdim=False, *, axis=None):
@@ -1945,7 +1947,7 @@ SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', '
 def scatter(self, dim, index, src, *, axis=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
-    return applyn(SCATTER, (self, index, src), (dim,))
+    return apply(SCATTER, (self, index, src), (dim,))
 def scatter_(self, dim, index, src):
     """In-place scatter: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER, self, (self, index, src), (dim,))
@@ -1969,7 +1971,7 @@ SCATTER_ADD = Op('scatter_add', _scatter_add__kernel, ('self', 'index', 'src'), 
 def scatter_add(self, dim, index, src, *, axis=None):
     """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
     dim = dim if axis is None else axis
-    return applyn(SCATTER_ADD, (self, index, src), (dim,))
+    return apply(SCATTER_ADD, (self, index, src), (dim,))
 def scatter_add_(self, dim, index, src):
     """In-place scatter_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_ADD, self, (self, index, src), (dim,))
@@ -1997,7 +1999,7 @@ SCATTER_REDUCE = Op('scatter_reduce', _scatter_reduce__kernel, ('self', 'index',
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None):
     """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
     dim = dim if axis is None else axis
-    return applyn(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
+    return apply(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """In-place scatter_reduce: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_REDUCE, self, (self, index, src), (dim, reduce, include_self))
@@ -2018,7 +2020,7 @@ INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T
 def index_add(self, dim, index, source, *, alpha=1, axis=None):
     """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
     dim = dim if axis is None else axis
-    return applyn(INDEX_ADD, (self, index, source), (dim, alpha))
+    return apply(INDEX_ADD, (self, index, source), (dim, alpha))
 def index_add_(self, dim, index, source, *, alpha=1):
     """In-place index_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_ADD, self, (self, index, source), (dim, alpha))
@@ -2042,7 +2044,7 @@ INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), 
 def index_copy(self, dim, index, source, *, axis=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
-    return applyn(INDEX_COPY, (self, index, source), (dim,))
+    return apply(INDEX_COPY, (self, index, source), (dim,))
 def index_copy_(self, dim, index, source):
     """In-place index_copy: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_COPY, self, (self, index, source), (dim,))
@@ -2066,7 +2068,7 @@ INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), (
 def index_fill(self, dim, index, value, *, axis=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
     dim = dim if axis is None else axis
-    return applyn(INDEX_FILL, (self, index, value), (dim,))
+    return apply(INDEX_FILL, (self, index, value), (dim,))
 def index_fill_(self, dim, index, value):
     """In-place index_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))

@@ -27,8 +27,8 @@ from typing import Any, Callable
 from .forward_ad import levels_of, set_tangent, tangent_of
 from .graph import Node, _fit_grad, edge, tape_free
 from .grad_mode import no_grad
+from .registry import DISPATCH
 from .state import STATE
-from .. import dispatch
 from .._batched import BatchedTensor
 from ..batching import OPS
 from ..creation import zeros, zeros_like
@@ -366,9 +366,9 @@ def _check_tangents(cls, res: list, results: list) -> list:
 
 
 def _prim(t, level: int):
-    # dispatch is imported as a module: pushforward.autograd (this package) is first imported
-    # from inside dispatch's own imports, before dispatch has defined _prim
-    return dispatch._prim(t, level)
+    # through the registry: this package is first imported from inside the dispatch layer's own
+    # imports, before general.py has defined prim_at
+    return DISPATCH.prim_at(t, level)
 
 
 def _zeros_for(a):

@@ -9,7 +9,7 @@ formula therefore stores a `Pending` instead of its tangent; reading the tangent
 (`forward_ad.tangent_of`) computes it and every pending tangent it depends on, once.
 
 The formula's inputs are kept by reference, so anything that writes into a tensor's memory
-(`dispatch._write`, the one place that does) first computes every pending tangent of the
+(`inplace._write`, the one place that does) first computes every pending tangent of the
 live levels (`flush`); a write into `.numpy()`'s array bypasses this, as it bypasses the
 version counter that guards the tape's saved tensors. The cost of deferring is memory: a
 pending tangent keeps its inputs' arrays alive until it is computed or the level exits.
@@ -83,7 +83,7 @@ class Pending:
         tans = [_array(t) for t in self.tans]
         if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
             # every input tangent turned out zero (e.g. after ceil): so is this one; the formulas
-            # are only ever called with at least one tangent (as dispatch._forward does)
+            # are only ever called with at least one tangent (as general._forward does)
             r = None
         else:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)

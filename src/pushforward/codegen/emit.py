@@ -36,14 +36,16 @@ from collections import namedtuple
 from .. import kernels as K
 from ..backend import sp, xp
 {creation}from ..bare import run1, run2
-from ..dispatch import Op, apply_inplace, applyn
+from ..dispatch import apply
+from ..inplace import apply_inplace
+from ..oprecord import Op
 from ..formulas import *  # noqa: F401,F403 - formula helpers
 from ..formulas import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
 # (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
-# arguments first; `<OP> = Op(...)` is the record dispatch runs (dispatch.Op); `save=` is what
+# arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
 # input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
 '''
@@ -606,7 +608,7 @@ class Emitter:
             call = ", ".join([const, kernel] + tensors + ([args] if e.arg_params else []))
             lines.append(f"    return run{len(tensors)}({call})")
         else:
-            call = f"applyn({const}, {_tuple_src(tensors)}, {args})"
+            call = f"apply({const}, {_tuple_src(tensors)}, {args})"
             if len(e.returns) > 1:
                 call = f"_{e.name}__result(*{call})"
             lines.append(f"    return {call}")
