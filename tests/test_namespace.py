@@ -82,7 +82,6 @@ NO_ALL_YET = {
     "pushforward._generated", "pushforward._generated.ops",   # generated (codegen rework)
     "pushforward.codegen", "pushforward.codegen.__main__", "pushforward.codegen.emit",
     "pushforward.codegen.load", "pushforward.codegen.saves",  # build-time tool
-    "pushforward.dispatch",        # the lead's single-executor rewrite
     "pushforward.autograd.graph",  # the engine's performance rework (perf2)
     "pushforward.kernels",         # re-exports kernels_linalg with `import *`; its own names are many
 }

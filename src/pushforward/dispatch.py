@@ -56,7 +56,7 @@ _new = object.__new__
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
     arrays, tangents, requires-grad, Python scalars) and hands it to the executor of its case."""
-    if not op.simple or op.kind != "op":
+    if not op.direct:
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:
@@ -66,7 +66,7 @@ def apply(op: Op, ins: tuple, args: tuple):
     key = lvl.uid if lvl is not None else None
     datas, tans = [], []
     scalars = rec = any_t = batched = plain = False
-    for x, d in zip(ins, op.diff):
+    for x in ins:
         tx = type(x)
         if tx is Tensor:
             datas.append(x._data)
@@ -93,7 +93,7 @@ def apply(op: Op, ins: tuple, args: tuple):
                     batched = True
                 else:  # a tangent differentiated itself, a masked (unpacked) primal, another level's tangent
                     return run_general(op, ins, args)
-                if d and t is not None:
+                if t is not None:
                     any_t = True
         elif tx in SCALAR_TYPES:
             datas.append(x)
@@ -101,8 +101,10 @@ def apply(op: Op, ins: tuple, args: tuple):
             t = None
         else:
             return run_general(op, ins, args)
-        if d:
-            tans.append(t)
+        tans.append(t)
+    if not op.all_diff:  # tangents of differentiable inputs only
+        tans = [t for t, d in zip(tans, op.diff) if d]
+        any_t = any_t and any(t is not None for t in tans)
     if not any_t:
         return run_tape(op, ins, args)
     if op.jvp_np is None:
@@ -175,8 +177,8 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(datas[0], tans[0], od)
     else:
         r = op.jvp_np(*datas, *tans, od, *args)
-    if type(r) is np.ndarray:
-        r = own_fast(r, datas, tans, od)
+    if type(r) is np.ndarray and (r.base is not None or len(tans) != 1 or r is tans[0]):
+        r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
     return _attach(op, out, r, lvl)
 
 

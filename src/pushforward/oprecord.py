@@ -30,7 +30,7 @@ class Op:
 
     __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
                  "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
-                 "public", "simple", "jvp_np_reads", "grad_embeds", "contiguous", "argnames", "batch")
+                 "public", "simple", "direct", "all_diff", "jvp_np_reads", "grad_embeds", "contiguous", "argnames", "batch")
 
     def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
                  backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
@@ -66,6 +66,9 @@ class Op:
         self.batch = batch            # batching rule from derivatives.yaml (see batching.py)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
+        # ... and not a view: dispatch.apply's array executors may run it
+        self.direct = self.simple and kind == "op"
+        self.all_diff = all(diff)
         # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it
         # (wrapped here, so the other ops' hot paths pay nothing for it)
         self.contiguous = name in CONTIGUOUS_RESULTS
