@@ -112,7 +112,7 @@ def apply(op: Op, ins: tuple, args: tuple):
     if not (rec or lazy or batched):
         return run_arrays(op, ins, args, lvl, datas, tans, scalars)
     # (tangents are arrays, except for run_deferred: as stored, Tensor or Pending, for pending.py)
-    return _recorded_or_batched(op, ins, args, lvl, datas, tans, scalars, rec, lazy, batched and not plain)
+    return _recorded_or_batched(op, ins, args, lvl, datas, tans, scalars, rec, lazy, batched, plain)
 
 
 def _forced_array(x: Tensor, key: int):
@@ -122,11 +122,11 @@ def _forced_array(x: Tensor, key: int):
 
 
 def _recorded_or_batched(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool,
-                         lazy: bool, batched: bool):
+                         lazy: bool, batched: bool, plain: bool):
     """apply's last step when tangents reach the output and an input requires grad, or the level is
-    untracked or vector-mode (batched: every tangent is a batch of this level)."""
+    untracked or vector-mode (batched: a tangent is a batch of this level; plain: one is not)."""
     if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
-        if op.batch == "elementwise" and (lvl.untracked or not rec):
+        if not plain and op.batch == "elementwise" and (lvl.untracked or not rec):
             return run_vector(op, ins, args, lvl, datas, tans, scalars, rec)
     elif lazy:
         return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
@@ -148,16 +148,19 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
             if node.keep is not None:
                 node.save_result((out,))
         return out
-    datas = []
     scalars = False
-    for x in ins:
-        if type(x) is Tensor:
-            datas.append(x._data)
-        elif type(x) in SCALAR_TYPES:
-            datas.append(x)
-            scalars = True
-        else:
-            return run_general(op, ins, args)
+    if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor:  # (mul, add, ...: unrolled)
+        datas = [ins[0]._data, ins[1]._data]
+    else:
+        datas = []
+        for x in ins:
+            if type(x) is Tensor:
+                datas.append(x._data)
+            elif type(x) in SCALAR_TYPES:
+                datas.append(x)
+                scalars = True
+            else:
+                return run_general(op, ins, args)
     if not rec:
         return run_kernel(op, ins, datas, args)
     if scalars:
