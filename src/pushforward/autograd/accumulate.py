@@ -101,11 +101,11 @@ def add(lst: list, k: int, new):
     """lst[k] + new for two gradients of the same input (either may be an Embed or an Acc), summed
     in place into lst[k] when the engine owns its memory; lst[k] must be referenced by nothing but
     `lst` (the engine drops its own references first, see `exclusive`)."""
-    if type(lst[k]) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
-        return dense(lst[k]) + dense(new)
     small = _small_sum(lst[k], new)
     if small is not None:
         return small
+    if type(lst[k]) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
+        return dense(lst[k]) + dense(new)
     if type(new) is Acc:
         new = dense(new)
     to = type(lst[k])
@@ -129,13 +129,13 @@ _IN_PLACE_BYTES = 1 << 16  # below this a fresh sum costs less than finding out 
 
 def _small_sum(old, new):
     """old + new on arrays for two small Tensors without tangents of one shape and dtype, else None."""
-    if type(old) is not Tensor or type(new) is not Tensor or old._fw is not None or new._fw is not None:
-        return None
-    a = old._data
-    b = new._data
-    if a.nbytes >= _IN_PLACE_BYTES or a.shape != b.shape or a.dtype != b.dtype or old._st.dual or new._st.dual:
-        return None
-    return wrap(a + b)
+    if type(old) is Tensor and type(new) is Tensor and old._fw is None and new._fw is None:
+        a = old._data
+        b = new._data
+        if a.nbytes < _IN_PLACE_BYTES and a.shape == b.shape and a.dtype == b.dtype and not old._st.dual \
+                and not new._st.dual:
+            return wrap(a + b)
+    return None
 
 
 def _adopt(lst: list, k: int) -> Acc:

@@ -153,6 +153,14 @@ class OpNode(Node):
         return results
 
     def apply(self, grads: list) -> list:
+        grad = grads[0]
+        needs = self.needs
+        if self.released or grad is None or needs is None or len(grads) > 1:
+            return self._apply_rare(grads)
+        return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
+
+    def _apply_rare(self, grads: list) -> list:
+        """apply() for a released node, several or no incoming gradients, or a general node."""
         if self.released:
             raise OpError(
                 f"Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -167,10 +175,12 @@ class OpNode(Node):
                                       f"{self.op.name} is not implemented")
         if grad is None:
             return [None] * len(self.next_edges)
-        needs = self.needs
-        if needs is None:
+        if self.needs is None:
             return self._apply_general(grad)
-        # the hot case (record's unrolled path): plain Tensor or _Meta entries, one output
+        return self.apply([grad])
+
+    def _apply_formulas(self, grad, needs) -> list:
+        """The backward formulas as Tensor ops (the hot case of apply())."""
         saved = self.saved
         if len(needs) == 1 and len(saved) == 1:  # one input: unrolled further
             t = saved[0]
@@ -605,21 +615,20 @@ def _collect(roots: list) -> dict:
     """Dependency counts of every node reachable from the roots (iterative DFS): the number of
     edges into each node, each node's own edges counted once however often it is a root."""
     deps: dict = {}
-    seen = set(roots)
-    stack = list(seen)
+    get = deps.get
+    rootset = set(roots)
+    stack = list(rootset)
     while stack:
-        n = stack.pop()
-        for e in n.next_edges:
-            if e is None:
-                continue
-            m = e[0]
-            if m in deps:
-                deps[m] += 1
-            else:
-                deps[m] = 1
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
+        for e in stack.pop().next_edges:
+            if e is not None:
+                m = e[0]
+                c = get(m)
+                if c is None:
+                    deps[m] = 1
+                    if m not in rootset:  # a root is on the stack already
+                        stack.append(m)
+                else:
+                    deps[m] = c + 1
     return deps
 
 
@@ -697,27 +706,31 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
     buffers. The engine holds a gradient only in its buffer list while a node runs, so AccumulateGrad
     and accumulate.add can tell whether anything else references it (accumulate.exclusive); hence
     the `= None`s."""
-    pop, push = heapq.heappop, heapq.heappush
+    pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
+    gated = needed is not None or not accumulate  # else every node reached runs
     nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
     while nxt is not None or heap:
         if nxt is None:
             node = pop(heap)[2]
         else:
             node = nxt
-            nxt = None
-        grads = buffers.pop(node, None)
+        grads = take(node, None)
         if grads is None:
             grads = [None]
+        elif len(grads) == 1:
+            if type(grads[0]) not in _DENSE:
+                grads[0] = dense(grads[0])
         else:
             for k in range(len(grads)):
                 if type(grads[k]) not in _DENSE:
                     grads[k] = dense(grads[k])
-        if node.pre_hooks or capture:
+        if capture or node.pre_hooks:
             _incoming(node, grads, capture, results)
-        tn = type(node)
-        if (needed is None or node in needed) and (accumulate or tn is not AccumulateGrad):
+        if gated and not ((needed is None or node in needed) and (accumulate or type(node) is not AccumulateGrad)):
+            outs = _NONE1 * len(node.next_edges)
+        else:
             outs = None
-            if tn is OpNode and not create_graph and node.op.grad_embeds:
+            if not create_graph and type(node) is OpNode and node.op.grad_embeds:
                 # without create_graph a view's gradient may stay sparse (accumulate.py)
                 outs = node.embed_grad(grads)
                 outs = None if outs is None else (outs,)
@@ -725,45 +738,43 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
                 outs = node.apply(grads)
             if not retain_graph:
                 node.release()
-        else:
-            outs = _NONE1 * len(node.next_edges)
         grads = None
-        ready = _deliver(node, outs, buffers, deps, create_graph)
+        nxt = _deliver(node, outs, buffers, deps, create_graph)
         outs = None
-        if len(ready) == 1 and not heap:
-            nxt = ready[0]
-        else:  # several became ready: the heap orders them all
-            for m in ready:
+        if nxt is not None and (heap or type(nxt) is list):  # several are ready: the heap orders them
+            for m in (nxt if type(nxt) is list else (nxt,)):
                 push(heap, (-m.seq, id(m), m))
+            nxt = None
 
 
-def _deliver(node, outs, buffers: dict, deps: dict, create_graph: bool) -> list:
-    """Hand a node's input gradients to the buffers of the nodes they go to; the nodes that became
-    ready (every gradient in)."""
-    ready = []
-    for e, g in zip(node.next_edges, outs):
+def _deliver(node, outs, buffers: dict, deps: dict, create_graph: bool):
+    """Hand a node's input gradients to the buffers of the nodes they go to; the node that became
+    ready (every gradient in), a list when several did, or None."""
+    ready = None
+    edges = node.next_edges
+    for i in range(len(edges)):
+        e = edges[i]
         if e is None:
             continue
         m, k = e
-        if g is not None:
+        if outs[i] is not None:
             b = buffers.get(m)
             if b is None:
-                buffers[m] = [g] if k == 0 else [None] * k + [g]
+                buffers[m] = [outs[i]] if k == 0 else [None] * k + [outs[i]]
             else:
                 if k >= len(b):
                     b.extend([None] * (k + 1 - len(b)))
                 if b[k] is None:
-                    b[k] = g
+                    b[k] = outs[i]
                 elif create_graph:
-                    b[k] = b[k] + g
+                    b[k] = b[k] + outs[i]
                 else:
-                    g = add_grads(b, k, g)  # in place when the engine owns b[k]
-                    b[k] = g
-            b = g = None  # (accumulate.exclusive counts references)
+                    b[k] = add_grads(b, k, outs[i])  # in place when the engine owns b[k]
+            b = None  # (accumulate.exclusive counts references)
         d = deps[m] - 1
         deps[m] = d
         if not d:
-            ready.append(m)
+            ready = m if ready is None else ([ready, m] if type(ready) is not list else ready + [m])
     return ready
 
 
@@ -822,7 +833,7 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
             if o._data.size != 1:
                 raise OpError(f"{who}: grad can be implicitly created only for scalar outputs "
                               f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`")
-            g = wrap(np.ones_like(o._data))
+            g = wrap(np.ones(o._data.shape, o._data.dtype))  # (one element: its layout is moot)
         elif not isinstance(g, Tensor):
             g = wrap(np.asarray(g, dtype=o._data.dtype))
         # (shape and dtype, not the array: a batched cotangent, vmap over a vjp, is checked logically)
