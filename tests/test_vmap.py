@@ -434,3 +434,27 @@ def test_vmap_of_a_number_divided_by_x_and_of_repeat():
     x = arr(3, 2) + 3.0
     close(vmap(lambda v: 2.0 / v)(T(x)), 2.0 / x)
     close(vmap(lambda v: v.repeat(2))(T(x)), np.tile(x, (1, 2)))
+
+
+def test_contiguous_of_a_contiguous_example_is_an_alias_as_in_the_loop():
+    """Fuzzer finding (vmap mode, seed 3009017042): narrow gives each example a contiguous (1,)
+    slice of a non-contiguous batch; contiguous() must alias it, as it does row by row, so that
+    a later in-place write shows through (it copied, and vmap disagreed with the loop)."""
+    def f(x):
+        v = x.log().narrow(0, 2, 1)
+        c = v.contiguous()
+        v.log_()
+        return c
+
+    x = pf.tensor(np.abs(arr(4, 4)) + 1.5)
+    rows = pf.stack([f(x[b]) for b in range(4)])
+    np.testing.assert_allclose(vmap(f)(x).numpy(), rows.numpy())
+    np.testing.assert_allclose(rows.numpy()[:, 0], np.log(np.log(x.numpy()[:, 2])))
+
+    def g(x):  # an example that is not contiguous is still copied
+        c = x.t().contiguous()
+        x.mul_(2.0)
+        return c
+
+    y = pf.tensor(arr(3, 2, 2))
+    np.testing.assert_allclose(vmap(g)(y.clone()).numpy(), np.swapaxes(y.numpy(), 1, 2))

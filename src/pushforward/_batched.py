@@ -121,7 +121,12 @@ class BatchedTensor(Tensor):
         return self.dtype.kind == "c"
 
     def is_contiguous(self) -> bool:
-        return True
+        """Per example, as the loop vmap stands for: is each element's memory C-contiguous?"""
+        t, k = self, 0
+        while type(t) is BatchedTensor:  # nested levels: their batch dims lead the physical array
+            t, k = t._phys, k + 1
+        d = t._data
+        return bool(d.flags.c_contiguous or (d.size and d[(0,) * k].flags.c_contiguous))
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -193,4 +198,6 @@ class BatchedTensor(Tensor):
         return BatchedTensor(self._phys.detach(), self._blevel)
 
     def contiguous(self) -> "BatchedTensor":
-        return BatchedTensor(self._phys.contiguous(), self._blevel)
+        # As the loop: self (an alias, which later in-place writes show through) when each example
+        # is contiguous, though the physical tensor may not be (a narrowed or indexed batch).
+        return self if self.is_contiguous() else BatchedTensor(self._phys.contiguous(), self._blevel)
