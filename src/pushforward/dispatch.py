@@ -40,10 +40,10 @@ import numpy as np
 
 from .aliasing import own_fast
 from .autograd.forward_ad import tangent_of
-from .autograd.graph import record, record1
+from .autograd.graph import record1
 from .autograd.pending import Pending, defer
 from .autograd.state import STATE
-from .general import fit_tangent, run_general
+from .general import fit_tangent, run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ._batched import BatchedTensor
 from ._tensor import Tensor, wrap, FLOATING
@@ -167,7 +167,7 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
         ins = tape_inputs(ins)
         datas = [ins[0]._data, ins[1]._data] if len(ins) == 2 else [x._data for x in ins]
     out = run_kernel(op, ins, datas, args)
-    return _saved(_record(op, ins, args, out), out)
+    return saved(tape_node(op, ins, args, (out,)), out)
 
 
 def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
@@ -189,13 +189,13 @@ def run_deferred(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, 
     """An untracked level while a tape is recorded (forward-over-reverse): the primal op goes on
     the tape, its tangent formula is deferred until something reads the tangent (pending.py)."""
     out = run_kernel(op, ins, datas, args)
-    node = _record(op, tape_inputs(ins) if scalars else ins, args, out) if rec else None
+    node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
     od = out._data
     if od.dtype.kind in FLOATING:
         out._fw = {lvl.uid: defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args)}
         out._ad = True
         lvl.register(out)
-    return _saved(node, out)
+    return saved(node, out)
 
 
 def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool) -> Tensor:
@@ -204,7 +204,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     output's rank, so that right-aligned broadcasting lines the logical dims up with the primals'
     (the `elementwise` batching rule, on arrays). On an untracked level the primal op is recorded."""
     out = run_kernel(op, ins, datas, args)
-    node = _record(op, tape_inputs(ins) if scalars else ins, args, out) if rec else None
+    node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
     od = out._data
     if od.dtype.kind in FLOATING:
         rank = od.ndim + 1
@@ -220,7 +220,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
             out._fw = {lvl.uid: BatchedTensor(wrap(r), lvl.blevel)}
             out._ad = True
             lvl.register(out)
-    return _saved(node, out)
+    return saved(node, out)
 
 
 def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
@@ -252,21 +252,4 @@ def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:
     out._fw = {lvl.uid: t}
     out._ad = True
     lvl.register(out)
-    return out
-
-
-def _record(op: Op, ins: tuple, args: tuple, out: Tensor):
-    """The tape node of a simple op's call if a differentiable input requires grad, else None."""
-    if len(ins) == 2:  # (unrolled: a comprehension is a call of its own)
-        (a, b), (da, db) = ins, op.diff
-        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
-    else:
-        needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
-    return record(op, ins, args, (out,), needs) if True in needs else None
-
-
-def _saved(node, out: Tensor) -> Tensor:
-    """out, kept by its tape node (if any, and if the node keeps it) once its tangents are set."""
-    if node is not None and node.keep is not None:
-        node.save_result((out,))
     return out

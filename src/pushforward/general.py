@@ -32,7 +32,7 @@ from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
 from ._batched import BatchedTensor, values_of
 from ._tensor import Tensor, alias, join_storage, wrap, FLOATING
 
-__all__ = ["run_general", "fit_tangent", "normalize", "prim_at"]
+__all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
 
 
 def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
@@ -114,14 +114,7 @@ def run_general(op: Op, inputs, args: tuple):
     if not op.differentiable:
         return out
     st = STATE
-    node = None
-    if st.grad_enabled:
-        if op.simple:
-            needs = [v._requires_grad for v, d in zip(ins, op.diff) if d]
-        else:
-            needs = [t._requires_grad for t in _diff_tensors(op, ins)]
-        if True in needs:
-            node = record(op, ins, args, outs, needs)
+    node = tape_node(op, ins, args, outs) if st.grad_enabled else None
     if st.levels:
         levels = set()
         for t in _diff_tensors(op, ins):
@@ -129,8 +122,28 @@ def run_general(op: Op, inputs, args: tuple):
                 levels.update(levels_of(t))
         for level in sorted(levels):
             _forward(op, ins, args, outs, level)
+    saved(node, outs)
+    return out
+
+
+def tape_node(op: Op, ins, args: tuple, outs: tuple):
+    """The tape node of one call (made the outputs' grad_fn) if a differentiable input requires
+    grad, else None. (The two-input case unrolled: a comprehension is a call of its own.)"""
+    if not op.simple:
+        needs = [t._requires_grad for t in _diff_tensors(op, ins)]
+    elif len(ins) == 2:
+        (a, b), (da, db) = ins, op.diff
+        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
+    else:
+        needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
+    return record(op, ins, args, outs, needs) if True in needs else None
+
+
+def saved(node, out):
+    """out (a Tensor, or the tuple of a multi-output op's), kept by its tape node (if any, and if
+    the node keeps it) once its tangents are set."""
     if node is not None and node.keep is not None:
-        node.save_result(outs)
+        node.save_result(out if type(out) is tuple else (out,))
     return out
 
 
