@@ -177,7 +177,7 @@ class OpNode(Node):
             return [None] * len(self.next_edges)
         if self.needs is None:
             return self._apply_general(grad)
-        return self.apply([grad])
+        return self._apply_formulas(grad, self.needs)
 
     def _apply_formulas(self, grad, needs) -> list:
         """The backward formulas as Tensor ops (the hot case of apply())."""
