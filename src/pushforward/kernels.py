@@ -416,10 +416,7 @@ def _empty_in_layout_of(a):
     perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
     for d in fixed:
         perm.insert(d, d)
-    inverse = [0] * nd
-    for i, d in enumerate(perm):
-        inverse[d] = i
-    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype).transpose(inverse)
+    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype).transpose(xp.argsort(perm))
 
 
 def roll(a, shifts, dims=None):

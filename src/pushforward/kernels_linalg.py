@@ -287,10 +287,7 @@ def _torch_layout(out, order, dim, keep_last_dim: bool):
     perm = [d for d in order if d not in moved] + [d for d in order if d in moved and d not in inner] + inner
     if perm == list(range(nd)):
         return xp.ascontiguousarray(out)
-    inverse = [0] * nd
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return xp.ascontiguousarray(out.transpose(perm)).transpose(inverse)
+    return xp.ascontiguousarray(out.transpose(perm)).transpose(xp.argsort(perm))
 
 
 def _input_order(a, promoted: bool = False) -> list:
