@@ -458,3 +458,23 @@ def test_contiguous_of_a_contiguous_example_is_an_alias_as_in_the_loop():
 
     y = pf.tensor(arr(3, 2, 2))
     np.testing.assert_allclose(vmap(g)(y.clone()).numpy(), np.swapaxes(y.numpy(), 1, 2))
+
+
+def test_batched_tangent_of_a_contiguous_result_op_is_contiguous_per_example():
+    """Fuzzer finding (vjvp mode, seed 3013004684): matrix_exp returns contiguous results, so its
+    tangents must be contiguous too; a batch of tangents was left in the formula's layout and a
+    later .view of the result failed at a vector-mode level while it worked row by row."""
+    a, b = pf.tensor(arr(2, 3, 2)), pf.tensor(arr(2, 3, 2))
+    va, vb = pf.tensor(arr(2, 2, 3, 2)), pf.tensor(arr(2, 2, 3, 2))
+
+    def f(x, y):
+        e = pf.linalg.matrix_exp(x @ y.mT)
+        return e.view(3, -1)
+
+    with fwAD.dual_level(batch=2):
+        batched = fwAD.unpack_dual(f(fwAD.make_dual(a, va), fwAD.make_dual(b, vb))).tangent
+    rows = []
+    for k in range(2):
+        with fwAD.dual_level():
+            rows.append(fwAD.unpack_dual(f(fwAD.make_dual(a, va[k]), fwAD.make_dual(b, vb[k]))).tangent.numpy())
+    np.testing.assert_allclose(batched.numpy(), np.stack(rows), rtol=1e-10, atol=1e-12)

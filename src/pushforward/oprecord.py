@@ -16,6 +16,7 @@ from .aliasing import unshared
 from .batching import OPS
 from .errors import OpError, describe, same_kind
 from .kernels import CONTIGUOUS_RESULTS
+from ._batched import BatchedTensor
 from ._tensor import Tensor, wrap
 
 __all__ = ["Op", "op_error", "run_kernel", "SCALAR_TYPES", "SCALARS", "weak_dtype", "tape_inputs", "scalar_arrays"]
@@ -90,6 +91,8 @@ def _contiguous_array_formula(f: Callable) -> Callable:
 def _contiguous_tensor_formula(f: Callable) -> Callable:
     def formula(*a):
         r = f(*a)
+        if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
+            return r.contiguous()
         return r.clone() if type(r) is Tensor and not r._data.flags.c_contiguous else r
     return formula
 
