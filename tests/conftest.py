@@ -3,7 +3,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
+from pushforward.engine.state import STATE
 
 
 @pytest.fixture(autouse=True)

@@ -115,8 +115,8 @@ def test_two_levels_of_tangents_fall_back():
 def test_add_falls_back_without_touching_the_buffer():
     """When a gradient cannot be summed in place (another level's tangent, another dtype),
     add() sums out of place and leaves the buffer as it was."""
-    from pushforward.autograd import accumulate as acc_mod
-    from pushforward._generated.ops import getitem
+    from pushforward.engine import accumulate as acc_mod
+    from pushforward.ops.generated import getitem
 
     steps = ((getitem, (slice(1, None),)),)
     with fwAD.dual_level() as l0:
@@ -177,7 +177,7 @@ def test_a_gradient_a_hook_kept_is_not_summed_into():
 
 
 def test_exclusive_sees_other_references():
-    from pushforward.autograd.accumulate import exclusive
+    from pushforward.engine.accumulate import exclusive
     t = pf.tensor(BIG.copy()) * 1.0
     lst = [t]
     assert not exclusive(lst, 0)           # `t` holds it too

@@ -21,9 +21,9 @@ import pytest
 pytest.importorskip("yaml")
 
 import pushforward  # noqa: E402
-from pushforward import backend  # noqa: E402
-from pushforward import kernels as K  # noqa: E402
-from pushforward._generated import ops as G  # noqa: E402
+from pushforward.core import backend as backend  # noqa: E402
+from pushforward.kernels import basic as K  # noqa: E402
+from pushforward.ops import generated as G  # noqa: E402
 from pushforward.codegen.emit import emit  # noqa: E402
 from pushforward.codegen.load import SpecError, helper_names, load  # noqa: E402
 
@@ -78,7 +78,7 @@ def test_kernels_import_the_array_library_only_via_backend(path):
     direct = _array_lib_imports(path)
     if path.name in ALLOWED_DIRECT:
         return
-    assert not direct, f"{path.name} imports {direct}: import xp/sp/sla from pushforward.backend instead"
+    assert not direct, f"{path.name} imports {direct}: import xp/sp/sla from pushforward.core.backend instead"
     assert "np" not in _names(ast.parse(path.read_text())), f"{path.name} uses a name `np`: use `xp`"
 
 

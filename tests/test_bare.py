@@ -7,8 +7,8 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward._generated import ops
-from pushforward.bare import run1, run2
+from pushforward.ops import generated as ops
+from pushforward.dispatch.bare import run1, run2
 from pushforward.errors import PushforwardError
 
 

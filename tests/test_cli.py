@@ -197,7 +197,7 @@ def test_real_check_passes_for_correct_ops(capsys):
 def test_real_check_fails_on_a_corrupted_formula(monkeypatch, capsys):
     """The command bites: a forward formula off by 1% makes `check` exit 1 with forward FAIL."""
     _opdb_or_skip()
-    from pushforward._generated import ops
+    from pushforward.ops import generated as ops
     good, good_np = ops.SIN.jvp, ops.SIN.jvp_np
     monkeypatch.setattr(ops.SIN, "jvp", lambda *a: good(*a) * 1.01)
     monkeypatch.setattr(ops.SIN, "jvp_np", None if good_np is None else (lambda *a: good_np(*a) * 1.01))
@@ -228,8 +228,8 @@ def test_ops_table(capsys):
     assert rows["transpose"] == ["transpose", "yes", "auto_linear", "-", "yes"]
     assert rows["reshape"][-1] == "maybe"
     assert rows["split"][1:3] == ["composite", "composite"]
-    from pushforward._generated import ops
-    from pushforward.oprecord import Op
+    from pushforward.ops import generated as ops
+    from pushforward.dispatch.oprecord import Op
     for rec in (v for v in vars(ops).values() if isinstance(v, Op)):
         assert rec.name in rows
     assert "op(s):" in out.splitlines()[-1]

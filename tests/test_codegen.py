@@ -30,7 +30,7 @@ def test_committed_module_is_what_the_yaml_generates():
         import difflib
         diff = "".join(list(difflib.unified_diff(committed.splitlines(True), text.splitlines(True),
                                                  "committed", "regenerated"))[:60])
-        pytest.fail("src/pushforward/_generated/ops.py is stale: run `python -m pushforward.codegen`\n" + diff)
+        pytest.fail("src/pushforward/ops/generated.py is stale: run `python -m pushforward.codegen`\n" + diff)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -63,8 +63,8 @@ def test_generation_is_deterministic_and_compiles():
 
 
 def test_every_yaml_op_is_generated():
-    from pushforward._generated import ops
-    from pushforward.oprecord import Op
+    from pushforward.ops import generated as ops
+    from pushforward.dispatch.oprecord import Op
     records = {v.name for v in vars(ops).values() if isinstance(v, Op)}
     for e in load():
         if e.composite is None:
@@ -83,8 +83,8 @@ def test_every_yaml_op_is_generated():
 
 
 def test_forward_kinds_in_records_match_the_yaml():
-    from pushforward._generated import ops
-    from pushforward.oprecord import Op
+    from pushforward.ops import generated as ops
+    from pushforward.dispatch.oprecord import Op
     records = {v.name: v for v in vars(ops).values() if isinstance(v, Op)}
     for e in load():
         if e.composite is not None or not e.differentiable or len(e.forward) != 1:
@@ -286,7 +286,7 @@ class _Untouchable:
 def test_a_conditional_formula_keeps_its_needs_guard():
     """div's formulas are conditionals; pasted as text before `if needs[i] else None` they
     swallowed the guard and computed other's gradient when only self needed one."""
-    from pushforward._generated import ops
+    from pushforward.ops import generated as ops
     import pushforward as pf
     grad, other = pf.tensor([1.0, 2.0]), pf.tensor([4.0, 8.0])
     # self's value is not kept when only self needs grad: had other's formula run, it would fail on None
@@ -299,7 +299,7 @@ def test_a_conditional_formula_keeps_its_needs_guard():
 def test_no_formula_runs_for_inputs_that_need_no_grad():
     """Every generated backward, called with no input needing grad, returns only Nones and
     touches none of its inputs."""
-    from pushforward._generated import ops
+    from pushforward.ops import generated as ops
     checked = 0
     for e in load():
         if e.composite is not None or not e.differentiable:

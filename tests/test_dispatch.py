@@ -7,8 +7,9 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward import dispatch, general
-from pushforward._generated.ops import MUL, SIN, STACK, UNSQUEEZE
+from pushforward.dispatch import classifier as dispatch
+from pushforward.dispatch import general
+from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
 EXECUTORS = ("run_tape", "run_arrays", "run_deferred", "run_vector", "run_general")
 

@@ -64,7 +64,7 @@ def test_doc_yaml_entry_loads_emits_and_compiles(tmp_path, variant):
     entries = _entries()
     assert len(entries) >= 2, "the doc shows an auto_element_wise and an explicit forward formula"
     yml = tmp_path / "derivatives.yaml"
-    yml.write_text((PKG / "derivatives.yaml").read_text() + "\n" + entries[variant])
+    yml.write_text((PKG / "ops" / "derivatives.yaml").read_text() + "\n" + entries[variant])
     loaded = load(yml)
     name = _example_name()
     new = [e for e in loaded if e.name == name]
@@ -94,7 +94,7 @@ def _run(src: Path, *args: str) -> subprocess.CompletedProcess:
 def _apply_doc_steps(src: Path, entry: str) -> None:
     pkg = src / "pushforward"
     # step 1: append the YAML entry
-    with open(pkg / "derivatives.yaml", "a") as f:
+    with open(pkg / "ops" / "derivatives.yaml", "a") as f:
         f.write("\n" + entry)
     # step 3: the op-database line, into the _UNARY table
     opdb = pkg / "testing" / "opdb.py"

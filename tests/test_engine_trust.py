@@ -17,7 +17,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
+from pushforward.engine.state import STATE
 from helpers import close, needs_torch, tangent, torch
 
 X0 = [0.5, -1.25, 2.0]

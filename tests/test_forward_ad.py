@@ -13,7 +13,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
+from pushforward.engine.state import STATE
 from helpers import close, needs_torch, tangent, torch
 
 
@@ -469,7 +469,7 @@ class TestTangents:
 
     def test_symbolic_zero_not_materialised(self, monkeypatch):
         """f(x_dual, y_plain) never builds a zero array for y's tangent."""
-        import pushforward.creation as creation
+        import pushforward.core.creation as creation
         calls = []
         orig = np.zeros_like
 
@@ -685,7 +685,7 @@ class TestCoverage:
 
     def test_op_without_forward_formula(self):
         """A generated op whose forward formula is missing raises the exact message only for duals."""
-        from pushforward._generated import ops
+        from pushforward.ops import generated as ops
         op = ops.SIN if hasattr(ops, "SIN") else None
         if op is None:
             pytest.skip("no SIN op object exposed")
@@ -702,8 +702,8 @@ class TestCoverage:
             op.jvp, op.jvp_np = saved
 
     def test_every_differentiable_op_has_forward_formula(self):
-        from pushforward._generated import ops
-        from pushforward.oprecord import Op
+        from pushforward.ops import generated as ops
+        from pushforward.dispatch.oprecord import Op
         missing = [o.name for o in vars(ops).values()
                    if isinstance(o, Op) and o.differentiable and o.jvp is None
                    and any(o.diff) and o.jvp_kind == "none"]

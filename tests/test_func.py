@@ -4,9 +4,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.func import (grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, tree_flatten,
-
-                              tree_unflatten, vjp)
+from pushforward.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, tree_flatten, tree_unflatten, vjp
 
 try:
     import torch
@@ -391,7 +389,7 @@ def test_grad_through_integer_indexing():
 
 def _routes(monkeypatch):
     """Record which levels func.jvp opens (True: untracked) for the calls that follow."""
-    import pushforward.func as F
+    import pushforward.func.transforms as F
     seen = []
     orig = F._jvp_run
 

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pushforward._generated import ops as pf_ops  # noqa: E402
+from pushforward.ops import generated as pf_ops  # noqa: E402
 
 from fuzz.campaign import run_campaign  # noqa: E402
 from fuzz.check import check  # noqa: E402
@@ -185,7 +185,7 @@ def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
 def test_a_wrong_batching_rule_is_reported_in_vjvp_vvjp_and_vmap(monkeypatch):
     """A batched path that flips the sign (as a swapped batch dim would scramble rows) is caught
     in each vector mode against the unbatched runs, and the reproducer runs."""
-    from pushforward import batching
+    from pushforward.dispatch import batching
     orig_rule, orig_jvp = batching.PREPARE["elementwise"], pf_ops.SIN.jvp_np
 
     def bad_rule(op, ins, bat, args, B, names):   # mul: vmap of the program, batched cotangents

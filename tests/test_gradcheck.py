@@ -287,8 +287,8 @@ def test_batched_forward_grad_is_a_real_vector_mode_check(monkeypatch):
     assert gradcheck(lambda a, b: a * b.sin(), (real(3), real(3)), check_batched_forward_grad=True)
     a, v = real(3, 3), real(3)
     assert gradcheck(pf.matmul, (a, v), check_batched_forward_grad=True)
-    from pushforward.batching import _parsed
-    monkeypatch.setattr(pf._generated.ops._MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
+    from pushforward.dispatch.batching import _parsed
+    monkeypatch.setattr(pf.ops.generated._MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
     _parsed.clear()
     try:
         with pytest.raises(GradcheckError, match="batched"):
@@ -303,10 +303,10 @@ def test_batched_grad_check_runs_batched_cotangents(monkeypatch):
     the vjp of that cotangent alone: a wrong batching rule in a backward formula is caught."""
     a, v = real(3, 3), real(3)
     assert gradcheck(pf.matmul, (a, v), check_batched_grad=True)
-    from pushforward.batching import _parsed
+    from pushforward.dispatch.batching import _parsed
     # transpose's backward (a transpose of the gradient) by a rule that does not shift its dims:
     # it swaps the batch dim with a logical one (silently wrong when B equals that dim's size)
-    monkeypatch.setattr(pf._generated.ops.TRANSPOSE, "batch", "elementwise")
+    monkeypatch.setattr(pf.ops.generated.TRANSPOSE, "batch", "elementwise")
     _parsed.clear()
     try:
         with pytest.raises(GradcheckError, match="batched grad"):

@@ -1,8 +1,8 @@
-"""The package's layers point one way (issue 10), checked by reading the source with `ast`.
+"""The package's layers point one way, checked by reading the source with `ast`.
 
 1. No function-local imports: an import inside a function body costs ~0.7 us on every call and
    hides an import cycle. Allowed only for optional dependencies (ALLOWED_LOCAL).
-2. Every module belongs to a layer (LAYERS) and imports, at module level, only from its own
+2. Every module belongs to its folder's layer (layer_of) and imports, at module level, only from its own
    layer or lower ones; and the module-level imports between pushforward's modules form no cycle.
 3. No function is longer than MAX_FUNCTION_LINES.
 
@@ -20,93 +20,28 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "pushforward"
 
-CORE, AUTODIFF, DISPATCH, OPS, METHODS, PUBLIC = range(6)
-
-# Module -> layer. A module may import (at module level) from its own layer and the layers below.
-LAYERS = {
-    # core: tensor storage, errors, array kernels and tensor creation. Imports nothing of pushforward
-    # above it: what Tensor needs of autodiff or of the ops is attached from above (methods.py), and
-    # `alias` reaches the tape through `_tensor._autodiff`, filled by methods.py.
-    "pushforward.backend": CORE,          # the array library (xp, sp, sla): the one module importing it for the kernels
-    "pushforward.errors": CORE,
-    "pushforward._tensor": CORE,
-    "pushforward.creation": CORE,
-    "pushforward.kernels": CORE,
-    "pushforward.kernels_linalg": CORE,
-    "pushforward.kernels_scatter": CORE,
-    "pushforward.kernels_sort": CORE,
-    "pushforward.kernels_window": CORE,
-    "pushforward.autograd.state": CORE,   # the thread-local grad mode and level stack: plain data
-    "pushforward._batched": CORE,         # BatchedTensor: the data of a vector-mode tangent
-    "pushforward.pytree": CORE,           # flattening nested containers: imports nothing of pushforward
-    # the code generator is a build-time tool; it imports nothing of the runtime
-    "pushforward.codegen": CORE,
-    "pushforward.codegen.load": CORE,
-    "pushforward.codegen.saves": CORE,
-    "pushforward.codegen.emit": CORE,
-    "pushforward.codegen.__main__": CORE,
-    # autodiff: levels and tangents, deferred tangents, the tape and its engine, gradient sums. It
-    # reaches the few ops it needs (and dispatch's tangent fitting) through autograd/registry.py,
-    # which methods.py fills at import time, never by importing dispatch or the generated module.
-    "pushforward.autograd.registry": AUTODIFF,
-    "pushforward.autograd.grad_mode": AUTODIFF,
-    "pushforward.autograd.pending": AUTODIFF,
-    "pushforward.autograd.forward_ad": AUTODIFF,
-    "pushforward.autograd.accumulate": AUTODIFF,
-    "pushforward.autograd.graph": AUTODIFF,
-    # dispatch: runs an op record (kernel, formulas) with the autodiff machinery below it
-    "pushforward.aliasing": DISPATCH,     # the one rule of who may share memory with whom
-    "pushforward.oprecord": DISPATCH,     # Op, the kernel call, weak Python scalars
-    "pushforward.general": DISPATCH,      # the general executor (views, lists, nesting, batching rules)
-    "pushforward.dispatch": DISPATCH,     # the one classifier and the array executors
-    "pushforward.inplace": DISPATCH,      # in-place ops: out of place by dispatch.apply, then written
-    "pushforward.batching": DISPATCH,     # the per-op batching rules dispatch runs at a vector-mode level
-    "pushforward.bare": DISPATCH,         # the bare-kernel path the generated ops call (dispatch.apply otherwise)
-    # ops: the generated module and the hand-written formulas and composites it calls. Formulas
-    # are expressions over the ops, which they reach through the registry (the generated module
-    # imports formulas.py, so a module-level import back would be a cycle).
-    "pushforward._generated": OPS,
-    "pushforward._generated.ops": OPS,
-    "pushforward.composite_util": OPS,
-    "pushforward.formulas": OPS,
-    "pushforward.formulas_linalg": OPS,
-    "pushforward.scatter_formulas": OPS,
-    "pushforward.shape_composites": OPS,
-    "pushforward.sort_composites": OPS,
-    "pushforward.nn_conv": OPS,
-    "pushforward.nn_composites": OPS,
-    # methods: bind the ops, the autodiff methods, indexing and comparisons onto Tensor, and fill
-    # the registries the lower layers read
-    "pushforward.methods": METHODS,
-    "pushforward.indexing": METHODS,
-    "pushforward.logic": METHODS,
-    # public: what users import. autograd.function (custom Functions) calls dispatch and the tape;
-    # the package __init__ files re-export the public names.
-    "pushforward": PUBLIC,
-    "pushforward.autograd": PUBLIC,
-    "pushforward.autograd.function": PUBLIC,
-    "pushforward.autograd.gradcheck": PUBLIC,
-    "pushforward.autograd.functional": PUBLIC,
-    "pushforward.autograd.jacobian_util": PUBLIC,
-    "pushforward.func": PUBLIC,
-    "pushforward.vmap": PUBLIC,
-    "pushforward.linalg": PUBLIC,
-    "pushforward.fft": PUBLIC,
-    "pushforward.special": PUBLIC,
-    "pushforward.numpy_api": PUBLIC,
-    "pushforward.memory": PUBLIC,
-    "pushforward.nn": PUBLIC,
-    "pushforward.nn.functional": PUBLIC,
-    "pushforward.cli": PUBLIC,
-    "pushforward.testing": PUBLIC,
-    "pushforward.testing.comparison": PUBLIC,
-    "pushforward.testing.opinfo": PUBLIC,
-    "pushforward.testing.opdb": PUBLIC,
-    "pushforward.testing.opdb_nn": PUBLIC,
-    "pushforward.testing.opdb_linalg": PUBLIC,
+# The layers, lowest first: a module's layer is its folder's (docs/design.md, "Layers").
+CORE, KERNELS, ENGINE, DISPATCH, OPS, METHODS, PUBLIC = range(7)
+FOLDER_LAYERS = {
+    "core": CORE,          # the Tensor and its data, creation, the array backend, pytrees
+    "codegen": CORE,       # the YAML compiler: a build-time tool importing nothing of the runtime
+    "kernels": KERNELS,    # NumPy/SciPy kernels: arrays in, arrays out
+    "engine": ENGINE,      # levels and the tangent store, the tape, the backward walk, grad mode
+    "dispatch": DISPATCH,  # how one op call runs: the op record, the classifier, the executors
+    "ops": OPS,            # derivatives.yaml's generated module, formulas/ and composites/
+    "methods": METHODS,    # binds the ops onto Tensor and fills the registries the lower layers read
 }
-# in LAYERS before the module exists (being written on another branch)
-NOT_YET_WRITTEN: set = set()
+# Modules at the top of the package: public faces, except the errors every layer raises.
+TOP_LEVEL_LAYERS = {"pushforward.errors": CORE}
+
+
+def layer_of(module: str) -> int:
+    """A module's layer, from its folder (the public faces: autograd/, func/, nn/, testing/, top level)."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in FOLDER_LAYERS:
+        return FOLDER_LAYERS[parts[1]]
+    return TOP_LEVEL_LAYERS.get(module, PUBLIC)
+
 
 # Third-party packages that are optional (test extras, not runtime dependencies): importing them
 # inside the function that needs them is the point.
@@ -176,11 +111,10 @@ def _target_module(name: str) -> str | None:
     return None
 
 
-def test_every_module_has_a_layer():
-    missing = sorted(set(MODULES) - set(LAYERS))
-    assert not missing, f"put these modules in a layer of LAYERS (tests/test_layering.py): {missing}"
-    stale = sorted(set(LAYERS) - set(MODULES) - NOT_YET_WRITTEN)
-    assert not stale, f"LAYERS lists modules that do not exist: {stale}"
+def test_the_top_level_is_short():
+    # a newcomer reads the package at a glance: folders are layers, the rest are public faces
+    entries = [p.name for p in PKG.iterdir() if not p.name.startswith((".", "__pycache__"))]
+    assert len(entries) <= 24, sorted(entries)
 
 
 def test_no_function_local_imports():
@@ -221,9 +155,9 @@ def test_layers_point_one_way():
     bad = []
     for mod, targets in _module_edges().items():
         for target, line in sorted(targets):
-            if LAYERS.get(target, PUBLIC) > LAYERS.get(mod, CORE):
-                bad.append(f"{MODULES[mod].relative_to(SRC)}:{line}: {mod} (layer {LAYERS[mod]}) imports "
-                           f"{target} (layer {LAYERS[target]})")
+            if layer_of(target) > layer_of(mod):
+                bad.append(f"{MODULES[mod].relative_to(SRC)}:{line}: {mod} (layer {layer_of(mod)}) imports "
+                           f"{target} (layer {layer_of(target)})")
     assert not bad, "imports from a higher layer:\n" + "\n".join(bad)
 
 
@@ -251,7 +185,7 @@ def test_no_module_level_import_cycles():
 
 def _long_functions():
     for mod, tree in TREES.items():
-        if mod == "pushforward._generated.ops":
+        if mod == "pushforward.ops.generated":
             continue  # generated (its size is issue 10's codegen target, checked elsewhere)
 
         def visit(node, prefix):
@@ -276,19 +210,19 @@ def test_no_function_is_too_long():
     assert not fixed, f"these LONG_FUNCTIONS are short now: remove them from the list: {fixed}"
 
 
-@pytest.mark.parametrize("mod", sorted(m for m in LAYERS if LAYERS[m] == CORE and m in MODULES
+@pytest.mark.parametrize("mod", sorted(m for m in MODULES if layer_of(m) == CORE
                                        and not m.startswith("pushforward.codegen")))
 def test_core_modules_import_only_core(mod):
     """A direct statement of the bottom layer's rule, module by module (the same check as above)."""
     targets = {t for t, _ in _module_edges()[mod]}
-    assert all(LAYERS[t] == CORE for t in targets), sorted(targets)
+    assert all(layer_of(t) == CORE for t in targets), sorted(targets)
 
 
 def test_the_registry_holds_the_generated_ops():
     """Lower layers call the ops through autograd.registry.OPS, filled by methods.py at import."""
     import pushforward as pf
-    from pushforward._generated import ops
-    from pushforward.autograd.registry import DISPATCH, OPS, Registry
+    from pushforward.ops import generated as ops
+    from pushforward.engine.registry import DISPATCH, OPS, Registry
     assert OPS.sin is pf.sin and OPS._VIEW_SCATTER is ops._VIEW_SCATTER and OPS._view_embed is ops._view_embed
     assert callable(DISPATCH.fit_tangent) and callable(DISPATCH.own_array)
     with pytest.raises(AttributeError, match="no 'not_an_op'"):

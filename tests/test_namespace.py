@@ -26,7 +26,7 @@ def test_every_public_module_has_a_valid_all(name):
 
 
 def test_dir_pf_has_no_internals():
-    import pushforward.dispatch  # noqa: F401 - importing a submodule sets it as a package attribute
+    import pushforward.dispatch.classifier  # noqa: F401 - importing a submodule sets it as a package attribute
     names = dir(pf)
     for bad in ("np", "annotations", "dispatch", "creation", "methods", "kernels", "errors", "_tensor"):
         assert bad not in names
@@ -44,11 +44,11 @@ def test_func_namespace():
 
 
 def test_tensor_function_and_module():
-    # pf.tensor is the factory function (torch's name); the module is pushforward._tensor
+    # pf.tensor is the factory function (torch's name); the module is pushforward.core.tensor
     assert callable(pf.tensor) and not isinstance(pf.tensor, types.ModuleType)
-    mod = importlib.import_module("pushforward._tensor")
+    mod = importlib.import_module("pushforward.core.tensor")
     assert mod.Tensor is pf.Tensor
-    import pushforward._tensor as m2
+    import pushforward.core.tensor as m2
     assert m2 is mod
 
 
@@ -68,7 +68,7 @@ def test_hand_written_public_functions_have_type_hints(name):
     bare = []
     for n in mod.__all__:
         f = getattr(mod, n)
-        if inspect.isfunction(f) and f.__module__.startswith("pushforward") and "_generated" not in f.__module__:
+        if inspect.isfunction(f) and f.__module__.startswith("pushforward") and "ops.generated" not in f.__module__:
             sig = inspect.signature(f)
             if sig.return_annotation is inspect.Signature.empty or any(
                     p.annotation is inspect.Parameter.empty for p in sig.parameters.values()):
@@ -79,12 +79,22 @@ def test_hand_written_public_functions_have_type_hints(name):
 # ---- every module states its interface (issue 10, layers)
 # Modules without __all__ yet, and why: generated code or files other branches are rewriting.
 NO_ALL_YET = {
-    "pushforward._generated", "pushforward._generated.ops",   # generated (codegen rework)
+    "pushforward.ops", "pushforward.ops.generated",   # generated (codegen rework)
     "pushforward.codegen", "pushforward.codegen.__main__", "pushforward.codegen.emit",
     "pushforward.codegen.load", "pushforward.codegen.saves",  # build-time tool
-    "pushforward.autograd.graph",  # the engine's performance rework (perf2)
-    "pushforward.kernels",         # re-exports kernels_linalg with `import *`; its own names are many
+    "pushforward.engine.graph",  # the engine's performance rework (perf2)
+    "pushforward.kernels.basic",         # re-exports kernels_linalg with `import *`; its own names are many
 }
+
+
+def _is_layer_folder(mod) -> bool:
+    """A package whose __init__ holds only its docstring (a layer's folder): nothing to export."""
+    path = getattr(mod, "__file__", "") or ""
+    if not path.endswith("__init__.py"):
+        return False
+    import ast
+    body = ast.parse(pathlib.Path(path).read_text()).body
+    return len(body) == 1 and isinstance(body[0], ast.Expr)
 
 
 def _all_modules() -> list:
@@ -101,19 +111,21 @@ def _all_modules() -> list:
 @pytest.mark.parametrize("name", [m for m in _all_modules() if m not in NO_ALL_YET and not m.endswith("__main__")])
 def test_every_module_has_all(name):
     mod = importlib.import_module(name)
+    if _is_layer_folder(mod):
+        return
     names = getattr(mod, "__all__", None)
     assert isinstance(names, list) and names, f"{name} has no __all__"
     assert not [n for n in names if not hasattr(mod, n)], f"{name}.__all__ names missing attributes"
 
 
 TYPED_MODULES = PUBLIC_MODULES + [
-    "pushforward.autograd.function", "pushforward.autograd.gradcheck", "pushforward.autograd.grad_mode",
-    "pushforward.autograd.registry", "pushforward.autograd.pending",
-    "pushforward.memory", "pushforward.cli", "pushforward.errors", "pushforward.creation", "pushforward.logic",
-    "pushforward.numpy_api", "pushforward.indexing", "pushforward.methods", "pushforward._tensor",
+    "pushforward.autograd.function", "pushforward.autograd.gradcheck", "pushforward.engine.grad_mode",
+    "pushforward.engine.registry", "pushforward.engine.pending",
+    "pushforward.memory", "pushforward.cli", "pushforward.errors", "pushforward.core.creation", "pushforward.methods.logic",
+    "pushforward.methods.numpy_api", "pushforward.methods.indexing", "pushforward.methods.bind", "pushforward.core.tensor",
     "pushforward.testing.comparison", "pushforward.testing.opdb", "pushforward.testing.opinfo",
-    "pushforward.testing.opdb_nn", "pushforward.testing.opdb_linalg", "pushforward.composite_util",
-    "pushforward.vmap", "pushforward.pytree",
+    "pushforward.testing.opdb_nn", "pushforward.testing.opdb_linalg", "pushforward.ops.composites.util",
+    "pushforward.func.vmapping", "pushforward.core.pytree",
 ]
 
 

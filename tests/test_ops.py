@@ -14,7 +14,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward._generated import ops
+from pushforward.ops import generated as ops
 from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_batched, check_op, check_sample,
                                       diff_leaves, forward_forms, gradcheck_fn, op_record, yaml_op_names)

@@ -427,9 +427,9 @@ def test_repr_of_dual_matches_torch_layout():
 
 # -- module examples ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("module", ["pushforward.numpy_api", "pushforward.logic", "pushforward.testing.comparison",
-                                    "pushforward.errors", "pushforward.creation", "pushforward.autograd.function",
-                                    "pushforward._tensor"])
+@pytest.mark.parametrize("module", ["pushforward.methods.numpy_api", "pushforward.methods.logic", "pushforward.testing.comparison",
+                                    "pushforward.errors", "pushforward.core.creation", "pushforward.autograd.function",
+                                    "pushforward.core.tensor"])
 def test_module_examples_run(module):
     mod = importlib.import_module(module)
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -7,7 +7,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward import numpy_api
+from pushforward.methods import numpy_api
 from helpers import close, tangent
 
 A = np.arange(6.0).reshape(2, 3) / 3 + 0.4

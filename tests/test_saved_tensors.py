@@ -225,7 +225,7 @@ class _Unreadable:
 
 
 def _unreadable(t):
-    from pushforward._tensor import alias
+    from pushforward.core.tensor import alias
     p = alias(t)  # same storage (version counter), values hidden
     p._data = _Unreadable(t._data)
     return p
@@ -252,7 +252,7 @@ READ_AT_RUN_TIME = {
 def test_every_kept_tensor_is_read_by_the_backward():
     """For every op, sample and pattern of inputs needing grad: hide the values of each tensor
     the node keeps whole; the backward must then fail (else it should keep less)."""
-    from pushforward.autograd.graph import OpNode
+    from pushforward.engine.graph import OpNode
     from pushforward.testing.opdb import op_record
     kept_and_unread = []
     for name in sorted(OPS):
@@ -338,7 +338,7 @@ def test_plan_by_needs():
 
 
 def test_generated_records_keep_only_what_is_read():
-    from pushforward._generated import ops
+    from pushforward.ops import generated as ops
     assert ops.MUL.save[1] == ((0, 2), None)           # self needs grad: keep other only
     assert ops.POW.save[1] == ((2, 2), None)           # the result only for the exponent's gradient
     assert ops.POW.save[2] == ((2, 2), (2,))

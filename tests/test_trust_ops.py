@@ -144,7 +144,7 @@ def test_gather_bad_index_is_a_clear_error(dim, index, msg):
 
 # ---- 3. every op returns a tracked view or fresh memory -------------------------------------------
 
-from pushforward._tensor import Tensor  # noqa: E402
+from pushforward.core.tensor import Tensor  # noqa: E402
 from pushforward.testing.opdb import OPS  # noqa: E402
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.autograd.state import STATE
+from pushforward.engine.state import STATE
 from helpers import INPLACE, close, tangent
 
 
@@ -701,7 +701,7 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
     """The dispatcher's one "needs autodiff" bit (Tensor._ad): a view made while its base was
     plain must leave the bare-kernel path once a dual write reaches the base (mark_dual)."""
     import pushforward.autograd.forward_ad as fwAD
-    from pushforward._tensor import needs_ad
+    from pushforward.core.tensor import needs_ad
     x = pf.zeros(2, 3)
     rows, col, alias_ = x[0], x[:, 1], x.detach()
     assert not (rows._ad or col._ad)

@@ -12,7 +12,7 @@ import torch
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.autograd.functional import hessian as f_hessian, jacobian as f_jacobian
-from pushforward._batched import BatchedTensor, new_batch_level
+from pushforward.core.batched import BatchedTensor, new_batch_level
 from pushforward.errors import OpError
 from pushforward.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
@@ -244,7 +244,7 @@ def test_grad_of_a_vmapped_function():
 
 
 def test_jacrev_runs_one_backward_pass_with_batched_cotangents(monkeypatch):
-    import pushforward.autograd.graph as graph
+    import pushforward.engine.graph as graph
     A, x = arr(5, 4), arr(4)
     passes = []
     real = graph.run_backward

@@ -13,14 +13,12 @@ import types as _types
 
 import numpy as _np
 
-from ._tensor import Tensor
+from .core.tensor import Tensor
 from .errors import OpError
-from . import methods as _methods
-from ._generated import ops as _ops
-from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-                       manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros,
-                       zeros_like)
-from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .methods import bind as _methods
+from .ops import generated as _ops
+from .core.creation import arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like
+from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
 from . import linalg
 from . import fft, special  # noqa: F401 - issue 12: torch.fft and torch.special names
@@ -57,11 +55,11 @@ def is_tensor(obj: object) -> bool:
 
 # ---- porting from torch, NumPy protocols (issue 14)
 from .errors import OpIndexError, OpTypeError, OpValueError, PushforwardError  # noqa: E402
-from .creation import (Generator, default_generator, get_default_dtype, initial_seed, randperm,  # noqa: E402
-                       seed, set_default_dtype)
-from .logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
-from ._tensor import bind_to as _bind_to, device  # noqa: E402
-from . import logic as _logic, numpy_api as _numpy_api  # noqa: E402
+from .core.creation import Generator, default_generator, get_default_dtype, initial_seed, randperm, seed, set_default_dtype
+from .methods.logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
+from .core.tensor import bind_to as _bind_to, device  # noqa: E402
+from .methods import logic as _logic
+from .methods import numpy_api as _numpy_api  # noqa: E402
 
 _logic.bind()
 _numpy_api.bind(_sys.modules[__name__])
@@ -84,7 +82,7 @@ def __getattr__(name: str) -> object:
 
 
 # ---- namespace hygiene (issue 10): the public names are those not starting with "_", minus
-# the package's internal modules (importing pushforward.dispatch, say, makes `dispatch` an
+# the package's internal modules (importing pushforward.dispatch.classifier, say, makes `dispatch` an
 # attribute of the package; it is not part of the API).
 _PUBLIC_MODULES = frozenset({"autograd", "linalg", "fft", "special", "memory", *_LAZY_MODULES})
 

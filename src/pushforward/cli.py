@@ -20,8 +20,8 @@ import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward._generated import ops as gen
-from pushforward.oprecord import Op
+from .ops import generated as gen
+from .dispatch.oprecord import Op
 
 __all__ = ["main", "demo", "run_check", "run_ops", "coverage", "format_table", "build_parser", "Progress"]
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
 
 if _TYPE_CHECKING:
-    from ._tensor import Tensor
+    from .core.tensor import Tensor
 
 import numpy as np
 
-from ._generated import ops
-from .creation import tensor
+from .ops import generated as ops
+from .core.creation import tensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]

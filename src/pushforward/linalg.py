@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
 
 if _TYPE_CHECKING:
-    from ._tensor import Tensor
+    from .core.tensor import Tensor
 
-from ._generated import ops
+from .ops import generated as ops
 from .errors import OpError
 
 __all__ = [

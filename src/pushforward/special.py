@@ -12,7 +12,7 @@ torch). digamma/polygamma accept complex input (a complex Hurwitz zeta kernel).
 """
 from __future__ import annotations
 
-from ._generated import ops
+from .ops import generated as ops
 
 __all__ = ["i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "erfcx", "xlog1py", "xlogy", "sinc", "entr",
            "zeta", "multigammaln", "gammaln", "betaln", "expit", "logit", "softmax", "log_softmax", "digamma", "psi",

@@ -32,8 +32,8 @@ import torch.autograd.forward_ad as tfw
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as pfw
-from pushforward.autograd.state import STATE
-from pushforward._tensor import needs_ad
+from pushforward.engine.state import STATE
+from pushforward.core.tensor import needs_ad
 
 from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector

@@ -24,8 +24,8 @@ import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as pfw
-from pushforward._batched import BatchedTensor, new_batch_level
-from pushforward.autograd.state import STATE
+from pushforward.core.batched import BatchedTensor, new_batch_level
+from pushforward.engine.state import STATE
 
 from .program import Program, body_lines, compile_body
 
@@ -281,7 +281,7 @@ def reproducer(prog: Program, f) -> str:
     body = ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     args = ", ".join(f"x{i}" for i in range(n))
     lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD",
-             "from pushforward._batched import BatchedTensor, new_batch_level", "",
+             "from pushforward.core.batched import BatchedTensor, new_batch_level", "",
              f"def f({args}):", *body, f"    return [{outs}]", ""]
     k = f.out or 0
     crash = f"raises {f.detail[:300]}" if f.what == "crash" else f"batched: {f.pf_val}; row by row: {f.torch_val}"

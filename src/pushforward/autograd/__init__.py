@@ -3,8 +3,8 @@ import importlib
 
 from . import forward_ad
 from .function import Function, once_differentiable
-from .graph import autograd_backward as backward, grad
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..engine.graph import autograd_backward as backward, grad
+from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["forward_ad", "Function", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",

@@ -24,16 +24,16 @@ import functools
 import weakref
 from typing import Any, Callable
 
-from .forward_ad import levels_of, set_tangent, tangent_of
-from .graph import Node, _fit_grad, edge, tape_free
-from .grad_mode import no_grad
-from .registry import DISPATCH
-from .state import STATE
-from .._batched import BatchedTensor
-from ..batching import OPS
-from ..creation import zeros, zeros_like
+from ..engine.tangents import levels_of, set_tangent, tangent_of
+from ..engine.graph import Node, _fit_grad, edge, tape_free
+from ..engine.grad_mode import no_grad
+from ..engine.registry import DISPATCH
+from ..engine.state import STATE
+from ..core.batched import BatchedTensor
+from ..dispatch.batching import OPS
+from ..core.creation import zeros, zeros_like
 from ..errors import OpError
-from .._tensor import Tensor, join_storage, wrap
+from ..core.tensor import Tensor, join_storage, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

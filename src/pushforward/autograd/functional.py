@@ -36,15 +36,17 @@ from typing import Any, Callable
 
 
 from . import forward_ad as fwAD
-from .graph import grad as _autograd_grad
-from .graph import tape_free
-from .grad_mode import enable_grad
+from ..engine.state import STATE
+from ..engine.tangents import discard_pending, levels_of, tangent_of
+from ..engine.graph import grad as _autograd_grad
+from ..engine.graph import tape_free
+from ..engine.grad_mode import enable_grad
 from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, split_rows,
                             unbatch, zero_forward_block)
-from .._batched import BatchedTensor, new_batch_level
+from ..core.batched import BatchedTensor, new_batch_level
 from ..errors import OpError
-from ..creation import ones_like, zeros, zeros_like
-from .._tensor import Tensor
+from ..core.creation import ones_like, zeros, zeros_like
+from ..core.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -98,9 +100,9 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple
         if need_graph:
             leaf.requires_grad_()
         a = leaf
-        if fwAD.STATE.levels:
-            for lv in sorted(fwAD.levels_of(x)):
-                a = fwAD.make_dual(a, fwAD.tangent_of(x, lv), level=fwAD.STATE.by_uid[lv].index)
+        if STATE.levels:
+            for lv in sorted(levels_of(x)):
+                a = fwAD.make_dual(a, tangent_of(x, lv), level=STATE.by_uid[lv].index)
         fin.append(a)
         tgt.append(leaf)
     return tuple(fin), tuple(tgt)
@@ -467,7 +469,7 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
                 out = single(*duals)
                 # out's own tangent is never read (leaving the level drops it): unless dropped now,
                 # its deferred formula would keep the forward's arrays alive through the backward.
-                fwAD.discard_pending(out, level)
+                discard_pending(out, level)
                 jac = _grad((out,), tgt, None, create_graph=create_graph, retain_graph=create_graph)
                 res = []
                 for i, g in enumerate(jac):

@@ -35,11 +35,11 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from .._batched import BatchedTensor, new_batch_level
+from ..core.batched import BatchedTensor, new_batch_level
 from . import forward_ad as fwAD
-from .grad_mode import enable_grad
-from .graph import grad
-from .._tensor import Tensor, wrap
+from ..engine.grad_mode import enable_grad
+from ..engine.graph import grad
+from ..core.tensor import Tensor, wrap
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._batched import BatchedTensor, physical
-from .._generated import ops
-from ..creation import from_numpy, zeros, zeros_like
-from .._tensor import Tensor
+from ..core.batched import BatchedTensor, physical
+from ..ops import generated as ops
+from ..core.creation import from_numpy, zeros, zeros_like
+from ..core.tensor import Tensor
 
 __all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
            "split_columns", "split_rows", "unbatch"]

@@ -1,4 +1,4 @@
-"""`python -m pushforward.codegen [--check]`: regenerate `_generated/ops.py` from derivatives.yaml.
+"""`python -m pushforward.codegen [--check]`: regenerate `ops/generated.py` from derivatives.yaml.
 
 Also runs as `python src/pushforward/codegen` (without importing the package), which
 is how to recover when the generated module itself is broken.
@@ -16,7 +16,7 @@ else:
     from .emit import emit
     from .load import SpecError, helper_names, load
 
-OUT = Path(__file__).resolve().parent.parent / "_generated" / "ops.py"
+OUT = Path(__file__).resolve().parent.parent / "ops" / "generated.py"
 
 
 def generate() -> str:

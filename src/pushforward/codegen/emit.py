@@ -1,4 +1,4 @@
-"""Emit `_generated/ops.py` from the validated YAML entries.
+"""Emit `ops/generated.py` from the validated YAML entries.
 
 For each op it writes: the backward function (one formula per differentiable input),
 the forward (jvp) function over Tensors with one branch per pattern of symbolically
@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .. import kernels as K
-from ..backend import sp, xp
-{creation}from ..bare import run1, run2
-from ..dispatch import apply
-from ..inplace import apply_inplace
-from ..oprecord import Op
-from ..formulas import *  # noqa: F401,F403 - formula helpers
-from ..formulas import _conj
+from ..kernels import basic as K
+from ..core.backend import sp, xp
+{creation}from ..dispatch.bare import run1, run2
+from ..dispatch.classifier import apply
+from ..dispatch.inplace import apply_inplace
+from ..dispatch.oprecord import Op
+from .formulas.common import *  # noqa: F401,F403 - formula helpers
+from .formulas.common import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
@@ -708,7 +708,7 @@ class Emitter:
     def module(self) -> str:
         parts = [self.entry(e) for e in self.entries]
         used = [n for n in sorted(CREATION) if re.search(rf"\b{n}\(", "\n".join(parts))]  # imported if called
-        creation = f"from ..creation import {', '.join(used)}\n" if used else ""
+        creation = f"from ..core.creation import {', '.join(used)}\n" if used else ""
         parts.insert(0, HEADER.replace("{creation}", creation).rstrip("\n"))
         methods, functions = [], []
         spaces: dict[str, list[str]] = {}
@@ -768,7 +768,7 @@ def _wrapped(words: list[str], indent: str) -> str:
 
 
 def emit(entries: list[OpEntry], helpers: set[str]) -> str:
-    """The full text of `_generated/ops.py`."""
+    """The full text of `ops/generated.py`."""
     for e in entries:
         if keyword.iskeyword(e.name):
             raise SpecError(f"{e.where()}: op name is a Python keyword")

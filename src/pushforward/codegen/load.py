@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-YAML_PATH = Path(__file__).resolve().parent.parent / "derivatives.yaml"
+YAML_PATH = Path(__file__).resolve().parent.parent / "ops" / "derivatives.yaml"
 
 TENSOR_TYPES = ("Tensor", "Tensor?", "Tensor[]")
 ARG_TYPES = ("int", "int?", "int[]", "int[]?", "float", "float?", "Scalar", "Scalar?", "bool", "bool?",
@@ -208,7 +208,9 @@ def helper_names() -> set[str]:
     modules they star-import (composites): parsed, not imported, so the generator runs standalone.
     A file's `__all__ = [...]` and its literal `__all__ += [...]` blocks count."""
     names = set()
-    for path in sorted(YAML_PATH.parent.glob("formulas*.py")):
+    for path in sorted((YAML_PATH.parent / "formulas").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
         found = _literal_all(path, follow=True)
         if found is None:
             raise SpecError(f"{path.name} has no __all__ list of helpers")
@@ -225,9 +227,12 @@ def _literal_all(path: Path, follow: bool = False) -> set[str] | None:
         elif (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"
               and names is not None and isinstance(node.value, (ast.List, ast.Tuple))):
             names |= set(ast.literal_eval(node.value))
-        elif (follow and isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        elif (follow and isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module
               and [a.name for a in node.names] == ["*"]):
-            found = _literal_all(path.parent / f"{node.module}.py")
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            found = _literal_all(base.joinpath(*node.module.split(".")).with_suffix(".py"))
             if found is None:
                 raise SpecError(f"{node.module}.py (re-exported by {path.name}) has no __all__ list of helpers")
             star |= found

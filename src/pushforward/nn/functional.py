@@ -10,7 +10,7 @@ tensor([0., 2.])
 """
 from __future__ import annotations
 
-from .._generated import ops as _ops
+from ..ops import generated as _ops
 
 globals().update(_ops.NAMESPACES["nn.functional"])
 

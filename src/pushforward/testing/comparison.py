@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 
 __all__ = ["assert_close"]
 

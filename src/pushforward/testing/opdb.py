@@ -22,12 +22,12 @@ from typing import Callable
 import numpy as np
 import scipy.special as sp
 
-from .._generated import ops
-from .._tensor import Tensor, wrap
+from ..ops import generated as ops
+from ..core.tensor import Tensor, wrap
 from ..autograd import forward_ad as fwAD
 from ..autograd.gradcheck import (GradcheckError, batched_backward_error, batched_forward_error, gradcheck_forms,
                                   gradgradcheck)
-from ..autograd.graph import grad
+from ..engine.graph import grad
 from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
 from .opdb_nn import register as register_nn_ops
 from .opinfo import (BOOL, C128, F32, F64, I64, REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _map,

@@ -14,11 +14,11 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.special as sp
 
-from .._generated import ops
+from ..ops import generated as ops
 from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
-from .._tensor import wrap
-from ..formulas_linalg import eig_unpack, eigh_unpack, lu_unpack, mH, qr_unpack, svd_unpack
-from ..kernels_linalg import diag_embed
+from ..core.tensor import wrap
+from ..ops.formulas.linalg import eig_unpack, eigh_unpack, lu_unpack, mH, qr_unpack, svd_unpack
+from ..kernels.linalg import diag_embed
 
 __all__ = ["add_linalg_ops", "add_fft_ops", "add_special_ops", "add_more_ops", "add_legacy_ops"]
 

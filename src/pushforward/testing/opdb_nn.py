@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 from scipy.linalg import block_diag
 
-from .._generated import ops
+from ..ops import generated as ops
 from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method, _unary
-from ..creation import as_tensor
+from ..core.creation import as_tensor
 from ..nn import functional as F
 
 __all__ = ["register"]

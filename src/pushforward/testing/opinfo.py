@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._generated import ops
-from .._tensor import Tensor, wrap
+from ..ops import generated as ops
+from ..core.tensor import Tensor, wrap
 
 __all__ = ["F64", "F32", "C128", "I64", "BOOL", "REAL", "REAL_COMPLEX", "SampleInput", "make_tensor", "OpInfo",
            "op_record", "UNARY_SHAPES"]

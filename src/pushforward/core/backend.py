@@ -1,0 +1,34 @@
+"""The array library pushforward computes with: the one module that imports it (issue 10).
+
+The kernels (`kernels*.py`) and the generated ops (`_generated/ops.py`, whose `kernel:` fields
+in `derivatives.yaml` read `xp.sin`, `sp.erf`, `K.name`) reach the array library only through
+the names below, so a later array-API backend (CuPy, Dask, ...) changes this module, not the
+YAML nor the kernels; `tests/test_backend.py` enforces it.
+
+- `xp`: the array namespace (NumPy today). Beyond the array API standard the kernels use a few
+  NumPy extensions through it, which a new backend must provide too (or the kernels using
+  them need a branch): ufunc methods (`xp.add.at`, `xp.maximum.at`, `xp.logaddexp.accumulate`,
+  `xp.multiply.outer`), `xp.errstate`, `xp.finfo`, `xp.fft`, `xp.linalg` (numpy's flavour:
+  batched `svd`, `eigh`, `slogdet`, `LinAlgError`), scalar types (`xp.int64`, `xp.bool_`) and
+  `xp.ndarray` for type checks.
+- `sp`: special functions (`scipy.special`; CuPy's is `cupyx.scipy.special`).
+- `sla`: the linear algebra beyond `xp.linalg` (`scipy.linalg`: `expm`, `lu`, triangular solves).
+- `sliding_window_view`: a strided read-only window view (`numpy.lib.stride_tricks`).
+
+These are plain module attributes, bound once: `xp.sin` costs one attribute lookup, the same
+as `np.sin`, so the hot paths pay nothing for the indirection. Swapping the backend at run time
+is not supported (modules bind these names at import): change the imports here instead.
+
+Example:
+    >>> from pushforward.core.backend import xp
+    >>> float(xp.sin(xp.asarray(0.0)))
+    0.0
+"""
+from __future__ import annotations
+
+import numpy as xp
+import scipy.linalg as sla
+import scipy.special as sp
+from numpy.lib.stride_tricks import sliding_window_view
+
+__all__ = ["xp", "sp", "sla", "sliding_window_view"]

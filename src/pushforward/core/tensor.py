@@ -1,0 +1,473 @@
+"""Tensor: an ndarray plus autodiff metadata (tape identity, tangents, view links).
+
+Ops and most methods are generated from derivatives.yaml and attached at import time
+(see `_generated/ops.py`); this module holds storage, views, the version counter and
+the Python protocol methods.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import OpError, OpTypeError
+
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to", "join_storage", "mark_dual", "needs_ad"]
+
+_new = object.__new__
+_ndarray = np.ndarray
+
+
+class _Storage:
+    """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
+
+    __slots__ = ("version", "dual", "views", "members", "_pruned_at")
+    shared = True
+
+    def __init__(self) -> None:
+        self.version = 0
+        # True once any tensor on this storage carried a tangent: its views and aliases may
+        # then see a tangent through their base (mark_dual sets their `_ad` bits)
+        self.dual = False
+        # weak references to the views made while the root required no grad: a differentiable
+        # in-place write into the root makes them require grad too (inplace.commit)
+        self.views = None
+        # weak references to every tensor on this storage (join_storage), for mark_dual
+        self.members = []
+        self._pruned_at = 8
+
+
+class _NoStorage:
+    """Placeholder storage of a fresh tensor (version 0, never dual); replaced on demand."""
+
+    __slots__ = ()
+    version = 0
+    dual = False
+    shared = False
+
+
+_NO_STORAGE = _NoStorage()
+
+FLOATING = frozenset("fc")  # dtype kinds that may carry gradients and tangents
+
+
+class Tensor:
+    """An n-dimensional array that can carry gradients (tape) and tangents (dual levels).
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    # Class-level defaults: creating a tensor only sets `_data`, which keeps the
+    # per-op overhead low. Instances override what they need.
+    _st = _NO_STORAGE          # shared _Storage (version counter)
+    _base = None               # root tensor of a view (None for a root)
+    _view = ()                 # steps replaying this view from its root: ((fn, args), ...)
+    _view_version = 0          # storage version at which a view's grad_fn was made
+    _requires_grad = False
+    _grad_fn = None
+    _output_nr = 0
+    _grad_acc = None           # AccumulateGrad node of a leaf (shared by its aliases)
+    _fw = None                 # {level: tangent} of this tensor's own tangents
+    _retains_grad = False
+    # The one "needs autodiff" bit the dispatcher tests: True once the tensor requires grad,
+    # carries a tangent, or shares a storage that carried one (then a view may see its base's
+    # tangent). It may stay True when that ends (the general path checks precisely); it is never
+    # False while one holds: every write of _requires_grad, _fw or _st sets it (needs_ad is the
+    # precise test, and the fuzzer checks the invariant on every tensor of every program).
+    _ad = False
+    grad = None
+    __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
+    __hash__ = object.__hash__
+
+    def __init__(self, data: Any = None, *, dtype: Any = None, requires_grad: bool = False) -> None:
+        self._data = _to_array(data, dtype)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- storage -------------------------------------------------------------------
+    def _storage(self) -> _Storage:
+        st = self._st
+        if st is _NO_STORAGE:
+            st = self._st = _Storage()
+            st.dual = self._fw is not None
+            st.members.append(weakref.ref(self))
+        return st
+
+    @property
+    def _version(self) -> int:
+        return self._st.version
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # -- basic properties -------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def device(self) -> "device":
+        return _CPU
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    def size(self, dim: int | None = None) -> Any:
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Strides in elements, as torch's: a tuple, or one dim's.
+
+        >>> import pushforward as pf
+        >>> pf.zeros(2, 3).t().stride()
+        (1, 3)
+        """
+        d = self._data
+        strides = tuple(s // d.itemsize for s in d.strides)
+        if dim is None:
+            return strides
+        if not -d.ndim <= dim < d.ndim:
+            raise OpError(f"stride(): dimension {dim} out of range for a {d.ndim}-d tensor")
+        return strides[dim]
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying array (shares memory, the primal of a dual tensor as torch). Raises if the
+        tensor requires grad, as torch; ``force=True`` or ``t.detach().numpy()`` give the values."""
+        if self._requires_grad and not force:
+            raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
+    # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
+    # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods.py: this core
+    # module imports no higher layer (tests/test_layering.py).
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise OpTypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self._data.ndim == 0:
+            raise OpTypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise OpError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        # float(dual) is how NumPy writes a tensor into an ndarray element (`a[i] = t`) and how
+        # math.* read it: the tangent would vanish without a trace, so that is an error;
+        # `.item()` is the explicit way to get the primal number.
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
+                          "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
+                          "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array).")
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        if (self._fw is not None or self._st.dual) and self._has_tangent():
+            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
+                          "tangent would be lost. Use .item() for the primal value.")
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise OpTypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extras = []
+        if self._data.dtype not in (np.float64, np.int64, np.bool_) or self._data.size == 0:
+            extras.append(f"dtype={_dtype_name(self._data.dtype)}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        extras.extend(self._tangent_reprs())
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        # torch: a 0-d tensor formats as its number (f"{loss:.4f}"); others only with an empty spec
+        if self._data.ndim == 0:
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # -- autograd metadata -----------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise OpError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and self._data.dtype.kind not in FLOATING:
+            raise OpError(
+                f"only Tensors of floating point and complex dtype can require gradients (got dtype {self._data.dtype})"
+            )
+        self._requires_grad = bool(requires_grad)
+        if requires_grad:
+            self._ad = True
+        return self
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
+        out = _new(Tensor)
+        out._data = self._data
+        join_storage(out, self._storage())
+        return out
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None:
+            raise OpError("detach_(): can't detach a view in place; use detach()")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._fw = None
+        return self
+
+    # -- conversions -------------------------------------------------------------------
+    def float(self) -> "Tensor":
+        return self.to(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(np.float64)
+
+    def long(self) -> "Tensor":
+        return self.to(np.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(np.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(np.bool_)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(np.complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(np.complex128)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def type(self, dtype: Any = None) -> Any:
+        return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
+
+class device(str):
+    """torch's device object, for the only device: ``pf.device("cpu") == "cpu"``; others raise.
+
+    >>> import pushforward as pf
+    >>> pf.zeros(1).device == pf.device("cpu"), pf.device("cpu").type
+    (True, 'cpu')
+    """
+
+    def __new__(cls, type: str = "cpu", index: int | None = None) -> "device":
+        name = getattr(type, "type", type)
+        if not isinstance(name, str) or name.split(":")[0] != "cpu":
+            raise OpError(f"device {type!r} is not available; pushforward runs on the CPU only ('cpu')")
+        obj = super().__new__(cls, "cpu")
+        obj.type = "cpu"
+        obj.index = index
+        return obj
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+
+_CPU = device("cpu")
+
+
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
+    keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise OpTypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a._data.dtype
+        elif isinstance(a, str):
+            dev = a
+        elif isinstance(a, bool):  # to(dtype, non_blocking, copy): the second positional flag is copy
+            flags = [f for f in args if isinstance(f, bool)]
+            copy = copy or (len(flags) > 1 and flags[1])
+        elif a is not None:
+            dtype = a
+    if dev is not None:
+        device(dev)
+    if dtype is None and not copy:
+        return self
+    return _GENERATED_TO(self, dtype, copy)
+
+
+_GENERATED_TO = None
+
+
+def bind_to() -> None:
+    """Put the device-aware `.to` in front of the generated op (called after methods.bind())."""
+    global _GENERATED_TO
+    if Tensor.to is not _to:
+        _GENERATED_TO = Tensor.to
+        Tensor.to = _to
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "pushforward." + np.dtype(dt).name.replace("bool", "bool")
+
+
+def _to_array(data: Any, dtype=None) -> np.ndarray:
+    """Convert user data to an ndarray (copying), following NumPy's dtype inference."""
+    if isinstance(data, Tensor):
+        data = data._data
+    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
+        data = _nested_to_array(data)
+    dt = None if dtype is None else np.dtype(dtype)
+    arr = np.array(data, dtype=dt)
+    if arr.dtype.kind not in "fciub":
+        raise OpTypeError(f"tensor(): unsupported data of dtype {arr.dtype} (expected numbers)")
+    return arr
+
+
+def _flatten(seq):
+    for v in seq:
+        if isinstance(v, (list, tuple)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _nested_to_array(seq):
+    return [(_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v)) for v in seq]
+
+
+def wrap(a: Any) -> Tensor:
+    """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
+    t = _new(Tensor)
+    t._data = a if type(a) is _ndarray else np.asarray(a)
+    return t
+
+
+def needs_ad(x: Tensor) -> bool:
+    """The precise test the `_ad` bit stands for (tests check `x._ad or not needs_ad(x)`)."""
+    return bool(x._requires_grad or x._fw is not None or x._st.dual)
+
+
+def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
+    """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
+    its `_ad` bit follows st's dual flag from now on (mark_dual)."""
+    t._st = st
+    if not st.shared:  # a fresh tensor's placeholder: nothing to follow
+        return
+    if st.dual:
+        t._ad = True
+    members = st.members
+    members.append(weakref.ref(t))
+    if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
+        members[:] = [r for r in members if r() is not None]
+        st._pruned_at = 2 * len(members) + 8
+
+
+def mark_dual(st: _Storage) -> None:
+    """st now carries a tangent: every tensor on it may see one through its base."""
+    if not st.dual:
+        st.dual = True
+        for r in st.members:
+            t = r()
+            if t is not None:
+                t._ad = True
+
+
+def alias(x: Tensor) -> Tensor:
+    """A tensor sharing x's memory, version counter and tape identity, without tangents."""
+    t = _new(Tensor)
+    t._data = x._data
+    join_storage(t, x._storage())
+    if x._requires_grad:
+        t._requires_grad = True
+        t._ad = True
+        gf = x.grad_fn
+        if gf is not None:
+            t._grad_fn = gf
+            t._output_nr = x._output_nr
+        else:
+            t._grad_acc = _autodiff.grad_accumulator(x)
+    return t
+
+
+class _Autodiff:
+    """What core code calls of the autodiff layer, which it may not import (layers point one way):
+    filled by `pushforward.methods.bind` when the package is imported."""
+
+    grad_accumulator = None
+
+
+_autodiff = _Autodiff()

@@ -1,0 +1,3 @@
+"""Layer 4, dispatch: how one op call runs. The op record (oprecord), the bare-kernel path (bare),
+the classifier and its array executors (classifier), the general executor (general), the aliasing
+rule, in-place writes and the batching rules of vector mode."""

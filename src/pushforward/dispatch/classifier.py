@@ -1,0 +1,255 @@
+"""How an op call runs: one classifier, one executor per case.
+
+A simple generated op (one or two plain Tensors, one result) first tries the bare path
+(bare.run1 / run2: its kernel on the arrays when no input needs autodiff, `Tensor._ad`).
+Every other out-of-place call goes through `apply`, the classifier: it looks at the call once (grad
+mode, which inputs require grad, which levels have tangents, untracked or vector-mode levels)
+and names the executor of its case:
+
+========  ==============================================================  ==================
+case      when                                                            executor
+========  ==============================================================  ==================
+tape      no differentiable input carries a tangent                       `run_tape`
+arrays    one ordinary level, plain tangents, nothing recorded            `run_arrays`
+deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
+          reverse): the primal op is recorded, its tangent deferred
+vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
+general   views, lists, several outputs or levels, tangents that are      `general.run_general`
+          differentiated themselves, a batched (vmap) input, no array
+          formula
+========  ==============================================================  ==================
+
+The array cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; the general one the
+Tensor formula, level by level. Each rule lives once: weak Python scalars (oprecord.py), a
+tangent owns its memory (aliasing.py), fitting a tangent to its output and integer results
+carrying none (`fit_array` here for arrays, `general.fit_tangent` for Tensors), views
+(general.py) and in-place writes (inplace.py). A new kind of level or tangent is a new case
+in `apply` and its executor.
+
+>>> import pushforward as pf
+>>> import pushforward.autograd.forward_ad as fwAD
+>>> from pushforward.ops.generated import SIN
+>>> with fwAD.dual_level():
+...     x = fwAD.make_dual(pf.tensor([0.0]), pf.tensor([2.0]))
+...     fwAD.unpack_dual(apply(SIN, (x,), ())).tangent
+tensor([2.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .aliasing import own_fast
+from ..engine.tangents import tangent_of
+from ..engine.graph import record1
+from ..engine.pending import Pending, defer
+from ..engine.state import STATE
+from .general import fit_tangent, run_general, saved, tape_node
+from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
+from ..core.batched import BatchedTensor
+from ..core.tensor import Tensor, wrap, FLOATING
+
+__all__ = ["apply", "run_tape", "run_arrays", "run_deferred", "run_vector", "fit_array"]
+
+_new = object.__new__
+
+
+def apply(op: Op, ins: tuple, args: tuple):
+    """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
+    arrays, tangents, requires-grad, Python scalars) and hands it to the executor of its case."""
+    if not op.direct:
+        return run_general(op, ins, args)
+    levels, grad_on = STATE.levels, STATE.grad_enabled
+    if not levels:
+        return run_tape(op, ins, args)  # no live level: no tangent anywhere
+    lvl = levels[0] if len(levels) == 1 else None
+    lazy = lvl is not None and lvl.untracked and grad_on
+    key = lvl.uid if lvl is not None else None
+    datas, tans = [], []
+    scalars = rec = any_t = batched = plain = False
+    for x in ins:
+        tx = type(x)
+        if tx is Tensor:
+            datas.append(x._data)
+            if grad_on and x._requires_grad:
+                rec = True
+            fw = x._fw
+            if fw is None:
+                if x._st.dual:
+                    return run_general(op, ins, args)  # a view whose base may hold the tangent
+                t = None
+            elif lvl is None or len(fw) != 1:
+                return run_general(op, ins, args)  # tangents of several levels (or none live): nesting
+            else:
+                t = fw.get(key)
+                tt = type(t)
+                if tt is Tensor and not t._ad:
+                    t = t if lazy else t._data
+                    plain = True
+                elif tt is Pending:
+                    t = t if lazy else _forced_array(x, key)  # (needed now)
+                    plain = True
+                elif tt is BatchedTensor and t._blevel == lvl.blevel and type(t._phys) is Tensor and not t._phys._ad:
+                    t = t._phys._data
+                    batched = True
+                else:  # a tangent differentiated itself, a masked (unpacked) primal, another level's tangent
+                    return run_general(op, ins, args)
+                if t is not None:
+                    any_t = True
+        elif tx in SCALAR_TYPES:
+            datas.append(x)
+            scalars = True
+            t = None
+        else:
+            return run_general(op, ins, args)
+        tans.append(t)
+    if not op.all_diff:  # tangents of differentiable inputs only
+        tans = [t for t, d in zip(tans, op.diff) if d]
+        any_t = any_t and any(t is not None for t in tans)
+    if not any_t:
+        return run_tape(op, ins, args)
+    if op.jvp_np is None:
+        return run_general(op, ins, args)
+    if not (rec or lazy or batched):
+        return run_arrays(op, ins, args, lvl, datas, tans, scalars)
+    # (tangents are arrays, except for run_deferred: as stored, Tensor or Pending, for pending.py)
+    return _recorded_or_batched(op, ins, args, lvl, datas, tans, scalars, rec, lazy, batched, plain)
+
+
+def _forced_array(x: Tensor, key: int):
+    """x's deferred tangent at the level `key`, computed now: its array, or None."""
+    t = tangent_of(x, key)
+    return None if t is None else t._data
+
+
+def _recorded_or_batched(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool,
+                         lazy: bool, batched: bool, plain: bool):
+    """apply's last step when tangents reach the output and an input requires grad, or the level is
+    untracked or vector-mode (batched: a tangent is a batch of this level; plain: one is not)."""
+    if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
+        if not plain and op.batch == "elementwise" and (lvl.untracked or not rec):
+            return run_vector(op, ins, args, lvl, datas, tans, scalars, rec)
+    elif lazy:
+        return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
+    return run_general(op, ins, args)  # the tangent formula goes on the tape, or mixed tangents
+
+
+# -- the executors of the array cases ----------------------------------------------------------
+
+def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
+    """No tangent reaches the output: the kernel, and the tape node when an input requires grad.
+    (Reached before apply reads the inputs when no level is live: an input that is neither a
+    Tensor nor a Python scalar goes to the general executor, which normalises it.)"""
+    rec = STATE.grad_enabled and op.differentiable
+    if len(ins) == 1 and type(ins[0]) is Tensor:  # the recorded forward's hot path, unrolled
+        x = ins[0]
+        out = run_kernel(op, ins, (x._data,), args)
+        if rec and x._requires_grad and op.diff[0]:
+            node = record1(op, x, args, out)
+            if node.keep is not None:
+                node.save_result((out,))
+        return out
+    scalars = False
+    if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor:  # (mul, add, ...: unrolled)
+        datas = [ins[0]._data, ins[1]._data]
+    else:
+        datas = []
+        for x in ins:
+            if type(x) is Tensor:
+                datas.append(x._data)
+            elif type(x) in SCALAR_TYPES:
+                datas.append(x)
+                scalars = True
+            else:
+                return run_general(op, ins, args)
+    if not rec:
+        return run_kernel(op, ins, datas, args)
+    if scalars:
+        ins = tape_inputs(ins)
+        datas = [ins[0]._data, ins[1]._data] if len(ins) == 2 else [x._data for x in ins]
+    out = run_kernel(op, ins, datas, args)
+    return saved(tape_node(op, ins, args, (out,)), out)
+
+
+def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
+    """One ordinary level: the kernel, then the array formula on the tangents."""
+    out = run_kernel(op, ins, datas, args)
+    od = out._data
+    if scalars:
+        datas = scalar_arrays(datas, od)
+    if len(datas) == 1 and not args:  # (a star call packs a tuple: the unary chain's hot path skips it)
+        r = op.jvp_np(datas[0], tans[0], od)
+    else:
+        r = op.jvp_np(*datas, *tans, od, *args)
+    if type(r) is np.ndarray and (r.base is not None or len(tans) != 1 or r is tans[0]):
+        r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
+    return _attach(op, out, r, lvl)
+
+
+def run_deferred(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool) -> Tensor:
+    """An untracked level while a tape is recorded (forward-over-reverse): the primal op goes on
+    the tape, its tangent formula is deferred until something reads the tangent (pending.py)."""
+    out = run_kernel(op, ins, datas, args)
+    node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
+    od = out._data
+    if od.dtype.kind in FLOATING:
+        out._fw = {lvl.uid: defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args)}
+        out._ad = True
+        lvl.register(out)
+    return saved(node, out)
+
+
+def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool) -> Tensor:
+    """A vector-mode level (dual_level(batch=B)), element-wise op: its array formula runs once on
+    the tangents' (B, ...) arrays, each with size-1 dims inserted after the batch dim up to the
+    output's rank, so that right-aligned broadcasting lines the logical dims up with the primals'
+    (the `elementwise` batching rule, on arrays). On an untracked level the primal op is recorded."""
+    out = run_kernel(op, ins, datas, args)
+    node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
+    od = out._data
+    if od.dtype.kind in FLOATING:
+        rank = od.ndim + 1
+        tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
+                for t in tans]
+        if scalars:
+            datas = scalar_arrays(datas, od)
+        r = op.jvp_np(*datas, *tans, od, *args)
+        if type(r) is np.ndarray:
+            r = own_fast(r, datas, tans, od)
+        r = fit_array(op, r, od, lvl.batch)
+        if r is not None:
+            out._fw = {lvl.uid: BatchedTensor(wrap(r), lvl.blevel)}
+            out._ad = True
+            lvl.register(out)
+    return saved(node, out)
+
+
+def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
+    """An array formula's tangent brought to its output's shape and dtype (with a leading batch
+    dim at a vector-mode level), fresh where it had to change; None for no tangent, and for an
+    integer or bool output, which never carries one (DESIGN rule 3)."""
+    if r is None or od.dtype.kind not in FLOATING:
+        return None
+    want = od.shape if batch is None else (batch,) + od.shape
+    if type(r) is np.ndarray and r.shape == want and r.dtype == od.dtype:
+        return r
+    if batch is None:  # Tensor fitting says what is wrong with a shape (one place for the message)
+        return fit_tangent(wrap(np.asarray(r)), wrap(od), op)._data
+    r = np.asarray(r)
+    if r.dtype.kind == "c" and od.dtype.kind != "c":
+        r = r.real
+    return np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
+
+
+def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:
+    """Give `out` the tangent array r (None: no tangent) at the level `lvl`, fitted (fit_array)."""
+    od = out._data
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
+        r = fit_array(op, r, od)
+        if r is None:
+            return out
+    t = _new(Tensor)
+    t._data = r
+    out._fw = {lvl.uid: t}
+    out._ad = True
+    lvl.register(out)
+    return out

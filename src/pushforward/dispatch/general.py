@@ -1,0 +1,327 @@
+"""The general executor: every call the array executors of dispatch.py do not take.
+
+A batched input goes to batching.py (the op's batching rule, then this executor again on the
+physical tensors). Otherwise the inputs are normalised (weak scalars, lists, optional
+inputs), the kernel runs, a view output is linked to its base, the tape node is recorded on
+the original inputs (so backward formulas see their tangents: forward-over-reverse) and the
+tangents are computed level by level, outermost first, each with formulas over primals that
+still carry the outer levels' tangents (hierarchical nesting). `fit_tangent` is the one place
+a formula's tangent is brought to its output's shape and dtype.
+
+>>> import pushforward as pf
+>>> from pushforward.ops.generated import MUL
+>>> run_general(MUL, (pf.tensor([2.0]), pf.tensor([3.0])), ())
+tensor([6.])
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Callable
+
+import numpy as np
+
+from .aliasing import arrays_of, own_tensor, unshared
+from ..engine.tangents import levels_of, set_tangent, tangent_of, tangents_below
+from ..engine.graph import record
+from ..engine.grad_mode import no_grad
+from ..engine.pending import Pending, defer
+from ..engine.state import STATE
+from .batching import has_batched, run_batched
+from ..errors import OpError, OpTypeError
+from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
+from ..core.batched import BatchedTensor, values_of
+from ..core.tensor import Tensor, alias, join_storage, wrap, FLOATING
+
+__all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
+
+
+def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
+    """Normalise a Tensor-typed argument: Tensor, None (optional), list, or a weak scalar."""
+    if type(v) is Tensor:
+        return v
+    if v is None:
+        if kind == "T?":
+            return None
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, not None")
+    if kind == "T[]":
+        if not isinstance(v, (list, tuple)):
+            raise OpTypeError(f"{op.name}: argument '{pname}' must be a sequence of Tensors, got {type(v).__name__}")
+        return [x if type(x) is Tensor else _coerce(x, op, pname) for x in v]
+    if isinstance(v, SCALARS):
+        # NumPy's NEP 50: a Python scalar takes the dtype of the tensors it meets ("weak").
+        try:
+            return wrap(np.asarray(v, dtype=weak_dtype(dtypes, v)))
+        except Exception as e:
+            raise OpError(f"{op.name}: cannot combine scalar {v!r} with dtypes {dtypes}: {e}") from None
+    return _coerce(v, op, pname)
+
+
+def _coerce(v, op: Op, pname: str) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    try:
+        arr = np.asarray(v)
+    except Exception as e:
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}: {e}") from None
+    if arr.dtype.kind not in "fciub":
+        raise OpTypeError(f"{op.name}: argument '{pname}' must be a Tensor, got {type(v).__name__}")
+    return wrap(arr)
+
+
+def normalize(op: Op, inputs) -> list:
+    kinds = op.kinds
+    dtypes = [v._data.dtype for v in inputs if type(v) is Tensor]
+    return [_as_input(v, kinds[i], dtypes, op, op.params[i]) for i, v in enumerate(inputs)]
+
+
+def _datas(ins: list) -> list:
+    return [v._data if type(v) is Tensor else (None if v is None else [x._data for x in v]) for v in ins]
+
+
+def _diff_tensors(op: Op, ins: list):
+    """Every differentiable input tensor, lists flattened."""
+    for i, v in enumerate(ins):
+        if not op.diff[i] or v is None:
+            continue
+        if type(v) is Tensor:
+            yield v
+        else:
+            yield from v
+
+
+def run_general(op: Op, inputs, args: tuple):
+    """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
+    if has_batched(inputs):
+        return run_batched(op, inputs, args, run_general)
+    if op.simple and all(type(v) is Tensor for v in inputs):
+        ins = inputs
+        datas = [v._data for v in inputs]
+    else:
+        ins = normalize(op, inputs)
+        datas = _datas(ins)
+    if op.n_out == 1:
+        out = run_kernel(op, ins, datas, args)
+        outs = (out,)
+    else:
+        try:
+            raw = op.kernel(*datas, *args)
+        except Exception as e:
+            raise op_error(op, ins, args, e) from None
+        outs = tuple(wrap(unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
+        out = outs
+    if op.kind != "op":
+        _link_view(op, ins[0], outs[0], args)
+    if not op.differentiable:
+        return out
+    st = STATE
+    node = tape_node(op, ins, args, outs) if st.grad_enabled else None
+    if st.levels:
+        levels = set()
+        for t in _diff_tensors(op, ins):
+            if t._fw is not None or t._st.dual:
+                levels.update(levels_of(t))
+        for level in sorted(levels):
+            _forward(op, ins, args, outs, level)
+    saved(node, outs)
+    return out
+
+
+def tape_node(op: Op, ins, args: tuple, outs: tuple):
+    """The tape node of one call (made the outputs' grad_fn) if a differentiable input requires
+    grad, else None. (The two-input case unrolled: a comprehension is a call of its own.)"""
+    if not op.simple:
+        needs = [t._requires_grad for t in _diff_tensors(op, ins)]
+    elif len(ins) == 2:
+        (a, b), (da, db) = ins, op.diff
+        needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
+    else:
+        needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
+    return record(op, ins, args, outs, needs) if True in needs else None
+
+
+def saved(node, out):
+    """out (a Tensor, or the tuple of a multi-output op's), kept by its tape node (if any, and if
+    the node keeps it) once its tangents are set."""
+    if node is not None and node.keep is not None:
+        node.save_result(out if type(out) is tuple else (out,))
+    return out
+
+
+def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
+    """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
+    if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
+        return
+    join_storage(out, src._storage())
+    if src._fw is not None:  # masks of an unpacked primal hold for its views too
+        for lv, t in list(src._fw.items()):
+            if t is None and lv in STATE.by_uid:
+                set_tangent(out, lv, None)
+    base = src._base
+    if base is None:
+        out._base = src
+        out._view = ((op.public, args),)
+    else:
+        out._base = base
+        out._view = src._view + ((op.public, args),)
+    out._view_version = out._st.version
+    if not out._base._requires_grad and out._data.dtype.kind in FLOATING:
+        st = out._st  # a later differentiable write into the root must reach this view (commit)
+        if st.views is None:
+            st.views = []
+        st.views.append(weakref.ref(out))
+
+
+def _plain(t) -> bool:
+    """True when t can be handled as a bare array (nothing can differentiate it)."""
+    return t is None or type(t) is Pending or (
+        type(t) is not BatchedTensor and not t._ad)
+
+
+def _raw_tangent(v: Tensor, level: int):
+    """v's own tangent at `level` as stored (maybe deferred), else tangent_of's answer."""
+    fw = v._fw
+    if fw is not None:
+        t = fw.get(level)
+        if t is not None:
+            return t
+    return tangent_of(v, level)
+
+
+def _forced_tangent(t):
+    if type(t) is Pending:
+        return t.force()
+    if type(t) is list:
+        return [_forced_tangent(x) for x in t]
+    return t
+
+
+def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
+    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact."""
+    if grad_on and v._requires_grad:
+        return False
+    if v._fw is None and not v._st.dual:
+        return True
+    lv = levels_of(v)
+    return not lv or (len(lv) == 1 and level in lv)
+
+
+def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
+    """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
+    lvl = STATE.by_uid[level]
+    # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
+    grad_on = STATE.grad_enabled and not lvl.untracked
+    # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
+    lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
+    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of)
+    if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
+        return
+    if op.jvp is None:
+        raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
+    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on) for o in outs):
+        if lazy:
+            set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
+            return
+        r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
+                                      [None if x is None else x._data for x in t]) for t in tans],
+                      *[o._data for o in outs], *args)
+        if op.n_out == 1:
+            r = None if r is None else wrap(r)
+        else:
+            r = tuple(None if x is None else wrap(x) for x in r)
+    else:
+        if lazy:  # deferred input tangents are needed now
+            tans = [_forced_tangent(t) for t in tans]
+        if single and op.jvp_kind == "auto_linear":
+            # A linear op (views, mostly): its tangent is the op on the tangents. The formula reads
+            # no primal, and tangents nothing differentiates record nothing on the tape.
+            r = op.jvp(*ins, *tans, *outs, *args)
+        else:
+            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
+    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, level)
+
+
+def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable) -> tuple[list, bool]:
+    """Per differentiable input its tangent at `level` (None, a tangent, or a list for a list
+    input), and whether nothing but this level's plain tangents is around (formulas may then run
+    on arrays)."""
+    tans = []
+    single = True
+    for i, v in enumerate(ins):
+        if not op.diff[i]:
+            continue
+        if v is None:  # an optional input not given: no tangent, but keep the positions
+            tans.append(None)
+            continue
+        if type(v) is Tensor:
+            t = read(v, level) if (v._fw is not None or v._st.dual) else None
+            single = single and _only_level(v, level, grad_on) and _plain(t)
+        else:
+            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
+            single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
+        tans.append(t)
+    return tans, single
+
+
+def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, level: int) -> None:
+    """Attach the formula's tangents r to the outputs, fitted, each its own memory (own_tensor)."""
+    seen = None
+    for o, t, d in zip(outs, r, op.out_diff):
+        if d and t is not None:
+            t = fit_tangent(t, o, op)
+            if t is None:
+                continue
+            if o._base is None:  # not a view: its tangent must be its own (see own_array)
+                if seen is None:
+                    seen = arrays_of(ins) + arrays_of(tans) + [x._data for x in outs]
+                t = own_tensor(t, seen)
+                seen.append(t._data if type(t) is Tensor else values_of(t))
+            set_tangent(o, level, t)
+
+
+def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):
+    """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
+    recorded on the tape when the level is tracked, else run without recording."""
+    prims = [(prim_at(v, level) if type(v) is Tensor else [prim_at(x, level) for x in v])
+             if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
+    if grad_on or not STATE.grad_enabled:
+        return op.jvp(*prims, *tans, *outs, *args)
+    with no_grad():
+        return op.jvp(*prims, *tans, *outs, *args)
+
+
+def prim_at(v: Tensor, level: int) -> Tensor:
+    """v seen from `level`: same tape identity, only the tangents of outer levels."""
+    if (v._fw is None and not v._st.dual) or not levels_of(v):
+        return v
+    p = alias(v)
+    below = tangents_below(v, level)
+    if below:
+        for lvl, t in below.items():
+            set_tangent(p, lvl, t)
+    return p
+
+
+def fit_tangent(t, out: Tensor, op: Op):
+    """Bring a formula's tangent to the output's shape and dtype (the one place that does).
+    None for an integer or bool output: those never carry tangents (DESIGN rule 3), whatever
+    the formula says (a cast's formula casts the tangent too). A batched tangent (batched dual
+    level) is fitted by its logical shape."""
+    od = out._data
+    if od.dtype.kind not in FLOATING:
+        return None
+    if not isinstance(t, Tensor):
+        t = wrap(np.asarray(t))
+    shape, dtype = (t._data.shape, t._data.dtype) if type(t) is Tensor else (t.shape, t.dtype)
+    if shape != od.shape:
+        try:
+            np.broadcast_shapes(shape, od.shape)
+        except ValueError:
+            raise OpError(f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
+                          f"shape {od.shape}") from None
+        t = t.expand(od.shape).clone()
+    if dtype != od.dtype:
+        if dtype.kind == "c" and od.dtype.kind != "c":
+            t = t.real
+        if t.dtype != od.dtype:
+            t = t.to(od.dtype)
+    return t

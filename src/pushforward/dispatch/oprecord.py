@@ -1,0 +1,166 @@
+"""The runtime record of one op (`Op`, built by the generated module from derivatives.yaml),
+the call of its kernel, and NumPy's weak Python scalars (the one place that rule lives).
+
+>>> import pushforward as pf
+>>> from pushforward.ops.generated import MUL
+>>> run_kernel(MUL, (pf.tensor([2.0]), 3.0), (pf.tensor([2.0])._data, 3.0), ())
+tensor([6.])
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .aliasing import unshared
+from .batching import OPS
+from ..errors import OpError, describe, same_kind
+from ..kernels.basic import CONTIGUOUS_RESULTS
+from ..core.batched import BatchedTensor
+from ..core.tensor import Tensor, wrap
+
+__all__ = ["Op", "op_error", "run_kernel", "SCALAR_TYPES", "SCALARS", "weak_dtype", "tape_inputs", "scalar_arrays"]
+
+_new = object.__new__
+SCALARS = (int, float, complex, bool, np.integer, np.floating, np.complexfloating, np.bool_)
+SCALAR_TYPES = frozenset((int, float, complex, bool))
+
+
+class Op:
+    """Runtime description of one op, built by the generated module from derivatives.yaml."""
+
+    __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
+                 "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
+                 "public", "simple", "direct", "all_diff", "jvp_np_reads", "grad_embeds", "contiguous", "argnames", "batch")
+
+    def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
+                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
+                 save_fn: Callable | None = None, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
+                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False,
+                 argnames: tuple = (), batch: str = "loop") -> None:
+        self.name = name
+        self.kernel = kernel
+        self.params = params          # names of the Tensor-typed parameters
+        self.kinds = kinds            # per tensor param: "T", "T?" or "T[]"
+        self.diff = diff              # per tensor param: differentiable?
+        self.backward = backward      # (grad, *inputs, result, *args, needs) -> tuple of grads
+        self.jvp = jvp                # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
+        self.jvp_np = jvp_np          # the same formula over ndarrays, or None
+        self.jvp_kind = jvp_kind      # explicit / auto_element_wise / auto_linear / none
+        # What the tape node keeps, derived from the backward formulas (codegen/saves.py):
+        # save[mask] = (per tensor param: 0 nothing, 1 metadata, 2 the tensor; per output: 0/2,
+        # or None when no output is kept), where bit i of mask says differentiable param i needs
+        # grad. save_fn(*tensor params, *args) gives the table when it depends on static tests.
+        self.save = save if save is not None else ((((0,) * len(params)), None),) * (1 << sum(diff))
+        self.save_fn = save_fn
+        self.n_out = n_out
+        self.out_diff = out_diff
+        self.kind = kind              # "op", "view" or "maybe_view"
+        self.differentiable = differentiable
+        # per tensor param, then the result: read by jvp_np? (None: all are)
+        self.jvp_np_reads = jvp_np_reads
+        # the backward places grad into zeros of the input's shape, where this view looks
+        self.grad_embeds = grad_embeds
+        self.public = None            # the public function (set by the generated module)
+        OPS[name] = self              # batching rules call ops by name
+        self.argnames = argnames      # names of the non-Tensor arguments, in the order of `args`
+        self.batch = batch            # batching rule from derivatives.yaml (see batching.py)
+        # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
+        self.simple = all(k == "T" for k in kinds) and n_out == 1
+        # ... and not a view: dispatch.apply's array executors may run it
+        self.direct = self.simple and kind == "op"
+        self.all_diff = all(diff)
+        # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it
+        # (wrapped here, so the other ops' hot paths pay nothing for it)
+        self.contiguous = name in CONTIGUOUS_RESULTS
+        if self.contiguous:
+            self.jvp = _contiguous_tensor_formula(jvp) if jvp is not None else None
+            self.jvp_np = _contiguous_array_formula(jvp_np) if jvp_np is not None else None
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def _contiguous_array_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        return np.ascontiguousarray(r) if type(r) is np.ndarray and not r.flags.c_contiguous else r
+    return formula
+
+
+def _contiguous_tensor_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
+            return r.contiguous()
+        return r.clone() if type(r) is Tensor and not r._data.flags.c_contiguous else r
+    return formula
+
+
+def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
+    """An error naming the op, its inputs' shapes/dtypes and NumPy's complaint."""
+    msg = str(exc).split("\n")[0]
+    shown = ", ".join(describe(v) for v in inputs)
+    extra = (", args=" + ", ".join(repr(a) for a in args)) if args else ""
+    return same_kind(exc)(f"{op.name}: {msg} (inputs: {shown}{extra})")
+
+
+def run_kernel(op: Op, inputs, datas, args: tuple) -> Tensor:
+    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result; NumPy's
+    errors become ours, naming the op and its inputs."""
+    try:
+        out = op.kernel(*datas, *args)
+    except Exception as e:
+        raise op_error(op, inputs, args, e) from None
+    t = _new(Tensor)
+    if type(out) is np.ndarray:
+        if out.base is not None and op.kind == "op":
+            out = unshared(out, datas)
+        t._data = out
+    else:
+        t._data = np.asarray(out)
+    return t
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float16): np.dtype(np.complex64)}
+
+
+def weak_dtype(dtypes: list, v) -> np.dtype:
+    """The dtype NumPy gives a Python scalar `v` combined with tensors of `dtypes` (NEP 50)."""
+    tv = type(v)
+    if not dtypes or tv not in SCALAR_TYPES:
+        return np.result_type(*dtypes, v) if dtypes else np.asarray(v).dtype
+    dt = dtypes[0] if len(dtypes) == 1 else np.result_type(*dtypes)
+    kind = dt.kind
+    if tv is bool or (tv is int and kind != "b") or (tv is float and kind in "fc") or (tv is complex and kind == "c"):
+        return dt
+    if tv is int:
+        return np.dtype(np.int64)
+    if tv is float:
+        return np.dtype(np.float64)
+    return _COMPLEX_OF.get(dt, np.dtype(np.complex128))
+
+
+def tape_inputs(ins: tuple) -> tuple:
+    """The tape takes Tensors: a Python scalar input is wrapped with its weak dtype.
+    (Loops, not comprehensions: each of those is a call of its own on the recorded hot path.)"""
+    if len(ins) == 2:  # a tensor and a scalar: the common case, unrolled
+        a, b = ins
+        if type(a) is Tensor and type(b) in SCALAR_TYPES:
+            return a, wrap(np.asarray(b, dtype=weak_dtype([a._data.dtype], b)))
+        if type(b) is Tensor and type(a) in SCALAR_TYPES:
+            return wrap(np.asarray(a, dtype=weak_dtype([b._data.dtype], a))), b
+    dts = []
+    for x in ins:
+        if type(x) is Tensor:
+            dts.append(x._data.dtype)
+    out = []
+    for x in ins:
+        out.append(x if type(x) is Tensor else wrap(np.asarray(x, dtype=weak_dtype(dts, x))))
+    return tuple(out)
+
+
+def scalar_arrays(datas: list, od: np.ndarray) -> list:
+    """Array formulas need arrays: a Python scalar takes the output's dtype (NumPy's weak scalars)."""
+    dt = od.dtype if od.dtype.kind in "fc" else None
+    return [np.asarray(v, dtype=dt) if type(v) in SCALAR_TYPES else v for v in datas]

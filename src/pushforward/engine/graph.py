@@ -1,0 +1,916 @@
+"""Reverse mode: tape nodes and the engine that walks them.
+
+A node is created per differentiable op call whose inputs require grad. It keeps the
+inputs its backward formulas need (with their tangents, so backward formulas propagate
+them: forward-over-reverse) and the edges to the inputs' own nodes. The engine walks the
+graph iteratively in dependency order (no recursion), and gradients are brought back to
+each input's shape and dtype in one place, `_fit_grad`.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .accumulate import add as add_grads, dense, embed_or_none, exclusive
+from .tangents import replay_view, set_tangent
+from .grad_mode import enable_grad, set_grad_enabled
+from .registry import OPS
+from .state import STATE
+from ..core.creation import zeros_like
+from ..errors import OpError
+from ..core.tensor import Tensor, alias, join_storage, wrap
+
+_seq = itertools.count()
+_new = object.__new__
+_NO_RESULT = _NONE1 = (None,)  # e.g. the result argument of a formula whose node keeps no output
+_NEEDS1, _NONE_NEEDED1 = (True,), (False,)
+
+
+class _Meta:
+    """What a backward formula may read of an input it does not need in full."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, t) -> None:
+        self.shape = t._data.shape
+        self.dtype = t._data.dtype
+        self.ndim = t._data.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self.shape))
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def size(self, d=None):
+        return self.shape if d is None else self.shape[d]
+
+
+class Node:
+    """Base of tape nodes: edges to the next nodes, hooks, ordering."""
+
+    __slots__ = ("next_edges", "pre_hooks", "seq", "__weakref__")
+
+    def __init__(self) -> None:
+        self.next_edges: list = []
+        self.pre_hooks: dict | None = None
+        self.seq = next(_seq)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    def apply(self, grads: list) -> list:
+        raise NotImplementedError(f"{type(self).__name__} does not implement apply()")
+
+    def release(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+class OpNode(Node):
+    """Backward of one call of a generated op."""
+
+    # needs: per edge, does the input need a gradient (set by record's hot path for one or two
+    # plain inputs; None: worked out from the edges, whose list may hold placeholders)
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep",
+                 "needs")
+
+    def __init__(self, op, args: tuple) -> None:
+        super().__init__()
+        self.op = op
+        self.args = args
+        self.result = None
+        self.released = False
+        self.keep = None
+        self.needs = None
+
+    def name(self) -> str:
+        return "".join(p.capitalize() for p in self.op.name.split("_")) + "Backward0"
+
+    def save_result(self, outs: tuple) -> None:
+        """Keep the outputs the backward formulas read (self.keep), without a reference cycle
+        through grad_fn: per output, (array, storage, tangents) or None. `_results` makes the
+        Tensors the formulas see."""
+        if len(outs) == 1:  # the common case, unrolled
+            out = outs[0]
+            st = out._storage()  # shared with out: an in-place write into out bumps its version
+            self.result = ((out._data, st, out._fw),)
+            self.result_version = (st.version,)
+            return
+        saved = [(out._data, out._storage(), out._fw) if k else None for out, k in zip(outs, self.keep)]
+        self.result = saved
+        self.result_version = [None if r is None else r[1].version for r in saved]
+
+    def _unpack(self, t, version: int):
+        if t is None or version is None:
+            return t
+        if type(t) is list:
+            return [self._unpack(x, v) for x, v in zip(t, version)]
+        if t._st.version != version:
+            raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", version, t._st.version)
+        return t
+
+    def _modified(self, what: str, saved: int, now: int) -> OpError:
+        return OpError(
+            f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{self.name()}] {what} at version {saved}, now at version {now}"
+        )
+
+    def _results(self) -> list:
+        """The saved outputs the formulas read (None for the others), checked against in-place writes."""
+        results = []
+        grad_on = STATE.grad_enabled
+        for k, (r, v) in enumerate(zip(self.result, self.result_version)):
+            if r is None:
+                results.append(None)
+                continue
+            data, st, fw = r
+            if st.version != v:
+                raise self._modified("its output was saved", v, st.version)
+            res = _new(Tensor)
+            res._data = data
+            join_storage(res, st)
+            if fw is not None:
+                res._fw = fw
+                res._ad = True
+            if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
+                res._requires_grad = True  # the saved output's history is this node
+                res._ad = True
+                res._grad_fn = self
+                res._output_nr = k
+            results.append(res)
+        return results
+
+    def apply(self, grads: list) -> list:
+        grad = grads[0]
+        needs = self.needs
+        if self.released or grad is None or needs is None or len(grads) > 1:
+            return self._apply_rare(grads)
+        return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
+
+    def _apply_rare(self, grads: list) -> list:
+        """apply() for a released node, several or no incoming gradients, or a general node."""
+        if self.released:
+            raise OpError(
+                f"Trying to backward through the graph a second time (or directly access saved tensors after "
+                f"they have already been freed) in {self.name()}. Specify retain_graph=True if you need to "
+                "backward through the graph a second time or if you need to access saved tensors after "
+                "calling backward."
+            )
+        grad = grads[0]
+        if len(grads) > 1 and any(g is not None for g in grads[1:]):
+            # formulas take one grad; no op has two differentiable outputs yet: never drop one silently
+            raise NotImplementedError(f"{self.name()}: backward through more than one output of "
+                                      f"{self.op.name} is not implemented")
+        if grad is None:
+            return [None] * len(self.next_edges)
+        if self.needs is None:
+            return self._apply_general(grad)
+        return self._apply_formulas(grad, self.needs)
+
+    def _apply_formulas(self, grad, needs) -> list:
+        """The backward formulas as Tensor ops (the hot case of apply())."""
+        saved = self.saved
+        if len(needs) == 1 and len(saved) == 1:  # one input: unrolled further
+            t = saved[0]
+            v = self.versions[0]
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+            g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args,
+                                 needs)[0]
+            if g is None or not needs[0]:
+                return _NONE1
+            m = self.metas[0]
+            if type(g) is not Tensor or g._data.shape != m[0] or g._data.dtype != m[1]:
+                g = _fit_grad(g, m, self)
+            return (g,)
+        for t, v in zip(saved, self.versions):
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+        raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()),
+                               *self.args, needs)
+        out = []
+        for g, m, n in zip(raw, self.metas, needs):
+            if g is None or not n:
+                out.append(None)
+            elif type(g) is Tensor and g._data.shape == m[0] and g._data.dtype == m[1]:
+                out.append(g)  # _fit_grad's common case, inlined
+            else:
+                out.append(_fit_grad(g, m, self))
+        return out
+
+    def _apply_general(self, grad) -> list:
+        """apply() for nodes of ops with list or optional inputs or several outputs."""
+        op = self.op
+        saved = [self._unpack(t, v) for t, v in zip(self.saved, self.versions)]
+        results = [None] * op.n_out if self.keep is None else self._results()
+        needs = [e is not None for e in self.next_edges]
+        metas = self.metas
+        if "T[]" not in op.kinds:  # no list inputs: one edge per differentiable parameter
+            raw = op.backward(grad, *saved, *results, *self.args, needs)
+            return [None if g is None or not n else _fit_grad(g, m, self) for g, m, n in zip(raw, metas, needs)]
+        raw = op.backward(grad, *saved, *results, *self.args, self.param_needs(needs))
+        out = []
+        for g, meta in zip(raw, metas):  # one entry per differentiable parameter; lists flattened
+            if type(meta) is list:
+                gs = g if g is not None else [None] * len(meta)
+                for gi, mi in zip(gs, meta):
+                    out.append(_fit_grad(gi, mi, self) if needs[len(out)] else None)
+            else:
+                out.append(_fit_grad(g, meta, self) if needs[len(out)] else None)
+        return out
+
+    def embed_grad(self, grads: list):
+        """For a view op whose backward only places grad into its input (`op.grad_embeds`): the
+        gradient as an accumulate.Embed, summed in place by the engine; None: run apply()."""
+        grad = grads[0]
+        if self.released or not self.op.grad_embeds or self.next_edges[0] is None:
+            return None
+        shape, dtype = self.metas[0]
+        return embed_or_none(grad, shape, dtype, ((self.op.public, self.args),))
+
+    def param_needs(self, needs: list) -> list:
+        """Per differentiable parameter: does any of its tensors need a gradient?"""
+        res = []
+        k = 0
+        for meta in self.metas:
+            n = len(meta) if type(meta) is list else 1
+            res.append(any(needs[k:k + n]))
+            k += n
+        return res
+
+    def release(self) -> None:
+        self.saved = None
+        self.result = None
+        self.released = True
+
+
+def _fit_grad(g, meta: tuple, who, index: int | None = None):
+    """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype)).
+    `who` is the node and `index` the input's position (named in errors)."""
+    if g is None:
+        return None
+    if not isinstance(g, Tensor):
+        g = wrap(np.asarray(g))
+    shape, dt = meta
+    gs = g._data.shape if type(g) is Tensor else g.shape  # a batched gradient: its logical shape
+    if gs != shape:
+        lead = len(gs) - len(shape)
+        if lead < 0 or any(s != 1 and s != gs[lead + i] for i, s in enumerate(shape)):
+            which = "input" if index is None else f"input {index}"
+            raise OpError(f"{who.name()}: gradient of shape {gs} cannot be reduced to {which} shape {shape}")
+        # leading dims summed away, the others kept: the result has the input's shape without a
+        # reshape (whose view would cost the leaf a copy of its gradient, accumulate_into)
+        if lead:
+            g = g.sum(tuple(range(lead)))
+        dims = tuple(i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
+        if dims:
+            g = g.sum(dims, keepdim=True)
+    if g.dtype != dt:
+        if g.dtype.kind == "c" and dt.kind != "c":
+            g = g.real
+        if g.dtype != dt:
+            g = g.to(dt)
+    return g
+
+
+class AccumulateGrad(Node):
+    """Sink of a leaf tensor: adds incoming gradients into `.grad`.
+
+    It holds its leaf weakly (the leaf holds it, and the graph holds it through its edges):
+    a leaf is freed by reference counting as soon as the last user reference goes, even
+    while a graph that used it is alive (its gradient then has nowhere to go). The lock
+    makes accumulation atomic when several threads run backward into one leaf.
+    """
+
+    __slots__ = ("_ref", "lock")
+
+    def __init__(self, variable) -> None:
+        super().__init__()
+        self._ref = weakref.ref(variable)
+        self.lock = threading.Lock()
+
+    @property
+    def variable(self):
+        """The leaf (None once it has been freed)."""
+        return self._ref()
+
+    def apply(self, grads: list) -> list:
+        if grads[0] is None:
+            return []
+        v = self._ref()
+        if v is not None:
+            accumulate_into(v, grads, 0, self.lock)
+        return []
+
+
+def accumulate_into(v, lst: list, i: int, lock) -> None:
+    """v.grad += lst[i], atomically under `lock`, into memory nobody else holds: the gradient
+    itself when the engine made it and nothing else references it, else a copy (a clone under
+    create_graph, so the copy stays differentiable); a second gradient is summed out of place."""
+    with lock:
+        old = v.grad
+        if old is None:
+            # (without create_graph grad mode is off here, so the clone and the sum record nothing)
+            v.grad = lst[i] if not STATE.grad_enabled and exclusive(lst, i) else lst[i].clone()
+        else:
+            g = lst[i]
+            if not isinstance(old, Tensor) or old._data.shape != g._data.shape or old._data.dtype != g._data.dtype:
+                what = (f"shape {tuple(old._data.shape)} and dtype {old._data.dtype}" if isinstance(old, Tensor)
+                        else f"type {type(old).__name__}")
+                raise OpError(f"cannot accumulate a gradient of shape {tuple(g._data.shape)} and dtype "
+                              f"{g._data.dtype} into .grad, which has {what} (was .grad assigned by hand?)")
+            v.grad = old + g
+
+
+def tape_free(g):
+    """g without tape history but with its tangents (a gradient returned without create_graph)."""
+    if not g._requires_grad:
+        return g
+    out = object.__new__(Tensor)
+    out._data = g._data
+    join_storage(out, g._storage())
+    if g._fw:
+        for lv, t in g._fw.items():
+            if t is not None:
+                set_tangent(out, lv, t)
+    return out
+
+
+_ACC_LOCK = threading.Lock()
+
+
+def grad_accumulator(t) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node (created once, shared by aliases; thread-safe)."""
+    acc = t._grad_acc
+    if acc is None:
+        with _ACC_LOCK:  # two threads must not give one leaf two accumulators (and two locks)
+            acc = t._grad_acc
+            if acc is None:
+                acc = t._grad_acc = AccumulateGrad(t)
+    return acc
+
+
+def edge(t):
+    """(node, output_nr) through which gradient reaches t, or None."""
+    return _edge_of(t) if t._requires_grad else None
+
+
+def _edge_of(t):
+    """edge(t) for a tensor known to require grad."""
+    if t._base is not None and t._view_version != t._st.version:
+        refresh_view(t)
+    gf = t._grad_fn
+    return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
+
+
+def record1(op, x, args: tuple, out) -> OpNode:
+    """record() for the hottest case, unrolled: one plain Tensor input x (which requires grad) and
+    one output (the tape of an element-wise chain is mostly this)."""
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.released = False
+    # what the backward formula reads (op.save, indexed by which params need grad: here the one)
+    modes, node.keep = (op.save if op.save_fn is None else op.save_fn(x, *args))[1]
+    m = modes[0]
+    if m == 2:
+        s = _kept(x) if x._base is not None else x
+        node.saved = (s,)
+        node.versions = (s._st.version,)
+    else:
+        node.saved = (_Meta(x),) if m else _NONE1
+        node.versions = _NONE1
+    d = x._data
+    node.metas = ((d.shape, d.dtype),)
+    if not x._requires_grad:  # (callers record only when it does; kept for safety)
+        node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
+    else:
+        node.next_edges = (_edge_of(x),)
+        node.needs = _NEEDS1
+    if out._data.dtype.kind in "fc":
+        out._requires_grad = True
+        out._ad = True
+        out._grad_fn = node
+    return node
+
+
+def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
+    """Create the tape node of one op call and make it the outputs' grad_fn."""
+    if op.simple and len(ins) == 1:
+        return record1(op, ins[0], args, outs[0])
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.released = False
+    # what the backward formulas that will run read (op.save, indexed by which params need grad)
+    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
+    if op.simple and len(ins) == 2:  # the hot case, unrolled: two plain Tensor inputs
+        x, y = ins
+        dx, dy = op.diff
+        (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+        if m == 2:
+            sx = _kept(x) if x._base is not None else x
+            vx = sx._st.version
+        else:
+            sx = _Meta(x) if m else None
+            vx = None
+        if n == 2:
+            sy = _kept(y) if y._base is not None else y
+            vy = sy._st.version
+        else:
+            sy = _Meta(y) if n else None
+            vy = None
+        node.saved = (sx, sy)
+        node.versions = (vx, vy)
+        if dx and dy:
+            d, d2 = x._data, y._data
+            node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
+            # (a True in needs means that input requires grad)
+            node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
+            node.needs = (needs[0], needs[1])
+        else:
+            z = x if dx else y
+            d = z._data
+            node.metas = ((d.shape, d.dtype),)
+            e = edge(z)
+            node.next_edges = (e,)
+            node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
+        o = outs[0]
+        if o._data.dtype.kind in "fc":
+            o._requires_grad = True
+            o._ad = True
+            o._grad_fn = node
+        return node
+    node.needs = None
+    _record_general(node, op, ins, needs, save)
+    for i, o in enumerate(outs):
+        if op.out_diff[i] and o._data.dtype.kind in "fc":
+            o._requires_grad = True
+            o._ad = True
+            o._grad_fn = node
+            o._output_nr = i
+    return node
+
+
+def _kept(x: Tensor) -> Tensor:
+    """The tensor a node keeps for an input that is a view: the view itself, unless it is a broadcast
+    (expanded) view, whose values are then kept in memory of their own (a differentiable copy), so that
+    a later in-place write into its base does not make the gradient uncomputable. torch keeps such
+    operands the same way where its kernels copy them (matmul reshapes them for bmm)."""
+    d = x._data
+    if 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        return x.contiguous()
+    return x
+
+
+def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
+    """record() for ops with optional or list inputs: flatten lists into one edge per tensor."""
+    saved, versions, edges, metas = [], [], [], []
+    mask = 0  # bit i: differentiable parameter i needs grad (any of its tensors, for a list)
+    k = bit = 0
+    for v, d in zip(ins, op.diff):
+        if d:
+            n = 0 if v is None else (1 if type(v) is Tensor else len(v))
+            if any(needs[k:k + n]):
+                mask |= 1 << bit
+            k += n
+            bit += 1
+    modes, node.keep = save[mask]
+    k = 0
+    for v, mode, d in zip(ins, modes, op.diff):
+        single = type(v) is Tensor
+        if v is None or mode == 0:
+            saved.append(None)
+            versions.append(None)
+        elif mode == 2:
+            kept = (_kept(v) if v._base is not None else v) if single else [
+                _kept(x) if x._base is not None else x for x in v]
+            saved.append(kept)
+            versions.append(kept._st.version if single else [x._st.version for x in kept])
+        else:
+            saved.append(_Meta(v) if single else [_Meta(x) for x in v])
+            versions.append(None)
+        if not d:
+            continue
+        if v is None:  # an optional input not given: a placeholder edge (`needs` has no entry for it)
+            metas.append(None)
+            edges.append(None)
+        elif single:
+            metas.append((v._data.shape, v._data.dtype))
+            edges.append(edge(v) if needs[k] else None)
+            k += 1
+        else:
+            metas.append([(x._data.shape, x._data.dtype) for x in v])
+            for x in v:
+                edges.append(edge(x) if needs[k] else None)
+                k += 1
+    node.saved, node.versions, node.next_edges, node.metas = saved, versions, edges, metas
+
+
+# -- views and in-place -------------------------------------------------------------------------
+
+def refresh_view(t) -> None:
+    """After an in-place write through the view's root, rebuild the view's grad_fn from the root."""
+    base = t._base
+    if t._view_version == t._st.version or not base._requires_grad:
+        return
+    t._view_version = t._st.version
+    with enable_grad():
+        v = replay_view(alias(base), t._view)
+    if v._requires_grad:
+        t._requires_grad = True
+        t._ad = True
+        t._grad_fn = v._grad_fn
+        t._output_nr = v._output_nr
+
+
+def rebase_history(target, r) -> None:
+    """target's memory now holds r: make target's (or its root's) history go through r."""
+    base = target._base
+    if base is None:
+        target._requires_grad = r._requires_grad
+        if r._requires_grad:
+            target._ad = True
+        target._grad_fn = r._grad_fn if r._requires_grad else None
+        target._output_nr = r._output_nr
+        return
+    # The root's new value is view_scatter(old root, r): record that node (the data is already written).
+    old = alias(base) if base._requires_grad else base
+    holder = _new(Tensor)
+    holder._data = base._data
+    node = record(OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
+                  [base._requires_grad, r._requires_grad])
+    base._requires_grad = True
+    base._ad = True
+    base._grad_fn = node
+    base._output_nr = 0
+    target._view_version = -1  # force refresh_view on next use
+    refresh_view(target)
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+
+class RemovableHandle:
+    def __init__(self, hooks: list, fn: Callable) -> None:
+        self._ref = hooks
+        self._fn = fn
+
+    def remove(self) -> None:
+        if self._fn in self._ref:
+            self._ref.remove(self._fn)
+
+
+def register_hook(t, hook: Callable) -> RemovableHandle:
+    """Call hook(grad) when t's gradient is computed; a non-None return replaces it."""
+    if not t._requires_grad:
+        raise OpError("cannot register a hook on a tensor that doesn't require gradient")
+    node, nr = edge(t)
+    if node.pre_hooks is None:
+        node.pre_hooks = {}
+    hooks = node.pre_hooks.setdefault(nr, [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+_RETAIN_LOCK = threading.Lock()
+
+
+def retain_grad(t) -> None:
+    """Keep the gradient of a non-leaf in `.grad` after backward."""
+    if not t._requires_grad:
+        raise OpError("can't retain_grad on Tensor that has requires_grad=False")
+    if t.grad_fn is None or t._retains_grad:
+        return
+    ref = weakref.ref(t)
+
+    def keep(g):
+        x = ref()
+        if x is not None:  # a copy: the gradient flows on to other nodes
+            accumulate_into(x, [g], 0, _RETAIN_LOCK)
+        return None
+
+    t._retains_grad = True
+    register_hook(t, keep)
+
+
+# -- the engine -----------------------------------------------------------------------------------
+
+def _collect(roots: list) -> dict:
+    """Dependency counts of every node reachable from the roots (iterative DFS): the number of
+    edges into each node, each node's own edges counted once however often it is a root."""
+    deps: dict = {}
+    get = deps.get
+    rootset = set(roots)
+    stack = list(rootset)
+    while stack:
+        for e in stack.pop().next_edges:
+            if e is not None:
+                m = e[0]
+                c = get(m)
+                if c is None:
+                    deps[m] = 1
+                    if m not in rootset:  # a root is on the stack already
+                        stack.append(m)
+                else:
+                    deps[m] = c + 1
+    return deps
+
+
+def _needed(roots: list, targets: set) -> set:
+    """Nodes that must run for autograd.grad: those with a target node below them (a target's own
+    gradient is captured before it would run, so it runs only if another target lies below it)."""
+    order = []
+    seen = set()
+    stack = [(n, False) for n in roots]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.append((n, True))
+        for e in n.next_edges:
+            if e is not None and e[0] not in seen:
+                stack.append((e[0], False))
+    needed = set()
+    for n in order:  # post-order: children first
+        if any(e is not None and (e[0] in needed or e[0] in targets) for e in n.next_edges):
+            needed.add(n)
+    return needed
+
+
+def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: bool, create_graph: bool,
+                 inputs: Sequence | None = None, accumulate: bool = True, allow_unused: bool = False):
+    """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`.
+
+    Outputs may repeat or share a node (several outputs of one op): their gradients are summed
+    into the node's input buffer before it runs, once. A node's input buffer is a list indexed by
+    output number, holding Tensors, or (without create_graph) accumulate.Embed / Acc entries."""
+    roots = []  # distinct root nodes, in order
+    buffers: dict = {}
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        e = edge(o)
+        if e is None:
+            raise OpError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        node, nr = e
+        if node not in buffers:
+            buffers[node] = []
+            roots.append(node)
+        buf = buffers[node]
+        buf.extend([None] * (nr + 1 - len(buf)))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    capture = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            e = edge(t)
+            if e is not None:
+                capture.setdefault(e, []).append(i)
+    deps = _collect(roots)
+    needed = _needed(roots, {e[0] for e in capture}) if (inputs is not None and not accumulate) else None
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    heap = [(-n.seq, id(n), n) for n in roots if n not in deps]
+    heapq.heapify(heap)
+    with set_grad_enabled(create_graph):
+        _drain(heap, buffers, deps, capture, results, needed, retain_graph, create_graph, accumulate)
+    if inputs is not None and not allow_unused and not accumulate:
+        for i, r in enumerate(results):
+            if r is None:
+                raise OpError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+    return results
+
+
+def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, needed, retain_graph: bool,
+           create_graph: bool, accumulate: bool) -> None:
+    """The engine's loop: run ready nodes, latest first, and hand their gradients to the next nodes'
+    buffers. The engine holds a gradient only in its buffer list while a node runs, so AccumulateGrad
+    and accumulate.add can tell whether anything else references it (accumulate.exclusive); hence
+    the `= None`s."""
+    pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
+    gated = needed is not None or not accumulate  # else every node reached runs
+    nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
+    while nxt is not None or heap:
+        if nxt is None:
+            node = pop(heap)[2]
+        else:
+            node = nxt
+        grads = take(node, None)
+        if grads is None:
+            grads = [None]
+        elif len(grads) == 1:
+            if type(grads[0]) not in _DENSE:
+                grads[0] = dense(grads[0])
+        else:
+            for k in range(len(grads)):
+                if type(grads[k]) not in _DENSE:
+                    grads[k] = dense(grads[k])
+        if capture or node.pre_hooks:
+            _incoming(node, grads, capture, results)
+        if gated and not ((needed is None or node in needed) and (accumulate or type(node) is not AccumulateGrad)):
+            outs = _NONE1 * len(node.next_edges)
+        else:
+            outs = None
+            if not create_graph and type(node) is OpNode and node.op.grad_embeds:
+                # without create_graph a view's gradient may stay sparse (accumulate.py)
+                outs = node.embed_grad(grads)
+                outs = None if outs is None else (outs,)
+            if outs is None:
+                outs = node.apply(grads)
+            if not retain_graph:
+                node.release()
+        grads = None
+        nxt = _deliver(node, outs, buffers, deps, create_graph)
+        outs = None
+        if nxt is not None and (heap or type(nxt) is list):  # several are ready: the heap orders them
+            for m in (nxt if type(nxt) is list else (nxt,)):
+                push(heap, (-m.seq, id(m), m))
+            nxt = None
+
+
+def _deliver(node, outs, buffers: dict, deps: dict, create_graph: bool):
+    """Hand a node's input gradients to the buffers of the nodes they go to; the node that became
+    ready (every gradient in), a list when several did, or None."""
+    ready = None
+    edges = node.next_edges
+    for i in range(len(edges)):
+        e = edges[i]
+        if e is None:
+            continue
+        m, k = e
+        if outs[i] is not None:
+            b = buffers.get(m)
+            if b is None:
+                buffers[m] = [outs[i]] if k == 0 else [None] * k + [outs[i]]
+            else:
+                if k >= len(b):
+                    b.extend([None] * (k + 1 - len(b)))
+                if b[k] is None:
+                    b[k] = outs[i]
+                elif create_graph:
+                    b[k] = b[k] + outs[i]
+                else:
+                    b[k] = add_grads(b, k, outs[i])  # in place when the engine owns b[k]
+            b = None  # (accumulate.exclusive counts references)
+        d = deps[m] - 1
+        deps[m] = d
+        if not d:
+            ready = m if ready is None else ([ready, m] if type(ready) is not list else ready + [m])
+    return ready
+
+
+_DENSE = (Tensor, type(None))
+
+
+def _incoming(node, grads: list, capture: dict, results: list) -> None:
+    """Before a node runs: its pre-hooks on its incoming gradients, then the gradients autograd.grad
+    returns (`capture`: (node, output_nr) -> indices into `results`)."""
+    if node.pre_hooks:
+        _run_hooks(node, grads)
+    if capture:
+        for k in range(len(grads)):
+            for i in capture.get((node, k), ()):
+                results[i] = grads[k]
+
+
+def _run_hooks(node, grads: list) -> None:
+    """The node's pre-hooks on its incoming gradients (a non-None result replaces the gradient)."""
+    for k, hooks in node.pre_hooks.items():
+        for h in list(hooks):
+            if k < len(grads) and grads[k] is not None:
+                new = h(grads[k])
+                if new is not None:
+                    _check_hook_result(h, grads[k], new, node, k)
+                    grads[k] = new
+                new = None
+
+
+def _check_hook_result(hook, old, new, node, k: int) -> None:
+    """A hook may replace a gradient only by one of the same shape and dtype (else the engine would
+    broadcast or cast it into a wrong gradient without a word)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    where = f"the gradient of output {k} of {node.name()}"
+    if not isinstance(new, Tensor):
+        raise OpError(f"hook '{name}' on {where} returned a {type(new).__name__}; expected a Tensor or None")
+    if new.shape != old.shape:
+        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old.shape)}, "
+                      f"got {tuple(new.shape)})")
+    if new.dtype != old.dtype:
+        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old.dtype}, "
+                      f"got {new.dtype})")
+
+
+def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise OpError(f"{who}: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    res = []
+    for o, g in zip(outputs, grad_outputs):
+        if g is None:
+            if o._data.size != 1:
+                raise OpError(f"{who}: grad can be implicitly created only for scalar outputs "
+                              f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`")
+            g = wrap(np.ones(o._data.shape, o._data.dtype))  # (one element: its layout is moot)
+        elif not isinstance(g, Tensor):
+            g = wrap(np.asarray(g, dtype=o._data.dtype))
+        # (shape and dtype, not the array: a batched cotangent, vmap over a vjp, is checked logically)
+        if g.shape != o._data.shape:
+            raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g.shape)} and "
+                          f"output has a shape of {tuple(o._data.shape)}")
+        if (g.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
+            raise OpError(f"{who}: For complex Tensors, both grad_output and output are required to have the same "
+                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g.dtype} and "
+                          f"output[{len(res)}] has a dtype of {o._data.dtype}")
+        res.append(g)
+    return res
+
+
+def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+    """Accumulate d(tensor)/d(leaf) into every leaf's .grad (see Tensor.backward)."""
+    outs = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
+    grads = gradient if isinstance(gradient, (list, tuple)) else ([gradient] if gradient is not None else None)
+    gs = _grad_outputs(outs, grads, "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(dict.fromkeys(inputs))  # each accumulates once
+        if not inputs:
+            raise OpError("backward: the `inputs` argument cannot be empty")
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise OpError(f"backward: inputs[{i}] (shape {tuple(t._data.shape)}) does not require grad")
+        res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
+                           accumulate=False, allow_unused=True)
+        with set_grad_enabled(create_graph):
+            for i, t in enumerate(inputs):
+                if res[i] is not None:
+                    lock = _RETAIN_LOCK if t.grad_fn is not None else grad_accumulator(t).lock
+                    accumulate_into(t, res, i, lock)
+        return
+    run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+                      create_graph: bool = False, inputs: Any = None) -> None:
+    """torch.autograd.backward: accumulate the gradients of `tensors` (weighted by `grad_tensors`)
+    into the leaves' `.grad`; a tensor listed twice counts twice.
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 3
+    >>> pf.autograd.backward([y, y], [pf.ones(2), pf.ones(2)]); x.grad
+    tensor([6., 6.])
+    """
+    backward(tensors, grad_tensors, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Gradients of outputs with respect to inputs, returned (not accumulated), as torch.autograd.grad."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad: is_grads_batched=True is not implemented (no vmap)")
+    single_out = isinstance(outputs, Tensor)
+    outs = [outputs] if single_out else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins:
+        raise OpError("grad: the `inputs` argument cannot be empty")
+    for i, t in enumerate(ins):
+        if not t._requires_grad:
+            raise OpError(f"grad: input {i} does not require grad")
+    gs = _grad_outputs(outs, [grad_outputs] if isinstance(grad_outputs, Tensor) else grad_outputs, "grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=ins,
+                       accumulate=False, allow_unused=allow_unused or materialize_grads)
+    out = []
+    for t, g in zip(ins, res):
+        if g is None and materialize_grads:
+            g = zeros_like(t)
+        elif g is not None and not create_graph:
+            g = tape_free(g)
+        out.append(g)
+    return tuple(out)

@@ -1,0 +1,221 @@
+"""The engine's tangent store: the stack of dual levels and the tangents each tensor holds at them.
+
+A tensor keeps its tangents in `_fw`, a dict from a level's unique id to the tangent; a view
+without one of its own reads its base's through the recorded view steps (docs/design.md, rule
+"Views"). The public API over this store is `pushforward.autograd.forward_ad`.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Iterable
+
+import numpy as np
+
+from ..core.batched import BatchedTensor, new_batch_level
+from ..core.tensor import Tensor, alias, mark_dual, wrap
+from ..errors import OpError, OpValueError
+from .pending import Pending
+from .state import STATE
+
+__all__ = ["enter_dual_level", "exit_dual_level", "set_tangent", "tangent_of", "levels_of", "tangents_below",
+           "replay_view", "discard_pending", "zero_tangent"]
+
+_uids = itertools.count()
+
+
+class _Level:
+    """One live dual level: its depth (the public level number), a process-wide unique id (the key
+    of its tangents; larger for inner levels) and weak references to the tensors holding one of its
+    tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
+
+    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls",
+                 "batch", "blevel")
+
+    def __init__(self, index: int, batch: int | None = None) -> None:
+        self.index = index
+        self.uid = next(_uids)
+        self.holders: list[weakref.ref] = []
+        self.limit = 1024
+        # True: this level's tangent computations are not recorded on the tape (see untracked_level)
+        self.untracked = False
+        # weak references to this level's deferred tangents (see pending.py; untracked levels only)
+        self.pending: list[weakref.ref] = []
+        self.pending_limit = 1024
+        # calls of make_dual / unpack_dual naming this level (func.jvp's untracked fast route
+        # checks that the function it runs did not read or set tangents itself)
+        self.user_calls = 0
+        # vector mode: B tangents per tensor, held as BatchedTensors of batch level `blevel`
+        self.batch = batch
+        self.blevel = new_batch_level() if batch is not None else None
+
+    def register(self, t) -> None:
+        holders = self.holders
+        holders.append(weakref.ref(t))
+        if len(holders) > self.limit:
+            holders[:] = [r for r in holders if r() is not None]
+            self.limit = max(1024, 2 * len(holders))
+
+
+def enter_dual_level(*, batch: int | None = None) -> int:
+    """Open a new (innermost) dual level and return its index. With `batch=B` every tangent of the
+    level is a batch of B tangents (vector mode: make_dual takes and unpack_dual gives shape
+    (B, *primal.shape)), all propagated by one pass."""
+    if batch is not None and (not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or batch < 1):
+        raise OpValueError(f"dual_level: batch must be a positive int (the number of tangents), got {batch!r}")
+    levels = STATE.levels
+    lvl = _Level(len(levels), None if batch is None else int(batch))
+    levels.append(lvl)
+    STATE.by_uid[lvl.uid] = lvl
+    return lvl.index
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the innermost level; every tangent at that level disappears."""
+    levels = STATE.levels
+    if not levels:
+        raise OpError("exit_dual_level: no dual level is active")
+    innermost = len(levels) - 1
+    if level is None:
+        level = innermost
+    if level != innermost:
+        raise OpError(
+            f"exit_dual_level: level {level} is not the innermost level (innermost is {innermost}); "
+            "exit levels in the reverse order they were entered"
+        )
+    lvl = levels.pop()
+    del STATE.by_uid[lvl.uid]
+    for ref in lvl.holders:
+        t = ref()
+        if t is not None and t._fw is not None:
+            _drop_tangent(t, lvl.uid)
+    lvl.holders.clear()
+
+
+def _resolve_level(level: int | None, who: str) -> int:
+    """The key (unique id) of public level number `level` (None: the innermost)."""
+    levels = STATE.levels
+    if level is None:
+        if not levels:
+            raise OpError(
+                f"{who}: no dual level is active; wrap the code in `with pushforward.autograd.forward_ad.dual_level():`"
+            )
+        return levels[-1].uid
+    if not isinstance(level, int) or level < 0 or level >= len(levels):
+        raise OpError(f"{who}: dual level {level!r} does not exist (live levels: {list(range(len(levels)))}); "
+                      "it was never entered or has been exited")
+    return levels[level].uid
+
+
+# -- tangent storage -------------------------------------------------------------------------
+
+def set_tangent(x, level: int, tangent) -> None:
+    """Attach `tangent` to x at the level with unique id `level` (no checks)."""
+    fw = x._fw
+    if fw is None:
+        fw = x._fw = {}
+        x._ad = True
+    fw[level] = tangent
+    st = x._st
+    if st.shared:
+        mark_dual(st)  # views of x share this storage and must look for x's tangents
+    STATE.by_uid[level].register(x)
+
+
+def tangent_of(x, level: int):
+    """x's tangent at the level with id `level`: its own, else the same view of its base's, else None."""
+    fw = x._fw
+    if fw is not None and level in fw:
+        t = fw[level]  # None here masks the base's tangent (an unpacked primal)
+        return _forced(x, level) if type(t) is Pending else t
+    base = x._base
+    if base is not None and base._fw is not None:
+        bt = base._fw.get(level)
+        if type(bt) is Pending:
+            bt = _forced(base, level)
+        if bt is not None:
+            return replay_view(bt, x._view)
+    return None
+
+
+def _forced(x, level: int):
+    """Compute x's deferred tangent at `level` and store it in its place (a zero one is dropped)."""
+    t = x._fw[level].force()
+    if t is None:
+        _drop_tangent(x, level)  # only non-view outputs defer, so no base's tangent is unmasked here
+    else:
+        x._fw[level] = t
+    return t
+
+
+def _drop_tangent(x, level: int) -> None:
+    """Remove x's own entry at `level` (x._fw must not be None); an empty dict becomes None."""
+    fw = x._fw
+    fw.pop(level, None)
+    if not fw:
+        x._fw = None
+
+
+def discard_pending(x, level: int | None = None) -> None:
+    """Forget x's tangent at `level` if it is still deferred (pending.py) and will not be read:
+    the arrays its formula would have used can then be freed."""
+    key = _resolve_level(level, "discard_pending")
+    if x._fw is not None and type(x._fw.get(key)) is Pending:
+        _drop_tangent(x, key)
+
+
+def levels_of(x) -> Iterable[int]:
+    """Ids of this thread's live levels at which x has a tangent (its own or its base's)."""
+    fw = x._fw
+    base = x._base
+    live = STATE.by_uid
+    if base is not None and base._fw:
+        masked = {lv for lv, t in fw.items() if t is None} if fw else set()
+        found = {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
+        return [lv for lv in found if lv in live]
+    return [lv for lv, t in fw.items() if t is not None and lv in live] if fw else ()
+
+
+def tangents_below(x, level: int) -> dict | None:
+    """x's tangents at levels strictly below `level` (outer levels), own or inherited."""
+    out = {}
+    for lv in levels_of(x):
+        if lv < level:
+            out[lv] = tangent_of(x, lv)
+    return out or None
+
+
+def replay_view(t, steps):
+    """Apply the view steps ((fn, args), ...) recorded on a view to tensor t."""
+    for fn, args in steps:
+        t = fn(t, *args)
+    return t
+
+
+def _view_alias(x, fw: dict | None):
+    """A view of x (same memory, version counter and tape identity) with tangents `fw`."""
+    out = alias(x)
+    base = x._base
+    if base is None:
+        out._base = x
+    else:
+        out._base = base
+        out._view = x._view
+    out._view_version = out._st.version
+    if fw:
+        for lv, t in fw.items():
+            set_tangent(out, lv, t)
+    return out
+
+
+
+def zero_tangent(x: Tensor, level: int) -> Tensor:
+    """A zero tangent for x at the level with id `level` (a batch of them at a vector-mode level)."""
+    d = x._data
+    lvl = STATE.by_uid[level]
+    if lvl.batch is None:
+        # in x's memory layout: an in-place write then fills it, and views that x allows must work
+        # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)
+        return wrap(np.zeros_like(d))
+    return BatchedTensor(wrap(np.zeros((lvl.batch,) + d.shape, d.dtype)), lvl.blevel)
+

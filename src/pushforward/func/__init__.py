@@ -1,0 +1,20 @@
+"""Composable function transforms: jvp, vjp, grad, jacfwd, jacrev, hessian, linearize, vmap.
+
+The names and conventions follow ``torch.func`` (and JAX); see ``transforms`` for the details.
+
+>>> import pushforward as pf
+>>> float(pf.func.grad(lambda x: (x ** 3).sum())(pf.tensor([2.0]))[0])
+12.0
+"""
+from ..core.pytree import TreeSpec, tree_flatten, tree_unflatten
+from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from .vmapping import vmap
+
+__all__ = [
+    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
+    "tree_flatten", "tree_unflatten", "TreeSpec",
+]
+
+
+def __dir__() -> list:
+    return sorted(__all__)

@@ -1,0 +1,700 @@
+"""NumPy kernels with torch-style signatures, for ops that are not a bare NumPy function.
+
+Each kernel takes ndarrays where the op takes Tensors, and the op's other arguments
+under the same names, so formulas can be compiled to kernel calls unchanged.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core.backend import sp, xp
+from ..errors import OpError, OpIndexError, OpValueError
+
+
+def _axes(dim, ndim: int):
+    """torch `dim` (None, int or sequence) -> NumPy axis, validated against ndim."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
+    if ndim == 0 and all(d in (0, -1) for d in dims):
+        return None
+    for d in dims:
+        if not -ndim <= d < max(ndim, 1):
+            raise OpIndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+    return tuple(d % ndim for d in dims)
+
+
+# The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
+# dispatch gives their tangents the same layout, so a view that works on the result works on
+# its tangent too.
+CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
+                                "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
+                                "masked_fill", "index", "pow", "angle", "_einsum_pair",
+                                "matrix_exp"})
+
+
+def einsum_pair(equation, a, b):
+    """Two-operand einsum with a C-contiguous result, as torch's (NumPy may keep an operand's
+    permuted layout; fuzzer: `.view(-1)` of the result failed)."""
+    return _contiguous(xp.einsum(equation, a, b))
+
+
+def _contiguous(a: xp.ndarray) -> xp.ndarray:
+    """a in C order (copied only if it is not): torch's results of many ops are contiguous where
+    NumPy keeps an input's permuted layout. (xp.ascontiguousarray would make a 0-d array 1-d.)"""
+    return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
+
+
+def pow(a, b):
+    # torch's `number ** x` of a permuted x is contiguous (its x ** number is not: contiguous is the
+    # layout that always allows .view)
+    return _contiguous(xp.power(a, b))
+
+
+def angle(a):
+    return _contiguous(xp.angle(a))  # torch's angle of a complex permuted tensor is contiguous
+
+
+def _dim(d, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise OpIndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+# -- element-wise ------------------------------------------------------------------------------
+def _scaled(b, alpha):
+    # A Python scalar times alpha stays a Python (weak) scalar: float32 + 2.5 * 2 stays float32.
+    return b * alpha if type(b) in (int, float, complex, bool) else xp.multiply(b, alpha)
+
+
+def add(a, b, alpha=1):
+    return xp.add(a, b) if alpha == 1 else xp.add(a, _scaled(b, alpha))
+
+
+def sub(a, b, alpha=1):
+    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, _scaled(b, alpha))
+
+
+def div(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return xp.true_divide(a, b)
+    if rounding_mode == "floor":
+        return xp.floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = xp.true_divide(a, b)
+        return xp.trunc(q).astype(xp.result_type(a, b), copy=False)
+    raise OpError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
+
+
+def rsqrt(a):
+    return 1.0 / xp.sqrt(a)
+
+
+def sigmoid(a):
+    if a.dtype.kind == "c":  # scipy's expit is real-only
+        return 1.0 / (1.0 + xp.exp(-a))
+    return sp.expit(a)
+
+
+def logit(a, eps=None):
+    if eps is not None:
+        a = xp.clip(a, eps, 1 - eps)
+    return sp.logit(a)
+
+
+def relu(a):
+    return xp.maximum(a, 0)
+
+
+def sgn(a):
+    if a.dtype.kind != "c":
+        return xp.sign(a)
+    r = xp.abs(a)
+    return xp.where(r == 0, 0, a / xp.where(r == 0, 1, r)).astype(a.dtype, copy=False)
+
+
+def conj(a):
+    # Real arrays are their own conjugate: return them as is (the op is then a view).
+    return a if a.dtype.kind != "c" else xp.conj(a)
+
+
+def real(a):
+    return a.real
+
+
+def imag(a):
+    if a.dtype.kind != "c":
+        raise OpError(f"imag is not implemented for tensors with non-complex dtypes (got {a.dtype})")
+    return a.imag
+
+
+def clamp(a, min=None, max=None):
+    if min is None and max is None:
+        raise OpError("At least one of 'min' or 'max' must not be None")
+    if min is not None:
+        a = xp.maximum(a, min)
+    if max is not None:
+        a = xp.minimum(a, max)
+    return a
+
+
+def round(a, decimals=0):
+    return xp.round(a, decimals)
+
+
+def polygamma(n, a):
+    if xp.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
+        return polygamma_complex(n, a)
+    return sp.polygamma(n, a)
+
+
+def to(a, dtype=None, copy=False):
+    if dtype is None:
+        return a.copy() if copy else a
+    return a.astype(xp.dtype(dtype), copy=copy)
+
+
+def clone(a):
+    return a.copy()
+
+
+def alias(a):
+    return a.view()
+
+
+def copy_from(a, src):
+    """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
+    src = xp.asarray(src)
+    if a.dtype.kind not in "c" and src.dtype.kind == "c":
+        raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
+    try:
+        return xp.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
+    except ValueError:
+        raise OpError(f"copy_: source of shape {src.shape} can't be broadcast to shape {a.shape}") from None
+
+
+def where(condition, a, b):
+    return xp.where(xp.asarray(condition, dtype=bool), a, b)
+
+
+# -- reductions --------------------------------------------------------------------------------
+def sum(a, dim=None, keepdim=False, dtype=None):
+    # reductions over a permuted input: NumPy keeps its layout, torch's results are contiguous
+    return _contiguous(xp.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+
+
+def mean(a, dim=None, keepdim=False, dtype=None):
+    if a.dtype.kind not in "fc" and dtype is None:
+        raise OpError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                      f"complex dtype. Got: {a.dtype}")
+    return _contiguous(xp.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+
+
+def prod(a, dim=None, keepdim=False, dtype=None):
+    return _contiguous(xp.prod(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+
+
+def _no_identity(name: str, a, axes) -> None:
+    """Reductions without an identity (max, min, argmax...) over no element: torch's errors. Over
+    non-empty reduced dimensions of an empty tensor the result is simply empty."""
+    if a.size:
+        return
+    if axes is None:
+        raise OpError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                      "Specify the reduction dim with the 'dim' argument.")
+    for d in axes:
+        if a.shape[d] == 0:
+            raise OpError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def amax(a, dim=(), keepdim=False):
+    axes = None if dim == () else _axes(dim, a.ndim)
+    _no_identity("amax", a, axes)
+    return _contiguous(xp.amax(a, axis=axes, keepdims=keepdim))
+
+
+def amin(a, dim=(), keepdim=False):
+    axes = None if dim == () else _axes(dim, a.ndim)
+    _no_identity("amin", a, axes)
+    return _contiguous(xp.amin(a, axis=axes, keepdims=keepdim))
+
+
+def _extremum_dim(a, dim, keepdim, arg):
+    """(values, int64 indices) of the extremum along dim that `arg` (xp.argmax/xp.argmin) picks."""
+    d = _dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), xp.zeros((), xp.int64)
+    _no_identity("max" if arg is xp.argmax else "min", a, (d,))
+    if a.size == 0:  # empty along other dimensions: empty results
+        shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+        return xp.empty(shape, a.dtype), xp.empty(shape, xp.int64)
+    idx = arg(a, axis=d, keepdims=True)
+    vals = xp.take_along_axis(a, idx, axis=d)
+    if not keepdim:
+        idx, vals = idx.squeeze(d), vals.squeeze(d)
+    return vals, idx.astype(xp.int64)
+
+
+def max_dim(a, dim, keepdim=False):
+    return _extremum_dim(a, dim, keepdim, xp.argmax)
+
+
+def min_dim(a, dim, keepdim=False):
+    return _extremum_dim(a, dim, keepdim, xp.argmin)
+
+
+def _arg_extremum(name, arg, a, dim, keepdim):
+    if dim is None:
+        _no_identity(name, a, None)
+        r = xp.asarray(arg(a), dtype=xp.int64)
+        return r.reshape((1,) * a.ndim) if keepdim else r
+    d = _dim(dim, a.ndim)
+    if a.ndim == 0:
+        return xp.zeros((), xp.int64)
+    _no_identity(name, a, (d,))
+    if a.size == 0:
+        return xp.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:], xp.int64)
+    return arg(a, axis=d, keepdims=keepdim).astype(xp.int64, copy=False)
+
+
+def argmax(a, dim=None, keepdim=False):
+    return _arg_extremum("argmax", xp.argmax, a, dim, keepdim)
+
+
+def argmin(a, dim=None, keepdim=False):
+    return _arg_extremum("argmin", xp.argmin, a, dim, keepdim)
+
+
+def var(a, dim=None, correction=1, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    return _contiguous(xp.var(a, axis=ax, ddof=correction, keepdims=keepdim))
+
+
+def std(a, dim=None, correction=1, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    return _contiguous(xp.std(a, axis=ax, ddof=correction, keepdims=keepdim))
+
+
+def norm(a, p=2, dim=None, keepdim=False):
+    ax = _axes(dim, a.ndim)
+    x = xp.abs(a)
+    if p == 2:
+        return xp.sqrt(xp.sum(x * x, axis=ax, keepdims=keepdim))
+    if p == xp.inf:
+        return xp.amax(x, axis=ax, keepdims=keepdim)
+    if p == -xp.inf:
+        return xp.amin(x, axis=ax, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(x != 0, axis=ax, keepdims=keepdim).astype(x.dtype)
+    if p == 1:
+        return xp.sum(x, axis=ax, keepdims=keepdim)
+    return xp.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+
+
+def logsumexp(a, dim, keepdim=False):
+    axes = _axes(dim, a.ndim)
+    if a.ndim == 0:  # torch: a 0-d input stays 0-d, with or without keepdim
+        return xp.asarray(sp.logsumexp(a))
+    if a.size == 0:  # SciPy fails on some empty inputs: log(sum(exp(.))) is exact there (-inf or empty)
+        with xp.errstate(divide="ignore"):
+            return _contiguous(xp.asarray(xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))))
+    return _contiguous(xp.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
+
+
+def softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.astype(dtype)
+    d = _dim(dim, a.ndim)
+    if a.size == 0:  # SciPy has no identity for the max it subtracts: the empty result directly
+        return xp.exp(a)
+    # (reshaped: SciPy makes a 0-d input 1-d; contiguous: NumPy keeps a permuted layout, torch not)
+    return _contiguous(sp.softmax(a, axis=d)).reshape(a.shape)
+
+
+def log_softmax(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.astype(dtype)
+    d = _dim(dim, a.ndim)
+    if a.size == 0:
+        return xp.exp(a)
+    return _contiguous(sp.log_softmax(a, axis=d)).reshape(a.shape)
+
+
+def cumsum(a, dim, dtype=None):
+    if a.ndim == 0:  # NumPy flattens 0-d input to shape (1,); torch keeps it 0-d
+        _dim(dim, 0)
+        return a.astype(dtype if dtype is not None else xp.cumsum(a[None]).dtype, copy=True)
+    # NumPy keeps a permuted input's layout; torch's result is contiguous (so .view(-1) works)
+    return _contiguous(xp.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype))
+
+
+def cumprod(a, dim, dtype=None):
+    if a.ndim == 0:
+        _dim(dim, 0)
+        return a.astype(dtype if dtype is not None else xp.cumprod(a[None]).dtype, copy=True)
+    return _contiguous(xp.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype))
+
+
+# -- linear algebra -------------------------------------------------------------------------------
+def matmul(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise OpError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
+    return xp.matmul(a, b)
+
+
+def _need(name, a, nd):
+    if a.ndim != nd:
+        raise OpError(f"{name}: expected {nd}-D tensors, got a {a.ndim}-D tensor of shape {a.shape}")
+
+
+def mm(a, b):
+    _need("mm", a, 2)
+    _need("mm", b, 2)
+    return xp.matmul(a, b)
+
+
+def bmm(a, b):
+    _need("bmm", a, 3)
+    _need("bmm", b, 3)
+    if a.shape[0] != b.shape[0]:
+        raise OpError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+    return xp.matmul(a, b)
+
+
+def dot(a, b):
+    _need("dot", a, 1)
+    _need("dot", b, 1)
+    if a.shape != b.shape:
+        raise OpError(f"dot: inconsistent tensor size, expected tensors of shape {a.shape} and {b.shape} to match")
+    return xp.dot(a, b)
+
+
+def outer(a, b):
+    _need("outer", a, 1)
+    _need("outer", b, 1)
+    return xp.multiply.outer(a, b)
+
+
+def einsum(equation, tensors):
+    return xp.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
+
+
+# -- shape ops ------------------------------------------------------------------------------------
+def cat(tensors, dim=0):
+    if len(tensors) == 0:
+        raise OpValueError("cat: expected a non-empty list of Tensors")
+    arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
+    # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
+    out = _contiguous(xp.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
+    dt = xp.result_type(*tensors)  # a skipped empty input still takes part in type promotion (as torch)
+    return out if out.dtype == dt else out.astype(dt)
+
+
+def stack(tensors, dim=0):
+    if len(tensors) == 0:
+        raise OpValueError("stack: expected a non-empty list of Tensors")
+    return _contiguous(xp.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
+
+
+def flip(a, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    # the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later reshape is
+    # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
+    out = _empty_in_layout_of(a)
+    out[...] = xp.flip(a, axis=_axes(dims, a.ndim))
+    return out
+
+
+def _empty_in_layout_of(a):
+    """An empty array of a's shape laid out as torch lays out an element-wise result: a's dims in
+    the order of their strides, outermost first; a dim of size 1 or stride 0 (expanded) keeps its
+    place (torch cannot order by it; NumPy's order="K" puts such dims elsewhere, fuzzer: flip of
+    an expanded tensor, then .view)."""
+    nd = a.ndim
+    fixed = [d for d in range(nd) if a.shape[d] == 1 or a.strides[d] == 0]
+    perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
+    for d in fixed:
+        perm.insert(d, d)
+    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype).transpose(xp.argsort(perm))
+
+
+def roll(a, shifts, dims=None):
+    if dims is None:
+        return xp.roll(a.reshape(-1), shifts).reshape(a.shape)
+    return _contiguous(xp.roll(a, shifts, axis=_axes(dims, a.ndim)))
+
+
+def tril(a, diagonal=0):
+    return _contiguous(xp.tril(a, diagonal))
+
+
+def triu(a, diagonal=0):
+    return _contiguous(xp.triu(a, diagonal))
+
+
+def _index_array(index, name):
+    index = xp.asarray(index)
+    if index.dtype.kind not in "iu":
+        raise OpError(f"{name}(): Expected dtype int64 for index (got {index.dtype})")
+    return index
+
+
+def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
+    """The NumPy index of torch.gather's picks: out[i, j, ...] = a[..., index[i, j, ...], ...] with
+    index at `dim` and each other dimension's own position. Unlike take_along_axis, the index is
+    never broadcast: it may be smaller than the input in the other dimensions (torch's rule) and
+    the result has its shape. A 0-d input counts as one element in one dimension (as torch).
+    Returns the positions and the index's shape as used (1-d for a 0-d input)."""
+    index = _index_array(index, name)
+    nd = max(len(shape), 1)
+    d = _dim(dim, len(shape))
+    full = tuple(shape) if shape else (1,)
+    if index.ndim != len(shape) and not (len(shape) == 0 and index.ndim <= 1):
+        raise OpError(f"{name}(): Index tensor must have the same number of dimensions as input tensor "
+                      f"(got index of shape {index.shape} and input of shape {tuple(shape)})")
+    ishape = index.shape if index.ndim == nd else index.reshape(-1).shape
+    for k in range(nd):
+        if k != d and ishape[k] > full[k]:
+            raise OpError(f"{name}(): Size does not match at dimension {k}: expected index {list(index.shape)} "
+                          f"to be no larger than self {list(shape)} apart from dimension {d}")
+    if index.size:
+        lo, hi = index.min(), index.max()
+        if lo < 0 or hi >= full[d]:
+            bad = lo if lo < 0 else hi
+            raise OpError(f"{name}(): index {bad} is out of bounds for dimension {d} with size {full[d]}")
+    pos = list(xp.ix_(*[xp.arange(n) for n in ishape]))
+    pos[d] = index.reshape(ishape)
+    return tuple(pos), ishape
+
+
+def gather(a, dim, index):
+    pos, _ = _gather_positions(a.shape, dim, index, "gather")
+    return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(xp.shape(index))
+
+
+def gather_backward(grad, dim, index, shape):
+    pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
+    out = xp.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
+    xp.add.at(out, pos, xp.reshape(grad, ishape))
+    return out.reshape(tuple(shape))
+
+
+def index_select(a, dim, index):
+    index = _index_array(index, "index_select")
+    if index.ndim > 1:
+        raise OpError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
+    return xp.take(a, index.reshape(-1), axis=_dim(dim, a.ndim))
+
+
+def index_select_backward(grad, dim, index, shape):
+    out = xp.zeros(shape, dtype=grad.dtype)
+    d = _dim(dim, len(shape))
+    sl = [slice(None)] * len(shape)
+    sl[d] = xp.asarray(index).reshape(-1)
+    xp.add.at(out, tuple(sl), grad)
+    return out
+
+
+def masked_fill(a, mask, value):
+    mask = xp.asarray(mask)
+    if mask.dtype != xp.bool_:
+        raise OpError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
+    value = xp.asarray(value)
+    if value.ndim != 0:
+        raise OpError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                      f"{value.ndim} dimension(s)")
+    return _contiguous(xp.where(mask, value.astype(a.dtype), a))
+
+
+def index(a, indices):
+    return _contiguous(a[indices])  # torch's advanced-index results are contiguous
+
+
+def index_backward(grad, shape, indices):
+    out = xp.zeros(shape, dtype=grad.dtype)
+    xp.add.at(out, indices, grad)
+    return out
+
+
+def index_put(a, indices, values, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        xp.add.at(out, indices, values)
+    else:
+        out[indices] = values
+    return out
+
+
+# -- views ------------------------------------------------------------------------------------------
+def view(a, shape):
+    shape = tuple(shape)
+    try:
+        out = a.view()
+        out.shape = _infer(shape, a.size)
+    except (AttributeError, ValueError) as e:
+        if "incompatible" in str(e) or isinstance(e, AttributeError):
+            raise OpError(f"view size is not compatible with input tensor's size and stride (shape {a.shape} -> "
+                          f"{shape}); use .reshape(...) instead") from None
+        raise OpError(f"shape {shape} is invalid for input of size {a.size}") from None
+    return out
+
+
+def _infer(shape, size):
+    if shape.count(-1) > 1:
+        raise OpError("only one dimension can be inferred")
+    if -1 in shape:
+        known = int(xp.prod([s for s in shape if s != -1]))
+        if known == 0 or size % known:
+            raise OpError(f"shape {shape} is invalid for input of size {size}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if int(xp.prod(shape)) != size:
+        raise OpError(f"shape {shape} is invalid for input of size {size}")
+    return shape
+
+
+def reshape(a, shape):
+    return xp.reshape(a, _infer(tuple(shape), a.size))
+
+
+def transpose(a, dim0, dim1):
+    if a.ndim == 0:
+        return a.view()
+    return xp.swapaxes(a, _dim(dim0, a.ndim), _dim(dim1, a.ndim))
+
+
+def permute(a, dims):
+    dims = tuple(dims)
+    if len(dims) != a.ndim:
+        raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a "
+                      f"{a.ndim}-D tensor")
+    return xp.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
+
+
+def t(a):
+    if a.ndim > 2:
+        raise OpError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return a.T
+
+
+def mT(a):
+    if a.ndim < 2:
+        raise OpError(f"tensor.mT is only supported on matrices or batches of matrices. Got {a.ndim}-D tensor.")
+    return xp.swapaxes(a, -1, -2)
+
+
+def squeeze(a, dim=None):
+    if dim is None:
+        return xp.squeeze(a)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    ax = tuple(d for d in (_axes(dims, a.ndim) or ()) if a.shape[d] == 1)
+    return xp.squeeze(a, axis=ax) if ax else a.view()
+
+
+def unsqueeze(a, dim):
+    return xp.expand_dims(a, _dim(dim, a.ndim + 1))
+
+
+def expand(a, sizes):
+    sizes = tuple(sizes)
+    if len(sizes) < a.ndim:
+        raise OpError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+                      f"number of dimensions in the tensor ({a.ndim})")
+    lead = len(sizes) - a.ndim
+    shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
+    try:
+        r = xp.broadcast_to(a, shape)
+    except ValueError:
+        raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
+                      "non-singleton dimensions") from None
+    # Writable like torch's: a write through a view that selects one copy of each element is
+    # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
+    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    if a.ndim == 0:
+        return a.reshape(1)
+    s, e = _dim(start_dim, a.ndim), _dim(end_dim, a.ndim)
+    if s > e:
+        raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
+    # the flattened size spelled out: -1 is ambiguous for an empty tensor
+    return a.reshape(a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:])
+
+
+def diagonal(a, offset=0, dim1=0, dim2=1):
+    d = xp.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+    if a.flags.writeable:
+        d.flags.writeable = True  # NumPy hands out a read-only view; torch's diagonal can be written through
+    return d
+
+
+def narrow(a, dim, start, length):
+    d = _dim(dim, a.ndim)
+    n = a.shape[d]
+    if start < 0:
+        start += n
+    if not (0 <= start and length >= 0 and start + length <= n):
+        raise OpError(f"narrow: start ({start}) + length ({length}) exceeds dimension size ({n})")
+    sl = [slice(None)] * a.ndim
+    sl[d] = slice(start, start + length)
+    return a[tuple(sl)]
+
+
+def select(a, dim, index):
+    d = _dim(dim, a.ndim)
+    n = a.shape[d]
+    if not -n <= index < n:
+        raise OpIndexError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")
+    sl = [slice(None)] * a.ndim
+    sl[d] = index
+    return a[tuple(sl) + (Ellipsis,)]  # the trailing Ellipsis keeps a 0-d result a view, not a scalar
+
+
+def getitem(a, index):
+    idx = index if isinstance(index, tuple) else (index,)
+    if not any(i is Ellipsis for i in idx):
+        idx = idx + (Ellipsis,)  # 0-d results stay views of `a` (NumPy would return a scalar copy)
+    return a[idx]
+
+
+def view_region(out, steps):
+    """The writeable view of array `out` that the view chain `steps` selects."""
+    v = out
+    for fn, args in steps:  # steps hold the public view functions; replay their kernels
+        v = _ARRAY_VIEW[fn.__name__](v, *args)
+        if not v.flags.writeable:  # xp.diagonal is read-only, though its memory is out's
+            v.flags.writeable = True
+    return v
+
+
+def _write_view(out, src, steps):
+    view_region(out, steps)[...] = src
+    return out
+
+
+def view_scatter(a, src, steps):
+    """a with the region that `steps` (a view chain) selects replaced by src."""
+    return _write_view(a.copy(), src, steps)
+
+
+def view_embed(src, shape, steps):
+    """Zeros of `shape` with src written where the view `steps` looks."""
+    return _write_view(xp.zeros(shape, dtype=src.dtype), src, steps)
+
+
+_ARRAY_VIEW = {}
+
+
+def register_array_views(table: dict) -> None:
+    """Called by the generated module: op name -> kernel, for replaying views on arrays."""
+    _ARRAY_VIEW.update(table)
+
+
+# ---- nn, sorting, scatter, composites (issue 13)
+from .sort import cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort, topk
+from .scatter import index_add, index_copy, index_fill, scatter, scatter_add, scatter_count, scatter_reduce
+from .window import col2im, im2col  # noqa: E402,F401
+
+# ---- linalg, fft, special (issue 12): kernels live in their own module
+from .linalg import *  # noqa: E402,F401,F403

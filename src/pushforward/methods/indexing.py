@@ -1,0 +1,66 @@
+"""`x[index]` and `x[index] = value`: basic indices make views, advanced ones copy.
+
+>>> import pushforward as pf
+>>> x = pf.zeros(3); x[1] = 2.0; x
+tensor([0., 2., 0.])
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import generated as ops
+from ..dispatch.inplace import apply_inplace
+from ..errors import OpIndexError, OpTypeError
+from ..core.tensor import Tensor
+
+__all__ = ["getitem", "setitem"]
+
+_BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
+
+
+def _normalize(index):
+    """Index with Tensors turned into arrays; says whether it is basic (view-making)."""
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    basic = True
+    for it in items:
+        if isinstance(it, Tensor):
+            if it._data.dtype.kind not in "iub":
+                raise OpIndexError(f"index: tensors used as indices must be long, int or bool (got {it._data.dtype})")
+            it = it._data
+            basic = basic and it.ndim == 0 and it.dtype.kind in "iu"
+            if it.ndim == 0 and it.dtype.kind in "iu":
+                it = int(it)
+        elif isinstance(it, (list, np.ndarray)):
+            basic = False
+            it = np.asarray(it)
+            if it.dtype.kind not in "iub" and it.size:
+                raise OpIndexError(f"index: arrays used as indices must be integer or bool (got {it.dtype})")
+        elif isinstance(it, bool) or not isinstance(it, _BASIC):
+            if isinstance(it, bool):
+                basic = False
+            else:
+                raise OpTypeError(f"index: unsupported index {it!r} of type {type(it).__name__}")
+        out.append(it)
+    idx = tuple(out) if isinstance(index, tuple) else out[0]
+    return idx, basic
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """x[index]: a view for basic indices, a copy for advanced ones."""
+    idx, basic = _normalize(index)
+    try:
+        return ops.getitem(x, idx) if basic else ops.index(x, idx)
+    except IndexError as e:
+        raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """x[index] = value, in place (values, tape history and tangents)."""
+    idx, basic = _normalize(index)
+    if basic:
+        ops.getitem(x, idx).copy_(value)
+    else:
+        apply_inplace(ops.INDEX_PUT, x, (x, value), (idx, False))

@@ -1,0 +1,457 @@
+"""NumPy protocols (NEP 13 `__array_ufunc__`, NEP 18 `__array_function__`) for Tensor.
+
+NumPy functions called on tensors run the pushforward op of the same meaning, so the
+result is a Tensor that carries tangents and records the tape: existing NumPy code is
+differentiated unmodified by passing tensors in.
+
+>>> import numpy as np
+>>> import pushforward as pf
+>>> import pushforward.autograd.forward_ad as fwAD
+>>> with fwAD.dual_level():
+...     x = fwAD.make_dual(pf.tensor([0.0, 1.0]), pf.tensor([1.0, 1.0]))
+...     y = np.sum(np.sin(x) * x, axis=0)           # plain NumPy code, tensors in
+...     fwAD.unpack_dual(y).tangent                   # d/dt sum(sin(x) x) = sum(cos(x) x + sin(x))
+tensor(1.38177329)
+
+Rules:
+- The tables below map each NumPy ufunc / function to a pushforward op, translating
+  NumPy's argument names (axis, keepdims, ddof, ...) to torch's.
+- A NumPy function or ufunc method with no entry raises a TypeError naming it: a tangent
+  or gradient is never dropped silently. `np.asarray(t)` on a tensor that requires grad
+  or carries a tangent raises too (as torch's `.numpy()`); `t.detach().numpy()` gives the
+  plain array when no derivative is wanted.
+- `np.linalg.*` entries name their `pushforward.linalg` function and look it up at call
+  time, so they work as soon as that function exists (and raise the TypeError until then).
+- `out=`, `where=` and other arguments with no pushforward meaning raise a TypeError.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import OpError, OpTypeError
+from ..core.tensor import Tensor
+
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "bind"]
+
+# -- ufuncs ------------------------------------------------------------------------------------
+# NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
+UFUNCS: dict[str, str] = {
+    # unary
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
+    "log1p": "log1p", "sqrt": "sqrt", "square": "square", "negative": "neg", "absolute": "abs",
+    "fabs": "abs", "sign": "sign", "reciprocal": "reciprocal", "floor": "floor", "ceil": "ceil",
+    "trunc": "trunc", "rint": "round", "conjugate": "conj", "isnan": "isnan",
+    "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not",
+    # binary
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
+    "power": "pow", "float_power": "pow", "remainder": "remainder", "fmod": "fmod",
+    "maximum": "maximum", "minimum": "minimum", "arctan2": "atan2", "hypot": "hypot",
+    "logaddexp": "logaddexp", "copysign": "copysign", "matmul": "matmul",
+    "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
+    "greater_equal": "ge", "logical_and": "logical_and", "logical_or": "logical_or",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+}
+
+# ufunc.reduce / ufunc.accumulate -> the reduction with the same values
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+_PF: Any = None  # the package namespace, handed over by bind() (pushforward/__init__ imports this module)
+
+
+def _pf() -> Any:
+    return _PF
+
+
+def _fn(name: str) -> Callable:
+    return getattr(_pf(), name)
+
+
+def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
+    """NumPy keywords that pushforward cannot honour raise instead of being ignored."""
+    for k, v in kwargs.items():
+        if k in allowed:
+            continue
+        if k == "out" and (v is None or (isinstance(v, tuple) and all(o is None for o in v))):
+            continue
+        if k == "where" and v is True:
+            continue
+        if k in ("casting", "order", "subok") and v in ("same_kind", "K", True):
+            continue
+        raise OpTypeError(f"{who}: argument {k}={v!r} is not supported on pushforward tensors "
+                          "(use t.detach().numpy() for a plain NumPy computation)")
+
+
+_CALL: dict = {}   # ufunc object -> pushforward function, filled on first use (the fast path)
+
+
+def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """NEP 13 entry point: np.<ufunc>(tensor, ...) runs the pushforward op."""
+    if method == "__call__" and not kwargs and type(inputs[0]) is Tensor:
+        fn = _CALL.get(ufunc)
+        if fn is None and ufunc.__name__ in UFUNCS:
+            fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
+        if fn is not None:
+            return fn(*inputs)
+    name = ufunc.__name__
+    who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
+    if method == "__call__":
+        target = UFUNCS.get(name)
+        if name == "positive":
+            _no_extra(who, kwargs)
+            return inputs[0] if isinstance(inputs[0], Tensor) else _pf().as_tensor(inputs[0])
+        if name == "floor_divide":
+            _no_extra(who, kwargs)
+            return _pf().div(*inputs, rounding_mode="floor")
+        if target is None:
+            raise _unsupported(who)
+        dtype = kwargs.pop("dtype", None)
+        _no_extra(who, kwargs)
+        if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
+            inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
+        if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
+            inputs = tuple(i.to(dtype) if isinstance(i, Tensor) else i for i in inputs)
+        out = _fn(target)(*inputs)
+        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(dtype)
+    if method == "reduce" and name in _REDUCE:
+        (x,) = inputs
+        axis = kwargs.pop("axis", 0)
+        keepdims = kwargs.pop("keepdims", False)
+        dtype = kwargs.pop("dtype", None)
+        _no_extra(who, kwargs)
+        out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
+        return out if dtype is None else out.to(dtype)
+    if method == "accumulate" and name in _ACCUMULATE:
+        (x,) = inputs
+        axis = kwargs.pop("axis", 0)
+        dtype = kwargs.pop("dtype", None)
+        _no_extra(who, kwargs)
+        out = _fn(_ACCUMULATE[name])(_as_t(x), axis)
+        return out if dtype is None else out.to(dtype)
+    if method == "outer" and name == "multiply":
+        _no_extra(who, kwargs)
+        a, b = (_as_t(v) for v in inputs)
+        return a.reshape(*a.shape, *([1] * b.ndim)) * b
+    raise _unsupported(who)
+
+
+def _unsupported(who: str) -> TypeError:
+    return OpTypeError(f"{who} has no pushforward op, so it cannot carry tangents or gradients; call it on "
+                       "t.detach().numpy() if no derivative is needed, or use pushforward ops")
+
+
+def _as_t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else _pf().as_tensor(x)
+
+
+def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
+    if axis is None:
+        return _fn(name)(x) if not keepdims else _fn(name)(x, tuple(range(x.ndim)), True)
+    return _fn(name)(x, axis, keepdims)
+
+
+# -- functions -------------------------------------------------------------------------------
+# Each handler takes NumPy's signature and calls pushforward ops.
+
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _no_extra("np.sum", dict(out=out, **kw))
+    return _pf().sum(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
+
+
+def _floating(x: Tensor) -> Tensor:
+    # NumPy's mean/std/var of integers are float64 (torch refuses them)
+    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _no_extra("np.mean", dict(out=out, **kw))
+    return _pf().mean(_floating(_as_t(a)), dim=axis, keepdim=keepdims, dtype=dtype)
+
+
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _no_extra("np.prod", dict(out=out, **kw))
+    return _pf().prod(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
+
+
+def _std_var(name):
+    def f(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        _no_extra(f"np.{name}", dict(out=out, **kw), ("correction",) if "correction" in kw else ())
+        correction = kw.pop("correction", ddof)
+        r = _fn(name)(_floating(_as_t(a)), dim=axis, correction=correction, keepdim=keepdims)
+        return r if dtype is None else r.to(dtype)
+    return f
+
+
+def _extreme(name):
+    def f(a, axis=None, out=None, keepdims=False, **kw):
+        _no_extra(f"np.{name}", dict(out=out, **kw))
+        return _reduce(name, _as_t(a), axis, keepdims)
+    return f
+
+
+def _arg(name):
+    def f(a, axis=None, out=None, keepdims=False):
+        _no_extra(f"np.{name}", dict(out=out))
+        return _fn(name)(_as_t(a), dim=axis, keepdim=keepdims)
+    return f
+
+
+def _cum(name):
+    def f(a, axis=None, dtype=None, out=None):
+        _no_extra(f"np.{name}", dict(out=out))
+        x = _as_t(a)
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        return _fn(name)(x, axis, dtype=dtype)
+    return f
+
+
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    _no_extra("np.concatenate", dict(out=out, casting=casting))
+    ts = [_as_t(a) for a in arrays]
+    if axis is None:
+        ts, axis = [t.reshape(-1) for t in ts], 0
+    r = _pf().cat(ts, axis)
+    return r if dtype is None else r.to(dtype)
+
+
+def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    _no_extra("np.stack", dict(out=out, casting=casting))
+    r = _pf().stack([_as_t(a) for a in arrays], axis)
+    return r if dtype is None else r.to(dtype)
+
+
+def _hstack(tup, dtype=None, casting="same_kind"):
+    ts = [_as_t(a) for a in tup]
+    return _concatenate(ts, 0 if all(t.ndim == 1 for t in ts) else 1, dtype=dtype, casting=casting)
+
+
+def _vstack(tup, dtype=None, casting="same_kind"):
+    ts = [_as_t(a) for a in tup]
+    return _concatenate([t.reshape(1, -1) if t.ndim == 1 else t for t in ts], 0, dtype=dtype, casting=casting)
+
+
+def _reshape(a, *args, **kwargs):
+    shape = kwargs.pop("shape", kwargs.pop("newshape", args[0] if args else None))
+    order = kwargs.pop("order", args[1] if len(args) > 1 else "C")
+    if order != "C" or kwargs:
+        _no_extra("np.reshape", dict(order=order, **kwargs))
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return _as_t(a).reshape(*shape)
+
+
+def _transpose(a, axes=None):
+    x = _as_t(a)
+    return x.permute(*(range(x.ndim - 1, -1, -1) if axes is None else axes))
+
+
+def _moveaxis(a, source, destination):
+    x = _as_t(a)
+    src = [s % x.ndim for s in np.atleast_1d(source)]
+    dst = [d % x.ndim for d in np.atleast_1d(destination)]
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return x.permute(*order)
+
+
+def _squeeze(a, axis=None):
+    return _as_t(a).squeeze(axis)
+
+
+def _expand_dims(a, axis):
+    x = _as_t(a)
+    for ax in sorted(np.atleast_1d(axis) % (x.ndim + len(np.atleast_1d(axis)))):
+        x = x.unsqueeze(int(ax))
+    return x
+
+
+def _dot(a, b, out=None):
+    _no_extra("np.dot", dict(out=out))
+    a, b = _as_t(a), _as_t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return _pf().matmul(a, b)
+    raise _unsupported("np.dot with an operand of more than 2 dims (use np.matmul or np.einsum)")
+
+
+def _einsum(subscripts, *operands, out=None, optimize=False, **kw):
+    _no_extra("np.einsum", dict(out=out, **kw))
+    return _pf().einsum(subscripts, *[_as_t(o) for o in operands])
+
+
+def _where(condition, *xy):
+    if not xy:
+        raise _unsupported("np.where with one argument (np.nonzero)")
+    return _pf().where(_as_t(condition), *xy)
+
+
+def _clip(a, a_min=None, a_max=None, out=None, **kw):
+    _no_extra("np.clip", dict(out=out, **kw), ("min", "max"))
+    lo = kw.get("min", a_min)
+    hi = kw.get("max", a_max)
+    return _pf().clamp(_as_t(a), lo, hi)
+
+
+def _flip(m, axis=None):
+    x = _as_t(m)
+    dims = tuple(range(x.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+    return x.flip(dims)
+
+
+def _roll(a, shift, axis=None):
+    x = _as_t(a)
+    if axis is None:
+        return x.reshape(-1).roll(shift, 0).reshape(*x.shape)
+    return x.roll(shift, axis)
+
+
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_extra("np.trace", dict(out=out))
+    r = _as_t(a).diagonal(offset, axis1, axis2).sum(-1)
+    return r if dtype is None else r.to(dtype)
+
+
+def _round(a, decimals=0, out=None):
+    _no_extra("np.round", dict(out=out))
+    return _as_t(a).round(decimals=decimals)
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    return _pf().linalg.norm(_as_t(x), ord, axis, keepdims)
+
+
+def _like(name):
+    def f(a, dtype=None, order="K", subok=True, shape=None, **kw):
+        _no_extra(f"np.{name}", dict(order=order, subok=subok, **kw), ("fill_value",))
+        x = _as_t(a)
+        if shape is not None:
+            x = _pf().empty(*np.atleast_1d(shape).tolist(), dtype=x.dtype)
+        if name == "full_like":
+            return _pf().full_like(x, kw["fill_value"], dtype=dtype)
+        return _fn(name)(x, dtype=dtype)
+    return f
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return _like("full_like")(a, dtype=dtype, order=order, subok=subok, shape=shape, fill_value=fill_value)
+
+
+def _linalg(name: str, rename: dict | None = None) -> Callable:
+    """np.linalg.<name> -> pushforward.linalg.<name>, looked up at call time."""
+    def f(*args, **kwargs):
+        target = getattr(_pf().linalg, name, None)
+        if target is None:
+            raise OpTypeError(f"np.linalg.{name} has no pushforward op yet (pushforward.linalg.{name} does not "
+                              "exist), so it cannot carry tangents or gradients; call it on t.detach().numpy() "
+                              "if no derivative is needed")
+        for k, v in (rename or {}).items():
+            if k in kwargs:
+                kwargs[v] = kwargs.pop(k)
+        return target(*[_as_t(a) if isinstance(a, (np.ndarray, Tensor)) else a for a in args], **kwargs)
+    f.__name__ = name
+    return f
+
+
+def _functions() -> dict:
+    pf = _pf()
+    table = {
+        np.sum: _sum, np.mean: _mean, np.prod: _prod, np.std: _std_var("std"), np.var: _std_var("var"),
+        np.amax: _extreme("amax"), np.amin: _extreme("amin"), np.max: _extreme("amax"), np.min: _extreme("amin"),
+        np.argmax: _arg("argmax"), np.argmin: _arg("argmin"),
+        np.cumsum: _cum("cumsum"), np.cumprod: _cum("cumprod"),
+        np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack, np.vstack: _vstack,
+        np.reshape: _reshape, np.ravel: lambda a, order="C": _reshape(a, -1, order),
+        np.transpose: _transpose, np.moveaxis: _moveaxis,
+        np.swapaxes: lambda a, axis1, axis2: _as_t(a).transpose(axis1, axis2),
+        np.squeeze: _squeeze, np.expand_dims: _expand_dims,
+        np.broadcast_to: lambda array, shape, subok=False: _as_t(array).broadcast_to(
+            *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))),
+        np.dot: _dot, np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
+        np.inner: _inner, np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
+        np.outer: lambda a, b, out=None: _pf().outer(_as_t(a).reshape(-1), _as_t(b).reshape(-1)),
+        np.einsum: _einsum, np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
+        np.trace: _trace, np.tril: lambda m, k=0: _pf().tril(_as_t(m), k), np.triu: lambda m, k=0: _pf().triu(_as_t(m), k),
+        np.where: _where, np.clip: _clip, np.flip: _flip, np.roll: _roll,
+        np.real: lambda val: _as_t(val).real if _as_t(val).is_complex() else _as_t(val),
+        np.imag: lambda val: _pf().imag(_as_t(val)) if _as_t(val).is_complex() else _pf().zeros_like(_as_t(val)),
+        np.conj: lambda x, *a, **k: _pf().conj(_as_t(x)), np.round: _round, np.around: _round,
+        np.abs: lambda x, *a, **k: _pf().abs(_as_t(x)),
+        np.all: lambda a, axis=None, out=None, keepdims=False, **k: pf.all(_as_t(a), axis, keepdims),
+        np.any: lambda a, axis=None, out=None, keepdims=False, **k: pf.any(_as_t(a), axis, keepdims),
+        np.allclose: lambda a, b, rtol=1e-5, atol=1e-8, equal_nan=False: pf.allclose(a, b, rtol, atol, equal_nan),
+        np.isclose: lambda a, b, rtol=1e-5, atol=1e-8, equal_nan=False: pf.isclose(a, b, rtol, atol, equal_nan),
+        np.array_equal: lambda a1, a2, equal_nan=False: pf.equal(a1, a2),
+        np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
+        np.size: lambda a, axis=None: a.numel() if axis is None else a.shape[axis],
+        np.iscomplexobj: lambda x: x.is_complex(), np.isrealobj: lambda x: not x.is_complex(),
+        np.copy: lambda a, order="K", subok=False: _as_t(a).clone(),
+        np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"), np.empty_like: _like("empty_like"),
+        np.full_like: _full_like,
+        np.linalg.norm: _norm,
+    }
+    if hasattr(np, "linalg"):
+        for name in ("solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "cholesky", "qr", "svd", "pinv",
+                     "matrix_power", "eig", "eigvals", "matrix_rank", "lstsq", "multi_dot", "cond"):
+            table[getattr(np.linalg, name)] = _linalg(name)
+    return table
+
+
+def _inner(a, b):
+    a, b = _as_t(a), _as_t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return _pf().einsum("ij,kj->ik", a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])).reshape(
+        *a.shape[:-1], *b.shape[:-1])
+
+
+_FUNCTIONS: dict | None = None
+
+
+def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
+    """NEP 18 entry point: np.<function>(..., tensor, ...) runs pushforward ops."""
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        _FUNCTIONS = _functions()
+    handler = _FUNCTIONS.get(func)
+    if handler is None:
+        mod = getattr(func, "__module__", "numpy") or "numpy"
+        prefix = "np.linalg." if "linalg" in mod else "np."
+        raise _unsupported(prefix + getattr(func, "__name__", repr(func)))
+    for t in types:  # another array library's type: let it (or NumPy) decide
+        if not issubclass(t, (Tensor, np.ndarray)):
+            return NotImplemented
+    return handler(*args, **kwargs)
+
+
+def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
+    if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
+        raise_lost_derivative(self, "convert a Tensor to a NumPy array")
+    a = self._data
+    if dtype is not None and a.dtype != dtype:
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+def raise_lost_derivative(t: Tensor, action: str) -> None:
+    what = "requires grad" if t._requires_grad else "carries a tangent (it is a dual tensor)"
+    raise OpError(f"Can't {action}: the Tensor {what}, and its derivative would be lost. Use "
+                  "tensor.detach().numpy() for the plain values, or call NumPy functions on the tensor "
+                  "itself (np.sin(t), np.sum(t), ...) to keep differentiating.")
+
+
+def bind(namespace: Any) -> None:
+    """Attach the protocols to Tensor; `namespace` is the package, whose functions the protocols call."""
+    global _PF
+    _PF = namespace
+    Tensor.__array_ufunc__ = array_ufunc
+    Tensor.__array_function__ = array_function
+    Tensor.__array__ = array
