@@ -5,6 +5,7 @@
 - peak memory of a forward chain with nothing requiring grad at depth 100 and 10,000.
 Run: python benchmarks/bench_forward.py
 """
+
 from __future__ import annotations
 
 import timeit
@@ -75,12 +76,14 @@ def peak_memory_dual(depth: int, n: int = 10_000) -> int:
 
 
 def main() -> None:
-    print(f"chain n=2**20: jvp {chain_ratio(2 ** 20, 3):.2f}x the primal (target <= 2.2x)")
+    print(f"chain n=2**20: jvp {chain_ratio(2**20, 3):.2f}x the primal (target <= 2.2x)")
     print(f"chain n=16:    jvp {chain_ratio(16, 2000):.2f}x the primal (target <= 4x)")
     print(f"MLP 128-256-256-10, batch 64: jvp {mlp_ratio():.2f}x the primal (target <= 2.6x)")
     for depth in (100, 10_000):
-        print(f"peak memory, depth {depth:>6}: no grad {peak_memory(depth) / 1e6:.2f} MB, "
-              f"dual {peak_memory_dual(depth) / 1e6:.2f} MB (n = 10,000 float64 = 0.08 MB per array)")
+        print(
+            f"peak memory, depth {depth:>6}: no grad {peak_memory(depth) / 1e6:.2f} MB, "
+            f"dual {peak_memory_dual(depth) / 1e6:.2f} MB (n = 10,000 float64 = 0.08 MB per array)"
+        )
 
 
 if __name__ == "__main__":

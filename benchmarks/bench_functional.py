@@ -6,6 +6,7 @@
 Run: python benchmarks/bench_functional.py [--reuse-memory]
 (--reuse-memory first calls pf.memory.reuse_freed_memory(), the opt-in allocator setting.)
 """
+
 from __future__ import annotations
 
 import timeit
@@ -83,12 +84,15 @@ def torch_line(x0: np.ndarray, v0: np.ndarray, t_grad: float) -> None:
         return torch.autograd.grad(g, xx, v)[0]
 
     tg, tf, tr = interleaved([t_gradient, t_fwd_over_rev, t_rev_over_rev], 5)
-    print(f"  PyTorch {torch.__version__}: gradient {tg * 1e3:.2f} ms ({tg / t_grad:.2f}x ours); forward-over-reverse "
-          f"{tf / tg:.2f}x its gradient, reverse-over-reverse {tr / tg:.2f}x")
+    print(
+        f"  PyTorch {torch.__version__}: gradient {tg * 1e3:.2f} ms ({tg / t_grad:.2f}x ours); forward-over-reverse "
+        f"{tf / tg:.2f}x its gradient, reverse-over-reverse {tr / tg:.2f}x"
+    )
 
 
 def main() -> None:
     import sys
+
     if "--reuse-memory" in sys.argv:
         print("allocator: pf.memory.reuse_freed_memory() ->", pf.memory.reuse_freed_memory())
     rng = np.random.default_rng(0)
@@ -97,19 +101,33 @@ def main() -> None:
     v = pf.tensor(rng.standard_normal(n))
     h1, h2, h3 = hvp_fwd_over_rev(x0, v), hvp_rev_over_rev(x0, v), hvp_functional(x0, v)
     assert np.allclose(h1.numpy(), h2.numpy()) and np.allclose(h1.numpy(), h3.numpy()), "the hvps disagree"
-    t_g, t_fn, t_fr, t_rr = interleaved([lambda: gradient(x0), lambda: hvp_functional(x0, v),
-                                         lambda: hvp_fwd_over_rev(x0, v), lambda: hvp_rev_over_rev(x0, v)], 5)
-    print(f"Rosenbrock n={n}: gradient {t_g * 1e3:.2f} ms; hvp forward-over-reverse: functional.hvp "
-          f"{t_fn / t_g:.2f}x the gradient (target <= 2x), by hand with a tracked level {t_fr / t_g:.2f}x; "
-          f"reverse-over-reverse {t_rr / t_g:.2f}x")
+    t_g, t_fn, t_fr, t_rr = interleaved(
+        [
+            lambda: gradient(x0),
+            lambda: hvp_functional(x0, v),
+            lambda: hvp_fwd_over_rev(x0, v),
+            lambda: hvp_rev_over_rev(x0, v),
+        ],
+        5,
+    )
+    print(
+        f"Rosenbrock n={n}: gradient {t_g * 1e3:.2f} ms; hvp forward-over-reverse: functional.hvp "
+        f"{t_fn / t_g:.2f}x the gradient (target <= 2x), by hand with a tracked level {t_fr / t_g:.2f}x; "
+        f"reverse-over-reverse {t_rr / t_g:.2f}x"
+    )
     # Peak memory matters for time too: without allocator tuning, fresh memory is page-faulted.
-    peaks = [pf.memory.peak_bytes(f) / x0._data.nbytes for f in (lambda: gradient(x0), lambda: hvp_functional(x0, v),
-                                                       lambda: hvp_rev_over_rev(x0, v))]
-    print(f"  peak memory in arrays of n elements: gradient {peaks[0]:.1f}, functional.hvp {peaks[1]:.1f}, "
-          f"reverse-over-reverse {peaks[2]:.1f}")
+    peaks = [
+        pf.memory.peak_bytes(f) / x0._data.nbytes
+        for f in (lambda: gradient(x0), lambda: hvp_functional(x0, v), lambda: hvp_rev_over_rev(x0, v))
+    ]
+    print(
+        f"  peak memory in arrays of n elements: gradient {peaks[0]:.1f}, functional.hvp {peaks[1]:.1f}, "
+        f"reverse-over-reverse {peaks[2]:.1f}"
+    )
     torch_line(x0.numpy(), v.numpy(), t_g)
 
     from pushforward.func import jacfwd, jacrev
+
     m = 128
     A = pf.tensor(rng.standard_normal((m, m)) / np.sqrt(m))
     x = pf.tensor(rng.standard_normal(m))
@@ -122,8 +140,10 @@ def main() -> None:
     t_p = best(lambda: f(x), 2000)
     t_f = best(lambda: jacfwd(f)(x), 20)
     t_r = best(lambda: jacrev(f)(x), 20)
-    print(f"jacfwd n={m}: {t_f * 1e3:.2f} ms = {t_f / t_p:.0f}x the primal; jacrev {t_r * 1e3:.2f} ms "
-          f"(jacfwd/jacrev = {t_f / t_r:.2f})")
+    print(
+        f"jacfwd n={m}: {t_f * 1e3:.2f} ms = {t_f / t_p:.0f}x the primal; jacrev {t_r * 1e3:.2f} ms "
+        f"(jacfwd/jacrev = {t_f / t_r:.2f})"
+    )
 
 
 if __name__ == "__main__":

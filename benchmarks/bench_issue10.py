@@ -11,6 +11,7 @@ torch's).
 
 Run: python benchmarks/bench_issue10.py [--repeat 3] [--rows chain16,fb16,...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ from pushforward import func
 try:
     import torch
     import torch.autograd.forward_ad as tfwAD
+
     torch.set_num_threads(1)  # the figures are per core: NumPy here runs on one thread too
 except ImportError:  # the torch rows need the test extras
     torch = None
@@ -116,9 +118,9 @@ def numpy_fb(a):
         y = s * y + t
     g = np.ones_like(y)
     for y, s, t in reversed(tape):
-        gy = g * (1 - t * t)        # tanh
-        gy += g * s                 # mul, the y operand
-        gy += (g * y) * np.cos(y)   # mul, the sin(y) operand, then sin
+        gy = g * (1 - t * t)  # tanh
+        gy += g * s  # mul, the y operand
+        gy += (g * y) * np.cos(y)  # mul, the sin(y) operand, then sin
         g = gy
     return g
 
@@ -137,7 +139,7 @@ def numpy_jvp(a, v):
 
 
 def floor_fb() -> float:
-    a, _ = _inputs(2 ** 16)
+    a, _ = _inputs(2**16)
     tg = torch.from_numpy(a.copy()).requires_grad_()
 
     def torch_fb():
@@ -148,7 +150,7 @@ def floor_fb() -> float:
 
 
 def floor_jvp() -> float:
-    a, v = _inputs(2 ** 16)
+    a, v = _inputs(2**16)
     ta, tv = torch.from_numpy(a.copy()), torch.from_numpy(v.copy())
 
     def torch_jvp():
@@ -197,9 +199,9 @@ ROWS = [
     ("nograd16", "32-op chain n=16, no grad, vs NumPy", 2.0, False, nograd16),
     ("rec16", "same, recorded forward (requires_grad) vs NumPy", 5.0, False, recorded16),
     ("fb16", "forward + backward of the chain vs torch, n=16", 1.2, True, lambda: _fb(16, 200)),
-    ("fb64k", "forward + backward vs torch, n=2^16", 1.0, True, lambda: _fb(2 ** 16, 5)),
+    ("fb64k", "forward + backward vs torch, n=2^16", 1.0, True, lambda: _fb(2**16, 5)),
     ("jvp16", "jvp of the chain vs torch, n=16", 0.8, True, lambda: _jvp(16, 200)),
-    ("jvp64k", "jvp of the chain vs torch, n=2^16", 1.0, True, lambda: _jvp(2 ** 16, 5)),
+    ("jvp64k", "jvp of the chain vs torch, n=2^16", 1.0, True, lambda: _jvp(2**16, 5)),
     ("jvpgrad", "func.jvp(func.grad(rosenbrock)) vs its gradient, n=1e5", 2.0, False, jvp_grad),
     ("hvp", "functional.hvp vs gradient, n=1e5", 1.8, False, hvp),
     # not in the issue's table: what NumPy's kernels allow at all (no Python overhead, same passes)

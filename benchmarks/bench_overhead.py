@@ -4,6 +4,7 @@ Prints ratios (pushforward time / NumPy time) for: no grad; requires_grad (forwa
 with the tape recorded, and forward + backward). Forward-mode figures: bench_forward.py.
 Run: python benchmarks/bench_overhead.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -46,7 +47,7 @@ def run(n: int, number: int) -> dict:
 
 
 def main() -> None:
-    for n, number in ((16, 2000), (2 ** 20, 3)):
+    for n, number in ((16, 2000), (2**20, 3)):
         r = run(n, number)
         print(f"n = {n}: numpy {r['numpy'] * 1e6:.1f} us per chain ({r['numpy'] / 32 * 1e6:.2f} us/op)")
         print(f"  no grad            {r['plain'] / r['numpy']:.2f}x numpy (target <= 3x)")

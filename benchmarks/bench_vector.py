@@ -9,6 +9,7 @@
 NumPy's BLAS and torch run on one thread (the figures are per core). Run:
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_vector.py
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ from bench_functional import interleaved as paired  # noqa: E402
 
 try:
     import torch
+
     torch.set_num_threads(1)
 except ImportError:  # the torch rows need the test extras
     torch = None
@@ -57,10 +59,13 @@ def jacobian_rows(rng) -> None:
 
     tjf, tjr = torch.func.jacfwd(tf), torch.func.jacrev(tf)
     assert np.allclose(jf(x).numpy(), tjf(tx).numpy()) and np.allclose(jr(x).numpy(), tjr(tx).numpy())
-    t_p, t_f, t_tf, t_r, t_tr = paired([lambda: f(x), lambda: jf(x), lambda: tjf(tx), lambda: jr(x),
-                                        lambda: tjr(tx)], 20)
-    print(f"jacfwd n={m}: {t_f / t_p:.1f}x its primal (target <= 20x); {t_f / t_tf:.2f}x torch.func.jacfwd "
-          f"(target <= 0.5x)")
+    t_p, t_f, t_tf, t_r, t_tr = paired(
+        [lambda: f(x), lambda: jf(x), lambda: tjf(tx), lambda: jr(x), lambda: tjr(tx)], 20
+    )
+    print(
+        f"jacfwd n={m}: {t_f / t_p:.1f}x its primal (target <= 20x); {t_f / t_tf:.2f}x torch.func.jacfwd "
+        f"(target <= 0.5x)"
+    )
     print(f"jacrev n={m}: {t_r / t_tr:.2f}x torch.func.jacrev (target <= 1.0x); {t_r / t_p:.1f}x its primal")
 
 
@@ -97,8 +102,10 @@ def per_sample_row(rng) -> None:
     tps = torch.func.vmap(torch.func.grad(lambda p, x, y: loss(p, x, y, torch)), in_dims=(None, 0, 0))
     assert all(np.allclose(a.numpy(), b.numpy()) for a, b in zip(ps(params, X, Y), tps(tparams, tX, tY)))
     t_p, t_t = paired([lambda: ps(params, X, Y), lambda: tps(tparams, tX, tY)], 10)
-    print(f"per-sample gradients, MLP {d_in}-{d_hidden}-1, batch {batch} (vmap(grad)): {t_p / t_t:.2f}x torch.func "
-          f"(target <= 1.5x)")
+    print(
+        f"per-sample gradients, MLP {d_in}-{d_hidden}-1, batch {batch} (vmap(grad)): {t_p / t_t:.2f}x torch.func "
+        f"(target <= 1.5x)"
+    )
 
 
 def memory_row(rng) -> None:

@@ -12,6 +12,7 @@ Net: conv 3x3 (1 -> 4 channels) -> relu -> max pool 2 -> linear (64 -> 3).
 
 Run: python examples/forward_gradient_cnn.py
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,8 +40,12 @@ def make_data(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]
 
 
 def init_params(rng: np.random.Generator) -> list[np.ndarray]:
-    return [rng.standard_normal((4, 1, 3, 3)) / 3.0, np.zeros(4),
-            rng.standard_normal((N_CLASSES, 64)) / 8.0, np.zeros(N_CLASSES)]
+    return [
+        rng.standard_normal((4, 1, 3, 3)) / 3.0,
+        np.zeros(4),
+        rng.standard_normal((N_CLASSES, 64)) / 8.0,
+        np.zeros(N_CLASSES),
+    ]
 
 
 def forward(params, x):
@@ -52,6 +57,7 @@ def forward(params, x):
 def loss_fn(x, y):
     def loss(*params):
         return F.cross_entropy(forward(params, x), y)
+
     return loss
 
 
@@ -108,14 +114,19 @@ def main(steps: int = 150, verbose: bool = True, seed: int = 0) -> dict:
     x, y = pf.tensor(xn), pf.tensor(yn)
     p0 = init_params(rng)
     agree = check_directional_derivative(p0, x, y, rng)
-    pf_fg, curve_fg = train_forward_gradient(p0, x, y, steps, lr=0.02, rng=np.random.default_rng(seed + 1),
-                                             directions=4)
+    pf_fg, curve_fg = train_forward_gradient(
+        p0, x, y, steps, lr=0.02, rng=np.random.default_rng(seed + 1), directions=4
+    )
     pf_bp, curve_bp = train_backprop(p0, x, y, steps, lr=0.3)
     xt, yt = make_data(300, np.random.default_rng(seed + 2))
-    res = {"forward_gradient": curve_fg, "backprop": curve_bp, "jvp_vs_grad_rel_error": agree,
-           "acc_forward_gradient": accuracy(pf_fg, pf.tensor(xt), pf.tensor(yt)),
-           "acc_backprop": accuracy(pf_bp, pf.tensor(xt), pf.tensor(yt)),
-           "acc_initial": accuracy(p0, pf.tensor(xt), pf.tensor(yt))}
+    res = {
+        "forward_gradient": curve_fg,
+        "backprop": curve_bp,
+        "jvp_vs_grad_rel_error": agree,
+        "acc_forward_gradient": accuracy(pf_fg, pf.tensor(xt), pf.tensor(yt)),
+        "acc_backprop": accuracy(pf_bp, pf.tensor(xt), pf.tensor(yt)),
+        "acc_initial": accuracy(p0, pf.tensor(xt), pf.tensor(yt)),
+    }
     if verbose:
         n_params = sum(p.size for p in p0)
         print(f"CNN with {n_params} parameters on 96 synthetic 8x8 images (3 classes), {steps} steps each")
@@ -123,8 +134,10 @@ def main(steps: int = 150, verbose: bool = True, seed: int = 0) -> dict:
         print(f"{'step':>5}  {'forward gradient (4 jvps/step)':>30}  {'backpropagation':>16}")
         for k in list(range(0, steps, max(steps // 10, 1))) + [steps - 1]:
             print(f"{k:>5}  {curve_fg[k]:>30.4f}  {curve_bp[k]:>16.4f}")
-        print(f"\ntest accuracy: initial {res['acc_initial']:.2f}, forward gradient "
-              f"{res['acc_forward_gradient']:.2f}, backpropagation {res['acc_backprop']:.2f}")
+        print(
+            f"\ntest accuracy: initial {res['acc_initial']:.2f}, forward gradient "
+            f"{res['acc_forward_gradient']:.2f}, backpropagation {res['acc_backprop']:.2f}"
+        )
     return res
 
 

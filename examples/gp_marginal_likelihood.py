@@ -8,6 +8,7 @@ factorisation and triangular solves (pf.linalg.cholesky, pf.cholesky_solve).
 
 Run: python examples/gp_marginal_likelihood.py
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ def nll(theta: pf.Tensor, x: pf.Tensor, y: pf.Tensor) -> pf.Tensor:
     ell, sf, sn = p[0], p[1], p[2]
     n = x.shape[0]
     d2 = (x[:, None] - x[None, :]) ** 2
-    k = sf ** 2 * (-0.5 * d2 / ell ** 2).exp() + (sn ** 2 + JITTER) * pf.eye(n)
+    k = sf**2 * (-0.5 * d2 / ell**2).exp() + (sn**2 + JITTER) * pf.eye(n)
     chol = pf.linalg.cholesky(k)
     alpha = pf.cholesky_solve(y[:, None], chol)
     return 0.5 * (y[:, None] * alpha).sum() + chol.diagonal().log().sum() + 0.5 * n * np.log(2 * np.pi)
@@ -43,7 +44,7 @@ def nll(theta: pf.Tensor, x: pf.Tensor, y: pf.Tensor) -> pf.Tensor:
 def nll_numpy(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
     """The same objective in plain NumPy (a check of the value)."""
     ell, sf, sn = np.exp(theta)
-    k = sf ** 2 * np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ell ** 2) + (sn ** 2 + JITTER) * np.eye(len(x))
+    k = sf**2 * np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ell**2) + (sn**2 + JITTER) * np.eye(len(x))
     chol = np.linalg.cholesky(k)
     alpha = np.linalg.solve(k, y)
     return float(0.5 * y @ alpha + np.log(np.diag(chol)).sum() + 0.5 * len(x) * np.log(2 * np.pi))
@@ -84,20 +85,33 @@ def main(verbose: bool = True) -> dict:
     # an independent run without second derivatives, for comparison
     ref = minimize(lambda t: nll_numpy(t, x, y), theta0, method="BFGS", options={"gtol": 1e-9})
     res = {
-        "theta": r.x, "params": np.exp(r.x), "fun": float(r.fun), "success": bool(r.success), "nit": int(r.nit),
-        "calls": dict(obj.calls), "grad_norm": float(np.linalg.norm(obj.jac(r.x))),
-        "fun_numpy": nll_numpy(r.x, x, y), "bfgs_fun": float(ref.fun), "bfgs_nit": int(ref.nit),
+        "theta": r.x,
+        "params": np.exp(r.x),
+        "fun": float(r.fun),
+        "success": bool(r.success),
+        "nit": int(r.nit),
+        "calls": dict(obj.calls),
+        "grad_norm": float(np.linalg.norm(obj.jac(r.x))),
+        "fun_numpy": nll_numpy(r.x, x, y),
+        "bfgs_fun": float(ref.fun),
+        "bfgs_nit": int(ref.nit),
         "max_abs_diff_theta_vs_bfgs": float(np.max(np.abs(r.x - ref.x))),
     }
     if verbose:
         ell, sf, sn = res["params"]
-        print(f"GP marginal likelihood, {N} points, scipy.optimize.minimize(method='trust-ncg'), "
-              "hessp by forward-over-reverse")
+        print(
+            f"GP marginal likelihood, {N} points, scipy.optimize.minimize(method='trust-ncg'), "
+            "hessp by forward-over-reverse"
+        )
         print(f"  lengthscale = {ell:.4f}  signal sd = {sf:.4f}  noise sd = {sn:.4f}")
-        print(f"  nll = {res['fun']:.8f} (NumPy: {res['fun_numpy']:.8f})  |grad| = {res['grad_norm']:.1e}  "
-              f"iterations = {res['nit']}  calls = {res['calls']}")
-        print(f"  BFGS without Hessian: nll = {res['bfgs_fun']:.8f} in {res['bfgs_nit']} iterations, "
-              f"max |theta - theta_bfgs| = {res['max_abs_diff_theta_vs_bfgs']:.1e}")
+        print(
+            f"  nll = {res['fun']:.8f} (NumPy: {res['fun_numpy']:.8f})  |grad| = {res['grad_norm']:.1e}  "
+            f"iterations = {res['nit']}  calls = {res['calls']}"
+        )
+        print(
+            f"  BFGS without Hessian: nll = {res['bfgs_fun']:.8f} in {res['bfgs_nit']} iterations, "
+            f"max |theta - theta_bfgs| = {res['max_abs_diff_theta_vs_bfgs']:.1e}"
+        )
     return res
 
 

@@ -5,6 +5,7 @@ central differences on n interior points (a tridiagonal plus diagonal Jacobian).
 
 Run: python examples/newton_system.py
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,8 +45,12 @@ def newton(n: int = 50, lam: float = 1.0, tol: float = 1e-12, max_iter: int = 50
         history.append(norm)
         if norm < tol or np.linalg.norm(du) < tol:
             break
-    return {"u": u, "iterations": it, "residual_norms": history,
-            "jacobian_error": float(np.max(np.abs(jac(pf.from_numpy(u), lam).numpy() - analytic_jacobian(u, lam))))}
+    return {
+        "u": u,
+        "iterations": it,
+        "residual_norms": history,
+        "jacobian_error": float(np.max(np.abs(jac(pf.from_numpy(u), lam).numpy() - analytic_jacobian(u, lam)))),
+    }
 
 
 def main(n: int = 50, lam: float = 1.0, verbose: bool = True) -> dict:

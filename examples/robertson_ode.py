@@ -8,6 +8,7 @@ vector-mode pass).
 
 Run: python examples/robertson_ode.py
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,9 +31,7 @@ def robertson(y: pf.Tensor) -> pf.Tensor:
 
 def analytic_jacobian(y: np.ndarray) -> np.ndarray:
     y1, y2, y3 = y
-    return np.array([[-K1, K3 * y3, K3 * y2],
-                     [K1, -2 * K2 * y2 - K3 * y3, -K3 * y2],
-                     [0.0, 2 * K2 * y2, 0.0]])
+    return np.array([[-K1, K3 * y3, K3 * y2], [K1, -2 * K2 * y2 - K3 * y3, -K3 * y2], [0.0, 2 * K2 * y2, 0.0]])
 
 
 _jac = jacfwd(robertson)
@@ -59,8 +58,11 @@ def main(t_end: float = 1e5, verbose: bool = True) -> dict:
         "t": with_jac.t,
         "y": with_jac.y,
         "success": bool(with_jac.success and fd_jac.success),
-        "nfev": int(with_jac.nfev), "njev": int(with_jac.njev), "nlu": int(with_jac.nlu),
-        "nfev_finite_difference": int(fd_jac.nfev), "njev_finite_difference": int(fd_jac.njev),
+        "nfev": int(with_jac.nfev),
+        "njev": int(with_jac.njev),
+        "nlu": int(with_jac.nlu),
+        "nfev_finite_difference": int(fd_jac.nfev),
+        "njev_finite_difference": int(fd_jac.njev),
         "max_rel_diff_vs_fd_run": float(np.max(np.abs(with_jac.y - fd_jac.y) / (np.abs(fd_jac.y) + 1e-12))),
         "mass_conservation_error": float(np.max(np.abs(with_jac.y.sum(0) - 1.0))),
         "jacobian_error": float(np.max(np.abs(jac(0.0, probe) - analytic_jacobian(probe)))),
@@ -70,10 +72,14 @@ def main(t_end: float = 1e5, verbose: bool = True) -> dict:
         for ti, yi in zip(res["t"], res["y"].T):
             print(f"  t = {ti:9.1f}   y = [{yi[0]:.6e}, {yi[1]:.6e}, {yi[2]:.6e}]")
         print(f"  exact Jacobian: nfev = {res['nfev']}, njev = {res['njev']}, nlu = {res['nlu']}")
-        print(f"  SciPy's finite-difference Jacobian: nfev = {res['nfev_finite_difference']}, "
-              f"njev = {res['njev_finite_difference']}")
+        print(
+            f"  SciPy's finite-difference Jacobian: nfev = {res['nfev_finite_difference']}, "
+            f"njev = {res['njev_finite_difference']}"
+        )
         print(f"  max relative difference between the runs: {res['max_rel_diff_vs_fd_run']:.2e}")
-        print(f"  |sum(y) - 1|: {res['mass_conservation_error']:.2e};  Jacobian vs analytic: {res['jacobian_error']:.2e}")
+        print(
+            f"  |sum(y) - 1|: {res['mass_conservation_error']:.2e};  Jacobian vs analytic: {res['jacobian_error']:.2e}"
+        )
     return res
 
 

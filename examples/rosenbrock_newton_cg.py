@@ -4,6 +4,7 @@ with the same method fed SciPy's finite-difference Hessian.
 
 Run: python examples/rosenbrock_newton_cg.py
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -63,20 +64,32 @@ def main(n: int = N, method: str = "trust-ncg", verbose: bool = True) -> dict:
         extra = {"hessp": c.hessp} if kw == "hessp" else {"hess": "2-point"}
         r = minimize(c.fun, x0, method=method, jac=c.jac, options={"gtol": 1e-8, "maxiter": 5000}, **extra)
         runs[name] = {
-            "x": r.x, "fun": float(r.fun), "success": bool(r.success), "nit": int(r.nit),
-            "calls": dict(c.calls), "evaluations": c.calls["fun"] + c.calls["jac"],
-            "nfev": int(r.nfev), "njev": int(r.njev), "nhev": int(getattr(r, "nhev", 0) or 0),
+            "x": r.x,
+            "fun": float(r.fun),
+            "success": bool(r.success),
+            "nit": int(r.nit),
+            "calls": dict(c.calls),
+            "evaluations": c.calls["fun"] + c.calls["jac"],
+            "nfev": int(r.nfev),
+            "njev": int(r.njev),
+            "nhev": int(getattr(r, "nhev", 0) or 0),
             "max_err": float(np.max(np.abs(r.x - 1.0))),
         }
-    res = {"n": n, "method": method, **runs,
-           "max_abs_diff_x": float(np.max(np.abs(runs["exact"]["x"] - runs["finite_difference"]["x"])))}
+    res = {
+        "n": n,
+        "method": method,
+        **runs,
+        "max_abs_diff_x": float(np.max(np.abs(runs["exact"]["x"] - runs["finite_difference"]["x"]))),
+    }
     if verbose:
         print(f"{n}-dimensional Rosenbrock, scipy.optimize.minimize(method={method!r})")
         for name in ("exact", "finite_difference"):
             r = res[name]
-            print(f"{name:>18}: f* = {r['fun']:.3e}  |x* - 1|_inf = {r['max_err']:.2e}  iterations = {r['nit']}  "
-                  f"objective+gradient evaluations = {r['evaluations']}  (calls: {r['calls']}, "
-                  f"Hessian-vector products: {r['nhev']})")
+            print(
+                f"{name:>18}: f* = {r['fun']:.3e}  |x* - 1|_inf = {r['max_err']:.2e}  iterations = {r['nit']}  "
+                f"objective+gradient evaluations = {r['evaluations']}  (calls: {r['calls']}, "
+                f"Hessian-vector products: {r['nhev']})"
+            )
         print(f"max |x_exact - x_fd| = {res['max_abs_diff_x']:.2e}")
     return res
 

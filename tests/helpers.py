@@ -1,4 +1,5 @@
 """Helpers shared by the test files (imported as `from helpers import ...`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ INPLACE = {
     "sub_": (lambda t, o: t.sub_(o), lambda t, o: t - o),
     "mul_": (lambda t, o: t.mul_(o), lambda t, o: t * o),
     "div_": (lambda t, o: t.div_(o), lambda t, o: t / o),
-    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t ** o),
+    "pow_": (lambda t, o: t.pow_(o), lambda t, o: t**o),
     "copy_": (lambda t, o: t.copy_(o), lambda t, o: o + 0 * t),
     "iadd": (lambda t, o: t.__iadd__(o), lambda t, o: t + o),
     "imul": (lambda t, o: t.__imul__(o), lambda t, o: t * o),

@@ -1,6 +1,7 @@
 """The engine sums view gradients in place (autograd/accumulate.py): same numbers as the
 out-of-place sum (create_graph=True takes that path), tangents included, and no tensor the
 user can see is ever written."""
+
 import numpy as np
 import pytest
 
@@ -15,7 +16,7 @@ M = RNG.standard_normal((4, 4))
 V = RNG.standard_normal(6)
 
 
-def f_slices(x):          # overlapping basic slices, a narrow and a select of the same leaf
+def f_slices(x):  # overlapping basic slices, a narrow and a select of the same leaf
     return ((x[1:] - x[:-1] ** 2) ** 2).sum() + (x.narrow(0, 2, 3) * x[::2][:3]).sum() + x.select(0, 4) ** 3
 
 
@@ -23,7 +24,7 @@ def f_dense_and_view(x):  # a dense gradient meets view gradients, in both order
     return (x * x).sum() + x[2:].sin().sum() + (x[:4] * 2.0).sum() + x.exp().sum()
 
 
-def f_matrix(m):          # 2-d views: rows, columns, a diagonal
+def f_matrix(m):  # 2-d views: rows, columns, a diagonal
     return (m[1:, :] * m[:-1, :]).sum() + (m[:, 0] ** 2).sum() + m.diagonal().exp().sum()
 
 
@@ -53,7 +54,7 @@ def test_backward_accumulates_leaf_grad_and_keeps_earlier_grad():
     first = x.grad
     first_values = first.numpy().copy()
     f_slices(x).backward()
-    close(first.numpy(), first_values)       # the earlier .grad tensor was not written
+    close(first.numpy(), first_values)  # the earlier .grad tensor was not written
     close(x.grad.numpy(), 2 * first_values)
 
 
@@ -127,8 +128,11 @@ def test_add_falls_back_without_touching_the_buffer():
             buf = acc_mod.add([acc_mod.Embed(g0, (6,), steps)], 0, acc_mod.Embed(g0, (6,), steps))
             assert type(buf) is acc_mod.Acc
             before = (buf.data.copy(), buf.tan.copy())
-            for other in (acc_mod.Embed(g1, (6,), steps), pf.tensor(np.ones(6)) * g1.sum(),
-                          acc_mod.Embed(pf.tensor(np.ones(5, dtype=np.float32)), (6,), steps)):
+            for other in (
+                acc_mod.Embed(g1, (6,), steps),
+                pf.tensor(np.ones(6)) * g1.sum(),
+                acc_mod.Embed(pf.tensor(np.ones(5, dtype=np.float32)), (6,), steps),
+            ):
                 out = acc_mod.add([buf], 0, other)
                 assert isinstance(out, pf.Tensor)
                 close(buf.data, before[0])
@@ -144,7 +148,7 @@ def test_add_falls_back_without_touching_the_buffer():
 BIG = np.random.default_rng(7).standard_normal(20_000)  # 160 KB: over accumulate._IN_PLACE_BYTES
 
 
-def f_reused(x):          # x feeds three ops; add's backward hands one tensor to two inputs
+def f_reused(x):  # x feeds three ops; add's backward hands one tensor to two inputs
     y = x
     for _ in range(3):
         y = pf.sin(y) * y + pf.tanh(y)
@@ -178,19 +182,20 @@ def test_a_gradient_a_hook_kept_is_not_summed_into():
 
 def test_exclusive_sees_other_references():
     from pushforward.engine.accumulate import exclusive
+
     t = pf.tensor(BIG.copy()) * 1.0
     lst = [t]
-    assert not exclusive(lst, 0)           # `t` holds it too
+    assert not exclusive(lst, 0)  # `t` holds it too
     del t
     assert exclusive(lst, 0)
-    view = lst[0]._data[1:]                # a NumPy view of its memory
+    view = lst[0]._data[1:]  # a NumPy view of its memory
     assert not exclusive(lst, 0)
     del view
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor(BIG.copy()), pf.tensor(BIG.copy())) * 1.0
         lst = [d]
         del d
-        assert not exclusive(lst, 0)       # a tangent: only with tangents=True
+        assert not exclusive(lst, 0)  # a tangent: only with tangents=True
         assert exclusive(lst, 0, tangents=True)
         tan = fwAD.unpack_dual(lst[0]).tangent
         assert not exclusive(lst, 0, tangents=True)  # the tangent is referenced elsewhere

@@ -9,6 +9,7 @@ So a later array-API backend (CuPy, Dask) changes one module, not the YAML nor t
 - the indirection is free: a record's kernel is the library's own function, no wrapper.
 Checked by reading the source with `ast`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,7 +30,7 @@ from pushforward.codegen.load import SpecError, helper_names, load  # noqa: E402
 
 PKG = Path(pushforward.__file__).resolve().parent
 ARRAY_LIBS = ("numpy", "scipy")
-KERNEL_NAMES = {"xp", "sp", "K"}   # what a `kernel:` field may start from
+KERNEL_NAMES = {"xp", "sp", "K"}  # what a `kernel:` field may start from
 # kernels*.py modules allowed to import the array library directly, each with the reason why.
 # Empty: everything they need (NumPy extensions included) comes through backend.py.
 ALLOWED_DIRECT = {}
@@ -104,7 +105,7 @@ def test_records_call_the_library_function_itself():
             lib, fn = k.split(".")
             assert by_name[e.name].kernel is getattr(getattr(backend, lib), fn), (e.name, k)
             checked += 1
-    assert checked >= 50   # the element-wise ops: sin, exp, multiply, erf, ...
+    assert checked >= 50  # the element-wise ops: sin, exp, multiply, erf, ...
 
 
 SPEC = """

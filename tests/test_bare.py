@@ -1,5 +1,6 @@
 """The bare-kernel path the generated ops take when no input needs autodiff (bare.run1 / run2):
 the same results, errors and aliasing rules as dispatch.apply's executors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +15,7 @@ from pushforward.errors import PushforwardError
 
 def test_generated_simple_ops_name_their_kernel():
     import inspect
+
     assert "run1(SIN, xp.sin, self)" in inspect.getsource(ops.sin)
     assert "run2(ADD, K.add, self, other, (alpha,))" in inspect.getsource(ops.add)
 

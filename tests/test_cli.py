@@ -1,4 +1,5 @@
 """The `pushforward` command: demo, check (with a fake and the real op database), ops."""
+
 from __future__ import annotations
 
 import io
@@ -17,8 +18,15 @@ SRC = Path(pushforward.__file__).resolve().parent.parent
 
 
 def _res(backward=True, forward=True, fwd_over_rev=True, complex=None, kind="explicit", error=None, batched=True):
-    return {"backward": backward, "forward": forward, "fwd_over_rev": fwd_over_rev, "complex": complex,
-            "batched": batched, "kind": kind, "error": error}
+    return {
+        "backward": backward,
+        "forward": forward,
+        "fwd_over_rev": fwd_over_rev,
+        "complex": complex,
+        "batched": batched,
+        "kind": kind,
+        "error": error,
+    }
 
 
 class FakeDB:
@@ -43,6 +51,7 @@ def fake_db(monkeypatch):
         db = FakeDB(results)
         monkeypatch.setattr(cli, "_load_opdb", lambda: (db.OPS, db.check_op))
         return db
+
     return install
 
 
@@ -66,16 +75,29 @@ def test_check_all_pass(fake_db, capsys):
     rows = _rows(out)
     assert rows["sin"][:7] == ["sin", "ok", "ok", "auto_element_wise", "ok", "ok", "ok"]
     assert rows["view"][:7] == ["view", "ok", "ok", "auto_linear", "ok", "-", "ok"]
-    assert out.splitlines()[0].split()[:8] == ["op", "backward", "forward", "forward", "kind", "fwd-over-rev",
-                                                "complex", "batched"]
+    assert out.splitlines()[0].split()[:8] == [
+        "op",
+        "backward",
+        "forward",
+        "forward",
+        "kind",
+        "fwd-over-rev",
+        "complex",
+        "batched",
+    ]
     assert "2 op(s) checked" in out and "2 passed, 0 failed" in out
     assert db.calls == [("sin", False), ("view", False)]
-    assert "[" in err and "2/2" in err      # the progress bar is on stderr ...
-    assert "2/2" not in out                 # ... never in the table
+    assert "[" in err and "2/2" in err  # the progress bar is on stderr ...
+    assert "2/2" not in out  # ... never in the table
 
 
 def test_check_failure_gives_exit_code_1_and_message(fake_db, capsys):
-    fake_db({"sin": _res(), "mul": _res(forward=False, error="[forward] sample(...): Jacobian mismatch\nnumerical: 1\nanalytical: 2")})
+    fake_db(
+        {
+            "sin": _res(),
+            "mul": _res(forward=False, error="[forward] sample(...): Jacobian mismatch\nnumerical: 1\nanalytical: 2"),
+        }
+    )
     assert cli.main(["check", "--no-progress"]) == 1
     out, err = capsys.readouterr()
     rows = _rows(out)
@@ -93,8 +115,7 @@ def test_any_false_check_fails(fake_db, capsys, key):
 
 
 def test_error_alone_fails_and_none_is_not_applicable(fake_db, capsys):
-    fake_db({"a": _res(None, None, None, None, kind="not differentiable"),
-             "b": _res(error="something went wrong")})
+    fake_db({"a": _res(None, None, None, None, kind="not differentiable"), "b": _res(error="something went wrong")})
     assert cli.main(["check", "--no-progress"]) == 1
     rows = _rows(capsys.readouterr().out)
     assert rows["a"][1:3] == ["-", "-"] and rows["a"][-1] == "ok"
@@ -137,6 +158,7 @@ def test_long_failure_messages_are_cut_unless_verbose(fake_db, capsys):
 def test_missing_op_database(monkeypatch, capsys):
     def boom():
         raise ImportError("No module named 'pushforward.testing.opdb'")
+
     monkeypatch.setattr(cli, "_load_opdb", boom)
     assert cli.main(["check"]) == 2
     assert "op database is not available" in capsys.readouterr().err
@@ -156,6 +178,7 @@ def test_progress_bar_on_a_terminal_redraws_in_place():
     class TTY(io.StringIO):
         def isatty(self):
             return True
+
     s = TTY()
     bar = cli.Progress(3, s)
     for i in range(4):
@@ -198,6 +221,7 @@ def test_real_check_fails_on_a_corrupted_formula(monkeypatch, capsys):
     """The command bites: a forward formula off by 1% makes `check` exit 1 with forward FAIL."""
     _opdb_or_skip()
     from pushforward.ops import generated as ops
+
     good, good_np = ops.SIN.jvp, ops.SIN.jvp_np
     monkeypatch.setattr(ops.SIN, "jvp", lambda *a: good(*a) * 1.01)
     monkeypatch.setattr(ops.SIN, "jvp_np", None if good_np is None else (lambda *a: good_np(*a) * 1.01))
@@ -230,6 +254,7 @@ def test_ops_table(capsys):
     assert rows["split"][1:3] == ["composite", "composite"]
     from pushforward.ops import generated as ops
     from pushforward.dispatch.oprecord import Op
+
     for rec in (v for v in vars(ops).values() if isinstance(v, Op)):
         assert rec.name in rows
     assert "op(s):" in out.splitlines()[-1]
@@ -249,9 +274,10 @@ def test_bare_command_prints_help(capsys):
 
 
 def test_console_script_entry_point():
-    tomllib = pytest.importorskip("tomllib")   # Python >= 3.11
-    data = tomllib.loads((SRC.parent / "pyproject.toml").read_text()) if (SRC.parent / "pyproject.toml").exists() \
-        else None
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    data = (
+        tomllib.loads((SRC.parent / "pyproject.toml").read_text()) if (SRC.parent / "pyproject.toml").exists() else None
+    )
     if data is None:
         pytest.skip("not running from a source checkout")
     assert data["project"]["scripts"]["pushforward"] == "pushforward.cli:main"
@@ -259,7 +285,13 @@ def test_console_script_entry_point():
 
 def test_module_runs_as_a_command_without_stdin():
     env = dict(os.environ, PYTHONPATH=str(SRC))
-    r = subprocess.run([sys.executable, "-m", "pushforward.cli", "ops", "--ops", "sin"], env=env,
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [sys.executable, "-m", "pushforward.cli", "ops", "--ops", "sin"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == 0, r.stderr
     assert "auto_element_wise" in r.stdout

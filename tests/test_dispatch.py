@@ -1,5 +1,6 @@
 """The classifier (dispatch.apply) sends each kind of call to its executor, and every array
 executor gives what the general executor gives for the same call (values, tangents, tape)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,6 +25,7 @@ def seen(monkeypatch):
         def spy(*a, _fn=fn, _name=name):
             calls.append(_name)
             return _fn(*a)
+
         monkeypatch.setattr(dispatch, name, spy)
     return calls
 
@@ -91,8 +93,11 @@ def test_general_cases(seen, case):
     assert seen[0] == "run_general"
 
 
-LEVELS = {"run_arrays": (fwAD.dual_level, None), "run_deferred": (fwAD.untracked_level, None),
-          "run_vector": (fwAD.dual_level, 2)}
+LEVELS = {
+    "run_arrays": (fwAD.dual_level, None),
+    "run_deferred": (fwAD.untracked_level, None),
+    "run_vector": (fwAD.dual_level, 2),
+}
 
 
 @pytest.mark.parametrize("executor", sorted(LEVELS))
@@ -101,13 +106,18 @@ def test_array_executors_agree_with_the_general_one(seen, executor, inputs):
     """The same call by apply (an array executor) and by the general executor: same value and
     tangent (and, on an untracked level, where the primal op is recorded, the same gradient)."""
     a, b = _x(), _x(seed=1)
-    pairs = {"tensor_scalar": (a, 2.5), "scalar_tensor": (2.5, a), "two_tensors": (a, b),
-             "broadcast": (a, pf.tensor(3.0)), "int_scalar": (a, 3)}[inputs]
+    pairs = {
+        "tensor_scalar": (a, 2.5),
+        "scalar_tensor": (2.5, a),
+        "two_tensors": (a, b),
+        "broadcast": (a, pf.tensor(3.0)),
+        "int_scalar": (a, 3),
+    }[inputs]
     enter, batch = LEVELS[executor]
     recorded = executor == "run_deferred"
     got = []
     for run in (dispatch.apply, general.run_general):
-        with (enter(batch=batch) if batch else enter()) as lvl:
+        with enter(batch=batch) if batch else enter() as lvl:
             ins = []
             for k, v in enumerate(pairs):
                 if isinstance(v, pf.Tensor):

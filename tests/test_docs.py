@@ -1,5 +1,6 @@
 """docs/adding-an-op.md must not go stale: follow its steps for its example op in a
 temporary copy of the package (YAML entry, regenerate, op-database line, `pushforward check`)."""
+
 from __future__ import annotations
 
 import os
@@ -56,7 +57,8 @@ def _opdb_line() -> str:
 def test_doc_example_is_not_already_an_op():
     name = _example_name()
     assert name not in {e.name for e in load()}, (
-        f"'{name}' is now a real op: pick another (absent) op as the example of docs/adding-an-op.md")
+        f"'{name}' is now a real op: pick another (absent) op as the example of docs/adding-an-op.md"
+    )
 
 
 @pytest.mark.parametrize("variant", range(2))
@@ -87,8 +89,15 @@ def _copy_package(tmp_path: Path) -> Path:
 
 def _run(src: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, *args], cwd=src.parent, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=src.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _apply_doc_steps(src: Path, entry: str) -> None:
@@ -101,7 +110,7 @@ def _apply_doc_steps(src: Path, entry: str) -> None:
     text = opdb.read_text()
     m = re.search(r"^_UNARY = \{\n(?:\s*#.*\n)?", text, re.M)
     assert m, "opdb.py has no `_UNARY = {` table: update docs/adding-an-op.md, step 3"
-    opdb.write_text(text[:m.end()] + _opdb_line() + text[m.end():])
+    opdb.write_text(text[: m.end()] + _opdb_line() + text[m.end() :])
 
 
 @pytest.mark.parametrize("variant", range(2))
@@ -113,8 +122,11 @@ def test_doc_steps_end_to_end(tmp_path, variant):
     r = _run(src, "-m", "pushforward.codegen")
     assert r.returncode == 0, r.stdout + r.stderr
     # the op exists, as a function and a method, with the value the doc shows
-    r = _run(src, "-c", f"import pushforward as pf; x = pf.tensor([0.0, -800.0]); "
-                        f"print(repr(pf.{name}(x))); print(repr(x.{name}()))")
+    r = _run(
+        src,
+        "-c",
+        f"import pushforward as pf; x = pf.tensor([0.0, -800.0]); print(repr(pf.{name}(x))); print(repr(x.{name}()))",
+    )
     assert r.returncode == 0, r.stderr
     shown = re.search(r">>> pf\.\w+\(.*\)\n(.*)\n", DOC.read_text()).group(1)
     assert r.stdout.splitlines() == [shown, shown]
@@ -140,7 +152,7 @@ def test_doc_check_catches_a_wrong_formula(tmp_path):
     r = _run(src, "-m", "pushforward.cli", "check", "--ops", name, "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith(name + " "))
-    assert row.split()[1:3] == ["FAIL", "FAIL"]   # backward, and forward (auto_element_wise derives from it)
+    assert row.split()[1:3] == ["FAIL", "FAIL"]  # backward, and forward (auto_element_wise derives from it)
 
 
 def test_doc_commands_exist():
@@ -148,6 +160,7 @@ def test_doc_commands_exist():
     for cmd in ("python -m pushforward.codegen", "pushforward check --ops", "python -m pytest"):
         assert cmd in text
     from pushforward.cli import build_parser
+
     args = build_parser().parse_args(["check", "--ops", _example_name()])
     assert args.command == "check" and args.ops == _example_name()
 

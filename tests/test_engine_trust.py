@@ -5,6 +5,7 @@ cycles (freeing follows reference counting), atomic accumulation across threads,
 what a custom Function's jvp and backward return, and dual_level exit after an exception.
 PyTorch is the oracle where it applies.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,6 +25,7 @@ X0 = [0.5, -1.25, 2.0]
 
 
 # -- 1. repeated outputs, outputs sharing a node -------------------------------------------------
+
 
 class Two(pf.autograd.Function):
     """(x * y, x + 2y): two outputs of one node; backward differentiable (double backward works)."""
@@ -117,8 +119,7 @@ def test_gradgradcheck_of_a_two_output_function():
     assert pf.autograd.gradcheck(Two.apply, inputs, check_forward_ad=False)
     assert pf.autograd.gradgradcheck(Two.apply, inputs, check_fwd_over_rev=False)
     assert pf.autograd.gradcheck(WrongDouble.apply, inputs, check_forward_ad=False)
-    assert not pf.autograd.gradgradcheck(WrongDouble.apply, inputs, check_fwd_over_rev=False,
-                                         raise_exception=False)
+    assert not pf.autograd.gradgradcheck(WrongDouble.apply, inputs, check_fwd_over_rev=False, raise_exception=False)
 
 
 @needs_torch
@@ -153,10 +154,11 @@ def test_second_output_of_a_shared_node_is_not_a_root_twice():
     (g,) = pf.autograd.grad([z, a, z], [x], [pf.ones(3), pf.ones(3), pf.ones(3)])
     xv = np.array(X0)
     # z = x^2 * 3x = 3x^3; grad = 2 * 9x^2 + 2x
-    close(g, 18 * xv ** 2 + 2 * xv)
+    close(g, 18 * xv**2 + 2 * xv)
 
 
 # -- 2. .grad is fresh, writable memory -----------------------------------------------------------
+
 
 def test_grad_never_aliases_grad_outputs_or_another_leaf():
     x = pf.tensor(X0, requires_grad=True)
@@ -237,6 +239,7 @@ def test_a_gradient_the_engine_made_is_stored_without_a_copy():
 
 
 # -- 3. no reference cycles ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def no_gc():
@@ -326,6 +329,7 @@ def test_function_saved_output_still_differentiable(no_gc):
 
 # -- 4. threads ------------------------------------------------------------------------------------
 
+
 def test_concurrent_backward_into_one_leaf_is_exact():
     x = pf.tensor(np.zeros(20000), requires_grad=True)
     n, workers = 50, 8
@@ -349,6 +353,7 @@ def test_concurrent_backward_into_one_leaf_is_exact():
 
 # -- 5. validation of a custom Function's jvp and backward -----------------------------------------
 
+
 def _fn(backward=None, jvp=None, n_in=1, name="Custom"):
     def forward(ctx, *args):
         return args[0] * 2
@@ -361,12 +366,15 @@ def _fn(backward=None, jvp=None, n_in=1, name="Custom"):
     return type(name, (pf.autograd.Function,), body)
 
 
-@pytest.mark.parametrize("tangent_fn, match", [
-    (lambda ctx, t: pf.ones(4), r"BadJvp\.jvp.*shape \(4,\).*output 0 of shape \(3,\)"),
-    (lambda ctx, t: pf.ones(3, dtype=pf.float32), r"BadJvp\.jvp.*dtype float32.*dtype float64"),
-    (lambda ctx, t: (t * 2, t), r"BadJvp\.jvp returned 2 tangent.*1 output"),
-    (lambda ctx, t: 2.0, r"BadJvp\.jvp returned a float"),
-])
+@pytest.mark.parametrize(
+    "tangent_fn, match",
+    [
+        (lambda ctx, t: pf.ones(4), r"BadJvp\.jvp.*shape \(4,\).*output 0 of shape \(3,\)"),
+        (lambda ctx, t: pf.ones(3, dtype=pf.float32), r"BadJvp\.jvp.*dtype float32.*dtype float64"),
+        (lambda ctx, t: (t * 2, t), r"BadJvp\.jvp returned 2 tangent.*1 output"),
+        (lambda ctx, t: 2.0, r"BadJvp\.jvp returned a float"),
+    ],
+)
 def test_jvp_returning_a_wrong_tangent_is_an_error(tangent_fn, match):
     F = _fn(jvp=tangent_fn, name="BadJvp")
     with fwAD.dual_level():
@@ -375,21 +383,30 @@ def test_jvp_returning_a_wrong_tangent_is_an_error(tangent_fn, match):
             F.apply(x)
 
 
-@pytest.mark.parametrize("grads, match", [
-    ((), r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 1\)"),
-    ((pf.ones(3), pf.ones(3)),
-     r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 3\)"),
-    ((pf.ones(4),), r"BadBackwardBackward.*shape \(4,\).*input 1 shape \(3,\)"),
-    ((np.ones(3),), r"BadBackward\.backward returned a ndarray at position 2"),
-])
+@pytest.mark.parametrize(
+    "grads, match",
+    [
+        ((), r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 1\)"),
+        (
+            (pf.ones(3), pf.ones(3)),
+            r"BadBackward\.backward returned an incorrect number of gradients \(expected 2, got 3\)",
+        ),
+        ((pf.ones(4),), r"BadBackwardBackward.*shape \(4,\).*input 1 shape \(3,\)"),
+        ((np.ones(3),), r"BadBackward\.backward returned a ndarray at position 2"),
+    ],
+)
 def test_backward_returning_wrong_gradients_is_an_error(grads, match):
     def backward(ctx, g):
         return (g * 2,) + grads
 
-    F = type("BadBackward", (pf.autograd.Function,), {
-        "forward": staticmethod(lambda ctx, x, y: x * y),
-        "backward": staticmethod(backward),
-    })
+    F = type(
+        "BadBackward",
+        (pf.autograd.Function,),
+        {
+            "forward": staticmethod(lambda ctx, x, y: x * y),
+            "backward": staticmethod(backward),
+        },
+    )
     x, y = pf.tensor(X0, requires_grad=True), pf.tensor(X0, requires_grad=True)
     with pytest.raises(RuntimeError, match=match):
         F.apply(x, y).sum().backward()
@@ -403,10 +420,14 @@ def test_backward_may_return_extra_trailing_nones_like_torch():
 
 
 def test_backward_gradient_for_a_non_tensor_argument_must_be_none():
-    F = type("Scale", (pf.autograd.Function,), {
-        "forward": staticmethod(lambda ctx, k, x: x * k),
-        "backward": staticmethod(lambda ctx, g: (pf.ones(1), g * 3)),
-    })
+    F = type(
+        "Scale",
+        (pf.autograd.Function,),
+        {
+            "forward": staticmethod(lambda ctx, k, x: x * k),
+            "backward": staticmethod(lambda ctx, g: (pf.ones(1), g * 3)),
+        },
+    )
     x = pf.tensor(X0, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"Scale\.backward returned a gradient different than None at position 1"):
         F.apply(3.0, x).sum().backward()
@@ -445,6 +466,7 @@ def test_function_integer_output_gets_no_tangent():
 
 
 # -- 6. dual_level exit after an exception ------------------------------------------------------------
+
 
 def test_exception_with_a_stray_level_restores_the_stack_and_passes_through():
     class Mine(Exception):
@@ -491,6 +513,7 @@ def test_stray_level_without_exception_is_still_an_error():
 
 # -- related engine defects: inputs=, hooks, grad_outputs ---------------------------------------------
 
+
 @needs_torch
 def test_backward_inputs_listed_twice_accumulate_once_like_torch():
     x = pf.tensor(X0, requires_grad=True)
@@ -510,11 +533,14 @@ def test_backward_inputs_must_be_non_empty_and_require_grad():
         pf.autograd.grad((x * 2).sum(), [])
 
 
-@pytest.mark.parametrize("hook, match", [
-    (lambda g: pf.ones(3, 3), r"hook '<lambda>' has changed the shape .*MulBackward0.*\(3,\).*\(3, 3\)"),
-    (lambda g: g.to(pf.float32), r"hook '<lambda>' has changed the dtype .*float64.*float32"),
-    (lambda g: 2.0, r"hook '<lambda>' .*returned a float"),
-])
+@pytest.mark.parametrize(
+    "hook, match",
+    [
+        (lambda g: pf.ones(3, 3), r"hook '<lambda>' has changed the shape .*MulBackward0.*\(3,\).*\(3, 3\)"),
+        (lambda g: g.to(pf.float32), r"hook '<lambda>' has changed the dtype .*float64.*float32"),
+        (lambda g: 2.0, r"hook '<lambda>' .*returned a float"),
+    ],
+)
 def test_hook_changing_the_gradient_shape_or_dtype_is_an_error(hook, match):
     x = pf.tensor(X0, requires_grad=True)
     y = x * 2

@@ -1,4 +1,5 @@
 """The scripts in examples/ run and give the right answers (issue 5)."""
+
 import importlib.util
 import os
 import pathlib
@@ -79,13 +80,13 @@ def test_newton_system_with_jacfwd():
     assert abs(res["max_u"] - u_mid) < 1e-3
 
 
-@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system",
-                                  "gp_marginal_likelihood"])
+@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system", "gp_marginal_likelihood"])
 def test_example_scripts_run(name):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES.parent / "src"), env.get("PYTHONPATH")) if p)
-    out = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True,
-                         timeout=300, env=env)
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True, timeout=300, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
 
@@ -94,18 +95,23 @@ def test_example_scripts_run(name):
 def test_forward_gradient_cnn():
     res = load("forward_gradient_cnn").main(steps=60, verbose=False)
     fg, bp = res["forward_gradient"], res["backprop"]
-    assert len(fg) == len(bp) == 60 and fg[0] == bp[0]       # same net, same start
-    assert res["jvp_vs_grad_rel_error"] < 1e-10                 # forward and reverse mode agree
-    assert bp[-1] < 0.2 * bp[0]                                 # backpropagation learns the task
-    assert np.mean(fg[-10:]) < 0.95 * np.mean(fg[:10])          # forward gradients lower the loss, no backward pass
+    assert len(fg) == len(bp) == 60 and fg[0] == bp[0]  # same net, same start
+    assert res["jvp_vs_grad_rel_error"] < 1e-10  # forward and reverse mode agree
+    assert bp[-1] < 0.2 * bp[0]  # backpropagation learns the task
+    assert np.mean(fg[-10:]) < 0.95 * np.mean(fg[:10])  # forward gradients lower the loss, no backward pass
     assert res["acc_backprop"] > 0.9 and res["acc_forward_gradient"] > res["acc_initial"]
 
 
 def test_forward_gradient_cnn_script_runs():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES.parent / "src"), env.get("PYTHONPATH")) if p)
-    out = subprocess.run([sys.executable, str(EXAMPLES / "forward_gradient_cnn.py")], capture_output=True, text=True,
-                         timeout=300, env=env)
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "forward_gradient_cnn.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "forward gradient" in out.stdout and "backpropagation" in out.stdout
 

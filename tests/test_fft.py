@@ -1,5 +1,6 @@
 """FFT (issue 12): values against torch.fft on the op-database samples, adjoint identities
 of the one-sided transforms (DC/Nyquist), and errors. Derivatives: the op database."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,13 +18,36 @@ NAMES = sorted(n for n in OPS if n.startswith("fft_"))
 @pytest.mark.parametrize("name", NAMES)
 def test_values_match_torch(name):
     from torch_oracle import check_against_torch
-    fn = getattr(torch.fft, name[len("fft_"):])
+
+    fn = getattr(torch.fft, name[len("fft_") :])
     assert check_against_torch(name, fn, torch) > 0
 
 
 def test_every_torch_fft_transform_is_there():
-    for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-              "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"):
+    for n in (
+        "fft",
+        "ifft",
+        "rfft",
+        "irfft",
+        "hfft",
+        "ihfft",
+        "fft2",
+        "ifft2",
+        "rfft2",
+        "irfft2",
+        "fftn",
+        "ifftn",
+        "rfftn",
+        "irfftn",
+        "hfft2",
+        "ihfft2",
+        "hfftn",
+        "ihfftn",
+        "fftshift",
+        "ifftshift",
+        "fftfreq",
+        "rfftfreq",
+    ):
         assert callable(getattr(pf.fft, n))
 
 
@@ -51,9 +75,16 @@ def test_rfft_irfft_gradients_are_adjoints(n, norm):
     x = pf.tensor(rng.standard_normal(n), requires_grad=True)
     Y = rng.standard_normal(m) + 1j * rng.standard_normal(m)
     (pf.fft.rfft(x, norm=norm) * pf.tensor(Y).conj()).real.sum().backward()
-    num = np.array([(np.real(np.fft.rfft(x.detach().numpy() + h * np.eye(n)[k], norm=norm) @ Y.conj())
-                     - np.real(np.fft.rfft(x.detach().numpy() - h * np.eye(n)[k], norm=norm) @ Y.conj())) / (2 * h)
-                    for k in range(n)])
+    num = np.array(
+        [
+            (
+                np.real(np.fft.rfft(x.detach().numpy() + h * np.eye(n)[k], norm=norm) @ Y.conj())
+                - np.real(np.fft.rfft(x.detach().numpy() - h * np.eye(n)[k], norm=norm) @ Y.conj())
+            )
+            / (2 * h)
+            for k in range(n)
+        ]
+    )
     close(x.grad, num, 1e-6)
 
 
@@ -64,13 +95,16 @@ def test_irfft_ignores_imaginary_dc_and_nyquist():
     close(pf.fft.irfft(X, 4), np.fft.irfft(np.array([1.0, 2.0 - 1j, 3.0]), 4))
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: pf.fft.fft(pf.ones(4), norm="bad"), "Invalid normalization mode"),
-    (lambda: pf.fft.rfft(pf.ones(4) * 1j), "real floating input"),
-    (lambda: pf.fft.fft(pf.ones(4), 0), "invalid number of data points"),
-    (lambda: pf.fft.fftn(pf.ones(2, 2), s=(2,), dim=(0, 1)), "same length"),
-    (lambda: pf.fft.fft(pf.tensor(1.0)), "at least one dimension"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: pf.fft.fft(pf.ones(4), norm="bad"), "Invalid normalization mode"),
+        (lambda: pf.fft.rfft(pf.ones(4) * 1j), "real floating input"),
+        (lambda: pf.fft.fft(pf.ones(4), 0), "invalid number of data points"),
+        (lambda: pf.fft.fftn(pf.ones(2, 2), s=(2,), dim=(0, 1)), "same length"),
+        (lambda: pf.fft.fft(pf.tensor(1.0)), "at least one dimension"),
+    ],
+)
 def test_errors(call, match):
     with pytest.raises(OpError, match=match):
         call()
@@ -87,8 +121,11 @@ def test_results_laid_out_in_memory_as_torch(perm):
     for arr in (base.real.copy(), base):
         t, p = torch.tensor(arr).permute(*perm), pf.tensor(arr).permute(*perm)
         calls = [(n, dict(dim=d)) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft") for d in (0, 1, -1)]
-        calls += [(n, dict(dim=d)) for n in ("fft2", "rfft2", "irfftn", "hfftn", "ihfftn", "ihfft2")
-                  for d in ((0, 1), (1, 2), (2, 0))] + [(n, {}) for n in ("fftn", "rfftn", "ihfftn")]
+        calls += [
+            (n, dict(dim=d))
+            for n in ("fft2", "rfft2", "irfftn", "hfftn", "ihfftn", "ihfft2")
+            for d in ((0, 1), (1, 2), (2, 0))
+        ] + [(n, {}) for n in ("fftn", "rfftn", "ihfftn")]
         for name, kw in calls:
             try:
                 want = getattr(torch.fft, name)(t, **kw)

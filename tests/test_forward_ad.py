@@ -2,6 +2,7 @@
 
 Views, in-place and the lens laws (rules 4-6) are in test_views_inplace.py.
 """
+
 import contextlib
 import gc
 import math
@@ -18,6 +19,7 @@ from helpers import close, needs_torch, tangent, torch
 
 
 # -- rule 1: levels ------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _dual_made_in_other_thread():
@@ -286,6 +288,7 @@ class TestLevels:
 
 # -- rule 2: nesting -----------------------------------------------------------------------------
 
+
 class TestNesting:
     def test_third_derivative_of_sin(self):
         x0 = 0.7
@@ -297,9 +300,9 @@ class TestNesting:
                     x = fwAD.make_dual(x, pf.tensor(1.0), level=l1)
                     x = fwAD.make_dual(x, pf.tensor(1.0), level=l2)
                     y = pf.sin(x)
-                    d1 = fwAD.unpack_dual(y, level=l2).tangent          # cos(x), carrying l0, l1
-                    d2 = fwAD.unpack_dual(d1, level=l1).tangent         # -sin(x), carrying l0
-                    d3 = fwAD.unpack_dual(d2, level=l0).tangent         # -cos(x)
+                    d1 = fwAD.unpack_dual(y, level=l2).tangent  # cos(x), carrying l0, l1
+                    d2 = fwAD.unpack_dual(d1, level=l1).tangent  # -sin(x), carrying l0
+                    d3 = fwAD.unpack_dual(d2, level=l0).tangent  # -cos(x)
                     close(y.item(), math.sin(x0))
                     close(d1.item(), math.cos(x0))
                     close(d2.item(), -math.sin(x0))
@@ -310,7 +313,7 @@ class TestNesting:
             with fwAD.dual_level() as l1:
                 x = fwAD.make_dual(pf.tensor([2.0, 3.0]), pf.tensor([1.0, 1.0]), level=l0)
                 x = fwAD.make_dual(x, pf.tensor([1.0, 1.0]), level=l1)
-                y = x ** 4
+                y = x**4
                 d1 = tangent(y, l1)
                 close(d1, 4 * np.array([2.0, 3.0]) ** 3)
                 close(tangent(d1, l0), 12 * np.array([2.0, 3.0]) ** 2)
@@ -349,11 +352,11 @@ class TestNesting:
                 x = fwAD.make_dual(pf.tensor(x0), pf.tensor(1.0), level=l0)
                 y = fwAD.make_dual(pf.tensor(y0), pf.tensor(1.0), level=l1)
                 f = x * y * pf.sin(x)
-                df_dy = fwAD.unpack_dual(f, level=l1).tangent        # x sin x, carrying l0
+                df_dy = fwAD.unpack_dual(f, level=l1).tangent  # x sin x, carrying l0
                 close(df_dy.item(), x0 * math.sin(x0))
                 d2 = fwAD.unpack_dual(df_dy, level=l0).tangent
                 close(d2.item(), math.sin(x0) + x0 * math.cos(x0))
-                df_dx = fwAD.unpack_dual(f, level=l0).tangent        # y (sin x + x cos x), carrying l1
+                df_dx = fwAD.unpack_dual(f, level=l0).tangent  # y (sin x + x cos x), carrying l1
                 close(df_dx.item(), y0 * (math.sin(x0) + x0 * math.cos(x0)))
                 # hierarchical (rule 2): the outer level's tangent is computed from primals that carry
                 # only levels outside it, so it has no inner-level tangent
@@ -386,6 +389,7 @@ class TestNesting:
 
 # -- rule 3: tangents ----------------------------------------------------------------------------
 
+
 class TestTangents:
     def test_shape_mismatch_names_both_shapes(self):
         with fwAD.dual_level():
@@ -416,8 +420,9 @@ class TestTangents:
                 fwAD.make_dual(pf.zeros(2, dtype=pf.float64), pf.zeros(2, dtype=pf.complex128))
             assert "complex128" in str(ei.value) and "float64" in str(ei.value)
 
-    @pytest.mark.parametrize("primal,tan", [(pf.float64, pf.float32), (pf.float32, pf.float64),
-                                            (pf.complex128, pf.complex64)])
+    @pytest.mark.parametrize(
+        "primal,tan", [(pf.float64, pf.float32), (pf.float32, pf.float64), (pf.complex128, pf.complex64)]
+    )
     def test_float_precision_mismatch_is_cast(self, primal, tan):
         """torch casts a tangent of another precision to the primal's dtype (regression: was an error)."""
         with fwAD.dual_level():
@@ -470,6 +475,7 @@ class TestTangents:
     def test_symbolic_zero_not_materialised(self, monkeypatch):
         """f(x_dual, y_plain) never builds a zero array for y's tangent."""
         import pushforward.core.creation as creation
+
         calls = []
         orig = np.zeros_like
 
@@ -490,8 +496,9 @@ class TestTangents:
             close(tangent(r2), 2000.0)
         assert not any(c == (1000,) or c == (1000, 1) or c == "pf" for c in calls), calls
 
-    @pytest.mark.parametrize("fn", [pf.floor, pf.ceil, pf.round, pf.trunc, pf.sign,
-                                    lambda t: t > 0, lambda t: pf.argmax(t)])
+    @pytest.mark.parametrize(
+        "fn", [pf.floor, pf.ceil, pf.round, pf.trunc, pf.sign, lambda t: t > 0, lambda t: pf.argmax(t)]
+    )
     def test_provably_zero_output_has_no_tangent(self, fn):
         with fwAD.dual_level():
             d = fwAD.make_dual(pf.tensor([1.5, -2.5]), pf.tensor([1.0, 1.0]))
@@ -513,6 +520,7 @@ class TestTangents:
 
 
 # -- rule 7: mixing with reverse mode ------------------------------------------------------------
+
 
 class TestReverseInterplay:
     def test_make_dual_differentiable_wrt_tangent(self):
@@ -574,11 +582,11 @@ class TestReverseInterplay:
         x = pf.tensor(xv, requires_grad=True)
         with fwAD.dual_level():
             xd = fwAD.make_dual(x, pf.tensor(vv))
-            f = (xd ** 3).sum() + 0.5 * (xd * (pf.tensor(A) @ xd)).sum() + pf.sin(xd).sum()
+            f = (xd**3).sum() + 0.5 * (xd * (pf.tensor(A) @ xd)).sum() + pf.sin(xd).sum()
             (g,) = pf.autograd.grad(f, xd)
             gp, gt = fwAD.unpack_dual(g)
             assert gt is not None
-            close(gp, 3 * xv ** 2 + A @ xv + np.cos(xv))
+            close(gp, 3 * xv**2 + A @ xv + np.cos(xv))
             H = np.diag(6 * xv - np.sin(xv)) + A
             close(gt, H @ vv)
 
@@ -654,6 +662,7 @@ class TestReverseInterplay:
 
 # -- rule 8: coverage ----------------------------------------------------------------------------
 
+
 class _NoJvp(pf.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -686,6 +695,7 @@ class TestCoverage:
     def test_op_without_forward_formula(self):
         """A generated op whose forward formula is missing raises the exact message only for duals."""
         from pushforward.ops import generated as ops
+
         op = ops.SIN if hasattr(ops, "SIN") else None
         if op is None:
             pytest.skip("no SIN op object exposed")
@@ -704,13 +714,17 @@ class TestCoverage:
     def test_every_differentiable_op_has_forward_formula(self):
         from pushforward.ops import generated as ops
         from pushforward.dispatch.oprecord import Op
-        missing = [o.name for o in vars(ops).values()
-                   if isinstance(o, Op) and o.differentiable and o.jvp is None
-                   and any(o.diff) and o.jvp_kind == "none"]
+
+        missing = [
+            o.name
+            for o in vars(ops).values()
+            if isinstance(o, Op) and o.differentiable and o.jvp is None and any(o.diff) and o.jvp_kind == "none"
+        ]
         assert missing == []
 
 
 # -- rule 9: grad mode ----------------------------------------------------------------------------
+
 
 class TestGradMode:
     def test_no_grad_keeps_tangents(self):
@@ -733,11 +747,12 @@ class TestGradMode:
         with fwAD.dual_level():
             d = fwAD.make_dual(pf.tensor([2.0]), pf.tensor([1.0]))
             with pf.set_grad_enabled(False):
-                y = d ** 2
+                y = d**2
             close(tangent(y), [4.0])
 
 
 # -- rule 10: complex -----------------------------------------------------------------------------
+
 
 def _numeric_jvp(f, z, v, eps=1e-7):
     return (f(z + eps * v) - f(z - eps * v)) / (2 * eps)
@@ -763,9 +778,11 @@ class TestComplex:
     @pytest.mark.parametrize("direction", ["real", "imag", "mixed"])
     def test_tangent_is_r_linear_jacobian(self, name, direction):
         f, fnp = CPLX_FNS[name]
-        v = {"real": np.array([1.0, 0.5, -2.0]) + 0j,
-             "imag": 1j * np.array([1.0, 0.5, -2.0]),
-             "mixed": np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])}[direction]
+        v = {
+            "real": np.array([1.0, 0.5, -2.0]) + 0j,
+            "imag": 1j * np.array([1.0, 0.5, -2.0]),
+            "mixed": np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j]),
+        }[direction]
         with fwAD.dual_level():
             d = fwAD.make_dual(pf.tensor(self.Z), pf.tensor(v))
             t = tangent(f(d))
@@ -783,9 +800,17 @@ class TestComplex:
     @pytest.mark.parametrize("name", ["exp", "abs", "conj", "sin", "mul_self_conj", "square", "angle", "real", "imag"])
     def test_backward_matches_torch_wirtinger(self, name):
         f, _ = CPLX_FNS[name]
-        tf = {"exp": torch.exp, "abs": torch.abs, "conj": lambda t: torch.conj(t).resolve_conj(), "sin": torch.sin,
-              "mul_self_conj": lambda t: t * t.conj(), "square": torch.square, "angle": torch.angle,
-              "real": torch.real, "imag": torch.imag}[name]
+        tf = {
+            "exp": torch.exp,
+            "abs": torch.abs,
+            "conj": lambda t: torch.conj(t).resolve_conj(),
+            "sin": torch.sin,
+            "mul_self_conj": lambda t: t * t.conj(),
+            "square": torch.square,
+            "angle": torch.angle,
+            "real": torch.real,
+            "imag": torch.imag,
+        }[name]
         rng = np.random.default_rng(0)
         x = pf.tensor(self.Z, requires_grad=True)
         xt = torch.tensor(self.Z, requires_grad=True)
@@ -802,6 +827,7 @@ class TestComplex:
     @needs_torch
     def test_complex_jvp_matches_torch(self):
         import torch.autograd.forward_ad as tfw
+
         v = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
         with fwAD.dual_level():
             d = fwAD.make_dual(pf.tensor(self.Z), pf.tensor(v))
@@ -821,15 +847,46 @@ class TestComplex:
             close(tangent(pf.abs(z) ** 2), [0.0, 0.0])
 
 
-COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "abs", "conj", "reciprocal",
-                 "square", "angle", "real", "imag", "rsqrt", "log1p", "expm1", "asin", "acos", "atan", "asinh",
-                 "acosh", "atanh", "neg", "sgn", "log2", "log10", "exp2", "sigmoid"]
+COMPLEX_UNARY = [
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "abs",
+    "conj",
+    "reciprocal",
+    "square",
+    "angle",
+    "real",
+    "imag",
+    "rsqrt",
+    "log1p",
+    "expm1",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "neg",
+    "sgn",
+    "log2",
+    "log10",
+    "exp2",
+    "sigmoid",
+]
 
 
 @needs_torch
 @pytest.mark.parametrize("name", COMPLEX_UNARY)
 def test_complex_unary_both_modes_match_torch(name):
     import torch.autograd.forward_ad as tfw
+
     Z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0.5 - 2.0j])
     V = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
     G = np.array([0.5 + 1j, -1 + 0.2j, 0.3 - 0.4j])
@@ -855,8 +912,10 @@ def test_complex_unary_both_modes_match_torch(name):
 def test_complex_binary_both_modes_match_torch(name):
     import operator
     import torch.autograd.forward_ad as tfw
-    f = {"mul": operator.mul, "div": operator.truediv, "pow": operator.pow, "sub": operator.sub,
-         "add": operator.add}[name]
+
+    f = {"mul": operator.mul, "div": operator.truediv, "pow": operator.pow, "sub": operator.sub, "add": operator.add}[
+        name
+    ]
     Z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 0.5 - 2.0j])
     W = np.array([1.1 - 0.2j, 0.4 + 0.9j, -0.3 + 0.5j])
     V1 = np.array([1.0 - 1j, 0.3 + 2j, -0.7 + 0.1j])
@@ -871,8 +930,9 @@ def test_complex_binary_both_modes_match_torch(name):
     with fwAD.dual_level():
         t = tangent(f(fwAD.make_dual(pf.tensor(Z), pf.tensor(V1)), fwAD.make_dual(pf.tensor(W), pf.tensor(V2))))
     with tfw.dual_level():
-        tt = tfw.unpack_dual(f(tfw.make_dual(torch.tensor(Z), torch.tensor(V1)),
-                               tfw.make_dual(torch.tensor(W), torch.tensor(V2)))).tangent.numpy()
+        tt = tfw.unpack_dual(
+            f(tfw.make_dual(torch.tensor(Z), torch.tensor(V1)), tfw.make_dual(torch.tensor(W), torch.tensor(V2)))
+        ).tangent.numpy()
     close(t, tt, tol=1e-9)
 
 
@@ -882,14 +942,14 @@ def test_untracked_level_keeps_tangents_off_the_tape_but_through_backward():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
     with fwAD.untracked_level():
         xd = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
-        y = (xd ** 3).sum()
+        y = (xd**3).sum()
         assert y.requires_grad and not tangent(y).requires_grad
         (g,) = pf.autograd.grad(y, xd)
         close(g, [3.0, 12.0])
         close(tangent(g), [6.0, 0.0])
     with fwAD.dual_level():  # a tracked level records them
         xd = fwAD.make_dual(x, pf.tensor([1.0, 0.0]))
-        assert tangent((xd ** 3).sum()).requires_grad
+        assert tangent((xd**3).sum()).requires_grad
 
 
 def test_a_zero_tangent_takes_its_primal_layout():

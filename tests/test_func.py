@@ -1,10 +1,22 @@
 """pushforward.func: composable transforms jvp, vjp, grad, jacfwd, jacrev, hessian, linearize."""
+
 import numpy as np
 import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, tree_flatten, tree_unflatten, vjp
+from pushforward.func import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    tree_flatten,
+    tree_unflatten,
+    vjp,
+)
 
 try:
     import torch
@@ -34,12 +46,12 @@ def tt(a):
     return torch.tensor(np.array(a, dtype=np.float64))
 
 
-def f_vec(m, x):                # R^N -> R^N, the issue's benchmark function
+def f_vec(m, x):  # R^N -> R^N, the issue's benchmark function
     A_ = pf.tensor(A) if m is pf else torch.tensor(A)
     return m.tanh(m.matmul(A_, x)) * x + m.sin(x)
 
 
-def f_scalar(m, x):             # R^N -> R
+def f_scalar(m, x):  # R^N -> R
     return (m.sin(x) * x * x).sum() + (m.exp(x * 0.3) * x).sum()
 
 
@@ -55,11 +67,12 @@ def jac_vec(x):
     return (1 - u * u)[:, None] * A * x[:, None] + np.diag(u) + np.diag(np.cos(x))
 
 
-P = lambda f: (lambda *a: f(pf, *a))          # noqa: E731
-T = lambda f: (lambda *a: f(torch, *a))       # noqa: E731
+P = lambda f: lambda *a: f(pf, *a)  # noqa: E731
+T = lambda f: lambda *a: f(torch, *a)  # noqa: E731
 
 
 # -- pytrees ----------------------------------------------------------------------------------
+
 
 def test_tree_roundtrip():
     tree = {"a": (1, [2, 3]), "b": None, "c": {"d": 4}}
@@ -71,6 +84,7 @@ def test_tree_roundtrip():
 
 
 # -- jvp / vjp --------------------------------------------------------------------------------
+
 
 def test_jvp_basic_and_against_jacobian():
     out, tan = jvp(P(f_vec), (t(X),), (t(V),))
@@ -94,6 +108,7 @@ def test_jvp_pytree_and_aux():
     def f(d, lst):
         out = {"s": (d["x"] * lst[0]).sum(), "v": [d["x"].sin(), lst[1] * 2.0]}
         return out, {"note": d["x"] * 3.0}
+
     d = {"x": t(X)}
     lst = [t(V), t(W)]
     (out, tan, aux) = jvp(f, (d, lst), ({"x": t(np.ones(N))}, [t(np.zeros(N)), t(np.ones(N))]), has_aux=True)
@@ -119,13 +134,14 @@ def test_jvp_structure_mismatch_and_strict():
 def test_vjp_pytree_multiple_calls_and_aux():
     def f(x, d):
         return [x * d["y"], (x * x).sum()], "aux!"
+
     x, y = t(X), t(V)
     out, fn, aux = vjp(f, x, {"y": y}, has_aux=True)
     assert aux == "aux!" and isinstance(out, list)
     gx, gd = fn([t(W), t(2.0)])
     close(gx, W * V + 4 * X)
     close(gd["y"], W * X)
-    gx2, _ = fn([t(np.zeros(N)), t(1.0)])          # vjp_fn can be called again
+    gx2, _ = fn([t(np.zeros(N)), t(1.0)])  # vjp_fn can be called again
     close(gx2, 2 * X)
     assert not gx.requires_grad and not out[0].requires_grad
     with pytest.raises(RuntimeError):
@@ -134,9 +150,11 @@ def test_vjp_pytree_multiple_calls_and_aux():
 
 # -- grad -------------------------------------------------------------------------------------
 
+
 def test_grad_argnums_and_aux():
     def f(x, y):
         return (x.sin() * y).sum(), {"y2": y * 2.0}
+
     x, y = t(X), t(V)
     gx = grad(lambda x, y: f(x, y)[0])(x, y)
     close(gx, np.cos(X) * V)
@@ -166,6 +184,7 @@ def test_grad_errors():
 def test_grad_pytree_argument():
     def f(params, x):
         return ((params["w"] * x).sum() + params["b"][0]).tanh()
+
     params = {"w": t(W), "b": [t(0.3)]}
     g = grad(f)(params, t(X))
     s = np.tanh((W * X).sum() + 0.3)
@@ -197,6 +216,7 @@ def test_grad_input_requiring_grad_stays_differentiable():
 
 # -- Jacobians ----------------------------------------------------------------------------------
 
+
 def test_jacfwd_jacrev_agree_with_analytic():
     x = t(X)
     close(jacfwd(P(f_vec))(x), jac_vec(X))
@@ -211,6 +231,7 @@ def test_jacobians_and_hessian_match_torch_func():
 
     def g(m, x, y):
         return {"a": m.sin(x) * y.sum(), "b": (x * y).sum()}
+
     for ours, theirs in ((jacfwd, tfunc.jacfwd), (jacrev, tfunc.jacrev)):
         o = ours(P(g), argnums=(0, 1))(t(X), t(V))
         th = theirs(T(g), argnums=(0, 1))(tt(X), tt(V))
@@ -246,6 +267,7 @@ def test_hessian_analytic():
 def test_hessian_argnums_tuple():
     def f(x, y):
         return (x * x * y).sum()
+
     H = hessian(f, argnums=(0, 1))(t(X), t(V))
     close(H[0][0], np.diag(2 * V))
     close(H[0][1], np.diag(2 * X))
@@ -253,6 +275,7 @@ def test_hessian_argnums_tuple():
 
 
 # -- compositions -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("outer", [jacfwd, jacrev])
 @pytest.mark.parametrize("inner", [jacfwd, jacrev])
@@ -277,14 +300,14 @@ def test_grad_of_jvp():
 
 
 def test_grad_of_grad_and_vjp_of_grad():
-    f = lambda x: (x * x * x * x).sum()      # noqa: E731
+    f = lambda x: (x * x * x * x).sum()  # noqa: E731
     close(grad(lambda x: grad(f)(x).sum())(t(X)), 12 * X * X)
     _, fn = vjp(grad(f), t(X))
     close(fn(t(V))[0], 12 * X * X * V)
 
 
 def test_third_derivatives():
-    f = lambda x: x.sin().sum()     # noqa: E731
+    f = lambda x: x.sin().sum()  # noqa: E731
     for T3 in (jacfwd(hessian(f)), jacrev(jacrev(jacrev(f))), jacfwd(jacfwd(jacfwd(f)))):
         D = T3(t(X))
         assert D.shape == (N, N, N)
@@ -299,6 +322,7 @@ def test_no_perturbation_confusion_forward():
     def outer(x):
         inner = jvp(lambda y: x + y, (t(1.0),), (t(1.0),))[1]
         return x * inner
+
     close(jvp(outer, (t(1.0),), (t(1.0),))[1], 1.0)
     close(jacfwd(outer)(t(1.0)), 1.0)
 
@@ -306,14 +330,17 @@ def test_no_perturbation_confusion_forward():
 def test_no_perturbation_confusion_reverse_and_mixed():
     def outer_rev(x):
         return x * grad(lambda y: (x + y).sum())(t(1.0))
+
     close(grad(outer_rev)(t(1.0)), 1.0)
 
     def outer_mixed(x):
         return x * jvp(lambda y: x * 0.0 + y, (t(1.0),), (t(1.0),))[1]
+
     close(grad(outer_mixed)(t(1.0)), 1.0)
 
     def outer_mixed2(x):
-        return x * grad(lambda y: (x + y))(t(1.0))
+        return x * grad(lambda y: x + y)(t(1.0))
+
     close(jvp(outer_mixed2, (t(1.0),), (t(1.0),))[1], 1.0)
 
 
@@ -326,12 +353,14 @@ def test_same_tensor_twice():
 
 # -- linearize ---------------------------------------------------------------------------------
 
+
 def test_linearize_matches_jvp_without_rerunning_f():
     calls = []
 
     def f(x):
         calls.append(1)
         return f_vec(pf, x)
+
     out, jvp_fn = linearize(f, t(X))
     assert len(calls) == 1
     close(out, np.tanh(A @ X) * X + np.sin(X))
@@ -343,6 +372,7 @@ def test_linearize_matches_jvp_without_rerunning_f():
 def test_linearize_pytree_and_multiple_primals():
     def f(x, d):
         return {"p": x * d["y"], "q": (x.exp() * d["y"]).sum()}
+
     out, fn = linearize(f, t(X), {"y": t(V)})
     res = fn(t(W), {"y": t(np.ones(N))})
     close(res["p"], W * V + X)
@@ -376,7 +406,7 @@ def test_public_names():
 
 def test_reverse_over_reverse_through_pow_and_where():
     # x ** 3's backward formula uses `where`; its own backward must reach x
-    H = jacrev(jacrev(lambda x: (x ** 3).sum()))(t(X))
+    H = jacrev(jacrev(lambda x: (x**3).sum()))(t(X))
     close(H, np.diag(6 * X))
 
 
@@ -387,9 +417,11 @@ def test_grad_through_integer_indexing():
 
 # ---- jvp(grad(f)) on an untracked level (issue 10) -------------------------------------------
 
+
 def _routes(monkeypatch):
     """Record which levels func.jvp opens (True: untracked) for the calls that follow."""
     import pushforward.func.transforms as F
+
     seen = []
     orig = F._jvp_run
 
@@ -403,7 +435,7 @@ def _routes(monkeypatch):
 
 
 def _tracked(gf):
-    return lambda *a: gf(*a)     # not a grad wrapper: jvp takes the ordinary route
+    return lambda *a: gf(*a)  # not a grad wrapper: jvp takes the ordinary route
 
 
 def test_jvp_of_grad_takes_the_untracked_route_and_matches(monkeypatch):
@@ -417,7 +449,7 @@ def test_jvp_of_grad_takes_the_untracked_route_and_matches(monkeypatch):
     (g3, val), (hv3, tval) = jvp(grad_and_value(P(f_scalar)), (t(X),), (t(V),))
     close(g3, g)
     close(hv3, hv)
-    close(tval, g.numpy() @ V)     # the value's tangent: <gradient, v>
+    close(tval, g.numpy() @ V)  # the value's tangent: <gradient, v>
 
 
 def test_jvp_of_grad_closure_requiring_grad_falls_back(monkeypatch):
@@ -462,14 +494,14 @@ def test_jvp_of_grad_nested_compositions():
         close(fwAD.unpack_dual(hv).tangent, fwAD.unpack_dual(hv_ref).tangent)
     close(hv, hess_scalar(X) @ V)
     # a jvp inside the gradded function, and has_aux
-    inner = lambda y: (jvp(P(f_vec), (y,), (y,))[1] ** 2).sum()   # noqa: E731
+    inner = lambda y: (jvp(P(f_vec), (y,), (y,))[1] ** 2).sum()  # noqa: E731
     r = jvp(grad(inner, has_aux=False), (x,), (v,))
     r_ref = jvp(_tracked(grad(inner)), (x,), (v,))
     close(r[0], r_ref[0])
     close(r[1], r_ref[1])
     ga = jvp(grad(lambda y: ((y * y).sum(), y.sin()), has_aux=True), (x,), (v,), has_aux=True)
     close(ga[1], 2 * V)
-    close(ga[2], np.sin(X))      # jvp's aux: the primal of grad's aux
+    close(ga[2], np.sin(X))  # jvp's aux: the primal of grad's aux
 
 
 def test_jvp_of_grad_with_tangent_requiring_grad_is_tracked(monkeypatch):
@@ -484,6 +516,7 @@ def test_jvp_of_grad_with_a_tangent_that_requires_grad_keeps_its_history():
     """Regression: jvp(grad(f)) with a tangent requiring grad returned H v without a grad_fn (the
     backward pass was not recorded because only the tangent, not the primal, requires grad)."""
     import torch
+
     f = lambda x: (x.sin() * x).sum()  # noqa: E731
     x = pf.tensor([0.5, 1.0], dtype=pf.float64)
     v = pf.tensor([1.0, 2.0], dtype=pf.float64).requires_grad_()

@@ -1,4 +1,5 @@
 """Custom autograd Functions: forward/backward/jvp, saved tensors, mark_dirty, mark_non_differentiable, needs_input_grad."""
+
 import pytest
 
 import pushforward as pf
@@ -11,17 +12,17 @@ class Cube(pf.autograd.Function):
     def forward(ctx, x):
         ctx.save_for_backward(x)
         ctx.save_for_forward(x)
-        return x ** 3
+        return x**3
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * g
+        return 3 * x**2 * g
 
     @staticmethod
     def jvp(ctx, t):
         (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * t
+        return 3 * x**2 * t
 
 
 class ScaledMul(pf.autograd.Function):

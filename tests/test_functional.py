@@ -1,4 +1,5 @@
 """pushforward.autograd.functional: jvp, vjp, jacobian, hessian, hvp, vhp (issue 5)."""
+
 import numpy as np
 import pytest
 
@@ -23,8 +24,9 @@ V3 = RNG.standard_normal(3)
 
 
 def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a, dtype=complex if np.iscomplexobj(np.asarray(a)) else float),
-                               np.asarray(b), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(a, dtype=complex if np.iscomplexobj(np.asarray(a)) else float), np.asarray(b), rtol=tol, atol=tol
+    )
 
 
 def t(a, **kw):
@@ -32,15 +34,15 @@ def t(a, **kw):
 
 
 # Functions written once, run with either library's module `m` (pf or torch).
-def f_vec(m, x):                       # R^4 -> R^3
+def f_vec(m, x):  # R^4 -> R^3
     return m.tanh(m.matmul(m_tensor(m, A), x)) * 2.0 + m.sin(x[:3]) * x[1:]
 
 
-def f_scalar(m, x):                    # R^4 -> R
+def f_scalar(m, x):  # R^4 -> R
     return (m.sin(x) * x * x).sum() + (m.exp(x[:2] * 0.5) * x[2:]).sum() + (x[0] * x[3]) * x[1]
 
 
-def f_two(m, x, y):                    # (R^4, R^3) -> (R^3, R)
+def f_two(m, x, y):  # (R^4, R^3) -> (R^3, R)
     return m.tanh(m.matmul(m_tensor(m, A), x)) * y, (x.sum() * y * y).sum()
 
 
@@ -62,6 +64,7 @@ def tt(a):
 
 # -- jvp / vjp ------------------------------------------------------------------------------------
 
+
 def test_jvp_fw_mode_and_double_backward_agree():
     x, v = t(X), t(V4)
     o1, j1 = F.jvp(P(f_vec), x, v, fw_mode=True)
@@ -75,7 +78,7 @@ def test_jvp_fw_mode_and_double_backward_agree():
 def test_jvp_tuple_inputs_and_outputs_both_modes():
     x, y = t(X), t(Y)
     outs = [F.jvp(P(f_two), (x, y), (t(V4), t(V3)), fw_mode=m) for m in (True, False)]
-    for (o, j) in outs:
+    for o, j in outs:
         assert isinstance(o, tuple) and isinstance(j, tuple) and len(j) == 2
     close(outs[0][1][0], outs[1][1][0])
     close(outs[0][1][1], outs[1][1][1])
@@ -127,12 +130,14 @@ def test_v_validation():
 
 # -- strict ---------------------------------------------------------------------------------------
 
+
 def test_strict_raises_on_independent_output():
     def f(x, y):
-        return x * 2.0             # independent of y
+        return x * 2.0  # independent of y
+
     x, y = t(X), t(V4)
     for fw in (True, False):
-        F.jvp(f, (x, y), (x, y), fw_mode=fw)                    # fine without strict
+        F.jvp(f, (x, y), (x, y), fw_mode=fw)  # fine without strict
     with pytest.raises(RuntimeError, match="independent"):
         F.vjp(f, (x, y), t(V4), strict=True)
     with pytest.raises(RuntimeError, match="independent"):
@@ -167,6 +172,7 @@ def test_strict_jacobian_create_graph_constant_jacobian():
 
 # -- jacobian -------------------------------------------------------------------------------------
 
+
 def test_jacobian_forward_and_reverse_agree():
     x, y = t(X), t(Y)
     for fn, inp in ((P(f_vec), x), (P(f_two), (x, y)), (P(f_scalar), x)):
@@ -187,7 +193,7 @@ def _leaves(j):
 @needs_torch
 def test_jacobian_matches_torch_shapes_and_values():
     for fn, args in ((f_vec, (X,)), (f_two, (X, Y)), (f_scalar, (X,))):
-        for tup in ((True, False) if len(args) == 1 else (True,)):
+        for tup in (True, False) if len(args) == 1 else (True,):
             pin = tuple(t(a) for a in args) if tup else t(args[0])
             tin = tuple(tt(a) for a in args) if tup else tt(args[0])
             for strategy in ("reverse-mode", "forward-mode"):
@@ -197,7 +203,7 @@ def test_jacobian_matches_torch_shapes_and_values():
 
 
 def _assert_same_nesting(ours, theirs):
-    if isinstance(theirs, (tuple, list)):     # torch's vectorized forward mode gives a list for a 1-tuple
+    if isinstance(theirs, (tuple, list)):  # torch's vectorized forward mode gives a list for a 1-tuple
         assert isinstance(ours, tuple) and len(ours) == len(theirs)
         for a, b in zip(ours, theirs):
             _assert_same_nesting(a, b)
@@ -227,6 +233,7 @@ def test_jacobian_matrix_input_shape():
 
 # -- hessian / hvp / vhp --------------------------------------------------------------------------
 
+
 def _analytic_hessian(x):
     x = np.asarray(x)
     H = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x))
@@ -237,9 +244,9 @@ def _analytic_hessian(x):
         H[i, i + 2] += 0.5 * e
         H[i + 2, i] += 0.5 * e
     # x0 * x3 * x1
-    H[0, 3] += x[1]; H[3, 0] += x[1]
-    H[0, 1] += x[3]; H[1, 0] += x[3]
-    H[1, 3] += x[0]; H[3, 1] += x[0]
+    for i, j, k in ((0, 3, 1), (0, 1, 3), (1, 3, 0)):
+        H[i, j] += x[k]
+        H[j, i] += x[k]
     return H
 
 
@@ -253,6 +260,7 @@ def test_hessian_vs_analytic(strategy):
 def test_hessian_tuple_inputs():
     def f(x, y):
         return (x * x * y.sum()).sum() + (y.sin() * y).sum()
+
     x, y = t(X), t(Y)
     for strategy in ("reverse-mode", "forward-mode"):
         H = F.hessian(f, (x, y), outer_jacobian_strategy=strategy)
@@ -285,6 +293,7 @@ def test_hvp_vhp_equal_hessian_times_v(fw_mode, which):
 def test_hvp_tuple_inputs_match_torch():
     def g(m, x, y):
         return (m.sin(x) * x).sum() * (y * y).sum() + (m.exp(y) * x[:3]).sum()
+
     for fw in (True, False):
         o, hv = F.hvp(P(g), (t(X), t(Y)), (t(V4), t(V3)), fw_mode=fw)
         to, thv = TF.hvp(T(g), (tt(X), tt(Y)), (tt(V4), tt(V3)))
@@ -305,6 +314,7 @@ def test_hessian_matches_torch():
 
 
 # -- create_graph ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fw_mode", [True, False])
 def test_jvp_create_graph_is_differentiable(fw_mode):
@@ -345,7 +355,7 @@ def test_jacobian_create_graph_is_differentiable(strategy):
     x = t(X, requires_grad=True)
     J = F.jacobian(lambda x: x.sin() * x, x, create_graph=True, strategy=strategy)
     assert J.requires_grad
-    (g,) = pf.autograd.grad(J.sum(), x)     # d/dx of diag(cos x * x + sin x)
+    (g,) = pf.autograd.grad(J.sum(), x)  # d/dx of diag(cos x * x + sin x)
     close(g, 2 * np.cos(X) - X * np.sin(X))
     J2 = F.jacobian(lambda x: x.sin() * x, x, strategy=strategy)
     assert not J2.requires_grad
@@ -378,11 +388,14 @@ def test_reachable_as_pf_autograd_functional():
     import os
     import subprocess
     import sys
+
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    code = ("import pushforward as pf; "
-            "print(pf.autograd.functional.jvp(lambda x: x * 2.0, pf.tensor([1.0]), pf.tensor([1.0]))[1].item())")
+    code = (
+        "import pushforward as pf; "
+        "print(pf.autograd.functional.jvp(lambda x: x * 2.0, pf.tensor([1.0]), pf.tensor([1.0]))[1].item())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "2.0"

@@ -1,4 +1,5 @@
 """The differential fuzzer (tests/fuzz): a fixed-seed slice, and tests of the fuzzer itself."""
+
 import contextlib
 import io
 
@@ -22,8 +23,13 @@ SLICE_PROGRAMS = 500
 def test_fixed_seed_slice_has_no_pushforward_failure():
     # the core group only (the breadth ops have their own smaller slice below), so that the
     # slice's programs and CPU time stay what they were before the breadth ops came in
-    rep = run_campaign(SLICE_SEED, n_programs=SLICE_PROGRAMS, shrink_budget=0, max_shrinks=1,
-                       exclude=tuple(op.name for op in OPS if op.group != "core"))
+    rep = run_campaign(
+        SLICE_SEED,
+        n_programs=SLICE_PROGRAMS,
+        shrink_budget=0,
+        max_shrinks=1,
+        exclude=tuple(op.name for op in OPS if op.group != "core"),
+    )
     assert rep.programs >= 0.9 * SLICE_PROGRAMS
     bad = sorted(c.title() for c in rep.failures())
     assert not bad, f"{rep.failing_programs} of {rep.programs} programs fail in pushforward:\n" + "\n".join(bad)
@@ -40,15 +46,20 @@ def test_generation_is_deterministic_and_torch_runs_it():
 def _scaled(fn, factor):
     def wrapped(*args):
         return fn(*args) * factor
+
     return wrapped
 
 
 def _sin_program():
     # x0 -> v1 = x0.sin() -> v2 = v1 * x1, over float64 and complex128 inputs
     x = np.array([0.4, -1.1, 0.7])
-    return Program([x, x * 0.5 + 0.2j], [Stmt("sin", [0], {}, [2]), Stmt("mul", [2, 1], {}, [3])],
-                   tangents=[np.ones(3), np.full(3, 1 - 0.5j)], outputs=[2, 3],
-                   cotangents={2: np.ones(3), 3: np.full(3, 1 + 1j)})
+    return Program(
+        [x, x * 0.5 + 0.2j],
+        [Stmt("sin", [0], {}, [2]), Stmt("mul", [2, 1], {}, [3])],
+        tangents=[np.ones(3), np.full(3, 1 - 0.5j)],
+        outputs=[2, 3],
+        cotangents={2: np.ones(3), 3: np.full(3, 1 + 1j)},
+    )
 
 
 def test_a_wrong_jvp_formula_is_reported_as_a_pushforward_failure(monkeypatch):
@@ -68,7 +79,7 @@ def test_a_wrong_jvp_formula_is_reported_as_a_pushforward_failure(monkeypatch):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(text, "<repro>", "exec"), {})
-    assert "1.381" in out.getvalue()      # the reproducer shows the wrong number
+    assert "1.381" in out.getvalue()  # the reproducer shows the wrong number
 
 
 def test_a_wrong_backward_formula_is_reported_in_vjp_and_hvp(monkeypatch):
@@ -77,6 +88,7 @@ def test_a_wrong_backward_formula_is_reported_in_vjp_and_hvp(monkeypatch):
     def bad(grad, self, result, needs):
         (g,) = orig(grad, self, result, needs)
         return (None if g is None else g * 2.0,)
+
     monkeypatch.setattr(pf_ops.SIN, "backward", bad)
     fails = [f for f in check(_sin_program()) if f.verdict == "pf"]
     assert {"vjp", "hvp:vjp"} <= {f.mode for f in fails}, fails
@@ -84,8 +96,13 @@ def test_a_wrong_backward_formula_is_reported_in_vjp_and_hvp(monkeypatch):
 
 def test_torch_forward_ad_aliasing_bug_is_a_torch_bug_not_ours():
     # y = x * 1; y.mul_(y): the exact tangent at x = 3, t = 1 is 6; torch gives 12
-    prog = Program([np.array(3.0)], [Stmt("mul_s", [0], {"s": 1.0}, [1]), Stmt("self_mul_", [1], {}, [])],
-                   tangents=[np.array(1.0)], outputs=[1], cotangents={1: np.array(1.0)})
+    prog = Program(
+        [np.array(3.0)],
+        [Stmt("mul_s", [0], {"s": 1.0}, [1]), Stmt("self_mul_", [1], {}, [])],
+        tangents=[np.array(1.0)],
+        outputs=[1],
+        cotangents={1: np.array(1.0)},
+    )
     fs = check(prog, modes=("jvp",))
     assert [f.verdict for f in fs] == ["torch"], fs
     assert float(fs[0].torch_val) == 12.0 and float(fs[0].pf_val) == 6.0
@@ -95,6 +112,7 @@ def test_torch_forward_ad_aliasing_bug_is_a_torch_bug_not_ours():
 def test_a_pushforward_crash_where_torch_computes_is_a_failure(monkeypatch):
     def boom(*a):
         raise RuntimeError("deliberate")
+
     monkeypatch.setattr(pf_ops.SIN, "jvp", boom)
     monkeypatch.setattr(pf_ops.SIN, "jvp_np", boom)
     fs = [f for f in check(_sin_program(), modes=("jvp",)) if f.verdict == "pf"]
@@ -103,8 +121,13 @@ def test_a_pushforward_crash_where_torch_computes_is_a_failure(monkeypatch):
 
 def test_breadth_slice_has_no_pushforward_failure():
     # issues 12 and 13's ops (linalg, fft, special, nn, sort, scatter, misc): a small fixed slice
-    rep = run_campaign(SLICE_SEED + 1, n_programs=60, shrink_budget=0, max_shrinks=1,
-                       exclude=tuple(op.name for op in OPS if op.group == "core"))
+    rep = run_campaign(
+        SLICE_SEED + 1,
+        n_programs=60,
+        shrink_budget=0,
+        max_shrinks=1,
+        exclude=tuple(op.name for op in OPS if op.group == "core"),
+    )
     assert rep.programs >= 50
     bad = sorted(c.title() for c in rep.failures())
     assert not bad, f"{rep.failing_programs} of {rep.programs} programs fail in pushforward:\n" + "\n".join(bad)
@@ -127,13 +150,19 @@ def test_every_table_op_renders_and_runs_in_torch(group):
 
 # ---- the fuzzer's arbiters and generator rules (issue 9, fuzz3) --------------------------------------
 
+
 def test_second_order_tangent_is_judged_by_the_primal_when_torch_s_jvp_is_slightly_off():
     """torch's cholesky_inverse jvp is off by ~1e-8 here (below the first-order tolerance), so the
     difference quotient of torch's jvp misses the second-order tangent by 1e-4: the primal's own
     second differences side with pushforward (a campaign blamed pushforward)."""
     x = np.array([[-0.8241042848667439, 1.1613504372831456], [0.823109893059967, 0.8242212612797986]])
-    prog = Program([x], [Stmt("tensordot", [0, 0], {}, [1]), Stmt("cholesky_inverse", [1], {}, [2])],
-                   tangents=[np.ones((2, 2))], outputs=[1, 2], cotangents={1: np.ones((2, 2)), 2: np.ones((2, 2))})
+    prog = Program(
+        [x],
+        [Stmt("tensordot", [0, 0], {}, [1]), Stmt("cholesky_inverse", [1], {}, [2])],
+        tangents=[np.ones((2, 2))],
+        outputs=[1, 2],
+        cotangents={1: np.ones((2, 2)), 2: np.ones((2, 2))},
+    )
     fs = [f for f in check(prog, modes=("jvp2",)) if f.mode == "jvp2"]
     assert fs and all(f.verdict == "torch" for f in fs), fs
 
@@ -142,28 +171,54 @@ def test_a_primal_that_amplifies_rounding_is_unresolved_not_a_failure():
     """rms_norm of log(cosine_similarity(v, v)): rounding noise normalised to size 1, which differs
     between any two correct libraries; a few-ulp change of the inputs moves torch's own result."""
     x = np.array([[0.9, -0.4, 0.3], [0.2, 1.1, -0.7]])
-    prog = Program([x], [Stmt("F.cosine_similarity", [0, 0], {}, [1]), Stmt("log", [1], {}, [2]),
-                         Stmt("F.rms_norm", [2], {}, [3])], tangents=[np.ones((2, 3))], outputs=[3], cotangents={})
+    prog = Program(
+        [x],
+        [Stmt("F.cosine_similarity", [0, 0], {}, [1]), Stmt("log", [1], {}, [2]), Stmt("F.rms_norm", [2], {}, [3])],
+        tangents=[np.ones((2, 3))],
+        outputs=[3],
+        cotangents={},
+    )
     from fuzz.check import _primal_verdict, run_torch
+
     out = run_torch(prog, "primal")[0]["out"][0]
     assert _primal_verdict(prog, 0, out * 0.5, out) == "unresolved"
     well = Program([x], [Stmt("sin", [0], {}, [1])], tangents=[np.ones((2, 3))], outputs=[1], cotangents={})
     assert _primal_verdict(well, 0, np.sin(x) * (1 + 1e-5), np.sin(x)) == "pf"
 
 
-LAYOUT_POOL = ["inv", "cholesky", "cholesky_inverse", "solve_triangular", "reshape", "flatten", "contiguous",
-               "flatten_range", "transpose", "view_inplace", "mul_", "add_", "setitem", "sin_"]
+LAYOUT_POOL = [
+    "inv",
+    "cholesky",
+    "cholesky_inverse",
+    "solve_triangular",
+    "reshape",
+    "flatten",
+    "contiguous",
+    "flatten_range",
+    "transpose",
+    "view_inplace",
+    "mul_",
+    "add_",
+    "setitem",
+    "sin_",
+]
 
 
-@pytest.mark.parametrize("pool,seed,switch", [
-    (LAYOUT_POOL, 4242072, "LAYOUT_ALIASING"), (LAYOUT_POOL, 4242099, "LAYOUT_ALIASING"),
-    (["inv", "cholesky_inverse", "transpose", "view_inplace"], 4243048, "LAYOUT_VIEWS")])
+@pytest.mark.parametrize(
+    "pool,seed,switch",
+    [
+        (LAYOUT_POOL, 4242072, "LAYOUT_ALIASING"),
+        (LAYOUT_POOL, 4242099, "LAYOUT_ALIASING"),
+        (["inv", "cholesky_inverse", "transpose", "view_inplace"], 4243048, "LAYOUT_VIEWS"),
+    ],
+)
 def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, seed, switch):
     """torch's inv/cholesky/cholesky_inverse/solve_triangular results are column-major, ours
     row-major: reshape/flatten/contiguous of them is a copy in one library and a view in the other,
     and `.T.view(-1)` works in torch only. The generator freezes such results (no write through any
     alias) and leaves such views out; without the rule these programs differ (by design)."""
     import fuzz.program as P
+
     ops = [OP_BY_NAME[n] for n in pool]
     prog = generate(seed, ops=ops)
     assert prog.layout_rules > 0
@@ -175,8 +230,14 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
 # ---- vector mode (issue 11): batched tangents/cotangents and vmap against pushforward's own unbatched runs
 @pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ())])
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
-    rep = run_campaign(SLICE_SEED + 1, n_programs=250, shrink_budget=0, max_shrinks=1, modes=modes,
-                       exclude=tuple(op.name for op in OPS if op.group != "core") + known)
+    rep = run_campaign(
+        SLICE_SEED + 1,
+        n_programs=250,
+        shrink_budget=0,
+        max_shrinks=1,
+        modes=modes,
+        exclude=tuple(op.name for op in OPS if op.group != "core") + known,
+    )
     assert rep.programs >= 200
     bad = sorted(c.title() for c in rep.failures())
     assert not bad, f"{rep.failing_programs} of {rep.programs} programs fail in pushforward:\n" + "\n".join(bad)
@@ -186,15 +247,17 @@ def test_a_wrong_batching_rule_is_reported_in_vjvp_vvjp_and_vmap(monkeypatch):
     """A batched path that flips the sign (as a swapped batch dim would scramble rows) is caught
     in each vector mode against the unbatched runs, and the reproducer runs."""
     from pushforward.dispatch import batching
+
     orig_rule, orig_jvp = batching.PREPARE["elementwise"], pf_ops.SIN.jvp_np
 
-    def bad_rule(op, ins, bat, args, B, names):   # mul: vmap of the program, batched cotangents
+    def bad_rule(op, ins, bat, args, B, names):  # mul: vmap of the program, batched cotangents
         plan = orig_rule(op, ins, bat, args, B, names)
         return plan if op.name != "mul" else (plan[0], plan[1], plan[2], lambda out: -out)
 
-    def bad_jvp(self_p, self_t, result):           # sin's tangent array, batched ones only
+    def bad_jvp(self_p, self_t, result):  # sin's tangent array, batched ones only
         out = orig_jvp(self_p, self_t, result)
         return -out if np.ndim(self_t) > np.ndim(self_p) else out
+
     monkeypatch.setitem(batching.PREPARE, "elementwise", bad_rule)
     monkeypatch.setattr(pf_ops.SIN, "jvp_np", bad_jvp)
     prog = _sin_program()

@@ -1,4 +1,5 @@
 """Regression tests for the failure classes the fuzzer's breadth ops (issues 12, 13) found."""
+
 import numpy as np
 import pytest
 
@@ -50,6 +51,7 @@ def test_decomposition_backward_is_differentiable_in_a_zero_cotangent(which):
         def f(L, a):
             u, s, vh = L.linalg.svd(a, full_matrices=False)
             return (u * s.sin().unsqueeze(-2)) @ vh
+
     t = np.ones_like(x)
     got = _jvp_bwd(lambda a: f(pf, a), x, t)
     np.testing.assert_allclose(got, _torch_jvp(lambda a: f(torch, a), x, t), rtol=1e-7, atol=1e-9)
@@ -80,6 +82,7 @@ def test_inner_and_tensordot_of_empty_operands():
 
 def test_decomposition_jvps_of_an_empty_batch():
     import pushforward.autograd.forward_ad as fwAD
+
     with fwAD.dual_level():
         a = fwAD.make_dual(pf.zeros(0, 3, 3, dtype=pf.complex128), pf.zeros(0, 3, 3, dtype=pf.complex128))
         h = a + a.mH
@@ -92,9 +95,15 @@ def test_hvp_is_not_judged_against_a_wrong_torch_gradient():
     # differences side with pushforward), so its finite-difference hvp reference is no reference
     from fuzz.check import check
     from fuzz.program import Program, Stmt
+
     x = np.array([[0.7, 1.3], [0.3, 0.5], [-0.4, 1.5]])
-    prog = Program([x], [Stmt("scatter_reduce", [0, 0], {"dim": 0, "idx": "[[1, 2]]", "red": "prod", "inc": False},
-                              [1])], tangents=[np.ones_like(x)], outputs=[1], cotangents={1: np.ones_like(x)})
+    prog = Program(
+        [x],
+        [Stmt("scatter_reduce", [0, 0], {"dim": 0, "idx": "[[1, 2]]", "red": "prod", "inc": False}, [1])],
+        tangents=[np.ones_like(x)],
+        outputs=[1],
+        cotangents={1: np.ones_like(x)},
+    )
     fs = check(prog, modes=("vjp", "hvp"))
     assert any(f.mode == "vjp" and f.verdict == "torch" for f in fs), fs
     assert not [f for f in fs if f.verdict == "pf"], fs
@@ -102,16 +111,25 @@ def test_hvp_is_not_judged_against_a_wrong_torch_gradient():
 
 def test_sdpa_with_an_empty_embedding_dim_attends_uniformly():
     F = pf.nn.functional
-    out = F.scaled_dot_product_attention(pf.zeros(2, 0), pf.zeros(3, 0), pf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    out = F.scaled_dot_product_attention(
+        pf.zeros(2, 0), pf.zeros(3, 0), pf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    )
     np.testing.assert_allclose(out.numpy(), [[3.0, 4.0], [3.0, 4.0]])
 
 
-@pytest.mark.parametrize("make", [lambda x: x.repeat(1, 1), lambda x: x.repeat(2, 1)[:1].repeat(1, 1),
-                                  lambda x: pf.tile(x, (1,)), lambda x: x[:, :1].repeat(1, 3)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.repeat(1, 1),
+        lambda x: x.repeat(2, 1)[:1].repeat(1, 1),
+        lambda x: pf.tile(x, (1,)),
+        lambda x: x[:, :1].repeat(1, 3),
+    ],
+)
 def test_repeat_and_tile_return_new_memory(make):
     x = pf.tensor([[1.0, 2.0, 3.0]])
     y = make(x)
-    y.add_(1.0)        # was: a write through a view of x, or refused (overlapping memory)
+    y.add_(1.0)  # was: a write through a view of x, or refused (overlapping memory)
     np.testing.assert_allclose(x.numpy(), [[1.0, 2.0, 3.0]])
 
 
@@ -122,7 +140,7 @@ def test_ndtr_backward_survives_an_inplace_op_on_its_input():
     y = pf.special.ndtr(v)
     v.sigmoid_()
     (g,) = pf.autograd.grad([y], [x])
-    assert float(g) == pytest.approx(np.exp(-0.5 * 1.39 ** 2) / np.sqrt(2 * np.pi), rel=1e-12)
+    assert float(g) == pytest.approx(np.exp(-0.5 * 1.39**2) / np.sqrt(2 * np.pi), rel=1e-12)
 
 
 def test_logsumexp_of_an_empty_expanded_tensor():

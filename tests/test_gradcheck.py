@@ -1,4 +1,5 @@
 """Tests of pushforward.autograd.gradcheck / gradgradcheck: correct derivatives pass, wrong ones fail."""
+
 from __future__ import annotations
 
 import time
@@ -30,6 +31,7 @@ def cplx(*shape, requires_grad=True):
 
 
 # -- correct functions pass ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_sin(fast_mode):
@@ -77,15 +79,19 @@ def test_output_not_depending_on_input():
 
 # -- complex: conjugate-Wirtinger convention -----------------------------------------------------
 
-@pytest.mark.parametrize("name, fn", [
-    ("abs", lambda z: z.abs()),
-    ("real", lambda z: z.real),
-    ("imag", lambda z: z.imag),
-    ("conj", lambda z: z.conj()),
-    ("angle", lambda z: pf.angle(z)),
-    ("exp", lambda z: z.exp()),            # holomorphic, complex -> complex
-    ("mul", lambda z: z * z.conj() * 0.5 + z),  # non-holomorphic mixture
-])
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("abs", lambda z: z.abs()),
+        ("real", lambda z: z.real),
+        ("imag", lambda z: z.imag),
+        ("conj", lambda z: z.conj()),
+        ("angle", lambda z: pf.angle(z)),
+        ("exp", lambda z: z.exp()),  # holomorphic, complex -> complex
+        ("mul", lambda z: z * z.conj() * 0.5 + z),  # non-holomorphic mixture
+    ],
+)
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_complex_functions_pass(name, fn, fast_mode):
     assert gradcheck(fn, (cplx(3),), fast_mode=fast_mode)
@@ -97,6 +103,7 @@ def test_real_to_complex():
 
 
 # -- custom Functions with deliberately wrong formulas --------------------------------------------
+
 
 def make_sin(jvp_scale: float = 1.0, backward_scale: float = 1.0):
     class MySin(pf.autograd.Function):
@@ -219,6 +226,7 @@ def test_wrong_jvp_on_complex_input_fails():
 
 # -- undefined grads ------------------------------------------------------------------------------
 
+
 def test_backward_nonzero_for_zero_grad_fails_undefined_check():
     class Leaky(pf.autograd.Function):
         @staticmethod
@@ -249,6 +257,7 @@ def test_multiple_outputs_with_one_grad_undefined():
 
 # -- fast mode ------------------------------------------------------------------------------------
 
+
 def test_fast_mode_large_input_is_fast():
     x = real(10_000)
     gradcheck(pf.sin, (x,), fast_mode=True)  # warm up imports and caches
@@ -267,6 +276,7 @@ def test_fast_mode_failure_on_large_input_reports_projection():
 
 # -- precision ------------------------------------------------------------------------------------
 
+
 def test_float32_warns():
     x = pf.tensor(RNG.uniform(-1, 1, 3).astype(np.float32), requires_grad=True)
     with pytest.warns(UserWarning, match="precision"):
@@ -281,6 +291,7 @@ def test_float64_does_not_warn():
 
 # -- batched forward grad ---------------------------------------------------------------------------
 
+
 def test_batched_forward_grad_is_a_real_vector_mode_check(monkeypatch):
     """check_batched_forward_grad propagates B tangents in one batched pass and compares each row
     with the jvp of that tangent alone: a wrong batching rule is caught."""
@@ -288,6 +299,7 @@ def test_batched_forward_grad_is_a_real_vector_mode_check(monkeypatch):
     a, v = real(3, 3), real(3)
     assert gradcheck(pf.matmul, (a, v), check_batched_forward_grad=True)
     from pushforward.dispatch.batching import _parsed
+
     monkeypatch.setattr(pf.ops.generated._MATMUL, "batch", "elementwise")  # reads a batch of vectors as a matrix
     _parsed.clear()
     try:
@@ -304,6 +316,7 @@ def test_batched_grad_check_runs_batched_cotangents(monkeypatch):
     a, v = real(3, 3), real(3)
     assert gradcheck(pf.matmul, (a, v), check_batched_grad=True)
     from pushforward.dispatch.batching import _parsed
+
     # transpose's backward (a transpose of the gradient) by a rule that does not shift its dims:
     # it swaps the batch dim with a logical one (silently wrong when B equals that dim's size)
     monkeypatch.setattr(pf.ops.generated.TRANSPOSE, "batch", "elementwise")
@@ -351,12 +364,16 @@ def test_function_without_vmap_rule_loops_over_the_batch():
 
 # -- gradgradcheck ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fn, n", [
-    (pf.tanh, 1),
-    (lambda a, b: a * b, 2),
-    (pf.exp, 1),
-    (lambda a, b: (a @ b).sin(), 2),
-])
+
+@pytest.mark.parametrize(
+    "fn, n",
+    [
+        (pf.tanh, 1),
+        (lambda a, b: a * b, 2),
+        (pf.exp, 1),
+        (lambda a, b: (a @ b).sin(), 2),
+    ],
+)
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_gradgradcheck_passes(fn, n, fast_mode):
     ins = (real(3, 3), real(3, 3))[:n]
@@ -407,10 +424,10 @@ def test_gradgradcheck_catches_non_differentiable_backward():
 def test_defaults_are_torchs_forward_only_when_asked():
     """check_forward_ad defaults to False as torch's; check_batched_grad is accepted (regression)."""
     bad_jvp = make_sin(jvp_scale=1.01).apply
-    assert _gradcheck(bad_jvp, (real(3),))                       # forward not checked by default
+    assert _gradcheck(bad_jvp, (real(3),))  # forward not checked by default
     assert _gradcheck(bad_jvp, (real(3),), check_forward_ad=True, raise_exception=False) is False
     assert _gradcheck(pf.sin, (real(3),), check_batched_grad=False)
     assert _gradcheck(pf.sin, (real(3),), check_batched_grad=True)
     assert gradgradcheck(pf.tanh, (real(3),), check_batched_grad=False)
-    with pytest.raises(AssertionError, match="at least one of"):   # torch's rule: never a check of nothing
+    with pytest.raises(AssertionError, match="at least one of"):  # torch's rule: never a check of nothing
         _gradcheck(bad_jvp, (real(3),), check_backward_ad=False)

@@ -4,12 +4,13 @@
    hides an import cycle. Allowed only for optional dependencies (ALLOWED_LOCAL).
 2. Every module belongs to its folder's layer (layer_of) and imports, at module level, only from its own
    layer or lower ones; and the module-level imports between pushforward's modules form no cycle.
-3. No function is longer than MAX_FUNCTION_LINES.
+3. No function is longer than MAX_FUNCTION_LINES lines that start a statement.
 
 Violations in files being rewritten by another branch are listed, commented, in KNOWN_VIOLATIONS
 and LONG_FUNCTIONS; those sets only shrink (a listed violation that is gone fails the test too,
 so the list stays true).
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,13 +24,13 @@ PKG = SRC / "pushforward"
 # The layers, lowest first: a module's layer is its folder's (docs/design.md, "Layers").
 CORE, KERNELS, ENGINE, DISPATCH, OPS, METHODS, PUBLIC = range(7)
 FOLDER_LAYERS = {
-    "core": CORE,          # the Tensor and its data, creation, the array backend, pytrees
-    "codegen": CORE,       # the YAML compiler: a build-time tool importing nothing of the runtime
-    "kernels": KERNELS,    # NumPy/SciPy kernels: arrays in, arrays out
-    "engine": ENGINE,      # levels and the tangent store, the tape, the backward walk, grad mode
+    "core": CORE,  # the Tensor and its data, creation, the array backend, pytrees
+    "codegen": CORE,  # the YAML compiler: a build-time tool importing nothing of the runtime
+    "kernels": KERNELS,  # NumPy/SciPy kernels: arrays in, arrays out
+    "engine": ENGINE,  # levels and the tangent store, the tape, the backward walk, grad mode
     "dispatch": DISPATCH,  # how one op call runs: the op record, the classifier, the executors
-    "ops": OPS,            # derivatives.yaml's generated module, formulas/ and composites/
-    "methods": METHODS,    # binds the ops onto Tensor and fills the registries the lower layers read
+    "ops": OPS,  # derivatives.yaml's generated module, formulas/ and composites/
+    "methods": METHODS,  # binds the ops onto Tensor and fills the registries the lower layers read
 }
 # Modules at the top of the package: public faces, except the errors every layer raises.
 TOP_LEVEL_LAYERS = {"pushforward.errors": CORE}
@@ -89,7 +90,7 @@ def _imports(mod: str, tree: ast.Module):
             if isinstance(ch, ast.ImportFrom):
                 if ch.level:
                     base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                    base = base[:len(base) - (ch.level - 1)]
+                    base = base[: len(base) - (ch.level - 1)]
                     origin = ".".join(base + ([ch.module] if ch.module else []))
                 else:
                     origin = ch.module
@@ -131,8 +132,10 @@ def test_no_function_local_imports():
                     found.add((mod, name))
                     continue
                 bad.append(f"{MODULES[mod].relative_to(SRC)}:{line}: import of {name} inside a function")
-    assert not bad, "function-local imports (move them to the top of the module; break a cycle with the " \
-                    "registry in autograd/registry.py or by moving code to its layer):\n" + "\n".join(bad)
+    assert not bad, (
+        "function-local imports (move them to the top of the module; break a cycle with the "
+        "registry in autograd/registry.py or by moving code to its layer):\n" + "\n".join(bad)
+    )
     fixed = KNOWN_VIOLATIONS - found
     assert not fixed, f"these KNOWN_VIOLATIONS are gone: remove them from the list: {sorted(fixed)}"
 
@@ -156,8 +159,10 @@ def test_layers_point_one_way():
     for mod, targets in _module_edges().items():
         for target, line in sorted(targets):
             if layer_of(target) > layer_of(mod):
-                bad.append(f"{MODULES[mod].relative_to(SRC)}:{line}: {mod} (layer {layer_of(mod)}) imports "
-                           f"{target} (layer {layer_of(target)})")
+                bad.append(
+                    f"{MODULES[mod].relative_to(SRC)}:{line}: {mod} (layer {layer_of(mod)}) imports "
+                    f"{target} (layer {layer_of(target)})"
+                )
     assert not bad, "imports from a higher layer:\n" + "\n".join(bad)
 
 
@@ -172,7 +177,7 @@ def test_no_module_level_import_cycles():
         state[m] = 1
         for t in sorted(edges[m]):
             if state.get(t) == 1:
-                cycles.append(path[path.index(t):] + [t])
+                cycles.append(path[path.index(t) :] + [t])
             elif t not in state:
                 dfs(t, path + [t])
         state[m] = 2
@@ -183,6 +188,12 @@ def test_no_module_level_import_cycles():
     assert not cycles, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def _statement_lines(fn: ast.AST) -> int:
+    """A function's length in lines that start a statement: independent of how the formatter
+    wraps a long call or a table literal over several lines."""
+    return len({n.lineno for n in ast.walk(fn) if isinstance(n, ast.stmt)})
+
+
 def _long_functions():
     for mod, tree in TREES.items():
         if mod == "pushforward.ops.generated":
@@ -191,8 +202,7 @@ def _long_functions():
         def visit(node, prefix):
             for ch in ast.iter_child_nodes(node):
                 if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    start = min([ch.lineno] + [d.lineno for d in ch.decorator_list])
-                    yield mod, prefix + ch.name, ch.end_lineno - start + 1
+                    yield mod, prefix + ch.name, _statement_lines(ch)
                     yield from visit(ch, prefix + ch.name + ".")
                 elif isinstance(ch, ast.ClassDef):
                     yield from visit(ch, prefix + ch.name + ".")
@@ -210,8 +220,9 @@ def test_no_function_is_too_long():
     assert not fixed, f"these LONG_FUNCTIONS are short now: remove them from the list: {fixed}"
 
 
-@pytest.mark.parametrize("mod", sorted(m for m in MODULES if layer_of(m) == CORE
-                                       and not m.startswith("pushforward.codegen")))
+@pytest.mark.parametrize(
+    "mod", sorted(m for m in MODULES if layer_of(m) == CORE and not m.startswith("pushforward.codegen"))
+)
 def test_core_modules_import_only_core(mod):
     """A direct statement of the bottom layer's rule, module by module (the same check as above)."""
     targets = {t for t, _ in _module_edges()[mod]}
@@ -223,6 +234,7 @@ def test_the_registry_holds_the_generated_ops():
     import pushforward as pf
     from pushforward.ops import generated as ops
     from pushforward.engine.registry import DISPATCH, OPS, Registry
+
     assert OPS.sin is pf.sin and OPS._VIEW_SCATTER is ops._VIEW_SCATTER and OPS._view_embed is ops._view_embed
     assert callable(DISPATCH.fit_tangent) and callable(DISPATCH.own_array)
     with pytest.raises(AttributeError, match="no 'not_an_op'"):

@@ -1,6 +1,7 @@
 """Linear algebra (issue 12): values against torch on the op-database samples, the decided
 hard cases (degenerate spectra, gauge, singular det, qr complete, pinv, svd full_matrices)
 and error messages. Derivatives are checked by the op database (test_ops.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,8 +53,9 @@ TORCH = {
     "diag_embed": lambda a, *args: torch.diag_embed(a, *args),
     "trace": lambda a: torch.trace(a),
     "diag": lambda a, k=0: torch.diag(a, k),
-    "tensordot": lambda a, b, dims=2: torch.tensordot(a, b, [list(d) for d in dims] if isinstance(dims, tuple)
-                                                      else dims),
+    "tensordot": lambda a, b, dims=2: torch.tensordot(
+        a, b, [list(d) for d in dims] if isinstance(dims, tuple) else dims
+    ),
     "kron": lambda a, b: torch.kron(a, b),
     "linalg_cross": lambda a, b, dim=-1: torch.linalg.cross(a, b, dim=dim),
     "linalg_vecdot": lambda a, b, dim=-1: torch.linalg.vecdot(a, b, dim=dim),
@@ -114,16 +116,22 @@ def _eig_gauge(lam, v):
 @pytest.mark.parametrize("name", sorted(TORCH))
 def test_values_match_torch(name):
     from torch_oracle import check_against_torch
+
     assert check_against_torch(name, TORCH[name], torch) > 0
 
 
 def test_every_issue12_linalg_op_is_compared_with_torch():
-    linalg_ops = {n for n, i in pf.testing.opdb.OPS.items() if i.sample_fn.__module__ == L.__name__
-                  and not n.startswith(("fft_", "_fft", "special_", "_special", "sinc", "mvlgamma"))}
+    linalg_ops = {
+        n
+        for n, i in pf.testing.opdb.OPS.items()
+        if i.sample_fn.__module__ == L.__name__
+        and not n.startswith(("fft_", "_fft", "special_", "_special", "sinc", "mvlgamma"))
+    }
     assert linalg_ops <= set(TORCH), sorted(linalg_ops - set(TORCH))
 
 
 # -- hard cases --------------------------------------------------------------------------------------
+
 
 def test_det_gradient_of_singular_matrix_is_the_adjugate():
     """d det = tr(adj(A) dA) holds at singular A too; we return the adjugate (cofactors).
@@ -251,6 +259,7 @@ def test_pinv_constant_rank_derivative_and_rank_change():
 
 # -- broadcasting and signatures ---------------------------------------------------------------------
 
+
 def test_solve_broadcasts_and_gradient_unbroadcasts():
     rng = np.random.default_rng(5)
     a = pf.tensor(rng.standard_normal((3, 3)) + 3 * np.eye(3), requires_grad=True)
@@ -283,9 +292,10 @@ def test_hvp_through_cholesky_matches_torch():
 
     def f(L, a):
         c = L.linalg.cholesky(a)
-        return (c.diagonal().log().sum() * 2 + L.cholesky_solve(L.ones(3, 1, dtype=a.dtype), c).sum())
+        return c.diagonal().log().sum() * 2 + L.cholesky_solve(L.ones(3, 1, dtype=a.dtype), c).sum()
 
     from pushforward.autograd.functional import hvp
+
     _, got = hvp(lambda a: f(pf, a), pf.tensor(a0), pf.tensor(v))
     _, exp = torch.autograd.functional.hvp(lambda a: f(torch, a), torch.tensor(a0), torch.tensor(v))
     close(got, exp.numpy(), 1e-9)
@@ -293,20 +303,24 @@ def test_hvp_through_cholesky_matches_torch():
 
 # -- errors ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: pf.linalg.inv(pf.ones(2, 3)), r"inverse: .*square.*\(2, 3\)"),
-    (lambda: pf.linalg.inv(pf.zeros(2, 2)), r"inverse: .*singular"),
-    (lambda: pf.linalg.det(pf.ones(3)), r"det: .*at least 2 dimensions"),
-    (lambda: pf.linalg.cholesky(-pf.eye(2)), r"linalg_cholesky: .*positive-definite"),
-    (lambda: pf.linalg.solve(pf.eye(2), pf.ones(3, 1)), r"_linalg_solve: incompatible shapes"),
-    (lambda: pf.linalg.inv(pf.tensor([[1, 2], [3, 4]])), r"inverse: .*floating point or complex.*int64"),
-    (lambda: pf.linalg.solve_triangular(pf.zeros(2, 2), pf.ones(2, 1), upper=True), r"singular"),
-    (lambda: pf.linalg.qr(pf.eye(2), mode="full"), r"mode must be"),
-    (lambda: pf.linalg.matrix_norm(pf.eye(2), "bad"), r"order 'bad' not supported"),
-    (lambda: pf.trace(pf.ones(2, 2, 2)), r"trace: expected a matrix"),
-    (lambda: pf.linalg.cross(pf.ones(2), pf.ones(2)), r"size 3"),
-    (lambda: pf.linalg.matrix_power(pf.ones(2, 3), 2), r"square"),
-])
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: pf.linalg.inv(pf.ones(2, 3)), r"inverse: .*square.*\(2, 3\)"),
+        (lambda: pf.linalg.inv(pf.zeros(2, 2)), r"inverse: .*singular"),
+        (lambda: pf.linalg.det(pf.ones(3)), r"det: .*at least 2 dimensions"),
+        (lambda: pf.linalg.cholesky(-pf.eye(2)), r"linalg_cholesky: .*positive-definite"),
+        (lambda: pf.linalg.solve(pf.eye(2), pf.ones(3, 1)), r"_linalg_solve: incompatible shapes"),
+        (lambda: pf.linalg.inv(pf.tensor([[1, 2], [3, 4]])), r"inverse: .*floating point or complex.*int64"),
+        (lambda: pf.linalg.solve_triangular(pf.zeros(2, 2), pf.ones(2, 1), upper=True), r"singular"),
+        (lambda: pf.linalg.qr(pf.eye(2), mode="full"), r"mode must be"),
+        (lambda: pf.linalg.matrix_norm(pf.eye(2), "bad"), r"order 'bad' not supported"),
+        (lambda: pf.trace(pf.ones(2, 2, 2)), r"trace: expected a matrix"),
+        (lambda: pf.linalg.cross(pf.ones(2), pf.ones(2)), r"size 3"),
+        (lambda: pf.linalg.matrix_power(pf.ones(2, 3), 2), r"square"),
+    ],
+)
 def test_bad_input_errors_name_op_and_shapes(call, match):
     with pytest.raises(OpError, match=match):
         call()
@@ -315,6 +329,7 @@ def test_bad_input_errors_name_op_and_shapes(call, match):
 def test_docs_example_runs():
     import pathlib
     import re
+
     text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "linalg.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     env: dict = {}
@@ -322,9 +337,22 @@ def test_docs_example_runs():
     close(env["A"].grad, np.linalg.inv(env["A"].detach().numpy()))
 
 
-@pytest.mark.parametrize("fn", [pf.linalg.eigh, pf.linalg.svd, pf.linalg.qr, pf.linalg.eigvalsh, pf.linalg.svdvals,
-                                pf.linalg.eig, pf.linalg.lu, pf.linalg.lu_factor, pf.linalg.inv, pf.linalg.det,
-                                pf.linalg.cholesky])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pf.linalg.eigh,
+        pf.linalg.svd,
+        pf.linalg.qr,
+        pf.linalg.eigvalsh,
+        pf.linalg.svdvals,
+        pf.linalg.eig,
+        pf.linalg.lu,
+        pf.linalg.lu_factor,
+        pf.linalg.inv,
+        pf.linalg.det,
+        pf.linalg.cholesky,
+    ],
+)
 @pytest.mark.parametrize("shape", [(0, 3, 3), (0, 0)])
 def test_empty_inputs(fn, shape):
     """Regression: packing the outputs of an empty batch failed (reshape with -1 of size 0)."""
@@ -362,8 +390,13 @@ def test_lu_factors_and_matrix_exp_tangent_are_contiguous():
 def test_solve_triangular_substitutes_exactly_as_torch():
     """Substitution, not an LU solve of the triangle: exact zeros where torch has them, so a QR of
     the result picks torch's Householder signs (fuzzer, seed 20261210: qr(solve_triangular(x, x)))."""
-    x = np.array([[0.97063158, 0.572065, 1.00996875], [0.93860909, 1.48170898, 0.37056885],
-                  [-1.16253026, 0.31036322, -0.54140357]])
+    x = np.array(
+        [
+            [0.97063158, 0.572065, 1.00996875],
+            [0.93860909, 1.48170898, 0.37056885],
+            [-1.16253026, 0.31036322, -0.54140357],
+        ]
+    )
     got = pf.linalg.solve_triangular(pf.tensor(x), pf.tensor(x), upper=False).numpy()
     want = torch.linalg.solve_triangular(torch.tensor(x), torch.tensor(x), upper=False).numpy()
     assert got[1, 0] == 0.0 and np.allclose(got, want)
@@ -385,14 +418,18 @@ def test_tensordot_sums_a_size_one_contracted_dim_first_as_torch():
     (1,)-vectors, then an in-place write into one of them)."""
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((4, 1))
-    assert np.allclose(pf.tensordot(pf.tensor(a), pf.tensor(b), ([1], [1])).numpy(),
-                       torch.tensordot(torch.tensor(a), torch.tensor(b), ([1], [1])).numpy())
+    assert np.allclose(
+        pf.tensordot(pf.tensor(a), pf.tensor(b), ([1], [1])).numpy(),
+        torch.tensordot(torch.tensor(a), torch.tensor(b), ([1], [1])).numpy(),
+    )
     x = pf.tensor([0.7], requires_grad=True)
     v = x.lgamma()
     y = pf.inner(v, x)
     v.div_(0.5)
     (g,) = pf.autograd.grad(y, x)
-    assert np.allclose(g.numpy(), torch.lgamma(torch.tensor(0.7)).item() + 0.7 * torch.digamma(torch.tensor(0.7)).item())
+    assert np.allclose(
+        g.numpy(), torch.lgamma(torch.tensor(0.7)).item() + 0.7 * torch.digamma(torch.tensor(0.7)).item()
+    )
 
 
 def test_addbmm_of_an_empty_batch_has_self_dtype():

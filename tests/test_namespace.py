@@ -1,4 +1,5 @@
 """Public namespace hygiene (issue 10): __all__ everywhere, no internals in dir(), py.typed."""
+
 import importlib
 import pathlib
 import types
@@ -7,9 +8,19 @@ import pytest
 
 import pushforward as pf
 
-PUBLIC_MODULES = ["pushforward", "pushforward.autograd", "pushforward.autograd.forward_ad",
-                  "pushforward.autograd.functional", "pushforward.func", "pushforward.linalg", "pushforward.fft",
-                  "pushforward.special", "pushforward.nn", "pushforward.nn.functional", "pushforward.testing"]
+PUBLIC_MODULES = [
+    "pushforward",
+    "pushforward.autograd",
+    "pushforward.autograd.forward_ad",
+    "pushforward.autograd.functional",
+    "pushforward.func",
+    "pushforward.linalg",
+    "pushforward.fft",
+    "pushforward.special",
+    "pushforward.nn",
+    "pushforward.nn.functional",
+    "pushforward.testing",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
@@ -20,24 +31,38 @@ def test_every_public_module_has_a_valid_all(name):
     missing = [n for n in mod.__all__ if not hasattr(mod, n)]
     assert not missing, f"{name}.__all__ names missing attributes: {missing}"
     # dir() shows the public names, never what the module imports for itself
-    leaked = [n for n in dir(mod) if not n.startswith("_") and n not in mod.__all__
-              and not (isinstance(getattr(mod, n), types.ModuleType) and f"{name}.{n}" in PUBLIC_MODULES + ["pushforward.testing.opdb", "pushforward.memory"])]
+    leaked = [
+        n
+        for n in dir(mod)
+        if not n.startswith("_")
+        and n not in mod.__all__
+        and not (
+            isinstance(getattr(mod, n), types.ModuleType)
+            and f"{name}.{n}" in PUBLIC_MODULES + ["pushforward.testing.opdb", "pushforward.memory"]
+        )
+    ]
     assert not leaked, f"dir({name}) shows internal names {leaked}"
 
 
 def test_dir_pf_has_no_internals():
     import pushforward.dispatch.classifier  # noqa: F401 - importing a submodule sets it as a package attribute
+
     names = dir(pf)
     for bad in ("np", "annotations", "dispatch", "creation", "methods", "kernels", "errors", "_tensor"):
         assert bad not in names
-    internal_modules = [n for n in names if isinstance(getattr(pf, n), types.ModuleType)
-                        and f"pushforward.{n}" not in PUBLIC_MODULES + ["pushforward.memory"]]
+    internal_modules = [
+        n
+        for n in names
+        if isinstance(getattr(pf, n), types.ModuleType)
+        and f"pushforward.{n}" not in PUBLIC_MODULES + ["pushforward.memory"]
+    ]
     assert not internal_modules
     assert "tensor" in names and "Tensor" in names and "func" in names
 
 
 def test_func_namespace():
     import pushforward.func as F
+
     for bad in ("np", "Any", "weakref", "Callable", "Tensor", "STATE"):
         assert bad not in dir(F)
     assert "np" not in vars(F) and "weakref" not in vars(F)
@@ -49,6 +74,7 @@ def test_tensor_function_and_module():
     mod = importlib.import_module("pushforward.core.tensor")
     assert mod.Tensor is pf.Tensor
     import pushforward.core.tensor as m2
+
     assert m2 is mod
 
 
@@ -64,6 +90,7 @@ def test_py_typed_marker_is_shipped():
 def test_hand_written_public_functions_have_type_hints(name):
     # the generated ops get theirs with the code generator's rework (issue 10's refactor)
     import inspect
+
     mod = importlib.import_module(name)
     bare = []
     for n in mod.__all__:
@@ -71,7 +98,8 @@ def test_hand_written_public_functions_have_type_hints(name):
         if inspect.isfunction(f) and f.__module__.startswith("pushforward") and "ops.generated" not in f.__module__:
             sig = inspect.signature(f)
             if sig.return_annotation is inspect.Signature.empty or any(
-                    p.annotation is inspect.Parameter.empty for p in sig.parameters.values()):
+                p.annotation is inspect.Parameter.empty for p in sig.parameters.values()
+            ):
                 bare.append(n)
     assert not bare, f"{name}: public functions without type hints: {bare}"
 
@@ -79,11 +107,15 @@ def test_hand_written_public_functions_have_type_hints(name):
 # ---- every module states its interface (issue 10, layers)
 # Modules without __all__ yet, and why: generated code or files other branches are rewriting.
 NO_ALL_YET = {
-    "pushforward.ops", "pushforward.ops.generated",   # generated (codegen rework)
-    "pushforward.codegen", "pushforward.codegen.__main__", "pushforward.codegen.emit",
-    "pushforward.codegen.load", "pushforward.codegen.saves",  # build-time tool
+    "pushforward.ops",
+    "pushforward.ops.generated",  # generated (codegen rework)
+    "pushforward.codegen",
+    "pushforward.codegen.__main__",
+    "pushforward.codegen.emit",
+    "pushforward.codegen.load",
+    "pushforward.codegen.saves",  # build-time tool
     "pushforward.engine.graph",  # the engine's performance rework (perf2)
-    "pushforward.kernels.basic",         # re-exports kernels_linalg with `import *`; its own names are many
+    "pushforward.kernels.basic",  # re-exports kernels_linalg with `import *`; its own names are many
 }
 
 
@@ -93,6 +125,7 @@ def _is_layer_folder(mod) -> bool:
     if not path.endswith("__init__.py"):
         return False
     import ast
+
     body = ast.parse(pathlib.Path(path).read_text()).body
     return len(body) == 1 and isinstance(body[0], ast.Expr)
 
@@ -119,13 +152,28 @@ def test_every_module_has_all(name):
 
 
 TYPED_MODULES = PUBLIC_MODULES + [
-    "pushforward.autograd.function", "pushforward.autograd.gradcheck", "pushforward.engine.grad_mode",
-    "pushforward.engine.registry", "pushforward.engine.pending",
-    "pushforward.memory", "pushforward.cli", "pushforward.errors", "pushforward.core.creation", "pushforward.methods.logic",
-    "pushforward.methods.numpy_api", "pushforward.methods.indexing", "pushforward.methods.bind", "pushforward.core.tensor",
-    "pushforward.testing.comparison", "pushforward.testing.opdb", "pushforward.testing.opinfo",
-    "pushforward.testing.opdb_nn", "pushforward.testing.opdb_linalg", "pushforward.ops.composites.util",
-    "pushforward.func.vmapping", "pushforward.core.pytree",
+    "pushforward.autograd.function",
+    "pushforward.autograd.gradcheck",
+    "pushforward.engine.grad_mode",
+    "pushforward.engine.registry",
+    "pushforward.engine.pending",
+    "pushforward.memory",
+    "pushforward.cli",
+    "pushforward.errors",
+    "pushforward.core.creation",
+    "pushforward.methods.logic",
+    "pushforward.methods.numpy_api",
+    "pushforward.methods.indexing",
+    "pushforward.methods.bind",
+    "pushforward.core.tensor",
+    "pushforward.testing.comparison",
+    "pushforward.testing.opdb",
+    "pushforward.testing.opinfo",
+    "pushforward.testing.opdb_nn",
+    "pushforward.testing.opdb_linalg",
+    "pushforward.ops.composites.util",
+    "pushforward.func.vmapping",
+    "pushforward.core.pytree",
 ]
 
 
@@ -133,20 +181,24 @@ TYPED_MODULES = PUBLIC_MODULES + [
 def test_public_functions_and_methods_have_type_hints(name):
     """Functions in __all__, and the public methods of classes in __all__ (self/cls aside)."""
     import inspect
+
     mod = importlib.import_module(name)
     bare = []
     for n in mod.__all__:
         obj = getattr(mod, n)
         targets = [obj]
         if inspect.isclass(obj) and obj.__module__ == name:
-            targets = [v for k, v in vars(obj).items()
-                       if inspect.isfunction(v) and (not k.startswith("_") or k == "__init__")]
+            targets = [
+                v for k, v in vars(obj).items() if inspect.isfunction(v) and (not k.startswith("_") or k == "__init__")
+            ]
         for f in targets:
             if not (inspect.isfunction(f) and f.__module__ == name):
                 continue
             sig = inspect.signature(f)
             if sig.return_annotation is inspect.Signature.empty or any(
-                    p.annotation is inspect.Parameter.empty for p in sig.parameters.values()
-                    if p.name not in ("self", "cls")):
+                p.annotation is inspect.Parameter.empty
+                for p in sig.parameters.values()
+                if p.name not in ("self", "cls")
+            ):
                 bare.append(f.__qualname__)
     assert not bare, f"{name}: public functions without type hints: {bare}"

@@ -2,6 +2,7 @@
 sample (float64), and the rules the samples can't show: dropout's tangent reuses the primal's
 mask, embedding's padding row gets no gradient, batch_norm updates running stats like torch,
 max pooling indices, and clear errors for bad input."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,7 +60,7 @@ def test_channel_dropout_zeroes_whole_channels_and_tangents():
         y = F.dropout2d(fwAD.make_dual(x, pf.full((4, 8, 3, 3), 2.0)), 0.5)
         p, tan = fwAD.unpack_dual(y)
     per_channel = p.numpy().reshape(32, 9)
-    assert all(len(set(row)) == 1 for row in per_channel.tolist())     # one mask entry per channel
+    assert all(len(set(row)) == 1 for row in per_channel.tolist())  # one mask entry per channel
     assert set(np.unique(per_channel)) <= {0.0, 2.0}
     np.testing.assert_array_equal(tan.numpy(), 2.0 * p.numpy())
 
@@ -124,22 +125,31 @@ def test_conv2d_hessian_vector_product_matches_torch():
     np.testing.assert_allclose(hv.numpy(), thv.numpy(), rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: F.conv2d(pf.ones(1, 3, 4, 4), pf.ones(2, 2, 2, 2)), r"conv2d: input of shape \(1, 3, 4, 4\).*\(2, 2, 2, 2\)"),
-    (lambda: F.conv1d(pf.ones(4), pf.ones(1, 1, 2)), r"conv1d: expected a 2-D \(unbatched\) or 3-D.*\(4,\)"),
-    (lambda: F.conv2d(pf.ones(1, 1, 4, 4), pf.ones(1, 1, 2, 2), stride=2, padding="same"), r"padding='same'"),
-    (lambda: F.max_pool2d(pf.ones(1, 1, 4, 4), 2, padding=2), r"max_pool2d: pad should be at most half"),
-    (lambda: F.pad(pf.ones(1, 3), (3, 0), mode="reflect"), r"pad: padding size should be less.*\(3, 0\)"),
-    (lambda: F.interpolate(pf.ones(1, 1, 3), size=4, mode="bilinear"), r"interpolate: mode 'bilinear' expects a 4-D"),
-    (lambda: F.cross_entropy(pf.ones(2, 3), pf.tensor([0, 5])), r"cross_entropy.*Target 5 is out of bounds for 3"),
-    (lambda: F.layer_norm(pf.ones(2, 3), (2,)), r"layer_norm: normalized_shape \(2,\).*\(2, 3\)"),
-    (lambda: F.group_norm(pf.ones(2, 3, 2), 2), r"group_norm: Expected number of channels in input \(3\)"),
-    (lambda: F.glu(pf.ones(3)), r"glu: Halving dimension must be even"),
-    (lambda: F.binary_cross_entropy(pf.tensor([1.5]), pf.tensor([1.0])), r"between 0 and 1"),
-    (lambda: F.mse_loss(pf.ones(2), pf.ones(3)), r"mse_loss: input of shape \(2,\) and target of shape \(3,\)"),
-    (lambda: F.one_hot(pf.tensor([0, 3]), 2), r"one_hot: Class values must be smaller than num_classes \(2\)"),
-    (lambda: F.dropout(pf.ones(2), 1.5), r"dropout probability has to be between 0 and 1, but got 1.5"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: F.conv2d(pf.ones(1, 3, 4, 4), pf.ones(2, 2, 2, 2)),
+            r"conv2d: input of shape \(1, 3, 4, 4\).*\(2, 2, 2, 2\)",
+        ),
+        (lambda: F.conv1d(pf.ones(4), pf.ones(1, 1, 2)), r"conv1d: expected a 2-D \(unbatched\) or 3-D.*\(4,\)"),
+        (lambda: F.conv2d(pf.ones(1, 1, 4, 4), pf.ones(1, 1, 2, 2), stride=2, padding="same"), r"padding='same'"),
+        (lambda: F.max_pool2d(pf.ones(1, 1, 4, 4), 2, padding=2), r"max_pool2d: pad should be at most half"),
+        (lambda: F.pad(pf.ones(1, 3), (3, 0), mode="reflect"), r"pad: padding size should be less.*\(3, 0\)"),
+        (
+            lambda: F.interpolate(pf.ones(1, 1, 3), size=4, mode="bilinear"),
+            r"interpolate: mode 'bilinear' expects a 4-D",
+        ),
+        (lambda: F.cross_entropy(pf.ones(2, 3), pf.tensor([0, 5])), r"cross_entropy.*Target 5 is out of bounds for 3"),
+        (lambda: F.layer_norm(pf.ones(2, 3), (2,)), r"layer_norm: normalized_shape \(2,\).*\(2, 3\)"),
+        (lambda: F.group_norm(pf.ones(2, 3, 2), 2), r"group_norm: Expected number of channels in input \(3\)"),
+        (lambda: F.glu(pf.ones(3)), r"glu: Halving dimension must be even"),
+        (lambda: F.binary_cross_entropy(pf.tensor([1.5]), pf.tensor([1.0])), r"between 0 and 1"),
+        (lambda: F.mse_loss(pf.ones(2), pf.ones(3)), r"mse_loss: input of shape \(2,\) and target of shape \(3,\)"),
+        (lambda: F.one_hot(pf.tensor([0, 3]), 2), r"one_hot: Class values must be smaller than num_classes \(2\)"),
+        (lambda: F.dropout(pf.ones(2), 1.5), r"dropout probability has to be between 0 and 1, but got 1.5"),
+    ],
+)
 def test_bad_input_errors(call, match):
     with pytest.raises(OpError, match=match):
         call()
@@ -150,7 +160,7 @@ def test_float32_stays_float32(name):
     """No silent upcast: float32 samples give float32 results (constants are made in the input's dtype)."""
     for s in OPS[name].samples(np.float32):
         out = OPS[name](s)
-        for o in (out if isinstance(out, (tuple, list)) else [out]):
+        for o in out if isinstance(out, (tuple, list)) else [out]:
             if o.dtype.kind == "f":
                 assert o.dtype == np.float32, f"{name} {s!r}: {o.dtype}"
 
@@ -191,9 +201,13 @@ def test_normalisation_layers_return_contiguous_results_as_torch():
     input.contiguous(), so an in-place write into a non-contiguous input afterwards is no error."""
     torch = pytest.importorskip("torch")
     a = np.random.default_rng(5).standard_normal((3, 2, 4))
-    calls = [lambda L, x: L.nn.functional.layer_norm(x, (3,)), lambda L, x: L.nn.functional.rms_norm(x, (3,)),
-             lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
-             lambda L, x: L.nn.functional.instance_norm(x), lambda L, x: L.nn.functional.group_norm(x, 1)]
+    calls = [
+        lambda L, x: L.nn.functional.layer_norm(x, (3,)),
+        lambda L, x: L.nn.functional.rms_norm(x, (3,)),
+        lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
+        lambda L, x: L.nn.functional.instance_norm(x),
+        lambda L, x: L.nn.functional.group_norm(x, 1),
+    ]
     for f in calls:
         got = f(pf, pf.tensor(a).permute(2, 1, 0))
         want = f(torch, torch.tensor(a).permute(2, 1, 0))

@@ -5,6 +5,7 @@ complex where supported), gradcheck in backward and forward mode, gradgradcheck
 forward-over-reverse, complex gradcheck, in-place variant == out-of-place (values and
 tangents), view ops share memory (primal and tangent), and proof that the checks bite.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -16,8 +17,20 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.ops import generated as ops
 from pushforward.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
-from pushforward.testing.opdb import (C128, F64, OPS, SampleInput, check_batched, check_op, check_sample,
-                                      diff_leaves, forward_forms, gradcheck_fn, op_record, yaml_op_names)
+from pushforward.testing.opdb import (
+    C128,
+    F64,
+    OPS,
+    SampleInput,
+    check_batched,
+    check_op,
+    check_sample,
+    diff_leaves,
+    forward_forms,
+    gradcheck_fn,
+    op_record,
+    yaml_op_names,
+)
 
 ALL = sorted(OPS)
 DIFF = [n for n in ALL if OPS[n].differentiable]
@@ -50,6 +63,7 @@ def _run_all(name, samples, check) -> None:
 
 # -- coverage --------------------------------------------------------------------------------------
 
+
 def test_every_yaml_op_has_an_entry():
     names = yaml_op_names()
     missing = sorted(set(names) - set(OPS))
@@ -61,6 +75,7 @@ def test_every_yaml_op_has_an_entry():
 def test_yaml_coverage_test_would_bite(monkeypatch):
     """The coverage test itself fails on an op without an entry, and on an entry without an op."""
     import sys
+
     here = sys.modules[__name__]
     monkeypatch.setattr(here, "yaml_op_names", lambda: list(OPS) + ["brand_new_op"])
     with pytest.raises(AssertionError, match="without an op-database entry: \\['brand_new_op'\\]"):
@@ -73,6 +88,7 @@ def test_yaml_coverage_test_would_bite(monkeypatch):
 def test_entries_match_yaml_metadata():
     pytest.importorskip("yaml")
     from pushforward.codegen.load import load
+
     for e in load():
         info = OPS[e.name]
         assert info.composite == (e.composite is not None), e.name
@@ -100,6 +116,7 @@ def test_has_samples(name):
 
 
 # -- primal values against NumPy --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name,dtype", PRIMAL, ids=[f"{n}-{d}" for n, d in PRIMAL])
 def test_primal_matches_reference(name, dtype):
@@ -147,6 +164,7 @@ def test_method_matches_function(name):
 
 # -- derivatives ---------------------------------------------------------------------------------------
 
+
 def _grad_samples(info, dtype=F64):
     return [s for s in info.samples(dtype) if s.grad and diff_leaves(s)]
 
@@ -166,8 +184,7 @@ def test_gradgradcheck_forward_over_reverse(name):
 
     def check(s):
         fn, inputs = gradcheck_fn(info, s)
-        gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=info.fast_mode, atol=info.atol,
-                      rtol=info.rtol)
+        gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=info.fast_mode, atol=info.atol, rtol=info.rtol)
 
     samples = [s for s in _grad_samples(info) if s.gradgrad and sum(t.numel() for t in diff_leaves(s)) <= 24][:4]
     _run_all(name, samples, check)
@@ -189,27 +206,38 @@ def test_gradcheck_complex(name):
     _run_all(name, _grad_samples(info, C128), lambda s: check_sample(info, s))
 
 
-@pytest.mark.parametrize("name,make", [
-    ("sin", lambda r: (r.standard_normal(10_000),)),
-    ("mul", lambda r: (r.standard_normal((100, 100)), r.standard_normal(100))),
-    ("matmul", lambda r: (r.standard_normal((60, 50)), r.standard_normal((50, 40)))),
-    ("softmax", lambda r: (r.standard_normal((100, 100)), 1)),
-    ("cumprod", lambda r: (r.uniform(0.5, 1.5, 2_000), 0)),
-])
+@pytest.mark.parametrize(
+    "name,make",
+    [
+        ("sin", lambda r: (r.standard_normal(10_000),)),
+        ("mul", lambda r: (r.standard_normal((100, 100)), r.standard_normal(100))),
+        ("matmul", lambda r: (r.standard_normal((60, 50)), r.standard_normal((50, 40)))),
+        ("softmax", lambda r: (r.standard_normal((100, 100)), 1)),
+        ("cumprod", lambda r: (r.uniform(0.5, 1.5, 2_000), 0)),
+    ],
+)
 def test_fast_mode_on_large_inputs(name, make):
     """fast_mode checks big inputs (random projections instead of whole Jacobians)."""
     info = OPS[name]
     vals = make(np.random.default_rng(0))
-    s = SampleInput(pf.from_numpy(vals[0]), tuple(pf.from_numpy(v) if isinstance(v, np.ndarray) else v
-                                                  for v in vals[1:]))
+    s = SampleInput(
+        pf.from_numpy(vals[0]), tuple(pf.from_numpy(v) if isinstance(v, np.ndarray) else v for v in vals[1:])
+    )
     fn, inputs = gradcheck_fn(info, s)
     assert gradcheck(fn, inputs, fast_mode=True, check_undefined_grad=False, check_forward_ad=True)
 
 
 def test_check_op_interface():
     r = check_op("sin")
-    assert r == {"backward": True, "forward": True, "fwd_over_rev": True, "complex": True, "batched": True,
-                 "kind": "auto_element_wise", "error": None}
+    assert r == {
+        "backward": True,
+        "forward": True,
+        "fwd_over_rev": True,
+        "complex": True,
+        "batched": True,
+        "kind": "auto_element_wise",
+        "error": None,
+    }
     r = check_op("eq")
     assert r["backward"] is None and r["forward"] is None and r["kind"] == "none"
     r = check_op("split", fast=True)
@@ -217,6 +245,7 @@ def test_check_op_interface():
 
 
 # -- in-place variants --------------------------------------------------------------------------------
+
 
 def _inplace_samples(info):
     """float64 samples whose out-of-place result has the input's shape and dtype (so in-place is legal)."""
@@ -233,6 +262,7 @@ def _inplace_samples(info):
 def _dual_sample(s: SampleInput, rng, skip_first=False, requires_grad=False):
     """A copy of the sample whose float tensors are duals (fresh primals and random tangents)."""
     from pushforward.testing.opdb import _rebuild
+
     leaves = diff_leaves(s)
     duals, tangents = [], []
     for k, t in enumerate(leaves):
@@ -290,6 +320,7 @@ def test_inplace_matches_out_of_place(name):
 
 # -- deferred tangents ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", DIFF)
 def test_deferred_tangent_matches_eager(name):
     """On an untracked level while a tape is recorded (forward-over-reverse), tangents are
@@ -316,6 +347,7 @@ def test_deferred_tangent_matches_eager(name):
 
 # -- views ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", VIEWS)
 def test_view_shares_memory_with_input_and_tangent(name):
     info = OPS[name]
@@ -340,8 +372,9 @@ def test_view_shares_memory_with_input_and_tangent(name):
                     continue
                 t = fwAD.unpack_dual(do).tangent
                 assert t is not None, "the view of a dual has no tangent"
-                assert np.shares_memory(_arr(t), _arr(base_t)), "the view's tangent does not share memory " \
-                                                                 "with the input's tangent"
+                assert np.shares_memory(_arr(t), _arr(base_t)), (
+                    "the view's tangent does not share memory with the input's tangent"
+                )
                 np.testing.assert_allclose(_arr(t), _arr(expect))
         checked.append(s)
 
@@ -350,6 +383,7 @@ def test_view_shares_memory_with_input_and_tangent(name):
 
 
 # -- the checks bite --------------------------------------------------------------------------------------
+
 
 def _x():
     return pf.tensor([0.3, -1.2, 2.0], requires_grad=True)
@@ -371,6 +405,7 @@ def test_corrupted_explicit_forward_formula_fails(monkeypatch):
     rec = op_record("mul")
     a, b = _x(), pf.tensor([1.5, 0.5, -0.7], requires_grad=True)
     assert gradcheck(pf.mul, (a, b), check_forward_ad=True)
+
     # forget the product rule's second term
     def bad(self_p, other_p, self_t, other_t, result):
         return other_p * self_t if self_t is not None else 0 * other_t
@@ -384,7 +419,9 @@ def test_corrupted_explicit_forward_formula_fails(monkeypatch):
 def test_corrupted_backward_formula_fails(monkeypatch):
     rec = op_record("sin")
     monkeypatch.setattr(rec, "backward", lambda grad, self, result, needs: (grad * self.cos() * 1.01,))
-    assert gradcheck(pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False, check_forward_ad=True)  # forward untouched
+    assert gradcheck(
+        pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False, check_forward_ad=True
+    )  # forward untouched
     with pytest.raises(GradcheckError, match="backward"):
         gradcheck(pf.sin, (_x(),), check_forward_ad=False)
     assert not gradcheck(pf.sin, (_x(),), raise_exception=False, fast_mode=True, check_forward_ad=False)
@@ -412,8 +449,9 @@ def test_check_op_reports_corruption(monkeypatch):
     assert r["backward"] is True and r["forward"] is False and "forward" in r["error"]
 
 
-@pytest.mark.parametrize("name,form", [("exp", "jvp"), ("mul", "jvp"), ("pow", "jvp"), ("exp", "jvp_np"),
-                                       ("div", "jvp_np")])
+@pytest.mark.parametrize(
+    "name,form", [("exp", "jvp"), ("mul", "jvp"), ("pow", "jvp"), ("exp", "jvp_np"), ("div", "jvp_np")]
+)
 def test_check_op_reports_either_compiled_form_wrong(monkeypatch, name, form):
     """One compiled form wrong, the other right: `pushforward check` fails the op (it used to
     check only the array form where one exists)."""
@@ -426,6 +464,7 @@ def test_check_op_reports_either_compiled_form_wrong(monkeypatch, name, form):
 
 # -- every compiled form is checked: wrong by 1.5x, each one fails its op's checks ---------------------------
 
+
 def _scale(r, k):
     if r is None:
         return None
@@ -437,6 +476,7 @@ def _scale(r, k):
 def _scaled(fn, k=1.5):
     def wrong(*args):
         return _scale(fn(*args), k)
+
     return wrong
 
 
@@ -481,8 +521,9 @@ def test_a_wrong_compiled_forward_form_fails_the_checks(monkeypatch, form):
             m.setattr(rec, form, _scaled(getattr(rec, form)))
             if not _bites(OPS[name], backward=False):
                 missed.append(name)
-    assert missed == [n for n in missed if _zero_derivative(OPS[n])], \
+    assert missed == [n for n in missed if _zero_derivative(OPS[n])], (
         f"a {form} off by 1.5x passes the forward checks of: {missed}"
+    )
     assert len(missed) < 6
 
 
@@ -494,12 +535,14 @@ def test_a_wrong_backward_formula_fails_the_checks(monkeypatch):
             m.setattr(rec, "backward", _scaled(rec.backward))
             if not _bites(OPS[name], forward=False):
                 missed.append(name)
-    assert missed == [n for n in missed if _zero_derivative(OPS[n])], \
+    assert missed == [n for n in missed if _zero_derivative(OPS[n])], (
         f"a backward formula off by 1.5x passes the backward checks of: {missed}"
+    )
     assert len(missed) < 6
 
 
 # -- conventions where the derivative is a choice (ties, zeros, kinks, complex): torch as the oracle --------
+
 
 def _vnorm(L, x, p=2):
     return L.linalg.norm(x, p) if L is pf else L.linalg.vector_norm(x, p)
@@ -541,8 +584,10 @@ ORACLE = {
     "remainder": (lambda L, x, y: L.remainder(x, y), [_A([1.5, -2.5]), _A([-0.4, 0.7])]),
     "atan2 axes": (lambda L, x, y: L.atan2(x, y), [_A([0.0, 1.0]), _A([1.0, 0.0])]),
     "sqrt at 0": (lambda L, x: L.sqrt(x), [_A([0.0, 1.0])]),
-    "masked_fill value": (lambda L, x, v: L.masked_fill(x, L.tensor([True, False, True]), v),
-                          [_A([1.0, 2.0, 3.0]), _A(0.5)]),
+    "masked_fill value": (
+        lambda L, x, v: L.masked_fill(x, L.tensor([True, False, True]), v),
+        [_A([1.0, 2.0, 3.0]), _A(0.5)],
+    ),
     "dot complex": (lambda L, x, y: L.dot(x, y), [_A([1 + 1j, 2j]), _A([1 - 1j, 3 + 0j])]),
     "real/imag": (lambda L, x: L.real(x) * L.imag(x), [_A([1 + 1j, 2j])]),
     "lgamma negative": (lambda L, x: L.lgamma(x), [_A([-0.5, 2.5])]),
@@ -556,6 +601,7 @@ ORACLE = {
 def test_derivative_conventions_match_torch(case):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as tfw
+
     f, arrays = ORACLE[case]
     rng = np.random.default_rng(0)
     with warnings.catch_warnings():
@@ -580,13 +626,27 @@ def test_derivative_conventions_match_torch(case):
                 t = t + 1j * rng.standard_normal(a.shape)
             tans.append(t.astype(a.dtype))
         with fwAD.dual_level():
-            pj = fwAD.unpack_dual(f(pf, *[fwAD.make_dual(pf.from_numpy(a.copy()), pf.from_numpy(t.copy()))
-                                         for a, t in zip(arrays, tans)])).tangent
+            pj = fwAD.unpack_dual(
+                f(pf, *[fwAD.make_dual(pf.from_numpy(a.copy()), pf.from_numpy(t.copy())) for a, t in zip(arrays, tans)])
+            ).tangent
             pj = None if pj is None else _arr(pj).copy()
         with tfw.dual_level():
-            tj = tfw.unpack_dual(f(torch, *[tfw.make_dual(torch.from_numpy(a.copy()), torch.from_numpy(t.copy()))
-                                            for a, t in zip(arrays, tans)])).tangent
+            tj = tfw.unpack_dual(
+                f(
+                    torch,
+                    *[
+                        tfw.make_dual(torch.from_numpy(a.copy()), torch.from_numpy(t.copy()))
+                        for a, t in zip(arrays, tans)
+                    ],
+                )
+            ).tangent
             tj = None if tj is None else tj.detach().numpy().copy()
     shape = tuple(to.shape)
-    np.testing.assert_allclose(np.zeros(shape) if pj is None else pj, np.zeros(shape) if tj is None else tj,
-                               rtol=1e-10, atol=1e-12, equal_nan=True, err_msg="jvp")
+    np.testing.assert_allclose(
+        np.zeros(shape) if pj is None else pj,
+        np.zeros(shape) if tj is None else tj,
+        rtol=1e-10,
+        atol=1e-12,
+        equal_nan=True,
+        err_msg="jvp",
+    )

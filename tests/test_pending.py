@@ -1,5 +1,6 @@
 """Deferred tangents (autograd/pending.py): on an untracked level while a tape is recorded, a
 tangent is computed only when read; writes, long chains and discarding behave."""
+
 import gc
 import sys
 import weakref
@@ -67,8 +68,8 @@ def test_in_place_on_a_dual_intermediate():
     with fwAD.untracked_level() as lv:
         x = _dual(lv)
         z = x * 3.0
-        w = z * z          # deferred, reads z and z's tangent
-        z.mul_(2.0)        # changes z and its tangent in place
+        w = z * z  # deferred, reads z and z's tangent
+        z.mul_(2.0)  # changes z and its tangent in place
         close(tangent(w).numpy(), 2 * (3 * X) * (3 * V))
         close(tangent(z).numpy(), 6.0 * V)
 
@@ -79,7 +80,7 @@ def test_long_chain_is_computed_without_recursion():
         y = _dual(lv)
         for _ in range(n):
             y = y * 1.0001
-        close(tangent(y).numpy(), V * 1.0001 ** n, tol=1e-9)
+        close(tangent(y).numpy(), V * 1.0001**n, tol=1e-9)
 
 
 def test_discard_pending_drops_the_unread_chain():
@@ -150,7 +151,7 @@ def _in_place_intermediates(x):
 
 
 def _multi_output_and_matmul(x):
-    m = pf.stack([x, x.cos(), x ** 2])
+    m = pf.stack([x, x.cos(), x**2])
     vals, _ = m.max(0)
     return (vals * pf.where(x > 0, x, x * x)).sum() + (m @ x).tanh().sum()
 

@@ -1,5 +1,6 @@
 """Port blockers (issue 14): the torch API pieces a ported script needs, each compared with torch
 where torch is installed."""
+
 from __future__ import annotations
 
 import doctest
@@ -24,15 +25,25 @@ def default_float32():
 
 # -- dtypes ------------------------------------------------------------------------------------
 
+
 def test_default_dtype_is_float64_and_settable(default_float32):
     assert pf.get_default_dtype() == pf.float32
     assert pf.tensor([1.0]).dtype == pf.float32 and pf.tensor(2.5).dtype == pf.float32
     assert pf.tensor([1 + 2j]).dtype == pf.complex64
     assert pf.tensor([1, 2]).dtype == pf.int64 and pf.tensor([True]).dtype == pf.bool
-    assert pf.tensor(np.array([1.0])).dtype == pf.float64          # arrays keep their dtype, as torch
+    assert pf.tensor(np.array([1.0])).dtype == pf.float64  # arrays keep their dtype, as torch
     assert pf.as_tensor([1.0]).dtype == pf.float32
-    for t in (pf.zeros(2), pf.ones(2), pf.empty(2), pf.rand(2), pf.randn(2), pf.eye(2), pf.linspace(0, 1, 3),
-              pf.arange(0.0, 1.0, 0.5), pf.full((2,), 1.5)):
+    for t in (
+        pf.zeros(2),
+        pf.ones(2),
+        pf.empty(2),
+        pf.rand(2),
+        pf.randn(2),
+        pf.eye(2),
+        pf.linspace(0, 1, 3),
+        pf.arange(0.0, 1.0, 0.5),
+        pf.full((2,), 1.5),
+    ):
         assert t.dtype == pf.float32, t
     assert pf.arange(3).dtype == pf.int64 and pf.full((2,), 3).dtype == pf.int64
     assert (pf.tensor([1.0]) * 2.0).dtype == pf.float32
@@ -54,13 +65,27 @@ def test_float_names_are_torchs():
 
 @needs_torch
 def test_float_names_agree_with_torch():
-    for name in ("float", "double", "half", "long", "int", "short", "cfloat", "cdouble", "bool", "float32", "int8",
-                 "uint8"):
+    for name in (
+        "float",
+        "double",
+        "half",
+        "long",
+        "int",
+        "short",
+        "cfloat",
+        "cdouble",
+        "bool",
+        "float32",
+        "int8",
+        "uint8",
+    ):
         assert np.dtype(getattr(pf, name)).name == str(getattr(torch, name)).replace("torch.", "").replace(
-            "complex64", "complex64"), name
+            "complex64", "complex64"
+        ), name
 
 
 # -- devices, generators -----------------------------------------------------------------------
+
 
 def test_to_accepts_the_cpu_device():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
@@ -83,7 +108,7 @@ def test_generator_streams_are_reproducible_and_independent():
     g1, g2 = pf.Generator().manual_seed(7), pf.Generator().manual_seed(7)
     a = pf.randn(3, generator=g1)
     pf.manual_seed(123)
-    pf.randn(5)                                       # the default stream does not touch g2
+    pf.randn(5)  # the default stream does not touch g2
     close(pf.randn(3, generator=g2), a)
     close(pf.rand(2, 2, generator=g1), pf.rand(2, 2, generator=g2))
     close(pf.randint(0, 10, (4,), generator=g1), pf.randint(0, 10, (4,), generator=g2))
@@ -103,6 +128,7 @@ def test_generator_streams_are_reproducible_and_independent():
 
 # -- comparisons -------------------------------------------------------------------------------
 
+
 def test_allclose_isclose_equal_all_any():
     a = pf.tensor([1.0, 2.0, np.nan])
     b = pf.tensor([1.0, 2.0 + 1e-9, np.nan])
@@ -116,7 +142,7 @@ def test_allclose_isclose_equal_all_any():
     assert (m > -1).all() and pf.all(m > -1)
     with pytest.raises(IndexError, match="Dimension out of range"):
         m.all(dim=2)
-    with fwAD.dual_level():          # booleans of duals and tensors requiring grad: primal values
+    with fwAD.dual_level():  # booleans of duals and tensors requiring grad: primal values
         d = fwAD.make_dual(m, pf.ones_like(m))
         assert pf.allclose(d, m) and d.any().item()
         assert pf.allclose(pf.tensor([1.0], requires_grad=True) * 2, pf.tensor([2.0]))
@@ -127,8 +153,10 @@ def test_comparisons_agree_with_torch():
     a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.00001, 3.1])
     for kw in ({}, {"rtol": 1e-3, "atol": 0.0}, {"atol": 0.2}):
         assert pf.allclose(pf.tensor(a), pf.tensor(b), **kw) == torch.allclose(torch.tensor(a), torch.tensor(b), **kw)
-        assert pf.isclose(pf.tensor(a), pf.tensor(b), **kw).tolist() == torch.isclose(
-            torch.tensor(a), torch.tensor(b), **kw).tolist()
+        assert (
+            pf.isclose(pf.tensor(a), pf.tensor(b), **kw).tolist()
+            == torch.isclose(torch.tensor(a), torch.tensor(b), **kw).tolist()
+        )
     m = np.array([[1.0, 0.0], [2.0, 3.0]])
     for dim in (None, 0, 1, -1):
         kw = {} if dim is None else {"dim": dim}
@@ -138,7 +166,7 @@ def test_comparisons_agree_with_torch():
 
 def test_assert_close():
     pf.testing.assert_close(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 2.0 + 1e-9]))
-    pf.testing.assert_close(pf.tensor(1.0, requires_grad=True) * 2, 2.0)         # numbers: dtype not checked
+    pf.testing.assert_close(pf.tensor(1.0, requires_grad=True) * 2, 2.0)  # numbers: dtype not checked
     pf.testing.assert_close([pf.tensor([1.0]), {"a": pf.tensor(2)}], [pf.tensor([1.0]), {"a": pf.tensor(2)}])
     with pytest.raises(AssertionError, match=r"Mismatched elements: 1 / 2 \(50\.0%\)"):
         pf.testing.assert_close(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 2.1]))
@@ -180,6 +208,7 @@ def test_assert_close_default_tolerances_are_torchs(dtype):
 
 # -- autograd entry points ---------------------------------------------------------------------
 
+
 def test_autograd_backward_sequences_and_grad_tensors():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
     pf.autograd.backward([(x * x).sum(), x.sum()])
@@ -199,7 +228,7 @@ class CubeNew(pf.autograd.Function):
 
     @staticmethod
     def forward(x, k):
-        return x ** 3 * k
+        return x**3 * k
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -211,12 +240,12 @@ class CubeNew(pf.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return 3 * ctx.k * x ** 2 * g, None
+        return 3 * ctx.k * x**2 * g, None
 
     @staticmethod
     def jvp(ctx, x_t, k_t):
         (x,) = ctx.saved_tensors
-        return 3 * ctx.k * x ** 2 * x_t
+        return 3 * ctx.k * x**2 * x_t
 
 
 def test_function_torch2_style_reverse_forward_and_nested():
@@ -228,8 +257,9 @@ def test_function_torch2_style_reverse_forward_and_nested():
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 0.5]))
         close(tangent(CubeNew.apply(d, 2.0)), [6.0, 12.0])
-    assert pf.autograd.gradcheck(lambda a: CubeNew.apply(a, 1.5), (pf.tensor([0.3, -1.1], requires_grad=True),),
-                                 check_forward_ad=True)
+    assert pf.autograd.gradcheck(
+        lambda a: CubeNew.apply(a, 1.5), (pf.tensor([0.3, -1.1], requires_grad=True),), check_forward_ad=True
+    )
     assert pf.autograd.gradgradcheck(lambda a: CubeNew.apply(a, 1.5), (pf.tensor([0.3, -1.1], requires_grad=True),))
 
 
@@ -284,10 +314,16 @@ def test_once_differentiable_runs_backward_and_forbids_double_backward():
 
 # -- errors ------------------------------------------------------------------------------------
 
+
 def test_error_classes_subclass_torchs_builtins():
     from pushforward.errors import OpError, OpIndexError, OpTypeError, OpValueError, PushforwardError
-    for cls, builtin in ((OpError, RuntimeError), (OpTypeError, TypeError), (OpValueError, ValueError),
-                         (OpIndexError, IndexError)):
+
+    for cls, builtin in (
+        (OpError, RuntimeError),
+        (OpTypeError, TypeError),
+        (OpValueError, ValueError),
+        (OpIndexError, IndexError),
+    ):
         assert issubclass(cls, builtin) and issubclass(cls, PushforwardError)
     assert not issubclass(OpError, (TypeError, ValueError))
     assert pf.OpError is OpError and pf.PushforwardError is PushforwardError
@@ -314,7 +350,11 @@ MISUSES = [
     ("exit without level", lambda m: m.autograd.forward_ad.exit_dual_level(), RuntimeError),
     ("from_numpy of list", lambda m: m.from_numpy([1.0]), TypeError),
     ("cat of nothing", lambda m: m.cat([]), ValueError),
-    ("jvp of int primal", lambda m: m.func.jvp(lambda a: a * 2, (m.tensor([1, 2]),), (m.tensor([1.0, 1.0]),)), ValueError),
+    (
+        "jvp of int primal",
+        lambda m: m.func.jvp(lambda a: a * 2, (m.tensor([1, 2]),), (m.tensor([1.0, 1.0]),)),
+        ValueError,
+    ),
     ("jacfwd of int primal", lambda m: m.func.jacfwd(lambda a: a * 2)(m.tensor([1, 2])), ValueError),
     ("jvp primals not a tuple", lambda m: m.func.jvp(lambda a: a, m.ones(1), m.ones(1)), RuntimeError),
     ("grad of int", lambda m: m.func.grad(lambda a: (a * 2).sum())(m.tensor([1, 2])), RuntimeError),
@@ -322,8 +362,11 @@ MISUSES = [
     ("vjp of int", lambda m: m.func.vjp(lambda a: a * 2, m.tensor([1, 2])), RuntimeError),
     ("hessian of int", lambda m: m.func.hessian(lambda a: (a * 2).sum())(m.tensor([1, 2])), ValueError),
     ("linearize of int", lambda m: m.func.linearize(lambda a: a * 2, m.tensor([1, 2])), ValueError),
-    ("functional.jvp of int", lambda m: m.autograd.functional.jvp(lambda a: a * 2, m.tensor([1, 2]),
-                                                                  m.tensor([1, 1])), RuntimeError),
+    (
+        "functional.jvp of int",
+        lambda m: m.autograd.functional.jvp(lambda a: a * 2, m.tensor([1, 2]), m.tensor([1, 1])),
+        RuntimeError,
+    ),
 ]
 
 
@@ -331,6 +374,7 @@ MISUSES = [
 def test_misuse_raises_torchs_builtin(what):
     _, call, builtin = next(m for m in MISUSES if m[0] == what)
     from pushforward.errors import PushforwardError
+
     with pytest.raises(builtin) as ei:
         call(pf)
     assert isinstance(ei.value, PushforwardError), type(ei.value)
@@ -342,6 +386,7 @@ def test_misuse_builtin_agrees_with_torch(what):
     _, call, builtin = next(m for m in MISUSES if m[0] == what)
     import torch.func  # noqa: F401 - pf.func's counterpart
     import torch.autograd.forward_ad  # noqa: F401
+
     with pytest.raises(builtin):
         call(torch)
 
@@ -359,6 +404,7 @@ def test_make_dual_errors_as_torch():
 @needs_torch
 def test_make_dual_casts_precision_as_torch():
     import torch.autograd.forward_ad as tfw
+
     with tfw.dual_level():
         td = tfw.make_dual(torch.ones(2, dtype=torch.float64), torch.full((2,), 0.5, dtype=torch.float32))
         tt = tfw.unpack_dual(td * 3).tangent
@@ -370,7 +416,7 @@ def test_make_dual_casts_precision_as_torch():
 
 
 def test_level_numbers_in_messages_are_the_users():
-    for _ in range(3):           # internal ids move on; the user's numbers do not
+    for _ in range(3):  # internal ids move on; the user's numbers do not
         with fwAD.dual_level():
             pass
     with fwAD.dual_level() as lvl:
@@ -383,6 +429,7 @@ def test_level_numbers_in_messages_are_the_users():
 
 
 # -- formatting ----------------------------------------------------------------------------------
+
 
 def test_format_of_0d_tensors():
     loss = (pf.tensor([1.23456, 2.0], requires_grad=True) ** 2).sum()
@@ -403,19 +450,20 @@ def test_repr_of_dual_shows_tangent_values_per_level():
         d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([0.5, 0.25]))
         assert repr(d) == "tensor([1., 2.], tangent=tensor([0.5 , 0.25]))"
         assert "tangent=tensor([1. , 0.5])" in repr(d * 2)
-        assert "tangent=tensor(0.5)" in repr(d[0])                       # a view shows its base's tangent
+        assert "tangent=tensor(0.5)" in repr(d[0])  # a view shows its base's tangent
         assert "tangent" not in repr(fwAD.unpack_dual(d).primal)
         with fwAD.dual_level():
             e = fwAD.make_dual(d, pf.tensor([3.0, 3.0]))
             r = repr(e)
             assert r.startswith("tensor([1., 2.], tangents={0: tensor([0.5 , 0.25]), 1: tensor([3., 3.])}")
         assert "level" not in repr(d)
-    assert repr(d) == "tensor([1., 2.])"                                  # its level is gone
+    assert repr(d) == "tensor([1., 2.])"  # its level is gone
 
 
 @needs_torch
 def test_repr_of_dual_matches_torch_layout():
     import torch.autograd.forward_ad as tfw
+
     with tfw.dual_level():
         t = repr(tfw.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([0.5, 0.25])))
     with fwAD.dual_level():
@@ -427,9 +475,19 @@ def test_repr_of_dual_matches_torch_layout():
 
 # -- module examples ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("module", ["pushforward.methods.numpy_api", "pushforward.methods.logic", "pushforward.testing.comparison",
-                                    "pushforward.errors", "pushforward.core.creation", "pushforward.autograd.function",
-                                    "pushforward.core.tensor"])
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "pushforward.methods.numpy_api",
+        "pushforward.methods.logic",
+        "pushforward.testing.comparison",
+        "pushforward.errors",
+        "pushforward.core.creation",
+        "pushforward.autograd.function",
+        "pushforward.core.tensor",
+    ],
+)
 def test_module_examples_run(module):
     mod = importlib.import_module(module)
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

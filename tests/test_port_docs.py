@@ -1,6 +1,7 @@
 """docs/coming-from-pytorch.md and docs/differentiating-numpy.md must not go stale: every
 ```python block runs, a ```text block right under it is exactly what it prints, and a torch
 block is followed by its mechanical port (the same rewrite as tests/test_port_programs.py)."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,5 +1,6 @@
 """NumPy protocols (issue 14): NumPy functions on tensors run pushforward ops, keep tangents and tape,
 and anything that cannot is an error naming it."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,41 +15,128 @@ A = np.arange(6.0).reshape(2, 3) / 3 + 0.4
 
 # (name, f(module_or_array_namespace, x)) evaluated once with NumPy arrays, once with tensors
 CASES = {
-    "sum_axes": lambda x: np.sum(x, axis=(0, 1)), "sum_axis0": lambda x: np.sum(x, axis=0),
-    "mean_keepdims": lambda x: np.mean(x, axis=1, keepdims=True), "std_ddof": lambda x: np.std(x, ddof=1),
-    "var_axis": lambda x: np.var(x, axis=0), "max": lambda x: np.max(x), "amax": lambda x: np.amax(x, axis=0),
-    "min_keepdims": lambda x: np.min(x, axis=1, keepdims=True), "prod": lambda x: np.prod(x, axis=1),
-    "cumsum_flat": lambda x: np.cumsum(x), "cumprod": lambda x: np.cumprod(x, axis=1),
-    "concatenate": lambda x: np.concatenate([x, 2 * x], axis=1), "concat_none": lambda x: np.concatenate([x, x], axis=None),
-    "stack": lambda x: np.stack([x, x * x]), "hstack": lambda x: np.hstack([x, x]), "vstack": lambda x: np.vstack([x[0], x]),
-    "reshape": lambda x: np.reshape(x, (3, 2)), "reshape_flat": lambda x: np.reshape(x, -1), "ravel": lambda x: np.ravel(x),
-    "transpose": lambda x: np.transpose(x), "moveaxis": lambda x: np.moveaxis(x[None], 0, -1),
-    "swapaxes": lambda x: np.swapaxes(x, 0, 1), "squeeze": lambda x: np.squeeze(x[None]),
-    "expand_dims": lambda x: np.expand_dims(x, 1), "broadcast_to": lambda x: np.broadcast_to(x, (2, 2, 3)),
-    "dot_2d": lambda x: np.dot(x, x.T), "dot_1d": lambda x: np.dot(x[0], x[1]), "vdot": lambda x: np.vdot(x, x),
-    "inner": lambda x: np.inner(x[0], x[1]), "inner_2d": lambda x: np.inner(x, x[::-1]), "outer": lambda x: np.outer(x[0], x[1]),
-    "einsum": lambda x: np.einsum("ij,kj->ik", x, x), "diagonal": lambda x: np.diagonal(x), "trace": lambda x: np.trace(x),
-    "tril": lambda x: np.tril(x), "triu": lambda x: np.triu(x, 1), "where": lambda x: np.where(x > 1, x, -x),
-    "clip": lambda x: np.clip(x, 0.6, 1.5), "flip": lambda x: np.flip(x), "flip_axis": lambda x: np.flip(x, 0),
-    "roll_flat": lambda x: np.roll(x, 1), "roll_axis": lambda x: np.roll(x, 1, axis=1), "real": lambda x: np.real(x),
-    "conj": lambda x: np.conj(x), "abs": lambda x: np.abs(x - 1), "norm": lambda x: np.linalg.norm(x),
-    "norm_axis": lambda x: np.linalg.norm(x, axis=1), "copy": lambda x: np.copy(x),
-    "add_reduce": lambda x: np.add.reduce(x), "multiply_reduce": lambda x: np.multiply.reduce(x, axis=1),
-    "maximum_reduce": lambda x: np.maximum.reduce(x, axis=None), "add_accumulate": lambda x: np.add.accumulate(x, axis=1),
-    "multiply_outer": lambda x: np.multiply.outer(x[0], x[1]), "matmul": lambda x: np.matmul(x, x.T),
-    "ndarray_plus": lambda x: A + x, "ndarray_minus": lambda x: A - x, "ndarray_matmul": lambda x: A @ x.T,
-    "ndarray_div": lambda x: A / x, "numpy_scalar": lambda x: np.float64(2.0) * x, "power": lambda x: np.power(x, 3),
-    "floor_divide": lambda x: np.floor_divide(x, 0.3), "positive": lambda x: np.positive(x),
+    "sum_axes": lambda x: np.sum(x, axis=(0, 1)),
+    "sum_axis0": lambda x: np.sum(x, axis=0),
+    "mean_keepdims": lambda x: np.mean(x, axis=1, keepdims=True),
+    "std_ddof": lambda x: np.std(x, ddof=1),
+    "var_axis": lambda x: np.var(x, axis=0),
+    "max": lambda x: np.max(x),
+    "amax": lambda x: np.amax(x, axis=0),
+    "min_keepdims": lambda x: np.min(x, axis=1, keepdims=True),
+    "prod": lambda x: np.prod(x, axis=1),
+    "cumsum_flat": lambda x: np.cumsum(x),
+    "cumprod": lambda x: np.cumprod(x, axis=1),
+    "concatenate": lambda x: np.concatenate([x, 2 * x], axis=1),
+    "concat_none": lambda x: np.concatenate([x, x], axis=None),
+    "stack": lambda x: np.stack([x, x * x]),
+    "hstack": lambda x: np.hstack([x, x]),
+    "vstack": lambda x: np.vstack([x[0], x]),
+    "reshape": lambda x: np.reshape(x, (3, 2)),
+    "reshape_flat": lambda x: np.reshape(x, -1),
+    "ravel": lambda x: np.ravel(x),
+    "transpose": lambda x: np.transpose(x),
+    "moveaxis": lambda x: np.moveaxis(x[None], 0, -1),
+    "swapaxes": lambda x: np.swapaxes(x, 0, 1),
+    "squeeze": lambda x: np.squeeze(x[None]),
+    "expand_dims": lambda x: np.expand_dims(x, 1),
+    "broadcast_to": lambda x: np.broadcast_to(x, (2, 2, 3)),
+    "dot_2d": lambda x: np.dot(x, x.T),
+    "dot_1d": lambda x: np.dot(x[0], x[1]),
+    "vdot": lambda x: np.vdot(x, x),
+    "inner": lambda x: np.inner(x[0], x[1]),
+    "inner_2d": lambda x: np.inner(x, x[::-1]),
+    "outer": lambda x: np.outer(x[0], x[1]),
+    "einsum": lambda x: np.einsum("ij,kj->ik", x, x),
+    "diagonal": lambda x: np.diagonal(x),
+    "trace": lambda x: np.trace(x),
+    "tril": lambda x: np.tril(x),
+    "triu": lambda x: np.triu(x, 1),
+    "where": lambda x: np.where(x > 1, x, -x),
+    "clip": lambda x: np.clip(x, 0.6, 1.5),
+    "flip": lambda x: np.flip(x),
+    "flip_axis": lambda x: np.flip(x, 0),
+    "roll_flat": lambda x: np.roll(x, 1),
+    "roll_axis": lambda x: np.roll(x, 1, axis=1),
+    "real": lambda x: np.real(x),
+    "conj": lambda x: np.conj(x),
+    "abs": lambda x: np.abs(x - 1),
+    "norm": lambda x: np.linalg.norm(x),
+    "norm_axis": lambda x: np.linalg.norm(x, axis=1),
+    "copy": lambda x: np.copy(x),
+    "add_reduce": lambda x: np.add.reduce(x),
+    "multiply_reduce": lambda x: np.multiply.reduce(x, axis=1),
+    "maximum_reduce": lambda x: np.maximum.reduce(x, axis=None),
+    "add_accumulate": lambda x: np.add.accumulate(x, axis=1),
+    "multiply_outer": lambda x: np.multiply.outer(x[0], x[1]),
+    "matmul": lambda x: np.matmul(x, x.T),
+    "ndarray_plus": lambda x: A + x,
+    "ndarray_minus": lambda x: A - x,
+    "ndarray_matmul": lambda x: A @ x.T,
+    "ndarray_div": lambda x: A / x,
+    "numpy_scalar": lambda x: np.float64(2.0) * x,
+    "power": lambda x: np.power(x, 3),
+    "floor_divide": lambda x: np.floor_divide(x, 0.3),
+    "positive": lambda x: np.positive(x),
     "sin_sum": lambda x: np.sum(np.sin(x) * np.exp(-x), axis=0),
 }
 
 # Unary ufuncs that are differentiable on A's values (all in (0.4, 2.1)).
-UNARY = ["sin", "cos", "tan", "arcsin", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "exp", "exp2", "expm1",
-         "log", "log2", "log10", "log1p", "sqrt", "square", "negative", "absolute", "fabs", "reciprocal", "conjugate"]
-BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "power", "maximum", "minimum", "arctan2", "hypot",
-          "logaddexp", "copysign", "fmod", "remainder"]
-NONDIFF = ["sign", "floor", "ceil", "trunc", "fix", "rint", "isnan", "isfinite", "equal", "less", "greater_equal",
-           "logical_and"]
+UNARY = [
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "square",
+    "negative",
+    "absolute",
+    "fabs",
+    "reciprocal",
+    "conjugate",
+]
+BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "power",
+    "maximum",
+    "minimum",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "copysign",
+    "fmod",
+    "remainder",
+]
+NONDIFF = [
+    "sign",
+    "floor",
+    "ceil",
+    "trunc",
+    "fix",
+    "rint",
+    "isnan",
+    "isfinite",
+    "equal",
+    "less",
+    "greater_equal",
+    "logical_and",
+]
 
 
 def _unary_input(name):
@@ -83,7 +171,7 @@ def test_function_keeps_tangent_and_tape(name):
     w = np.sin(np.arange(out.numel()) + 1.0).reshape(out.shape)
     if out.requires_grad:
         (g,) = pf.autograd.grad(out, x, pf.tensor(w))
-        close((g.numpy() * v).sum(), (w * fd).sum(), tol=1e-6)   # <w, J v> both ways
+        close((g.numpy() * v).sum(), (w * fd).sum(), tol=1e-6)  # <w, J v> both ways
     else:
         close(fd, np.zeros_like(fd))
 
@@ -111,7 +199,7 @@ def test_binary_ufunc_tangents_of_both_inputs(name):
     ufunc = getattr(np, name)
     b = A[::-1, ::-1] + 0.3
     close(ufunc(pf.tensor(A), pf.tensor(b)), ufunc(A, b))
-    close(ufunc(A, pf.tensor(b)), ufunc(A, b))          # ndarray first: NumPy's argument order is kept
+    close(ufunc(A, pf.tensor(b)), ufunc(A, b))  # ndarray first: NumPy's argument order is kept
     eps = 1e-6
     fd = (ufunc(A + eps, b + 2 * eps) - ufunc(A - eps, b - 2 * eps)) / (2 * eps)
     with fwAD.dual_level():
@@ -131,8 +219,8 @@ def test_nondifferentiable_ufuncs_match_numpy(name):
 
 
 def test_existing_numpy_code_differentiates_unmodified():
-    def energy(x):   # written for NumPy arrays, knows nothing of pushforward
-        r = np.sqrt(np.sum(x ** 2, axis=1))
+    def energy(x):  # written for NumPy arrays, knows nothing of pushforward
+        r = np.sqrt(np.sum(x**2, axis=1))
         return np.sum(np.exp(-r) * np.cos(r)) + 0.5 * np.einsum("ij,ij->", x, x)
 
     x0 = np.array([[0.3, -0.2], [1.0, 0.5], [-0.7, 0.9]])
@@ -144,7 +232,7 @@ def test_existing_numpy_code_differentiates_unmodified():
         fd[i] = (energy(x0 + e) - energy(x0 - e)) / (2 * eps)
     close(g, fd, tol=1e-7)
     H = pf.func.hessian(lambda z: energy(z.reshape(3, 2)))(pf.tensor(x0.reshape(-1)))
-    close(H, H.T)   # forward-over-reverse through NumPy calls: a symmetric Hessian
+    close(H, H.T)  # forward-over-reverse through NumPy calls: a symmetric Hessian
     _, jv = pf.func.jvp(energy, (pf.tensor(x0),), (pf.tensor(np.ones_like(x0)),))
     close(jv, fd.sum(), tol=1e-7)
 
@@ -212,11 +300,11 @@ def test_asarray_raises_when_a_derivative_would_be_lost():
         with pytest.raises(RuntimeError, match="tangent"):
             np.asarray(d)
         with pytest.raises(RuntimeError, match="tangent"):
-            np.asarray(d[0])          # a view of a dual is dual
-        close(np.asarray(fwAD.unpack_dual(d).primal), A)   # the unpacked primal has no tangent
+            np.asarray(d[0])  # a view of a dual is dual
+        close(np.asarray(fwAD.unpack_dual(d).primal), A)  # the unpacked primal has no tangent
         close(d.detach().numpy(), A)
-        close(d.numpy(), A)           # .numpy() gives the primal, as torch
-    close(np.asarray(d), A)           # the level is gone, so is the tangent
+        close(d.numpy(), A)  # .numpy() gives the primal, as torch
+    close(np.asarray(d), A)  # the level is gone, so is the tangent
 
 
 def test_ufunc_dtype_argument_and_plain_tensors_stay_cheap():
@@ -233,20 +321,21 @@ def test_ufunc_dtype_argument_and_plain_tensors_stay_cheap():
 def test_scalar_conversions_never_drop_a_tangent_silently():
     """NumPy writes `a[i] = t` through float(t); math.* too: on a dual that would lose the tangent."""
     import math
+
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
         a = np.zeros(2)
-        with pytest.raises(ValueError) as ei:            # NumPy re-raises our error as its own
+        with pytest.raises(ValueError) as ei:  # NumPy re-raises our error as its own
             a[0] = d[0]
         assert "tangent" in str(ei.value.__cause__ or ei.value.__context__)
         with pytest.raises(RuntimeError, match="tangent"):
             math.sin(d[0])
         with pytest.raises(RuntimeError, match="tangent"):
             complex(d[1])
-        assert d[0].item() == 1.0 and f"{d[0]:.1f}" == "1.0"      # explicit: the primal
+        assert d[0].item() == 1.0 and f"{d[0]:.1f}" == "1.0"  # explicit: the primal
         assert float(fwAD.unpack_dual(d).primal[1]) == 2.0
     x = pf.tensor(3.0, requires_grad=True)
-    assert float(x * 2) == 6.0                                    # as torch (logging a loss)
+    assert float(x * 2) == 6.0  # as torch (logging a loss)
 
 
 @pytest.mark.parametrize("fn", [np.mean, np.std, np.var, np.sum, np.prod, np.max, np.cumsum])

@@ -5,6 +5,7 @@ Each program is written ONCE, as torch source text. `port()` rewrites it the way
 both versions and compares every value the program puts in its `out` dict. Without torch the
 ported program still runs, and its own asserts (closed forms) must hold.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,7 +42,9 @@ def program(name: str, src: str) -> None:
 
 # -- PyTorch's forward-mode AD tutorial ----------------------------------------------------------
 
-program("tutorial_basic", """
+program(
+    "tutorial_basic",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -61,9 +64,12 @@ program("tutorial_basic", """
     assert fwAD.unpack_dual(dual_output).tangent is None
     assert torch.allclose(jvp, 2 * primal * tangent)
     out = {"jvp": jvp, "primal": out_primal}
-""")
+""",
+)
 
-program("tutorial_functional_params", """
+program(
+    "tutorial_functional_params",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
     from torch.func import jvp
@@ -97,9 +103,12 @@ program("tutorial_functional_params", """
         params = tuple(p - 0.05 * d * t for p, t in zip(params, v))
         losses.append(f"{l:.6f}")
     out = {"loss": loss, "dloss": dloss, "dloss2": dloss2, "losses": losses, "final": loss_fn(params)}
-""")
+""",
+)
 
-program("tutorial_custom_function", """
+program(
+    "tutorial_custom_function",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -126,9 +135,12 @@ program("tutorial_custom_function", """
     ok = torch.autograd.gradcheck(Fn.apply, (primal,), check_forward_ad=True, check_backward_ad=False,
                                   check_undefined_grad=False, check_batched_grad=False)
     out = {"jvp": jvp, "gradcheck": ok}
-""")
+""",
+)
 
-program("custom_function_torch2_style", """
+program(
+    "custom_function_torch2_style",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
     from torch.autograd.function import once_differentiable
@@ -188,11 +200,14 @@ program("custom_function_torch2_style", """
     except RuntimeError:
         caught = "RuntimeError"
     out = {"y": y, "g": g, "gg": gg, "t": t, "checks": checks, "xgrad": x.grad, "caught": caught}
-""")
+""",
+)
 
 # -- torch.func ----------------------------------------------------------------------------------
 
-program("func_transforms", """
+program(
+    "func_transforms",
+    """
     import torch
     from torch.func import grad, hessian, jacfwd, jacrev, jvp, linearize, vjp
 
@@ -212,9 +227,12 @@ program("func_transforms", """
     g = grad(lambda z: (f(z) ** 2).sum())(x)
     _, jvp_fn = linearize(f, x)
     out = {"y": y, "jv": jv, "vj": vj, "Jf": Jf, "Jr": Jr, "H": H, "g": g, "lin": jvp_fn(v)}
-""")
+""",
+)
 
-program("higher_order", """
+program(
+    "higher_order",
+    """
     import torch
     from torch.func import grad, jacfwd, jacrev, jvp
 
@@ -239,11 +257,14 @@ program("higher_order", """
     rf = jacrev(jacfwd(f))(x)
     assert torch.allclose(d3, f3)
     out = {"d1": d1, "d2": d2, "d3": d3, "f3": f3, "fr": fr, "rf": rf}
-""")
+""",
+)
 
 # -- scientific scripts ----------------------------------------------------------------------------
 
-program("newton_scalar_and_system", """
+program(
+    "newton_scalar_and_system",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -275,9 +296,12 @@ program("newton_scalar_and_system", """
     assert torch.linalg.norm(F(z)) < 1e-12
     torch.testing.assert_close(F(z), torch.zeros(2), atol=1e-12, rtol=0.0)
     out = {"x": x, "log": log, "z": z}
-""")
+""",
+)
 
-program("rk4_sensitivities", """
+program(
+    "rk4_sensitivities",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -309,9 +333,12 @@ program("rk4_sensitivities", """
     S_rev = torch.func.jacrev(lambda q: rk4(y0, q, 0.01, 200))(p)
     assert torch.allclose(S, S_rev)
     out = {"yT": rk4(y0, p, 0.01, 200), "S": S, "S_rev": S_rev}
-""")
+""",
+)
 
-program("scipy_root_exact_jacobian", """
+program(
+    "scipy_root_exact_jacobian",
+    """
     import numpy as np
     from scipy.optimize import root
     import torch
@@ -330,9 +357,12 @@ program("scipy_root_exact_jacobian", """
     sol = root(fun, np.array([1.0, -1.0, 0.5]), jac=jac, method="hybr")
     assert sol.success
     out = {"x": torch.from_numpy(sol.x), "residual": F(torch.from_numpy(sol.x))}
-""")
+""",
+)
 
-program("script_conveniences", """
+program(
+    "script_conveniences",
+    """
     import torch
     from torch.func import jacfwd, jvp
 
@@ -358,11 +388,14 @@ program("script_conveniences", """
     x2 = x.clone().requires_grad_()
     torch.autograd.backward([f(x2).sum()], [torch.ones(())])
     out = {"same": same, "line": line, "flags": flags, "grad": x2.grad, "y": y}
-""")
+""",
+)
 
 # -- views, in-place and complex -------------------------------------------------------------------
 
-program("views_inplace_complex", """
+program(
+    "views_inplace_complex",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -385,11 +418,14 @@ program("views_inplace_complex", """
         u = torch.exp(z) * z ** 2
         t_u = fwAD.unpack_dual(u).tangent
     out = {"base": base, "t_base": t_base, "t_y": t_y, "t_dv": t_dv, "w": w, "t_w": t_w, "u": u, "t_u": t_u}
-""")
+""",
+)
 
 # -- error handling --------------------------------------------------------------------------------
 
-program("error_handling", """
+program(
+    "error_handling",
+    """
     import torch
     import torch.autograd.forward_ad as fwAD
 
@@ -439,10 +475,12 @@ program("error_handling", """
     except TypeError:
         caught.append("len 0-d")
     out = {"caught": caught}
-""")
+""",
+)
 
 
 # -- running and comparing ---------------------------------------------------------------------------
+
 
 def _values(v):
     if isinstance(v, (list, tuple)):
@@ -477,8 +515,10 @@ def _compare(got, want, path: str) -> None:
 
 def test_port_rewrites_only_imports_and_prefix():
     src = "import torch\nimport torch.autograd.forward_ad as fwAD\nfrom torch.func import jvp\ny = torch.sin(x)  # torchlike\n"
-    assert port(src) == ("import pushforward as pf\nimport pushforward.autograd.forward_ad as fwAD\n"
-                         "from pushforward.func import jvp\ny = pf.sin(x)  # torchlike\n")
+    assert port(src) == (
+        "import pushforward as pf\nimport pushforward.autograd.forward_ad as fwAD\n"
+        "from pushforward.func import jvp\ny = pf.sin(x)  # torchlike\n"
+    )
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))

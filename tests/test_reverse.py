@@ -1,4 +1,5 @@
 """Reverse-mode autograd (issue 2): backward, grad, errors, long chains, higher order, hooks, grad mode."""
+
 import gc
 import math
 import sys
@@ -12,6 +13,7 @@ from helpers import INPLACE, close, needs_torch, torch
 
 
 # -- basics --------------------------------------------------------------------------------------
+
 
 def test_backward_accumulates_into_leaf_grad():
     x = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -29,7 +31,7 @@ def test_backward_with_gradient_argument():
 
 def test_grad_returns_without_accumulating():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
-    (g,) = pf.autograd.grad((x ** 3).sum(), x)
+    (g,) = pf.autograd.grad((x**3).sum(), x)
     close(g, [3.0, 12.0])
     assert x.grad is None
     assert not g.requires_grad
@@ -44,8 +46,8 @@ def test_grad_with_grad_outputs_and_multiple_inputs():
 
 
 def test_broadcast_gradient_is_unbroadcast():
-    x = pf.tensor([[1.0], [2.0]], requires_grad=True)       # (2, 1)
-    b = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)      # (3,)
+    x = pf.tensor([[1.0], [2.0]], requires_grad=True)  # (2, 1)
+    b = pf.tensor([1.0, 2.0, 3.0], requires_grad=True)  # (3,)
     (x * b).sum().backward()
     assert x.grad.shape == (2, 1) and b.grad.shape == (3,)
     close(x.grad, [[6.0], [6.0]])
@@ -129,6 +131,7 @@ def test_setitem_advanced_index_grad():
 
 
 # -- errors --------------------------------------------------------------------------------------
+
 
 def test_backward_non_scalar_without_gradient_errors():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
@@ -285,6 +288,7 @@ def test_numpy_on_requires_grad_errors():
 
 # -- long chains ---------------------------------------------------------------------------------
 
+
 def test_100k_chain_no_recursion_limit():
     n = 100_000
     gc.disable()  # speed only: building 100k nodes triggers many full collections
@@ -302,19 +306,20 @@ def test_100k_chain_no_recursion_limit():
             sys.setrecursionlimit(old)
     finally:
         gc.enable()
-    close(x.grad, 1.0000001 ** n, tol=1e-9)
+    close(x.grad, 1.0000001**n, tol=1e-9)
 
 
 # -- higher order --------------------------------------------------------------------------------
 
+
 def test_create_graph_second_derivative():
     x = pf.tensor([0.3, 1.1], requires_grad=True)
-    (g,) = pf.autograd.grad((x ** 3 * x.sin()).sum(), x, create_graph=True)
+    (g,) = pf.autograd.grad((x**3 * x.sin()).sum(), x, create_graph=True)
     assert g.requires_grad
     xv = np.array([0.3, 1.1])
-    close(g.detach(), 3 * xv ** 2 * np.sin(xv) + xv ** 3 * np.cos(xv))
+    close(g.detach(), 3 * xv**2 * np.sin(xv) + xv**3 * np.cos(xv))
     (h,) = pf.autograd.grad(g.sum(), x)
-    close(h, 6 * xv * np.sin(xv) + 6 * xv ** 2 * np.cos(xv) - xv ** 3 * np.sin(xv))
+    close(h, 6 * xv * np.sin(xv) + 6 * xv**2 * np.cos(xv) - xv**3 * np.sin(xv))
 
 
 def test_create_graph_third_derivative():
@@ -336,7 +341,7 @@ def test_backward_create_graph_then_grad_of_grad():
     assert g.requires_grad
     (h,) = pf.autograd.grad(g.sum(), x)
     t = np.tanh([1.0, 2.0])
-    close(h, 2 * (1 - t ** 2) ** 2 - 4 * t ** 2 * (1 - t ** 2))
+    close(h, 2 * (1 - t**2) ** 2 - 4 * t**2 * (1 - t**2))
 
 
 def test_hessian_of_quadratic_by_double_backward():
@@ -352,16 +357,17 @@ def test_hessian_of_quadratic_by_double_backward():
 def test_second_derivatives_match_torch():
     xv = np.array([0.3, -0.8, 1.5])
     x = pf.tensor(xv, requires_grad=True)
-    (g,) = pf.autograd.grad((pf.sigmoid(x) * x.exp() / (1 + x ** 2)).sum(), x, create_graph=True)
+    (g,) = pf.autograd.grad((pf.sigmoid(x) * x.exp() / (1 + x**2)).sum(), x, create_graph=True)
     (h,) = pf.autograd.grad((g * g).sum(), x)
     xt = torch.tensor(xv, requires_grad=True)
-    (gt,) = torch.autograd.grad((torch.sigmoid(xt) * xt.exp() / (1 + xt ** 2)).sum(), xt, create_graph=True)
+    (gt,) = torch.autograd.grad((torch.sigmoid(xt) * xt.exp() / (1 + xt**2)).sum(), xt, create_graph=True)
     (ht,) = torch.autograd.grad((gt * gt).sum(), xt)
     close(g.detach(), gt.detach().numpy())
     close(h, ht.numpy())
 
 
 # -- retain_grad, hooks --------------------------------------------------------------------------
+
 
 def test_retain_grad():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
@@ -423,6 +429,7 @@ def test_hooks_called_with_autograd_grad():
 
 
 # -- grad mode -----------------------------------------------------------------------------------
+
 
 def test_no_grad_context():
     x = pf.tensor([1.0], requires_grad=True)
@@ -574,8 +581,6 @@ def test_grad_of_several_outputs_sums():
     close(g, [3.0, 5.0])
 
 
-
-
 @pytest.mark.parametrize("name", list(INPLACE))
 @pytest.mark.parametrize("view", [False, True])
 @pytest.mark.parametrize("other_rg", [False, True])
@@ -620,8 +625,9 @@ def test_overwriting_non_leaf_keeps_it_in_graph(overwrite):
     """As torch: a tensor that required grad still does after being overwritten by a constant (zero gradient)."""
     x = pf.tensor([1.0, 2.0], requires_grad=True)
     b = x * 1
-    {"zero_": lambda: b.zero_(), "fill_": lambda: b.fill_(3.0),
-     "copy_": lambda: b.copy_(pf.tensor([5.0, 6.0]))}[overwrite]()
+    {"zero_": lambda: b.zero_(), "fill_": lambda: b.fill_(3.0), "copy_": lambda: b.copy_(pf.tensor([5.0, 6.0]))}[
+        overwrite
+    ]()
     assert b.requires_grad
     (b * 2 + x).sum().backward()
     close(x.grad, [1.0, 1.0])
@@ -640,6 +646,7 @@ def test_a_stale_needs_autodiff_bit_changes_nothing():
     (the general paths then check precisely): results are as from a fresh plain tensor.
     (Not in test_views_inplace.py: its tests run inside a dual level.)"""
     import pushforward.autograd.forward_ad as fwAD
+
     a = pf.tensor([1.0, 2.0], requires_grad=True)
     a.requires_grad_(False)
     b = (pf.tensor([1.0, 2.0], requires_grad=True) * 1.0).detach_()

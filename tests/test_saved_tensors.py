@@ -4,6 +4,7 @@ An in-place write into a tensor the backward does not need must not break backwa
 (torch's rule); a write into one it does need must still raise (the version check).
 PyTorch 2.13 is the oracle for which programs must differentiate.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,8 +32,11 @@ def _program(L, f, mutate: str, needs: tuple):
     leaves = []
     ins = []
     for arr, need in zip((A, B), needs):
-        t = (L.tensor if L is pf else torch.tensor)(arr.copy(), requires_grad=True) if need else \
-            (L.tensor if L is pf else torch.tensor)(arr.copy())
+        t = (
+            (L.tensor if L is pf else torch.tensor)(arr.copy(), requires_grad=True)
+            if need
+            else (L.tensor if L is pf else torch.tensor)(arr.copy())
+        )
         leaves.append(t)
         ins.append(t.clone() if need else t)
     try:
@@ -49,7 +53,7 @@ def _program(L, f, mutate: str, needs: tuple):
 
 # The programs of the issue: torch differentiates each of them.
 CASES = {
-    "pow scalar, write into the result": (lambda L, x, y: x ** 3, "out", (True, False)),
+    "pow scalar, write into the result": (lambda L, x, y: x**3, "out", (True, False)),
     "sign, write into the result": (lambda L, x, y: L.sign(x), "out", (True, False)),
     "sign, write into the input": (lambda L, x, y: L.sign(x), "x", (True, False)),
     "erfinv, write into the result": (lambda L, x, y: L.erfinv(x), "out", (True, False)),
@@ -112,6 +116,7 @@ def test_writing_into_a_saved_tensor_still_raises(case):
 
 # -- generic: every op of the database, every pattern of inputs needing grad -------------------------
 
+
 def _torch_call(name):
     fn = getattr(torch, name, None)
     return fn if callable(fn) else None
@@ -128,22 +133,32 @@ def _run_sample(L, info, sample, needs, mutate):
         fresh = [torch.from_numpy(np.array(t._data, copy=True)).requires_grad_(n) for t, n in zip(leaves, needs)]
     ins = [t.clone() if n else t for t, n in zip(fresh, needs)]
     s = _rebuild(sample, ins)
-    conv = (lambda v: v) if L is pf else (lambda v: torch.from_numpy(np.array(v._data, copy=True))
-                                          if isinstance(v, pf.Tensor) else v)
+    conv = (
+        (lambda v: v)
+        if L is pf
+        else (lambda v: torch.from_numpy(np.array(v._data, copy=True)) if isinstance(v, pf.Tensor) else v)
+    )
     args = [conv(a) if not isinstance(a, (list, tuple)) else type(a)(conv(x) for x in a) for a in s.args]
     kwargs = {k: conv(v) for k, v in s.kwargs.items()}
-    inp = s.input if L is pf else (conv(s.input) if not isinstance(s.input, (list, tuple)) else
-                                   [conv(x) for x in s.input])
+    inp = (
+        s.input
+        if L is pf
+        else (conv(s.input) if not isinstance(s.input, (list, tuple)) else [conv(x) for x in s.input])
+    )
     try:
         out = info.op(inp, *args, **kwargs) if L is pf else _torch_call(info.name)(inp, *args, **kwargs)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if mutate is not None:
             where, k = mutate
             (ins if where == "in" else outs)[k].mul_(2)
-        floats = [o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex] if L is torch else \
-            [o for o in outs if o.dtype.kind in "fc"]
-        total = sum((o.real.sum() if (o.dtype.is_complex if L is torch else o.dtype.kind == "c") else o.sum())
-                    for o in floats)
+        floats = (
+            [o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex]
+            if L is torch
+            else [o for o in outs if o.dtype.kind in "fc"]
+        )
+        total = sum(
+            (o.real.sum() if (o.dtype.is_complex if L is torch else o.dtype.kind == "c") else o.sum()) for o in floats
+        )
         want = [t for t, n in zip(fresh, needs) if n]
         gs = (pf.autograd.grad if L is pf else torch.autograd.grad)(total, want, allow_unused=True)
     except Exception as e:  # noqa: BLE001
@@ -156,8 +171,15 @@ def _run_sample(L, info, sample, needs, mutate):
 # kron (issue 12): torch reshapes its inputs with _unsafe_view, which does not share their version
 # counter, so after an in-place write into an input torch's backward silently reads the new values;
 # pushforward's kron multiplies copies and differentiates at the values the op saw.
-GENERIC = sorted(n for n, info in OPS.items() if info.differentiable and not info.is_view and _torch_call(n)
-                 and not n.startswith("_") and n not in ("einsum", "kron"))
+GENERIC = sorted(
+    n
+    for n, info in OPS.items()
+    if info.differentiable
+    and not info.is_view
+    and _torch_call(n)
+    and not n.startswith("_")
+    and n not in ("einsum", "kron")
+)
 
 
 @pytest.mark.parametrize("name", GENERIC)
@@ -179,10 +201,20 @@ def test_every_op_differentiates_after_inplace_writes_where_torch_does(name):
                     warnings.simplefilter("ignore")
                     plain_t = _run_sample(torch, info, sample, needs, None)
                     plain_p = _run_sample(pf, info, sample, needs, None)
-                if isinstance(plain_t, str) or isinstance(plain_p, str) or not all(
-                        (a is None and b is None) or (a is not None and b is not None and a.shape == b.shape
-                                                      and np.allclose(a, b, rtol=1e-9, atol=1e-12))
-                        for a, b in zip(plain_p, plain_t)):
+                if (
+                    isinstance(plain_t, str)
+                    or isinstance(plain_p, str)
+                    or not all(
+                        (a is None and b is None)
+                        or (
+                            a is not None
+                            and b is not None
+                            and a.shape == b.shape
+                            and np.allclose(a, b, rtol=1e-9, atol=1e-12)
+                        )
+                        for a, b in zip(plain_p, plain_t)
+                    )
+                ):
                     continue  # a different op or convention in torch: not this test's business
                 n_out = len(info(sample)) if isinstance(info(sample), (tuple, list)) else 1
                 targets = [("in", k) for k in range(len(leaves))] + [("out", k) for k in range(n_out)]
@@ -211,6 +243,7 @@ def test_every_op_differentiates_after_inplace_writes_where_torch_does(name):
 
 # -- generic: what is kept is read ----------------------------------------------------------------------
 
+
 class _Unreadable:
     """Array stand-in with a shape and dtype (metadata) whose values cannot be read."""
 
@@ -226,6 +259,7 @@ class _Unreadable:
 
 def _unreadable(t):
     from pushforward.core.tensor import alias
+
     p = alias(t)  # same storage (version counter), values hidden
     p._data = _Unreadable(t._data)
     return p
@@ -254,6 +288,7 @@ def test_every_kept_tensor_is_read_by_the_backward():
     the node keeps whole; the backward must then fail (else it should keep less)."""
     from pushforward.engine.graph import OpNode
     from pushforward.testing.opdb import op_record
+
     kept_and_unread = []
     for name in sorted(OPS):
         info, rec = OPS[name], op_record(name)
@@ -265,8 +300,9 @@ def test_every_kept_tensor_is_read_by_the_backward():
                 for needs in itertools.product((True, False), repeat=len(leaves)):
                     if not any(needs) or len(leaves) > 4:
                         continue
-                    fresh = [pf.from_numpy(np.array(t._data, copy=True)).requires_grad_(n)
-                             for t, n in zip(leaves, needs)]
+                    fresh = [
+                        pf.from_numpy(np.array(t._data, copy=True)).requires_grad_(n) for t, n in zip(leaves, needs)
+                    ]
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         out = info(_rebuild(sample, fresh))
@@ -283,9 +319,14 @@ def test_every_kept_tensor_is_read_by_the_backward():
                         attr = "saved" if where == "in" else "result"
                         kept = list(getattr(node, attr))
                         v = kept[k]
-                        hidden = (_unreadable_result(v) if where == "out" else
-                                  [_unreadable(x) for x in v] if isinstance(v, list) else _unreadable(v))
-                        setattr(node, attr, kept[:k] + [hidden] + kept[k + 1:])
+                        hidden = (
+                            _unreadable_result(v)
+                            if where == "out"
+                            else [_unreadable(x) for x in v]
+                            if isinstance(v, list)
+                            else _unreadable(v)
+                        )
+                        setattr(node, attr, kept[:k] + [hidden] + kept[k + 1 :])
                         try:
                             with warnings.catch_warnings():
                                 warnings.simplefilter("ignore")
@@ -301,6 +342,7 @@ def test_every_kept_tensor_is_read_by_the_backward():
 
 
 # -- the analysis itself ---------------------------------------------------------------------------------
+
 
 def _reads(src, outcome=None, lists=()):
     r = Reads({"self", "other", "tensors"}, {"result"}, set(lists), {"dim", "rounding_mode"})
@@ -329,20 +371,33 @@ def test_static_tests_pick_the_branch_that_runs():
 
 
 def test_plan_by_needs():
-    tests, tables = plan([("self", "grad * other"), ("other", "grad * self")], ["self", "other"],
-                         ["self", "other"], ["result"], set(), set())
+    tests, tables = plan(
+        [("self", "grad * other"), ("other", "grad * self")],
+        ["self", "other"],
+        ["self", "other"],
+        ["result"],
+        set(),
+        set(),
+    )
     assert tests == [] and tables[()][1:] == [((0, 2), (0,)), ((2, 0), (0,)), ((2, 2), (0,))]
-    tests, tables = plan([("self", "index_reduction_backward(grad, dim, result1, self.shape, keepdim)")],
-                         ["self"], ["self"], ["result0", "result1"], set(), {"dim", "keepdim"})
+    tests, tables = plan(
+        [("self", "index_reduction_backward(grad, dim, result1, self.shape, keepdim)")],
+        ["self"],
+        ["self"],
+        ["result0", "result1"],
+        set(),
+        {"dim", "keepdim"},
+    )
     assert tables[()][1] == ((1,), (0, 2))  # values are not kept, indices are
 
 
 def test_generated_records_keep_only_what_is_read():
     from pushforward.ops import generated as ops
-    assert ops.MUL.save[1] == ((0, 2), None)           # self needs grad: keep other only
-    assert ops.POW.save[1] == ((2, 2), None)           # the result only for the exponent's gradient
+
+    assert ops.MUL.save[1] == ((0, 2), None)  # self needs grad: keep other only
+    assert ops.POW.save[1] == ((2, 2), None)  # the result only for the exponent's gradient
     assert ops.POW.save[2] == ((2, 2), (2,))
-    assert ops.CAT.save[1] == ((1,), None)              # shapes
+    assert ops.CAT.save[1] == ((1,), None)  # shapes
     assert ops.MAX_DIM.save[1] == ((1,), (0, 2))
     x = pf.tensor([1.0 + 1j])
     assert ops.SIGN.save_fn(x)[1] == ((2,), (2,)) and ops.SIGN.save_fn(pf.tensor([1.0]))[1] == ((1,), None)
@@ -353,6 +408,7 @@ def test_broadcast_view_kept_in_its_own_memory():
     leaves the gradient computable, as in torch (whose matmul copies such an operand for bmm).
     Found by the fuzzer: `v2 = v1.expand(...); v3 = v2 @ x.mT; v1.mul_(0.7)` then grad."""
     import torch
+
     a = np.array([[[-1.4, -1.2], [1.2, -0.4], [0.5, 0.4]], [[-0.7, -1.2], [-0.8, -1.2], [-0.5, 1.2]]])
     x = pf.tensor(a, requires_grad=True)
     v1 = x.long().double()
@@ -373,9 +429,19 @@ def test_broadcast_view_kept_in_its_own_memory():
     assert np.allclose(pf.autograd.grad(gy.sum(), y)[0].numpy(), [6.0, 6.0])
 
 
-_MATMUL_SHAPES = [((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)), ((4,), (2, 4, 3)), ((3, 4), (2, 4, 3)),
-                  ((2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (2, 4, 5)), ((2, 2, 3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5)),
-                  ((2, 3, 4), (1, 4, 5)), ((2, 3, 4), (1, 1, 4, 5)), ((2, 1, 3, 4), (1, 4, 5))]
+_MATMUL_SHAPES = [
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 3)),
+    ((3, 4), (2, 4, 3)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((2, 2, 3, 4), (2, 4, 5)),
+    ((2, 2, 3, 4), (4, 5)),
+    ((1, 3, 4), (2, 4, 5)),
+    ((2, 3, 4), (1, 4, 5)),
+    ((2, 3, 4), (1, 1, 4, 5)),
+    ((2, 1, 3, 4), (1, 4, 5)),
+]
 
 
 def _layouts(nd):
@@ -442,10 +508,13 @@ def test_flip_lays_out_its_result_as_torch_for_any_input():
     """Expanded, sliced, transposed and permuted inputs: flip's result has torch's strides (an
     expanded or size-1 dim keeps its place; fuzzer: flip of an expanded tensor, then .view)."""
     base = np.random.default_rng(7).standard_normal((2, 1, 2))
-    makers = [lambda L: L.tensor(base).expand(2, 3, 2), lambda L: L.tensor(np.arange(24.0).reshape(4, 6))[:, ::2],
-              lambda L: L.tensor(np.arange(24.0).reshape(4, 6)).t()[::2],
-              lambda L: L.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1),
-              lambda L: L.tensor(np.arange(6.0).reshape(1, 6)).expand(3, 6).t()]
+    makers = [
+        lambda L: L.tensor(base).expand(2, 3, 2),
+        lambda L: L.tensor(np.arange(24.0).reshape(4, 6))[:, ::2],
+        lambda L: L.tensor(np.arange(24.0).reshape(4, 6)).t()[::2],
+        lambda L: L.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1),
+        lambda L: L.tensor(np.arange(6.0).reshape(1, 6)).expand(3, 6).t(),
+    ]
     for make in makers:
         for dims in ((0,), (1,), (0, 1)):
             got, want = make(pf).flip(dims), make(torch).flip(dims)

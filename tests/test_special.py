@@ -1,5 +1,6 @@
 """Special functions (issue 12): values against torch.special on the op-database samples,
 the points where formulas have removable singularities, zeta's first argument."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,29 +10,44 @@ import scipy.special as sp
 import pushforward as pf
 from helpers import close, needs_torch, torch
 from pushforward.errors import OpError
-from pushforward.testing.opdb import OPS
+from pushforward.testing.opdb import OPS  # noqa: F401 - builds the op database
 
 TORCH = {
-    "special_i0": "i0", "special_i0e": "i0e", "special_i1": "i1", "special_i1e": "i1e", "special_ndtr": "ndtr",
-    "special_ndtri": "ndtri", "special_log_ndtr": "log_ndtr", "special_erfcx": "erfcx", "special_xlog1py": "xlog1py",
-    "sinc": "sinc", "special_entr": "entr", "special_bessel_j0": "bessel_j0", "special_bessel_j1": "bessel_j1",
-    "special_bessel_y0": "bessel_y0", "special_bessel_y1": "bessel_y1",
-    "special_modified_bessel_k0": "modified_bessel_k0", "special_modified_bessel_k1": "modified_bessel_k1",
+    "special_i0": "i0",
+    "special_i0e": "i0e",
+    "special_i1": "i1",
+    "special_i1e": "i1e",
+    "special_ndtr": "ndtr",
+    "special_ndtri": "ndtri",
+    "special_log_ndtr": "log_ndtr",
+    "special_erfcx": "erfcx",
+    "special_xlog1py": "xlog1py",
+    "sinc": "sinc",
+    "special_entr": "entr",
+    "special_bessel_j0": "bessel_j0",
+    "special_bessel_j1": "bessel_j1",
+    "special_bessel_y0": "bessel_y0",
+    "special_bessel_y1": "bessel_y1",
+    "special_modified_bessel_k0": "modified_bessel_k0",
+    "special_modified_bessel_k1": "modified_bessel_k1",
     "special_scaled_modified_bessel_k0": "scaled_modified_bessel_k0",
     "special_scaled_modified_bessel_k1": "scaled_modified_bessel_k1",
-    "special_spherical_bessel_j0": "spherical_bessel_j0", "special_airy_ai": "airy_ai",
+    "special_spherical_bessel_j0": "spherical_bessel_j0",
+    "special_airy_ai": "airy_ai",
 }
 
 
 @needs_torch
-@pytest.mark.parametrize("name", sorted(TORCH) + ["special_zeta", "_special_zeta", "mvlgamma", "special_gammainc",
-                                                  "special_gammaincc"])
+@pytest.mark.parametrize(
+    "name", sorted(TORCH) + ["special_zeta", "_special_zeta", "mvlgamma", "special_gammainc", "special_gammaincc"]
+)
 def test_values_match_torch(name):
     from torch_oracle import check_against_torch
+
     if name in TORCH:
         fn = getattr(torch.special, TORCH[name])
     elif name in ("special_gammainc", "special_gammaincc"):
-        f = getattr(torch.special, name[len("special_"):])
+        f = getattr(torch.special, name[len("special_") :])
         fn = lambda x, a: f(torch.full_like(x, a), x)  # noqa: E731
     elif name == "mvlgamma":
         fn = lambda a, p: torch.special.multigammaln(a, p)  # noqa: E731

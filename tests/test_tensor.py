@@ -1,4 +1,5 @@
 """Tensor basics: dtypes and NumPy promotion, creation, properties, memory sharing, versions, repr, indexing."""
+
 import numpy as np
 import pytest
 
@@ -11,16 +12,24 @@ def close(a, b, tol=1e-12):
 
 # -- dtypes and promotion ------------------------------------------------------------------------
 
+
 def test_dtype_objects_are_numpy_dtypes():
     assert pf.float32 == np.float32 and pf.float64 == np.float64
     assert pf.complex64 == np.complex64 and pf.complex128 == np.complex128
     assert pf.int32 == np.int32 and pf.int64 == np.int64 and pf.bool == np.bool_
 
 
-@pytest.mark.parametrize("data,dtype", [
-    (1.0, np.float64), ([1.0, 2.0], np.float64), ([1, 2], np.int64), (True, np.bool_),
-    (1 + 2j, np.complex128), ([[1, 2.5]], np.float64),
-])
+@pytest.mark.parametrize(
+    "data,dtype",
+    [
+        (1.0, np.float64),
+        ([1.0, 2.0], np.float64),
+        ([1, 2], np.int64),
+        (True, np.bool_),
+        (1 + 2j, np.complex128),
+        ([[1, 2.5]], np.float64),
+    ],
+)
 def test_inferred_dtype_follows_numpy(data, dtype):
     assert pf.tensor(data).dtype == dtype
 
@@ -30,20 +39,23 @@ def test_explicit_dtype_accepts_numpy_spellings(dtype):
     assert pf.tensor([1, 2], dtype=dtype).dtype == np.float32
 
 
-@pytest.mark.parametrize("make,expected", [
-    (lambda: pf.ones(2, dtype=pf.float32) * 2.0, np.float32),        # weak Python float
-    (lambda: pf.ones(2, dtype=pf.float32) * 2, np.float32),
-    (lambda: 2.0 * pf.ones(2, dtype=pf.float32), np.float32),
-    (lambda: pf.ones(2, dtype=pf.float32) + pf.ones(2), np.float64),
-    (lambda: pf.tensor([1, 2]) * 1.5, np.float64),
-    (lambda: pf.tensor([1, 2], dtype=pf.int32) + pf.tensor([1], dtype=pf.int64), np.int64),
-    (lambda: pf.tensor([1, 2], dtype=pf.int32) + 1, np.int32),
-    (lambda: pf.ones(2, dtype=pf.float32) * 1j, np.complex64),
-    (lambda: pf.tensor([1, 2]) / 2, np.float64),
-    (lambda: pf.ones(2, dtype=pf.float32).sin(), np.float32),
-    (lambda: pf.tensor([True, False]) + pf.tensor([True, True]), np.bool_),
-    (lambda: pf.ones(2, dtype=pf.complex64) * pf.ones(2, dtype=pf.float64), np.complex128),
-])
+@pytest.mark.parametrize(
+    "make,expected",
+    [
+        (lambda: pf.ones(2, dtype=pf.float32) * 2.0, np.float32),  # weak Python float
+        (lambda: pf.ones(2, dtype=pf.float32) * 2, np.float32),
+        (lambda: 2.0 * pf.ones(2, dtype=pf.float32), np.float32),
+        (lambda: pf.ones(2, dtype=pf.float32) + pf.ones(2), np.float64),
+        (lambda: pf.tensor([1, 2]) * 1.5, np.float64),
+        (lambda: pf.tensor([1, 2], dtype=pf.int32) + pf.tensor([1], dtype=pf.int64), np.int64),
+        (lambda: pf.tensor([1, 2], dtype=pf.int32) + 1, np.int32),
+        (lambda: pf.ones(2, dtype=pf.float32) * 1j, np.complex64),
+        (lambda: pf.tensor([1, 2]) / 2, np.float64),
+        (lambda: pf.ones(2, dtype=pf.float32).sin(), np.float32),
+        (lambda: pf.tensor([True, False]) + pf.tensor([True, True]), np.bool_),
+        (lambda: pf.ones(2, dtype=pf.complex64) * pf.ones(2, dtype=pf.float64), np.complex128),
+    ],
+)
 def test_promotion_follows_numpy(make, expected):
     assert make().dtype == expected
 
@@ -67,6 +79,7 @@ def test_to_and_conversions():
 
 
 # -- creation ------------------------------------------------------------------------------------
+
 
 def test_creation_functions():
     assert pf.zeros(2, 3).shape == (2, 3) and pf.zeros((2, 3)).shape == (2, 3)
@@ -114,6 +127,7 @@ def test_tensor_copies_but_from_numpy_and_as_tensor_share():
 
 
 # -- properties ----------------------------------------------------------------------------------
+
 
 def test_shape_dtype_ndim_numel():
     x = pf.zeros(2, 3, 4)
@@ -246,6 +260,7 @@ def test_expand_is_read_only():
 
 # -- repr ------------------------------------------------------------------------------------------
 
+
 def test_repr():
     assert repr(pf.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     x = pf.tensor([1.0, 2.0], requires_grad=True)
@@ -259,11 +274,23 @@ def test_repr():
 
 # -- indexing --------------------------------------------------------------------------------------
 
+
 def test_getitem_basic_and_advanced():
     a = np.arange(24.0).reshape(2, 3, 4)
     x = pf.tensor(a)
-    for idx in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (slice(None, None, 2),),
-                ([0, 1], [2, 0]), (a > 10,), (slice(None), [0, 2]), (0, slice(None), [3, 1])]:
+    for idx in [
+        0,
+        -1,
+        (1, 2),
+        (slice(None), 1),
+        (Ellipsis, 2),
+        (None, 0),
+        (slice(None, None, 2),),
+        ([0, 1], [2, 0]),
+        (a > 10,),
+        (slice(None), [0, 2]),
+        (0, slice(None), [3, 1]),
+    ]:
         close(x[idx], a[idx])
 
 
@@ -323,6 +350,7 @@ def test_setitem_bad_shape_errors():
 
 # -- augmented operators ---------------------------------------------------------------------------
 
+
 def test_augmented_operators_are_in_place():
     x = pf.ones(3)
     alias = x
@@ -358,8 +386,8 @@ def test_operator_overloads():
     close(a - b, [-2, -2])
     close(a * b, [3, 8])
     close(a / b, [1 / 3, 0.5])
-    close(a ** 2, [1, 4])
-    close(2 ** a, [2, 4])
+    close(a**2, [1, 4])
+    close(2**a, [2, 4])
     close(-a, [-1, -2])
     close(1 - a, [0, -1])
     close(6 / a, [6, 3])

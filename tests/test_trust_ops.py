@@ -1,6 +1,7 @@
 """Regression tests for issue 9 (op semantics): results that alias their inputs' tangents or
 memory, index shapes, integer casts, 0-d and empty inputs. PyTorch (installed for tests only)
 is the oracle where its behaviour is the contract."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -108,8 +109,15 @@ def test_hvp_not_corrupted_by_inplace_on_alias():
 
 # ---- 2. gather does not broadcast its index -----------------------------------------------------
 
-GATHER_CASES = [((2, 3), 0, [[1]]), ((2, 3), 1, [[1]]), ((2, 3), 1, [[0, 1, 1, 0]]), ((2, 3), 0, [[0], [1], [1]]),
-                ((3, 4), 1, [[3, 0], [1, 2]]), ((), 0, 0), ((), 0, [0, 0])]
+GATHER_CASES = [
+    ((2, 3), 0, [[1]]),
+    ((2, 3), 1, [[1]]),
+    ((2, 3), 1, [[0, 1, 1, 0]]),
+    ((2, 3), 0, [[0], [1], [1]]),
+    ((3, 4), 1, [[3, 0], [1, 2]]),
+    ((), 0, 0),
+    ((), 0, [0, 0]),
+]
 
 
 @pytest.mark.parametrize("shape,dim,index", GATHER_CASES)
@@ -132,9 +140,16 @@ def test_gather_matches_torch_primal_backward_forward(shape, dim, index):
     assert np.allclose(t.numpy(), torch.gather(torch.tensor(v), dim, torch.tensor(index)).numpy())
 
 
-@pytest.mark.parametrize("dim,index,msg", [(0, [[2]], "out of bounds"), (1, [[-1]], "out of bounds"),
-                                           (0, [[0, 1, 1, 0]], "no larger than"), (0, [1], "same number of dim"),
-                                           (0, [[1.0]], "dtype")])
+@pytest.mark.parametrize(
+    "dim,index,msg",
+    [
+        (0, [[2]], "out of bounds"),
+        (1, [[-1]], "out of bounds"),
+        (0, [[0, 1, 1, 0]], "no larger than"),
+        (0, [1], "same number of dim"),
+        (0, [[1.0]], "dtype"),
+    ],
+)
 def test_gather_bad_index_is_a_clear_error(dim, index, msg):
     with pytest.raises(OpError, match=msg):
         pf.gather(pf.arange(6.0).view(2, 3), dim, pf.tensor(index))
@@ -159,8 +174,9 @@ def _tensors(obj) -> list:
 
 
 def _dtypes(info):
-    return [d for d in info.dtypes if np.dtype(d) in (np.dtype(np.float64), np.dtype(np.complex128))] or \
-        list(info.dtypes)[:1]
+    return [d for d in info.dtypes if np.dtype(d) in (np.dtype(np.float64), np.dtype(np.complex128))] or list(
+        info.dtypes
+    )[:1]
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -179,15 +195,23 @@ def test_result_is_a_tracked_view_or_fresh_memory(name):
                 for x in ins:
                     if o._data.size and np.may_share_memory(o._data, x._data):
                         root = x._base if x._base is not None else x
-                        assert o._base is root or o is x, \
+                        assert o._base is root or o is x, (
                             f"{name} {s!r}: result shares memory with an input but is not a tracked view of it"
+                        )
 
 
 NO_COPY = {
-    "double": lambda y: y.double(), "to": lambda y: y.to(pf.float64), "to kw": lambda y: y.to(dtype=pf.float64),
-    "einsum ij->ji": lambda y: pf.einsum("ij->ji", y), "einsum ij": lambda y: pf.einsum("ij", y),
-    "real": lambda y: y.real, "conj": lambda y: y.conj(), "contiguous": lambda y: y.contiguous(),
-    "reshape": lambda y: y.reshape(4), "flatten": lambda y: y.flatten(), "to None": lambda y: y.to(),
+    "double": lambda y: y.double(),
+    "to": lambda y: y.to(pf.float64),
+    "to kw": lambda y: y.to(dtype=pf.float64),
+    "einsum ij->ji": lambda y: pf.einsum("ij->ji", y),
+    "einsum ij": lambda y: pf.einsum("ij", y),
+    "real": lambda y: y.real,
+    "conj": lambda y: y.conj(),
+    "contiguous": lambda y: y.contiguous(),
+    "reshape": lambda y: y.reshape(4),
+    "flatten": lambda y: y.flatten(),
+    "to None": lambda y: y.to(),
 }
 
 
@@ -207,8 +231,9 @@ def test_to_with_nothing_to_change_is_self_like_torch(name):
     xt = torch.ones(2, dtype=torch.float64, requires_grad=True)
     y, yt = 2 * x, 2 * xt
     NO_COPY[name](y).mul_(3)
-    {"double": lambda t: t.double(), "to": lambda t: t.to(torch.float64),
-     "to kw": lambda t: t.to(dtype=torch.float64)}[name](yt).mul_(3)
+    {"double": lambda t: t.double(), "to": lambda t: t.to(torch.float64), "to kw": lambda t: t.to(dtype=torch.float64)}[
+        name
+    ](yt).mul_(3)
     (g,) = pf.autograd.grad(y.sum(), x)
     (gt,) = torch.autograd.grad(yt.sum(), xt)
     assert np.allclose(g.numpy(), gt.numpy())
@@ -216,9 +241,14 @@ def test_to_with_nothing_to_change_is_self_like_torch(name):
 
 # ---- 4. integer and bool results carry no tangent and require no grad -------------------------
 
-CASTS = {"long": lambda t: t.long(), "int": lambda t: t.int(), "bool": lambda t: t.bool(),
-         "to int64": lambda t: t.to(pf.int64), "long double": lambda t: t.long().double(),
-         "bool double": lambda t: t.bool().to(pf.float64)}
+CASTS = {
+    "long": lambda t: t.long(),
+    "int": lambda t: t.int(),
+    "bool": lambda t: t.bool(),
+    "to int64": lambda t: t.to(pf.int64),
+    "long double": lambda t: t.long().double(),
+    "bool double": lambda t: t.bool().to(pf.float64),
+}
 
 
 @pytest.mark.parametrize("name", sorted(CASTS))
@@ -228,6 +258,7 @@ def test_integer_casts_drop_the_tangent(name, mode):
     v = pf.tensor([1.5, -2.5])
     if mode == "untracked":
         from pushforward.autograd.forward_ad import untracked_level
+
         ctx = untracked_level()
     else:
         ctx = fwAD.dual_level()
@@ -257,6 +288,7 @@ def test_copy_dual_into_integer_tensor_gives_no_tangent():
 
 # ---- 5. crashes where torch computes --------------------------------------------------------------
 
+
 def _both(f_pf, f_t, a, v=None):
     """(primal, gradient of sum, jvp) of f in pushforward and torch, float64."""
     a = np.asarray(a, dtype=np.float64)
@@ -269,6 +301,7 @@ def _both(f_pf, f_t, a, v=None):
     with fwAD.dual_level():
         t = _tan(f_pf(fwAD.make_dual(pf.tensor(a), pf.tensor(v))))
     import torch.autograd.forward_ad as tfw
+
     with tfw.dual_level():
         tt = tfw.unpack_dual(f_t(tfw.make_dual(torch.tensor(a), torch.tensor(v)))).tangent
     return (y, g, t), (yt, gt, tt)
@@ -311,9 +344,18 @@ def test_zero_d_inputs_match_torch(name, value):
     _same(*_both(f, ft, value))
 
 
-EINSUMS = [("ij,jk->ik", [(3, 2), (1, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("iij->j", [(2, 2, 3)]),
-           ("ii,ij->j", [(2, 2), (2, 3)]), ("ij,ij->i", [(3, 1), (3, 4)]), ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)]),
-           ("i...->...", [(2, 3)]), ("...,...->...", [(2, 1), (3,)]), ("bii->b", [(2, 3, 3)])]
+EINSUMS = [
+    ("ij,jk->ik", [(3, 2), (1, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("iij->j", [(2, 2, 3)]),
+    ("ii,ij->j", [(2, 2), (2, 3)]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+    ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)]),
+    ("i...->...", [(2, 3)]),
+    ("...,...->...", [(2, 1), (3,)]),
+    ("bii->b", [(2, 3, 3)]),
+]
 
 
 @pytest.mark.parametrize("eq,shapes", EINSUMS)
@@ -386,17 +428,29 @@ def test_write_through_one_copy_of_an_expanded_view(dual):
 
 
 CONTIGUOUS = {
-    "cumsum": lambda x, lib: x.cumsum(0), "cumprod": lambda x, lib: x.cumprod(1),
-    "softmax": lambda x, lib: x.softmax(0), "log_softmax": lambda x, lib: x.log_softmax(1),
-    "roll": lambda x, lib: x.roll(1, 0), "tril": lambda x, lib: x.tril(), "triu": lambda x, lib: x.triu(1),
-    "masked_fill": lambda x, lib: x.masked_fill(x > 0, 0.0), "amin": lambda x, lib: x.amin(1),
-    "amax": lambda x, lib: x.amax(2), "index": lambda x, lib: x[:, [0, 1]], "index first": lambda x, lib: x[[0, 1]],
-    "cat": lambda x, lib: lib.cat([x, x]), "stack": lambda x, lib: lib.stack([x, x]),
-    "sum": lambda x, lib: x.sum(1), "prod": lambda x, lib: x.prod(0), "var": lambda x, lib: x.var(2),
-    "logsumexp": lambda x, lib: x.logsumexp(0), "index_select": lambda x, lib: x.index_select(1, lib.tensor([0, 1])),
+    "cumsum": lambda x, lib: x.cumsum(0),
+    "cumprod": lambda x, lib: x.cumprod(1),
+    "softmax": lambda x, lib: x.softmax(0),
+    "log_softmax": lambda x, lib: x.log_softmax(1),
+    "roll": lambda x, lib: x.roll(1, 0),
+    "tril": lambda x, lib: x.tril(),
+    "triu": lambda x, lib: x.triu(1),
+    "masked_fill": lambda x, lib: x.masked_fill(x > 0, 0.0),
+    "amin": lambda x, lib: x.amin(1),
+    "amax": lambda x, lib: x.amax(2),
+    "index": lambda x, lib: x[:, [0, 1]],
+    "index first": lambda x, lib: x[[0, 1]],
+    "cat": lambda x, lib: lib.cat([x, x]),
+    "stack": lambda x, lib: lib.stack([x, x]),
+    "sum": lambda x, lib: x.sum(1),
+    "prod": lambda x, lib: x.prod(0),
+    "var": lambda x, lib: x.var(2),
+    "logsumexp": lambda x, lib: x.logsumexp(0),
+    "index_select": lambda x, lib: x.index_select(1, lib.tensor([0, 1])),
     # fuzzer: `cummax(x, 0).values.view(-1)` raised (NumPy's moveaxis layout)
     "cummax": lambda x, lib: lib.cummax(x, 0)[0],
-    "cummin": lambda x, lib: lib.cummin(x, 1)[0], "logcumsumexp": lambda x, lib: lib.logcumsumexp(x, 1),
+    "cummin": lambda x, lib: lib.cummin(x, 1)[0],
+    "logcumsumexp": lambda x, lib: lib.logcumsumexp(x, 1),
 }
 
 
@@ -414,8 +468,22 @@ def test_results_are_contiguous_where_torch_s_are(name):
 
 # ---- 6. reductions on empty inputs, var/std without degrees of freedom -------------------------------
 
-EMPTY = ["amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "logsumexp", "sum", "prod", "mean",
-         "cumsum", "cumprod", "max", "min"]
+EMPTY = [
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "softmax",
+    "log_softmax",
+    "logsumexp",
+    "sum",
+    "prod",
+    "mean",
+    "cumsum",
+    "cumprod",
+    "max",
+    "min",
+]
 
 
 @pytest.mark.parametrize("name", EMPTY)
@@ -445,10 +513,12 @@ def test_full_reduction_of_empty_is_a_clear_error(name):
 @pytest.mark.parametrize("data,correction", [([1.0], 1), ([1.0, 2.0], 2), ([1.0, 2.0], 3), ([], 1)])
 def test_var_std_without_degrees_of_freedom_is_nan_not_an_exception(fn, data, correction):
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mine, theirs = _both(lambda x: getattr(x, fn)(correction=correction),
-                             lambda x: getattr(x, fn)(correction=correction), data)
+        mine, theirs = _both(
+            lambda x: getattr(x, fn)(correction=correction), lambda x: getattr(x, fn)(correction=correction), data
+        )
     if len(data) == correction == 1 or not data:
         _same(mine, theirs)
     else:  # fewer elements than the correction: torch's own values are inconsistent; no finite answer
@@ -519,6 +589,7 @@ def test_hvp_through_zero_derivative_ops(name, fw_mode):
 
 # ---- conj(): a view for real tensors (as torch); for complex ones a copy (torch: a lazy view) -------
 
+
 def test_conj_of_real_is_a_view_that_can_be_written():
     x, xt = pf.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])
     x.conj().mul_(2)
@@ -527,6 +598,7 @@ def test_conj_of_real_is_a_view_that_can_be_written():
 
 
 # ---- fuzzer class: -1 in a kernel's reshape is ambiguous for an empty tensor -----------------------
+
 
 @pytest.mark.parametrize("shape,start,end", [((0, 3), 1, 1), ((0, 3), 0, 1), ((2, 0, 3), 0, 1), ((2, 0, 3), 1, 2)])
 def test_flatten_of_empty_matches_torch(shape, start, end):
@@ -540,9 +612,10 @@ def test_flatten_of_empty_matches_torch(shape, start, end):
 def test_tangents_of_contiguous_results_are_contiguous(name, mode):
     # fuzzer reproducer: x.swapaxes(1, 0).log_softmax(0).view(-1) in forward mode
     from pushforward.autograd.forward_ad import untracked_level
+
     a = np.random.default_rng(0).standard_normal((3, 4, 5))
     v = np.random.default_rng(1).standard_normal((3, 4, 5))
-    with (untracked_level() if mode == "untracked" else fwAD.dual_level()):
+    with untracked_level() if mode == "untracked" else fwAD.dual_level():
         p = pf.tensor(a)
         if mode == "tensor":
             p.requires_grad_()
@@ -577,8 +650,7 @@ def test_einsum_of_one_operand_keeps_no_values():
     assert np.allclose(g.detach().numpy(), 1 / np.sqrt(1 + np.array([1.0, 2.0, 3.0]) ** 2))
 
 
-@pytest.mark.parametrize("fn", [lambda x: 2.0 ** x, lambda x: x ** 3, lambda x: x.angle(),
-                                lambda x: (x * 1j).angle()])
+@pytest.mark.parametrize("fn", [lambda x: 2.0**x, lambda x: x**3, lambda x: x.angle(), lambda x: (x * 1j).angle()])
 def test_pow_and_angle_results_are_contiguous(fn):
     """torch's `number ** x` and complex angle of a permuted tensor are contiguous, so `.view(-1)`
     works on them and on their tangents (fuzzer)."""
@@ -592,6 +664,7 @@ def test_pow_and_angle_results_are_contiguous(fn):
 def test_double_backward_through_an_in_place_op_on_a_view_with_a_broadcast_gradient():
     """The gradient reaching a `.view(-1)` replay may be broadcast (einsum's 'ij->j' backward): the
     replay takes its values in C order (fuzzer: reverse-over-reverse raised a view error; torch computes)."""
+
     def loss(x0):
         v1 = x0.cosh()
         v1.view(-1).mul_(-0.71)
@@ -634,9 +707,15 @@ WRITE_INTO_INPUT_AFTER = {
     "einsum of two operands, the other one constant": (lambda L, x, new: L.einsum("ij,jk->ik", x, new(_C)), _M),
     "einsum of two operands, the first one constant": (lambda L, x, new: L.einsum("ij,jk->ik", new(_C).mT, x), _M),
     "scaled_dot_product_attention, write into the query": (
-        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C)), _M),
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C)),
+        _M,
+    ),
     "scaled_dot_product_attention with a negative scale": (
-        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(x, new(_M).requires_grad_(), new(_C), scale=-0.3), _M),
+        lambda L, x, new: L.nn.functional.scaled_dot_product_attention(
+            x, new(_M).requires_grad_(), new(_C), scale=-0.3
+        ),
+        _M,
+    ),
 }
 
 
@@ -677,9 +756,17 @@ def test_svdvals_and_eigvals_without_derivatives_use_the_values_only_kernels():
         pf.linalg.eigvals(pf.tensor(_C))
 
 
-_MATMUL_SHAPES = [((2, 3), (4, 3, 2)), ((4, 2, 3), (3, 2)), ((4, 2, 3), (4, 3, 2)), ((1, 2, 3), (4, 3, 2)),
-                  ((4, 2, 3), (1, 3, 2)), ((2, 3), (3,)), ((3,), (4, 3, 2)), ((4, 2, 3), (3,)),
-                  ((5, 1, 2, 3), (4, 3, 2))]
+_MATMUL_SHAPES = [
+    ((2, 3), (4, 3, 2)),
+    ((4, 2, 3), (3, 2)),
+    ((4, 2, 3), (4, 3, 2)),
+    ((1, 2, 3), (4, 3, 2)),
+    ((4, 2, 3), (1, 3, 2)),
+    ((2, 3), (3,)),
+    ((3,), (4, 3, 2)),
+    ((4, 2, 3), (3,)),
+    ((5, 1, 2, 3), (4, 3, 2)),
+]
 
 
 def _matmul_after_write(L, sa, sb, needs, mutate):
@@ -721,19 +808,25 @@ def test_decomposition_values_of_a_batch_are_contiguous_like_torch(name, kind):
     real part): they are contiguous as torch's, so `.view(-1)` works (and in-place writes into it)."""
     rng = np.random.default_rng(3)
     a = rng.standard_normal((2, 3, 3)) + (1j * rng.standard_normal((2, 3, 3)) if kind == "complex" else 0)
-    pick = {"svdvals": lambda L, x: L.linalg.svdvals(x), "eigvals": lambda L, x: L.linalg.eigvals(x),
-            "svd S": lambda L, x: L.linalg.svd(x)[1], "eig values": lambda L, x: L.linalg.eig(x)[0],
-            "eigh values": lambda L, x: L.linalg.eigh(x + x.mH)[0]}[name]
+    pick = {
+        "svdvals": lambda L, x: L.linalg.svdvals(x),
+        "eigvals": lambda L, x: L.linalg.eigvals(x),
+        "svd S": lambda L, x: L.linalg.svd(x)[1],
+        "eig values": lambda L, x: L.linalg.eig(x)[0],
+        "eigh values": lambda L, x: L.linalg.eigh(x + x.mH)[0],
+    }[name]
     assert pick(torch, torch.tensor(a, requires_grad=True)).is_contiguous()
     x = pf.tensor(a, requires_grad=True)
     v = pick(pf, x)
     assert v.is_contiguous() and v.view(-1).shape == (v.numel(),)
 
 
-_EINSUM_PAIRS = {(1, 1): ["i,i->", "i,j->ij", "i,i->i", "i,j->"],
-                 (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji", "ij,jk->ik", "ji,ij->", "ij,jk->", "ik,jk->"],
-                 (2, 1): ["ij,j->i", "ij,i->j", "ij,j->", "ij,k->k"],
-                 (3, 3): ["bij,bkj->bik", "bij,bij->b", "bij,bjk->bik", "bij,bij->", "bij,bij->j", "bij,cij->bc"]}
+_EINSUM_PAIRS = {
+    (1, 1): ["i,i->", "i,j->ij", "i,i->i", "i,j->"],
+    (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji", "ij,jk->ik", "ji,ij->", "ij,jk->", "ik,jk->"],
+    (2, 1): ["ij,j->i", "ij,i->j", "ij,j->", "ij,k->k"],
+    (3, 3): ["bij,bkj->bik", "bij,bij->b", "bij,bjk->bik", "bij,bij->", "bij,bij->j", "bij,cij->bc"],
+}
 
 
 def _einsum_after_write(L, eq, shapes, transposed, needs, mutate):

@@ -1,4 +1,5 @@
 """Forward AD with views and in-place ops (DESIGN.md rules 4, 5, 6), plus view/version basics in reverse mode."""
+
 import zlib
 
 import numpy as np
@@ -145,6 +146,7 @@ def test_unpacked_primal_of_view_has_no_tangent():
 
 
 # -- rule 5: in-place ----------------------------------------------------------------------------
+
 
 def test_inplace_updates_tangent_in_place():
     d, p, t = dual((4,))
@@ -363,7 +365,7 @@ def test_inplace_on_unpacked_primal_keeps_dual_tangent():
     d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0]))
     p, t = fwAD.unpack_dual(d)
     p.mul_(2)
-    close(d, [2.0, 4.0])          # shared primal memory
+    close(d, [2.0, 4.0])  # shared primal memory
     close(tangent(d), [3.0, 4.0])  # p had no tangent: d's tangent untouched
     assert tangent(p) is None
 
@@ -378,6 +380,7 @@ def test_inplace_on_primal_base_after_make_dual():
 
 
 # -- rule 6: lens laws -----------------------------------------------------------------------------
+
 
 def _rfc_example(index):
     """RFC-0007 appendix "views can have different perturbations", step by step."""
@@ -471,6 +474,7 @@ def test_inplace_on_dual_over_plain_view_does_not_give_base_a_tangent():
 
 # -- views and versions (no level needed, but harmless) ---------------------------------------------
 
+
 def test_inplace_through_view_bumps_shared_version():
     x = pf.zeros(4)
     v = x[1:3]
@@ -502,13 +506,13 @@ def _program(lib, fw, x, t, y, ty):
     d = fw.make_dual(x, t)
     e = fw.make_dual(y, ty)
     out = lib.zeros(3, 4, dtype=x.dtype)
-    out[1] = e                          # dual into a plain base through a view
+    out[1] = e  # dual into a plain base through a view
     v = out[:, 1:3]
-    v.mul_(d[:, :2])                    # in-place on a view with a dual of another shape
+    v.mul_(d[:, :2])  # in-place on a view with a dual of another shape
     w = out.t()
-    w[0].add_(d[:, 3].sin())            # through a transposed view
+    w[0].add_(d[:, 3].sin())  # through a transposed view
     d2 = d.clone()
-    d2[0:2] = d2[1:3] * d2[0:2]         # overlapping read/write
+    d2[0:2] = d2[1:3] * d2[0:2]  # overlapping read/write
     d2.pow_(2)
     r = (out * 2).sum(1) + d2.sum(1)
     return fw.unpack_dual(r).tangent, fw.unpack_dual(out).tangent, fw.unpack_dual(v).tangent
@@ -538,7 +542,7 @@ def test_inplace_nested_levels_updates_both_tangents():
         close(tangent(d, l0), [2.0, 4.0])
         t1 = tangent(d, l1)
         close(t1, [6.0, 12.0])
-        close(tangent(t1, l0), [6.0, 6.0])     # d/dx (2 x * 3)
+        close(tangent(t1, l0), [6.0, 6.0])  # d/dx (2 x * 3)
         close(tangent(v, l1), [12.0])
         close(tangent(v, l0), [4.0])
 
@@ -578,6 +582,7 @@ def test_make_dual_on_view_of_dual_same_level_errors():
 def test_exit_clears_tangent_given_to_base_by_setitem():
     import gc
     import weakref
+
     with fwAD.dual_level():
         out = pf.zeros(3)
         out[1:2] = fwAD.make_dual(pf.tensor([4.0]), pf.tensor([9.0]))
@@ -620,8 +625,6 @@ def test_inplace_dual_into_unpacked_primal():
     close(dd, [2.0, 3.0])
     close(tangent(dd), [3.0, 4.0])
     close(tangent(p), [5.0, 5.0])
-
-
 
 
 @pytest.mark.parametrize("name", list(INPLACE))
@@ -702,6 +705,7 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
     plain must leave the bare-kernel path once a dual write reaches the base (mark_dual)."""
     import pushforward.autograd.forward_ad as fwAD
     from pushforward.core.tensor import needs_ad
+
     x = pf.zeros(2, 3)
     rows, col, alias_ = x[0], x[:, 1], x.detach()
     assert not (rows._ad or col._ad)
@@ -712,4 +716,3 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
         assert np.allclose(fwAD.unpack_dual(rows * 3).tangent.numpy(), [6.0, 6.0, 6.0])
         assert np.allclose(fwAD.unpack_dual(col.sin()).tangent.numpy(), 2 * np.cos([1.0, 1.0]))
         assert fwAD.unpack_dual(alias_ * 3).tangent is None  # detach cuts tangents (DESIGN rule 7)
-

@@ -3,6 +3,7 @@
 torch.func is the oracle where it has the feature; otherwise the unbatched jvp/vjp, column by
 column, is (every op's rule is also checked by tests/test_ops.py::test_batched_forward_grad).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,6 +41,7 @@ def close(a, b, tol=1e-10):
 
 # -- batched dual levels ---------------------------------------------------------------------------
 
+
 def test_batched_level_propagates_every_tangent_in_one_pass():
     x, V = arr(4), arr(3, 4)
     with fwAD.dual_level(batch=3):
@@ -73,7 +75,7 @@ def test_views_and_inplace_with_batched_tangents():
     x, V = arr(2, 3), arr(4, 2, 3)
     with fwAD.dual_level(batch=4):
         base = pf.zeros(2, 3)
-        view = base[0]                          # a view of a non-dual tensor
+        view = base[0]  # a view of a non-dual tensor
         view.copy_(fwAD.make_dual(T(x[1]), T(V[:, 1])))  # writing a dual gives the base a batched tangent
         base.mul_(3.0)
         bt = fwAD.unpack_dual(base).tangent
@@ -90,9 +92,9 @@ def test_batched_level_nested_in_an_ordinary_level():
         xo = fwAD.make_dual(T(x), T(u), level=outer)
         with fwAD.dual_level(batch=2) as inner:
             y = (fwAD.make_dual(xo, T(V), level=inner) ** 3).sum()
-            t_inner = fwAD.unpack_dual(y, level=inner).tangent          # (2,): 3 x^2 . V[b]
-        second = fwAD.unpack_dual(t_inner, level=outer).tangent      # d/dx along u: 6 x u . V[b]
-    close(fwAD_free(t_inner), V @ (3 * x ** 2))
+            t_inner = fwAD.unpack_dual(y, level=inner).tangent  # (2,): 3 x^2 . V[b]
+        second = fwAD.unpack_dual(t_inner, level=outer).tangent  # d/dx along u: 6 x u . V[b]
+    close(fwAD_free(t_inner), V @ (3 * x**2))
     close(second, V @ (6 * x * u))
 
 
@@ -105,14 +107,15 @@ def test_reverse_over_batched_forward():
     x = T(arr(3)).requires_grad_()
     V = pf.eye(3)
     with fwAD.dual_level(batch=3):
-        J = fwAD.unpack_dual((fwAD.make_dual(x, V) ** 3).sin()).tangent   # rows: diag Jacobian
+        J = fwAD.unpack_dual((fwAD.make_dual(x, V) ** 3).sin()).tangent  # rows: diag Jacobian
         J.sum().backward()
     xt = TT(x.detach().numpy()).requires_grad_()
-    torch.func.jacfwd(lambda v: (v ** 3).sin())(xt).sum().backward()
+    torch.func.jacfwd(lambda v: (v**3).sin())(xt).sum().backward()
     close(x.grad, xt.grad)
 
 
 # -- Jacobians in one pass -------------------------------------------------------------------------
+
 
 def _tfn(x, A):
     return (A @ x).tanh() * x + x.sin()
@@ -145,6 +148,7 @@ def test_hessians_nest_vector_mode():
 
     def rosen(v):
         return (100 * (v[1:] - v[:-1] ** 2) ** 2 + (1 - v[:-1]) ** 2).sum()
+
     H = torch.func.hessian(rosen)(TT(x))
     close(hessian(rosen)(T(x)), H, 1e-8)
     close(jacfwd(jacfwd(rosen))(T(x)), H, 1e-8)
@@ -166,6 +170,7 @@ def test_functional_jacobian_vectorized_forward_mode():
 
 # -- vmap -------------------------------------------------------------------------------------------
 
+
 def test_vmap_in_dims_out_dims_and_chunks():
     x, w = arr(5, 3), arr(3)
     out = vmap(lambda a, b: a * b, in_dims=(0, None))(T(x), T(w))
@@ -183,8 +188,10 @@ def test_vmap_matmul_matches_torch_for_every_operand_rank():
     for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3,))]:
         a, b = arr(4, *sa), arr(4, *sb)
         close(vmap(pf.matmul)(T(a), T(b)), torch.func.vmap(torch.matmul)(TT(a), TT(b)))
-        close(vmap(pf.matmul, in_dims=(None, 0))(T(a[0]), T(b)),
-              torch.func.vmap(torch.matmul, in_dims=(None, 0))(TT(a[0]), TT(b)))
+        close(
+            vmap(pf.matmul, in_dims=(None, 0))(T(a[0]), T(b)),
+            torch.func.vmap(torch.matmul, in_dims=(None, 0))(TT(a[0]), TT(b)),
+        )
 
 
 def test_vmap_errors_name_the_problem():
@@ -200,13 +207,13 @@ def test_vmap_errors_name_the_problem():
         w = pf.zeros(2)
         vmap(lambda x: w.add_(x))(pf.zeros(3, 2))
     with pytest.raises(OpError, match="c_quantile: this operation does not support batched tensors"):
-        vmap(lambda x: pf.quantile(x, 0.5))(pf.zeros(3, 2))   # no batching rule yet: says where
+        vmap(lambda x: pf.quantile(x, 0.5))(pf.zeros(3, 2))  # no batching rule yet: says where
 
 
 def test_vmap_inplace_on_batched_values():
     x = arr(3, 4)
     t = T(x)
-    vmap(lambda a: a.mul_(2.0))(t)   # writes through to the argument, as torch
+    vmap(lambda a: a.mul_(2.0))(t)  # writes through to the argument, as torch
     close(t, 2 * x)
 
 
@@ -245,6 +252,7 @@ def test_grad_of_a_vmapped_function():
 
 def test_jacrev_runs_one_backward_pass_with_batched_cotangents(monkeypatch):
     import pushforward.engine.graph as graph
+
     A, x = arr(5, 4), arr(4)
     passes = []
     real = graph.run_backward
@@ -263,6 +271,7 @@ def test_jacrev_several_outputs_and_nesting():
 
     def f(x, y):
         return (x * y.sum(), (x.exp()[:2] * y).sum(0))
+
     J = jacrev(f, argnums=(0, 1))(T(a), T(b))
     Jt = torch.func.jacrev(f, argnums=(0, 1))(TT(a), TT(b))
     for r, rt in zip(J, Jt):
@@ -282,7 +291,7 @@ def test_functional_jacobian_vectorized_reverse_mode():
     for r1, r2 in zip(J1, J2):
         for x1, x2 in zip(r1, r2):
             close(x1, x2)
-    g = lambda x: (x ** 3).sum() * x.sin().sum()  # noqa: E731
+    g = lambda x: (x**3).sum() * x.sin().sum()  # noqa: E731
     close(f_hessian(g, T(a), vectorize=True), f_hessian(g, T(a)))
     with pytest.raises(RuntimeError, match="strict=True.*vectorize=True"):
         f_jacobian(f, (T(a), T(b)), vectorize=True, strict=True)
@@ -290,11 +299,13 @@ def test_functional_jacobian_vectorized_reverse_mode():
 
 def test_vmap_of_jacobians_and_hessians():
     """Batched Jacobians: the transforms' own batch levels nest inside vmap's."""
+
     def f(x):
         return (x.sin() * x.cumsum(0)).exp()
 
     def g(x):
         return f(x).sum()
+
     X = arr(4, 3)
     J = torch.func.vmap(torch.func.jacfwd(f))(TT(X))
     H = torch.func.vmap(torch.func.hessian(g))(TT(X))
@@ -308,6 +319,7 @@ def test_vmap_of_jacobians_and_hessians():
 def test_batched_jvp_memory_is_at_most_batch_times_one():
     """Peak memory of a jvp with B tangents stays within B times that of one jvp (issue 11)."""
     import tracemalloc
+
     n, B = 20_000, 8
     x = T(arr(n))
 
@@ -334,6 +346,7 @@ def test_batched_jvp_memory_is_at_most_batch_times_one():
 
 # -- found by the fuzzer's vector modes (tests/fuzz/vector.py) ---------------------------------------
 
+
 def test_setitem_and_copy_into_a_batched_view_broadcast_a_lower_rank_source():
     """copy_ broadcasts its source into the target's logical shape: a batched source of lower rank
     got no padding (setitem of a (1,) value into a (1, 1) window raised)."""
@@ -341,10 +354,11 @@ def test_setitem_and_copy_into_a_batched_view_broadcast_a_lower_rank_source():
 
     def f(x):
         v = x.clone()
-        v[2:3, 2:3] = pf.ones(1)          # unbatched source
-        v[0] = x[1, :1]                   # batched source, lower rank
+        v[2:3, 2:3] = pf.ones(1)  # unbatched source
+        v[0] = x[1, :1]  # batched source, lower rank
         v[1:, :2].copy_(x[0, :2] * 2)
         return v
+
     close(vmap(f)(X), pf.stack([f(X[b]) for b in range(2)]))
 
 
@@ -359,16 +373,26 @@ def test_matmul_rule_with_an_empty_dim():
         close(fwAD.unpack_dual(y).tangent, pf.zeros(1, 3, 3))
 
 
-@pytest.mark.parametrize("view", [lambda v: v.unsqueeze(-1), lambda v: v.unsqueeze(0).real,
-                                  lambda v: v.squeeze(0), lambda v: v.squeeze(-1), lambda v: v.transpose(0, -1),
-                                  lambda v: v.flatten()])
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda v: v.unsqueeze(-1),
+        lambda v: v.unsqueeze(0).real,
+        lambda v: v.squeeze(0),
+        lambda v: v.squeeze(-1),
+        lambda v: v.transpose(0, -1),
+        lambda v: v.flatten(),
+    ],
+)
 def test_views_of_a_0d_batched_tensor_stay_views(view):
     """A view op on a 0-d logical tensor looped (stacking copies): an in-place op on the view then
     did not reach its base, silently, in vmap and at a batched dual level."""
+
     def f(x):
         v = x.sigmoid()
         view(v).neg_()
         return v
+
     X = T(arr(3))
     close(vmap(f)(X), pf.stack([f(X[b]) for b in range(3)]))
     V = T(arr(2))
@@ -381,9 +405,11 @@ def test_views_of_a_0d_batched_tensor_stay_views(view):
 
 def test_broadcast_tensors_after_squeeze_of_a_0d_batched_tensor():
     """squeeze(-1) of a 0-d tensor at a batched level raised (dim shifted out of range)."""
+
     def f(x):
         a, b = pf.broadcast_tensors(x, x.squeeze(-1))
         return a * b
+
     X = T(arr(2))
     close(vmap(f)(X), X * X)
     with fwAD.dual_level(batch=1):
@@ -394,10 +420,12 @@ def test_broadcast_tensors_after_squeeze_of_a_0d_batched_tensor():
 def test_batched_cotangents_through_an_inplace_op_on_a_flattened_0d_view():
     """The backward of an in-place op on a view replays the view chain on the batched gradient:
     flatten of a 0-d tensor looped there too, so the batched vjp lost the in-place op's factor."""
+
     def f(x):
         v = x * x
         v.flatten().sigmoid_()
         return v
+
     x = T(-1.2 - 0.5j).requires_grad_()
     C = T(arr(3) + 1j * arr(3))
     g = pf.autograd.grad([f(x)], [x], [BatchedTensor(C, new_batch_level())])[0]
@@ -418,11 +446,12 @@ def test_floor_division_tangent_at_a_batched_level_with_a_tape():
             g = pf.autograd.grad([y], [p0, p1], [C])
             ts = [fwAD.unpack_dual(x).tangent for x in g] + [fwAD.unpack_dual(y).tangent]
             return [None if t is None else t.detach() for t in ts]
+
     got = run(2, V)
     assert got[-1] is not None and got[-1].shape == (2, 2, 3)
     for b in range(2):
         for a, e in zip(got, run(None, V[b])):
-            if a is None or e is None:   # no tangent: zero
+            if a is None or e is None:  # no tangent: zero
                 assert (a is None or not a.numpy().any()) and (e is None or not e.numpy().any())
                 continue
             close(a[b], e)
@@ -440,6 +469,7 @@ def test_contiguous_of_a_contiguous_example_is_an_alias_as_in_the_loop():
     """Fuzzer finding (vmap mode, seed 3009017042): narrow gives each example a contiguous (1,)
     slice of a non-contiguous batch; contiguous() must alias it, as it does row by row, so that
     a later in-place write shows through (it copied, and vmap disagreed with the loop)."""
+
     def f(x):
         v = x.log().narrow(0, 2, 1)
         c = v.contiguous()

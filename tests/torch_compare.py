@@ -5,6 +5,7 @@ through `torch_fn` (called with the same structure, Tensors converted), and chec
 outputs, the gradients of a random cotangent (reverse mode) and the tangents of random
 input tangents (forward mode, torch.autograd.forward_ad) agree.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,11 @@ def _conv(obj, leaf_map):
     if isinstance(obj, dict):
         return {k: _conv(v, leaf_map) for k, v in obj.items()}
     if isinstance(obj, np.dtype) or obj in (np.float32, np.float64, np.complex128):
-        return {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
-                np.dtype(np.complex128): torch.complex128}[np.dtype(obj)]
+        return {
+            np.dtype(np.float32): torch.float32,
+            np.dtype(np.float64): torch.float64,
+            np.dtype(np.complex128): torch.complex128,
+        }[np.dtype(obj)]
     return obj
 
 
@@ -54,11 +58,19 @@ def _float_outs(outs):
     return [i for i, o in enumerate(outs) if _np(o).dtype.kind == "f"]
 
 
-def compare(name: str, torch_fn, *, atol: float = 1e-8, rtol: float = 1e-6, derivatives: bool = True,
-            samples=None, forward: bool = True) -> None:
+def compare(
+    name: str,
+    torch_fn,
+    *,
+    atol: float = 1e-8,
+    rtol: float = 1e-6,
+    derivatives: bool = True,
+    samples=None,
+    forward: bool = True,
+) -> None:
     info = OPS[name]
     rng = np.random.default_rng(0)
-    for s in (samples if samples is not None else info.samples(np.float64)):
+    for s in samples if samples is not None else info.samples(np.float64):
         leaves = diff_leaves(s)
         tleaves = {id(t): torch.from_numpy(np.array(t._data, copy=True)) for t in leaves}
         targs = _conv((s.input, s.args, s.kwargs), tleaves)
@@ -84,14 +96,17 @@ def compare(name: str, torch_fn, *, atol: float = 1e-8, rtol: float = 1e-6, deri
         ta2 = _conv((s.input, s.args, s.kwargs), tmap)
         to = _outs(torch_fn(ta2[0], *ta2[1], **ta2[2]))
         pl = sum(((po[i] * pf.tensor(c)).sum() for i, c in zip(fl, cots)), pf.tensor(0.0))
-        tl = sum(((to[i] * torch.from_numpy(c)).sum() for i, c in zip(fl, cots)), torch.tensor(0.0, dtype=torch.float64))
+        tl = sum(
+            ((to[i] * torch.from_numpy(c)).sum() for i, c in zip(fl, cots)), torch.tensor(0.0, dtype=torch.float64)
+        )
         pg = pf.autograd.grad(pl, pin, allow_unused=True)
         tg = torch.autograd.grad(tl, tin, allow_unused=True)
         for j, (a, b) in enumerate(zip(pg, tg)):
             a = np.zeros(pin[j].shape) if a is None else _np(a)
             b = np.zeros(tuple(tin[j].shape)) if b is None else b.numpy()
-            np.testing.assert_allclose(a, b, atol=atol * 10, rtol=rtol * 10,
-                                       err_msg=f"{name} {s!r}: gradient of input {j}")
+            np.testing.assert_allclose(
+                a, b, atol=atol * 10, rtol=rtol * 10, err_msg=f"{name} {s!r}: gradient of input {j}"
+            )
         if not forward:
             continue
         # forward mode: tangents of random input directions
@@ -103,15 +118,18 @@ def compare(name: str, torch_fn, *, atol: float = 1e-8, rtol: float = 1e-6, deri
             ptan = [fwAD.unpack_dual(po[i]).tangent for i in fl]
             ptan = [np.zeros(_np(po[i]).shape) if t is None else _np(t) for i, t in zip(fl, ptan)]
         with tfwAD.dual_level():
-            tmap = {id(a): tfwAD.make_dual(tleaves[id(a)].detach().clone(), torch.from_numpy(d))
-                    for a, d in zip(leaves, dirs)}
+            tmap = {
+                id(a): tfwAD.make_dual(tleaves[id(a)].detach().clone(), torch.from_numpy(d))
+                for a, d in zip(leaves, dirs)
+            }
             ta2 = _conv((s.input, s.args, s.kwargs), tmap)
             to = _outs(torch_fn(ta2[0], *ta2[1], **ta2[2]))
             ttan = [tfwAD.unpack_dual(to[i]).tangent for i in fl]
             ttan = [np.zeros(tuple(to[i].shape)) if t is None else t.numpy() for i, t in zip(fl, ttan)]
         for k, (a, b) in enumerate(zip(ptan, ttan)):
-            np.testing.assert_allclose(a, b, atol=atol * 10, rtol=rtol * 10,
-                                       err_msg=f"{name} {s!r}: tangent of output {fl[k]}")
+            np.testing.assert_allclose(
+                a, b, atol=atol * 10, rtol=rtol * 10, err_msg=f"{name} {s!r}: tangent of output {fl[k]}"
+            )
 
 
 def _rebuild(s, mapping):
@@ -125,4 +143,5 @@ def _rebuild(s, mapping):
         if isinstance(obj, dict):
             return {k: sub(v) for k, v in obj.items()}
         return obj
+
     return (sub(s.input),) + sub(s.args), sub(s.kwargs)

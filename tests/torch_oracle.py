@@ -1,4 +1,5 @@
 """Compare op-database samples with torch (issue 12 tests): the same call on torch tensors."""
+
 from __future__ import annotations
 
 import numpy as np

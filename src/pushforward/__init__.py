@@ -7,6 +7,7 @@
 ...     float(fwAD.unpack_dual(y).tangent)
 1.0
 """
+
 import importlib as _importlib
 import sys as _sys
 import types as _types
@@ -17,7 +18,28 @@ from .core.tensor import Tensor
 from .errors import OpError
 from .methods import bind as _methods
 from .ops import generated as _ops
-from .core.creation import arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like
+from .core.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
 from . import linalg
@@ -55,7 +77,15 @@ def is_tensor(obj: object) -> bool:
 
 # ---- porting from torch, NumPy protocols (issue 14)
 from .errors import OpIndexError, OpTypeError, OpValueError, PushforwardError  # noqa: E402
-from .core.creation import Generator, default_generator, get_default_dtype, initial_seed, randperm, seed, set_default_dtype
+from .core.creation import (
+    Generator,
+    default_generator,
+    get_default_dtype,
+    initial_seed,
+    randperm,
+    seed,
+    set_default_dtype,
+)
 from .methods.logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
 from .core.tensor import bind_to as _bind_to, device  # noqa: E402
 from .methods import logic as _logic

@@ -8,6 +8,7 @@
 `check` exits 0 when every check passed, 1 when any failed, 2 on a usage error (an unknown
 op name, or no op database).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,10 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A plain-text table with left-aligned columns and a rule under the header."""
     cols = list(zip(*([list(headers)] + [list(map(str, r)) for r in rows])))
     widths = [max(len(c) for c in col) for col in cols]
+
     def line(cells):
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     out = [line(headers), line("-" * w for w in widths)]
     out += [line(r) for r in rows]
     return "\n".join(out)
@@ -105,8 +108,11 @@ def _report(out: TextIO, title: str, got, want, tol: float = 1e-9) -> bool:
     err = float(np.max(np.abs(got - want))) if got.size else 0.0
     good = err <= tol * max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
     fmt = lambda a: np.array2string(a, precision=8, separator=", ")  # noqa: E731
-    print(f"{title}\n  pushforward: {fmt(got)}\n  analytic:    {fmt(want)}\n"
-          f"  max error {err:.1e}  {'ok' if good else 'MISMATCH'}\n", file=out)
+    print(
+        f"{title}\n  pushforward: {fmt(got)}\n  analytic:    {fmt(want)}\n"
+        f"  max error {err:.1e}  {'ok' if good else 'MISMATCH'}\n",
+        file=out,
+    )
     return good
 
 
@@ -118,9 +124,11 @@ def _demo_jvp() -> tuple:
         d = fwAD.make_dual(pf.tensor(x), pf.tensor(v))
         y = pf.sin(d) * pf.exp(d)
         jvp = fwAD.unpack_dual(y).tangent.numpy()
-    return ("1. jvp of f(x) = sin(x) * exp(x), element-wise, along v:\n"
-            "   f'(x) v = (cos x + sin x) exp(x) v",
-            jvp, (np.cos(x) + np.sin(x)) * np.exp(x) * v)
+    return (
+        "1. jvp of f(x) = sin(x) * exp(x), element-wise, along v:\n   f'(x) v = (cos x + sin x) exp(x) v",
+        jvp,
+        (np.cos(x) + np.sin(x)) * np.exp(x) * v,
+    )
 
 
 def _demo_hvp() -> tuple:
@@ -137,9 +145,12 @@ def _demo_hvp() -> tuple:
         f = 0.5 * (d @ (At @ d)) + d.exp().sum()
         (g,) = pf.autograd.grad(f, d)
         hv = fwAD.unpack_dual(g).tangent.numpy()
-    return ("2. Hessian-vector product (forward-over-reverse) of f(x) = x.A.x / 2 + sum(exp(x)):\n"
-            "   H v = (A + diag(exp(x))) v",
-            hv, (A + np.diag(np.exp(x))) @ v)
+    return (
+        "2. Hessian-vector product (forward-over-reverse) of f(x) = x.A.x / 2 + sum(exp(x)):\n"
+        "   H v = (A + diag(exp(x))) v",
+        hv,
+        (A + np.diag(np.exp(x))) @ v,
+    )
 
 
 def _demo_third_derivative() -> tuple:
@@ -155,9 +166,12 @@ def _demo_third_derivative() -> tuple:
         t = fwAD.unpack_dual(t, level=l1).tangent
         t = fwAD.unpack_dual(t, level=l0).tangent
         third = t.item()
-    return (f"3. third derivative of f(x) = exp(x) sin(x) at x = {x0}, three nested levels:\n"
-            "   f'''(x) = 2 exp(x) (cos x - sin x)",
-            third, 2 * np.exp(x0) * (np.cos(x0) - np.sin(x0)))
+    return (
+        f"3. third derivative of f(x) = exp(x) sin(x) at x = {x0}, three nested levels:\n"
+        "   f'''(x) = 2 exp(x) (cos x - sin x)",
+        third,
+        2 * np.exp(x0) * (np.cos(x0) - np.sin(x0)),
+    )
 
 
 # ----------------------------------------------------------------------------- check
@@ -167,6 +181,7 @@ def _load_opdb():
     # Imported on demand, the one function-local import here (allowed in tests/test_layering.py):
     # the op database is only needed by `check`, and `check` reports a missing one cleanly.
     from pushforward.testing.opdb import OPS, check_op
+
     return OPS, check_op
 
 
@@ -193,9 +208,15 @@ def _failed(res: dict) -> bool:
     return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched"))
 
 
-def run_check(names: str | None = None, fast: bool = False, progress: bool = True, verbose: bool = False,
-              out: TextIO | None = None, err: TextIO | None = None,
-              loader: Callable | None = None) -> int:
+def run_check(
+    names: str | None = None,
+    fast: bool = False,
+    progress: bool = True,
+    verbose: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    loader: Callable | None = None,
+) -> int:
     """Run `check_op` for each selected op, print the table and the failures; return the exit code."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -220,33 +241,58 @@ def run_check(names: str | None = None, fast: bool = False, progress: bool = Tru
             interrupted = True
             break
         except Exception as e:  # a crash in the checks is a failure of this op, not of the command
-            res = {"backward": False, "forward": False, "fwd_over_rev": None, "complex": None, "batched": None,
-                   "kind": "?", "error": f"check_op raised {type(e).__name__}: {e}"}
+            res = {
+                "backward": False,
+                "forward": False,
+                "fwd_over_rev": None,
+                "complex": None,
+                "batched": None,
+                "kind": "?",
+                "error": f"check_op raised {type(e).__name__}: {e}",
+            }
         dt = time.perf_counter() - t
         bad = _failed(res)
-        rows.append((name, _cell(res.get("backward")), _cell(res.get("forward")), res.get("kind") or "-",
-                     _cell(res.get("fwd_over_rev")), _cell(res.get("complex")), _cell(res.get("batched")),
-                     f"{dt:.2f}",
-                     "FAIL" if bad else "ok"))
+        rows.append(
+            (
+                name,
+                _cell(res.get("backward")),
+                _cell(res.get("forward")),
+                res.get("kind") or "-",
+                _cell(res.get("fwd_over_rev")),
+                _cell(res.get("complex")),
+                _cell(res.get("batched")),
+                f"{dt:.2f}",
+                "FAIL" if bad else "ok",
+            )
+        )
         if bad:
             failures.append((name, res.get("error") or "a check returned False"))
     bar.update(len(rows), "")
     bar.close()
     total = time.perf_counter() - t0
-    print(format_table(("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched",
-                        "time(s)", "status"), rows), file=out)
+    print(
+        format_table(
+            ("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched", "time(s)", "status"),
+            rows,
+        ),
+        file=out,
+    )
     if failures:
         print(f"\n{len(failures)} failure(s):", file=out)
         for name, msg in failures:
             msg = str(msg)
             if not verbose:
                 lines = msg.splitlines()
-                msg = "\n".join(lines[:12]) + (f"\n    ... ({len(lines) - 12} more lines; --verbose shows all)"
-                                               if len(lines) > 12 else "")
+                msg = "\n".join(lines[:12]) + (
+                    f"\n    ... ({len(lines) - 12} more lines; --verbose shows all)" if len(lines) > 12 else ""
+                )
             print(f"\n[{name}]\n" + "\n".join("    " + ln for ln in msg.splitlines()), file=out)
     mode = "fast mode" if fast else "full Jacobians"
-    print(f"\n{len(rows)} op(s) checked ({mode}) in {total:.1f}s: {len(rows) - len(failures)} passed, "
-          f"{len(failures)} failed", file=out)
+    print(
+        f"\n{len(rows)} op(s) checked ({mode}) in {total:.1f}s: {len(rows) - len(failures)} passed, "
+        f"{len(failures)} failed",
+        file=out,
+    )
     if interrupted:
         print("pushforward: interrupted", file=err)
         return 130
@@ -274,10 +320,15 @@ def coverage() -> list[dict]:
                 break
     recs = []
     for op in consts.values():
-        recs.append({"op": op.name, "backward": op.backward is not None if op.differentiable else None,
-                     "forward": op.jvp_kind if op.differentiable else "not differentiable",
-                     "inplace": ",".join(inplace.get(op.name, [])) or "-",
-                     "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind)})
+        recs.append(
+            {
+                "op": op.name,
+                "backward": op.backward is not None if op.differentiable else None,
+                "forward": op.jvp_kind if op.differentiable else "not differentiable",
+                "inplace": ",".join(inplace.get(op.name, [])) or "-",
+                "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind),
+            }
+        )
     # composite ops have no Op record: their derivatives come from the ops they are built from
     seen = publics | inplace_fns
     spaces = [(f, fn) for ns in getattr(gen, "NAMESPACES", {}).values() for f, fn in ns.items()]
@@ -285,8 +336,7 @@ def coverage() -> list[dict]:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        recs.append({"op": fname, "backward": "composite", "forward": "composite", "inplace": "-",
-                     "view": "-"})
+        recs.append({"op": fname, "backward": "composite", "forward": "composite", "inplace": "-", "view": "-"})
     recs.sort(key=lambda r: r["op"])
     return recs
 
@@ -304,8 +354,15 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
         if r["op"] not in keep:
             continue
         b = r["backward"]
-        rows.append((r["op"], "yes" if b is True else "no" if b is False else "-" if b is None else b,
-                     r["forward"], r["inplace"], r["view"]))
+        rows.append(
+            (
+                r["op"],
+                "yes" if b is True else "no" if b is False else "-" if b is None else b,
+                r["forward"],
+                r["inplace"],
+                r["view"],
+            )
+        )
     print(format_table(("op", "backward", "forward kind", "in-place", "view"), rows), file=out)
     kinds: dict[str, int] = {}
     for row in rows:
@@ -322,13 +379,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="pushforward",
         description="pushforward: NumPy tensors with forward-mode (RFC-0007) and reverse-mode autodiff.",
-        epilog="The main job: `pushforward demo && pushforward check`.")
+        epilog="The main job: `pushforward demo && pushforward check`.",
+    )
     sub = p.add_subparsers(dest="command", metavar="{demo,check,ops}")
     sub.add_parser("demo", help="differentiate a few functions and compare with closed forms")
-    c = sub.add_parser("check", help="run the op database through gradcheck and print a table",
-                       description="Check every op's backward, forward and forward-over-reverse formulas "
-                                   "(and complex support) against numerical Jacobians. Exit code 1 on any "
-                                   "failure.")
+    c = sub.add_parser(
+        "check",
+        help="run the op database through gradcheck and print a table",
+        description="Check every op's backward, forward and forward-over-reverse formulas "
+        "(and complex support) against numerical Jacobians. Exit code 1 on any "
+        "failure.",
+    )
     c.add_argument("--ops", metavar="NAMES", help="comma-separated op names, e.g. sin,mul (default: all)")
     c.add_argument("--fast", action="store_true", help="gradcheck fast_mode: random projections u^T J v")
     c.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -16,10 +16,19 @@ and all share one base, `PushforwardError`:
 ...     print(type(e).__name__)
 OpIndexError
 """
+
 from __future__ import annotations
 
-__all__ = ["PushforwardError", "OpError", "OpTypeError", "OpValueError", "OpIndexError", "same_kind", "describe",
-           "check_dim"]
+__all__ = [
+    "PushforwardError",
+    "OpError",
+    "OpTypeError",
+    "OpValueError",
+    "OpIndexError",
+    "same_kind",
+    "describe",
+    "check_dim",
+]
 
 
 class PushforwardError(Exception):

@@ -11,6 +11,7 @@ so does its derivative.
 >>> pf.fft.fft(pf.tensor([1.0, 0.0, 0.0, 0.0]))
 tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
@@ -23,8 +24,30 @@ import numpy as np
 from .ops import generated as ops
 from .core.creation import tensor
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
+__all__ = [
+    "fft",
+    "ifft",
+    "rfft",
+    "irfft",
+    "hfft",
+    "ihfft",
+    "fft2",
+    "ifft2",
+    "rfft2",
+    "irfft2",
+    "fftn",
+    "ifftn",
+    "rfftn",
+    "irfftn",
+    "hfft2",
+    "ihfft2",
+    "hfftn",
+    "ihfftn",
+    "fftshift",
+    "ifftshift",
+    "fftfreq",
+    "rfftfreq",
+]
 
 fft = ops.fft_fft
 ifft = ops.fft_ifft

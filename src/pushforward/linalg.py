@@ -12,6 +12,7 @@ derivatives work by nesting. Decisions on the hard cases are in docs/linalg.md.
 >>> bool(((L @ L.mT - A).abs() < 1e-12).all())
 True
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any
@@ -23,10 +24,39 @@ from .ops import generated as ops
 from .errors import OpError
 
 __all__ = [
-    "norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky",
-    "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "lu", "lu_factor", "lu_solve", "matrix_exp",
-    "matrix_power", "pinv", "lstsq", "matrix_rank", "cond", "cross", "vecdot", "multi_dot", "diagonal", "vander",
-    "tensorinv", "tensorsolve", "matmul",
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "inv",
+    "det",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "cholesky",
+    "eigh",
+    "eigvalsh",
+    "eig",
+    "eigvals",
+    "svd",
+    "svdvals",
+    "qr",
+    "lu",
+    "lu_factor",
+    "lu_solve",
+    "matrix_exp",
+    "matrix_power",
+    "pinv",
+    "lstsq",
+    "matrix_rank",
+    "cond",
+    "cross",
+    "vecdot",
+    "multi_dot",
+    "diagonal",
+    "vander",
+    "tensorinv",
+    "tensorsolve",
+    "matmul",
 ]
 
 inv = ops.inverse
@@ -82,8 +112,10 @@ def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
         elif x.ndim == 2:
             dim = (0, 1)
         else:
-            raise OpError(f"linalg.norm: with ord={ord!r}, the input must be 1-D or 2-D unless dim is given "
-                          f"(got shape {tuple(x.shape)})")
+            raise OpError(
+                f"linalg.norm: with ord={ord!r}, the input must be 1-D or 2-D unless dim is given "
+                f"(got shape {tuple(x.shape)})"
+            )
     if len(dim) == 2:
         return ops.linalg_matrix_norm(x, ord, tuple(dim), keepdim)
     if isinstance(ord, str):

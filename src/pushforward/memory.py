@@ -10,6 +10,7 @@ its time there. `reuse_freed_memory()` keeps freed memory in the process instead
 >>> pf.memory.reuse_freed_memory()  # doctest: +SKIP
 True
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -38,7 +39,8 @@ def reuse_freed_memory(mmap_threshold: int = 64 << 20, trim_threshold: int = 512
     except (OSError, AttributeError):
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(
-        mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
+        mallopt(_M_TRIM_THRESHOLD, int(trim_threshold))
+    )
 
 
 def peak_bytes(fn: Callable[[], object], warmup: bool = True) -> int:

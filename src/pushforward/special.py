@@ -10,16 +10,58 @@ torch). digamma/polygamma accept complex input (a complex Hurwitz zeta kernel).
 >>> round(float(pf.special.ndtr(pf.tensor(0.0))), 6)
 0.5
 """
+
 from __future__ import annotations
 
 from .ops import generated as ops
 
-__all__ = ["i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "erfcx", "xlog1py", "xlogy", "sinc", "entr",
-           "zeta", "multigammaln", "gammaln", "betaln", "expit", "logit", "softmax", "log_softmax", "digamma", "psi",
-           "polygamma", "erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logsumexp", "round", "bessel_j0",
-           "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
-           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0",
-           "airy_ai", "gammainc", "gammaincc"]
+__all__ = [
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "ndtr",
+    "ndtri",
+    "log_ndtr",
+    "erfcx",
+    "xlog1py",
+    "xlogy",
+    "sinc",
+    "entr",
+    "zeta",
+    "multigammaln",
+    "gammaln",
+    "betaln",
+    "expit",
+    "logit",
+    "softmax",
+    "log_softmax",
+    "digamma",
+    "psi",
+    "polygamma",
+    "erf",
+    "erfc",
+    "erfinv",
+    "exp2",
+    "expm1",
+    "log1p",
+    "logsumexp",
+    "round",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
+    "airy_ai",
+    "gammainc",
+    "gammaincc",
+]
 
 i0 = ops.special_i0
 i0e = ops.special_i0e

@@ -1,4 +1,5 @@
 """A fuzzing campaign: generate, check, group the failures into classes, shrink one per class."""
+
 from __future__ import annotations
 
 import time
@@ -10,23 +11,24 @@ from .program import generate
 from .table import OPS
 from .shrink import reproducer, shrink
 
-PROGRAMS_PER_SEED = 1_000_000   # program i of seed s is generate(s * PROGRAMS_PER_SEED + i)
+PROGRAMS_PER_SEED = 1_000_000  # program i of seed s is generate(s * PROGRAMS_PER_SEED + i)
 
 
 @dataclass
 class FailureClass:
-    key: tuple                 # (mode, what, normalized message)
-    verdict: str               # "pf" or "torch" (a torch bug FD confirms) or "unresolved"
-    ops: frozenset             # op names of the shrunk program
+    key: tuple  # (mode, what, normalized message)
+    verdict: str  # "pf" or "torch" (a torch bug FD confirms) or "unresolved"
+    ops: frozenset  # op names of the shrunk program
     count: int = 0
-    seed: int | None = None    # the first program that showed it
+    seed: int | None = None  # the first program that showed it
     repro: str = ""
     n_stmts: int = 0
 
     def title(self) -> str:
         mode, what, msg = self.key
         return f"[{self.verdict}] {mode} {what}: {' '.join(sorted(self.ops)) or '(no ops)'}" + (
-            f" -- {msg[:120]}" if msg else "")
+            f" -- {msg[:120]}" if msg else ""
+        )
 
 
 @dataclass
@@ -34,10 +36,10 @@ class Report:
     programs: int = 0
     generated_none: int = 0
     seconds: float = 0.0
-    cpu_seconds: float = 0.0    # CPU time of the worker(s): the per-core rate on a shared machine
+    cpu_seconds: float = 0.0  # CPU time of the worker(s): the per-core rate on a shared machine
     failing_programs: int = 0
-    counts: Counter = field(default_factory=Counter)      # (verdict, mode, what) -> findings
-    classes: dict = field(default_factory=dict)           # (verdict, key, ops) -> FailureClass
+    counts: Counter = field(default_factory=Counter)  # (verdict, mode, what) -> findings
+    classes: dict = field(default_factory=dict)  # (verdict, key, ops) -> FailureClass
 
     def merge(self, other: "Report") -> None:
         self.programs += other.programs
@@ -59,8 +61,11 @@ class Report:
 def _classify(report: Report, prog, f, shrink_budget: int, max_shrinks: int, shrunk_per_key: Counter) -> None:
     ops = set(prog.ops())
     # a crash is one class per message; a wrong number one class per set of ops of its shrunk program
-    known = [c for c in report.classes.values() if c.key == f.key() and c.verdict == f.verdict and (
-        f.what == "crash" or c.ops <= ops)]
+    known = [
+        c
+        for c in report.classes.values()
+        if c.key == f.key() and c.verdict == f.verdict and (f.what == "crash" or c.ops <= ops)
+    ]
     if known:
         min(known, key=lambda c: len(c.ops)).count += 1
         return
@@ -71,8 +76,7 @@ def _classify(report: Report, prog, f, shrink_budget: int, max_shrinks: int, shr
         return
     shrunk_per_key[(f.verdict, f.key())] += 1
     small, g = shrink(prog, f, budget=shrink_budget) if shrink_budget else (prog, f)
-    cls = FailureClass(f.key(), f.verdict, frozenset(small.ops()), 1, prog.seed, reproducer(small, g),
-                       len(small.stmts))
+    cls = FailureClass(f.key(), f.verdict, frozenset(small.ops()), 1, prog.seed, reproducer(small, g), len(small.stmts))
     k = (cls.verdict, cls.key, cls.ops)
     if k in report.classes:
         report.classes[k].count += 1
@@ -80,9 +84,19 @@ def _classify(report: Report, prog, f, shrink_budget: int, max_shrinks: int, shr
         report.classes[k] = cls
 
 
-def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | None = None,
-                 worker: int = 0, jobs: int = 1, shrink_budget: int = 150, max_shrinks: int = 12,
-                 progress=None, exclude=(), modes=None) -> Report:
+def run_campaign(
+    seed: int,
+    *,
+    n_programs: int | None = None,
+    seconds: float | None = None,
+    worker: int = 0,
+    jobs: int = 1,
+    shrink_budget: int = 150,
+    max_shrinks: int = 12,
+    progress=None,
+    exclude=(),
+    modes=None,
+) -> Report:
     """Run programs worker, worker + jobs, ... of seed until n_programs or seconds run out."""
     pool = [op for op in OPS if op.name not in set(exclude)]
     rep = Report()
@@ -111,7 +125,7 @@ def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | N
                 seen.add((f.verdict, f.key()))
                 failing |= f.verdict == "pf"
                 if f.verdict == "unresolved":
-                    continue   # FD could not decide (a kink near the point): counted, not shrunk
+                    continue  # FD could not decide (a kink near the point): counted, not shrunk
                 _classify(rep, prog, f, shrink_budget, max_shrinks, shrunk)
         rep.failing_programs += failing
         if progress is not None and rep.programs % 500 == 0:
@@ -122,12 +136,14 @@ def run_campaign(seed: int, *, n_programs: int | None = None, seconds: float | N
 
 
 def format_report(rep: Report, jobs: int = 1) -> str:
-    lines = [f"programs run: {rep.programs} (+{rep.generated_none} not generated) in {rep.seconds:.1f} s "
-             f"on {jobs} job(s): {rep.programs / max(rep.seconds, 1e-9) * jobs:.1f} programs/s "
-             f"({rep.programs / max(rep.seconds, 1e-9):.1f} per job incl. shrinking; "
-             f"{rep.programs / max(rep.cpu_seconds, 1e-9):.1f} per CPU-second)",
-             f"programs with a pushforward failure: {rep.failing_programs}",
-             "findings by (verdict, mode, what):"]
+    lines = [
+        f"programs run: {rep.programs} (+{rep.generated_none} not generated) in {rep.seconds:.1f} s "
+        f"on {jobs} job(s): {rep.programs / max(rep.seconds, 1e-9) * jobs:.1f} programs/s "
+        f"({rep.programs / max(rep.seconds, 1e-9):.1f} per job incl. shrinking; "
+        f"{rep.programs / max(rep.cpu_seconds, 1e-9):.1f} per CPU-second)",
+        f"programs with a pushforward failure: {rep.failing_programs}",
+        "findings by (verdict, mode, what):",
+    ]
     for k, v in sorted(rep.counts.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {k}: {v}")
     by_label: dict = {}
@@ -138,8 +154,10 @@ def format_report(rep: Report, jobs: int = 1) -> str:
     lines.append("classes by label (classes, findings):")
     for lab, (n_cls, n_find) in sorted(by_label.items(), key=lambda kv: -kv[1][1]):
         lines.append(f"  {lab}: {n_cls}, {n_find}")
-    for verdict, head in (("pf", "PUSHFORWARD FAILURES"), ("torch", "TORCH BUGS (finite differences side "
-                                                                      "with pushforward)")):
+    for verdict, head in (
+        ("pf", "PUSHFORWARD FAILURES"),
+        ("torch", "TORCH BUGS (finite differences side with pushforward)"),
+    ):
         cls = sorted((c for c in rep.classes.values() if c.verdict == verdict), key=lambda c: -c.count)
         lines.append(f"\n===== {head}: {len(cls)} classes")
         for c in cls:
@@ -163,8 +181,24 @@ _CRASH_LABELS = [
     ("Mismatch in shape", "known: gather broadcasts its index"),
     ("could not be broadcast", "known: gather broadcasts its index"),
 ]
-_SHARED = {"add_s", "radd_s", "sub_s", "rsub_s", "const", "zeros_like", "fmod_s", "remainder_s", "fmod",
-           "remainder", "min_dim", "max_dim", "prod_dim", "min", "max", "prod"}
+_SHARED = {
+    "add_s",
+    "radd_s",
+    "sub_s",
+    "rsub_s",
+    "const",
+    "zeros_like",
+    "fmod_s",
+    "remainder_s",
+    "fmod",
+    "remainder",
+    "min_dim",
+    "max_dim",
+    "prod_dim",
+    "min",
+    "max",
+    "prod",
+}
 _ADDS = {"add", "add_m", "add_alpha", "sub", "sub_alpha"}
 _ZERO_TANGENT = {"floor", "ceil", "trunc", "round", "sign", "detach", "const"}
 _ALIAS = {"contiguous", "to_same", "to_f64", "double", "einsum"}

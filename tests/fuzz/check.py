@@ -20,6 +20,7 @@ own forward-over-reverse runs only to confirm a disagreement). When a derivative
 central differences of torch's primal (jvp, vjp) or of torch's gradient (hvp) decide which
 side is wrong.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,23 +40,23 @@ from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector
 
 MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
-RTOL, ATOL = 1e-6, 1e-8       # agreement between the two libraries
+RTOL, ATOL = 1e-6, 1e-8  # agreement between the two libraries
 FD_H = 1e-6
-torch.set_num_threads(1)   # tiny tensors: threads only add latency
+torch.set_num_threads(1)  # tiny tensors: threads only add latency
 
 
 @dataclass
 class Finding:
-    mode: str          # primal, jvp, vjp, hvp, hvp:primal, hvp:jvp, hvp:vjp
-    verdict: str       # "pf" (pushforward wrong / crashes), "torch" (torch bug confirmed by FD),
+    mode: str  # primal, jvp, vjp, hvp, hvp:primal, hvp:jvp, hvp:vjp
+    verdict: str  # "pf" (pushforward wrong / crashes), "torch" (torch bug confirmed by FD),
     #                    "unresolved" (FD agrees with neither, or unstable), "torch_rejects"
-    what: str          # "wrong", "crash", "shape", "dtype", "int-tangent"
+    what: str  # "wrong", "crash", "shape", "dtype", "int-tangent"
     detail: str
-    out: int | None = None      # index into prog.outputs (wrong values)
+    out: int | None = None  # index into prog.outputs (wrong values)
     pf_val: object = None
     torch_val: object = None
     fd_val: object = None
-    diff: list | None = None    # indices of the outputs differentiated (those torch says require grad)
+    diff: list | None = None  # indices of the outputs differentiated (those torch says require grad)
 
     @property
     def is_failure(self) -> bool:
@@ -73,6 +74,7 @@ def normalize(msg: str) -> str:
 
 # ------------------------------------------------------------------ running one library
 
+
 def _np(t, L):
     if t is None:
         return None
@@ -82,7 +84,7 @@ def _np(t, L):
 
 
 def _tensor(L, a: np.ndarray, requires_grad=False):
-    a = np.asarray(a)   # a 0-d array plus a number is a NumPy scalar
+    a = np.asarray(a)  # a 0-d array plus a number is a NumPy scalar
     if L is torch:
         t = torch.from_numpy(a.copy())
     else:
@@ -123,9 +125,11 @@ def _check_ad_bits(L, tensors) -> None:
         return
     for t in tensors:
         if type(t) is pf.Tensor and not t._ad and needs_ad(t):
-            raise AssertionError(f"stale _ad bit on a tensor of shape {tuple(t.shape)} "
-                                 f"(requires_grad={t._requires_grad}, tangents={t._fw is not None}, "
-                                 f"dual storage={t._st.dual})")
+            raise AssertionError(
+                f"stale _ad bit on a tensor of shape {tuple(t.shape)} "
+                f"(requires_grad={t._requires_grad}, tangents={t._fw is not None}, "
+                f"dual storage={t._st.dual})"
+            )
 
 
 def _grads(L, prog, outs, xs, diff, res, fw):
@@ -157,6 +161,7 @@ def run_functional_hvp(prog, diff, fw_mode):
             term = (cots[k].conj() * outs[k]).real.sum() if outs[k].is_complex() else (cots[k] * outs[k]).sum()
             total = term if total is None else total + term
         return total
+
     xs = tuple(pf.tensor(a.copy()) for a in prog.inputs)
     ts = tuple(pf.tensor(t.copy()) for t in prog.tangents)
     _, hv = pf.autograd.functional.hvp(loss, xs, ts, fw_mode=fw_mode)
@@ -170,6 +175,7 @@ def run_functional_jvp(prog, diff):
     def f(*xs):
         outs = fn(pf, *xs)
         return tuple(outs[k] for k in diff)
+
     xs = tuple(pf.tensor(a.copy()) for a in prog.inputs)
     ts = tuple(pf.tensor(t.copy()) for t in prog.tangents)
     _, jv = pf.autograd.functional.jvp(f, xs, ts, fw_mode=False)
@@ -191,9 +197,11 @@ def run_nested_jvp(prog):
             outs = fn(pf, *inner)
             prim = [pfw.unpack_dual(o).primal for o in outs]
             tans = [pfw.unpack_dual(o).tangent for o in outs]
-        res = {"out": [_np(pfw.unpack_dual(p).primal, pf) for p in prim],
-               "tan": [None if t is None else _np(pfw.unpack_dual(t).primal, pf) for t in tans],
-               "tan2": [None if t is None else _np(pfw.unpack_dual(t).tangent, pf) for t in tans]}
+        res = {
+            "out": [_np(pfw.unpack_dual(p).primal, pf) for p in prim],
+            "tan": [None if t is None else _np(pfw.unpack_dual(t).primal, pf) for t in tans],
+            "tan2": [None if t is None else _np(pfw.unpack_dual(t).tangent, pf) for t in tans],
+        }
     return res
 
 
@@ -236,9 +244,12 @@ def _fd2_primal(prog, h):
 
     def at(a, b):
         return _torch_outs(prog, [x + a * h * u + b * h * v for x, u, v in zip(prog.inputs, s, prog.tangents)])
+
     pp, pm, mp, mm = at(1, 1), at(1, -1), at(-1, 1), at(-1, -1)
-    return [None if a is None or a.dtype.kind not in "fc" else (a - b - c + d) / (4 * h * h)
-            for a, b, c, d in zip(pp, pm, mp, mm)]
+    return [
+        None if a is None or a.dtype.kind not in "fc" else (a - b - c + d) / (4 * h * h)
+        for a, b, c, d in zip(pp, pm, mp, mm)
+    ]
 
 
 def run_pf(prog, mode, diff=None):
@@ -255,7 +266,7 @@ def run_pf(prog, mode, diff=None):
     except Exception as e:  # noqa: BLE001 - every pushforward error is a finding
         return None, e
     finally:
-        while STATE.levels:   # a crash inside a level must not leak it into the next run
+        while STATE.levels:  # a crash inside a level must not leak it into the next run
             pfw.exit_dual_level()
         pf.set_grad_enabled(True)
 
@@ -270,6 +281,7 @@ def run_torch(prog, mode, diff=None, xs_np=None):
 
 
 # ------------------------------------------------------------------ comparing
+
 
 def _kind(a):
     return None if a is None else a.dtype.kind
@@ -375,7 +387,7 @@ def fd_grad(prog, diff, h=FD_H):
     for i, a in enumerate(prog.inputs):
         g = np.zeros(a.shape, a.dtype)
         for idx in np.ndindex(a.shape):
-            for unit in ((1.0, 1j) if a.dtype.kind == "c" else (1.0,)):
+            for unit in (1.0, 1j) if a.dtype.kind == "c" else (1.0,):
                 xs_p = [x.copy() for x in prog.inputs]
                 xs_m = [x.copy() for x in prog.inputs]
                 xs_p[i][idx] += h * unit
@@ -408,6 +420,7 @@ def arbitrate(prog, quantity, pf_list, t_list, diff):
 
             def dot(g):
                 return sum(float(np.real(np.sum(np.conj(gi) * di))) for gi, di in zip(g, d))
+
             fd, fd2 = dd(FD_H), dd(4 * FD_H)
             v = _verdict(np.array([dot(gp)]), np.array([dot(gt)]), np.array([fd]), np.array([fd2]))
             return v, fd
@@ -465,8 +478,18 @@ def _compare_tan2(prog, pr, tr, findings):
             q1 = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(p1, like)]
             q2 = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(p2, like)]
             v = _verdict(_flat(pl, like), _flat(fl, like), _flat(q1, like), _flat(q2, like))
-    findings.append(Finding("jvp2", v, "wrong", f"second-order tangent of output {k}", k, _fmt(pl[k]),
-                            "n/a (no nested levels)", _fmt(fl[k])))
+    findings.append(
+        Finding(
+            "jvp2",
+            v,
+            "wrong",
+            f"second-order tangent of output {k}",
+            k,
+            _fmt(pl[k]),
+            "n/a (no nested levels)",
+            _fmt(fl[k]),
+        )
+    )
 
 
 def _compare_quantity(prog, mode, q, pr, tr, diff, findings):
@@ -477,8 +500,9 @@ def _compare_quantity(prog, mode, q, pr, tr, diff, findings):
         # an integer or bool result never carries a tangent
         for k, (o, t) in enumerate(zip(tr["out"], pl)):
             if o is not None and o.dtype.kind not in "fc" and t is not None:
-                findings.append(Finding(mode, "pf", "int-tangent", f"output {k} ({o.dtype}) has a tangent", k,
-                                        _fmt(t), "None"))
+                findings.append(
+                    Finding(mode, "pf", "int-tangent", f"output {k} ({o.dtype}) has a tangent", k, _fmt(t), "None")
+                )
                 return
         pl = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(pl, tr["out"])]
         tl = [None if o is None or o.dtype.kind not in "fc" else _zeros_like_out(t, o) for t, o in zip(tl, tr["out"])]
@@ -498,14 +522,33 @@ def _compare_quantity(prog, mode, q, pr, tr, diff, findings):
                 return
     k, what = mm
     if what != "wrong":
-        findings.append(Finding(mode, "pf", "shape", f"{q} {k}: pushforward shape "
-                                f"{None if pl[k] is None else pl[k].shape}, torch {tl[k].shape if tl[k] is not None else None}",
-                                k, _fmt(pl[k]), _fmt(tl[k])))
+        findings.append(
+            Finding(
+                mode,
+                "pf",
+                "shape",
+                f"{q} {k}: pushforward shape "
+                f"{None if pl[k] is None else pl[k].shape}, torch {tl[k].shape if tl[k] is not None else None}",
+                k,
+                _fmt(pl[k]),
+                _fmt(tl[k]),
+            )
+        )
         return
     verdict, fd = arbitrate(prog, q, pl, tl, diff)
     fdk = fd[k] if isinstance(fd, list) else fd
-    findings.append(Finding(mode, verdict, "wrong", f"{q} of {'output' if q == 'tan' else 'input'} {k}", k,
-                            _fmt(pl[k]), _fmt(tl[k]), _fmt(fdk)))
+    findings.append(
+        Finding(
+            mode,
+            verdict,
+            "wrong",
+            f"{q} of {'output' if q == 'tan' else 'input'} {k}",
+            k,
+            _fmt(pl[k]),
+            _fmt(tl[k]),
+            _fmt(fdk),
+        )
+    )
 
 
 _HVP_MODES = ("hvp", "fhvp", "rrhvp")
@@ -543,22 +586,31 @@ def check(prog: Program, modes=MODES) -> list:
                 # detach pins a value: a finite difference of the gradient perturbs it anyway, so only
                 # torch's own forward-over-reverse (same detach rule) can be the reference here
                 th, _ = run_torch(prog, "hvp", diff)
-                href = False if th is None else {"out": tj["out"], "tan": tj["tan"], "grad": tv["grad"],
-                                                 "gtan": th["gtan"], "fd": False}
+                href = (
+                    False
+                    if th is None
+                    else {"out": tj["out"], "tan": tj["tan"], "grad": tv["grad"], "gtan": th["gtan"], "fd": False}
+                )
             elif tj is not None and tv is not None and diff:
                 try:
-                    href = {"out": tj["out"], "tan": tj["tan"], "grad": tv["grad"], "gtan": _fd_gtan(prog, diff),
-                            "fd": True}
+                    href = {
+                        "out": tj["out"],
+                        "tan": tj["tan"],
+                        "grad": tv["grad"],
+                        "gtan": _fd_gtan(prog, diff),
+                        "fd": True,
+                    }
                 except Exception:  # noqa: BLE001 - torch refuses a perturbed point
                     href = False
         return href or None
 
     for mode in modes:
-        if mode in VECTOR_MODES:   # pushforward's own unbatched runs are the reference (vector.py)
+        if mode in VECTOR_MODES:  # pushforward's own unbatched runs are the reference (vector.py)
             findings += check_vector(prog, mode)
             continue
-        ref = {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES \
-            else hvp_ref()
+        ref = (
+            {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES else hvp_ref()
+        )
         if ref is None:
             continue
         if mode == "jvp2" and "detach" in prog.ops():
@@ -569,13 +621,16 @@ def check(prog: Program, modes=MODES) -> list:
             # the hvp reference is the finite difference of torch's gradient: no reference when
             # that gradient is itself wrong (a torch bug already reported in vjp mode)
             continue
-        if mode in ("fhvp", "rrhvp", "bjvp") and (not diff or any(a.dtype.kind == "c" for a in prog.inputs)
-                                           or not all(ref["out"][k].dtype.kind == "f" for k in diff)):
-            continue   # functional.hvp of a real loss of real inputs only
+        if mode in ("fhvp", "rrhvp", "bjvp") and (
+            not diff
+            or any(a.dtype.kind == "c" for a in prog.inputs)
+            or not all(ref["out"][k].dtype.kind == "f" for k in diff)
+        ):
+            continue  # functional.hvp of a real loss of real inputs only
         pr, perr = run_pf(prog, mode, diff)
         if perr is not None:
             if mode in _HVP_MODES and run_torch(prog, "hvp")[1] is not None:
-                continue   # torch refuses forward-over-reverse of this program too
+                continue  # torch refuses forward-over-reverse of this program too
             findings.append(Finding(mode, "pf", "crash", f"{type(perr).__name__}: {perr}"))
             continue
         if mode in ("fhvp", "rrhvp"):
@@ -597,8 +652,17 @@ def check(prog: Program, modes=MODES) -> list:
         else:
             k, what = mm
             v = "pf" if what != "wrong" else _primal_verdict(prog, k, pr["out"][k], ref["out"][k])
-            findings.append(Finding(pmode, v, "wrong" if what == "wrong" else "shape",
-                                    f"output {k}", k, _fmt(pr["out"][k]), _fmt(ref["out"][k])))
+            findings.append(
+                Finding(
+                    pmode,
+                    v,
+                    "wrong" if what == "wrong" else "shape",
+                    f"output {k}",
+                    k,
+                    _fmt(pr["out"][k]),
+                    _fmt(ref["out"][k]),
+                )
+            )
             continue
         if mode in ("jvp", "hvp", "jvp2"):
             _compare_quantity(prog, mode if mode == "jvp" else f"{mode}:jvp", "tan", pr, ref, diff, findings)

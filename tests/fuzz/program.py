@@ -8,6 +8,7 @@ each candidate statement in torch on concrete values, so it knows shapes and dty
 reject samples outside an op's domain (kinks, cuts, ties) or that torch refuses, and only
 keeps programs torch runs.
 """
+
 from __future__ import annotations
 
 import random
@@ -20,7 +21,7 @@ import torch
 
 from .table import OPS, Op
 
-torch.set_num_threads(1)   # tiny tensors: threads only add latency
+torch.set_num_threads(1)  # tiny tensors: threads only add latency
 
 OP_BY_NAME = {op.name: op for op in OPS}
 # Ops whose torch result is a view where pushforward's is fresh memory, by design: conj (and mH)
@@ -39,7 +40,7 @@ FROZEN_RESULTS = ALIAS_DIFFERS | {"detach"}
 # inputs are frozen (no later in-place write through any alias): the derivatives of either layout
 # are right, only which values a write would change differs (a documented layout choice).
 LAYOUT_ALIASING = {"reshape", "flatten", "flatten_range", "contiguous", "unflatten"}
-LAYOUT_VIEWS = True   # the rule below (a switch for the fuzzer's own tests)
+LAYOUT_VIEWS = True  # the rule below (a switch for the fuzzer's own tests)
 # Likewise `.view(...)` of a value whose torch layout is column-major (a transpose of inv(x) is
 # contiguous in torch, not in pushforward): a view that only torch's layout allows is left out of
 # the program. A value has torch's kernel layout when torch returned it non-contiguous from a
@@ -52,8 +53,8 @@ MAX_ABS = 1e3
 @dataclass
 class Meta:
     shape: tuple
-    kind: str            # "f" float64, "c" complex128, "i" int64, "b" bool
-    no_inplace: bool = False   # a view torch forbids writing (output of a multi-view op)
+    kind: str  # "f" float64, "c" complex128, "i" int64, "b" bool
+    no_inplace: bool = False  # a view torch forbids writing (output of a multi-view op)
 
 
 @dataclass
@@ -61,18 +62,18 @@ class Stmt:
     op: str
     args: list
     params: dict
-    outs: list           # variable ids this statement creates (empty for in-place statements)
+    outs: list  # variable ids this statement creates (empty for in-place statements)
 
 
 @dataclass
 class Program:
-    inputs: list         # numpy arrays (float64 / complex128)
+    inputs: list  # numpy arrays (float64 / complex128)
     stmts: list
-    tangents: list = field(default_factory=list)     # one per input
-    outputs: list = field(default_factory=list)      # variable ids returned by body
-    cotangents: dict = field(default_factory=dict)   # var id -> numpy array (float/complex outputs)
+    tangents: list = field(default_factory=list)  # one per input
+    outputs: list = field(default_factory=list)  # variable ids returned by body
+    cotangents: dict = field(default_factory=dict)  # var id -> numpy array (float/complex outputs)
     seed: int | None = None
-    layout_rules: int = 0   # statements the generator's layout rules froze or left out
+    layout_rules: int = 0  # statements the generator's layout rules froze or left out
 
     @property
     def n_inputs(self) -> int:
@@ -90,8 +91,10 @@ def var_name(prog_or_n, i: int) -> str:
 def render_stmt(st: Stmt, n_inputs: int) -> str:
     op = OP_BY_NAME[st.op]
     names = [var_name(n_inputs, a) for a in st.args]
-    params = {k: _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], v) if isinstance(v, str) else v
-              for k, v in st.params.items()}
+    params = {
+        k: _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], v) if isinstance(v, str) else v
+        for k, v in st.params.items()
+    }
     code = op.render.format(*names, **params)
     if op.statement:
         return code
@@ -140,6 +143,7 @@ def compile_body(prog: Program):
 
 # ------------------------------------------------------------------ generation context
 
+
 def _kind(t: torch.Tensor) -> str:
     if t.is_complex():
         return "c"
@@ -169,7 +173,7 @@ class Ctx:
         self.n_inputs = n_inputs
         self.metas: list = []
         self.values: list = []
-        self.torch_layout: set = set()   # variable ids with torch's kernel (column-major) layout
+        self.torch_layout: set = set()  # variable ids with torch's kernel (column-major) layout
         # Results (variable ids) of FROZEN_RESULTS ops: no in-place statement writes into their
         # memory (through any alias), since documented aliasing, not derivatives, would differ.
         self.frozen: set = set()
@@ -197,8 +201,11 @@ class Ctx:
         return not any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape))
 
     def pick(self, kinds: str, inplace: bool = False, pred=None):
-        cands = [i for i, m in enumerate(self.metas) if m.kind in kinds and (pred is None or pred(m))
-                 and (not inplace or self._writable(i))]
+        cands = [
+            i
+            for i, m in enumerate(self.metas)
+            if m.kind in kinds and (pred is None or pred(m)) and (not inplace or self._writable(i))
+        ]
         if not cands:
             return None
         # favour recent variables, so programs are chains rather than fans of the inputs
@@ -221,8 +228,13 @@ class Ctx:
         """A variable broadcastable to shape; when it is written into target, one that does not
         overlap target's memory partially (torch reads and writes such overlaps in an undefined
         order; the exact same variable, as in y.mul_(y), is fine)."""
-        ok = [i for i, m in enumerate(self.metas) if m.kind in kinds and _broadcasts_into(m.shape, shape)
-              and (target is None or (i == target and allow_self) or not self._shares_memory(i, target))]
+        ok = [
+            i
+            for i, m in enumerate(self.metas)
+            if m.kind in kinds
+            and _broadcasts_into(m.shape, shape)
+            and (target is None or (i == target and allow_self) or not self._shares_memory(i, target))
+        ]
         return self.rng.choice(ok) if ok else None
 
     def _shares_memory(self, i: int, j: int) -> bool:
@@ -245,6 +257,7 @@ _EMPTY_FAMILY = [(0, 3), (3,), (0, 1)]
 def random_array(nrng: np.random.Generator, shape: tuple, kind: str, lo=0.3, hi=1.5) -> np.ndarray:
     def part():
         return nrng.uniform(lo, hi, shape) * nrng.choice([-1.0, 1.0], shape)
+
     if kind == "c":
         return np.asarray(part() + 1j * part(), dtype=np.complex128)
     return np.asarray(part(), dtype=np.float64)
@@ -268,6 +281,7 @@ def _pf_step(code: str, pf_env, op: Op, outs: list, n_inputs: int):
     """Mirror an accepted statement in pushforward: (pf_env, its result, None), or (None, None,
     the error) when pushforward fails on it (the fuzzer's check reports that failure)."""
     import pushforward as pf
+
     try:
         res = _exec_stmt(code, pf_env, op, pf)
     except Exception as e:  # noqa: BLE001 - stop mirroring
@@ -284,8 +298,9 @@ def _aliasing_differs(res_pf, args_pf: list, res_t, args_t: list) -> bool:
     rp = res_pf[0] if isinstance(res_pf, (tuple, list)) else res_pf
     rt = res_t[0] if isinstance(res_t, (tuple, list)) else res_t
     ptr = rt.untyped_storage().data_ptr()
-    return ([bool(np.may_share_memory(rp._data, a._data)) for a in args_pf]
-            != [a.untyped_storage().data_ptr() == ptr for a in args_t])
+    return [bool(np.may_share_memory(rp._data, a._data)) for a in args_pf] != [
+        a.untyped_storage().data_ptr() == ptr for a in args_t
+    ]
 
 
 def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Program | None:
@@ -303,7 +318,7 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
     inputs = [random_array(nrng, s, kd) for s, kd in zip(shapes, kinds)]
     ctx = Ctx(rng, k)
     env: dict = {}
-    pf_env = None   # pushforward's values, mirrored from the first LAYOUT_ALIASING statement on
+    pf_env = None  # pushforward's values, mirrored from the first LAYOUT_ALIASING statement on
     pf_dead = False  # pushforward failed on a statement: no mirror (the check reports that failure)
     layout_rules = 0
     for j, a in enumerate(inputs):
@@ -331,8 +346,10 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
             nv = len(ctx.metas)
             st = Stmt(op.name, list(args), dict(params), [])
             names = [var_name(k, a) for a in args]
-            p2 = {kk: _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], v) if isinstance(v, str) else v
-                  for kk, v in params.items()}
+            p2 = {
+                kk: _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], v) if isinstance(v, str) else v
+                for kk, v in params.items()
+            }
             code = op.render.format(*names, **p2)
             try:
                 res = _exec_stmt(code, env, op)
@@ -348,8 +365,7 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
                     continue
                 multi_view = isinstance(res, (tuple, list)) and op.name in ("split", "chunk", "unbind")
                 for v in vals:
-                    no_ip = multi_view or (v._base is not None and any(
-                        ctx.metas[a].no_inplace for a in args))
+                    no_ip = multi_view or (v._base is not None and any(ctx.metas[a].no_inplace for a in args))
                     outs.append(nv + len(outs))
                     ctx.metas.append(Meta(tuple(v.shape), _kind(v), no_ip))
                     ctx.values.append(v)
@@ -367,13 +383,17 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
                 args_pf = [pf_env[var_name(k, a)] for a in args]
                 pf_env, res_pf, err = _pf_step(code, pf_env, op, outs, k)
                 if layout_view and err is not None and "view size is not compatible" in str(err):
-                    _replay(inputs, stmts, env, ctx, nv)   # a view only torch's layout allows
-                    pf_env, pf_dead = None, False          # (rebuilt when next needed)
+                    _replay(inputs, stmts, env, ctx, nv)  # a view only torch's layout allows
+                    pf_env, pf_dead = None, False  # (rebuilt when next needed)
                     layout_rules += 1
                     continue
                 pf_dead = pf_env is None
-                if op.name in LAYOUT_ALIASING and pf_env is not None and outs and \
-                        _aliasing_differs(res_pf, args_pf, res, [ctx.values[a] for a in args]):
+                if (
+                    op.name in LAYOUT_ALIASING
+                    and pf_env is not None
+                    and outs
+                    and _aliasing_differs(res_pf, args_pf, res, [ctx.values[a] for a in args])
+                ):
                     ctx.frozen.update(outs)
                     ctx.frozen.update(a for a in args if a >= k)
                     layout_rules += 1
@@ -381,7 +401,8 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
             for o in outs:
                 v = ctx.values[o]
                 if any(a in ctx.torch_layout for a in args) or (
-                        v._base is None and v.dim() >= 2 and v.numel() > 1 and not v.is_contiguous()):
+                    v._base is None and v.dim() >= 2 and v.numel() > 1 and not v.is_contiguous()
+                ):
                     ctx.torch_layout.add(o)
             if op.name in FROZEN_RESULTS or any(a in ctx.frozen for a in args):
                 # results derived from a frozen value may alias it in one library only (contiguous(),
@@ -399,6 +420,7 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
 def _pf_replay(inputs, stmts) -> dict | None:
     """pushforward's values of the variables after the accepted statements (None: it failed)."""
     import pushforward as pf
+
     env = {f"x{j}": pf.tensor(a.copy()) for j, a in enumerate(inputs)}
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -448,8 +470,9 @@ def metas_of(prog: Program) -> dict:
 
 
 def run_env(prog: Program, L) -> dict:
-    env = {f"x{j}": (torch.from_numpy(a.copy()) if L is torch else L.tensor(a.copy()))
-           for j, a in enumerate(prog.inputs)}
+    env = {
+        f"x{j}": (torch.from_numpy(a.copy()) if L is torch else L.tensor(a.copy())) for j, a in enumerate(prog.inputs)
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for st in prog.stmts:

@@ -10,6 +10,7 @@
 
 Exit status 1 when pushforward failed on any program.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,9 @@ from fuzz.campaign import Report, format_report, run_campaign  # noqa: E402
 
 def _worker(args):
     seed, n, secs, w, jobs, budget, exclude, modes = args
-    return run_campaign(seed, n_programs=n, seconds=secs, worker=w, jobs=jobs, shrink_budget=budget,
-                        exclude=exclude, modes=modes)
+    return run_campaign(
+        seed, n_programs=n, seconds=secs, worker=w, jobs=jobs, shrink_budget=budget, exclude=exclude, modes=modes
+    )
 
 
 def main(argv=None) -> int:
@@ -39,13 +41,20 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--shrink-budget", type=int, default=150, help="checks spent shrinking one failure")
     ap.add_argument("--exclude", default="", help="comma-separated op names (table.py) to leave out")
-    ap.add_argument("--only", default="",
-                    help="comma-separated groups (core, linalg, fft, special, nn, sort, scatter, misc; "
-                         "table.GROUPS) and/or op names to run alone (default: every op)")
-    ap.add_argument("--skip-known", action="store_true",
-                    help="leave out the ops that trigger issue 9's known classes (table.KNOWN_TRIGGERS)")
-    ap.add_argument("--modes", default=None,
-                    help="comma-separated subset of primal,jvp,vjp,hvp,fhvp,rrhvp,bjvp (default: all)")
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma-separated groups (core, linalg, fft, special, nn, sort, scatter, misc; "
+        "table.GROUPS) and/or op names to run alone (default: every op)",
+    )
+    ap.add_argument(
+        "--skip-known",
+        action="store_true",
+        help="leave out the ops that trigger issue 9's known classes (table.KNOWN_TRIGGERS)",
+    )
+    ap.add_argument(
+        "--modes", default=None, help="comma-separated subset of primal,jvp,vjp,hvp,fhvp,rrhvp,bjvp (default: all)"
+    )
     ap.add_argument("--replay", type=int, default=None, help="check the program with this id and print it")
     a = ap.parse_args(argv)
     if a.minutes is None and a.programs is None:
@@ -55,9 +64,11 @@ def main(argv=None) -> int:
     exclude = {x for x in a.exclude.split(",") if x}
     if a.only:
         from fuzz.table import OPS, select
+
         exclude |= {op.name for op in OPS} - select(a.only)
     if a.skip_known:
         from fuzz.table import KNOWN_TRIGGERS
+
         exclude |= KNOWN_TRIGGERS
     if a.replay is not None:  # the same op pool as the campaign that printed the id
         return _replay(a.replay, exclude)
@@ -68,6 +79,7 @@ def main(argv=None) -> int:
         reps = [_worker(tasks[0])]
     else:
         import multiprocessing as mp
+
         with mp.get_context("fork").Pool(a.jobs) as pool:
             reps = pool.map(_worker, tasks)
     total = Report()
@@ -82,6 +94,7 @@ def _replay(pid: int, exclude: set) -> int:
     from fuzz.check import check
     from fuzz.program import generate, source
     from fuzz.table import OPS
+
     prog = generate(pid, ops=[op for op in OPS if op.name not in exclude] if exclude else None)
     if prog is None:
         print("no program for this id")

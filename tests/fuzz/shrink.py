@@ -1,4 +1,5 @@
 """Shrink a failing program while the same failure persists, then print a runnable reproducer."""
+
 from __future__ import annotations
 
 import copy
@@ -52,8 +53,10 @@ def _bypass(prog: Program, i: int) -> Program | None:
         return None
     out, src = st.outs[0], st.args[0]
     p = copy.copy(prog)
-    p.stmts = [s if out not in s.args else Stmt(s.op, [src if a == out else a for a in s.args], s.params, s.outs)
-               for s in prog.stmts[:i] + prog.stmts[i + 1:]]
+    p.stmts = [
+        s if out not in s.args else Stmt(s.op, [src if a == out else a for a in s.args], s.params, s.outs)
+        for s in prog.stmts[:i] + prog.stmts[i + 1 :]
+    ]
     p.outputs = list(dict.fromkeys(src if o == out else o for o in prog.outputs))
     p.cotangents = dict(prog.cotangents)
     if src in p.outputs and src not in prog.outputs and out in prog.cotangents:
@@ -80,9 +83,14 @@ def _renumber(prog: Program) -> Program:
             outs.append(nxt)
             nxt += 1
         stmts.append(Stmt(st.op, [mapping[a] for a in st.args], dict(st.params), outs))
-    p = Program([prog.inputs[i] for i in live_inputs], stmts, [prog.tangents[i] for i in live_inputs],
-                [mapping[o] for o in prog.outputs], {mapping[o]: c for o, c in prog.cotangents.items()
-                                                     if o in mapping}, prog.seed)
+    p = Program(
+        [prog.inputs[i] for i in live_inputs],
+        stmts,
+        [prog.tangents[i] for i in live_inputs],
+        [mapping[o] for o in prog.outputs],
+        {mapping[o]: c for o, c in prog.cotangents.items() if o in mapping},
+        prog.seed,
+    )
     return p
 
 
@@ -124,7 +132,7 @@ def shrink(prog: Program, target: Finding, budget: int = 200) -> tuple:
         k = len(best.outputs) - 1
         while k >= 0 and len(best.outputs) > 1 and calls < budget:
             c = copy.copy(best)
-            c.outputs = best.outputs[:k] + best.outputs[k + 1:]
+            c.outputs = best.outputs[:k] + best.outputs[k + 1 :]
             if attempt(c):
                 changed = True
             k -= 1
@@ -157,9 +165,10 @@ def _unit_cotangents(prog):
 
 # ------------------------------------------------------------------ reproducer text
 
+
 def _lit(a: np.ndarray) -> str:
     dt = "pf.complex128" if a.dtype.kind == "c" else "pf.float64"
-    if a.size == 0:   # tolist() would lose the shape
+    if a.size == 0:  # tolist() would lose the shape
         return f"pf.zeros({a.shape!r}, dtype={dt})"
     return f"pf.tensor({a.tolist()!r}, dtype={dt})"
 
@@ -194,7 +203,8 @@ def reproducer(prog: Program, f: Finding) -> str:
             lines.append(f"x{i} = p{i}")
     lines += [ind + ln for ln in body]
     expect = f"pushforward: {f.pf_val}; torch: {f.torch_val}" + (
-        f"; finite differences: {f.fd_val}" if f.fd_val is not None else "")
+        f"; finite differences: {f.fd_val}" if f.fd_val is not None else ""
+    )
     last = mode[-1]
     if f.what == "wrong" and last == "vjp" and f.diff:
         try:
@@ -215,8 +225,10 @@ def reproducer(prog: Program, f: Finding) -> str:
         diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
         dnames = [("x" if o < n else "v") + str(o) for o in diff]
         cots = ", ".join(_lit(prog.cotangents[o]) for o in diff)
-        lines.append(f"{ind}g = pf.autograd.grad([{', '.join(dnames)}], [{', '.join(f'p{i}' for i in range(n))}], "
-                     f"[{cots}], allow_unused=True)")
+        lines.append(
+            f"{ind}g = pf.autograd.grad([{', '.join(dnames)}], [{', '.join(f'p{i}' for i in range(n))}], "
+            f"[{cots}], allow_unused=True)"
+        )
         if last == "hvp" or (base == "hvp" and len(mode) == 1):
             lines.append(f"{ind}print(fwAD.unpack_dual(g[{k}]).tangent)  # {expect}")
         else:
@@ -232,8 +244,7 @@ def _expect(f: Finding, where: str = "") -> str:
 
 
 def _input_lines(prog: Program) -> list:
-    return [f"x = ({', '.join(_lit(a) for a in prog.inputs)},)",
-            f"t = ({', '.join(_lit(t) for t in prog.tangents)},)"]
+    return [f"x = ({', '.join(_lit(a) for a in prog.inputs)},)", f"t = ({', '.join(_lit(t) for t in prog.tangents)},)"]
 
 
 def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:

@@ -15,6 +15,7 @@ variables; ``render`` is a ``str.format`` template over the operand names ({0}, 
 and the params; ``dom(args, params)`` sees the concrete torch values of the operands
 (before the op runs) and returns False to reject the sample.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,14 +30,14 @@ import torch
 @dataclass
 class Op:
     name: str
-    render: str                              # format template: {0}.. operands, {p} params
-    gen: Callable                            # gen(ctx) -> (list[int], dict) | None
-    dom: Callable | None = None              # dom(list[torch.Tensor], params) -> bool
-    inplace: bool = False                    # a statement that writes into operand 0
-    statement: bool = False                  # render is a full statement (no result var)
+    render: str  # format template: {0}.. operands, {p} params
+    gen: Callable  # gen(ctx) -> (list[int], dict) | None
+    dom: Callable | None = None  # dom(list[torch.Tensor], params) -> bool
+    inplace: bool = False  # a statement that writes into operand 0
+    statement: bool = False  # render is a full statement (no result var)
     weight: float = 1.0
     tags: tuple = field(default_factory=tuple)
-    group: str = "core"                      # run.py --only selects groups (or op names)
+    group: str = "core"  # run.py --only selects groups (or op names)
 
 
 OPS: list[Op] = []
@@ -76,11 +77,13 @@ def frac_away(x, m=M, half=False):
 
 def real_interval(lo, hi, cut_pred=None):
     """Real inputs inside (lo, hi); complex inputs off the cuts given by cut_pred(z)."""
+
     def dom(a, p):
         x = a[0]
         if x.is_complex():
             return cut_pred is None or not bool(cut_pred(x).any())
         return bool(((x > lo) & (x < hi)).all())
+
     return dom
 
 
@@ -123,6 +126,7 @@ def unary_gen(kinds="fc", inplace=False, params=None):
             return None
         p = params(ctx, ctx.meta(i)) if params else {}
         return None if p is None else ([i], p)
+
     return gen
 
 
@@ -136,6 +140,7 @@ def binary_gen(kinds="fc", kinds2=None, inplace=False, params=None):
             return None
         p = params(ctx, ctx.meta(i)) if params else {}
         return None if p is None else ([i, j], p)
+
     return gen
 
 
@@ -163,8 +168,17 @@ def dims_param(ctx, meta):
 def unary(name, dom=None, kinds="fc", render=None, inplace_variant=False, weight=1.0):
     add(Op(name, render or "{0}.%s()" % name, unary_gen(kinds), dom, weight=weight))
     if inplace_variant:
-        add(Op(name + "_", "{0}.%s_()" % name, unary_gen(kinds, inplace=True), dom, inplace=True,
-               statement=True, weight=weight * 0.7))
+        add(
+            Op(
+                name + "_",
+                "{0}.%s_()" % name,
+                unary_gen(kinds, inplace=True),
+                dom,
+                inplace=True,
+                statement=True,
+                weight=weight * 0.7,
+            )
+        )
 
 
 def binary(name, render, kinds="fc", kinds2=None, dom=None, weight=1.0):
@@ -215,8 +229,14 @@ unary("erfc", kinds="f")
 unary("erfinv", dom=real_interval(-0.9, 0.9), kinds="f")
 unary("lgamma", dom=real_interval(0.1, 20), kinds="f")
 unary("digamma", dom=real_interval(0.1, 20), kinds="f")
-add(Op("polygamma", "L.polygamma({n!r}, {0})", unary_gen("f", params=lambda c, m: {"n": c.rng.randrange(3)}),
-       real_interval(0.2, 20)))
+add(
+    Op(
+        "polygamma",
+        "L.polygamma({n!r}, {0})",
+        unary_gen("f", params=lambda c, m: {"n": c.rng.randrange(3)}),
+        real_interval(0.2, 20),
+    )
+)
 unary("floor", dom=lambda a, p: frac_away(a[0]), kinds="f", weight=0.4)
 unary("ceil", dom=lambda a, p: frac_away(a[0]), kinds="f", weight=0.4)
 unary("trunc", dom=lambda a, p: frac_away(a[0]), kinds="f", weight=0.4)
@@ -235,13 +255,27 @@ def _clamp_dom(a, p):
 
 add(Op("clamp", "{0}.clamp({lo!r}, {hi!r})", unary_gen("f", params=_clamp_params), _clamp_dom))
 add(Op("clamp_min", "{0}.clamp(min={lo!r})", unary_gen("f", params=_clamp_params), _clamp_dom, weight=0.5))
-add(Op("clamp_", "{0}.clamp_({lo!r}, {hi!r})", unary_gen("f", inplace=True, params=_clamp_params), _clamp_dom,
-       inplace=True, statement=True, weight=0.5))
+add(
+    Op(
+        "clamp_",
+        "{0}.clamp_({lo!r}, {hi!r})",
+        unary_gen("f", inplace=True, params=_clamp_params),
+        _clamp_dom,
+        inplace=True,
+        statement=True,
+        weight=0.5,
+    )
+)
 unary("real", render="{0}.real")
 unary("imag", render="{0}.imag", kinds="c")
 unary("conj")
-unary("angle", dom=lambda a, p: bool((a[0].abs() > M).all()) and not (
-    a[0].is_complex() and bool(((a[0].real < 0) & (a[0].imag.abs() < 0.1)).any())))
+unary(
+    "angle",
+    dom=lambda a, p: (
+        bool((a[0].abs() > M).all())
+        and not (a[0].is_complex() and bool(((a[0].real < 0) & (a[0].imag.abs() < 0.1)).any()))
+    ),
+)
 
 # ------------------------------------------------------------------ element-wise, two inputs
 _den = lambda a, p: bool((a[1].abs() > 0.2).all())  # noqa: E731
@@ -254,9 +288,12 @@ binary("mul", "{0} * {1}", weight=1.5)
 binary("div", "{0} / {1}", dom=_den)
 binary("div_m", "L.div({0}, {1})", dom=_den, weight=0.3)
 binary("pow", "{0} ** {1}", dom=lambda a, p: log_dom(a, p) and bool((_re(a[1]).abs() < 3).all()))
-binary("atan2", "L.atan2({0}, {1})", kinds="f",
-       dom=lambda a, p: bool(((a[0] ** 2 + a[1] ** 2 > 0.05)
-                              & ~((a[1] < 0) & (a[0].abs() < 0.1))).all()))
+binary(
+    "atan2",
+    "L.atan2({0}, {1})",
+    kinds="f",
+    dom=lambda a, p: bool(((a[0] ** 2 + a[1] ** 2 > 0.05) & ~((a[1] < 0) & (a[0].abs() < 0.1))).all()),
+)
 binary("hypot", "L.hypot({0}, {1})", kinds="f", dom=lambda a, p: bool((a[0] ** 2 + a[1] ** 2 > 0.05).all()))
 binary("maximum", "L.maximum({0}, {1})", kinds="f", dom=lambda a, p: bool(((a[0] - a[1]).abs() > M).all()))
 binary("minimum", "L.minimum({0}, {1})", kinds="f", dom=lambda a, p: bool(((a[0] - a[1]).abs() > M).all()))
@@ -265,8 +302,12 @@ binary("fmod", "L.fmod({0}, {1})", kinds="f", dom=lambda a, p: _den(a, p) and fr
 binary("remainder", "L.remainder({0}, {1})", kinds="f", dom=_mod_dom)
 binary("mod_op", "{0} % {1}", kinds="f", dom=_mod_dom, weight=0.3)
 binary("floordiv", "{0} // {1}", kinds="f", dom=_mod_dom, weight=0.3)
-binary("copysign", "L.copysign({0}, {1})", kinds="f",
-       dom=lambda a, p: bool((a[0].abs() > M).all() and (a[1].abs() > M).all()))
+binary(
+    "copysign",
+    "L.copysign({0}, {1})",
+    kinds="f",
+    dom=lambda a, p: bool((a[0].abs() > M).all() and (a[1].abs() > M).all()),
+)
 binary("xlogy", "L.xlogy({0}, {1})", kinds="f", dom=lambda a, p: bool((a[1] > 0.1).all()))
 binary("logaddexp", "L.logaddexp({0}, {1})", kinds="f")
 
@@ -279,15 +320,43 @@ add(Op("mul_s", "{0} * {s!r}", unary_gen(params=scalar_param)))
 add(Op("rmul_s", "{s!r} * {0}", unary_gen(params=scalar_param), weight=0.5))
 add(Op("div_s", "{0} / {s!r}", unary_gen(params=scalar_param), weight=0.5))
 add(Op("rdiv_s", "{s!r} / {0}", unary_gen(params=scalar_param), nz(0.2), weight=0.5))
-add(Op("pow_s", "{0} ** {e!r}", unary_gen(params=lambda c, m: {"e": c.rng.choice([2, 3, 0.5, -1, 1.5])}),
-       lambda a, p: (log_dom(a, p) if not float(p["e"]).is_integer() else True)
-       and (p["e"] > 0 or bool((a[0].abs() > 0.2).all()))))
-add(Op("rpow_s", "{s!r} ** {0}", unary_gen(params=lambda c, m: {"s": c.rng.choice([2.0, 0.5, 1.5])}),
-       lambda a, p: bool((_re(a[0]).abs() < 4).all())))
-add(Op("fmod_s", "L.fmod({0}, {s!r})", unary_gen("f", params=scalar_param),
-       lambda a, p: frac_away((a[0] / p["s"]).abs()), weight=0.4))
-add(Op("remainder_s", "L.remainder({0}, {s!r})", unary_gen("f", params=scalar_param),
-       lambda a, p: frac_away(a[0] / p["s"]), weight=0.4))
+add(
+    Op(
+        "pow_s",
+        "{0} ** {e!r}",
+        unary_gen(params=lambda c, m: {"e": c.rng.choice([2, 3, 0.5, -1, 1.5])}),
+        lambda a, p: (
+            (log_dom(a, p) if not float(p["e"]).is_integer() else True)
+            and (p["e"] > 0 or bool((a[0].abs() > 0.2).all()))
+        ),
+    )
+)
+add(
+    Op(
+        "rpow_s",
+        "{s!r} ** {0}",
+        unary_gen(params=lambda c, m: {"s": c.rng.choice([2.0, 0.5, 1.5])}),
+        lambda a, p: bool((_re(a[0]).abs() < 4).all()),
+    )
+)
+add(
+    Op(
+        "fmod_s",
+        "L.fmod({0}, {s!r})",
+        unary_gen("f", params=scalar_param),
+        lambda a, p: frac_away((a[0] / p["s"]).abs()),
+        weight=0.4,
+    )
+)
+add(
+    Op(
+        "remainder_s",
+        "L.remainder({0}, {s!r})",
+        unary_gen("f", params=scalar_param),
+        lambda a, p: frac_away(a[0] / p["s"]),
+        weight=0.4,
+    )
+)
 
 # ------------------------------------------------------------------ comparisons, masks, where
 binary("gt", "{0} > {1}", kinds="f", dom=lambda a, p: bool(((a[0] - a[1]).abs() > M).all()), weight=0.5)
@@ -295,8 +364,15 @@ binary("le", "L.le({0}, {1})", kinds="f", dom=lambda a, p: bool(((a[0] - a[1]).a
 # (an operand compared with itself, or values apart by more than rounding: two values that differ by
 # an ulp in one library and are equal in the other, e.g. x * 3 / 3 and x, compare differently)
 binary("ne", "{0} != {1}", dom=lambda a, p: a[0] is a[1] or bool(((a[0] - a[1]).abs() > M).all()), weight=0.2)
-add(Op("lt_s", "{0} < {s!r}", unary_gen("f", params=scalar_param),
-       lambda a, p: bool(((a[0] - p["s"]).abs() > M).all()), weight=0.5))
+add(
+    Op(
+        "lt_s",
+        "{0} < {s!r}",
+        unary_gen("f", params=scalar_param),
+        lambda a, p: bool(((a[0] - p["s"]).abs() > M).all()),
+        weight=0.5,
+    )
+)
 binary("logical_and", "L.logical_and({0}, {1})", kinds="b", weight=0.3)
 unary("logical_not", render="L.logical_not({0})", kinds="b", weight=0.3)
 unary("isfinite", render="L.isfinite({0})", weight=0.2)
@@ -314,10 +390,20 @@ def _where_gen(ctx):
 
 
 add(Op("where", "L.where({0}, {1}, {2})", _where_gen, weight=1.0))
-add(Op("where_s", "L.where({0}, {1}, {s!r})",
-       lambda ctx: (lambda c: None if c is None else (
-           lambda a: None if a is None else ([c, a], scalar_param(ctx, None)))(ctx.partner(c, "fc")))(ctx.pick("b")),
-       weight=0.4))
+add(
+    Op(
+        "where_s",
+        "L.where({0}, {1}, {s!r})",
+        lambda ctx: (
+            lambda c: (
+                None
+                if c is None
+                else (lambda a: None if a is None else ([c, a], scalar_param(ctx, None)))(ctx.partner(c, "fc"))
+            )
+        )(ctx.pick("b")),
+        weight=0.4,
+    )
+)
 
 
 def _mask_gen(inplace):
@@ -327,6 +413,7 @@ def _mask_gen(inplace):
             return None
         m = ctx.partner(a, "b", into=True)
         return None if m is None else ([a, m], scalar_param(ctx, None))
+
     return gen
 
 
@@ -334,19 +421,39 @@ add(Op("masked_fill", "{0}.masked_fill({1}, {s!r})", _mask_gen(False), weight=0.
 add(Op("masked_fill_", "{0}.masked_fill_({1}, {s!r})", _mask_gen(True), inplace=True, statement=True, weight=0.5))
 
 # ------------------------------------------------------------------ in-place, two operands
-for _name, _tmpl, _dom in (("add_", "{0}.add_({1})", None), ("sub_", "{0}.sub_({1})", None),
-                           ("mul_", "{0}.mul_({1})", None), ("div_", "{0}.div_({1})", _den),
-                           ("iadd", "{0} += {1}", None), ("imul", "{0} *= {1}", None),
-                           ("copy_", "{0}.copy_({1})", None)):
-    add(Op(_name, _tmpl, binary_gen("fc", "fc", inplace=True), _dom, inplace=True, statement=True,
-           weight=1.2))
+for _name, _tmpl, _dom in (
+    ("add_", "{0}.add_({1})", None),
+    ("sub_", "{0}.sub_({1})", None),
+    ("mul_", "{0}.mul_({1})", None),
+    ("div_", "{0}.div_({1})", _den),
+    ("iadd", "{0} += {1}", None),
+    ("imul", "{0} *= {1}", None),
+    ("copy_", "{0}.copy_({1})", None),
+):
+    add(Op(_name, _tmpl, binary_gen("fc", "fc", inplace=True), _dom, inplace=True, statement=True, weight=1.2))
 add(Op("mul_s_", "{0}.mul_({s!r})", unary_gen(inplace=True, params=scalar_param), inplace=True, statement=True))
 add(Op("add_s_", "{0}.add_({s!r})", unary_gen(inplace=True, params=scalar_param), inplace=True, statement=True))
-add(Op("pow_s_", "{0}.pow_({e!r})", unary_gen(inplace=True, params=lambda c, m: {"e": c.rng.choice([2, 3])}),
-       inplace=True, statement=True, weight=0.5))
+add(
+    Op(
+        "pow_s_",
+        "{0}.pow_({e!r})",
+        unary_gen(inplace=True, params=lambda c, m: {"e": c.rng.choice([2, 3])}),
+        inplace=True,
+        statement=True,
+        weight=0.5,
+    )
+)
 add(Op("zero_", "{0}.zero_()", unary_gen(inplace=True), inplace=True, statement=True, weight=0.5))
-add(Op("fill_", "{0}.fill_({s!r})", unary_gen(inplace=True, params=scalar_param), inplace=True, statement=True,
-       weight=0.4))
+add(
+    Op(
+        "fill_",
+        "{0}.fill_({s!r})",
+        unary_gen(inplace=True, params=scalar_param),
+        inplace=True,
+        statement=True,
+        weight=0.4,
+    )
+)
 add(Op("self_mul_", "{0}.mul_({0})", unary_gen(inplace=True), inplace=True, statement=True, weight=0.3))
 add(Op("self_add_", "{0}.add_({0})", unary_gen(inplace=True), inplace=True, statement=True, weight=0.3))
 
@@ -365,6 +472,7 @@ def reduce_gen(kinds="fc", dims=False, kd=True, extra=None):
         if extra:
             p.update(extra(ctx, meta))
         return p
+
     return unary_gen(kinds, params=params)
 
 
@@ -393,20 +501,45 @@ def _var_dom(a, p):
     return n > p["corr"] and bool((x.var(d, correction=p["corr"]) > 0.01).all())
 
 
-add(Op("var", "{0}.var({dim!r}, correction={corr!r}, keepdim={kd!r})", reduce_gen(dims=True, extra=_var_extra),
-       _var_dom))
-add(Op("std", "{0}.std({dim!r}, correction={corr!r}, keepdim={kd!r})", reduce_gen(dims=True, extra=_var_extra),
-       _var_dom))
+add(
+    Op(
+        "var",
+        "{0}.var({dim!r}, correction={corr!r}, keepdim={kd!r})",
+        reduce_gen(dims=True, extra=_var_extra),
+        _var_dom,
+    )
+)
+add(
+    Op(
+        "std",
+        "{0}.std({dim!r}, correction={corr!r}, keepdim={kd!r})",
+        reduce_gen(dims=True, extra=_var_extra),
+        _var_dom,
+    )
+)
 add(Op("var_all", "{0}.var()", unary_gen(), lambda a, p: a[0].numel() > 1 and bool(a[0].var() > 0.01), weight=0.3))
 add(Op("norm", "{0}.norm()", unary_gen(), lambda a, p: bool(a[0].norm() > 0.1), weight=0.5))
-add(Op("norm_dim", "{0}.norm({pp!r}, {dim!r}, keepdim={kd!r})",
-       reduce_gen(dims=True, extra=lambda c, m: {"pp": c.rng.choice([1, 2, 3])}),
-       lambda a, p: bool((a[0].abs() > M).all())))
+add(
+    Op(
+        "norm_dim",
+        "{0}.norm({pp!r}, {dim!r}, keepdim={kd!r})",
+        reduce_gen(dims=True, extra=lambda c, m: {"pp": c.rng.choice([1, 2, 3])}),
+        lambda a, p: bool((a[0].abs() > M).all()),
+    )
+)
 # (complex: not where the sum lies near the negative real axis, the log's branch cut, where the
 # sign of a rounding-level imaginary part picks +pi or -pi, e.g. after an fft)
-add(Op("logsumexp", "{0}.logsumexp({dim!r}, keepdim={kd!r})", reduce_gen(dims=True),
-       lambda a, p: not a[0].is_complex() or bool(
-           ((a[0].logsumexp(p["dim"], keepdim=p["kd"]).imag.abs() - math.pi).abs() > M).all())))
+add(
+    Op(
+        "logsumexp",
+        "{0}.logsumexp({dim!r}, keepdim={kd!r})",
+        reduce_gen(dims=True),
+        lambda a, p: (
+            not a[0].is_complex()
+            or bool(((a[0].logsumexp(p["dim"], keepdim=p["kd"]).imag.abs() - math.pi).abs() > M).all())
+        ),
+    )
+)
 add(Op("softmax", "{0}.softmax({dim!r})", reduce_gen("f", kd=False)))
 add(Op("log_softmax", "{0}.log_softmax({dim!r})", reduce_gen("f", kd=False)))
 add(Op("cumsum", "{0}.cumsum({dim!r})", reduce_gen(kd=False)))
@@ -420,11 +553,18 @@ def _matmul_gen(ctx):
         return None
     k = ctx.meta(a).shape[-1]
     nd_a = len(ctx.meta(a).shape)
-    b = ctx.choose(lambda m: m.kind in "fc" and len(m.shape) >= 1 and (
-        (len(m.shape) == 1 and m.shape[0] == k) or (len(m.shape) >= 2 and m.shape[-2] == k)))
+    b = ctx.choose(
+        lambda m: (
+            m.kind in "fc"
+            and len(m.shape) >= 1
+            and ((len(m.shape) == 1 and m.shape[0] == k) or (len(m.shape) >= 2 and m.shape[-2] == k))
+        )
+    )
     if b is not None:
         return [a, b], {"t": ""}
-    b = ctx.choose(lambda m: m.kind in "fc" and len(m.shape) >= 1 and m.shape[-1] == k and (nd_a > 1 or len(m.shape) > 1))
+    b = ctx.choose(
+        lambda m: m.kind in "fc" and len(m.shape) >= 1 and m.shape[-1] == k and (nd_a > 1 or len(m.shape) > 1)
+    )
     return None if b is None else ([a, b], {"t": ".mT" if len(ctx.meta(b).shape) >= 2 else ""})
 
 
@@ -439,21 +579,35 @@ def _same_shape_gen(n=2, kinds="fc", pred=None):
         sh = ctx.meta(a).shape
         rest = [ctx.choose(lambda m: m.kind in kinds and m.shape == sh) for _ in range(n - 1)]
         return None if None in rest else ([a, *rest], {})
+
     return gen
 
 
 add(Op("dot", "L.dot({0}, {1})", _same_shape_gen(pred=lambda m: len(m.shape) == 1), weight=0.5))
-add(Op("outer", "L.outer({0}, {1})",
-       lambda ctx: (lambda a, b: None if a is None or b is None else ([a, b], {}))(
-           ctx.pick("fc", pred=lambda m: len(m.shape) == 1), ctx.pick("fc", pred=lambda m: len(m.shape) == 1)),
-       weight=0.5))
+add(
+    Op(
+        "outer",
+        "L.outer({0}, {1})",
+        lambda ctx: (lambda a, b: None if a is None or b is None else ([a, b], {}))(
+            ctx.pick("fc", pred=lambda m: len(m.shape) == 1), ctx.pick("fc", pred=lambda m: len(m.shape) == 1)
+        ),
+        weight=0.5,
+    )
+)
 add(Op("mm", "L.mm({0}, {1}.mT)", _same_shape_gen(pred=lambda m: len(m.shape) == 2), weight=0.5))
 add(Op("bmm", "L.bmm({0}, {1}.mT)", _same_shape_gen(pred=lambda m: len(m.shape) == 3), weight=0.5))
 
-_EINSUM_1 = {1: ["i->", "i->i"], 2: ["ij->ji", "ij->j", "ij->i", "ij->", "ii->i", "ii->", "ij->ij"],
-             3: ["ijk->kji", "ijk->ik", "iij->ij", "ijk->j"]}
-_EINSUM_2 = {(1, 1): ["i,i->", "i,j->ij", "i,i->i"], (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji"],
-             (2, 1): ["ij,j->i", "ij,i->j"], (3, 3): ["bij,bkj->bik", "bij,bij->b"]}
+_EINSUM_1 = {
+    1: ["i->", "i->i"],
+    2: ["ij->ji", "ij->j", "ij->i", "ij->", "ii->i", "ii->", "ij->ij"],
+    3: ["ijk->kji", "ijk->ik", "iij->ij", "ijk->j"],
+}
+_EINSUM_2 = {
+    (1, 1): ["i,i->", "i,j->ij", "i,i->i"],
+    (2, 2): ["ij,ij->i", "ij,kj->ik", "ij,ij->", "ij,ij->ji"],
+    (2, 1): ["ij,j->i", "ij,i->j"],
+    (3, 3): ["bij,bkj->bik", "bij,bij->b"],
+}
 
 
 def _einsum_gen(ctx):
@@ -488,8 +642,15 @@ def _einsum_ok(eq, shapes):
 
 # Mixed complex/real operands only when nothing is empty: torch's einsum of an empty complex and an
 # empty real operand gives a real result (NumPy's and ours: complex), a dtype quirk, not a derivative.
-add(Op("einsum", "L.einsum({eq!r}, {args})", lambda ctx: _einsum_args(_einsum_gen(ctx)),
-       lambda a, p: len({t.dtype for t in a}) == 1 or all(t.numel() for t in a), weight=1.2))
+add(
+    Op(
+        "einsum",
+        "L.einsum({eq!r}, {args})",
+        lambda ctx: _einsum_args(_einsum_gen(ctx)),
+        lambda a, p: len({t.dtype for t in a}) == 1 or all(t.numel() for t in a),
+        weight=1.2,
+    )
+)
 
 
 def _einsum_args(r):
@@ -522,8 +683,9 @@ def _fmt_shape(p):
     return p
 
 
-add(Op("view", "{0}.view({shp})", unary_gen("fcb", params=lambda c, m: _fmt_shape(_view_shape(c, m.shape))),
-       weight=1.2))
+add(
+    Op("view", "{0}.view({shp})", unary_gen("fcb", params=lambda c, m: _fmt_shape(_view_shape(c, m.shape))), weight=1.2)
+)
 add(Op("reshape", "{0}.reshape({shp})", unary_gen("fc", params=lambda c, m: _fmt_shape(_view_shape(c, m.shape)))))
 add(Op("flatten", "{0}.flatten()", unary_gen(), weight=0.4))
 
@@ -537,15 +699,34 @@ def _two_dims(ctx, meta):
 
 
 add(Op("transpose", "{0}.transpose({d0!r}, {d1!r})", unary_gen("fcb", params=_two_dims), weight=1.2))
-add(Op("permute", "{0}.permute({perm})", unary_gen(params=lambda c, m: {
-    "perm": ", ".join(map(str, c.rng.sample(range(len(m.shape)), len(m.shape)))) or "()"}), weight=0.6))
+add(
+    Op(
+        "permute",
+        "{0}.permute({perm})",
+        unary_gen(
+            params=lambda c, m: {"perm": ", ".join(map(str, c.rng.sample(range(len(m.shape)), len(m.shape)))) or "()"}
+        ),
+        weight=0.6,
+    )
+)
 add(Op("t", "{0}.t()", unary_gen(kinds="fc", params=lambda c, m: {} if len(m.shape) <= 2 else None), weight=0.6))
 add(Op("mT", "{0}.mT", unary_gen(kinds="fc", params=lambda c, m: {} if len(m.shape) >= 2 else None), weight=0.5))
 add(Op("squeeze", "{0}.squeeze()", unary_gen(params=lambda c, m: {} if 1 in m.shape else None), weight=0.5))
-add(Op("squeeze_dim", "{0}.squeeze({dim!r})",
-       unary_gen(params=lambda c, m: {"dim": m.shape.index(1)} if 1 in m.shape else dim_param(c, m)), weight=0.4))
-add(Op("unsqueeze", "{0}.unsqueeze({dim!r})",
-       unary_gen("fcb", params=lambda c, m: {"dim": c.rng.randrange(-len(m.shape) - 1, len(m.shape) + 1)})))
+add(
+    Op(
+        "squeeze_dim",
+        "{0}.squeeze({dim!r})",
+        unary_gen(params=lambda c, m: {"dim": m.shape.index(1)} if 1 in m.shape else dim_param(c, m)),
+        weight=0.4,
+    )
+)
+add(
+    Op(
+        "unsqueeze",
+        "{0}.unsqueeze({dim!r})",
+        unary_gen("fcb", params=lambda c, m: {"dim": c.rng.randrange(-len(m.shape) - 1, len(m.shape) + 1)}),
+    )
+)
 
 
 def _expand_params(ctx, meta):
@@ -626,7 +807,7 @@ def basic_index(ctx, sh):
     while parts and parts[-1] == ":" and ctx.rng.random() < 0.7:
         parts.pop()
     if ctx.rng.random() < 0.1 and parts:
-        parts = ["..."] + parts[len(parts) // 2:]
+        parts = ["..."] + parts[len(parts) // 2 :]
     return ", ".join(parts) if parts else "..."
 
 
@@ -648,11 +829,29 @@ def advanced_index(ctx, sh, unique=False):
 
 
 add(Op("getitem", "{0}[{idx}]", unary_gen("fcb", params=lambda c, m: {"idx": basic_index(c, m.shape)}), weight=2))
-add(Op("getitem_adv", "{0}[{idx}]",
-       unary_gen(params=lambda c, m: (lambda i: None if i is None else {"idx": i})(advanced_index(c, m.shape)))))
-add(Op("getitem_mask", "{0}[{1}]", lambda ctx: (lambda m: None if m is None else (
-    lambda a: None if a is None else ([a, m], {}))(ctx.choose(lambda v: v.kind in "fc" and v.shape == ctx.meta(m).shape)))(
-    ctx.pick("b")), weight=0.5))
+add(
+    Op(
+        "getitem_adv",
+        "{0}[{idx}]",
+        unary_gen(params=lambda c, m: (lambda i: None if i is None else {"idx": i})(advanced_index(c, m.shape))),
+    )
+)
+add(
+    Op(
+        "getitem_mask",
+        "{0}[{1}]",
+        lambda ctx: (
+            lambda m: (
+                None
+                if m is None
+                else (lambda a: None if a is None else ([a, m], {}))(
+                    ctx.choose(lambda v: v.kind in "fc" and v.shape == ctx.meta(m).shape)
+                )
+            )
+        )(ctx.pick("b")),
+        weight=0.5,
+    )
+)
 
 
 def _split_params(ctx, meta):
@@ -665,17 +864,51 @@ def _split_params(ctx, meta):
 
 add(Op("split", "{0}.split({n!r}, {dim!r})", unary_gen(params=_split_params), tags=("multi",), weight=0.6))
 add(Op("chunk", "{0}.chunk({n!r}, {dim!r})", unary_gen(params=_split_params), tags=("multi",), weight=0.5))
-add(Op("unbind", "{0}.unbind({dim!r})",
-       unary_gen(params=lambda c, m: {"dim": c.rng.randrange(len(m.shape))} if m.shape and 0 < max(m.shape) <= 4
-                 else None), tags=("multi",), weight=0.5))
-add(Op("flip", "{0}.flip({dims!r})", unary_gen(params=lambda c, m: {"dims": dims_param(c, m)} if m.shape else None),
-       weight=0.6))
-add(Op("roll", "{0}.roll({s!r}, {dim!r})", unary_gen(params=lambda c, m: {"s": c.rng.randint(-3, 3), "dim": c.rng.randrange(
-    len(m.shape))} if m.shape else None), weight=0.6))
-add(Op("tril", "{0}.tril({k!r})", unary_gen(params=lambda c, m: {"k": c.rng.randint(-1, 1)} if len(m.shape) >= 2
-                                           else None), weight=0.5))
-add(Op("triu", "{0}.triu({k!r})", unary_gen(params=lambda c, m: {"k": c.rng.randint(-1, 1)} if len(m.shape) >= 2
-                                           else None), weight=0.5))
+add(
+    Op(
+        "unbind",
+        "{0}.unbind({dim!r})",
+        unary_gen(
+            params=lambda c, m: {"dim": c.rng.randrange(len(m.shape))} if m.shape and 0 < max(m.shape) <= 4 else None
+        ),
+        tags=("multi",),
+        weight=0.5,
+    )
+)
+add(
+    Op(
+        "flip",
+        "{0}.flip({dims!r})",
+        unary_gen(params=lambda c, m: {"dims": dims_param(c, m)} if m.shape else None),
+        weight=0.6,
+    )
+)
+add(
+    Op(
+        "roll",
+        "{0}.roll({s!r}, {dim!r})",
+        unary_gen(
+            params=lambda c, m: {"s": c.rng.randint(-3, 3), "dim": c.rng.randrange(len(m.shape))} if m.shape else None
+        ),
+        weight=0.6,
+    )
+)
+add(
+    Op(
+        "tril",
+        "{0}.tril({k!r})",
+        unary_gen(params=lambda c, m: {"k": c.rng.randint(-1, 1)} if len(m.shape) >= 2 else None),
+        weight=0.5,
+    )
+)
+add(
+    Op(
+        "triu",
+        "{0}.triu({k!r})",
+        unary_gen(params=lambda c, m: {"k": c.rng.randint(-1, 1)} if len(m.shape) >= 2 else None),
+        weight=0.5,
+    )
+)
 
 
 def _cat_gen(stack):
@@ -690,12 +923,18 @@ def _cat_gen(stack):
             b = ctx.choose(lambda m: m.kind in "fc" and m.shape == sh)
         else:
             dd = d % nd
-            b = ctx.choose(lambda m: m.kind in "fc" and len(m.shape) == nd and all(
-                x == y for k, (x, y) in enumerate(zip(m.shape, sh)) if k != dd))
+            b = ctx.choose(
+                lambda m: (
+                    m.kind in "fc"
+                    and len(m.shape) == nd
+                    and all(x == y for k, (x, y) in enumerate(zip(m.shape, sh)) if k != dd)
+                )
+            )
         if b is None:
             return None
         lst = [a, b] if ctx.rng.random() < 0.7 else [a, b, a]
         return lst, {"dim": d, "lst": ", ".join("{%d}" % k for k in range(len(lst)))}
+
     return gen
 
 
@@ -768,6 +1007,7 @@ def _setitem_gen(adv=False, acc=False):
             return [a], {"idx": idx, "val": repr(scalar_param(ctx, None)["s"])}
         b = ctx.partner_shape(ish, _into(ctx, a), target=a, allow_self=False)
         return None if b is None else ([a, b], {"idx": idx, "val": "{1}"})
+
     return gen
 
 
@@ -790,11 +1030,31 @@ def _index_put_gen(ctx):
     return None if b is None else ([a, b], {"idx": idx, "acc": acc})
 
 
-add(Op("index_put_", "{0}.index_put_((L.tensor({idx!r}),), {1}, accumulate={acc!r})", _index_put_gen,
-       inplace=True, statement=True, weight=0.5))
+add(
+    Op(
+        "index_put_",
+        "{0}.index_put_((L.tensor({idx!r}),), {1}, accumulate={acc!r})",
+        _index_put_gen,
+        inplace=True,
+        statement=True,
+        weight=0.5,
+    )
+)
 
-_VIEW_WRITES = ["[0]", "[..., 0]", ".diagonal()", ".t()", ".view(-1)", ".real", ".imag", "[1:]", ".mT",
-                ".unsqueeze(0)", ".transpose(0, -1)", "[::2]"]
+_VIEW_WRITES = [
+    "[0]",
+    "[..., 0]",
+    ".diagonal()",
+    ".t()",
+    ".view(-1)",
+    ".real",
+    ".imag",
+    "[1:]",
+    ".mT",
+    ".unsqueeze(0)",
+    ".transpose(0, -1)",
+    "[::2]",
+]
 _VIEW_INPLACE = ["mul_({s!r})", "add_({1})", "mul_({1})", "zero_()", "copy_({1})", "sin_()", "neg_()", "div_({s!r})"]
 
 
@@ -849,31 +1109,83 @@ add(Op("H", "{0}.H", unary_gen(params=lambda c, m: {} if len(m.shape) == 2 else 
 add(Op("T", "{0}.T", unary_gen(params=lambda c, m: {} if len(m.shape) == 2 else None), weight=0.3))
 add(Op("broadcast_to", "{0}.broadcast_to(({shp},))", unary_gen(params=_expand_params), weight=0.4))
 add(Op("clip", "L.clip({0}, {lo!r}, {hi!r})", unary_gen("f", params=_clamp_params), _clamp_dom, weight=0.3))
-add(Op("clamp_t", "{0}.clamp({1}, {1} + 1.0)", binary_gen("f"),
-       lambda a, p: bool(((a[0] - a[1]).abs() > M).all() and ((a[0] - a[1] - 1).abs() > M).all()), weight=0.4))
+add(
+    Op(
+        "clamp_t",
+        "{0}.clamp({1}, {1} + 1.0)",
+        binary_gen("f"),
+        lambda a, p: bool(((a[0] - a[1]).abs() > M).all() and ((a[0] - a[1] - 1).abs() > M).all()),
+        weight=0.4,
+    )
+)
 add(Op("swapaxes", "{0}.swapaxes({d0!r}, {d1!r})", unary_gen(params=_two_dims), weight=0.3))
 add(Op("concat", "L.concat([{lst}], {dim!r})", _cat_gen(False), weight=0.3))
 add(Op("fix", "L.fix({0})", unary_gen("f"), lambda a, p: frac_away(a[0]), weight=0.2))
-add(Op("ger", "L.ger({0}, {1})",
-       lambda ctx: (lambda a, b: None if a is None or b is None else ([a, b], {}))(
-           ctx.pick("fc", pred=lambda m: len(m.shape) == 1), ctx.pick("fc", pred=lambda m: len(m.shape) == 1)),
-       weight=0.2))
-add(Op("div_trunc", "L.div({0}, {1}, rounding_mode='trunc')", binary_gen("f"),
-       lambda a, p: _den(a, p) and frac_away((a[0] / a[1]).abs()), weight=0.2))
-add(Op("round_dec", "{0}.round(decimals=1)", unary_gen("f"), lambda a, p: frac_away(a[0] * 10, m=0.2, half=True),
-       weight=0.2))
+add(
+    Op(
+        "ger",
+        "L.ger({0}, {1})",
+        lambda ctx: (lambda a, b: None if a is None or b is None else ([a, b], {}))(
+            ctx.pick("fc", pred=lambda m: len(m.shape) == 1), ctx.pick("fc", pred=lambda m: len(m.shape) == 1)
+        ),
+        weight=0.2,
+    )
+)
+add(
+    Op(
+        "div_trunc",
+        "L.div({0}, {1}, rounding_mode='trunc')",
+        binary_gen("f"),
+        lambda a, p: _den(a, p) and frac_away((a[0] / a[1]).abs()),
+        weight=0.2,
+    )
+)
+add(
+    Op(
+        "round_dec",
+        "{0}.round(decimals=1)",
+        unary_gen("f"),
+        lambda a, p: frac_away(a[0] * 10, m=0.2, half=True),
+        weight=0.2,
+    )
+)
 add(Op("sum_dtype", "{0}.sum({dim!r}, dtype=L.complex128)", reduce_gen("f", dims=True), weight=0.3))
 add(Op("cumsum_dtype", "{0}.cumsum({dim!r}, dtype=L.complex128)", reduce_gen("f", kd=False), weight=0.2))
 add(Op("norm_inf", "{0}.norm(float('inf'))", unary_gen("f"), lambda a, p: no_ties(a[0].abs()), weight=0.3))
-add(Op("logit_eps", "{0}.logit(0.1)", unary_gen("f"),
-       lambda a, p: bool((((a[0] - 0.1).abs() > M) & ((a[0] - 0.9).abs() > M)).all()), weight=0.2))
-add(Op("arctan2", "L.arctan2({0}, {1})", binary_gen("f"),
-       lambda a, p: bool(((a[0] ** 2 + a[1] ** 2 > 0.05) & ~((a[1] < 0) & (a[0].abs() < 0.1))).all()), weight=0.2))
+add(
+    Op(
+        "logit_eps",
+        "{0}.logit(0.1)",
+        unary_gen("f"),
+        lambda a, p: bool((((a[0] - 0.1).abs() > M) & ((a[0] - 0.9).abs() > M)).all()),
+        weight=0.2,
+    )
+)
+add(
+    Op(
+        "arctan2",
+        "L.arctan2({0}, {1})",
+        binary_gen("f"),
+        lambda a, p: bool(((a[0] ** 2 + a[1] ** 2 > 0.05) & ~((a[1] < 0) & (a[0].abs() < 0.1))).all()),
+        weight=0.2,
+    )
+)
 add(Op("subtract_alpha", "L.subtract({0}, {1}, alpha={s!r})", binary_gen(params=scalar_param), weight=0.2))
 add(Op("absolute", "L.absolute({0})", unary_gen(), nz(), weight=0.2))
-add(Op("flatten_range", "{0}.flatten({a!r}, {b!r})", unary_gen(params=lambda c, m: (
-    lambda a: {"a": a, "b": c.rng.randrange(a, len(m.shape))})(c.rng.randrange(len(m.shape))) if m.shape else None),
-    weight=0.3))
+add(
+    Op(
+        "flatten_range",
+        "{0}.flatten({a!r}, {b!r})",
+        unary_gen(
+            params=lambda c, m: (
+                (lambda a: {"a": a, "b": c.rng.randrange(a, len(m.shape))})(c.rng.randrange(len(m.shape)))
+                if m.shape
+                else None
+            )
+        ),
+        weight=0.3,
+    )
+)
 add(Op("rmatmul_like", "{1}.mT @ {0}", _same_shape_gen(pred=lambda m: len(m.shape) == 2), weight=0.3))
 
 
@@ -881,10 +1193,21 @@ add(Op("rmatmul_like", "{1}.mT @ {0}", _same_shape_gen(pred=lambda m: len(m.shap
 # Ops that (on the branch where the fuzzer was written) trigger the failure classes issue 9
 # already lists; `run.py --skip-known` leaves them out to look for new classes.
 KNOWN_TRIGGERS = {
-    "add_s", "radd_s", "sub_s", "rsub_s", "const", "zeros_like", "fmod_s",   # 1: shared tangent objects
-    "gather",                                                                 # 2: gather broadcasts its index
-    "to_same", "to_f64", "double", "contiguous",                              # 3/4: aliasing, repeated outputs
-    "long_double", "bool_double", "to_long",                                  # 5: integer casts keep tangents
+    "add_s",
+    "radd_s",
+    "sub_s",
+    "rsub_s",
+    "const",
+    "zeros_like",
+    "fmod_s",  # 1: shared tangent objects
+    "gather",  # 2: gather broadcasts its index
+    "to_same",
+    "to_f64",
+    "double",
+    "contiguous",  # 3/4: aliasing, repeated outputs
+    "long_double",
+    "bool_double",
+    "to_long",  # 5: integer casts keep tangents
 }
 
 

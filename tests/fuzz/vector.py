@@ -14,6 +14,7 @@ torch: when the unbatched run itself raises, there is no reference and nothing i
 (those modes report it). B is drawn per program from {1, 2, 3, one of the inputs' dims}, so a
 rule that swaps the batch dim with a logical dim of the same size cannot go unnoticed.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,8 +61,10 @@ def batched_cotangents(prog: Program, B: int, diff: list, out_like: list) -> lis
 def batched_inputs(prog: Program, B: int) -> list:
     """Row 0 is the program's input; the others are nearby points (same signs, so the same branch)."""
     rng = np.random.default_rng([abs(prog.seed or 0), 17, B])
-    return [np.stack([a] + [np.asarray(a * rng.uniform(0.8, 1.2, a.shape), a.dtype) for _ in range(B - 1)])
-            for a in prog.inputs]
+    return [
+        np.stack([a] + [np.asarray(a * rng.uniform(0.8, 1.2, a.shape), a.dtype) for _ in range(B - 1)])
+        for a in prog.inputs
+    ]
 
 
 def _np(t):
@@ -84,14 +87,17 @@ def _guard(fn):
 
 # ------------------------------------------------------------------ running
 
+
 def run_jvp(prog: Program, tangents: list, B: int | None) -> dict:
     """Outputs and tangents of one pass at a dual level (batched when B is not None)."""
     fn = compile_body(prog)
     xs = [pf.tensor(a.copy()) for a in prog.inputs]
     with pfw.dual_level(**({} if B is None else {"batch": B})):
         outs = fn(pf, *[pfw.make_dual(x, pf.tensor(t.copy())) for x, t in zip(xs, tangents)])
-        return {"out": [_np(pfw.unpack_dual(o).primal) for o in outs],
-                "tan": [_np(pfw.unpack_dual(o).tangent) for o in outs]}
+        return {
+            "out": [_np(pfw.unpack_dual(o).primal) for o in outs],
+            "tan": [_np(pfw.unpack_dual(o).tangent) for o in outs],
+        }
 
 
 def run_vjp(prog: Program, cots: list | None, diff: list | None, level: int | None = None) -> dict:
@@ -132,9 +138,11 @@ def run_primal(prog: Program, xs: list) -> list:
 
 # ------------------------------------------------------------------ comparing
 
+
 def _rows_mismatch(batched, rows, shape, dtype, B) -> str | None:
     """Where batched (B, *shape) differs from the stacked rows (None entries: zero)."""
     from .check import _close
+
     zero = np.zeros(shape, dtype if np.dtype(dtype).kind in "fc" else np.float64)
     want = np.stack([zero if r is None else r for r in rows]) if B else np.zeros((0,) + shape)
     if batched is None:
@@ -172,10 +180,11 @@ def _crash(e: Exception) -> str:
 def check_vector(prog: Program, mode: str) -> list:
     """The findings of one vector mode for prog (a list of check.Finding)."""
     from .check import Finding, _fmt
+
     B = batch_size(prog)
     base, e0 = _guard(lambda: run_vjp(prog, None, None))
     if e0 is not None:
-        return []   # the primal run fails: the primal mode reports it
+        return []  # the primal run fails: the primal mode reports it
     findings: list = []
 
     def fail(what, detail, k=None, got=None, want=None):
@@ -185,7 +194,7 @@ def check_vector(prog: Program, mode: str) -> list:
         V = batched_tangents(prog, B)
         rows = _unbatched_rows(B, lambda b: run_jvp(prog, [v[b] for v in V], None))
         if rows is None:
-            return []   # no reference: jvp mode reports the unbatched failure
+            return []  # no reference: jvp mode reports the unbatched failure
         got, e = _guard(lambda: run_jvp(prog, V, B))
         if e is not None:
             fail("crash", _crash(e))
@@ -200,9 +209,13 @@ def check_vector(prog: Program, mode: str) -> list:
                 continue
             where = _rows_mismatch(got["tan"][k], [r["tan"][k] for r in rows], o.shape, o.dtype, B)
             if where is not None:
-                fail("wrong" if where.startswith("row") else "shape", f"tan of output {k}: {where}", k,
-                     got["tan"][k], np.stack([np.zeros(o.shape) if r["tan"][k] is None else r["tan"][k]
-                                             for r in rows]))
+                fail(
+                    "wrong" if where.startswith("row") else "shape",
+                    f"tan of output {k}: {where}",
+                    k,
+                    got["tan"][k],
+                    np.stack([np.zeros(o.shape) if r["tan"][k] is None else r["tan"][k] for r in rows]),
+                )
                 break
     elif mode == "vvjp":
         diff = base["diff"]
@@ -211,7 +224,7 @@ def check_vector(prog: Program, mode: str) -> list:
         C = batched_cotangents(prog, B, diff, base["out"])
         rows = _unbatched_rows(B, lambda b: run_vjp(prog, [c[b] for c in C], diff))
         if rows is None:
-            return []   # no reference: vjp mode reports the unbatched failure
+            return []  # no reference: vjp mode reports the unbatched failure
         got, e = _guard(lambda: run_vjp(prog, C, diff, new_batch_level()))
         if e is not None:
             fail("crash", _crash(e))
@@ -219,8 +232,13 @@ def check_vector(prog: Program, mode: str) -> list:
         for i, a in enumerate(prog.inputs):
             where = _rows_mismatch(got["grad"][i], [r["grad"][i] for r in rows], a.shape, a.dtype, B)
             if where is not None:
-                fail("wrong" if where.startswith("row") else "shape", f"grad of input {i}: {where}", i,
-                     got["grad"][i], [r["grad"][i] for r in rows])
+                fail(
+                    "wrong" if where.startswith("row") else "shape",
+                    f"grad of input {i}: {where}",
+                    i,
+                    got["grad"][i],
+                    [r["grad"][i] for r in rows],
+                )
                 break
     elif mode == "vhvp":
         diff = base["diff"]
@@ -230,7 +248,7 @@ def check_vector(prog: Program, mode: str) -> list:
         cots = [c[0] for c in batched_cotangents(prog, 1, diff, base["out"])]
         rows = _unbatched_rows(B, lambda b: run_hvp(prog, [v[b] for v in V], None, cots, diff))
         if rows is None:
-            return []   # no reference: hvp mode reports the unbatched failure
+            return []  # no reference: hvp mode reports the unbatched failure
         got, e = _guard(lambda: run_hvp(prog, V, B, cots, diff))
         if e is not None:
             fail("crash", _crash(e))
@@ -238,8 +256,13 @@ def check_vector(prog: Program, mode: str) -> list:
         for i, a in enumerate(prog.inputs):
             where = _rows_mismatch(got[i], [r[i] for r in rows], a.shape, a.dtype, B)
             if where is not None:
-                fail("wrong" if where.startswith("row") else "shape", f"gradient's tangent of input {i}: {where}", i,
-                     got[i], [r[i] for r in rows])
+                fail(
+                    "wrong" if where.startswith("row") else "shape",
+                    f"gradient's tangent of input {i}: {where}",
+                    i,
+                    got[i],
+                    [r[i] for r in rows],
+                )
                 break
     elif mode == "vmap":
         X = batched_inputs(prog, B)
@@ -248,7 +271,7 @@ def check_vector(prog: Program, mode: str) -> list:
             return []
         got, e = _guard(lambda: run_vmap(prog, X))
         if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
-            return []   # documented: vmap refuses an in-place write of a batched value into a constant
+            return []  # documented: vmap refuses an in-place write of a batched value into a constant
         if e is not None:
             fail("crash", _crash(e))
             return findings
@@ -257,13 +280,19 @@ def check_vector(prog: Program, mode: str) -> list:
                 continue
             where = _rows_mismatch(got[k], [r[k] for r in rows], o.shape, o.dtype, B)
             if where is not None:
-                fail("wrong" if where.startswith("row") else "shape", f"output {k}: {where}", k, got[k],
-                     [r[k] for r in rows])
+                fail(
+                    "wrong" if where.startswith("row") else "shape",
+                    f"output {k}: {where}",
+                    k,
+                    got[k],
+                    [r[k] for r in rows],
+                )
                 break
     return findings
 
 
 # ------------------------------------------------------------------ reproducer
+
 
 def _lit(a: np.ndarray) -> str:
     dt = "pf.complex128" if a.dtype.kind == "c" else "pf.float64"
@@ -280,22 +309,31 @@ def reproducer(prog: Program, f) -> str:
     outs = ", ".join(name[o] for o in prog.outputs)
     body = ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     args = ", ".join(f"x{i}" for i in range(n))
-    lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD",
-             "from pushforward.core.batched import BatchedTensor, new_batch_level", "",
-             f"def f({args}):", *body, f"    return [{outs}]", ""]
+    lines = [
+        "import pushforward as pf",
+        "import pushforward.autograd.forward_ad as fwAD",
+        "from pushforward.core.batched import BatchedTensor, new_batch_level",
+        "",
+        f"def f({args}):",
+        *body,
+        f"    return [{outs}]",
+        "",
+    ]
     k = f.out or 0
     crash = f"raises {f.detail[:300]}" if f.what == "crash" else f"batched: {f.pf_val}; row by row: {f.torch_val}"
     if f.mode == "vjvp":
         V = batched_tangents(prog, B)
         lines += [f"p{i} = {_lit(a)}" for i, a in enumerate(prog.inputs)]
         lines += [f"V{i} = {_lit(v)}" for i, v in enumerate(V)]
-        lines += [f"with fwAD.dual_level(batch={B}):",
-                  f"    y = f({', '.join(f'fwAD.make_dual(p{i}, V{i})' for i in range(n))})",
-                  f"    print(fwAD.unpack_dual(y[{k}]).tangent)  # {crash}",
-                  f"for b in range({B}):",
-                  "    with fwAD.dual_level():",
-                  f"        y = f({', '.join(f'fwAD.make_dual(p{i}, V{i}[b])' for i in range(n))})",
-                  f"        print(fwAD.unpack_dual(y[{k}]).tangent)"]
+        lines += [
+            f"with fwAD.dual_level(batch={B}):",
+            f"    y = f({', '.join(f'fwAD.make_dual(p{i}, V{i})' for i in range(n))})",
+            f"    print(fwAD.unpack_dual(y[{k}]).tangent)  # {crash}",
+            f"for b in range({B}):",
+            "    with fwAD.dual_level():",
+            f"        y = f({', '.join(f'fwAD.make_dual(p{i}, V{i}[b])' for i in range(n))})",
+            f"        print(fwAD.unpack_dual(y[{k}]).tangent)",
+        ]
     elif f.mode == "vvjp":
         base = run_vjp(prog, None, None)
         diff = base["diff"]
@@ -304,14 +342,17 @@ def reproducer(prog: Program, f) -> str:
         lines += [f"C{j} = {_lit(c)}" for j, c in enumerate(C)]
         sel = ", ".join(f"y[{d}]" for d in diff)
         ps = ", ".join(f"p{i}" for i in range(n))
-        lines += ["lv = new_batch_level()", f"y = f({ps})",
-                  f"g = pf.autograd.grad([{sel}], [{ps}], [{', '.join(f'BatchedTensor(C{j}, lv)' for j in range(len(C)))}],"
-                  " allow_unused=True)",
-                  f"print(g[{k}])  # {crash}",
-                  f"for b in range({B}):",
-                  f"    y = f({ps})",
-                  f"    print(pf.autograd.grad([{sel}], [{ps}], [{', '.join(f'C{j}[b]' for j in range(len(C)))}],"
-                  f" allow_unused=True)[{k}])"]
+        lines += [
+            "lv = new_batch_level()",
+            f"y = f({ps})",
+            f"g = pf.autograd.grad([{sel}], [{ps}], [{', '.join(f'BatchedTensor(C{j}, lv)' for j in range(len(C)))}],"
+            " allow_unused=True)",
+            f"print(g[{k}])  # {crash}",
+            f"for b in range({B}):",
+            f"    y = f({ps})",
+            f"    print(pf.autograd.grad([{sel}], [{ps}], [{', '.join(f'C{j}[b]' for j in range(len(C)))}],"
+            f" allow_unused=True)[{k}])",
+        ]
     elif f.mode == "vhvp":
         base = run_vjp(prog, None, None)
         diff = base["diff"]
@@ -322,21 +363,24 @@ def reproducer(prog: Program, f) -> str:
         cl = ", ".join(_lit(c) for c in cots)
         lines += [f"p{i} = {_lit(a)}.requires_grad_()" for i, a in enumerate(prog.inputs)]
         lines += [f"V{i} = {_lit(v)}" for i, v in enumerate(V)]
-        lines += [f"with fwAD.dual_level(batch={B}):",
-                  f"    y = f({', '.join(f'fwAD.make_dual(p{i}, V{i})' for i in range(n))})",
-                  f"    g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
-                  f"    print(fwAD.unpack_dual(g[{k}]).tangent)  # {crash}",
-                  f"for b in range({B}):",
-                  "    with fwAD.dual_level():",
-                  f"        y = f({', '.join(f'fwAD.make_dual(p{i}, V{i}[b])' for i in range(n))})",
-                  f"        g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
-                  f"        print(fwAD.unpack_dual(g[{k}]).tangent)"]
+        lines += [
+            f"with fwAD.dual_level(batch={B}):",
+            f"    y = f({', '.join(f'fwAD.make_dual(p{i}, V{i})' for i in range(n))})",
+            f"    g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
+            f"    print(fwAD.unpack_dual(g[{k}]).tangent)  # {crash}",
+            f"for b in range({B}):",
+            "    with fwAD.dual_level():",
+            f"        y = f({', '.join(f'fwAD.make_dual(p{i}, V{i}[b])' for i in range(n))})",
+            f"        g = pf.autograd.grad([{sel}], [{ps}], [{cl}], allow_unused=True)",
+            f"        print(fwAD.unpack_dual(g[{k}]).tangent)",
+        ]
     else:
         X = batched_inputs(prog, B)
         lines += [f"X{i} = {_lit(x)}" for i, x in enumerate(X)]
         xs = ", ".join(f"X{i}" for i in range(n))
-        lines += [f"print(pf.func.vmap(lambda *a: tuple(f(*a)))({xs})[{k}])  # {crash}",
-                  f"for b in range({B}):",
-                  f"    print(f({', '.join(f'X{i}[b]' for i in range(n))})[{k}])"]
+        lines += [
+            f"print(pf.func.vmap(lambda *a: tuple(f(*a)))({xs})[{k}])  # {crash}",
+            f"for b in range({B}):",
+            f"    print(f({', '.join(f'X{i}[b]' for i in range(n))})[{k}])",
+        ]
     return "\n".join(lines)
-

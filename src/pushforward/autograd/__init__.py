@@ -1,4 +1,5 @@
 """Autodiff: reverse mode (grad, backward), forward mode (forward_ad), custom Functions, checks."""
+
 import importlib
 
 from . import forward_ad
@@ -7,8 +8,21 @@ from ..engine.graph import autograd_backward as backward, grad
 from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["forward_ad", "Function", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "functional"]
+__all__ = [
+    "forward_ad",
+    "Function",
+    "once_differentiable",
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "functional",
+]
 
 
 def __getattr__(name: str) -> object:

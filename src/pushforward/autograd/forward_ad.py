@@ -11,6 +11,7 @@ the level drops them all. A view without its own tangent finds its base's.
 ...     fwAD.unpack_dual(d.sin()).tangent
 tensor([1.        , 0.54030231])
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,12 +20,18 @@ from collections import namedtuple
 from ..core.batched import BatchedTensor, broadcast_batch, physical
 from ..core.tensor import FLOATING, Tensor
 from ..engine.state import STATE
-from ..engine.tangents import (_resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of,
-                               tangent_of)
+from ..engine.tangents import _resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of, tangent_of
 from ..errors import OpError, OpTypeError, OpValueError
 
-__all__ = ["enter_dual_level", "exit_dual_level", "dual_level", "untracked_level", "make_dual", "unpack_dual",
-           "UnpackedDualTensor"]
+__all__ = [
+    "enter_dual_level",
+    "exit_dual_level",
+    "dual_level",
+    "untracked_level",
+    "make_dual",
+    "unpack_dual",
+    "UnpackedDualTensor",
+]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -92,6 +99,7 @@ class untracked_level(dual_level):
 
 # -- public API ----------------------------------------------------------------------------
 
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A dual tensor: a view of `tensor` whose tangent at `level` is `tangent`.
 
@@ -106,26 +114,36 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
         raise OpTypeError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
-    if (type(tangent) is BatchedTensor and lvl.batch is not None and tangent._blevel == lvl.blevel
-            and type(tensor) is not BatchedTensor):
+    if (
+        type(tangent) is BatchedTensor
+        and lvl.batch is not None
+        and tangent._blevel == lvl.blevel
+        and type(tensor) is not BatchedTensor
+    ):
         tangent = tangent._phys  # this level's tangent as tangent_of gives it (transforms re-make duals)
     if type(tensor) is BatchedTensor or type(tangent) is BatchedTensor:
         return _make_dual_batched(tensor, tangent, level)
     pd, td = tensor._data, tangent._data
     if pd.dtype.kind not in FLOATING:
-        raise OpValueError(f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}")
+        raise OpValueError(
+            f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}"
+        )
     if td.dtype.kind not in FLOATING:
         raise OpValueError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
     want = pd.shape if lvl.batch is None else (lvl.batch,) + pd.shape
     if td.shape != want:
         if lvl.batch is None:
             raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
-        raise OpError(f"make_dual: at a level of batch {lvl.batch} the tangent must have shape (batch, *primal.shape) "
-                      f"= {want}; got {tuple(td.shape)}")
+        raise OpError(
+            f"make_dual: at a level of batch {lvl.batch} the tangent must have shape (batch, *primal.shape) "
+            f"= {want}; got {tuple(td.shape)}"
+        )
     if td.dtype != pd.dtype:
         if td.dtype.kind != pd.dtype.kind:  # complex vs real: no R-linear reading of the tangent
-            raise OpError(f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype} "
-                          "(a real primal needs a real tangent, a complex one a complex tangent)")
+            raise OpError(
+                f"make_dual: tangent dtype {td.dtype} does not match primal dtype {pd.dtype} "
+                "(a real primal needs a real tangent, a complex one a complex tangent)"
+            )
         tangent = tangent.to(pd.dtype)  # float32 <-> float64: cast as torch does (differentiably)
     if tangent_of(tensor, level) is not None:
         raise OpError(f"make_dual: the primal already has a tangent at level {lvl.index}; unpack_dual it first")
@@ -140,19 +158,24 @@ def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
     """make_dual inside vmap: the tangent lives on the primal's physical tensor (one per batch
     element), so the primal's batch level is unwrapped from both."""
     if type(tensor) is not BatchedTensor:
-        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal; give the primal "
-                      "in_dims too")
+        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal; give the primal in_dims too")
     lvl = STATE.by_uid[level]
     blevel = tensor._blevel
     size = tensor._phys.shape[0]
     if type(tangent) is BatchedTensor and tangent._blevel > blevel:
         raise OpError("make_dual: the tangent is batched at a vmap level inside the primal's; not supported")
     if lvl.batch is None:  # the physical primal gets the physical tangent (one per batch element)
-        phys_t = tangent._phys if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
-            broadcast_batch(tangent, size)
+        phys_t = (
+            tangent._phys
+            if type(tangent) is BatchedTensor and tangent._blevel == blevel
+            else broadcast_batch(tangent, size)
+        )
     else:  # a vector-mode level inside vmap: the physical tangent is (B, size, ...), vmap's dim second
-        phys_t = tangent._phys.movedim(0, 1) if type(tangent) is BatchedTensor and tangent._blevel == blevel else \
-            broadcast_batch(tangent, size, 1)
+        phys_t = (
+            tangent._phys.movedim(0, 1)
+            if type(tangent) is BatchedTensor and tangent._blevel == blevel
+            else broadcast_batch(tangent, size, 1)
+        )
     return BatchedTensor(make_dual(tensor._phys, phys_t, level=lvl.index), blevel)
 
 
@@ -169,7 +192,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         p, t = unpack_dual(tensor._phys, level=lvl.index)
         if t is not None and lvl.batch is not None:
             t = t.movedim(1, 0)  # (B, size, ...) -> vmap's dim first
-        return UnpackedDualTensor(BatchedTensor(p, tensor._blevel), None if t is None else BatchedTensor(t, tensor._blevel))
+        return UnpackedDualTensor(
+            BatchedTensor(p, tensor._blevel), None if t is None else BatchedTensor(t, tensor._blevel)
+        )
     t = tangent_of(tensor, level)
     if t is None:
         return UnpackedDualTensor(tensor, None)
@@ -178,7 +203,6 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if lvl.batch is not None:
         t = physical(t, lvl.blevel, lvl.batch)  # the (B, ...) tensor the user sees
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
-
 
 
 def __dir__() -> list:

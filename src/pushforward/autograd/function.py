@@ -18,6 +18,7 @@
 >>> Cube.apply(x).sum().backward(); x.grad
 tensor([12.])
 """
+
 from __future__ import annotations
 
 import functools
@@ -96,14 +97,16 @@ class FunctionNode(Node):
 
     def apply(self, grads: list) -> list:
         if self.released:
-            raise OpError(f"Trying to backward through the graph a second time in {self.name()}; "
-                          "specify retain_graph=True")
+            raise OpError(
+                f"Trying to backward through the graph a second time in {self.name()}; specify retain_graph=True"
+            )
         if all(g is None for g in grads):
             return [None] * len(self.next_edges)
         grads = list(grads) + [None] * (len(self.out_metas) - len(grads))
         if self.ctx.materialize_grads:
-            grads = [zeros(*m[0], dtype=m[1]) if (g is None and m is not None) else g
-                     for g, m in zip(grads, self.out_metas)]
+            grads = [
+                zeros(*m[0], dtype=m[1]) if (g is None and m is not None) else g for g, m in zip(grads, self.out_metas)
+            ]
         res = self.cls.backward(self.ctx, *grads)
         return self._check_grads(res if isinstance(res, tuple) else (res,))
 
@@ -115,14 +118,18 @@ class FunctionNode(Node):
         if len(res) > n and all(g is None for g in res[n:]):
             res = res[:n]
         if len(res) != n:
-            raise OpError(f"{who} returned an incorrect number of gradients (expected {n}, got {len(res)}): "
-                          "one gradient (or None) per argument of forward")
+            raise OpError(
+                f"{who} returned an incorrect number of gradients (expected {n}, got {len(res)}): "
+                "one gradient (or None) per argument of forward"
+            )
         out = []
         for i, (g, is_t) in enumerate(zip(res, self.is_tensor)):
             if not is_t:
                 if g is not None:
-                    raise OpError(f"{who} returned a gradient different than None at position {i + 1}, but "
-                                  "the corresponding forward input was not a Tensor")
+                    raise OpError(
+                        f"{who} returned a gradient different than None at position {i + 1}, but "
+                        "the corresponding forward input was not a Tensor"
+                    )
                 continue
             if g is not None and not isinstance(g, Tensor):
                 raise OpError(f"{who} returned a {type(g).__name__} at position {i + 1}; expected a Tensor or None")
@@ -170,6 +177,7 @@ class _SavedOutput:
 
 def _unlink_outputs(ctx: FunctionCtx, node: FunctionNode) -> None:
     """Replace the saved tensors whose grad_fn is `node` by _SavedOutput (no reference cycle)."""
+
     def unlink(ts):
         return tuple(_SavedOutput(t, node) if getattr(t, "_grad_fn", None) is node else t for t in ts)
 
@@ -256,8 +264,10 @@ def _results(cls, outs: list, originals: dict, dirty: set, grad_on: bool) -> lis
         if isinstance(o, Tensor) and id(o) in dirty:
             orig = originals[id(o)]
             if grad_on and orig._requires_grad and orig.grad_fn is None:
-                raise OpError(f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
-                              "in-place operation (mark_dirty)")
+                raise OpError(
+                    f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
+                    "in-place operation (mark_dirty)"
+                )
             results.append(orig)
         elif isinstance(o, Tensor) and (id(o) in originals or o._base is not None):
             # an input, or a view made in forward: a fresh tensor on the same memory, whose history
@@ -270,15 +280,15 @@ def _results(cls, outs: list, originals: dict, dirty: set, grad_on: bool) -> lis
     return results
 
 
-def _record(cls, ctx: FunctionCtx, args: tuple, tensors_in: list, results: list, outs: list,
-            non_diff: set) -> FunctionNode:
+def _record(
+    cls, ctx: FunctionCtx, args: tuple, tensors_in: list, results: list, outs: list, non_diff: set
+) -> FunctionNode:
     """The tape node calling cls.backward, made the grad_fn of the differentiable results."""
     node = FunctionNode()
     node.cls, node.ctx, node.released = cls, ctx, False
     node.is_tensor = [isinstance(a, Tensor) for a in args]
     node.metas = [(a._data.shape, a._data.dtype) for a in tensors_in]
-    node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad)
-                       if isinstance(a, Tensor)]
+    node.next_edges = [edge(a) if n else None for a, n in zip(args, ctx.needs_input_grad) if isinstance(a, Tensor)]
     node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
     for k, (r, o) in enumerate(zip(results, outs)):
         if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
@@ -291,12 +301,14 @@ def _record(cls, ctx: FunctionCtx, args: tuple, tensors_in: list, results: list,
     return node
 
 
-def _forward_at(cls, ctx: FunctionCtx, args: tuple, level: int, results: list, outs: list, dirty: set,
-                non_diff: set) -> None:
+def _forward_at(
+    cls, ctx: FunctionCtx, args: tuple, level: int, results: list, outs: list, dirty: set, non_diff: set
+) -> None:
     """Run cls.jvp on the inputs' tangents at `level` and give the results their tangents."""
     if cls.jvp is Function.jvp:
         raise NotImplementedError(
-            f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod")
+            f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod"
+        )
     tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
     tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
     saved = ctx._for_forward
@@ -309,8 +321,7 @@ def _forward_at(cls, ctx: FunctionCtx, args: tuple, level: int, results: list, o
         ctx._in_jvp = False
         ctx._for_forward = saved
     for r, o, t in zip(results, outs, res):
-        if t is None or not isinstance(r, Tensor) or id(o) in non_diff \
-                or r._data.dtype.kind not in "fc":
+        if t is None or not isinstance(r, Tensor) or id(o) in non_diff or r._data.dtype.kind not in "fc":
             continue
         if id(o) in dirty:
             old = tangent_of(r, level)
@@ -325,14 +336,17 @@ def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
     once per batch element and the results are stacked, unless it declares
     `generate_vmap_rule = True` (its jvp uses only pushforward ops: it then sees the batched
     tangents and runs once, by the ops' batching rules)."""
+
     def one(ts):
         res = cls.jvp(ctx, *ts)
         return _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
 
     if lvl.batch is None or getattr(cls, "generate_vmap_rule", False):
         return one(tans)
-    rows = [one([t._phys[b] if type(t) is BatchedTensor and t._blevel == lvl.blevel else t for t in tans])
-            for b in range(lvl.batch)]
+    rows = [
+        one([t._phys[b] if type(t) is BatchedTensor and t._blevel == lvl.blevel else t for t in tans])
+        for b in range(lvl.batch)
+    ]
     out = []
     for k in range(len(results)):
         col = [r[k] for r in rows]
@@ -348,20 +362,27 @@ def _check_tangents(cls, res: list, results: list) -> list:
     """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
-        raise OpError(f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
-                      "one tangent (or None) per output")
+        raise OpError(
+            f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
+            "one tangent (or None) per output"
+        )
     for k, (t, r) in enumerate(zip(res, results)):
         if t is None or not isinstance(r, Tensor):
             continue
         if not isinstance(t, Tensor):
-            raise OpError(f"{who} returned a {type(t).__name__} as the tangent of output {k}; "
-                          "expected a Tensor or None")
+            raise OpError(
+                f"{who} returned a {type(t).__name__} as the tangent of output {k}; expected a Tensor or None"
+            )
         if t.shape != r._data.shape:
-            raise OpError(f"{who} returned a tangent of shape {tuple(t.shape)} for output {k} of shape "
-                          f"{tuple(r._data.shape)}; a tangent has its output's shape")
+            raise OpError(
+                f"{who} returned a tangent of shape {tuple(t.shape)} for output {k} of shape "
+                f"{tuple(r._data.shape)}; a tangent has its output's shape"
+            )
         if t.dtype != r._data.dtype and r._data.dtype.kind in "fc":
-            raise OpError(f"{who} returned a tangent of dtype {t.dtype} for output {k} of dtype "
-                          f"{r._data.dtype}; a tangent has its output's dtype")
+            raise OpError(
+                f"{who} returned a tangent of dtype {t.dtype} for output {k} of dtype "
+                f"{r._data.dtype}; a tangent has its output's dtype"
+            )
     return res
 
 
@@ -384,8 +405,9 @@ class _OnceDifferentiableBackward(Node):
         return "DelayedError"
 
     def apply(self, grads: list) -> list:
-        raise OpError(f"trying to differentiate twice a function that was marked with @once_differentiable "
-                      f"({self.fn_name})")
+        raise OpError(
+            f"trying to differentiate twice a function that was marked with @once_differentiable ({self.fn_name})"
+        )
 
 
 def once_differentiable(fn: Callable) -> Callable:

@@ -30,6 +30,7 @@ tensor([[2., 0.],
 >>> hvp(lambda x: (x ** 3).sum(), pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))[1]
 tensor([ 6., 12.])
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -41,8 +42,17 @@ from ..engine.tangents import discard_pending, levels_of, tangent_of
 from ..engine.graph import grad as _autograd_grad
 from ..engine.graph import tape_free
 from ..engine.grad_mode import enable_grad
-from .jacobian_util import (basis_rows, forward_block, forward_columns, onehot, reverse_block, split_columns, split_rows,
-                            unbatch, zero_forward_block)
+from .jacobian_util import (
+    basis_rows,
+    forward_block,
+    forward_columns,
+    onehot,
+    reverse_block,
+    split_columns,
+    split_rows,
+    unbatch,
+    zero_forward_block,
+)
 from ..core.batched import BatchedTensor, new_batch_level
 from ..errors import OpError
 from ..core.creation import ones_like, zeros, zeros_like
@@ -55,6 +65,7 @@ TensorOrTensors = Any  # Tensor | tuple[Tensor, ...]
 
 # -- argument handling ----------------------------------------------------------------------------
 
+
 def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     """(was it a tuple, the tensors as a tuple); anything but Tensors is a TypeError."""
     is_tuple = isinstance(x, (tuple, list))
@@ -62,10 +73,14 @@ def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
     for i, el in enumerate(tup):
         if not isinstance(el, Tensor):
             if is_tuple:
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
-                                f"but the value at index {i} has type {type(el).__name__}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
-                            f"but the given {arg_name} has type {type(el).__name__}.")
+                raise TypeError(
+                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                    f"but the value at index {i} has type {type(el).__name__}."
+                )
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                f"but the given {arg_name} has type {type(el).__name__}."
+            )
     return is_tuple, tup
 
 
@@ -89,8 +104,7 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple
     fin, tgt = [], []
     for i, x in enumerate(inputs):
         if need_graph and x._data.dtype.kind not in "fc":
-            raise OpError(f"input {i} has dtype {x.dtype}; only floating point or complex inputs can be "
-                          "differentiated")
+            raise OpError(f"input {i} has dtype {x.dtype}; only floating point or complex inputs can be differentiated")
         if create_graph and x._requires_grad:
             a = x.alias()
             fin.append(a)
@@ -135,8 +149,10 @@ def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
 
 def _default_v(inputs: tuple, fn_name: str, what: str) -> tuple:
     if len(inputs) != 1 or inputs[0]._data.size != 1:
-        raise RuntimeError(f"The vector v can only be None if the {what} of the user-provided function given to "
-                           f"{fn_name} is a single Tensor with a single element.")
+        raise RuntimeError(
+            f"The vector v can only be None if the {what} of the user-provided function given to "
+            f"{fn_name} is a single Tensor with a single element."
+        )
     return (ones_like(inputs[0].detach()),)
 
 
@@ -152,22 +168,32 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
         return
     for i, t in enumerate(tensors):
         if t is None:
-            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. "
-                               "This is not allowed in strict mode.")
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode."
+            )
         if not t._requires_grad:
             if kind == "hessian":
-                raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is "
-                                   "independent of the input. This is not allowed in strict mode.")
+                raise RuntimeError(
+                    f"The hessian of the user-provided function with respect to input {i} is "
+                    "independent of the input. This is not allowed in strict mode."
+                )
             if kind == "jacobian":
-                raise RuntimeError(f"While computing the hessian, found that the jacobian of the user-provided "
-                                   f"function with respect to input {i} is independent of the input. This is not "
-                                   "allowed in strict mode (a linear function has a constant jacobian).")
+                raise RuntimeError(
+                    f"While computing the hessian, found that the jacobian of the user-provided "
+                    f"function with respect to input {i} is independent of the input. This is not "
+                    "allowed in strict mode (a linear function has a constant jacobian)."
+                )
             if kind == "grad_inputs":
-                raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
-                                   "user-provided function. This is not allowed in strict mode.")
-            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
-                               "must be computed in a differentiable manner from the input when running in strict "
-                               "mode.")
+                raise RuntimeError(
+                    f"The gradient with respect to input {i} is independent of the inputs of the "
+                    "user-provided function. This is not allowed in strict mode."
+                )
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The outputs "
+                "must be computed in a differentiable manner from the input when running in strict "
+                "mode."
+            )
 
 
 def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
@@ -177,44 +203,69 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
         if g is None:
             if strict:
                 if stage == "back":
-                    msg = (f"The output of the user-provided function is independent of input {i}. "
-                           "This is not allowed in strict mode.")
+                    msg = (
+                        f"The output of the user-provided function is independent of input {i}. "
+                        "This is not allowed in strict mode."
+                    )
                 elif stage == "back_trick":
-                    msg = (f"The gradient with respect to the input is independent of entry {i} in the "
-                           "grad_outputs when using the double backward trick to compute forward mode "
-                           "gradients. This is not allowed in strict mode.")
+                    msg = (
+                        f"The gradient with respect to the input is independent of entry {i} in the "
+                        "grad_outputs when using the double backward trick to compute forward mode "
+                        "gradients. This is not allowed in strict mode."
+                    )
                 elif stage == "double_back":
-                    msg = (f"The jacobian of the user-provided function is independent of input {i}. "
-                           "This is not allowed in strict mode.")
+                    msg = (
+                        f"The jacobian of the user-provided function is independent of input {i}. "
+                        "This is not allowed in strict mode."
+                    )
                 else:
-                    msg = (f"The output of the user-provided function is independent of input {i} "
-                           "(it has no tangent). This is not allowed in strict mode.")
+                    msg = (
+                        f"The output of the user-provided function is independent of input {i} "
+                        "(it has no tangent). This is not allowed in strict mode."
+                    )
                 raise RuntimeError(msg)
             g = zeros_like(ref.detach())
         elif strict and create_graph and stage != "forward" and not g._requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is "
-                               "not allowed in strict mode when create_graph=True.")
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. This is "
+                "not allowed in strict mode when create_graph=True."
+            )
         res.append(g)
     return tuple(res)
 
 
-def _grad(outputs: tuple, inputs: tuple, grad_outputs: tuple | None, *, create_graph: bool,
-          retain_graph: bool | None = None) -> tuple:
+def _grad(
+    outputs: tuple, inputs: tuple, grad_outputs: tuple | None, *, create_graph: bool, retain_graph: bool | None = None
+) -> tuple:
     """autograd.grad that skips outputs not requiring grad and returns None for unused inputs."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o._requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return tuple(_autograd_grad([p[0] for p in pairs], list(inputs), grad_outputs=[p[1] for p in pairs],
-                                retain_graph=retain_graph, create_graph=create_graph, allow_unused=True))
+    return tuple(
+        _autograd_grad(
+            [p[0] for p in pairs],
+            list(inputs),
+            grad_outputs=[p[1] for p in pairs],
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+    )
 
 
 # -- vjp / jvp ------------------------------------------------------------------------------------
 
-def vjp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:
+
+def vjp(
+    func: Callable,
+    inputs: TensorOrTensors,
+    v: TensorOrTensors | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
     """(func(inputs), v^T J): the vector-Jacobian product by one backward pass.
 
     `v` has the shape of func's output (may be None for a single-element output).
@@ -235,8 +286,14 @@ def vjp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
     return _tuple_post(_post(outputs, create_graph), is_out_tuple), _tuple_post(_post(res, create_graph), is_in_tuple)
 
 
-def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
-        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+def jvp(
+    func: Callable,
+    inputs: TensorOrTensors,
+    v: TensorOrTensors | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+    fw_mode: bool = True,
+) -> tuple[Any, Any]:
     """(func(inputs), J v): the Jacobian-vector product.
 
     ``fw_mode=True`` (default): forward AD at a new dual level (one pass of func).
@@ -253,8 +310,10 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
             fin, _ = _prepare(inputs, create_graph, need_graph=False)
             for i, x in enumerate(fin):  # as torch: an integer input has no tangent to carry
                 if x._data.dtype.kind not in "fc":
-                    raise OpError(f"jvp: input {i} has dtype {x.dtype}; only floating point or complex inputs "
-                                  "can be differentiated")
+                    raise OpError(
+                        f"jvp: input {i} has dtype {x.dtype}; only floating point or complex inputs "
+                        "can be differentiated"
+                    )
             with fwAD.dual_level() as level:
                 duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 outputs = func(*duals)
@@ -273,8 +332,13 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
             _check_requires_grad(grad_inputs, "grad_inputs", strict)
             pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
             if pairs:
-                back = _grad(tuple(p[0] for p in pairs), us, tuple(p[1] for p in pairs),
-                             create_graph=create_graph, retain_graph=True)
+                back = _grad(
+                    tuple(p[0] for p in pairs),
+                    us,
+                    tuple(p[1] for p in pairs),
+                    create_graph=create_graph,
+                    retain_graph=True,
+                )
             else:
                 back = (None,) * len(us)
             prims = outputs
@@ -284,8 +348,15 @@ def jvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
 
 # -- Jacobian and Hessian ---------------------------------------------------------------------
 
-def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+
+def jacobian(
+    func: Callable,
+    inputs: TensorOrTensors,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+) -> Any:
     """The Jacobian of func at inputs; block [i][j] has shape outputs[i].shape + inputs[j].shape.
 
     ``strategy="reverse-mode"``: one backward pass per output element;
@@ -297,16 +368,20 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
             [0., 2.]])
     """
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}. '
-                         'Hint: "forward-mode" is better for functions with more outputs than inputs, '
-                         '"reverse-mode" for more inputs than outputs.')
+        raise ValueError(
+            f'Expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}. '
+            'Hint: "forward-mode" is better for functions with more outputs than inputs, '
+            '"reverse-mode" for more inputs than outputs.'
+        )
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         if strategy == "forward-mode":
             if vectorize:
                 if strict:
-                    raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together "
-                                       "(as torch); use vectorize=False for strict mode")
+                    raise RuntimeError(
+                        "jacobian: `strict=True` and `vectorize=True` are not supported together "
+                        "(as torch); use vectorize=False for strict mode"
+                    )
                 return _jacobian_vector_mode(func, inputs, is_in_tuple, create_graph)
             return _jacobian_fwd(func, inputs, is_in_tuple, create_graph, strict)
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
@@ -315,24 +390,36 @@ def jacobian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False
         _check_requires_grad(outputs, "outputs", strict)
         if vectorize:
             if strict:
-                raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together "
-                                   "(as torch); use vectorize=False for strict mode")
+                raise RuntimeError(
+                    "jacobian: `strict=True` and `vectorize=True` are not supported together "
+                    "(as torch); use vectorize=False for strict mode"
+                )
             jac = _jacobian_batched_reverse(outputs, inputs, tgt, create_graph)
             return _tuple_post(jac, (is_out_tuple, is_in_tuple))
         jac = []
         for i, out in enumerate(outputs):
             rows: list = [[] for _ in inputs]
             for k in range(out._data.size):
-                gs = _grad((out,), tgt, (onehot(out._data.shape, out._data.dtype, k),), create_graph=create_graph, retain_graph=True)
+                gs = _grad(
+                    (out,),
+                    tgt,
+                    (onehot(out._data.shape, out._data.dtype, k),),
+                    create_graph=create_graph,
+                    retain_graph=True,
+                )
                 for j, (g, x) in enumerate(zip(gs, inputs)):
                     if g is None:
                         if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is independent of "
-                                               f"input {j}. This is not allowed in strict mode.")
+                            raise RuntimeError(
+                                f"Output {i} of the user-provided function is independent of "
+                                f"input {j}. This is not allowed in strict mode."
+                            )
                         g = zeros_like(x.detach())
                     elif strict and create_graph and not g._requires_grad:
-                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
-                                           f"{j}. This is not allowed in strict mode when create_graph=True.")
+                        raise RuntimeError(
+                            f"The jacobian of the user-provided function is independent of input "
+                            f"{j}. This is not allowed in strict mode when create_graph=True."
+                        )
                     rows[j].append(g)
             blocks = [reverse_block(rows[j], out, x) for j, x in enumerate(inputs)]
             jac.append(tuple(_post(tuple(blocks), create_graph)))
@@ -349,10 +436,12 @@ def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_
     pairs = [(o, BatchedTensor(cts[i], level)) for i, o in enumerate(outputs) if i in cts and o._requires_grad]
     gs = [None] * len(inputs)
     if pairs:
-        gs = _grad(tuple(o for o, _ in pairs), tgt, tuple(c for _, c in pairs), create_graph=create_graph,
-                   retain_graph=True)
-    cols = [split_rows(None if g is None else unbatch(g, level, total), list(outputs), sizes, x)
-            for g, x in zip(gs, inputs)]
+        gs = _grad(
+            tuple(o for o, _ in pairs), tgt, tuple(c for _, c in pairs), create_graph=create_graph, retain_graph=True
+        )
+    cols = [
+        split_rows(None if g is None else unbatch(g, level, total), list(outputs), sizes, x) for g, x in zip(gs, inputs)
+    ]
     return tuple(tuple(_post(tuple(c[i] for c in cols), create_graph)) for i in range(len(outputs)))
 
 
@@ -360,8 +449,9 @@ def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph
     fin, _ = _prepare(inputs, create_graph, need_graph=False)
     for j, x in enumerate(inputs):
         if x._data.dtype.kind not in "fc":
-            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
-                          "can be differentiated")
+            raise OpError(
+                f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs can be differentiated"
+            )
 
     def run(j: int | None, k: int):
         with fwAD.dual_level() as level:
@@ -381,8 +471,10 @@ def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph
             blk = forward_block([c[i] for c in cols[j]], out, x)
             if blk is None:
                 if strict:
-                    raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. "
-                                       "This is not allowed in strict mode.")
+                    raise RuntimeError(
+                        f"Output {i} of the user-provided function is independent of input {j}. "
+                        "This is not allowed in strict mode."
+                    )
                 blk = zero_forward_block(out, x)
             blocks.append(blk)
         jac.append(tuple(_post(tuple(blocks), create_graph)))
@@ -394,8 +486,9 @@ def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, crea
     fin, _ = _prepare(inputs, create_graph, need_graph=False)
     for j, x in enumerate(inputs):
         if x._data.dtype.kind not in "fc":
-            raise OpError(f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs "
-                          "can be differentiated")
+            raise OpError(
+                f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs can be differentiated"
+            )
     sizes = [x._data.size for x in inputs]
     batch = sum(sizes)
     with fwAD.dual_level(batch=max(batch, 1)) as level:
@@ -420,14 +513,23 @@ def _single_output(func: Callable, fn_name: str, strict: bool) -> Callable:
         if is_tuple:
             raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
         if out._data.size != 1:
-            raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
-                               f"element (it has shape {tuple(out.shape)})")
+            raise RuntimeError(
+                f"The Tensor returned by the function given to {fn_name} should contain a single "
+                f"element (it has shape {tuple(out.shape)})"
+            )
         return out if out._data.ndim == 0 else out.reshape(())
+
     return f
 
 
-def hessian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+def hessian(
+    func: Callable,
+    inputs: TensorOrTensors,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+) -> Any:
     """The Hessian of a scalar function: the Jacobian of its (reverse-mode) gradient.
 
     ``outer_jacobian_strategy="forward-mode"`` makes it forward-over-reverse (one forward
@@ -440,8 +542,9 @@ def hessian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False,
             [ 0., 12.]])
     """
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(f'Expected outer_jacobian_strategy to be "forward-mode" or "reverse-mode", '
-                         f'got {outer_jacobian_strategy!r}')
+        raise ValueError(
+            f'Expected outer_jacobian_strategy to be "forward-mode" or "reverse-mode", got {outer_jacobian_strategy!r}'
+        )
     is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     single = _single_output(func, "hessian", strict)
 
@@ -450,13 +553,20 @@ def hessian(func: Callable, inputs: TensorOrTensors, create_graph: bool = False,
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
+    res = jacobian(
+        jac_func,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
     return _tuple_post(res, (is_in_tuple, is_in_tuple))
 
 
-def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool, fw_mode: bool,
-                     fn_name: str) -> tuple[Any, Any]:
+def _hessian_product(
+    func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool, fw_mode: bool, fn_name: str
+) -> tuple[Any, Any]:
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
         v = _v_arg(v, inputs, is_in_tuple, fn_name, "input", create_graph)
@@ -464,7 +574,7 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         if fw_mode:
             # Without create_graph nothing differentiates the tangents: keep them off the tape.
-            with (fwAD.dual_level() if create_graph else fwAD.untracked_level()) as level:
+            with fwAD.dual_level() if create_graph else fwAD.untracked_level() as level:
                 duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 out = single(*duals)
                 # out's own tangent is never read (leaving the level drops it): unless dropped now,
@@ -475,15 +585,19 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
                 for i, g in enumerate(jac):
                     if g is None:
                         if strict:
-                            raise RuntimeError(f"The output of the user-provided function is independent of input "
-                                               f"{i}. This is not allowed in strict mode.")
+                            raise RuntimeError(
+                                f"The output of the user-provided function is independent of input "
+                                f"{i}. This is not allowed in strict mode."
+                            )
                         res.append(None)
                         continue
                     t = fwAD.unpack_dual(g, level=level).tangent
                     if t is None and strict:
-                        raise RuntimeError(f"While computing the hessian, found that the jacobian of the "
-                                           f"user-provided function with respect to input {i} is independent of "
-                                           "the input. This is not allowed in strict mode.")
+                        raise RuntimeError(
+                            f"While computing the hessian, found that the jacobian of the "
+                            f"user-provided function with respect to input {i} is independent of "
+                            "the input. This is not allowed in strict mode."
+                        )
                     res.append(t)
             res = _fill_in_zeros(tuple(res), inputs, strict, create_graph, "double_back")
         else:
@@ -492,16 +606,27 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
             _check_requires_grad(jac, "jacobian", strict)
             pairs = [(g, t) for g, t in zip(jac, v) if g is not None and g._requires_grad]
             if pairs:
-                res = _grad(tuple(p[0] for p in pairs), tgt, tuple(p[1] for p in pairs),
-                            create_graph=create_graph, retain_graph=True)
+                res = _grad(
+                    tuple(p[0] for p in pairs),
+                    tgt,
+                    tuple(p[1] for p in pairs),
+                    create_graph=create_graph,
+                    retain_graph=True,
+                )
             else:
                 res = (None,) * len(tgt)
             res = _fill_in_zeros(res, inputs, strict, create_graph, "double_back")
     return _post((out,), create_graph)[0], _tuple_post(_post(res, create_graph), is_in_tuple)
 
 
-def hvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
-        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+def hvp(
+    func: Callable,
+    inputs: TensorOrTensors,
+    v: TensorOrTensors | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+    fw_mode: bool = True,
+) -> tuple[Any, Any]:
     """(func(inputs), H v) for a scalar func.
 
     ``fw_mode=True``: forward-over-reverse (inputs dual with tangent v, reverse gradient,
@@ -516,8 +641,14 @@ def hvp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = Non
     return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "hvp")
 
 
-def vhp(func: Callable, inputs: TensorOrTensors, v: TensorOrTensors | None = None, create_graph: bool = False,
-        strict: bool = False, fw_mode: bool = True) -> tuple[Any, Any]:
+def vhp(
+    func: Callable,
+    inputs: TensorOrTensors,
+    v: TensorOrTensors | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+    fw_mode: bool = True,
+) -> tuple[Any, Any]:
     """(func(inputs), v^T H) for a scalar func (equal to H v since the Hessian is symmetric).
 
     ``fw_mode`` as in :func:`hvp`.

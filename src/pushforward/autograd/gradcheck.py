@@ -28,6 +28,7 @@ the way PyTorch shows them:
 >>> gradcheck(pf.sin, (x,))
 True
 """
+
 from __future__ import annotations
 
 import warnings
@@ -57,6 +58,7 @@ _SEED = 0
 
 
 # -- small helpers ---------------------------------------------------------------------------
+
 
 def _wrap(arr: np.ndarray, requires_grad: bool = False):
     """A fresh Tensor around `arr` (no copy)."""
@@ -206,11 +208,12 @@ def _check_tangent(t, out: np.ndarray, o: int, i: int) -> np.ndarray:
     if t.shape != out.shape:
         raise GradcheckError(
             f"gradcheck (forward mode): the tangent of output {o} with respect to input {i} has shape "
-            f"{t.shape} but the output has shape {out.shape}")
+            f"{t.shape} but the output has shape {out.shape}"
+        )
     if t.dtype.kind == "c" and out.dtype.kind != "c":
         raise GradcheckError(
-            f"gradcheck (forward mode): the tangent of real output {o} with respect to input {i} is complex "
-            f"({t.dtype})")
+            f"gradcheck (forward mode): the tangent of real output {o} with respect to input {i} is complex ({t.dtype})"
+        )
     return t
 
 
@@ -225,7 +228,8 @@ def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray) -> l
         if g._data.shape != x._data.shape:
             raise GradcheckError(
                 f"gradcheck (backward mode): the gradient has shape {g._data.shape} but the input has shape "
-                f"{x._data.shape}")
+                f"{x._data.shape}"
+            )
         res.append(np.array(g._data, copy=True))
     return res
 
@@ -233,6 +237,7 @@ def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray) -> l
 # -- Jacobians in real coordinates ------------------------------------------------------------
 # J[(o, i)] has shape (coords of input i, coords of output o): entry [c, r] is the derivative
 # of real coordinate r of output o with respect to real coordinate c of input i.
+
 
 def _column_jacobian(prob: _Problem, out0: list, column, only: tuple | None = None) -> dict:
     """Jacobian blocks built column by column: column(i, c) gives every output's derivative
@@ -258,8 +263,7 @@ def _numerical_jacobian(prob: _Problem, out0: list, eps: float, only: tuple | No
     return _column_jacobian(prob, out0, lambda i, c: prob.directional(i, _unit(c, prob.base[i]), eps), only)
 
 
-def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: float,
-                       only: tuple | None = None) -> dict:
+def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: float, only: tuple | None = None) -> dict:
     """Rows of the Jacobian from vjps; every vjp is run twice to check reentrancy."""
     diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
     J = {}
@@ -280,7 +284,8 @@ def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: floa
                     raise GradcheckError(
                         f"gradcheck (backward mode): backward is not reentrant: running backward twice with the "
                         f"same input and grad_output gave different values for output {o}, input {i} (tolerance "
-                        f"for nondeterminism nondet_tol={nondet_tol}).")
+                        f"for nondeterminism nondet_tol={nondet_tol})."
+                    )
                 if a is not None:
                     J[(o, i)][:, r] = _to_coords(a, prob.base[i].dtype.kind == "c")
     return J
@@ -301,6 +306,7 @@ def _views(J: np.ndarray, in_c: bool, out_c: bool, nin: int, nout: int, mode: st
     two rows into ds/dx + i ds/dy (conjugate Wirtinger) and splits complex outputs into real
     and imaginary parts; forward mode splits complex inputs and packs complex outputs.
     """
+
     def pack_in(M):
         return M[:nin] + 1j * M[nin:] if in_c else M
 
@@ -310,12 +316,16 @@ def _views(J: np.ndarray, in_c: bool, out_c: bool, nin: int, nout: int, mode: st
     if mode == "backward":
         if not out_c:
             return [("", pack_in(J))]
-        return [(", considering the real part of the complex output", pack_in(J[:, :nout])),
-                (", considering the imaginary part of the complex output", pack_in(J[:, nout:]))]
+        return [
+            (", considering the real part of the complex output", pack_in(J[:, :nout])),
+            (", considering the imaginary part of the complex output", pack_in(J[:, nout:])),
+        ]
     if not in_c:
         return [("", pack_out(J))]
-    return [(", considering the real part of the complex input (tangent 1)", pack_out(J[:nin])),
-            (", considering the imaginary part of the complex input (tangent 1j)", pack_out(J[nin:]))]
+    return [
+        (", considering the real part of the complex input (tangent 1)", pack_out(J[:nin])),
+        (", considering the imaginary part of the complex input (tangent 1j)", pack_out(J[nin:])),
+    ]
 
 
 def _compare(num: dict, ana: dict, prob: _Problem, out0: list, mode: str, atol: float, rtol: float) -> str | None:
@@ -324,8 +334,9 @@ def _compare(num: dict, ana: dict, prob: _Problem, out0: list, mode: str, atol: 
         A = ana[(o, i)]
         x0, y = prob.base[i], out0[o]
         for (qual, n), (_, a) in zip(
-                _views(N, x0.dtype.kind == "c", y.dtype.kind == "c", x0.size, y.size, mode),
-                _views(A, x0.dtype.kind == "c", y.dtype.kind == "c", x0.size, y.size, mode)):
+            _views(N, x0.dtype.kind == "c", y.dtype.kind == "c", x0.size, y.size, mode),
+            _views(A, x0.dtype.kind == "c", y.dtype.kind == "c", x0.size, y.size, mode),
+        ):
             if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
                 how = "vjp, reverse mode" if mode == "backward" else "jvp, forward-mode AD"
                 return (
@@ -333,11 +344,13 @@ def _compare(num: dict, ana: dict, prob: _Problem, out0: list, mode: str, atol: 
                     f"input {i}{qual}.\n"
                     f"Jacobians have shape (input numel, output numel) = {n.shape}; atol={atol}, rtol={rtol}, "
                     f"max |analytical - numerical| = {np.max(np.abs(a - n)):.3g}\n"
-                    f"numerical:\n{_fmt(n)}\nanalytical:\n{_fmt(a)}\n")
+                    f"numerical:\n{_fmt(n)}\nanalytical:\n{_fmt(a)}\n"
+                )
     return None
 
 
 # -- fast mode --------------------------------------------------------------------------------
+
 
 def _random_unit(rng: np.random.Generator, n: int) -> np.ndarray:
     # Positive entries, unit norm, as PyTorch: the tolerance is rescaled with their sums.
@@ -346,8 +359,16 @@ def _random_unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return v / norm if norm > 0 else v
 
 
-def _fast_check(prob: _Problem, outs: tuple, out0: list, eps: float, atol: float, rtol: float,
-                check_forward: bool, check_backward: bool) -> str | None:
+def _fast_check(
+    prob: _Problem,
+    outs: tuple,
+    out0: list,
+    eps: float,
+    atol: float,
+    rtol: float,
+    check_forward: bool,
+    check_backward: bool,
+) -> str | None:
     """Compare u^T J v for random u (per output) and v (per input) instead of whole Jacobians."""
     rng = np.random.default_rng(_SEED)
     vs = {i: _random_unit(rng, _ncoords(prob.base[i])) for i in prob.diff_idx}
@@ -362,8 +383,11 @@ def _fast_check(prob: _Problem, outs: tuple, out0: list, eps: float, atol: float
         diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
         ana = {}
         for o, u in us.items():
-            gs = (_grads(outs, o, diff_inputs, _from_coords(u, out0[o])) if outs[o].requires_grad
-                  else [None] * len(diff_inputs))
+            gs = (
+                _grads(outs, o, diff_inputs, _from_coords(u, out0[o]))
+                if outs[o].requires_grad
+                else [None] * len(diff_inputs)
+            )
             for i, g in zip(prob.diff_idx, gs):
                 ana[(o, i)] = 0.0 if g is None else float(_to_coords(g, prob.base[i].dtype.kind == "c") @ vs[i])
         checks.append(("backward", ana))
@@ -385,18 +409,34 @@ def _fast_check(prob: _Problem, outs: tuple, out0: list, eps: float, atol: float
     return None
 
 
-def _fast_message(prob: _Problem, outs: tuple, out0: list, mode: str, o: int, i: int, n: float, a: float,
-                  eps: float, atol: float, rtol: float) -> str:
+def _fast_message(
+    prob: _Problem,
+    outs: tuple,
+    out0: list,
+    mode: str,
+    o: int,
+    i: int,
+    n: float,
+    a: float,
+    eps: float,
+    atol: float,
+    rtol: float,
+) -> str:
     how = "vjp, reverse mode" if mode == "backward" else "jvp, forward-mode AD"
-    msg = (f"gradcheck failed in {mode} mode ({how}, fast_mode=True): Jacobian mismatch for output {o} with "
-           f"respect to input {i}.\n"
-           f"fast mode compares u^T J v for random unit vectors u, v:\nnumerical:  {n!r}\nanalytical: {a!r}\n")
+    msg = (
+        f"gradcheck failed in {mode} mode ({how}, fast_mode=True): Jacobian mismatch for output {o} with "
+        f"respect to input {i}.\n"
+        f"fast mode compares u^T J v for random unit vectors u, v:\nnumerical:  {n!r}\nanalytical: {a!r}\n"
+    )
     # Whole Jacobians make the message useful; compute them only when that is cheap.
     if _ncoords(prob.base[i]) * _ncoords(out0[o]) <= 10_000:
         pair = (o, i)
         N = _numerical_jacobian(prob, out0, eps, only=pair)
-        A = (_backward_jacobian(prob, outs, out0, float("inf"), only=pair) if mode == "backward"
-             else _forward_jacobian(prob, out0, only=pair))
+        A = (
+            _backward_jacobian(prob, outs, out0, float("inf"), only=pair)
+            if mode == "backward"
+            else _forward_jacobian(prob, out0, only=pair)
+        )
         slow = _compare({pair: N[pair]}, {pair: A[pair]}, prob, out0, mode, atol, rtol)
         if slow is not None:
             msg += "\nThe full Jacobians (slow mode) for this pair:\n" + slow
@@ -406,6 +446,7 @@ def _fast_message(prob: _Problem, outs: tuple, out0: list, mode: str, o: int, i:
 
 
 # -- extra checks ---------------------------------------------------------------------------
+
 
 def _check_undefined_backward(prob: _Problem) -> str | None:
     """Backward fed all-zero grad_outputs (and, with several outputs, no grad for one of them)
@@ -418,19 +459,23 @@ def _check_undefined_backward(prob: _Problem) -> str | None:
     if len(outs) > 1:
         # Leaving one output out means its grad never arrives: the engine hands the node an
         # undefined (None) gradient for that slot.
-        subsets += [outs[:k] + outs[k + 1:] for k in range(len(outs))]
+        subsets += [outs[:k] + outs[k + 1 :] for k in range(len(outs))]
     for sub in subsets:
         zeros = [_wrap(np.zeros_like(o._data)) for o in sub]
         try:
             gs = grad(sub, diff_inputs, zeros, retain_graph=True, allow_unused=True)
         except Exception as e:  # any crash is the failure being checked for
-            return (f"gradcheck failed in backward mode (undefined grad check): backward raised "
-                    f"{type(e).__name__}: {e}\nwhen all output grads were zero or undefined; backward "
-                    "formulas must handle undefined/zero grad_outputs.")
+            return (
+                f"gradcheck failed in backward mode (undefined grad check): backward raised "
+                f"{type(e).__name__}: {e}\nwhen all output grads were zero or undefined; backward "
+                "formulas must handle undefined/zero grad_outputs."
+            )
         for i, g in zip(prob.diff_idx, gs):
             if g is not None and np.any(g._data != 0):
-                return (f"gradcheck failed in backward mode (undefined grad check): with all output grads zero "
-                        f"or undefined, the gradient of input {i} should be None or zero, got:\n{_fmt(g._data)}")
+                return (
+                    f"gradcheck failed in backward mode (undefined grad check): with all output grads zero "
+                    f"or undefined, the gradient of input {i} should be None or zero, got:\n{_fmt(g._data)}"
+                )
     return None
 
 
@@ -440,8 +485,10 @@ def _check_undefined_forward(prob: _Problem, out0: list) -> str | None:
     # No tangent anywhere: every output tangent must be None or zero.
     for o, t in enumerate(prob.jvp({})):
         if t is not None and np.any(t != 0):
-            return (f"gradcheck failed in forward mode (undefined tangent check): output {o} has a non-zero "
-                    f"tangent although no input has one:\n{_fmt(t)}")
+            return (
+                f"gradcheck failed in forward mode (undefined tangent check): output {o} has a non-zero "
+                f"tangent although no input has one:\n{_fmt(t)}"
+            )
     if len(prob.diff_idx) < 2:
         return None
     for i in prob.diff_idx:
@@ -456,9 +503,11 @@ def _check_undefined_forward(prob: _Problem, out0: list) -> str | None:
             a = _check_tangent(missing[o], y, o, i)
             b = _check_tangent(explicit[o], y, o, i)
             if not np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True):
-                return (f"gradcheck failed in forward mode (undefined tangent check): output {o}'s tangent "
-                        f"differs when the inputs other than input {i} have no tangent instead of a zero one\n"
-                        f"without tangents:\n{_fmt(a)}\nwith zero tangents:\n{_fmt(b)}")
+                return (
+                    f"gradcheck failed in forward mode (undefined tangent check): output {o}'s tangent "
+                    f"differs when the inputs other than input {i} have no tangent instead of a zero one\n"
+                    f"without tangents:\n{_fmt(a)}\nwith zero tangents:\n{_fmt(b)}"
+                )
     return None
 
 
@@ -476,8 +525,10 @@ def _check_batched_forward(prob: _Problem, out0: list, atol: float, rtol: float)
             try:
                 batched = prob.jvp({i: np.stack(vs)}, batch=B)
             except Exception as e:  # a batching rule that cannot run is what this check reports
-                return (f"gradcheck failed in forward mode (batched forward grad check): with a batch of {B} "
-                        f"tangents of input {i} the batched pass raised {type(e).__name__}: {e}")
+                return (
+                    f"gradcheck failed in forward mode (batched forward grad check): with a batch of {B} "
+                    f"tangents of input {i} the batched pass raised {type(e).__name__}: {e}"
+                )
             for b, v in enumerate(vs):
                 single = prob.jvp({i: v})
                 for o, y in enumerate(out0):
@@ -486,9 +537,11 @@ def _check_batched_forward(prob: _Problem, out0: list, atol: float, rtol: float)
                     expect = _check_tangent(single[o], y, o, i)
                     got = np.zeros_like(expect) if batched[o] is None else batched[o][b]
                     if not np.allclose(got, expect, rtol=rtol, atol=atol, equal_nan=True):
-                        return (f"gradcheck failed in forward mode (batched forward grad check): with a batch of "
-                                f"{B} tangents of input {i}, row {b} of output {o}'s tangent differs from the jvp "
-                                f"of that tangent alone\nbatched:\n{_fmt(got)}\nalone:\n{_fmt(expect)}")
+                        return (
+                            f"gradcheck failed in forward mode (batched forward grad check): with a batch of "
+                            f"{B} tangents of input {i}, row {b} of output {o}'s tangent differs from the jvp "
+                            f"of that tangent alone\nbatched:\n{_fmt(got)}\nalone:\n{_fmt(expect)}"
+                        )
     return None
 
 
@@ -504,37 +557,44 @@ def _check_batched_backward(prob: _Problem, atol: float, rtol: float) -> str | N
     if not outs:
         return None
     for B in [1, 7] + sorted({o.shape[0] for o in outs if o.ndim and o.shape[0] not in (0, 1, 7)})[:1]:
-        cts = [_from_coords(rng.standard_normal(B * _ncoords(o._data)), np.zeros((B,) + o._data.shape,
-                                                                                 o._data.dtype)) for o in outs]
+        cts = [
+            _from_coords(rng.standard_normal(B * _ncoords(o._data)), np.zeros((B,) + o._data.shape, o._data.dtype))
+            for o in outs
+        ]
         level = new_batch_level()
         try:
-            batched = grad(outs, diff_inputs, [BatchedTensor(_wrap(c), level) for c in cts], retain_graph=True,
-                           allow_unused=True)
+            batched = grad(
+                outs, diff_inputs, [BatchedTensor(_wrap(c), level) for c in cts], retain_graph=True, allow_unused=True
+            )
         except Exception as e:  # a batching rule that cannot run is what this check reports
-            return (f"gradcheck failed in backward mode (batched grad check): a batch of {B} cotangents through "
-                    f"one backward pass raised {type(e).__name__}: {e}")
+            return (
+                f"gradcheck failed in backward mode (batched grad check): a batch of {B} cotangents through "
+                f"one backward pass raised {type(e).__name__}: {e}"
+            )
         for b in range(B):
-            single = grad(outs, diff_inputs, [_wrap(np.array(c[b])) for c in cts], retain_graph=True,
-                          allow_unused=True)
+            single = grad(outs, diff_inputs, [_wrap(np.array(c[b])) for c in cts], retain_graph=True, allow_unused=True)
             for k, (g, one) in enumerate(zip(batched, single)):
-                expect = np.zeros(diff_inputs[k]._data.shape, diff_inputs[k]._data.dtype) if one is None \
-                    else one._data
+                expect = np.zeros(diff_inputs[k]._data.shape, diff_inputs[k]._data.dtype) if one is None else one._data
                 got = expect * 0 if g is None else (g._phys._data[b] if type(g) is BatchedTensor else g._data)
                 if not np.allclose(got, expect, rtol=rtol, atol=atol, equal_nan=True):
-                    return (f"gradcheck failed in backward mode (batched grad check): with a batch of {B} "
-                            f"cotangents, row {b} of the gradient of input {prob.diff_idx[k]} differs from the vjp "
-                            f"of that cotangent alone\nbatched:\n{_fmt(got)}\nalone:\n{_fmt(expect)}")
+                    return (
+                        f"gradcheck failed in backward mode (batched grad check): with a batch of {B} "
+                        f"cotangents, row {b} of the gradient of input {prob.diff_idx[k]} differs from the vjp "
+                        f"of that cotangent alone\nbatched:\n{_fmt(got)}\nalone:\n{_fmt(expect)}"
+                    )
     return None
 
 
-def batched_backward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5,
-                           rtol: float = 1e-3) -> str | None:
+def batched_backward_error(
+    fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5, rtol: float = 1e-3
+) -> str | None:
     """The batched grad check alone: the failure's message, or None (the op database runs it)."""
     return _check_batched_backward(_Problem(fn, _as_tuple(inputs)), atol, rtol)
 
 
-def batched_forward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5,
-                          rtol: float = 1e-3) -> str | None:
+def batched_forward_error(
+    fn: Callable[..., Any], inputs: TensorOrTensors, *, atol: float = 1e-5, rtol: float = 1e-3
+) -> str | None:
     """The batched forward grad check alone (vector mode against the jvp, row by row): the
     failure's message, or None. The op database runs it on every sample of every op."""
     prob = _Problem(fn, _as_tuple(inputs))
@@ -542,9 +602,20 @@ def batched_forward_error(fn: Callable[..., Any], inputs: TensorOrTensors, *, at
     return _check_batched_forward(prob, out0, atol, rtol)
 
 
-def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_forward_ad: bool,
-                check_backward_ad: bool, check_undefined_grad: bool, check_batched_forward_grad: bool,
-                fast_mode: bool, nondet_tol: float, check_batched_grad: bool = False) -> str | None:
+def _run_checks(
+    prob: _Problem,
+    *,
+    eps: float,
+    atol: float,
+    rtol: float,
+    check_forward_ad: bool,
+    check_backward_ad: bool,
+    check_undefined_grad: bool,
+    check_batched_forward_grad: bool,
+    fast_mode: bool,
+    nondet_tol: float,
+    check_batched_grad: bool = False,
+) -> str | None:
     """All of gradcheck's checks in order; the first failure's message, or None."""
     outs = prob.outputs()
     out0 = [np.array(o._data, copy=True) if _is_float_tensor(o) else None for o in outs]
@@ -555,8 +626,9 @@ def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_f
     else:
         numerical = _numerical_jacobian(prob, out0, eps)
         if check_backward_ad:
-            msg = _compare(numerical, _backward_jacobian(prob, outs, out0, nondet_tol), prob, out0, "backward",
-                           atol, rtol)
+            msg = _compare(
+                numerical, _backward_jacobian(prob, outs, out0, nondet_tol), prob, out0, "backward", atol, rtol
+            )
             if msg is not None:
                 return msg
         if check_forward_ad:
@@ -580,11 +652,23 @@ def _run_checks(prob: _Problem, *, eps: float, atol: float, rtol: float, check_f
 
 # -- public API -----------------------------------------------------------------------------
 
-def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True, check_forward_ad: bool = False,
-              check_backward_ad: bool = True, check_undefined_grad: bool = True,
-              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
-              fast_mode: bool = False, nondet_tol: float = 0.0) -> bool:
+
+def gradcheck(
+    fn: Callable[..., Any],
+    inputs: TensorOrTensors,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    check_undefined_grad: bool = True,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    fast_mode: bool = False,
+    nondet_tol: float = 0.0,
+) -> bool:
     """Check fn's backward (vjp) and, with ``check_forward_ad=True``, forward (jvp) derivatives
     against central differences.
 
@@ -612,21 +696,33 @@ def gradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, *, eps: float = 1
     tupled = _as_tuple(inputs)
     prob = _Problem(fn, tupled)
     if not prob.diff_idx:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them have requires_grad=True."
+        )
     for i in prob.diff_idx:
         if tupled[i]._data.dtype not in (np.float64, np.complex128):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point or complex "
                 f"(dtype {tupled[i]._data.dtype}): its precision is too low for finite differences with "
                 f"eps={eps}, so this check will likely fail. Use float64 or complex128 inputs.",
-                UserWarning, stacklevel=2)
+                UserWarning,
+                stacklevel=2,
+            )
 
     try:
-        msg = _run_checks(prob, eps=eps, atol=atol, rtol=rtol, check_forward_ad=check_forward_ad,
-                          check_backward_ad=check_backward_ad, check_undefined_grad=check_undefined_grad,
-                          check_batched_forward_grad=check_batched_forward_grad, fast_mode=fast_mode,
-                          nondet_tol=nondet_tol, check_batched_grad=check_batched_grad)
+        msg = _run_checks(
+            prob,
+            eps=eps,
+            atol=atol,
+            rtol=rtol,
+            check_forward_ad=check_forward_ad,
+            check_backward_ad=check_backward_ad,
+            check_undefined_grad=check_undefined_grad,
+            check_batched_forward_grad=check_batched_forward_grad,
+            fast_mode=fast_mode,
+            nondet_tol=nondet_tol,
+            check_batched_grad=check_batched_grad,
+        )
     except GradcheckError as e:  # raised deep inside (shape/dtype/reentrancy problems)
         msg = str(e)
     if msg is not None:
@@ -641,9 +737,17 @@ def _named(msg: str, fn: Callable) -> str:
     return msg.replace("gradcheck (", f"gradcheck for {name} (", 1)
 
 
-def gradcheck_forms(fn: Callable[..., Any], inputs: TensorOrTensors, forms: Sequence[Callable], *,
-                    eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, check_backward_ad: bool = True,
-                    fast_mode: bool = False) -> None:
+def gradcheck_forms(
+    fn: Callable[..., Any],
+    inputs: TensorOrTensors,
+    forms: Sequence[Callable],
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+) -> None:
     """gradcheck of fn's backward and of several forms of its forward derivative, against one
     numerical Jacobian (for the op database, which checks every compiled form of a formula).
 
@@ -656,8 +760,16 @@ def gradcheck_forms(fn: Callable[..., Any], inputs: TensorOrTensors, forms: Sequ
             gradcheck(fn, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=False, fast_mode=True)
         for form in forms:
             with form() as g:
-                gradcheck(g, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=True, check_backward_ad=False,
-                          fast_mode=True)
+                gradcheck(
+                    g,
+                    tupled,
+                    eps=eps,
+                    atol=atol,
+                    rtol=rtol,
+                    check_forward_ad=True,
+                    check_backward_ad=False,
+                    fast_mode=True,
+                )
         return
     prob = _Problem(fn, tupled)
     outs = prob.outputs()
@@ -685,6 +797,7 @@ def gradcheck_forms(fn: Callable[..., Any], inputs: TensorOrTensors, forms: Sequ
 
 def _random_grad_output(rng: np.random.Generator, like: np.ndarray, non_contiguous: bool) -> np.ndarray:
     """Uniform values in [-1, 1) shaped and typed like `like` (complex: both parts random)."""
+
     def draw():
         a = rng.uniform(-1, 1, like.shape)
         if like.dtype.kind == "c":
@@ -700,11 +813,23 @@ def _random_grad_output(rng: np.random.Generator, like: np.ndarray, non_contiguo
     return view
 
 
-def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs: TensorOrTensors | None = None,
-                  *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
-                  check_fwd_over_rev: bool = True, check_rev_over_rev: bool = True, fast_mode: bool = False,
-                  gen_non_contig_grad_outputs: bool = False, check_undefined_grad: bool = True,
-                  check_batched_grad: bool = False, nondet_tol: float = 0.0) -> bool:
+def gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: TensorOrTensors,
+    grad_outputs: TensorOrTensors | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    check_fwd_over_rev: bool = True,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    gen_non_contig_grad_outputs: bool = False,
+    check_undefined_grad: bool = True,
+    check_batched_grad: bool = False,
+    nondet_tol: float = 0.0,
+) -> bool:
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> vjp of fn.
 
     ``check_rev_over_rev`` checks that vjp with reverse mode (backward of backward),
@@ -724,7 +849,9 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
         rng = np.random.default_rng(_SEED)
         tupled_grad_outputs = tuple(
             _wrap(_random_grad_output(rng, o._data, gen_non_contig_grad_outputs), requires_grad=True)
-            for o in outs if _is_float_tensor(o) and o.requires_grad)
+            for o in outs
+            if _is_float_tensor(o) and o.requires_grad
+        )
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     n_in = len(tupled_inputs)
@@ -734,8 +861,10 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
     def vjp_fn(*args):
         # gradcheck hands us detached (possibly dual) tensors in forward mode and fresh
         # tensors for finite differences: give back requires_grad so we can differentiate.
-        args = tuple(a.requires_grad_(True) if k in restore and isinstance(a, Tensor) and not a.requires_grad
-                     else a for k, a in enumerate(args))
+        args = tuple(
+            a.requires_grad_(True) if k in restore and isinstance(a, Tensor) and not a.requires_grad else a
+            for k, a in enumerate(args)
+        )
         with enable_grad():
             outs = [o for o in _as_tuple(fn(*args[:n_in])) if _is_float_tensor(o) and o.requires_grad]
             diff_in = [a for a in args[:n_in] if _is_diff_tensor(a)]
@@ -745,7 +874,17 @@ def gradgradcheck(fn: Callable[..., Any], inputs: TensorOrTensors, grad_outputs:
         return tuple(g for g in grads if g is not None)
 
     vjp_fn.__qualname__ = f"vjp of {_describe(fn)}"
-    return gradcheck(vjp_fn, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
-                     check_backward_ad=check_rev_over_rev, check_undefined_grad=check_undefined_grad,
-                     check_batched_grad=check_batched_grad, fast_mode=fast_mode, nondet_tol=nondet_tol)
+    return gradcheck(
+        vjp_fn,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
+        check_undefined_grad=check_undefined_grad,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        nondet_tol=nondet_tol,
+    )

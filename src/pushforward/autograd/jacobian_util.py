@@ -8,6 +8,7 @@ A block for output ``o`` and input ``x`` has shape ``o.shape + x.shape``.
 tensor([[0., 0.],
         [0., 1.]])
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -19,8 +20,17 @@ from ..ops import generated as ops
 from ..core.creation import from_numpy, zeros, zeros_like
 from ..core.tensor import Tensor
 
-__all__ = ["onehot", "forward_columns", "forward_block", "zero_forward_block", "reverse_block", "basis_rows",
-           "split_columns", "split_rows", "unbatch"]
+__all__ = [
+    "onehot",
+    "forward_columns",
+    "forward_block",
+    "zero_forward_block",
+    "reverse_block",
+    "basis_rows",
+    "split_columns",
+    "split_rows",
+    "unbatch",
+]
 
 
 def onehot(shape: tuple, dtype: Any, k: int) -> Tensor:
@@ -76,6 +86,7 @@ def reverse_block(rows: list, out: Tensor, x: Tensor) -> Tensor:
 
 # -- vector mode: every basis tangent in one batched pass ---------------------------------------
 
+
 def basis_rows(leaves: list, sizes: list, start: int, stop: int) -> dict:
     """The basis tangents start..stop-1 (counting the elements of all leaves, in order) as batches:
     {leaf index: tangent of shape (stop - start, *leaf.shape)} for the leaves that have one of
@@ -103,7 +114,7 @@ def split_columns(tan: Tensor, out: Tensor, leaves: list, sizes: list) -> list:
         if not n:
             blocks.append(None if leaf.dtype.kind not in "fc" else zero_forward_block(out, leaf))
             continue
-        rows = tan[offset:offset + n].reshape((n, -1))
+        rows = tan[offset : offset + n].reshape((n, -1))
         blocks.append(rows.transpose(0, 1).reshape(tuple(out.shape) + tuple(leaf.shape)))
         offset += n
     return blocks
@@ -117,7 +128,9 @@ def split_rows(rows: Tensor | None, outs: list, sizes: list, x: Tensor) -> list:
     offset = 0
     for o, n in zip(outs, sizes):
         shape = tuple(o.shape) + tuple(x.shape)
-        blocks.append(zeros(shape, dtype=x.dtype) if rows is None or not n else rows[offset:offset + n].reshape(shape))
+        blocks.append(
+            zeros(shape, dtype=x.dtype) if rows is None or not n else rows[offset : offset + n].reshape(shape)
+        )
         offset += n
     return blocks
 

@@ -3,6 +3,7 @@
 Also runs as `python src/pushforward/codegen` (without importing the package), which
 is how to recover when the generated module itself is broken.
 """
+
 from __future__ import annotations
 
 import sys

@@ -11,6 +11,7 @@ the body is one short return, one-line records): the module is read as a table o
 conj() needs no real-only copy of a formula: it is moved inwards where it cancels, and the
 conj() left on a tensor skips the op for real ones at run time (formulas._conj, K.conj).
 """
+
 from __future__ import annotations
 
 import ast
@@ -154,8 +155,9 @@ class _ZeroFolder:
         tangent_parts = [f for o, f in zip(originals, folded) if self._mentions_tangent(o)]
         if tangent_parts and all(_is_zero(f) for f in tangent_parts):
             if isinstance(func, ast.Attribute) and func.attr in _META_CALLS:
-                return ast.Call(ast.Attribute(ast.Name(recv.origin + "_p", ast.Load()), func.attr, ast.Load()),
-                                args, [])
+                return ast.Call(
+                    ast.Attribute(ast.Name(recv.origin + "_p", ast.Load()), func.attr, ast.Load()), args, []
+                )
             return tangent_parts[0]
         m = self.materialize
         new_func = ast.Attribute(m(recv), func.attr, ast.Load()) if recv is not None else func
@@ -184,7 +186,7 @@ def _block(indent: str, stmt: ast.stmt) -> list[str]:
         lines = [f"{indent}{head}("] + [f"{indent}    {_src(x)}," for x in value.elts] + [f"{indent})"]
     else:
         lines = [indent + line for line in one.split("\n")]
-    text = "\n".join(line[len(indent):] for line in lines)
+    text = "\n".join(line[len(indent) :] for line in lines)
     if ast.dump(ast.parse(text)) != ast.dump(ast.parse(one)):
         raise SpecError(f"emitter bug: {text!r} does not parse back to {one!r}")
     return lines
@@ -200,9 +202,14 @@ def _def(lines: list[str]) -> str:
 
 def _is_conj(n: ast.expr) -> bool:
     """`x.conj()` or `conj(x)`."""
-    return isinstance(n, ast.Call) and not n.keywords and (
-        (isinstance(n.func, ast.Attribute) and n.func.attr == "conj" and not n.args)
-        or (isinstance(n.func, ast.Name) and n.func.id == "conj" and len(n.args) == 1))
+    return (
+        isinstance(n, ast.Call)
+        and not n.keywords
+        and (
+            (isinstance(n.func, ast.Attribute) and n.func.attr == "conj" and not n.args)
+            or (isinstance(n.func, ast.Name) and n.func.id == "conj" and len(n.args) == 1)
+        )
+    )
 
 
 def _conj_arg(n: ast.Call) -> ast.expr:
@@ -362,18 +369,27 @@ class Emitter:
         res = self.result_names(e)
         if not e.differentiable:
             return [], {(): [((NOTHING,) * len(tensors), None)]}
-        tests, tables = saves.plan(list(e.backward), [p.name for p in e.diff_params], tensors, res,
-                                   {p.name for p in e.tensor_params if p.type == "Tensor[]"},
-                                   {p.name for p in e.arg_params})
+        tests, tables = saves.plan(
+            list(e.backward),
+            [p.name for p in e.diff_params],
+            tensors,
+            res,
+            {p.name for p in e.tensor_params if p.type == "Tensor[]"},
+            {p.name for p in e.arg_params},
+        )
         # an entry is (modes per tensor input, modes per output or None when no output is kept)
-        tables = {k: [(m, o if any(o) else None) for m, o in
-                      [t if t is not None else ((NOTHING,) * len(tensors), (NOTHING,) * len(res)) for t in tab]]
-                  for k, tab in tables.items()}
+        tables = {
+            k: [
+                (m, o if any(o) else None)
+                for m, o in [t if t is not None else ((NOTHING,) * len(tensors), (NOTHING,) * len(res)) for t in tab]
+            ]
+            for k, tab in tables.items()
+        }
         while tests:  # drop a test when both of its outcomes give the same tables
             for j in range(len(tests)):
-                if all(tables[k] == tables[k[:j] + (not k[j],) + k[j + 1:]] for k in tables):
-                    tests = tests[:j] + tests[j + 1:]
-                    tables = {k[:j] + k[j + 1:]: v for k, v in tables.items()}
+                if all(tables[k] == tables[k[:j] + (not k[j],) + k[j + 1 :]] for k in tables):
+                    tests = tests[:j] + tests[j + 1 :]
+                    tables = {k[:j] + k[j + 1 :]: v for k, v in tables.items()}
                     break
             else:
                 break
@@ -384,8 +400,9 @@ class Emitter:
         res = self.result_names(e)
         params = ["grad"] + [p.name for p in e.tensor_params] + res + [p.name for p in e.arg_params] + ["needs"]
         lines = [f"def {fname}({', '.join(params)}):"]
-        if len(res) > 1 and any("result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)}
-                                for _, f in e.backward):
+        if len(res) > 1 and any(
+            "result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)} for _, f in e.backward
+        ):
             lines.append("    result = result0")
         formulas = dict(e.backward)
         # conj() of a real tensor is skipped at run time (_conj); not for list inputs
@@ -393,9 +410,14 @@ class Emitter:
         tensors = {"grad", *(p.name for p in e.tensor_params), *res}
         # `<formula> if needs[i] else None` as a syntax tree: a formula that is itself a
         # conditional stays whole under the guard
-        items = [ast.IfExp(ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
-                           _simplify_conj(_parse(formulas[p.name]), tensors, helper), ast.Constant(None))
-                 for i, p in enumerate(e.diff_params)]
+        items = [
+            ast.IfExp(
+                ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
+                _simplify_conj(_parse(formulas[p.name]), tensors, helper),
+                ast.Constant(None),
+            )
+            for i, p in enumerate(e.diff_params)
+        ]
         lines.extend(_block("    ", ast.Return(ast.Tuple(items, ast.Load()))))
         return _def(lines)
 
@@ -406,8 +428,10 @@ class Emitter:
         if not tests:
             return None
         args = [p.name for p in e.tensor_params] + [p.name for p in e.arg_params]
-        lines = [f"def _{e.name}__save({', '.join(args)}):",
-                 '    """What the backward keeps, by the outcome of its formulas\' static tests (see Op.save)."""']
+        lines = [
+            f"def _{e.name}__save({', '.join(args)}):",
+            '    """What the backward keeps, by the outcome of its formulas\' static tests (see Op.save)."""',
+        ]
 
         def branch(indent: str, prefix: tuple) -> None:
             j = len(prefix)
@@ -454,7 +478,9 @@ class Emitter:
                     if prm.is_tensor and prm.name in diff:
                         v = ast.Name(prm.name + "_t", ast.Load())
                         if prm.type == "Tensor[]":
-                            v = ast.Call(ast.Name("fill_zeros", ast.Load()), [v, ast.Name(prm.name + "_p", ast.Load())], [])
+                            v = ast.Call(
+                                ast.Name("fill_zeros", ast.Load()), [v, ast.Name(prm.name + "_p", ast.Load())], []
+                            )
                     if prm.vararg:
                         args.append(ast.Starred(v, ast.Load()))
                     elif prm.kw_only:
@@ -479,8 +505,9 @@ class Emitter:
         res = self.result_names(e)
         keys = ["result"] if len(res) == 1 else [f"result{i}" for i in range(len(res))]
         lines = []
-        if len(res) > 1 and any("result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)}
-                                for f in formulas.values()):
+        if len(res) > 1 and any(
+            "result" in {n.id for n in ast.walk(_parse(f)) if isinstance(n, ast.Name)} for f in formulas.values()
+        ):
             lines.append("    result = result0")
 
         # conj() of a real tensor is skipped at run time (_conj; K.conj on arrays)
@@ -542,7 +569,7 @@ class Emitter:
         if e.view != "yes" or len(e.backward) != 1 or e.backward[0][0] != "self" or not e.arg_params:
             return False
         call = ast.parse(e.backward[0][1], mode="eval").body
-        expect = f'scatter_view(grad, self.shape, {e.name!r}, ({", ".join(p.name for p in e.arg_params)},))'
+        expect = f"scatter_view(grad, self.shape, {e.name!r}, ({', '.join(p.name for p in e.arg_params)},))"
         return ast.dump(call) == ast.dump(ast.parse(expect, mode="eval").body)
 
     def jvp_np_reads(self, e: OpEntry, source: str) -> tuple[bool, ...]:
@@ -588,8 +615,10 @@ class Emitter:
         sig = self.signature(e, has_dim)
         doc = e.doc or f"{e.name} (see derivatives.yaml)."
         # a docstring that would not survive triple quotes is written as a string literal
-        lines = [f"def {e.name}({', '.join(sig)}):",
-                 f'    """{doc}"""' if '"""' not in doc and "\\" not in doc and not doc.endswith('"') else f"    {doc!r}"]
+        lines = [
+            f"def {e.name}({', '.join(sig)}):",
+            f'    """{doc}"""' if '"""' not in doc and "\\" not in doc and not doc.endswith('"') else f"    {doc!r}",
+        ]
         lines += self.prologue(e)
         body = _parse(e.composite) if e.composite is not None else None
         if has_dim and body is not None and sum(isinstance(n, ast.Name) and n.id == "dim" for n in ast.walk(body)) == 1:
@@ -618,11 +647,13 @@ class Emitter:
         sig = self.signature(e, False)
         tensors = [p.name for p in e.tensor_params]
         args = _tuple_src([p.name for p in e.arg_params])
-        return "\n".join([
-            f"def {inplace_name(e)}({', '.join(sig)}):",
-            f'    """In-place {e.name}: writes into self (values, tape history and tangents)."""',
-            f"    return apply_inplace({const}, self, {_tuple_src(tensors)}, {args})",
-        ])
+        return "\n".join(
+            [
+                f"def {inplace_name(e)}({', '.join(sig)}):",
+                f'    """In-place {e.name}: writes into self (values, tape history and tangents)."""',
+                f"    return apply_inplace({const}, self, {_tuple_src(tensors)}, {args})",
+            ]
+        )
 
     def needs_adapter(self, e: OpEntry) -> bool:
         """Ops whose Tensor parameters don't all come first get a kernel taking them first."""
@@ -630,8 +661,14 @@ class Emitter:
 
     def kernel_adapter(self, e: OpEntry) -> str:
         names = [p.name for p in e.tensor_params + e.arg_params]
-        return _def([f"def _{e.name}__kernel({', '.join(names)}):", *_block(
-            "    ", ast.Return(ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], [])))])
+        return _def(
+            [
+                f"def _{e.name}__kernel({', '.join(names)}):",
+                *_block(
+                    "    ", ast.Return(ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], []))
+                ),
+            ]
+        )
 
     def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool) -> str:
         """`NAME = Op(...)` on one line; arguments equal to Op's defaults are left out. `same`: the
@@ -645,8 +682,13 @@ class Emitter:
         if fw_kind not in ("auto_element_wise", "auto_linear", "zero", "none"):
             fw_kind = "explicit"
         out_diff = e.output_differentiability or (True,) * len(e.returns)
-        fields = [repr(e.name), kernel, repr(tuple(p.name for p in tp)), repr(tuple(kinds[p.type] for p in tp)),
-                  repr(tuple(p.name in diff for p in tp))]
+        fields = [
+            repr(e.name),
+            kernel,
+            repr(tuple(p.name for p in tp)),
+            repr(tuple(kinds[p.type] for p in tp)),
+            repr(tuple(p.name in diff for p in tp)),
+        ]
         if e.differentiable:
             fields.append(f"backward=_{e.name}__backward")
         if jvp:
@@ -725,28 +767,35 @@ class Emitter:
                     functions.extend(names)
         for e in self.entries:
             if e.view != "no" and self.needs_adapter(e):
-                raise SpecError(f"{e.where()}: a view op takes its Tensor first (its kernel replays the view on arrays)")
+                raise SpecError(
+                    f"{e.where()}: a view op takes its Tensor first (its kernel replays the view on arrays)"
+                )
         records = [op_const(e) for e in self.entries if e.composite is None]
-        parts.append("\n".join([
-            "# ---- tables",
-            "RECORDS = (  # every Op, in YAML order" + _wrapped([r + "," for r in records], "    ") + ")",
-            "for _op in RECORDS:",
-            "    _op.public = globals()[_op.name]",
-            "# view ops' kernels, to replay views on arrays",
-            'K.register_array_views({_op.name: _op.kernel for _op in RECORDS if _op.kind != "op"})',
-            "",
-            "",
-            "def _table(names: str) -> dict:",
-            '    """Name -> this module\'s function, for names separated by white space."""',
-            "    return {n: globals()[n] for n in names.split()}",
-            "",
-            "",
-            f'METHODS = _table("""{_wrapped(methods, "")}""")',
-            f'FUNCTIONS = _table("""{_wrapped(functions, "")}""")',
-            "# public functions of sub-namespaces (`namespace: nn.functional`), not of the top level",
-            "NAMESPACES = {" + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),'
-                                       for ns, fs in spaces.items()) + "\n}",
-        ]))
+        parts.append(
+            "\n".join(
+                [
+                    "# ---- tables",
+                    "RECORDS = (  # every Op, in YAML order" + _wrapped([r + "," for r in records], "    ") + ")",
+                    "for _op in RECORDS:",
+                    "    _op.public = globals()[_op.name]",
+                    "# view ops' kernels, to replay views on arrays",
+                    'K.register_array_views({_op.name: _op.kernel for _op in RECORDS if _op.kind != "op"})',
+                    "",
+                    "",
+                    "def _table(names: str) -> dict:",
+                    '    """Name -> this module\'s function, for names separated by white space."""',
+                    "    return {n: globals()[n] for n in names.split()}",
+                    "",
+                    "",
+                    f'METHODS = _table("""{_wrapped(methods, "")}""")',
+                    f'FUNCTIONS = _table("""{_wrapped(functions, "")}""")',
+                    "# public functions of sub-namespaces (`namespace: nn.functional`), not of the top level",
+                    "NAMESPACES = {"
+                    + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),' for ns, fs in spaces.items())
+                    + "\n}",
+                ]
+            )
+        )
         return "\n\n".join(parts) + "\n"
 
 

@@ -2,6 +2,7 @@
 
 Errors name the entry (its `name:` line and line number) and what is wrong with it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,15 +15,66 @@ import yaml
 YAML_PATH = Path(__file__).resolve().parent.parent / "ops" / "derivatives.yaml"
 
 TENSOR_TYPES = ("Tensor", "Tensor?", "Tensor[]")
-ARG_TYPES = ("int", "int?", "int[]", "int[]?", "float", "float?", "Scalar", "Scalar?", "bool", "bool?",
-             "str", "str?", "dtype?", "Any")
+ARG_TYPES = (
+    "int",
+    "int?",
+    "int[]",
+    "int[]?",
+    "float",
+    "float?",
+    "Scalar",
+    "Scalar?",
+    "bool",
+    "bool?",
+    "str",
+    "str?",
+    "dtype?",
+    "Any",
+)
 # Names a formula may use besides its own op's names, helpers and ops.
 CREATION = ("zeros_like", "ones_like", "full_like", "zeros", "ones", "full", "empty_like")
 # Op names (sum, abs, max, min, ...) shadow the builtins of the same name inside formulas.
-BUILTINS = ("len", "range", "tuple", "list", "int", "float", "complex", "bool", "isinstance", "enumerate", "zip", "None", "True", "False", "slice", "Ellipsis", "xp", "all", "any",
-            "reversed", "sorted", "dict", "map")
-KNOWN_KEYS = {"name", "kernel", "composite", "view", "non_differentiable", "differentiable",
-              "output_differentiability", "method", "function", "inplace", "doc", "aliases", "namespace", "batch"}
+BUILTINS = (
+    "len",
+    "range",
+    "tuple",
+    "list",
+    "int",
+    "float",
+    "complex",
+    "bool",
+    "isinstance",
+    "enumerate",
+    "zip",
+    "None",
+    "True",
+    "False",
+    "slice",
+    "Ellipsis",
+    "xp",
+    "all",
+    "any",
+    "reversed",
+    "sorted",
+    "dict",
+    "map",
+)
+KNOWN_KEYS = {
+    "name",
+    "kernel",
+    "composite",
+    "view",
+    "non_differentiable",
+    "differentiable",
+    "output_differentiability",
+    "method",
+    "function",
+    "inplace",
+    "doc",
+    "aliases",
+    "namespace",
+    "batch",
+}
 # `batch: rule` or `batch: rule(arg, ...)`: how the op runs on batched tensors (vmap, batched
 # tangents); the rules live in batching.py and name the op's non-Tensor arguments they adjust.
 _BATCH = re.compile(r"^([a-z_]+)(?:\(([a-z_0-9, ]*)\))?$")
@@ -36,9 +88,9 @@ class SpecError(ValueError):
 class Param:
     name: str
     type: str
-    default: str | None = None   # Python source of the default, None when required
+    default: str | None = None  # Python source of the default, None when required
     kw_only: bool = False
-    vararg: bool = False         # `int[] *shape`: torch's view(2, 3) as well as view((2, 3))
+    vararg: bool = False  # `int[] *shape`: torch's view(2, 3) as well as view((2, 3))
 
     @property
     def is_tensor(self) -> bool:
@@ -53,19 +105,19 @@ class OpEntry:
     line: int
     kernel: str | None = None
     composite: str | None = None
-    view: str = "no"                                     # "no", "yes", "maybe"
-    backward: tuple[tuple[str, str], ...] = ()           # (input, formula)
-    forward: tuple[tuple[str, str], ...] = ()            # (output key, formula or auto_*)
+    view: str = "no"  # "no", "yes", "maybe"
+    backward: tuple[tuple[str, str], ...] = ()  # (input, formula)
+    forward: tuple[tuple[str, str], ...] = ()  # (output key, formula or auto_*)
     non_differentiable: tuple[str, ...] = ()
     differentiable: bool = True
     output_differentiability: tuple[bool, ...] = ()
     method: bool = True
     function: bool = True
-    inplace: bool | str = False     # true: '<name>_'; a string: that method name
+    inplace: bool | str = False  # true: '<name>_'; a string: that method name
     doc: str = ""
     aliases: tuple[str, ...] = ()
-    namespace: str = ""             # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
-    batch: str = ""                 # batching rule (batching.py); "" derives it (see batch_rule)
+    namespace: str = ""  # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
+    batch: str = ""  # batching rule (batching.py); "" derives it (see batch_rule)
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -114,8 +166,9 @@ def parse_signature(sig: str, where: str) -> tuple[str, tuple[Param, ...], tuple
         if vararg and not typ.endswith("[]"):
             raise SpecError(f"{where}: only list types may be variadic ('{typ} *{pname}')")
         if typ not in TENSOR_TYPES + ARG_TYPES:
-            raise SpecError(f"{where}: unknown type {typ!r} of parameter '{pname}' "
-                            f"(known: {', '.join(TENSOR_TYPES + ARG_TYPES)})")
+            raise SpecError(
+                f"{where}: unknown type {typ!r} of parameter '{pname}' (known: {', '.join(TENSOR_TYPES + ARG_TYPES)})"
+            )
         if default is not None:
             try:
                 ast.parse(default, mode="eval")
@@ -224,11 +277,20 @@ def _literal_all(path: Path, follow: bool = False) -> set[str] | None:
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             names = set(ast.literal_eval(node.value))
-        elif (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"
-              and names is not None and isinstance(node.value, (ast.List, ast.Tuple))):
+        elif (
+            isinstance(node, ast.AugAssign)
+            and getattr(node.target, "id", None) == "__all__"
+            and names is not None
+            and isinstance(node.value, (ast.List, ast.Tuple))
+        ):
             names |= set(ast.literal_eval(node.value))
-        elif (follow and isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module
-              and [a.name for a in node.names] == ["*"]):
+        elif (
+            follow
+            and isinstance(node, ast.ImportFrom)
+            and node.level >= 1
+            and node.module
+            and [a.name for a in node.names] == ["*"]
+        ):
             base = path.parent
             for _ in range(node.level - 1):
                 base = base.parent
@@ -256,16 +318,24 @@ def _entry(item, line: int) -> OpEntry:
         elif key in outs:
             forward.append((key, str(val)))
         else:
-            raise SpecError(f"{where}: unknown key '{key}' (not a parameter, an output key "
-                            f"{sorted(outs)} or one of {sorted(KNOWN_KEYS)})")
+            raise SpecError(
+                f"{where}: unknown key '{key}' (not a parameter, an output key "
+                f"{sorted(outs)} or one of {sorted(KNOWN_KEYS)})"
+            )
     view = item.get("view", False)
     view = {True: "yes", False: "no", "maybe": "maybe"}.get(view)
     if view is None:
         raise SpecError(f"{where}: 'view' must be true, false or maybe")
     entry = OpEntry(
-        name=name, params=params, returns=returns, line=line,
-        kernel=item.get("kernel"), composite=item.get("composite"), view=view,
-        backward=tuple(backward), forward=tuple(forward),
+        name=name,
+        params=params,
+        returns=returns,
+        line=line,
+        kernel=item.get("kernel"),
+        composite=item.get("composite"),
+        view=view,
+        backward=tuple(backward),
+        forward=tuple(forward),
         non_differentiable=tuple(item.get("non_differentiable", ())),
         differentiable=bool(item.get("differentiable", True)),
         output_differentiability=tuple(item.get("output_differentiability", ())),
@@ -304,8 +374,9 @@ def _validate_batch(e: OpEntry, where: str) -> None:
     for part in e.batch.split("+"):
         m = _BATCH.match(part.strip())
         if not m:
-            raise SpecError(f"{where}: bad batch rule {e.batch!r} (expected 'rule', 'rule(arg, ...)' or "
-                            "'rule(...) + rule(...)')")
+            raise SpecError(
+                f"{where}: bad batch rule {e.batch!r} (expected 'rule', 'rule(arg, ...)' or 'rule(...) + rule(...)')"
+            )
         bad = [a.strip() for a in (m.group(2) or "").split(",") if a.strip() and a.strip() not in names]
         if bad:
             raise SpecError(f"{where}: batch rule {e.batch!r} names {bad}, which are not parameters of the op")
@@ -320,8 +391,7 @@ def _validate_structure(e: OpEntry, where: str) -> None:
             raise SpecError(f"{where}: non_differentiable names '{n}', which is not a Tensor parameter")
     if e.composite is not None:
         if e.backward or e.forward:
-            raise SpecError(f"{where}: a composite op gets its derivatives from its composition; "
-                            "remove its formulas")
+            raise SpecError(f"{where}: a composite op gets its derivatives from its composition; remove its formulas")
         return
     if not e.differentiable:
         if e.backward or e.forward:
@@ -330,20 +400,26 @@ def _validate_structure(e: OpEntry, where: str) -> None:
     given = dict(e.backward)
     for p in e.diff_params:
         if p.name not in given:
-            raise SpecError(f"{where}: missing backward formula for differentiable input '{p.name}' "
-                            f"(add '{p.name}: <formula>' or list it under non_differentiable)")
+            raise SpecError(
+                f"{where}: missing backward formula for differentiable input '{p.name}' "
+                f"(add '{p.name}: <formula>' or list it under non_differentiable)"
+            )
     for n in given:
         if n not in {p.name for p in e.diff_params}:
             raise SpecError(f"{where}: backward formula given for '{n}', which is not a differentiable Tensor input")
     if e.output_differentiability and len(e.output_differentiability) != len(e.returns):
-        raise SpecError(f"{where}: output_differentiability has {len(e.output_differentiability)} entries "
-                        f"for {len(e.returns)} outputs")
+        raise SpecError(
+            f"{where}: output_differentiability has {len(e.output_differentiability)} entries "
+            f"for {len(e.returns)} outputs"
+        )
     fw = dict(e.forward)
     for key, f in fw.items():
         if f == "auto_element_wise":
             if len(e.diff_params) != 1 or len(e.returns) != 1 or e.diff_params[0].type != "Tensor":
-                raise SpecError(f"{where}: auto_element_wise needs exactly one differentiable Tensor input and "
-                                f"one output (this op has {len(e.diff_params)} and {len(e.returns)})")
+                raise SpecError(
+                    f"{where}: auto_element_wise needs exactly one differentiable Tensor input and "
+                    f"one output (this op has {len(e.diff_params)} and {len(e.returns)})"
+                )
         elif f == "auto_linear":
             pass
 
@@ -359,8 +435,10 @@ def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> Non
         allowed = common | {p.name for p in e.params} | res_names | {"grad"}
         bad = formula_names(f, f"{where}, backward for '{inp}'") - allowed
         if bad:
-            raise SpecError(f"{where}: backward formula for '{inp}' uses unknown name(s) {sorted(bad)}; "
-                            f"allowed: grad, result, the op's parameters, ops and helpers of formulas.py")
+            raise SpecError(
+                f"{where}: backward formula for '{inp}' uses unknown name(s) {sorted(bad)}; "
+                f"allowed: grad, result, the op's parameters, ops and helpers of formulas.py"
+            )
     for key, f in e.forward:
         if f in ("auto_element_wise", "auto_linear", "zero"):
             continue
@@ -368,10 +446,14 @@ def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> Non
         bare = names & diff
         if bare:
             n = sorted(bare)[0]
-            raise SpecError(f"{where}: forward formula '{key}' uses bare '{n}'; write '{n}_p' for its primal "
-                            f"or '{n}_t' for its tangent")
+            raise SpecError(
+                f"{where}: forward formula '{key}' uses bare '{n}'; write '{n}_p' for its primal "
+                f"or '{n}_t' for its tangent"
+            )
         allowed = common | nondiff | res_names | {f"{n}_p" for n in diff} | {f"{n}_t" for n in diff}
         bad = names - allowed
         if bad:
-            raise SpecError(f"{where}: forward formula '{key}' uses unknown name(s) {sorted(bad)}; allowed: "
-                            "<input>_p, <input>_t, result, the op's arguments, ops and helpers of formulas.py")
+            raise SpecError(
+                f"{where}: forward formula '{key}' uses unknown name(s) {sorted(bad)}; allowed: "
+                "<input>_p, <input>_t, result, the op's arguments, ops and helpers of formulas.py"
+            )

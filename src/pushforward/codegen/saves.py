@@ -14,14 +14,15 @@ nothing.
 >>> sorted(r.of(ast.parse("grad * other.conj() + self.shape[0]", mode="eval").body, {}).items())
 [('other', 2), ('self', 1)]
 """
+
 from __future__ import annotations
 
 import ast
 import itertools
 
-META_ATTRS = frozenset({"shape", "ndim", "dtype"})    # attributes a saved _Meta has
-META_CALLS = frozenset({"numel", "dim", "size"})      # methods a saved _Meta has
-NOTHING, META, VALUE = 0, 1, 2                        # save modes, ordered: max() combines them
+META_ATTRS = frozenset({"shape", "ndim", "dtype"})  # attributes a saved _Meta has
+META_CALLS = frozenset({"numel", "dim", "size"})  # methods a saved _Meta has
+NOTHING, META, VALUE = 0, 1, 2  # save modes, ordered: max() combines them
 
 
 class Reads:
@@ -31,8 +32,9 @@ class Reads:
     `result0`, ...); `lists`: the Tensor[] parameters (their length is metadata too).
     """
 
-    def __init__(self, tensors: set[str], results: set[str], lists: set[str] = frozenset(),
-                 args: set[str] = frozenset()) -> None:
+    def __init__(
+        self, tensors: set[str], results: set[str], lists: set[str] = frozenset(), args: set[str] = frozenset()
+    ) -> None:
         self.names = set(tensors) | set(results)
         self.lists = set(lists)
         self.args = set(args)
@@ -45,8 +47,12 @@ class Reads:
         if any(m == VALUE for m in reads.values()):
             return False
         free = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-        return not (free - self.names - self.args - {"None", "True", "False", "len", "isinstance", "int",
-                                                     "float", "complex", "bool", "tuple", "list"})
+        return not (
+            free
+            - self.names
+            - self.args
+            - {"None", "True", "False", "len", "isinstance", "int", "float", "complex", "bool", "tuple", "list"}
+        )
 
     def static_tests(self, tree: ast.expr) -> list[str]:
         """Source of every static IfExp test in the formula (in order, without repeats)."""
@@ -123,8 +129,14 @@ class Reads:
         return VALUE
 
 
-def plan(formulas: list[tuple[str, str]], diff: list[str], tensors: list[str], results: list[str],
-         lists: set[str], args: set[str]) -> tuple[list[str], dict[tuple[bool, ...], list[tuple]]]:
+def plan(
+    formulas: list[tuple[str, str]],
+    diff: list[str],
+    tensors: list[str],
+    results: list[str],
+    lists: set[str],
+    args: set[str],
+) -> tuple[list[str], dict[tuple[bool, ...], list[tuple]]]:
     """The saved set of every needs pattern, for every outcome of the static tests.
 
     `formulas`: (input, formula) backward formulas; `diff`: the differentiable inputs in
@@ -155,7 +167,11 @@ def plan(formulas: list[tuple[str, str]], diff: list[str], tensors: list[str], r
                     for n, m in per_input.get(inp, {}).items():
                         reads[n] = max(reads.get(n, NOTHING), m)
             # an output is kept whole or not at all (its tape identity comes with it)
-            table.append((tuple(reads.get(p, NOTHING) for p in tensors),
-                          tuple(VALUE if reads.get(o, NOTHING) else NOTHING for o in results)))
+            table.append(
+                (
+                    tuple(reads.get(p, NOTHING) for p in tensors),
+                    tuple(VALUE if reads.get(o, NOTHING) else NOTHING for o in results),
+                )
+            )
         tables[values] = table
     return tests, tables

@@ -24,6 +24,7 @@ Example:
     >>> float(xp.sin(xp.asarray(0.0)))
     0.0
 """
+
 from __future__ import annotations
 
 import numpy as xp

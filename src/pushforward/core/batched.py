@@ -12,6 +12,7 @@ levels opened outside the vmap) follows. A BatchedTensor itself carries no autod
 >>> x
 tensor([2., 2., 2.])
 """
+
 from __future__ import annotations
 
 import itertools
@@ -81,8 +82,10 @@ class BatchedTensor(Tensor):
     @property
     def _data(self):
         where = sys._getframe(1).f_code.co_name  # the function to give a batching rule (or values_of)
-        raise OpError(f"{where}: this operation does not support batched tensors yet (inside vmap or a batched "
-                      "dual level): it reads a tensor's array directly")
+        raise OpError(
+            f"{where}: this operation does not support batched tensors yet (inside vmap or a batched "
+            "dual level): it reads a tensor's array directly"
+        )
 
     # -- logical metadata ----------------------------------------------------------------
     @property
@@ -135,8 +138,10 @@ class BatchedTensor(Tensor):
 
     # -- values: not available per element inside vmap ---------------------------------------
     def _no_value(self, what: str):
-        raise OpError(f"{what} of a batched tensor (inside vmap or a batched dual level): its value differs "
-                      "across the batch; data-dependent Python control flow is not supported under vmap")
+        raise OpError(
+            f"{what} of a batched tensor (inside vmap or a batched dual level): its value differs "
+            "across the batch; data-dependent Python control flow is not supported under vmap"
+        )
 
     def item(self):
         self._no_value("item()")
@@ -183,16 +188,20 @@ class BatchedTensor(Tensor):
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "BatchedTensor":
-        raise OpError("requires_grad_() on a batched tensor (inside vmap) is not supported; use "
-                      "pushforward.func.grad / vjp inside vmap, or vmap over a function that calls them")
+        raise OpError(
+            "requires_grad_() on a batched tensor (inside vmap) is not supported; use "
+            "pushforward.func.grad / vjp inside vmap, or vmap over a function that calls them"
+        )
 
     @property
     def grad_fn(self):
         return None
 
     def backward(self, *a, **k) -> None:
-        raise OpError("backward() of a batched tensor (inside vmap) is not supported; use pushforward.func.grad "
-                      "or vjp inside vmap")
+        raise OpError(
+            "backward() of a batched tensor (inside vmap) is not supported; use pushforward.func.grad "
+            "or vjp inside vmap"
+        )
 
     def detach(self) -> "BatchedTensor":
         return BatchedTensor(self._phys.detach(), self._blevel)

@@ -4,6 +4,7 @@
 >>> pf.zeros(2, 3).shape
 (2, 3)
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,10 +16,35 @@ from .batched import BatchedTensor
 from ..errors import OpError, OpTypeError
 from .tensor import Tensor, _to_array, wrap
 
-__all__ = ["Generator", "default_generator", "set_default_dtype", "get_default_dtype", "tensor", "as_tensor",
-           "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-           "arange", "linspace", "eye", "manual_seed", "seed", "initial_seed", "rand", "randn", "randint",
-           "randperm", "rand_like", "randn_like"]
+__all__ = [
+    "Generator",
+    "default_generator",
+    "set_default_dtype",
+    "get_default_dtype",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "arange",
+    "linspace",
+    "eye",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+]
 
 
 def _check_device(device, who: str) -> None:
@@ -43,7 +69,7 @@ class Generator:
     def __init__(self, device: Any = "cpu") -> None:
         _check_device(device, "Generator")
         self.device = device
-        self._initial = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._initial = int(np.random.SeedSequence().entropy % (2**63))
         self._rng = np.random.default_rng(self._initial)
 
     def manual_seed(self, seed: int) -> "Generator":
@@ -54,7 +80,7 @@ class Generator:
 
     def seed(self) -> int:
         """Reseed from fresh entropy; returns the new seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
         return self._initial
 
     def initial_seed(self) -> int:
@@ -77,7 +103,6 @@ def _gen(generator: Generator | None) -> np.random.Generator:
     if not isinstance(generator, Generator):
         raise OpTypeError(f"generator must be a pushforward.Generator, got {type(generator).__name__}")
     return generator._rng
-
 
 
 # The dtype of floating tensors made from Python floats and of creation functions without
@@ -199,11 +224,13 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool =
 def _per_batch(factory: Callable) -> Callable:
     """`*_like(x)` of a batched x (vmap, batched tangents): the factory on x's physical tensor, so
     every batch element gets its own value (zeros, or its own random draw)."""
+
     @functools.wraps(factory)
     def like(x, *args, **kwargs):
         if type(x) is BatchedTensor:
             return BatchedTensor(like(x._phys, *args, **kwargs), x._blevel)
         return factory(x, *args, **kwargs)
+
     return like
 
 
@@ -236,8 +263,9 @@ def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool
     return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, requires_grad: bool = False,
-           device: Any = None) -> Tensor:
+def arange(
+    start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -247,7 +275,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, req
     return _finish(np.arange(start, end, step, dtype=np.dtype(dtype)), requires_grad, device)
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def linspace(
+    start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
     if steps < 0:
         raise OpError(f"linspace(): number of steps must be non-negative (got {steps})")
     return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
@@ -271,14 +301,16 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False,
-         device: Any = None) -> Tensor:
+def rand(
+    *size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
     _check_device(device, "rand")
     return _finish(_gen(generator).random(_shape(size)).astype(_dt(dtype), copy=False), requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False,
-          device: Any = None) -> Tensor:
+def randn(
+    *size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
     _check_device(device, "randn")
     rng = _gen(generator)
     dt = _dt(dtype)
@@ -288,8 +320,15 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, req
     return _finish(a.astype(dt, copy=False), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Any = (), *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None) -> Tensor:
+def randint(
+    low: int,
+    high: int | None = None,
+    size: Any = (),
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+) -> Tensor:
     _check_device(device, "randint")
     if high is None:
         low, high = 0, low

@@ -4,6 +4,7 @@
 >>> leaves, tree_unflatten([x * 10 for x in leaves], spec)
 ([1, 2, 3], (10, [20, {'a': 30}]))
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
@@ -112,4 +113,3 @@ def _reorder_like(tree: Any, spec: TreeSpec) -> list:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-

@@ -4,6 +4,7 @@ Ops and most methods are generated from derivatives.yaml and attached at import 
 (see `_generated/ops.py`); this module holds storage, views, the version counter and
 the Python protocol methods.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -63,15 +64,15 @@ class Tensor:
 
     # Class-level defaults: creating a tensor only sets `_data`, which keeps the
     # per-op overhead low. Instances override what they need.
-    _st = _NO_STORAGE          # shared _Storage (version counter)
-    _base = None               # root tensor of a view (None for a root)
-    _view = ()                 # steps replaying this view from its root: ((fn, args), ...)
-    _view_version = 0          # storage version at which a view's grad_fn was made
+    _st = _NO_STORAGE  # shared _Storage (version counter)
+    _base = None  # root tensor of a view (None for a root)
+    _view = ()  # steps replaying this view from its root: ((fn, args), ...)
+    _view_version = 0  # storage version at which a view's grad_fn was made
     _requires_grad = False
     _grad_fn = None
     _output_nr = 0
-    _grad_acc = None           # AccumulateGrad node of a leaf (shared by its aliases)
-    _fw = None                 # {level: tangent} of this tensor's own tangents
+    _grad_acc = None  # AccumulateGrad node of a leaf (shared by its aliases)
+    _fw = None  # {level: tangent} of this tensor's own tangents
     _retains_grad = False
     # The one "needs autodiff" bit the dispatcher tests: True once the tensor requires grad,
     # carries a tangent, or shares a storage that carried one (then a view may see its base's
@@ -210,9 +211,11 @@ class Tensor:
         # math.* read it: the tangent would vanish without a trace, so that is an error;
         # `.item()` is the explicit way to get the primal number.
         if (self._fw is not None or self._st.dual) and self._has_tangent():
-            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
-                          "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
-                          "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array).")
+            raise OpError(
+                "Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
+                "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
+                "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array)."
+            )
         return float(self.item())
 
     def __int__(self) -> int:
@@ -220,8 +223,10 @@ class Tensor:
 
     def __complex__(self) -> complex:
         if (self._fw is not None or self._st.dual) and self._has_tangent():
-            raise OpError("Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
-                          "tangent would be lost. Use .item() for the primal value.")
+            raise OpError(
+                "Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
+                "tangent would be lost. Use .item() for the primal value."
+            )
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -318,6 +323,7 @@ class Tensor:
     def type(self, dtype: Any = None) -> Any:
         return _dtype_name(self._data.dtype) if dtype is None else self.to(dtype)
 
+
 class device(str):
     """torch's device object, for the only device: ``pf.device("cpu") == "cpu"``; others raise.
 
@@ -406,7 +412,10 @@ def _flatten(seq):
 
 
 def _nested_to_array(seq):
-    return [(_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v)) for v in seq]
+    return [
+        (_nested_to_array(v) if isinstance(v, (list, tuple)) else (v._data if isinstance(v, Tensor) else v))
+        for v in seq
+    ]
 
 
 def wrap(a: Any) -> Tensor:

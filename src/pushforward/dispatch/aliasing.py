@@ -14,6 +14,7 @@ input) costs two identity tests. A non-view op's kernel result is held to the sa
 >>> own_array(a, (a,)) is a
 False
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@ scalars), written out so that the commonest call costs one Python frame less.
 (No `*args` in these signatures: CPython 3.11 calls a function with exact positional
 parameters and defaults faster, ~0.1 us per op.)
 """
+
 from __future__ import annotations
 
 from typing import Callable

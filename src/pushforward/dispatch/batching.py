@@ -34,6 +34,7 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
 >>> pf.func.vmap(pf.matmul, in_dims=(None, 0))(pf.eye(2), pf.ones(3, 2)).shape
 (3, 2)
 """
+
 from __future__ import annotations
 
 import math
@@ -69,7 +70,7 @@ def _level_of(inputs) -> tuple[int, int]:
     level = -1
     found = []
     for v in inputs:
-        for x in (v if type(v) in (list, tuple) else (v,)):
+        for x in v if type(v) in (list, tuple) else (v,):
             if type(x) is BatchedTensor:
                 found.append(x)
                 level = max(level, x._blevel)
@@ -110,6 +111,7 @@ def _wrap(out, level: int):
 # A rule returns the op to run once on the physical inputs (usually the same op), the adjusted
 # inputs and arguments, and a function applied to the physical result (or None). None: this call
 # has no one-pass form (the loop runs).
+
 
 def _lrank(v, batched) -> int:
     return v.ndim - 1 if batched else v.ndim
@@ -180,8 +182,10 @@ def _aligned(op, ins, bat, args, B, names):
     stays as it is when unbatched; batched, the call loops."""
     if any(isinstance(v, Tensor) and _lrank(v, b) == 0 for v, b in zip(ins, bat) if b):
         return None
-    ins = [v if isinstance(v, Tensor) and not b and v.ndim == 0 else w
-           for v, b, w in zip(ins, bat, _all_batched(ins, bat, B))]
+    ins = [
+        v if isinstance(v, Tensor) and not b and v.ndim == 0 else w
+        for v, b, w in zip(ins, bat, _all_batched(ins, bat, B))
+    ]
     return _dims(op, ins, [isinstance(v, Tensor) for v in ins], args, B, names)
 
 
@@ -193,8 +197,10 @@ def _indexed(op, ins, bat, args, B, names):
     if bat[pos] or any(isinstance(v, Tensor) and _lrank(v, b) == 0 for v, b in zip(ins, bat) if b):
         return None
     # the index and an unbatched 0-d value (index_fill's) stay as they are
-    ins = [v if i == pos or (isinstance(v, Tensor) and not bat[i] and v.ndim == 0) else w
-           for i, (v, w) in enumerate(zip(ins, _all_batched(ins, bat, B)))]
+    ins = [
+        v if i == pos or (isinstance(v, Tensor) and not bat[i] and v.ndim == 0) else w
+        for i, (v, w) in enumerate(zip(ins, _all_batched(ins, bat, B)))
+    ]
     return op, ins, _set_args(op, args, {dim: _shift(_arg(op, args, dim))}), None
 
 
@@ -225,8 +231,12 @@ def _reduce(op, ins, bat, args, B, names):
         if r == 0:  # a 0-d logical tensor: reduce a size-1 dim that stands for it
             keep = len(names) > 1 and _arg(op, args, names[1])
             ins = [v.unsqueeze(-1) if b else v for v, b in zip(ins, bat)]
-            return op, ins, _set_args(op, args, {dim_name: (-1,) if isinstance(dim, tuple) else -1}), \
-                (_squeeze_last if keep else None)
+            return (
+                op,
+                ins,
+                _set_args(op, args, {dim_name: (-1,) if isinstance(dim, tuple) else -1}),
+                (_squeeze_last if keep else None),
+            )
         dim = tuple(range(1, r + 1))
     else:
         dim = _shift(dim)
@@ -315,19 +325,27 @@ def _matmul(op, ins, bat, args, B, names):
     # one GEMM instead of B small products where the batch can ride along as rows or columns
     if ba and not bb and b.ndim <= 2:
         if a.ndim <= 2 or b.ndim == 1:
-            return OPS["_matmul"], [a, b], (), None     # (B, k) @ (k, m) or (B, ..., k) @ (k,)
-        lead = tuple(a.shape[:-1])                     # (B, ..., n, k) @ (k, m): the stack as rows
+            return OPS["_matmul"], [a, b], (), None  # (B, k) @ (k, m) or (B, ..., k) @ (k,)
+        lead = tuple(a.shape[:-1])  # (B, ..., n, k) @ (k, m): the stack as rows
         # (the row count spelled out: -1 is ambiguous when a dim is 0)
-        return OPS["_matmul"], [a.reshape((math.prod(lead), a.shape[-1])), b], (), \
-            lambda out: out.reshape(lead + (out.shape[-1],))
+        return (
+            OPS["_matmul"],
+            [a.reshape((math.prod(lead), a.shape[-1])), b],
+            (),
+            lambda out: out.reshape(lead + (out.shape[-1],)),
+        )
     if bb and not ba and a.ndim == 2:
         if b_vec:
             return OPS["_matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
-        if b.ndim == 3:                                # A (B, k, m): A (k, B m), columns back to (B, n, m)
+        if b.ndim == 3:  # A (B, k, m): A (k, B m), columns back to (B, n, m)
             size, k, m = b.shape
             n = a.shape[0]
-            return OPS["_matmul"], [a, b.permute(1, 0, 2).reshape((k, size * m))], (), \
-                lambda out: out.reshape((n, size, m)).permute(1, 0, 2)
+            return (
+                OPS["_matmul"],
+                [a, b.permute(1, 0, 2).reshape((k, size * m))],
+                (),
+                lambda out: out.reshape((n, size, m)).permute(1, 0, 2),
+            )
     if a_vec:
         a = a.unsqueeze(-2)
     if b_vec:
@@ -344,6 +362,7 @@ def _matmul(op, ins, bat, args, B, names):
         if a_vec:
             out = out.squeeze(-1 if b_vec else -2)
         return out
+
     return OPS["_matmul"], [a, b], (), post
 
 
@@ -411,8 +430,12 @@ def _fold(op, ins, bat, args, B, names):
     shape = tuple(x.shape)
     if len(shape) < 2 or any(b for b in bat[1:]):
         return None
-    return op, [x.reshape((shape[0] * shape[1],) + shape[2:])] + list(ins[1:]), args, \
-        lambda out: out.reshape((shape[0], shape[1]) + tuple(out.shape[1:]))
+    return (
+        op,
+        [x.reshape((shape[0] * shape[1],) + shape[2:])] + list(ins[1:]),
+        args,
+        lambda out: out.reshape((shape[0], shape[1]) + tuple(out.shape[1:])),
+    )
 
 
 def _outer(op, ins, bat, args, B, names):
@@ -465,8 +488,10 @@ def _rule_of(op) -> list:
             m = _RULE.match(part.strip())
             name = m.group(1) if m else ""
             if name not in RULES or (name == "loop" and len(got)):
-                raise OpError(f"{op.name}: unknown batching rule {op.batch!r} in derivatives.yaml "
-                              f"(known: {', '.join(sorted(RULES))})")
+                raise OpError(
+                    f"{op.name}: unknown batching rule {op.batch!r} in derivatives.yaml "
+                    f"(known: {', '.join(sorted(RULES))})"
+                )
             got.append((name, tuple(a.strip() for a in (m.group(2) or "").split(",") if a.strip())))
         _parsed[op] = got
     return got
@@ -491,6 +516,7 @@ def _plan(op, ins, bat, args, B):
 
 
 # -- entry points (called by dispatch) ---------------------------------------------------------
+
 
 def run_batched(op, inputs, args: tuple, dispatch: Callable):
     """op(inputs, args) where some input is batched: the result, batched at the innermost level."""
@@ -536,8 +562,10 @@ def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable
     """target.op_(inputs) where something is batched: the write goes into target's physical tensor."""
     level, B = _level_of((target,) + tuple(inputs))
     if not (type(target) is BatchedTensor and target._blevel == level):
-        raise OpError(f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
-                      f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead")
+        raise OpError(
+            f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
+            f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead"
+        )
     ins, bat = _unwrap_all(inputs, level)
     tphys = target._phys
     plan = _plan(op, ins, bat, args, B)

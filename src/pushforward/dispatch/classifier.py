@@ -34,6 +34,7 @@ in `apply` and its executor.
 ...     fwAD.unpack_dual(apply(SIN, (x,), ())).tangent
 tensor([2.])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -121,8 +122,19 @@ def _forced_array(x: Tensor, key: int):
     return None if t is None else t._data
 
 
-def _recorded_or_batched(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool,
-                         lazy: bool, batched: bool, plain: bool):
+def _recorded_or_batched(
+    op: Op,
+    ins: tuple,
+    args: tuple,
+    lvl,
+    datas: list,
+    tans: list,
+    scalars: bool,
+    rec: bool,
+    lazy: bool,
+    batched: bool,
+    plain: bool,
+):
     """apply's last step when tangents reach the output and an input requires grad, or the level is
     untracked or vector-mode (batched: a tangent is a batch of this level; plain: one is not)."""
     if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
@@ -134,6 +146,7 @@ def _recorded_or_batched(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans
 
 
 # -- the executors of the array cases ----------------------------------------------------------
+
 
 def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     """No tangent reaches the output: the kernel, and the tape node when an input requires grad.
@@ -208,8 +221,10 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     od = out._data
     if od.dtype.kind in FLOATING:
         rank = od.ndim + 1
-        tans = [t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
-                for t in tans]
+        tans = [
+            t if t is None or t.ndim == rank else t.reshape(t.shape[:1] + (1,) * (rank - t.ndim) + t.shape[1:])
+            for t in tans
+        ]
         if scalars:
             datas = scalar_arrays(datas, od)
         r = op.jvp_np(*datas, *tans, od, *args)

@@ -13,6 +13,7 @@ a formula's tangent is brought to its output's shape and dtype.
 >>> run_general(MUL, (pf.tensor([2.0]), pf.tensor([3.0])), ())
 tensor([6.])
 """
+
 from __future__ import annotations
 
 import weakref
@@ -173,8 +174,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    return t is None or type(t) is Pending or (
-        type(t) is not BatchedTensor and not t._ad)
+    return t is None or type(t) is Pending or (type(t) is not BatchedTensor and not t._ad)
 
 
 def _raw_tangent(v: Tensor, level: int):
@@ -221,9 +221,15 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
         if lazy:
             set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
-        r = op.jvp_np(*_datas(ins), *[None if t is None else (t._data if type(t) is Tensor else
-                                      [None if x is None else x._data for x in t]) for t in tans],
-                      *[o._data for o in outs], *args)
+        r = op.jvp_np(
+            *_datas(ins),
+            *[
+                None if t is None else (t._data if type(t) is Tensor else [None if x is None else x._data for x in t])
+                for t in tans
+            ],
+            *[o._data for o in outs],
+            *args,
+        )
         if op.n_out == 1:
             r = None if r is None else wrap(r)
         else:
@@ -281,8 +287,12 @@ def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, l
 def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):
     """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
     recorded on the tape when the level is tracked, else run without recording."""
-    prims = [(prim_at(v, level) if type(v) is Tensor else [prim_at(x, level) for x in v])
-             if op.diff[i] and v is not None else v for i, v in enumerate(ins)]
+    prims = [
+        (prim_at(v, level) if type(v) is Tensor else [prim_at(x, level) for x in v])
+        if op.diff[i] and v is not None
+        else v
+        for i, v in enumerate(ins)
+    ]
     if grad_on or not STATE.grad_enabled:
         return op.jvp(*prims, *tans, *outs, *args)
     with no_grad():
@@ -316,8 +326,10 @@ def fit_tangent(t, out: Tensor, op: Op):
         try:
             np.broadcast_shapes(shape, od.shape)
         except ValueError:
-            raise OpError(f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
-                          f"shape {od.shape}") from None
+            raise OpError(
+                f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
+                f"shape {od.shape}"
+            ) from None
         t = t.expand(od.shape).clone()
     if dtype != od.dtype:
         if dtype.kind == "c" and od.dtype.kind != "c":

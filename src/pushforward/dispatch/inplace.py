@@ -9,6 +9,7 @@ memory (and so the one place that computes the deferred tangents first: pending.
 >>> x
 tensor([3., 6.])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,7 @@ __all__ = ["apply_inplace", "commit"]
 
 
 def _is_plain_input(v) -> bool:
-    return v is None or type(v) in SCALAR_TYPES or (
-        type(v) is Tensor and not v._ad)
+    return v is None or type(v) in SCALAR_TYPES or (type(v) is Tensor and not v._ad)
 
 
 def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
@@ -44,8 +44,11 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
         raise OpTypeError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
     if has_batched(inputs):
         return run_batched_inplace(op, target, inputs, args, apply_inplace)
-    if (all(_is_plain_input(v) for v in inputs) and _is_plain_input(target)
-            and (target._base is None or not target._base._requires_grad)):
+    if (
+        all(_is_plain_input(v) for v in inputs)
+        and _is_plain_input(target)
+        and (target._base is None or not target._base._requires_grad)
+    ):
         try:
             r = op.kernel(*[v._data if type(v) is Tensor else v for v in inputs], *args)
         except Exception as e:
@@ -83,8 +86,10 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
     root = target._base if target._base is not None else target
     if root._requires_grad and root._grad_fn is None:
         what = "a view of a leaf Variable" if target._base is not None else "a leaf Variable"
-        raise OpError(f"{op.name}_: {what} that requires grad is being used in an in-place operation "
-                      "(use torch-style `with pf.no_grad():` to modify it)")
+        raise OpError(
+            f"{op.name}_: {what} that requires grad is being used in an in-place operation "
+            "(use torch-style `with pf.no_grad():` to modify it)"
+        )
 
 
 def _write(op: Op, target: Tensor, r) -> None:
@@ -97,15 +102,19 @@ def _write(op: Op, target: Tensor, r) -> None:
         except ValueError:
             shape = None
         if shape != td.shape:
-            raise OpError(f"{op.name}_: output with shape {td.shape} doesn't match the broadcast shape "
-                          f"{shape if shape is not None else r.shape} of its inputs")
+            raise OpError(
+                f"{op.name}_: output with shape {td.shape} doesn't match the broadcast shape "
+                f"{shape if shape is not None else r.shape} of its inputs"
+            )
     if r.dtype != td.dtype and not np.can_cast(r.dtype, td.dtype, casting="same_kind"):
         raise OpError(f"{op.name}_: result type {r.dtype} can't be cast to the desired output type {td.dtype}")
     if not td.flags.writeable:
         raise OpError(f"{op.name}_: the tensor's memory is read-only; clone() it first")
     if 0 in td.strides and td.size > 1 and any(s == 0 and n > 1 for s, n in zip(td.strides, td.shape)):
-        raise OpError(f"{op.name}_: unsupported operation: more than one element of the written-to tensor refers "
-                      "to a single memory location (an expanded view); clone() it first")
+        raise OpError(
+            f"{op.name}_: unsupported operation: more than one element of the written-to tensor refers "
+            "to a single memory location (an expanded view); clone() it first"
+        )
     if STATE.levels:
         flush()  # deferred tangents read their inputs' memory: compute them before it changes
     np.copyto(td, r, casting="unsafe")
@@ -116,8 +125,9 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
     """Write out-of-place result r into target: data, tape history, tangents."""
     _write(op, target, r._data)
     st = STATE
-    if st.grad_enabled and (r._requires_grad or target._requires_grad
-                            or (target._base is not None and target._base._requires_grad)):
+    if st.grad_enabled and (
+        r._requires_grad or target._requires_grad or (target._base is not None and target._base._requires_grad)
+    ):
         rebase_history(target, r)
         _views_follow(target)
     if target._data.dtype.kind not in FLOATING:

@@ -6,6 +6,7 @@ the call of its kernel, and NumPy's weak Python scalars (the one place that rule
 >>> run_kernel(MUL, (pf.tensor([2.0]), 3.0), (pf.tensor([2.0])._data, 3.0), ())
 tensor([6.])
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -29,24 +30,65 @@ SCALAR_TYPES = frozenset((int, float, complex, bool))
 class Op:
     """Runtime description of one op, built by the generated module from derivatives.yaml."""
 
-    __slots__ = ("name", "kernel", "params", "kinds", "diff", "backward", "jvp", "jvp_np", "jvp_kind",
-                 "save", "save_fn", "n_out", "out_diff", "kind", "differentiable",
-                 "public", "simple", "direct", "all_diff", "jvp_np_reads", "grad_embeds", "contiguous", "argnames", "batch")
+    __slots__ = (
+        "name",
+        "kernel",
+        "params",
+        "kinds",
+        "diff",
+        "backward",
+        "jvp",
+        "jvp_np",
+        "jvp_kind",
+        "save",
+        "save_fn",
+        "n_out",
+        "out_diff",
+        "kind",
+        "differentiable",
+        "public",
+        "simple",
+        "direct",
+        "all_diff",
+        "jvp_np_reads",
+        "grad_embeds",
+        "contiguous",
+        "argnames",
+        "batch",
+    )
 
-    def __init__(self, name: str, kernel: Callable, params: tuple, kinds: tuple, diff: tuple, *,
-                 backward=None, jvp=None, jvp_np=None, jvp_kind: str = "none", save: tuple | None = None,
-                 save_fn: Callable | None = None, n_out: int = 1, out_diff: tuple = (True,), kind: str = "op",
-                 differentiable: bool = True, jvp_np_reads: tuple | None = None, grad_embeds: bool = False,
-                 argnames: tuple = (), batch: str = "loop") -> None:
+    def __init__(
+        self,
+        name: str,
+        kernel: Callable,
+        params: tuple,
+        kinds: tuple,
+        diff: tuple,
+        *,
+        backward=None,
+        jvp=None,
+        jvp_np=None,
+        jvp_kind: str = "none",
+        save: tuple | None = None,
+        save_fn: Callable | None = None,
+        n_out: int = 1,
+        out_diff: tuple = (True,),
+        kind: str = "op",
+        differentiable: bool = True,
+        jvp_np_reads: tuple | None = None,
+        grad_embeds: bool = False,
+        argnames: tuple = (),
+        batch: str = "loop",
+    ) -> None:
         self.name = name
         self.kernel = kernel
-        self.params = params          # names of the Tensor-typed parameters
-        self.kinds = kinds            # per tensor param: "T", "T?" or "T[]"
-        self.diff = diff              # per tensor param: differentiable?
-        self.backward = backward      # (grad, *inputs, result, *args, needs) -> tuple of grads
-        self.jvp = jvp                # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
-        self.jvp_np = jvp_np          # the same formula over ndarrays, or None
-        self.jvp_kind = jvp_kind      # explicit / auto_element_wise / auto_linear / none
+        self.params = params  # names of the Tensor-typed parameters
+        self.kinds = kinds  # per tensor param: "T", "T?" or "T[]"
+        self.diff = diff  # per tensor param: differentiable?
+        self.backward = backward  # (grad, *inputs, result, *args, needs) -> tuple of grads
+        self.jvp = jvp  # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
+        self.jvp_np = jvp_np  # the same formula over ndarrays, or None
+        self.jvp_kind = jvp_kind  # explicit / auto_element_wise / auto_linear / none
         # What the tape node keeps, derived from the backward formulas (codegen/saves.py):
         # save[mask] = (per tensor param: 0 nothing, 1 metadata, 2 the tensor; per output: 0/2,
         # or None when no output is kept), where bit i of mask says differentiable param i needs
@@ -55,16 +97,16 @@ class Op:
         self.save_fn = save_fn
         self.n_out = n_out
         self.out_diff = out_diff
-        self.kind = kind              # "op", "view" or "maybe_view"
+        self.kind = kind  # "op", "view" or "maybe_view"
         self.differentiable = differentiable
         # per tensor param, then the result: read by jvp_np? (None: all are)
         self.jvp_np_reads = jvp_np_reads
         # the backward places grad into zeros of the input's shape, where this view looks
         self.grad_embeds = grad_embeds
-        self.public = None            # the public function (set by the generated module)
-        OPS[name] = self              # batching rules call ops by name
-        self.argnames = argnames      # names of the non-Tensor arguments, in the order of `args`
-        self.batch = batch            # batching rule from derivatives.yaml (see batching.py)
+        self.public = None  # the public function (set by the generated module)
+        OPS[name] = self  # batching rules call ops by name
+        self.argnames = argnames  # names of the non-Tensor arguments, in the order of `args`
+        self.batch = batch  # batching rule from derivatives.yaml (see batching.py)
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
         # ... and not a view: dispatch.apply's array executors may run it
@@ -85,6 +127,7 @@ def _contiguous_array_formula(f: Callable) -> Callable:
     def formula(*a):
         r = f(*a)
         return np.ascontiguousarray(r) if type(r) is np.ndarray and not r.flags.c_contiguous else r
+
     return formula
 
 
@@ -94,6 +137,7 @@ def _contiguous_tensor_formula(f: Callable) -> Callable:
         if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
             return r.contiguous()
         return r.clone() if type(r) is Tensor and not r._data.flags.c_contiguous else r
+
     return formula
 
 

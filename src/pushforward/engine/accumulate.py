@@ -19,6 +19,7 @@ tangent; anything else takes the ordinary out-of-place sum.
 >>> x.grad
 tensor([2., 4., 2.])
 """
+
 from __future__ import annotations
 
 import sys
@@ -70,7 +71,7 @@ def simple_tangent(g: Tensor):
         return None, None
     if len(fw) != 1:
         return False
-    (key, t), = fw.items()
+    ((key, t),) = fw.items()
     if type(t) is not Tensor or t._ad:
         return False
     return key, t._data
@@ -132,8 +133,13 @@ def _small_sum(old, new):
     if type(old) is Tensor and type(new) is Tensor and old._fw is None and new._fw is None:
         a = old._data
         b = new._data
-        if a.nbytes < _IN_PLACE_BYTES and a.shape == b.shape and a.dtype == b.dtype and not old._st.dual \
-                and not new._st.dual:
+        if (
+            a.nbytes < _IN_PLACE_BYTES
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+            and not old._st.dual
+            and not new._st.dual
+        ):
             return wrap(a + b)
     return None
 
@@ -152,6 +158,7 @@ def _adopt(lst: list, k: int) -> Acc:
 
 
 # -- exclusive ownership, by reference counts ---------------------------------------------------
+
 
 def _ref_counts(lst: list, i: int) -> tuple:
     """Reference counts of lst[i] (a Tensor), of its array and of the array's base (0: none)."""
@@ -213,8 +220,7 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
         if not tangents or len(fw) != 1:
             return False
         tan = next(iter(fw.values()))
-        if (type(tan) is not Tensor or tan._ad
-                or tan._base is not None or not _private_array(tan._data)):
+        if type(tan) is not Tensor or tan._ad or tan._base is not None or not _private_array(tan._data):
             return False
         tan = None
         if not _within(_tangent_counts(fw), _OWNED_TANGENT):
@@ -259,8 +265,7 @@ def _add_embed(acc: Acc, e: Embed) -> bool:
 def _add_dense(acc: Acc, g: Tensor) -> bool:
     """Add g into acc in place; False (acc untouched) when that is not possible."""
     st = simple_tangent(g)
-    if st is False or g._data.shape != acc.data.shape or g._data.dtype != acc.data.dtype \
-            or not _tangent_fits(acc, *st):
+    if st is False or g._data.shape != acc.data.shape or g._data.dtype != acc.data.dtype or not _tangent_fits(acc, *st):
         return False
     key, t = st
     np.add(acc.data, g._data, out=acc.data)

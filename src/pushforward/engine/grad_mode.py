@@ -6,6 +6,7 @@
 ...     (x * 2).requires_grad
 False
 """
+
 from __future__ import annotations
 
 import functools

@@ -6,6 +6,7 @@ them: forward-over-reverse) and the edges to the inputs' own nodes. The engine w
 graph iteratively in dependency order (no recursion), and gradients are brought back to
 each input's shape and dtype in one place, `_fit_grad`.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -83,8 +84,7 @@ class OpNode(Node):
 
     # needs: per edge, does the input need a gradient (set by record's hot path for one or two
     # plain inputs; None: worked out from the edges, whose list may hold placeholders)
-    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep",
-                 "needs")
+    __slots__ = ("op", "args", "saved", "versions", "metas", "result", "result_version", "released", "keep", "needs")
 
     def __init__(self, op, args: tuple) -> None:
         super().__init__()
@@ -171,8 +171,9 @@ class OpNode(Node):
         grad = grads[0]
         if len(grads) > 1 and any(g is not None for g in grads[1:]):
             # formulas take one grad; no op has two differentiable outputs yet: never drop one silently
-            raise NotImplementedError(f"{self.name()}: backward through more than one output of "
-                                      f"{self.op.name} is not implemented")
+            raise NotImplementedError(
+                f"{self.name()}: backward through more than one output of {self.op.name} is not implemented"
+            )
         if grad is None:
             return [None] * len(self.next_edges)
         if self.needs is None:
@@ -187,8 +188,7 @@ class OpNode(Node):
             v = self.versions[0]
             if v is not None and t._st.version != v:
                 raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
-            g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args,
-                                 needs)[0]
+            g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)[0]
             if g is None or not needs[0]:
                 return _NONE1
             m = self.metas[0]
@@ -198,8 +198,7 @@ class OpNode(Node):
         for t, v in zip(saved, self.versions):
             if v is not None and t._st.version != v:
                 raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
-        raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()),
-                               *self.args, needs)
+        raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)
         out = []
         for g, m, n in zip(raw, self.metas, needs):
             if g is None or not n:
@@ -246,7 +245,7 @@ class OpNode(Node):
         k = 0
         for meta in self.metas:
             n = len(meta) if type(meta) is list else 1
-            res.append(any(needs[k:k + n]))
+            res.append(any(needs[k : k + n]))
             k += n
         return res
 
@@ -327,10 +326,15 @@ def accumulate_into(v, lst: list, i: int, lock) -> None:
         else:
             g = lst[i]
             if not isinstance(old, Tensor) or old._data.shape != g._data.shape or old._data.dtype != g._data.dtype:
-                what = (f"shape {tuple(old._data.shape)} and dtype {old._data.dtype}" if isinstance(old, Tensor)
-                        else f"type {type(old).__name__}")
-                raise OpError(f"cannot accumulate a gradient of shape {tuple(g._data.shape)} and dtype "
-                              f"{g._data.dtype} into .grad, which has {what} (was .grad assigned by hand?)")
+                what = (
+                    f"shape {tuple(old._data.shape)} and dtype {old._data.dtype}"
+                    if isinstance(old, Tensor)
+                    else f"type {type(old).__name__}"
+                )
+                raise OpError(
+                    f"cannot accumulate a gradient of shape {tuple(g._data.shape)} and dtype "
+                    f"{g._data.dtype} into .grad, which has {what} (was .grad assigned by hand?)"
+                )
             v.grad = old + g
 
 
@@ -487,7 +491,7 @@ def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
     for v, d in zip(ins, op.diff):
         if d:
             n = 0 if v is None else (1 if type(v) is Tensor else len(v))
-            if any(needs[k:k + n]):
+            if any(needs[k : k + n]):
                 mask |= 1 << bit
             k += n
             bit += 1
@@ -499,8 +503,11 @@ def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
             saved.append(None)
             versions.append(None)
         elif mode == 2:
-            kept = (_kept(v) if v._base is not None else v) if single else [
-                _kept(x) if x._base is not None else x for x in v]
+            kept = (
+                (_kept(v) if v._base is not None else v)
+                if single
+                else [_kept(x) if x._base is not None else x for x in v]
+            )
             saved.append(kept)
             versions.append(kept._st.version if single else [x._st.version for x in kept])
         else:
@@ -524,6 +531,7 @@ def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
 
 
 # -- views and in-place -------------------------------------------------------------------------
+
 
 def refresh_view(t) -> None:
     """After an in-place write through the view's root, rebuild the view's grad_fn from the root."""
@@ -554,8 +562,9 @@ def rebase_history(target, r) -> None:
     old = alias(base) if base._requires_grad else base
     holder = _new(Tensor)
     holder._data = base._data
-    node = record(OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,),
-                  [base._requires_grad, r._requires_grad])
+    node = record(
+        OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,), [base._requires_grad, r._requires_grad]
+    )
     base._requires_grad = True
     base._ad = True
     base._grad_fn = node
@@ -565,6 +574,7 @@ def rebase_history(target, r) -> None:
 
 
 # -- hooks ---------------------------------------------------------------------------------------
+
 
 class RemovableHandle:
     def __init__(self, hooks: list, fn: Callable) -> None:
@@ -610,6 +620,7 @@ def retain_grad(t) -> None:
 
 
 # -- the engine -----------------------------------------------------------------------------------
+
 
 def _collect(roots: list) -> dict:
     """Dependency counts of every node reachable from the roots (iterative DFS): the number of
@@ -657,8 +668,16 @@ def _needed(roots: list, targets: set) -> set:
     return needed
 
 
-def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: bool, create_graph: bool,
-                 inputs: Sequence | None = None, accumulate: bool = True, allow_unused: bool = False):
+def run_backward(
+    outputs: Sequence,
+    grad_outputs: Sequence,
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence | None = None,
+    accumulate: bool = True,
+    allow_unused: bool = False,
+):
     """Propagate grad_outputs from outputs; accumulate into leaves or return grads of `inputs`.
 
     Outputs may repeat or share a node (several outputs of one op): their gradients are summed
@@ -700,8 +719,17 @@ def run_backward(outputs: Sequence, grad_outputs: Sequence, *, retain_graph: boo
     return results
 
 
-def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, needed, retain_graph: bool,
-           create_graph: bool, accumulate: bool) -> None:
+def _drain(
+    heap: list,
+    buffers: dict,
+    deps: dict,
+    capture: dict,
+    results: list,
+    needed,
+    retain_graph: bool,
+    create_graph: bool,
+    accumulate: bool,
+) -> None:
     """The engine's loop: run ready nodes, latest first, and hand their gradients to the next nodes'
     buffers. The engine holds a gradient only in its buffer list while a node runs, so AccumulateGrad
     and accumulate.add can tell whether anything else references it (accumulate.exclusive); hence
@@ -742,7 +770,7 @@ def _drain(heap: list, buffers: dict, deps: dict, capture: dict, results: list, 
         nxt = _deliver(node, outs, buffers, deps, create_graph)
         outs = None
         if nxt is not None and (heap or type(nxt) is list):  # several are ready: the heap orders them
-            for m in (nxt if type(nxt) is list else (nxt,)):
+            for m in nxt if type(nxt) is list else (nxt,):
                 push(heap, (-m.seq, id(m), m))
             nxt = None
 
@@ -812,11 +840,11 @@ def _check_hook_result(hook, old, new, node, k: int) -> None:
     if not isinstance(new, Tensor):
         raise OpError(f"hook '{name}' on {where} returned a {type(new).__name__}; expected a Tensor or None")
     if new.shape != old.shape:
-        raise OpError(f"hook '{name}' has changed the shape of {where} (was {tuple(old.shape)}, "
-                      f"got {tuple(new.shape)})")
+        raise OpError(
+            f"hook '{name}' has changed the shape of {where} (was {tuple(old.shape)}, got {tuple(new.shape)})"
+        )
     if new.dtype != old.dtype:
-        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old.dtype}, "
-                      f"got {new.dtype})")
+        raise OpError(f"hook '{name}' has changed the dtype of {where} (was {old.dtype}, got {new.dtype})")
 
 
 def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
@@ -831,19 +859,25 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
     for o, g in zip(outputs, grad_outputs):
         if g is None:
             if o._data.size != 1:
-                raise OpError(f"{who}: grad can be implicitly created only for scalar outputs "
-                              f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`")
+                raise OpError(
+                    f"{who}: grad can be implicitly created only for scalar outputs "
+                    f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`"
+                )
             g = wrap(np.ones(o._data.shape, o._data.dtype))  # (one element: its layout is moot)
         elif not isinstance(g, Tensor):
             g = wrap(np.asarray(g, dtype=o._data.dtype))
         # (shape and dtype, not the array: a batched cotangent, vmap over a vjp, is checked logically)
         if g.shape != o._data.shape:
-            raise OpError(f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g.shape)} and "
-                          f"output has a shape of {tuple(o._data.shape)}")
+            raise OpError(
+                f"{who}: Mismatch in shape: grad_output has a shape of {tuple(g.shape)} and "
+                f"output has a shape of {tuple(o._data.shape)}"
+            )
         if (g.dtype.kind == "c") != (o._data.dtype.kind == "c"):  # torch's rule; a cast would drop a part
-            raise OpError(f"{who}: For complex Tensors, both grad_output and output are required to have the same "
-                          f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g.dtype} and "
-                          f"output[{len(res)}] has a dtype of {o._data.dtype}")
+            raise OpError(
+                f"{who}: For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{len(res)}] has a dtype of {g.dtype} and "
+                f"output[{len(res)}] has a dtype of {o._data.dtype}"
+            )
         res.append(g)
     return res
 
@@ -862,8 +896,15 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
         for i, t in enumerate(inputs):
             if not t._requires_grad:
                 raise OpError(f"backward: inputs[{i}] (shape {tuple(t._data.shape)}) does not require grad")
-        res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
-                           accumulate=False, allow_unused=True)
+        res = run_backward(
+            outs,
+            gs,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+            accumulate=False,
+            allow_unused=True,
+        )
         with set_grad_enabled(create_graph):
             for i, t in enumerate(inputs):
                 if res[i] is not None:
@@ -873,8 +914,13 @@ def backward(tensor, gradient=None, *, retain_graph=None, create_graph: bool = F
     run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph)
 
 
-def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
-                      create_graph: bool = False, inputs: Any = None) -> None:
+def autograd_backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
     """torch.autograd.backward: accumulate the gradients of `tensors` (weighted by `grad_tensors`)
     into the leaves' `.grad`; a tensor listed twice counts twice.
 
@@ -887,9 +933,16 @@ def autograd_backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool
     backward(tensors, grad_tensors, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
 
-def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False, is_grads_batched: bool = False,
-         materialize_grads: bool = False) -> tuple:
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
     """Gradients of outputs with respect to inputs, returned (not accumulated), as torch.autograd.grad."""
     if is_grads_batched:
         raise NotImplementedError("autograd.grad: is_grads_batched=True is not implemented (no vmap)")
@@ -904,8 +957,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     gs = _grad_outputs(outs, [grad_outputs] if isinstance(grad_outputs, Tensor) else grad_outputs, "grad")
     if retain_graph is None:
         retain_graph = create_graph
-    res = run_backward(outs, gs, retain_graph=retain_graph, create_graph=create_graph, inputs=ins,
-                       accumulate=False, allow_unused=allow_unused or materialize_grads)
+    res = run_backward(
+        outs,
+        gs,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        inputs=ins,
+        accumulate=False,
+        allow_unused=allow_unused or materialize_grads,
+    )
     out = []
     for t, g in zip(ins, res):
         if g is None and materialize_grads:

@@ -19,6 +19,7 @@ pending tangent keeps its inputs' arrays alive until it is computed or the level
 >>> hvp(lambda x: ((1.0 - x) ** 2).sum(), pf.tensor([0.0, 3.0]), pf.tensor([1.0, 1.0]))[1]
 tensor([2., 2.])
 """
+
 from __future__ import annotations
 
 import weakref
@@ -90,8 +91,7 @@ class Pending:
         if r is not None:
             if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
                 r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype \
-                    and self.dtype.kind in "fc":
+            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype and self.dtype.kind in "fc":
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)

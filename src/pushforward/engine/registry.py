@@ -12,6 +12,7 @@ through `DISPATCH` the same way. A lookup is a plain attribute read (no import o
 >>> OPS.sin is pf.sin
 True
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,8 +32,10 @@ class Registry:
 
     def __getattr__(self, name: str) -> Any:
         # only reached for a missing name (a filled name is an ordinary instance attribute)
-        raise AttributeError(f"{self._what} has no {name!r} (is pushforward fully imported? "
-                             "pushforward.methods.bind fills this registry)")
+        raise AttributeError(
+            f"{self._what} has no {name!r} (is pushforward fully imported? "
+            "pushforward.methods.bind fills this registry)"
+        )
 
 
 OPS = Registry("the registry of generated ops")

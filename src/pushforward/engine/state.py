@@ -2,6 +2,7 @@
 
 Both live in one object so the hot path reads a single thread-local.
 """
+
 from __future__ import annotations
 
 import threading

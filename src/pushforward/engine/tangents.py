@@ -4,6 +4,7 @@ A tensor keeps its tangents in `_fw`, a dict from a level's unique id to the tan
 without one of its own reads its base's through the recorded view steps (docs/design.md, rule
 "Views"). The public API over this store is `pushforward.autograd.forward_ad`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -18,8 +19,17 @@ from ..errors import OpError, OpValueError
 from .pending import Pending
 from .state import STATE
 
-__all__ = ["enter_dual_level", "exit_dual_level", "set_tangent", "tangent_of", "levels_of", "tangents_below",
-           "replay_view", "discard_pending", "zero_tangent"]
+__all__ = [
+    "enter_dual_level",
+    "exit_dual_level",
+    "set_tangent",
+    "tangent_of",
+    "levels_of",
+    "tangents_below",
+    "replay_view",
+    "discard_pending",
+    "zero_tangent",
+]
 
 _uids = itertools.count()
 
@@ -29,8 +39,18 @@ class _Level:
     of its tangents; larger for inner levels) and weak references to the tensors holding one of its
     tangents (dead references are purged as the list grows, so it stays proportional to live ones)."""
 
-    __slots__ = ("index", "uid", "holders", "limit", "untracked", "pending", "pending_limit", "user_calls",
-                 "batch", "blevel")
+    __slots__ = (
+        "index",
+        "uid",
+        "holders",
+        "limit",
+        "untracked",
+        "pending",
+        "pending_limit",
+        "user_calls",
+        "batch",
+        "blevel",
+    )
 
     def __init__(self, index: int, batch: int | None = None) -> None:
         self.index = index
@@ -102,12 +122,15 @@ def _resolve_level(level: int | None, who: str) -> int:
             )
         return levels[-1].uid
     if not isinstance(level, int) or level < 0 or level >= len(levels):
-        raise OpError(f"{who}: dual level {level!r} does not exist (live levels: {list(range(len(levels)))}); "
-                      "it was never entered or has been exited")
+        raise OpError(
+            f"{who}: dual level {level!r} does not exist (live levels: {list(range(len(levels)))}); "
+            "it was never entered or has been exited"
+        )
     return levels[level].uid
 
 
 # -- tangent storage -------------------------------------------------------------------------
+
 
 def set_tangent(x, level: int, tangent) -> None:
     """Attach `tangent` to x at the level with unique id `level` (no checks)."""
@@ -208,7 +231,6 @@ def _view_alias(x, fw: dict | None):
     return out
 
 
-
 def zero_tangent(x: Tensor, level: int) -> Tensor:
     """A zero tangent for x at the level with id `level` (a batch of them at a vector-mode level)."""
     d = x._data
@@ -218,4 +240,3 @@ def zero_tangent(x: Tensor, level: int) -> Tensor:
         # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)
         return wrap(np.zeros_like(d))
     return BatchedTensor(wrap(np.zeros((lvl.batch,) + d.shape, d.dtype)), lvl.blevel)
-

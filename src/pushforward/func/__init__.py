@@ -6,13 +6,24 @@ The names and conventions follow ``torch.func`` (and JAX); see ``transforms`` fo
 >>> float(pf.func.grad(lambda x: (x ** 3).sum())(pf.tensor([2.0]))[0])
 12.0
 """
+
 from ..core.pytree import TreeSpec, tree_flatten, tree_unflatten
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmapping import vmap
 
 __all__ = [
-    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
-    "tree_flatten", "tree_unflatten", "TreeSpec",
+    "jvp",
+    "vjp",
+    "grad",
+    "grad_and_value",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "linearize",
+    "vmap",
+    "tree_flatten",
+    "tree_unflatten",
+    "TreeSpec",
 ]
 
 

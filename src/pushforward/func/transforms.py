@@ -33,12 +33,12 @@ tensor([1.51545235, 0.        ])
 >>> jacfwd(jacfwd(lambda x: x ** 3))(pf.tensor([2.0])).shape
 (1, 1, 1)
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
 
 import weakref as _weakref
-
 
 
 from ..autograd import forward_ad as fwAD
@@ -58,8 +58,18 @@ from .vmapping import ACTIVE as VMAP_ACTIVE, vmap
 from ..core.batched import BatchedTensor, batch_into, new_batch_level, physical
 
 __all__ = [
-    "jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize", "vmap",
-    "tree_flatten", "tree_unflatten", "TreeSpec",
+    "jvp",
+    "vjp",
+    "grad",
+    "grad_and_value",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "linearize",
+    "vmap",
+    "tree_flatten",
+    "tree_unflatten",
+    "TreeSpec",
 ]
 
 
@@ -74,8 +84,9 @@ def _has_tangent(x: Tensor) -> bool:
 def _check_tensor_leaves(leaves: list, who: str, what: str) -> None:
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, Tensor):
-            raise OpError(f"{who}: expected every leaf of {what} to be a Tensor, but leaf {i} is a "
-                          f"{type(leaf).__name__}")
+            raise OpError(
+                f"{who}: expected every leaf of {what} to be a Tensor, but leaf {i} is a {type(leaf).__name__}"
+            )
 
 
 def _check_diff_primal(p: Tensor, i: int, who: str) -> None:
@@ -120,8 +131,7 @@ def _tangent_on_tape(x: Any) -> bool:
     (Hessian-vector products in jvp(grad(f))) would lose their history."""
     if type(x) is not Tensor or not _has_tangent(x):
         return False
-    return any(isinstance(t, Tensor) and t.requires_grad
-               for t in (tangent_of(x, lv) for lv in levels_of(x)))
+    return any(isinstance(t, Tensor) and t.requires_grad for t in (tangent_of(x, lv) for lv in levels_of(x)))
 
 
 def _reaches_outer(outputs: list) -> bool:
@@ -171,8 +181,9 @@ def _normalize_argnums(argnums: int | tuple, nargs: int, who: str) -> tuple[tupl
     out = []
     for a in nums:
         if not -nargs <= a < nargs:
-            raise OpError(f"{who}: got argnums={argnums!r}, but the function was called with {nargs} "
-                          "positional argument(s)")
+            raise OpError(
+                f"{who}: got argnums={argnums!r}, but the function was called with {nargs} positional argument(s)"
+            )
         out.append(a % nargs)
     if len(set(out)) != len(out):
         raise OpError(f"{who}: argnums {argnums!r} contains duplicates")
@@ -183,8 +194,9 @@ def _split_aux(out: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
     if not has_aux:
         return out, None
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise OpError(f"{who}: with has_aux=True the function must return a pair (output, aux), "
-                      f"got {type(out).__name__}")
+        raise OpError(
+            f"{who}: with has_aux=True the function must return a pair (output, aux), got {type(out).__name__}"
+        )
     return out[0], out[1]
 
 
@@ -197,10 +209,10 @@ class _Reverse:
     and the results are batched again."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool, who: str):
-        self.vmapped = VMAP_ACTIVE[-1] if VMAP_ACTIVE else None   # (batch level, size) or None
+        self.vmapped = VMAP_ACTIVE[-1] if VMAP_ACTIVE else None  # (batch level, size) or None
         self.specs = []
-        self.primal_leaves: list = []       # original leaves of the selected args, per arg
-        self.targets: list = []             # tensors the gradient is taken with respect to
+        self.primal_leaves: list = []  # original leaves of the selected args, per arg
+        self.targets: list = []  # tensors the gradient is taken with respect to
         new_args = list(args)
         any_tape = False
         for a in argnums:
@@ -210,8 +222,10 @@ class _Reverse:
             fresh = []
             for i, leaf in enumerate(leaves):
                 if not _is_diff(leaf):  # as torch: an integer leaf cannot require grad
-                    raise OpError(f"{who}: only Tensors of floating point or complex dtype can require gradients "
-                                  f"(argument {a}, leaf {i} has dtype {leaf.dtype})")
+                    raise OpError(
+                        f"{who}: only Tensors of floating point or complex dtype can require gradients "
+                        f"(argument {a}, leaf {i} has dtype {leaf.dtype})"
+                    )
                 with enable_grad():
                     alias, target = _fresh(self._physical(leaf))
                 any_tape = any_tape or self._physical(leaf)._requires_grad or _tangent_on_tape(leaf)
@@ -227,8 +241,10 @@ class _Reverse:
         _check_tensor_leaves(self.out_leaves, who, "the function's output")
         aux_leaves, self.aux_spec = tree_flatten(aux)
         # the graph must be recorded during backward only if an enclosing transform can see it
-        self.outer = STATE.grad_enabled and (any_tape or _reaches_outer(
-            [self._physical(a) for a in self.out_leaves + aux_leaves if isinstance(a, Tensor)]))
+        self.outer = STATE.grad_enabled and (
+            any_tape
+            or _reaches_outer([self._physical(a) for a in self.out_leaves + aux_leaves if isinstance(a, Tensor)])
+        )
         self.aux_leaves = aux_leaves
 
     def _physical(self, x: Any) -> Any:
@@ -262,9 +278,14 @@ class _Reverse:
         idx = [i for i, t in enumerate(self.targets) if t is not None]
         res: list = [None] * len(self.targets)
         if pairs and idx:
-            gs = _autograd_grad([p[0] for p in pairs], [self.targets[i] for i in idx],
-                                grad_outputs=[p[1] for p in pairs],
-                                retain_graph=retain_graph or create_graph, create_graph=create_graph, allow_unused=True)
+            gs = _autograd_grad(
+                [p[0] for p in pairs],
+                [self.targets[i] for i in idx],
+                grad_outputs=[p[1] for p in pairs],
+                retain_graph=retain_graph or create_graph,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
             for i, g in zip(idx, gs):
                 res[i] = self._batched(g)
         out = []
@@ -279,15 +300,15 @@ class _Reverse:
         k = 0
         for spec in self.specs:
             n = spec.num_leaves
-            trees.append(tree_unflatten(flat[k:k + n], spec))
+            trees.append(tree_unflatten(flat[k : k + n], spec))
             k += n
         return trees
 
 
 # -- jvp ---------------------------------------------------------------------------------------
 
-def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
-        has_aux: bool = False) -> tuple:
+
+def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False) -> tuple:
     """(f(*primals), J(primals) @ tangents) by forward AD at a new dual level.
 
     `primals` and `tangents` are tuples (of pytrees) of the same structure. Returns
@@ -341,10 +362,11 @@ def _untracked_ok(f: Callable, p_leaves: list, t_leaves: list) -> bool:
     return not any(x._requires_grad for x in p_leaves) and not any(x._requires_grad for x in t_leaves)
 
 
-def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, strict: bool, has_aux: bool,
-             untracked: bool) -> tuple | None:
+def _jvp_run(
+    f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, strict: bool, has_aux: bool, untracked: bool
+) -> tuple | None:
     """One run of jvp at a new level; None if an untracked run turns out unsafe (see below)."""
-    with (fwAD.untracked_level() if untracked else fwAD.dual_level()) as level:
+    with fwAD.untracked_level() if untracked else fwAD.dual_level() as level:
         duals = [fwAD.make_dual(p, t, level=level) for p, t in zip(p_leaves, t_leaves)]
         ran = _run_at_level(f, list(tree_unflatten(duals, p_spec)), {}, level, untracked, has_aux, "jvp")
         if ran is None:
@@ -355,8 +377,10 @@ def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, stri
             p, t = fwAD.unpack_dual(o, level=level)
             if t is None:
                 if strict:
-                    raise OpError(f"jvp: output {i} of the function does not depend on the primals; "
-                                  "this is not allowed with strict=True")
+                    raise OpError(
+                        f"jvp: output {i} of the function does not depend on the primals; "
+                        "this is not allowed with strict=True"
+                    )
                 t = _zeros_like(p)
             prim_out.append(p)
             tan_out.append(t)
@@ -366,8 +390,9 @@ def _jvp_run(f: Callable, p_leaves: list, t_leaves: list, p_spec: TreeSpec, stri
     return res + (aux,) if has_aux else res
 
 
-def _run_at_level(f: Callable, args: list, kwargs: dict, level: int, untracked: bool, has_aux: bool,
-                  who: str) -> tuple | None:
+def _run_at_level(
+    f: Callable, args: list, kwargs: dict, level: int, untracked: bool, has_aux: bool, who: str
+) -> tuple | None:
     """f(*args) at the dual level `level`: (output leaves, spec, aux leaves, spec); None when the
     level is untracked and that turns out unsafe: f read or set tangents of this level itself, or
     its results keep a tape that reaches tensors requiring grad (f closes over them), so the
@@ -379,13 +404,15 @@ def _run_at_level(f: Callable, args: list, kwargs: dict, level: int, untracked: 
     o_leaves, o_spec = tree_flatten(out)
     _check_tensor_leaves(o_leaves, who, "the function's output")
     a_leaves, a_spec = tree_flatten(aux)
-    if untracked and (lvl.user_calls != calls or any(
-            isinstance(x, Tensor) and x.requires_grad for x in o_leaves + a_leaves)):
+    if untracked and (
+        lvl.user_calls != calls or any(isinstance(x, Tensor) and x.requires_grad for x in o_leaves + a_leaves)
+    ):
         return None
     return o_leaves, o_spec, a_leaves, a_spec
 
 
 # -- vjp ---------------------------------------------------------------------------------------
+
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """(f(*primals), vjp_fn): vjp_fn(cotangents) returns a tuple of cotangent @ J per primal.
@@ -405,14 +432,14 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def vjp_fn(cotangents: Any) -> tuple:
         c_leaves, c_spec = tree_flatten(cotangents)
         if not _same_structure(run.out_spec, c_spec):
-            raise OpError(f"vjp_fn: expected cotangents with the structure of the output {run.out_spec}, "
-                          f"got {c_spec}")
+            raise OpError(f"vjp_fn: expected cotangents with the structure of the output {run.out_spec}, got {c_spec}")
         c_leaves = _reorder_like(cotangents, run.out_spec)
         _check_tensor_leaves(c_leaves, "vjp_fn", "cotangents")
         for i, (o, c) in enumerate(zip(run.out_leaves, c_leaves)):
             if o.shape != c.shape:
-                raise OpError(f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but output {i} has shape "
-                              f"{tuple(o.shape)}")
+                raise OpError(
+                    f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but output {i} has shape {tuple(o.shape)}"
+                )
         cg = run.outer or (STATE.grad_enabled and any(c._requires_grad for c in c_leaves))
         grads = run.pullback(run.out_leaves, c_leaves, create_graph=cg)
         return tuple(run.per_arg(grads))
@@ -423,20 +450,27 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 # -- grad --------------------------------------------------------------------------------------
 
-def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kwargs: dict,
-               want_value: bool) -> tuple:
+
+def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kwargs: dict, want_value: bool) -> tuple:
     """(gradient, value or None, aux) of one call of a scalar-valued f."""
     nums, single = _normalize_argnums(argnums, len(args), "grad")
     run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
     if run.out_spec.kind != "leaf":
-        raise OpError("grad: expected f to return a single Tensor (with has_aux=True: a pair "
-                      f"(Tensor, aux)), got a {run.out_spec.kind}")
+        raise OpError(
+            "grad: expected f to return a single Tensor (with has_aux=True: a pair "
+            f"(Tensor, aux)), got a {run.out_spec.kind}"
+        )
     out = run.out_leaves[0]
     if out.numel() != 1:
         raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
     if not _is_diff(out):
         raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
-    if not want_value and type(out) is not BatchedTensor and out._fw is not None and not any(a is out or getattr(a, "_base", None) is out for a in run.aux_leaves):
+    if (
+        not want_value
+        and type(out) is not BatchedTensor
+        and out._fw is not None
+        and not any(a is out or getattr(a, "_base", None) is out for a in run.aux_leaves)
+    ):
         # Nobody reads the value's tangents: a deferred one (pending.py) is dropped now, or it
         # would keep the forward pass's arrays alive through the backward (as functional.hvp).
         for key in [k for k, t in out._fw.items() if type(t) is Pending]:
@@ -494,6 +528,7 @@ def _name(wrapper: Callable, f: Callable, what: str) -> None:
 
 # -- Jacobians ---------------------------------------------------------------------------------
 
+
 def _assemble(blocks: list, out_leaves: list, out_spec: TreeSpec, arg_specs: list, single: bool) -> Any:
     """blocks[i][j]: Jacobian of output leaf i w.r.t. selected input leaf j -> nested result."""
     per_out = []
@@ -502,14 +537,13 @@ def _assemble(blocks: list, out_leaves: list, out_spec: TreeSpec, arg_specs: lis
         k = 0
         for spec in arg_specs:
             n = spec.num_leaves
-            trees.append(tree_unflatten(blocks[i][k:k + n], spec))
+            trees.append(tree_unflatten(blocks[i][k : k + n], spec))
             k += n
         per_out.append(trees[0] if single else tuple(trees))
     return tree_unflatten(per_out, out_spec)
 
 
-def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
-           chunk_size: int | None = None) -> Callable:
+def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chunk_size: int | None = None) -> Callable:
     """The Jacobian of f by reverse mode, in one backward pass: the cotangents of every output
     element go through the tape at once, as a batch (vmap over the vjp). ``chunk_size`` bounds the
     batch: ceil(M / chunk_size) backward passes for M output elements.
@@ -531,7 +565,7 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
         sizes = [o.numel() for o in outs]
         total = sum(sizes)
         step = total if chunk_size is None else min(chunk_size, total)
-        per_leaf: list = [[] for _ in run.primal_leaves]   # rows (output elements) of each input's block
+        per_leaf: list = [[] for _ in run.primal_leaves]  # rows (output elements) of each input's block
         for start in range(0, total, max(step, 1)):
             stop = min(total, start + step)
             level = new_batch_level()
@@ -542,8 +576,12 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
             for j, g in enumerate(gs):
                 if g is not None:
                     per_leaf[j].append(unbatch(g, level, stop - start))
-        cols = [split_rows(None if not rows else rows[0] if len(rows) == 1 else cat(rows, 0), outs, sizes, leaf)
-                if _is_diff(leaf) else [None] * len(outs) for rows, leaf in zip(per_leaf, run.primal_leaves)]
+        cols = [
+            split_rows(None if not rows else rows[0] if len(rows) == 1 else cat(rows, 0), outs, sizes, leaf)
+            if _is_diff(leaf)
+            else [None] * len(outs)
+            for rows, leaf in zip(per_leaf, run.primal_leaves)
+        ]
         jac = _assemble([[c[i] for c in cols] for i in range(len(outs))], outs, run.out_spec, run.specs, single)
         return (jac, run.aux()) if has_aux else jac
 
@@ -552,8 +590,7 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
     return wrapper
 
 
-def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
-           chunk_size: int | None = None) -> Callable:
+def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chunk_size: int | None = None) -> Callable:
     """The Jacobian of f by forward mode, in one vector-mode pass: a dual level of batch N (the
     number of input elements) carries every basis tangent at once. ``chunk_size`` bounds the
     batch (and memory): ceil(N / chunk_size) passes.
@@ -606,8 +643,17 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
     return wrapper
 
 
-def _jacfwd_pass(f: Callable, args: tuple, kwargs: dict, in_leaves: list, sizes: list, start: int, stop: int,
-                 has_aux: bool, untracked: bool) -> tuple | None:
+def _jacfwd_pass(
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    in_leaves: list,
+    sizes: list,
+    start: int,
+    stop: int,
+    has_aux: bool,
+    untracked: bool,
+) -> tuple | None:
     """One vector-mode run of f: the basis tangents start..stop-1 (over all input elements, input
     leaves in order) at once. Returns ((primal outputs, their spec, aux), per output its
     tangents, shape (stop - start, *output.shape)); None if an untracked run turns out unsafe
@@ -650,6 +696,7 @@ def hessian(f: Callable, argnums: int | tuple = 0) -> Callable:
 
 # -- linearize ---------------------------------------------------------------------------------
 
+
 def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     """(f(*primals), jvp_fn) where jvp_fn(*tangents) applies the Jacobian at `primals`.
 
@@ -681,8 +728,14 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         if lin:
             with enable_grad():
                 cg = STATE.grad_enabled and any(t._requires_grad for t in t_leaves)
-                rs = _autograd_grad([g for _, g in lin], us, grad_outputs=[t_leaves[i] for i, _ in lin],
-                                    retain_graph=True, create_graph=cg, allow_unused=True)
+                rs = _autograd_grad(
+                    [g for _, g in lin],
+                    us,
+                    grad_outputs=[t_leaves[i] for i, _ in lin],
+                    retain_graph=True,
+                    create_graph=cg,
+                    allow_unused=True,
+                )
             res = list(rs)
         it = iter(res)
         out_t = []
@@ -707,8 +760,16 @@ def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple:
         targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
         gs: list = []
         if outs and targets:
-            gs = list(_autograd_grad(outs, [leaves[i] for i in targets], grad_outputs=us, retain_graph=True,
-                                     create_graph=True, allow_unused=True))
+            gs = list(
+                _autograd_grad(
+                    outs,
+                    [leaves[i] for i in targets],
+                    grad_outputs=us,
+                    retain_graph=True,
+                    create_graph=True,
+                    allow_unused=True,
+                )
+            )
         # J^T u, restricted to the parts that depend on u (the others are identically zero)
         lin = [(targets[n], g) for n, g in enumerate(gs) if g is not None and g._requires_grad]
     return o_leaves, o_spec, outs, us, lin

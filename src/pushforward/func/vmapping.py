@@ -11,6 +11,7 @@ gradients, ``vmap(jvp(...))`` and ``jvp(vmap(...))`` work, as in torch.func.
 >>> vmap(lambda x, w: (x * w).sum(), in_dims=(0, None))(pf.ones(3, 2), pf.tensor([1.0, 2.0]))
 tensor([3., 3., 3.])
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,9 @@ __all__ = ["vmap"]
 ACTIVE: list = []
 
 
-def vmap(f: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "different", *,
-         chunk_size: int | None = None) -> Callable:
+def vmap(
+    f: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "different", *, chunk_size: int | None = None
+) -> Callable:
     """f mapped over a batch dimension of its arguments (torch.func.vmap).
 
     in_dims: an int or None for every argument, or a tuple with one entry per positional
@@ -69,8 +71,10 @@ def _flat_in_dims(args: tuple, in_dims: Any) -> tuple[list, list, Any]:
     if isinstance(in_dims, int) or in_dims is None:
         return leaves, [in_dims if isinstance(x, Tensor) else None for x in leaves], spec
     if not isinstance(in_dims, (tuple, list)) or len(in_dims) != len(args):
-        raise OpValueError(f"vmap: in_dims must be an int, None, or a tuple with one entry per positional argument "
-                           f"({len(args)}), got {in_dims!r}")
+        raise OpValueError(
+            f"vmap: in_dims must be an int, None, or a tuple with one entry per positional argument "
+            f"({len(args)}), got {in_dims!r}"
+        )
     dims: list = []
     for a, d in zip(args, in_dims):
         sub, _ = tree_flatten(a)
@@ -90,8 +94,9 @@ def _batch_size(leaves: list, dims: list) -> int:
         if d is None:
             continue
         if not isinstance(x, Tensor):
-            raise OpValueError(f"vmap: in_dims gives a batch dim for argument leaf {i}, which is a "
-                               f"{type(x).__name__}, not a Tensor")
+            raise OpValueError(
+                f"vmap: in_dims gives a batch dim for argument leaf {i}, which is a {type(x).__name__}, not a Tensor"
+            )
         if not -x.ndim <= d < x.ndim:
             raise OpValueError(f"vmap: in_dim {d} is out of range for an argument of shape {tuple(x.shape)}")
         sizes[i] = x.shape[d]

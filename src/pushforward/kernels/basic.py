@@ -3,6 +3,7 @@
 Each kernel takes ndarrays where the op takes Tensors, and the op's other arguments
 under the same names, so formulas can be compiled to kernel calls unchanged.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,17 +21,42 @@ def _axes(dim, ndim: int):
         return None
     for d in dims:
         if not -ndim <= d < max(ndim, 1):
-            raise OpIndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+            raise OpIndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})"
+            )
     return tuple(d % ndim for d in dims)
 
 
 # The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
 # dispatch gives their tangents the same layout, so a view that works on the result works on
 # its tangent too.
-CONTIGUOUS_RESULTS = frozenset({"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "softmax",
-                                "log_softmax", "cumsum", "cumprod", "cat", "stack", "roll", "tril", "triu",
-                                "masked_fill", "index", "pow", "angle", "_einsum_pair",
-                                "matrix_exp"})
+CONTIGUOUS_RESULTS = frozenset(
+    {
+        "sum",
+        "mean",
+        "prod",
+        "amax",
+        "amin",
+        "var",
+        "std",
+        "logsumexp",
+        "softmax",
+        "log_softmax",
+        "cumsum",
+        "cumprod",
+        "cat",
+        "stack",
+        "roll",
+        "tril",
+        "triu",
+        "masked_fill",
+        "index",
+        "pow",
+        "angle",
+        "_einsum_pair",
+        "matrix_exp",
+    }
+)
 
 
 def einsum_pair(equation, a, b):
@@ -145,7 +171,7 @@ def round(a, decimals=0):
 
 def polygamma(n, a):
     if xp.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
-        return polygamma_complex(n, a)
+        return polygamma_complex(n, a)  # noqa: F405 - from .linalg, star-imported below
     return sp.polygamma(n, a)
 
 
@@ -186,8 +212,10 @@ def sum(a, dim=None, keepdim=False, dtype=None):
 
 def mean(a, dim=None, keepdim=False, dtype=None):
     if a.dtype.kind not in "fc" and dtype is None:
-        raise OpError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                      f"complex dtype. Got: {a.dtype}")
+        raise OpError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {a.dtype}"
+        )
     return _contiguous(xp.mean(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
 
 
@@ -201,8 +229,10 @@ def _no_identity(name: str, a, axes) -> None:
     if a.size:
         return
     if axes is None:
-        raise OpError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                      "Specify the reduction dim with the 'dim' argument.")
+        raise OpError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
     for d in axes:
         if a.shape[d] == 0:
             raise OpError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -227,7 +257,7 @@ def _extremum_dim(a, dim, keepdim, arg):
         return a.copy(), xp.zeros((), xp.int64)
     _no_identity("max" if arg is xp.argmax else "min", a, (d,))
     if a.size == 0:  # empty along other dimensions: empty results
-        shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+        shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1 :]
         return xp.empty(shape, a.dtype), xp.empty(shape, xp.int64)
     idx = arg(a, axis=d, keepdims=True)
     vals = xp.take_along_axis(a, idx, axis=d)
@@ -254,7 +284,7 @@ def _arg_extremum(name, arg, a, dim, keepdim):
         return xp.zeros((), xp.int64)
     _no_identity(name, a, (d,))
     if a.size == 0:
-        return xp.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:], xp.int64)
+        return xp.empty(a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1 :], xp.int64)
     return arg(a, axis=d, keepdims=keepdim).astype(xp.int64, copy=False)
 
 
@@ -289,7 +319,7 @@ def norm(a, p=2, dim=None, keepdim=False):
         return xp.sum(x != 0, axis=ax, keepdims=keepdim).astype(x.dtype)
     if p == 1:
         return xp.sum(x, axis=ax, keepdims=keepdim)
-    return xp.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+    return xp.sum(x**p, axis=ax, keepdims=keepdim) ** (1.0 / p)
 
 
 def logsumexp(a, dim, keepdim=False):
@@ -451,13 +481,17 @@ def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
     d = _dim(dim, len(shape))
     full = tuple(shape) if shape else (1,)
     if index.ndim != len(shape) and not (len(shape) == 0 and index.ndim <= 1):
-        raise OpError(f"{name}(): Index tensor must have the same number of dimensions as input tensor "
-                      f"(got index of shape {index.shape} and input of shape {tuple(shape)})")
+        raise OpError(
+            f"{name}(): Index tensor must have the same number of dimensions as input tensor "
+            f"(got index of shape {index.shape} and input of shape {tuple(shape)})"
+        )
     ishape = index.shape if index.ndim == nd else index.reshape(-1).shape
     for k in range(nd):
         if k != d and ishape[k] > full[k]:
-            raise OpError(f"{name}(): Size does not match at dimension {k}: expected index {list(index.shape)} "
-                          f"to be no larger than self {list(shape)} apart from dimension {d}")
+            raise OpError(
+                f"{name}(): Size does not match at dimension {k}: expected index {list(index.shape)} "
+                f"to be no larger than self {list(shape)} apart from dimension {d}"
+            )
     if index.size:
         lo, hi = index.min(), index.max()
         if lo < 0 or hi >= full[d]:
@@ -502,8 +536,9 @@ def masked_fill(a, mask, value):
         raise OpError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
     value = xp.asarray(value)
     if value.ndim != 0:
-        raise OpError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
-                      f"{value.ndim} dimension(s)")
+        raise OpError(
+            f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)"
+        )
     return _contiguous(xp.where(mask, value.astype(a.dtype), a))
 
 
@@ -534,8 +569,10 @@ def view(a, shape):
         out.shape = _infer(shape, a.size)
     except (AttributeError, ValueError) as e:
         if "incompatible" in str(e) or isinstance(e, AttributeError):
-            raise OpError(f"view size is not compatible with input tensor's size and stride (shape {a.shape} -> "
-                          f"{shape}); use .reshape(...) instead") from None
+            raise OpError(
+                f"view size is not compatible with input tensor's size and stride (shape {a.shape} -> "
+                f"{shape}); use .reshape(...) instead"
+            ) from None
         raise OpError(f"shape {shape} is invalid for input of size {a.size}") from None
     return out
 
@@ -566,8 +603,7 @@ def transpose(a, dim0, dim1):
 def permute(a, dims):
     dims = tuple(dims)
     if len(dims) != a.ndim:
-        raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a "
-                      f"{a.ndim}-D tensor")
+        raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a {a.ndim}-D tensor")
     return xp.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
 
 
@@ -598,15 +634,18 @@ def unsqueeze(a, dim):
 def expand(a, sizes):
     sizes = tuple(sizes)
     if len(sizes) < a.ndim:
-        raise OpError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
-                      f"number of dimensions in the tensor ({a.ndim})")
+        raise OpError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({a.ndim})"
+        )
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     try:
         r = xp.broadcast_to(a, shape)
     except ValueError:
-        raise OpError(f"expand: the expanded size {sizes} must match the existing size {a.shape} at "
-                      "non-singleton dimensions") from None
+        raise OpError(
+            f"expand: the expanded size {sizes} must match the existing size {a.shape} at non-singleton dimensions"
+        ) from None
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
     return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
@@ -619,7 +658,7 @@ def flatten(a, start_dim=0, end_dim=-1):
     if s > e:
         raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
     # the flattened size spelled out: -1 is ambiguous for an empty tensor
-    return a.reshape(a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:])
+    return a.reshape(a.shape[:s] + (math.prod(a.shape[s : e + 1]),) + a.shape[e + 1 :])
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
@@ -692,8 +731,16 @@ def register_array_views(table: dict) -> None:
 
 
 # ---- nn, sorting, scatter, composites (issue 13)
-from .sort import cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort, topk
-from .scatter import index_add, index_copy, index_fill, scatter, scatter_add, scatter_count, scatter_reduce
+from .sort import cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort, topk  # noqa: E402,F401
+from .scatter import (  # noqa: E402,F401
+    index_add,
+    index_copy,
+    index_fill,
+    scatter,
+    scatter_add,
+    scatter_count,
+    scatter_reduce,
+)
 from .window import col2im, im2col  # noqa: E402,F401
 
 # ---- linalg, fft, special (issue 12): kernels live in their own module

@@ -8,16 +8,42 @@ sees the gradients of every output. `formulas_linalg` unpacks them with views.
 Errors say what is wrong (shapes, dtypes, singular input); dispatch prefixes the op's name
 and its inputs' shapes.
 """
+
 from __future__ import annotations
 
 from ..core.backend import sla, sp, xp
 from ..errors import OpError
 
 __all__ = [
-    "inverse", "det", "logdet", "slogdet_sign", "slogdet_logabs", "solve", "solve_triangular", "cholesky",
-    "eigh_packed", "eigvalsh", "svd_packed", "svdvals", "qr_packed", "eig_packed", "eigvals", "matrix_exp",
-    "pinv", "matrix_rank", "diag_embed", "lu_packed", "fft_c2c", "fft_r2c", "fft_c2r", "spherical_bessel_j0",
-    "airy_ai", "airy_ai_prime", "gammainc", "hurwitz_zeta_complex", "polygamma_complex",
+    "inverse",
+    "det",
+    "logdet",
+    "slogdet_sign",
+    "slogdet_logabs",
+    "solve",
+    "solve_triangular",
+    "cholesky",
+    "eigh_packed",
+    "eigvalsh",
+    "svd_packed",
+    "svdvals",
+    "qr_packed",
+    "eig_packed",
+    "eigvals",
+    "matrix_exp",
+    "pinv",
+    "matrix_rank",
+    "diag_embed",
+    "lu_packed",
+    "fft_c2c",
+    "fft_r2c",
+    "fft_c2r",
+    "spherical_bessel_j0",
+    "airy_ai",
+    "airy_ai_prime",
+    "gammainc",
+    "hurwitz_zeta_complex",
+    "polygamma_complex",
 ]
 
 
@@ -99,8 +125,9 @@ def solve_triangular(a, b, upper, left=True, unitriangular=False):
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise OpError(f"incompatible shapes: A is {a.shape}, B is {b.shape} (left={left})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return xp.swapaxes(solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True,
-                                            unitriangular), -1, -2)
+        return xp.swapaxes(
+            solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True, unitriangular), -1, -2
+        )
     t = xp.triu(a) if upper else xp.tril(a)
     if unitriangular:
         eye = xp.eye(n, dtype=t.dtype)
@@ -239,8 +266,9 @@ def pinv(a, atol=None, rtol=None, hermitian=False):
     tol = _rank_tol(s, a, atol, rtol)
     with xp.errstate(divide="ignore"):
         inv = xp.where(s > tol, 1.0 / xp.where(s == 0, 1.0, s), 0.0)
-    return xp.asarray(xp.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * xp.swapaxes(u, -1, -2).conj()),
-                      dtype=a.dtype)
+    return xp.asarray(
+        xp.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * xp.swapaxes(u, -1, -2).conj()), dtype=a.dtype
+    )
 
 
 def matrix_rank(a, atol=None, rtol=None, hermitian=False):
@@ -354,8 +382,7 @@ def gammainc(a, x, upper=False):
 
 
 # Bernoulli numbers B_2, B_4, ..., B_20 (Euler-Maclaurin tail of the Hurwitz zeta function)
-_BERNOULLI_EVEN = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
-                   -174611 / 330)
+_BERNOULLI_EVEN = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330)
 
 
 def hurwitz_zeta_complex(s: int, z):
@@ -371,7 +398,7 @@ def hurwitz_zeta_complex(s: int, z):
             out += (z + k) ** (-s)
         w = z + shift
         acc = w ** (1 - s) / (s - 1) + 0.5 * w ** (-s)
-        rising, fact, wp, w2 = float(s), 2.0, w ** (-s - 1), w ** -2
+        rising, fact, wp, w2 = float(s), 2.0, w ** (-s - 1), w**-2
         for j, b in enumerate(_BERNOULLI_EVEN, start=1):
             acc = acc + b / fact * rising * wp
             rising *= (s + 2 * j - 1) * (s + 2 * j)

@@ -4,6 +4,7 @@ Index checks follow torch's: an int64 index with as many dims as self, no larger
 and (except along dim) no larger than self; entries in range. Duplicate indices: scatter and
 index_copy write the last value, the reductions combine all of them.
 """
+
 from __future__ import annotations
 
 from ..core.backend import xp
@@ -29,20 +30,25 @@ def _positions(name, a, dim, index, src=None):
         a1 = a.reshape(1)
         return _positions(name, a1, 0, index, None if src is None else xp.asarray(src).reshape(-1))
     if index.ndim != a.ndim:
-        raise OpError(f"{name}(): Index tensor must have the same number of dimensions as self tensor "
-                      f"(index shape {index.shape}, self shape {a.shape})")
+        raise OpError(
+            f"{name}(): Index tensor must have the same number of dimensions as self tensor "
+            f"(index shape {index.shape}, self shape {a.shape})"
+        )
     for i in range(a.ndim):
         if i != d and index.shape[i] > a.shape[i]:
-            raise OpError(f"{name}(): Expected index {index.shape} to be smaller than self {a.shape} apart from "
-                          f"dimension {d}")
+            raise OpError(
+                f"{name}(): Expected index {index.shape} to be smaller than self {a.shape} apart from dimension {d}"
+            )
     if src is not None and xp.ndim(src) > 0:
         src = xp.asarray(src)
         if src.ndim != a.ndim or any(index.shape[i] > src.shape[i] for i in range(a.ndim)):
             raise OpError(f"{name}(): Expected index {index.shape} to be smaller than src {src.shape}")
     n = a.shape[d]
     if index.size and (index.min() < -n or index.max() >= n):
-        raise OpError(f"{name}(): index {int(index.max() if index.max() >= n else index.min())} is out of bounds "
-                      f"for dimension {d} with size {n}")
+        raise OpError(
+            f"{name}(): index {int(index.max() if index.max() >= n else index.min())} is out of bounds "
+            f"for dimension {d} with size {n}"
+        )
     idx = list(xp.indices(index.shape, sparse=True))
     idx[d] = index % n if n else index
     pos = tuple(xp.broadcast_arrays(*idx))
@@ -127,8 +133,10 @@ def _index_slices(name, a, dim, index, source=None):
         want = list(a.shape)
         want[d] = index.size
         if tuple(xp.shape(source)) != tuple(want):
-            raise OpError(f"{name}(): source of shape {xp.shape(source)} does not match self {a.shape} with "
-                          f"{index.size} indices along dim {d} (expected {tuple(want)})")
+            raise OpError(
+                f"{name}(): source of shape {xp.shape(source)} does not match self {a.shape} with "
+                f"{index.size} indices along dim {d} (expected {tuple(want)})"
+            )
     return tuple(sl)
 
 

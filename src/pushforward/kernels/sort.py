@@ -5,6 +5,7 @@ Tie rules follow torch: sort is stable (equal values keep their order, also when
 NaN counts as the largest value; cummax/cummin pick the latest index of a tie; mode the
 smallest most frequent value and its last index.
 """
+
 from __future__ import annotations
 
 from ..core.backend import xp

@@ -4,6 +4,7 @@ dims. Convolutions and pooling are built on them (nn_conv.py). Re-exported by ke
 im2col(x (N, C, *S)) -> (N, C, *K, *O): every window of the padded input, K its kernel
 positions (with dilation), O the output positions (with stride).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -35,13 +36,18 @@ def im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
     pads = window_pairs(padding, nd)
     outs = [window_out_size(x.shape[2 + i], kernel_size[i], dilation[i], *pads[i], stride[i]) for i in range(nd)]
     if any(o <= 0 for o in outs):
-        raise OpError(f"im2col: the kernel {tuple(kernel_size)} (dilation {tuple(dilation)}) is larger than the "
-                      f"padded input {tuple(x.shape[2:])} with padding {pads}")
+        raise OpError(
+            f"im2col: the kernel {tuple(kernel_size)} (dilation {tuple(dilation)}) is larger than the "
+            f"padded input {tuple(x.shape[2:])} with padding {pads}"
+        )
     xpad = xp.pad(x, ((0, 0), (0, 0)) + pads, constant_values=pad_value) if any(map(any, pads)) else x
     span = [dilation[i] * (kernel_size[i] - 1) + 1 for i in range(nd)]
     win = sliding_window_view(xpad, span, axis=tuple(range(2, 2 + nd)))  # (N, C, *W, *span)
-    sl = (slice(None), slice(None)) + tuple(slice(None, None, stride[i]) for i in range(nd)) + \
-        tuple(slice(None, None, dilation[i]) for i in range(nd))
+    sl = (
+        (slice(None), slice(None))
+        + tuple(slice(None, None, stride[i]) for i in range(nd))
+        + tuple(slice(None, None, dilation[i]) for i in range(nd))
+    )
     win = win[sl]  # (N, C, *O, *K)
     win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in outs)]
     perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
@@ -53,20 +59,25 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride):
     nd = len(kernel_size)
     output_size = tuple(int(s) for s in output_size)
     if cols.ndim != 2 + 2 * nd or len(output_size) != nd:
-        raise OpError(f"col2im: expected columns (N, C, *kernel, *out) for {nd} spatial dims and an output size "
-                      f"of {nd} entries, got shapes {cols.shape} and {output_size}")
+        raise OpError(
+            f"col2im: expected columns (N, C, *kernel, *out) for {nd} spatial dims and an output size "
+            f"of {nd} entries, got shapes {cols.shape} and {output_size}"
+        )
     pads = window_pairs(padding, nd)
-    outs = cols.shape[2 + nd:]
-    want = tuple(window_out_size(output_size[i], kernel_size[i], dilation[i], *pads[i], stride[i])
-                 for i in range(nd))
-    if tuple(outs) != want or tuple(cols.shape[2:2 + nd]) != tuple(kernel_size):
-        raise OpError(f"col2im: columns of shape {cols.shape} don't match output size {output_size}, kernel "
-                      f"{tuple(kernel_size)} ({want} windows expected)")
+    outs = cols.shape[2 + nd :]
+    want = tuple(window_out_size(output_size[i], kernel_size[i], dilation[i], *pads[i], stride[i]) for i in range(nd))
+    if tuple(outs) != want or tuple(cols.shape[2 : 2 + nd]) != tuple(kernel_size):
+        raise OpError(
+            f"col2im: columns of shape {cols.shape} don't match output size {output_size}, kernel "
+            f"{tuple(kernel_size)} ({want} windows expected)"
+        )
     padded = tuple(output_size[i] + pads[i][0] + pads[i][1] for i in range(nd))
     out = xp.zeros(cols.shape[:2] + padded, cols.dtype)
     for kk in itertools.product(*[range(k) for k in kernel_size]):
-        region = tuple(slice(kk[i] * dilation[i], kk[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
-                       for i in range(nd))
+        region = tuple(
+            slice(kk[i] * dilation[i], kk[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
+            for i in range(nd)
+        )
         out[(slice(None), slice(None)) + region] += cols[(slice(None), slice(None)) + kk]
     crop = tuple(slice(pads[i][0], pads[i][0] + output_size[i]) for i in range(nd))
     return xp.ascontiguousarray(out[(slice(None), slice(None)) + crop])

@@ -4,6 +4,7 @@ properties; and fill the registries through which lower layers reach the ops.
 Kept apart from _tensor.py so that the Tensor class (core) imports neither the generated
 module (which imports Tensor) nor the autodiff layer (tests/test_layering.py).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -37,15 +38,33 @@ def _reflected(fn):
 
 
 _OPERATORS = {
-    "__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
-    "__pow__": ops.pow, "__matmul__": ops.matmul, "__mod__": ops.remainder,
-    "__eq__": ops.eq, "__ne__": ops.ne, "__lt__": ops.lt, "__le__": ops.le, "__gt__": ops.gt, "__ge__": ops.ge,
-    "__and__": ops.bitwise_and, "__or__": ops.bitwise_or, "__xor__": ops.bitwise_xor,
+    "__add__": ops.add,
+    "__sub__": ops.sub,
+    "__mul__": ops.mul,
+    "__truediv__": ops.div,
+    "__pow__": ops.pow,
+    "__matmul__": ops.matmul,
+    "__mod__": ops.remainder,
+    "__eq__": ops.eq,
+    "__ne__": ops.ne,
+    "__lt__": ops.lt,
+    "__le__": ops.le,
+    "__gt__": ops.gt,
+    "__ge__": ops.ge,
+    "__and__": ops.bitwise_and,
+    "__or__": ops.bitwise_or,
+    "__xor__": ops.bitwise_xor,
 }
 _REFLECTED = {
-    "__radd__": ops.add, "__rsub__": ops.sub, "__rmul__": ops.mul,
-    "__rpow__": ops.pow, "__rmatmul__": ops.matmul, "__rmod__": ops.remainder,
-    "__rand__": ops.bitwise_and, "__ror__": ops.bitwise_or, "__rxor__": ops.bitwise_xor,
+    "__radd__": ops.add,
+    "__rsub__": ops.sub,
+    "__rmul__": ops.mul,
+    "__rpow__": ops.pow,
+    "__rmatmul__": ops.matmul,
+    "__rmod__": ops.remainder,
+    "__rand__": ops.bitwise_and,
+    "__ror__": ops.bitwise_or,
+    "__rxor__": ops.bitwise_xor,
 }
 _AUGMENTED = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_", "__ipow__": "pow_"}
 
@@ -132,6 +151,7 @@ def _index_put_(self, indices, values, accumulate=False):
 
 # ---- autodiff methods (issue 10: moved here from _tensor.py, which may not import autograd)
 
+
 def _grad_fn(self: Tensor) -> Any:
     """The node that made this tensor (None for a leaf); a view's is rebuilt after an in-place write."""
     if self._base is not None:
@@ -149,8 +169,9 @@ def _register_hook(self: Tensor, hook: Callable) -> graph.RemovableHandle:
     return graph.register_hook(self, hook)
 
 
-def _backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
-              inputs: Any = None) -> None:
+def _backward(
+    self: Tensor, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False, inputs: Any = None
+) -> None:
     """Accumulate d(self)/d(leaf) into every leaf's .grad."""
     graph.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
@@ -181,4 +202,3 @@ def _bind_autodiff() -> None:
     Tensor._tangent_reprs = _tangent_reprs
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
-

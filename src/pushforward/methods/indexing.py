@@ -4,6 +4,7 @@
 >>> x = pf.zeros(3); x[1] = 2.0; x
 tensor([0., 2., 0.])
 """
+
 from __future__ import annotations
 
 from typing import Any

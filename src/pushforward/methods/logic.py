@@ -9,6 +9,7 @@ True
 >>> pf.tensor([1.0, 0.0]).any(), pf.tensor([1.0, 0.0]).all()
 (tensor(True), tensor(False))
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -24,6 +24,7 @@ Rules:
   time, so they work as soon as that function exists (and raise the TypeError until then).
 - `out=`, `where=` and other arguments with no pushforward meaning raise a TypeError.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -39,26 +40,80 @@ __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "b
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
 UFUNCS: dict[str, str] = {
     # unary
-    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
-    "log1p": "log1p", "sqrt": "sqrt", "square": "square", "negative": "neg", "absolute": "abs",
-    "fabs": "abs", "sign": "sign", "reciprocal": "reciprocal", "floor": "floor", "ceil": "ceil",
-    "trunc": "trunc", "rint": "round", "conjugate": "conj", "isnan": "isnan",
-    "isfinite": "isfinite", "logical_not": "logical_not", "invert": "bitwise_not",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "exp": "exp",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "sqrt": "sqrt",
+    "square": "square",
+    "negative": "neg",
+    "absolute": "abs",
+    "fabs": "abs",
+    "sign": "sign",
+    "reciprocal": "reciprocal",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "round",
+    "conjugate": "conj",
+    "isnan": "isnan",
+    "isfinite": "isfinite",
+    "logical_not": "logical_not",
+    "invert": "bitwise_not",
     # binary
-    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "true_divide": "div",
-    "power": "pow", "float_power": "pow", "remainder": "remainder", "fmod": "fmod",
-    "maximum": "maximum", "minimum": "minimum", "arctan2": "atan2", "hypot": "hypot",
-    "logaddexp": "logaddexp", "copysign": "copysign", "matmul": "matmul",
-    "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le", "greater": "gt",
-    "greater_equal": "ge", "logical_and": "logical_and", "logical_or": "logical_or",
-    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "add": "add",
+    "subtract": "sub",
+    "multiply": "mul",
+    "divide": "div",
+    "true_divide": "div",
+    "power": "pow",
+    "float_power": "pow",
+    "remainder": "remainder",
+    "fmod": "fmod",
+    "maximum": "maximum",
+    "minimum": "minimum",
+    "arctan2": "atan2",
+    "hypot": "hypot",
+    "logaddexp": "logaddexp",
+    "copysign": "copysign",
+    "matmul": "matmul",
+    "equal": "eq",
+    "not_equal": "ne",
+    "less": "lt",
+    "less_equal": "le",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "logical_and": "logical_and",
+    "logical_or": "logical_or",
+    "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor",
 }
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin",
-           "logical_and": "all", "logical_or": "any"}
+_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "amax",
+    "minimum": "amin",
+    "logical_and": "all",
+    "logical_or": "any",
+}
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
@@ -84,11 +139,13 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
             continue
         if k in ("casting", "order", "subok") and v in ("same_kind", "K", True):
             continue
-        raise OpTypeError(f"{who}: argument {k}={v!r} is not supported on pushforward tensors "
-                          "(use t.detach().numpy() for a plain NumPy computation)")
+        raise OpTypeError(
+            f"{who}: argument {k}={v!r} is not supported on pushforward tensors "
+            "(use t.detach().numpy() for a plain NumPy computation)"
+        )
 
 
-_CALL: dict = {}   # ufunc object -> pushforward function, filled on first use (the fast path)
+_CALL: dict = {}  # ufunc object -> pushforward function, filled on first use (the fast path)
 
 
 def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -142,8 +199,10 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
 
 
 def _unsupported(who: str) -> TypeError:
-    return OpTypeError(f"{who} has no pushforward op, so it cannot carry tangents or gradients; call it on "
-                       "t.detach().numpy() if no derivative is needed, or use pushforward ops")
+    return OpTypeError(
+        f"{who} has no pushforward op, so it cannot carry tangents or gradients; call it on "
+        "t.detach().numpy() if no derivative is needed, or use pushforward ops"
+    )
 
 
 def _as_t(x) -> Tensor:
@@ -158,6 +217,7 @@ def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
 
 # -- functions -------------------------------------------------------------------------------
 # Each handler takes NumPy's signature and calls pushforward ops.
+
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     _no_extra("np.sum", dict(out=out, **kw))
@@ -185,6 +245,7 @@ def _std_var(name):
         correction = kw.pop("correction", ddof)
         r = _fn(name)(_floating(_as_t(a)), dim=axis, correction=correction, keepdim=keepdims)
         return r if dtype is None else r.to(dtype)
+
     return f
 
 
@@ -192,6 +253,7 @@ def _extreme(name):
     def f(a, axis=None, out=None, keepdims=False, **kw):
         _no_extra(f"np.{name}", dict(out=out, **kw))
         return _reduce(name, _as_t(a), axis, keepdims)
+
     return f
 
 
@@ -199,6 +261,7 @@ def _arg(name):
     def f(a, axis=None, out=None, keepdims=False):
         _no_extra(f"np.{name}", dict(out=out))
         return _fn(name)(_as_t(a), dim=axis, keepdim=keepdims)
+
     return f
 
 
@@ -209,6 +272,7 @@ def _cum(name):
         if axis is None:
             x, axis = x.reshape(-1), 0
         return _fn(name)(x, axis, dtype=dtype)
+
     return f
 
 
@@ -337,6 +401,7 @@ def _like(name):
         if name == "full_like":
             return _pf().full_like(x, kw["fill_value"], dtype=dtype)
         return _fn(name)(x, dtype=dtype)
+
     return f
 
 
@@ -346,16 +411,20 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 
 def _linalg(name: str, rename: dict | None = None) -> Callable:
     """np.linalg.<name> -> pushforward.linalg.<name>, looked up at call time."""
+
     def f(*args, **kwargs):
         target = getattr(_pf().linalg, name, None)
         if target is None:
-            raise OpTypeError(f"np.linalg.{name} has no pushforward op yet (pushforward.linalg.{name} does not "
-                              "exist), so it cannot carry tangents or gradients; call it on t.detach().numpy() "
-                              "if no derivative is needed")
+            raise OpTypeError(
+                f"np.linalg.{name} has no pushforward op yet (pushforward.linalg.{name} does not "
+                "exist), so it cannot carry tangents or gradients; call it on t.detach().numpy() "
+                "if no derivative is needed"
+            )
         for k, v in (rename or {}).items():
             if k in kwargs:
                 kwargs[v] = kwargs.pop(k)
         return target(*[_as_t(a) if isinstance(a, (np.ndarray, Tensor)) else a for a in args], **kwargs)
+
     f.__name__ = name
     return f
 
@@ -363,43 +432,90 @@ def _linalg(name: str, rename: dict | None = None) -> Callable:
 def _functions() -> dict:
     pf = _pf()
     table = {
-        np.sum: _sum, np.mean: _mean, np.prod: _prod, np.std: _std_var("std"), np.var: _std_var("var"),
-        np.amax: _extreme("amax"), np.amin: _extreme("amin"), np.max: _extreme("amax"), np.min: _extreme("amin"),
-        np.argmax: _arg("argmax"), np.argmin: _arg("argmin"),
-        np.cumsum: _cum("cumsum"), np.cumprod: _cum("cumprod"),
-        np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack, np.vstack: _vstack,
-        np.reshape: _reshape, np.ravel: lambda a, order="C": _reshape(a, -1, order),
-        np.transpose: _transpose, np.moveaxis: _moveaxis,
+        np.sum: _sum,
+        np.mean: _mean,
+        np.prod: _prod,
+        np.std: _std_var("std"),
+        np.var: _std_var("var"),
+        np.amax: _extreme("amax"),
+        np.amin: _extreme("amin"),
+        np.max: _extreme("amax"),
+        np.min: _extreme("amin"),
+        np.argmax: _arg("argmax"),
+        np.argmin: _arg("argmin"),
+        np.cumsum: _cum("cumsum"),
+        np.cumprod: _cum("cumprod"),
+        np.concatenate: _concatenate,
+        np.stack: _stack,
+        np.hstack: _hstack,
+        np.vstack: _vstack,
+        np.reshape: _reshape,
+        np.ravel: lambda a, order="C": _reshape(a, -1, order),
+        np.transpose: _transpose,
+        np.moveaxis: _moveaxis,
         np.swapaxes: lambda a, axis1, axis2: _as_t(a).transpose(axis1, axis2),
-        np.squeeze: _squeeze, np.expand_dims: _expand_dims,
+        np.squeeze: _squeeze,
+        np.expand_dims: _expand_dims,
         np.broadcast_to: lambda array, shape, subok=False: _as_t(array).broadcast_to(
-            *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))),
-        np.dot: _dot, np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
-        np.inner: _inner, np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
+            *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+        ),
+        np.dot: _dot,
+        np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
+        np.inner: _inner,
+        np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
         np.outer: lambda a, b, out=None: _pf().outer(_as_t(a).reshape(-1), _as_t(b).reshape(-1)),
-        np.einsum: _einsum, np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
-        np.trace: _trace, np.tril: lambda m, k=0: _pf().tril(_as_t(m), k), np.triu: lambda m, k=0: _pf().triu(_as_t(m), k),
-        np.where: _where, np.clip: _clip, np.flip: _flip, np.roll: _roll,
+        np.einsum: _einsum,
+        np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
+        np.trace: _trace,
+        np.tril: lambda m, k=0: _pf().tril(_as_t(m), k),
+        np.triu: lambda m, k=0: _pf().triu(_as_t(m), k),
+        np.where: _where,
+        np.clip: _clip,
+        np.flip: _flip,
+        np.roll: _roll,
         np.real: lambda val: _as_t(val).real if _as_t(val).is_complex() else _as_t(val),
         np.imag: lambda val: _pf().imag(_as_t(val)) if _as_t(val).is_complex() else _pf().zeros_like(_as_t(val)),
-        np.conj: lambda x, *a, **k: _pf().conj(_as_t(x)), np.round: _round, np.around: _round,
+        np.conj: lambda x, *a, **k: _pf().conj(_as_t(x)),
+        np.round: _round,
+        np.around: _round,
         np.abs: lambda x, *a, **k: _pf().abs(_as_t(x)),
         np.all: lambda a, axis=None, out=None, keepdims=False, **k: pf.all(_as_t(a), axis, keepdims),
         np.any: lambda a, axis=None, out=None, keepdims=False, **k: pf.any(_as_t(a), axis, keepdims),
         np.allclose: lambda a, b, rtol=1e-5, atol=1e-8, equal_nan=False: pf.allclose(a, b, rtol, atol, equal_nan),
         np.isclose: lambda a, b, rtol=1e-5, atol=1e-8, equal_nan=False: pf.isclose(a, b, rtol, atol, equal_nan),
         np.array_equal: lambda a1, a2, equal_nan=False: pf.equal(a1, a2),
-        np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
+        np.shape: lambda a: tuple(a.shape),
+        np.ndim: lambda a: a.ndim,
         np.size: lambda a, axis=None: a.numel() if axis is None else a.shape[axis],
-        np.iscomplexobj: lambda x: x.is_complex(), np.isrealobj: lambda x: not x.is_complex(),
+        np.iscomplexobj: lambda x: x.is_complex(),
+        np.isrealobj: lambda x: not x.is_complex(),
         np.copy: lambda a, order="K", subok=False: _as_t(a).clone(),
-        np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"), np.empty_like: _like("empty_like"),
+        np.zeros_like: _like("zeros_like"),
+        np.ones_like: _like("ones_like"),
+        np.empty_like: _like("empty_like"),
         np.full_like: _full_like,
         np.linalg.norm: _norm,
     }
     if hasattr(np, "linalg"):
-        for name in ("solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "cholesky", "qr", "svd", "pinv",
-                     "matrix_power", "eig", "eigvals", "matrix_rank", "lstsq", "multi_dot", "cond"):
+        for name in (
+            "solve",
+            "inv",
+            "det",
+            "slogdet",
+            "eigh",
+            "eigvalsh",
+            "cholesky",
+            "qr",
+            "svd",
+            "pinv",
+            "matrix_power",
+            "eig",
+            "eigvals",
+            "matrix_rank",
+            "lstsq",
+            "multi_dot",
+            "cond",
+        ):
             table[getattr(np.linalg, name)] = _linalg(name)
     return table
 
@@ -408,8 +524,11 @@ def _inner(a, b):
     a, b = _as_t(a), _as_t(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return _pf().einsum("ij,kj->ik", a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])).reshape(
-        *a.shape[:-1], *b.shape[:-1])
+    return (
+        _pf()
+        .einsum("ij,kj->ik", a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]))
+        .reshape(*a.shape[:-1], *b.shape[:-1])
+    )
 
 
 _FUNCTIONS: dict | None = None
@@ -443,9 +562,11 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
 
 def raise_lost_derivative(t: Tensor, action: str) -> None:
     what = "requires grad" if t._requires_grad else "carries a tangent (it is a dual tensor)"
-    raise OpError(f"Can't {action}: the Tensor {what}, and its derivative would be lost. Use "
-                  "tensor.detach().numpy() for the plain values, or call NumPy functions on the tensor "
-                  "itself (np.sin(t), np.sum(t), ...) to keep differentiating.")
+    raise OpError(
+        f"Can't {action}: the Tensor {what}, and its derivative would be lost. Use "
+        "tensor.detach().numpy() for the plain values, or call NumPy functions on the tensor "
+        "itself (np.sin(t), np.sum(t), ...) to keep differentiating."
+    )
 
 
 def bind(namespace: Any) -> None:

@@ -8,6 +8,7 @@ with `namespace: nn.functional`, built from differentiable ops; conv and pooling
 >>> F.relu(pf.tensor([-1.0, 2.0]))
 tensor([0., 2.])
 """
+
 from __future__ import annotations
 
 from ..ops import generated as _ops
@@ -22,8 +23,9 @@ tanh = _ops.tanh
 softmax = _ops.softmax
 log_softmax = _ops.log_softmax
 
-__all__ = sorted(list(_ops.NAMESPACES["nn.functional"]) + ["relu", "relu_", "sigmoid", "tanh", "softmax",
-                                                           "log_softmax"])
+__all__ = sorted(
+    list(_ops.NAMESPACES["nn.functional"]) + ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax"]
+)
 
 
 def __dir__() -> list:

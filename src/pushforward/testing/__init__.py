@@ -4,6 +4,7 @@
 >>> sorted(check_op("sin"))
 ['backward', 'complex', 'error', 'forward', 'fwd_over_rev', 'kind']
 """
+
 from .comparison import assert_close
 
 __all__ = ["assert_close"]

@@ -11,6 +11,7 @@ Mismatched elements: 1 / 1 (100.0%)
 Greatest absolute difference: 0.10000000000000009 at index (0,) (up to 1e-07 allowed)
 Greatest relative difference: 0.09090909090909098 at index (0,) (up to 1e-07 allowed)
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -40,39 +41,65 @@ def _array(x: Any) -> np.ndarray:
     return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
-def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False, check_dtype: bool = True, check_device: bool = True,
-                 check_layout: bool = True, check_stride: bool = False, msg: str | None = None) -> None:
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+    check_dtype: bool = True,
+    check_device: bool = True,
+    check_layout: bool = True,
+    check_stride: bool = False,
+    msg: str | None = None,
+) -> None:
     """Raise AssertionError unless `actual` and `expected` (tensors, arrays, numbers, or sequences
     and mappings of them) have equal shapes, dtypes (``check_dtype``) and values within
     ``atol + rtol * |expected|``. Unset tolerances take torch's defaults for the dtype."""
     if (rtol is None) != (atol is None):
-        raise ValueError("assert_close: both 'rtol' and 'atol' must be either specified or omitted, "
-                         f"but got no {'rtol' if rtol is None else 'atol'}.")
+        raise ValueError(
+            "assert_close: both 'rtol' and 'atol' must be either specified or omitted, "
+            f"but got no {'rtol' if rtol is None else 'atol'}."
+        )
     _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, ())
 
 
 def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path: tuple) -> None:
     where = "" if not path else " at item " + "".join(f"[{p!r}]" for p in path)
     if _is_tensor_like(actual) and _is_tensor_like(expected):
-        _compare_arrays(_array(actual), _array(expected), rtol, atol, equal_nan,
-                        check_dtype and not _python_number(actual) and not _python_number(expected), msg, where)
+        _compare_arrays(
+            _array(actual),
+            _array(expected),
+            rtol,
+            atol,
+            equal_nan,
+            check_dtype and not _python_number(actual) and not _python_number(expected),
+            msg,
+            where,
+        )
         return
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
-            raise AssertionError(msg or f"The keys of the mappings do not match{where}: "
-                                        f"{sorted(map(repr, actual))} != {sorted(map(repr, expected))}")
+            raise AssertionError(
+                msg
+                or f"The keys of the mappings do not match{where}: "
+                f"{sorted(map(repr, actual))} != {sorted(map(repr, expected))}"
+            )
         for k in actual:
             _compare(actual[k], expected[k], rtol, atol, equal_nan, check_dtype, msg, path + (k,))
         return
     if isinstance(actual, Sequence) and isinstance(expected, Sequence) and not isinstance(actual, str):
         if len(actual) != len(expected):
-            raise AssertionError(msg or f"The length of the sequences mismatch{where}: {len(actual)} != {len(expected)}")
+            raise AssertionError(
+                msg or f"The length of the sequences mismatch{where}: {len(actual)} != {len(expected)}"
+            )
         for i, (a, e) in enumerate(zip(actual, expected)):
             _compare(a, e, rtol, atol, equal_nan, check_dtype, msg, path + (i,))
         return
-    raise TypeError(f"assert_close: no comparison for inputs of types {type(actual).__name__} and "
-                    f"{type(expected).__name__}{where}")
+    raise TypeError(
+        f"assert_close: no comparison for inputs of types {type(actual).__name__} and {type(expected).__name__}{where}"
+    )
 
 
 def _python_number(x) -> bool:
@@ -107,11 +134,15 @@ def _compare_arrays(a: np.ndarray, e: np.ndarray, rtol, atol, equal_nan, check_d
     ia = tuple(int(i) for i in ia)
     ir = tuple(int(i) for i in ir)
     if a.ndim == 0:
-        text = (f"{kind} are not close{where}!\n\nExpected {e.item()} but got {a.item()}.\n"
-                f"Absolute difference: {abs_diff.item()} (up to {atol} allowed)\n"
-                f"Relative difference: {rel_diff.item()} (up to {rtol} allowed)")
+        text = (
+            f"{kind} are not close{where}!\n\nExpected {e.item()} but got {a.item()}.\n"
+            f"Absolute difference: {abs_diff.item()} (up to {atol} allowed)\n"
+            f"Relative difference: {rel_diff.item()} (up to {rtol} allowed)"
+        )
     else:
-        text = (f"{kind} are not close{where}!\n\nMismatched elements: {n_bad} / {n} ({100 * n_bad / n:.1f}%)\n"
-                f"Greatest absolute difference: {abs_diff[ia]} at index {ia} (up to {atol} allowed)\n"
-                f"Greatest relative difference: {rel_diff[ir]} at index {ir} (up to {rtol} allowed)")
+        text = (
+            f"{kind} are not close{where}!\n\nMismatched elements: {n_bad} / {n} ({100 * n_bad / n:.1f}%)\n"
+            f"Greatest absolute difference: {abs_diff[ia]} at index {ia} (up to {atol} allowed)\n"
+            f"Greatest relative difference: {rel_diff[ir]} at index {ir} (up to {rtol} allowed)"
+        )
     raise AssertionError(msg or text)

@@ -13,6 +13,7 @@ its forward formula (read from the generated Op records).
 >>> r["backward"], r["forward"], r["fwd_over_rev"], r["complex"], r["kind"]
 (True, True, True, True, 'auto_element_wise')
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,16 +26,49 @@ import scipy.special as sp
 from ..ops import generated as ops
 from ..core.tensor import Tensor, wrap
 from ..autograd import forward_ad as fwAD
-from ..autograd.gradcheck import (GradcheckError, batched_backward_error, batched_forward_error, gradcheck_forms,
-                                  gradgradcheck)
+from ..autograd.gradcheck import (
+    GradcheckError,
+    batched_backward_error,
+    batched_forward_error,
+    gradcheck_forms,
+    gradgradcheck,
+)
 from ..engine.graph import grad
 from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
 from .opdb_nn import register as register_nn_ops
-from .opinfo import (BOOL, C128, F32, F64, I64, REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _map,
-                     _method, _unary, make_tensor, op_record)
+from .opinfo import (
+    BOOL,
+    C128,
+    F32,
+    F64,
+    I64,
+    REAL,
+    REAL_COMPLEX,
+    OpInfo,
+    SampleInput,
+    _fn,
+    _leaf,
+    _map,
+    _method,
+    _unary,
+    make_tensor,
+    op_record,
+)
 
-__all__ = ["SampleInput", "OpInfo", "OPS", "check_op", "check_sample", "forward_forms", "FORWARD_FORMS",
-           "make_tensor", "yaml_op_names", "op_record", "gradcheck_fn", "diff_leaves"]
+__all__ = [
+    "SampleInput",
+    "OpInfo",
+    "OPS",
+    "check_op",
+    "check_sample",
+    "forward_forms",
+    "FORWARD_FORMS",
+    "make_tensor",
+    "yaml_op_names",
+    "op_record",
+    "gradcheck_fn",
+    "diff_leaves",
+]
 
 
 # -- pytree-ish helpers (SampleInput, OpInfo and the tensor factory are in opinfo.py) -------------------
@@ -70,6 +104,7 @@ def gradcheck_fn(info: OpInfo, sample: SampleInput) -> tuple[Callable, tuple]:
 
 
 # -- NumPy references -----------------------------------------------------------------------------------
+
 
 def _dims(dim, ndim):
     if dim is None or dim == ():
@@ -115,6 +150,7 @@ def _ref_minmax_dim(fn, argfn):
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
         return fn(x, axis=dim, keepdims=keepdim), argfn(x, axis=dim, keepdims=keepdim)
+
     return ref
 
 
@@ -124,8 +160,10 @@ def _ref_minmax(which):
             return np.amax(x) if which == "max" else np.amin(x)
         if isinstance(dim, np.ndarray):
             return np.maximum(x, dim) if which == "max" else np.minimum(x, dim)
-        return _ref_minmax_dim(np.amax if which == "max" else np.amin,
-                               np.argmax if which == "max" else np.argmin)(x, dim, keepdim)
+        return _ref_minmax_dim(np.amax if which == "max" else np.amin, np.argmax if which == "max" else np.argmin)(
+            x, dim, keepdim
+        )
+
     return ref
 
 
@@ -193,7 +231,7 @@ def _ref_flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return x.reshape(1)
     s, e = start_dim % x.ndim, end_dim % x.ndim
-    return x.reshape(x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
+    return x.reshape(x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :])
 
 
 def _ref_narrow(x, dim, start, length):
@@ -270,6 +308,7 @@ def _ref_to(x, dtype=None, copy=False):
 def _ref_polygamma(n, x):
     if np.iscomplexobj(x):  # SciPy is real only: mpmath (a torch dependency) for complex references
         import mpmath
+
         return np.vectorize(lambda z: complex(mpmath.polygamma(n, complex(z))), otypes=[x.dtype])(x)
     return sp.polygamma(n, x)
 
@@ -287,8 +326,11 @@ def _ref_logit(x, eps=None):
 
 
 _VIEW_REFS = {
-    "narrow": _ref_narrow, "select": _ref_select, "diagonal": lambda x, o=0, a=0, b=1: np.diagonal(x, o, a, b),
-    "transpose": lambda x, a, b: np.swapaxes(x, a, b), "getitem": lambda x, i: _ref_getitem_view(x, i),
+    "narrow": _ref_narrow,
+    "select": _ref_select,
+    "diagonal": lambda x, o=0, a=0, b=1: np.diagonal(x, o, a, b),
+    "transpose": lambda x, a, b: np.swapaxes(x, a, b),
+    "getitem": lambda x, i: _ref_getitem_view(x, i),
 }
 
 
@@ -317,8 +359,11 @@ def _binary(m, rhs=None, scalars=(2.5,), lhs_scalars=(), kwargs=None):
 
 def _reduce_samples(m, dims=True, empty=True, zero_d=True):
     x = m((2, 3))
-    out = [SampleInput(m((2, 3)), (), {}, "all"), SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
-           SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "dim=-1 keepdim")]
+    out = [
+        SampleInput(m((2, 3)), (), {}, "all"),
+        SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "dim=-1 keepdim"),
+    ]
     if dims:
         out.append(SampleInput(m((2, 3, 2)), ((0, 2),), {}, "dims=(0, 2)"))
     if zero_d:
@@ -330,12 +375,14 @@ def _reduce_samples(m, dims=True, empty=True, zero_d=True):
 
 
 def s_where(m):
-    return [SampleInput(m.mask((2, 3)), (m((2, 3)), m((2, 3))), {}, "same"),
-            SampleInput(m.mask((2, 1)), (m((3,)), m((2, 3))), {}, "broadcast"),
-            SampleInput(m.mask(()), (m(()), m(())), {}, "0-d"),
-            SampleInput(m.mask((3,)), (m((3,)), 0.5), {}, "scalar other"),
-            SampleInput(m.mask((2, 3)), (-1.5, m((3,))), {}, "scalar self"),
-            SampleInput(m.mask((0, 3)), (m((0, 3)), m((3,))), {}, "empty")]
+    return [
+        SampleInput(m.mask((2, 3)), (m((2, 3)), m((2, 3))), {}, "same"),
+        SampleInput(m.mask((2, 1)), (m((3,)), m((2, 3))), {}, "broadcast"),
+        SampleInput(m.mask(()), (m(()), m(())), {}, "0-d"),
+        SampleInput(m.mask((3,)), (m((3,)), 0.5), {}, "scalar other"),
+        SampleInput(m.mask((2, 3)), (-1.5, m((3,))), {}, "scalar self"),
+        SampleInput(m.mask((0, 3)), (m((0, 3)), m((3,))), {}, "empty"),
+    ]
 
 
 def s_pow(m):
@@ -343,24 +390,30 @@ def s_pow(m):
     if m.dtype.kind == "f":
         # integer exponent on negative bases, and zero bases with positive exponents
         out.append(SampleInput(m((4,), low=-2.0, high=2.0), (3,), {}, "negative base, int exponent"))
-        out.append(SampleInput(m.tensor([0.0, 1.5, 0.0]), (m.tensor([2.0, 1.5, 3.0]),), {}, "zero base", gradgrad=False))
+        out.append(
+            SampleInput(m.tensor([0.0, 1.5, 0.0]), (m.tensor([2.0, 1.5, 3.0]),), {}, "zero base", gradgrad=False)
+        )
     return out
 
 
 def s_clamp(m):
-    return [SampleInput(m((2, 3)), (-0.5, 0.5), {}, "numbers"),
-            SampleInput(m((2, 3)), (), {"min": m((3,), low=-1.0, high=0.0)}, "min tensor"),
-            SampleInput(m((2, 3)), (), {"max": m((2, 1), low=0.0, high=1.0)}, "max tensor"),
-            SampleInput(m((2, 3)), (m((2, 3), low=-3.0, high=0.0), m((3,), low=0.0, high=3.0)), {}, "both tensors"),
-            SampleInput(m(()), (-1.0,), {}, "0-d min"),
-            SampleInput(m((0, 3)), (None, 1.0), {}, "empty")]
+    return [
+        SampleInput(m((2, 3)), (-0.5, 0.5), {}, "numbers"),
+        SampleInput(m((2, 3)), (), {"min": m((3,), low=-1.0, high=0.0)}, "min tensor"),
+        SampleInput(m((2, 3)), (), {"max": m((2, 1), low=0.0, high=1.0)}, "max tensor"),
+        SampleInput(m((2, 3)), (m((2, 3), low=-3.0, high=0.0), m((3,), low=0.0, high=3.0)), {}, "both tensors"),
+        SampleInput(m(()), (-1.0,), {}, "0-d min"),
+        SampleInput(m((0, 3)), (None, 1.0), {}, "empty"),
+    ]
 
 
 def s_div(m):
     out = _binary(m, rhs={"low": 0.5, "high": 2.0} if m.dtype.kind == "f" else None, lhs_scalars=(1.5,))
     if m.dtype.kind == "f":
-        out += [SampleInput(m((2, 3)), (m((3,), low=0.5, high=2.0),), {"rounding_mode": mode}, mode)
-                for mode in ("floor", "trunc")]
+        out += [
+            SampleInput(m((2, 3)), (m((3,), low=0.5, high=2.0),), {"rounding_mode": mode}, mode)
+            for mode in ("floor", "trunc")
+        ]
     return out
 
 
@@ -377,8 +430,9 @@ def s_round(m):
 
 
 def s_polygamma(m):
-    return [SampleInput(n, (m(s),), {}, f"n={n} shape{s}") for n in (0, 1, 2) for s in ((), (4,), (2, 3))] + \
-        [SampleInput(1, (m((0, 2)),), {}, "empty")]
+    return [SampleInput(n, (m(s),), {}, f"n={n} shape{s}") for n in (0, 1, 2) for s in ((), (4,), (2, 3))] + [
+        SampleInput(1, (m((0, 2)),), {}, "empty")
+    ]
 
 
 def s_sum(m):
@@ -393,42 +447,63 @@ def s_mean(m):
 
 
 def s_prod(m):
-    out = [SampleInput(m((2, 3)), (), {}, "all"), SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
-           SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"), SampleInput(m(()), (), {}, "0-d"),
-           SampleInput(m(()), (0,), {}, "0-d dim=0"), SampleInput(m((0, 3)), (1,), {}, "empty")]
+    out = [
+        SampleInput(m((2, 3)), (), {}, "all"),
+        SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"),
+        SampleInput(m(()), (), {}, "0-d"),
+        SampleInput(m(()), (0,), {}, "0-d dim=0"),
+        SampleInput(m((0, 3)), (1,), {}, "empty"),
+    ]
     if m.dtype.kind in "fc":
-        out += [SampleInput(m.tensor([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0]]), (1,), {}, "zeros dim"),
-                SampleInput(m.tensor([1.5, 0.0, 2.0]), (), {}, "one zero"),
-                SampleInput(m.tensor([1.5, 0.0, 0.0]), (), {}, "two zeros")]
+        out += [
+            SampleInput(m.tensor([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0]]), (1,), {}, "zeros dim"),
+            SampleInput(m.tensor([1.5, 0.0, 2.0]), (), {}, "one zero"),
+            SampleInput(m.tensor([1.5, 0.0, 0.0]), (), {}, "two zeros"),
+        ]
     return out
 
 
 def s_amax(m):
-    out = [SampleInput(m((2, 3))), SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
-           SampleInput(m((2, 3, 2)), ((0, 2),), {"keepdim": True}, "dims keepdim"), SampleInput(m(()), (), {}, "0-d")]
+    out = [
+        SampleInput(m((2, 3))),
+        SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3, 2)), ((0, 2),), {"keepdim": True}, "dims keepdim"),
+        SampleInput(m(()), (), {}, "0-d"),
+    ]
     if m.dtype.kind == "f":
         out.append(SampleInput(m.tensor([[1.0, 1.0, -1.0], [0.5, 0.2, 0.5]]), (1,), {}, "ties", gradgrad=False))
     return out
 
 
 def s_max_dim(m):
-    out = [SampleInput(m((2, 3)), (1,), {}, "dim=1"), SampleInput(m((2, 3, 2)), (0,), {"keepdim": True}, "keepdim"),
-           SampleInput(m((4,)), (-1,), {}, "1-d"), SampleInput(m(()), (0,), {}, "0-d")]
+    out = [
+        SampleInput(m((2, 3)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3, 2)), (0,), {"keepdim": True}, "keepdim"),
+        SampleInput(m((4,)), (-1,), {}, "1-d"),
+        SampleInput(m(()), (0,), {}, "0-d"),
+    ]
     return out
 
 
 def s_minmax(m):
-    out = [SampleInput(m((2, 3)), (), {}, "full"), SampleInput(m((2, 3)), (1,), {}, "dim"),
-           SampleInput(m((2, 3)), (0,), {"keepdim": True}, "dim keepdim"),
-           SampleInput(m((2, 3)), (m((3,)),), {}, "element-wise")]
+    out = [
+        SampleInput(m((2, 3)), (), {}, "full"),
+        SampleInput(m((2, 3)), (1,), {}, "dim"),
+        SampleInput(m((2, 3)), (0,), {"keepdim": True}, "dim keepdim"),
+        SampleInput(m((2, 3)), (m((3,)),), {}, "element-wise"),
+    ]
     return out
 
 
 def s_var(m):
-    return [SampleInput(m((2, 3))), SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
-            SampleInput(m((2, 3)), ((0, 1),), {"correction": 0}, "correction=0"),
-            SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"),
-            SampleInput(m((4,)), (), {"correction": 2}, "correction=2")]
+    return [
+        SampleInput(m((2, 3))),
+        SampleInput(m((2, 3, 2)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3)), ((0, 1),), {"correction": 0}, "correction=0"),
+        SampleInput(m((2, 3)), (-1,), {"keepdim": True}, "keepdim"),
+        SampleInput(m((4,)), (), {"correction": 2}, "correction=2"),
+    ]
 
 
 def s_std(m):
@@ -436,48 +511,82 @@ def s_std(m):
 
 
 def s_norm(m):
-    out = [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (1,), {}, "p=1"), SampleInput(m((2, 3)), (3,), {}, "p=3"),
-           SampleInput(m((2, 3)), (float("inf"),), {}, "p=inf"), SampleInput(m((2, 3)), (2, 1), {}, "dim=1"),
-           SampleInput(m((2, 3)), (2, (0, 1), True), {}, "keepdim"), SampleInput(m(()), (), {}, "0-d"),
-           SampleInput(m((2, 3)), (1.5, 0), {}, "p=1.5 dim=0")]
+    out = [
+        SampleInput(m((2, 3))),
+        SampleInput(m((2, 3)), (1,), {}, "p=1"),
+        SampleInput(m((2, 3)), (3,), {}, "p=3"),
+        SampleInput(m((2, 3)), (float("inf"),), {}, "p=inf"),
+        SampleInput(m((2, 3)), (2, 1), {}, "dim=1"),
+        SampleInput(m((2, 3)), (2, (0, 1), True), {}, "keepdim"),
+        SampleInput(m(()), (), {}, "0-d"),
+        SampleInput(m((2, 3)), (1.5, 0), {}, "p=1.5 dim=0"),
+    ]
     if m.dtype.kind == "f":
         out.append(SampleInput(m.tensor([[0.0, 0.0], [1.0, 2.0]]), (2, 1), {}, "zero row", grad=False))
     return out
 
 
 def s_logsumexp(m):
-    return [SampleInput(m((2, 3)), (1,), {}, "dim=1"), SampleInput(m((2, 3)), ((0, 1),), {}, "all dims"),
-            SampleInput(m((2, 3, 2)), (0,), {"keepdim": True}, "keepdim"), SampleInput(m(()), (0,), {}, "0-d")]
+    return [
+        SampleInput(m((2, 3)), (1,), {}, "dim=1"),
+        SampleInput(m((2, 3)), ((0, 1),), {}, "all dims"),
+        SampleInput(m((2, 3, 2)), (0,), {"keepdim": True}, "keepdim"),
+        SampleInput(m(()), (0,), {}, "0-d"),
+    ]
 
 
 def s_softmax(m):
-    return [SampleInput(m((2, 3)), (1,)), SampleInput(m((2, 3)), (0,)), SampleInput(m((2, 3, 2)), (-1,)),
-            SampleInput(m(()), (0,), {}, "0-d"), SampleInput(m((0, 3)), (1,), {}, "empty")]
+    return [
+        SampleInput(m((2, 3)), (1,)),
+        SampleInput(m((2, 3)), (0,)),
+        SampleInput(m((2, 3, 2)), (-1,)),
+        SampleInput(m(()), (0,), {}, "0-d"),
+        SampleInput(m((0, 3)), (1,), {}, "empty"),
+    ]
 
 
 def s_cumsum(m):
-    return [SampleInput(m((4,)), (0,)), SampleInput(m((2, 3)), (1,)), SampleInput(m((2, 3)), (-2,)),
-            SampleInput(m(()), (0,), {}, "0-d"), SampleInput(m((0, 3)), (1,), {}, "empty")]
+    return [
+        SampleInput(m((4,)), (0,)),
+        SampleInput(m((2, 3)), (1,)),
+        SampleInput(m((2, 3)), (-2,)),
+        SampleInput(m(()), (0,), {}, "0-d"),
+        SampleInput(m((0, 3)), (1,), {}, "empty"),
+    ]
 
 
 def s_cumprod(m):
     out = s_cumsum(m)
     if m.dtype.kind in "fc":
-        out += [SampleInput(m.tensor([1.5, 0.0, 2.0, -1.0]), (0,), {}, "one zero"),
-                SampleInput(m.tensor([[1.5, 0.0, 0.0], [2.0, 0.5, 0.0]]), (1,), {}, "zeros")]
+        out += [
+            SampleInput(m.tensor([1.5, 0.0, 2.0, -1.0]), (0,), {}, "one zero"),
+            SampleInput(m.tensor([[1.5, 0.0, 0.0], [2.0, 0.5, 0.0]]), (1,), {}, "zeros"),
+        ]
     return out
 
 
 def s_matmul(m):
-    pairs = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((2, 2, 3), (3, 4)),
-             ((3,), (2, 3, 2)), ((2, 1, 2, 3), (3, 3, 2)), ((1, 2, 3), (2, 3, 2)), ((2, 3), (2, 3, 1)),
-             ((0, 3), (3, 2))]
+    pairs = [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 2)),
+        ((2, 3), (3, 4)),
+        ((2, 2, 3), (3, 4)),
+        ((3,), (2, 3, 2)),
+        ((2, 1, 2, 3), (3, 3, 2)),
+        ((1, 2, 3), (2, 3, 2)),
+        ((2, 3), (2, 3, 1)),
+        ((0, 3), (3, 2)),
+    ]
     return [SampleInput(m(a), (m(b),), {}, f"{a}@{b}") for a, b in pairs]
 
 
 def s_mm(m):
-    return [SampleInput(m((2, 3)), (m((3, 4)),)), SampleInput(m((1, 1)), (m((1, 3)),)),
-            SampleInput(m((0, 3)), (m((3, 2)),), {}, "empty")]
+    return [
+        SampleInput(m((2, 3)), (m((3, 4)),)),
+        SampleInput(m((1, 1)), (m((1, 3)),)),
+        SampleInput(m((0, 3)), (m((3, 2)),), {}, "empty"),
+    ]
 
 
 def s_bmm(m):
@@ -485,91 +594,135 @@ def s_bmm(m):
 
 
 def s_dot(m):
-    return [SampleInput(m((3,)), (m((3,)),)), SampleInput(m((1,)), (m((1,)),)),
-            SampleInput(m((0,)), (m((0,)),), {}, "empty")]
+    return [
+        SampleInput(m((3,)), (m((3,)),)),
+        SampleInput(m((1,)), (m((1,)),)),
+        SampleInput(m((0,)), (m((0,)),), {}, "empty"),
+    ]
 
 
 def s_outer(m):
-    return [SampleInput(m((2,)), (m((3,)),)), SampleInput(m((1,)), (m((4,)),)),
-            SampleInput(m((0,)), (m((3,)),), {}, "empty")]
+    return [
+        SampleInput(m((2,)), (m((3,)),)),
+        SampleInput(m((1,)), (m((4,)),)),
+        SampleInput(m((0,)), (m((3,)),), {}, "empty"),
+    ]
 
 
 def s_einsum(m):
-    return [SampleInput("ij,jk->ik", (m((2, 3)), m((3, 4)))), SampleInput("i,i->", (m((3,)), m((3,)))),
-            SampleInput("ij->j", (m((2, 3)),)), SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
-            SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))), SampleInput("ij", (m((2, 3)),), {}, "implicit"),
-            SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"), SampleInput("ij->", (m((2, 3)),), {}, "total"),
-            SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
-            SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
-            # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
-            SampleInput("ii", (m((3, 3)),), {}, "trace"),
-            SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
-            SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
-            SampleInput("ij,jk->ik", (m((3, 2)), m((1, 4))), {}, "size-1 broadcast"),
-            SampleInput("...ij,...jk", (m((2, 1, 2, 3)), m((3, 3, 2))), {}, "ellipsis broadcast"),
-            SampleInput("i...->...", (m((2, 3)),), {}, "ellipsis sum")]
+    return [
+        SampleInput("ij,jk->ik", (m((2, 3)), m((3, 4)))),
+        SampleInput("i,i->", (m((3,)), m((3,)))),
+        SampleInput("ij->j", (m((2, 3)),)),
+        SampleInput("bij,bjk->bik", (m((2, 2, 3)), m((2, 3, 2)))),
+        SampleInput("ij,jk,k->i", (m((2, 3)), m((3, 2)), m((2,)))),
+        SampleInput("ij", (m((2, 3)),), {}, "implicit"),
+        SampleInput("ij,k->ijk", (m((2, 2)), m((3,))), {}, "outer"),
+        SampleInput("ij->", (m((2, 3)),), {}, "total"),
+        SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
+        SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
+        # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
+        SampleInput("ii", (m((3, 3)),), {}, "trace"),
+        SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
+        SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
+        SampleInput("ij,jk->ik", (m((3, 2)), m((1, 4))), {}, "size-1 broadcast"),
+        SampleInput("...ij,...jk", (m((2, 1, 2, 3)), m((3, 3, 2))), {}, "ellipsis broadcast"),
+        SampleInput("i...->...", (m((2, 3)),), {}, "ellipsis sum"),
+    ]
 
 
 def s_cat(m):
-    return [SampleInput([m((2, 3)), m((1, 3))], (0,)), SampleInput([m((2, 1)), m((2, 2)), m((2, 3))], (1,)),
-            SampleInput([m((2, 3)), m((0, 3))], (0,), {}, "empty piece"),
-            SampleInput([m((3,))], (0,), {}, "single"), SampleInput([m((2, 3)), m((2, 3))], (-1,), {}, "dim=-1")]
+    return [
+        SampleInput([m((2, 3)), m((1, 3))], (0,)),
+        SampleInput([m((2, 1)), m((2, 2)), m((2, 3))], (1,)),
+        SampleInput([m((2, 3)), m((0, 3))], (0,), {}, "empty piece"),
+        SampleInput([m((3,))], (0,), {}, "single"),
+        SampleInput([m((2, 3)), m((2, 3))], (-1,), {}, "dim=-1"),
+    ]
 
 
 def s_stack(m):
-    return [SampleInput([m((2, 3)), m((2, 3))], (0,)), SampleInput([m((3,)), m((3,)), m((3,))], (1,)),
-            SampleInput([m(()), m(())], (0,), {}, "0-d"), SampleInput([m((2, 3)), m((2, 3))], (-1,), {}, "dim=-1")]
+    return [
+        SampleInput([m((2, 3)), m((2, 3))], (0,)),
+        SampleInput([m((3,)), m((3,)), m((3,))], (1,)),
+        SampleInput([m(()), m(())], (0,), {}, "0-d"),
+        SampleInput([m((2, 3)), m((2, 3))], (-1,), {}, "dim=-1"),
+    ]
 
 
 def s_flip(m):
-    return [SampleInput(m((4,)), ([0],)), SampleInput(m((2, 3)), ([0, 1],)), SampleInput(m((2, 3)), ([-1],)),
-            SampleInput(m(()), ([],), {}, "0-d")]
+    return [
+        SampleInput(m((4,)), ([0],)),
+        SampleInput(m((2, 3)), ([0, 1],)),
+        SampleInput(m((2, 3)), ([-1],)),
+        SampleInput(m(()), ([],), {}, "0-d"),
+    ]
 
 
 def s_roll(m):
-    return [SampleInput(m((4,)), (1,)), SampleInput(m((2, 3)), (2,), {}, "flattened"),
-            SampleInput(m((2, 3)), ((1, -1), (0, 1)), {}, "two dims"), SampleInput(m((2, 3)), (-1, 1), {}, "dim=1")]
+    return [
+        SampleInput(m((4,)), (1,)),
+        SampleInput(m((2, 3)), (2,), {}, "flattened"),
+        SampleInput(m((2, 3)), ((1, -1), (0, 1)), {}, "two dims"),
+        SampleInput(m((2, 3)), (-1, 1), {}, "dim=1"),
+    ]
 
 
 def s_tril(m):
-    return [SampleInput(m((3, 3))), SampleInput(m((3, 4)), (1,)), SampleInput(m((2, 3, 3)), (-1,)),
-            SampleInput(m((0, 3)), (), {}, "empty")]
+    return [
+        SampleInput(m((3, 3))),
+        SampleInput(m((3, 4)), (1,)),
+        SampleInput(m((2, 3, 3)), (-1,)),
+        SampleInput(m((0, 3)), (), {}, "empty"),
+    ]
 
 
 def s_gather(m):
-    return [SampleInput(m((3, 4)), (1, m.index(4, (3, 2)))), SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
-            SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
-            SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
-            # issue 9: an index smaller than the input in the other dimensions is not broadcast
-            SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
-            SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
-            SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index")]
+    return [
+        SampleInput(m((3, 4)), (1, m.index(4, (3, 2)))),
+        SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
+        SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
+        SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
+        # issue 9: an index smaller than the input in the other dimensions is not broadcast
+        SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
+        SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
+        SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index"),
+    ]
 
 
 def s_gather_backward(m):
-    return [SampleInput(m((1, 1)), (0, _leaf(np.array([[1]])), (2, 3)), {}, "small index"),
-            SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
-            SampleInput(m((2, 4)), (0, m.index(3, (2, 4)), (3, 4))),
-            SampleInput(m((6,)), (0, m.index(4, (6,)), (4,)), {}, "1-d")]
+    return [
+        SampleInput(m((1, 1)), (0, _leaf(np.array([[1]])), (2, 3)), {}, "small index"),
+        SampleInput(m((3, 2)), (1, m.index(4, (3, 2)), (3, 4))),
+        SampleInput(m((2, 4)), (0, m.index(3, (2, 4)), (3, 4))),
+        SampleInput(m((6,)), (0, m.index(4, (6,)), (4,)), {}, "1-d"),
+    ]
 
 
 def s_index_select(m):
-    return [SampleInput(m((3, 4)), (0, _leaf(np.array([2, 0, 2])))), SampleInput(m((3, 4)), (1, m.index(4, (5,)))),
-            SampleInput(m((4,)), (0, _leaf(np.array([3]))), {}, "1-d"),
-            SampleInput(m((3, 4)), (1, _leaf(np.zeros(0, np.int64))), {}, "empty index")]
+    return [
+        SampleInput(m((3, 4)), (0, _leaf(np.array([2, 0, 2])))),
+        SampleInput(m((3, 4)), (1, m.index(4, (5,)))),
+        SampleInput(m((4,)), (0, _leaf(np.array([3]))), {}, "1-d"),
+        SampleInput(m((3, 4)), (1, _leaf(np.zeros(0, np.int64))), {}, "empty index"),
+    ]
 
 
 def s_index_select_backward(m):
-    return [SampleInput(m((3, 4)), (0, _leaf(np.array([2, 0, 2])), (3, 4))),
-            SampleInput(m((3, 5)), (1, m.index(4, (5,)), (3, 4))),
-            SampleInput(m((1,)), (0, _leaf(np.array([3])), (4,)), {}, "1-d")]
+    return [
+        SampleInput(m((3, 4)), (0, _leaf(np.array([2, 0, 2])), (3, 4))),
+        SampleInput(m((3, 5)), (1, m.index(4, (5,)), (3, 4))),
+        SampleInput(m((1,)), (0, _leaf(np.array([3])), (4,)), {}, "1-d"),
+    ]
 
 
 def s_masked_fill(m):
-    return [SampleInput(m((2, 3)), (m.mask((2, 3)), m(())), {}, "tensor value"),
-            SampleInput(m((2, 3)), (m.mask((3,)), 0.5), {}, "number, broadcast mask"),
-            SampleInput(m(()), (m.mask(()), m(())), {}, "0-d"),
-            SampleInput(m((0, 3)), (m.mask((0, 3)), 1.0), {}, "empty")]
+    return [
+        SampleInput(m((2, 3)), (m.mask((2, 3)), m(())), {}, "tensor value"),
+        SampleInput(m((2, 3)), (m.mask((3,)), 0.5), {}, "number, broadcast mask"),
+        SampleInput(m(()), (m.mask(()), m(())), {}, "0-d"),
+        SampleInput(m((0, 3)), (m.mask((0, 3)), 1.0), {}, "empty"),
+    ]
 
 
 def _int_index():
@@ -577,44 +730,59 @@ def _int_index():
 
 
 def s_index(m):
-    return [SampleInput(m((3, 4)), (_int_index(),), {}, "int array"),
-            SampleInput(m((3, 4)), ((np.array([0, 2]), np.array([1, 3])),), {}, "two arrays"),
-            SampleInput(m((3, 4)), (np.array([True, False, True]),), {}, "bool mask"),
-            SampleInput(m((3, 4)), ((slice(None), np.array([3, 3, 0])),), {}, "slice + array"),
-            SampleInput(m((3, 4)), (np.array([[0, 1], [2, 2]]),), {}, "2-d index")]
+    return [
+        SampleInput(m((3, 4)), (_int_index(),), {}, "int array"),
+        SampleInput(m((3, 4)), ((np.array([0, 2]), np.array([1, 3])),), {}, "two arrays"),
+        SampleInput(m((3, 4)), (np.array([True, False, True]),), {}, "bool mask"),
+        SampleInput(m((3, 4)), ((slice(None), np.array([3, 3, 0])),), {}, "slice + array"),
+        SampleInput(m((3, 4)), (np.array([[0, 1], [2, 2]]),), {}, "2-d index"),
+    ]
 
 
 def s_index_backward(m):
-    return [SampleInput(m((3, 4)), ((3, 4), _int_index()), {}, "int array"),
-            SampleInput(m((2,)), ((3, 4), (np.array([0, 2]), np.array([1, 3]))), {}, "two arrays"),
-            SampleInput(m((2, 4)), ((3, 4), np.array([True, False, True])), {}, "bool mask")]
+    return [
+        SampleInput(m((3, 4)), ((3, 4), _int_index()), {}, "int array"),
+        SampleInput(m((2,)), ((3, 4), (np.array([0, 2]), np.array([1, 3]))), {}, "two arrays"),
+        SampleInput(m((2, 4)), ((3, 4), np.array([True, False, True])), {}, "bool mask"),
+    ]
 
 
 def s_index_put(m):
-    return [SampleInput(m((3, 4)), (np.array([0, 2]), m((2, 4))), {}, "rows"),
-            SampleInput(m((3, 4)), ((np.array([0, 2]), np.array([1, 3])), m((2,))), {}, "points"),
-            SampleInput(m((3, 4)), ((np.array([0, 2, 0]), np.array([1, 3, 1])), m((3,)), True), {}, "accumulate"),
-            SampleInput(m((3, 4)), (np.array([True, False, True]), m((4,))), {}, "bool mask, broadcast values")]
+    return [
+        SampleInput(m((3, 4)), (np.array([0, 2]), m((2, 4))), {}, "rows"),
+        SampleInput(m((3, 4)), ((np.array([0, 2]), np.array([1, 3])), m((2,))), {}, "points"),
+        SampleInput(m((3, 4)), ((np.array([0, 2, 0]), np.array([1, 3, 1])), m((3,)), True), {}, "accumulate"),
+        SampleInput(m((3, 4)), (np.array([True, False, True]), m((4,))), {}, "bool mask, broadcast values"),
+    ]
 
 
 def s_view_scatter(m):
-    return [SampleInput(m((3, 4)), (m((2, 4)), ((ops.narrow, (0, 1, 2)),)), {}, "narrow"),
-            SampleInput(m((3, 4)), (m((3,)), ((ops.select, (1, 2)),)), {}, "select"),
-            SampleInput(m((3, 3)), (m((2,)), ((ops.diagonal, (1, 0, 1)),)), {}, "diagonal"),
-            SampleInput(m((2, 3, 4)), (m((3,)), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain")]
+    return [
+        SampleInput(m((3, 4)), (m((2, 4)), ((ops.narrow, (0, 1, 2)),)), {}, "narrow"),
+        SampleInput(m((3, 4)), (m((3,)), ((ops.select, (1, 2)),)), {}, "select"),
+        SampleInput(m((3, 3)), (m((2,)), ((ops.diagonal, (1, 0, 1)),)), {}, "diagonal"),
+        SampleInput(m((2, 3, 4)), (m((3,)), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain"),
+    ]
 
 
 def s_view_embed(m):
-    return [SampleInput(m((2, 4)), ((3, 4), ((ops.narrow, (0, 1, 2)),)), {}, "narrow"),
-            SampleInput(m((3,)), ((3, 4), ((ops.select, (1, 2)),)), {}, "select"),
-            SampleInput(m((2,)), ((3, 3), ((ops.diagonal, (1, 0, 1)),)), {}, "diagonal"),
-            SampleInput(m(()), ((4,), ((ops.getitem, (1,)),)), {}, "0-d"),
-            SampleInput(m((3,)), ((2, 3, 4), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain")]
+    return [
+        SampleInput(m((2, 4)), ((3, 4), ((ops.narrow, (0, 1, 2)),)), {}, "narrow"),
+        SampleInput(m((3,)), ((3, 4), ((ops.select, (1, 2)),)), {}, "select"),
+        SampleInput(m((2,)), ((3, 3), ((ops.diagonal, (1, 0, 1)),)), {}, "diagonal"),
+        SampleInput(m(()), ((4,), ((ops.getitem, (1,)),)), {}, "0-d"),
+        SampleInput(m((3,)), ((2, 3, 4), ((ops.select, (0, 1)), (ops.select, (1, 2)))), {}, "chain"),
+    ]
 
 
 def s_view(m):
-    return [SampleInput(m((2, 3)), (3, 2)), SampleInput(m((2, 3)), (-1,)), SampleInput(m((2, 3)), ((6, 1),), {}, "tuple"),
-            SampleInput(m(()), (1,), {}, "0-d"), SampleInput(m((0, 3)), (3, 0), {}, "empty")]
+    return [
+        SampleInput(m((2, 3)), (3, 2)),
+        SampleInput(m((2, 3)), (-1,)),
+        SampleInput(m((2, 3)), ((6, 1),), {}, "tuple"),
+        SampleInput(m(()), (1,), {}, "0-d"),
+        SampleInput(m((0, 3)), (3, 0), {}, "empty"),
+    ]
 
 
 def s_reshape(m):
@@ -626,8 +794,11 @@ def s_transpose(m):
 
 
 def s_permute(m):
-    return [SampleInput(m((2, 3, 4)), (2, 0, 1)), SampleInput(m((2, 3)), ((1, 0),), {}, "tuple"),
-            SampleInput(m(()), ((),), {}, "0-d")]
+    return [
+        SampleInput(m((2, 3, 4)), (2, 0, 1)),
+        SampleInput(m((2, 3)), ((1, 0),), {}, "tuple"),
+        SampleInput(m(()), ((),), {}, "0-d"),
+    ]
 
 
 def s_t(m):
@@ -639,8 +810,13 @@ def s_mT(m):
 
 
 def s_squeeze(m):
-    return [SampleInput(m((1, 3, 1))), SampleInput(m((1, 3, 1)), (0,)), SampleInput(m((1, 3, 1)), ((0, 2),), {}, "dims"),
-            SampleInput(m((2, 3)), (0,), {}, "not size 1"), SampleInput(m(()), (), {}, "0-d")]
+    return [
+        SampleInput(m((1, 3, 1))),
+        SampleInput(m((1, 3, 1)), (0,)),
+        SampleInput(m((1, 3, 1)), ((0, 2),), {}, "dims"),
+        SampleInput(m((2, 3)), (0,), {}, "not size 1"),
+        SampleInput(m(()), (), {}, "0-d"),
+    ]
 
 
 def s_unsqueeze(m):
@@ -648,23 +824,40 @@ def s_unsqueeze(m):
 
 
 def s_expand(m):
-    return [SampleInput(m((1, 3)), (2, 3)), SampleInput(m((3,)), (2, 3), {}, "new dim"),
-            SampleInput(m((2, 1)), (-1, 4), {}, "-1"), SampleInput(m(()), (3,), {}, "0-d")]
+    return [
+        SampleInput(m((1, 3)), (2, 3)),
+        SampleInput(m((3,)), (2, 3), {}, "new dim"),
+        SampleInput(m((2, 1)), (-1, 4), {}, "-1"),
+        SampleInput(m(()), (3,), {}, "0-d"),
+    ]
 
 
 def s_flatten(m):
-    return [SampleInput(m((2, 3))), SampleInput(m((2, 3, 2)), (1,)), SampleInput(m((2, 3, 2)), (0, 1)),
-            SampleInput(m(()), (), {}, "0-d"), SampleInput(m((2, 3, 2), contiguous=False), (), {}, "non-contiguous")]
+    return [
+        SampleInput(m((2, 3))),
+        SampleInput(m((2, 3, 2)), (1,)),
+        SampleInput(m((2, 3, 2)), (0, 1)),
+        SampleInput(m(()), (), {}, "0-d"),
+        SampleInput(m((2, 3, 2), contiguous=False), (), {}, "non-contiguous"),
+    ]
 
 
 def s_diagonal(m):
-    return [SampleInput(m((3, 3))), SampleInput(m((3, 4)), (1,)), SampleInput(m((2, 3, 3)), (-1, 1, 2)),
-            SampleInput(m((2, 3)), (5,), {}, "empty")]
+    return [
+        SampleInput(m((3, 3))),
+        SampleInput(m((3, 4)), (1,)),
+        SampleInput(m((2, 3, 3)), (-1, 1, 2)),
+        SampleInput(m((2, 3)), (5,), {}, "empty"),
+    ]
 
 
 def s_narrow(m):
-    return [SampleInput(m((4,)), (0, 1, 2)), SampleInput(m((2, 5)), (1, 0, 3)), SampleInput(m((2, 5)), (-1, -2, 2)),
-            SampleInput(m((3,)), (0, 1, 0), {}, "empty")]
+    return [
+        SampleInput(m((4,)), (0, 1, 2)),
+        SampleInput(m((2, 5)), (1, 0, 3)),
+        SampleInput(m((2, 5)), (-1, -2, 2)),
+        SampleInput(m((3,)), (0, 1, 0), {}, "empty"),
+    ]
 
 
 def s_select(m):
@@ -672,14 +865,23 @@ def s_select(m):
 
 
 def s_getitem(m):
-    return [SampleInput(m((3, 4)), ((slice(0, 2), 1),)), SampleInput(m((3, 4)), ((None, Ellipsis),)),
-            SampleInput(m((3, 4)), (-1,)), SampleInput(m((5,)), (slice(None, None, 2),)),
-            SampleInput(m((2, 3, 4)), ((Ellipsis, 0),)), SampleInput(m((3,)), (slice(2, 2),), {}, "empty")]
+    return [
+        SampleInput(m((3, 4)), ((slice(0, 2), 1),)),
+        SampleInput(m((3, 4)), ((None, Ellipsis),)),
+        SampleInput(m((3, 4)), (-1,)),
+        SampleInput(m((5,)), (slice(None, None, 2),)),
+        SampleInput(m((2, 3, 4)), ((Ellipsis, 0),)),
+        SampleInput(m((3,)), (slice(2, 2),), {}, "empty"),
+    ]
 
 
 def s_split(m):
-    return [SampleInput(m((5,)), (2,)), SampleInput(m((2, 5)), ([1, 4], 1)), SampleInput(m((4, 2)), (4,)),
-            SampleInput(m((3, 2)), (1,), {"dim": 0}, "dim kw")]
+    return [
+        SampleInput(m((5,)), (2,)),
+        SampleInput(m((2, 5)), ([1, 4], 1)),
+        SampleInput(m((4, 2)), (4,)),
+        SampleInput(m((3, 2)), (1,), {"dim": 0}, "dim kw"),
+    ]
 
 
 def s_chunk(m):
@@ -700,8 +902,12 @@ def s_to(m):
 
 
 def s_copy_from(m):
-    return [SampleInput(m((2, 3)), (m((2, 3)),), {}, "same"), SampleInput(m((2, 3)), (m((3,)),), {}, "broadcast"),
-            SampleInput(m((2, 3)), (m(()),), {}, "0-d src"), SampleInput(m(()), (m(()),), {}, "0-d")]
+    return [
+        SampleInput(m((2, 3)), (m((2, 3)),), {}, "same"),
+        SampleInput(m((2, 3)), (m((3,)),), {}, "broadcast"),
+        SampleInput(m((2, 3)), (m(()),), {}, "0-d src"),
+        SampleInput(m(()), (m(()),), {}, "0-d"),
+    ]
 
 
 def s_fill(m):
@@ -728,8 +934,12 @@ def s_isnan(m):
 
 
 def s_argmax(m):
-    return [SampleInput(m((2, 3))), SampleInput(m((2, 3)), (1,)), SampleInput(m((2, 3)), (0, True)),
-            SampleInput(m(()), (), {}, "0-d")]
+    return [
+        SampleInput(m((2, 3))),
+        SampleInput(m((2, 3)), (1,)),
+        SampleInput(m((2, 3)), (0, True)),
+        SampleInput(m(()), (), {}, "0-d"),
+    ]
 
 
 # -- the table -----------------------------------------------------------------------------------------
@@ -794,8 +1004,16 @@ _BINARY = {
     "logaddexp": (np.logaddexp, False, False),
 }
 
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-            "ge": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or}
+_COMPARE = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+}
 _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}
 
 VIEW_DTYPES = (F64, F32, C128)
@@ -807,8 +1025,18 @@ def _add_elementwise(add: Callable, db: dict) -> None:
         dtypes = REAL_COMPLEX if cplx else REAL
         if name == "imag":
             dtypes = (C128,)
-        add(OpInfo(name, _fn(name), _unary, ref, dtypes, domain, inplace=f"{name}_" if inpl else None,
-                   is_view={"real": "maybe", "imag": True, "conj": "maybe"}.get(name, False)))
+        add(
+            OpInfo(
+                name,
+                _fn(name),
+                _unary,
+                ref,
+                dtypes,
+                domain,
+                inplace=f"{name}_" if inpl else None,
+                is_view={"real": "maybe", "imag": True, "conj": "maybe"}.get(name, False),
+            )
+        )
     add(OpInfo("logit", _fn("logit"), s_logit, _ref_logit, REAL, (0.05, 0.95)))
     add(OpInfo("polygamma", _fn("polygamma"), s_polygamma, _ref_polygamma, REAL_COMPLEX, (0.5, 3.0)))
     add(OpInfo("round", _fn("round"), s_round, lambda x, decimals=0: np.round(x, decimals), REAL))
@@ -817,24 +1045,55 @@ def _add_elementwise(add: Callable, db: dict) -> None:
     for name, (ref, cplx, inpl) in _BINARY.items():
         scal = (1.5,) if name in ("add", "sub", "mul") else ()
         kw = {}
-        add(OpInfo(name, _fn(name), (lambda m, scal=scal, kw=kw: _binary(m, lhs_scalars=scal, kwargs=kw)), ref,
-                   REAL_COMPLEX if cplx else REAL, inplace=f"{name}_" if inpl else None))
+        add(
+            OpInfo(
+                name,
+                _fn(name),
+                (lambda m, scal=scal, kw=kw: _binary(m, lhs_scalars=scal, kwargs=kw)),
+                ref,
+                REAL_COMPLEX if cplx else REAL,
+                inplace=f"{name}_" if inpl else None,
+            )
+        )
     # alpha variants
-    db["add"].sample_fn = lambda m: _binary(m, lhs_scalars=(1.5,)) + [
-        SampleInput(m((2, 3)), (m((3,)),), {"alpha": 2.5}, "alpha"),
-        SampleInput(m((2, 3)), (1.5,), {"alpha": 2}, "scalar other, alpha")]
-    db["sub"].sample_fn = lambda m: _binary(m, lhs_scalars=(1.5,)) + [
-        SampleInput(m((2, 3)), (m((3,)),), {"alpha": -0.5}, "alpha")]
-    db["maximum"].sample_fn = lambda m: _binary(m) + (
-        [SampleInput(m.tensor([1.0, 0.5]), (m.tensor([1.0, -0.5]),), {}, "tie", gradgrad=False)]
-        if m.dtype.kind == "f" else [])
+    db["add"].sample_fn = lambda m: (
+        _binary(m, lhs_scalars=(1.5,))
+        + [
+            SampleInput(m((2, 3)), (m((3,)),), {"alpha": 2.5}, "alpha"),
+            SampleInput(m((2, 3)), (1.5,), {"alpha": 2}, "scalar other, alpha"),
+        ]
+    )
+    db["sub"].sample_fn = lambda m: (
+        _binary(m, lhs_scalars=(1.5,)) + [SampleInput(m((2, 3)), (m((3,)),), {"alpha": -0.5}, "alpha")]
+    )
+    db["maximum"].sample_fn = lambda m: (
+        _binary(m)
+        + (
+            [SampleInput(m.tensor([1.0, 0.5]), (m.tensor([1.0, -0.5]),), {}, "tie", gradgrad=False)]
+            if m.dtype.kind == "f"
+            else []
+        )
+    )
     db["minimum"].sample_fn = db["maximum"].sample_fn
     add(OpInfo("div", _fn("div"), s_div, _ref_div, REAL_COMPLEX, inplace="div_"))
     add(OpInfo("pow", _fn("pow"), s_pow, np.power, REAL_COMPLEX, (0.5, 2.0), inplace="pow_"))
     add(OpInfo("copysign", _fn("copysign"), s_copysign, np.copysign, REAL))
-    add(OpInfo("xlogy", _fn("xlogy"), lambda m: _binary(m, rhs={"low": 0.1, "high": 3.0}) + (
-        [SampleInput(m.tensor([0.0, 1.0]), (m.tensor([0.5, 2.0]),), {}, "zero self")] if m.dtype.kind == "f" else []),
-        sp.xlogy, REAL_COMPLEX))
+    add(
+        OpInfo(
+            "xlogy",
+            _fn("xlogy"),
+            lambda m: (
+                _binary(m, rhs={"low": 0.1, "high": 3.0})
+                + (
+                    [SampleInput(m.tensor([0.0, 1.0]), (m.tensor([0.5, 2.0]),), {}, "zero self")]
+                    if m.dtype.kind == "f"
+                    else []
+                )
+            ),
+            sp.xlogy,
+            REAL_COMPLEX,
+        )
+    )
     add(OpInfo("where", _fn("where"), s_where, np.where, REAL_COMPLEX))
 
 
@@ -851,12 +1110,26 @@ def _add_non_differentiable(add: Callable) -> None:
     add(OpInfo("bitwise_not", _fn("bitwise_not"), _unary, np.invert, (BOOL, I64), differentiable=False))
     add(OpInfo("isnan", _fn("isnan"), s_isnan, np.isnan, (F64, F32, C128), differentiable=False))
     add(OpInfo("isfinite", _fn("isfinite"), s_isnan, np.isfinite, (F64, F32, C128), differentiable=False))
-    add(OpInfo("argmax", _fn("argmax"), s_argmax,
-               lambda x, dim=None, keepdim=False: np.argmax(x, axis=dim, keepdims=keepdim if dim is not None else False),
-               (F64, F32, I64), differentiable=False))
-    add(OpInfo("argmin", _fn("argmin"), s_argmax,
-               lambda x, dim=None, keepdim=False: np.argmin(x, axis=dim, keepdims=keepdim if dim is not None else False),
-               (F64, F32, I64), differentiable=False))
+    add(
+        OpInfo(
+            "argmax",
+            _fn("argmax"),
+            s_argmax,
+            lambda x, dim=None, keepdim=False: np.argmax(x, axis=dim, keepdims=keepdim if dim is not None else False),
+            (F64, F32, I64),
+            differentiable=False,
+        )
+    )
+    add(
+        OpInfo(
+            "argmin",
+            _fn("argmin"),
+            s_argmax,
+            lambda x, dim=None, keepdim=False: np.argmin(x, axis=dim, keepdims=keepdim if dim is not None else False),
+            (F64, F32, I64),
+            differentiable=False,
+        )
+    )
 
 
 def _add_casts_and_reductions(add: Callable) -> None:
@@ -869,16 +1142,53 @@ def _add_casts_and_reductions(add: Callable) -> None:
     add(OpInfo("fill", _fn("fill"), s_fill, _ref_copy_from, REAL_COMPLEX, inplace="fill_", composite=True))
 
     # reductions
-    add(OpInfo("sum", _fn("sum"), s_sum, lambda x, dim=None, keepdim=False, dtype=None: np.sum(
-        x, axis=_dims(dim, x.ndim), keepdims=keepdim, dtype=dtype), REAL_COMPLEX))
-    add(OpInfo("mean", _fn("mean"), s_mean, lambda x, dim=None, keepdim=False: np.mean(x, axis=_dims(dim, x.ndim),
-                                                                                    keepdims=keepdim), REAL_COMPLEX))
-    add(OpInfo("prod", _fn("prod"), s_prod, lambda x, dim=None, keepdim=False: np.prod(x, axis=_dims(dim, x.ndim),
-                                                                                    keepdims=keepdim), REAL_COMPLEX))
-    add(OpInfo("amax", _fn("amax"), s_amax, lambda x, dim=(), keepdim=False: np.amax(x, axis=_dims(dim, x.ndim),
-                                                                                   keepdims=keepdim), REAL))
-    add(OpInfo("amin", _fn("amin"), s_amax, lambda x, dim=(), keepdim=False: np.amin(x, axis=_dims(dim, x.ndim),
-                                                                                   keepdims=keepdim), REAL))
+    add(
+        OpInfo(
+            "sum",
+            _fn("sum"),
+            s_sum,
+            lambda x, dim=None, keepdim=False, dtype=None: np.sum(
+                x, axis=_dims(dim, x.ndim), keepdims=keepdim, dtype=dtype
+            ),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "mean",
+            _fn("mean"),
+            s_mean,
+            lambda x, dim=None, keepdim=False: np.mean(x, axis=_dims(dim, x.ndim), keepdims=keepdim),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "prod",
+            _fn("prod"),
+            s_prod,
+            lambda x, dim=None, keepdim=False: np.prod(x, axis=_dims(dim, x.ndim), keepdims=keepdim),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "amax",
+            _fn("amax"),
+            s_amax,
+            lambda x, dim=(), keepdim=False: np.amax(x, axis=_dims(dim, x.ndim), keepdims=keepdim),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "amin",
+            _fn("amin"),
+            s_amax,
+            lambda x, dim=(), keepdim=False: np.amin(x, axis=_dims(dim, x.ndim), keepdims=keepdim),
+            REAL,
+        )
+    )
     add(OpInfo("max_dim", _fn("max_dim"), s_max_dim, _ref_minmax_dim(np.amax, np.argmax), REAL))
     add(OpInfo("min_dim", _fn("min_dim"), s_max_dim, _ref_minmax_dim(np.amin, np.argmin), REAL))
     add(OpInfo("max", _fn("max"), s_minmax, _ref_minmax("max"), REAL, composite=True))
@@ -886,17 +1196,59 @@ def _add_casts_and_reductions(add: Callable) -> None:
     add(OpInfo("var", _fn("var"), s_var, _ref_var, REAL_COMPLEX))
     add(OpInfo("std", _fn("std"), s_std, lambda *a, **k: np.sqrt(_ref_var(*a, **k)), REAL_COMPLEX))
     add(OpInfo("norm", _fn("norm"), s_norm, _ref_norm, REAL_COMPLEX))
-    add(OpInfo("logsumexp", _fn("logsumexp"), s_logsumexp,
-               lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim and x.ndim > 0),
-               REAL_COMPLEX))
-    add(OpInfo("softmax", _fn("softmax"), s_softmax, lambda x, dim: sp.softmax(x, axis=dim % max(x.ndim, 1))
-               if x.size and x.ndim else (np.ones_like(x) if x.size else x.copy()), REAL_COMPLEX))
-    add(OpInfo("log_softmax", _fn("log_softmax"), s_softmax, lambda x, dim: sp.log_softmax(x, axis=dim % max(x.ndim, 1))
-               if x.size and x.ndim else (np.zeros_like(x) if x.size else x.copy()), REAL_COMPLEX))
-    add(OpInfo("cumsum", _fn("cumsum"), s_cumsum, lambda x, dim: np.cumsum(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else x.copy(), REAL_COMPLEX))
-    add(OpInfo("cumprod", _fn("cumprod"), s_cumprod, lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1))
-               if x.ndim else x.copy(), REAL_COMPLEX))
+    add(
+        OpInfo(
+            "logsumexp",
+            _fn("logsumexp"),
+            s_logsumexp,
+            lambda x, dim, keepdim=False: sp.logsumexp(x, axis=_dims(dim, x.ndim), keepdims=keepdim and x.ndim > 0),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "softmax",
+            _fn("softmax"),
+            s_softmax,
+            lambda x, dim: (
+                sp.softmax(x, axis=dim % max(x.ndim, 1))
+                if x.size and x.ndim
+                else (np.ones_like(x) if x.size else x.copy())
+            ),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "log_softmax",
+            _fn("log_softmax"),
+            s_softmax,
+            lambda x, dim: (
+                sp.log_softmax(x, axis=dim % max(x.ndim, 1))
+                if x.size and x.ndim
+                else (np.zeros_like(x) if x.size else x.copy())
+            ),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "cumsum",
+            _fn("cumsum"),
+            s_cumsum,
+            lambda x, dim: np.cumsum(x, axis=dim % max(x.ndim, 1)) if x.ndim else x.copy(),
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo(
+            "cumprod",
+            _fn("cumprod"),
+            s_cumprod,
+            lambda x, dim: np.cumprod(x, axis=dim % max(x.ndim, 1)) if x.ndim else x.copy(),
+            REAL_COMPLEX,
+        )
+    )
 
 
 def _add_products_and_indexing(add: Callable) -> None:
@@ -912,16 +1264,29 @@ def _add_products_and_indexing(add: Callable) -> None:
     # joining, reordering, indexing
     add(OpInfo("cat", _fn("cat"), s_cat, lambda ts, dim=0: np.concatenate(ts, axis=dim), REAL_COMPLEX))
     add(OpInfo("stack", _fn("stack"), s_stack, lambda ts, dim=0: np.stack(ts, axis=dim), REAL_COMPLEX))
-    add(OpInfo("flip", _fn("flip"), s_flip, lambda x, dims: np.flip(x, axis=tuple(dims)) if x.ndim else x, REAL_COMPLEX))
+    add(
+        OpInfo("flip", _fn("flip"), s_flip, lambda x, dims: np.flip(x, axis=tuple(dims)) if x.ndim else x, REAL_COMPLEX)
+    )
     add(OpInfo("roll", _fn("roll"), s_roll, _ref_roll, REAL_COMPLEX))
     add(OpInfo("tril", _fn("tril"), s_tril, lambda x, k=0: np.tril(x, k), REAL_COMPLEX))
     add(OpInfo("triu", _fn("triu"), s_tril, lambda x, k=0: np.triu(x, k), REAL_COMPLEX))
     add(OpInfo("gather", _fn("gather"), s_gather, _ref_gather, REAL_COMPLEX))
     add(OpInfo("_gather_backward", _fn("_gather_backward"), s_gather_backward, _ref_gather_backward, REAL_COMPLEX))
-    add(OpInfo("index_select", _fn("index_select"), s_index_select, lambda x, d, i: np.take(x, i, axis=d), REAL_COMPLEX))
-    add(OpInfo("_index_select_backward", _fn("_index_select_backward"), s_index_select_backward,
-               _ref_index_select_backward, REAL_COMPLEX))
-    add(OpInfo("masked_fill", _fn("masked_fill"), s_masked_fill, _ref_masked_fill, REAL_COMPLEX, inplace="masked_fill_"))
+    add(
+        OpInfo("index_select", _fn("index_select"), s_index_select, lambda x, d, i: np.take(x, i, axis=d), REAL_COMPLEX)
+    )
+    add(
+        OpInfo(
+            "_index_select_backward",
+            _fn("_index_select_backward"),
+            s_index_select_backward,
+            _ref_index_select_backward,
+            REAL_COMPLEX,
+        )
+    )
+    add(
+        OpInfo("masked_fill", _fn("masked_fill"), s_masked_fill, _ref_masked_fill, REAL_COMPLEX, inplace="masked_fill_")
+    )
     add(OpInfo("index", _fn("index"), s_index, lambda x, i: x[i], REAL_COMPLEX))
     add(OpInfo("_index_backward", _fn("_index_backward"), s_index_backward, _ref_index_backward, REAL_COMPLEX))
     add(OpInfo("index_put", _fn("index_put"), s_index_put, _ref_index_put, REAL_COMPLEX, inplace="index_put_"))
@@ -934,11 +1299,17 @@ def _add_views(add: Callable) -> None:
     # views
     views = {
         "view": (s_view, lambda x, *s: x.reshape(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s), True),
-        "reshape": (s_reshape, lambda x, *s: x.reshape(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s),
-                    "maybe"),
+        "reshape": (
+            s_reshape,
+            lambda x, *s: x.reshape(s[0] if len(s) == 1 and isinstance(s[0], tuple) else s),
+            "maybe",
+        ),
         "transpose": (s_transpose, lambda x, a, b: np.swapaxes(x, a, b) if x.ndim else x, True),
-        "permute": (s_permute, lambda x, *d: np.transpose(x, d[0] if len(d) == 1 and isinstance(d[0], tuple) else d),
-                    True),
+        "permute": (
+            s_permute,
+            lambda x, *d: np.transpose(x, d[0] if len(d) == 1 and isinstance(d[0], tuple) else d),
+            True,
+        ),
         "t": (s_t, lambda x: x.T, True),
         "mT": (s_mT, lambda x: np.swapaxes(x, -1, -2), True),
         "squeeze": (s_squeeze, _ref_squeeze, True),
@@ -954,8 +1325,17 @@ def _add_views(add: Callable) -> None:
         add(OpInfo(name, _fn(name), sf, ref, VIEW_DTYPES, is_view=v))
     add(OpInfo("split", _fn("split"), s_split, _ref_split, VIEW_DTYPES, is_view=True, composite=True))
     add(OpInfo("chunk", _fn("chunk"), s_chunk, _ref_chunk, VIEW_DTYPES, is_view=True, composite=True))
-    add(OpInfo("unbind", _fn("unbind"), s_unbind, lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), VIEW_DTYPES,
-               is_view=True, composite=True))
+    add(
+        OpInfo(
+            "unbind",
+            _fn("unbind"),
+            s_unbind,
+            lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
+            VIEW_DTYPES,
+            is_view=True,
+            composite=True,
+        )
+    )
 
 
 def _build() -> dict:
@@ -989,14 +1369,36 @@ def _build() -> dict:
     db["einsum"].composite = True
     db["matmul"].composite = True  # over _matmul, choosing what the tape keeps
     # linalg_svdvals' and linalg_eigvals' values-only kernels (nothing differentiates their inputs)
-    add(OpInfo("_linalg_svdvals", _fn("_linalg_svdvals"), db["linalg_svdvals"].sample_fn,
-               lambda a: np.linalg.svd(a, compute_uv=False), REAL_COMPLEX, differentiable=False))
-    add(OpInfo("_linalg_eigvals", _fn("_linalg_eigvals"), db["linalg_eigvals"].sample_fn,
-               lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)), REAL_COMPLEX,
-               differentiable=False))
+    add(
+        OpInfo(
+            "_linalg_svdvals",
+            _fn("_linalg_svdvals"),
+            db["linalg_svdvals"].sample_fn,
+            lambda a: np.linalg.svd(a, compute_uv=False),
+            REAL_COMPLEX,
+            differentiable=False,
+        )
+    )
+    add(
+        OpInfo(
+            "_linalg_eigvals",
+            _fn("_linalg_eigvals"),
+            db["linalg_eigvals"].sample_fn,
+            lambda a: np.linalg.eigvals(a).astype(np.result_type(a.dtype, np.complex64)),
+            REAL_COMPLEX,
+            differentiable=False,
+        )
+    )
     add(OpInfo("_matmul", _fn("_matmul"), s_matmul, np.matmul, REAL_COMPLEX))
-    add(OpInfo("_einsum_pair", _fn("_einsum_pair"), _einsum_samples(True), lambda eq, a, b: np.einsum(eq, a, b),
-               REAL_COMPLEX))
+    add(
+        OpInfo(
+            "_einsum_pair",
+            _fn("_einsum_pair"),
+            _einsum_samples(True),
+            lambda eq, a, b: np.einsum(eq, a, b),
+            REAL_COMPLEX,
+        )
+    )
     add(OpInfo("_einsum", _fn("_einsum"), _einsum_samples(False), lambda eq, ts: np.einsum(eq, *ts), REAL_COMPLEX))
     return db
 
@@ -1008,6 +1410,7 @@ def _einsum_samples(pair: bool):
             if (len(s.args) == 2) == pair:
                 out.append(SampleInput(s.input, tuple(s.args) if pair else (list(s.args),), dict(s.kwargs), s.name))
         return out
+
     return samples
 
 
@@ -1020,24 +1423,35 @@ def _plus(sample_fn, extra):
 
 
 _EDGE_SAMPLES = {
-    "logsumexp": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
-                            SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
-                            SampleInput(m((0, 3)), (0,), {}, "empty reduced dim")],
+    "logsumexp": lambda m: [
+        SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+        SampleInput(m((0, 3)), (0,), {}, "empty reduced dim"),
+    ],
     "softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim")],
-    "log_softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim"),
-                              SampleInput(m(()), (0,), {}, "0-d")],
+    "log_softmax": lambda m: [SampleInput(m((0, 3)), (0,), {}, "empty along dim"), SampleInput(m(()), (0,), {}, "0-d")],
     "cumprod": lambda m: [SampleInput(m.tensor(0.0), (0,), {}, "0-d zero")] if m.dtype.kind in "fc" else [],
-    "amax": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
-                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
-    "amin": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
-                       SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
-    "max_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
-                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
-    "min_dim": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
-                          SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "amax": lambda m: [
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+        SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+    ],
+    "amin": lambda m: [
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+        SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+    ],
+    "max_dim": lambda m: [
+        SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+    ],
+    "min_dim": lambda m: [
+        SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim"),
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+    ],
     "prod": lambda m: [SampleInput(m(()), (0,), {"keepdim": True}, "0-d keepdim")],
-    "var": lambda m: [SampleInput(m(()), (), {"correction": 0}, "0-d"),
-                      SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
+    "var": lambda m: [
+        SampleInput(m(()), (), {"correction": 0}, "0-d"),
+        SampleInput(m((0, 3)), (1,), {}, "empty other dim"),
+    ],
     "std": lambda m: [SampleInput(m((0, 3)), (1,), {}, "empty other dim")],
     "norm": lambda m: [SampleInput(m((0, 3)), (2, 1), {}, "empty other dim")],
     "gather": lambda m: [SampleInput(m(()), (0, _leaf(np.array(0))), {}, "0-d")],
@@ -1052,6 +1466,7 @@ OPS: dict[str, OpInfo] = _build()
 
 # -- coverage ------------------------------------------------------------------------------------------
 
+
 def yaml_op_names() -> list:
     """Names of every op in derivatives.yaml (from the YAML when pyyaml is there, else the generated code)."""
     try:
@@ -1064,6 +1479,7 @@ def yaml_op_names() -> list:
 
 
 # -- checks --------------------------------------------------------------------------------------------
+
 
 def _short(e: BaseException) -> str:
     msg = f"{type(e).__name__}: {e}"
@@ -1090,14 +1506,21 @@ def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
     """fn for gradcheck's forward check in the given form (see forward_forms)."""
 
     if form == "array":
+
         def g(*xs):
             return fn(*xs)
     elif form == "tensor":
+
         def g(*xs):
             # a primal that requires grad: its tangent formulas go on the tape, over Tensors
-            return fn(*[x.requires_grad_() if _is_float_tensor(x) and not x.requires_grad and x._grad_fn is None
-                        else x for x in xs])
+            return fn(
+                *[
+                    x.requires_grad_() if _is_float_tensor(x) and not x.requires_grad and x._grad_fn is None else x
+                    for x in xs
+                ]
+            )
     else:
+
         def g(*xs):
             ys = []
             for k, x in enumerate(xs):
@@ -1109,12 +1532,14 @@ def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
                     x = fwAD.make_dual(x, wrap(np.asarray(t, dtype=x.dtype)), level=outer)
                 ys.append(x)
             return fn(*ys)
+
     g.__qualname__ = g.__name__ = f"{getattr(fn, '__name__', 'fn')} ({form} form of the forward formula)"
     return g
 
 
-def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, forward: bool = True,
-                 fast_mode: bool | None = None) -> None:
+def check_sample(
+    info: OpInfo, sample: SampleInput, *, backward: bool = True, forward: bool = True, fast_mode: bool | None = None
+) -> None:
     """gradcheck one sample of an op: backward, then forward in every form of `forward_forms`
     (the array and the Tensor compilation of the formula, and inside an outer level), all
     against one numerical Jacobian. Raises GradcheckError naming the form."""
@@ -1129,11 +1554,19 @@ def check_sample(info: OpInfo, sample: SampleInput, *, backward: bool = True, fo
                     yield _forward_form_fn(fn, name, outer)
             else:
                 yield _forward_form_fn(fn, name, None)
+
         return form
 
     forms = [form_of(f) for f in forward_forms(info)] if forward else []
-    gradcheck_forms(fn, inputs, forms, check_backward_ad=backward, atol=info.atol, rtol=info.rtol,
-                    fast_mode=info.fast_mode if fast_mode is None else fast_mode)
+    gradcheck_forms(
+        fn,
+        inputs,
+        forms,
+        check_backward_ad=backward,
+        atol=info.atol,
+        rtol=info.rtol,
+        fast_mode=info.fast_mode if fast_mode is None else fast_mode,
+    )
     rec = op_record(info.name)
     if backward and rec is not None and rec.grad_embeds:
         _check_embedded_backward(info, sample)
@@ -1146,8 +1579,9 @@ def check_batched(info: OpInfo, sample: SampleInput) -> None:
     fn, inputs = gradcheck_fn(info, sample)
     if not inputs:
         return
-    msg = (batched_forward_error(fn, inputs, atol=info.atol, rtol=info.rtol)
-           or batched_backward_error(fn, inputs, atol=info.atol, rtol=info.rtol))
+    msg = batched_forward_error(fn, inputs, atol=info.atol, rtol=info.rtol) or batched_backward_error(
+        fn, inputs, atol=info.atol, rtol=info.rtol
+    )
     if msg is not None:
         raise GradcheckError(msg)
 
@@ -1158,22 +1592,27 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
     (create_graph). gradcheck sees the first; the two must agree."""
     fn, inputs = gradcheck_fn(info, sample)
     outs = fn(*inputs)
-    outs = [o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor)
-            and o.requires_grad]
+    outs = [
+        o for o in (outs if isinstance(outs, (tuple, list)) else [outs]) if isinstance(o, Tensor) and o.requires_grad
+    ]
     if not outs:
         return
     rng = np.random.default_rng(0)
-    gos = [wrap(np.asarray(rng.standard_normal(o.shape) * (1 + 1j if o.dtype.kind == "c" else 1), dtype=o.dtype))
-           for o in outs]
+    gos = [
+        wrap(np.asarray(rng.standard_normal(o.shape) * (1 + 1j if o.dtype.kind == "c" else 1), dtype=o.dtype))
+        for o in outs
+    ]
     plain = grad(outs, list(inputs), gos, retain_graph=True, allow_unused=True)
     graph = grad(outs, list(inputs), gos, create_graph=True, allow_unused=True)
     for k, (a, b) in enumerate(zip(plain, graph)):
         a = np.zeros(inputs[k].shape) if a is None else np.asarray(a._data)
         b = np.zeros(inputs[k].shape) if b is None else np.asarray(b._data)
         if not np.allclose(a, b, rtol=1e-12, atol=1e-12):
-            raise GradcheckError(f"gradcheck failed for {info.name} in backward mode: the backward formula (run with "
-                                 f"create_graph=True) and the in-place sum of embedded gradients disagree for "
-                                 f"input {k}:\n{b}\nvs\n{a}")
+            raise GradcheckError(
+                f"gradcheck failed for {info.name} in backward mode: the backward formula (run with "
+                f"create_graph=True) and the in-place sum of embedded gradients disagree for "
+                f"input {k}:\n{b}\nvs\n{a}"
+            )
 
 
 def check_op(name: str, *, fast: bool = False) -> dict:
@@ -1182,8 +1621,15 @@ def check_op(name: str, *, fast: bool = False) -> dict:
     batched tangents and cotangents) of op `name`. Values: True (passed), False (failed) or None
     (not applicable); `error` holds the first failure's message."""
     info = OPS[name]
-    res = {"backward": None, "forward": None, "fwd_over_rev": None, "complex": None, "batched": None,
-           "kind": info.jvp_kind, "error": None}
+    res = {
+        "backward": None,
+        "forward": None,
+        "fwd_over_rev": None,
+        "complex": None,
+        "batched": None,
+        "kind": info.jvp_kind,
+        "error": None,
+    }
     if not info.differentiable:
         return res
     fast_mode = fast or info.fast_mode
@@ -1196,8 +1642,9 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                 continue
             try:
                 if key == "fwd_over_rev":
-                    gradgradcheck(fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol,
-                                  rtol=info.rtol)
+                    gradgradcheck(
+                        fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol
+                    )
                 elif key == "batched":
                     check_batched(info, s)
                 else:

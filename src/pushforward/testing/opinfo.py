@@ -7,6 +7,7 @@ opdb_linalg.py (kept apart so those modules import this one, not each other).
 >>> t.shape, t.dtype
 ((2, 3), dtype('float64'))
 """
+
 from __future__ import annotations
 
 import zlib
@@ -18,8 +19,20 @@ import numpy as np
 from ..ops import generated as ops
 from ..core.tensor import Tensor, wrap
 
-__all__ = ["F64", "F32", "C128", "I64", "BOOL", "REAL", "REAL_COMPLEX", "SampleInput", "make_tensor", "OpInfo",
-           "op_record", "UNARY_SHAPES"]
+__all__ = [
+    "F64",
+    "F32",
+    "C128",
+    "I64",
+    "BOOL",
+    "REAL",
+    "REAL_COMPLEX",
+    "SampleInput",
+    "make_tensor",
+    "OpInfo",
+    "op_record",
+    "UNARY_SHAPES",
+]
 
 F64 = np.dtype(np.float64)
 F32 = np.dtype(np.float32)
@@ -35,6 +48,7 @@ class SampleInput:
     """One call `op(input, *args, **kwargs)`. Floating/complex Tensors anywhere in it (also inside
     lists) are the differentiable inputs. `grad=False`: skip derivative checks on this sample
     (e.g. at a point where the op is not differentiable); `gradgrad=False`: skip second-order ones."""
+
     input: Any
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
@@ -52,12 +66,20 @@ class SampleInput:
             if isinstance(v, np.ndarray):
                 return f"array{v.shape}"
             return repr(v)
+
         parts = [show(self.input)] + [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
         return f"{self.name or 'sample'}({', '.join(parts)})"
 
 
-def make_tensor(rng: np.random.Generator, shape: Any, dtype: Any, low: float = -2.0, high: float = 2.0,
-                avoid_zero: bool = True, contiguous: bool = True) -> Tensor:
+def make_tensor(
+    rng: np.random.Generator,
+    shape: Any,
+    dtype: Any,
+    low: float = -2.0,
+    high: float = 2.0,
+    avoid_zero: bool = True,
+    contiguous: bool = True,
+) -> Tensor:
     """A fresh leaf Tensor of `shape` and `dtype` with values in [low, high].
 
     Real values stay at least 0.1 away from 0 when the interval straddles it (kinks of abs,
@@ -71,8 +93,10 @@ def make_tensor(rng: np.random.Generator, shape: Any, dtype: Any, low: float = -
         rev = shape[::-1]
         return wrap(np.asarray(make_tensor(rng, rev, dt, low, high, avoid_zero)._data).T)
     if dt.kind == "c":
+
         def part():
             return rng.uniform(0.2, 0.8, shape) * rng.choice([-1.0, 1.0], shape)
+
         arr = (part() + 1j * part()).astype(dt)
     elif dt.kind == "f":
         a = rng.uniform(low, high, shape)
@@ -130,6 +154,7 @@ class OpInfo:
     differentiable: False for comparisons etc.
     composite: True for ops defined by composition (derivatives come from their parts).
     """
+
     name: str
     op: Callable
     sample_fn: Callable
@@ -140,8 +165,8 @@ class OpInfo:
     is_view: bool | str = False
     differentiable: bool = True
     composite: bool = False
-    fast_mode: bool = False          # gradchecks in fast_mode (big Jacobians)
-    gradgrad: bool = True            # run gradgradcheck (forward-over-reverse)
+    fast_mode: bool = False  # gradchecks in fast_mode (big Jacobians)
+    gradgrad: bool = True  # run gradgradcheck (forward-over-reverse)
     atol: float = 1e-5
     rtol: float = 1e-3
     ref_rtol: float = 1e-7
@@ -171,8 +196,11 @@ class OpInfo:
     def reference(self, sample: SampleInput) -> Any:
         if self.ref is None:
             return None
-        conv = _map(lambda t: np.array(t._data, copy=True), (sample.input, sample.args, sample.kwargs),
-                    lambda v: isinstance(v, Tensor))
+        conv = _map(
+            lambda t: np.array(t._data, copy=True),
+            (sample.input, sample.args, sample.kwargs),
+            lambda v: isinstance(v, Tensor),
+        )
         inp, args, kwargs = conv
         return self.ref(inp, *args, **kwargs)
 
@@ -214,5 +242,6 @@ def _fn(name):
 def _method(name):
     def call(x, *args, **kwargs):
         return getattr(x, name)(*args, **kwargs)
+
     call.__name__ = name
     return call

@@ -10,6 +10,7 @@ window (torch's choice); avg pooling divides as torch does (count_include_pad, c
 >>> F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2)).shape
 (1, 1, 2, 2)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -23,8 +24,20 @@ from ...errors import OpError
 from ...kernels import basic as K
 from ...core.creation import full
 
-__all__ = ["c_conv", "c_conv_transpose", "c_unfold", "c_fold", "c_max_pool", "c_avg_pool", "c_adaptive_avg_pool",
-           "c_adaptive_max_pool", "c_interpolate", "c_pad", "c_pixel_shuffle", "c_pixel_unshuffle"]
+__all__ = [
+    "c_conv",
+    "c_conv_transpose",
+    "c_unfold",
+    "c_fold",
+    "c_max_pool",
+    "c_avg_pool",
+    "c_adaptive_avg_pool",
+    "c_adaptive_max_pool",
+    "c_interpolate",
+    "c_pad",
+    "c_pixel_shuffle",
+    "c_pixel_unshuffle",
+]
 
 
 def _tuple(v, nd, name, what):
@@ -43,26 +56,32 @@ def _batched(name, x, nd):
     if x.ndim == nd + 1:
         return x.unsqueeze(0), True
     if x.ndim != nd + 2:
-        raise OpError(f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
-                      f"{tuple(x.shape)}")
+        raise OpError(
+            f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {tuple(x.shape)}"
+        )
     return x, False
 
 
 # -- convolution --------------------------------------------------------------------------------------
+
 
 def c_conv(input, weight, bias, stride, padding, dilation, groups, nd):
     o = _ops()
     name = f"conv{nd}d"
     x, unbatched = _batched(name, input, nd)
     if weight.ndim != nd + 2:
-        raise OpError(f"{name}: expected a {nd + 2}-D weight (out_channels, in_channels/groups, *kernel), got shape "
-                      f"{tuple(weight.shape)}")
+        raise OpError(
+            f"{name}: expected a {nd + 2}-D weight (out_channels, in_channels/groups, *kernel), got shape "
+            f"{tuple(weight.shape)}"
+        )
     n, c = x.shape[:2]
     cout, cg = weight.shape[:2]
     if c != cg * groups or cout % groups:
-        raise OpError(f"{name}: input of shape {tuple(input.shape)} (C={c}) and weight of shape {tuple(weight.shape)} "
-                      f"don't fit groups={groups} (expected C = weight.shape[1] * groups and out_channels divisible "
-                      f"by groups)")
+        raise OpError(
+            f"{name}: input of shape {tuple(input.shape)} (C={c}) and weight of shape {tuple(weight.shape)} "
+            f"don't fit groups={groups} (expected C = weight.shape[1] * groups and out_channels divisible "
+            f"by groups)"
+        )
     k = tuple(weight.shape[2:])
     s = _tuple(stride, nd, name, "stride")
     d = _tuple(dilation, nd, name, "dilation")
@@ -81,7 +100,7 @@ def c_conv(input, weight, bias, stride, padding, dilation, groups, nd):
     else:
         pads = _tuple(padding, nd, name, "padding")
     cols = o._im2col(x, k, d, pads, s)  # (N, C, *K, *O)
-    outs = tuple(cols.shape[2 + nd:])
+    outs = tuple(cols.shape[2 + nd :])
     kk = math.prod(k)
     cols = cols.reshape(n, groups, cg * kk, math.prod(outs))
     w = weight.reshape(groups, cout // groups, cg * kk)
@@ -96,12 +115,16 @@ def c_conv_transpose(input, weight, bias, stride, padding, output_padding, group
     name = f"conv_transpose{nd}d"
     x, unbatched = _batched(name, input, nd)
     if weight.ndim != nd + 2:
-        raise OpError(f"{name}: expected a {nd + 2}-D weight (in_channels, out_channels/groups, *kernel), got shape "
-                      f"{tuple(weight.shape)}")
+        raise OpError(
+            f"{name}: expected a {nd + 2}-D weight (in_channels, out_channels/groups, *kernel), got shape "
+            f"{tuple(weight.shape)}"
+        )
     n, cin = x.shape[:2]
     if weight.shape[0] != cin or cin % groups:
-        raise OpError(f"{name}: input of shape {tuple(input.shape)} and weight of shape {tuple(weight.shape)} don't "
-                      f"fit groups={groups} (expected weight.shape[0] = in_channels, divisible by groups)")
+        raise OpError(
+            f"{name}: input of shape {tuple(input.shape)} and weight of shape {tuple(weight.shape)} don't "
+            f"fit groups={groups} (expected weight.shape[0] = in_channels, divisible by groups)"
+        )
     cog = weight.shape[1]
     k = tuple(weight.shape[2:])
     s = _tuple(stride, nd, name, "stride")
@@ -129,8 +152,13 @@ def c_unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise OpError(f"unfold: expected a 3-D or 4-D input, got shape {tuple(input.shape)}")
     x, unbatched = _batched("unfold", input, 2)
     k = _tuple(kernel_size, 2, "unfold", "kernel_size")
-    cols = o._im2col(x, k, _tuple(dilation, 2, "unfold", "dilation"), _tuple(padding, 2, "unfold", "padding"),
-                     _tuple(stride, 2, "unfold", "stride"))
+    cols = o._im2col(
+        x,
+        k,
+        _tuple(dilation, 2, "unfold", "dilation"),
+        _tuple(padding, 2, "unfold", "padding"),
+        _tuple(stride, 2, "unfold", "stride"),
+    )
     n, c = x.shape[:2]
     out = cols.reshape(n, c * math.prod(k), -1)
     return out.squeeze(0) if unbatched else out
@@ -156,14 +184,20 @@ def c_fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 # -- pooling ---------------------------------------------------------------------------------------------
 
+
 def _pool_geometry(name, x, nd, kernel_size, stride, padding, dilation, ceil_mode):
     k = _tuple(kernel_size, nd, name, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _tuple(stride, nd, name, "stride")
+    s = (
+        k
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _tuple(stride, nd, name, "stride")
+    )
     p = _tuple(padding, nd, name, "padding")
     d = _tuple(dilation, nd, name, "dilation")
     if any(p[i] > k[i] // 2 for i in range(nd)):
-        raise OpError(f"{name}: pad should be at most half of effective kernel size, but got pad={p} and "
-                      f"kernel_size={k}")
+        raise OpError(
+            f"{name}: pad should be at most half of effective kernel size, but got pad={p} and kernel_size={k}"
+        )
     sizes = tuple(x.shape[2:])
     outs, pads = [], []
     for i in range(nd):
@@ -216,8 +250,10 @@ def c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad
         # how many window elements lie inside the input (or inside its padding, count_include_pad)
         sizes = tuple(x.shape[2:])
         ind = np.zeros(tuple(sizes[i] + pads[2 * i] + pads[2 * i + 1] for i in range(nd)), x.dtype)
-        inner = tuple(slice(0 if count_include_pad else p[i], (sizes[i] + 2 * p[i]) if count_include_pad
-                            else p[i] + sizes[i]) for i in range(nd))
+        inner = tuple(
+            slice(0 if count_include_pad else p[i], (sizes[i] + 2 * p[i]) if count_include_pad else p[i] + sizes[i])
+            for i in range(nd)
+        )
         ind[inner] = 1
         cnt = K.im2col(ind[None, None], k, d, (0,) * nd, s).sum(tuple(range(2, 2 + nd)))[0, 0]
         out = total / _t(cnt.astype(x.dtype))
@@ -282,8 +318,15 @@ def c_adaptive_max_pool(input, output_size, return_indices, nd):
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
-def c_interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                  recompute_scale_factor=None, antialias=False):
+def c_interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
     o = _ops()
     nd = input.ndim - 2
     if nd < 1:
@@ -296,11 +339,14 @@ def c_interpolate(input, size=None, scale_factor=None, mode="nearest", align_cor
     if mode not in modes:
         raise OpError(f"interpolate: mode must be one of {', '.join(modes)}, got {mode!r}")
     if mode in _LINEAR and _LINEAR[mode] != nd:
-        raise OpError(f"interpolate: mode {mode!r} expects a {_LINEAR[mode] + 2}-D input, got shape "
-                      f"{tuple(input.shape)}")
+        raise OpError(
+            f"interpolate: mode {mode!r} expects a {_LINEAR[mode] + 2}-D input, got shape {tuple(input.shape)}"
+        )
     if align_corners is not None and mode not in _LINEAR:
-        raise OpError("interpolate: align_corners option can only be set with the interpolating modes: "
-                      "linear | bilinear | trilinear")
+        raise OpError(
+            "interpolate: align_corners option can only be set with the interpolating modes: "
+            "linear | bilinear | trilinear"
+        )
     sizes = tuple(input.shape[2:])
     if size is not None:
         outs = _tuple(size, nd, "interpolate", "size")
@@ -337,12 +383,15 @@ def c_interpolate(input, size=None, scale_factor=None, mode="nearest", align_cor
 
 # -- padding ---------------------------------------------------------------------------------------------
 
+
 def c_pad(input, pad, mode="constant", value=None):
     o = _ops()
     pad = tuple(int(v) for v in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise OpError(f"pad: padding length must be even and at most twice the number of dims; got {len(pad)} "
-                      f"values for a tensor of shape {tuple(input.shape)}")
+        raise OpError(
+            f"pad: padding length must be even and at most twice the number of dims; got {len(pad)} "
+            f"values for a tensor of shape {tuple(input.shape)}"
+        )
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise OpError(f"pad: mode must be one of constant, reflect, replicate, circular, got {mode!r}")
     if mode != "constant" and value not in (None, 0, 0.0):
@@ -368,16 +417,20 @@ def c_pad(input, pad, mode="constant", value=None):
         i = np.arange(-lo, n + hi)
         if mode == "reflect":
             if lo >= n or hi >= n:
-                raise OpError(f"pad: padding size should be less than the corresponding input dimension, but got: "
-                              f"padding ({lo}, {hi}) at dimension {d} of input {tuple(input.shape)}")
+                raise OpError(
+                    f"pad: padding size should be less than the corresponding input dimension, but got: "
+                    f"padding ({lo}, {hi}) at dimension {d} of input {tuple(input.shape)}"
+                )
             i = np.abs(i)
             i = np.where(i >= n, 2 * (n - 1) - i, i)
         elif mode == "replicate":
             i = np.clip(i, 0, n - 1)
         else:
             if lo > n or hi > n:
-                raise OpError(f"pad: padding value causes wrapping around more than once (padding ({lo}, {hi}) "
-                              f"at dimension {d} of input {tuple(input.shape)})")
+                raise OpError(
+                    f"pad: padding value causes wrapping around more than once (padding ({lo}, {hi}) "
+                    f"at dimension {d} of input {tuple(input.shape)})"
+                )
             i = i % n
         x = o.index_select(x, d, _t(i.astype(np.int64)))
     return x
@@ -386,8 +439,7 @@ def c_pad(input, pad, mode="constant", value=None):
 def c_pixel_shuffle(input, upscale_factor):
     r = int(upscale_factor)
     if input.ndim < 3 or input.shape[-3] % (r * r):
-        raise OpError(f"pixel_shuffle: expected input of shape (*, C * r^2, H, W) with r={r}, got "
-                      f"{tuple(input.shape)}")
+        raise OpError(f"pixel_shuffle: expected input of shape (*, C * r^2, H, W) with r={r}, got {tuple(input.shape)}")
     *b, c, h, w = input.shape
     x = input.reshape(tuple(b) + (c // (r * r), r, r, h, w))
     nb = len(b)
@@ -398,8 +450,10 @@ def c_pixel_shuffle(input, upscale_factor):
 def c_pixel_unshuffle(input, downscale_factor):
     r = int(downscale_factor)
     if input.ndim < 3 or input.shape[-1] % r or input.shape[-2] % r:
-        raise OpError(f"pixel_unshuffle: expected input of shape (*, C, H, W) with H and W divisible by {r}, got "
-                      f"{tuple(input.shape)}")
+        raise OpError(
+            f"pixel_unshuffle: expected input of shape (*, C, H, W) with H and W divisible by {r}, got "
+            f"{tuple(input.shape)}"
+        )
     *b, c, h, w = input.shape
     x = input.reshape(tuple(b) + (c, h // r, r, w // r, r))
     nb = len(b)

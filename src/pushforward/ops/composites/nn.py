@@ -10,6 +10,7 @@ so no inf * 0 reaches a gradient. Reductions follow torch ('none', 'mean', 'sum'
 >>> float(F.mse_loss(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 4.0])))
 2.0
 """
+
 from __future__ import annotations
 
 import math
@@ -22,14 +23,52 @@ from ...errors import OpError
 from ...engine.grad_mode import no_grad
 from ...core.creation import ones, rand
 
-__all__ = ["c_inplace", "c_linear", "c_bilinear", "c_elu", "c_celu", "c_gelu", "c_softplus", "c_leaky_relu", "c_glu", "c_prelu",
-           "c_hardshrink", "c_softshrink", "c_layer_norm", "c_rms_norm", "c_group_norm", "c_batch_norm",
-           "c_instance_norm", "c_dropout", "c_embedding", "c_one_hot", "c_normalize", "c_cosine_similarity",
-           "c_pairwise_distance", "c_reduce", "c_pointwise_loss", "c_nll_loss", "c_cross_entropy", "c_bce",
-           "c_bce_with_logits", "c_kl_div", "c_sdpa", "SELU_ALPHA", "SELU_SCALE", "c_soft_margin_loss",
-           "c_margin_ranking_loss", "c_hinge_embedding_loss", "c_poisson_nll_loss", "c_gaussian_nll_loss",
-           "c_cosine_embedding_loss", "c_triplet_margin_loss", "c_multilabel_soft_margin_loss", "c_pdist",
-           "c_channel_dropout", "c_channel_shuffle"]
+__all__ = [
+    "c_inplace",
+    "c_linear",
+    "c_bilinear",
+    "c_elu",
+    "c_celu",
+    "c_gelu",
+    "c_softplus",
+    "c_leaky_relu",
+    "c_glu",
+    "c_prelu",
+    "c_hardshrink",
+    "c_softshrink",
+    "c_layer_norm",
+    "c_rms_norm",
+    "c_group_norm",
+    "c_batch_norm",
+    "c_instance_norm",
+    "c_dropout",
+    "c_embedding",
+    "c_one_hot",
+    "c_normalize",
+    "c_cosine_similarity",
+    "c_pairwise_distance",
+    "c_reduce",
+    "c_pointwise_loss",
+    "c_nll_loss",
+    "c_cross_entropy",
+    "c_bce",
+    "c_bce_with_logits",
+    "c_kl_div",
+    "c_sdpa",
+    "SELU_ALPHA",
+    "SELU_SCALE",
+    "c_soft_margin_loss",
+    "c_margin_ranking_loss",
+    "c_hinge_embedding_loss",
+    "c_poisson_nll_loss",
+    "c_gaussian_nll_loss",
+    "c_cosine_embedding_loss",
+    "c_triplet_margin_loss",
+    "c_multilabel_soft_margin_loss",
+    "c_pdist",
+    "c_channel_dropout",
+    "c_channel_shuffle",
+]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -42,19 +81,28 @@ def c_inplace(input, out, inplace):
 
 # -- linear layers ---------------------------------------------------------------------------------------
 
+
 def c_linear(input, weight, bias=None):
     if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
-        raise OpError(f"linear: input of shape {tuple(input.shape)} and weight of shape {tuple(weight.shape)} "
-                      "don't fit (the last dims must agree)")
+        raise OpError(
+            f"linear: input of shape {tuple(input.shape)} and weight of shape {tuple(weight.shape)} "
+            "don't fit (the last dims must agree)"
+        )
     out = input @ (weight.mT if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 
 
 def c_bilinear(input1, input2, weight, bias=None):
-    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2] or \
-            input1.shape[:-1] != input2.shape[:-1]:
-        raise OpError(f"bilinear: inputs {tuple(input1.shape)}, {tuple(input2.shape)} and weight "
-                      f"{tuple(weight.shape)} don't fit (weight is (out, in1, in2))")
+    if (
+        weight.ndim != 3
+        or input1.shape[-1] != weight.shape[1]
+        or input2.shape[-1] != weight.shape[2]
+        or input1.shape[:-1] != input2.shape[:-1]
+    ):
+        raise OpError(
+            f"bilinear: inputs {tuple(input1.shape)}, {tuple(input2.shape)} and weight "
+            f"{tuple(weight.shape)} don't fit (weight is (out, in1, in2))"
+        )
     lead = tuple(input1.shape[:-1])
     a = input1.reshape(-1, input1.shape[-1])
     b = input2.reshape(-1, input2.shape[-1])
@@ -64,6 +112,7 @@ def c_bilinear(input1, input2, weight, bias=None):
 
 
 # -- activations ----------------------------------------------------------------------------------------
+
 
 def c_elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
     o = _ops()
@@ -99,8 +148,10 @@ def c_leaky_relu(input, negative_slope=0.01):
 
 def c_glu(input, dim=-1):
     if input.ndim == 0 or input.shape[dim] % 2:
-        raise OpError(f"glu: Halving dimension must be even, but dimension {dim} is size "
-                      f"{input.shape[dim] if input.ndim else 0} (shape {tuple(input.shape)})")
+        raise OpError(
+            f"glu: Halving dimension must be even, but dimension {dim} is size "
+            f"{input.shape[dim] if input.ndim else 0} (shape {tuple(input.shape)})"
+        )
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 
@@ -110,8 +161,10 @@ def c_prelu(input, weight):
     if weight.numel() != 1:
         c = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim == 1 else 1)
         if weight.ndim != 1 or weight.shape[0] != c:
-            raise OpError(f"prelu: mismatch of parameter numbers and input channel size: weight {tuple(weight.shape)}, "
-                          f"input {tuple(input.shape)}")
+            raise OpError(
+                f"prelu: mismatch of parameter numbers and input channel size: weight {tuple(weight.shape)}, "
+                f"input {tuple(input.shape)}"
+            )
         if input.ndim >= 2:
             weight = weight.reshape((c,) + (1,) * (input.ndim - 2))
     elif weight.ndim:
@@ -130,6 +183,7 @@ def c_softshrink(input, lambd=0.5):
 
 # -- normalization --------------------------------------------------------------------------------------
 
+
 def _affine(x, weight, bias, shape):
     if weight is not None:
         x = x * weight.reshape(shape)
@@ -140,9 +194,10 @@ def _affine(x, weight, bias, shape):
 
 def c_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(ns):]) != ns or len(ns) > input.ndim:
-        raise OpError(f"layer_norm: normalized_shape {ns} does not match the trailing dims of the input "
-                      f"{tuple(input.shape)}")
+    if tuple(input.shape[input.ndim - len(ns) :]) != ns or len(ns) > input.ndim:
+        raise OpError(
+            f"layer_norm: normalized_shape {ns} does not match the trailing dims of the input {tuple(input.shape)}"
+        )
     dims = tuple(range(input.ndim - len(ns), input.ndim))
     mu = input.mean(dims, keepdim=True)
     var = input.var(dims, correction=0, keepdim=True)
@@ -153,9 +208,10 @@ def c_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def c_rms_norm(input, normalized_shape, weight=None, eps=None):
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(ns):]) != ns or len(ns) > input.ndim:
-        raise OpError(f"rms_norm: normalized_shape {ns} does not match the trailing dims of the input "
-                      f"{tuple(input.shape)}")
+    if tuple(input.shape[input.ndim - len(ns) :]) != ns or len(ns) > input.ndim:
+        raise OpError(
+            f"rms_norm: normalized_shape {ns} does not match the trailing dims of the input {tuple(input.shape)}"
+        )
     if eps is None:
         eps = float(np.finfo(input.dtype).eps)
     dims = tuple(range(input.ndim - len(ns), input.ndim))
@@ -169,8 +225,10 @@ def _channel_shape(x):
 
 def c_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.ndim < 2 or input.shape[1] % num_groups:
-        raise OpError(f"group_norm: Expected number of channels in input ({input.shape[1] if input.ndim > 1 else 0}) "
-                      f"to be divisible by num_groups ({num_groups}), input shape {tuple(input.shape)}")
+        raise OpError(
+            f"group_norm: Expected number of channels in input ({input.shape[1] if input.ndim > 1 else 0}) "
+            f"to be divisible by num_groups ({num_groups}), input shape {tuple(input.shape)}"
+        )
     n = input.shape[0]
     # torch's group_norm normalises input.contiguous(): a non-contiguous input is copied first, so
     # a later in-place write into it leaves the backward computable (fuzzer: irfft over dim 0,
@@ -198,8 +256,9 @@ def c_batch_norm(input, running_mean, running_var, weight=None, bias=None, train
     if training:
         n = input.numel() // input.shape[1]
         if n <= 1:
-            raise OpError(f"batch_norm: Expected more than 1 value per channel when training, got input size "
-                          f"{tuple(input.shape)}")
+            raise OpError(
+                f"batch_norm: Expected more than 1 value per channel when training, got input size {tuple(input.shape)}"
+            )
         mu = input.mean(dims, keepdim=True)
         var = input.var(dims, correction=0, keepdim=True)
         _update_running(running_mean, mu.reshape(-1), momentum)
@@ -212,8 +271,9 @@ def c_batch_norm(input, running_mean, running_var, weight=None, bias=None, train
     return _affine((input - mu) * (var + eps).rsqrt(), weight, bias, shape).contiguous()  # as layer_norm
 
 
-def c_instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-                    momentum=0.1, eps=1e-5):
+def c_instance_norm(
+    input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-5
+):
     if input.ndim < 3:
         raise OpError(f"instance_norm: expected an input (N, C, *spatial), got shape {tuple(input.shape)}")
     shape = _channel_shape(input)
@@ -234,6 +294,7 @@ def c_instance_norm(input, running_mean=None, running_var=None, weight=None, bia
 
 # -- dropout, embedding, one_hot, distances ---------------------------------------------------------------
 
+
 def c_dropout(input, p=0.5, training=True, inplace=False):
     if not 0 <= p <= 1:
         raise OpError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -248,8 +309,7 @@ def c_dropout(input, p=0.5, training=True, inplace=False):
     return input.copy_(out) if inplace else out
 
 
-def c_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-                sparse=False):
+def c_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     o = _ops()
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not implemented")
@@ -298,6 +358,7 @@ def c_pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 # -- losses ---------------------------------------------------------------------------------------------
 
+
 def c_reduce(loss, reduction, size_average=None, reduce=None):
     """Apply a reduction; the legacy size_average/reduce arguments override it, as in torch."""
     if size_average is not None or reduce is not None:
@@ -319,8 +380,10 @@ def c_pointwise_loss(kind, input, target, reduction="mean", size_average=None, r
         try:
             np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
         except ValueError:
-            raise OpError(f"{kind}: input of shape {tuple(input.shape)} and target of shape {tuple(target.shape)} "
-                          "can't be broadcast together") from None
+            raise OpError(
+                f"{kind}: input of shape {tuple(input.shape)} and target of shape {tuple(target.shape)} "
+                "can't be broadcast together"
+            ) from None
     d = input - target
     if kind == "mse_loss":
         loss = d * d
@@ -356,8 +419,9 @@ def _targets(name, input, target, ignore_index):
     c = input.shape[_class_dim(input)]
     want = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.ndim > 1 else ()
     if tgt.shape != want:
-        raise OpError(f"{name}: expected target of shape {want} for input of shape {tuple(input.shape)}, got "
-                      f"{tgt.shape}")
+        raise OpError(
+            f"{name}: expected target of shape {want} for input of shape {tuple(input.shape)}, got {tgt.shape}"
+        )
     ignored = tgt == ignore_index
     bad = (~ignored) & ((tgt < 0) | (tgt >= c))
     if bad.any():
@@ -365,8 +429,9 @@ def _targets(name, input, target, ignore_index):
     return np.where(ignored, 0, tgt), ignored
 
 
-def c_nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-               _name="nll_loss"):
+def c_nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", _name="nll_loss"
+):
     if input.ndim < 1:
         raise OpError(f"{_name}: input must have at least 1 dim (classes)")
     safe, ignored = _targets(_name, input, target, ignore_index)
@@ -382,8 +447,9 @@ def c_nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
     return loss.sum() / wt.sum()
 
 
-def c_cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                    reduction="mean", label_smoothing=0.0):
+def c_cross_entropy(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0
+):
     o = _ops()
     if not 0.0 <= label_smoothing <= 1.0:
         raise OpError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -394,8 +460,10 @@ def c_cross_entropy(input, target, weight=None, size_average=None, ignore_index=
     wshape = (c,) + (1,) * (input.ndim - cd - 1)
     if np.asarray(target._data).dtype.kind == "f":  # class probabilities
         if tuple(target.shape) != tuple(input.shape):
-            raise OpError(f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, got "
-                          f"{tuple(target.shape)}")
+            raise OpError(
+                f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, got "
+                f"{tuple(target.shape)}"
+            )
         t = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing else target
         lw = logp * weight.reshape(wshape) if weight is not None else logp
         loss = -(lw * t).sum(cd)
@@ -421,8 +489,10 @@ def c_cross_entropy(input, target, weight=None, size_average=None, ignore_index=
 
 def c_bce(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     if tuple(input.shape) != tuple(target.shape):
-        raise OpError(f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is different to the "
-                      f"input size ({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
+        raise OpError(
+            f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is different to the "
+            f"input size ({tuple(input.shape)}) is deprecated. Please ensure they have the same size."
+        )
     data = np.asarray(input._data)
     if data.size and ((data < 0) | (data > 1)).any():
         raise OpError("binary_cross_entropy: all elements of input should be between 0 and 1")
@@ -437,8 +507,10 @@ def c_bce_with_logits(input, target, weight=None, size_average=None, reduce=None
     o = _ops()
     pos_weight = None if pos_weight is None else pos_weight.detach()  # not differentiated, as torch
     if tuple(input.shape) != tuple(target.shape):
-        raise OpError(f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be the same as "
-                      f"input size ({tuple(input.shape)})")
+        raise OpError(
+            f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be the same as "
+            f"input size ({tuple(input.shape)})"
+        )
     softplus_neg = o.logaddexp(o.zeros_like(input), -input)  # -log(sigmoid(x)), smooth and stable
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * softplus_neg
@@ -462,12 +534,20 @@ def c_kl_div(input, target, size_average=None, reduce=None, reduction="mean", lo
 
 # -- attention -----------------------------------------------------------------------------------------
 
+
 def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     o = _ops()
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2 or query.shape[-1] != key.shape[-1] or \
-            key.shape[-2] != value.shape[-2]:
-        raise OpError(f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
-                      f"{tuple(value.shape)} don't fit (..., L, E), (..., S, E), (..., S, Ev)")
+    if (
+        query.ndim < 2
+        or key.ndim < 2
+        or value.ndim < 2
+        or query.shape[-1] != key.shape[-1]
+        or key.shape[-2] != value.shape[-2]
+    ):
+        raise OpError(
+            f"scaled_dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            f"{tuple(value.shape)} don't fit (..., L, E), (..., S, E), (..., S, Ev)"
+        )
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(rep, -3)
@@ -497,6 +577,7 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
 
 # -- more losses and distances ------------------------------------------------------------------------
 
+
 def c_soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     o = _ops()
     # target is not differentiated (as torch)
@@ -513,8 +594,9 @@ def c_hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=
     return c_reduce(loss, reduction, size_average, reduce)
 
 
-def c_poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
-                       reduction="mean"):
+def c_poisson_nll_loss(
+    input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"
+):
     o = _ops()
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:  # Stirling's term for targets above 1
@@ -546,8 +628,18 @@ def c_cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=Non
     return c_reduce(loss, reduction, size_average, reduce)
 
 
-def c_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
-                          reduce=None, reduction="mean"):
+def c_triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2.0,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
     o = _ops()
     d_ap = c_pairwise_distance(anchor, positive, p, eps)
     d_an = c_pairwise_distance(anchor, negative, p, eps)
@@ -579,8 +671,10 @@ def c_channel_dropout(input, p=0.5, training=True, inplace=False, nd=2):
     if not 0 <= p <= 1:
         raise OpError(f"dropout probability has to be between 0 and 1, but got {p}")
     if input.ndim not in (nd + 1, nd + 2):
-        raise OpError(f"dropout{nd}d: Expected {nd + 1}D or {nd + 2}D input, but received a {input.ndim}D input "
-                      f"(shape {tuple(input.shape)})")
+        raise OpError(
+            f"dropout{nd}d: Expected {nd + 1}D or {nd + 2}D input, but received a {input.ndim}D input "
+            f"(shape {tuple(input.shape)})"
+        )
     if not training or p == 0:
         return input
     lead = input.ndim - nd
@@ -591,8 +685,10 @@ def c_channel_dropout(input, p=0.5, training=True, inplace=False, nd=2):
 
 def c_channel_shuffle(input, groups):
     if input.ndim < 3 or input.shape[1] % groups:
-        raise OpError(f"channel_shuffle: number of channels must be divisible by groups ({groups}), got input of "
-                      f"shape {tuple(input.shape)}")
+        raise OpError(
+            f"channel_shuffle: number of channels must be divisible by groups ({groups}), got input of "
+            f"shape {tuple(input.shape)}"
+        )
     n, c = input.shape[:2]
     rest = tuple(input.shape[2:])
     return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape((n, c) + rest)

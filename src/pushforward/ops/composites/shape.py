@@ -9,6 +9,7 @@ expression.
 >>> pf.ones(2).repeat(2, 2).shape
 (2, 4)
 """
+
 from __future__ import annotations
 
 import math
@@ -22,9 +23,27 @@ from ...errors import OpError
 from ...core.tensor import Tensor
 from ...core.creation import as_tensor, tensor, zeros
 
-__all__ = ["c_axpby", "c_addbmm", "c_mv", "c_repeat", "c_tile", "c_repeat_interleave", "c_movedim", "c_unflatten",
-           "c_meshgrid", "c_broadcast_tensors", "c_tensor_split", "c_hsplit", "c_vsplit", "c_rot90",
-           "c_block_diag", "c_cdist", "c_atleast", "c_new_tensor", "c_flatten_args"]
+__all__ = [
+    "c_axpby",
+    "c_addbmm",
+    "c_mv",
+    "c_repeat",
+    "c_tile",
+    "c_repeat_interleave",
+    "c_movedim",
+    "c_unflatten",
+    "c_meshgrid",
+    "c_broadcast_tensors",
+    "c_tensor_split",
+    "c_hsplit",
+    "c_vsplit",
+    "c_rot90",
+    "c_block_diag",
+    "c_cdist",
+    "c_atleast",
+    "c_new_tensor",
+    "c_flatten_args",
+]
 
 
 def c_axpby(self, beta, other, alpha):
@@ -49,8 +68,9 @@ def c_addbmm(self, batch1, batch2, beta, alpha):
 
 def c_mv(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
-        raise OpError(f"mv: expected a 2-D matrix and a 1-D vector, got shapes {tuple(self.shape)} and "
-                      f"{tuple(vec.shape)}")
+        raise OpError(
+            f"mv: expected a 2-D matrix and a 1-D vector, got shapes {tuple(self.shape)} and {tuple(vec.shape)}"
+        )
     if self.shape[1] != vec.shape[0]:
         raise OpError(f"mv: size mismatch, got matrix {tuple(self.shape)} and vector {tuple(vec.shape)}")
     return self @ vec
@@ -66,8 +86,10 @@ def c_flatten_args(args):
 def c_repeat(self, repeats):
     repeats = tuple(int(r) for r in repeats)
     if len(repeats) < self.ndim:
-        raise OpError(f"repeat: number of repeat dims ({len(repeats)}) can not be smaller than the number of "
-                      f"dims of the tensor ({self.ndim}, shape {tuple(self.shape)})")
+        raise OpError(
+            f"repeat: number of repeat dims ({len(repeats)}) can not be smaller than the number of "
+            f"dims of the tensor ({self.ndim}, shape {tuple(self.shape)})"
+        )
     if any(r < 0 for r in repeats):
         raise OpError(f"repeat: repeats must be non-negative, got {repeats}")
     shape = (1,) * (len(repeats) - self.ndim) + tuple(self.shape)
@@ -113,8 +135,10 @@ def c_repeat_interleave(self, repeats, dim=None, output_size=None):
     if reps.ndim == 0 or reps.size == 1:
         reps = np.full(n, int(reps.reshape(-1)[0]))
     if reps.shape != (n,) or (reps < 0).any():
-        raise OpError(f"repeat_interleave: repeats must have shape ({n},) and be non-negative, got "
-                      f"{reps.tolist()} for dim {d} of a tensor of shape {tuple(self.shape)}")
+        raise OpError(
+            f"repeat_interleave: repeats must have shape ({n},) and be non-negative, got "
+            f"{reps.tolist()} for dim {d} of a tensor of shape {tuple(self.shape)}"
+        )
     idx = np.repeat(np.arange(n), reps)
     if output_size is not None and output_size != idx.size:
         raise OpError(f"repeat_interleave: output_size={output_size} but repeats sum to {idx.size}")
@@ -129,8 +153,10 @@ def c_movedim(self, source, destination):
     src, dst = _dimlist(source), _dimlist(destination)
     n = self.ndim
     if len(src) != len(dst):
-        raise OpError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
-                      f"the same number of dims as destination ({list(dst)} dims)")
+        raise OpError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+            f"the same number of dims as destination ({list(dst)} dims)"
+        )
     src = [s % max(n, 1) for s in src]
     dst = [s % max(n, 1) for s in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
@@ -154,7 +180,7 @@ def c_unflatten(self, dim, sizes):
         n = self.shape[d] if self.ndim else 1
         if known and n % known == 0:
             sizes = tuple(n // known if s == -1 else s for s in sizes)
-    return self.reshape(tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1:]))
+    return self.reshape(tuple(self.shape[:d]) + sizes + tuple(self.shape[d + 1 :]))
 
 
 def c_meshgrid(tensors, indexing="ij"):
@@ -184,8 +210,9 @@ def c_broadcast_tensors(tensors):
     try:
         shape = np.broadcast_shapes(*[tuple(t.shape) for t in ts])
     except ValueError:
-        raise OpError("broadcast_tensors: shapes " + ", ".join(str(tuple(t.shape)) for t in ts)
-                      + " cannot be broadcast together") from None
+        raise OpError(
+            "broadcast_tensors: shapes " + ", ".join(str(tuple(t.shape)) for t in ts) + " cannot be broadcast together"
+        ) from None
     return tuple(t.expand(shape) for t in ts)
 
 
@@ -214,8 +241,10 @@ def c_tensor_split(self, indices_or_sections, dim=0):
 
 def _split_sections(name, self, ios, dim):
     if isinstance(ios, (int, np.integer)) and self.shape[dim] % ios:
-        raise OpError(f"{name}: attempted to split along dimension {dim}, but the size of the dimension "
-                      f"{self.shape[dim]} is not divisible by the split_size {ios}!")
+        raise OpError(
+            f"{name}: attempted to split along dimension {dim}, but the size of the dimension "
+            f"{self.shape[dim]} is not divisible by the split_size {ios}!"
+        )
     return c_tensor_split(self, ios, dim)
 
 
@@ -234,8 +263,10 @@ def c_vsplit(self, indices_or_sections):
 def c_rot90(self, k=1, dims=(0, 1)):
     dims = tuple(dims)
     if len(dims) != 2 or self.ndim < 2:
-        raise OpError(f"rot90: expected total rotation dims == 2 and total dims >= 2, but got dims {dims} for a "
-                      f"tensor of shape {tuple(self.shape)}")
+        raise OpError(
+            f"rot90: expected total rotation dims == 2 and total dims >= 2, but got dims {dims} for a "
+            f"tensor of shape {tuple(self.shape)}"
+        )
     a, b = dims[0] % self.ndim, dims[1] % self.ndim
     if a == b:
         raise OpError(f"rot90: expected rotation dims to be different, got dim0 = {dims[0]} and dim1 = {dims[1]}")
@@ -251,8 +282,10 @@ def c_rot90(self, k=1, dims=(0, 1)):
 
 def c_block_diag(tensors):
     o = _ops()
-    ts = [t if t.ndim == 2 else t.reshape(1, -1) if t.ndim == 1 else t.reshape(1, 1) if t.ndim == 0 else None
-          for t in c_flatten_args(tensors)]
+    ts = [
+        t if t.ndim == 2 else t.reshape(1, -1) if t.ndim == 1 else t.reshape(1, 1) if t.ndim == 0 else None
+        for t in c_flatten_args(tensors)
+    ]
     if any(t is None for t in ts):
         bad = [tuple(t.shape) for t in c_flatten_args(tensors) if t.ndim > 2]
         raise OpError(f"block_diag: Input tensors must have 2 or fewer dimensions, got shapes {bad}")
@@ -276,8 +309,9 @@ def c_block_diag(tensors):
 
 def c_cdist(x1, x2, p=2.0):
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
-        raise OpError(f"cdist: expected inputs of shape (..., P, M) and (..., R, M), got {tuple(x1.shape)} and "
-                      f"{tuple(x2.shape)}")
+        raise OpError(
+            f"cdist: expected inputs of shape (..., P, M) and (..., R, M), got {tuple(x1.shape)} and {tuple(x2.shape)}"
+        )
     return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
 
 
@@ -297,5 +331,6 @@ def c_atleast(self, n):
 
 
 def c_new_tensor(self, data, dtype=None):
-    return tensor(np.asarray(data._data if hasattr(data, "_data") else data).copy(),
-                  dtype=self.dtype if dtype is None else dtype)
+    return tensor(
+        np.asarray(data._data if hasattr(data, "_data") else data).copy(), dtype=self.dtype if dtype is None else dtype
+    )

@@ -8,6 +8,7 @@ rule) and both derivative modes come from gather.
 >>> float(pf.median(pf.tensor([3.0, 1.0, 2.0, 4.0])))  # the lower median, as torch
 2.0
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -21,11 +22,23 @@ from ...errors import OpError
 from ...kernels import basic as K
 from ...core.tensor import Tensor
 
-__all__ = ["c_median", "c_quantile", "c_mode", "c_cum_extremum", "c_nanmean", "c_diff", "c_aminmax",
-           "c_var_mean", "c_std_mean", "logcumsumexp_backward", "logcumsumexp_jvp"]
+__all__ = [
+    "c_median",
+    "c_quantile",
+    "c_mode",
+    "c_cum_extremum",
+    "c_nanmean",
+    "c_diff",
+    "c_aminmax",
+    "c_var_mean",
+    "c_std_mean",
+    "logcumsumexp_backward",
+    "logcumsumexp_jvp",
+]
 
-_values_indices = {name: namedtuple(name, ["values", "indices"]) for name in
-                   ("median", "nanmedian", "mode", "cummax", "cummin")}
+_values_indices = {
+    name: namedtuple(name, ["values", "indices"]) for name in ("median", "nanmedian", "mode", "cummax", "cummin")
+}
 _aminmax = namedtuple("aminmax", ["min", "max"])
 
 
@@ -80,8 +93,9 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
     o = _ops()
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise OpError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                      f"Got {interpolation!r}")
+        raise OpError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. Got {interpolation!r}"
+        )
     qs = np.asarray(q._data if isinstance(q, Tensor) else q, dtype=np.float64)
     if qs.ndim > 1:
         raise OpError(f"{name}() q must be a scalar or 1D tensor, got shape {qs.shape}")
@@ -168,8 +182,11 @@ def c_diff(self, n=1, dim=-1, prepend=None, append=None):
         raise OpError("diff expects input to be at least one-dimensional")
     d = _dim(dim, self.ndim, "diff")
     x = self
-    parts = [p if p.ndim else p.expand(_with(self.shape, d, 1)) for p in (prepend, x, append)
-             if p is not None] if (prepend is not None or append is not None) else [x]
+    parts = (
+        [p if p.ndim else p.expand(_with(self.shape, d, 1)) for p in (prepend, x, append) if p is not None]
+        if (prepend is not None or append is not None)
+        else [x]
+    )
     x = o.cat(parts, d) if len(parts) > 1 else x
     for _ in range(n):
         m = x.shape[d]

@@ -6,6 +6,7 @@ composites), constant tensors from arrays, scaling, and dim checks.
 >>> const([1, 2]).dtype
 dtype('int64')
 """
+
 from __future__ import annotations
 
 from typing import Any

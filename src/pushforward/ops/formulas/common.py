@@ -4,6 +4,7 @@ Every helper is written over pushforward's own differentiable ops, so a derivati
 a derivative comes from nesting. A helper `h` may have an ndarray twin `h_np`; formulas
 that use only ops and such helpers are also compiled over plain arrays.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,14 +17,56 @@ from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
 
 __all__ = [
-    "scale", "scale_np", "fill_zeros", "fill_zeros_np", "keep", "keep_np", "sum_backward", "mean_backward",
-    "prod_backward", "prod_jvp", "extremum_backward", "extremum_jvp", "index_reduction_backward",
-    "index_reduction_jvp", "var_backward", "var_jvp", "var_jvp_np", "std_backward", "std_jvp", "norm_backward", "norm_jvp", "matmul_backward",
-    "einsum_backward", "einsum_jvp", "pow_self_backward", "pow_exponent_backward", "pow_self_backward_np",
-    "pow_exponent_backward_np", "clamp_mask", "clamp_mask_np", "max_mask", "max_mask_np", "copysign_ratio",
-    "copysign_ratio_np", "logit_backward", "angle_backward", "scatter_view", "inverse_permutation",
-    "neg_shifts", "split_like", "minmax", "split_sizes", "count_reduced", "chunk_sizes", "split_offsets",
-    "sgn_backward", "sgn_jvp", "cumprod_backward", "cumprod_jvp", "replay_view",
+    "scale",
+    "scale_np",
+    "fill_zeros",
+    "fill_zeros_np",
+    "keep",
+    "keep_np",
+    "sum_backward",
+    "mean_backward",
+    "prod_backward",
+    "prod_jvp",
+    "extremum_backward",
+    "extremum_jvp",
+    "index_reduction_backward",
+    "index_reduction_jvp",
+    "var_backward",
+    "var_jvp",
+    "var_jvp_np",
+    "std_backward",
+    "std_jvp",
+    "norm_backward",
+    "norm_jvp",
+    "matmul_backward",
+    "einsum_backward",
+    "einsum_jvp",
+    "pow_self_backward",
+    "pow_exponent_backward",
+    "pow_self_backward_np",
+    "pow_exponent_backward_np",
+    "clamp_mask",
+    "clamp_mask_np",
+    "max_mask",
+    "max_mask_np",
+    "copysign_ratio",
+    "copysign_ratio_np",
+    "logit_backward",
+    "angle_backward",
+    "scatter_view",
+    "inverse_permutation",
+    "neg_shifts",
+    "split_like",
+    "minmax",
+    "split_sizes",
+    "count_reduced",
+    "chunk_sizes",
+    "split_offsets",
+    "sgn_backward",
+    "sgn_jvp",
+    "cumprod_backward",
+    "cumprod_jvp",
+    "replay_view",
 ]
 
 
@@ -178,7 +221,9 @@ def std_backward(grad, self, result, dim, correction, keepdim):
 
 def std_jvp(self_p, self_t, result, dim, correction, keepdim):
     zero = result == 0
-    return OPS.where(zero, 0.0, var_jvp(self_p, self_t, None, dim, correction, keepdim) / (2 * OPS.where(zero, 1.0, result)))
+    return OPS.where(
+        zero, 0.0, var_jvp(self_p, self_t, None, dim, correction, keepdim) / (2 * OPS.where(zero, 1.0, result))
+    )
 
 
 def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
@@ -246,9 +291,11 @@ def _einsum_parse(equation, shapes):
     if "..." in lhs:
         free = [c for c in _LETTERS if c not in eq]
         ranks = [len(shape) - (len(sub) - 3) for sub, shape in zip(ins, shapes) if "..." in sub]
-        ell = "".join(free[:max(ranks + [0])])
-        ins = [sub.replace("...", ell[len(ell) - (len(shape) - (len(sub) - 3)):]) if "..." in sub else sub
-               for sub, shape in zip(ins, shapes)]
+        ell = "".join(free[: max(ranks + [0])])
+        ins = [
+            sub.replace("...", ell[len(ell) - (len(shape) - (len(sub) - 3)) :]) if "..." in sub else sub
+            for sub, shape in zip(ins, shapes)
+        ]
     if out is None:
         letters = "".join(ins)
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
@@ -300,8 +347,7 @@ def einsum_backward(grad, equation, tensors, shapes, only=None):
                     f = next(free)
                     pos.append(f)
                     deltas.append((c + f, eye(shape[k], dtype=g.dtype)))
-            g = OPS.einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g,
-                       *[e for _, e in deltas])
+            g = OPS.einsum(",".join([uniq] + [d for d, _ in deltas]) + "->" + "".join(pos), g, *[e for _, e in deltas])
         grads.append(g)
     return grads if only is None else grads[0]
 
@@ -321,8 +367,13 @@ def einsum_jvp(equation, tensors_p, tensors_t):
 # -- element-wise -----------------------------------------------------------------------------------
 def _constant_exponent(exponent):
     """The exponent as a Python number when it is a constant scalar (the common x ** 2), else None."""
-    if type(exponent) is Tensor and exponent.ndim == 0 and not exponent._requires_grad and exponent._fw is None \
-            and not exponent._st.dual:
+    if (
+        type(exponent) is Tensor
+        and exponent.ndim == 0
+        and not exponent._requires_grad
+        and exponent._fw is None
+        and not exponent._st.dual
+    ):
         return exponent._data.item()
     return None
 
@@ -544,11 +595,8 @@ from ...engine.tangents import replay_view  # noqa: E402  (formulas replay view 
 # ---- nn, sorting, scatter, composites (issue 13)
 # The bodies of composite ops and the longer derivative helpers live in small modules of their
 # own; they are re-exported here so that derivatives.yaml can call them.
-from ..composites import nn as nn_composites
-from ..composites import conv_pool_pad as nn_conv
-from . import scatter as scatter_formulas
-from ..composites import shape as shape_composites
-from ..composites import sort as sort_composites  # noqa: E402
+from ..composites import conv_pool_pad as _conv_pool_pad, nn as _nn, shape as _shape, sort as _sort  # noqa: E402
+from . import scatter as _scatter  # noqa: E402
 from ..composites.shape import *  # noqa: E402,F401,F403
 from ..composites.sort import *  # noqa: E402,F401,F403
 from .scatter import *  # noqa: E402,F401,F403
@@ -556,10 +604,10 @@ from ..composites.conv_pool_pad import *  # noqa: E402,F401,F403
 from ..composites.nn import *  # noqa: E402,F401,F403
 
 # ---- linalg, fft, special (issue 12): helpers live in their own module
-from . import linalg as formulas_linalg  # noqa: E402
+from . import linalg as _linalg  # noqa: E402
 from .linalg import *  # noqa: E402,F401,F403
 
-for _m in (shape_composites, sort_composites, scatter_formulas, nn_conv, nn_composites, formulas_linalg):
+for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg):
     __all__ += _m.__all__
 
 
@@ -612,4 +660,5 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
             if not merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims]):
                 return True
         return False
+
     return copies(0), copies(1)

@@ -15,6 +15,7 @@ Decisions (also in docs/linalg.md):
   backward detects it (as torch) and raises.
 - Multi-output factorisations are packed into one flat output per matrix (kernels_linalg).
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -30,21 +31,82 @@ from ..composites.util import merges_to_view, scale
 from ...core.creation import arange, eye, ones_like, zeros
 
 __all__ = [
-    "mH", "adjugate", "det_backward", "det_jvp", "eigh_unpack", "eigh_pack", "eigh_backward", "eigh_jvp",
-    "eigvalsh_backward", "eigvalsh_jvp", "svd_unpack", "svd_backward", "svd_jvp", "svdvals_composite",
-    "qr_unpack", "qr_backward", "qr_jvp", "eig_unpack", "eig_backward", "eig_jvp",
-    "eigvals_composite", "cholesky_backward", "cholesky_jvp", "solve_triangular_backward",
-    "solve_triangular_jvp", "matrix_exp_frechet", "pinv_backward", "pinv_jvp", "slogdet_sign_backward",
-    "slogdet_sign_jvp", "lu_unpack", "lu_backward", "lu_jvp", "swap_norm", "fft_r2c_backward",
-    "fft_c2r_backward", "fft_resize", "slogdet_composite", "solve_composite", "eye_like_matrix",
-    "cholesky_solve_composite", "eigh_composite", "eig_composite", "svd_composite", "qr_composite",
-    "lu_composite", "lu_factor_composite", "lu_solve_composite", "matrix_power_composite", "lstsq_composite",
-    "trace_composite", "diag_composite", "tensordot_composite", "kron_composite", "cross_composite",
-    "multi_dot_composite", "matrix_norm_composite", "cond_composite", "fft_composite", "fft_shift",
-    "bessel_ratio", "sinc_derivative", "zeta_composite", "mvlgamma_composite", "spherical_j0_derivative",
-    "gammainc_density", "gammainc_composite", "inner_composite",
-    "add_product", "vander_composite", "tensorinv_composite", "tensorsolve_composite",
-    "first_dim_of_size3", "svd_legacy", "lu_unpack_composite", "triangular_solve_composite",
+    "mH",
+    "adjugate",
+    "det_backward",
+    "det_jvp",
+    "eigh_unpack",
+    "eigh_pack",
+    "eigh_backward",
+    "eigh_jvp",
+    "eigvalsh_backward",
+    "eigvalsh_jvp",
+    "svd_unpack",
+    "svd_backward",
+    "svd_jvp",
+    "svdvals_composite",
+    "qr_unpack",
+    "qr_backward",
+    "qr_jvp",
+    "eig_unpack",
+    "eig_backward",
+    "eig_jvp",
+    "eigvals_composite",
+    "cholesky_backward",
+    "cholesky_jvp",
+    "solve_triangular_backward",
+    "solve_triangular_jvp",
+    "matrix_exp_frechet",
+    "pinv_backward",
+    "pinv_jvp",
+    "slogdet_sign_backward",
+    "slogdet_sign_jvp",
+    "lu_unpack",
+    "lu_backward",
+    "lu_jvp",
+    "swap_norm",
+    "fft_r2c_backward",
+    "fft_c2r_backward",
+    "fft_resize",
+    "slogdet_composite",
+    "solve_composite",
+    "eye_like_matrix",
+    "cholesky_solve_composite",
+    "eigh_composite",
+    "eig_composite",
+    "svd_composite",
+    "qr_composite",
+    "lu_composite",
+    "lu_factor_composite",
+    "lu_solve_composite",
+    "matrix_power_composite",
+    "lstsq_composite",
+    "trace_composite",
+    "diag_composite",
+    "tensordot_composite",
+    "kron_composite",
+    "cross_composite",
+    "multi_dot_composite",
+    "matrix_norm_composite",
+    "cond_composite",
+    "fft_composite",
+    "fft_shift",
+    "bessel_ratio",
+    "sinc_derivative",
+    "zeta_composite",
+    "mvlgamma_composite",
+    "spherical_j0_derivative",
+    "gammainc_density",
+    "gammainc_composite",
+    "inner_composite",
+    "add_product",
+    "vander_composite",
+    "tensorinv_composite",
+    "tensorsolve_composite",
+    "first_dim_of_size3",
+    "svd_legacy",
+    "lu_unpack_composite",
+    "triangular_solve_composite",
     "matmul_composite",
 ]
 
@@ -210,8 +272,10 @@ def _gauge_check(name, vhgv):
         return
     im = np.imag(np.diagonal(values_of(vhgv), 0, -2, -1))
     if not np.allclose(im, 0.0, rtol=1e-2, atol=1e-2):
-        raise OpError(f"{name}: the function being differentiated depends on the phase of the "
-                      "eigen/singular vectors, which is arbitrary: the derivative is not well defined")
+        raise OpError(
+            f"{name}: the function being differentiated depends on the phase of the "
+            "eigen/singular vectors, which is arbitrary: the derivative is not well defined"
+        )
 
 
 def eigh_jvp(a_p, a_t, result):
@@ -470,8 +534,7 @@ def lu_jvp(a_p, a_t, result):
         du = o.cat([du1, du2], -1)
     else:
         dl, du = _lu_square_jvp(low, up, b)
-    return o.cat([_flat_last2(p * 0), _flat_last2(dl),
-                  _flat_last2(du)], -1)
+    return o.cat([_flat_last2(p * 0), _flat_last2(dl), _flat_last2(du)], -1)
 
 
 def lu_backward(grad, shape, result):
@@ -516,8 +579,7 @@ def pinv_jvp(a_p, a_t, result):
     p = result
     ph = mH(p)
     ath = mH(a_t)
-    return (-(p @ a_t @ p) + p @ (ph @ ath) @ (_eye_like(p, m) - a_p @ p)
-            + (_eye_like(p, n) - p @ a_p) @ (ath @ ph) @ p)
+    return -(p @ a_t @ p) + p @ (ph @ ath) @ (_eye_like(p, m) - a_p @ p) + (_eye_like(p, n) - p @ a_p) @ (ath @ ph) @ p
 
 
 def pinv_backward(grad, a, result):
@@ -525,8 +587,7 @@ def pinv_backward(grad, a, result):
     p = result
     ph = mH(p)
     gh = mH(grad)
-    return (-(ph @ grad @ ph) + (_eye_like(p, m) - a @ p) @ gh @ (p @ ph)
-            + (ph @ p) @ gh @ (_eye_like(p, n) - p @ a))
+    return -(ph @ grad @ ph) + (_eye_like(p, m) - a @ p) @ gh @ (p @ ph) + (ph @ p) @ gh @ (_eye_like(p, n) - p @ a)
 
 
 # -- fft ------------------------------------------------------------------------------------------
@@ -680,8 +741,10 @@ def qr_composite(a, mode):
         r = o.cat([r1, mH(q) @ a.narrow(-1, m, n - m)], -1)
     if mode == "complete" and m > n:
         if _differentiated(a):
-            raise OpError("linalg.qr: the QR decomposition is not differentiable when mode='complete' and "
-                          f"nrows > ncols (got {m}x{n})")
+            raise OpError(
+                "linalg.qr: the QR decomposition is not differentiable when mode='complete' and "
+                f"nrows > ncols (got {m}x{n})"
+            )
         qc = np.linalg.qr(a._data, mode="complete")[0]
         q = o.cat([q, _wrap(qc[..., :, n:])], -1)
         r = o.cat([r, zeros(*a.shape[:-2], m - n, n, dtype=r.dtype)], -2)
@@ -710,7 +773,7 @@ def _pivots_from_p(p):
     flat = perm.reshape(-1, m)
     out = np.empty((flat.shape[0], m), np.int32)
     for b in range(flat.shape[0]):
-        order = list(range(m))      # order[i]: the row of A now at position i
+        order = list(range(m))  # order[i]: the row of A now at position i
         where = {r: r for r in range(m)}
         for i in range(m):
             j = where[flat[b, i]]
@@ -728,7 +791,7 @@ def lu_factor_composite(a, pivot):
         lu = low.tril(-1) + (o.cat([up, zeros(*up.shape[:-2], m - n, n, dtype=up.dtype)], -2) if m > n else up)
     else:
         lu = o.cat([low.tril(-1), zeros(*low.shape[:-2], m, n - m, dtype=low.dtype)], -1) + up
-    piv = _pivots_from_p(p._data)[..., :min(m, n)]
+    piv = _pivots_from_p(p._data)[..., : min(m, n)]
     return _LU_FACTOR(lu, _wrap(piv))
 
 
@@ -831,10 +894,12 @@ def tensordot_composite(a, b, dims):
         da, db = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
         da = [d % a.ndim for d in da]
         db = [d % b.ndim for d in db]
-    if len(da) != len(db) or any(a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j])
-                                 for i, j in zip(da, db)):
-        raise OpError(f"tensordot: contracted dims {da} of shape {tuple(a.shape)} and {db} of "
-                      f"{tuple(b.shape)} do not match")
+    if len(da) != len(db) or any(
+        a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j]) for i, j in zip(da, db)
+    ):
+        raise OpError(
+            f"tensordot: contracted dims {da} of shape {tuple(a.shape)} and {db} of {tuple(b.shape)} do not match"
+        )
     for i, j in zip(da, db):
         # torch's rule: a contracted dim of size 1 on one side broadcasts, so the other side is
         # summed over it first (a fresh tensor, which is what the product's backward keeps;
@@ -868,8 +933,9 @@ def cross_composite(a, b, dim):
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     d = dim % len(shape)
     if shape[d] != 3:
-        raise OpError(f"linalg.cross: inputs must have size 3 along dim {dim} (shapes {tuple(a.shape)}, "
-                      f"{tuple(b.shape)})")
+        raise OpError(
+            f"linalg.cross: inputs must have size 3 along dim {dim} (shapes {tuple(a.shape)}, {tuple(b.shape)})"
+        )
     a = a.expand(*shape)
     b = b.expand(*shape)
     a0, a1, a2 = (a.select(d, i) for i in range(3))
@@ -888,8 +954,9 @@ def multi_dot_composite(tensors):
         ts[-1] = ts[-1].unsqueeze(-1)
     for i, t in enumerate(ts):
         if t.ndim != 2:
-            raise OpError(f"linalg.multi_dot: tensor {i} must be 2-D (1-D allowed first and last), got shape "
-                          f"{tuple(t.shape)}")
+            raise OpError(
+                f"linalg.multi_dot: tensor {i} must be 2-D (1-D allowed first and last), got shape {tuple(t.shape)}"
+            )
     out = ts[0]
     for t in ts[1:]:
         out = out @ t
@@ -975,8 +1042,11 @@ def fft_composite(x, s, dim, norm, kind):
 
 def fft_shift(x, dim, inverse):
     o = _ops()
-    dims = list(range(x.ndim)) if dim is None else [d % x.ndim for d in
-                                                      ([dim] if isinstance(dim, (int, np.integer)) else dim)]
+    dims = (
+        list(range(x.ndim))
+        if dim is None
+        else [d % x.ndim for d in ([dim] if isinstance(dim, (int, np.integer)) else dim)]
+    )
     shifts = [-(x.shape[d] // 2) if inverse else x.shape[d] // 2 for d in dims]
     return o.roll(x, shifts, dims)
 
@@ -998,8 +1068,10 @@ def sinc_derivative(x, result):
 
 def zeta_composite(x, q):
     if isinstance(x, Tensor) and _differentiated(x):
-        raise NotImplementedError("special_zeta: the derivative with respect to x (the first argument) is not "
-                                  "implemented (as in torch); only q is differentiable")
+        raise NotImplementedError(
+            "special_zeta: the derivative with respect to x (the first argument) is not "
+            "implemented (as in torch); only q is differentiable"
+        )
     return _ops()._special_zeta(x, q)
 
 
@@ -1031,8 +1103,10 @@ def gammainc_density(a, x, upper):
 
 def gammainc_composite(a, x, upper):
     if isinstance(a, Tensor) and _differentiated(a):
-        raise NotImplementedError("special_gammainc: the derivative with respect to a (the first argument) is not "
-                                  "implemented (as in torch); only x is differentiable")
+        raise NotImplementedError(
+            "special_gammainc: the derivative with respect to a (the first argument) is not "
+            "implemented (as in torch); only x is differentiable"
+        )
     return _ops()._special_gammainc(a, x, upper)
 
 
@@ -1040,7 +1114,6 @@ def gammainc_composite(a, x, upper):
 def _need_ndim(name, t, nd, what):
     if t.ndim != nd:
         raise OpError(f"{name}: {what} must be {nd}-D, got shape {tuple(t.shape)}")
-
 
 
 def inner_composite(a, b):
@@ -1055,7 +1128,6 @@ def add_product(self, prod, beta, alpha):
         shape = np.broadcast_shapes(tuple(self.shape), tuple(prod.shape))
         return scale(prod, alpha) + zeros(*shape, dtype=prod.dtype)
     return scale(self, beta) + scale(prod, alpha)
-
 
 
 def vander_composite(x, n):
@@ -1074,8 +1146,10 @@ def tensorinv_composite(a, ind):
     out_shape, in_shape = tuple(a.shape[ind:]), tuple(a.shape[:ind])
     p, q = int(np.prod(in_shape)), int(np.prod(out_shape))
     if p != q:
-        raise OpError(f"linalg.tensorinv: prod(shape[:ind]) = {p} must equal prod(shape[ind:]) = {q} "
-                      f"(shape {tuple(a.shape)}, ind={ind})")
+        raise OpError(
+            f"linalg.tensorinv: prod(shape[:ind]) = {p} must equal prod(shape[ind:]) = {q} "
+            f"(shape {tuple(a.shape)}, ind={ind})"
+        )
     return o.inverse(a.reshape(p, q)).reshape(*out_shape, *in_shape)
 
 
@@ -1084,8 +1158,8 @@ def tensorsolve_composite(a, b, dims):
     if dims is not None:
         dims = [d % a.ndim for d in dims]
         a = a.permute(*[d for d in range(a.ndim) if d not in dims], *dims)
-    x_shape = tuple(a.shape[b.ndim:])
-    if tuple(a.shape[:b.ndim]) != tuple(b.shape) or int(np.prod(x_shape)) != b.numel():
+    x_shape = tuple(a.shape[b.ndim :])
+    if tuple(a.shape[: b.ndim]) != tuple(b.shape) or int(np.prod(x_shape)) != b.numel():
         raise OpError(f"linalg.tensorsolve: A of shape {tuple(a.shape)} does not match B of shape {tuple(b.shape)}")
     return o.linalg_solve(a.reshape(b.numel(), -1), b.reshape(-1)).reshape(*x_shape)
 

@@ -8,6 +8,7 @@ result by each factor (zeros raise a clear error rather than give a wrong number
 >>> pf.take(pf.tensor([[1.0, 2.0], [3.0, 4.0]]), pf.tensor([0, 3]))
 tensor([1., 4.])
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,17 @@ from ...kernels import basic as K
 from ...core.tensor import Tensor
 from ...core.creation import zeros, zeros_like
 
-__all__ = ["scatter_src_backward", "scatter_reduce_linear_backward", "scatter_reduce_backward", "scatter_reduce_jvp", "c_take", "c_take_along_dim",
-           "c_masked_select", "c_masked_scatter", "c_put"]
+__all__ = [
+    "scatter_src_backward",
+    "scatter_reduce_linear_backward",
+    "scatter_reduce_backward",
+    "scatter_reduce_jvp",
+    "c_take",
+    "c_take_along_dim",
+    "c_masked_select",
+    "c_masked_scatter",
+    "c_put",
+]
 
 
 def _front(src, shape):
@@ -77,8 +87,9 @@ def _scatter_add(like, dim, index, vals):
 def _no_zeros(*ts):
     for t in ts:
         if (np.asarray(t._data) == 0).any():
-            raise NotImplementedError("scatter_reduce: the derivative of reduce='prod' with zeros in self or src "
-                                      "is not implemented")
+            raise NotImplementedError(
+                "scatter_reduce: the derivative of reduce='prod' with zeros in self or src is not implemented"
+            )
 
 
 def _extremum_masks(self, index, dim, src, result, include_self):
@@ -136,6 +147,7 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
 
 # -- composites --------------------------------------------------------------------------------------
 
+
 def _index_array(name, index):
     arr = np.asarray(index._data if isinstance(index, Tensor) else index)
     if arr.dtype.kind not in "iu":
@@ -154,8 +166,10 @@ def _flat_index(name, self, index):
     idx = _index_array(name, index)
     n = self.numel()
     if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise OpError(f"{name}(): index out of range for a tensor of {n} elements (shape {tuple(self.shape)}), "
-                      f"got index {idx.tolist()}")
+        raise OpError(
+            f"{name}(): index out of range for a tensor of {n} elements (shape {tuple(self.shape)}), "
+            f"got index {idx.tolist()}"
+        )
     return idx % max(n, 1)
 
 
@@ -170,8 +184,10 @@ def c_take_along_dim(self, indices, dim=None):
         return _ops().index(self.reshape(-1), idx.reshape(-1) % max(self.numel(), 1))
     d = dim % max(self.ndim, 1)
     if idx.ndim != self.ndim:
-        raise OpError(f"take_along_dim(): input and indices should have the same number of dimensions, got "
-                      f"shapes {tuple(self.shape)} and {idx.shape}")
+        raise OpError(
+            f"take_along_dim(): input and indices should have the same number of dimensions, got "
+            f"shapes {tuple(self.shape)} and {idx.shape}"
+        )
     shape_x = list(self.shape)
     shape_i = list(idx.shape)
     shape_x[d] = 1
@@ -179,8 +195,9 @@ def c_take_along_dim(self, indices, dim=None):
     try:
         b = list(np.broadcast_shapes(tuple(shape_x), tuple(shape_i)))
     except ValueError:
-        raise OpError(f"take_along_dim(): shapes {tuple(self.shape)} and {idx.shape} can't be broadcast "
-                      f"apart from dim {d}") from None
+        raise OpError(
+            f"take_along_dim(): shapes {tuple(self.shape)} and {idx.shape} can't be broadcast apart from dim {d}"
+        ) from None
     bx, bi = list(b), list(b)
     bx[d] = self.shape[d]
     bi[d] = idx.shape[d]
@@ -192,8 +209,9 @@ def c_masked_select(self, mask):
     try:
         shape = np.broadcast_shapes(tuple(self.shape), m.shape)
     except ValueError:
-        raise OpError(f"masked_select(): mask of shape {m.shape} can't be broadcast to self of shape "
-                      f"{tuple(self.shape)}") from None
+        raise OpError(
+            f"masked_select(): mask of shape {m.shape} can't be broadcast to self of shape {tuple(self.shape)}"
+        ) from None
     return _ops().index(self.expand(shape), np.broadcast_to(m, shape).copy())
 
 
@@ -202,8 +220,9 @@ def c_masked_scatter(self, mask, source):
     try:
         m = np.broadcast_to(m, tuple(self.shape)).copy()
     except ValueError:
-        raise OpError(f"masked_scatter(): mask of shape {np.shape(mask)} can't be broadcast to self of shape "
-                      f"{tuple(self.shape)}") from None
+        raise OpError(
+            f"masked_scatter(): mask of shape {np.shape(mask)} can't be broadcast to self of shape {tuple(self.shape)}"
+        ) from None
     k = int(m.sum())
     if source.numel() < k:
         raise OpError(f"masked_scatter(): source has {source.numel()} elements but the mask selects {k}")
@@ -214,6 +233,5 @@ def c_masked_scatter(self, mask, source):
 def c_put(self, index, source, accumulate=False):
     idx = _flat_index("put", self, index)
     if source.numel() != idx.size:
-        raise OpError(f"put(): expected source to have as many elements as index ({idx.size}), got "
-                      f"{source.numel()}")
+        raise OpError(f"put(): expected source to have as many elements as index ({idx.size}), got {source.numel()}")
     return self.reshape(-1).index_put(idx.reshape(-1), source.reshape(-1), accumulate).reshape(self.shape)
