@@ -1,4 +1,4 @@
-"""Vector mode (issue 11): paired ratios, measured in one run, alternating the two sides.
+"""Vector mode: paired ratios, measured in one run, alternating the two sides.
 
 - jacfwd of tanh(A @ x) * x + sin(x), n = 128: vs torch.func.jacfwd and vs its own primal;
 - jacrev of the same: vs torch.func.jacrev;

@@ -143,7 +143,7 @@ def test_add_falls_back_without_touching_the_buffer():
             close(tangent(out, level=l1).numpy(), [0.0, 3, 3, 3, 3, 3])
 
 
-# ---- dense gradients summed in place into memory the engine owns (issue 10) ---------------------
+# ---- dense gradients summed in place into memory the engine owns ---------------------
 
 BIG = np.random.default_rng(7).standard_normal(20_000)  # 160 KB: over accumulate._IN_PLACE_BYTES
 

@@ -1,4 +1,4 @@
-"""The kernels and the generated ops reach the array library only through backend.py (issue 10).
+"""The kernels and the generated ops reach the array library only through backend.py.
 
 So a later array-API backend (CuPy, Dask) changes one module, not the YAML nor the kernels:
 - the YAML's `kernel:` fields name `xp.` (the array namespace), `sp.` (special functions) or

@@ -315,7 +315,7 @@ def test_codegen_command_reports_spec_errors(tmp_path, monkeypatch, capsys):
     assert "broken" in err and "missing backward formula" in err
 
 
-# -- formulas are placed as syntax trees (issue 9) -------------------------------------------------------
+# -- formulas are placed as syntax trees -------------------------------------------------------
 
 
 class _Untouchable:

@@ -10,6 +10,7 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.dispatch import classifier as dispatch
 from pushforward.dispatch import general
+from pushforward.dispatch.interpret import Interpreter
 from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
 EXECUTORS = ("run_tape", "run_arrays", "run_deferred", "run_vector", "run_general")
@@ -142,3 +143,41 @@ def test_array_executors_agree_with_the_general_one(seen, executor, inputs):
     for x, y in zip(g1, g2):
         if x is not None:
             np.testing.assert_allclose(x, y)
+
+
+# ---- interpreted tensors: a Tensor subclass whose ops run by rules of its own
+
+
+class _Recorder(Interpreter):
+    """Runs each op on the plain tensors underneath and records its name."""
+
+    def __init__(self):
+        self.seen = []
+
+    def run(self, op, inputs, args):
+        self.seen.append(op.name)
+        plain = [pf.as_tensor(v._data) if isinstance(v, _Traced) else v for v in inputs]
+        return _Traced.of(dispatch.apply(op, tuple(plain), args))
+
+
+class _Traced(pf.Tensor):
+    _ad = True
+    _interpreter = _Recorder()
+
+    @staticmethod
+    def of(t):
+        out = _Traced.__new__(_Traced)
+        out.__dict__.update(t.__dict__) if hasattr(t, "__dict__") else None
+        out._data = t._data
+        return out
+
+
+def test_an_interpreted_tensor_hands_every_op_to_its_interpreter():
+    rec = _Traced._interpreter
+    rec.seen.clear()
+    x = _Traced.of(pf.tensor([0.5, 1.0]))
+    y = (x.sin() * 2.0 + x).sum()
+    assert rec.seen == ["sin", "mul", "add", "sum"]
+    assert np.allclose(y._data, (np.sin([0.5, 1.0]) * 2 + [0.5, 1.0]).sum())
+    with pytest.raises(pf.errors.OpError, match="add_: in-place ops are not supported by _Recorder"):
+        x.add_(1.0)

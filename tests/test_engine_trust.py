@@ -1,4 +1,4 @@
-"""The reverse-mode engine and custom Functions must never give a silently wrong number (issue 9).
+"""The reverse-mode engine and custom Functions must never give a silently wrong number.
 
 Repeated outputs and outputs sharing a node, `.grad` in fresh writable memory, no reference
 cycles (freeing follows reference counting), atomic accumulation across threads, validation of

@@ -1,4 +1,4 @@
-"""The scripts in examples/ run and give the right answers (issue 5)."""
+"""The scripts in examples/ run and give the right answers."""
 
 import importlib.util
 import os
@@ -91,7 +91,7 @@ def test_example_scripts_run(name):
     assert out.stdout.strip()
 
 
-# ---- nn, sorting, scatter, composites (issue 13)
+# ---- nn, sorting, scatter, composites
 def test_forward_gradient_cnn():
     res = load("forward_gradient_cnn").main(steps=60, verbose=False)
     fg, bp = res["forward_gradient"], res["backprop"]
@@ -116,7 +116,7 @@ def test_forward_gradient_cnn_script_runs():
     assert "forward gradient" in out.stdout and "backpropagation" in out.stdout
 
 
-# ---- linalg (issue 12): Gaussian-process marginal likelihood through cholesky
+# ---- linalg: Gaussian-process marginal likelihood through cholesky
 def test_gp_marginal_likelihood_newton_cg():
     res = load("gp_marginal_likelihood").main(verbose=False)
     assert res["success"] and res["grad_norm"] < 1e-7

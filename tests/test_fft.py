@@ -1,4 +1,4 @@
-"""FFT (issue 12): values against torch.fft on the op-database samples, adjoint identities
+"""FFT: values against torch.fft on the op-database samples, adjoint identities
 of the one-sided transforms (DC/Nyquist), and errors. Derivatives: the op database."""
 
 from __future__ import annotations

@@ -415,7 +415,7 @@ def test_grad_through_integer_indexing():
     close(g, [X[1], X[0], np.cos(X[2]), 0.0, 0.0])
 
 
-# ---- jvp(grad(f)) on an untracked level (issue 10) -------------------------------------------
+# ---- jvp(grad(f)) on an untracked level -------------------------------------------
 
 
 def _routes(monkeypatch):

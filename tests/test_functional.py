@@ -1,4 +1,4 @@
-"""pushforward.autograd.functional: jvp, vjp, jacobian, hessian, hvp, vhp (issue 5)."""
+"""pushforward.autograd.functional: jvp, vjp, jacobian, hessian, hvp, vhp."""
 
 import numpy as np
 import pytest

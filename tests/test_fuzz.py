@@ -148,7 +148,7 @@ def test_every_table_op_renders_and_runs_in_torch(group):
     assert len(rare) <= 0.1 * len(names), sorted(rare)
 
 
-# ---- the fuzzer's arbiters and generator rules (issue 9, fuzz3) --------------------------------------
+# ---- the fuzzer's arbiters and generator rules --------------------------------------
 
 
 def test_second_order_tangent_is_judged_by_the_primal_when_torch_s_jvp_is_slightly_off():
@@ -227,7 +227,7 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
     assert [f for f in check(generate(seed, ops=ops), modes=("primal",)) if f.verdict == "pf"]
 
 
-# ---- vector mode (issue 11): batched tangents/cotangents and vmap against pushforward's own unbatched runs
+# ---- vector mode: batched tangents/cotangents and vmap against pushforward's own unbatched runs
 @pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ())])
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
     rep = run_campaign(

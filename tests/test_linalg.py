@@ -1,4 +1,4 @@
-"""Linear algebra (issue 12): values against torch on the op-database samples, the decided
+"""Linear algebra: values against torch on the op-database samples, the decided
 hard cases (degenerate spectra, gauge, singular det, qr complete, pinv, svd full_matrices)
 and error messages. Derivatives are checked by the op database (test_ops.py)."""
 

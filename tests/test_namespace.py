@@ -1,4 +1,4 @@
-"""Public namespace hygiene (issue 10): __all__ everywhere, no internals in dir(), py.typed."""
+"""Public namespace hygiene: __all__ everywhere, no internals in dir(), py.typed."""
 
 import importlib
 import pathlib
@@ -104,7 +104,7 @@ def test_hand_written_public_functions_have_type_hints(name):
     assert not bare, f"{name}: public functions without type hints: {bare}"
 
 
-# ---- every module states its interface (issue 10, layers)
+# ---- every module states its interface (layers)
 # Modules without __all__ yet, and why: generated code or files other branches are rewriting.
 NO_ALL_YET = {
     "pushforward.ops",

@@ -1,4 +1,4 @@
-"""pf.nn.functional (issue 13) against torch.nn.functional: values, vjp and jvp on every op-database
+"""pf.nn.functional against torch.nn.functional: values, vjp and jvp on every op-database
 sample (float64), and the rules the samples can't show: dropout's tangent reuses the primal's
 mask, embedding's padding row gets no gradient, batch_norm updates running stats like torch,
 max pooling indices, and clear errors for bad input."""

@@ -192,7 +192,7 @@ def test_gradgradcheck_forward_over_reverse(name):
 
 @pytest.mark.parametrize("name", DIFF)
 def test_batched_grads(name):
-    """Vector mode (issue 11): every op's batching rules, through its forward and its backward
+    """Vector mode: every op's batching rules, through its forward and its backward
     formulas, against the jvp column by column and the vjp row by row, real and complex samples
     (torch's check_batched_forward_grad and check_batched_grad)."""
     info = OPS[name]

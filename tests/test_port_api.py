@@ -1,4 +1,4 @@
-"""Port blockers (issue 14): the torch API pieces a ported script needs, each compared with torch
+"""Port blockers: the torch API pieces a ported script needs, each compared with torch
 where torch is installed."""
 
 from __future__ import annotations

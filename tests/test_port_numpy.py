@@ -1,4 +1,4 @@
-"""NumPy protocols (issue 14): NumPy functions on tensors run pushforward ops, keep tangents and tape,
+"""NumPy protocols: NumPy functions on tensors run pushforward ops, keep tangents and tape,
 and anything that cannot is an error naming it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Torch programs ported by a mechanical rewrite (issue 14).
+"""Torch programs ported by a mechanical rewrite.
 
 Each program is written ONCE, as torch source text. `port()` rewrites it the way a user would
 (import lines name `pushforward` instead of `torch`; `torch.` becomes `pf.`), and the test runs

@@ -1,4 +1,4 @@
-"""Reverse-mode autograd (issue 2): backward, grad, errors, long chains, higher order, hooks, grad mode."""
+"""Reverse-mode autograd: backward, grad, errors, long chains, higher order, hooks, grad mode."""
 
 import gc
 import math

@@ -1,4 +1,4 @@
-"""What a tape node keeps is what the backward formulas that will run read (issue 9).
+"""What a tape node keeps is what the backward formulas that will run read.
 
 An in-place write into a tensor the backward does not need must not break backward
 (torch's rule); a write into one it does need must still raise (the version check).
@@ -168,7 +168,7 @@ def _run_sample(L, info, sample, needs, mutate):
 
 # einsum keeps all its operands whichever need grad: what is kept is decided per parameter, and
 # its one list parameter holds them all (torch decomposes einsum into products that keep less).
-# kron (issue 12): torch reshapes its inputs with _unsafe_view, which does not share their version
+# kron: torch reshapes its inputs with _unsafe_view, which does not share their version
 # counter, so after an in-place write into an input torch's backward silently reads the new values;
 # pushforward's kron multiplies copies and differentiates at the values the op saw.
 GENERIC = sorted(

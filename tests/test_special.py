@@ -1,4 +1,4 @@
-"""Special functions (issue 12): values against torch.special on the op-database samples,
+"""Special functions: values against torch.special on the op-database samples,
 the points where formulas have removable singularities, zeta's first argument."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Vector mode (issue 11): batched tangents, vmap, and Jacobians in one pass.
+"""Vector mode: batched tangents, vmap, and Jacobians in one pass.
 
 torch.func is the oracle where it has the feature; otherwise the unbatched jvp/vjp, column by
 column, is (every op's rule is also checked by tests/test_ops.py::test_batched_forward_grad).
@@ -317,7 +317,7 @@ def test_vmap_of_jacobians_and_hessians():
 
 
 def test_batched_jvp_memory_is_at_most_batch_times_one():
-    """Peak memory of a jvp with B tangents stays within B times that of one jvp (issue 11)."""
+    """Peak memory of a jvp with B tangents stays within B times that of one jvp."""
     import tracemalloc
 
     n, B = 20_000, 8

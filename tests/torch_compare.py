@@ -1,4 +1,4 @@
-"""Compare an op-database entry with PyTorch on its samples: values, a vjp and a jvp (issue 13).
+"""Compare an op-database entry with PyTorch on its samples: values, a vjp and a jvp.
 
 `compare(name, torch_fn)` runs every float64 sample of OPS[name] through pushforward and
 through `torch_fn` (called with the same structure, Tensors converted), and checks the

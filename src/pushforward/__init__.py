@@ -43,7 +43,7 @@ from .core.creation import (
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import autograd
 from . import linalg
-from . import fft, special  # noqa: F401 - issue 12: torch.fft and torch.special names
+from . import fft, special  # noqa: F401 - torch.fft and torch.special names
 from . import memory
 
 _methods.bind()
@@ -75,7 +75,7 @@ def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
 
 
-# ---- porting from torch, NumPy protocols (issue 14)
+# ---- porting from torch, NumPy protocols
 from .errors import OpIndexError, OpTypeError, OpValueError, PushforwardError  # noqa: E402
 from .core.creation import (
     Generator,
@@ -111,7 +111,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'pushforward' has no attribute {name!r}")
 
 
-# ---- namespace hygiene (issue 10): the public names are those not starting with "_", minus
+# ---- namespace hygiene: the public names are those not starting with "_", minus
 # the package's internal modules (importing pushforward.dispatch.classifier, say, makes `dispatch` an
 # attribute of the package; it is not part of the API).
 _PUBLIC_MODULES = frozenset({"autograd", "linalg", "fft", "special", "memory", *_LAZY_MODULES})

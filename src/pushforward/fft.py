@@ -82,5 +82,5 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, requires_grad: bool =
 
 
 def __dir__() -> list:
-    # public names only (issue 10): what the module imports is not part of its API
+    # public names only: what the module imports is not part of its API
     return sorted(set(__all__))

@@ -129,5 +129,5 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False)
 
 
 def __dir__() -> list:
-    # public names only (issue 10): what the module imports is not part of its API
+    # public names only: what the module imports is not part of its API
     return sorted(set(__all__))

@@ -1211,7 +1211,7 @@ KNOWN_TRIGGERS = {
 }
 
 
-# ------------------------------------------------------------------ breadth (issues 12 and 13)
+# ------------------------------------------------------------------ breadth
 # linalg, fft, special, nn, sort, scatter, misc: see table_breadth.py (imported for its entries)
 from . import table_breadth  # noqa: E402,F401
 

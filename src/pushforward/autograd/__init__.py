@@ -33,5 +33,5 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list:
-    # public names only (issue 10): what the module imports is not part of its API
+    # public names only: what the module imports is not part of its API
     return sorted(set(__all__))

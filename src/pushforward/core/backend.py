@@ -1,4 +1,4 @@
-"""The array library pushforward computes with: the one module that imports it (issue 10).
+"""The array library pushforward computes with: the one module that imports it.
 
 The kernels (`kernels*.py`) and the generated ops (`_generated/ops.py`, whose `kernel:` fields
 in `derivatives.yaml` read `xp.sin`, `sp.erf`, `K.name`) reach the array library only through

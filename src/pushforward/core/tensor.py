@@ -80,6 +80,8 @@ class Tensor:
     # False while one holds: every write of _requires_grad, _fw or _st sets it (needs_ad is the
     # precise test, and the fuzzer checks the invariant on every tensor of every program).
     _ad = False
+    # an Interpreter (dispatch/interpret.py) for subclasses that run every op by rules of their own
+    _interpreter = None
     grad = None
     __array_priority__ = 1000  # make ndarray @ Tensor defer to Tensor
     __hash__ = object.__hash__

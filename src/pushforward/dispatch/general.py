@@ -28,6 +28,7 @@ from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .batching import has_batched, run_batched
+from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
@@ -92,6 +93,9 @@ def _diff_tensors(op: Op, ins: list):
 
 def run_general(op: Op, inputs, args: tuple):
     """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
+    it = interpreter_of(inputs)
+    if it is not None:
+        return it.run(op, inputs, args)
     if has_batched(inputs):
         return run_batched(op, inputs, args, run_general)
     if op.simple and all(type(v) is Tensor for v in inputs):

@@ -22,6 +22,7 @@ from .batching import has_batched, run_batched_inplace
 from .classifier import apply
 from ..errors import OpError, OpTypeError
 from .general import normalize
+from .interpret import interpreter_of
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING
 
@@ -38,6 +39,9 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     Values, tape history and tangents are all updated in place, so views of target
     (and their tangents) see the change.
     """
+    it = interpreter_of((target, *inputs))
+    if it is not None:
+        return it.run_inplace(op, target, inputs, args)
     if type(target) is not Tensor:
         if has_batched((target,) + tuple(inputs)):
             return run_batched_inplace(op, target, inputs, args, apply_inplace)

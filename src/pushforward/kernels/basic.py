@@ -170,7 +170,7 @@ def round(a, decimals=0):
 
 
 def polygamma(n, a):
-    if xp.iscomplexobj(a):  # SciPy's polygamma is real only (issue 12: kernels_linalg)
+    if xp.iscomplexobj(a):  # SciPy's polygamma is real only (kernels_linalg)
         return polygamma_complex(n, a)  # noqa: F405 - from .linalg, star-imported below
     return sp.polygamma(n, a)
 
@@ -730,7 +730,7 @@ def register_array_views(table: dict) -> None:
     _ARRAY_VIEW.update(table)
 
 
-# ---- nn, sorting, scatter, composites (issue 13)
+# ---- nn, sorting, scatter, composites
 from .sort import cum_extremum_indices, kthvalue, logcumsumexp, mode_indices, sort, topk  # noqa: E402,F401
 from .scatter import (  # noqa: E402,F401
     index_add,
@@ -743,5 +743,5 @@ from .scatter import (  # noqa: E402,F401
 )
 from .window import col2im, im2col  # noqa: E402,F401
 
-# ---- linalg, fft, special (issue 12): kernels live in their own module
+# ---- linalg, fft, special: kernels live in their own module
 from .linalg import *  # noqa: E402,F401,F403

@@ -1,4 +1,4 @@
-"""NumPy/SciPy kernels of the linear-algebra, FFT and special-function ops (issue 12).
+"""NumPy/SciPy kernels of the linear-algebra, FFT and special-function ops.
 
 Matrix kernels are batched over leading dims (NumPy's linalg broadcasting). Factorisations
 with several outputs return one flat *packed* array per matrix (the outputs' entries, one

@@ -1,4 +1,4 @@
-"""NumPy kernels for sorting ops (issue 13): sort, topk, kthvalue, logcumsumexp, and the index
+"""NumPy kernels for sorting ops: sort, topk, kthvalue, logcumsumexp, and the index
 computations of cummax/cummin and mode. Re-exported by kernels.py (as K.sort, ...).
 
 Tie rules follow torch: sort is stable (equal values keep their order, also when descending),

@@ -1,4 +1,4 @@
-"""Sliding-window kernels (issue 13): im2col and its adjoint col2im, over any number of spatial
+"""Sliding-window kernels: im2col and its adjoint col2im, over any number of spatial
 dims. Convolutions and pooling are built on them (nn_conv.py). Re-exported by kernels.py.
 
 im2col(x (N, C, *S)) -> (N, C, *K, *O): every window of the padded input, K its kernel

@@ -127,7 +127,7 @@ def bind() -> None:
     Tensor.min = ops.min
     Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
-    # ---- nn, sorting, scatter, composites (issue 13)
+    # ---- nn, sorting, scatter, composites
     Tensor.flip = _flip
     Tensor.masked_scatter_ = lambda self, mask, source: _assign(self, ops.masked_scatter(self, mask, source))
     Tensor.put_ = lambda self, index, source, accumulate=False: _assign(self, ops.put(self, index, source, accumulate))
@@ -149,7 +149,7 @@ def _index_put_(self, indices, values, accumulate=False):
     return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
 
 
-# ---- autodiff methods (issue 10: moved here from _tensor.py, which may not import autograd)
+# ---- autodiff methods (moved here from _tensor.py, which may not import autograd)
 
 
 def _grad_fn(self: Tensor) -> Any:

@@ -1,4 +1,4 @@
-"""pushforward.nn: neural-network functions (issue 13). See `pushforward.nn.functional`."""
+"""pushforward.nn: neural-network functions. See `pushforward.nn.functional`."""
 
 from __future__ import annotations
 
@@ -8,5 +8,5 @@ __all__ = ["functional"]
 
 
 def __dir__() -> list:
-    # public names only (issue 10): what the module imports is not part of its API
+    # public names only: what the module imports is not part of its API
     return sorted(set(__all__))

@@ -29,5 +29,5 @@ __all__ = sorted(
 
 
 def __dir__() -> list:
-    # public names only (issue 10): what the module imports is not part of its API
+    # public names only: what the module imports is not part of its API
     return sorted(set(__all__))

@@ -1351,20 +1351,20 @@ def _build() -> dict:
     _add_products_and_indexing(add)
     _add_views(add)
 
-    # ---- op semantics (issue 9): 0-d and empty samples, so the generic checks cover them
+    # ---- op semantics: 0-d and empty samples, so the generic checks cover them
     for name, extra in _EDGE_SAMPLES.items():
         info = db[name]
         info.sample_fn = _plus(info.sample_fn, extra)
 
-    # ---- nn, sorting, scatter, composites (issue 13)
+    # ---- nn, sorting, scatter, composites
     register_nn_ops(add)
-    # ---- linalg, fft, special (issue 12): entries in their own module
+    # ---- linalg, fft, special: entries in their own module
     add_linalg_ops(add)
     add_fft_ops(add)
     add_special_ops(add)
     add_more_ops(add)
     add_legacy_ops(add)
-    # ---- matmul's and einsum's primitives (issue 9, fuzzer); einsum's: two operands, and one or
+    # ---- matmul's and einsum's primitives; einsum's: two operands, and one or
     # three or more (a list), their samples einsum's split by operand count
     db["einsum"].composite = True
     db["matmul"].composite = True  # over _matmul, choosing what the tape keeps

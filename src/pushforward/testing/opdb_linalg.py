@@ -1,4 +1,4 @@
-"""Op-database entries of the linear-algebra, FFT and special-function ops (issue 12).
+"""Op-database entries of the linear-algebra, FFT and special-function ops.
 
 Samples are small (3x3, batches of 2) so the checks stay fast. Ops whose outputs have a
 gauge (eigen/singular vectors, defined up to a phase) are checked through gauge-invariant

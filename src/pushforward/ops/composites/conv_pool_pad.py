@@ -1,4 +1,4 @@
-"""Convolution, pooling, resampling and padding for pf.nn.functional (issue 13).
+"""Convolution, pooling, resampling and padding for pf.nn.functional.
 
 All are built on `_im2col` / `_col2im` (windows of the input and their adjoint, kernels in
 kernels_window.py) and on matmul, gather and index ops, so their backward and forward

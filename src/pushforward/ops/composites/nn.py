@@ -1,4 +1,4 @@
-"""Activations, normalization layers, losses and attention for pf.nn.functional (issue 13).
+"""Activations, normalization layers, losses and attention for pf.nn.functional.
 
 Each is a composition of differentiable ops (so both derivative modes and higher orders come
 for free); branches that could overflow in the unselected side of a `where` are clamped first,

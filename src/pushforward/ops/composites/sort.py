@@ -1,4 +1,4 @@
-"""Sorting-based composites and the derivative helpers of logcumsumexp (issue 13).
+"""Sorting-based composites and the derivative helpers of logcumsumexp.
 
 Values that an order statistic picks (median, quantile, mode, cummax, ...) are gathered from
 the input with indices computed once, so gradients flow to the chosen elements only (torch's

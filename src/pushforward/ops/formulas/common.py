@@ -592,7 +592,7 @@ def cumprod_jvp(self_p, self_t, result, dim):
 from ...engine.tangents import replay_view  # noqa: E402  (formulas replay view chains)
 
 
-# ---- nn, sorting, scatter, composites (issue 13)
+# ---- nn, sorting, scatter, composites
 # The bodies of composite ops and the longer derivative helpers live in small modules of their
 # own; they are re-exported here so that derivatives.yaml can call them.
 from ..composites import conv_pool_pad as _conv_pool_pad, nn as _nn, shape as _shape, sort as _sort  # noqa: E402
@@ -603,7 +603,7 @@ from .scatter import *  # noqa: E402,F401,F403
 from ..composites.conv_pool_pad import *  # noqa: E402,F401,F403
 from ..composites.nn import *  # noqa: E402,F401,F403
 
-# ---- linalg, fft, special (issue 12): helpers live in their own module
+# ---- linalg, fft, special: helpers live in their own module
 from . import linalg as _linalg  # noqa: E402
 from .linalg import *  # noqa: E402,F401,F403
 
@@ -611,7 +611,7 @@ for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg):
     __all__ += _m.__all__
 
 
-# ---- einsum of two operands (issue 9, fuzzer)
+# ---- einsum of two operands
 __all__ += ["einsum_composite"]
 
 

@@ -1,4 +1,4 @@
-"""Derivative formulas of the linear-algebra, FFT and special-function ops (issue 12).
+"""Derivative formulas of the linear-algebra, FFT and special-function ops.
 
 Every helper is written over pushforward's own differentiable ops, so forward-over-reverse
 and higher orders come from nesting. Notation: X^H = X.mT.conj(); <X, Y> = Re tr(X^H Y),

@@ -1,4 +1,4 @@
-"""Derivative helpers and composites of the scatter and indexing ops (issue 13).
+"""Derivative helpers and composites of the scatter and indexing ops.
 
 scatter_reduce follows torch's gradients: 'sum' and 'mean' are linear; 'amax'/'amin' share the
 gradient evenly among every value (self's included) equal to the result; 'prod' divides the
