@@ -650,15 +650,59 @@ def test_einsum_of_one_operand_keeps_no_values():
     assert np.allclose(g.detach().numpy(), 1 / np.sqrt(1 + np.array([1.0, 2.0, 3.0]) ** 2))
 
 
-@pytest.mark.parametrize("fn", [lambda x: 2.0**x, lambda x: x**3, lambda x: x.angle(), lambda x: (x * 1j).angle()])
+@pytest.mark.parametrize("fn", [lambda x: 2.0**x, lambda x: x.angle(), lambda x: (x * 1j).angle()])
 def test_pow_and_angle_results_are_contiguous(fn):
     """torch's `number ** x` and complex angle of a permuted tensor are contiguous, so `.view(-1)`
-    works on them and on their tangents (fuzzer)."""
+    works on them and on their tangents (fuzzer); `x ** number` keeps x's layout (below)."""
     x = pf.tensor(np.random.default_rng(0).standard_normal((2, 3))).T
     assert fn(x).view(-1).shape == (6,)
     with fwAD.dual_level():
         y = fn(fwAD.make_dual(x, pf.ones(3, 2)))
         assert fwAD.unpack_dual(y.view(-1)).tangent.shape == (6,)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda a, b: a**3, lambda a, b: pf.pow(a, b), lambda a, b: a + b, lambda a, b: a * b, lambda a, b: pf.atan2(a, b)],
+)
+def test_element_wise_results_are_laid_out_as_torch_lays_them_out(fn):
+    """An element-wise op lays its result out by its first input's strides where its inputs
+    disagree (torch's rule, K.elementwise_layout; NumPy's would be C order), and its tangent
+    likewise: `.view(-1)` fails where torch's fails, `.flatten()` copies where torch's copies."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a_np = rng.uniform(0.5, 1.5, (2, 3, 4)).transpose(0, 2, 1)
+    b_np = rng.uniform(0.5, 1.5, (4, 3))
+    want = fn(torch.tensor(a_np), torch.tensor(b_np))
+    got = fn(pf.tensor(a_np), pf.tensor(b_np))
+    assert got.stride() == want.stride()
+    with fwAD.dual_level():
+        a = fwAD.make_dual(pf.tensor(a_np), pf.tensor(np.ones_like(a_np)))  # in a_np's layout
+        b = fwAD.make_dual(pf.tensor(b_np), pf.ones(4, 3))
+        y = fn(a, b)
+        assert fwAD.unpack_dual(y).tangent.stride() == want.stride()
+
+
+def test_an_in_place_write_into_a_reshaped_element_wise_result_of_a_permuted_input():
+    """pow of a permuted tensor and a broadcast one is laid out as its first input, so its
+    flatten is a copy and an in-place op on it leaves pow's saved result alone (torch computes;
+    before, the result was contiguous, the flatten a view, and the backward raised "modified by an
+    inplace operation"). The gradient agrees with torch and with finite differences."""
+    torch = pytest.importorskip("torch")
+    x_np = np.arange(12.0).reshape(2, 2, 3) / 7
+
+    def f(lib, x):
+        v2 = lib.stack([x, x], 3).swapaxes(-2, -1)
+        v4 = lib.pow(v2.square() + 0.5, x).flatten(0)
+        v4[19:20].sin_()
+        return v4.sum()
+
+    x = pf.tensor(x_np, requires_grad=True)
+    (g,) = pf.autograd.grad(f(pf, x), x)
+    xt = torch.tensor(x_np, requires_grad=True)
+    (gt,) = torch.autograd.grad(f(torch, xt), xt)
+    assert np.allclose(g.numpy(), gt.numpy())
+    assert pf.autograd.gradcheck(lambda x: f(pf, x), (pf.tensor(x_np, requires_grad=True),))
 
 
 def test_double_backward_through_an_in_place_op_on_a_view_with_a_broadcast_gradient():

@@ -656,19 +656,24 @@ class Emitter:
         )
 
     def needs_adapter(self, e: OpEntry) -> bool:
-        """Ops whose Tensor parameters don't all come first get a kernel taking them first."""
-        return [p.name for p in e.params] != [p.name for p in e.tensor_params + e.arg_params]
+        """Ops whose Tensor parameters don't all come first get a kernel taking them first; element-wise
+        ops of several Tensors get one that lays their result out as torch does."""
+        return [p.name for p in e.params] != [p.name for p in e.tensor_params + e.arg_params] or self.laid_out(e)
+
+    @staticmethod
+    def laid_out(e: OpEntry) -> bool:
+        """An element-wise op of two or more Tensors: its kernel's result, and its tangent, go through
+        K.elementwise_layout (NumPy's result layout can differ from torch's when the inputs disagree)."""
+        tp = e.tensor_params
+        return batch_rule(e) == "elementwise" and len(tp) > 1 and all(p.type == "Tensor" for p in tp)
 
     def kernel_adapter(self, e: OpEntry) -> str:
         names = [p.name for p in e.tensor_params + e.arg_params]
-        return _def(
-            [
-                f"def _{e.name}__kernel({', '.join(names)}):",
-                *_block(
-                    "    ", ast.Return(ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], []))
-                ),
-            ]
-        )
+        body = ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], [])
+        if self.laid_out(e):
+            tensors = [ast.Name(p.name, ast.Load()) for p in e.tensor_params]
+            body = ast.Call(_parse("K.elementwise_layout"), [body, *tensors], [])
+        return _def([f"def _{e.name}__kernel({', '.join(names)}):", *_block("    ", ast.Return(body))])
 
     def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool) -> str:
         """`NAME = Op(...)` on one line; arguments equal to Op's defaults are left out. `same`: the
@@ -691,10 +696,12 @@ class Emitter:
         ]
         if e.differentiable:
             fields.append(f"backward=_{e.name}__backward")
+        # an element-wise op's tangent is laid out as its result (views of the result work on it)
+        lay = (lambda f: f"laid_out({f}, {len(tp)}, {e.name!r})") if self.laid_out(e) else (lambda f: f)
         if jvp:
-            fields.append(f"jvp=_{e.name}__jvp")
+            fields.append(f"jvp={lay(f'_{e.name}__jvp')}")
         if jvp_np:
-            fields.append(f"jvp_np=_{e.name}__jvp" if same else f"jvp_np=_{e.name}__jvp_np")
+            fields.append(f"jvp_np={lay(f'_{e.name}__jvp' if same else f'_{e.name}__jvp_np')}")
             reads = self.jvp_np_reads(e, jvp_np)
             if not all(reads):
                 fields.append(f"jvp_np_reads={reads!r}")

@@ -51,7 +51,6 @@ CONTIGUOUS_RESULTS = frozenset(
         "triu",
         "masked_fill",
         "index",
-        "pow",
         "angle",
         "_einsum_pair",
         "matrix_exp",
@@ -72,9 +71,87 @@ def _contiguous(a: xp.ndarray) -> xp.ndarray:
 
 
 def pow(a, b):
-    # torch's `number ** x` of a permuted x is contiguous (its x ** number is not: contiguous is the
-    # layout that always allows .view)
-    return _contiguous(xp.power(a, b))
+    # torch's `number ** x` is its own overload with a contiguous result; its x ** y and x ** number
+    # lay the result out as every element-wise op does (elementwise_layout)
+    out = xp.power(a, b)
+    return out if type(a) is xp.ndarray else _contiguous(out)
+
+
+def pow_layout(out, a, b):
+    """The layout of pow's result (see pow): elementwise_layout's, contiguous for a Python-number base."""
+    return elementwise_layout(out, a, b) if type(a) is xp.ndarray else _contiguous(out)
+
+
+def elementwise_layout(out, *inputs):
+    """`out`, the result of an element-wise kernel on `inputs`, in the memory layout torch gives
+    it. A later reshape is a view or a copy as it is in torch, so whether an in-place write into
+    it reaches the result is decided as in torch (docs/design.md, "Memory layout").
+
+    torch orders the result's dims by the inputs' strides, innermost first, by an insertion sort
+    whose comparison asks the inputs in order and takes the first one that has an opinion
+    (broadcast dims have none); NumPy's order="K" lets C order win any disagreement. The two
+    differ only when two inputs of two or more dims disagree, so everything else returns at once.
+
+    >>> import numpy as np
+    >>> a = np.ones((3, 4)).T; b = np.ones((4, 3))
+    >>> elementwise_layout(np.add(a, b), a, b).strides  # a's layout, as torch's a + b
+    (8, 32)
+    """
+    if type(out) is not xp.ndarray or out.ndim < 2:
+        return out
+    arrays = [x for x in inputs if type(x) is xp.ndarray and x.ndim > 1]
+    if len(arrays) < 2 or all(x.flags.c_contiguous for x in arrays):
+        return out
+    order = _elementwise_order(out.shape, [_broadcast_strides(x, out.shape) for x in inputs if type(x) is xp.ndarray])
+    strides = [0] * out.ndim
+    step = out.itemsize
+    for d in order:
+        strides[d] = step
+        step *= out.shape[d]
+    if all(out.strides[d] == strides[d] for d in range(out.ndim) if out.shape[d] > 1):
+        return out
+    laid = xp.empty(tuple(out.shape[d] for d in reversed(order)), out.dtype).transpose(xp.argsort(order[::-1]))
+    laid[...] = out
+    return laid
+
+
+def _broadcast_strides(x, shape) -> list:
+    """x's strides against the broadcast `shape`: 0 where x is broadcast (missing or size 1)."""
+    lead = len(shape) - x.ndim
+    return [0] * lead + [
+        0 if n == 1 and shape[lead + i] != 1 else abs(s) for i, (n, s) in enumerate(zip(x.shape, x.strides))
+    ]
+
+
+def _elementwise_order(shape, strides) -> list:
+    """The dims of an element-wise result, innermost first, as torch's TensorIterator orders them."""
+
+    def after(d0, d1) -> int:  # 1: d0 goes after (outside) d1, -1: before, 0: no input decides
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:  # equal strides: the smaller dim goes inside
+                return 1
+        return 0
+
+    order = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = after(order[k], order[j])
+            if c > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif c < 0:
+                break
+    return order
+
+
+# element-wise ops of several Tensors whose result is not laid out by elementwise_layout alone
+LAYOUTS = {"pow": pow_layout}
 
 
 def angle(a):

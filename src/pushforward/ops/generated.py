@@ -519,10 +519,11 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return scale_np(other_t, alpha)
     if other_t is None: return self_t
     return self_t + scale_np(other_t, alpha)
-ADD = Op('add', K.add, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=_add__jvp, jvp_np=_add__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+def _add__kernel(self, other, alpha): return K.elementwise_layout(K.add(self, other, alpha), self, other)
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=laid_out(_add__jvp, 2, 'add'), jvp_np=laid_out(_add__jvp_np, 2, 'add'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
-    return run2(ADD, K.add, self, other, (alpha,))
+    return run2(ADD, _add__kernel, self, other, (alpha,))
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
     return apply_inplace(ADD, self, (self, other), (alpha,))
@@ -538,10 +539,11 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return -scale_np(other_t, alpha)
     if other_t is None: return self_t
     return self_t - scale_np(other_t, alpha)
-SUB = Op('sub', K.sub, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=_sub__jvp, jvp_np=_sub__jvp_np, jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+def _sub__kernel(self, other, alpha): return K.elementwise_layout(K.sub(self, other, alpha), self, other)
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=laid_out(_sub__jvp, 2, 'sub'), jvp_np=laid_out(_sub__jvp_np, 2, 'sub'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
-    return run2(SUB, K.sub, self, other, (alpha,))
+    return run2(SUB, _sub__kernel, self, other, (alpha,))
 def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
     return apply_inplace(SUB, self, (self, other), (alpha,))
@@ -554,10 +556,11 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p * other_t
     if other_t is None: return other_p * self_t
     return other_p * self_t + self_p * other_t
-MUL = Op('mul', xp.multiply, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=_mul__jvp, jvp_np=_mul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+def _mul__kernel(self, other): return K.elementwise_layout(xp.multiply(self, other), self, other)
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=laid_out(_mul__jvp, 2, 'mul'), jvp_np=laid_out(_mul__jvp, 2, 'mul'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
-    return run2(MUL, xp.multiply, self, other)
+    return run2(MUL, _mul__kernel, self, other)
 def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
@@ -578,10 +581,12 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
     if self_t is None: return -(other_t * result) / other_p if rounding_mode is None else None
     if other_t is None: return self_t / other_p if rounding_mode is None else None
     return (self_t - other_t * result) / other_p if rounding_mode is None else None
-DIV = Op('div', K.div, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=_div__jvp, jvp_np=_div__jvp, jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+def _div__kernel(self, other, rounding_mode):
+    return K.elementwise_layout(K.div(self, other, rounding_mode), self, other)
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=laid_out(_div__jvp, 2, 'div'), jvp_np=laid_out(_div__jvp, 2, 'div'), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
-    return run2(DIV, K.div, self, other, (rounding_mode,))
+    return run2(DIV, _div__kernel, self, other, (rounding_mode,))
 def div_(self, other, *, rounding_mode=None):
     """In-place div: writes into self (values, tape history and tangents)."""
     return apply_inplace(DIV, self, (self, other), (rounding_mode,))
@@ -602,10 +607,11 @@ def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
     if self_t is None: return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
     if exponent_t is None: return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
     return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
-POW = Op('pow', K.pow, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, jvp=_pow__jvp, jvp_np=_pow__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+def _pow__kernel(self, exponent): return K.elementwise_layout(K.pow(self, exponent), self, exponent)
+POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, jvp=laid_out(_pow__jvp, 2, 'pow'), jvp_np=laid_out(_pow__jvp_np, 2, 'pow'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
-    return run2(POW, K.pow, self, exponent)
+    return run2(POW, _pow__kernel, self, exponent)
 def pow_(self, exponent):
     """In-place pow: writes into self (values, tape history and tangents)."""
     return apply_inplace(POW, self, (self, exponent), ())
@@ -620,10 +626,11 @@ def _atan2__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
     if other_t is None: return self_t * other_p / (self_p * self_p + other_p * other_p)
     return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
-ATAN2 = Op('atan2', xp.arctan2, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=_atan2__jvp, jvp_np=_atan2__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _atan2__kernel(self, other): return K.elementwise_layout(xp.arctan2(self, other), self, other)
+ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
-    return run2(ATAN2, xp.arctan2, self, other)
+    return run2(ATAN2, _atan2__kernel, self, other)
 arctan2 = atan2
 
 # ---- hypot
@@ -633,10 +640,11 @@ def _hypot__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * other_p / result
     if other_t is None: return self_t * self_p / result
     return (self_t * self_p + other_t * other_p) / result
-HYPOT = Op('hypot', xp.hypot, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=_hypot__jvp, jvp_np=_hypot__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+def _hypot__kernel(self, other): return K.elementwise_layout(xp.hypot(self, other), self, other)
+HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=laid_out(_hypot__jvp, 2, 'hypot'), jvp_np=laid_out(_hypot__jvp, 2, 'hypot'), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
-    return run2(HYPOT, xp.hypot, self, other)
+    return run2(HYPOT, _hypot__kernel, self, other)
 
 # ---- maximum
 def _maximum__backward(grad, self, other, result, needs):
@@ -652,10 +660,11 @@ def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(other_p, self_p)
     if other_t is None: return self_t * max_mask_np(self_p, other_p)
     return self_t * max_mask_np(self_p, other_p) + other_t * max_mask_np(other_p, self_p)
-MAXIMUM = Op('maximum', xp.maximum, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=_maximum__jvp, jvp_np=_maximum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _maximum__kernel(self, other): return K.elementwise_layout(xp.maximum(self, other), self, other)
+MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=laid_out(_maximum__jvp, 2, 'maximum'), jvp_np=laid_out(_maximum__jvp_np, 2, 'maximum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return run2(MAXIMUM, xp.maximum, self, other)
+    return run2(MAXIMUM, _maximum__kernel, self, other)
 
 # ---- minimum
 def _minimum__backward(grad, self, other, result, needs):
@@ -671,10 +680,11 @@ def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(self_p, other_p)
     if other_t is None: return self_t * max_mask_np(other_p, self_p)
     return self_t * max_mask_np(other_p, self_p) + other_t * max_mask_np(self_p, other_p)
-MINIMUM = Op('minimum', xp.minimum, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=_minimum__jvp, jvp_np=_minimum__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _minimum__kernel(self, other): return K.elementwise_layout(xp.minimum(self, other), self, other)
+MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=laid_out(_minimum__jvp, 2, 'minimum'), jvp_np=laid_out(_minimum__jvp_np, 2, 'minimum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    return run2(MINIMUM, xp.minimum, self, other)
+    return run2(MINIMUM, _minimum__kernel, self, other)
 
 # ---- fmod
 def _fmod__backward(grad, self, other, result, needs):
@@ -687,10 +697,11 @@ def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * xp.trunc(self_p / other_p))
     if other_t is None: return self_t
     return self_t - other_t * xp.trunc(self_p / other_p)
-FMOD = Op('fmod', xp.fmod, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=_fmod__jvp, jvp_np=_fmod__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _fmod__kernel(self, other): return K.elementwise_layout(xp.fmod(self, other), self, other)
+FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=laid_out(_fmod__jvp, 2, 'fmod'), jvp_np=laid_out(_fmod__jvp_np, 2, 'fmod'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
-    return run2(FMOD, xp.fmod, self, other)
+    return run2(FMOD, _fmod__kernel, self, other)
 
 # ---- remainder
 def _remainder__backward(grad, self, other, result, needs):
@@ -703,10 +714,11 @@ def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * xp.floor(self_p / other_p))
     if other_t is None: return self_t
     return self_t - other_t * xp.floor(self_p / other_p)
-REMAINDER = Op('remainder', xp.remainder, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=_remainder__jvp, jvp_np=_remainder__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _remainder__kernel(self, other): return K.elementwise_layout(xp.remainder(self, other), self, other)
+REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=laid_out(_remainder__jvp, 2, 'remainder'), jvp_np=laid_out(_remainder__jvp_np, 2, 'remainder'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
-    return run2(REMAINDER, xp.remainder, self, other)
+    return run2(REMAINDER, _remainder__kernel, self, other)
 
 # ---- copysign
 def _copysign__backward(grad, self, other, result, needs):
@@ -719,10 +731,11 @@ def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return None
     if other_t is None: return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
-COPYSIGN = Op('copysign', xp.copysign, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=_copysign__jvp, jvp_np=_copysign__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
+def _copysign__kernel(self, other): return K.elementwise_layout(xp.copysign(self, other), self, other)
+COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=laid_out(_copysign__jvp, 2, 'copysign'), jvp_np=laid_out(_copysign__jvp_np, 2, 'copysign'), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
-    return run2(COPYSIGN, xp.copysign, self, other)
+    return run2(COPYSIGN, _copysign__kernel, self, other)
 
 # ---- xlogy
 def _xlogy__backward(grad, self, other, result, needs):
@@ -738,10 +751,11 @@ def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / other_p
     if other_t is None: return self_t * sp.xlogy(other_p != 0, other_p)
     return self_t * sp.xlogy(other_p != 0, other_p) + other_t * self_p / other_p
-XLOGY = Op('xlogy', sp.xlogy, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, jvp=_xlogy__jvp, jvp_np=_xlogy__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _xlogy__kernel(self, other): return K.elementwise_layout(sp.xlogy(self, other), self, other)
+XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, jvp=laid_out(_xlogy__jvp, 2, 'xlogy'), jvp_np=laid_out(_xlogy__jvp_np, 2, 'xlogy'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
-    return run2(XLOGY, sp.xlogy, self, other)
+    return run2(XLOGY, _xlogy__kernel, self, other)
 
 # ---- logaddexp
 def _logaddexp__backward(grad, self, other, result, needs):
@@ -757,10 +771,11 @@ def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * xp.exp(other_p - result)
     if other_t is None: return self_t * xp.exp(self_p - result)
     return self_t * xp.exp(self_p - result) + other_t * xp.exp(other_p - result)
-LOGADDEXP = Op('logaddexp', xp.logaddexp, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=_logaddexp__jvp, jvp_np=_logaddexp__jvp_np, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _logaddexp__kernel(self, other): return K.elementwise_layout(xp.logaddexp(self, other), self, other)
+LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=laid_out(_logaddexp__jvp, 2, 'logaddexp'), jvp_np=laid_out(_logaddexp__jvp_np, 2, 'logaddexp'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
-    return run2(LOGADDEXP, xp.logaddexp, self, other)
+    return run2(LOGADDEXP, _logaddexp__kernel, self, other)
 
 # ---- where
 def _where__backward(grad, condition, self, other, result, needs):
@@ -776,58 +791,68 @@ def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.where(condition, xp.zeros_like(self_p), other_t)
     if other_t is None: return K.where(condition, self_t, xp.zeros_like(other_p))
     return K.where(condition, self_t, other_t)
-WHERE = Op('where', K.where, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=_where__jvp, jvp_np=_where__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
+def _where__kernel(condition, self, other):
+    return K.elementwise_layout(K.where(condition, self, other), condition, self, other)
+WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=laid_out(_where__jvp, 3, 'where'), jvp_np=laid_out(_where__jvp_np, 3, 'where'), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
     return apply(WHERE, (condition, self, other), ())
 
 # ---- eq
-EQ = Op('eq', xp.equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _eq__kernel(self, other): return K.elementwise_layout(xp.equal(self, other), self, other)
+EQ = Op('eq', _eq__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def eq(self, other):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
-    return run2(EQ, xp.equal, self, other)
+    return run2(EQ, _eq__kernel, self, other)
 
 # ---- ne
-NE = Op('ne', xp.not_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _ne__kernel(self, other): return K.elementwise_layout(xp.not_equal(self, other), self, other)
+NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ne(self, other):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
-    return run2(NE, xp.not_equal, self, other)
+    return run2(NE, _ne__kernel, self, other)
 
 # ---- lt
-LT = Op('lt', xp.less, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _lt__kernel(self, other): return K.elementwise_layout(xp.less(self, other), self, other)
+LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def lt(self, other):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
-    return run2(LT, xp.less, self, other)
+    return run2(LT, _lt__kernel, self, other)
 
 # ---- le
-LE = Op('le', xp.less_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _le__kernel(self, other): return K.elementwise_layout(xp.less_equal(self, other), self, other)
+LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def le(self, other):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
-    return run2(LE, xp.less_equal, self, other)
+    return run2(LE, _le__kernel, self, other)
 
 # ---- gt
-GT = Op('gt', xp.greater, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _gt__kernel(self, other): return K.elementwise_layout(xp.greater(self, other), self, other)
+GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def gt(self, other):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
-    return run2(GT, xp.greater, self, other)
+    return run2(GT, _gt__kernel, self, other)
 
 # ---- ge
-GE = Op('ge', xp.greater_equal, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _ge__kernel(self, other): return K.elementwise_layout(xp.greater_equal(self, other), self, other)
+GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ge(self, other):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
-    return run2(GE, xp.greater_equal, self, other)
+    return run2(GE, _ge__kernel, self, other)
 
 # ---- logical_and
-LOGICAL_AND = Op('logical_and', xp.logical_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _logical_and__kernel(self, other): return K.elementwise_layout(xp.logical_and(self, other), self, other)
+LOGICAL_AND = Op('logical_and', _logical_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_and(self, other):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(LOGICAL_AND, xp.logical_and, self, other)
+    return run2(LOGICAL_AND, _logical_and__kernel, self, other)
 
 # ---- logical_or
-LOGICAL_OR = Op('logical_or', xp.logical_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _logical_or__kernel(self, other): return K.elementwise_layout(xp.logical_or(self, other), self, other)
+LOGICAL_OR = Op('logical_or', _logical_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_or(self, other):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(LOGICAL_OR, xp.logical_or, self, other)
+    return run2(LOGICAL_OR, _logical_or__kernel, self, other)
 
 # ---- logical_not
 LOGICAL_NOT = Op('logical_not', xp.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
@@ -836,22 +861,25 @@ def logical_not(self):
     return run1(LOGICAL_NOT, xp.logical_not, self)
 
 # ---- bitwise_and
-BITWISE_AND = Op('bitwise_and', xp.bitwise_and, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _bitwise_and__kernel(self, other): return K.elementwise_layout(xp.bitwise_and(self, other), self, other)
+BITWISE_AND = Op('bitwise_and', _bitwise_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_and(self, other):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_AND, xp.bitwise_and, self, other)
+    return run2(BITWISE_AND, _bitwise_and__kernel, self, other)
 
 # ---- bitwise_or
-BITWISE_OR = Op('bitwise_or', xp.bitwise_or, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _bitwise_or__kernel(self, other): return K.elementwise_layout(xp.bitwise_or(self, other), self, other)
+BITWISE_OR = Op('bitwise_or', _bitwise_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_or(self, other):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_OR, xp.bitwise_or, self, other)
+    return run2(BITWISE_OR, _bitwise_or__kernel, self, other)
 
 # ---- bitwise_xor
-BITWISE_XOR = Op('bitwise_xor', xp.bitwise_xor, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+def _bitwise_xor__kernel(self, other): return K.elementwise_layout(xp.bitwise_xor(self, other), self, other)
+BITWISE_XOR = Op('bitwise_xor', _bitwise_xor__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_xor(self, other):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
-    return run2(BITWISE_XOR, xp.bitwise_xor, self, other)
+    return run2(BITWISE_XOR, _bitwise_xor__kernel, self, other)
 
 # ---- bitwise_not
 BITWISE_NOT = Op('bitwise_not', xp.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
@@ -3064,10 +3092,11 @@ def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / (other_p + 1)
     if other_t is None: return self_t * xp.log1p(other_p)
     return self_t * xp.log1p(other_p) + other_t * self_p / (other_p + 1)
-SPECIAL_XLOG1PY = Op('special_xlog1py', sp.xlog1py, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=_special_xlog1py__jvp, jvp_np=_special_xlog1py__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+def _special_xlog1py__kernel(self, other): return K.elementwise_layout(sp.xlog1py(self, other), self, other)
+SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=laid_out(_special_xlog1py__jvp, 2, 'special_xlog1py'), jvp_np=laid_out(_special_xlog1py__jvp_np, 2, 'special_xlog1py'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    return run2(SPECIAL_XLOG1PY, sp.xlog1py, self, other)
+    return run2(SPECIAL_XLOG1PY, _special_xlog1py__kernel, self, other)
 
 # ---- sinc
 def _sinc__backward(grad, self, result, needs):
@@ -3096,10 +3125,11 @@ def __special_zeta__jvp(self, other_p, other_t, result):
     return other_t * -self * _special_zeta(self + 1, other_p)
 def __special_zeta__jvp_np(self, other_p, other_t, result):
     return other_t * -self * sp.zeta(self + 1, other_p)
-_SPECIAL_ZETA = Op('_special_zeta', sp.zeta, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, jvp=__special_zeta__jvp, jvp_np=__special_zeta__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+def __special_zeta__kernel(self, other): return K.elementwise_layout(sp.zeta(self, other), self, other)
+_SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, jvp=laid_out(__special_zeta__jvp, 2, '_special_zeta'), jvp_np=laid_out(__special_zeta__jvp_np, 2, '_special_zeta'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
-    return run2(_SPECIAL_ZETA, sp.zeta, self, other)
+    return run2(_SPECIAL_ZETA, __special_zeta__kernel, self, other)
 
 # ---- special_zeta (composite)
 def special_zeta(self, other):
@@ -3243,10 +3273,12 @@ def __special_gammainc__backward(grad, self, other, result, upper, needs):
     return (grad * gammainc_density(self, other, upper) if needs[0] else None,)
 def __special_gammainc__jvp(self, other_p, other_t, result, upper):
     return other_t * gammainc_density(self, other_p, upper)
-_SPECIAL_GAMMAINC = Op('_special_gammainc', K.gammainc, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=__special_gammainc__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
+def __special_gammainc__kernel(self, other, upper):
+    return K.elementwise_layout(K.gammainc(self, other, upper), self, other)
+_SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=laid_out(__special_gammainc__jvp, 2, '_special_gammainc'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
-    return run2(_SPECIAL_GAMMAINC, K.gammainc, self, other, (upper,))
+    return run2(_SPECIAL_GAMMAINC, __special_gammainc__kernel, self, other, (upper,))
 
 # ---- special_gammainc (composite)
 def special_gammainc(self, other):

@@ -15,8 +15,11 @@ from ...engine.grad_mode import is_grad_enabled
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
+from ...core.tensor import wrap
+from ...kernels.basic import LAYOUTS, elementwise_layout
 
 __all__ = [
+    "laid_out",
     "scale",
     "scale_np",
     "fill_zeros",
@@ -362,6 +365,24 @@ def einsum_jvp(equation, tensors_p, tensors_t):
         term = OPS.einsum(equation, *ops)
         total = term if total is None else total + term
     return total
+
+
+def laid_out(formula, n: int, name: str = ""):
+    """An element-wise op's tangent formula whose tangent is laid out in memory as the op's result
+    (K.elementwise_layout), so a view the result allows works on its tangent too. Its first `n`
+    arguments are the primal inputs; `name`: the op, for a layout of its own (K.LAYOUTS)."""
+    layout = LAYOUTS.get(name, elementwise_layout)
+
+    def tangent(*a):
+        r = formula(*a)
+        if type(r) is np.ndarray:
+            return layout(r, *a[:n])
+        if type(r) is not Tensor or any(type(x) is not Tensor and isinstance(x, Tensor) for x in a[:n]):
+            return r  # no tangent, or a batch of them (vector mode)
+        d = layout(r._data, *(x._data if type(x) is Tensor else x for x in a[:n]))
+        return r if d is r._data else wrap(d).copy_(r)  # copy_: differentiable, as the formula is
+
+    return tangent
 
 
 # -- element-wise -----------------------------------------------------------------------------------
