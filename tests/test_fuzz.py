@@ -228,7 +228,9 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
 
 
 # ---- vector mode: batched tangents/cotangents and vmap against pushforward's own unbatched runs
-@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ())])
+# (vmap: a batched boolean mask selects a different number of elements per example, a shape vmap
+# cannot batch; torch's vmap refuses it too, and pushforward says it does not support it)
+@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ("getitem_mask",))])
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
     rep = run_campaign(
         SLICE_SEED + 1,

@@ -400,8 +400,13 @@ def generate(seed: int, n_ops: int | None = None, ops: list | None = None) -> Pr
             stmts.append(st)
             for o in outs:
                 v = ctx.values[o]
+                # (element-wise results are laid out as torch's: their layout is checked, not excused)
                 if any(a in ctx.torch_layout for a in args) or (
-                    v._base is None and v.dim() >= 2 and v.numel() > 1 and not v.is_contiguous()
+                    v._base is None
+                    and v.dim() >= 2
+                    and v.numel() > 1
+                    and not v.is_contiguous()
+                    and "elementwise" not in op.tags
                 ):
                     ctx.torch_layout.add(o)
             if op.name in FROZEN_RESULTS or any(a in ctx.frozen for a in args):

@@ -182,7 +182,7 @@ def unary(name, dom=None, kinds="fc", render=None, inplace_variant=False, weight
 
 
 def binary(name, render, kinds="fc", kinds2=None, dom=None, weight=1.0):
-    add(Op(name, render, binary_gen(kinds, kinds2), dom, weight=weight))
+    add(Op(name, render, binary_gen(kinds, kinds2), dom, weight=weight, tags=("elementwise",)))
 
 
 # ------------------------------------------------------------------ element-wise, one input
@@ -310,6 +310,20 @@ binary(
 )
 binary("xlogy", "L.xlogy({0}, {1})", kinds="f", dom=lambda a, p: bool((a[1] > 0.1).all()))
 binary("logaddexp", "L.logaddexp({0}, {1})", kinds="f")
+
+
+# Two inputs whose layouts disagree (a permuted one first): torch lays the result out by the first
+# input's strides, so its reshape is a copy, and an in-place write into that copy leaves the result
+# (saved by pow for its backward) alone. The flattened form writes through the reshape at once.
+def _matrix_gen(ctx):
+    i = ctx.pick("f", pred=lambda m: len(m.shape) >= 2 and min(m.shape) > 0)
+    return None if i is None else ([i], {})
+
+
+_PERMUTED_POW = "(({0}.mT.abs() + 0.5) ** {0}.mT.contiguous().tanh())"
+add(Op("pow_permuted", _PERMUTED_POW, _matrix_gen, weight=0.4, tags=("elementwise",)))
+add(Op("pow_permuted_flat", _PERMUTED_POW + ".flatten()", _matrix_gen, weight=0.4, tags=("elementwise",)))
+add(Op("mul_permuted", "({0}.mT * {0}.mT.contiguous())", _matrix_gen, weight=0.3, tags=("elementwise",)))
 
 # a Python scalar on either side
 add(Op("add_s", "{0} + {s!r}", unary_gen(params=scalar_param)))
