@@ -1,4 +1,4 @@
-"""Composite and shape ops of issue 13 against PyTorch (values, vjp and jvp on the op-database
+"""Composite and shape ops against PyTorch (values, vjp and jvp on the op-database
 samples), plus their Tensor methods and error messages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Forward-mode AD (DESIGN.md section 2): levels, nesting, tangents, reverse interplay, coverage, grad mode, complex.
+"""Forward-mode AD by the semantics rules of docs/design.md: levels, nesting, tangents, reverse interplay, coverage, grad mode, complex.
 
 Views, in-place and the lens laws (rules 4-6) are in test_views_inplace.py.
 """

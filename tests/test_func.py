@@ -46,7 +46,7 @@ def tt(a):
     return torch.tensor(np.array(a, dtype=np.float64))
 
 
-def f_vec(m, x):  # R^N -> R^N, the benchmark function
+def f_vec(m, x):  # R^N -> R^N, the benchmark function
     A_ = pf.tensor(A) if m is pf else torch.tensor(A)
     return m.tanh(m.matmul(A_, x)) * x + m.sin(x)
 

@@ -120,7 +120,7 @@ def test_a_pushforward_crash_where_torch_computes_is_a_failure(monkeypatch):
 
 
 def test_breadth_slice_has_no_pushforward_failure():
-    # issues 12 and 13's ops (linalg, fft, special, nn, sort, scatter, misc): a small fixed slice
+    # the breadth ops (linalg, fft, special, nn, sort, scatter, misc): a small fixed slice
     rep = run_campaign(
         SLICE_SEED + 1,
         n_programs=60,

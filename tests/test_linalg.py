@@ -120,7 +120,7 @@ def test_values_match_torch(name):
     assert check_against_torch(name, TORCH[name], torch) > 0
 
 
-def test_every_issue12_linalg_op_is_compared_with_torch():
+def test_every_linalg_op_is_compared_with_torch():
     linalg_ops = {
         n
         for n, i in pf.testing.opdb.OPS.items()

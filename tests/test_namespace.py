@@ -88,7 +88,7 @@ def test_py_typed_marker_is_shipped():
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
 def test_hand_written_public_functions_have_type_hints(name):
-    # the generated ops get theirs with the code generator's rework (issue 10's refactor)
+    # the generated ops get theirs when the code generator writes them
     import inspect
 
     mod = importlib.import_module(name)

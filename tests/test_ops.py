@@ -37,7 +37,7 @@ DIFF = [n for n in ALL if OPS[n].differentiable]
 COMPLEX = [n for n in DIFF if OPS[n].supports_complex]
 INPLACE = [n for n in ALL if OPS[n].inplace]
 VIEWS = [n for n in ALL if OPS[n].is_view]
-# ops without a NumPy reference (pf.nn.functional, issue 13) are compared with torch in tests/test_nn.py
+# ops without a NumPy reference (pf.nn.functional) are compared with torch in tests/test_nn.py
 PRIMAL = [(n, np.dtype(d).name) for n in ALL for d in OPS[n].dtypes if OPS[n].ref is not None]
 
 

@@ -170,7 +170,7 @@ def test_hvp_peak_memory_is_at_most_twice_the_gradients():
     """Deferred tangents that are never read must not keep the forward's arrays alive: the
     forward-over-reverse hvp needs at most twice the gradient's memory, plus two arrays
     (measured: 11 vs 5 arrays of n elements; 13 vs 7 before tape nodes kept only what the
-    formulas that run read, issue 9)."""
+    formulas that run read)."""
     n = 100_000
     rng = np.random.default_rng(0)
     x0 = pf.tensor(rng.random(n))

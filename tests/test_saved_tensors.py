@@ -51,7 +51,7 @@ def _program(L, f, mutate: str, needs: tuple):
     return [np.zeros(2) if g is None else np.array(g.detach().numpy() if L is torch else g.numpy()) for g in gs]
 
 
-# The programs of the issue: torch differentiates each of them.
+# Programs with saved tensors and in-place writes: torch differentiates each of them.
 CASES = {
     "pow scalar, write into the result": (lambda L, x, y: x**3, "out", (True, False)),
     "sign, write into the result": (lambda L, x, y: L.sign(x), "out", (True, False)),

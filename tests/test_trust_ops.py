@@ -1,4 +1,4 @@
-"""Regression tests for issue 9 (op semantics): results that alias their inputs' tangents or
+"""Regression tests for op semantics: results that alias their inputs' tangents or
 memory, index shapes, integer casts, 0-d and empty inputs. PyTorch (installed for tests only)
 is the oracle where its behaviour is the contract."""
 
@@ -50,7 +50,7 @@ def test_inplace_on_result_or_input_keeps_the_other_tangent(name, where):
             assert np.allclose(_tan(y).numpy(), before)
 
 
-def test_issue_repro_add_then_mul_():
+def test_add_then_in_place_mul_repro():
     with fwAD.dual_level():
         x = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.ones(2))
         y = x + 1

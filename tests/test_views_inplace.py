@@ -1,4 +1,4 @@
-"""Forward AD with views and in-place ops (DESIGN.md rules 4, 5, 6), plus view/version basics in reverse mode."""
+"""Forward AD with views and in-place ops (docs/design.md, "Views", "In-place", "Lens laws"), plus view/version basics in reverse mode."""
 
 import zlib
 
@@ -715,4 +715,6 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
             assert v._ad or not needs_ad(v)
         assert np.allclose(fwAD.unpack_dual(rows * 3).tangent.numpy(), [6.0, 6.0, 6.0])
         assert np.allclose(fwAD.unpack_dual(col.sin()).tangent.numpy(), 2 * np.cos([1.0, 1.0]))
-        assert fwAD.unpack_dual(alias_ * 3).tangent is None  # detach cuts tangents (DESIGN rule 7)
+        assert (
+            fwAD.unpack_dual(alias_ * 3).tangent is None
+        )  # detach cuts tangents (docs/design.md, "Mixing with reverse mode")

@@ -64,7 +64,7 @@ def test_batched_level_checks_the_tangent_shape():
 
 
 def test_matrix_times_a_batch_of_vectors_is_not_transposed():
-    """The trap the issue names: B == n must not read the batch of vectors as a matrix."""
+    """A trap: B == n must not read the batch of vectors as a matrix."""
     A, x, V = arr(3, 3), arr(3), arr(3, 3)
     with fwAD.dual_level(batch=3):
         t = fwAD.unpack_dual(T(A) @ fwAD.make_dual(T(x), T(V))).tangent

@@ -1,4 +1,4 @@
-"""Compare op-database samples with torch (issue 12 tests): the same call on torch tensors."""
+"""Compare op-database samples with torch: the same call on torch tensors."""
 
 from __future__ import annotations
 

@@ -87,13 +87,11 @@ from .core.creation import (
     set_default_dtype,
 )
 from .methods.logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
-from .core.tensor import bind_to as _bind_to, device  # noqa: E402
-from .methods import logic as _logic
+from .core.tensor import device  # noqa: E402
 from .methods import numpy_api as _numpy_api  # noqa: E402
+from .core.namespace import public_dir as _public_dir
 
-_logic.bind()
-_numpy_api.bind(_sys.modules[__name__])
-_bind_to()
+_numpy_api.use_namespace(_sys.modules[__name__])
 half = float16 = _np.dtype(_np.float16)
 short = int16 = _np.dtype(_np.int16)
 int = int32  # noqa: A001 - torch's name
@@ -121,8 +119,7 @@ def _public_names() -> list:
     return sorted(n for n, v in globals().items() if not n.startswith("_") and not isinstance(v, _types.ModuleType))
 
 
-def __dir__() -> list:
-    return sorted(set(__all__) | _PUBLIC_MODULES)
+__dir__ = _public_dir(globals(), _PUBLIC_MODULES)
 
 
 __all__ = _public_names()

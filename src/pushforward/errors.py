@@ -70,13 +70,15 @@ def describe(value: object) -> str:
     return repr(value)
 
 
-def check_dim(d: int, ndim: int, name: str) -> int:
-    """torch's dim d (may be negative) for a tensor of ndim dims (0-d counts as 1), or a clear error.
+def check_dim(d: int, ndim: int, name: str = "") -> int:
+    """torch's dim d (may be negative) for a tensor of ndim dims (0-d counts as 1), or torch's
+    IndexError naming the op: the one place a dim is normalised and checked.
 
     >>> check_dim(-1, 3, "sum")
     2
     """
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise OpError(f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        where = f"{name}: " if name else ""
+        raise OpIndexError(f"{where}Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d % n

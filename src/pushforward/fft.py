@@ -23,6 +23,7 @@ import numpy as np
 
 from .ops import generated as ops
 from .core.creation import tensor
+from .core.namespace import public_dir as _public_dir
 
 __all__ = [
     "fft",
@@ -81,6 +82,4 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, requires_grad: bool =
     return tensor(np.fft.rfftfreq(n, d), dtype=dtype, requires_grad=requires_grad)
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

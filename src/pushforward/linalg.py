@@ -22,6 +22,7 @@ if _TYPE_CHECKING:
 
 from .ops import generated as ops
 from .errors import OpError
+from .core.namespace import public_dir as _public_dir
 
 __all__ = [
     "norm",
@@ -128,6 +129,4 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False)
     return ops.norm(x, ord, dim, keepdim)
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -14,6 +14,7 @@ torch). digamma/polygamma accept complex input (a complex Hurwitz zeta kernel).
 from __future__ import annotations
 
 from .ops import generated as ops
+from .core.namespace import public_dir as _public_dir
 
 __all__ = [
     "i0",
@@ -110,6 +111,4 @@ gammainc = ops.special_gammainc
 gammaincc = ops.special_gammaincc
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -11,7 +11,7 @@ Layout (one job per module):
                lets central finite differences decide who is wrong.
   shrink.py    drops statements/outputs/inputs and simplifies numbers while the failure
                persists; prints a standalone reproducer over ``import pushforward as pf``.
-  campaign.py  a run over many seeds: failure classes, counts, labels for issue 9's classes.
+  campaign.py  a run over many seeds: failure classes, counts, labels for the known classes.
   run.py       the command line: ``PYTHONPATH=src python tests/fuzz/run.py --minutes 5``.
 
 tests/test_fuzz.py runs a fixed-seed slice in the normal suite and tests the fuzzer itself.

@@ -166,8 +166,8 @@ def format_report(rep: Report, jobs: int = 1) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ labels for issue 9's known classes
-# A heuristic first sorting of the classes for the findings file: which listed issue-9 class a
+# ------------------------------------------------------------------ labels for the known classes
+# A heuristic first sorting of the classes for the findings file: which known class (_CRASH_LABELS, ...) a
 # shrunk failure most likely belongs to. An unlabelled class is a candidate NEW class (read its
 # reproducer); a label is a hint, not a proof.
 _CRASH_LABELS = [

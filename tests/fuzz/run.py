@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python tests/fuzz/run.py --minutes 5 --seed 1 --jobs 2
     PYTHONPATH=src python tests/fuzz/run.py --programs 2000 --seed 7
-    PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --skip-known   # leave out issue 9's known triggers
+    PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --skip-known   # leave out the known classes' triggers
     PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --only linalg,fft   # some groups (table.GROUPS)
     PYTHONPATH=src python tests/fuzz/run.py --replay 7000123      # check one program, print it
     PYTHONPATH=src python tests/fuzz/run.py --replay 302004000 --only linalg   # ... of an --only campaign
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--skip-known",
         action="store_true",
-        help="leave out the ops that trigger issue 9's known classes (table.KNOWN_TRIGGERS)",
+        help="leave out the ops that trigger the known classes (table.KNOWN_TRIGGERS)",
     )
     ap.add_argument(
         "--modes", default=None, help="comma-separated subset of primal,jvp,vjp,hvp,fhvp,rrhvp,bjvp (default: all)"

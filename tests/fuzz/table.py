@@ -676,10 +676,6 @@ def _einsum_args(r):
 
 
 # ------------------------------------------------------------------ views and shape ops
-def _shape_params(fn):
-    return lambda ctx, meta: fn(ctx, meta.shape)
-
-
 def _view_shape(ctx, sh):
     n = math.prod(sh)
     opts = [(-1,), (n,)]
@@ -1204,8 +1200,8 @@ add(Op("rmatmul_like", "{1}.mT @ {0}", _same_shape_gen(pred=lambda m: len(m.shap
 
 
 # ------------------------------------------------------------------ known triggers
-# Ops that (on the branch where the fuzzer was written) trigger the failure classes issue 9
-# already lists; `run.py --skip-known` leaves them out to look for new classes.
+# Ops that (on the branch where the fuzzer was written) trigger the failure classes
+# already known; `run.py --skip-known` leaves them out to look for new classes.
 KNOWN_TRIGGERS = {
     "add_s",
     "radd_s",

@@ -1,4 +1,4 @@
-"""Breadth entries of the fuzzer's op table: the ops of issues 12 and 13 that torch also has.
+"""Breadth entries of the fuzzer's op table: the linalg, fft, special, nn, sort and scatter ops that torch also has.
 
 Each entry has a group (``linalg``, ``fft``, ``special``, ``nn``, ``sort``, ``scatter``,
 ``misc``) that ``run.py --only`` selects. Domains keep samples away from kinks, ties and

@@ -7,6 +7,7 @@ from .function import Function, once_differentiable
 from ..engine.graph import autograd_backward as backward, grad
 from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = [
     "forward_ad",
@@ -32,6 +33,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

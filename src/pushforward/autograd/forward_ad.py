@@ -22,6 +22,7 @@ from ..core.tensor import FLOATING, Tensor
 from ..engine.state import STATE
 from ..engine.tangents import _resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of, tangent_of
 from ..errors import OpError, OpTypeError, OpValueError
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = [
     "enter_dual_level",
@@ -205,6 +206,4 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -57,6 +57,7 @@ from ..core.batched import BatchedTensor, new_batch_level
 from ..errors import OpError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..core.tensor import Tensor
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -660,6 +661,4 @@ def vhp(
     return _hessian_product(func, inputs, v, create_graph, strict, fw_mode, "vhp")
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -480,7 +480,7 @@ def _check_undefined_backward(prob: _Problem) -> str | None:
 
 
 def _check_undefined_forward(prob: _Problem, out0: list) -> str | None:
-    """A missing tangent must act exactly like a zero tangent (DESIGN rule 3)."""
+    """A missing tangent must act exactly like a zero tangent (docs/design.md, "Tangents")."""
     rng = np.random.default_rng(_SEED + 1)
     # No tangent anywhere: every output tangent must be None or zero.
     for o, t in enumerate(prob.jvp({})):
@@ -673,10 +673,10 @@ def gradcheck(
     against central differences.
 
     The defaults are torch's (forward formulas are checked only when asked; ``pushforward
-    check`` and the op database always ask). This deviates from DESIGN.md §1, which lists
-    ``check_forward_ad=True``: issue 14 asks that ported torch code see torch's defaults.
+    check`` and the op database always ask), so code ported from torch behaves as it did there
+    (docs/design.md, "Deviations").
     ``check_batched_grad`` / ``check_batched_forward_grad``: B cotangents (tangents) in one batched
-    pass must give, row by row, the vjps (jvps) of each alone (vmap's batching rules, issue 11).
+    pass must give, row by row, the vjps (jvps) of each alone (vmap's batching rules).
     Differentiates with respect to the floating/complex tensors in `inputs` that require
     grad; other entries are passed through. Returns True, or raises `GradcheckError`
     (returns False when ``raise_exception=False``) naming the mode, the output and input

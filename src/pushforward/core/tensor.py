@@ -12,9 +12,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import OpError, OpTypeError
+from ..errors import OpError, OpIndexError, OpTypeError, check_dim
 
-__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "bind_to", "join_storage", "mark_dual", "needs_ad"]
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "join_storage", "mark_dual", "needs_ad"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -169,9 +169,9 @@ class Tensor:
         strides = tuple(s // d.itemsize for s in d.strides)
         if dim is None:
             return strides
-        if not -d.ndim <= dim < d.ndim:
-            raise OpError(f"stride(): dimension {dim} out of range for a {d.ndim}-d tensor")
-        return strides[dim]
+        if d.ndim == 0:
+            raise OpIndexError(f"stride(): dimension specified as {dim} but tensor has no dimensions")
+        return strides[check_dim(dim, d.ndim, "stride()")]
 
     def item(self) -> Any:
         if self._data.size != 1:
@@ -283,7 +283,7 @@ class Tensor:
         return self
 
     def detach(self) -> "Tensor":
-        """A tensor sharing memory, cut from the tape and from every tangent (DESIGN rule 7)."""
+        """A tensor sharing memory, cut from the tape and from every tangent (docs/design.md, "Mixing with reverse mode")."""
         out = _new(Tensor)
         out._data = self._data
         join_storage(out, self._storage())
@@ -350,46 +350,8 @@ class device(str):
 _CPU = device("cpu")
 
 
-def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
-    keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
-    dtype = kwargs.pop("dtype", None)
-    dev = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise OpTypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype = a._data.dtype
-        elif isinstance(a, str):
-            dev = a
-        elif isinstance(a, bool):  # to(dtype, non_blocking, copy): the second positional flag is copy
-            flags = [f for f in args if isinstance(f, bool)]
-            copy = copy or (len(flags) > 1 and flags[1])
-        elif a is not None:
-            dtype = a
-    if dev is not None:
-        device(dev)
-    if dtype is None and not copy:
-        return self
-    return _GENERATED_TO(self, dtype, copy)
-
-
-_GENERATED_TO = None
-
-
-def bind_to() -> None:
-    """Put the device-aware `.to` in front of the generated op (called after methods.bind())."""
-    global _GENERATED_TO
-    if Tensor.to is not _to:
-        _GENERATED_TO = Tensor.to
-        Tensor.to = _to
-
-
 def _dtype_name(dt: np.dtype) -> str:
-    return "pushforward." + np.dtype(dt).name.replace("bool", "bool")
+    return "pushforward." + np.dtype(dt).name
 
 
 def _to_array(data: Any, dtype=None) -> np.ndarray:

@@ -241,7 +241,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
 def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
     """An array formula's tangent brought to its output's shape and dtype (with a leading batch
     dim at a vector-mode level), fresh where it had to change; None for no tangent, and for an
-    integer or bool output, which never carries one (DESIGN rule 3)."""
+    integer or bool output, which never carries one (docs/design.md, "Tangents")."""
     if r is None or od.dtype.kind not in FLOATING:
         return None
     want = od.shape if batch is None else (batch,) + od.shape

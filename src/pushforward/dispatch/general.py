@@ -317,7 +317,7 @@ def prim_at(v: Tensor, level: int) -> Tensor:
 
 def fit_tangent(t, out: Tensor, op: Op):
     """Bring a formula's tangent to the output's shape and dtype (the one place that does).
-    None for an integer or bool output: those never carry tangents (DESIGN rule 3), whatever
+    None for an integer or bool output: those never carry tangents (docs/design.md, "Tangents"), whatever
     the formula says (a cast's formula casts the tangent too). A batched tangent (batched dual
     level) is fitted by its logical shape."""
     od = out._data

@@ -135,7 +135,7 @@ def commit(op: Op, target: Tensor, r: Tensor) -> None:
         rebase_history(target, r)
         _views_follow(target)
     if target._data.dtype.kind not in FLOATING:
-        return  # an integer or bool tensor never carries a tangent (DESIGN rule 3)
+        return  # an integer or bool tensor never carries a tangent (docs/design.md, "Tangents")
     levels = set(levels_of(r)) | set(levels_of(target))
     for level in sorted(levels):
         rt = tangent_of(r, level)
@@ -167,7 +167,7 @@ def _views_follow(target: Tensor) -> None:
 
 
 def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
-    """DESIGN rule 5: writing a dual into a non-dual tensor gives its root a zero tangent first."""
+    """Writing a dual into a non-dual tensor gives its root a zero tangent first (docs/design.md, "In-place")."""
     root = target._base
     masked = target._fw is not None and level in target._fw  # an unpacked primal: a lens of its own
     if root is None or masked:

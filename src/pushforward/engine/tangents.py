@@ -1,7 +1,7 @@
 """The engine's tangent store: the stack of dual levels and the tangents each tensor holds at them.
 
 A tensor keeps its tangents in `_fw`, a dict from a level's unique id to the tangent; a view
-without one of its own reads its base's through the recorded view steps (docs/design.md, rule
+without one of its own reads its base's through the recorded view steps (docs/design.md,
 "Views"). The public API over this store is `pushforward.autograd.forward_ad`.
 """
 

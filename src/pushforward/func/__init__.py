@@ -10,6 +10,7 @@ The names and conventions follow ``torch.func`` (and JAX); see ``transforms`` fo
 from ..core.pytree import TreeSpec, tree_flatten, tree_unflatten
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmapping import vmap
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = [
     "jvp",
@@ -27,5 +28,4 @@ __all__ = [
 ]
 
 
-def __dir__() -> list:
-    return sorted(__all__)
+__dir__ = _public_dir(globals())

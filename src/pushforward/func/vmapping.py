@@ -144,11 +144,3 @@ def _concat(parts: list, out_dims: Any) -> Any:
     cols = [tree_flatten(p)[0] for p in parts]
     odims = [out_dims] * len(first) if isinstance(out_dims, int) else tree_flatten(out_dims)[0]
     return tree_unflatten([cat([c[i] for c in cols], odims[i]) for i in range(len(first))], spec)
-
-
-def batch_of(level: int) -> int | None:
-    """The batch size of the active vmap at `level` (None: not active)."""
-    for lv, size in ACTIVE:
-        if lv == level:
-            return size
-    return None

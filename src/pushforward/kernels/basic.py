@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import sp, xp
-from ..errors import OpError, OpIndexError, OpValueError
+from ..errors import OpError, OpIndexError, OpValueError, check_dim
 
 
 def _axes(dim, ndim: int):
@@ -19,12 +19,7 @@ def _axes(dim, ndim: int):
     dims = (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
     if ndim == 0 and all(d in (0, -1) for d in dims):
         return None
-    for d in dims:
-        if not -ndim <= d < max(ndim, 1):
-            raise OpIndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})"
-            )
-    return tuple(d % ndim for d in dims)
+    return tuple(check_dim(d, ndim) for d in dims)
 
 
 # The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
@@ -156,13 +151,6 @@ LAYOUTS = {"pow": pow_layout}
 
 def angle(a):
     return _contiguous(xp.angle(a))  # torch's angle of a complex permuted tensor is contiguous
-
-
-def _dim(d, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise OpIndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
 
 
 # -- element-wise ------------------------------------------------------------------------------
@@ -329,7 +317,7 @@ def amin(a, dim=(), keepdim=False):
 
 def _extremum_dim(a, dim, keepdim, arg):
     """(values, int64 indices) of the extremum along dim that `arg` (xp.argmax/xp.argmin) picks."""
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy(), xp.zeros((), xp.int64)
     _no_identity("max" if arg is xp.argmax else "min", a, (d,))
@@ -356,7 +344,7 @@ def _arg_extremum(name, arg, a, dim, keepdim):
         _no_identity(name, a, None)
         r = xp.asarray(arg(a), dtype=xp.int64)
         return r.reshape((1,) * a.ndim) if keepdim else r
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     if a.ndim == 0:
         return xp.zeros((), xp.int64)
     _no_identity(name, a, (d,))
@@ -412,7 +400,7 @@ def logsumexp(a, dim, keepdim=False):
 def softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     if a.size == 0:  # SciPy has no identity for the max it subtracts: the empty result directly
         return xp.exp(a)
     # (reshaped: SciPy makes a 0-d input 1-d; contiguous: NumPy keeps a permuted layout, torch not)
@@ -422,7 +410,7 @@ def softmax(a, dim, dtype=None):
 def log_softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     if a.size == 0:
         return xp.exp(a)
     return _contiguous(sp.log_softmax(a, axis=d)).reshape(a.shape)
@@ -430,17 +418,17 @@ def log_softmax(a, dim, dtype=None):
 
 def cumsum(a, dim, dtype=None):
     if a.ndim == 0:  # NumPy flattens 0-d input to shape (1,); torch keeps it 0-d
-        _dim(dim, 0)
+        check_dim(dim, 0)
         return a.astype(dtype if dtype is not None else xp.cumsum(a[None]).dtype, copy=True)
     # NumPy keeps a permuted input's layout; torch's result is contiguous (so .view(-1) works)
-    return _contiguous(xp.cumsum(a, axis=_dim(dim, a.ndim), dtype=dtype))
+    return _contiguous(xp.cumsum(a, axis=check_dim(dim, a.ndim), dtype=dtype))
 
 
 def cumprod(a, dim, dtype=None):
     if a.ndim == 0:
-        _dim(dim, 0)
+        check_dim(dim, 0)
         return a.astype(dtype if dtype is not None else xp.cumprod(a[None]).dtype, copy=True)
-    return _contiguous(xp.cumprod(a, axis=_dim(dim, a.ndim), dtype=dtype))
+    return _contiguous(xp.cumprod(a, axis=check_dim(dim, a.ndim), dtype=dtype))
 
 
 # -- linear algebra -------------------------------------------------------------------------------
@@ -493,7 +481,7 @@ def cat(tensors, dim=0):
         raise OpValueError("cat: expected a non-empty list of Tensors")
     arrs = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors)
     # torch's results of these ops are contiguous whatever the inputs' layout (NumPy keeps it)
-    out = _contiguous(xp.concatenate(arrs, axis=_dim(dim, arrs[0].ndim)))
+    out = _contiguous(xp.concatenate(arrs, axis=check_dim(dim, arrs[0].ndim)))
     dt = xp.result_type(*tensors)  # a skipped empty input still takes part in type promotion (as torch)
     return out if out.dtype == dt else out.astype(dt)
 
@@ -501,7 +489,7 @@ def cat(tensors, dim=0):
 def stack(tensors, dim=0):
     if len(tensors) == 0:
         raise OpValueError("stack: expected a non-empty list of Tensors")
-    return _contiguous(xp.stack(tensors, axis=_dim(dim, tensors[0].ndim + 1)))
+    return _contiguous(xp.stack(tensors, axis=check_dim(dim, tensors[0].ndim + 1)))
 
 
 def flip(a, dims):
@@ -555,7 +543,7 @@ def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
     Returns the positions and the index's shape as used (1-d for a 0-d input)."""
     index = _index_array(index, name)
     nd = max(len(shape), 1)
-    d = _dim(dim, len(shape))
+    d = check_dim(dim, len(shape))
     full = tuple(shape) if shape else (1,)
     if index.ndim != len(shape) and not (len(shape) == 0 and index.ndim <= 1):
         raise OpError(
@@ -595,12 +583,12 @@ def index_select(a, dim, index):
     index = _index_array(index, "index_select")
     if index.ndim > 1:
         raise OpError(f"index_select(): Index is supposed to be a vector (got shape {index.shape})")
-    return xp.take(a, index.reshape(-1), axis=_dim(dim, a.ndim))
+    return xp.take(a, index.reshape(-1), axis=check_dim(dim, a.ndim))
 
 
 def index_select_backward(grad, dim, index, shape):
     out = xp.zeros(shape, dtype=grad.dtype)
-    d = _dim(dim, len(shape))
+    d = check_dim(dim, len(shape))
     sl = [slice(None)] * len(shape)
     sl[d] = xp.asarray(index).reshape(-1)
     xp.add.at(out, tuple(sl), grad)
@@ -674,14 +662,14 @@ def reshape(a, shape):
 def transpose(a, dim0, dim1):
     if a.ndim == 0:
         return a.view()
-    return xp.swapaxes(a, _dim(dim0, a.ndim), _dim(dim1, a.ndim))
+    return xp.swapaxes(a, check_dim(dim0, a.ndim), check_dim(dim1, a.ndim))
 
 
 def permute(a, dims):
     dims = tuple(dims)
     if len(dims) != a.ndim:
         raise OpError(f"permute(): number of dims don't match in permute: got {len(dims)} dims for a {a.ndim}-D tensor")
-    return xp.transpose(a, tuple(_dim(d, a.ndim) for d in dims))
+    return xp.transpose(a, tuple(check_dim(d, a.ndim) for d in dims))
 
 
 def t(a):
@@ -705,7 +693,7 @@ def squeeze(a, dim=None):
 
 
 def unsqueeze(a, dim):
-    return xp.expand_dims(a, _dim(dim, a.ndim + 1))
+    return xp.expand_dims(a, check_dim(dim, a.ndim + 1))
 
 
 def expand(a, sizes):
@@ -731,7 +719,7 @@ def expand(a, sizes):
 def flatten(a, start_dim=0, end_dim=-1):
     if a.ndim == 0:
         return a.reshape(1)
-    s, e = _dim(start_dim, a.ndim), _dim(end_dim, a.ndim)
+    s, e = check_dim(start_dim, a.ndim), check_dim(end_dim, a.ndim)
     if s > e:
         raise OpError("flatten() has invalid args: start_dim cannot come after end_dim")
     # the flattened size spelled out: -1 is ambiguous for an empty tensor
@@ -739,14 +727,14 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
-    d = xp.diagonal(a, offset, _dim(dim1, a.ndim), _dim(dim2, a.ndim))
+    d = xp.diagonal(a, offset, check_dim(dim1, a.ndim), check_dim(dim2, a.ndim))
     if a.flags.writeable:
         d.flags.writeable = True  # NumPy hands out a read-only view; torch's diagonal can be written through
     return d
 
 
 def narrow(a, dim, start, length):
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     n = a.shape[d]
     if start < 0:
         start += n
@@ -758,7 +746,7 @@ def narrow(a, dim, start, length):
 
 
 def select(a, dim, index):
-    d = _dim(dim, a.ndim)
+    d = check_dim(dim, a.ndim)
     n = a.shape[d]
     if not -n <= index < n:
         raise OpIndexError(f"select(): index {index} out of range for tensor of size {a.shape} at dimension {d}")

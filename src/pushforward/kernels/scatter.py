@@ -8,7 +8,7 @@ index_copy write the last value, the reductions combine all of them.
 from __future__ import annotations
 
 from ..core.backend import xp
-from ..errors import check_dim as _dim
+from ..errors import check_dim
 from ..errors import OpError
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "scatter_count"]
@@ -22,7 +22,7 @@ def _positions(name, a, dim, index, src=None):
     index = xp.asarray(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
-    d = _dim(dim, a.ndim, name)
+    d = check_dim(dim, a.ndim, name)
     if a.ndim == 0:
         if index.ndim > 1 or index.size > 1:
             raise OpError(f"{name}(): index of shape {index.shape} for a 0-d self")
@@ -58,10 +58,6 @@ def _positions(name, a, dim, index, src=None):
     if src.ndim == 0:
         return pos, xp.broadcast_to(src, index.shape)
     return pos, src[tuple(slice(0, s) for s in index.shape)]
-
-
-def _out(a, src):
-    return a.astype(xp.result_type(a, src), copy=True) if xp.ndim(src) else a.copy()
 
 
 def scatter(a, dim, index, src):
@@ -122,7 +118,7 @@ def _index_slices(name, a, dim, index, source=None):
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.ndim > 1:
         raise OpError(f"{name}(): Index is supposed to be a vector, got shape {index.shape}")
-    d = _dim(dim, a.ndim, name)
+    d = check_dim(dim, a.ndim, name)
     index = index.reshape(-1)
     n = a.shape[d] if a.ndim else 1
     if index.size and (index.min() < -n or index.max() >= n):

@@ -9,7 +9,7 @@ smallest most frequent value and its last index.
 from __future__ import annotations
 
 from ..core.backend import xp
-from ..errors import check_dim as _dim
+from ..errors import check_dim
 from ..errors import OpError
 
 __all__ = ["sort", "topk", "kthvalue", "logcumsumexp", "cum_extremum_indices", "mode_indices"]
@@ -24,7 +24,7 @@ def _argsort(a, d: int, descending: bool):
 
 
 def sort(a, dim=-1, descending=False, stable=False):
-    d = _dim(dim, a.ndim, "sort")
+    d = check_dim(dim, a.ndim, "sort")
     if a.ndim == 0:
         return a.copy(), xp.zeros((), xp.int64)
     if a.dtype.kind == "c":
@@ -34,7 +34,7 @@ def sort(a, dim=-1, descending=False, stable=False):
 
 
 def topk(a, k, dim=-1, largest=True, sorted=True):
-    d = _dim(dim, a.ndim, "topk")
+    d = check_dim(dim, a.ndim, "topk")
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise OpError(f"topk: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
@@ -47,7 +47,7 @@ def topk(a, k, dim=-1, largest=True, sorted=True):
 
 
 def kthvalue(a, k, dim=-1, keepdim=False):
-    d = _dim(dim, a.ndim, "kthvalue")
+    d = check_dim(dim, a.ndim, "kthvalue")
     n = a.shape[d] if a.ndim else 1
     if not 1 <= k <= n:
         raise OpError(f"kthvalue: k ({k}) is out of range for dimension {d} of size {n} (shape {a.shape})")
@@ -63,7 +63,7 @@ def kthvalue(a, k, dim=-1, keepdim=False):
 
 
 def logcumsumexp(a, dim):
-    d = _dim(dim, a.ndim, "logcumsumexp")
+    d = check_dim(dim, a.ndim, "logcumsumexp")
     if a.ndim == 0:
         return a.copy()
     if a.dtype.kind not in "f":
@@ -74,7 +74,7 @@ def logcumsumexp(a, dim):
 
 def cum_extremum_indices(a, dim, largest: bool):
     """Indices of the running maximum (largest) or minimum along dim; ties take the latest index."""
-    d = _dim(dim, a.ndim, "cummax" if largest else "cummin")
+    d = check_dim(dim, a.ndim, "cummax" if largest else "cummin")
     if a.ndim == 0:
         return xp.zeros((), xp.int64)
     x = xp.moveaxis(a, d, -1)
@@ -96,7 +96,7 @@ def cum_extremum_indices(a, dim, largest: bool):
 
 def mode_indices(a, dim, keepdim=False):
     """Index of the most frequent value along dim (smallest value on ties, its last position)."""
-    d = _dim(dim, a.ndim, "mode")
+    d = check_dim(dim, a.ndim, "mode")
     if a.ndim == 0:
         return xp.zeros((), xp.int64)
     x = xp.moveaxis(a, d, -1)

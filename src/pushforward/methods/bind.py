@@ -1,7 +1,7 @@
 """Attach the generated ops and the autodiff methods to Tensor: methods, Python operators and
 properties; and fill the registries through which lower layers reach the ops.
 
-Kept apart from _tensor.py so that the Tensor class (core) imports neither the generated
+Kept apart from core/tensor.py so that the Tensor class (core) imports neither the generated
 module (which imports Tensor) nor the autodiff layer (tests/test_layering.py).
 """
 
@@ -13,11 +13,13 @@ from ..dispatch.aliasing import own_array
 from ..dispatch.general import fit_tangent, prim_at
 from ..dispatch.inplace import apply_inplace
 from ..ops import generated as ops
-from ..core.tensor import Tensor, _autodiff
+from ..core.tensor import Tensor, _autodiff, device
 from ..engine import graph as graph
 from ..engine.tangents import levels_of, tangent_of
 from ..engine.registry import DISPATCH, OPS
 from ..engine.state import STATE
+from ..errors import OpTypeError
+from . import logic, numpy_api
 from .indexing import getitem, setitem
 
 __all__ = ["bind"]
@@ -96,7 +98,8 @@ def _zero_(self):
 
 
 def bind() -> None:
-    """Attach the ops (as methods, operators and properties) and the autodiff methods to Tensor."""
+    """Attach the ops (as methods, operators and properties), the autodiff methods, the logic
+    reductions and the NumPy protocols to Tensor: the one place Tensor is given methods from above."""
     _bind_autodiff()
     for name, fn in ops.METHODS.items():
         setattr(Tensor, name, fn)
@@ -131,6 +134,39 @@ def bind() -> None:
     Tensor.flip = _flip
     Tensor.masked_scatter_ = lambda self, mask, source: _assign(self, ops.masked_scatter(self, mask, source))
     Tensor.put_ = lambda self, index, source, accumulate=False: _assign(self, ops.put(self, index, source, accumulate))
+    Tensor.to = _to  # torch's overloads in front of the generated op
+    for name in ("all", "any", "isclose", "allclose", "equal"):
+        setattr(Tensor, name, getattr(logic, name))
+    Tensor.__array_ufunc__ = numpy_api.array_ufunc
+    Tensor.__array_function__ = numpy_api.array_function
+    Tensor.__array__ = numpy_api.array
+
+
+def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """torch's `.to` overloads: to(dtype), to(device[, dtype]), to(other), with copy=/non_blocking=
+    keywords; the device must be the CPU. Casts are differentiable copies (the generated `to` op)."""
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise OpTypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a._data.dtype
+        elif isinstance(a, str):
+            dev = a
+        elif isinstance(a, bool):  # to(dtype, non_blocking, copy): the second positional flag is copy
+            flags = [f for f in args if isinstance(f, bool)]
+            copy = copy or (len(flags) > 1 and flags[1])
+        elif a is not None:
+            dtype = a
+    if dev is not None:
+        device(dev)
+    if dtype is None and not copy:
+        return self
+    return ops.to(self, dtype, copy)
 
 
 def _assign(self, value):

@@ -20,7 +20,7 @@ from ..errors import OpTypeError
 from ..core.tensor import Tensor, wrap
 from ..kernels.basic import _axes
 
-__all__ = ["isclose", "allclose", "equal", "all", "any", "bind"]
+__all__ = ["isclose", "allclose", "equal", "all", "any"]
 
 
 def _values(x, who: str, name: str) -> np.ndarray:
@@ -63,12 +63,3 @@ def all(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: 
 def any(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     """True where some element (along `dim`, or any of them) is nonzero (a bool tensor)."""
     return _reduce(np.any, input, dim, keepdim, "any")
-
-
-def bind() -> None:
-    """Attach the methods to Tensor."""
-    Tensor.all = all
-    Tensor.any = any
-    Tensor.isclose = isclose
-    Tensor.allclose = allclose
-    Tensor.equal = equal

@@ -31,10 +31,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpError, OpTypeError
+from ..errors import OpError, OpTypeError, check_dim
 from ..core.tensor import Tensor
 
-__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "bind"]
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
@@ -117,7 +117,7 @@ _REDUCE = {
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-_PF: Any = None  # the package namespace, handed over by bind() (pushforward/__init__ imports this module)
+_PF: Any = None  # the package namespace, handed over by use_namespace() (pushforward/__init__ imports this module)
 
 
 def _pf() -> Any:
@@ -317,8 +317,8 @@ def _transpose(a, axes=None):
 
 def _moveaxis(a, source, destination):
     x = _as_t(a)
-    src = [s % x.ndim for s in np.atleast_1d(source)]
-    dst = [d % x.ndim for d in np.atleast_1d(destination)]
+    src = [check_dim(int(s), x.ndim, "np.moveaxis") for s in np.atleast_1d(source)]
+    dst = [check_dim(int(d), x.ndim, "np.moveaxis") for d in np.atleast_1d(destination)]
     order = [n for n in range(x.ndim) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -569,10 +569,8 @@ def raise_lost_derivative(t: Tensor, action: str) -> None:
     )
 
 
-def bind(namespace: Any) -> None:
-    """Attach the protocols to Tensor; `namespace` is the package, whose functions the protocols call."""
+def use_namespace(namespace: Any) -> None:
+    """Hand over the package, whose functions the protocols call (it imports this module, so
+    this module cannot import it); methods.bind attaches the protocols to Tensor."""
     global _PF
     _PF = namespace
-    Tensor.__array_ufunc__ = array_ufunc
-    Tensor.__array_function__ = array_function
-    Tensor.__array__ = array

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from . import functional
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = ["functional"]
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

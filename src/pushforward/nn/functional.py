@@ -12,6 +12,7 @@ tensor([0., 2.])
 from __future__ import annotations
 
 from ..ops import generated as _ops
+from ..core.namespace import public_dir as _public_dir
 
 globals().update(_ops.NAMESPACES["nn.functional"])
 
@@ -28,6 +29,4 @@ __all__ = sorted(
 )
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -1148,7 +1148,7 @@ def cumprod(self, dim, *, dtype=None, axis=None):
 # ---- matmul (composite)
 def matmul(self, other):
     """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
-    return matmul_composite(self, other)
+    return c_matmul(self, other)
 
 # ---- _matmul
 def __matmul__backward(grad, self, other, result, needs):
@@ -1227,7 +1227,7 @@ def einsum(equation, *tensors):
     """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    return einsum_composite(equation, tensors)
+    return c_einsum(equation, tensors)
 
 # ---- _einsum_pair
 def __einsum_pair__backward(grad, self, other, result, equation, needs):
@@ -2608,7 +2608,7 @@ def _slogdet_logabs(self):
 _slogdet__result = namedtuple('slogdet', ['sign', 'logabsdet'])
 def slogdet(self):
     """(sign, log|det A|), batched. Example: pf.slogdet(pf.eye(2) * -2.0)"""
-    return slogdet_composite(self)
+    return c_slogdet(self)
 
 # ---- _linalg_solve
 def __linalg_solve__backward(grad, self, B, result, needs):
@@ -2632,7 +2632,7 @@ def _linalg_solve(self, B):
 # ---- linalg_solve (composite)
 def linalg_solve(self, B, *, left=True):
     """Solve A X = B (left) or X A = B; B a vector or matrices, batched. Example: pf.linalg_solve(pf.eye(2), pf.ones(2))"""
-    return solve_composite(self, B, left)
+    return c_solve(self, B, left)
 
 # ---- linalg_solve_triangular
 def _linalg_solve_triangular__backward(grad, self, B, result, upper, left, unitriangular, needs):
@@ -2664,12 +2664,12 @@ cholesky = linalg_cholesky
 # ---- cholesky_solve (composite)
 def cholesky_solve(self, input2, upper=False):
     """Solve A X = B given the Cholesky factor of A (torch.cholesky_solve(B, L)). Example: pf.cholesky_solve(pf.ones(2, 1), pf.eye(2))"""
-    return cholesky_solve_composite(self, input2, upper)
+    return c_cholesky_solve(self, input2, upper)
 
 # ---- cholesky_inverse (composite)
 def cholesky_inverse(self, upper=False):
     """Inverse of A from its Cholesky factor. Example: pf.cholesky_inverse(pf.eye(2) * 2.0)"""
-    return cholesky_solve_composite(eye_like_matrix(self), self, upper)
+    return c_cholesky_solve(eye_like_matrix(self), self, upper)
 
 # ---- _linalg_eigh
 def __linalg_eigh__backward(grad, self, result, UPLO, needs):
@@ -2684,7 +2684,7 @@ def _linalg_eigh(self, UPLO='L'):
 _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
 def linalg_eigh(self, UPLO='L'):
     """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
-    return eigh_composite(self, UPLO)
+    return c_eigh(self, UPLO)
 
 # ---- linalg_eigvalsh
 def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
@@ -2708,12 +2708,12 @@ def _linalg_svd(self):
 _linalg_svd__result = namedtuple('linalg_svd', ['U', 'S', 'Vh'])
 def linalg_svd(self, full_matrices=True):
     """Singular value decomposition A = U diag(S) Vh (batched). Example: pf.linalg_svd(pf.eye(2))"""
-    return svd_composite(self, full_matrices)
+    return c_svd(self, full_matrices)
 
 # ---- linalg_svdvals (composite)
 def linalg_svdvals(self):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
-    return svdvals_composite(self)
+    return c_svdvals(self)
 
 # ---- _linalg_svdvals
 _LINALG_SVDVALS = Op('_linalg_svdvals', K.svdvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
@@ -2734,7 +2734,7 @@ def _linalg_qr(self):
 _linalg_qr__result = namedtuple('linalg_qr', ['Q', 'R'])
 def linalg_qr(self, mode='reduced'):
     """QR decomposition, mode 'reduced', 'complete' or 'r'. Example: pf.linalg_qr(pf.eye(2))"""
-    return qr_composite(self, mode)
+    return c_qr(self, mode)
 
 # ---- _linalg_eig
 def __linalg_eig__backward(grad, self, result, needs):
@@ -2749,12 +2749,12 @@ def _linalg_eig(self):
 _linalg_eig__result = namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
 def linalg_eig(self):
     """Eigen-decomposition of square matrices; always complex (also for real input). Example: pf.linalg_eig(pf.eye(2))"""
-    return eig_composite(self)
+    return c_eig(self)
 
 # ---- linalg_eigvals (composite)
 def linalg_eigvals(self):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
-    return eigvals_composite(self)
+    return c_eigvals(self)
 
 # ---- _linalg_eigvals
 _LINALG_EIGVALS = Op('_linalg_eigvals', K.eigvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
@@ -2775,18 +2775,18 @@ def _linalg_lu(self):
 _linalg_lu__result = namedtuple('linalg_lu', ['P', 'L', 'U'])
 def linalg_lu(self, *, pivot=True):
     """LU decomposition with partial pivoting, A = P L U. Example: pf.linalg_lu(pf.eye(2))"""
-    return lu_composite(self, pivot)
+    return c_lu(self, pivot)
 
 # ---- linalg_lu_factor (composite)
 _linalg_lu_factor__result = namedtuple('linalg_lu_factor', ['LU', 'pivots'])
 def linalg_lu_factor(self, *, pivot=True):
     """Compact LU (L and U in one matrix) and 1-based LAPACK pivots. Example: pf.linalg_lu_factor(pf.eye(2))"""
-    return lu_factor_composite(self, pivot)
+    return c_lu_factor(self, pivot)
 
 # ---- linalg_lu_solve (composite)
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """Solve A X = B from linalg_lu_factor's output. Example: pf.linalg_lu_solve(*pf.linalg_lu_factor(pf.eye(2)), pf.ones(2, 1))"""
-    return lu_solve_composite(LU, pivots, B, left, adjoint)
+    return c_lu_solve(LU, pivots, B, left, adjoint)
 
 # ---- matrix_exp
 def _matrix_exp__backward(grad, self, result, needs):
@@ -2800,7 +2800,7 @@ def matrix_exp(self):
 # ---- matrix_power (composite)
 def matrix_power(self, n):
     """A^n for an integer n (negative: powers of the inverse). Example: pf.matrix_power(pf.eye(2), 3)"""
-    return matrix_power_composite(self, n)
+    return c_matrix_power(self, n)
 
 # ---- linalg_pinv
 def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
@@ -2815,7 +2815,7 @@ def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
 _linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
 def linalg_lstsq(self, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (differentiable in A and B through pinv). Example: pf.linalg_lstsq(pf.eye(2), pf.ones(2, 1))"""
-    return lstsq_composite(self, b, rcond, driver)
+    return c_lstsq(self, b, rcond, driver)
 
 # ---- linalg_matrix_rank
 LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
@@ -2838,27 +2838,27 @@ def diag_embed(self, offset=0, dim1=-2, dim2=-1):
 # ---- trace (composite)
 def trace(self):
     """Sum of the diagonal of a 2-D tensor. Example: pf.trace(pf.eye(3))"""
-    return trace_composite(self)
+    return c_trace(self)
 
 # ---- diag (composite)
 def diag(self, diagonal=0):
     """1-D input: a matrix with it on a diagonal; 2-D: that diagonal (a copy). Example: pf.diag(pf.ones(2))"""
-    return diag_composite(self, diagonal)
+    return c_diag(self, diagonal)
 
 # ---- tensordot (composite)
 def tensordot(self, other, dims=2):
     """Contract the last `dims` dims of self with the first of other (or explicit lists). Example: pf.tensordot(pf.ones(2, 3), pf.ones(3, 4), 1)"""
-    return tensordot_composite(self, other, dims)
+    return c_tensordot(self, other, dims)
 
 # ---- kron (composite)
 def kron(self, other):
     """Kronecker product. Example: pf.kron(pf.eye(2), pf.ones(2, 2))"""
-    return kron_composite(self, other)
+    return c_kron(self, other)
 
 # ---- linalg_cross (composite)
 def linalg_cross(self, other, *, dim=-1, axis=None):
     """Cross product of 3-vectors along dim (broadcast). Example: pf.linalg_cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
-    return cross_composite(self, other, dim if axis is None else axis)
+    return c_cross(self, other, dim if axis is None else axis)
 
 # ---- linalg_vecdot (composite)
 def linalg_vecdot(self, y, *, dim=-1, axis=None):
@@ -2868,17 +2868,17 @@ def linalg_vecdot(self, y, *, dim=-1, axis=None):
 # ---- linalg_multi_dot (composite)
 def linalg_multi_dot(tensors):
     """Chained matrix product (first/last may be vectors). Example: pf.linalg_multi_dot([pf.eye(2), pf.ones(2)])"""
-    return multi_dot_composite(tensors)
+    return c_multi_dot(tensors)
 
 # ---- linalg_matrix_norm (composite)
 def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None):
     """Matrix norm: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Example: pf.linalg_matrix_norm(pf.eye(2), 'nuc')"""
-    return matrix_norm_composite(self, ord, dim if axis is None else axis, keepdim)
+    return c_matrix_norm(self, ord, dim if axis is None else axis, keepdim)
 
 # ---- linalg_cond (composite)
 def linalg_cond(self, p=None):
     """Condition number in the p-norm (default 2: ratio of extreme singular values). Example: pf.linalg_cond(pf.eye(2))"""
-    return cond_composite(self, p)
+    return c_cond(self, p)
 
 # ---- _fft_c2c
 def __fft_c2c__backward(grad, self, result, dim, norm, forward, needs):
@@ -2919,72 +2919,72 @@ def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
 # ---- fft_fft (composite)
 def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'fft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'fft')
 
 # ---- fft_ifft (composite)
 def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ifft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ifft')
 
 # ---- fft_rfft (composite)
 def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'rfft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'rfft')
 
 # ---- fft_irfft (composite)
 def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'irfft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'irfft')
 
 # ---- fft_hfft (composite)
 def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'hfft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'hfft')
 
 # ---- fft_ihfft (composite)
 def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None):
     """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
-    return fft_composite(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ihfft')
+    return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ihfft')
 
 # ---- fft_fft2 (composite)
 def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'fft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifft2 (composite)
 def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'ifft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfft2 (composite)
 def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'rfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfft2 (composite)
 def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'irfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftn (composite)
 def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'fft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifftn (composite)
 def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'ifft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfftn (composite)
 def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'rfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfftn (composite)
 def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'irfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftshift (composite)
 def fft_fftshift(self, dim=None, *, axis=None):
@@ -3134,12 +3134,12 @@ def _special_zeta(self, other):
 # ---- special_zeta (composite)
 def special_zeta(self, other):
     """Hurwitz zeta function sum_k (k + q)^-x; differentiable in q (x: an error, as torch). Example: pf.special_zeta(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    return zeta_composite(self, other)
+    return c_zeta(self, other)
 
 # ---- mvlgamma (composite)
 def mvlgamma(self, p):
     """Log of the multivariate gamma function of dimension p. Example: pf.mvlgamma(pf.tensor([2.5]), 2)"""
-    return mvlgamma_composite(self, p)
+    return c_mvlgamma(self, p)
 special_multigammaln = mvlgamma
 
 # ---- special_betaln (composite)
@@ -3283,17 +3283,17 @@ def _special_gammainc(self, other, upper):
 # ---- special_gammainc (composite)
 def special_gammainc(self, other):
     """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    return gammainc_composite(self, other, False)
+    return c_gammainc(self, other, False)
 
 # ---- special_gammaincc (composite)
 def special_gammaincc(self, other):
     """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    return gammainc_composite(self, other, True)
+    return c_gammainc(self, other, True)
 
 # ---- inner (composite)
 def inner(self, other):
     """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
-    return inner_composite(self, other)
+    return c_inner(self, other)
 
 # ---- addr (composite)
 def addr(self, vec1, vec2, *, beta=1, alpha=1):
@@ -3303,17 +3303,17 @@ def addr(self, vec1, vec2, *, beta=1, alpha=1):
 # ---- linalg_vander (composite)
 def linalg_vander(self, *, N=None):
     """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
-    return vander_composite(self, N)
+    return c_vander(self, N)
 
 # ---- linalg_tensorinv (composite)
 def linalg_tensorinv(self, ind=2):
     """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
-    return tensorinv_composite(self, ind)
+    return c_tensorinv(self, ind)
 
 # ---- linalg_tensorsolve (composite)
 def linalg_tensorsolve(self, B, dims=None):
     """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
-    return tensorsolve_composite(self, B, dims)
+    return c_tensorsolve(self, B, dims)
 
 # ---- pinverse (composite)
 def pinverse(self, rcond=1e-15):
@@ -3323,28 +3323,28 @@ def pinverse(self, rcond=1e-15):
 # ---- fft_hfft2 (composite)
 def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'hfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfft2 (composite)
 def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
     """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'ihfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- fft_hfftn (composite)
 def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'hfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfftn (composite)
 def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
     """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
-    return fft_composite(self, s, dim if axis is None else axis, norm, 'ihfft')
+    return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- cross (composite)
 def cross(self, other, dim=None, *, axis=None):
     """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
     dim = dim if axis is None else axis
-    return cross_composite(self, other, first_dim_of_size3(self, other) if dim is None else dim)
+    return c_cross(self, other, first_dim_of_size3(self, other) if dim is None else dim)
 
 # ---- svd (composite)
 _svd__result = namedtuple('svd', ['U', 'S', 'V'])
@@ -3362,18 +3362,18 @@ def qr(self, some=True):
 _lu_unpack__result = namedtuple('lu_unpack', ['P', 'L', 'U'])
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """P, L, U from linalg_lu_factor's compact output. Example: pf.lu_unpack(*pf.linalg_lu_factor(pf.eye(2)))"""
-    return lu_unpack_composite(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    return c_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
 # ---- triangular_solve (composite)
 _triangular_solve__result = namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve(b, A): X with A X = b (or A^T X = b). Example: pf.triangular_solve(pf.ones(2, 1), pf.eye(2))"""
-    return triangular_solve_composite(self, A, upper, transpose, unitriangular)
+    return c_triangular_solve(self, A, upper, transpose, unitriangular)
 
 # ---- vander (composite)
 def vander(self, N=None, increasing=False):
     """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
-    return vander_composite(self, N) if increasing else vander_composite(self, N).flip([-1])
+    return c_vander(self, N) if increasing else c_vander(self, N).flip([-1])
 
 # ---- diagflat (composite)
 def diagflat(self, offset=0):

@@ -6,10 +6,9 @@
 """
 
 from .comparison import assert_close
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = ["assert_close"]
 
 
-def __dir__() -> list:
-    # public names only: what the module imports is not part of its API
-    return sorted(set(__all__))
+__dir__ = _public_dir(globals())

@@ -621,7 +621,7 @@ def s_einsum(m):
         SampleInput("ij->", (m((2, 3)),), {}, "total"),
         SampleInput("...j,j->...", (m((2, 3)), m((3,))), {}, "ellipsis"),
         SampleInput("ii->i", (m((3, 3)),), {}, "repeated index"),
-        # issue 9: traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
+        # traces, repeated indices with other letters, size-1 broadcasting, ellipsis forms
         SampleInput("ii", (m((3, 3)),), {}, "trace"),
         SampleInput("iij->j", (m((2, 2, 3)),), {}, "repeated, summed"),
         SampleInput("ii,ij->j", (m((2, 2)), m((2, 3))), {}, "repeated with another operand"),
@@ -683,7 +683,7 @@ def s_gather(m):
         SampleInput(m((3, 4)), (0, m.index(3, (2, 4)))),
         SampleInput(m((3, 4)), (1, _leaf(np.array([[0, 0], [1, 1], [3, 3]]))), {}, "repeated"),
         SampleInput(m((4,)), (0, m.index(4, (6,))), {}, "1-d"),
-        # issue 9: an index smaller than the input in the other dimensions is not broadcast
+        # an index smaller than the input in the other dimensions is not broadcast
         SampleInput(m((2, 3)), (0, _leaf(np.array([[1]]))), {}, "small index"),
         SampleInput(m((3, 4)), (1, _leaf(np.array([[3, 0, 0, 2, 1], [1, 1, 0, 0, 0]]))), {}, "small rows"),
         SampleInput(m((3, 4)), (0, m.index(3, (0, 2))), {}, "empty index"),

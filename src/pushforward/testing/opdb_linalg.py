@@ -562,7 +562,7 @@ def s_logdet(m):
 
 
 def add_linalg_ops(add: Callable) -> None:
-    """Register the issue-12 ops (called at the end of opdb._build)."""
+    """Register the linalg, fft and special ops (called at the end of opdb._build)."""
     add(OpInfo("inverse", ops.inverse, s_square, np.linalg.inv, REAL_COMPLEX))
     add(OpInfo("det", ops.det, s_det, np.linalg.det, REAL_COMPLEX))
     add(OpInfo("logdet", ops.logdet, s_logdet, ref_logdet, REAL_COMPLEX))

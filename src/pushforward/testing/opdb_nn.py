@@ -1,4 +1,4 @@
-"""Op-database entries of issue 13: composites and shape ops, sorting and scans, scatter and
+"""Op-database entries of the breadth ops: composites and shape ops, sorting and scans, scatter and
 indexing, and pf.nn.functional. `register(add)` is called by opdb._build.
 
 Samples stay small (a few elements per input) so gradcheck's full Jacobians are cheap, and
@@ -499,13 +499,6 @@ def _r_quantile(x, q, dim=None, keepdim=False, interpolation="linear", nan=False
     f = np.nanquantile if nan else np.quantile
     method = interpolation if interpolation != "nearest" else "nearest"
     return np.asarray(f(x, q, axis=dim, keepdims=keepdim, method=method)).astype(x.dtype)
-
-
-def _r_cum(fn, argfn):
-    def ref(x, dim):
-        return fn.accumulate(x, axis=dim) if x.ndim else x.copy()
-
-    return ref
 
 
 def s_sort(m):
@@ -1633,7 +1626,7 @@ def _group5(add):
 
 
 def register(add: Callable) -> None:
-    """Add the entries of issue 13 to the op database."""
+    """Add the breadth ops' entries (composites, shape, sort, scatter, nn) to the op database."""
     _group1(add)
     _group2(add)
     _group3(add)

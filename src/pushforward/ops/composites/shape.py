@@ -19,7 +19,7 @@ import numpy as np
 from ...core.batched import values_of
 
 from .util import ops as _ops
-from ...errors import OpError
+from ...errors import OpError, check_dim
 from ...core.tensor import Tensor
 from ...core.creation import as_tensor, tensor, zeros
 
@@ -267,7 +267,7 @@ def c_rot90(self, k=1, dims=(0, 1)):
             f"rot90: expected total rotation dims == 2 and total dims >= 2, but got dims {dims} for a "
             f"tensor of shape {tuple(self.shape)}"
         )
-    a, b = dims[0] % self.ndim, dims[1] % self.ndim
+    a, b = check_dim(dims[0], self.ndim, "rot90"), check_dim(dims[1], self.ndim, "rot90")
     if a == b:
         raise OpError(f"rot90: expected rotation dims to be different, got dim0 = {dims[0]} and dim1 = {dims[1]}")
     k = k % 4

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .util import check_dim as _dim
+from .util import check_dim
 from .util import const
 from .util import ops as _ops
 from ...errors import OpError
@@ -67,7 +67,7 @@ def c_median(self, dim=None, keepdim=False, ignore_nan=False):
         return v.reshape(())
     if x.ndim == 0:
         return _values_indices[name](x.clone(), _idx(np.zeros((), np.int64)))
-    d = _dim(dim, x.ndim, name)
+    d = check_dim(dim, x.ndim, name)
     if x.shape[d] == 0:
         raise OpError(f"{name}(): cannot reduce an empty dimension {d} (shape {tuple(x.shape)})")
     v, i = _median_along(x, d, ignore_nan)
@@ -108,7 +108,7 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
         x = x.reshape(-1)
         d = 0
     else:
-        d = _dim(dim, x.ndim, name)
+        d = check_dim(dim, x.ndim, name)
         if x.ndim == 0:
             x = x.reshape(1)
     xl = x.movedim(d, -1)
@@ -154,7 +154,7 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
 def c_mode(self, dim=-1, keepdim=False):
     if self.ndim == 0:
         return _values_indices["mode"](self.clone(), _idx(np.zeros((), np.int64)))
-    d = _dim(dim, self.ndim, "mode")
+    d = check_dim(dim, self.ndim, "mode")
     i = K.mode_indices(np.asarray(self._data), d, keepdim=True)
     v = self.gather(d, _idx(i))
     if not keepdim:
@@ -180,7 +180,7 @@ def c_diff(self, n=1, dim=-1, prepend=None, append=None):
     o = _ops()
     if self.ndim == 0:
         raise OpError("diff expects input to be at least one-dimensional")
-    d = _dim(dim, self.ndim, "diff")
+    d = check_dim(dim, self.ndim, "diff")
     x = self
     parts = (
         [p if p.ndim else p.expand(_with(self.shape, d, 1)) for p in (prepend, x, append) if p is not None]

@@ -16,6 +16,7 @@ from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
 from ...core.tensor import wrap
+from ...errors import check_dim
 from ...kernels.basic import LAYOUTS, elementwise_layout
 
 __all__ = [
@@ -90,7 +91,7 @@ def _dims(dim, ndim):
     if dim is None or dim == ():
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(sorted(d % max(ndim, 1) for d in dims)) if ndim else ()
+    return tuple(sorted(check_dim(d, ndim) for d in dims)) if ndim else ()
 
 
 def keep(t, dim, keepdim, ndim):
@@ -633,10 +634,10 @@ for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg):
 
 
 # ---- einsum of two operands
-__all__ += ["einsum_composite"]
+__all__ += ["c_einsum"]
 
 
-def einsum_composite(equation, tensors):
+def c_einsum(equation, tensors):
     """einsum: two operands go to their own primitive (the tape keeps for each operand only the
     other one, so an in-place write into an operand whose gradient reads only the other one is no
     error, as in torch); other counts to the list primitive."""

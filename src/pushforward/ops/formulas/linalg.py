@@ -44,14 +44,14 @@ __all__ = [
     "svd_unpack",
     "svd_backward",
     "svd_jvp",
-    "svdvals_composite",
+    "c_svdvals",
     "qr_unpack",
     "qr_backward",
     "qr_jvp",
     "eig_unpack",
     "eig_backward",
     "eig_jvp",
-    "eigvals_composite",
+    "c_eigvals",
     "cholesky_backward",
     "cholesky_jvp",
     "solve_triangular_backward",
@@ -68,46 +68,46 @@ __all__ = [
     "fft_r2c_backward",
     "fft_c2r_backward",
     "fft_resize",
-    "slogdet_composite",
-    "solve_composite",
+    "c_slogdet",
+    "c_solve",
     "eye_like_matrix",
-    "cholesky_solve_composite",
-    "eigh_composite",
-    "eig_composite",
-    "svd_composite",
-    "qr_composite",
-    "lu_composite",
-    "lu_factor_composite",
-    "lu_solve_composite",
-    "matrix_power_composite",
-    "lstsq_composite",
-    "trace_composite",
-    "diag_composite",
-    "tensordot_composite",
-    "kron_composite",
-    "cross_composite",
-    "multi_dot_composite",
-    "matrix_norm_composite",
-    "cond_composite",
-    "fft_composite",
+    "c_cholesky_solve",
+    "c_eigh",
+    "c_eig",
+    "c_svd",
+    "c_qr",
+    "c_lu",
+    "c_lu_factor",
+    "c_lu_solve",
+    "c_matrix_power",
+    "c_lstsq",
+    "c_trace",
+    "c_diag",
+    "c_tensordot",
+    "c_kron",
+    "c_cross",
+    "c_multi_dot",
+    "c_matrix_norm",
+    "c_cond",
+    "c_fft",
     "fft_shift",
     "bessel_ratio",
     "sinc_derivative",
-    "zeta_composite",
-    "mvlgamma_composite",
+    "c_zeta",
+    "c_mvlgamma",
     "spherical_j0_derivative",
     "gammainc_density",
-    "gammainc_composite",
-    "inner_composite",
+    "c_gammainc",
+    "c_inner",
     "add_product",
-    "vander_composite",
-    "tensorinv_composite",
-    "tensorsolve_composite",
+    "c_vander",
+    "c_tensorinv",
+    "c_tensorsolve",
     "first_dim_of_size3",
     "svd_legacy",
-    "lu_unpack_composite",
-    "triangular_solve_composite",
-    "matmul_composite",
+    "c_lu_unpack",
+    "c_triangular_solve",
+    "c_matmul",
 ]
 
 
@@ -388,7 +388,7 @@ def svd_backward(grad, shape, result):
     return ga
 
 
-def svdvals_composite(a):
+def c_svdvals(a):
     """Singular values. When anything may differentiate them, they come from the packed SVD, as
     torch's do (its svdvals computes U and V then): the tape keeps the factors (fresh memory),
     not the input, so a later in-place write into the input is no error; the backward
@@ -479,7 +479,7 @@ def eig_backward(grad, shape, result):
     return o.linalg_solve(mH(v), inner @ mH(v))
 
 
-def eigvals_composite(a):
+def c_eigvals(a):
     """Eigenvalues; from the packed eigendecomposition when anything may differentiate them (as
     torch's): the tape keeps the eigenvectors, not the input."""
     _need_matrix("linalg.eigvals", a, square=True)
@@ -664,12 +664,12 @@ def _need_matrix(name, a, square=False):
         raise OpError(f"{name}: expected {what}, got shape {tuple(a.shape)}")
 
 
-def slogdet_composite(a):
+def c_slogdet(a):
     o = _ops()
     return _SLOGDET(o._slogdet_sign(a), o._slogdet_logabs(a))
 
 
-def solve_composite(a, b, left):
+def c_solve(a, b, left):
     o = _ops()
     _need_matrix("linalg.solve", a, square=True)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
@@ -685,7 +685,7 @@ def eye_like_matrix(a):
     return eye(a.shape[-1], dtype=a.dtype)
 
 
-def cholesky_solve_composite(b, factor, upper):
+def c_cholesky_solve(b, factor, upper):
     o = _ops()
     _need_matrix("cholesky_solve", factor, square=True)
     if upper:  # A = U^H U
@@ -695,19 +695,19 @@ def cholesky_solve_composite(b, factor, upper):
     return o.linalg_solve_triangular(mH(factor), y, upper=True)
 
 
-def eigh_composite(a, UPLO):
+def c_eigh(a, UPLO):
     _need_matrix("linalg.eigh", a, square=True)
     lam, vec = eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1])
     return _EIGH(lam.contiguous(), vec)  # values contiguous as torch's (a batch's are strided in the packing)
 
 
-def eig_composite(a):
+def c_eig(a):
     _need_matrix("linalg.eig", a, square=True)
     lam, vec = eig_unpack(_ops()._linalg_eig(a), a.shape[-1])
     return _EIG(lam.contiguous(), vec)  # values contiguous as torch's
 
 
-def svd_composite(a, full_matrices):
+def c_svd(a, full_matrices):
     """Reduced SVD from the differentiable primitive; with full_matrices the extra columns of U
     (rows of Vh) complete the bases and are constants for differentiation (torch ignores their
     gradients too: any orthonormal completion is valid)."""
@@ -725,7 +725,7 @@ def svd_composite(a, full_matrices):
     return _SVD(u, s.contiguous(), vh)  # values contiguous as torch's
 
 
-def qr_composite(a, mode):
+def c_qr(a, mode):
     """Wide inputs (m < n): Q, R1 = qr(A[:, :m]) and R2 = Q^H A[:, m:], so one square
     primitive serves. mode='complete' with m > n extends Q by constant columns, which has no
     derivative (as in torch): differentiating it is an error."""
@@ -753,7 +753,7 @@ def qr_composite(a, mode):
     return _QR(q, r)
 
 
-def lu_composite(a, pivot):
+def c_lu(a, pivot):
     _need_matrix("linalg.lu", a)
     if not pivot:
         raise NotImplementedError("linalg.lu: LU without pivoting is not implemented")
@@ -783,9 +783,9 @@ def _pivots_from_p(p):
     return out.reshape(perm.shape)
 
 
-def lu_factor_composite(a, pivot):
+def c_lu_factor(a, pivot):
     o = _ops()
-    p, low, up = lu_composite(a, pivot)
+    p, low, up = c_lu(a, pivot)
     m, n = a.shape[-2:]
     if m >= n:
         lu = low.tril(-1) + (o.cat([up, zeros(*up.shape[:-2], m - n, n, dtype=up.dtype)], -2) if m > n else up)
@@ -808,13 +808,13 @@ def _perm_matrix(pivots, n, dtype):
     return _wrap(out.reshape(piv.shape[:-1] + (n, n)))
 
 
-def lu_solve_composite(lu, pivots, b, left, adjoint):
+def c_lu_solve(lu, pivots, b, left, adjoint):
     o = _ops()
     _need_matrix("linalg.lu_solve", lu, square=True)
     n = lu.shape[-1]
     p = _perm_matrix(pivots, n, lu.dtype)
     if not left:  # X A = B  <=>  A^H X^H = B^H ;  X A^H = B  <=>  A X^H = B^H
-        return mH(lu_solve_composite(lu, pivots, mH(b), True, not adjoint))
+        return mH(c_lu_solve(lu, pivots, mH(b), True, not adjoint))
     if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
         y = o.linalg_solve_triangular(lu, p.mT @ b, upper=False, unitriangular=True)
         return o.linalg_solve_triangular(lu, y, upper=True)
@@ -823,7 +823,7 @@ def lu_solve_composite(lu, pivots, b, left, adjoint):
     return p @ o.linalg_solve_triangular(mH(lu), y, upper=True, unitriangular=True)
 
 
-def matrix_power_composite(a, n):
+def c_matrix_power(a, n):
     o = _ops()
     _need_matrix("matrix_power", a, square=True)
     if not isinstance(n, (int, np.integer)):
@@ -842,7 +842,7 @@ def matrix_power_composite(a, n):
     return _ops().clone(result) if result is a else result  # A^1 is a new tensor, as in torch
 
 
-def lstsq_composite(a, b, rcond, driver):
+def c_lstsq(a, b, rcond, driver):
     """solution = pinv(A) B (differentiable in A and B); residuals, rank and singular values are
     not differentiable. Follows torch's default driver 'gelsy': residuals when m > n and A has
     full rank, the rank, no singular values."""
@@ -870,13 +870,13 @@ def lstsq_composite(a, b, rcond, driver):
     return _LSTSQ(x.squeeze(-1) if vector else x, res, rank, sv)
 
 
-def trace_composite(x):
+def c_trace(x):
     if x.ndim != 2:
         raise OpError(f"trace: expected a matrix (2-D), got shape {tuple(x.shape)}")
     return x.diagonal().sum()
 
 
-def diag_composite(x, diagonal):
+def c_diag(x, diagonal):
     o = _ops()
     if x.ndim == 1:
         return o.diag_embed(x, diagonal)
@@ -885,7 +885,7 @@ def diag_composite(x, diagonal):
     raise OpError(f"diag: expected a 1-D or 2-D input, got shape {tuple(x.shape)}")
 
 
-def tensordot_composite(a, b, dims):
+def c_tensordot(a, b, dims):
     if isinstance(dims, (int, np.integer)):
         if dims < 0 or dims > min(a.ndim, b.ndim):
             raise OpError(f"tensordot: dims must be in [0, {min(a.ndim, b.ndim)}], got {dims}")
@@ -917,7 +917,7 @@ def tensordot_composite(a, b, dims):
     return (am @ bm).reshape(*[a.shape[d] for d in fa], *[b.shape[d] for d in fb])
 
 
-def kron_composite(a, b):
+def c_kron(a, b):
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)
     sb = (1,) * (nd - b.ndim) + tuple(b.shape)
@@ -928,7 +928,7 @@ def kron_composite(a, b):
     return (o.clone(a).reshape(*ia) * o.clone(b).reshape(*ib)).reshape(*[x * y for x, y in zip(sa, sb)])
 
 
-def cross_composite(a, b, dim):
+def c_cross(a, b, dim):
     o = _ops()
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     d = dim % len(shape)
@@ -943,7 +943,7 @@ def cross_composite(a, b, dim):
     return o.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-def multi_dot_composite(tensors):
+def c_multi_dot(tensors):
     ts = list(tensors)
     if len(ts) < 2:
         raise OpError(f"linalg.multi_dot: expected at least 2 tensors, got {len(ts)}")
@@ -967,7 +967,7 @@ def multi_dot_composite(tensors):
     return out
 
 
-def matrix_norm_composite(a, ord, dim, keepdim):
+def c_matrix_norm(a, ord, dim, keepdim):
     o = _ops()
     _need_matrix("linalg.matrix_norm", a)
     d0, d1 = (d % a.ndim for d in dim)
@@ -993,7 +993,7 @@ def matrix_norm_composite(a, ord, dim, keepdim):
     return r
 
 
-def cond_composite(a, p):
+def c_cond(a, p):
     o = _ops()
     _need_matrix("linalg.cond", a)
     if p is None or p in (2, -2):
@@ -1001,7 +1001,7 @@ def cond_composite(a, p):
         hi, lo = s.narrow(-1, 0, 1).squeeze(-1), s.narrow(-1, s.shape[-1] - 1, 1).squeeze(-1)
         return lo / hi if p == -2 else hi / lo
     _need_matrix("linalg.cond", a, square=True)
-    return matrix_norm_composite(a, p, (-2, -1), False) * matrix_norm_composite(o.inverse(a), p, (-2, -1), False)
+    return c_matrix_norm(a, p, (-2, -1), False) * c_matrix_norm(o.inverse(a), p, (-2, -1), False)
 
 
 def _fft_dims(x, s, dim):
@@ -1016,17 +1016,17 @@ def _fft_dims(x, s, dim):
     return dims, (list(s) if s is not None else [None] * len(dims))
 
 
-def fft_composite(x, s, dim, norm, kind):
+def c_fft(x, s, dim, norm, kind):
     """torch.fft's transforms from the three primitives: crop/zero-pad to s, then transform."""
     o = _ops()
     if x.ndim == 0:
         raise OpError("fft: expected an input with at least one dimension (got a 0-d tensor)")
     if kind == "hfft":  # a Hermitian signal's DFT is the inverse real DFT of its conjugate
-        return fft_composite(x.conj(), s, dim, swap_norm(norm), "irfft")
+        return c_fft(x.conj(), s, dim, swap_norm(norm), "irfft")
     dims, sizes = _fft_dims(x, s, dim)
     if kind == "ihfft":  # torch's order: one-sided over the last dim, then inverse over the others
-        half = fft_composite(x, sizes[-1:], dims[-1:], swap_norm(norm), "rfft").conj()
-        return half if len(dims) == 1 else fft_composite(half, sizes[:-1], dims[:-1], norm, "ifft")
+        half = c_fft(x, sizes[-1:], dims[-1:], swap_norm(norm), "rfft").conj()
+        return half if len(dims) == 1 else c_fft(half, sizes[:-1], dims[:-1], norm, "ifft")
     if kind == "irfft":
         last = sizes[-1] if sizes[-1] is not None and sizes[-1] != -1 else 2 * (x.shape[dims[-1]] - 1)
         if last < 1:
@@ -1066,7 +1066,7 @@ def sinc_derivative(x, result):
     return o.where(zero, 0.0, ((x * np.pi).cos() - result) / o.where(zero, 1.0, x))
 
 
-def zeta_composite(x, q):
+def c_zeta(x, q):
     if isinstance(x, Tensor) and _differentiated(x):
         raise NotImplementedError(
             "special_zeta: the derivative with respect to x (the first argument) is not "
@@ -1075,7 +1075,7 @@ def zeta_composite(x, q):
     return _ops()._special_zeta(x, q)
 
 
-def mvlgamma_composite(a, p):
+def c_mvlgamma(a, p):
     o = _ops()
     if p < 1:
         raise OpError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
@@ -1101,7 +1101,7 @@ def gammainc_density(a, x, upper):
     return -d if upper else d
 
 
-def gammainc_composite(a, x, upper):
+def c_gammainc(a, x, upper):
     if isinstance(a, Tensor) and _differentiated(a):
         raise NotImplementedError(
             "special_gammainc: the derivative with respect to a (the first argument) is not "
@@ -1111,15 +1111,10 @@ def gammainc_composite(a, x, upper):
 
 
 # -- BLAS-style products and tensor solves -----------------------------------------------------------
-def _need_ndim(name, t, nd, what):
-    if t.ndim != nd:
-        raise OpError(f"{name}: {what} must be {nd}-D, got shape {tuple(t.shape)}")
-
-
-def inner_composite(a, b):
+def c_inner(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return tensordot_composite(a, b, ([-1], [-1]))
+    return c_tensordot(a, b, ([-1], [-1]))
 
 
 def add_product(self, prod, beta, alpha):
@@ -1130,7 +1125,7 @@ def add_product(self, prod, beta, alpha):
     return scale(self, beta) + scale(prod, alpha)
 
 
-def vander_composite(x, n):
+def c_vander(x, n):
     if x.ndim == 0:
         raise OpError("linalg.vander: expected an input with at least one dimension")
     n = x.shape[-1] if n is None else n
@@ -1139,7 +1134,7 @@ def vander_composite(x, n):
     return x.unsqueeze(-1) ** arange(n, dtype=x.dtype)
 
 
-def tensorinv_composite(a, ind):
+def c_tensorinv(a, ind):
     o = _ops()
     if ind <= 0:
         raise OpError(f"linalg.tensorinv: ind must be a positive integer, got {ind}")
@@ -1153,7 +1148,7 @@ def tensorinv_composite(a, ind):
     return o.inverse(a.reshape(p, q)).reshape(*out_shape, *in_shape)
 
 
-def tensorsolve_composite(a, b, dims):
+def c_tensorsolve(a, b, dims):
     o = _ops()
     if dims is not None:
         dims = [d % a.ndim for d in dims]
@@ -1188,7 +1183,7 @@ def svd_legacy(a, some, compute_uv):
     return _SVD_LEGACY(u, s, mH(vh))
 
 
-def lu_unpack_composite(lu, pivots, unpack_data, unpack_pivots):
+def c_lu_unpack(lu, pivots, unpack_data, unpack_pivots):
     m, n = lu.shape[-2:]
     k = min(m, n)
     if unpack_data:
@@ -1200,7 +1195,7 @@ def lu_unpack_composite(lu, pivots, unpack_data, unpack_pivots):
     return _LU_UNPACK(p, low, up)
 
 
-def triangular_solve_composite(b, a, upper, transpose, unitriangular):
+def c_triangular_solve(b, a, upper, transpose, unitriangular):
     o = _ops()
     coef = a.mT if transpose else a
     x = o.linalg_solve_triangular(coef, b, upper=upper != transpose, unitriangular=unitriangular)
@@ -1212,7 +1207,7 @@ def triangular_solve_composite(b, a, upper, transpose, unitriangular):
 _PRIMITIVE_MATMUL = []  # ops._matmul, looked up once (matmul is hot; a lookup per call costs)
 
 
-def matmul_composite(a, b):
+def c_matmul(a, b):
     """a @ b. torch's kernel reshapes or expands an operand into memory of its own in some cases,
     and its backward then reads that copy, so a later in-place write into the operand is no error;
     the tape here keeps a copy in the same cases (see _matmul_operands_to_keep). Otherwise the tape
