@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PLACES = ["src", "tests", "docs", "examples", "README.md"]
 SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg"}
-# a tracker number ("issue 12", "issues 12 and 13") or the outside design file; written in pieces
+# a tracker number (the word "issue" and a number) or the outside design file; written in pieces
 # so that this file does not match itself
 TRACKER = re.compile(r"\b[Ii]ssues?[ -]" + r"[0-9]+|DESIGN" + r" rule|DESIGN" + r"\.md")
 DESIGN_REF = re.compile(r'docs/design\.md,\s+((?:"[^"]+"(?:,\s*)?)+)')
