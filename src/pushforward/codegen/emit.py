@@ -670,10 +670,18 @@ class Emitter:
     def kernel_adapter(self, e: OpEntry) -> str:
         names = [p.name for p in e.tensor_params + e.arg_params]
         body = ast.Call(_parse(e.kernel), [ast.Name(p.name, ast.Load()) for p in e.params], [])
-        if self.laid_out(e):
-            tensors = [ast.Name(p.name, ast.Load()) for p in e.tensor_params]
-            body = ast.Call(_parse("K.elementwise_layout"), [body, *tensors], [])
-        return _def([f"def _{e.name}__kernel({', '.join(names)}):", *_block("    ", ast.Return(body))])
+        head = f"def _{e.name}__kernel({', '.join(names)}):"
+        if not self.laid_out(e):
+            return _def([head, *_block("    ", ast.Return(body))])
+        # a result of fewer than two dims has one layout: the common case pays one test
+        tensors = ", ".join(p.name for p in e.tensor_params)
+        return _def(
+            [
+                head,
+                *_block("    ", ast.Assign([ast.Name("_r", ast.Store())], body, lineno=0)),
+                f"    return _r if _r.ndim < 2 else K.elementwise_layout(_r, {tensors})",
+            ]
+        )
 
     def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool) -> str:
         """`NAME = Op(...)` on one line; arguments equal to Op's defaults are left out. `same`: the

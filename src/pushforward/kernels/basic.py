@@ -94,8 +94,12 @@ def elementwise_layout(out, *inputs):
     """
     if type(out) is not xp.ndarray or out.ndim < 2:
         return out
-    arrays = [x for x in inputs if type(x) is xp.ndarray and x.ndim > 1]
-    if len(arrays) < 2 or all(x.flags.c_contiguous for x in arrays):
+    for x in inputs:  # the common case: every input C-contiguous (or 1-d, or a scalar)
+        if type(x) is xp.ndarray and x.ndim > 1 and not x.flags.c_contiguous:
+            break
+    else:
+        return out
+    if len([x for x in inputs if type(x) is xp.ndarray and x.ndim > 1]) < 2:
         return out
     order = _elementwise_order(out.shape, [_broadcast_strides(x, out.shape) for x in inputs if type(x) is xp.ndarray])
     strides = [0] * out.ndim

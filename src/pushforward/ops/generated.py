@@ -519,7 +519,9 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return scale_np(other_t, alpha)
     if other_t is None: return self_t
     return self_t + scale_np(other_t, alpha)
-def _add__kernel(self, other, alpha): return K.elementwise_layout(K.add(self, other, alpha), self, other)
+def _add__kernel(self, other, alpha):
+    _r = K.add(self, other, alpha)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=laid_out(_add__jvp, 2, 'add'), jvp_np=laid_out(_add__jvp_np, 2, 'add'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
@@ -539,7 +541,9 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return -scale_np(other_t, alpha)
     if other_t is None: return self_t
     return self_t - scale_np(other_t, alpha)
-def _sub__kernel(self, other, alpha): return K.elementwise_layout(K.sub(self, other, alpha), self, other)
+def _sub__kernel(self, other, alpha):
+    _r = K.sub(self, other, alpha)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=laid_out(_sub__jvp, 2, 'sub'), jvp_np=laid_out(_sub__jvp_np, 2, 'sub'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
@@ -556,7 +560,9 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p * other_t
     if other_t is None: return other_p * self_t
     return other_p * self_t + self_p * other_t
-def _mul__kernel(self, other): return K.elementwise_layout(xp.multiply(self, other), self, other)
+def _mul__kernel(self, other):
+    _r = xp.multiply(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=laid_out(_mul__jvp, 2, 'mul'), jvp_np=laid_out(_mul__jvp, 2, 'mul'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
@@ -582,7 +588,8 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
     if other_t is None: return self_t / other_p if rounding_mode is None else None
     return (self_t - other_t * result) / other_p if rounding_mode is None else None
 def _div__kernel(self, other, rounding_mode):
-    return K.elementwise_layout(K.div(self, other, rounding_mode), self, other)
+    _r = K.div(self, other, rounding_mode)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=laid_out(_div__jvp, 2, 'div'), jvp_np=laid_out(_div__jvp, 2, 'div'), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
@@ -607,7 +614,9 @@ def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
     if self_t is None: return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
     if exponent_t is None: return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
     return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
-def _pow__kernel(self, exponent): return K.elementwise_layout(K.pow(self, exponent), self, exponent)
+def _pow__kernel(self, exponent):
+    _r = K.pow(self, exponent)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, exponent)
 POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, jvp=laid_out(_pow__jvp, 2, 'pow'), jvp_np=laid_out(_pow__jvp_np, 2, 'pow'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
@@ -626,7 +635,9 @@ def _atan2__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * self_p) / (self_p * self_p + other_p * other_p)
     if other_t is None: return self_t * other_p / (self_p * self_p + other_p * other_p)
     return (self_t * other_p - other_t * self_p) / (self_p * self_p + other_p * other_p)
-def _atan2__kernel(self, other): return K.elementwise_layout(xp.arctan2(self, other), self, other)
+def _atan2__kernel(self, other):
+    _r = xp.arctan2(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
@@ -640,7 +651,9 @@ def _hypot__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * other_p / result
     if other_t is None: return self_t * self_p / result
     return (self_t * self_p + other_t * other_p) / result
-def _hypot__kernel(self, other): return K.elementwise_layout(xp.hypot(self, other), self, other)
+def _hypot__kernel(self, other):
+    _r = xp.hypot(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=laid_out(_hypot__jvp, 2, 'hypot'), jvp_np=laid_out(_hypot__jvp, 2, 'hypot'), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
@@ -660,7 +673,9 @@ def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(other_p, self_p)
     if other_t is None: return self_t * max_mask_np(self_p, other_p)
     return self_t * max_mask_np(self_p, other_p) + other_t * max_mask_np(other_p, self_p)
-def _maximum__kernel(self, other): return K.elementwise_layout(xp.maximum(self, other), self, other)
+def _maximum__kernel(self, other):
+    _r = xp.maximum(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=laid_out(_maximum__jvp, 2, 'maximum'), jvp_np=laid_out(_maximum__jvp_np, 2, 'maximum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
@@ -680,7 +695,9 @@ def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask_np(self_p, other_p)
     if other_t is None: return self_t * max_mask_np(other_p, self_p)
     return self_t * max_mask_np(other_p, self_p) + other_t * max_mask_np(self_p, other_p)
-def _minimum__kernel(self, other): return K.elementwise_layout(xp.minimum(self, other), self, other)
+def _minimum__kernel(self, other):
+    _r = xp.minimum(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=laid_out(_minimum__jvp, 2, 'minimum'), jvp_np=laid_out(_minimum__jvp_np, 2, 'minimum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
@@ -697,7 +714,9 @@ def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * xp.trunc(self_p / other_p))
     if other_t is None: return self_t
     return self_t - other_t * xp.trunc(self_p / other_p)
-def _fmod__kernel(self, other): return K.elementwise_layout(xp.fmod(self, other), self, other)
+def _fmod__kernel(self, other):
+    _r = xp.fmod(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=laid_out(_fmod__jvp, 2, 'fmod'), jvp_np=laid_out(_fmod__jvp_np, 2, 'fmod'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
@@ -714,7 +733,9 @@ def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * xp.floor(self_p / other_p))
     if other_t is None: return self_t
     return self_t - other_t * xp.floor(self_p / other_p)
-def _remainder__kernel(self, other): return K.elementwise_layout(xp.remainder(self, other), self, other)
+def _remainder__kernel(self, other):
+    _r = xp.remainder(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=laid_out(_remainder__jvp, 2, 'remainder'), jvp_np=laid_out(_remainder__jvp_np, 2, 'remainder'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
@@ -731,7 +752,9 @@ def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return None
     if other_t is None: return self_t * copysign_ratio_np(self_p, result)
     return self_t * copysign_ratio_np(self_p, result)
-def _copysign__kernel(self, other): return K.elementwise_layout(xp.copysign(self, other), self, other)
+def _copysign__kernel(self, other):
+    _r = xp.copysign(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=laid_out(_copysign__jvp, 2, 'copysign'), jvp_np=laid_out(_copysign__jvp_np, 2, 'copysign'), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
@@ -751,7 +774,9 @@ def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / other_p
     if other_t is None: return self_t * sp.xlogy(other_p != 0, other_p)
     return self_t * sp.xlogy(other_p != 0, other_p) + other_t * self_p / other_p
-def _xlogy__kernel(self, other): return K.elementwise_layout(sp.xlogy(self, other), self, other)
+def _xlogy__kernel(self, other):
+    _r = sp.xlogy(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, jvp=laid_out(_xlogy__jvp, 2, 'xlogy'), jvp_np=laid_out(_xlogy__jvp_np, 2, 'xlogy'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
@@ -771,7 +796,9 @@ def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * xp.exp(other_p - result)
     if other_t is None: return self_t * xp.exp(self_p - result)
     return self_t * xp.exp(self_p - result) + other_t * xp.exp(other_p - result)
-def _logaddexp__kernel(self, other): return K.elementwise_layout(xp.logaddexp(self, other), self, other)
+def _logaddexp__kernel(self, other):
+    _r = xp.logaddexp(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=laid_out(_logaddexp__jvp, 2, 'logaddexp'), jvp_np=laid_out(_logaddexp__jvp_np, 2, 'logaddexp'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
@@ -792,63 +819,80 @@ def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
     if other_t is None: return K.where(condition, self_t, xp.zeros_like(other_p))
     return K.where(condition, self_t, other_t)
 def _where__kernel(condition, self, other):
-    return K.elementwise_layout(K.where(condition, self, other), condition, self, other)
+    _r = K.where(condition, self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, condition, self, other)
 WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=laid_out(_where__jvp, 3, 'where'), jvp_np=laid_out(_where__jvp_np, 3, 'where'), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
     return apply(WHERE, (condition, self, other), ())
 
 # ---- eq
-def _eq__kernel(self, other): return K.elementwise_layout(xp.equal(self, other), self, other)
+def _eq__kernel(self, other):
+    _r = xp.equal(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 EQ = Op('eq', _eq__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def eq(self, other):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
     return run2(EQ, _eq__kernel, self, other)
 
 # ---- ne
-def _ne__kernel(self, other): return K.elementwise_layout(xp.not_equal(self, other), self, other)
+def _ne__kernel(self, other):
+    _r = xp.not_equal(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ne(self, other):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
     return run2(NE, _ne__kernel, self, other)
 
 # ---- lt
-def _lt__kernel(self, other): return K.elementwise_layout(xp.less(self, other), self, other)
+def _lt__kernel(self, other):
+    _r = xp.less(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def lt(self, other):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
     return run2(LT, _lt__kernel, self, other)
 
 # ---- le
-def _le__kernel(self, other): return K.elementwise_layout(xp.less_equal(self, other), self, other)
+def _le__kernel(self, other):
+    _r = xp.less_equal(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def le(self, other):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
     return run2(LE, _le__kernel, self, other)
 
 # ---- gt
-def _gt__kernel(self, other): return K.elementwise_layout(xp.greater(self, other), self, other)
+def _gt__kernel(self, other):
+    _r = xp.greater(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def gt(self, other):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
     return run2(GT, _gt__kernel, self, other)
 
 # ---- ge
-def _ge__kernel(self, other): return K.elementwise_layout(xp.greater_equal(self, other), self, other)
+def _ge__kernel(self, other):
+    _r = xp.greater_equal(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def ge(self, other):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
     return run2(GE, _ge__kernel, self, other)
 
 # ---- logical_and
-def _logical_and__kernel(self, other): return K.elementwise_layout(xp.logical_and(self, other), self, other)
+def _logical_and__kernel(self, other):
+    _r = xp.logical_and(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_AND = Op('logical_and', _logical_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_and(self, other):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
     return run2(LOGICAL_AND, _logical_and__kernel, self, other)
 
 # ---- logical_or
-def _logical_or__kernel(self, other): return K.elementwise_layout(xp.logical_or(self, other), self, other)
+def _logical_or__kernel(self, other):
+    _r = xp.logical_or(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_OR = Op('logical_or', _logical_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def logical_or(self, other):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
@@ -861,21 +905,27 @@ def logical_not(self):
     return run1(LOGICAL_NOT, xp.logical_not, self)
 
 # ---- bitwise_and
-def _bitwise_and__kernel(self, other): return K.elementwise_layout(xp.bitwise_and(self, other), self, other)
+def _bitwise_and__kernel(self, other):
+    _r = xp.bitwise_and(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_AND = Op('bitwise_and', _bitwise_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_and(self, other):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
     return run2(BITWISE_AND, _bitwise_and__kernel, self, other)
 
 # ---- bitwise_or
-def _bitwise_or__kernel(self, other): return K.elementwise_layout(xp.bitwise_or(self, other), self, other)
+def _bitwise_or__kernel(self, other):
+    _r = xp.bitwise_or(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_OR = Op('bitwise_or', _bitwise_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_or(self, other):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
     return run2(BITWISE_OR, _bitwise_or__kernel, self, other)
 
 # ---- bitwise_xor
-def _bitwise_xor__kernel(self, other): return K.elementwise_layout(xp.bitwise_xor(self, other), self, other)
+def _bitwise_xor__kernel(self, other):
+    _r = xp.bitwise_xor(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_XOR = Op('bitwise_xor', _bitwise_xor__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
 def bitwise_xor(self, other):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
@@ -3092,7 +3142,9 @@ def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / (other_p + 1)
     if other_t is None: return self_t * xp.log1p(other_p)
     return self_t * xp.log1p(other_p) + other_t * self_p / (other_p + 1)
-def _special_xlog1py__kernel(self, other): return K.elementwise_layout(sp.xlog1py(self, other), self, other)
+def _special_xlog1py__kernel(self, other):
+    _r = sp.xlog1py(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=laid_out(_special_xlog1py__jvp, 2, 'special_xlog1py'), jvp_np=laid_out(_special_xlog1py__jvp_np, 2, 'special_xlog1py'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
@@ -3125,7 +3177,9 @@ def __special_zeta__jvp(self, other_p, other_t, result):
     return other_t * -self * _special_zeta(self + 1, other_p)
 def __special_zeta__jvp_np(self, other_p, other_t, result):
     return other_t * -self * sp.zeta(self + 1, other_p)
-def __special_zeta__kernel(self, other): return K.elementwise_layout(sp.zeta(self, other), self, other)
+def __special_zeta__kernel(self, other):
+    _r = sp.zeta(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 _SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, jvp=laid_out(__special_zeta__jvp, 2, '_special_zeta'), jvp_np=laid_out(__special_zeta__jvp_np, 2, '_special_zeta'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
@@ -3274,7 +3328,8 @@ def __special_gammainc__backward(grad, self, other, result, upper, needs):
 def __special_gammainc__jvp(self, other_p, other_t, result, upper):
     return other_t * gammainc_density(self, other_p, upper)
 def __special_gammainc__kernel(self, other, upper):
-    return K.elementwise_layout(K.gammainc(self, other, upper), self, other)
+    _r = K.gammainc(self, other, upper)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 _SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=laid_out(__special_gammainc__jvp, 2, '_special_gammainc'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
