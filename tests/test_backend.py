@@ -103,7 +103,13 @@ def test_records_call_the_library_function_itself():
         # that reorders the arguments: _einsum_pair's equation)
         if k is not None and re.fullmatch(r"(xp|sp)\.\w+", k) and e.name in by_name and e.params[0].is_tensor:
             lib, fn = k.split(".")
-            assert by_name[e.name].kernel is getattr(getattr(backend, lib), fn), (e.name, k)
+            rec = by_name[e.name]
+            if rec.batch == "elementwise" and len(rec.kinds) > 1:
+                # an element-wise op of several tensors: an adapter lays the result out as torch's
+                # (K.elementwise_layout) around the library function
+                assert fn in rec.kernel.__code__.co_names and "elementwise_layout" in rec.kernel.__code__.co_names
+            else:
+                assert rec.kernel is getattr(getattr(backend, lib), fn), (e.name, k)
             checked += 1
     assert checked >= 50  # the element-wise ops: sin, exp, multiply, erf, ...
 
