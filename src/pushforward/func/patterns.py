@@ -1,0 +1,114 @@
+"""Dependency patterns as sparse boolean matrices, and the index maps the detection rules use.
+
+A pattern of a tensor with m elements over n inputs is a boolean ``csr_array`` of shape (m, n):
+row i holds the inputs element i (C order) depends on. ``None`` stands for "depends on nothing".
+Row selections (``take_rows``) are the exact rule of every op that only moves elements.
+
+>>> import numpy as np
+>>> p = identity(3)
+>>> take_rows(p, np.array([2, -1, 0])).toarray().astype(int).tolist()
+[[0, 0, 1], [0, 0, 0], [1, 0, 0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "identity",
+    "empty",
+    "take_rows",
+    "union",
+    "union_all",
+    "selector",
+    "gram",
+    "broadcast_rows",
+    "stack_rows",
+    "as_bool_csr",
+]
+
+
+def as_bool_csr(a) -> sp.csr_array:
+    """A canonical boolean csr_array (sorted indices, no duplicates, no explicit False)."""
+    a = sp.csr_array(a)
+    if a.dtype != np.bool_:
+        a = a.astype(bool)
+    a.sum_duplicates()
+    a.eliminate_zeros()
+    return a
+
+
+def identity(n: int) -> sp.csr_array:
+    """Each of n inputs depends on itself."""
+    return sp.csr_array((np.ones(n, bool), np.arange(n), np.arange(n + 1)), shape=(n, n))
+
+
+def empty(m: int, n: int) -> sp.csr_array:
+    """m elements that depend on nothing."""
+    return sp.csr_array((np.ones(0, bool), np.zeros(0, np.int64), np.zeros(m + 1, np.int64)), shape=(m, n))
+
+
+def take_rows(p: sp.csr_array | None, ids: np.ndarray, n: int | None = None) -> sp.csr_array | None:
+    """Rows `ids` of p (an id of -1 gives an empty row): the pattern of an op that moves elements."""
+    if p is None:
+        return None
+    ids = np.asarray(ids, dtype=np.int64).ravel()
+    indptr = p.indptr
+    counts = np.diff(indptr)
+    valid = ids >= 0
+    safe = np.where(valid, ids, 0)
+    c = np.where(valid, counts[safe], 0)
+    out_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(c, out=out_ptr[1:])
+    total = int(out_ptr[-1])
+    starts = indptr[safe].astype(np.int64)
+    pos = np.arange(total, dtype=np.int64) + np.repeat(starts - out_ptr[:-1], c)
+    return sp.csr_array((np.ones(total, bool), p.indices[pos], out_ptr), shape=(len(ids), p.shape[1]))
+
+
+def union(a: sp.csr_array | None, b: sp.csr_array | None) -> sp.csr_array | None:
+    """Element-wise OR of two patterns of one shape (None is empty)."""
+    if a is None or a is b:
+        return b if a is None else a
+    if b is None:
+        return a
+    return a + b
+
+
+def union_all(ps) -> sp.csr_array | None:
+    out = None
+    for p in ps:
+        out = union(out, p)
+    return out
+
+
+def selector(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> sp.csr_array:
+    """The boolean matrix with ones at (rows[k], cols[k]) (repeats allowed)."""
+    m = sp.csr_array((np.ones(len(rows), bool), (np.asarray(rows), np.asarray(cols))), shape=shape)
+    m.sum_duplicates()
+    return m
+
+
+def gram(a: sp.csr_array | None, b: sp.csr_array | None = None) -> sp.csr_array | None:
+    """a^T b + b^T a (a^T a when b is None): the input pairs that meet in one element."""
+    if a is None:
+        return None
+    if b is None or b is a:
+        return a.T @ a
+    return union(a.T @ b, b.T @ a)
+
+
+def broadcast_rows(p: sp.csr_array | None, shape: tuple, out_shape: tuple) -> sp.csr_array | None:
+    """The pattern of a tensor of `shape` broadcast to `out_shape`."""
+    if p is None or tuple(shape) == tuple(out_shape):
+        return p
+    size = int(np.prod(shape, dtype=np.int64))
+    ids = np.broadcast_to(np.arange(size, dtype=np.int64).reshape(shape), out_shape)
+    return take_rows(p, ids)
+
+
+def stack_rows(ps: list, sizes: list, n: int) -> sp.csr_array:
+    """Patterns one above the other (None blocks empty): the rows of several inputs in one id space."""
+    blocks = [p if p is not None else empty(s, n) for p, s in zip(ps, sizes)]
+    return blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
