@@ -9,7 +9,7 @@ one of j with i's color.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> column_coloring(sp.csr_array(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool))).tolist()
-[0, 1, 0]
+[1, 0, 1]
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ import scipy.sparse as sp
 from ..errors import OpTypeError, OpValueError
 from .patterns import as_bool_csr
 
+# a sparsity pattern as users give it: any scipy.sparse matrix or array, or a dense 2-D array
+PatternLike = sp.sparray | sp.spmatrix | np.ndarray
+
 __all__ = [
+    "PatternLike",
     "column_coloring",
     "row_coloring",
     "star_coloring",
@@ -32,7 +36,7 @@ __all__ = [
 ]
 
 
-def as_pattern(pattern, who: str, shape: tuple | None = None) -> sp.csr_array:
+def as_pattern(pattern: PatternLike, who: str, shape: tuple | None = None) -> sp.csr_array:
     """A user's pattern (scipy.sparse or array, boolean or 0/1) as a canonical boolean csr_array."""
     if sp.issparse(pattern):
         p = pattern
@@ -107,7 +111,7 @@ def _coloring_of(graph: sp.csr_array, order: str, who: str) -> np.ndarray:
     return _greedy(adj, seq)
 
 
-def column_coloring(pattern, order: str = "largest_first") -> np.ndarray:
+def column_coloring(pattern: PatternLike, order: str = "largest_first") -> np.ndarray:
     """A color per column of `pattern`, no two columns of one color sharing a row (distance-1
     coloring of the column intersection graph, greedy in `order`: "largest_first" or "smallest_last").
 
@@ -119,12 +123,12 @@ def column_coloring(pattern, order: str = "largest_first") -> np.ndarray:
     return _coloring_of(p.T @ p, order, "column_coloring")
 
 
-def row_coloring(pattern, order: str = "largest_first") -> np.ndarray:
+def row_coloring(pattern: PatternLike, order: str = "largest_first") -> np.ndarray:
     """A color per row of `pattern`, no two rows of one color sharing a column.
 
     >>> import numpy as np
     >>> row_coloring(np.array([[1, 0], [1, 1], [0, 1]])).tolist()
-    [0, 1, 0]
+    [1, 0, 1]
     """
     p = as_pattern(pattern, "row_coloring")
     return _coloring_of(p @ p.T, order, "row_coloring")
@@ -137,13 +141,13 @@ def _check_symmetric(p: sp.csr_array, who: str) -> None:
         raise OpValueError(f"{who}: a Hessian pattern must be symmetric; pattern of shape {tuple(p.shape)} is not")
 
 
-def star_coloring(pattern) -> np.ndarray:
+def star_coloring(pattern: PatternLike) -> np.ndarray:
     """A star coloring of a symmetric pattern's graph (greedy, largest-first): distance-1, and every
     path on four vertices has three colors, so every nonzero of H is recovered from H @ S.
 
     >>> import numpy as np
     >>> star_coloring(np.eye(6, dtype=bool) | np.eye(6, k=1, dtype=bool) | np.eye(6, k=-1, dtype=bool)).tolist()
-    [0, 1, 0, 2, 0, 1]
+    [2, 0, 1, 0, 2, 0]
     """
     p = as_pattern(pattern, "star_coloring")
     _check_symmetric(p, "star_coloring")

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "fast_csr",
     "identity",
     "empty",
     "take_rows",
@@ -27,6 +28,29 @@ __all__ = [
     "stack_rows",
     "as_bool_csr",
 ]
+
+
+try:  # SciPy's own merge of two canonical CSR matrices, without the wrapper's checks and copies
+    from scipy.sparse._sparsetools import csr_plus_csr as _plus
+except ImportError:  # pragma: no cover - another SciPy layout: the public operator
+    _plus = None
+
+_INT32_MAX = np.iinfo(np.int32).max
+_new = object.__new__
+
+
+def fast_csr(indices: np.ndarray, indptr: np.ndarray, shape: tuple) -> sp.csr_array:
+    """A boolean csr_array from canonical parts (sorted, unique column indices per row), without
+    SciPy's checks and copies: detection builds many of them, and the rules guarantee the form."""
+    dt = np.int32 if max(shape[0], shape[1], len(indices)) < _INT32_MAX else np.int64
+    a = _new(sp.csr_array)
+    a._shape = (int(shape[0]), int(shape[1]))
+    a.maxprint = 50
+    a.indices = indices.astype(dt, copy=False)
+    a.indptr = indptr.astype(dt, copy=False)
+    a.data = np.ones(len(indices), bool)
+    a.has_canonical_format = True
+    return a
 
 
 def as_bool_csr(a) -> sp.csr_array:
@@ -41,30 +65,34 @@ def as_bool_csr(a) -> sp.csr_array:
 
 def identity(n: int) -> sp.csr_array:
     """Each of n inputs depends on itself."""
-    return sp.csr_array((np.ones(n, bool), np.arange(n), np.arange(n + 1)), shape=(n, n))
+    return fast_csr(np.arange(n), np.arange(n + 1), (n, n))
 
 
 def empty(m: int, n: int) -> sp.csr_array:
     """m elements that depend on nothing."""
-    return sp.csr_array((np.ones(0, bool), np.zeros(0, np.int64), np.zeros(m + 1, np.int64)), shape=(m, n))
+    return fast_csr(np.zeros(0, np.int64), np.zeros(m + 1, np.int64), (m, n))
 
 
 def take_rows(p: sp.csr_array | None, ids: np.ndarray, n: int | None = None) -> sp.csr_array | None:
     """Rows `ids` of p (an id of -1 gives an empty row): the pattern of an op that moves elements."""
     if p is None:
         return None
-    ids = np.asarray(ids, dtype=np.int64).ravel()
+    ids = np.asarray(ids).ravel()
     indptr = p.indptr
     counts = np.diff(indptr)
-    valid = ids >= 0
-    safe = np.where(valid, ids, 0)
-    c = np.where(valid, counts[safe], 0)
-    out_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    if ids.size and ids.min() < 0:
+        valid = ids >= 0
+        ids = np.where(valid, ids, 0)
+        c = np.where(valid, counts[ids], 0)
+    else:
+        c = counts[ids]
+    out_ptr = np.zeros(len(ids) + 1, dtype=indptr.dtype)
     np.cumsum(c, out=out_ptr[1:])
     total = int(out_ptr[-1])
-    starts = indptr[safe].astype(np.int64)
-    pos = np.arange(total, dtype=np.int64) + np.repeat(starts - out_ptr[:-1], c)
-    return sp.csr_array((np.ones(total, bool), p.indices[pos], out_ptr), shape=(len(ids), p.shape[1]))
+    if total == len(ids) and total == c.size and (c == 1).all():  # one dependency per row: a plain gather
+        return fast_csr(p.indices[indptr[ids]], out_ptr, (len(ids), p.shape[1]))
+    pos = np.arange(total, dtype=indptr.dtype) + np.repeat(indptr[ids] - out_ptr[:-1], c)
+    return fast_csr(p.indices[pos], out_ptr, (len(ids), p.shape[1]))
 
 
 def union(a: sp.csr_array | None, b: sp.csr_array | None) -> sp.csr_array | None:
@@ -73,7 +101,14 @@ def union(a: sp.csr_array | None, b: sp.csr_array | None) -> sp.csr_array | None
         return b if a is None else a
     if b is None:
         return a
-    return a + b
+    if _plus is None or a.indptr.dtype != b.indptr.dtype or a.indices.dtype != a.indptr.dtype:
+        return a + b
+    m, n = a.shape
+    nnz = a.nnz + b.nnz
+    dt = a.indptr.dtype
+    ptr, ind, data = np.empty(m + 1, dt), np.empty(nnz, dt), np.empty(nnz, bool)
+    _plus(m, n, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, ptr, ind, data)
+    return fast_csr(ind[: ptr[-1]], ptr, (m, n))
 
 
 def union_all(ps) -> sp.csr_array | None:

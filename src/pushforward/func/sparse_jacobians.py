@@ -31,6 +31,7 @@ from ..core.tensor import Tensor, wrap
 from ..engine.grad_mode import enable_grad, no_grad
 from ..errors import OpValueError
 from .coloring import (
+    PatternLike,
     as_pattern,
     column_coloring,
     decompress_columns,
@@ -96,7 +97,7 @@ def _check_rows(who: str, p: _Plan, y: Tensor, x: Tensor) -> None:
         )
 
 
-def sparse_jacfwd(f: Callable, pattern=None) -> Callable:
+def sparse_jacfwd(f: Callable, pattern: PatternLike | None = None) -> Callable:
     """x -> f's Jacobian at x as a csr_array: one vector-mode pass with one tangent per column color.
 
     >>> import pushforward as pf
@@ -121,7 +122,7 @@ def sparse_jacfwd(f: Callable, pattern=None) -> Callable:
     return jac
 
 
-def sparse_jacrev(f: Callable, pattern=None) -> Callable:
+def sparse_jacrev(f: Callable, pattern: PatternLike | None = None) -> Callable:
     """x -> f's Jacobian at x as a csr_array: one backward pass with one cotangent per row color.
 
     >>> import pushforward as pf
@@ -149,7 +150,7 @@ def sparse_jacrev(f: Callable, pattern=None) -> Callable:
     return jac
 
 
-def sparse_hessian(f: Callable, pattern=None) -> Callable:
+def sparse_hessian(f: Callable, pattern: PatternLike | None = None) -> Callable:
     """x -> the Hessian of scalar f at x as a csr_array: star coloring of its pattern, then one
     forward-over-reverse pass (one Hessian-vector product per color, batched).
 
