@@ -29,6 +29,7 @@ __all__ = [
     "row_coloring",
     "star_coloring",
     "as_pattern",
+    "check_symmetric",
     "seed_matrix",
     "decompress_columns",
     "decompress_rows",
@@ -134,7 +135,7 @@ def row_coloring(pattern: PatternLike, order: str = "largest_first") -> np.ndarr
     return _coloring_of(p @ p.T, order, "row_coloring")
 
 
-def _check_symmetric(p: sp.csr_array, who: str) -> None:
+def check_symmetric(p: sp.csr_array, who: str) -> None:
     if p.shape[0] != p.shape[1]:
         raise OpValueError(f"{who}: a Hessian pattern must be square, got shape {tuple(p.shape)}")
     if (p != p.T).nnz:
@@ -150,7 +151,7 @@ def star_coloring(pattern: PatternLike) -> np.ndarray:
     [2, 0, 1, 0, 2, 0]
     """
     p = as_pattern(pattern, "star_coloring")
-    _check_symmetric(p, "star_coloring")
+    check_symmetric(p, "star_coloring")
     g = p.tolil()
     g.setdiag(False)
     adj = sp.csr_array(g)

@@ -22,6 +22,7 @@ __all__ = [
     "take_rows",
     "union",
     "union_all",
+    "row_union",
     "selector",
     "gram",
     "broadcast_rows",
@@ -116,6 +117,14 @@ def union_all(ps) -> sp.csr_array | None:
     for p in ps:
         out = union(out, p)
     return out
+
+
+def row_union(p: sp.csr_array | None, n: int) -> sp.csr_array | None:
+    """One row: every input some element of p depends on."""
+    if p is None or p.nnz == 0:
+        return None
+    cols = np.unique(p.indices)
+    return fast_csr(cols, np.array([0, len(cols)]), (1, n))
 
 
 def selector(rows: np.ndarray, cols: np.ndarray, shape: tuple) -> sp.csr_array:

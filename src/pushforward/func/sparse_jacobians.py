@@ -33,6 +33,7 @@ from ..errors import OpValueError
 from .coloring import (
     PatternLike,
     as_pattern,
+    check_symmetric,
     column_coloring,
     decompress_columns,
     decompress_rows,
@@ -70,7 +71,7 @@ def _planner(f: Callable, pattern, who: str, detect: Callable, color: Callable, 
     cache: dict = {}
     given = None if pattern is None else as_pattern(pattern, who)
     if given is not None and square:
-        color(given)  # a non-symmetric pattern fails now, naming the function
+        check_symmetric(given, who)
 
     def plan(x: Tensor) -> _Plan:
         key = (tuple(x.shape), x.dtype)

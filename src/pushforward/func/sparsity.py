@@ -26,7 +26,7 @@ from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
 from ..errors import OpError, OpTypeError, OpValueError
-from .patterns import as_bool_csr, broadcast_rows, empty, identity, take_rows
+from .patterns import as_bool_csr, broadcast_rows, empty, identity, row_union, take_rows
 from .sparsity_rules import MOVES_WITH_VALUE_INDEX, Context, Val, dense_rule, rule_of
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity", "PatternTensor", "ValueDependentError", "check_one_tensor"]
@@ -109,6 +109,23 @@ class PatternTensor(Tensor):
         self._read("np.asarray()")
         return np.asarray(self._data, dtype=dtype)
 
+    def __getitem__(self, index: Any) -> Tensor:
+        live = _index_tensors(index)
+        out = Tensor.__getitem__(self, index)
+        if not live:
+            return out
+        if any(t._data.dtype == np.bool_ for t in live):
+            raise ValueDependentError(_mask_message("indexing"))
+        # an index computed from the input: any element may be picked (a superset, for every x)
+        n = _Detector.contexts[-1].n
+        dep = take_rows(row_union(self.dep, n), np.zeros(out._data.size, np.int64))
+        return _pattern(out._data, dep, True)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if _index_tensors(index):
+            raise ValueDependentError(_mask_message("an indexed write"))
+        Tensor.__setitem__(self, index, value)
+
     def detach(self) -> Tensor:
         """No derivative flows through, but the value still depends on the input."""
         return _pattern(self._data, None, self._live())
@@ -116,6 +133,21 @@ class PatternTensor(Tensor):
     def __repr__(self) -> str:
         dep = self.dep
         return f"PatternTensor(shape={tuple(self.shape)}, nnz={0 if dep is None else dep.nnz})"
+
+
+def _index_tensors(index) -> list:
+    """The pattern tensors with values from the input among the items of an index."""
+    items = index if isinstance(index, tuple) else (index,)
+    return [it for it in items if isinstance(it, PatternTensor) and it._live()]
+
+
+def _mask_message(what: str) -> str:
+    who = _Detector.who[-1] if _Detector.who else "sparsity detection"
+    return (
+        f"{who}: {what} with an index computed from the input: which elements it touches depends on "
+        "the values, so no pattern holds for every x; write it with pf.where, or pass pattern= to "
+        "sparse_jacfwd / sparse_jacrev / sparse_hessian"
+    )
 
 
 def _pattern(data: np.ndarray, dep, taint: bool) -> PatternTensor:
@@ -165,10 +197,7 @@ class _Detector(Interpreter):
             isinstance(v, PatternTensor) and v._live() and not op.diff[i] for i, v in enumerate(inputs)
         )
         if value_index and moving and op.name != "gather" and _has_bool_index(args):
-            raise ValueDependentError(
-                f"{self.who[-1]}: {op.name} with a boolean mask computed from the input: the output's shape "
-                "depends on the values, so no pattern holds for every x; pass pattern= instead"
-            )
+            raise ValueDependentError(_mask_message(op.name))
         out = apply(op, tuple(plain), tuple(_unwrap_args(args)))
         outs = out if isinstance(out, tuple) else (out,)
         datas = [o._data for o in outs]

@@ -25,10 +25,9 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..dispatch.oprecord import Op
-from .patterns import broadcast_rows, gram, selector, stack_rows, take_rows, union, union_all
+from .patterns import broadcast_rows, row_union, gram, selector, stack_rows, take_rows, union, union_all
 
 __all__ = ["Val", "Context", "rule_of", "dense_rule", "MOVES_WITH_VALUE_INDEX"]
 
@@ -147,17 +146,9 @@ def _diff_vals(op: Op, ins: list) -> list:
     return _flat_vals([v for v, d in zip(ins, op.diff) if d])
 
 
-def _row_union(dep, n: int):
-    """One row: every input some element of dep depends on."""
-    if dep is None or dep.nnz == 0:
-        return None
-    cols = np.unique(dep.indices)
-    return sp.csr_array((np.ones(len(cols), bool), cols, np.array([0, len(cols)])), shape=(1, n))
-
-
 def dense_rule(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list:
     """The superset every op satisfies: each output element depends on every input element."""
-    u = union_all([_row_union(v.dep, ctx.n) for v in _diff_vals(op, ins)])
+    u = union_all([row_union(v.dep, ctx.n) for v in _diff_vals(op, ins)])
     if _nonlinear(op):
         ctx.couple(u)
     return [take_rows(u, np.zeros(_size(o), np.int64)) if d else None for o, d in zip(outs, op.out_diff)]
