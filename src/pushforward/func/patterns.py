@@ -6,7 +6,7 @@ Row selections (``take_rows``) are the exact rule of every op that only moves el
 
 >>> import numpy as np
 >>> p = identity(3)
->>> take_rows(p, np.array([2, -1, 0])).toarray().astype(int).tolist()
+>>> build(take_rows(p, np.array([2, -1, 0]))).toarray().astype(int).tolist()
 [[0, 0, 1], [0, 0, 0], [1, 0, 0]]
 """
 
@@ -26,15 +26,16 @@ __all__ = [
     "selector",
     "gram",
     "broadcast_rows",
-    "stack_rows",
+    "Lazy",
+    "build",
     "as_bool_csr",
 ]
 
 
 try:  # SciPy's own merge of two canonical CSR matrices, without the wrapper's checks and copies
-    from scipy.sparse._sparsetools import csr_plus_csr as _plus
+    from scipy.sparse._sparsetools import csr_plus_csr as _csr_plus
 except ImportError:  # pragma: no cover - another SciPy layout: the public operator
-    _plus = None
+    _csr_plus = None
 
 _INT32_MAX = np.iinfo(np.int32).max
 _new = object.__new__
@@ -74,11 +75,104 @@ def empty(m: int, n: int) -> sp.csr_array:
     return fast_csr(np.zeros(0, np.int64), np.zeros(m + 1, np.int64), (m, n))
 
 
-def take_rows(p: sp.csr_array | None, ids: np.ndarray, n: int | None = None) -> sp.csr_array | None:
+class Lazy:
+    """A pattern not built yet: the union of row selections ("terms": a built pattern and the row
+    of it each element takes, -1 for none). Moves and element-wise ops only compose these index
+    maps; the sparse matrix is built once, when a rule needs it (`build`)."""
+
+    __slots__ = ("terms", "shape", "built")
+
+    def __init__(self, terms: list, shape: tuple) -> None:
+        self.terms = terms
+        self.shape = shape
+        self.built = None
+
+
+def _terms(p) -> list:
+    return p.terms if type(p) is Lazy else [(p, None)]
+
+
+def take_rows(p, ids: np.ndarray):
     """Rows `ids` of p (an id of -1 gives an empty row): the pattern of an op that moves elements."""
     if p is None:
         return None
-    ids = np.asarray(ids).ravel()
+    ids = np.asarray(ids, dtype=np.int64).ravel()
+    neg = bool(ids.size) and ids.min() < 0
+    terms = []
+    for base, old in _terms(p):
+        if old is None:
+            new = ids
+        elif not neg:
+            new = old[ids]
+        else:
+            new = np.where(ids >= 0, old[np.maximum(ids, 0)], -1)
+        terms.append((base, new))
+    return Lazy(terms, (len(ids), p.shape[1]))
+
+
+def union(a, b):
+    """Element-wise OR of two patterns of one shape (None is empty)."""
+    if a is None or a is b:
+        return b if a is None else a
+    if b is None:
+        return a
+    terms = list(_terms(a))
+    seen = {(id(x), id(i)) for x, i in terms}
+    terms += [(x, i) for x, i in _terms(b) if (id(x), id(i)) not in seen]
+    out = Lazy(terms, a.shape)
+    return build(out) if len(terms) > _MAX_TERMS else out
+
+
+def build(p) -> sp.csr_array | None:
+    """The pattern as a canonical boolean csr_array."""
+    if type(p) is not Lazy:
+        return p
+    if p.built is None:
+        singles = [t for t in p.terms if _single(t[0])]
+        out = _build_singles(singles, p.shape) if singles else None
+        for base, ids in p.terms:
+            if not _single(base):
+                out = _plus(out, base if ids is None else _take_built(base, ids))
+        p.built = out
+    return p.built
+
+
+_MAX_TERMS = 16
+
+
+def _single(base: sp.csr_array) -> bool:
+    """Does every row of base hold exactly one input (an input itself, a permutation of inputs)?"""
+    flag = base.__dict__.get("_pf_single")
+    if flag is None:
+        flag = base.__dict__["_pf_single"] = base.nnz == base.shape[0] and bool((np.diff(base.indptr) == 1).all())
+    return flag
+
+
+def _build_singles(terms: list, shape: tuple) -> sp.csr_array:
+    """The union of selections of one-input-per-row patterns: each term is one column of inputs
+    per element; sort each element's row of columns and drop repeats."""
+    m, n = shape
+    if len(terms) == 1 and terms[0][1] is None:
+        return terms[0][0]
+    keys = []
+    for base, ids in terms:
+        cols = base.indices.astype(np.int64) if ids is None else base.indices[np.maximum(ids, 0)].astype(np.int64)
+        rows = np.arange(m, dtype=np.int64)
+        if ids is not None and ids.size and ids.min() < 0:
+            rows, cols = rows[ids >= 0], cols[ids >= 0]
+        keys.append(rows * n + cols)
+    key = np.concatenate(keys)
+    key.sort()
+    if len(terms) > 1:
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    rows = key // n
+    ptr = np.zeros(m + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=ptr[1:])
+    return fast_csr(key - rows * n, ptr, shape)
+
+
+def _take_built(p: sp.csr_array, ids: np.ndarray) -> sp.csr_array:
+    """Rows `ids` of a built pattern (-1: an empty row), built."""
     indptr = p.indptr
     counts = np.diff(indptr)
     if ids.size and ids.min() < 0:
@@ -90,25 +184,21 @@ def take_rows(p: sp.csr_array | None, ids: np.ndarray, n: int | None = None) -> 
     out_ptr = np.zeros(len(ids) + 1, dtype=indptr.dtype)
     np.cumsum(c, out=out_ptr[1:])
     total = int(out_ptr[-1])
-    if total == len(ids) and total == c.size and (c == 1).all():  # one dependency per row: a plain gather
-        return fast_csr(p.indices[indptr[ids]], out_ptr, (len(ids), p.shape[1]))
     pos = np.arange(total, dtype=indptr.dtype) + np.repeat(indptr[ids] - out_ptr[:-1], c)
     return fast_csr(p.indices[pos], out_ptr, (len(ids), p.shape[1]))
 
 
-def union(a: sp.csr_array | None, b: sp.csr_array | None) -> sp.csr_array | None:
-    """Element-wise OR of two patterns of one shape (None is empty)."""
-    if a is None or a is b:
-        return b if a is None else a
-    if b is None:
-        return a
-    if _plus is None or a.indptr.dtype != b.indptr.dtype or a.indices.dtype != a.indptr.dtype:
-        return a + b
+def _plus(a: sp.csr_array | None, b: sp.csr_array) -> sp.csr_array:
+    """OR of two built patterns, by SciPy's merge of canonical CSR matrices."""
+    if a is None:
+        return b
+    if _csr_plus is None or a.indptr.dtype != b.indptr.dtype or a.indices.dtype != a.indptr.dtype:
+        return as_bool_csr(a + b)
     m, n = a.shape
     nnz = a.nnz + b.nnz
     dt = a.indptr.dtype
     ptr, ind, data = np.empty(m + 1, dt), np.empty(nnz, dt), np.empty(nnz, bool)
-    _plus(m, n, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, ptr, ind, data)
+    _csr_plus(m, n, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, ptr, ind, data)
     return fast_csr(ind[: ptr[-1]], ptr, (m, n))
 
 
@@ -121,6 +211,7 @@ def union_all(ps) -> sp.csr_array | None:
 
 def row_union(p: sp.csr_array | None, n: int) -> sp.csr_array | None:
     """One row: every input some element of p depends on."""
+    p = build(p)
     if p is None or p.nnz == 0:
         return None
     cols = np.unique(p.indices)
@@ -138,9 +229,11 @@ def gram(a: sp.csr_array | None, b: sp.csr_array | None = None) -> sp.csr_array 
     """a^T b + b^T a (a^T a when b is None): the input pairs that meet in one element."""
     if a is None:
         return None
+    a = build(a)
     if b is None or b is a:
         return a.T @ a
-    return union(a.T @ b, b.T @ a)
+    b = build(b)
+    return _plus(a.T @ b, b.T @ a)
 
 
 def broadcast_rows(p: sp.csr_array | None, shape: tuple, out_shape: tuple) -> sp.csr_array | None:
@@ -150,9 +243,3 @@ def broadcast_rows(p: sp.csr_array | None, shape: tuple, out_shape: tuple) -> sp
     size = int(np.prod(shape, dtype=np.int64))
     ids = np.broadcast_to(np.arange(size, dtype=np.int64).reshape(shape), out_shape)
     return take_rows(p, ids)
-
-
-def stack_rows(ps: list, sizes: list, n: int) -> sp.csr_array:
-    """Patterns one above the other (None blocks empty): the rows of several inputs in one id space."""
-    blocks = [p if p is not None else empty(s, n) for p, s in zip(ps, sizes)]
-    return blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")

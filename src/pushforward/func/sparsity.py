@@ -26,7 +26,7 @@ from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
 from ..errors import OpError, OpTypeError, OpValueError
-from .patterns import as_bool_csr, broadcast_rows, empty, identity, row_union, take_rows
+from .patterns import as_bool_csr, broadcast_rows, build, empty, identity, row_union, take_rows, union
 from .sparsity_rules import MOVES_WITH_VALUE_INDEX, Context, Val, dense_rule, rule_of
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity", "PatternTensor", "ValueDependentError", "check_one_tensor"]
@@ -132,7 +132,7 @@ class PatternTensor(Tensor):
 
     def __repr__(self) -> str:
         dep = self.dep
-        return f"PatternTensor(shape={tuple(self.shape)}, nnz={0 if dep is None else dep.nnz})"
+        return f"PatternTensor(shape={tuple(self.shape)}, nnz={0 if dep is None else build(dep).nnz})"
 
 
 def _index_tensors(index) -> list:
@@ -237,10 +237,10 @@ def _replace_rows(dep, ids: np.ndarray, new, size: int, n: int):
     keep[ids] = False
     kept = take_rows(dep if dep is not None else empty(size, n), np.where(keep, np.arange(size), -1))
     if new is None:
-        return kept
+        return build(kept)
     where = np.full(size, -1, np.int64)
     where[ids] = np.arange(len(ids))
-    return kept + take_rows(new, where)
+    return build(union(kept, take_rows(new, where)))
 
 
 def _views_follow(root: Tensor) -> None:
@@ -334,7 +334,7 @@ def _trace(f: Callable, x, who: str, hessian: bool):
         _Detector.who.pop()
         _Detector.contexts.pop()
     y = check_one_tensor(y, who, "an output")
-    dep = y.dep if isinstance(y, PatternTensor) else None
+    dep = build(y.dep) if isinstance(y, PatternTensor) else None
     return y, (empty(y.numel(), n) if dep is None else dep), ctx
 
 

@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from ..dispatch.oprecord import Op
-from .patterns import broadcast_rows, row_union, gram, selector, stack_rows, take_rows, union, union_all
+from .patterns import Lazy, broadcast_rows, build, gram, row_union, selector, take_rows, union, union_all
 
 __all__ = ["Val", "Context", "rule_of", "dense_rule", "MOVES_WITH_VALUE_INDEX"]
 
@@ -120,7 +120,7 @@ class Context:
 
     def coupling(self):
         """The Hessian pattern accumulated so far (None: nothing couples)."""
-        return union_all([self._h, *self._pairs])
+        return build(union_all([self._h, *self._pairs]))
 
 
 def _size(data) -> int:
@@ -195,7 +195,7 @@ def _grouped(dep, shape: tuple, dims: tuple):
     size = int(np.prod(shape, dtype=np.int64))
     ksize = int(np.prod(kshape, dtype=np.int64))
     to = np.broadcast_to(np.arange(ksize, dtype=np.int64).reshape(kshape), shape).ravel()
-    return selector(to, np.arange(size), (ksize, size)) @ dep, kshape
+    return selector(to, np.arange(size), (ksize, size)) @ build(dep), kshape
 
 
 def _reduction(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list:
@@ -269,14 +269,36 @@ def _moves(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list:
     rs = tuple(r) if op.n_out > 1 else (r,)
     if not deps:
         return [None] * len(outs)
-    stacked = stack_rows(deps, sizes, ctx.n)
     res = []
     for r, o, d in zip(rs, outs, op.out_diff):
         r = np.asarray(r)
         if r.shape != np.shape(o) or r.dtype.kind not in "iu":
             return dense_rule(op, ins, args, outs, ctx)
-        res.append(take_rows(stacked, r.ravel() - 1) if d else None)
+        res.append(_from_blocks(r.ravel() - 1, deps, sizes) if d else None)
     return res
+
+
+def _from_blocks(ids: np.ndarray, deps: list, sizes: list):
+    """Rows `ids` of the inputs' patterns one above the other (-1: no source). The blocks' terms
+    on one base share a term (their rows are disjoint), so cat does not multiply terms."""
+    if len(deps) == 1:
+        return take_rows(deps[0], ids)
+    m, start, slots = len(ids), 0, {}
+    for dep, size in zip(deps, sizes):
+        local = ids - start
+        inside = (local >= 0) & (local < size)
+        start += size
+        if not inside.any():
+            continue
+        used: dict = {}
+        for base, rows in take_rows(dep, np.where(inside, local, -1)).terms:
+            k = used[id(base)] = used.get(id(base), -1) + 1
+            columns = slots.setdefault(id(base), [])
+            if k == len(columns):
+                columns.append((base, np.full(m, -1, np.int64)))
+            columns[k][1][inside] = rows[inside]
+    terms = [t for columns in slots.values() for t in columns]
+    return Lazy(terms, (m, deps[0].shape[1])) if terms else None
 
 
 def _equation(op: Op, ins: list, args: tuple) -> tuple[str | None, list]:
@@ -368,12 +390,12 @@ def _contraction(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> li
     dep = None
     for k, v in enumerate(vals):
         if v.dep is not None:
-            dep = union(dep, selector(out_idx, idx[k], (m, _size(v.data))) @ v.dep)
+            dep = union(dep, selector(out_idx, idx[k], (m, _size(v.data))) @ build(v.dep))
     live = [k for k, v in enumerate(vals) if v.dep is not None]
     for i, k in enumerate(live):
         for j in live[i + 1 :]:
             met = selector(idx[k], idx[j], (_size(vals[k].data), _size(vals[j].data)))
-            ctx.couple(vals[k].dep, met @ vals[j].dep)
+            ctx.couple(vals[k].dep, met @ build(vals[j].dep))
     return [dep]
 
 
