@@ -154,21 +154,33 @@ def _build_singles(terms: list, shape: tuple) -> sp.csr_array:
     m, n = shape
     if len(terms) == 1 and terms[0][1] is None:
         return terms[0][0]
-    keys = []
+    cols = []
     for base, ids in terms:
-        cols = base.indices.astype(np.int64) if ids is None else base.indices[np.maximum(ids, 0)].astype(np.int64)
-        rows = np.arange(m, dtype=np.int64)
-        if ids is not None and ids.size and ids.min() < 0:
-            rows, cols = rows[ids >= 0], cols[ids >= 0]
-        keys.append(rows * n + cols)
-    key = np.concatenate(keys)
-    key.sort()
-    if len(terms) > 1:
-        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-    rows = key // n
+        if ids is None:
+            cols.append(base.indices.astype(np.int64))
+        elif ids.size and ids.min() < 0:
+            cols.append(np.where(ids >= 0, base.indices[np.maximum(ids, 0)], n).astype(np.int64))
+        else:
+            cols.append(base.indices[ids].astype(np.int64))
+    k = len(cols)
+    if k <= _NETWORK:  # few terms: a sorting network over whole columns beats a sort per row
+        for i in range(k - 1):
+            for j in range(k - 1 - i):
+                lo = np.minimum(cols[j], cols[j + 1])
+                cols[j + 1] = np.maximum(cols[j], cols[j + 1])
+                cols[j] = lo
+        grid = np.stack(cols, axis=1)
+    else:
+        grid = np.stack(cols, axis=1)
+        grid.sort(axis=1)
+    keep = grid != n
+    keep[:, 1:] &= grid[:, 1:] != grid[:, :-1]
     ptr = np.zeros(m + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=m), out=ptr[1:])
-    return fast_csr(key - rows * n, ptr, shape)
+    np.cumsum(np.count_nonzero(keep, axis=1), out=ptr[1:])
+    return fast_csr(grid[keep], ptr, shape)
+
+
+_NETWORK = 8
 
 
 def _take_built(p: sp.csr_array, ids: np.ndarray) -> sp.csr_array:

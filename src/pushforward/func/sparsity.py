@@ -182,31 +182,36 @@ class _Detector(Interpreter):
         ctx = self.contexts[-1]
         live = False
         vals, plain = [], []
+        diffs = op.diff
         for i, v in enumerate(inputs):
-            diff = i < len(op.diff) and op.diff[i]
-            if isinstance(v, (list, tuple)):
-                vals.append([_val(x, diff) for x in v])
+            if type(v) is list or type(v) is tuple:
+                vals.append([_val(x, diffs[i]) for x in v])
                 plain.append(type(v)(_plain(x) for x in v))
                 live = live or any(isinstance(x, PatternTensor) and x._live() for x in v)
+            elif isinstance(v, PatternTensor):
+                vals.append(Val(v._data, v.dep if diffs[i] else None))
+                plain.append(wrap(v._data))
+                live = live or v._live()
             else:
-                vals.append(_val(v, diff))
-                plain.append(_plain(v))
-                live = live or (isinstance(v, PatternTensor) and v._live())
-        moving = op.name in MOVES_WITH_VALUE_INDEX
-        value_index = _value_index(args) or any(
-            isinstance(v, PatternTensor) and v._live() and not op.diff[i] for i, v in enumerate(inputs)
-        )
-        if value_index and moving and op.name != "gather" and _has_bool_index(args):
-            raise ValueDependentError(_mask_message(op.name))
-        out = apply(op, tuple(plain), tuple(_unwrap_args(args)))
-        outs = out if isinstance(out, tuple) else (out,)
+                vals.append(_val(v, False))
+                plain.append(v)
+        args_plain = tuple(_unwrap_args(args)) if args else args
+        value_index = False
+        if op.name in MOVES_WITH_VALUE_INDEX:
+            value_index = _value_index(args) or any(
+                isinstance(v, PatternTensor) and v._live() and not diffs[i] for i, v in enumerate(inputs)
+            )
+            if value_index and op.name != "gather" and _has_bool_index(args):
+                raise ValueDependentError(_mask_message(op.name))
+        out = apply(op, tuple(plain), args_plain)
+        outs = out if type(out) is tuple else (out,)
         datas = [o._data for o in outs]
-        rule = dense_rule if (value_index and moving) else rule_of(op)
-        deps = rule(op, vals, tuple(_unwrap_args(args)), datas, ctx)
+        rule = dense_rule if value_index else rule_of(op)
+        deps = rule(op, vals, args_plain, datas, ctx)
         res = tuple(_pattern(d, dep, live) for d, dep in zip(datas, deps))
         if op.kind != "op" and isinstance(inputs[0], PatternTensor):
             _link_view(inputs[0], res[0])
-        return res if isinstance(out, tuple) else res[0]
+        return res if type(out) is tuple else res[0]
 
     def run_inplace(self, op: Op, target, inputs: tuple, args: tuple) -> Any:
         """An in-place op: run it out of place, write value and pattern into the target's root."""
@@ -256,7 +261,7 @@ def _views_follow(root: Tensor) -> None:
 
 
 def _link_view(src: PatternTensor, out: PatternTensor) -> None:
-    if np.shares_memory(out._data, src._data):
+    if np.may_share_memory(out._data, src._data):
         root = src._proot if src._proot is not None else src
         out._proot = root
         out._pver = root._pver

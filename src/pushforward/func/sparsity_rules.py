@@ -238,6 +238,14 @@ def _along_dim(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list
     return res
 
 
+def _same_rows(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list:
+    """Ops that keep every element where it is in C order (reshape, view, flatten, squeeze)."""
+    x = ins[0]
+    if _size(x.data) != _size(outs[0]):
+        return _moves(op, ins, args, outs, ctx)
+    return [x.dep]
+
+
 def _moves(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> list:
     """The op applied to element ids (1-based; 0 = no source) says where each output element comes from."""
     if op.name == "index_put" and len(args) > 1 and args[1]:
@@ -421,6 +429,8 @@ def _choose(op: Op) -> Callable:
         return _contraction
     if op.name in _ALONG_DIM:
         return _along_dim
+    if op.name in ("reshape", "view", "flatten", "squeeze", "unsqueeze"):
+        return _same_rows
     if op.name in _MOVES or (op.kind != "op" and op.jvp_kind == "auto_linear"):
         return _moves
     return dense_rule
