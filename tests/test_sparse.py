@@ -416,3 +416,12 @@ def test_brusselator_example_runs_small():
     r = br.run(n=6, t_end=0.3)
     assert r["ad"].success and r["fd"].success and r["colors"] <= 12
     np.testing.assert_allclose(r["ad"].y[:, -1], r["fd"].y[:, -1], rtol=1e-4, atol=1e-6)
+
+
+def test_doc_page_blocks_run():
+    import re
+
+    text = (EXAMPLES.parent / "docs" / "sparse.md").read_text()
+    env: dict = {"__name__": "sparse_doc"}
+    for code in re.findall(r"^```python\n(.*?)^```", text, re.S | re.M):
+        exec(compile(code, "docs/sparse.md", "exec"), env)
