@@ -73,38 +73,6 @@ class PatternTensor(Tensor):
                 "to sparse_jacfwd / sparse_jacrev / sparse_hessian"
             )
 
-    def __bool__(self) -> bool:
-        self._read("bool()")
-        return super().__bool__()
-
-    def __float__(self) -> float:
-        self._read("float()")
-        return super().__float__()
-
-    def __int__(self) -> int:
-        self._read("int()")
-        return super().__int__()
-
-    def __complex__(self) -> complex:
-        self._read("complex()")
-        return super().__complex__()
-
-    def __index__(self) -> int:
-        self._read("an index conversion")
-        return super().__index__()
-
-    def item(self) -> Any:
-        self._read(".item()")
-        return super().item()
-
-    def tolist(self) -> Any:
-        self._read(".tolist()")
-        return super().tolist()
-
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        self._read(".numpy()")
-        return super().numpy(force=force)
-
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         self._read("np.asarray()")
         return np.asarray(self._data, dtype=dtype)
@@ -312,6 +280,31 @@ def _has_bool_index(args) -> bool:
 
 
 PatternTensor._interpreter = _Detector()
+
+
+def _guarded(name: str, what: str) -> Callable:
+    """Tensor's `name`, refused on a value that depends on the input."""
+    plain = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        self._read(what)
+        return plain(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+for _name, _what in (
+    ("__bool__", "bool()"),
+    ("__float__", "float()"),
+    ("__int__", "int()"),
+    ("__complex__", "complex()"),
+    ("__index__", "an index conversion"),
+    ("item", ".item()"),
+    ("tolist", ".tolist()"),
+    ("numpy", ".numpy()"),
+):
+    setattr(PatternTensor, _name, _guarded(_name, _what))
 
 
 def check_one_tensor(x, who: str, what: str = "input") -> Tensor:
