@@ -302,6 +302,25 @@ def test_value_dependent_branches_raise_with_the_way_out():
     np.testing.assert_array_equal(j.toarray(), np.eye(3))
 
 
+def test_value_dependent_index_into_a_tensor_made_inside_f():
+    def masked_write(x):
+        c = pf.zeros(3)
+        c[x > 0.5] = x[:1]
+        return c
+
+    def gathered_write(x):
+        c = pf.zeros(3)
+        c[x.argsort()] = x
+        return c
+
+    with pytest.raises(ValueDependentError, match="index_put"):
+        jacobian_sparsity(masked_write, pf.ones(3))
+    x = pf.tensor([0.3, 0.1, 0.2])
+    pat = jacobian_sparsity(gathered_write, x).toarray()
+    assert pat.all()  # any element may land anywhere: the superset
+    np.testing.assert_allclose(sparse_jacfwd(gathered_write)(x).toarray(), _dense(jacfwd(gathered_write)(x)))
+
+
 def test_value_dependent_index_gives_a_superset():
     f = lambda x: x[x.argmax()] * x  # noqa: E731
     x = pf.tensor([0.1, 0.9, 0.3])

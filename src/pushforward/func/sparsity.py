@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -118,11 +120,18 @@ def _mask_message(what: str) -> str:
     )
 
 
+# integer and boolean values computed from the input, by id of their array: indexing reads the
+# array of a tensor index directly (methods/indexing.py), so an index is recognised by its array
+_INDEX_VALUES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 def _pattern(data: np.ndarray, dep, taint: bool) -> PatternTensor:
     t = _new(PatternTensor)
     t._data = data
     t._dep = dep
     t._taint = taint
+    if taint and data.dtype.kind in "iub":
+        _INDEX_VALUES[id(data)] = t
     return t
 
 
@@ -166,10 +175,11 @@ class _Detector(Interpreter):
         args_plain = tuple(_unwrap_args(args)) if args else args
         value_index = False
         if op.name in MOVES_WITH_VALUE_INDEX:
-            value_index = _value_index(args) or any(
-                isinstance(v, PatternTensor) and v._live() and not diffs[i] for i, v in enumerate(inputs)
-            )
-            if value_index and op.name != "gather" and _has_bool_index(args):
+            found = _value_indexes(args) + [
+                v._data for i, v in enumerate(inputs) if isinstance(v, PatternTensor) and v._live() and not diffs[i]
+            ]
+            value_index = bool(found)
+            if op.name != "gather" and any(a.dtype == np.bool_ for a in found):
                 raise ValueDependentError(_mask_message(op.name))
         out = apply(op, tuple(plain), args_plain)
         outs = out if type(out) is tuple else (out,)
@@ -261,22 +271,19 @@ def _unwrap_args(args) -> list:
     return out
 
 
-def _value_index(args) -> bool:
+def _value_indexes(args) -> list:
+    """The arrays among args (nested) that hold values computed from the input."""
+    out = []
     for a in args:
         if isinstance(a, PatternTensor) and a._live():
-            return True
-        if isinstance(a, (tuple, list)) and _value_index(a):
-            return True
-    return False
-
-
-def _has_bool_index(args) -> bool:
-    for a in args:
-        if isinstance(a, PatternTensor) and a._live() and a._data.dtype == np.bool_:
-            return True
-        if isinstance(a, (tuple, list)) and _has_bool_index(a):
-            return True
-    return False
+            out.append(a._data)
+        elif type(a) is np.ndarray:
+            t = _INDEX_VALUES.get(id(a))
+            if t is not None and t._data is a:
+                out.append(a)
+        elif isinstance(a, (tuple, list)):
+            out.extend(_value_indexes(a))
+    return out
 
 
 PatternTensor._interpreter = _Detector()
