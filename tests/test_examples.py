@@ -136,3 +136,11 @@ def test_gp_hessp_matches_finite_differences_of_the_gradient():
     h = 1e-5
     fd = (obj.jac(theta + h * v) - obj.jac(theta - h * v)) / (2 * h)
     np.testing.assert_allclose(obj.hessp(theta, v), fd, rtol=1e-6, atol=1e-7)
+
+
+def test_brusselator_sparse_script_runs_small(monkeypatch, capsys):
+    mod = load("brusselator_sparse")
+    monkeypatch.setattr(sys, "argv", ["brusselator_sparse.py", "--n", "6", "--t-end", "0.2"])
+    mod.main()
+    out = capsys.readouterr().out
+    assert "colors" in out and "max |y_AD - y_FD|" in out

@@ -11,6 +11,9 @@ from ..core.pytree import TreeSpec, tree_flatten, tree_unflatten
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmapping import vmap
 from ..core.namespace import public_dir as _public_dir
+from .sparsity import hessian_sparsity, jacobian_sparsity
+from .coloring import column_coloring, row_coloring, star_coloring
+from .sparse_jacobians import sparse_hessian, sparse_jacfwd, sparse_jacrev
 
 __all__ = [
     "jvp",
@@ -25,6 +28,14 @@ __all__ = [
     "tree_flatten",
     "tree_unflatten",
     "TreeSpec",
+    "jacobian_sparsity",
+    "hessian_sparsity",
+    "column_coloring",
+    "row_coloring",
+    "star_coloring",
+    "sparse_jacfwd",
+    "sparse_jacrev",
+    "sparse_hessian",
 ]
 
 
