@@ -24,7 +24,7 @@ import pushforward.autograd.forward_ad as fwAD
 from .ops import generated as gen
 from .dispatch.oprecord import Op
 
-__all__ = ["main", "demo", "run_check", "run_ops", "coverage", "format_table", "build_parser", "Progress"]
+__all__ = ["main", "demo", "run_check", "run_ops", "ops_table", "coverage", "format_table", "build_parser", "Progress"]
 
 # ----------------------------------------------------------------------------- tables
 
@@ -327,6 +327,7 @@ def coverage() -> list[dict]:
                 "forward": op.jvp_kind if op.differentiable else "not differentiable",
                 "inplace": ",".join(inplace.get(op.name, [])) or "-",
                 "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind),
+                "batched": op.batch.replace(" ", ""),  # one word: the table stays split-able
             }
         )
     # composite ops have no Op record: their derivatives come from the ops they are built from
@@ -336,22 +337,31 @@ def coverage() -> list[dict]:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        recs.append({"op": fname, "backward": "composite", "forward": "composite", "inplace": "-", "view": "-"})
+        recs.append(
+            {
+                "op": fname,
+                "backward": "composite",
+                "forward": "composite",
+                "inplace": "-",
+                "view": "-",
+                "batched": "composite",
+            }
+        )
     recs.sort(key=lambda r: r["op"])
     return recs
 
 
-def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
-    recs = coverage()
-    selected = _select(names, [r["op"] for r in recs], err)
-    if selected is None:
-        return 2
-    keep = set(selected)
+def ops_table(names: Sequence[str] | None = None) -> tuple[list[str], list[tuple]]:
+    """The coverage table `pushforward ops` prints, as (headers, rows); the docs' op page renders it too.
+
+    >>> headers, rows = ops_table(["sin"])
+    >>> dict(zip(headers, rows[0]))["forward kind"]
+    'auto_element_wise'
+    """
+    keep = None if names is None else set(names)
     rows = []
-    for r in recs:
-        if r["op"] not in keep:
+    for r in coverage():
+        if keep is not None and r["op"] not in keep:
             continue
         b = r["backward"]
         rows.append(
@@ -361,9 +371,20 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
                 r["forward"],
                 r["inplace"],
                 r["view"],
+                r["batched"],
             )
         )
-    print(format_table(("op", "backward", "forward kind", "in-place", "view"), rows), file=out)
+    return ["op", "backward", "forward kind", "in-place", "view", "batched"], rows
+
+
+def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    selected = _select(names, [r["op"] for r in coverage()], err)
+    if selected is None:
+        return 2
+    headers, rows = ops_table(selected)
+    print(format_table(headers, rows), file=out)
     kinds: dict[str, int] = {}
     for row in rows:
         kinds[row[2]] = kinds.get(row[2], 0) + 1
