@@ -4,6 +4,8 @@
     pushforward check [--ops sin,mul] [--fast]
                                           run the op database through gradcheck; table + exit code
     pushforward ops [--ops sin,mul]       the coverage table, read from the generated code (no checks)
+    pushforward bench [--quick] [--plot FILE]
+                                          time common workloads against NumPy by hand, PyTorch, JAX
 
 `check` exits 0 when every check passed, 1 when any failed, 2 on a usage error (an unknown
 op name, or no op database).
@@ -23,8 +25,22 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from .ops import generated as gen
 from .dispatch.oprecord import Op
+from . import bench
+from .bench.plot import plot_format, plot_results, require_matplotlib
+from .bench.report import summary as bench_summary, tables as bench_tables
 
-__all__ = ["main", "demo", "run_check", "run_ops", "ops_table", "coverage", "format_table", "build_parser", "Progress"]
+__all__ = [
+    "main",
+    "demo",
+    "run_check",
+    "run_ops",
+    "run_bench",
+    "ops_table",
+    "coverage",
+    "format_table",
+    "build_parser",
+    "Progress",
+]
 
 # ----------------------------------------------------------------------------- tables
 
@@ -393,6 +409,93 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
     return 0
 
 
+# ----------------------------------------------------------------------------- bench
+
+
+def _bench_list(out: TextIO) -> int:
+    rows = [(w.name, w.title, w.size_means) for w in bench.WORKLOADS]
+    print(format_table(("workload", "measures", "size"), rows), file=out)
+    print("\n" + format_table(("library", "what runs"), list(bench.LIBRARIES.items())), file=out)
+    return 0
+
+
+def _bench_plan(args: argparse.Namespace) -> tuple:
+    """(workloads, sizes, libraries, settings) from the command line; ValueError on a bad value."""
+    workloads = bench.select_workloads(args.workloads)
+    libraries = bench.select_libraries(args.libs)
+    if args.baseline not in bench.LIBRARIES:
+        raise ValueError(f"unknown baseline '{args.baseline}' (choose from {', '.join(bench.LIBRARIES)})")
+    sizes = bench.parse_sizes(args.sizes) if args.sizes else list(bench.QUICK_SIZES if args.quick else bench.SIZES)
+    base = bench.QUICK if args.quick else bench.FULL
+    rounds = base.rounds if args.rounds is None else args.rounds
+    min_time = base.min_time if args.min_time is None else args.min_time
+    if rounds < 1 or min_time < 0:
+        raise ValueError("--rounds must be at least 1 and --min-time at least 0")
+    if args.plot:
+        plot_format(args.plot)
+        require_matplotlib()  # before measuring: a missing extra is said at once, not after minutes
+    return workloads, sizes, libraries, bench.Settings(rounds, min_time, "wall" if args.wall else "cpu")
+
+
+def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """`pushforward bench`: measure, print the tables of ratios, plot; 130 after Ctrl-C, 1 on a wrong result."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    if args.list:
+        return _bench_list(out)
+    try:
+        workloads, sizes, libraries, settings = _bench_plan(args)
+    except (ValueError, bench.Unavailable) as e:
+        print(f"pushforward bench: {e}", file=err)
+        return 2
+    bar = Progress(0, err, enabled=not args.no_progress)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = max(total, 1)
+        bar.enabled = not args.no_progress
+        bar.update(done, label)
+
+    results = bench.run(workloads, sizes, libraries, baseline=args.baseline, settings=settings, progress=progress)
+    bar.close()
+    for t in bench_tables(results):
+        print(t.title + (f"\n{format_table(t.headers, t.rows)}" if t.rows else ""), file=out)
+        print("".join(f"  {note}\n" for note in t.notes), file=out)
+    print("\n".join(bench_summary(results)), file=out)
+    if args.plot and results.cells:
+        try:
+            plot_results(results, args.plot)
+            print(f"plot written to {args.plot}", file=out)
+        except ValueError as e:
+            print(f"pushforward bench: {e}", file=err)
+    if results.interrupted:
+        return 130
+    wrong = any(note.startswith("WRONG") for c in results.cells for note in c.notes.values())
+    return 1 if wrong else 0
+
+
+def _add_bench_parser(sub) -> None:
+    b = sub.add_parser(
+        "bench",
+        help="time common workloads against NumPy by hand, PyTorch and JAX; print paired ratios",
+        description="Time the element-wise chain (primal, jvp, gradient, hvp), an MLP (jvp, gradient, "
+        "per-example gradients), jacfwd/jacrev, a sparse Jacobian and a jet, in pushforward (eager and "
+        "compiled), NumPy written by hand, PyTorch and JAX (when installed), alternating the libraries in "
+        "this process. Prints each library's time as a ratio to the baseline's (lower is faster). Ctrl-C "
+        "stops and prints what was measured.",
+    )
+    b.add_argument("--quick", action="store_true", help="sizes 16 and 4096, short timing: under a minute")
+    b.add_argument("--workloads", metavar="NAMES", help="comma-separated names or families (chain, mlp); see --list")
+    b.add_argument("--sizes", metavar="SIZES", help="comma-separated sizes, e.g. 16,4096,2^20 (default 16 to 2^20)")
+    b.add_argument("--libs", metavar="NAMES", help="comma-separated: " + ",".join(bench.LIBRARIES) + " (default all)")
+    b.add_argument("--baseline", default="numpy", metavar="LIB", help="the library ratios divide by (default numpy)")
+    b.add_argument("--plot", metavar="FILE", help="draw time against size into FILE (.png or .svg; pushforward[plot])")
+    b.add_argument("--rounds", type=int, help="alternating rounds per measurement (default 5; --quick 3)")
+    b.add_argument("--min-time", type=float, metavar="SECONDS", help="length of one timed batch of calls")
+    b.add_argument("--wall", action="store_true", help="wall-clock time instead of the process's CPU time")
+    b.add_argument("--list", action="store_true", help="list the workloads and libraries; measure nothing")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -402,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="pushforward: NumPy tensors with forward-mode (RFC-0007) and reverse-mode autodiff.",
         epilog="The main job: `pushforward demo && pushforward check`.",
     )
-    sub = p.add_subparsers(dest="command", metavar="{demo,check,ops}")
+    sub = p.add_subparsers(dest="command", metavar="{demo,check,ops,bench}")
     sub.add_parser("demo", help="differentiate a few functions and compare with closed forms")
     c = sub.add_parser(
         "check",
@@ -417,6 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
     o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
     o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
+    _add_bench_parser(sub)
     return p
 
 
@@ -432,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose)
     if args.command == "ops":
         return run_ops(args.ops)
+    if args.command == "bench":
+        return run_bench(args)
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover
     return 2
 
