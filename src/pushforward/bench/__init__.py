@@ -52,7 +52,8 @@ def _choose(spec: str | None, names: list[str], what: str, prefixes: bool) -> li
             continue
         hits = [n for n in names if n == item or (prefixes and n.startswith(item + "-"))]
         if not hits:
-            near = difflib.get_close_matches(item, names, n=3)
+            families = sorted({n.split("-")[0] for n in names} - set(names)) if prefixes else []
+            near = difflib.get_close_matches(item, names + families, n=3)
             hint = f" (did you mean {', '.join(near)}?)" if near else f" (choose from {', '.join(names)})"
             raise ValueError(f"unknown {what} '{item}'{hint}")
         chosen += [h for h in hits if h not in chosen]
