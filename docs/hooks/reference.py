@@ -145,13 +145,17 @@ COLUMN_NOTES = {
     "batched": "the op's batching rule under vmap and vector mode (`loop`: one call per batch element)",
     "in-place": "the in-place variants",
     "view": "whether the result is a view of an input",
+    # columns that features add to `pushforward ops` (described here when they are present)
+    "compiled": "runs inside `pf.compile`",
+    "lazy": "runs lazily on Dask-backed tensors",
+    "taylor": "has a Taylor-mode rule (`pf.func.jet`)",
 }
 
 
 def ops_page() -> str:
     """The op support table, as `pushforward ops` prints it."""
     headers, rows = pushforward.cli.ops_table()
-    notes = "".join(f"- **{h}**: {COLUMN_NOTES[h]}\n" for h in headers if h in COLUMN_NOTES)
+    notes = "".join(f"- **{h}**: {COLUMN_NOTES[h.lower()]}\n" for h in headers if h.lower() in COLUMN_NOTES)
     parts = [
         "# Op support\n\n",
         f"Every op of pushforward ({len(rows)} in all) and what it supports, generated at build time from "
