@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -213,6 +214,22 @@ def test_a_failing_version_is_a_note():
     w = Workload("broken", "a version that raises", "elements", broken, lambda n: lambda: np.ones(n))
     res = bench.run([w], [16], ["numpy", "pushforward"], settings=bench.QUICK)
     assert res.cells[0].notes == {"pushforward": "failed: RuntimeError: boom"}
+
+
+def test_a_warning_is_a_note_and_the_version_is_still_timed():
+    def warns(n):
+        said = []
+
+        def fn(x):
+            if not said:  # once, as pf.compile says it
+                said.append(warnings.warn("running eagerly", RuntimeWarning))
+            return x * 1.0
+
+        return fn, tensors(np.ones(n))
+
+    w = Workload("warns", "a version that warns", "elements", warns, lambda n: lambda: np.ones(n))
+    (cell,) = bench.run([w], [16], ["numpy", "pushforward"], settings=bench.QUICK).cells
+    assert cell.notes == {"pushforward": "warning: running eagerly"} and cell.ratios["pushforward"] > 0
 
 
 def test_disagreement():

@@ -3,8 +3,8 @@
 For each (workload, size) cell, each library's version is built and run once (a warm-up: tracing,
 jit compilation and caches happen here), its result is checked against the baseline library's
 (a version that computes something else is reported, never timed), and the versions that agree
-are timed together by `timing.paired`. A library or feature that is missing is a note, and so is a
-version that fails. Ctrl-C stops the run and keeps every cell measured so far.
+are timed together by `timing.paired`. A library or feature that is missing is a note, and so are a
+version that fails and the first warning a version gives. Ctrl-C stops the run and keeps every cell measured so far.
 
 >>> from pushforward.bench.runner import run, QUICK
 >>> from pushforward.bench import select_workloads
@@ -16,6 +16,7 @@ version that fails. Ctrl-C stops the run and keeps every cell measured so far.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -80,16 +81,20 @@ def disagreement(got: list, want: list, rtol: float = 1e-6) -> str | None:
     return None
 
 
-def _build(workload: Workload, lib: str, n: int) -> tuple[Callable[[], Any] | None, list | str]:
-    """(the version of no arguments, its warm-up result) or (None, why there is none)."""
+def _build(workload: Workload, lib: str, n: int) -> tuple[Callable[[], Any] | None, list | str, str | None]:
+    """(the version of no arguments, its warm-up result, the first warning it gave) or (None, why not, None)."""
     try:
-        fn = workload.build(lib, n)
-        return fn, to_numpy(fn())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # say it in the report (say, a compiled function that runs eagerly)
+            fn = workload.build(lib, n)
+            out = to_numpy(fn())
+        said = str(caught[0].message).splitlines()[0][:200] if caught else None
+        return fn, out, said
     except (Unavailable, NotApplicable) as e:
-        return None, str(e)
+        return None, str(e), None
     except Exception as e:  # a version that fails is reported in its cell; the others still run
         msg = str(e).splitlines()[0] if str(e) else ""
-        return None, f"failed: {type(e).__name__}: {msg[:160]}"
+        return None, f"failed: {type(e).__name__}: {msg[:160]}", None
 
 
 def measure(workload: Workload, n: int, libraries: Sequence[str], baseline: str, settings: Settings) -> Cell:
@@ -98,11 +103,13 @@ def measure(workload: Workload, n: int, libraries: Sequence[str], baseline: str,
     outputs: dict[str, list] = {}
     cell = Cell(workload.name, n, None)
     for lib in libraries:
-        fn, out = _build(workload, lib, n)
+        fn, out, said = _build(workload, lib, n)
         if fn is None:
             cell.notes[lib] = out
         else:
             fns[lib], outputs[lib] = fn, out
+            if said:
+                cell.notes[lib] = f"warning: {said}"
     ref = baseline if baseline in fns else next(iter(fns), None)
     for lib in [lib for lib in fns if lib != ref]:
         why = disagreement(outputs[lib], outputs[ref])
