@@ -433,12 +433,22 @@ def _bench_plan(args: argparse.Namespace) -> tuple:
         raise ValueError("--rounds must be at least 1 and --min-time at least 0")
     if args.plot:
         plot_format(args.plot)
-        require_matplotlib()  # before measuring: a missing extra is said at once, not after minutes
     return workloads, sizes, libraries, bench.Settings(rounds, min_time, "wall" if args.wall else "cpu")
 
 
+def _plot_unavailable(path: str | None) -> str | None:
+    """Why `--plot` cannot draw here (matplotlib missing), or None."""
+    try:
+        if path:
+            require_matplotlib()
+    except bench.Unavailable as e:
+        return f"{e}; {path} is not written"
+    return None
+
+
 def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """`pushforward bench`: measure, print the tables of ratios, plot; 130 after Ctrl-C, 1 on a wrong result."""
+    """`pushforward bench`: measure, print the tables of ratios, plot; 130 after Ctrl-C, 1 on a wrong result or
+    a plot that could not be drawn (no matplotlib: the tables are printed all the same)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if args.list:
@@ -448,6 +458,9 @@ def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
     except (ValueError, bench.Unavailable) as e:
         print(f"pushforward bench: {e}", file=err)
         return 2
+    no_plot = _plot_unavailable(args.plot)
+    if no_plot:  # said at once, not only after minutes of measuring (and again at the end)
+        print(f"pushforward bench: {no_plot}", file=err)
     bar = Progress(0, err, enabled=not args.no_progress)
 
     def progress(done: int, total: int, label: str) -> None:
@@ -461,7 +474,9 @@ def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
         print(t.title + (f"\n{format_table(t.headers, t.rows)}" if t.rows else ""), file=out)
         print("".join(f"  {note}\n" for note in t.notes), file=out)
     print("\n".join(bench_summary(results)), file=out)
-    if args.plot and results.cells:
+    if no_plot:
+        print(f"pushforward bench: {no_plot}", file=err)
+    elif args.plot and results.cells:
         try:
             plot_results(results, args.plot)
             print(f"plot written to {args.plot}", file=out)
@@ -469,6 +484,8 @@ def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
             print(f"pushforward bench: {e}", file=err)
     if results.interrupted:
         return 130
+    if no_plot:
+        return 1
     wrong = any(note.startswith("WRONG") for c in results.cells for note in c.notes.values())
     return 1 if wrong else 0
 

@@ -11,11 +11,15 @@ figure in a cell shows `-`, and why is noted under the table.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .runner import Results
 
 __all__ = ["Table", "tables", "fmt_time", "fmt_ratio", "summary"]
+
+# the variables that set the thread count of NumPy's BLAS (read when NumPy is first imported)
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass
@@ -73,6 +77,11 @@ def summary(results: Results) -> list[str]:
         f"Ratios: the median over {results.settings.rounds} alternating rounds of (time / the baseline's time), "
         f"{timer}; lower is faster."
     ]
+    if not any(os.environ.get(v) == "1" for v in _BLAS_THREADS):
+        lines.append(
+            "NumPy's BLAS may run several threads (PyTorch here runs one; on a busy machine waiting threads "
+            "cost CPU time): for per-core figures, run with OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1."
+        )
     lines += [f"{lib}: not run: {why}" for lib, why in results.notes.items()]
     if results.interrupted:
         lines.append(f"interrupted: {len(results.cells)} of {results.planned} measurements done")
