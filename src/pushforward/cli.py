@@ -8,7 +8,9 @@
                                           time common workloads against NumPy by hand, PyTorch, JAX
 
 `check` exits 0 when every check passed, 1 when any failed, 2 on a usage error (an unknown
-op name, or no op database).
+op name, or no op database). `bench` exits 0, 1 when a library computed a different result (or
+--plot could not draw: no matplotlib), 2 on a usage error, 130 after Ctrl-C (the tables of what
+was measured are printed first).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .dispatch.oprecord import Op
 from . import bench
 from .bench.plot import plot_format, plot_results, require_matplotlib
 from .bench.report import summary as bench_summary, tables as bench_tables
+from .bench.runner import cells as bench_cells
 
 __all__ = [
     "main",
@@ -461,13 +464,8 @@ def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
     no_plot = _plot_unavailable(args.plot)
     if no_plot:  # said at once, not only after minutes of measuring (and again at the end)
         print(f"pushforward bench: {no_plot}", file=err)
-    bar = Progress(0, err, enabled=not args.no_progress)
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.total = max(total, 1)
-        bar.enabled = not args.no_progress
-        bar.update(done, label)
-
+    bar = Progress(len(bench_cells(workloads, sizes)), err, enabled=not args.no_progress)
+    progress = lambda done, total, label: bar.update(done, label)  # noqa: E731
     results = bench.run(workloads, sizes, libraries, baseline=args.baseline, settings=settings, progress=progress)
     bar.close()
     for t in bench_tables(results):

@@ -26,7 +26,7 @@ from .libraries import LIBRARIES, NotApplicable, Unavailable, to_numpy, unavaila
 from .timing import TIMERS, calls_per_batch, paired
 from .workload import Workload
 
-__all__ = ["Settings", "QUICK", "FULL", "Cell", "Results", "run", "measure", "disagreement"]
+__all__ = ["Settings", "QUICK", "FULL", "Cell", "Results", "cells", "run", "measure", "disagreement"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,11 @@ def measure(workload: Workload, n: int, libraries: Sequence[str], baseline: str,
     return cell
 
 
+def cells(workloads: Sequence[Workload], sizes: Sequence[int]) -> list[tuple[Workload, int]]:
+    """The (workload, size) cells a run measures, in order: each workload at the sizes in its range."""
+    return [(w, n) for w in workloads for n in sorted(set(sizes)) if w.fits(n)]
+
+
 def run(
     workloads: Sequence[Workload],
     sizes: Sequence[int],
@@ -140,7 +145,7 @@ def run(
     res = Results(list(workloads), list(libraries), settings)
     res.notes = {lib: why for lib in libraries if (why := unavailable(lib))}
     libs = [lib for lib in libraries if lib not in res.notes]
-    plan = [(w, n) for w in workloads for n in sorted(set(sizes)) if w.fits(n)]
+    plan = cells(workloads, sizes)
     res.planned = len(plan)
     try:
         for i, (w, n) in enumerate(plan):
