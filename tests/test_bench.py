@@ -340,3 +340,18 @@ def test_summary_says_how_to_get_per_core_figures(monkeypatch):
     assert any("OPENBLAS_NUM_THREADS=1" in line for line in summary(res))
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
     assert not any("OPENBLAS_NUM_THREADS=1" in line for line in summary(res))
+
+
+def test_deprecation_warnings_are_not_notes():
+    def warns(n):
+        def fn(x):
+            warnings.warn("old API", DeprecationWarning)
+            return x * 1.0
+
+        return fn, tensors(np.ones(n))
+
+    w = Workload("deprecated", "a version that warns about itself", "elements", warns, lambda n: lambda: np.ones(n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        (cell,) = bench.run([w], [16], ["numpy", "pushforward"], settings=bench.QUICK).cells
+    assert cell.notes == {}

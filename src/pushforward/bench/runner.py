@@ -86,6 +86,8 @@ def _build(workload: Workload, lib: str, n: int) -> tuple[Callable[[], Any] | No
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # say it in the report (say, a compiled function that runs eagerly)
+            for quiet in (DeprecationWarning, PendingDeprecationWarning):  # a library's notes to its developers
+                warnings.simplefilter("ignore", quiet)
             fn = workload.build(lib, n)
             out = to_numpy(fn())
         said = str(caught[0].message).splitlines()[0][:200] if caught else None
