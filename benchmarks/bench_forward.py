@@ -1,4 +1,4 @@
-"""Forward-mode figures of issue 3, each a ratio measured in one run.
+"""Forward mode against the primal: jvp time over primal time, and peak memory, measured in one run.
 
 - 32-op chain (y = sin(y) * y + tanh(y), eight times): jvp time / primal time, n = 2**20 and 16;
 - 3-layer tanh MLP (128-256-256-10, batch 64): jvp w.r.t. the input / primal;
@@ -8,22 +8,21 @@ Run: python benchmarks/bench_forward.py
 
 from __future__ import annotations
 
-import timeit
-
 import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
+from pushforward.bench import chain as bench_chain
+from pushforward.bench.timing import TIMERS, paired
 
 
 def best(fn, number: int, repeat: int = 7) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+    """Best wall time per call (`pushforward.bench.timing.paired` with one function)."""
+    return paired([fn], number, repeat, TIMERS["wall"])[0][0]
 
 
 def chain(y):
-    for _ in range(8):
-        y = pf.sin(y) * y + pf.tanh(y)
-    return y
+    return bench_chain.chain(pf, y)
 
 
 def jvp_of(f, x, v):

@@ -1,4 +1,4 @@
-"""Issue 5 figures, measured in one run.
+"""Second derivatives and whole Jacobians: hvp against the gradient, jacfwd against jacrev, in one run.
 
 - hvp of the Rosenbrock sum on n = 100,000 by forward-over-reverse vs the gradient alone
   (and reverse-over-reverse for comparison);
@@ -9,25 +9,21 @@ Run: python benchmarks/bench_functional.py [--reuse-memory]
 
 from __future__ import annotations
 
-import timeit
-
 import numpy as np
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-
-
-def best(fn, number: int, repeat: int = 5) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+from pushforward.bench.jacobians import dense_map
+from pushforward.bench.timing import TIMERS, paired
 
 
 def interleaved(fns: list, number: int, rounds: int = 7) -> list:
-    """Best time of each function, measured in alternation so allocator and load drift hit all alike."""
-    res = [float("inf")] * len(fns)
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            res[i] = min(res[i], timeit.timeit(fn, number=number) / number)
-    return res
+    """Best wall time per call of each function, measured in alternation (`pushforward.bench.timing.paired`)."""
+    return paired(fns, number, rounds, TIMERS["wall"])[0]
+
+
+def best(fn, number: int, repeat: int = 5) -> float:
+    return interleaved([fn], number, repeat)[0]
 
 
 def rosenbrock(x):
@@ -133,7 +129,7 @@ def main() -> None:
     x = pf.tensor(rng.standard_normal(m))
 
     def f(x):
-        return pf.tanh(A @ x) * x + pf.sin(x)
+        return dense_map(pf, A, x)
 
     jf, jr = jacfwd(f)(x), jacrev(f)(x)
     assert np.allclose(jf.numpy(), jr.numpy())

@@ -8,42 +8,26 @@ Run: python benchmarks/bench_overhead.py
 from __future__ import annotations
 
 import sys
-import timeit
 
 import numpy as np
 
 import pushforward as pf
-
-
-def chain_np(y):
-    for _ in range(8):
-        y = np.sin(y) * y + np.tanh(y)
-    return y
-
-
-def chain(y):
-    for _ in range(8):
-        y = pf.sin(y) * y + pf.tanh(y)
-    return y
-
-
-def best(fn, number: int, repeat: int = 7) -> float:
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+from pushforward.bench.chain import chain
+from pushforward.bench.timing import TIMERS, paired
 
 
 def run(n: int, number: int) -> dict:
+    """Best time per call of the chain in NumPy and in pushforward (plain, recorded, forward + backward)."""
     a = np.random.default_rng(0).random(n)
     x = pf.tensor(a)
     xg = pf.tensor(a, requires_grad=True)
-    t_np = best(lambda: chain_np(a), number)
-    t_plain = best(lambda: chain(x), number)
-    t_tape = best(lambda: chain(xg), number)
 
     def fwd_bwd():
-        chain(xg).sum().backward()
+        chain(pf, xg).sum().backward()
 
-    t_bwd = best(fwd_bwd, max(1, number // 2))
-    return {"numpy": t_np, "plain": t_plain, "tape": t_tape, "fwd+bwd": t_bwd}
+    fns = [lambda: chain(np, a), lambda: chain(pf, x), lambda: chain(pf, xg), fwd_bwd]
+    times, _ = paired(fns, [number, number, number, max(1, number // 2)], rounds=7, timer=TIMERS["wall"])
+    return dict(zip(("numpy", "plain", "tape", "fwd+bwd"), times))
 
 
 def main() -> None:

@@ -247,10 +247,10 @@ def test_ops_table(capsys):
     assert cli.main(["ops"]) == 0
     out = capsys.readouterr().out
     rows = _rows(out)
-    assert rows["sin"] == ["sin", "yes", "auto_element_wise", "sin_", "no"]
+    assert rows["sin"] == ["sin", "yes", "auto_element_wise", "sin_", "no", "elementwise"]
     assert rows["mul"][:4] == ["mul", "yes", "explicit", "mul_"]
-    assert rows["transpose"] == ["transpose", "yes", "auto_linear", "-", "yes"]
-    assert rows["reshape"][-1] == "maybe"
+    assert rows["transpose"] == ["transpose", "yes", "auto_linear", "-", "yes", "dims(dim0,dim1)"]
+    assert rows["reshape"][4] == "maybe"
     assert rows["split"][1:3] == ["composite", "composite"]
     from pushforward.ops import generated as ops
     from pushforward.dispatch.oprecord import Op

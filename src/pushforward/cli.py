@@ -4,9 +4,13 @@
     pushforward check [--ops sin,mul] [--fast]
                                           run the op database through gradcheck; table + exit code
     pushforward ops [--ops sin,mul]       the coverage table, read from the generated code (no checks)
+    pushforward bench [--quick] [--plot FILE]
+                                          time common workloads against NumPy by hand, PyTorch, JAX
 
 `check` exits 0 when every check passed, 1 when any failed, 2 on a usage error (an unknown
-op name, or no op database).
+op name, or no op database). `bench` exits 0, 1 when a library computed a different result (or
+--plot could not draw: no matplotlib), 2 on a usage error, 130 after Ctrl-C (the tables of what
+was measured are printed first).
 """
 
 from __future__ import annotations
@@ -23,8 +27,23 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from .ops import generated as gen
 from .dispatch.oprecord import Op
+from . import bench
+from .bench.plot import plot_format, plot_results, require_matplotlib
+from .bench.report import summary as bench_summary, tables as bench_tables
+from .bench.runner import cells as bench_cells
 
-__all__ = ["main", "demo", "run_check", "run_ops", "coverage", "format_table", "build_parser", "Progress"]
+__all__ = [
+    "main",
+    "demo",
+    "run_check",
+    "run_ops",
+    "run_bench",
+    "ops_table",
+    "coverage",
+    "format_table",
+    "build_parser",
+    "Progress",
+]
 
 # ----------------------------------------------------------------------------- tables
 
@@ -327,6 +346,7 @@ def coverage() -> list[dict]:
                 "forward": op.jvp_kind if op.differentiable else "not differentiable",
                 "inplace": ",".join(inplace.get(op.name, [])) or "-",
                 "view": {"op": "no", "view": "yes", "maybe_view": "maybe"}.get(op.kind, op.kind),
+                "batched": op.batch.replace(" ", ""),  # one word: the table stays split-able
             }
         )
     # composite ops have no Op record: their derivatives come from the ops they are built from
@@ -336,22 +356,31 @@ def coverage() -> list[dict]:
         if id(fn) in seen:
             continue
         seen.add(id(fn))
-        recs.append({"op": fname, "backward": "composite", "forward": "composite", "inplace": "-", "view": "-"})
+        recs.append(
+            {
+                "op": fname,
+                "backward": "composite",
+                "forward": "composite",
+                "inplace": "-",
+                "view": "-",
+                "batched": "composite",
+            }
+        )
     recs.sort(key=lambda r: r["op"])
     return recs
 
 
-def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
-    recs = coverage()
-    selected = _select(names, [r["op"] for r in recs], err)
-    if selected is None:
-        return 2
-    keep = set(selected)
+def ops_table(names: Sequence[str] | None = None) -> tuple[list[str], list[tuple]]:
+    """The coverage table `pushforward ops` prints, as (headers, rows); the docs' op page renders it too.
+
+    >>> headers, rows = ops_table(["sin"])
+    >>> dict(zip(headers, rows[0]))["forward kind"]
+    'auto_element_wise'
+    """
+    keep = None if names is None else set(names)
     rows = []
-    for r in recs:
-        if r["op"] not in keep:
+    for r in coverage():
+        if keep is not None and r["op"] not in keep:
             continue
         b = r["backward"]
         rows.append(
@@ -361,15 +390,125 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
                 r["forward"],
                 r["inplace"],
                 r["view"],
+                r["batched"],
             )
         )
-    print(format_table(("op", "backward", "forward kind", "in-place", "view"), rows), file=out)
+    return ["op", "backward", "forward kind", "in-place", "view", "batched"], rows
+
+
+def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    selected = _select(names, [r["op"] for r in coverage()], err)
+    if selected is None:
+        return 2
+    headers, rows = ops_table(selected)
+    print(format_table(headers, rows), file=out)
     kinds: dict[str, int] = {}
     for row in rows:
         kinds[row[2]] = kinds.get(row[2], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
     print(f"\n{len(rows)} op(s): {summary}", file=out)
     return 0
+
+
+# ----------------------------------------------------------------------------- bench
+
+
+def _bench_list(out: TextIO) -> int:
+    rows = [(w.name, w.title, w.size_means) for w in bench.WORKLOADS]
+    print(format_table(("workload", "measures", "size"), rows), file=out)
+    print("\n" + format_table(("library", "what runs"), list(bench.LIBRARIES.items())), file=out)
+    return 0
+
+
+def _bench_plan(args: argparse.Namespace) -> tuple:
+    """(workloads, sizes, libraries, settings) from the command line; ValueError on a bad value."""
+    workloads = bench.select_workloads(args.workloads)
+    libraries = bench.select_libraries(args.libs)
+    if args.baseline not in bench.LIBRARIES:
+        raise ValueError(f"unknown baseline '{args.baseline}' (choose from {', '.join(bench.LIBRARIES)})")
+    sizes = bench.parse_sizes(args.sizes) if args.sizes else list(bench.QUICK_SIZES if args.quick else bench.SIZES)
+    base = bench.QUICK if args.quick else bench.FULL
+    rounds = base.rounds if args.rounds is None else args.rounds
+    min_time = base.min_time if args.min_time is None else args.min_time
+    if rounds < 1 or min_time < 0:
+        raise ValueError("--rounds must be at least 1 and --min-time at least 0")
+    if args.plot:
+        plot_format(args.plot)
+    return workloads, sizes, libraries, bench.Settings(rounds, min_time, "wall" if args.wall else "cpu")
+
+
+def _plot_unavailable(path: str | None) -> str | None:
+    """Why `--plot` cannot draw here (matplotlib missing), or None."""
+    try:
+        if path:
+            require_matplotlib()
+    except bench.Unavailable as e:
+        return f"{e}; {path} is not written"
+    return None
+
+
+def run_bench(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """`pushforward bench`: measure, print the tables of ratios, plot; 130 after Ctrl-C, 1 on a wrong result or
+    a plot that could not be drawn (no matplotlib: the tables are printed all the same)."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    if args.list:
+        return _bench_list(out)
+    try:
+        workloads, sizes, libraries, settings = _bench_plan(args)
+    except (ValueError, bench.Unavailable) as e:
+        print(f"pushforward bench: {e}", file=err)
+        return 2
+    no_plot = _plot_unavailable(args.plot)
+    if no_plot:  # said at once, not only after minutes of measuring (and again at the end)
+        print(f"pushforward bench: {no_plot}", file=err)
+    bar = Progress(len(bench_cells(workloads, sizes)), err, enabled=not args.no_progress)
+    progress = lambda done, total, label: bar.update(done, label)  # noqa: E731
+    results = bench.run(workloads, sizes, libraries, baseline=args.baseline, settings=settings, progress=progress)
+    bar.close()
+    for t in bench_tables(results):
+        print(t.title + (f"\n{format_table(t.headers, t.rows)}" if t.rows else ""), file=out)
+        print("".join(f"  {note}\n" for note in t.notes), file=out)
+    print("\n".join(bench_summary(results)), file=out)
+    if no_plot:
+        print(f"pushforward bench: {no_plot}", file=err)
+    elif args.plot and results.cells:
+        try:
+            plot_results(results, args.plot)
+            print(f"plot written to {args.plot}", file=out)
+        except ValueError as e:
+            print(f"pushforward bench: {e}", file=err)
+    if results.interrupted:
+        return 130
+    if no_plot:
+        return 1
+    wrong = any(note.startswith("WRONG") for c in results.cells for note in c.notes.values())
+    return 1 if wrong else 0
+
+
+def _add_bench_parser(sub) -> None:
+    b = sub.add_parser(
+        "bench",
+        help="time common workloads against NumPy by hand, PyTorch and JAX; print paired ratios",
+        description="Time the element-wise chain (primal, jvp, gradient, hvp), an MLP (jvp, gradient, "
+        "per-example gradients), jacfwd/jacrev, a sparse Jacobian and a jet, in pushforward (eager and "
+        "compiled), NumPy written by hand, PyTorch and JAX (when installed), alternating the libraries in "
+        "this process. Prints each library's time as a ratio to the baseline's (lower is faster). Ctrl-C "
+        "stops and prints what was measured.",
+    )
+    b.add_argument("--quick", action="store_true", help="sizes 16 and 4096, short timing: under a minute")
+    b.add_argument("--workloads", metavar="NAMES", help="comma-separated names or families (chain, mlp); see --list")
+    b.add_argument("--sizes", metavar="SIZES", help="comma-separated sizes, e.g. 16,4096,2^20 (default 16 to 2^20)")
+    b.add_argument("--libs", metavar="NAMES", help="comma-separated: " + ",".join(bench.LIBRARIES) + " (default all)")
+    b.add_argument("--baseline", default="numpy", metavar="LIB", help="the library ratios divide by (default numpy)")
+    b.add_argument("--plot", metavar="FILE", help="draw time against size into FILE (.png or .svg; pushforward[plot])")
+    b.add_argument("--rounds", type=int, help="alternating rounds per measurement (default 5; --quick 3)")
+    b.add_argument("--min-time", type=float, metavar="SECONDS", help="length of one timed batch of calls")
+    b.add_argument("--wall", action="store_true", help="wall-clock time instead of the process's CPU time")
+    b.add_argument("--list", action="store_true", help="list the workloads and libraries; measure nothing")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 # ----------------------------------------------------------------------------- main
@@ -381,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="pushforward: NumPy tensors with forward-mode (RFC-0007) and reverse-mode autodiff.",
         epilog="The main job: `pushforward demo && pushforward check`.",
     )
-    sub = p.add_subparsers(dest="command", metavar="{demo,check,ops}")
+    sub = p.add_subparsers(dest="command", metavar="{demo,check,ops,bench}")
     sub.add_parser("demo", help="differentiate a few functions and compare with closed forms")
     c = sub.add_parser(
         "check",
@@ -396,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
     o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
     o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
+    _add_bench_parser(sub)
     return p
 
 
@@ -411,6 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose)
     if args.command == "ops":
         return run_ops(args.ops)
+    if args.command == "bench":
+        return run_bench(args)
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover
     return 2
 

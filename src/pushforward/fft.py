@@ -9,7 +9,7 @@ so does its derivative.
 
 >>> import pushforward as pf
 >>> pf.fft.fft(pf.tensor([1.0, 0.0, 0.0, 0.0]))
-tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=pushforward.complex128)
 """
 
 from __future__ import annotations

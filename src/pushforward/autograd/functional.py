@@ -358,7 +358,7 @@ def jacobian(
     vectorize: bool = False,
     strategy: str = "reverse-mode",
 ) -> Any:
-    """The Jacobian of func at inputs; block [i][j] has shape outputs[i].shape + inputs[j].shape.
+    """The Jacobian of func at inputs; block `[i][j]` has shape `outputs[i].shape + inputs[j].shape`.
 
     ``strategy="reverse-mode"``: one backward pass per output element;
     ``"forward-mode"``: one forward-AD pass per input element (better for wide outputs).

@@ -204,18 +204,42 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A tensor of zeros of the given size (torch's signature; float64 unless `dtype` says otherwise).
+
+    >>> import pushforward as pf
+    >>> pf.zeros(2, 3).shape
+    (2, 3)
+    """
     return _finish(np.zeros(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A tensor of ones of the given size.
+
+    >>> import pushforward as pf
+    >>> pf.ones(2)
+    tensor([1., 1.])
+    """
     return _finish(np.ones(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """An uninitialised tensor of the given size (its values are whatever the memory held).
+
+    >>> import pushforward as pf
+    >>> pf.empty(2, 2).shape
+    (2, 2)
+    """
     return _finish(np.empty(_shape(size), _dt(dtype)), requires_grad, device)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A tensor of the given size filled with `fill_value` (dtype from the value unless given).
+
+    >>> import pushforward as pf
+    >>> pf.full((2,), 7.0)
+    tensor([7., 7.])
+    """
     _check_device(device, "full")
     dt = np.dtype(dtype) if dtype is not None else _python_default(np.asarray(fill_value)).dtype
     return _finish(np.full(_shape((size,)), fill_value, dt), requires_grad)
@@ -241,24 +265,48 @@ def _like(x, dtype):
 
 @_per_batch
 def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Zeros with the shape and dtype of `x` (a tensor or array-like).
+
+    >>> import pushforward as pf
+    >>> pf.zeros_like(pf.ones(2))
+    tensor([0., 0.])
+    """
     d, dt = _like(x, dtype)
     return _finish(np.zeros(d.shape, dt), requires_grad, device)
 
 
 @_per_batch
 def ones_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Ones with the shape and dtype of `x`.
+
+    >>> import pushforward as pf
+    >>> pf.ones_like(pf.zeros(2))
+    tensor([1., 1.])
+    """
     d, dt = _like(x, dtype)
     return _finish(np.ones(d.shape, dt), requires_grad, device)
 
 
 @_per_batch
 def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """An uninitialised tensor with the shape and dtype of `x`.
+
+    >>> import pushforward as pf
+    >>> pf.empty_like(pf.zeros(3)).shape
+    (3,)
+    """
     d, dt = _like(x, dtype)
     return _finish(np.empty(d.shape, dt), requires_grad, device)
 
 
 @_per_batch
 def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A tensor with the shape and dtype of `x` filled with `fill_value`.
+
+    >>> import pushforward as pf
+    >>> pf.full_like(pf.zeros(2), 5.0)
+    tensor([5., 5.])
+    """
     d, dt = _like(x, dtype)
     return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
 
@@ -266,6 +314,12 @@ def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool
 def arange(
     start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
+    """Values from `start` to `end` (excluded) by `step`; `arange(n)` is 0, 1, ..., n - 1.
+
+    >>> import pushforward as pf
+    >>> pf.arange(3)
+    tensor([0, 1, 2])
+    """
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -278,12 +332,25 @@ def arange(
 def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end` (both included).
+
+    >>> import pushforward as pf
+    >>> pf.linspace(0.0, 1.0, 3)
+    tensor([0. , 0.5, 1. ])
+    """
     if steps < 0:
         raise OpError(f"linspace(): number of steps must be non-negative (got {steps})")
     return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """The n x m identity matrix (m = n by default).
+
+    >>> import pushforward as pf
+    >>> pf.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
 
 
@@ -298,12 +365,24 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with.
+
+    >>> import pushforward as pf
+    >>> isinstance(pf.initial_seed(), int)
+    True
+    """
     return default_generator.initial_seed()
 
 
 def rand(
     *size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
+    """Uniform random values in [0, 1) of the given size, from `generator` or the default one.
+
+    >>> import pushforward as pf
+    >>> pf.rand(2, 3).shape
+    (2, 3)
+    """
     _check_device(device, "rand")
     return _finish(_gen(generator).random(_shape(size)).astype(_dt(dtype), copy=False), requires_grad)
 
@@ -311,6 +390,12 @@ def rand(
 def randn(
     *size: Any, generator: Generator | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
+    """Standard normal random values of the given size.
+
+    >>> import pushforward as pf
+    >>> pf.randn(4).shape
+    (4,)
+    """
     _check_device(device, "randn")
     rng = _gen(generator)
     dt = _dt(dtype)
@@ -329,6 +414,12 @@ def randint(
     dtype: Any = None,
     device: Any = None,
 ) -> Tensor:
+    """Random integers in [low, high) (or [0, low) when `high` is None) of the given size.
+
+    >>> import pushforward as pf
+    >>> bool(((pf.randint(0, 3, (5,)) >= 0) & (pf.randint(0, 3, (5,)) < 3)).all())
+    True
+    """
     _check_device(device, "randint")
     if high is None:
         low, high = 0, low
@@ -343,11 +434,23 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, d
 
 @_per_batch
 def rand_like(x: Any, *, dtype: Any = None) -> Tensor:
+    """Uniform random values in [0, 1) with the shape and dtype of `x`.
+
+    >>> import pushforward as pf
+    >>> pf.rand_like(pf.zeros(2, 2)).shape
+    (2, 2)
+    """
     d, dt = _like(x, dtype)
     return wrap(_gen(None).random(d.shape).astype(dt))
 
 
 @_per_batch
 def randn_like(x: Any, *, dtype: Any = None) -> Tensor:
+    """Standard normal random values with the shape and dtype of `x`.
+
+    >>> import pushforward as pf
+    >>> pf.randn_like(pf.zeros(3)).shape
+    (3,)
+    """
     d, dt = _like(x, dtype)
     return randn(*d.shape, dtype=dt)

@@ -17,6 +17,13 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations are recorded on the tape now (False inside `no_grad`).
+
+    >>> import pushforward as pf
+    >>> with pf.no_grad():
+    ...     pf.is_grad_enabled()
+    False
+    """
     return STATE.grad_enabled
 
 
