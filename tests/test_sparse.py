@@ -166,14 +166,12 @@ def test_patterns_of_basic_ops():
     def stencil(z):
         return pf.cat([z[:1], z[:-2] - 2 * z[1:-1] + z[2:], z[-1:]])
 
-    assert (jacobian_sparsity(stencil, x).toarray() == tri[[0, 1, 2, 3]] * np.array([[1], [1], [1], [1]])).sum() > 0
     got = jacobian_sparsity(stencil, x).toarray()
     assert (got[1:3] == tri[1:3]).all() and got[0].tolist() == [True, False, False, False]
     # linear ops couple nothing; a product couples its factors' inputs
     h = hessian_sparsity(lambda z: (stencil(z) ** 2).sum(), x).toarray()
     assert (h == (tri | np.eye(4, k=2, dtype=bool) | np.eye(4, k=-2, dtype=bool))).all()
     assert hessian_sparsity(lambda z: (3 * z).sum() + z.sum(), x).nnz == 0
-    assert (hessian_sparsity(lambda z: (z[:2] * z[2:]).sum(), x).toarray() == np.fliplr(np.eye(4)) + 0).sum() >= 0
     cross = hessian_sparsity(lambda z: (z[:2] * z[2:]).sum(), x).toarray()
     assert cross.sum() == 4 and cross[0, 2] and cross[1, 3] and not cross[0, 0]
     # a constant sparse matrix: its nonzero structure, nothing more
