@@ -1,0 +1,338 @@
+"""From a trace to Python source: dead code out, common subexpressions shared, buffers reused.
+
+The program is one function of the input arrays returning the output arrays, one statement per
+recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). Passes, in order:
+
+- dead code: a statement stays if an output or a later kept statement reads what it makes, or it
+  writes into memory something later reads (an input, a constant, a live buffer);
+- common subexpressions: the same function on the same variables with the same constant
+  arguments (and no write in between into what it reads) is computed once;
+- buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
+  and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
+- `del` of each temporary at its last use.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sps
+
+from .recording import Const, Stmt, Trace, Var
+
+__all__ = ["Program", "emit"]
+
+
+class Program:
+    """Generated source and the namespace it runs in."""
+
+    def __init__(self, source: str, namespace: dict, name: str) -> None:
+        self.source = source
+        self.namespace = namespace
+        code = compile(source, f"<pf.compile {name}>", "exec")
+        exec(code, namespace)
+        self.fn = namespace[name]
+
+
+def _vars_in(x, acc: list) -> list:
+    tx = type(x)
+    if tx is Var:
+        acc.append(x)
+    elif tx is tuple or tx is list:
+        for v in x:
+            _vars_in(v, acc)
+    elif tx is dict:
+        for v in x.values():
+            _vars_in(v, acc)
+    elif tx is slice:
+        _vars_in(x.start, acc)
+        _vars_in(x.stop, acc)
+        _vars_in(x.step, acc)
+    return acc
+
+
+def _reads(s: Stmt) -> list:
+    acc: list = []
+    _vars_in(s.args, acc)
+    _vars_in(s.kwargs, acc)
+    return acc
+
+
+def _dce(stmts: list, outputs: list, fixed_roots: set) -> list:
+    live = {id(v) for v in outputs}
+    live_roots = {v.root for v in outputs} | fixed_roots
+    kept = []
+    for s in reversed(stmts):
+        writes = [w for w in s.writes if type(w) is Var]
+        need = any(id(v) in live for v in s.outs) or any(type(w) is Const for w in s.writes)
+        need = need or any(w.root in live_roots for w in writes)
+        if not need:
+            continue
+        kept.append(s)
+        for v in _reads(s) + writes:
+            live.add(id(v))
+            live_roots.add(v.root)
+    kept.reverse()
+    return kept
+
+
+def _subst(x, sub: dict):
+    tx = type(x)
+    if tx is Var:
+        return sub.get(id(x), x)
+    if tx is tuple or tx is list:
+        return tx(_subst(v, sub) for v in x)
+    if tx is dict:
+        return {k: _subst(v, sub) for k, v in x.items()}
+    if tx is slice:
+        return slice(_subst(x.start, sub), _subst(x.stop, sub), _subst(x.step, sub))
+    return x
+
+
+def _key(x) -> object:
+    tx = type(x)
+    if tx is Var:
+        return ("v", x.name)
+    if tx is Const:
+        return ("c", x.name)
+    if tx is tuple or tx is list:
+        return (tx.__name__,) + tuple(_key(v) for v in x)
+    if tx is dict:
+        return ("d",) + tuple((k, _key(v)) for k, v in sorted(x.items()))
+    if tx is slice:
+        return ("s", _key(x.start), _key(x.stop), _key(x.step))
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return ("l", type(x).__name__, x)
+
+
+def _cse(stmts: list, outputs: list) -> list:
+    written = {w.root for s in stmts for w in s.writes if type(w) is Var}
+    out_ids = {id(v) for v in outputs}
+    sub: dict = {}
+    seen: dict = {}
+    version: dict = {}
+    kept = []
+    for s in stmts:
+        s.args = _subst(s.args, sub)
+        s.kwargs = _subst(s.kwargs, sub)
+        s.writes = [_subst(w, sub) for w in s.writes]
+        if s.writes:
+            for w in s.writes:
+                if type(w) is Var:
+                    version[w.root] = version.get(w.root, 0) + 1
+            kept.append(s)
+            continue
+        pure = s.outs and not any(v.root in written or id(v) in out_ids for v in s.outs)
+        if pure:
+            reads = _reads(s)
+            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(s.args), _key(s.kwargs))
+            k = (k, tuple(version.get(v.root, 0) for v in reads))
+            prev = seen.get(k)
+            if prev is not None and len(prev.outs) == len(s.outs):
+                for a, b in zip(s.outs, prev.outs):
+                    sub[id(a)] = b
+                continue
+            seen[k] = s
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return kept
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+
+_MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("sp", sps))
+
+
+class _Namer:
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.namespace: dict = {"np": np, "sp": sps}
+
+    def func(self, fn) -> str:
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, np.ufunc):  # a ufunc method: np.add.reduce
+            return f"{self.func(owner)}.{fn.__name__}"
+        name = getattr(fn, "__name__", None)
+        if name is not None:
+            for mod_name, mod in _MODULES:
+                if getattr(mod, name, None) is fn:
+                    return f"{mod_name}.{name}"
+        return self.const(self.trace.const(fn, _clean(name or "fn")))
+
+    def const(self, c: Const) -> str:
+        self.namespace[c.name] = c.obj
+        return c.name
+
+    def expr(self, x) -> str:
+        tx = type(x)
+        if tx is Var:
+            return x.name
+        if tx is Const:
+            return self.const(x)
+        if tx is tuple:
+            inner = ", ".join(self.expr(v) for v in x)
+            return f"({inner},)" if len(x) == 1 else f"({inner})"
+        if tx is list:
+            return "[" + ", ".join(self.expr(v) for v in x) + "]"
+        if tx is dict:
+            return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in x.items()) + "}"
+        if tx is slice:
+            return f"slice({self.expr(x.start)}, {self.expr(x.stop)}, {self.expr(x.step)})"
+        return self.literal(x)
+
+    def literal(self, x) -> str:
+        tx = type(x)
+        if x is None or tx is bool or tx is int or tx is str:
+            return repr(x)
+        if x is Ellipsis:
+            return "..."
+        if tx is float:
+            return repr(x) if math.isfinite(x) else f"float('{x}')"
+        if tx is complex and math.isfinite(x.real) and math.isfinite(x.imag):
+            return repr(x)
+        if isinstance(x, np.dtype) and x.fields is None:
+            return f"np.dtype({x.str!r})"
+        if isinstance(x, type) and getattr(np, x.__name__, None) is x:
+            return f"np.{x.__name__}"
+        if isinstance(x, (np.ufunc,)) or callable(x):
+            return self.func(x)
+        return self.const(self.trace.const(x, "k"))
+
+    def index(self, idx) -> str:
+        items = idx if type(idx) is tuple else (idx,)
+        parts = []
+        for i in items:
+            if type(i) is slice:
+                a = "" if i.start is None else self.expr(i.start)
+                b = "" if i.stop is None else self.expr(i.stop)
+                c = "" if i.step is None else ":" + self.expr(i.step)
+                parts.append(f"{a}:{b}{c}")
+            else:
+                parts.append(self.expr(i))
+        if type(idx) is tuple and len(idx) == 1:
+            return parts[0] + ","
+        return ", ".join(parts) if parts else "()"
+
+
+def _clean(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_").lower() or "fn"
+
+
+def _call_args(nm: _Namer, args, kwargs) -> str:
+    parts = [nm.expr(a) for a in args] + [f"{k}={nm.expr(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+    if s.kind == "call":
+        kwargs = dict(s.kwargs)
+        if out_buf is not None:
+            kwargs["out"] = out_buf
+        rhs = f"{nm.func(s.fn)}({_call_args(nm, s.args, kwargs)})"
+    elif s.kind == "method":
+        rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
+    elif s.kind == "getitem":
+        rhs = f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}]"
+    elif s.kind == "setitem":
+        return f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}] = {nm.expr(s.args[2])}"
+    else:
+        rhs = f"{nm.expr(s.args[0])}.{s.fn}"
+    if s.scalar_out:
+        rhs = f"np.asarray({rhs})"
+    if not s.outs:
+        return rhs
+    return ", ".join(v.name for v in s.outs) + " = " + rhs
+
+
+def _last_uses(stmts: list) -> dict:
+    last: dict = {}
+    for i, s in enumerate(stmts):
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+            last[v.name] = i
+    return last
+
+
+def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
+    """stmt index -> the dead Var its element-wise ufunc result is written into (out=)."""
+    fixed = {v.root for v in inputs} | {v.root for v in outputs}
+    end: dict = {}
+    owner: dict = {}
+    for i, s in enumerate(stmts):
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+            end[v.root] = i
+        for v in s.outs:
+            if v.fresh:
+                owner[v.root] = v
+    alias: dict = {}  # a root merged into a reused buffer's root
+    plan: dict = {}
+    free: list = []
+    released: set = set()
+    for i, s in enumerate(stmts):
+        for r, e in list(end.items()):
+            if e < i and r not in released and r not in fixed and r in owner:
+                released.add(r)
+                v = owner[r]
+                if v.contig and not v.scalar and v.shape is not None:
+                    free.append(v)
+        if not _elementwise(s):
+            continue
+        out = s.outs[0]
+        if not (out.fresh and out.contig) or out.root in fixed:
+            continue
+        for k, b in enumerate(free):
+            if b.shape == out.shape and b.dtype == out.dtype:
+                plan[i] = b
+                free.pop(k)
+                end[b.root] = end.get(out.root, i)
+                released.discard(b.root)
+                released.add(out.root)  # its lifetime is now the buffer's
+                alias[out.root] = b.root
+                break
+    return plan
+
+
+def _elementwise(s: Stmt) -> bool:
+    return (
+        s.kind == "call"
+        and isinstance(s.fn, np.ufunc)
+        and s.fn.nout == 1
+        and len(s.outs) == 1
+        and not s.kwargs
+        and not s.scalar_out
+        and len(s.args) == s.fn.nin
+    )
+
+
+def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: set) -> Program:
+    """The program of a trace: a function `name(*inputs) -> tuple(outputs)`."""
+    fixed_roots = {v.root for v in inputs}
+    stmts = _dce(trace.stmts, outputs, fixed_roots)
+    outputs = list(outputs)
+    stmts = _cse(stmts, outputs)
+    stmts = _dce(stmts, outputs, fixed_roots)
+    nm = _Namer(trace)
+    plan = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])
+    last = _last_uses(stmts)
+    for i, b in plan.items():
+        last[b.name] = max(last.get(b.name, i), i)
+    keep = {v.name for v in inputs} | {v.name for v in outputs if type(v) is Var}
+    lines = [f"def {name}({', '.join(v.name for v in inputs)}):"]
+    for c in mutated_consts:
+        nm.namespace[c.name + "_init"] = c.obj
+        lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
+    dead_at: dict = {}
+    for n, i in last.items():
+        if n not in keep:
+            dead_at.setdefault(i, []).append(n)
+    for i, s in enumerate(stmts):
+        lines.append("    " + _render(nm, s, plan.get(i)))
+        if i in dead_at:
+            lines.append("    del " + ", ".join(sorted(dead_at[i])))
+    rets = [(v.name if type(v) is Var else nm.expr(v)) for v in outputs]
+    lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    return Program("\n".join(lines) + "\n", nm.namespace, name)
