@@ -15,7 +15,7 @@ import warnings
 from typing import Any, Callable
 
 from ..autograd.function import Function
-from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.pytree import tree_flatten
 from ..core.tensor import Tensor
 from ..engine.state import STATE
 from ..engine.tangents import levels_of
@@ -127,7 +127,7 @@ class CompiledFunction:
 
     def _refuse(self, msg: str):
         if self.fullgraph:
-            raise CompileError(msg)
+            raise CompileError(msg) from None
         self._warn(msg, msg + "; running eagerly")
         return _EAGER
 

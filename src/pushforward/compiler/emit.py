@@ -19,7 +19,7 @@ import math
 import numpy as np
 import scipy.special as sps
 
-from .recording import Const, Stmt, Trace, Var
+from .recording import Const, Stmt, Trace, Untraceable, Var
 
 __all__ = ["Program", "emit"]
 
@@ -30,7 +30,10 @@ class Program:
     def __init__(self, source: str, namespace: dict, name: str) -> None:
         self.source = source
         self.namespace = namespace
-        code = compile(source, f"<pf.compile {name}>", "exec")
+        try:
+            code = compile(source, f"<pf.compile {name}>", "exec")
+        except SyntaxError as e:
+            raise Untraceable(f"the generated program does not parse ({e.msg})", "<emit>") from None
         exec(code, namespace)
         self.fn = namespace[name]
 
@@ -60,6 +63,7 @@ def _reads(s: Stmt) -> list:
 
 
 def _dce(stmts: list, outputs: list, fixed_roots: set) -> list:
+    outputs = [v for v in outputs if type(v) is Var]
     live = {id(v) for v in outputs}
     live_roots = {v.root for v in outputs} | fixed_roots
     kept = []
@@ -323,7 +327,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: s
     keep = {v.name for v in inputs} | {v.name for v in outputs if type(v) is Var}
     lines = [f"def {name}({', '.join(v.name for v in inputs)}):"]
     for c in mutated_consts:
-        nm.namespace[c.name + "_init"] = c.obj
+        nm.namespace[c.name + "_init"] = trace.snapshots.get(id(c), c.obj)
         lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
     dead_at: dict = {}
     for n, i in last.items():

@@ -29,7 +29,7 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_DIRS = (_PKG_DIR, os.path.dirname(np.__file__), os.path.dirname(sps.__file__).rsplit(os.sep, 1)[0])
 
 
-class DataDependent(Exception):
+class DataDependent(BaseException):  # (not Exception: kernels re-raise those as OpError)
     """The trace read a traced value into Python, or made a value-dependent shape."""
 
     def __init__(self, op: str, site: str) -> None:
@@ -38,7 +38,7 @@ class DataDependent(Exception):
         self.site = site
 
 
-class Untraceable(Exception):
+class Untraceable(BaseException):
     """The trace met a construct the recorder cannot replay."""
 
     def __init__(self, why: str, site: str) -> None:
@@ -112,6 +112,7 @@ class Trace:
         self.keep: list = []  # raw arrays kept alive so that ids stay unique
         self.counts: dict = {}
         self.roots: dict = {}  # id(buffer) -> Var owning it
+        self.snapshots: dict = {}  # id(Const) -> its array's values before the first recorded write
 
     def fresh_name(self, label: str) -> str:
         n = self.counts.get(label, 0)
@@ -192,6 +193,9 @@ def encode(trace: Trace, x: Any) -> Any:
         b = x
         while isinstance(b, np.ndarray) and b.base is not None:
             if type(b.base) is Rec:
+                r = b.base
+                if b is x and r._var is not None and _same_view(x, r):  # np.asarray(rec): the same array
+                    return r._var
                 raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
             b = b.base
         return trace.const(x, "const")
@@ -204,6 +208,15 @@ def encode(trace: Trace, x: Any) -> Any:
     if isinstance(x, np.ndarray):
         raise Untraceable(f"an array of type {tx.__name__}", user_site())
     return x
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def decode(x: Any) -> Any:
@@ -266,7 +279,10 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tu
         return _call(kind, fn, decode(args), decode(kwargs))
     stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs), label)
     for w in writes:
-        stmt.writes.append(w._var if type(w) is Rec else encode(trace, w))
+        enc = w._var if type(w) is Rec else encode(trace, w)
+        if type(enc) is Const and id(enc) not in trace.snapshots:  # its value before the program writes it
+            trace.snapshots[id(enc)] = enc.obj.copy(order="K")
+        stmt.writes.append(enc)
     raw = _call(kind, fn, decode(args), decode(kwargs))
     trace.stmts.append(stmt)
     if result_ok:

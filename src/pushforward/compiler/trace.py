@@ -9,6 +9,8 @@ baked in as a constant. Any disagreement, or a construct the recorder cannot fol
 
 from __future__ import annotations
 
+import keyword
+
 import numpy as np
 
 from ..core.pytree import tree_flatten, tree_unflatten
@@ -154,7 +156,7 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
 
 def _ident(name: str) -> str:
     s = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_")
-    return s if s and not s[0].isdigit() else "compiled_" + s
+    return s if s and not s[0].isdigit() and not keyword.iskeyword(s) else "compiled_" + s
 
 
 def _perturbed(a: np.ndarray, rng) -> np.ndarray:

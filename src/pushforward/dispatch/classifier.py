@@ -252,7 +252,7 @@ def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
     r = np.asanyarray(r)
     if r.dtype.kind == "c" and od.dtype.kind != "c":
         r = r.real
-    return np.array(np.broadcast_to(r, want), dtype=od.dtype, subok=True)  # a fresh array of the full batch
+    return np.broadcast_to(r, want).astype(od.dtype)  # a fresh array of the full batch
 
 
 def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:
