@@ -76,6 +76,8 @@ def _rec_inputs(trace: Trace, arrays: list, names: list) -> list:
     for a, name in zip(arrays, names):
         r = own_rec(np.asarray(a))
         r._var = new_var(trace, np.ndarray.view(r, np.ndarray), name)
+        if names.count(name) == 1:  # the parameter's own name, when it is one
+            r._var.name = name
         trace.inputs.append(r._var)
         recs.append(r)
     return recs

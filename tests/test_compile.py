@@ -1,0 +1,251 @@
+"""pf.compile: tracing, emitted source, guards and retracing, fallback and errors, composition both
+ways, in-place writes into inputs and views."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward.compiler.compiled import MAX_SIGNATURES
+from pushforward.errors import CompileError, PushforwardError
+
+
+def chain(y):
+    for _ in range(4):
+        y = pf.sin(y) * y + pf.tanh(y)
+    return y
+
+
+def close(a, b, tol=1e-12):
+    a = a.detach().numpy() if isinstance(a, pf.Tensor) else np.asarray(a)
+    b = b.detach().numpy() if isinstance(b, pf.Tensor) else np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.fixture(autouse=True)
+def no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_primal_matches_eager_and_source_is_numpy():
+    c = pf.compile(chain)
+    x = pf.randn(5)
+    close(c(x), chain(x))
+    src = c.source(x)
+    assert "np.sin(y)" in src and "np.tanh(" in src
+    assert "Tensor" not in src and "pf." not in src
+    assert "out=" in src and "del " in src  # buffers reused, temporaries freed
+    close(c(x * 2), chain(x * 2))  # same signature, new values: no stale trace
+
+
+def test_compile_error_is_a_pushforward_error():
+    assert issubclass(CompileError, PushforwardError)
+    assert pf.errors.CompileError is CompileError
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: pf.func.grad(lambda y: f(y).sum()),
+        lambda f: pf.func.jacfwd(f),
+        lambda f: pf.func.jacrev(f),
+        lambda f: pf.func.vmap(f),
+        lambda f: pf.func.hessian(lambda y: f(y).sum()),
+    ],
+    ids=["grad", "jacfwd", "jacrev", "vmap", "hessian"],
+)
+def test_transforms_compile_inside(make):
+    g = make(chain)
+    c = pf.compile(g)
+    x = pf.randn(3)
+    close(c(x), g(x))
+    assert "np." in c.source(x)
+    close(c(x + 1), g(x + 1))
+
+
+def test_jvp_hvp_and_nested_levels_compile():
+    f = lambda y: (pf.sin(y) * y).sum()  # noqa: E731
+    x, v = pf.randn(4), pf.randn(4)
+    j = pf.compile(lambda x, v: pf.func.jvp(chain, (x,), (v,)))
+    for a, b in zip(j(x, v), pf.func.jvp(chain, (x,), (v,))):
+        close(a, b)
+    h = pf.compile(lambda x, v: pf.autograd.functional.hvp(f, x, v))
+    close(h(x, v)[1], pf.autograd.functional.hvp(f, x, v)[1])
+
+    def nested(x, v, w):
+        with fwAD.dual_level():
+            xd = fwAD.make_dual(x, v)
+            with fwAD.dual_level():
+                xdd = fwAD.make_dual(xd, w)
+                y = pf.sin(xdd) * xdd
+                inner = fwAD.unpack_dual(y).tangent
+            return fwAD.unpack_dual(inner).tangent
+
+    w = pf.randn(4)
+    close(pf.compile(nested)(x, v, w), nested(x, v, w))
+
+
+def test_vector_mode_inside():
+    def f(x):
+        with fwAD.dual_level(batch=3):
+            d = fwAD.make_dual(x, pf.eye(3))
+            return fwAD.unpack_dual(pf.sin(d) * d).tangent
+
+    x = pf.randn(3)
+    r = pf.compile(f)(x)
+    close(r, f(x))
+
+
+def test_composition_from_outside():
+    c = pf.compile(chain)
+    x = pf.randn(3)
+    close(pf.func.grad(lambda y: c(y).sum())(x), pf.func.grad(lambda y: chain(y).sum())(x))
+    close(pf.func.jacfwd(c)(x), pf.func.jacfwd(chain)(x))
+    close(pf.func.jacrev(c)(x), pf.func.jacrev(chain)(x))
+    xr = pf.randn(3, requires_grad=True)
+    y = c(xr)
+    assert y.grad_fn is not None
+    assert pf.autograd.gradcheck(c, (xr,), check_forward_ad=True)
+    assert pf.autograd.gradgradcheck(c, (xr,))
+    with fwAD.dual_level():
+        d = c(fwAD.make_dual(x, pf.ones(3)))
+        t = fwAD.unpack_dual(d).tangent
+    close(t, pf.func.jvp(chain, (x,), (pf.ones(3),))[1])
+
+
+def test_guards_retrace_on_shape_dtype_layout_and_static_args():
+    calls = []
+
+    def f(x, n):
+        calls.append(1)  # a Python side effect: runs at trace time only
+        return x * n
+
+    c = pf.compile(f)
+    x = pf.ones(3)
+    c(x, 2)
+    n0 = len(calls)
+    c(x + 1, 2)
+    assert len(calls) == n0  # same signature: the program, not fn
+    close(c(x, 3), x * 3)  # a new static value: a new trace
+    close(c(pf.ones(4), 2), pf.ones(4) * 2)
+    close(c(pf.ones(3, dtype=pf.float32), 2), pf.ones(3, dtype=pf.float32) * 2)
+    m = pf.randn(3, 4)
+    close(c(m.T, 2), m.T * 2)
+    assert len(c._cache) == 5
+    with pytest.raises(TypeError, match="not hashable"):
+        c(x, {1, 2})
+
+
+def test_signature_limit_warns_once_and_runs_eagerly():
+    c = pf.compile(lambda x, n: x * n)
+    for n in range(MAX_SIGNATURES):
+        c(pf.ones(2), n)
+    with pytest.warns(RuntimeWarning, match="recompile limit"):
+        r = c(pf.ones(2), 100)
+    close(r, pf.ones(2) * 100)
+    close(c(pf.ones(2), 101), pf.ones(2) * 101)  # no second warning (the fixture turns it into an error)
+
+
+@pytest.mark.parametrize(
+    "fn, op",
+    [
+        (lambda x: x * 2 if x.sum() > 0 else x, "bool()"),
+        (lambda x: x * float(x[0]), ".item()"),
+        (lambda x: x * x.sum().item(), ".item()"),
+        (lambda x: pf.tensor(x.tolist()), ".tolist()"),
+        (lambda x: pf.as_tensor(np.asarray(x) + 1), "np.asarray()"),
+        (lambda x: x[x > 0], "boolean-mask"),
+        (lambda x: pf.masked_select(x, x > 0), "boolean-mask"),
+        (lambda x: pf.tensor(np.nonzero(x.detach().numpy())[0]), "nonzero"),
+    ],
+    ids=["bool", "float", "item", "tolist", "asarray", "mask", "masked_select", "nonzero"],
+)
+def test_data_dependent_errors_and_fallback(fn, op):
+    x = pf.tensor([1.0, -2.0, 3.0])
+    with pytest.raises(CompileError, match="test_compile.py:") as e:
+        pf.compile(fn, fullgraph=True)(x)
+    assert op in str(e.value) and "<lambda>" in str(e.value)
+    c = pf.compile(fn)
+    with pytest.warns(RuntimeWarning, match="running eagerly"):
+        r = c(x)
+    close(r, fn(x))
+    close(c(-x), fn(-x))  # eager again, without a second warning
+
+
+def test_stale_constant_is_caught():
+    # np.asarray on the array of a plain tensor leaves the trace: caught, run eagerly, right numbers
+    def f(x):
+        return x + pf.as_tensor(x.numpy().copy() if False else np.array(x.detach().numpy().sum()))
+
+    with pytest.raises(CompileError):
+        pf.compile(f, fullgraph=True)(pf.ones(2))
+    c = pf.compile(f)
+    with pytest.warns(RuntimeWarning):
+        c(pf.ones(2))
+    close(c(pf.arange(2.0)), f(pf.arange(2.0)))
+
+
+def test_inplace_on_inputs_and_versions():
+    def f(x, y):
+        x.add_(y)
+        return x * 2
+
+    c = pf.compile(f)
+    x, y = pf.ones(3), pf.arange(3.0)
+    xe = pf.ones(3)
+    r = c(x, y)
+    re_ = f(xe, y)
+    close(r, re_)
+    close(x, xe)
+    assert x._version == xe._version
+    c(x, y)
+    f(xe, y)
+    close(x, xe)
+    assert x._version == xe._version
+
+    # a tensor saved for backward and then modified in place by a compiled function: the check fires
+    a = pf.randn(3, requires_grad=True)
+    b = pf.randn(3)
+    out = (a * b).sum()
+    c(b, y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_view_of_input_returned_is_a_view():
+    c = pf.compile(lambda x: x[1:])
+    x = pf.arange(4.0)
+    v = c(x)
+    assert v._base is x
+    v[0] = 10.0
+    assert x[1].item() == 10.0
+    t = pf.compile(lambda x: x.T)
+    m = pf.randn(2, 3)
+    assert np.shares_memory(t(m).numpy(), m.numpy())
+
+
+def test_outputs_do_not_alias_between_calls():
+    c = pf.compile(lambda x: (x * 0 + pf.zeros(3), pf.zeros(3)))
+    a = c(pf.ones(3))
+    a[1][0] = 5.0
+    b = c(pf.ones(3))
+    assert b[1][0].item() == 0.0
+    assert not np.shares_memory(a[1].numpy(), b[1].numpy())
+
+
+def test_pytree_args_and_outputs():
+    c = pf.compile(lambda d, s: {"y": d["a"] * s, "z": [d["b"] + 1]})
+    d = {"a": pf.ones(2), "b": pf.zeros(2)}
+    out = c(d, 3.0)
+    close(out["y"], pf.ones(2) * 3.0)
+    close(out["z"][0], pf.ones(2))
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="callable"):
+        pf.compile(3)
