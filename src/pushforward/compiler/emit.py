@@ -149,7 +149,13 @@ def _cse(stmts: list, outputs: list) -> list:
 
 # ---- rendering ------------------------------------------------------------------------------------
 
-_MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft), ("sp", sps))
+_MODULES = (
+    ("np", np),
+    ("np.linalg", np.linalg),
+    ("np.fft", np.fft),
+    ("np.lib.stride_tricks", np.lib.stride_tricks),
+    ("sp", sps),
+)
 
 
 class _Namer:
@@ -244,6 +250,8 @@ def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
         rhs = f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}]"
     elif s.kind == "setitem":
         return f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}] = {nm.expr(s.args[2])}"
+    elif s.kind == "setattr":
+        return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
     else:
         rhs = f"{nm.expr(s.args[0])}.{s.fn}"
     if s.scalar_out:

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 import scipy.special as sps
+from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["Rec", "Trace", "Var", "Const", "Stmt", "DataDependent", "Untraceable", "active", "user_site"]
+__all__ = ["Rec", "Trace", "Var", "Const", "Stmt", "DataDependent", "Untraceable", "active", "user_site", "record"]
 
 _view = np.ndarray.view
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,6 +113,7 @@ class Trace:
         self.keep: list = []  # raw arrays kept alive so that ids stay unique
         self.counts: dict = {}
         self.roots: dict = {}  # id(buffer) -> Var owning it
+        self.plain_views: dict = {}  # id(plain ndarray view of a traced array) -> Var
         self.snapshots: dict = {}  # id(Const) -> its array's values before the first recorded write
 
     def fresh_name(self, label: str) -> str:
@@ -164,10 +166,15 @@ def new_var(trace: Trace, raw, label: str, scalar: bool = False) -> Var:
     return v
 
 
-def as_rec(raw: np.ndarray, var: Var) -> "Rec":
-    r = _view(raw, Rec)
-    r._var = var
-    return r
+_MAKING: list = []  # non-empty while this module makes a Rec view itself
+
+
+def _rec_view(raw: np.ndarray) -> "Rec":
+    _MAKING.append(1)
+    try:
+        return _view(raw, Rec)
+    finally:
+        _MAKING.pop()
 
 
 def own_rec(raw: np.ndarray) -> "Rec":
@@ -191,13 +198,10 @@ def encode(trace: Trace, x: Any) -> Any:
         return v
     if tx is np.ndarray:
         b = x
-        while isinstance(b, np.ndarray) and b.base is not None:
-            if type(b.base) is Rec:
-                r = b.base
-                if b is x and r._var is not None and _same_view(x, r):  # np.asarray(rec): the same array
-                    return r._var
-                raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
-            b = b.base
+        while b is not None and not isinstance(b, Rec):
+            b = getattr(b, "base", None)
+        if b is not None:  # a plain view of a traced array (np.asarray, as_strided)
+            return _plain_view(trace, x, b)
         return trace.const(x, "const")
     if tx is tuple or tx is list:
         return tx(encode(trace, v) for v in x)
@@ -210,13 +214,30 @@ def encode(trace: Trace, x: Any) -> Any:
     return x
 
 
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
+    """The Var of a plain ndarray viewing the traced array r at the same address: r's own, or a
+    strided view of it (`as_strided`) recorded now."""
+    if r._var is None or _ptr(x) != _ptr(r):
+        raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
+    if _same_view(x, r):
+        return r._var
+    v = trace.plain_views.get(id(x))
+    if v is None:
+        stmt = Stmt("call", as_strided, (r._var, x.shape, x.strides), {}, "as_strided")
+        v = new_var(trace, x, "as_strided")
+        stmt.outs.append(v)
+        trace.stmts.append(stmt)
+        trace.plain_views[id(x)] = v
+        trace.keep.append(x)
+    return v
+
+
 def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
-    return (
-        a.shape == b.shape
-        and a.strides == b.strides
-        and a.dtype == b.dtype
-        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-    )
+    return a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype and _ptr(a) == _ptr(b)
 
 
 def decode(x: Any) -> Any:
@@ -252,7 +273,7 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
             r = own_rec(raw)
             raw = _view(r, np.ndarray)
         else:
-            r = _view(raw, Rec)
+            r = _rec_view(raw)
         v = new_var(trace, raw, label)
         r._var = v
         stmt.outs.append(v)
@@ -300,6 +321,8 @@ def _call(kind: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     if kind == "setitem":
         args[0][args[1]] = args[2]
         return None
+    if kind == "setattr":  # (the caller sets it on the Rec itself)
+        return None
     return getattr(args[0], fn)  # attr
 
 
@@ -344,6 +367,20 @@ class Rec(np.ndarray):
     """An ndarray whose NumPy calls are logged to the active trace (see the module doc)."""
 
     _var = None
+
+    def __array_finalize__(self, obj):
+        # A plain view of a traced array made a Rec by NumPy (as_strided(..., subok=True)): the same
+        # view of the traced array, recorded as one.
+        if _MAKING or not isinstance(obj, np.ndarray) or type(obj) is Rec:
+            return
+        trace = active()
+        if trace is None:
+            return
+        b = obj
+        while b is not None and not isinstance(b, Rec):
+            b = getattr(b, "base", None)
+        if b is not None and b._var is not None and _ptr(obj) == _ptr(b):
+            self._var = _plain_view(trace, np.ndarray.view(self, np.ndarray), b)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
@@ -434,6 +471,18 @@ class Rec(np.ndarray):
     @property
     def flat(self):
         raise Untraceable("ndarray.flat", user_site())
+
+    @property
+    def shape(self):
+        return np.ndarray.shape.__get__(self)
+
+    @shape.setter
+    def shape(self, value):
+        v = self._var
+        record("setattr", "shape", (self, value), {}, "shape", (self,), result_ok=True)
+        np.ndarray.shape.__set__(self, value)
+        if v is not None:
+            v.contig = False  # (its buffer is not reused: its recorded shape changed)
 
     @property
     def T(self):

@@ -33,10 +33,17 @@ class Entry:
         self.kinds = kinds  # per output leaf: ("t", k) tensor from array k, ("a", k) array, ("s", v) static
         self.views = views  # output leaf -> (input index, view steps) for views of inputs
         self.bumps = bumps  # (input index, version increase) of inputs written in place
+        self.packed: tuple = ()  # inputs the program reads as C-contiguous copies (see trace_call)
         self.simple = len(kinds) == 1 and kinds[0][0] == "t" and not views and not bumps and spec.kind == "leaf"
 
     def run(self, tensors: list):
-        outs = self.fn(*[t._data for t in tensors])
+        if self.packed:
+            arrays = [t._data for t in tensors]
+            for i in self.packed:
+                arrays[i] = np.ascontiguousarray(arrays[i])
+            outs = self.fn(*arrays)
+        else:
+            outs = self.fn(*[t._data for t in tensors])
         if self.simple:
             t = _new(Tensor)
             t._data = outs[0]
@@ -74,6 +81,8 @@ def _link(out: Tensor, tensors: list, k: int, steps: tuple) -> None:
 def _rec_inputs(trace: Trace, arrays: list, names: list) -> list:
     recs = []
     for a, name in zip(arrays, names):
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            a = np.ascontiguousarray(a)
         r = own_rec(np.asarray(a))
         r._var = new_var(trace, np.ndarray.view(r, np.ndarray), name)
         if names.count(name) == 1:  # the parameter's own name, when it is one
@@ -148,10 +157,22 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
             raise Untraceable("an input tensor's array was replaced (an in-place op that reallocates)", "<input>")
         if t._st.version:
             bumps.append((i, t._st.version))
+    # A strided input (a broadcast cotangent, a slice) is traced and run as a C-contiguous copy: the
+    # program's strided views assume the traced layout. Only when the program neither writes into
+    # it nor returns a view of it: then the copy is invisible.
+    packed = tuple(i for i, a in enumerate(arrays) if not (a.flags.c_contiguous or a.flags.f_contiguous))
+    for i in packed:
+        root = trace.inputs[i].root
+        if any(type(o) is not Const and o.root == root for o in outs) or any(
+            type(w) is not Const and w.root == root for s in trace.stmts for w in s.writes
+        ):
+            raise Untraceable(f"a write into or a view of the strided argument {names[i]!r}", "<input>")
     written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
     mutated = [c for c in trace.consts.values() if id(c) in written or c in outs]
     program = emit(trace, trace.inputs, outs, _ident(name), mutated)
     entry = Entry(program, spec, kinds, views, bumps)
+    if packed:
+        entry.packed, entry.simple = packed, False
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
 
@@ -163,7 +184,7 @@ def _ident(name: str) -> str:
 
 def _perturbed(a: np.ndarray, rng) -> np.ndarray:
     if a.dtype.kind not in "fc":
-        return a.copy()
+        return a.copy(order="K")
     u = rng.uniform(-1.0, 1.0, a.shape)
     return (a * (1.0 + 0.01 * u) + 1e-3 * u).astype(a.dtype)
 
@@ -172,13 +193,13 @@ def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) 
     """The program on perturbed inputs agrees with fn run eagerly on them (outputs and in-place writes)."""
     rng = np.random.default_rng(0)
     pert = [_perturbed(a, rng) for a in arrays]
-    eager_in = [p.copy() for p in pert]
-    prog_in = [p.copy() for p in pert]
+    eager_in = [p.copy(order="K") for p in pert]
+    prog_in = [p.copy(order="K") for p in pert]
     try:
         expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
     except Exception:  # perturbed values outside fn's domain: check the replay on the traced values
-        eager_in = [a.copy() for a in arrays]
-        prog_in = [a.copy() for a in arrays]
+        eager_in = [a.copy(order="K") for a in arrays]
+        prog_in = [a.copy(order="K") for a in arrays]
         expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
     got = entry.run([wrap(p) for p in prog_in])
     e_leaves, e_spec = tree_flatten(expect)

@@ -648,7 +648,7 @@ def expand(a, sizes):
         ) from None
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
-    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable, subok=True)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
