@@ -221,7 +221,7 @@ def _ptr(a: np.ndarray) -> int:
 def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
     """The Var of a plain ndarray viewing the traced array r at the same address: r's own, or a
     strided view of it (`as_strided`) recorded now."""
-    if r._var is None or _ptr(x) != _ptr(r):
+    if r._var is None or _ptr(x) != _ptr(r) or x.dtype != r.dtype:
         raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
     if _same_view(x, r):
         return r._var
@@ -485,6 +485,10 @@ class Rec(np.ndarray):
             v.contig = False  # (its buffer is not reused: its recorded shape changed)
 
     @property
+    def flags(self):
+        return _Flags(self)
+
+    @property
     def T(self):
         return record("attr", "T", (self,), {}, "transpose")
 
@@ -499,6 +503,27 @@ class Rec(np.ndarray):
     @property
     def imag(self):
         return record("attr", "imag", (self,), {}, "imag")
+
+
+class _Flags:
+    """A Rec's flags: reads go to NumPy's; setting `writeable` is recorded (a view made writable)."""
+
+    __slots__ = ("_rec",)
+
+    def __init__(self, rec: "Rec") -> None:
+        object.__setattr__(self, "_rec", rec)
+
+    def __getattr__(self, name: str):
+        return getattr(np.ndarray.flags.__get__(self._rec), name)
+
+    def __getitem__(self, key):
+        return np.ndarray.flags.__get__(self._rec)[key]
+
+    def __setattr__(self, name: str, value) -> None:
+        if name != "writeable":
+            raise Untraceable(f"setting flags.{name}", user_site())
+        record("setattr", "flags.writeable", (self._rec, value), {}, "flags", (self._rec,), result_ok=True)
+        np.ndarray.flags.__get__(self._rec).writeable = value
 
 
 def _bool_mask(idx) -> bool:
