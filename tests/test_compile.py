@@ -249,3 +249,11 @@ def test_pytree_args_and_outputs():
 def test_bad_input():
     with pytest.raises(TypeError, match="callable"):
         pf.compile(3)
+
+
+def test_check_command_has_a_compiled_column(capsys):
+    from pushforward import cli
+
+    assert cli.main(["check", "--ops", "sin,expand", "--compiled", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled" in out.splitlines()[0]
