@@ -348,7 +348,22 @@ _DATA_DEPENDENT = frozenset(
         "isclose_scalar",
     }
 )
-_METADATA = frozenset({"shape", "ndim", "size", "may_share_memory", "shares_memory", "iscomplexobj", "isrealobj"})
+_METADATA = frozenset(
+    {
+        "shape",
+        "ndim",
+        "size",
+        "may_share_memory",
+        "shares_memory",
+        "iscomplexobj",
+        "isrealobj",
+        "result_type",
+        "can_cast",
+        "common_type",
+        "isfortran",
+        "broadcast_shapes",
+    }
+)
 _WRITES_FIRST = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
 
 
