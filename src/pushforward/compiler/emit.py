@@ -69,7 +69,7 @@ def _dce(stmts: list, outputs: list, fixed_roots: set) -> list:
     kept = []
     for s in reversed(stmts):
         writes = [w for w in s.writes if type(w) is Var]
-        need = any(id(v) in live for v in s.outs) or any(type(w) is Const for w in s.writes)
+        need = any(id(v) in live for v in s.outs) or any(type(w) is Const or w.const_base for w in s.writes)
         need = need or any(w.root in live_roots for w in writes)
         if not need:
             continue

@@ -62,7 +62,7 @@ def user_site() -> str:
 class Var:
     """A program variable: one array the trace made (or an input)."""
 
-    __slots__ = ("name", "root", "scalar", "shape", "dtype", "contig", "fresh")
+    __slots__ = ("name", "root", "scalar", "shape", "dtype", "contig", "fresh", "const_base")
 
     def __init__(self, name: str, raw, root: int, scalar: bool = False) -> None:
         self.name = name
@@ -72,6 +72,7 @@ class Var:
         self.dtype = getattr(raw, "dtype", None)
         self.contig = bool(getattr(raw, "flags", None) is not None and raw.flags.c_contiguous)
         self.fresh = False  # owns its memory (a new buffer made by this statement)
+        self.const_base = None  # the Const whose memory this view looks into (writes reach it)
 
     def __repr__(self) -> str:
         return self.name
@@ -202,6 +203,8 @@ def encode(trace: Trace, x: Any) -> Any:
             b = getattr(b, "base", None)
         if b is not None:  # a plain view of a traced array (np.asarray, as_strided)
             return _plain_view(trace, x, b)
+        if isinstance(x.base, np.ndarray):  # a view into an array made outside the trace
+            return _const_view(trace, x)
         return trace.const(x, "const")
     if tx is tuple or tx is list:
         return tx(encode(trace, v) for v in x)
@@ -233,6 +236,31 @@ def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
         trace.stmts.append(stmt)
         trace.plain_views[id(x)] = v
         trace.keep.append(x)
+    return v
+
+
+def _const_view(trace: Trace, x: np.ndarray) -> Var:
+    """A plain view x into an outside array B (a gradient buffer the engine allocated): a Var made
+    by `np.ndarray(shape, dtype, buffer=B, offset, strides)`, so that writes through it reach the
+    program's B (a per-call copy when anything writes into it)."""
+    b = x
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    v = trace.plain_views.get(id(x))
+    if v is not None:
+        return v
+    if not (b.flags.c_contiguous or b.flags.f_contiguous) or x.dtype.hasobject:
+        raise Untraceable("a view into a strided array made outside the trace", user_site())
+    c = trace.const(b, "const")
+    off = _ptr(x) - _ptr(b)
+    stmt = Stmt("call", np.ndarray, (x.shape, x.dtype), {"buffer": c, "offset": off, "strides": x.strides}, "view")
+    v = new_var(trace, x, "view")
+    v.fresh = False
+    v.const_base = c
+    stmt.outs.append(v)
+    trace.stmts.append(stmt)
+    trace.plain_views[id(x)] = v
+    trace.keep.append(x)
     return v
 
 
@@ -301,8 +329,9 @@ def record(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tu
     stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs), label)
     for w in writes:
         enc = w._var if type(w) is Rec else encode(trace, w)
-        if type(enc) is Const and id(enc) not in trace.snapshots:  # its value before the program writes it
-            trace.snapshots[id(enc)] = enc.obj.copy(order="K")
+        c = enc if type(enc) is Const else getattr(enc, "const_base", None)
+        if c is not None and id(c) not in trace.snapshots:  # its value before the program writes it
+            trace.snapshots[id(c)] = c.obj.copy(order="K")
         stmt.writes.append(enc)
     raw = _call(kind, fn, decode(args), decode(kwargs))
     trace.stmts.append(stmt)

@@ -168,6 +168,7 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
         ):
             raise Untraceable(f"a write into or a view of the strided argument {names[i]!r}", "<input>")
     written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
+    written |= {id(w.const_base) for s in trace.stmts for w in s.writes if type(w) is not Const and w.const_base}
     mutated = [c for c in trace.consts.values() if id(c) in written or c in outs]
     program = emit(trace, trace.inputs, outs, _ident(name), mutated)
     entry = Entry(program, spec, kinds, views, bumps)
