@@ -238,12 +238,35 @@ def _call_args(nm: _Namer, args, kwargs) -> str:
     return ", ".join(parts)
 
 
+# Binary ufuncs written as Python operators when an operand is a program array: `a * b` calls
+# np.multiply(a, b) through ndarray.__mul__, skipping the ufunc call's argument parsing.
+_BINARY = {
+    np.add: "+",
+    np.subtract: "-",
+    np.multiply: "*",
+    np.true_divide: "/",
+    np.power: "**",
+    np.matmul: "@",
+    np.floor_divide: "//",
+}
+# out= (a dead buffer) pays only for arrays this large; smaller ones are cheaper to allocate
+BUFFER_MIN_SIZE = 1024
+
+
+def _render_call(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+    op = _BINARY.get(s.fn) if out_buf is None and not s.kwargs and len(s.args) == 2 else None
+    if op is not None and any(type(a) is Var for a in s.args):
+        return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
+    if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
+        return f"-{nm.expr(s.args[0])}"
+    if out_buf is not None:  # (a positional out is the cheaper form)
+        return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf.name})"
+    return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
+
+
 def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
     if s.kind == "call":
-        kwargs = dict(s.kwargs)
-        if out_buf is not None:
-            kwargs["out"] = out_buf
-        rhs = f"{nm.func(s.fn)}({_call_args(nm, s.args, kwargs)})"
+        rhs = _render_call(nm, s, out_buf)
     elif s.kind == "method":
         rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
     elif s.kind == "getitem":
@@ -294,7 +317,7 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
         if not _elementwise(s):
             continue
         out = s.outs[0]
-        if not (out.fresh and out.contig) or out.root in fixed:
+        if not (out.fresh and out.contig) or out.root in fixed or _size(out.shape) < BUFFER_MIN_SIZE:
             continue
         for k, b in enumerate(free):
             if b.shape == out.shape and b.dtype == out.dtype:
@@ -306,6 +329,13 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
                 alias[out.root] = b.root
                 break
     return plan
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape or ():
+        n *= d
+    return n
 
 
 def _elementwise(s: Stmt) -> bool:
