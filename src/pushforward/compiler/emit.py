@@ -62,21 +62,48 @@ def _reads(s: Stmt) -> list:
     return acc
 
 
-def _dce(stmts: list, outputs: list, fixed_roots: set) -> list:
-    outputs = [v for v in outputs if type(v) is Var]
-    live = {id(v) for v in outputs}
-    live_roots = {v.root for v in outputs} | fixed_roots
+def _consts_in(x, acc: list) -> list:
+    tx = type(x)
+    if tx is Const:
+        acc.append(x)
+    elif tx is Var:
+        if x.const_base is not None:
+            acc.append(x.const_base)
+    elif tx is tuple or tx is list:
+        for v in x:
+            _consts_in(v, acc)
+    elif tx is dict:
+        for v in x.values():
+            _consts_in(v, acc)
+    return acc
+
+
+def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
+    """The statements something reads: an output, a later kept statement, or memory that outlives
+    the call (an input, an array made outside the trace that something else holds). A write into
+    a temporary outside array (`temps`: a gradient buffer the engine allocated) counts only when
+    that array is read later."""
+    var_outs = [v for v in outputs if type(v) is Var]
+    live = {id(v) for v in var_outs}
+    live_roots = {v.root for v in var_outs} | fixed_roots
+    live_c = {id(c) for c in _consts_in(list(outputs), [])}
     kept = []
     for s in reversed(stmts):
-        writes = [w for w in s.writes if type(w) is Var]
-        need = any(id(v) in live for v in s.outs) or any(type(w) is Const or w.const_base for w in s.writes)
-        need = need or any(w.root in live_roots for w in writes)
+        need = any(id(v) in live for v in s.outs)
+        for w in s.writes:
+            c = w if type(w) is Const else w.const_base
+            if c is not None:
+                need = need or id(c) not in temps or id(c) in live_c
+            elif w.root in live_roots:
+                need = True
         if not need:
             continue
         kept.append(s)
-        for v in _reads(s) + writes:
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var]:
             live.add(id(v))
             live_roots.add(v.root)
+        for c in _consts_in([s.args, s.kwargs], []):
+            live_c.add(id(c))
     kept.reverse()
     return kept
 
@@ -350,13 +377,15 @@ def _elementwise(s: Stmt) -> bool:
     )
 
 
-def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: set) -> Program:
+def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: list, temps: set) -> Program:
     """The program of a trace: a function `name(*inputs) -> tuple(outputs)`."""
     fixed_roots = {v.root for v in inputs}
-    stmts = _dce(trace.stmts, outputs, fixed_roots)
+    stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
     stmts = _cse(stmts, outputs)
-    stmts = _dce(stmts, outputs, fixed_roots)
+    stmts = _dce(stmts, outputs, fixed_roots, temps)
+    used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
+    mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)
     plan = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])
     last = _last_uses(stmts)

@@ -9,6 +9,8 @@ baked in as a constant. Any disagreement, or a construct the recorder cannot fol
 
 from __future__ import annotations
 
+import gc
+import inspect
 import keyword
 
 import numpy as np
@@ -170,12 +172,25 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
     written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
     written |= {id(w.const_base) for s in trace.stmts for w in s.writes if type(w) is not Const and w.const_base}
     mutated = [c for c in trace.consts.values() if id(c) in written or c in outs]
-    program = emit(trace, trace.inputs, outs, _ident(name), mutated)
+    program = emit(trace, trace.inputs, outs, _ident(name), mutated, _temporaries(trace))
     entry = Entry(program, spec, kinds, views, bumps)
     if packed:
         entry.packed, entry.simple = packed, False
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
+
+
+def _temporaries(trace: Trace) -> set:
+    """ids of the Consts whose arrays nothing but the trace holds (buffers the engine allocated and
+    let go, e.g. a gradient accumulator): writes into them matter only if the program reads them."""
+    ours = {id(trace.keep), id(trace.consts)}
+    out = set()
+    for c in trace.consts.values():
+        if isinstance(c.obj, np.ndarray) and all(
+            id(r) in ours or r is c for r in gc.get_referrers(c.obj) if not inspect.isframe(r)
+        ):
+            out.add(id(c))
+    return out
 
 
 def _ident(name: str) -> str:
