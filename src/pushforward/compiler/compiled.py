@@ -26,6 +26,7 @@ from .trace import DataDependent, Untraceable, trace_call
 __all__ = ["CompiledFunction", "compile", "MAX_SIGNATURES"]
 
 MAX_SIGNATURES = 8
+_new = object.__new__
 _EAGER = object()
 _STATIC = frozenset((int, float, bool, str, complex, type(None)))
 
@@ -51,11 +52,14 @@ class CompiledFunction:
     # -- the fast path: positional plain tensors and static scalars
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
-            key = [STATE.grad_enabled, len(STATE.levels)]
+            st = STATE
+            key = [st.grad_enabled, len(st.levels)]
+            datas = []
             for a in args:
                 ta = type(a)
                 if ta is Tensor and not a._ad:
                     d = a._data
+                    datas.append(d)
                     key.append((d.shape, d.dtype, d.strides))
                 elif ta in _STATIC:
                     key.append((ta, a))
@@ -64,6 +68,10 @@ class CompiledFunction:
             else:
                 e = self._cache.get(tuple(key))
                 if e is not None and e is not _EAGER:
+                    if e.simple:
+                        t = _new(Tensor)
+                        t._data = e.fn(*datas)[0]
+                        return t
                     return e.run([a for a in args if type(a) is Tensor])
         return self._slow(args, kwargs)
 

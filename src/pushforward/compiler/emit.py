@@ -392,6 +392,8 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     for i, b in plan.items():
         last[b.name] = max(last.get(b.name, i), i)
     keep = {v.name for v in inputs} | {v.name for v in outputs if type(v) is Var}
+    # (a small temporary is not worth a statement: it goes when the function returns)
+    keep |= {v.name for s in stmts for v in s.outs if v.shape is not None and _size(v.shape) < BUFFER_MIN_SIZE}
     lines = [f"def {name}({', '.join(v.name for v in inputs)}):"]
     for c in mutated_consts:
         nm.namespace[c.name + "_init"] = trace.snapshots.get(id(c), c.obj)
