@@ -259,3 +259,11 @@ def test_check_command_has_a_compiled_column(capsys):
     assert cli.main(["check", "--ops", "sin,expand", "--compiled", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "compiled" in out.splitlines()[0]
+
+
+def test_doc_example_runs():
+    import pathlib
+
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "compile.md").read_text()
+    block = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    exec(compile(block.replace("print(", "str("), "docs/compile.md", "exec"), {})

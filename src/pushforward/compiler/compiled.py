@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -27,6 +29,7 @@ __all__ = ["CompiledFunction", "compile", "MAX_SIGNATURES"]
 
 MAX_SIGNATURES = 8
 _new = object.__new__
+_HERE = os.path.dirname(os.path.abspath(__file__))
 _EAGER = object()
 _STATIC = frozenset((int, float, bool, str, complex, type(None)))
 
@@ -142,7 +145,10 @@ class CompiledFunction:
     def _warn(self, what: str, msg: str) -> None:
         if what not in self._warned:
             self._warned.add(what)
-            warnings.warn(msg, RuntimeWarning, stacklevel=4)
+            f, level = sys._getframe(), 1  # point the warning at the caller of the compiled function
+            while f.f_back is not None and f.f_code.co_filename.startswith(_HERE):
+                f, level = f.f_back, level + 1
+            warnings.warn(msg, RuntimeWarning, stacklevel=level)
 
     def _eager(self, args: tuple, kwargs: dict, why: str | None) -> Any:
         if why is not None:
