@@ -174,12 +174,7 @@ class CompiledFunction:
             multiply_0 = np.multiply(sin_0, x, ...)
         ...
         """
-        leaves, spec = tree_flatten((args, kwargs))
-        tpos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor)]
-        key = self._key(leaves, spec, tpos)
-        e = self._cache.get(key)
-        if e is None:
-            e = self._new_entry(key, spec, leaves, tpos)
+        e, _, _ = self._lookup(args, kwargs)
         if e is _EAGER:
             raise CompileError(f"pf.compile({self.name}): this signature runs eagerly (see the warning): no source")
         return e.program.source
@@ -190,13 +185,18 @@ class CompiledFunction:
             self._op = _function_of(self)
         return self._op.apply(*args)
 
-    def _plain(self, args: tuple) -> Any:
-        leaves, spec = tree_flatten((args, {}))
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple:
+        """(the entry of this call's signature, traced now if new; the leaves; tensor positions)."""
+        leaves, spec = tree_flatten((args, kwargs))
         tpos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor)]
         key = self._key(leaves, spec, tpos)
         e = self._cache.get(key)
         if e is None:
             e = self._new_entry(key, spec, leaves, tpos)
+        return e, leaves, tpos
+
+    def _plain(self, args: tuple) -> Any:
+        e, leaves, tpos = self._lookup(args, {})
         if e is _EAGER:
             return self.fn(*args)
         if e.bumps:
@@ -223,17 +223,22 @@ def _diff_positions(args: tuple) -> tuple:
     return tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.dtype.kind in "fc")
 
 
+def _of_diff(fn: Callable, args: tuple, pos: tuple) -> Callable:
+    """fn as a function of its arguments at positions `pos` only (the others fixed to args)."""
+
+    def f(*ts):
+        a = list(args)
+        for p, t in zip(pos, ts):
+            a[p] = t
+        return fn(*a)
+
+    return f
+
+
 def _vjp_program(fn: Callable) -> Callable:
     def vjp_of(n: int, pos: tuple, *rest):
         args, grads = rest[:n], rest[n:]
-
-        def f(*ts):
-            a = list(args)
-            for p, t in zip(pos, ts):
-                a[p] = t
-            return fn(*a)
-
-        out, back = vjp(f, *[args[p] for p in pos])
+        out, back = vjp(_of_diff(fn, args, pos), *[args[p] for p in pos])
         return back(grads[0] if not isinstance(out, tuple) else tuple(grads))
 
     vjp_of.__qualname__ = f"vjp_of_{getattr(fn, '__name__', 'fn')}"
@@ -243,14 +248,7 @@ def _vjp_program(fn: Callable) -> Callable:
 def _jvp_program(fn: Callable) -> Callable:
     def jvp_of(n: int, pos: tuple, *rest):
         args, tans = rest[:n], rest[n:]
-
-        def f(*ts):
-            a = list(args)
-            for p, t in zip(pos, ts):
-                a[p] = t
-            return fn(*a)
-
-        return jvp(f, tuple(args[p] for p in pos), tuple(tans))[1]
+        return jvp(_of_diff(fn, args, pos), tuple(args[p] for p in pos), tuple(tans))[1]
 
     jvp_of.__qualname__ = f"jvp_of_{getattr(fn, '__name__', 'fn')}"
     return jvp_of

@@ -38,44 +38,33 @@ class Program:
         self.fn = namespace[name]
 
 
-def _vars_in(x, acc: list) -> list:
+def _walk(x, pick, acc: list) -> list:
+    """acc + what `pick` gives (a list) for each Var and Const in an encoded argument structure."""
     tx = type(x)
-    if tx is Var:
-        acc.append(x)
+    if tx is Var or tx is Const:
+        acc.extend(pick(x))
     elif tx is tuple or tx is list:
         for v in x:
-            _vars_in(v, acc)
+            _walk(v, pick, acc)
     elif tx is dict:
         for v in x.values():
-            _vars_in(v, acc)
+            _walk(v, pick, acc)
     elif tx is slice:
-        _vars_in(x.start, acc)
-        _vars_in(x.stop, acc)
-        _vars_in(x.step, acc)
+        _walk((x.start, x.stop, x.step), pick, acc)
     return acc
+
+
+def _vars_in(x, acc: list) -> list:
+    return _walk(x, lambda v: (v,) if type(v) is Var else (), acc)
 
 
 def _reads(s: Stmt) -> list:
-    acc: list = []
-    _vars_in(s.args, acc)
-    _vars_in(s.kwargs, acc)
-    return acc
+    return _vars_in((s.args, s.kwargs), [])
 
 
 def _consts_in(x, acc: list) -> list:
-    tx = type(x)
-    if tx is Const:
-        acc.append(x)
-    elif tx is Var:
-        if x.const_base is not None:
-            acc.append(x.const_base)
-    elif tx is tuple or tx is list:
-        for v in x:
-            _consts_in(v, acc)
-    elif tx is dict:
-        for v in x.values():
-            _consts_in(v, acc)
-    return acc
+    """The Consts in x, and those the Vars in x view (their const_base)."""
+    return _walk(x, lambda v: (v,) if type(v) is Const else (v.const_base,) if v.const_base is not None else (), acc)
 
 
 def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
