@@ -267,3 +267,16 @@ def test_doc_example_runs():
     doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "compile.md").read_text()
     block = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
     exec(compile(block.replace("print(", "str("), "docs/compile.md", "exec"), {})
+
+
+def test_aliased_arguments_with_inplace_writes_run_eagerly():
+    def f(a, b):
+        a.mul_(2)
+        return a + b
+
+    c = pf.compile(f)
+    x, y = pf.ones(3), pf.ones(3)
+    c(x, y)
+    z, ze = pf.arange(3.0), pf.arange(3.0)
+    close(c(z, z), f(ze, ze))  # the same tensor twice: b sees the write into a, as eagerly
+    close(z, ze)

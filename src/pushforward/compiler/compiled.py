@@ -75,7 +75,8 @@ class CompiledFunction:
                         t = _new(Tensor)
                         t._data = e.fn(*datas)[0]
                         return t
-                    return e.run([a for a in args if type(a) is Tensor])
+                    r = e.run([a for a in args if type(a) is Tensor])
+                    return r if r is not NotImplemented else self.fn(*args)
         return self._slow(args, kwargs)
 
     def _slow(self, args: tuple, kwargs: dict) -> Any:
@@ -91,9 +92,8 @@ class CompiledFunction:
         e = self._cache.get(key)
         if e is None:
             e = self._new_entry(key, spec, leaves, tpos)
-        if e is _EAGER:
-            return self.fn(*args, **kwargs)
-        return e.run([leaves[i] for i in tpos])
+        r = _EAGER if e is _EAGER else e.run([leaves[i] for i in tpos])
+        return self.fn(*args, **kwargs) if r is _EAGER or r is NotImplemented else r
 
     def _key(self, leaves: list, spec, tpos: list) -> tuple:
         key = [STATE.grad_enabled, len(STATE.levels)]
@@ -171,8 +171,9 @@ class CompiledFunction:
         >>> print(f.source(pf.ones(3)))  # doctest: +ELLIPSIS
         def ...(x):
             sin_0 = np.sin(x)
-            multiply_0 = np.multiply(sin_0, x, ...)
-        ...
+            multiply_0 = sin_0 * x
+            return (multiply_0,)
+        <BLANKLINE>
         """
         e, _, _ = self._lookup(args, kwargs)
         if e is _EAGER:
@@ -204,7 +205,8 @@ class CompiledFunction:
                 f"pf.compile({self.name}): in-place writes into inputs that need autodiff are not supported "
                 "through a compiled function yet; call fn itself"
             )
-        return e.run([leaves[i] for i in tpos])
+        r = e.run([leaves[i] for i in tpos])
+        return r if r is not NotImplemented else self.fn(*args)
 
 
 def _n_static(args: tuple) -> int:
@@ -304,7 +306,7 @@ def compile(fn: Callable, *, fullgraph: bool = False) -> CompiledFunction:  # no
     >>> import pushforward as pf
     >>> f = pf.compile(lambda x: pf.sin(x) * x + pf.tanh(x))
     >>> f(pf.tensor([0.0, 1.0]))
-    tensor([0.        , 1.60310308])
+    tensor([0.        , 1.60306514])
     """
     if not callable(fn):
         raise OpTypeError(f"pf.compile: expected a callable, got {type(fn).__name__}")

@@ -36,9 +36,14 @@ class Entry:
         self.views = views  # output leaf -> (input index, view steps) for views of inputs
         self.bumps = bumps  # (input index, version increase) of inputs written in place
         self.packed: tuple = ()  # inputs the program reads as C-contiguous copies (see trace_call)
+        self.writes_inputs = False  # the program writes into an input's memory
         self.simple = len(kinds) == 1 and kinds[0][0] == "t" and not views and not bumps and spec.kind == "leaf"
 
     def run(self, tensors: list):
+        """fn's outputs for these tensor arguments; NotImplemented when the program cannot run them
+        (it writes into inputs that share memory: it was traced with separate ones)."""
+        if self.writes_inputs and _aliased([t._data for t in tensors]):
+            return NotImplemented
         if self.packed:
             arrays = [t._data for t in tensors]
             for i in self.packed:
@@ -68,6 +73,10 @@ class Entry:
                     _link(t, tensors, *self.views[j])
                 leaves.append(t)
         return tree_unflatten(leaves, self.spec)
+
+
+def _aliased(arrays: list) -> bool:
+    return any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1 :])
 
 
 def _link(out: Tensor, tensors: list, k: int, steps: tuple) -> None:
@@ -176,6 +185,9 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
     entry = Entry(program, spec, kinds, views, bumps)
     if packed:
         entry.packed, entry.simple = packed, False
+    in_roots = {v.root for v in trace.inputs}
+    if any(type(w) is not Const and w.root in in_roots for s in trace.stmts for w in s.writes):
+        entry.writes_inputs, entry.simple = True, False
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
 
