@@ -15,8 +15,10 @@ the trace with `DataDependent`; a construct the recorder cannot follow stops it 
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -111,10 +113,12 @@ class Trace:
         self.stmts: list = []
         self.inputs: list = []
         self.consts: dict = {}  # id(obj) -> Const
-        self.keep: list = []  # raw arrays kept alive so that ids stay unique
+        # (the trace keeps no traced buffer alive: that would change the reference counts the engine
+        # reads to accumulate in place; roots are tokens stored on the buffers, see _root_of)
+        self.keep: list = []
         self.counts: dict = {}
-        self.roots: dict = {}  # id(buffer) -> Var owning it
-        self.plain_views: dict = {}  # id(plain ndarray view of a traced array) -> Var
+        self.roots: dict = {}  # root key (_root_of) -> Var owning that memory
+        self.plain_views: dict = {}  # id(plain ndarray view) -> (weak reference to it, Var)
         self.snapshots: dict = {}  # id(Const) -> its array's values before the first recorded write
 
     def fresh_name(self, label: str) -> str:
@@ -156,13 +160,25 @@ def _label(obj: Any) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_").lower() or "v"
 
 
+_TOKENS = itertools.count()
+
+
+def _root_of(buf) -> object:
+    """A key for the memory `buf` owns: a token stored on a Rec buffer (ids of freed buffers are
+    reused), the id of any other (an outside array, which a Const keeps alive)."""
+    if type(buf) is Rec:
+        tok = buf.__dict__.get("_root")
+        if tok is None:
+            tok = buf._root = next(_TOKENS)
+        return tok
+    return ("id", id(buf))
+
+
 def new_var(trace: Trace, raw, label: str, scalar: bool = False) -> Var:
-    buf = _buffer(raw)
-    trace.keep.append(buf)
-    trace.keep.append(raw)
-    v = Var(trace.fresh_name(label), raw, id(buf), scalar)
-    if id(buf) not in trace.roots:
-        trace.roots[id(buf)] = v
+    root = _root_of(_buffer(raw))
+    v = Var(trace.fresh_name(label), raw, root, scalar)
+    if root not in trace.roots:
+        trace.roots[root] = v
         v.fresh = True
     return v
 
@@ -228,15 +244,19 @@ def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
         raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
     if _same_view(x, r):
         return r._var
-    v = trace.plain_views.get(id(x))
+    v = _seen_view(trace, x)
     if v is None:
         stmt = Stmt("call", as_strided, (r._var, x.shape, x.strides), {}, "as_strided")
         v = new_var(trace, x, "as_strided")
         stmt.outs.append(v)
         trace.stmts.append(stmt)
-        trace.plain_views[id(x)] = v
-        trace.keep.append(x)
+        trace.plain_views[id(x)] = (weakref.ref(x), v)
     return v
+
+
+def _seen_view(trace: Trace, x: np.ndarray) -> Var | None:
+    hit = trace.plain_views.get(id(x))
+    return hit[1] if hit is not None and hit[0]() is x else None
 
 
 def _const_view(trace: Trace, x: np.ndarray) -> Var:
@@ -246,7 +266,7 @@ def _const_view(trace: Trace, x: np.ndarray) -> Var:
     b = x
     while isinstance(b.base, np.ndarray):
         b = b.base
-    v = trace.plain_views.get(id(x))
+    v = _seen_view(trace, x)
     if v is not None:
         return v
     if not (b.flags.c_contiguous or b.flags.f_contiguous) or x.dtype.hasobject:
@@ -259,8 +279,7 @@ def _const_view(trace: Trace, x: np.ndarray) -> Var:
     v.const_base = c
     stmt.outs.append(v)
     trace.stmts.append(stmt)
-    trace.plain_views[id(x)] = v
-    trace.keep.append(x)
+    trace.plain_views[id(x)] = (weakref.ref(x), v)
     return v
 
 
