@@ -280,3 +280,20 @@ def test_aliased_arguments_with_inplace_writes_run_eagerly():
     z, ze = pf.arange(3.0), pf.arange(3.0)
     close(c(z, z), f(ze, ze))  # the same tensor twice: b sees the write into a, as eagerly
     close(z, ze)
+
+
+def test_closures_read_by_reference_and_writes_into_them_refused():
+    w = pf.ones(3)
+    c = pf.compile(lambda x: x * w)
+    close(c(pf.ones(3)), pf.ones(3))
+    w.mul_(2)  # an in-place update of a closed-over tensor is seen (read by reference)
+    close(c(pf.ones(3)), pf.full((3,), 2.0))
+    same = pf.compile(lambda x: w)
+    assert np.shares_memory(same(pf.ones(1)).numpy(), w.numpy())
+
+    def bump(x):
+        w.add_(x)
+        return w * 1
+
+    with pytest.raises(CompileError, match="closes over|disagrees"):
+        pf.compile(bump, fullgraph=True)(pf.ones(3))

@@ -160,6 +160,7 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
     try:
         out, tensors = _run(fn, args_spec, leaves, tpos, recs)
         outs, kinds, views, spec = _describe_outputs(trace, out, tensors)
+        out = None  # (the traced outputs must not hold their arrays: see _temporaries)
     finally:
         pop()
     bumps = []
@@ -178,10 +179,8 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
             type(w) is not Const and w.root == root for s in trace.stmts for w in s.writes
         ):
             raise Untraceable(f"a write into or a view of the strided argument {names[i]!r}", "<input>")
-    written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
-    written |= {id(w.const_base) for s in trace.stmts for w in s.writes if type(w) is not Const and w.const_base}
-    mutated = [c for c in trace.consts.values() if id(c) in written or c in outs]
-    program = emit(trace, trace.inputs, outs, _ident(name), mutated, _temporaries(trace))
+    mutated, temps = _const_plan(trace, outs)
+    program = emit(trace, trace.inputs, outs, _ident(name), mutated, temps)
     entry = Entry(program, spec, kinds, views, bumps)
     if packed:
         entry.packed, entry.simple = packed, False
@@ -190,6 +189,23 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
         entry.writes_inputs, entry.simple = True, False
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
+
+
+def _const_plan(trace: Trace, outs: list) -> tuple:
+    """(the Consts the program copies at its start, the temporary Consts). An array made during
+    the trace (a buffer the engine allocated, a `pf.zeros` in fn) and written into or returned is
+    fresh each call, as eagerly; an array fn closes over is read by reference, and writing into
+    it is refused (the write would reach a per-call copy, not the caller's tensor)."""
+    temps = _temporaries(trace)
+    written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
+    written |= {id(w.const_base) for s in trace.stmts for w in s.writes if type(w) is not Const and w.const_base}
+    if written - temps:
+        raise Untraceable(
+            "an in-place write into a tensor the function closes over (pass it as an argument)", "<const>"
+        )
+    returned = {id(o) for o in outs if type(o) is Const}
+    mutated = [c for c in trace.consts.values() if id(c) in written or (id(c) in returned and id(c) in temps)]
+    return mutated, temps
 
 
 def _temporaries(trace: Trace) -> set:
