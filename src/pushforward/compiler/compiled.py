@@ -16,6 +16,8 @@ import sys
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..core.pytree import tree_flatten
 from ..core.tensor import Tensor
@@ -221,6 +223,14 @@ def _needs_ad(t: Tensor) -> bool:
     return bool(STATE.levels) and bool(list(levels_of(t)))
 
 
+def _fresh(t: Tensor, datas: list) -> Tensor:
+    if any(np.may_share_memory(t._data, d) for d in datas):
+        c = _new(Tensor)
+        c._data = t._data.copy()
+        return c
+    return t
+
+
 def _diff_positions(args: tuple) -> tuple:
     return tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.dtype.kind in "fc")
 
@@ -272,7 +282,16 @@ def _function_of(cf: CompiledFunction) -> type:
                 f"pf.compile({cf.name}): autodiff through a compiled function needs Tensor outputs "
                 f"(a Tensor or a tuple of Tensors), got {type(out).__name__}"
             )
-        return out
+        # An output on an input's or another output's memory (a view, a detach) would see that one's
+        # tangent through the shared storage: through autodiff from outside, outputs are fresh tensors.
+        datas = [t._data for t in tensors]
+        if isinstance(out, Tensor):
+            return _fresh(out, datas)
+        res = []
+        for o in out:
+            res.append(_fresh(o, datas))
+            datas.append(res[-1]._data)
+        return tuple(res)
 
     def _args(ctx):
         saved = iter(ctx.saved_tensors)
