@@ -191,7 +191,7 @@ def alias(a):
 
 def copy_from(a, src):
     """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
-    src = xp.asarray(src)
+    src = xp.asanyarray(src)  # (an ndarray subclass stays: compiler/recording.py)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
     try:
