@@ -53,10 +53,11 @@ def _transforms(prog: Program) -> dict:
         ins = [x.detach().requires_grad_() if _float(x) else x for x in xs]
         outs = fn(pf, *ins)
         loss = _loss(outs, cots)
+        outs = tuple(o.detach() if isinstance(o, pf.Tensor) else o for o in outs)
         if loss is None:
-            return tuple(outs)
+            return outs
         wrt = [x for x in ins if _float(x)]
-        return tuple(outs) + tuple(pf.autograd.grad(loss, wrt, allow_unused=True))
+        return outs + tuple(pf.autograd.grad(loss, wrt, allow_unused=True))
 
     def fwd_over_rev(*a):
         xs, ts, cots = a[:n], a[n : 2 * n], a[2 * n :]
@@ -65,7 +66,7 @@ def _transforms(prog: Program) -> dict:
             outs = fn(pf, *ins)
             loss = _loss(outs, cots)
             if loss is None:
-                return tuple(pfw.unpack_dual(o).primal for o in outs)
+                return tuple(pfw.unpack_dual(o).primal.detach() for o in outs)
             wrt = [x for x in ins if _float(x)]
             gs = pf.autograd.grad(loss, wrt, allow_unused=True)
             return tuple(g if g is None else pfw.unpack_dual(g).tangent for g in gs)

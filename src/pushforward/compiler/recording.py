@@ -140,12 +140,39 @@ def active() -> Trace | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
+# NumPy's array constructors return a plain ndarray for a subclass (no __array_function__ for them):
+# kernels and libraries that call them would take the traced values out of the trace. While a trace
+# is active, the numpy module's names call these recording wrappers instead (an argument without a
+# recording array goes straight to NumPy), restored when the last trace ends.
+_CONSTRUCTORS = ("asarray", "ascontiguousarray", "asfortranarray", "array", "asarray_chkfinite")
+_ORIGINAL = {name: getattr(np, name) for name in _CONSTRUCTORS}
+
+
+def _recording_constructor(name: str, orig):
+    def construct(a, *args, **kwargs):
+        if _ACTIVE and _has_rec(a):
+            return record("call", orig, (a, *args), kwargs, name)
+        return orig(a, *args, **kwargs)
+
+    construct.__name__ = name
+    return construct
+
+
+_WRAPPED = {name: _recording_constructor(name, f) for name, f in _ORIGINAL.items()}
+
+
 def push(trace: Trace) -> None:
+    if not _ACTIVE:
+        for name, f in _WRAPPED.items():
+            setattr(np, name, f)
     _ACTIVE.append(trace)
 
 
 def pop() -> None:
     _ACTIVE.pop()
+    if not _ACTIVE:
+        for name, f in _ORIGINAL.items():
+            setattr(np, name, f)
 
 
 def _buffer(raw) -> Any:
@@ -238,20 +265,37 @@ def _ptr(a: np.ndarray) -> int:
 
 
 def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
-    """The Var of a plain ndarray viewing the traced array r at the same address: r's own, or a
-    strided view of it (`as_strided`) recorded now."""
-    if r._var is None or _ptr(x) != _ptr(r) or x.dtype != r.dtype:
-        raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
+    """The Var of a plain ndarray x viewing the traced array r: r's own (np.asarray), or a strided
+    view of it recorded now: `as_strided` at r's address, or `np.ndarray(buffer=r, offset=...)`
+    elsewhere in a contiguous r."""
+    if r._var is None:
+        raise Untraceable("a plain view of an untraced array", user_site())
     if _same_view(x, r):
         return r._var
     v = _seen_view(trace, x)
-    if v is None:
+    if v is not None:
+        return v
+    off = _ptr(x) - _ptr(r)
+    if off == 0 and x.dtype == r.dtype:
         stmt = Stmt("call", as_strided, (r._var, x.shape, x.strides), {}, "as_strided")
-        v = new_var(trace, x, "as_strided")
-        stmt.outs.append(v)
-        trace.stmts.append(stmt)
-        trace.plain_views[id(x)] = (weakref.ref(x), v)
+    elif (r.flags.c_contiguous or r.flags.f_contiguous) and 0 <= off and _within(x, r, off):
+        kw = {"buffer": r._var, "offset": off, "strides": x.strides}
+        stmt = Stmt("call", np.ndarray, (x.shape, x.dtype), kw, "view")
+    else:
+        raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
+    v = new_var(trace, x, stmt.label)
+    stmt.outs.append(v)
+    trace.stmts.append(stmt)
+    trace.plain_views[id(x)] = (weakref.ref(x), v)
     return v
+
+
+def _within(x: np.ndarray, r: np.ndarray, off: int) -> bool:
+    """x's bytes (from `off` past r's start, non-negative strides) lie inside r's."""
+    if any(st < 0 for st in x.strides):
+        return False
+    end = off + sum((n - 1) * st for n, st in zip(x.shape, x.strides)) + x.itemsize if x.size else off
+    return end <= r.nbytes
 
 
 def _seen_view(trace: Trace, x: np.ndarray) -> Var | None:

@@ -128,8 +128,8 @@ def _describe_outputs(trace: Trace, out, tensors: list) -> tuple:
                 raise Untraceable(f"an output of type {type(leaf).__name__}", "<output>")
             if leaf._requires_grad or leaf._fw:
                 raise Untraceable(
-                    "an output requires grad or carries a tangent through a tensor the function closes over "
-                    "(pass it as an argument)",
+                    "an output requires grad or carries a tangent (made inside the function, or through a tensor "
+                    "it closes over): return detached values, or pass that tensor as an argument",
                     "<output>",
                 )
             d = leaf._data
