@@ -65,9 +65,9 @@ class CompiledFunction:
                 if ta is Tensor and not a._ad:
                     d = a._data
                     datas.append(d)
-                    key.append((d.shape, d.dtype, d.strides))
+                    key += (d.shape, d.dtype, d.strides)  # (flat: one tuple for the whole key)
                 elif ta in _STATIC:
-                    key.append((ta, a))
+                    key += (ta, a)
                 else:
                     break
             else:
@@ -102,7 +102,7 @@ class CompiledFunction:
         for v in leaves:
             if isinstance(v, Tensor):
                 d = v._data
-                key.append((d.shape, d.dtype, d.strides))
+                key += (d.shape, d.dtype, d.strides)
             else:
                 try:
                     hash(v)
@@ -111,7 +111,7 @@ class CompiledFunction:
                         f"pf.compile({self.name}): an argument of type {type(v).__name__} is not hashable; "
                         "non-tensor arguments are part of the signature, by value"
                     ) from None
-                key.append((type(v), v))
+                key += (type(v), v)
         if spec.children[0].kind == "tuple" and not spec.children[1].children:
             return tuple(key)
         return (tuple(key), spec)
