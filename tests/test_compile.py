@@ -301,3 +301,10 @@ def test_closures_read_by_reference_and_writes_into_them_refused():
 
     with pytest.raises(CompileError, match="closes over|disagrees"):
         pf.compile(bump, fullgraph=True)(pf.ones(3))
+
+
+def test_none_arguments_are_part_of_the_signature():
+    c = pf.compile(lambda a, b, d: (a if b is None else b) * 2 + (0 if d is None else d))
+    x, y = pf.ones(2), pf.full((2,), 3.0)
+    close(c(x, None, y), x * 2 + y)
+    close(c(x, y, None), y * 2)  # the same tensor leaves, another structure: another program

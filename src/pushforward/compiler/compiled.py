@@ -33,7 +33,7 @@ MAX_SIGNATURES = 8
 _new = object.__new__
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _EAGER = object()
-_STATIC = frozenset((int, float, bool, str, complex, type(None)))
+_STATIC = frozenset((int, float, bool, str, complex))
 
 
 class CompiledFunction:
@@ -112,9 +112,9 @@ class CompiledFunction:
                         "non-tensor arguments are part of the signature, by value"
                     ) from None
                 key += (type(v), v)
-        if spec.children[0].kind == "tuple" and not spec.children[1].children:
-            return tuple(key)
-        return (tuple(key), spec)
+        if not spec.children[1].children and all(c.kind == "leaf" for c in spec.children[0].children):
+            return tuple(key)  # flat positional leaves: the key the fast path builds
+        return (tuple(key), spec)  # None and nested arguments: their structure is part of the signature
 
     def _new_entry(self, key, spec, leaves: list, tpos: list):
         if len(self._cache) >= MAX_SIGNATURES:
