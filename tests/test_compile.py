@@ -308,3 +308,22 @@ def test_none_arguments_are_part_of_the_signature():
     x, y = pf.ones(2), pf.full((2,), 3.0)
     close(c(x, None, y), x * 2 + y)
     close(c(x, y, None), y * 2)  # the same tensor leaves, another structure: another program
+
+
+def test_autodiff_inside_and_outside_together():
+    # fn differentiates internally; the compiled function is differentiated again from outside
+    g = pf.compile(pf.func.grad(lambda y: (y**3).sum()))  # 3 y^2
+    x = pf.tensor([1.0, 2.0])
+    close(pf.func.grad(lambda y: g(y).sum())(x), 6 * x)
+    close(pf.func.jacfwd(g)(x), pf.diag(6 * x))
+
+
+def test_inplace_on_inputs_that_need_autodiff_runs_eagerly():
+    c = pf.compile(lambda x, b: b.mul_(2) * x)
+    x = pf.ones(2, requires_grad=True)
+    b = pf.ones(2)
+    with pytest.warns(RuntimeWarning, match="in-place"):
+        out = c(x, b)
+    out.sum().backward()
+    close(x.grad, pf.full((2,), 2.0))
+    close(b, pf.full((2,), 2.0))

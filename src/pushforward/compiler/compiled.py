@@ -21,6 +21,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..core.pytree import tree_flatten
 from ..core.tensor import Tensor
+from ..engine.grad_mode import set_grad_enabled
 from ..engine.state import STATE
 from ..engine.tangents import levels_of
 from ..errors import CompileError, OpTypeError
@@ -48,6 +49,7 @@ class CompiledFunction:
         self._op = None
         self._vjp = None
         self._jvp = None
+        self._outer_grad = True
         try:
             self._params = [p for p in inspect.signature(fn).parameters]
         except (TypeError, ValueError):
@@ -184,8 +186,19 @@ class CompiledFunction:
 
     # -- composition: autodiff from outside
     def _composed(self, args: tuple) -> Any:
+        e, _, _ = self._lookup(args, {})  # traced here, under the caller's grad mode
+        if e is _EAGER:
+            return self.fn(*args)
+        if e.writes_inputs or e.bumps:
+            self._warn(
+                "inplace-ad",
+                f"pf.compile({self.name}): in-place writes into inputs that need autodiff are not compiled; "
+                "running eagerly",
+            )
+            return self.fn(*args)
         if self._op is None:
             self._op = _function_of(self)
+        self._outer_grad = STATE.grad_enabled  # (Function.forward runs under no_grad; fn must not)
         return self._op.apply(*args)
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple:
@@ -202,11 +215,6 @@ class CompiledFunction:
         e, leaves, tpos = self._lookup(args, {})
         if e is _EAGER:
             return self.fn(*args)
-        if e.bumps:
-            raise CompileError(
-                f"pf.compile({self.name}): in-place writes into inputs that need autodiff are not supported "
-                "through a compiled function yet; call fn itself"
-            )
         r = e.run([leaves[i] for i in tpos])
         return r if r is not NotImplemented else self.fn(*args)
 
@@ -274,7 +282,8 @@ def _function_of(cf: CompiledFunction) -> type:
         ctx.save_for_backward(*tensors)
         ctx.save_for_forward(*tensors)
         ctx.args = args
-        out = cf._plain(args)
+        with set_grad_enabled(cf._outer_grad):  # fn's own autodiff (a grad inside it) as eagerly
+            out = cf._plain(args)
         if isinstance(out, list):
             out = tuple(out)
         if not isinstance(out, Tensor) and not (isinstance(out, tuple) and all(isinstance(o, Tensor) for o in out)):
