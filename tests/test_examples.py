@@ -80,7 +80,9 @@ def test_newton_system_with_jacfwd():
     assert abs(res["max_u"] - u_mid) < 1e-3
 
 
-@pytest.mark.parametrize("name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system", "gp_marginal_likelihood"])
+@pytest.mark.parametrize(
+    "name", ["rosenbrock_newton_cg", "robertson_ode", "newton_system", "gp_marginal_likelihood", "compiled_ode"]
+)
 def test_example_scripts_run(name):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(EXAMPLES.parent / "src"), env.get("PYTHONPATH")) if p)
@@ -144,3 +146,13 @@ def test_brusselator_sparse_script_runs_small(monkeypatch, capsys):
     mod.main()
     out = capsys.readouterr().out
     assert "colors" in out and "max |y_AD - y_FD|" in out
+
+
+def test_compiled_ode_matches_eager():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled, not a silent eager fallback
+        res = load("compiled_ode").main(n=8, t_end=2.0, verbose=False)
+    assert res["success"] and res["same_steps"]
+    assert res["max_abs_diff"] < 1e-12

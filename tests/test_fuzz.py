@@ -273,3 +273,19 @@ def test_a_wrong_batching_rule_is_reported_in_vjvp_vvjp_and_vmap(monkeypatch):
         with contextlib.redirect_stdout(out):
             exec(compile(reproducer(small, g), "<repro>", "exec"), {})
         assert out.getvalue().count("tensor") >= 2, out.getvalue()
+
+
+def test_fixed_seed_slice_compiled_agrees_with_eager():
+    # each program's primal, jvp, vjp, forward-over-reverse and vector-mode jvp through pf.compile
+    # (fuzz/compiled.py), compared with eager pushforward to 1e-12
+    rep = run_campaign(
+        SLICE_SEED + 1,
+        n_programs=40,
+        shrink_budget=0,
+        max_shrinks=1,
+        exclude=tuple(op.name for op in OPS if op.group != "core"),
+        modes=("compiled",),
+    )
+    assert rep.programs >= 36
+    bad = sorted(c.title() for c in rep.failures())
+    assert not bad, f"{rep.failing_programs} of {rep.programs} compiled programs disagree:\n" + "\n".join(bad)

@@ -99,6 +99,8 @@ int8 = _np.dtype(_np.int8)
 uint8 = _np.dtype(_np.uint8)
 
 
+from .compiler import compile  # noqa: E402,A004 - torch's name (shadows the builtin in this namespace only)
+
 _LAZY_MODULES = ("func", "testing", "nn")
 
 

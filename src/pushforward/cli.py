@@ -224,7 +224,7 @@ def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> lis
 def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
-    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched"))
+    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "compiled"))
 
 
 def run_check(
@@ -235,6 +235,7 @@ def run_check(
     out: TextIO | None = None,
     err: TextIO | None = None,
     loader: Callable | None = None,
+    compiled: bool = False,
 ) -> int:
     """Run `check_op` for each selected op, print the table and the failures; return the exit code."""
     out = sys.stdout if out is None else out
@@ -255,7 +256,7 @@ def run_check(
         bar.update(i, name)
         t = time.perf_counter()
         try:
-            res = dict(check_op(name, fast=fast))
+            res = dict(check_op(name, fast=fast, compiled=True) if compiled else check_op(name, fast=fast))
         except KeyboardInterrupt:
             interrupted = True
             break
@@ -280,6 +281,7 @@ def run_check(
                 _cell(res.get("fwd_over_rev")),
                 _cell(res.get("complex")),
                 _cell(res.get("batched")),
+                *((_cell(res.get("compiled")),) if compiled else ()),
                 f"{dt:.2f}",
                 "FAIL" if bad else "ok",
             )
@@ -291,7 +293,18 @@ def run_check(
     total = time.perf_counter() - t0
     print(
         format_table(
-            ("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched", "time(s)", "status"),
+            (
+                "op",
+                "backward",
+                "forward",
+                "forward kind",
+                "fwd-over-rev",
+                "complex",
+                "batched",
+                *(("compiled",) if compiled else ()),
+                "time(s)",
+                "status",
+            ),
             rows,
         ),
         file=out,
@@ -532,6 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ops", metavar="NAMES", help="comma-separated op names, e.g. sin,mul (default: all)")
     c.add_argument("--fast", action="store_true", help="gradcheck fast_mode: random projections u^T J v")
     c.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    c.add_argument(
+        "--compiled", action="store_true", help="add a column: gradcheck (forward and backward) through pf.compile"
+    )
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
     o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
     o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
@@ -548,7 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return demo()
     if args.command == "check":
-        return run_check(args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose)
+        return run_check(
+            args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose, compiled=args.compiled
+        )
     if args.command == "ops":
         return run_ops(args.ops)
     if args.command == "bench":

@@ -25,6 +25,7 @@ __all__ = [
     "OpTypeError",
     "OpValueError",
     "OpIndexError",
+    "CompileError",
     "same_kind",
     "describe",
     "check_dim",
@@ -49,6 +50,11 @@ class OpValueError(PushforwardError, ValueError):
 
 class OpIndexError(PushforwardError, IndexError):
     """An index or dimension out of range: torch's IndexError."""
+
+
+class CompileError(PushforwardError, RuntimeError):
+    """pf.compile cannot compile a function (fullgraph=True): data-dependent control flow, an untraceable
+    construct; the message names the function, the file and line, and the op."""
 
 
 def same_kind(exc: BaseException) -> type:

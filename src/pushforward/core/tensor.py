@@ -385,7 +385,7 @@ def _nested_to_array(seq):
 def wrap(a: Any) -> Tensor:
     """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
     t = _new(Tensor)
-    t._data = a if type(a) is _ndarray else np.asarray(a)
+    t._data = a if type(a) is _ndarray else np.asanyarray(a)  # (an ndarray subclass stays: compiler/recording.py)
     return t
 
 

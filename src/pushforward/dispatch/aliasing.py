@@ -34,7 +34,7 @@ def own_array(r: np.ndarray, arrays) -> np.ndarray:
         if type(a) is list:
             if own_array(r, a) is not r:
                 return r.copy()
-        elif type(a) is np.ndarray and (a is r if fresh else np.may_share_memory(r, a)):
+        elif isinstance(a, np.ndarray) and (a is r if fresh else np.may_share_memory(r, a)):
             return r.copy()
     return r
 

@@ -248,11 +248,11 @@ def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
     if type(r) is np.ndarray and r.shape == want and r.dtype == od.dtype:
         return r
     if batch is None:  # Tensor fitting says what is wrong with a shape (one place for the message)
-        return fit_tangent(wrap(np.asarray(r)), wrap(od), op)._data
-    r = np.asarray(r)
+        return fit_tangent(wrap(np.asanyarray(r)), wrap(od), op)._data
+    r = np.asanyarray(r)
     if r.dtype.kind == "c" and od.dtype.kind != "c":
         r = r.real
-    return np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
+    return np.broadcast_to(r, want).astype(od.dtype)  # a fresh array of the full batch
 
 
 def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:

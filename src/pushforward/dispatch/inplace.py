@@ -99,7 +99,7 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
 def _write(op: Op, target: Tensor, r) -> None:
     """Write array r into target's memory (broadcast, same-kind cast) and bump the version."""
     td = target._data
-    r = np.asarray(r)
+    r = np.asanyarray(r)  # (an ndarray subclass stays: compiler/recording.py)
     if r.shape != td.shape:
         try:
             shape = np.broadcast_shapes(r.shape, td.shape)

@@ -162,7 +162,7 @@ def run_kernel(op: Op, inputs, datas, args: tuple) -> Tensor:
             out = unshared(out, datas)
         t._data = out
     else:
-        t._data = np.asarray(out)
+        t._data = np.asanyarray(out)  # (an ndarray subclass stays: compiler/recording.py)
     return t
 
 

@@ -150,10 +150,10 @@ def _adopt(lst: list, k: int) -> Acc:
     own = exclusive(lst, k, tangents=True)
     g = lst[k]
     key, t = simple_tangent(g)
-    acc = Acc(g._data if own else np.array(g._data, copy=True))
+    acc = Acc(g._data if own else g._data.copy(order="K"))  # (a method: compiler/recording.py sees it)
     if t is not None:
         acc.key = key
-        acc.tan = t if own else np.array(t, copy=True)
+        acc.tan = t if own else t.copy(order="K")
     return acc
 
 

@@ -89,13 +89,13 @@ class Pending:
         else:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
         if r is not None:
-            if type(r) is np.ndarray:  # a tangent of its own, as dispatch's (see own_array)
+            if isinstance(r, np.ndarray):  # a tangent of its own, as dispatch's (see own_array)
                 r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype and self.dtype.kind in "fc":
+            if isinstance(r, np.ndarray) and r.shape == self.shape and r.dtype == self.dtype and self.dtype.kind in "fc":
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = DISPATCH.fit_tangent(wrap(np.asarray(r)), wrap(like), op)
+                r = DISPATCH.fit_tangent(wrap(np.asanyarray(r)), wrap(like), op)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None

@@ -260,7 +260,7 @@ def alias(a):
 
 def copy_from(a, src):
     """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
-    src = xp.asarray(src)
+    src = xp.asanyarray(src)  # (an ndarray subclass stays: compiler/recording.py)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
     try:
@@ -717,7 +717,7 @@ def expand(a, sizes):
         ) from None
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
-    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable, subok=True)
 
 
 def flatten(a, start_dim=0, end_dim=-1):

@@ -555,6 +555,8 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
     if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")
     a = self._data
+    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a recording array (compiler/recording.py)
+        a = a.__array__()  # refuses: reading its values is data-dependent control flow
     if dtype is not None and a.dtype != dtype:
         return a.astype(dtype)
     return a.copy() if copy else a

@@ -26,10 +26,12 @@ import scipy.special as sp
 from ..ops import generated as ops
 from ..core.tensor import Tensor, wrap
 from ..autograd import forward_ad as fwAD
+from ..compiler import compile as compile_fn
 from ..autograd.gradcheck import (
     GradcheckError,
     batched_backward_error,
     batched_forward_error,
+    gradcheck,
     gradcheck_forms,
     gradgradcheck,
 )
@@ -1615,10 +1617,11 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
             )
 
 
-def check_op(name: str, *, fast: bool = False) -> dict:
+def check_op(name: str, *, fast: bool = False, compiled: bool = False) -> dict:
     """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
     gradgradcheck (forward-over-reverse), the complex samples and vector mode (`check_batched`:
-    batched tangents and cotangents) of op `name`. Values: True (passed), False (failed) or None
+    batched tangents and cotangents) of op `name`; with `compiled`, also gradcheck (forward and
+    backward) of the op run through `pf.compile`. Values: True (passed), False (failed) or None
     (not applicable); `error` holds the first failure's message."""
     info = OPS[name]
     res = {
@@ -1647,6 +1650,15 @@ def check_op(name: str, *, fast: bool = False) -> dict:
                     )
                 elif key == "batched":
                     check_batched(info, s)
+                elif key == "compiled":
+                    gradcheck(
+                        compile_fn(fn),
+                        inputs,
+                        check_forward_ad=True,
+                        fast_mode=fast_mode,
+                        atol=info.atol,
+                        rtol=info.rtol,
+                    )
                 else:
                     check_sample(info, s, fast_mode=fast_mode, **kw)
             except Exception as e:  # noqa: BLE001 - every failure is reported
@@ -1663,6 +1675,9 @@ def check_op(name: str, *, fast: bool = False) -> dict:
     if info.supports_complex:
         run("complex", [s for s in info.samples(C128) if s.grad])
     run("batched", real[:3])
+    if compiled:
+        res["compiled"] = None
+        run("compiled", real[:3])
     return res
 
 

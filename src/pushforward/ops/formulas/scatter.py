@@ -156,7 +156,7 @@ def _index_array(name, index):
 
 
 def _mask_array(name, mask):
-    arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+    arr = np.asanyarray(mask._data if isinstance(mask, Tensor) else mask)
     if arr.dtype != np.bool_:
         raise OpError(f"{name}(): expected a boolean mask, got dtype {arr.dtype}")
     return arr

@@ -1,0 +1,400 @@
+"""From a trace to Python source: dead code out, common subexpressions shared, buffers reused.
+
+The program is one function of the input arrays returning the output arrays, one statement per
+recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). Passes, in order:
+
+- dead code: a statement stays if an output or a later kept statement reads what it makes, or it
+  writes into memory something later reads (an input, a constant, a live buffer);
+- common subexpressions: the same function on the same variables with the same constant
+  arguments (and no write in between into what it reads) is computed once;
+- buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
+  and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
+- `del` of each temporary at its last use.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sps
+
+from .recording import Const, Stmt, Trace, Untraceable, Var
+
+__all__ = ["Program", "emit"]
+
+
+class Program:
+    """Generated source and the namespace it runs in."""
+
+    def __init__(self, source: str, namespace: dict, name: str) -> None:
+        self.source = source
+        self.namespace = namespace
+        try:
+            code = compile(source, f"<pf.compile {name}>", "exec")
+        except SyntaxError as e:
+            raise Untraceable(f"the generated program does not parse ({e.msg})", "<emit>") from None
+        exec(code, namespace)
+        self.fn = namespace[name]
+
+
+def _walk(x, pick, acc: list) -> list:
+    """acc + what `pick` gives (a list) for each Var and Const in an encoded argument structure."""
+    tx = type(x)
+    if tx is Var or tx is Const:
+        acc.extend(pick(x))
+    elif tx is tuple or tx is list:
+        for v in x:
+            _walk(v, pick, acc)
+    elif tx is dict:
+        for v in x.values():
+            _walk(v, pick, acc)
+    elif tx is slice:
+        _walk((x.start, x.stop, x.step), pick, acc)
+    return acc
+
+
+def _vars_in(x, acc: list) -> list:
+    return _walk(x, lambda v: (v,) if type(v) is Var else (), acc)
+
+
+def _reads(s: Stmt) -> list:
+    return _vars_in((s.args, s.kwargs), [])
+
+
+def _consts_in(x, acc: list) -> list:
+    """The Consts in x, and those the Vars in x view (their const_base)."""
+    return _walk(x, lambda v: (v,) if type(v) is Const else (v.const_base,) if v.const_base is not None else (), acc)
+
+
+def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
+    """The statements something reads: an output, a later kept statement, or memory that outlives
+    the call (an input, an array made outside the trace that something else holds). A write into
+    a temporary outside array (`temps`: a gradient buffer the engine allocated) counts only when
+    that array is read later."""
+    var_outs = [v for v in outputs if type(v) is Var]
+    live = {id(v) for v in var_outs}
+    live_roots = {v.root for v in var_outs} | fixed_roots
+    live_c = {id(c) for c in _consts_in(list(outputs), [])}
+    kept = []
+    for s in reversed(stmts):
+        need = any(id(v) in live for v in s.outs)
+        for w in s.writes:
+            c = w if type(w) is Const else w.const_base
+            if c is not None:
+                need = need or id(c) not in temps or id(c) in live_c
+            elif w.root in live_roots:
+                need = True
+        if not need:
+            continue
+        kept.append(s)
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var]:
+            live.add(id(v))
+            live_roots.add(v.root)
+        for c in _consts_in([s.args, s.kwargs], []):
+            live_c.add(id(c))
+    kept.reverse()
+    return kept
+
+
+def _subst(x, sub: dict):
+    tx = type(x)
+    if tx is Var:
+        return sub.get(id(x), x)
+    if tx is tuple or tx is list:
+        return tx(_subst(v, sub) for v in x)
+    if tx is dict:
+        return {k: _subst(v, sub) for k, v in x.items()}
+    if tx is slice:
+        return slice(_subst(x.start, sub), _subst(x.stop, sub), _subst(x.step, sub))
+    return x
+
+
+def _key(x) -> object:
+    tx = type(x)
+    if tx is Var:
+        return ("v", x.name)
+    if tx is Const:
+        return ("c", x.name)
+    if tx is tuple or tx is list:
+        return (tx.__name__,) + tuple(_key(v) for v in x)
+    if tx is dict:
+        return ("d",) + tuple((k, _key(v)) for k, v in sorted(x.items()))
+    if tx is slice:
+        return ("s", _key(x.start), _key(x.stop), _key(x.step))
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return ("l", type(x).__name__, x)
+
+
+def _cse(stmts: list, outputs: list) -> list:
+    written = {w.root for s in stmts for w in s.writes if type(w) is Var}
+    out_ids = {id(v) for v in outputs}
+    sub: dict = {}
+    seen: dict = {}
+    version: dict = {}
+    kept = []
+    for s in stmts:
+        s.args = _subst(s.args, sub)
+        s.kwargs = _subst(s.kwargs, sub)
+        s.writes = [_subst(w, sub) for w in s.writes]
+        if s.writes:
+            for w in s.writes:
+                if type(w) is Var:
+                    version[w.root] = version.get(w.root, 0) + 1
+            kept.append(s)
+            continue
+        pure = s.outs and not any(v.root in written or id(v) in out_ids for v in s.outs)
+        if pure:
+            reads = _reads(s)
+            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(s.args), _key(s.kwargs))
+            k = (k, tuple(version.get(v.root, 0) for v in reads))
+            prev = seen.get(k)
+            if prev is not None and len(prev.outs) == len(s.outs):
+                for a, b in zip(s.outs, prev.outs):
+                    sub[id(a)] = b
+                continue
+            seen[k] = s
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return kept
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+
+_MODULES = (
+    ("np", np),
+    ("np.linalg", np.linalg),
+    ("np.fft", np.fft),
+    ("np.lib.stride_tricks", np.lib.stride_tricks),
+    ("sp", sps),
+)
+
+
+class _Namer:
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.namespace: dict = {"np": np, "sp": sps}
+
+    def func(self, fn) -> str:
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, np.ufunc):  # a ufunc method: np.add.reduce
+            return f"{self.func(owner)}.{fn.__name__}"
+        name = getattr(fn, "__name__", None)
+        if name is not None:
+            for mod_name, mod in _MODULES:
+                if getattr(mod, name, None) is fn:
+                    return f"{mod_name}.{name}"
+        return self.const(self.trace.const(fn, _clean(name or "fn")))
+
+    def const(self, c: Const) -> str:
+        self.namespace[c.name] = c.obj
+        return c.name
+
+    def expr(self, x) -> str:
+        tx = type(x)
+        if tx is Var:
+            return x.name
+        if tx is Const:
+            return self.const(x)
+        if tx is tuple:
+            inner = ", ".join(self.expr(v) for v in x)
+            return f"({inner},)" if len(x) == 1 else f"({inner})"
+        if tx is list:
+            return "[" + ", ".join(self.expr(v) for v in x) + "]"
+        if tx is dict:
+            return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in x.items()) + "}"
+        if tx is slice:
+            return f"slice({self.expr(x.start)}, {self.expr(x.stop)}, {self.expr(x.step)})"
+        return self.literal(x)
+
+    def literal(self, x) -> str:
+        tx = type(x)
+        if x is None or tx is bool or tx is int or tx is str:
+            return repr(x)
+        if x is Ellipsis:
+            return "..."
+        if tx is float:
+            return repr(x) if math.isfinite(x) else f"float('{x}')"
+        if tx is complex and math.isfinite(x.real) and math.isfinite(x.imag):
+            return repr(x)
+        if isinstance(x, np.dtype) and x.fields is None:
+            return f"np.dtype({x.str!r})"
+        if isinstance(x, type) and getattr(np, x.__name__, None) is x:
+            return f"np.{x.__name__}"
+        if isinstance(x, (np.ufunc,)) or callable(x):
+            return self.func(x)
+        return self.const(self.trace.const(x, "k"))
+
+    def index(self, idx) -> str:
+        items = idx if type(idx) is tuple else (idx,)
+        parts = []
+        for i in items:
+            if type(i) is slice:
+                a = "" if i.start is None else self.expr(i.start)
+                b = "" if i.stop is None else self.expr(i.stop)
+                c = "" if i.step is None else ":" + self.expr(i.step)
+                parts.append(f"{a}:{b}{c}")
+            else:
+                parts.append(self.expr(i))
+        if type(idx) is tuple and len(idx) == 1:
+            return parts[0] + ","
+        return ", ".join(parts) if parts else "()"
+
+
+def _clean(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_").lower() or "fn"
+
+
+def _call_args(nm: _Namer, args, kwargs) -> str:
+    parts = [nm.expr(a) for a in args] + [f"{k}={nm.expr(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+# Binary ufuncs written as Python operators when an operand is a program array: `a * b` calls
+# np.multiply(a, b) through ndarray.__mul__, skipping the ufunc call's argument parsing.
+_BINARY = {
+    np.add: "+",
+    np.subtract: "-",
+    np.multiply: "*",
+    np.true_divide: "/",
+    np.power: "**",
+    np.matmul: "@",
+    np.floor_divide: "//",
+}
+# out= (a dead buffer) pays only for arrays this large; smaller ones are cheaper to allocate
+BUFFER_MIN_SIZE = 1024
+
+
+def _render_call(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+    op = _BINARY.get(s.fn) if out_buf is None and not s.kwargs and len(s.args) == 2 else None
+    if op is not None and any(type(a) is Var for a in s.args):
+        return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
+    if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
+        return f"-{nm.expr(s.args[0])}"
+    if out_buf is not None:  # (a positional out is the cheaper form)
+        return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf.name})"
+    return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
+
+
+def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+    if s.kind == "call":
+        rhs = _render_call(nm, s, out_buf)
+    elif s.kind == "method":
+        rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
+    elif s.kind == "getitem":
+        rhs = f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}]"
+    elif s.kind == "setitem":
+        return f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}] = {nm.expr(s.args[2])}"
+    elif s.kind == "setattr":
+        return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
+    else:
+        rhs = f"{nm.expr(s.args[0])}.{s.fn}"
+    if s.scalar_out:
+        rhs = f"np.asarray({rhs})"
+    if not s.outs:
+        return rhs
+    return ", ".join(v.name for v in s.outs) + " = " + rhs
+
+
+def _last_uses(stmts: list) -> dict:
+    last: dict = {}
+    for i, s in enumerate(stmts):
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+            last[v.name] = i
+    return last
+
+
+def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
+    """stmt index -> the dead Var its element-wise ufunc result is written into (out=)."""
+    fixed = {v.root for v in inputs} | {v.root for v in outputs}
+    end: dict = {}
+    owner: dict = {}
+    for i, s in enumerate(stmts):
+        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+            end[v.root] = i
+        for v in s.outs:
+            if v.fresh:
+                owner[v.root] = v
+    alias: dict = {}  # a root merged into a reused buffer's root
+    plan: dict = {}
+    free: list = []
+    released: set = set()
+    for i, s in enumerate(stmts):
+        for r, e in list(end.items()):
+            if e < i and r not in released and r not in fixed and r in owner:
+                released.add(r)
+                v = owner[r]
+                if v.contig and not v.scalar and v.shape is not None:
+                    free.append(v)
+        if not _elementwise(s):
+            continue
+        out = s.outs[0]
+        if not (out.fresh and out.contig) or out.root in fixed or _size(out.shape) < BUFFER_MIN_SIZE:
+            continue
+        for k, b in enumerate(free):
+            if b.shape == out.shape and b.dtype == out.dtype:
+                plan[i] = b
+                free.pop(k)
+                end[b.root] = end.get(out.root, i)
+                released.discard(b.root)
+                released.add(out.root)  # its lifetime is now the buffer's
+                alias[out.root] = b.root
+                break
+    return plan
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape or ():
+        n *= d
+    return n
+
+
+def _elementwise(s: Stmt) -> bool:
+    return (
+        s.kind == "call"
+        and isinstance(s.fn, np.ufunc)
+        and s.fn.nout == 1
+        and len(s.outs) == 1
+        and not s.kwargs
+        and not s.scalar_out
+        and len(s.args) == s.fn.nin
+    )
+
+
+def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: list, temps: set) -> Program:
+    """The program of a trace: a function `name(*inputs) -> tuple(outputs)`."""
+    fixed_roots = {v.root for v in inputs}
+    stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
+    outputs = list(outputs)
+    stmts = _cse(stmts, outputs)
+    stmts = _dce(stmts, outputs, fixed_roots, temps)
+    used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
+    mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
+    nm = _Namer(trace)
+    plan = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])
+    last = _last_uses(stmts)
+    for i, b in plan.items():
+        last[b.name] = max(last.get(b.name, i), i)
+    keep = {v.name for v in inputs} | {v.name for v in outputs if type(v) is Var}
+    # (a small temporary is not worth a statement: it goes when the function returns)
+    keep |= {v.name for s in stmts for v in s.outs if v.shape is not None and _size(v.shape) < BUFFER_MIN_SIZE}
+    lines = [f"def {name}({', '.join(v.name for v in inputs)}):"]
+    for c in mutated_consts:
+        nm.namespace[c.name + "_init"] = trace.snapshots.get(id(c), c.obj)
+        lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
+    dead_at: dict = {}
+    for n, i in last.items():
+        if n not in keep:
+            dead_at.setdefault(i, []).append(n)
+    for i, s in enumerate(stmts):
+        lines.append("    " + _render(nm, s, plan.get(i)))
+        if i in dead_at:
+            lines.append("    del " + ", ".join(sorted(dead_at[i])))
+    rets = [(v.name if type(v) is Var else nm.expr(v)) for v in outputs]
+    lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    return Program("\n".join(lines) + "\n", nm.namespace, name)

@@ -1,0 +1,710 @@
+"""Recording arrays: an ndarray subclass that logs every NumPy call made on it.
+
+While a compiled function is traced, its tensors' arrays are `Rec` arrays. Every ufunc
+(`__array_ufunc__`), every NumPy function (`__array_function__`), indexing, assignment and the
+array methods that make new arrays or views call NumPy on the plain arrays underneath and append
+one `Stmt` to the active `Trace`; their results are `Rec` arrays again. Because the engine's
+kernels, array formulas, backward formulas and accumulation all compute on these arrays, the log
+is the program the engine executed (forward, tangents, backward, vector mode, nested levels).
+
+Reading a value into Python (`bool`, `float`, `int`, `.item()`, `.tolist()`, `np.asarray(t)`) or
+an op whose result shape depends on values (`nonzero`, `unique`, boolean-mask indexing) stops
+the trace with `DataDependent`; a construct the recorder cannot follow stops it with
+`Untraceable`. Either way the compiled function runs eagerly instead (compiled.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import weakref
+from typing import Any
+
+import numpy as np
+import scipy.special as sps
+from numpy.lib.stride_tricks import as_strided
+
+__all__ = ["Rec", "Trace", "Var", "Const", "Stmt", "DataDependent", "Untraceable", "active", "user_site", "record"]
+
+_view = np.ndarray.view
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_DIRS = (_PKG_DIR, os.path.dirname(np.__file__), os.path.dirname(sps.__file__).rsplit(os.sep, 1)[0])
+
+
+class DataDependent(BaseException):  # (not Exception: kernels re-raise those as OpError)
+    """The trace read a traced value into Python, or made a value-dependent shape."""
+
+    def __init__(self, op: str, site: str) -> None:
+        super().__init__(op, site)
+        self.op = op
+        self.site = site
+
+
+class Untraceable(BaseException):
+    """The trace met a construct the recorder cannot replay."""
+
+    def __init__(self, why: str, site: str) -> None:
+        super().__init__(why, site)
+        self.why = why
+        self.site = site
+
+
+def user_site() -> str:
+    """file:line of the innermost frame outside pushforward, NumPy and SciPy (the user's code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_SKIP_DIRS):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return "<unknown>"
+
+
+class Var:
+    """A program variable: one array the trace made (or an input)."""
+
+    __slots__ = ("name", "root", "scalar", "shape", "dtype", "contig", "fresh", "const_base")
+
+    def __init__(self, name: str, raw, root: int, scalar: bool = False) -> None:
+        self.name = name
+        self.root = root  # id of the buffer its memory belongs to (views share their base's)
+        self.scalar = scalar  # replay may give a NumPy scalar
+        self.shape = getattr(raw, "shape", None)
+        self.dtype = getattr(raw, "dtype", None)
+        self.contig = bool(getattr(raw, "flags", None) is not None and raw.flags.c_contiguous)
+        self.fresh = False  # owns its memory (a new buffer made by this statement)
+        self.const_base = None  # the Const whose memory this view looks into (writes reach it)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Const:
+    """An object the program reads as a constant (an array made outside the trace, a function)."""
+
+    __slots__ = ("name", "obj")
+
+    def __init__(self, name: str, obj: Any) -> None:
+        self.name = name
+        self.obj = obj
+
+
+class Stmt:
+    """One recorded call: `outs = fn(*args, **kwargs)` (or a method, an index, an assignment)."""
+
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out")
+
+    def __init__(self, kind: str, fn: Any, args: tuple, kwargs: dict, label: str) -> None:
+        self.kind = kind  # "call", "method", "getitem", "setitem", "attr"
+        self.fn = fn  # callable (call), method/attribute name (method, attr)
+        self.args = args  # encoded: Var, Const, literals, nested tuples/lists/dicts/slices
+        self.kwargs = kwargs
+        self.outs: list = []  # Vars (a tuple result: several)
+        self.writes: list = []  # Vars written in place
+        self.label = label
+        self.scalar_out = False
+
+
+class Trace:
+    """The log of one traced call."""
+
+    def __init__(self) -> None:
+        self.stmts: list = []
+        self.inputs: list = []
+        self.consts: dict = {}  # id(obj) -> Const
+        # (the trace keeps no traced buffer alive: that would change the reference counts the engine
+        # reads to accumulate in place; roots are tokens stored on the buffers, see _root_of)
+        self.keep: list = []
+        self.counts: dict = {}
+        self.roots: dict = {}  # root key (_root_of) -> Var owning that memory
+        self.plain_views: dict = {}  # id(plain ndarray view) -> (weak reference to it, Var)
+        self.snapshots: dict = {}  # id(Const) -> its array's values before the first recorded write
+
+    def fresh_name(self, label: str) -> str:
+        n = self.counts.get(label, 0)
+        self.counts[label] = n + 1
+        return f"{label}_{n}"
+
+    def const(self, obj: Any, label: str = "c") -> Const:
+        c = self.consts.get(id(obj))
+        if c is None:
+            c = self.consts[id(obj)] = Const(self.fresh_name(label), obj)
+        return c
+
+
+_ACTIVE: list = []
+
+
+def active() -> Trace | None:
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+# NumPy's array constructors return a plain ndarray for a subclass (no __array_function__ for them):
+# kernels and libraries that call them would take the traced values out of the trace. While a trace
+# is active, the numpy module's names call these recording wrappers instead (an argument without a
+# recording array goes straight to NumPy), restored when the last trace ends.
+_CONSTRUCTORS = ("asarray", "ascontiguousarray", "asfortranarray", "array", "asarray_chkfinite")
+_ORIGINAL = {name: getattr(np, name) for name in _CONSTRUCTORS}
+
+
+def _recording_constructor(name: str, orig):
+    def construct(a, *args, **kwargs):
+        if _ACTIVE and _has_rec(a):
+            return record("call", orig, (a, *args), kwargs, name)
+        return orig(a, *args, **kwargs)
+
+    construct.__name__ = name
+    return construct
+
+
+_WRAPPED = {name: _recording_constructor(name, f) for name, f in _ORIGINAL.items()}
+
+
+def push(trace: Trace) -> None:
+    if not _ACTIVE:
+        for name, f in _WRAPPED.items():
+            setattr(np, name, f)
+    _ACTIVE.append(trace)
+
+
+def pop() -> None:
+    _ACTIVE.pop()
+    if not _ACTIVE:
+        for name, f in _ORIGINAL.items():
+            setattr(np, name, f)
+
+
+def _buffer(raw) -> Any:
+    b = raw
+    while isinstance(b, np.ndarray) and b.base is not None:
+        b = b.base
+    return b
+
+
+def _label(obj: Any) -> str:
+    name = getattr(obj, "__name__", None) or type(obj).__name__
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_").lower() or "v"
+
+
+_TOKENS = itertools.count()
+
+
+def _root_of(buf) -> object:
+    """A key for the memory `buf` owns: a token stored on a Rec buffer (ids of freed buffers are
+    reused), the id of any other (an outside array, which a Const keeps alive)."""
+    if type(buf) is Rec:
+        tok = buf.__dict__.get("_root")
+        if tok is None:
+            tok = buf._root = next(_TOKENS)
+        return tok
+    return ("id", id(buf))
+
+
+def new_var(trace: Trace, raw, label: str, scalar: bool = False) -> Var:
+    root = _root_of(_buffer(raw))
+    v = Var(trace.fresh_name(label), raw, root, scalar)
+    if root not in trace.roots:
+        trace.roots[root] = v
+        v.fresh = True
+    return v
+
+
+_MAKING: list = []  # non-empty while this module makes a Rec view itself
+
+
+def _rec_view(raw: np.ndarray) -> "Rec":
+    _MAKING.append(1)
+    try:
+        return _view(raw, Rec)
+    finally:
+        _MAKING.pop()
+
+
+def own_rec(raw: np.ndarray) -> "Rec":
+    """A Rec owning its memory (base None, as the plain result it stands for) with raw's values."""
+    order = "F" if raw.flags.f_contiguous and not raw.flags.c_contiguous else "C"
+    r = np.ndarray.__new__(Rec, raw.shape, raw.dtype, order=order)
+    np.copyto(_view(r, np.ndarray), raw)
+    return r
+
+
+# ---- encoding arguments ---------------------------------------------------------------------------
+
+
+def encode(trace: Trace, x: Any) -> Any:
+    """x with traced arrays replaced by their Vars and outside arrays by Consts."""
+    tx = type(x)
+    if tx is Rec:
+        v = x._var
+        if v is None:
+            raise Untraceable("an array made by an untraced NumPy method", user_site())
+        return v
+    if tx is np.ndarray:
+        b = x
+        while b is not None and not isinstance(b, Rec):
+            b = getattr(b, "base", None)
+        if b is not None:  # a plain view of a traced array (np.asarray, as_strided)
+            return _plain_view(trace, x, b)
+        if isinstance(x.base, np.ndarray):  # a view into an array made outside the trace
+            return _const_view(trace, x)
+        return trace.const(x, "const")
+    if tx is tuple or tx is list:
+        return tx(encode(trace, v) for v in x)
+    if tx is dict:
+        return {k: encode(trace, v) for k, v in x.items()}
+    if tx is slice:
+        return slice(encode(trace, x.start), encode(trace, x.stop), encode(trace, x.step))
+    if isinstance(x, np.ndarray):
+        raise Untraceable(f"an array of type {tx.__name__}", user_site())
+    return x
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _plain_view(trace: Trace, x: np.ndarray, r: "Rec") -> Var:
+    """The Var of a plain ndarray x viewing the traced array r: r's own (np.asarray), or a strided
+    view of it recorded now: `as_strided` at r's address, or `np.ndarray(buffer=r, offset=...)`
+    elsewhere in a contiguous r."""
+    if r._var is None:
+        raise Untraceable("a plain view of an untraced array", user_site())
+    if _same_view(x, r):
+        return r._var
+    v = _seen_view(trace, x)
+    if v is not None:
+        return v
+    off = _ptr(x) - _ptr(r)
+    if off == 0 and x.dtype == r.dtype:
+        stmt = Stmt("call", as_strided, (r._var, x.shape, x.strides), {}, "as_strided")
+    elif (r.flags.c_contiguous or r.flags.f_contiguous) and 0 <= off and _within(x, r, off):
+        kw = {"buffer": r._var, "offset": off, "strides": x.strides}
+        stmt = Stmt("call", np.ndarray, (x.shape, x.dtype), kw, "view")
+    else:
+        raise Untraceable("a traced array converted to a plain ndarray (np.asarray)", user_site())
+    v = new_var(trace, x, stmt.label)
+    stmt.outs.append(v)
+    trace.stmts.append(stmt)
+    trace.plain_views[id(x)] = (weakref.ref(x), v)
+    return v
+
+
+def _within(x: np.ndarray, r: np.ndarray, off: int) -> bool:
+    """x's bytes (from `off` past r's start, non-negative strides) lie inside r's."""
+    if any(st < 0 for st in x.strides):
+        return False
+    end = off + sum((n - 1) * st for n, st in zip(x.shape, x.strides)) + x.itemsize if x.size else off
+    return end <= r.nbytes
+
+
+def _seen_view(trace: Trace, x: np.ndarray) -> Var | None:
+    hit = trace.plain_views.get(id(x))
+    return hit[1] if hit is not None and hit[0]() is x else None
+
+
+def _const_view(trace: Trace, x: np.ndarray) -> Var:
+    """A plain view x into an outside array B (a gradient buffer the engine allocated): a Var made
+    by `np.ndarray(shape, dtype, buffer=B, offset, strides)`, so that writes through it reach the
+    program's B (a per-call copy when anything writes into it)."""
+    b = x
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    v = _seen_view(trace, x)
+    if v is not None:
+        return v
+    if not (b.flags.c_contiguous or b.flags.f_contiguous) or x.dtype.hasobject:
+        raise Untraceable("a view into a strided array made outside the trace", user_site())
+    c = trace.const(b, "const")
+    off = _ptr(x) - _ptr(b)
+    stmt = Stmt("call", np.ndarray, (x.shape, x.dtype), {"buffer": c, "offset": off, "strides": x.strides}, "view")
+    v = new_var(trace, x, "view")
+    v.fresh = False
+    v.const_base = c
+    stmt.outs.append(v)
+    trace.stmts.append(stmt)
+    trace.plain_views[id(x)] = (weakref.ref(x), v)
+    return v
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype and _ptr(a) == _ptr(b)
+
+
+def decode(x: Any) -> Any:
+    """The plain values of encoded arguments (the arrays NumPy computes on now)."""
+    tx = type(x)
+    if tx is Rec:
+        return _view(x, np.ndarray)
+    if tx is tuple or tx is list:
+        return tx(decode(v) for v in x)
+    if tx is dict:
+        return {k: decode(v) for k, v in x.items()}
+    if tx is slice:
+        return slice(decode(x.start), decode(x.stop), decode(x.step))
+    return x
+
+
+def _has_rec(x: Any) -> bool:
+    tx = type(x)
+    if tx is Rec:
+        return True
+    if tx is tuple or tx is list:
+        return any(_has_rec(v) for v in x)
+    if tx is dict:
+        return any(_has_rec(v) for v in x.values())
+    return False
+
+
+def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
+    if isinstance(raw, np.ndarray):
+        if type(raw) is not np.ndarray:
+            raise Untraceable(f"{label} returned an array of type {type(raw).__name__}", user_site())
+        if raw.base is None:  # a fresh array: so is its Rec (code tests `a.base is None`)
+            r = own_rec(raw)
+            raw = _view(r, np.ndarray)
+        else:
+            r = _rec_view(raw)
+        v = new_var(trace, raw, label)
+        r._var = v
+        stmt.outs.append(v)
+        return r
+    if isinstance(raw, np.generic):
+        rec = own_rec(np.asarray(raw))
+        v = new_var(trace, _view(rec, np.ndarray), label, scalar=True)
+        rec._var = v
+        stmt.outs.append(v)
+        stmt.scalar_out = True
+        return rec
+    if isinstance(raw, tuple) and raw and all(isinstance(o, (np.ndarray, np.generic)) for o in raw):
+        outs = [_wrap_out(trace, stmt, o, label) for o in raw]
+        return type(raw)(*outs) if hasattr(raw, "_fields") else tuple(outs)
+    if raw is None:
+        return None
+    raise Untraceable(f"{label} returned a {type(raw).__name__}", user_site())
+
+
+def record(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
+    """Run fn on the plain arrays of args and log it; the result's arrays become Rec arrays."""
+    trace = active()
+    if trace is None:
+        return _call(kind, fn, decode(args), decode(kwargs))
+    stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs), label)
+    for w in writes:
+        enc = w._var if type(w) is Rec else encode(trace, w)
+        c = enc if type(enc) is Const else getattr(enc, "const_base", None)
+        if c is not None and id(c) not in trace.snapshots:  # its value before the program writes it
+            trace.snapshots[id(c)] = c.obj.copy(order="K")
+        stmt.writes.append(enc)
+    raw = _call(kind, fn, decode(args), decode(kwargs))
+    trace.stmts.append(stmt)
+    if result_ok:
+        return raw
+    return _wrap_out(trace, stmt, raw, label)
+
+
+def _call(kind: str, fn: Any, args: tuple, kwargs: dict) -> Any:
+    if kind == "call":
+        return fn(*args, **kwargs)
+    if kind == "method":
+        return getattr(args[0], fn)(*args[1:], **kwargs)
+    if kind == "getitem":
+        return args[0][args[1]]
+    if kind == "setitem":
+        args[0][args[1]] = args[2]
+        return None
+    if kind == "setattr":  # (the caller sets it on the Rec itself)
+        return None
+    return getattr(args[0], fn)  # attr
+
+
+# ---- the subclass ---------------------------------------------------------------------------------
+
+_DATA_DEPENDENT = frozenset(
+    {
+        "nonzero",
+        "flatnonzero",
+        "argwhere",
+        "unique",
+        "unique_values",
+        "unique_counts",
+        "unique_inverse",
+        "unique_all",
+        "extract",
+        "compress",
+        "trim_zeros",
+        "count_nonzero",
+        "array_equal",
+        "array_equiv",
+        "allclose",
+        "isclose_scalar",
+    }
+)
+_METADATA = frozenset(
+    {
+        "shape",
+        "ndim",
+        "size",
+        "may_share_memory",
+        "shares_memory",
+        "iscomplexobj",
+        "isrealobj",
+        "result_type",
+        "can_cast",
+        "common_type",
+        "isfortran",
+        "broadcast_shapes",
+    }
+)
+_WRITES_FIRST = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+
+
+def _out_writes(kwargs: dict) -> tuple:
+    out = kwargs.get("out")
+    if out is None:
+        return ()
+    return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+def _ufunc_label(ufunc, method: str) -> str:
+    return ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}_{method}"
+
+
+class Rec(np.ndarray):
+    """An ndarray whose NumPy calls are logged to the active trace (see the module doc)."""
+
+    _var = None
+
+    def __array_finalize__(self, obj):
+        # A plain view of a traced array made a Rec by NumPy (as_strided(..., subok=True)): the same
+        # view of the traced array, recorded as one.
+        if _MAKING or not isinstance(obj, np.ndarray) or type(obj) is Rec:
+            return
+        trace = active()
+        if trace is None:
+            return
+        b = obj
+        while b is not None and not isinstance(b, Rec):
+            b = getattr(b, "base", None)
+        if b is not None and b._var is not None and _ptr(obj) == _ptr(b):
+            self._var = _plain_view(trace, np.ndarray.view(self, np.ndarray), b)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        label = _ufunc_label(ufunc, method)
+        writes = _out_writes(kwargs)
+        if method == "at":
+            writes = (inputs[0],)
+        if writes:
+            record("call", fn, inputs, kwargs, label, writes, result_ok=True)
+            out = kwargs.get("out")
+            if method == "at":
+                return None
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        return record("call", fn, inputs, kwargs, label)
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        if name in _DATA_DEPENDENT or (name == "where" and len(args) + len(kwargs) == 1):
+            raise DataDependent(f"np.{name}", user_site())
+        if name in _METADATA:
+            return func(*decode(args), **decode(kwargs))
+        writes = _out_writes(kwargs)
+        if name in _WRITES_FIRST:
+            writes = (args[0],)
+        if writes:
+            record("call", func, args, kwargs, name, writes, result_ok=True)
+            return args[0] if name in _WRITES_FIRST else kwargs["out"]
+        return record("call", func, args, kwargs, name)
+
+    # -- reading values into Python: data-dependent
+    def _read(self, what: str):
+        raise DataDependent(what, user_site())
+
+    def __bool__(self):
+        self._read("bool()")
+
+    def __float__(self):
+        self._read("float()")
+
+    def __int__(self):
+        self._read("int()")
+
+    def __index__(self):
+        self._read("int() (as an index)")
+
+    def __complex__(self):
+        self._read("complex()")
+
+    def item(self, *a):
+        self._read(".item()")
+
+    def tolist(self):
+        self._read(".tolist()")
+
+    def tobytes(self, *a, **k):
+        self._read(".tobytes()")
+
+    def __array__(self, *a, **k):
+        self._read("np.asarray()")
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return f"Rec({self._var!r}, shape={self.shape}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise Untraceable("pickling a traced array", user_site())
+
+    # -- indexing
+    def __getitem__(self, idx):
+        if _bool_mask(idx):
+            raise DataDependent("boolean-mask indexing", user_site())
+        return record("getitem", None, (self, idx), {}, "getitem")
+
+    def __setitem__(self, idx, value):
+        record("setitem", None, (self, idx, value), {}, "setitem", (self,), result_ok=True)
+
+    def nonzero(self):
+        raise DataDependent(".nonzero()", user_site())
+
+    def compress(self, *a, **k):
+        raise DataDependent(".compress()", user_site())
+
+    @property
+    def flat(self):
+        raise Untraceable("ndarray.flat", user_site())
+
+    @property
+    def shape(self):
+        return np.ndarray.shape.__get__(self)
+
+    @shape.setter
+    def shape(self, value):
+        v = self._var
+        record("setattr", "shape", (self, value), {}, "shape", (self,), result_ok=True)
+        np.ndarray.shape.__set__(self, value)
+        if v is not None:
+            v.contig = False  # (its buffer is not reused: its recorded shape changed)
+
+    @property
+    def flags(self):
+        return _Flags(self)
+
+    @property
+    def T(self):
+        return record("attr", "T", (self,), {}, "transpose")
+
+    @property
+    def mT(self):
+        return record("attr", "mT", (self,), {}, "transpose")
+
+    @property
+    def real(self):
+        return record("attr", "real", (self,), {}, "real")
+
+    @property
+    def imag(self):
+        return record("attr", "imag", (self,), {}, "imag")
+
+
+class _Flags:
+    """A Rec's flags: reads go to NumPy's; setting `writeable` is recorded (a view made writable)."""
+
+    __slots__ = ("_rec",)
+
+    def __init__(self, rec: "Rec") -> None:
+        object.__setattr__(self, "_rec", rec)
+
+    def __getattr__(self, name: str):
+        return getattr(np.ndarray.flags.__get__(self._rec), name)
+
+    def __getitem__(self, key):
+        return np.ndarray.flags.__get__(self._rec)[key]
+
+    def __setattr__(self, name: str, value) -> None:
+        if name != "writeable":
+            raise Untraceable(f"setting flags.{name}", user_site())
+        record("setattr", "flags.writeable", (self._rec, value), {}, "flags", (self._rec,), result_ok=True)
+        np.ndarray.flags.__get__(self._rec).writeable = value
+
+
+def _bool_mask(idx) -> bool:
+    items = idx if type(idx) is tuple else (idx,)
+    for i in items:
+        if type(i) is Rec and i.dtype == np.bool_ and i.ndim > 0:
+            return True
+        if type(i) is list and i and all(type(v) is Rec for v in i):
+            return True
+    return False
+
+
+_METHODS = (
+    "reshape",
+    "transpose",
+    "swapaxes",
+    "view",
+    "astype",
+    "copy",
+    "__copy__",
+    "__deepcopy__",
+    "ravel",
+    "flatten",
+    "squeeze",
+    "diagonal",
+    "repeat",
+    "take",
+    "round",
+    "cumsum",
+    "cumprod",
+    "sum",
+    "prod",
+    "mean",
+    "std",
+    "var",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "dot",
+    "conj",
+    "conjugate",
+    "clip",
+    "trace",
+    "argsort",
+    "searchsorted",
+    "choose",
+    "byteswap",
+    "argpartition",
+)
+_WRITING_METHODS = ("sort", "fill", "partition", "put", "itemset", "resize", "setfield")
+
+
+def _method(name: str):
+    def m(self, *args, **kwargs):
+        return record("method", name, (self, *args), kwargs, name.strip("_"))
+
+    m.__name__ = name
+    return m
+
+
+def _writing_method(name: str):
+    def m(self, *args, **kwargs):
+        if name in ("resize", "itemset", "setfield"):
+            raise Untraceable(f"ndarray.{name}", user_site())
+        return record("method", name, (self, *args), kwargs, name, (self,), result_ok=True)
+
+    m.__name__ = name
+    return m
+
+
+for _n in _METHODS:
+    setattr(Rec, _n, _method(_n))
+for _n in _WRITING_METHODS:
+    setattr(Rec, _n, _writing_method(_n))

@@ -1,0 +1,278 @@
+"""Tracing one call: run fn on recording arrays, check the program, describe its outputs.
+
+`trace_call` runs fn once on copies of the inputs whose arrays are `Rec` arrays, emits the log
+(emit.py), then checks it: the program re-run on perturbed inputs must agree with fn run eagerly
+on the same inputs (to 1e-12), so that nothing derived from the traced values can have been
+baked in as a constant. Any disagreement, or a construct the recorder cannot follow, raises
+`Untraceable`; a value read into Python raises `DataDependent` (recording.py).
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import keyword
+
+import numpy as np
+
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.tensor import Tensor, join_storage, wrap
+from .emit import Program, emit
+from .recording import Const, DataDependent, Rec, Trace, Untraceable, new_var, own_rec, pop, push
+
+__all__ = ["Entry", "trace_call", "DataDependent", "Untraceable"]
+
+_new = object.__new__
+
+
+class Entry:
+    """A compiled signature: its program and how to turn the program's arrays into fn's outputs."""
+
+    def __init__(self, program: Program, spec, kinds: list, views: dict, bumps: list) -> None:
+        self.program = program
+        self.fn = program.fn
+        self.spec = spec  # output pytree structure
+        self.kinds = kinds  # per output leaf: ("t", k) tensor from array k, ("a", k) array, ("s", v) static
+        self.views = views  # output leaf -> (input index, view steps) for views of inputs
+        self.bumps = bumps  # (input index, version increase) of inputs written in place
+        self.packed: tuple = ()  # inputs the program reads as C-contiguous copies (see trace_call)
+        self.writes_inputs = False  # the program writes into an input's memory
+        self.simple = len(kinds) == 1 and kinds[0][0] == "t" and not views and not bumps and spec.kind == "leaf"
+
+    def run(self, tensors: list):
+        """fn's outputs for these tensor arguments; NotImplemented when the program cannot run them
+        (it writes into inputs that share memory: it was traced with separate ones)."""
+        if self.writes_inputs and _aliased([t._data for t in tensors]):
+            return NotImplemented
+        if self.packed:
+            arrays = [t._data for t in tensors]
+            for i in self.packed:
+                arrays[i] = np.ascontiguousarray(arrays[i])
+            outs = self.fn(*arrays)
+        else:
+            outs = self.fn(*[t._data for t in tensors])
+        if self.simple:
+            t = _new(Tensor)
+            t._data = outs[0]
+            return t
+        for i, n in self.bumps:
+            tensors[i]._storage().version += n
+        made: dict = {}
+        leaves = []
+        for j, (kind, v) in enumerate(self.kinds):
+            if kind == "s":
+                leaves.append(v)
+            elif kind == "a":
+                leaves.append(outs[v])
+            elif v in made:
+                leaves.append(made[v])
+            else:
+                t = made[v] = _new(Tensor)
+                t._data = outs[v]
+                if j in self.views:
+                    _link(t, tensors, *self.views[j])
+                leaves.append(t)
+        return tree_unflatten(leaves, self.spec)
+
+
+def _aliased(arrays: list) -> bool:
+    return any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1 :])
+
+
+def _link(out: Tensor, tensors: list, k: int, steps: tuple) -> None:
+    src = tensors[k]
+    join_storage(out, src._storage())
+    if src._base is None:
+        out._base, out._view = src, steps
+    else:
+        out._base, out._view = src._base, src._view + steps
+    out._view_version = out._st.version
+
+
+def _rec_inputs(trace: Trace, arrays: list, names: list) -> list:
+    recs = []
+    for a, name in zip(arrays, names):
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            a = np.ascontiguousarray(a)
+        r = own_rec(np.asarray(a))
+        r._var = new_var(trace, np.ndarray.view(r, np.ndarray), name)
+        if names.count(name) == 1:  # the parameter's own name, when it is one
+            r._var.name = name
+        trace.inputs.append(r._var)
+        recs.append(r)
+    return recs
+
+
+def _run(fn, args_spec, leaves: list, tpos: list, arrays: list):
+    leaves = list(leaves)
+    tensors = []
+    for p, a in zip(tpos, arrays):
+        t = wrap(a)
+        leaves[p] = t
+        tensors.append(t)
+    args, kwargs = tree_unflatten(leaves, args_spec)
+    return fn(*args, **kwargs), tensors
+
+
+def _describe_outputs(trace: Trace, out, tensors: list) -> tuple:
+    """(output Vars/Consts, kinds, views, spec, written consts) of a traced call's result."""
+    leaves, spec = tree_flatten(out)
+    arrays: list = []
+    index: dict = {}
+    kinds: list = []
+    views: dict = {}
+    pos = {id(t): i for i, t in enumerate(tensors)}
+    for j, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor):
+            if type(leaf) is not Tensor:
+                raise Untraceable(f"an output of type {type(leaf).__name__}", "<output>")
+            if leaf._requires_grad or leaf._fw:
+                raise Untraceable(
+                    "an output requires grad or carries a tangent (made inside the function, or through a tensor "
+                    "it closes over): return detached values, or pass that tensor as an argument",
+                    "<output>",
+                )
+            d = leaf._data
+            kind = "t"
+            if leaf._base is not None and id(leaf._base) in pos:
+                views[j] = (pos[id(leaf._base)], leaf._view)
+        elif isinstance(leaf, np.ndarray):
+            d, kind = leaf, "a"
+        else:
+            kinds.append(("s", leaf))
+            continue
+        key = id(d)
+        if key not in index:
+            index[key] = len(arrays)
+            arrays.append(d._var if type(d) is Rec and d._var is not None else trace.const(d, "const"))
+            if type(d) is Rec and d._var is None:
+                raise Untraceable("an output array made by an untraced NumPy method", "<output>")
+        kinds.append((kind, index[key]))
+    return arrays, kinds, views, spec
+
+
+def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) -> Entry:
+    """Trace fn on the tensor leaves at positions tpos (copies, as Rec arrays) and check it."""
+    trace = Trace()
+    arrays = [leaves[p]._data for p in tpos]
+    recs = _rec_inputs(trace, arrays, names)
+    push(trace)
+    try:
+        out, tensors = _run(fn, args_spec, leaves, tpos, recs)
+        outs, kinds, views, spec = _describe_outputs(trace, out, tensors)
+        out = None  # (the traced outputs must not hold their arrays: see _temporaries)
+    finally:
+        pop()
+    bumps = []
+    for i, (t, r) in enumerate(zip(tensors, recs)):
+        if t._data is not r:
+            raise Untraceable("an input tensor's array was replaced (an in-place op that reallocates)", "<input>")
+        if t._st.version:
+            bumps.append((i, t._st.version))
+    # A strided input (a broadcast cotangent, a slice) is traced and run as a C-contiguous copy: the
+    # program's strided views assume the traced layout. Only when the program neither writes into
+    # it nor returns a view of it: then the copy is invisible.
+    packed = tuple(i for i, a in enumerate(arrays) if not (a.flags.c_contiguous or a.flags.f_contiguous))
+    for i in packed:
+        root = trace.inputs[i].root
+        if any(type(o) is not Const and o.root == root for o in outs) or any(
+            type(w) is not Const and w.root == root for s in trace.stmts for w in s.writes
+        ):
+            raise Untraceable(f"a write into or a view of the strided argument {names[i]!r}", "<input>")
+    mutated, temps = _const_plan(trace, outs)
+    program = emit(trace, trace.inputs, outs, _ident(name), mutated, temps)
+    entry = Entry(program, spec, kinds, views, bumps)
+    if packed:
+        entry.packed, entry.simple = packed, False
+    in_roots = {v.root for v in trace.inputs}
+    if any(type(w) is not Const and w.root in in_roots for s in trace.stmts for w in s.writes):
+        entry.writes_inputs, entry.simple = True, False
+    _check(fn, entry, args_spec, leaves, tpos, arrays)
+    return entry
+
+
+def _const_plan(trace: Trace, outs: list) -> tuple:
+    """(the Consts the program copies at its start, the temporary Consts). An array made during
+    the trace (a buffer the engine allocated, a `pf.zeros` in fn) and written into or returned is
+    fresh each call, as eagerly; an array fn closes over is read by reference, and writing into
+    it is refused (the write would reach a per-call copy, not the caller's tensor)."""
+    temps = _temporaries(trace)
+    written = {id(w) for s in trace.stmts for w in s.writes if type(w) is Const}
+    written |= {id(w.const_base) for s in trace.stmts for w in s.writes if type(w) is not Const and w.const_base}
+    if written - temps:
+        raise Untraceable(
+            "an in-place write into a tensor the function closes over (pass it as an argument)", "<const>"
+        )
+    returned = {id(o) for o in outs if type(o) is Const}
+    mutated = [c for c in trace.consts.values() if id(c) in written or (id(c) in returned and id(c) in temps)]
+    return mutated, temps
+
+
+def _temporaries(trace: Trace) -> set:
+    """ids of the Consts whose arrays nothing but the trace holds (buffers the engine allocated and
+    let go, e.g. a gradient accumulator): writes into them matter only if the program reads them."""
+    ours = {id(trace.keep), id(trace.consts)}
+    out = set()
+    for c in trace.consts.values():
+        if isinstance(c.obj, np.ndarray) and all(
+            id(r) in ours or r is c for r in gc.get_referrers(c.obj) if not inspect.isframe(r)
+        ):
+            out.add(id(c))
+    return out
+
+
+def _ident(name: str) -> str:
+    s = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name).strip("_")
+    return s if s and not s[0].isdigit() and not keyword.iskeyword(s) else "compiled_" + s
+
+
+def _perturbed(a: np.ndarray, rng) -> np.ndarray:
+    if a.dtype.kind not in "fc":
+        return a.copy(order="K")
+    u = rng.uniform(-1.0, 1.0, a.shape)
+    return (a * (1.0 + 0.01 * u) + 1e-3 * u).astype(a.dtype)
+
+
+def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) -> None:
+    """The program on perturbed inputs agrees with fn run eagerly on them (outputs and in-place writes)."""
+    rng = np.random.default_rng(0)
+    pert = [_perturbed(a, rng) for a in arrays]
+    eager_in = [p.copy(order="K") for p in pert]
+    prog_in = [p.copy(order="K") for p in pert]
+    try:
+        expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
+    except Exception:  # perturbed values outside fn's domain: check the replay on the traced values
+        eager_in = [a.copy(order="K") for a in arrays]
+        prog_in = [a.copy(order="K") for a in arrays]
+        expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
+    got = entry.run([wrap(p) for p in prog_in])
+    e_leaves, e_spec = tree_flatten(expect)
+    g_leaves, g_spec = tree_flatten(got)
+    if e_spec != g_spec:
+        raise Untraceable("the compiled program's outputs differ in structure from fn's", "<check>")
+    for e, g in zip(list(e_leaves) + eager_in, list(g_leaves) + prog_in):
+        if not _close(e, g):
+            raise Untraceable(
+                "the compiled program disagrees with fn on other inputs (a value computed from the traced "
+                "inputs reached the program as a constant)",
+                "<check>",
+            )
+
+
+def _close(e, g) -> bool:
+    if isinstance(e, Tensor) != isinstance(g, Tensor):
+        return False
+    if isinstance(e, Tensor):
+        e, g = e._data, g._data
+    if isinstance(e, np.ndarray) or isinstance(g, np.ndarray):
+        e, g = np.asarray(e), np.asarray(g)
+        if e.shape != g.shape or e.dtype != g.dtype:
+            return False
+        if e.dtype.kind not in "fc":
+            return bool(np.array_equal(e, g))
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = 1.0 + np.nanmax(np.abs(e), initial=0.0)
+            diff = np.abs(e - g)
+        same_nan = np.array_equal(np.isnan(e), np.isnan(g))
+        return bool(same_nan and (np.nanmax(diff, initial=0.0) <= 1e-12 * scale))
+    return e == g
