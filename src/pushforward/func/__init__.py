@@ -10,6 +10,7 @@ The names and conventions follow ``torch.func`` (and JAX); see ``transforms`` fo
 from ..core.pytree import TreeSpec, tree_flatten, tree_unflatten
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmapping import vmap
+from .jet import jet
 
 __all__ = [
     "jvp",
@@ -24,6 +25,7 @@ __all__ = [
     "tree_flatten",
     "tree_unflatten",
     "TreeSpec",
+    "jet",
 ]
 
 
