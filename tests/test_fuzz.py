@@ -271,3 +271,19 @@ def test_a_wrong_batching_rule_is_reported_in_vjvp_vvjp_and_vmap(monkeypatch):
         with contextlib.redirect_stdout(out):
             exec(compile(reproducer(small, g), "<repro>", "exec"), {})
         assert out.getvalue().count("tensor") >= 2, out.getvalue()
+
+
+# ---- Taylor mode: jet to order 3 against pushforward's own nested dual levels (fuzz/jet.py)
+def test_fixed_seed_jet_slice_has_no_pushforward_failure():
+    rep = run_campaign(
+        SLICE_SEED + 2,
+        n_programs=150,
+        shrink_budget=0,
+        max_shrinks=1,
+        modes=("jet",),
+        exclude=tuple(op.name for op in OPS if op.group != "core"),
+    )
+    assert rep.programs >= 120
+    assert rep.counts[("refused", "jet", "refused")] < rep.programs  # most programs run
+    bad = sorted(c.title() for c in rep.failures())
+    assert not bad, f"{rep.failing_programs} of {rep.programs} programs fail in pushforward:\n" + "\n".join(bad)

@@ -205,7 +205,7 @@ def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> lis
 def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
-    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched"))
+    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "taylor"))
 
 
 def run_check(
@@ -261,6 +261,7 @@ def run_check(
                 _cell(res.get("fwd_over_rev")),
                 _cell(res.get("complex")),
                 _cell(res.get("batched")),
+                _cell(res.get("taylor")),
                 f"{dt:.2f}",
                 "FAIL" if bad else "ok",
             )
@@ -272,7 +273,18 @@ def run_check(
     total = time.perf_counter() - t0
     print(
         format_table(
-            ("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched", "time(s)", "status"),
+            (
+                "op",
+                "backward",
+                "forward",
+                "forward kind",
+                "fwd-over-rev",
+                "complex",
+                "batched",
+                "taylor",
+                "time(s)",
+                "status",
+            ),
             rows,
         ),
         file=out,

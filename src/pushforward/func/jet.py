@@ -95,7 +95,7 @@ def _curve(i: int, p: Tensor, terms: list, tag: SeriesTag):
             raise OpValueError(
                 f"jet: series[{i}][{k - 1}] has shape {tuple(t.shape)}, but primals[{i}] has shape {tuple(p.shape)}"
             )
-        coeffs.append(t * (1.0 / _factorial(k)) if k > 1 else t)
+        coeffs.append(t * (1.0 / _factorial(k)))  # (a new tensor at k = 1 too: f may write x in place)
     return Series(coeffs, tag) if terms else p
 
 

@@ -150,6 +150,8 @@ class TaylorInterpreter(Interpreter):
                 if sib is not None:
                     tag.cache[sib] = (res, xs)
             out = out[op.name]
+        if op.kind == "op":
+            out = _unshared(out, xs, op.n_out)
         res = tuple(_output(c, tag) for c in out) if op.n_out > 1 else _output(out, tag)
         res = _plain_outputs(op, res)
         if key is not None:
@@ -157,10 +159,23 @@ class TaylorInterpreter(Interpreter):
         return res
 
     def run_inplace(self, op: Op, target, inputs: tuple, args: tuple):
-        raise OpError(
-            f"jet: in-place {op.name}_ on a Taylor series is not supported yet; write it out of place "
-            f"(e.g. y = y.{op.name}(...) instead of y.{op.name}_(...))"
-        )
+        """`target.op_(...)` on a series: the op out of place, then each coefficient written into the
+        target's (so views of the target, whose coefficients are views of its, see the write)."""
+        if type(target) is not Series:
+            raise NotImplementedError(
+                f"jet: in-place {op.name}_ writing a Taylor series into a tensor that is not one (shape "
+                f"{tuple(target.shape)}) is not supported yet; write it out of place (e.g. pf.where or pf.cat)"
+            )
+        r = self.run(op, inputs, args)
+        K = target.order
+        new = _lower(r, K) if type(r) is not Series or r.order >= K else _lower(r, r.order) + [None] * (K - r.order)
+        for c, v in zip(target._c, new):
+            if v is None:
+                c.zero_()
+            else:
+                c.copy_(v)
+        target._tag.cache.clear()  # cached results may read the coefficients just written
+        return target
 
 
 def _constant(op: Op, xs: list, args: tuple):
@@ -271,13 +286,26 @@ def _fit(c, y0: Tensor) -> Tensor:
     if not isinstance(c, Tensor):
         c = zeros_like(y0) + c
     if tuple(c.shape) != tuple(y0.shape):
-        c = c.expand(tuple(y0.shape))
+        c = c.expand(tuple(y0.shape)).clone()
     if c.dtype != y0.dtype:
         if c.dtype.kind == "c" and y0.dtype.kind != "c":
             c = c.real
         if c.dtype != y0.dtype:
             c = c.to(y0.dtype)
     return c
+
+
+def _unshared(out, xs: list, n_out: int):
+    """An op that is not a view owns its result (as dispatch's tangents do): a coefficient that is an
+    input's own coefficient object (a linear formula that returns its tangent) is copied, so that an
+    in-place write into the result cannot reach the input."""
+    seen = set()
+    for x in xs:
+        for s in (x if x and type(x[0]) is list else [x]) if x is not None else ():
+            seen.update(id(c) for c in s)
+    outs = out if n_out > 1 else (out,)
+    fixed = [[c.clone() if id(c) in seen and isinstance(c, Tensor) else c for c in o] for o in outs]
+    return fixed if n_out > 1 else fixed[0]
 
 
 def _plain_outputs(op: Op, res):
