@@ -150,7 +150,7 @@ class TaylorInterpreter(Interpreter):
                 if sib is not None:
                     tag.cache[sib] = (res, xs)
             out = out[op.name]
-        if op.kind == "op":
+        if op.kind == "op" and G.TAYLOR_RULES.get(op.name) in _MAY_SHARE:
             out = _unshared(out, xs, op.n_out)
         res = tuple(_output(c, tag) for c in out) if op.n_out > 1 else _output(out, tag)
         res = _plain_outputs(op, res)
@@ -193,7 +193,10 @@ def _constant(op: Op, xs: list, args: tuple):
 def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag):
     name = G.TAYLOR_RULES.get(op.name)
     if name is not None:
-        out = getattr(rules, name)(op, xs, args, K)
+        try:
+            out = getattr(rules, name)(op, xs, args, K)
+        finally:
+            rules.release_stacks()
         if out is not None:
             return out
     if op.jvp_kind == "auto_linear":
@@ -293,6 +296,10 @@ def _fit(c, y0: Tensor) -> Tensor:
         if c.dtype != y0.dtype:
             c = c.to(y0.dtype)
     return c
+
+
+# rules that may give back an input's coefficient object (the others make every coefficient anew)
+_MAY_SHARE = (None, "series_linear", "series_pow")
 
 
 def _unshared(out, xs: list, n_out: int):

@@ -25,6 +25,7 @@ logsumexp, solve and inverse likewise (each rule's docstring gives its own).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -54,6 +55,8 @@ __all__ = [
     "series_inverse",
     "series_norm",
     "wsum",
+    "conv",
+    "release_stacks",
 ]
 
 
@@ -62,44 +65,117 @@ def _at(x: list, k: int):
     return x[k] if k < len(x) else None
 
 
-def _plain(v) -> bool:
-    return type(v) is Tensor and not v._ad
-
-
 def wsum(terms) -> Tensor | None:
     """sum of w * a * b over the (w, a, b) terms whose a and b are not None (None if there are none).
 
     Plain coefficients (no tangent, no grad, not batched) are summed in one NumPy call; others by
     the library's ops, so that whatever they carry propagates.
     """
-    terms = [(w, a, b) for w, a, b in terms if a is not None and b is not None]
-    if not terms:
-        return None
-    if len(terms) > 2 and all(_plain(a) and _plain(b) for _, a, b in terms):
-        return _wsum_arrays(terms)
-    acc = None
+    ws, As, Bs = [], [], []
+    plain = True
     for w, a, b in terms:
+        if a is None or b is None:
+            continue
+        ws.append(w)
+        As.append(a)
+        Bs.append(b)
+        if plain and not (type(a) is Tensor and not a._ad and type(b) is Tensor and not b._ad):
+            plain = False
+    if not ws:
+        return None
+    if plain and len(ws) > 1:
+        return _wsum_arrays(ws, [a._data for a in As], [b._data for b in Bs])
+    acc = None
+    for w, a, b in zip(ws, As, Bs):
         p = a * b if w == 1 else (a * b) * w
         acc = p if acc is None else acc + p
     return acc
 
 
-def _wsum_arrays(terms) -> Tensor:
-    a_shape = np.broadcast_shapes(*(a._data.shape for _, a, _ in terms))
-    b_shape = np.broadcast_shapes(*(b._data.shape for _, _, b in terms))
-    nd = max(len(a_shape), len(b_shape))
-    n = len(terms)
-    # stacked along a new first axis, each side padded to nd dims so that they broadcast per term
-    A = np.stack([np.broadcast_to(a._data, a_shape) for _, a, _ in terms]).reshape(
-        (n,) + (1,) * (nd - len(a_shape)) + a_shape
-    )
-    B = np.stack([np.broadcast_to(b._data, b_shape) for _, _, b in terms]).reshape(
-        (n,) + (1,) * (nd - len(b_shape)) + b_shape
-    )
+def conv(a: list, b: list, k: int, lo: int, hi: int, weight: str | None = None) -> Tensor | None:
+    """sum_{j=lo..hi} w_j a_j b_{k-j} (a Cauchy-product term), w_j = 1, j/k ("j") or (k-j)/k ("k-j");
+    coefficients beyond a constant's one are zero. None when every term is zero.
+
+    Lists of plain coefficients of one shape are kept as one stacked array each (grown as the list
+    grows), so a term is three NumPy calls whatever its length."""
+    lo, hi = max(lo, k - len(b) + 1), min(hi, len(a) - 1)
+    if lo > hi:
+        return None
+    n = hi - lo + 1
+    if weight is None:
+        ws = np.ones(n)
+    else:
+        ws = (np.arange(lo, hi + 1) if weight == "j" else np.arange(k - lo, k - hi - 1, -1)) / k
+    ra = _stacked(a, hi) if n > 1 else None
+    rb = _stacked(b, k - lo) if ra is not None else None
+    if rb is not None:
+        return _wsum_stacked(ws, ra[lo : hi + 1], rb[k - hi : k - lo + 1][::-1])
+    return wsum(zip(ws.tolist(), a[lo : hi + 1], b[k - hi : k - lo + 1][::-1]))
+
+
+# id(list) -> [list, stacked rows (or None: not stackable), rows filled]; emptied after each rule
+_STACKS: dict = {}
+
+
+def release_stacks() -> None:
+    """Forget the stacked arrays of conv (func/series.py calls it after each rule)."""
+    _STACKS.clear()
+
+
+def _stacked(lst: list, upto: int) -> np.ndarray | None:
+    """Rows 0..upto of lst (plain tensors of one shape and dtype, None for zero) as one array."""
+    e = _STACKS.get(id(lst))
+    if e is None or e[0] is not lst:
+        first = lst[0]
+        if not (type(first) is Tensor and not first._ad):
+            return None
+        d = first._data
+        e = _STACKS[id(lst)] = [lst, np.empty((max(2 * len(lst), 8),) + d.shape, d.dtype), 0]
+    buf, filled = e[1], e[2]
+    if buf is None:
+        return None
+    if upto >= len(buf):
+        grown = np.empty((2 * (upto + 1),) + buf.shape[1:], buf.dtype)
+        grown[:filled] = buf[:filled]
+        buf = e[1] = grown
+    for i in range(filled, upto + 1):
+        t = lst[i]
+        if t is None:
+            buf[i] = 0
+        elif type(t) is Tensor and not t._ad and t._data.shape == buf.shape[1:] and t._data.dtype == buf.dtype:
+            buf[i] = t._data
+        else:
+            e[1] = None
+            return None
+    e[2] = max(filled, upto + 1)
+    return buf
+
+
+def _wsum_stacked(ws: np.ndarray, A: np.ndarray, B: np.ndarray) -> Tensor:
+    n, sa, sb = len(ws), A.shape[1:], B.shape[1:]
+    if sa != sb:  # pad each side to the same number of dims so that they broadcast per term
+        nd = max(len(sa), len(sb))
+        A, B = A.reshape((n,) + (1,) * (nd - len(sa)) + sa), B.reshape((n,) + (1,) * (nd - len(sb)) + sb)
     P = A * B
-    w = np.asarray([t[0] for t in terms], dtype=np.result_type(P.real.dtype, np.float16))
     t = object.__new__(Tensor)
-    t._data = np.asarray(np.tensordot(w, P, axes=(0, 0)))
+    t._data = (ws.astype(P.real.dtype, copy=False) @ P.reshape(n, math.prod(P.shape[1:]))).reshape(P.shape[1:])
+    return t
+
+
+def _wsum_arrays(ws: list, As: list, Bs: list) -> Tensor:
+    n = len(ws)
+    sa, sb = As[0].shape, Bs[0].shape
+    if not (all(a.shape == sa for a in As) and all(b.shape == sb for b in Bs)):
+        sa, sb = np.broadcast_shapes(*(a.shape for a in As)), np.broadcast_shapes(*(b.shape for b in Bs))
+        As, Bs = [np.broadcast_to(a, sa) for a in As], [np.broadcast_to(b, sb) for b in Bs]
+    nd = max(len(sa), len(sb))
+    # stacked along a new first axis, each side padded to nd dims so that they broadcast per term
+    P = np.stack(As).reshape((n,) + (1,) * (nd - len(sa)) + sa) * np.stack(Bs).reshape(
+        (n,) + (1,) * (nd - len(sb)) + sb
+    )
+    w = np.asarray(ws, dtype=np.result_type(P.real.dtype, np.float16))
+    t = object.__new__(Tensor)
+    t._data = (w @ P.reshape(n, math.prod(P.shape[1:]))).reshape(P.shape[1:])
     return t
 
 
@@ -190,7 +266,7 @@ def series_mul(op, xs, args, K) -> list:
     if len(a) == 1 or len(b) == 1:  # times a constant: each coefficient scaled
         c, s = (a[0], b) if len(a) == 1 else (b[0], a)
         return [y0] + [None if v is None else v * c for v in s[1:]]
-    return [y0] + [wsum((1, _at(a, j), _at(b, k - j)) for j in range(k + 1)) for k in range(1, K + 1)]
+    return [y0] + [conv(a, b, k, 0, k) for k in range(1, K + 1)]
 
 
 def series_div(op, xs, args, K) -> list:
@@ -200,7 +276,7 @@ def series_div(op, xs, args, K) -> list:
     if args and args[0] is not None:
         return y
     for k in range(1, K + 1):
-        s = wsum((1, _at(b, j), y[k - j]) for j in range(1, k + 1))
+        s = conv(b, y, k, 1, k)
         num = _sub(_at(a, k), s)
         y.append(None if num is None else num / b[0])
     return y
@@ -211,7 +287,7 @@ def series_reciprocal(op, xs, args, K) -> list:
     (x,) = xs
     y = [_call(op, (x[0],), args)]
     for k in range(1, K + 1):
-        s = wsum((1, x[j], y[k - j]) for j in range(1, k + 1))
+        s = conv(x, y, k, 1, k)
         y.append(None if s is None else -(s * y[0]))
     return y
 
@@ -223,7 +299,7 @@ def _exp_like(x: list, y0, K) -> list:
     """The series y with y' = y x' and y(0) = y0: y_k = (1/k) sum_j j x_j y_{k-j}."""
     y = [y0]
     for k in range(1, K + 1):
-        y.append(wsum((j / k, _at(x, j), y[k - j]) for j in range(1, k + 1)))
+        y.append(conv(x, y, k, 1, k, "j"))
     return y
 
 
@@ -236,7 +312,7 @@ def series_exp(op, xs, args, K) -> list:
 def _log_of(x: list, y0, K) -> list:
     y = [y0]
     for k in range(1, K + 1):
-        s = wsum(((k - j) / k, x[j], y[k - j]) for j in range(1, k))
+        s = conv(x, y, k, 1, k - 1, "k-j")
         num = _sub(_at(x, k), s)
         y.append(None if num is None else num / x[0])
     return y
@@ -254,7 +330,7 @@ def series_sqrt(op, xs, args, K) -> list:
     y = [_call(op, (x[0],), args)]
     two_y0 = 2 * y[0]
     for k in range(1, K + 1):
-        num = _sub(_at(x, k), wsum((1, y[j], y[k - j]) for j in range(1, k)))
+        num = _sub(_at(x, k), conv(y, y, k, 1, k - 1))
         y.append(None if num is None else num / two_y0)
     return y
 
@@ -272,7 +348,7 @@ def _power_by_squaring(x: list, n: int, K: int) -> list:
 
 
 def _cauchy(a, b, K):
-    return [wsum((1, _at(a, j), _at(b, k - j)) for j in range(k + 1)) for k in range(K + 1)]
+    return [conv(a, b, k, 0, k) for k in range(K + 1)]
 
 
 def series_pow(op, xs, args, K) -> list:
@@ -288,8 +364,8 @@ def series_pow(op, xs, args, K) -> list:
             return [y0] + y[1:]
         y = [y0]
         for k in range(1, K + 1):
-            a = wsum((j / k, x[j], y[k - j]) for j in range(1, k + 1))
-            b = wsum(((k - j) / k, x[j], y[k - j]) for j in range(1, k + 1))
+            a = conv(x, y, k, 1, k, "j")
+            b = conv(x, y, k, 1, k, "k-j")
             num = _sub(None if a is None else a * e, b)
             y.append(None if num is None else num / x[0])
         return y
@@ -306,8 +382,8 @@ def series_tanh(op, xs, args, K) -> list:
     y = [_call(op, (x[0],), args)]
     z = [1 - y[0] * y[0]]
     for k in range(1, K + 1):
-        y.append(wsum((j / k, x[j], z[k - j]) for j in range(1, k + 1)))
-        s = wsum((1, y[i], y[k - i]) for i in range(k + 1))
+        y.append(conv(x, z, k, 1, k, "j"))
+        s = conv(y, y, k, 0, k)
         z.append(None if s is None else -s)
     return y
 
@@ -318,8 +394,8 @@ def series_sigmoid(op, xs, args, K) -> list:
     y = [_call(op, (x[0],), args)]
     z = [y[0] - y[0] * y[0]]
     for k in range(1, K + 1):
-        y.append(wsum((j / k, x[j], z[k - j]) for j in range(1, k + 1)))
-        z.append(_sub(y[k], wsum((1, y[i], y[k - i]) for i in range(k + 1))))
+        y.append(conv(x, z, k, 1, k, "j"))
+        z.append(_sub(y[k], conv(y, y, k, 0, k)))
     return y
 
 
@@ -328,8 +404,8 @@ def series_sincos(op, xs, args, K) -> dict:
     (x,) = xs
     s, c = [OPS.sin(x[0])], [OPS.cos(x[0])]
     for k in range(1, K + 1):
-        s.append(wsum((j / k, x[j], c[k - j]) for j in range(1, k + 1)))
-        m = wsum((j / k, x[j], s[k - j]) for j in range(1, k + 1))
+        s.append(conv(x, c, k, 1, k, "j"))
+        m = conv(x, s, k, 1, k, "j")
         c.append(None if m is None else -m)
     return {"sin": s, "cos": c}
 
@@ -343,9 +419,9 @@ def _softmax_pair(x: list, dim: int, K: int) -> tuple[list, list]:
     u = [OPS.log_softmax(x[0], dim)]
     y = [OPS.softmax(x[0], dim)]
     for k in range(1, K + 1):
-        s = wsum((j / k, x[j], y[k - j]) for j in range(1, k + 1))
+        s = conv(x, y, k, 1, k, "j")
         u.append(_sub(x[k], None if s is None else s.sum(dim, keepdim=True)))
-        y.append(wsum((j / k, u[j], y[k - j]) for j in range(1, k + 1)))
+        y.append(conv(u, y, k, 1, k, "j"))
     return y, u
 
 
@@ -375,10 +451,10 @@ def series_logsumexp(op, xs, args, K) -> list:
     s = [OPS.exp(x[0] - keep(lse[0], dim, keepdim, nd))]
     d = [None]
     for k in range(1, K + 1):
-        t = wsum((j / k, x[j], s[k - j]) for j in range(1, k + 1))
+        t = conv(x, s, k, 1, k, "j")
         lse.append(None if t is None else t.sum(dim, keepdim))
         d.append(_sub(x[k], None if lse[k] is None else keep(lse[k], dim, keepdim, nd)))
-        s.append(wsum((j / k, d[j], s[k - j]) for j in range(1, k + 1)))
+        s.append(conv(d, s, k, 1, k, "j"))
     return lse
 
 
@@ -391,11 +467,11 @@ def series_norm(op, xs, args, K) -> list:
         return None  # derived from the forward formula instead
     y = [_call(op, (x[0],), args)]
     dims = dim if dim is not None else list(range(x[0].ndim))
-    sq = [None] + [wsum((1, _at(x, j), _at(x, k - j)) for j in range(k + 1)) for k in range(1, K + 1)]
+    sq = [None] + [conv(x, x, k, 0, k) for k in range(1, K + 1)]
     sq = [None] + [None if c is None else c.sum(dims, keepdim) for c in sq[1:]]
     two_y0 = 2 * y[0]
     for k in range(1, K + 1):
-        num = _sub(sq[k], wsum((1, y[j], y[k - j]) for j in range(1, k)))
+        num = _sub(sq[k], conv(y, y, k, 1, k - 1))
         y.append(None if num is None else num / two_y0)
     return y
 
