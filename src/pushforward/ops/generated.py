@@ -3480,5 +3480,6 @@ TAYLOR_RULES = {
     'index_put': 'series_linear',
     '_im2col': 'series_linear',
     'inverse': 'series_inverse',
+    'det': 'series_det',
     '_linalg_solve': 'series_solve',
 }

@@ -53,6 +53,7 @@ __all__ = [
     "series_logsumexp",
     "series_solve",
     "series_inverse",
+    "series_det",
     "series_norm",
     "wsum",
     "conv",
@@ -506,4 +507,27 @@ def series_inverse(op, xs, args, K) -> list:
     for k in range(1, K + 1):
         s = _matsum(a, y, k)
         y.append(None if s is None else -(y[0] @ s))
+    return y
+
+
+def series_det(op, xs, args, K) -> list | None:
+    """det(A): y' = y tr(A^{-1} A'), so k y_k = sum_{i<k} y_i t_{k-1-i} with t = tr Z and Z = A^{-1} A'
+    by solve's recurrence. A plain A_0 that is singular (or nearly): None (its derivatives need the
+    adjugate, which reads arrays)."""
+    (a,) = xs
+    a0 = a[0]
+    if type(a0) is Tensor and not a0._ad and a0._data.size:
+        cond = np.linalg.cond(a0._data)
+        if not np.all(np.isfinite(cond) & (cond < 1e12)):
+            return None
+    da = [a[j + 1] * (j + 1) for j in range(K)]  # the coefficients of A'(t)
+    z: list = []
+    for k in range(K):
+        rhs = _sub(da[k], _matsum(a, z, k))
+        z.append(None if rhs is None else OPS.linalg_solve(a0, rhs))
+    t = [None if c is None else c.diagonal(0, -2, -1).sum(-1) for c in z]
+    y = [_call(op, (a0,), args)]
+    for k in range(1, K + 1):
+        s = conv(y, t, k - 1, 0, k - 1)
+        y.append(None if s is None else s / k)
     return y
