@@ -237,6 +237,8 @@ def test_bad_calls():
     x = pf.tensor([1.0, 2.0])
     with pytest.raises(pf.errors.OpValueError, match=r"series\[0\]\[0\] has shape \(3,\)"):
         jet(pf.sin, (x,), ([pf.ones(3)],))
+    with pytest.raises(pf.errors.OpValueError, match="dtype float32"):
+        jet(pf.sin, (x,), ([pf.ones(2, dtype=pf.float32)],))
     with pytest.raises(pf.errors.OpValueError, match="same number of terms"):
         jet(pf.mul, (x, x), ([x], [x, x]))
     with pytest.raises(pf.errors.OpTypeError, match="needs a floating"):

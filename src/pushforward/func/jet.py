@@ -91,9 +91,10 @@ def _curve(i: int, p: Tensor, terms: list, tag: SeriesTag):
     coeffs = [p]
     for k, term in enumerate(terms, start=1):
         t = _tensor(term, f"series[{i}][{k - 1}]")
-        if tuple(t.shape) != tuple(p.shape):
+        if tuple(t.shape) != tuple(p.shape) or t.dtype != p.dtype:
             raise OpValueError(
-                f"jet: series[{i}][{k - 1}] has shape {tuple(t.shape)}, but primals[{i}] has shape {tuple(p.shape)}"
+                f"jet: series[{i}][{k - 1}] has shape {tuple(t.shape)} and dtype {t.dtype}, but primals[{i}] has "
+                f"shape {tuple(p.shape)} and dtype {p.dtype} (each term must match its primal)"
             )
         coeffs.append(t * (1.0 / _factorial(k)))  # (a new tensor at k = 1 too: f may write x in place)
     return Series(coeffs, tag) if terms else p
