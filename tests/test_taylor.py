@@ -192,7 +192,7 @@ def test_vmap_of_jet():
 REFUSED = {
     "binary_cross_entropy", "cummax", "cummin", "cumprod", "gaussian_nll_loss", "linalg_cond",
     "linalg_eigvals", "linalg_matrix_norm", "linalg_svdvals", "median", "mode", "mvlgamma", "nanmedian",
-    "nanquantile", "prod", "quantile", "repeat", "scatter_reduce", "tile",
+    "nanquantile", "prod", "quantile", "repeat", "scatter_reduce", "tile", "batch_norm", "linalg_lu_factor",
 }  # fmt: skip
 
 
@@ -249,6 +249,13 @@ def test_bad_calls():
         jet(lambda z: pf.zeros(2).add_(z), (x,), ([x],))
     with pytest.raises(pf.errors.OpTypeError, match="must return tensors"):
         jet(lambda z: 3, (x,), ([x],))
+
+
+def test_reverse_mode_inside_jet_is_refused():
+    g = pf.func.grad(lambda x: (x**3).sum())
+    x = pf.tensor([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match="reverse mode inside jet"):
+        jet(g, (x,), ([x, x],))
 
 
 def test_nested_jets_are_refused():

@@ -116,9 +116,16 @@ class Series(Tensor):
     def is_contiguous(self) -> bool:
         return all(c.is_contiguous() for c in self._c)
 
-    def detach(self) -> Tensor:
-        """The primal, cut from everything: a detached curve is constant (its derivatives are zero)."""
-        return self._c[0].detach()
+    def detach(self) -> "Series":
+        """Each coefficient detached (cut from the tape and the dual levels): detach changes no value,
+        and a series is the values along the curve (as vmap's batch is the values per example)."""
+        return Series([c.detach() for c in self._c], self._tag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Series":
+        raise NotImplementedError(
+            "jet: reverse mode inside jet (grad, vjp or backward of a function of a Taylor series) is not "
+            "supported yet; put jet inside grad instead (grad of a function that calls jet)"
+        )
 
     def _like_of(self) -> Tensor:
         """What `zeros_like(series)` and the other `*_like` copy shape and dtype from (core/creation)."""
