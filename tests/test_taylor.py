@@ -328,3 +328,22 @@ def test_in_place_ops_on_series_write_every_coefficient():
     x, v = pf.tensor([0.3]), pf.tensor([1.0])
     jet(lambda z: (z + 0.0).sin_(), (x,), ([v, v],))
     assert x.tolist() == [0.3] and v.tolist() == [1.0]  # the inputs are not written
+
+
+def test_results_own_their_coefficients():
+    # the same op twice (a cache hit) and a derived rule's lower coefficients: an in-place write into
+    # one result must not reach the other
+    def f(x):
+        a, b = x.mean(), x.mean()
+        b.add_(b)
+        c, d = pf.atan(x), pf.atan(x)  # atan: the derived rule
+        d.mul_(3.0)
+        return a, c
+
+    check_jet(f, (pf.tensor([0.4, -0.2]),), (pf.tensor([1.0, 0.5]),), order=3)
+
+
+def test_detach_is_a_constant_as_for_dual_levels():
+    check_jet(
+        lambda x: x.detach() * x + (x - x.max().detach()).exp(), (pf.tensor([0.4, -0.2]),), (pf.tensor([1.0, 0.5]),)
+    )

@@ -33,7 +33,7 @@ def _setup(prog: Program):
     fl = [i for i, a in enumerate(prog.inputs) if a.dtype.kind in "fc"]
 
     def f(*floats):
-        args = list(xs)
+        args = [x.clone() for x in xs]  # (integer inputs: fresh each run, the program may write them)
         for i, v in zip(fl, floats):
             args[i] = v
         return tuple(fn(pf, *args))
@@ -57,7 +57,7 @@ def check_jet_mode(prog: Program) -> list:
     except Exception:  # noqa: BLE001 - no reference: the jvp modes report it
         return []
     try:
-        _, terms = jet(f, tuple(xs), tuple([v] + [pf.zeros_like(v)] * (ORDER - 1) for v in vs))
+        _, terms = jet(f, tuple(x.clone() for x in xs), tuple([v] + [pf.zeros_like(v)] * (ORDER - 1) for v in vs))
     except NotImplementedError as e:
         if str(e).startswith("jet:"):
             return [Finding("jet", "refused", "refused", str(e)[:200])]

@@ -42,10 +42,11 @@ class SeriesTag:
     """One jet call: its series carry it; ops on series of the same call share a cache (a derived
     rule asks for the same lower-order series several times)."""
 
-    __slots__ = ("cache",)
+    __slots__ = ("cache", "depth")
 
     def __init__(self) -> None:
         self.cache: dict = {}
+        self.depth = 0  # > 0 while a derived rule evaluates a forward formula (not the user's code)
 
 
 class Series(Tensor):
@@ -117,9 +118,11 @@ class Series(Tensor):
         return all(c.is_contiguous() for c in self._c)
 
     def detach(self) -> "Series":
-        """Each coefficient detached (cut from the tape and the dual levels): detach changes no value,
-        and a series is the values along the curve (as vmap's batch is the values per example)."""
-        return Series([c.detach() for c in self._c], self._tag)
+        """A constant series (the primal, detached; zero above): detach cuts every derivative, as it
+        cuts tangents (nested dual levels give the same). Still a series, so that reverse mode
+        inside jet (grad's fresh leaves are detached inputs) is refused rather than seeing a constant."""
+        c0 = self._c[0].detach()
+        return Series([c0] + [zeros_like(c0) for _ in self._c[1:]], self._tag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Series":
         raise NotImplementedError(
@@ -148,8 +151,8 @@ class TaylorInterpreter(Interpreter):
         key = _key(op, xs, args)
         hit = tag.cache.get(key) if key is not None else None
         if hit is not None:
-            return hit[0]
-        out = _run_rule(op, xs, args, K, tag)
+            return _owned(hit[0]) if tag.depth == 0 else hit[0]
+        out, derived = _run_rule(op, xs, args, K, tag)
         if type(out) is dict:  # a rule that gives the series of sibling ops too (sin and cos)
             for name, coeffs in out.items():
                 sib = _key(getattr(G, name.upper()), xs, args) if key is not None else None
@@ -163,7 +166,7 @@ class TaylorInterpreter(Interpreter):
         res = _plain_outputs(op, res)
         if key is not None:
             tag.cache[key] = (res, xs)  # (the inputs are kept alive: the key holds their ids)
-        return res
+        return _owned(res) if derived and tag.depth == 0 else res
 
     def run_inplace(self, op: Op, target, inputs: tuple, args: tuple):
         """`target.op_(...)` on a series: the op out of place, then each coefficient written into the
@@ -197,7 +200,18 @@ def _constant(op: Op, xs: list, args: tuple):
     return out
 
 
-def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag):
+def _owned(res):
+    """A result given to the user's code that owns every coefficient: cached results and a derived
+    rule's lower coefficients are shared, and the user may write the result in place."""
+    if type(res) is tuple:
+        return tuple(_owned(r) for r in res)
+    if type(res) is Series:
+        return Series([c.clone() for c in res._c], res._tag)
+    return res.clone() if isinstance(res, Tensor) else res
+
+
+def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag) -> tuple:
+    """(the output's coefficients, whether the derived rule gave them)."""
     name = G.TAYLOR_RULES.get(op.name)
     if name is not None:
         try:
@@ -205,17 +219,20 @@ def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag):
         finally:
             rules.release_stacks()
         if out is not None:
-            return out
+            return out, False
     if op.jvp_kind == "auto_linear":
-        return rules.series_linear(op, xs, args, K)
+        return rules.series_linear(op, xs, args, K), False
     if op.jvp is None:
         raise NotImplementedError(f"jet: no Taylor rule for {op.name} (it has no forward formula to derive one from)")
+    tag.depth += 1
     try:
-        return _derived(op, xs, args, K, tag)
+        return _derived(op, xs, args, K, tag), True
     except SeriesArrayError as e:
         raise NotImplementedError(
             f"jet: no Taylor rule for {op.name}: its forward formula cannot run on series ({e})"
         ) from None
+    finally:
+        tag.depth -= 1
 
 
 def _derived(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag):

@@ -22,7 +22,8 @@ __all__ = ["nested_derivatives", "check_jet"]
 def nested_derivatives(f: Callable, primals: Sequence, directions: Sequence, order: int) -> list:
     """[d^k/dt^k f(x + t v) at 0 for k = 1..order] by `order` nested dual levels (each a list of
     the flattened outputs' derivatives)."""
-    return [_leaves(_derivative(f, directions, k)(*primals)) for k in range(1, order + 1)]
+    # each order from fresh copies of the primals: f may write its inputs in place
+    return [_leaves(_derivative(f, directions, k)(*[p.clone() for p in primals])) for k in range(1, order + 1)]
 
 
 def _derivative(f: Callable, directions: Sequence, k: int) -> Callable:
@@ -33,7 +34,8 @@ def _derivative(f: Callable, directions: Sequence, k: int) -> Callable:
 
     def g(*xs):
         with fwAD.dual_level():
-            out = inner(*[fwAD.make_dual(x, v) for x, v in zip(xs, directions)])
+            # (a copy of each direction: make_dual keeps it as the tangent, which f may write in place)
+            out = inner(*[fwAD.make_dual(x, v.clone()) for x, v in zip(xs, directions)])
             leaves, _ = tree_flatten(out)
             res = []
             for o in leaves:
@@ -55,7 +57,7 @@ def check_jet(
     """Raise AssertionError unless jet(f) along x + t v agrees with nested dual levels to `order`."""
     zero = [zeros_like(v) for v in directions]
     series = tuple([v] + [z] * (order - 1) for v, z in zip(directions, zero))
-    _, terms = jet(f, tuple(primals), series)
+    _, terms = jet(f, tuple(p.clone() for p in primals), series)
     got = _leaves_of_terms(terms, order)
     want = nested_derivatives(f, primals, directions, order)
     for k in range(order):
