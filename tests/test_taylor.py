@@ -347,3 +347,18 @@ def test_detach_is_a_constant_as_for_dual_levels():
     check_jet(
         lambda x: x.detach() * x + (x - x.max().detach()).exp(), (pf.tensor([0.4, -0.2]),), (pf.tensor([1.0, 0.5]),)
     )
+
+
+def test_jet_inside_a_batched_dual_level():
+    x, v = pf.tensor([0.4, 1.0]), pf.tensor([0.5, -1.0])
+    U = pf.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+
+    def third(z):
+        return jet(lambda a: pf.tanh(a) * a, (z,), ([v, pf.zeros(2), pf.zeros(2)],))[1][2]
+
+    with fwAD.dual_level(batch=3):
+        batched = np.asarray(fwAD.unpack_dual(third(fwAD.make_dual(x, U))).tangent)
+    for b in range(3):
+        with fwAD.dual_level():
+            row = fwAD.unpack_dual(third(fwAD.make_dual(x, U[b]))).tangent
+        np.testing.assert_allclose(batched[b], row.numpy(), rtol=1e-13)
