@@ -32,6 +32,7 @@ import numpy as np
 from ...core.tensor import Tensor
 from ...dispatch.classifier import apply
 from ...engine.registry import OPS
+from ...core.creation import zeros_like
 from .common import keep
 
 __all__ = [
@@ -54,6 +55,8 @@ __all__ = [
     "series_solve",
     "series_inverse",
     "series_det",
+    "series_prod",
+    "series_cumprod",
     "series_norm",
     "wsum",
     "conv",
@@ -531,3 +534,43 @@ def series_det(op, xs, args, K) -> list | None:
         s = conv(y, t, k - 1, 0, k - 1)
         y.append(None if s is None else s / k)
     return y
+
+
+def _running_products(x: list, dim: int, K: int) -> list:
+    """The series of x_0, x_0 x_1, ..., the running products along dim (Cauchy products, exact at zeros)."""
+    n = x[0].shape[dim] if x[0].ndim else 1
+    out, run = [], None
+    for i in range(n):
+        xi = [c.select(dim, i) if c.ndim else c for c in x]
+        run = xi if run is None else _cauchy(run, xi, K)
+        out.append(run)
+    return out
+
+
+def series_prod(op, xs, args, K) -> list:
+    """prod(x, dim): the running Cauchy product of the slices along dim (exact where x_0 has zeros)."""
+    (x,) = xs
+    dim, keepdim, dtype = args
+    y0 = _call(op, (x[0],), args)
+    x = _cast(x, dtype)
+    if dim is None:
+        x, dim, keepdim = [c.reshape(-1) for c in x], 0, False
+    runs = _running_products(x, dim, K)
+    if not runs:
+        return [y0]  # an empty product is the constant 1
+    y = runs[-1]
+    return [y0] + [None if c is None else (c.unsqueeze(dim) if keepdim else c) for c in y[1:]]
+
+
+def series_cumprod(op, xs, args, K) -> list:
+    """cumprod(x, dim): the running Cauchy products along dim, stacked."""
+    (x,) = xs
+    dim, dtype = args
+    y0 = _call(op, (x[0],), args)
+    if x[0].ndim == 0:
+        return [y0] + x[1:]
+    runs = _running_products(_cast(x, dtype), dim, K)
+    if not runs:
+        return [y0]
+    cols = [[r[k] if r[k] is not None else zeros_like(x[0].select(dim, 0)) for r in runs] for k in range(K + 1)]
+    return [y0] + [OPS.stack(cols[k], dim) for k in range(1, K + 1)]
