@@ -323,7 +323,7 @@ def _fit(c, y0: Tensor) -> Tensor:
 
 
 # rules that may give back an input's coefficient object (the others make every coefficient anew)
-_MAY_SHARE = (None, "series_linear", "series_pow")
+_MAY_SHARE = (None, "series_linear", "series_pow", "series_prod", "series_cumprod")
 
 
 def _unshared(out, xs: list, n_out: int):

@@ -553,6 +553,8 @@ def series_prod(op, xs, args, K) -> list:
     dim, keepdim, dtype = args
     y0 = _call(op, (x[0],), args)
     x = _cast(x, dtype)
+    if x[0].ndim == 0:  # the product of one number, whatever dim says
+        return [y0] + x[1:]
     if dim is None:
         x, dim, keepdim = [c.reshape(-1) for c in x], 0, False
     runs = _running_products(x, dim, K)
