@@ -362,3 +362,33 @@ def test_jet_inside_a_batched_dual_level():
         with fwAD.dual_level():
             row = fwAD.unpack_dual(third(fwAD.make_dual(x, U[b]))).tangent
         np.testing.assert_allclose(batched[b], row.numpy(), rtol=1e-13)
+
+
+def _meshgrid_then_write(x0):
+    _, v2 = pf.meshgrid(x0, x0, indexing="ij")  # views of x0 (twice the same view op: never a cached copy)
+    x0.neg_()
+    return v2
+
+
+def _narrow_prod_then_write(x0, x1):
+    v3 = x0.narrow(0, 1, 1).prod()  # a product of one slice: its own memory, not a view of x0
+    x0.div_(x1)
+    return v3
+
+
+def _broadcast_then_write(x0):
+    _, v2 = pf.broadcast_tensors(x0, x0)
+    v2.pow_(3)
+    return x0
+
+
+@pytest.mark.parametrize(
+    "f,xs",
+    [
+        (_meshgrid_then_write, (pf.tensor(-0.7 + 1.1j),)),
+        (_narrow_prod_then_write, (pf.tensor([0.4, 1.4, 1.1, 1.3]), pf.tensor([1.5]))),
+        (_broadcast_then_write, (pf.tensor(-0.8),)),
+    ],
+)
+def test_in_place_writes_reach_views_and_only_views(f, xs):
+    check_jet(f, xs, tuple(pf.ones_like(x) for x in xs), order=3)

@@ -148,7 +148,8 @@ class TaylorInterpreter(Interpreter):
         xs = [_coefficients(op, i, v, K) for i, v in enumerate(inputs)]
         if not op.differentiable or op.jvp_kind in ("none", "zero"):
             return _constant(op, xs, args)
-        key = _key(op, xs, args)
+        # (a view op is not cached: each call's result must be a view of its input, never a copy)
+        key = _key(op, xs, args) if op.kind == "op" else None
         hit = tag.cache.get(key) if key is not None else None
         if hit is not None:
             return _owned(hit[0]) if tag.depth == 0 else hit[0]

@@ -542,7 +542,7 @@ def _running_products(x: list, dim: int, K: int) -> list:
     out, run = [], None
     for i in range(n):
         xi = [c.select(dim, i) if c.ndim else c for c in x]
-        run = xi if run is None else _cauchy(run, xi, K)
+        run = [c.clone() for c in xi] if run is None else _cauchy(run, xi, K)  # (slices are views of x)
         out.append(run)
     return out
 
