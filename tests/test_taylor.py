@@ -392,3 +392,8 @@ def _broadcast_then_write(x0):
 )
 def test_in_place_writes_reach_views_and_only_views(f, xs):
     check_jet(f, xs, tuple(pf.ones_like(x) for x in xs), order=3)
+
+
+def test_norms_of_empty_and_zero_tensors():
+    check_jet(lambda x: x.norm(2, (0, 1), keepdim=True), (pf.zeros(0, 3),), (pf.zeros(0, 3),), order=3)
+    check_jet(lambda x: x.norm(), (pf.zeros(2),), (pf.ones(2),), order=2)  # the formula's convention at 0

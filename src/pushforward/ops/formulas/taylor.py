@@ -470,6 +470,10 @@ def series_norm(op, xs, args, K) -> list:
     if p != 2 or x[0].dtype.kind == "c":
         return None  # derived from the forward formula instead
     y = [_call(op, (x[0],), args)]
+    if x[0].numel() == 0:
+        return y  # the norm of nothing: the constant 0
+    if type(y[0]) is Tensor and not y[0]._ad and not np.all(y[0]._data):
+        return None  # a zero norm (not differentiable there): the forward formula's convention
     dims = dim if dim is not None else list(range(x[0].ndim))
     sq = [None] + [conv(x, x, k, 0, k) for k in range(1, K + 1)]
     sq = [None] + [None if c is None else c.sum(dims, keepdim) for c in sq[1:]]
