@@ -156,3 +156,25 @@ def test_compiled_ode_matches_eager():
         res = load("compiled_ode").main(n=8, t_end=2.0, verbose=False)
     assert res["success"] and res["same_steps"]
     assert res["max_abs_diff"] < 1e-12
+
+
+def test_taylor_kepler_integrator_beats_dop853_on_steps():
+    res = load("taylor_kepler").main(order=12, tol=1e-8, verbose=False)
+    assert res["taylor_error"] < 1e-7  # one period brings the orbit back to its start
+    assert res["taylor_steps"] < res["dop853_same_accuracy"]["steps"]
+
+
+def test_taylor_kepler_coefficients_are_the_solution_derivatives():
+    mod = load("taylor_kepler")
+    y0 = mod.initial_state()
+    c = mod.taylor_coefficients(y0, 3)
+    f = mod.kepler_np(0.0, y0)
+    np.testing.assert_allclose(c[1], f, rtol=1e-14)  # y' = f(y)
+    h = 1e-5  # y'' = f'(y) f(y): a central difference of f along f
+    fd = (mod.kepler_np(0.0, y0 + h * f) - mod.kepler_np(0.0, y0 - h * f)) / (2 * h)
+    np.testing.assert_allclose(2 * c[2], fd, rtol=1e-7, atol=1e-9)
+
+
+def test_mlp_laplacian_by_jets_is_the_hessian_trace():
+    res = load("mlp_laplacian").main(dim=8, width=16, repeat=1, verbose=False)
+    assert res["rel_diff"] < 1e-12 and res["rel_diff_vmap"] < 1e-12

@@ -230,7 +230,9 @@ def test_layout_dependent_aliasing_is_left_out_of_programs(monkeypatch, pool, se
 # ---- vector mode: batched tangents/cotangents and vmap against pushforward's own unbatched runs
 # (vmap: a batched boolean mask selects a different number of elements per example, a shape vmap
 # cannot batch; torch's vmap refuses it too, and pushforward says it does not support it)
-@pytest.mark.parametrize("modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ("getitem_mask",))])
+@pytest.mark.parametrize(
+    "modes,known", [(("vjvp", "vvjp", "vhvp"), ()), (("vmap",), ("getitem_mask",)), (("jet",), ())]
+)
 def test_fixed_seed_vector_slice_has_no_pushforward_failure(modes, known):
     rep = run_campaign(
         SLICE_SEED + 1,
@@ -289,3 +291,26 @@ def test_fixed_seed_slice_compiled_agrees_with_eager():
     assert rep.programs >= 36
     bad = sorted(c.title() for c in rep.failures())
     assert not bad, f"{rep.failing_programs} of {rep.programs} compiled programs disagree:\n" + "\n".join(bad)
+
+
+# ---- Taylor mode: jet to order 3 against pushforward's own nested dual levels (fuzz/jet.py)
+def test_a_wrong_taylor_rule_is_reported_in_jet_mode(monkeypatch):
+    from pushforward.ops.formulas import taylor as rules
+
+    prog = _sin_program()
+    assert not [f for f in check(prog, modes=("jet",)) if f.verdict == "pf"]
+
+    right = rules.series_sincos
+
+    def wrong(op, xs, args, K):
+        good = right(op, xs, args, K)
+        return {name: [c[0]] + [None if v is None else v * 1.5 for v in c[1:]] for name, c in good.items()}
+
+    monkeypatch.setattr(rules, "series_sincos", wrong)
+    fails = [f for f in check(prog, modes=("jet",)) if f.verdict == "pf"]
+    assert fails and fails[0].mode == "jet" and fails[0].what == "wrong", fails
+    small, g = shrink(prog, fails[0], budget=20)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(reproducer(small, g), "<repro>", "exec"), {})
+    assert out.getvalue().count("tensor") >= 2, out.getvalue()

@@ -224,7 +224,9 @@ def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> lis
 def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
-    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "compiled"))
+    return any(
+        res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "compiled", "taylor")
+    )
 
 
 def run_check(
@@ -282,6 +284,7 @@ def run_check(
                 _cell(res.get("complex")),
                 _cell(res.get("batched")),
                 *((_cell(res.get("compiled")),) if compiled else ()),
+                _cell(res.get("taylor")),
                 f"{dt:.2f}",
                 "FAIL" if bad else "ok",
             )
@@ -302,6 +305,7 @@ def run_check(
                 "complex",
                 "batched",
                 *(("compiled",) if compiled else ()),
+                "taylor",
                 "time(s)",
                 "status",
             ),

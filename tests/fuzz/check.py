@@ -39,6 +39,7 @@ from pushforward.core.tensor import needs_ad
 from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector
 from .compiled import COMPILED_MODES, check_compiled
+from .jet import JET_MODES, check_jet_mode
 
 MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
 RTOL, ATOL = 1e-6, 1e-8  # agreement between the two libraries
@@ -611,6 +612,8 @@ def check(prog: Program, modes=MODES) -> list:
             continue
         if mode in COMPILED_MODES:  # eager pushforward is the reference (compiled.py)
             findings += check_compiled(prog, mode)
+        if mode in JET_MODES:  # pushforward's own nested dual levels are the reference (jet.py)
+            findings += check_jet_mode(prog)
             continue
         ref = (
             {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES else hvp_ref()

@@ -7,6 +7,7 @@
     PYTHONPATH=src python tests/fuzz/run.py --replay 7000123      # check one program, print it
     PYTHONPATH=src python tests/fuzz/run.py --replay 302004000 --only linalg   # ... of an --only campaign
     PYTHONPATH=src python tests/fuzz/run.py --programs 2000 --modes vjvp,vvjp,vhvp,vmap   # vector mode (vector.py)
+    PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --modes jet   # Taylor mode vs nested dual levels (jet.py)
 
 Exit status 1 when pushforward failed on any program.
 """

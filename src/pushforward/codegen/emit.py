@@ -808,6 +808,10 @@ class Emitter:
                     "NAMESPACES = {"
                     + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),' for ns, fs in spaces.items())
                     + "\n}",
+                    "# op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)",
+                    "TAYLOR_RULES = {"
+                    + "".join(f"\n    {e.name!r}: {e.taylor!r}," for e in self.entries if e.taylor)
+                    + "\n}",
                 ]
             )
         )

@@ -74,7 +74,10 @@ KNOWN_KEYS = {
     "aliases",
     "namespace",
     "batch",
+    "taylor",
 }
+# `taylor: series_<name>`: the op's Taylor rule, a function of ops/formulas/taylor.py (func.jet runs it)
+TAYLOR_PATH = YAML_PATH.parent / "formulas" / "taylor.py"
 # `batch: rule` or `batch: rule(arg, ...)`: how the op runs on batched tensors (vmap, batched
 # tangents); the rules live in batching.py and name the op's non-Tensor arguments they adjust.
 _BATCH = re.compile(r"^([a-z_]+)(?:\(([a-z_0-9, ]*)\))?$")
@@ -118,6 +121,7 @@ class OpEntry:
     aliases: tuple[str, ...] = ()
     namespace: str = ""  # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
     batch: str = ""  # batching rule (batching.py); "" derives it (see batch_rule)
+    taylor: str = ""  # Taylor rule (ops/formulas/taylor.py); "" derives it from the forward formula
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -253,7 +257,34 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
         op_names.update(e.aliases)
     for e in entries:
         _validate_formulas(e, op_names, helpers)
+    _validate_taylor(entries)
     return entries
+
+
+def taylor_rule_names() -> set[str]:
+    """The Taylor rules an entry's `taylor:` key may name: the `__all__` of ops/formulas/taylor.py."""
+    found = _literal_all(TAYLOR_PATH)
+    if found is None:
+        raise SpecError(f"{TAYLOR_PATH.name} has no __all__ list of Taylor rules")
+    return found
+
+
+def _validate_taylor(entries: list[OpEntry]) -> None:
+    known = None
+    for e in entries:
+        if not e.taylor:
+            continue
+        if e.composite is not None or not e.differentiable:
+            raise SpecError(
+                f"{e.where()}: 'taylor: {e.taylor}' on a composite or non-differentiable op (a composite gets "
+                "its Taylor series from its composition; a non-differentiable op's result is constant)"
+            )
+        known = taylor_rule_names() if known is None else known
+        if e.taylor not in known:
+            raise SpecError(
+                f"{e.where()}: unknown Taylor rule '{e.taylor}' (the rules are the functions in "
+                f"ops/formulas/taylor.py's __all__: {', '.join(sorted(n for n in known if n.startswith('series_')))})"
+            )
 
 
 def helper_names() -> set[str]:
@@ -262,7 +293,7 @@ def helper_names() -> set[str]:
     A file's `__all__ = [...]` and its literal `__all__ += [...]` blocks count."""
     names = set()
     for path in sorted((YAML_PATH.parent / "formulas").glob("*.py")):
-        if path.name == "__init__.py":
+        if path.name == "__init__.py" or path == TAYLOR_PATH:  # Taylor rules are not formula helpers
             continue
         found = _literal_all(path, follow=True)
         if found is None:
@@ -346,6 +377,7 @@ def _entry(item, line: int) -> OpEntry:
         aliases=tuple(item.get("aliases", ())),
         namespace=str(item.get("namespace", "")),
         batch=str(item.get("batch", "")).strip(),
+        taylor=str(item.get("taylor", "")).strip(),
     )
     _validate_structure(entry, where)
     return entry

@@ -253,6 +253,8 @@ def _per_batch(factory: Callable) -> Callable:
     def like(x, *args, **kwargs):
         if type(x) is BatchedTensor:
             return BatchedTensor(like(x._phys, *args, **kwargs), x._blevel)
+        if getattr(type(x), "_interpreter", None) is not None and hasattr(x, "_like_of"):
+            return like(x._like_of(), *args, **kwargs)  # an interpreted tensor: as its plain value's
         return factory(x, *args, **kwargs)
 
     return like

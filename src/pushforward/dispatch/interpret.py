@@ -7,7 +7,8 @@ that reaches one of them is handed to it (the fast paths test `type(x) is Tensor
 never takes them). The subclass must keep `_ad = True` so that no bare-kernel path reads its array.
 
 An interpreter sees each op call as the engine's record (`Op`: name, kind, kernel, formulas), the
-inputs as given (tensors, scalars, lists) and the op's other arguments.
+inputs as given (tensors, scalars, lists) and the op's other arguments. An interpreted tensor with a
+`_like_of()` method gets `zeros_like` & co. of the plain tensor it returns (core/creation.py).
 """
 
 from __future__ import annotations

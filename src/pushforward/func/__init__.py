@@ -14,6 +14,7 @@ from ..core.namespace import public_dir as _public_dir
 from .sparsity import hessian_sparsity, jacobian_sparsity
 from .coloring import column_coloring, row_coloring, star_coloring
 from .sparse_jacobians import sparse_hessian, sparse_jacfwd, sparse_jacrev
+from .jet import jet
 
 __all__ = [
     "jvp",
@@ -36,6 +37,7 @@ __all__ = [
     "sparse_jacfwd",
     "sparse_jacrev",
     "sparse_hessian",
+    "jet",
 ]
 
 
