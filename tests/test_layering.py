@@ -46,7 +46,7 @@ def layer_of(module: str) -> int:
 
 # Third-party packages that are optional (test extras, not runtime dependencies): importing them
 # inside the function that needs them is the point.
-OPTIONAL_PACKAGES = {"torch", "yaml", "mpmath", "hypothesis"}
+OPTIONAL_PACKAGES = {"torch", "yaml", "mpmath", "hypothesis", "dask", "distributed"}
 # (module, imported name) pairs allowed inside functions, and why.
 ALLOWED_LOCAL = {
     # reads derivatives.yaml, which needs PyYAML (a test extra); falls back to the generated records

@@ -14,7 +14,8 @@ import numpy as np
 
 from .batched import BatchedTensor
 from ..errors import OpError, OpTypeError
-from .tensor import Tensor, _to_array, wrap
+from .lazy import is_lazy_array
+from .tensor import Tensor, _to_array, lazy_array, wrap
 
 __all__ = [
     "Generator",
@@ -188,6 +189,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     _check_device(device, "as_tensor")
+    if is_lazy_array(data):  # a Dask array: a lazy tensor around it (core/lazy.py)
+        return wrap(lazy_array(data, dtype, "as_tensor"))
     arr = np.asarray(data, dtype=None if dtype is None else np.dtype(dtype))
     if dtype is None and _DEFAULT[0] != np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         arr = _python_default(arr)

@@ -19,6 +19,7 @@ from ..engine.tangents import levels_of, tangent_of
 from ..engine.registry import DISPATCH, OPS
 from ..engine.state import STATE
 from .indexing import getitem, setitem
+from .lazy import compute_method, guard_composites, to_dask
 
 __all__ = ["bind"]
 
@@ -95,6 +96,12 @@ def _zero_(self):
     return self.copy_(0)
 
 
+class _C:
+    """The layout flags of an array without one (a Dask array: chunks, no memory layout)."""
+
+    c_contiguous = True
+
+
 def bind() -> None:
     """Attach the ops (as methods, operators and properties) and the autodiff methods to Tensor."""
     _bind_autodiff()
@@ -125,7 +132,10 @@ def bind() -> None:
     Tensor.imag = property(ops.imag)
     Tensor.max = ops.max
     Tensor.min = ops.min
-    Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
+    Tensor.contiguous = lambda self: self if getattr(self._data, "flags", _C).c_contiguous else ops.clone(self)
+    Tensor.compute = compute_method
+    Tensor.to_dask = to_dask
+    guard_composites(vars(ops))
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
     # ---- nn, sorting, scatter, composites
     Tensor.flip = _flip

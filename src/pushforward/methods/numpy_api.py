@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import OpError, OpTypeError
+from ..core.lazy import concrete
 from ..core.tensor import Tensor
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "bind"]
@@ -554,7 +555,7 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
     """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
     if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")
-    a = self._data
+    a = concrete(self._data)  # a lazy tensor computes here (the explicit way out)
     if dtype is not None and a.dtype != dtype:
         return a.astype(dtype)
     return a.copy() if copy else a
