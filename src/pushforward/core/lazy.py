@@ -143,7 +143,7 @@ def as_array(a: Any, dtype: Any = None) -> Any:
 
 def concrete(a: Any) -> Any:
     """a, computed when it is a Dask array (the explicit ways out: numpy(), item(), np.asarray)."""
-    return a.compute() if is_lazy_array(a) else a
+    return np.asarray(a.compute()) if is_lazy_array(a) else a  # (a 0-d result computes to a scalar)
 
 
 def lazy_repr(a: Any) -> str:

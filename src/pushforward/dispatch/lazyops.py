@@ -71,9 +71,10 @@ def run_lazy(op: Op, inputs, args: tuple, run: Callable):
 
 def inplace_unsupported(name: str) -> LazyUnsupportedError:
     """The error for an in-place op touching a lazy tensor: says what to write instead."""
+    what = f"{name}_ (an in-place op)" if not name.startswith("_") else "an in-place write (copy_, fill_, zero_)"
+    instead = f"`x = x.{name}(...)` instead of `x.{name}_(...)`, " if not name.startswith("_") else ""
     return LazyUnsupportedError(
-        f"{name}_ (an in-place op) is not supported on Dask-backed tensors: Dask arrays are immutable. "
-        f"Write it out of place, e.g. `x = x.{name}(...)` instead of `x.{name}_(...)` and "
-        "`x = pf.where(mask, value, x)` or `x = x.index_put(...)` instead of `x[i] = value`; "
-        "or call t.compute() first"
+        f"{what} is not supported on Dask-backed tensors: Dask arrays are immutable. Write it out of "
+        f"place, e.g. {instead}`x = pf.where(mask, value, x)` or `x = x.index_put(...)` instead of "
+        "`x[i] = value`, `x = pf.zeros_like(x)` instead of `x.zero_()`; or call t.compute() first"
     )
