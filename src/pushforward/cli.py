@@ -185,6 +185,16 @@ def _load_opdb():
     return OPS, check_op
 
 
+def _load_lazy(ops: dict) -> Callable | None:
+    """check_lazy (testing/lazycheck.py: the op on Dask-backed inputs) for the lazy column, or None
+    without Dask, or when `ops` is not the op database."""
+    try:
+        from pushforward.testing.lazycheck import OPS, check_lazy, dask_installed
+    except ImportError:
+        return None
+    return check_lazy if ops is OPS and dask_installed() else None
+
+
 def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> list[str] | None:
     """The op names chosen with --ops (in the order given), or all; None after a usage error."""
     if not names_arg:
@@ -205,7 +215,21 @@ def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> lis
 def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
-    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched"))
+    return any(res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "lazy"))
+
+
+def _lazy_result(lazy: dict, res: dict) -> dict:
+    """The lazy check's verdict for the row (and its message, if it failed and nothing else did)."""
+    out = {"lazy": lazy["lazy"]}
+    if lazy["lazy"] is False and not res.get("error"):
+        out["error"] = f"[lazy] {lazy['error']}"
+    return out
+
+
+def _lazy_cell(v) -> str:
+    """The lazy column: ok (runs on Dask arrays and matches), no (not supported on them), FAIL,
+    - (Dask not installed, or no samples)."""
+    return {True: "ok", False: "FAIL", None: "no"}.get(v, "-")
 
 
 def run_check(
@@ -228,6 +252,7 @@ def run_check(
     selected = _select(names, list(OPS), err)
     if selected is None:
         return 2
+    lazy_check = _load_lazy(OPS)
     bar = Progress(len(selected), err, enabled=progress)
     rows, failures = [], []
     t0 = time.perf_counter()
@@ -237,6 +262,8 @@ def run_check(
         t = time.perf_counter()
         try:
             res = dict(check_op(name, fast=fast))
+            if lazy_check is not None:
+                res.update(_lazy_result(lazy_check(name), res))
         except KeyboardInterrupt:
             interrupted = True
             break
@@ -261,6 +288,7 @@ def run_check(
                 _cell(res.get("fwd_over_rev")),
                 _cell(res.get("complex")),
                 _cell(res.get("batched")),
+                _lazy_cell(res.get("lazy", "-")),
                 f"{dt:.2f}",
                 "FAIL" if bad else "ok",
             )
@@ -272,7 +300,18 @@ def run_check(
     total = time.perf_counter() - t0
     print(
         format_table(
-            ("op", "backward", "forward", "forward kind", "fwd-over-rev", "complex", "batched", "time(s)", "status"),
+            (
+                "op",
+                "backward",
+                "forward",
+                "forward kind",
+                "fwd-over-rev",
+                "complex",
+                "batched",
+                "lazy",
+                "time(s)",
+                "status",
+            ),
             rows,
         ),
         file=out,
@@ -341,6 +380,14 @@ def coverage() -> list[dict]:
     return recs
 
 
+def _lazy_probe() -> Callable | None:
+    """runs_lazily (each op's samples tried once on Dask arrays, testing/lazycheck.py), or None
+    without Dask: the lazy column of `pushforward ops`."""
+    from pushforward.testing.lazycheck import dask_installed, runs_lazily
+
+    return runs_lazily if dask_installed() else None
+
+
 def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -350,9 +397,11 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
         return 2
     keep = set(selected)
     rows = []
+    lazy = _lazy_probe()
     for r in recs:
         if r["op"] not in keep:
             continue
+        runs = None if lazy is None else lazy(r["op"])
         b = r["backward"]
         rows.append(
             (
@@ -361,9 +410,12 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
                 r["forward"],
                 r["inplace"],
                 r["view"],
+                "-" if runs is None else "yes" if runs else "no",
             )
         )
-    print(format_table(("op", "backward", "forward kind", "in-place", "view"), rows), file=out)
+    print(format_table(("op", "backward", "forward kind", "in-place", "view", "lazy"), rows), file=out)
+    if lazy is not None:
+        print("\nlazy: the op's samples run on Dask-backed tensors without computing (docs/dask.md)", file=out)
     kinds: dict[str, int] = {}
     for row in rows:
         kinds[row[2]] = kinds.get(row[2], 0) + 1

@@ -26,7 +26,7 @@ from ..methods.lazy import compute
 from .opinfo import F64, OpInfo, SampleInput, _map
 from .opdb import OPS, _is_float_tensor, _rebuild, diff_leaves
 
-__all__ = ["check_lazy", "runs_lazily", "lazy_sample", "TOL"]
+__all__ = ["check_lazy", "runs_lazily", "lazy_sample", "dask_installed", "OPS", "TOL"]
 
 TOL = 1e-12
 _MAX_SAMPLES = 4
@@ -130,6 +130,14 @@ def check_lazy(name: str, *, derivatives: bool = True) -> dict:
         except Exception as e:  # noqa: BLE001 - every failure is reported
             return {"lazy": False, "error": f"{s!r}: {type(e).__name__}: {str(e).splitlines()[0]}"}
     return res
+
+
+def dask_installed() -> bool:
+    try:
+        import dask.array  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @functools.cache
