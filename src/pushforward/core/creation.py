@@ -242,28 +242,34 @@ def _like(x, dtype):
     return d, (d.dtype if dtype is None else np.dtype(dtype))
 
 
+def _filled(d, dt, value, fresh: Callable) -> Any:
+    """fresh() (a new C-ordered ndarray), or for a lazy d a lazy array of value with d's chunks
+    (NEP 18 dispatches np.full_like to Dask): the `*_like` of a lazy tensor is lazy."""
+    return np.full_like(d, value, dtype=dt) if type(d) is not np.ndarray and is_lazy_array(d) else fresh()
+
+
 @_per_batch
 def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.zeros(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 0, lambda: np.zeros(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
 def ones_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.ones(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 1, lambda: np.ones(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
 def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.empty(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 0, lambda: np.empty(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
 def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     d, dt = _like(x, dtype)
-    return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
+    return _finish(_filled(d, dt, fill_value, lambda: np.full(d.shape, fill_value, dt)), requires_grad, device)
 
 
 def arange(

@@ -58,6 +58,9 @@ class Seen:
     classifier's hot path skips looking for lazy inputs (one attribute read)."""
 
     lazy = False
+    # the largest chunk (bytes) of the user's Dask arrays: the size of the chunks made for dims an
+    # op creates (a scalar cotangent expanded to its input's shape), so they line up with the user's
+    chunk_bytes = 0
 
 
 def any_lazy(values) -> bool:

@@ -468,6 +468,7 @@ def lazy_array(data: Any, dtype: Any, fn: str) -> Any:
         data = data.astype(np.dtype(dtype))
     if data.dtype.kind not in "fciub":
         raise OpTypeError(f"{fn}(): unsupported dtype {data.dtype} (expected numbers)")
+    Seen.chunk_bytes = max(Seen.chunk_bytes, int(np.prod(data.chunksize)) * data.dtype.itemsize)
     return data
 
 

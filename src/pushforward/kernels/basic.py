@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import sp, xp
-from ..core.lazy import as_array, is_lazy_array, unsupported
+from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError
 
 
@@ -690,7 +690,7 @@ def expand(a, sizes):
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     try:
-        r = xp.broadcast_to(a, shape)
+        r = _lazy_broadcast(a, shape) if is_lazy_array(a) else xp.broadcast_to(a, shape)
     except ValueError:
         raise OpError(
             f"expand: the expanded size {sizes} must match the existing size {a.shape} at non-singleton dimensions"
@@ -700,6 +700,22 @@ def expand(a, sizes):
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
     return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable)
+
+
+def _lazy_broadcast(a, shape: tuple):
+    """A Dask array broadcast with chunks of the user's chunk size along the new and stretched dims
+    (Dask's default is one chunk there: the gradient of a sum, its scalar cotangent expanded to the
+    input's shape, would then be one full-size chunk the first op materialises)."""
+    import dask.array as da
+    from dask.array.core import normalize_chunks
+
+    limit = Seen.chunk_bytes or None  # (None: Dask's configured chunk size)
+    if any(s < 0 for s in shape):
+        raise ValueError("negative size")
+    lead = len(shape) - a.ndim
+    grown = [i < lead or (a.shape[i - lead] == 1 and shape[i] != 1) for i in range(len(shape))]
+    want = tuple("auto" if g else a.chunks[i - lead] for i, g in enumerate(grown))
+    return da.broadcast_to(a, shape, chunks=normalize_chunks(want, shape, limit=limit, dtype=a.dtype))
 
 
 def flatten(a, start_dim=0, end_dim=-1):
@@ -810,9 +826,28 @@ def _embed_step(name: str, args: tuple, g, shape: tuple):
         raise unsupported(f"the gradient of {name}", "Dask arrays cannot be written through a view")
     if g.size == 0:
         return da.zeros(shape, dtype=g.dtype)
+    if all(type(i) is not slice or i.step in (None, 1) for i in idx):
+        return _pad_embed(g, shape, idx)
     out = da.zeros(shape, dtype=g.dtype, chunks=_embed_chunks(g, shape, idx))
     out[idx] = g
     return out
+
+
+def _pad_embed(g, shape: tuple, idx: tuple):
+    """g placed at the unit-step slices and ints `idx` of zeros of `shape`, by zero padding: g keeps
+    its chunks, the zeros are a few chunks of their own (a Dask assignment would split every chunk)."""
+    import dask.array as da
+
+    widths = []
+    for d, n in enumerate(shape):
+        i = idx[d] if d < len(idx) else slice(None)
+        if type(i) is slice:
+            start, stop, _ = i.indices(n)
+            widths.append((start, n - max(stop, start)))
+        else:
+            g = da.expand_dims(g, d)
+            widths.append((i % n, n - i % n - 1))
+    return da.pad(g, widths) if any(a or b for a, b in widths) else g
 
 
 def _diagonal_embed(g, shape: tuple, offset=0, dim1=0, dim2=1):
