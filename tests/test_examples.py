@@ -136,3 +136,22 @@ def test_gp_hessp_matches_finite_differences_of_the_gradient():
     h = 1e-5
     fd = (obj.jac(theta + h * v) - obj.jac(theta - h * v)) / (2 * h)
     np.testing.assert_allclose(obj.hessp(theta, v), fd, rtol=1e-6, atol=1e-7)
+
+
+def test_dask_sensitivity_small():
+    """The larger-than-memory example, run small: the lazy jvp equals <grad, v> and the NumPy path's."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("dask.array")
+    import pushforward as pf
+
+    mod = load("dask_sensitivity")
+    n, chunk = 10**5, 12345
+    res = mod.main(n=n, chunk=chunk, verbose=False)
+    assert res["n"] == n and res["peak_rss_gib"] > 0
+    assert abs(res["jvp"] - res["grad_dot_v"]) <= 1e-10 * abs(res["jvp"])
+    x = pf.tensor(mod.field(n, chunk).compute())
+    v = pf.tensor(mod.field(n, chunk, phase=1.0).compute())
+    want = pf.func.jvp(mod.objective, (x,), (v,))[1].item()
+    assert abs(res["jvp"] - want) <= 1e-12 * abs(want)
+    g = pf.func.grad(mod.objective)(x)
+    assert abs(res["grad_norm"] - g.norm().item()) <= 1e-12 * g.norm().item()
