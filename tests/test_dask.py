@@ -195,14 +195,15 @@ def test_unsupported_ops_raise_naming_the_op_and_compute_nothing(call, name):
 
 
 def test_dask_fallback_for_unknown_numpy_functions_is_never_reached(recwarn):
-    # sliding windows over a Dask array: a kernel NumPy function Dask does not implement for all
-    # its arguments would warn and compute; the guard turns that into the error
-    x = lazy(np.arange(12.0).reshape(1, 1, 12), chunks=4)
-    with dask.config.set(scheduler=Refuse()):
-        try:
-            pf.nn.functional.max_pool1d(x, 3)
-        except LazyUnsupportedError as e:
-            assert "max_pool" in str(e)
+    # np.kron is not in dask.array: Dask would warn (FutureWarning) and compute its inputs; under
+    # the guard every op runs in, that is the error naming the op, with nothing computed
+    from pushforward.core.lazy import guarded
+
+    x = da.ones(4, chunks=2)
+    sched = Refuse()
+    with dask.config.set(scheduler=sched), pytest.raises(LazyUnsupportedError, match="kron"):
+        guarded("kron", np.kron, x, x)
+    assert sched.calls == 0
     assert not [w for w in recwarn if "not implemented by Dask" in str(w.message)]
 
 

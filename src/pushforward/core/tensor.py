@@ -424,7 +424,7 @@ def _to_array(data: Any, dtype=None) -> np.ndarray:
         data = data._data
     if is_lazy_array(data):
         return lazy_array(data, dtype, "tensor")
-    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
+    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_to_array(data)
     dt = None if dtype is None else np.dtype(dtype)
     arr = np.array(data, dtype=dt)
