@@ -178,3 +178,22 @@ def test_taylor_kepler_coefficients_are_the_solution_derivatives():
 def test_mlp_laplacian_by_jets_is_the_hessian_trace():
     res = load("mlp_laplacian").main(dim=8, width=16, repeat=1, verbose=False)
     assert res["rel_diff"] < 1e-12 and res["rel_diff_vmap"] < 1e-12
+
+
+def test_dask_sensitivity_small():
+    """The larger-than-memory example, run small: the lazy jvp equals <grad, v> and the NumPy path's."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("dask.array")
+    import pushforward as pf
+
+    mod = load("dask_sensitivity")
+    n, chunk = 10**5, 12345
+    res = mod.main(n=n, chunk=chunk, verbose=False)
+    assert res["n"] == n and res["peak_rss_gib"] > 0
+    assert abs(res["jvp"] - res["grad_dot_v"]) <= 1e-10 * abs(res["jvp"])
+    x = pf.tensor(mod.field(n, chunk).compute())
+    v = pf.tensor(mod.field(n, chunk, phase=1.0).compute())
+    want = pf.func.jvp(mod.objective, (x,), (v,))[1].item()
+    assert abs(res["jvp"] - want) <= 1e-12 * abs(want)
+    g = pf.func.grad(mod.objective)(x)
+    assert abs(res["grad_norm"] - g.norm().item()) <= 1e-12 * g.norm().item()

@@ -46,7 +46,7 @@ def layer_of(module: str) -> int:
 
 # Third-party packages that are optional (test extras, not runtime dependencies): importing them
 # inside the function that needs them is the point.
-OPTIONAL_PACKAGES = {"torch", "yaml", "mpmath", "hypothesis", "matplotlib", "jax"}
+OPTIONAL_PACKAGES = {"torch", "yaml", "mpmath", "hypothesis", "matplotlib", "jax", "dask", "distributed"}
 # (module, imported name) pairs allowed inside functions, and why.
 ALLOWED_LOCAL = {
     # reads derivatives.yaml, which needs PyYAML (a test extra); falls back to the generated records
@@ -54,6 +54,11 @@ ALLOWED_LOCAL = {
     # `pushforward check` loads the op database on demand and reports a missing one (test_cli)
     ("pushforward.cli", "pushforward.testing.opdb.OPS"),
     ("pushforward.cli", "pushforward.testing.opdb.check_op"),
+    # ... with the lazy column (Dask-backed inputs); `pushforward ops` probes which ops run lazily
+    ("pushforward.cli", "pushforward.testing.lazycheck.OPS"),
+    ("pushforward.cli", "pushforward.testing.lazycheck.check_lazy"),
+    ("pushforward.cli", "pushforward.testing.lazycheck.dask_installed"),
+    ("pushforward.cli", "pushforward.testing.lazycheck.runs_lazily"),
 }
 # Function-local imports allowed for now (none: the set stays empty).
 KNOWN_VIOLATIONS: set = set()

@@ -45,6 +45,7 @@ from . import autograd
 from . import linalg
 from . import fft, special  # noqa: F401 - torch.fft and torch.special names
 from . import memory
+from .methods.lazy import compute  # lazy (Dask-backed) tensors: docs/dask.md
 
 _methods.bind()
 globals().update(_ops.FUNCTIONS)

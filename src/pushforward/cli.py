@@ -204,6 +204,16 @@ def _load_opdb():
     return OPS, check_op
 
 
+def _load_lazy(ops: dict) -> Callable | None:
+    """check_lazy (testing/lazycheck.py: the op on Dask-backed inputs) for the lazy column, or None
+    without Dask, or when `ops` is not the op database."""
+    try:
+        from pushforward.testing.lazycheck import OPS, check_lazy, dask_installed
+    except ImportError:
+        return None
+    return check_lazy if ops is OPS and dask_installed() else None
+
+
 def _select(names_arg: str | None, available: Sequence[str], err: TextIO) -> list[str] | None:
     """The op names chosen with --ops (in the order given), or all; None after a usage error."""
     if not names_arg:
@@ -225,8 +235,23 @@ def _failed(res: dict) -> bool:
     if res.get("error"):
         return True
     return any(
-        res.get(k) is False for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "compiled", "taylor")
+        res.get(k) is False
+        for k in ("backward", "forward", "fwd_over_rev", "complex", "batched", "compiled", "taylor", "lazy")
     )
+
+
+def _lazy_result(lazy: dict, res: dict) -> dict:
+    """The lazy check's verdict for the row (and its message, if it failed and nothing else did)."""
+    out = {"lazy": lazy["lazy"]}
+    if lazy["lazy"] is False and not res.get("error"):
+        out["error"] = f"[lazy] {lazy['error']}"
+    return out
+
+
+def _lazy_cell(v) -> str:
+    """The lazy column: ok (runs on Dask arrays and matches), no (not supported on them), FAIL,
+    - (Dask not installed, or no samples)."""
+    return {True: "ok", False: "FAIL", None: "no"}.get(v, "-")
 
 
 def run_check(
@@ -250,6 +275,7 @@ def run_check(
     selected = _select(names, list(OPS), err)
     if selected is None:
         return 2
+    lazy_check = _load_lazy(OPS)
     bar = Progress(len(selected), err, enabled=progress)
     rows, failures = [], []
     t0 = time.perf_counter()
@@ -259,6 +285,8 @@ def run_check(
         t = time.perf_counter()
         try:
             res = dict(check_op(name, fast=fast, compiled=True) if compiled else check_op(name, fast=fast))
+            if lazy_check is not None:
+                res.update(_lazy_result(lazy_check(name), res))
         except KeyboardInterrupt:
             interrupted = True
             break
@@ -285,6 +313,7 @@ def run_check(
                 _cell(res.get("batched")),
                 *((_cell(res.get("compiled")),) if compiled else ()),
                 _cell(res.get("taylor")),
+                _lazy_cell(res.get("lazy", "-")),
                 f"{dt:.2f}",
                 "FAIL" if bad else "ok",
             )
@@ -306,6 +335,7 @@ def run_check(
                 "batched",
                 *(("compiled",) if compiled else ()),
                 "taylor",
+                "lazy",
                 "time(s)",
                 "status",
             ),
@@ -387,6 +417,14 @@ def coverage() -> list[dict]:
     return recs
 
 
+def _lazy_probe() -> Callable | None:
+    """runs_lazily (each op's samples tried once on Dask arrays, testing/lazycheck.py), or None
+    without Dask: the lazy column of `pushforward ops`."""
+    from pushforward.testing.lazycheck import dask_installed, runs_lazily
+
+    return runs_lazily if dask_installed() else None
+
+
 def ops_table(names: Sequence[str] | None = None) -> tuple[list[str], list[tuple]]:
     """The coverage table `pushforward ops` prints, as (headers, rows); the docs' op page renders it too.
 
@@ -396,9 +434,11 @@ def ops_table(names: Sequence[str] | None = None) -> tuple[list[str], list[tuple
     """
     keep = None if names is None else set(names)
     rows = []
+    lazy = _lazy_probe()
     for r in coverage():
         if keep is not None and r["op"] not in keep:
             continue
+        runs = None if lazy is None else lazy(r["op"])
         b = r["backward"]
         rows.append(
             (
@@ -408,9 +448,10 @@ def ops_table(names: Sequence[str] | None = None) -> tuple[list[str], list[tuple
                 r["inplace"],
                 r["view"],
                 r["batched"],
+                "-" if runs is None else "yes" if runs else "no",
             )
         )
-    return ["op", "backward", "forward kind", "in-place", "view", "batched"], rows
+    return ["op", "backward", "forward kind", "in-place", "view", "batched", "lazy"], rows
 
 
 def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -426,6 +467,8 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
         kinds[row[2]] = kinds.get(row[2], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
     print(f"\n{len(rows)} op(s): {summary}", file=out)
+    if rows and rows[0][-1] != "-":
+        print("lazy: the op's samples run on Dask-backed tensors without computing (docs/dask.md)", file=out)
     return 0
 
 

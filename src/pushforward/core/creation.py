@@ -14,7 +14,8 @@ import numpy as np
 
 from .batched import BatchedTensor
 from ..errors import OpError, OpTypeError
-from .tensor import Tensor, _to_array, wrap
+from .lazy import is_lazy_array
+from .tensor import Tensor, _to_array, lazy_array, wrap
 
 __all__ = [
     "Generator",
@@ -188,6 +189,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else data.to(dtype)
     _check_device(device, "as_tensor")
+    if is_lazy_array(data):  # a Dask array: a lazy tensor around it (core/lazy.py)
+        return wrap(lazy_array(data, dtype, "as_tensor"))
     arr = np.asarray(data, dtype=None if dtype is None else np.dtype(dtype))
     if dtype is None and _DEFAULT[0] != np.float64 and not isinstance(data, (np.ndarray, np.generic)):
         arr = _python_default(arr)
@@ -265,6 +268,12 @@ def _like(x, dtype):
     return d, (d.dtype if dtype is None else np.dtype(dtype))
 
 
+def _filled(d, dt, value, fresh: Callable) -> Any:
+    """fresh() (a new C-ordered ndarray), or for a lazy d a lazy array of value with d's chunks
+    (NEP 18 dispatches np.full_like to Dask): the `*_like` of a lazy tensor is lazy."""
+    return np.full_like(d, value, dtype=dt) if type(d) is not np.ndarray and is_lazy_array(d) else fresh()
+
+
 @_per_batch
 def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """Zeros with the shape and dtype of `x` (a tensor or array-like).
@@ -274,7 +283,7 @@ def zeros_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device
     tensor([0., 0.])
     """
     d, dt = _like(x, dtype)
-    return _finish(np.zeros(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 0, lambda: np.zeros(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
@@ -286,7 +295,7 @@ def ones_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device:
     tensor([1., 1.])
     """
     d, dt = _like(x, dtype)
-    return _finish(np.ones(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 1, lambda: np.ones(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
@@ -298,7 +307,7 @@ def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device
     (3,)
     """
     d, dt = _like(x, dtype)
-    return _finish(np.empty(d.shape, dt), requires_grad, device)
+    return _finish(_filled(d, dt, 0, lambda: np.empty(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch
@@ -310,7 +319,7 @@ def full_like(x: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool
     tensor([5., 5.])
     """
     d, dt = _like(x, dtype)
-    return _finish(np.full(d.shape, fill_value, dt), requires_grad, device)
+    return _finish(_filled(d, dt, fill_value, lambda: np.full(d.shape, fill_value, dt)), requires_grad, device)
 
 
 def arange(

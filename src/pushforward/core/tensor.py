@@ -13,8 +13,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import OpError, OpIndexError, OpTypeError, check_dim
+from .lazy import Seen, concrete, is_lazy_array, lazy_repr
 
-__all__ = ["Tensor", "device", "FLOATING", "wrap", "alias", "join_storage", "mark_dual", "needs_ad"]
+__all__ = ["Tensor", "device", "FLOATING", "wrap", "lazy_array", "alias", "join_storage", "mark_dual", "needs_ad"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -156,7 +157,17 @@ class Tensor:
         return self._data.dtype.kind == "c"
 
     def is_contiguous(self) -> bool:
-        return self._data.flags.c_contiguous
+        return self._data.flags.c_contiguous if type(self._data) is _ndarray else True
+
+    @property
+    def is_lazy(self) -> bool:
+        """True when the tensor is backed by a Dask array (nothing computed yet).
+
+        >>> import pushforward as pf
+        >>> pf.zeros(2).is_lazy
+        False
+        """
+        return type(self._data) is not _ndarray and is_lazy_array(self._data)
 
     def stride(self, dim: int | None = None) -> Any:
         """Strides in elements, as torch's: a tuple, or one dim's.
@@ -166,6 +177,8 @@ class Tensor:
         (1, 3)
         """
         d = self._data
+        if type(d) is not _ndarray:
+            raise OpError("stride(): a Dask-backed (lazy) tensor has no strides; call t.compute() first")
         strides = tuple(s // d.itemsize for s in d.strides)
         if dim is None:
             return strides
@@ -176,17 +189,17 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise OpError(f"item(): a Tensor with {self._data.size} elements cannot be converted to a scalar")
-        return self._data.item()
+        return concrete(self._data).item()
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return concrete(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying array (shares memory, the primal of a dual tensor as torch). Raises if the
         tensor requires grad, as torch; ``force=True`` or ``t.detach().numpy()`` give the values."""
         if self._requires_grad and not force:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._data
+        return concrete(self._data)  # a lazy tensor computes (the explicit way out)
 
     # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
     # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
@@ -206,7 +219,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise OpError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
-        return bool(self._data)
+        return bool(concrete(self._data))
 
     def __float__(self) -> float:
         # float(dual) is how NumPy writes a tensor into an ndarray element (`a[i] = t`) and how
@@ -234,10 +247,11 @@ class Tensor:
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise OpTypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data)
+        return int(concrete(self._data))
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        d = self._data
+        body = np.array2string(d, separator=", ", prefix="tensor(") if type(d) is _ndarray else lazy_repr(d)
         extras = []
         if self._data.dtype not in (np.float64, np.int64, np.bool_) or self._data.size == 0:
             extras.append(f"dtype={_dtype_name(self._data.dtype)}")
@@ -253,7 +267,7 @@ class Tensor:
     def __format__(self, spec: str) -> str:
         # torch: a 0-d tensor formats as its number (f"{loss:.4f}"); others only with an empty spec
         if self._data.ndim == 0:
-            return self._data.item().__format__(spec)
+            return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     # -- autograd metadata -----------------------------------------------------------
@@ -355,10 +369,13 @@ def _dtype_name(dt: np.dtype) -> str:
 
 
 def _to_array(data: Any, dtype=None) -> np.ndarray:
-    """Convert user data to an ndarray (copying), following NumPy's dtype inference."""
+    """Convert user data to an ndarray (copying), following NumPy's dtype inference; a Dask array
+    stays one (immutable: sharing it is a copy)."""
     if isinstance(data, Tensor):
         data = data._data
-    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
+    if is_lazy_array(data):
+        return lazy_array(data, dtype, "tensor")
+    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_to_array(data)
     dt = None if dtype is None else np.dtype(dtype)
     arr = np.array(data, dtype=dt)
@@ -385,8 +402,25 @@ def _nested_to_array(seq):
 def wrap(a: Any) -> Tensor:
     """A fresh tensor around an ndarray (or NumPy scalar) without copying."""
     t = _new(Tensor)
-    t._data = a if type(a) is _ndarray else np.asanyarray(a)  # (an ndarray subclass stays: compiler/recording.py)
+    if type(a) is _ndarray:
+        t._data = a
+    elif is_lazy_array(a):
+        t._data = a
+        t._ad = True  # lazy tensors take the general path (core/lazy.py)
+        Seen.lazy = True
+    else:
+        t._data = np.asanyarray(a)  # (an ndarray subclass stays: compiler/recording.py)
     return t
+
+
+def lazy_array(data: Any, dtype: Any, fn: str) -> Any:
+    """A Dask array as a tensor's array (cast to dtype; nothing computed), checked like NumPy data."""
+    if dtype is not None and data.dtype != np.dtype(dtype):
+        data = data.astype(np.dtype(dtype))
+    if data.dtype.kind not in "fciub":
+        raise OpTypeError(f"{fn}(): unsupported dtype {data.dtype} (expected numbers)")
+    Seen.chunk_bytes = max(Seen.chunk_bytes, int(np.prod(data.chunksize)) * data.dtype.itemsize)
+    return data
 
 
 def needs_ad(x: Tensor) -> bool:
@@ -398,6 +432,8 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
     """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
     its `_ad` bit follows st's dual flag from now on (mark_dual)."""
     t._st = st
+    if type(t._data) is not _ndarray and is_lazy_array(t._data):
+        t._ad = True  # (core/lazy.py)
     if not st.shared:  # a fresh tensor's placeholder: nothing to follow
         return
     if st.dual:

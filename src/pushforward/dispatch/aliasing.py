@@ -72,6 +72,8 @@ def arrays_of(values) -> list:
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
     d = t._data if type(t) is not BatchedTensor else values_of(t)
+    if type(d) is not np.ndarray:  # a lazy (Dask) array is immutable: sharing it is harmless
+        return t
     fresh = d.base is None
     for a in arrays:
         if a is d if fresh else np.may_share_memory(d, a):

@@ -47,6 +47,7 @@ from ..engine.state import STATE
 from .general import fit_tangent, run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
+from ..core.lazy import Seen, any_lazy
 from ..core.tensor import Tensor, wrap, FLOATING
 
 __all__ = ["apply", "run_tape", "run_arrays", "run_deferred", "run_vector", "fit_array"]
@@ -57,7 +58,7 @@ _new = object.__new__
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
     arrays, tangents, requires-grad, Python scalars) and hands it to the executor of its case."""
-    if not op.direct:
+    if not op.direct or (Seen.lazy and any_lazy(ins)):  # (lazy tensors: the general executor, core/lazy.py)
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:

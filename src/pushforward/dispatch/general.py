@@ -32,7 +32,9 @@ from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
-from ..core.tensor import Tensor, alias, join_storage, wrap, FLOATING
+from ..core.lazy import Seen, any_lazy
+from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
+from .lazyops import lazy_ready, run_lazy
 
 __all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
 
@@ -96,6 +98,8 @@ def run_general(op: Op, inputs, args: tuple):
     it = interpreter_of(inputs)
     if it is not None:
         return it.run(op, inputs, args)
+    if Seen.lazy and any_lazy(inputs) and not lazy_ready(op):
+        return run_lazy(op, inputs, args, run_general)
     if has_batched(inputs):
         return run_batched(op, inputs, args, run_general)
     if op.simple and all(type(v) is Tensor for v in inputs):
@@ -154,6 +158,8 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
+    if type(out._data) is not np.ndarray:  # a lazy result: immutable, no write can reach it through a base
+        return
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
     join_storage(out, src._storage())
@@ -178,7 +184,8 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    return t is None or type(t) is Pending or (type(t) is not BatchedTensor and not t._ad)
+    # (the _ad bit over-approximates: a lazy tangent has it set for the dispatcher, core/lazy.py)
+    return t is None or type(t) is Pending or (type(t) is not BatchedTensor and (not t._ad or not needs_ad(t)))
 
 
 def _raw_tangent(v: Tensor, level: int):

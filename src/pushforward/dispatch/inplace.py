@@ -25,6 +25,8 @@ from .general import normalize
 from .interpret import interpreter_of
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING
+from ..core.lazy import Seen, any_lazy
+from .lazyops import inplace_unsupported
 
 __all__ = ["apply_inplace", "commit"]
 
@@ -42,6 +44,8 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     it = interpreter_of((target, *inputs))
     if it is not None:
         return it.run_inplace(op, target, inputs, args)
+    if Seen.lazy and any_lazy((target, *inputs)):
+        raise inplace_unsupported(op.name)
     if type(target) is not Tensor:
         if has_batched((target,) + tuple(inputs)):
             return run_batched_inplace(op, target, inputs, args, apply_inplace)

@@ -136,7 +136,7 @@ def _contiguous_tensor_formula(f: Callable) -> Callable:
         r = f(*a)
         if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
             return r.contiguous()
-        return r.clone() if type(r) is Tensor and not r._data.flags.c_contiguous else r
+        return r.clone() if type(r) is Tensor and type(r._data) is np.ndarray and not r._data.flags.c_contiguous else r
 
     return formula
 
@@ -156,13 +156,12 @@ def run_kernel(op: Op, inputs, datas, args: tuple) -> Tensor:
         out = op.kernel(*datas, *args)
     except Exception as e:
         raise op_error(op, inputs, args, e) from None
+    if type(out) is not np.ndarray:
+        return wrap(out)  # a NumPy scalar, or a Dask array (a lazy tensor)
     t = _new(Tensor)
-    if type(out) is np.ndarray:
-        if out.base is not None and op.kind == "op":
-            out = unshared(out, datas)
-        t._data = out
-    else:
-        t._data = np.asanyarray(out)  # (an ndarray subclass stays: compiler/recording.py)
+    if out.base is not None and op.kind == "op":
+        out = unshared(out, datas)
+    t._data = out
     return t
 
 

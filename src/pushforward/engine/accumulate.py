@@ -29,6 +29,7 @@ import numpy as np
 from .tangents import set_tangent
 from .registry import OPS
 from ..kernels.basic import view_region
+from ..core.lazy import is_lazy_array
 from ..core.tensor import Tensor, wrap
 from ..core.batched import BatchedTensor
 
@@ -107,6 +108,8 @@ def add(lst: list, k: int, new):
         return small
     if type(lst[k]) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
         return dense(lst[k]) + dense(new)
+    if _lazy(lst[k]) or _lazy(new):  # Dask arrays are immutable: summed out of place
+        return dense(lst[k]) + dense(new)
     if type(new) is Acc:
         new = dense(new)
     to = type(lst[k])
@@ -123,6 +126,12 @@ def add(lst: list, k: int, new):
     if type(new) is Embed:
         return old if _add_embed(old, new) else dense(old) + dense(new)
     return old if _add_dense(old, new) else dense(old) + new
+
+
+def _lazy(g) -> bool:
+    """A gradient (Tensor, Embed or Acc) backed by a Dask array (core/lazy.py)."""
+    d = g.grad._data if type(g) is Embed else g.data if type(g) is Acc else getattr(g, "_data", None)
+    return is_lazy_array(d)
 
 
 _IN_PLACE_BYTES = 1 << 16  # below this a fresh sum costs less than finding out whether it may be in place
@@ -195,7 +204,10 @@ _OWNED, _OWNED_TANGENT = _calibrate()
 
 
 def _private_array(a: np.ndarray) -> bool:
-    """a may be written into: writeable, contiguous, and its memory (if a view) a whole base array."""
+    """a may be written into: writeable, contiguous, and its memory (if a view) a whole base array.
+    (A Dask array is never written into: whoever holds it may keep it.)"""
+    if type(a) is not np.ndarray:
+        return is_lazy_array(a)
     if not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous):
         return False
     b = a.base
@@ -215,6 +227,8 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
     t = lst[i]
     if t._requires_grad or t._st.dual or t._base is not None or not _private_array(t._data):
         return False
+    if type(t._data) is not np.ndarray:  # a Dask array: immutable, so holding it is never a hazard
+        return t._fw is None
     fw = t._fw
     if fw is not None:
         if not tangents or len(fw) != 1:

@@ -478,7 +478,7 @@ def _kept(x: Tensor) -> Tensor:
     a later in-place write into its base does not make the gradient uncomputable. torch keeps such
     operands the same way where its kernels copy them (matmul reshapes them for bmm)."""
     d = x._data
-    if 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+    if type(d) is np.ndarray and 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         return x.contiguous()
     return x
 
@@ -863,7 +863,9 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
                     f"{who}: grad can be implicitly created only for scalar outputs "
                     f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`"
                 )
-            g = wrap(np.ones(o._data.shape, o._data.dtype))  # (one element: its layout is moot)
+            # (one element: its layout is moot; ones_like: a lazy output's seed is lazy too, or every
+            # cotangent from it would be a NumPy array of its input's full size)
+            g = wrap(np.ones_like(o._data))
         elif not isinstance(g, Tensor):
             g = wrap(np.asarray(g, dtype=o._data.dtype))
         # (shape and dtype, not the array: a batched cotangent, vmap over a vjp, is checked logically)

@@ -29,6 +29,7 @@ import numpy as np
 
 from .registry import DISPATCH
 from .state import STATE
+from ..core.lazy import as_array
 from ..core.tensor import wrap
 
 __all__ = ["Pending", "defer", "flush"]
@@ -100,7 +101,7 @@ class Pending:
                 r = wrap(r)
             else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
                 like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = DISPATCH.fit_tangent(wrap(np.asanyarray(r)), wrap(like), op)
+                r = DISPATCH.fit_tangent(wrap(as_array(r)), wrap(like), op)  # (a Dask array stays lazy)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core.backend import sp, xp
+from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
 
 
@@ -62,6 +63,8 @@ def einsum_pair(equation, a, b):
 def _contiguous(a: xp.ndarray) -> xp.ndarray:
     """a in C order (copied only if it is not): torch's results of many ops are contiguous where
     NumPy keeps an input's permuted layout. (xp.ascontiguousarray would make a 0-d array 1-d.)"""
+    if type(a) is not xp.ndarray and is_lazy_array(a):
+        return a  # a Dask array has chunks, no memory layout
     return a if a.flags.c_contiguous else xp.ascontiguousarray(a)
 
 
@@ -241,7 +244,7 @@ def round(a, decimals=0):
 def polygamma(n, a):
     if xp.iscomplexobj(a):  # SciPy's polygamma is real only (kernels_linalg)
         return polygamma_complex(n, a)  # noqa: F405 - from .linalg, star-imported below
-    return sp.polygamma(n, a)
+    return blockwise(sp.polygamma, n, a)  # noqa: F405 - from .linalg, star-imported below
 
 
 def to(a, dtype=None, copy=False):
@@ -255,12 +258,17 @@ def clone(a):
 
 
 def alias(a):
-    return a.view()
+    return _same(a)
+
+
+def _same(a):
+    """A new view of all of a (a Dask array is immutable: itself)."""
+    return a if is_lazy_array(a) else a.view()
 
 
 def copy_from(a, src):
     """The value `a.copy_(src)` writes: src broadcast to a's shape, in a's dtype."""
-    src = xp.asanyarray(src)  # (an ndarray subclass stays: compiler/recording.py)
+    src = as_array(src)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
     try:
@@ -270,7 +278,7 @@ def copy_from(a, src):
 
 
 def where(condition, a, b):
-    return xp.where(xp.asarray(condition, dtype=bool), a, b)
+    return xp.where(as_array(condition, dtype=bool), a, b)
 
 
 # -- reductions --------------------------------------------------------------------------------
@@ -329,7 +337,10 @@ def _extremum_dim(a, dim, keepdim, arg):
         shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1 :]
         return xp.empty(shape, a.dtype), xp.empty(shape, xp.int64)
     idx = arg(a, axis=d, keepdims=True)
-    vals = xp.take_along_axis(a, idx, axis=d)
+    if is_lazy_array(a):  # (Dask has no take_along_axis; the extremum is the same value)
+        vals = (xp.max if arg is xp.argmax else xp.min)(a, axis=d, keepdims=True)
+    else:
+        vals = xp.take_along_axis(a, idx, axis=d)
     if not keepdim:
         idx, vals = idx.squeeze(d), vals.squeeze(d)
     return vals, idx.astype(xp.int64)
@@ -346,7 +357,7 @@ def min_dim(a, dim, keepdim=False):
 def _arg_extremum(name, arg, a, dim, keepdim):
     if dim is None:
         _no_identity(name, a, None)
-        r = xp.asarray(arg(a), dtype=xp.int64)
+        r = as_array(arg(a), dtype=xp.int64)
         return r.reshape((1,) * a.ndim) if keepdim else r
     d = check_dim(dim, a.ndim)
     if a.ndim == 0:
@@ -393,18 +404,33 @@ def norm(a, p=2, dim=None, keepdim=False):
 
 def logsumexp(a, dim, keepdim=False):
     axes = _axes(dim, a.ndim)
+    if is_lazy_array(a):
+        return _lazy_logsumexp(a, axes, keepdim)
     if a.ndim == 0:  # torch: a 0-d input stays 0-d, with or without keepdim
-        return xp.asarray(sp.logsumexp(a))
+        return as_array(sp.logsumexp(a))
     if a.size == 0:  # SciPy fails on some empty inputs: log(sum(exp(.))) is exact there (-inf or empty)
         with xp.errstate(divide="ignore"):
-            return _contiguous(xp.asarray(xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))))
-    return _contiguous(xp.asarray(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
+            return _contiguous(as_array(xp.log(xp.sum(xp.exp(a), axis=axes, keepdims=keepdim))))
+    return _contiguous(as_array(sp.logsumexp(a, axis=axes, keepdims=keepdim)))
+
+
+def _lazy_logsumexp(a, axes, keepdim: bool):
+    """logsumexp in array ops (SciPy's converts a Dask array to NumPy): shifted by the finite max."""
+    m = xp.max(a, axis=axes, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    r = xp.log(xp.sum(xp.exp(a - m), axis=axes, keepdims=True)) + m
+    return r if keepdim or a.ndim == 0 else xp.squeeze(r, axis=tuple(range(a.ndim)) if axes is None else axes)
 
 
 def softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
     d = check_dim(dim, a.ndim)
+    if is_lazy_array(a) and a.ndim == 0:
+        return xp.exp(a - a)
+    if is_lazy_array(a):
+        e = xp.exp(a - xp.max(a, axis=d, keepdims=True))
+        return e / xp.sum(e, axis=d, keepdims=True)
     if a.size == 0:  # SciPy has no identity for the max it subtracts: the empty result directly
         return xp.exp(a)
     # (reshaped: SciPy makes a 0-d input 1-d; contiguous: NumPy keeps a permuted layout, torch not)
@@ -415,6 +441,8 @@ def log_softmax(a, dim, dtype=None):
     if dtype is not None:
         a = a.astype(dtype)
     d = check_dim(dim, a.ndim)
+    if is_lazy_array(a):
+        return a - (a if a.ndim == 0 else _lazy_logsumexp(a, d, True))
     if a.size == 0:
         return xp.exp(a)
     return _contiguous(sp.log_softmax(a, axis=d)).reshape(a.shape)
@@ -500,6 +528,8 @@ def flip(a, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     # the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later reshape is
     # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
+    if is_lazy_array(a):
+        return xp.flip(a, axis=_axes(dims, a.ndim))
     out = _empty_in_layout_of(a)
     out[...] = xp.flip(a, axis=_axes(dims, a.ndim))
     return out
@@ -533,7 +563,7 @@ def triu(a, diagonal=0):
 
 
 def _index_array(index, name):
-    index = xp.asarray(index)
+    index = as_array(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index (got {index.dtype})")
     return index
@@ -594,16 +624,16 @@ def index_select_backward(grad, dim, index, shape):
     out = xp.zeros(shape, dtype=grad.dtype)
     d = check_dim(dim, len(shape))
     sl = [slice(None)] * len(shape)
-    sl[d] = xp.asarray(index).reshape(-1)
+    sl[d] = as_array(index).reshape(-1)
     xp.add.at(out, tuple(sl), grad)
     return out
 
 
 def masked_fill(a, mask, value):
-    mask = xp.asarray(mask)
+    mask = as_array(mask)
     if mask.dtype != xp.bool_:
         raise OpError(f"masked_fill only supports boolean masks, but got mask with dtype {mask.dtype}")
-    value = xp.asarray(value)
+    value = as_array(value)
     if value.ndim != 0:
         raise OpError(
             f"masked_fill only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)"
@@ -633,6 +663,8 @@ def index_put(a, indices, values, accumulate=False):
 # -- views ------------------------------------------------------------------------------------------
 def view(a, shape):
     shape = tuple(shape)
+    if is_lazy_array(a):  # no strides to respect: a view of a Dask array is its reshape
+        return reshape(a, shape)
     try:
         out = a.view()
         out.shape = _infer(shape, a.size)
@@ -660,12 +692,29 @@ def _infer(shape, size):
 
 
 def reshape(a, shape):
-    return xp.reshape(a, _infer(tuple(shape), a.size))
+    shape = _infer(tuple(shape), a.size)
+    if is_lazy_array(a):
+        return _lazy_reshape(a, shape)
+    return xp.reshape(a, shape)
+
+
+def _lazy_reshape(a, shape: tuple):
+    """Dask reshapes by merging or splitting whole chunks; otherwise the dims that change are first
+    put in one chunk (the leading dims that stay keep their chunks)."""
+    try:
+        return a.reshape(shape)
+    except NotImplementedError:
+        lead = 0
+        while lead < min(a.ndim, len(shape)) and a.shape[lead] == shape[lead]:
+            lead += 1
+        whole = a.rechunk({d: -1 for d in range(lead, a.ndim)})
+        # merging the changing dims into one, then splitting it, is always even
+        return whole.reshape(a.shape[:lead] + (-1,)).reshape(shape)
 
 
 def transpose(a, dim0, dim1):
     if a.ndim == 0:
-        return a.view()
+        return _same(a)
     return xp.swapaxes(a, check_dim(dim0, a.ndim), check_dim(dim1, a.ndim))
 
 
@@ -710,14 +759,32 @@ def expand(a, sizes):
     lead = len(sizes) - a.ndim
     shape = tuple(a.shape[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     try:
-        r = xp.broadcast_to(a, shape)
+        r = _lazy_broadcast(a, shape) if is_lazy_array(a) else xp.broadcast_to(a, shape)
     except ValueError:
         raise OpError(
             f"expand: the expanded size {sizes} must match the existing size {a.shape} at non-singleton dimensions"
         ) from None
+    if is_lazy_array(a):
+        return r
     # Writable like torch's: a write through a view that selects one copy of each element is
     # fine; inplace._write refuses one whose elements overlap (a zero stride), as torch does.
     return xp.lib.stride_tricks.as_strided(a, r.shape, r.strides, writeable=a.flags.writeable, subok=True)
+
+
+def _lazy_broadcast(a, shape: tuple):
+    """A Dask array broadcast with chunks of the user's chunk size along the new and stretched dims
+    (Dask's default is one chunk there: the gradient of a sum, its scalar cotangent expanded to the
+    input's shape, would then be one full-size chunk the first op materialises)."""
+    import dask.array as da
+    from dask.array.core import normalize_chunks
+
+    limit = Seen.chunk_bytes or None  # (None: Dask's configured chunk size)
+    if any(s < 0 for s in shape):
+        raise ValueError("negative size")
+    lead = len(shape) - a.ndim
+    grown = [i < lead or (a.shape[i - lead] == 1 and shape[i] != 1) for i in range(len(shape))]
+    want = tuple("auto" if g else a.chunks[i - lead] for i, g in enumerate(grown))
+    return da.broadcast_to(a, shape, chunks=normalize_chunks(want, shape, limit=limit, dtype=a.dtype))
 
 
 def flatten(a, start_dim=0, end_dim=-1):
@@ -732,7 +799,7 @@ def flatten(a, start_dim=0, end_dim=-1):
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
     d = xp.diagonal(a, offset, check_dim(dim1, a.ndim), check_dim(dim2, a.ndim))
-    if a.flags.writeable:
+    if isinstance(a, xp.ndarray) and a.flags.writeable:
         d.flags.writeable = True  # NumPy hands out a read-only view; torch's diagonal can be written through
     return d
 
@@ -788,7 +855,114 @@ def view_scatter(a, src, steps):
 
 def view_embed(src, shape, steps):
     """Zeros of `shape` with src written where the view `steps` looks."""
+    if is_lazy_array(src):
+        return _lazy_embed(src, shape, steps)
     return _write_view(xp.zeros(shape, dtype=src.dtype), src, steps)
+
+
+def _lazy_embed(src, shape, steps):
+    """view_embed for a Dask array, which has no views to write through: each step's embedding,
+    innermost first, as a Dask assignment into lazy zeros (the intermediate shapes replayed on a
+    zero-stride probe, which costs no memory)."""
+    shapes = [tuple(shape)]
+    probe = xp.broadcast_to(xp.zeros((), src.dtype), shape)
+    for fn, args in steps[:-1]:
+        probe = _ARRAY_VIEW[fn.__name__](probe, *args)
+        shapes.append(probe.shape)
+    out = src
+    for (fn, args), shp in zip(reversed(steps), reversed(shapes)):
+        out = _embed_step(fn.__name__, args, out, shp)
+    return out
+
+
+def _embed_step(name: str, args: tuple, g, shape: tuple):
+    """Zeros of `shape` (lazy) with g where the view op `name`(args) looks."""
+    import dask.array as da
+
+    if name == "narrow":
+        d, start, length = check_dim(args[0], len(shape)), args[1] % max(shape[args[0]], 1), args[2]
+        idx = (slice(None),) * d + (slice(start, start + length),)
+    elif name == "select":
+        d = check_dim(args[0], len(shape))
+        idx = (slice(None),) * d + (args[1] % shape[d],)
+    elif name == "diagonal":
+        return _diagonal_embed(g, shape, *args)
+    elif name == "getitem" and all(
+        i is None or i is Ellipsis or isinstance(i, (slice, int)) for i in _index_tuple(args[0])
+    ):
+        idx, g = _basic_index(_index_tuple(args[0]), len(shape), g)
+    else:
+        raise unsupported(f"the gradient of {name}", "Dask arrays cannot be written through a view")
+    if g.size == 0:
+        return da.zeros(shape, dtype=g.dtype)
+    if all(type(i) is not slice or i.step in (None, 1) for i in idx):
+        return _pad_embed(g, shape, idx)
+    out = da.zeros(shape, dtype=g.dtype, chunks=_embed_chunks(g, shape, idx))
+    out[idx] = g
+    return out
+
+
+def _pad_embed(g, shape: tuple, idx: tuple):
+    """g placed at the unit-step slices and ints `idx` of zeros of `shape`, by zero padding: g keeps
+    its chunks, the zeros are a few chunks of their own (a Dask assignment would split every chunk)."""
+    import dask.array as da
+
+    widths = []
+    for d, n in enumerate(shape):
+        i = idx[d] if d < len(idx) else slice(None)
+        if type(i) is slice:
+            start, stop, _ = i.indices(n)
+            widths.append((start, n - max(stop, start)))
+        else:
+            g = da.expand_dims(g, d)
+            widths.append((i % n, n - i % n - 1))
+    return da.pad(g, widths) if any(a or b for a, b in widths) else g
+
+
+def _diagonal_embed(g, shape: tuple, offset=0, dim1=0, dim2=1):
+    """Zeros of `shape` with g on the diagonal that diagonal(offset, dim1, dim2) reads: g's
+    diag_embed, cut or zero-padded to a non-square shape."""
+    import dask.array as da
+
+    nd = len(shape)
+    d1, d2 = check_dim(dim1, nd), check_dim(dim2, nd)
+    e = diag_embed(g, offset, d1, d2)  # noqa: F405 - from .linalg, star-imported below
+    for d in (d1, d2):
+        if e.shape[d] > shape[d]:
+            e = e[(slice(None),) * d + (slice(0, shape[d]),)]
+        elif e.shape[d] < shape[d]:
+            e = da.pad(e, [(0, shape[d] - e.shape[d]) if k == d else (0, 0) for k in range(nd)])
+    return e
+
+
+def _basic_index(index: tuple, ndim: int, g):
+    """A basic index (ints, slices, None, one Ellipsis) as ints and slices only, and g without the
+    size-1 dims its None entries made (what a Dask assignment takes)."""
+    named = len([i for i in index if i is not None and i is not Ellipsis])
+    full, drop = [], []
+    for i in index:
+        if i is Ellipsis:
+            full.extend([slice(None)] * (ndim - named))
+            drop.extend([slice(None)] * (ndim - named))
+        elif i is None:
+            drop.append(0)
+        elif isinstance(i, slice):
+            full.append(i)
+            drop.append(slice(None))
+        else:
+            full.append(int(i))
+    return tuple(full), (g[tuple(drop)] if 0 in drop else g)
+
+
+def _index_tuple(index) -> tuple:
+    return index if type(index) is tuple else (index,)
+
+
+def _embed_chunks(g, shape: tuple, idx: tuple) -> tuple:
+    """Chunks for the zeros g is embedded into: g's chunk size along the dims it keeps."""
+    kept = [d for d in range(len(shape)) if d >= len(idx) or type(idx[d]) is slice]
+    sizes = dict(zip(kept, g.chunksize))
+    return tuple(sizes.get(d, 1) for d in range(len(shape)))
 
 
 _ARRAY_VIEW = {}

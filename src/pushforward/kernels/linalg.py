@@ -12,9 +12,11 @@ and its inputs' shapes.
 from __future__ import annotations
 
 from ..core.backend import sla, sp, xp
+from ..core.lazy import as_array, is_lazy_array, unsupported
 from ..errors import OpError
 
 __all__ = [
+    "blockwise",
     "inverse",
     "det",
     "logdet",
@@ -112,6 +114,8 @@ def solve(a, b):
     _matrix(b, "right-hand side B")
     if b.shape[-2] != a.shape[-1]:
         raise OpError(f"incompatible shapes: A is {a.shape}, B is {b.shape} (B.shape[-2] must be {a.shape[-1]})")
+    if is_lazy_array(a) or is_lazy_array(b):
+        a, b = _lazy_matrix(a, "solve"), _whole(b, (0, 1)) if b.ndim == 2 else b
     try:
         return xp.linalg.solve(a, b)
     except xp.linalg.LinAlgError as e:
@@ -157,6 +161,12 @@ def _substitution(t, b, lower: bool):
 
 def cholesky(a, upper=False):
     _square(a)
+    if is_lazy_array(a):
+        import dask.array as da
+
+        # (np.linalg.cholesky would dispatch to Dask's, whose default factor is the upper one)
+        low = da.linalg.cholesky(_lazy_matrix(a, "cholesky"), lower=True)
+        return xp.swapaxes(low, -1, -2).conj() if upper else low
     try:
         low = xp.linalg.cholesky(a)
     except xp.linalg.LinAlgError:
@@ -167,7 +177,7 @@ def cholesky(a, upper=False):
 # -- factorisations (packed) ----------------------------------------------------------------------
 def _pack(parts, dtype, batch):
     nb = len(batch)
-    flat = [xp.asarray(p, dtype=dtype).reshape(batch + (int(xp.prod(p.shape[nb:])),)) for p in parts]
+    flat = [as_array(p, dtype=dtype).reshape(batch + (int(xp.prod(p.shape[nb:])),)) for p in parts]
     return xp.concatenate(flat, axis=-1)
 
 
@@ -190,12 +200,17 @@ def eigvalsh(a, UPLO="L"):
 def svd_packed(a):
     """[U (m*k), S (k), Vh (k*n)] per matrix, reduced SVD (k = min(m, n))."""
     _matrix(a)
+    if is_lazy_array(a):
+        u, s, vh = xp.linalg.svd(_lazy_matrix(a, "svd"))  # (Dask's is the reduced SVD)
+        return _pack([u, s, vh], u.dtype, a.shape[:-2])
     u, s, vh = xp.linalg.svd(a, full_matrices=False)
     return _pack([u, s, vh], u.dtype, a.shape[:-2])
 
 
 def svdvals(a):
     _matrix(a)
+    if is_lazy_array(a):
+        return xp.linalg.svd(_lazy_matrix(a, "svdvals"))[1]
     return xp.linalg.svd(a, compute_uv=False)
 
 
@@ -205,6 +220,9 @@ def qr_packed(a):
     # + 0.0 turns -0.0 into +0.0: the Householder sign of a zero pivot follows the zero's sign bit in
     # OpenBLAS's LAPACK but not in torch's (MKL), so a column starting with -0.0 gave Q and R with
     # the opposite signs from torch's (fuzzer: qr after relu and neg). Both are valid QR; one convention.
+    if is_lazy_array(a):
+        q, r = xp.linalg.qr(_lazy_matrix(a, "qr") + 0.0)  # (Dask's is the reduced QR)
+        return _pack([q, r], q.dtype, a.shape[:-2])
     q, r = xp.linalg.qr(a + 0.0, mode="reduced")
     return _pack([q, r], q.dtype, a.shape[:-2])
 
@@ -242,7 +260,7 @@ def matrix_exp(a):
     _square(a)
     if a.shape[-1] == 0 or a.size == 0:
         return a.copy()
-    return xp.asarray(sla.expm(a), dtype=a.dtype)
+    return as_array(sla.expm(a), dtype=a.dtype)
 
 
 def _rank_tol(s, a, atol, rtol):
@@ -261,14 +279,12 @@ def pinv(a, atol=None, rtol=None, hermitian=False):
         tol = _rank_tol(xp.abs(w), a, atol, rtol)
         with xp.errstate(divide="ignore"):
             inv = xp.where(xp.abs(w) > tol, 1.0 / xp.where(w == 0, 1.0, w), 0.0)
-        return xp.asarray((v * inv[..., None, :]) @ xp.swapaxes(v, -1, -2).conj(), dtype=a.dtype)
+        return as_array((v * inv[..., None, :]) @ xp.swapaxes(v, -1, -2).conj(), dtype=a.dtype)
     u, s, vh = xp.linalg.svd(a, full_matrices=False)
     tol = _rank_tol(s, a, atol, rtol)
     with xp.errstate(divide="ignore"):
         inv = xp.where(s > tol, 1.0 / xp.where(s == 0, 1.0, s), 0.0)
-    return xp.asarray(
-        xp.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * xp.swapaxes(u, -1, -2).conj()), dtype=a.dtype
-    )
+    return as_array(xp.swapaxes(vh, -1, -2).conj() @ (inv[..., :, None] * xp.swapaxes(u, -1, -2).conj()), dtype=a.dtype)
 
 
 def matrix_rank(a, atol=None, rtol=None, hermitian=False):
@@ -283,16 +299,38 @@ def diag_embed(a, offset=0, dim1=-2, dim2=-1):
     d1, d2 = dim1 % nd, dim2 % nd
     if d1 == d2:
         raise OpError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
     idx = xp.arange(a.shape[-1])
     r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
-    out[..., r, c] = a
+    if is_lazy_array(a):  # no writes into a Dask array: a_i placed at (r_i, c_i) by two selections
+        rows, cols = xp.zeros((len(idx), n), a.dtype), xp.zeros((len(idx), n), a.dtype)
+        rows[idx, r] = 1
+        cols[idx, c] = 1
+        out = xp.einsum("...i,ir,ic->...rc", a, rows, cols)
+    else:
+        out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+        out[..., r, c] = a
     # out has the new dims last; move them to (d1, d2)
     rest = [i for i in range(nd) if i not in (d1, d2)]
     order = [0] * nd
     for src, dst in enumerate(rest + [d1, d2]):
         order[dst] = src
-    return xp.ascontiguousarray(xp.transpose(out, order))
+    out = xp.transpose(out, order)
+    return out if is_lazy_array(out) else xp.ascontiguousarray(out)
+
+
+def _whole(a, dims):
+    """a with each of `dims` in one chunk when it is a Dask array (Dask transforms, factorises and
+    solves along a dim only when it is not split: the other dims keep their chunks)."""
+    if not is_lazy_array(a):
+        return a
+    return a.rechunk({d % a.ndim: -1 for d in dims})
+
+
+def _lazy_matrix(a, name: str):
+    """A Dask matrix in one chunk for dask.array.linalg, which factorises 2-d arrays only."""
+    if a.ndim != 2:
+        raise unsupported(f"{name} of a {a.ndim}-d tensor", "dask.array.linalg has 2-d routines only")
+    return _whole(a, (0, 1))
 
 
 # -- FFT ------------------------------------------------------------------------------------------------
@@ -309,6 +347,8 @@ def _torch_layout(out, order, dim, keep_last_dim: bool):
     a later in-place write into the result invalidates a saved tensor depends on it (fuzzer: rfft
     over dim 0, then matmul's fold kept a view where torch keeps a copy). `order`: the input's dims
     in memory order, outermost first (_input_order)."""
+    if is_lazy_array(out):
+        return out  # a Dask array has chunks, no memory layout
     nd = out.ndim
     moved = {d % nd for d in dim}
     inner = [dim[-1] % nd] if keep_last_dim else []
@@ -322,7 +362,7 @@ def _input_order(a, promoted: bool = False) -> list:
     """a's dims in memory order, outermost first, as torch's transforms see them. `promoted`: a
     complex transform converts a real input to complex first, which keeps a dense layout and makes
     an overlapping (expanded) one contiguous (fuzzer: ifft2 of a broadcast real vector, then .view)."""
-    if promoted and a.dtype.kind != "c" and not _dense(a):
+    if is_lazy_array(a) or (promoted and a.dtype.kind != "c" and not _dense(a)):
         return list(range(a.ndim))
     return sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
 
@@ -342,7 +382,7 @@ def fft_c2c(a, dim, norm=None, forward=True):
     """Complex-to-complex transform over dims (no resizing)."""
     _float(a)
     f = xp.fft.fftn if forward else xp.fft.ifftn
-    out = f(a, axes=tuple(dim), norm=_norm(norm))
+    out = f(_whole(a, dim), axes=tuple(dim), norm=_norm(norm))
     return _torch_layout(out.astype(_c(a.dtype), copy=False), _input_order(a, True), tuple(dim), False)
 
 
@@ -350,7 +390,7 @@ def fft_r2c(a, dim, norm=None):
     """Real-to-complex (one-sided) transform over dims, the last halved."""
     if a.dtype.kind != "f":
         raise OpError(f"expected a real floating input, got dtype {a.dtype}")
-    out = xp.fft.rfftn(a, axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
+    out = xp.fft.rfftn(_whole(a, dim), axes=tuple(dim), norm=_norm(norm)).astype(_c(a.dtype), copy=False)
     return _torch_layout(out, _input_order(a), tuple(dim), True)
 
 
@@ -359,14 +399,22 @@ def fft_c2r(a, dim, norm=None, last_dim_size=None):
     _float(a)
     dim = tuple(dim)
     s = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
-    out = xp.fft.irfftn(a, s=s, axes=dim, norm=_norm(norm))
+    out = xp.fft.irfftn(_whole(a, dim), s=s, axes=dim, norm=_norm(norm))
     real = xp.finfo(a.dtype).dtype if a.dtype.kind in "fc" else xp.float64
     return _torch_layout(out.astype(real, copy=False), _input_order(a, True), dim, True)
 
 
 # -- special functions without a bare SciPy function ---------------------------------------------
+def blockwise(fn, n, a):
+    """fn(n, a) for an element-wise SciPy function that is not a ufunc (it would convert a Dask
+    array to NumPy): on each chunk of a Dask array."""
+    if is_lazy_array(a):
+        return a.map_blocks(lambda b: fn(n, b), dtype=fn(n, xp.zeros((), a.dtype)).dtype)
+    return fn(n, a)
+
+
 def spherical_bessel_j0(a):
-    return sp.spherical_jn(0, a)
+    return blockwise(sp.spherical_jn, 0, a)
 
 
 def airy_ai(a):
@@ -389,7 +437,7 @@ def hurwitz_zeta_complex(s: int, z):
     """zeta(s, z) = sum_k (z + k)^-s for an integer s >= 2 and complex z (SciPy's zeta is real only):
     the first terms summed until Re(z + N) >= 20, then the Euler-Maclaurin expansion
     w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! (s)_(2j-1) w^(-s-2j+1), accurate to ~1e-15."""
-    z = xp.asarray(z)
+    z = as_array(z)
     out = xp.zeros(z.shape, xp.result_type(z.dtype, xp.complex64))
     lo = float(xp.min(z.real)) if z.size else 20.0
     shift = int(max(0.0, xp.ceil(20.0 - lo)))

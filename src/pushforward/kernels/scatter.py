@@ -8,6 +8,7 @@ index_copy write the last value, the reductions combine all of them.
 from __future__ import annotations
 
 from ..core.backend import xp
+from ..core.lazy import as_array
 from ..errors import check_dim
 from ..errors import OpError
 
@@ -19,7 +20,7 @@ _REDUCE = ("sum", "prod", "mean", "amax", "amin")
 def _positions(name, a, dim, index, src=None):
     """Index tuple addressing self for every element of `index` (dim replaced by index), the
     matching slice of src."""
-    index = xp.asarray(index)
+    index = as_array(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     d = check_dim(dim, a.ndim, name)
@@ -28,7 +29,7 @@ def _positions(name, a, dim, index, src=None):
             raise OpError(f"{name}(): index of shape {index.shape} for a 0-d self")
         index = index.reshape(1) if index.ndim else index.reshape(1)
         a1 = a.reshape(1)
-        return _positions(name, a1, 0, index, None if src is None else xp.asarray(src).reshape(-1))
+        return _positions(name, a1, 0, index, None if src is None else as_array(src).reshape(-1))
     if index.ndim != a.ndim:
         raise OpError(
             f"{name}(): Index tensor must have the same number of dimensions as self tensor "
@@ -40,7 +41,7 @@ def _positions(name, a, dim, index, src=None):
                 f"{name}(): Expected index {index.shape} to be smaller than self {a.shape} apart from dimension {d}"
             )
     if src is not None and xp.ndim(src) > 0:
-        src = xp.asarray(src)
+        src = as_array(src)
         if src.ndim != a.ndim or any(index.shape[i] > src.shape[i] for i in range(a.ndim)):
             raise OpError(f"{name}(): Expected index {index.shape} to be smaller than src {src.shape}")
     n = a.shape[d]
@@ -54,7 +55,7 @@ def _positions(name, a, dim, index, src=None):
     pos = tuple(xp.broadcast_arrays(*idx))
     if src is None:
         return pos, None
-    src = xp.asarray(src)
+    src = as_array(src)
     if src.ndim == 0:
         return pos, xp.broadcast_to(src, index.shape)
     return pos, src[tuple(slice(0, s) for s in index.shape)]
@@ -113,7 +114,7 @@ def scatter_reduce(a, dim, index, src, reduce, include_self=True):
 
 
 def _index_slices(name, a, dim, index, source=None):
-    index = xp.asarray(index)
+    index = as_array(index)
     if index.dtype.kind not in "iu":
         raise OpError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.ndim > 1:

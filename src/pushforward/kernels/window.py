@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 from ..core.backend import sliding_window_view, xp
+from ..core.lazy import is_lazy_array
 from ..errors import OpError
 
 __all__ = ["im2col", "col2im", "window_pairs", "window_out_size"]
@@ -51,7 +52,8 @@ def im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
     win = win[sl]  # (N, C, *O, *K)
     win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in outs)]
     perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    return xp.ascontiguousarray(win.transpose(perm))
+    win = win.transpose(perm)
+    return win if is_lazy_array(win) else xp.ascontiguousarray(win)
 
 
 def col2im(cols, output_size, kernel_size, dilation, padding, stride):

@@ -21,6 +21,7 @@ from ..engine.state import STATE
 from ..errors import OpTypeError
 from . import logic, numpy_api
 from .indexing import getitem, setitem
+from .lazy import compute_method, guard_composites, to_dask
 
 __all__ = ["bind"]
 
@@ -97,6 +98,12 @@ def _zero_(self):
     return self.copy_(0)
 
 
+class _C:
+    """The layout flags of an array without one (a Dask array: chunks, no memory layout)."""
+
+    c_contiguous = True
+
+
 def bind() -> None:
     """Attach the ops (as methods, operators and properties), the autodiff methods, the logic
     reductions and the NumPy protocols to Tensor: the one place Tensor is given methods from above."""
@@ -128,7 +135,10 @@ def bind() -> None:
     Tensor.imag = property(ops.imag)
     Tensor.max = ops.max
     Tensor.min = ops.min
-    Tensor.contiguous = lambda self: self if self._data.flags.c_contiguous else ops.clone(self)
+    Tensor.contiguous = lambda self: self if getattr(self._data, "flags", _C).c_contiguous else ops.clone(self)
+    Tensor.compute = compute_method
+    Tensor.to_dask = to_dask
+    guard_composites(vars(ops))
     Tensor.index_put_ = lambda self, indices, values, accumulate=False: _index_put_(self, indices, values, accumulate)
     # ---- nn, sorting, scatter, composites
     Tensor.flip = _flip

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import OpError, OpTypeError, check_dim
+from ..core.lazy import concrete
 from ..core.tensor import Tensor
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace"]
@@ -557,6 +558,8 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
     a = self._data
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a recording array (compiler/recording.py)
         a = a.__array__()  # refuses: reading its values is data-dependent control flow
+    else:
+        a = concrete(a)  # a lazy tensor computes here (the explicit way out)
     if dtype is not None and a.dtype != dtype:
         return a.astype(dtype)
     return a.copy() if copy else a

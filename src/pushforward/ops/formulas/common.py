@@ -585,7 +585,9 @@ def _others_matrix(x):
 
 
 def _has_zero(t) -> bool:
-    return bool((values_of(t) == 0).any())
+    """Whether t has a zero (True for a lazy tensor, whose values are unknown: the exact path)."""
+    v = values_of(t)
+    return type(v) is not np.ndarray or bool((v == 0).any())
 
 
 def cumprod_backward(grad, self, result, dim):
@@ -677,6 +679,8 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
             return True  # summed out first
         free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
         arr = ts[k]._data
+        if type(arr) is not np.ndarray:  # a Dask array: no memory layout to follow
+            return True
         for group in (lro, free, summed):
             dims = [ins[k].index(c) for c in group]
             if not merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims]):

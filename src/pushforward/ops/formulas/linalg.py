@@ -144,7 +144,10 @@ def _is_zero(t) -> bool:
     double-backward trick of autograd.functional.jvp(fw_mode=False) differentiates the backward
     with respect to a zero cotangent) is not zero for this purpose: skipping its terms would
     drop their derivative."""
-    return t is None or (not _differentiated(t) and not bool(np.any(values_of(t) != 0)))
+    if t is None:
+        return True
+    v = values_of(t)  # (a lazy cotangent's values are unknown: not known to be zero)
+    return type(v) is np.ndarray and not _differentiated(t) and not bool(np.any(v != 0))
 
 
 def _diag(x):
@@ -1244,6 +1247,8 @@ def _flattens_to_view(x, dims, shape: tuple | None = None) -> bool:
         return True
     if isinstance(x, BatchedTensor):
         return shape is None or tuple(x.shape) == tuple(shape)
+    if type(x._data) is not np.ndarray:  # a Dask array: no memory layout to follow
+        return False
     arr = x._data if shape is None else np.broadcast_to(x._data, shape)
     return merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims])
 
