@@ -466,9 +466,9 @@ def run_ops(names: str | None = None, out: TextIO | None = None, err: TextIO | N
     for row in rows:
         kinds[row[2]] = kinds.get(row[2], 0) + 1
     summary = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
-    print(f"\n{len(rows)} op(s): {summary}", file=out)
     if rows and rows[0][-1] != "-":
-        print("lazy: the op's samples run on Dask-backed tensors without computing (docs/dask.md)", file=out)
+        print("\nlazy: the op's samples run on Dask-backed tensors without computing (docs/dask.md)", file=out)
+    print(f"\n{len(rows)} op(s): {summary}", file=out)
     return 0
 
 

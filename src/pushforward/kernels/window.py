@@ -43,7 +43,9 @@ def im2col(x, kernel_size, dilation, padding, stride, pad_value=0.0):
         )
     xpad = xp.pad(x, ((0, 0), (0, 0)) + pads, constant_values=pad_value) if any(map(any, pads)) else x
     span = [dilation[i] * (kernel_size[i] - 1) + 1 for i in range(nd)]
-    win = sliding_window_view(xpad, span, axis=tuple(range(2, 2 + nd)), subok=True)  # (N, C, *W, *span)
+    # (an ndarray subclass stays one, compiler/recording.py; Dask's version takes no `subok`)
+    keep = {} if is_lazy_array(xpad) else {"subok": True}
+    win = sliding_window_view(xpad, span, axis=tuple(range(2, 2 + nd)), **keep)  # (N, C, *W, *span)
     sl = (
         (slice(None), slice(None))
         + tuple(slice(None, None, stride[i]) for i in range(nd))
