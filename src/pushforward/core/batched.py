@@ -21,6 +21,7 @@ import sys
 import numpy as np
 
 from ..errors import OpError
+from .lazy import is_lazy_array
 from .tensor import Tensor
 
 __all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into", "broadcast_batch", "physical"]
@@ -129,7 +130,7 @@ class BatchedTensor(Tensor):
         while type(t) is BatchedTensor:  # nested levels: their batch dims lead the physical array
             t, k = t._phys, k + 1
         d = t._data
-        if type(d) is not np.ndarray:  # a Dask array: chunks, no memory layout
+        if is_lazy_array(d):  # a Dask array: chunks, no memory layout
             return True
         return bool(d.flags.c_contiguous or (d.size and d[(0,) * k].flags.c_contiguous))
 

@@ -177,7 +177,7 @@ class Tensor:
         (1, 3)
         """
         d = self._data
-        if type(d) is not _ndarray:
+        if is_lazy_array(d):
             raise OpError("stride(): a Dask-backed (lazy) tensor has no strides; call t.compute() first")
         strides = tuple(s // d.itemsize for s in d.strides)
         if dim is None:

@@ -32,7 +32,7 @@ from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import Seen, any_lazy
+from ..core.lazy import Seen, any_lazy, is_lazy_array
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
 from .lazyops import lazy_ready, run_lazy
 
@@ -158,7 +158,7 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if type(out._data) is not np.ndarray:  # a lazy result: immutable, no write can reach it through a base
+    if type(out._data) is not np.ndarray and is_lazy_array(out._data):  # immutable: no write reaches it through a base
         return
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return

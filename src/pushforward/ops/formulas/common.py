@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.batched import values_of
+from ...core.lazy import is_lazy_array
 from ...core.tensor import Tensor
 from ...engine.grad_mode import is_grad_enabled
 from ...engine.registry import OPS
@@ -679,7 +680,7 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
             return True  # summed out first
         free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
         arr = ts[k]._data
-        if type(arr) is not np.ndarray:  # a Dask array: no memory layout to follow
+        if is_lazy_array(arr):  # a Dask array: no memory layout to follow
             return True
         for group in (lro, free, summed):
             dims = [ins[k].index(c) for c in group]

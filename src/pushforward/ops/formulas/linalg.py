@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import OpError
 from ...core.batched import BatchedTensor, values_of
+from ...core.lazy import is_lazy_array
 from ...core.tensor import Tensor, wrap
 from ...engine.grad_mode import is_grad_enabled
 from ...engine.registry import OPS
@@ -1247,7 +1248,7 @@ def _flattens_to_view(x, dims, shape: tuple | None = None) -> bool:
         return True
     if isinstance(x, BatchedTensor):
         return shape is None or tuple(x.shape) == tuple(shape)
-    if type(x._data) is not np.ndarray:  # a Dask array: no memory layout to follow
+    if is_lazy_array(x._data):  # a Dask array: no memory layout to follow
         return False
     arr = x._data if shape is None else np.broadcast_to(x._data, shape)
     return merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims])
