@@ -24,7 +24,7 @@ from ..errors import OpError, OpTypeError
 from .general import normalize
 from .interpret import interpreter_of
 from .oprecord import SCALAR_TYPES, Op, op_error
-from ..core.tensor import _NO_STORAGE, Tensor, FLOATING
+from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 
 __all__ = ["apply_inplace", "commit"]
 
@@ -162,7 +162,7 @@ def _views_follow(target: Tensor) -> None:
         v = ref()
         if v is not None and not v._requires_grad:
             v._requires_grad = True
-            v._ad = True
+            mark_ad(v)
             v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
 
 

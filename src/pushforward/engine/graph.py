@@ -24,7 +24,7 @@ from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
 from ..errors import OpError
-from ..core.tensor import Tensor, alias, join_storage, wrap
+from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -143,12 +143,9 @@ class OpNode(Node):
             join_storage(res, st)
             if fw is not None:
                 res._fw = fw
-                res._ad = True
+                mark_ad(res)
             if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
-                res._requires_grad = True  # the saved output's history is this node
-                res._ad = True
-                res._grad_fn = self
-                res._output_nr = k
+                set_history(res, self, k)  # the saved output's history is this node
             results.append(res)
         return results
 
@@ -406,9 +403,7 @@ def record1(op, x, args: tuple, out) -> OpNode:
         node.next_edges = (_edge_of(x),)
         node.needs = _NEEDS1
     if out._data.dtype.kind in "fc":
-        out._requires_grad = True
-        out._ad = True
-        out._grad_fn = node
+        set_history(out, node)
     return node
 
 
@@ -457,18 +452,13 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
         o = outs[0]
         if o._data.dtype.kind in "fc":
-            o._requires_grad = True
-            o._ad = True
-            o._grad_fn = node
+            set_history(o, node)
         return node
     node.needs = None
     _record_general(node, op, ins, needs, save)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
-            o._requires_grad = True
-            o._ad = True
-            o._grad_fn = node
-            o._output_nr = i
+            set_history(o, node, i)
     return node
 
 
@@ -542,21 +532,19 @@ def refresh_view(t) -> None:
     with enable_grad():
         v = replay_view(alias(base), t._view)
     if v._requires_grad:
-        t._requires_grad = True
-        t._ad = True
-        t._grad_fn = v._grad_fn
-        t._output_nr = v._output_nr
+        set_history(t, v._grad_fn, v._output_nr)
 
 
 def rebase_history(target, r) -> None:
     """target's memory now holds r: make target's (or its root's) history go through r."""
     base = target._base
     if base is None:
-        target._requires_grad = r._requires_grad
         if r._requires_grad:
-            target._ad = True
-        target._grad_fn = r._grad_fn if r._requires_grad else None
-        target._output_nr = r._output_nr
+            set_history(target, r._grad_fn, r._output_nr)
+        else:
+            target._requires_grad = False
+            target._grad_fn = None
+            target._output_nr = r._output_nr
         return
     # The root's new value is view_scatter(old root, r): record that node (the data is already written).
     old = alias(base) if base._requires_grad else base
@@ -565,10 +553,7 @@ def rebase_history(target, r) -> None:
     node = record(
         OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,), [base._requires_grad, r._requires_grad]
     )
-    base._requires_grad = True
-    base._ad = True
-    base._grad_fn = node
-    base._output_nr = 0
+    set_history(base, node)
     target._view_version = -1  # force refresh_view on next use
     refresh_view(target)
 
