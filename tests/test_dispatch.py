@@ -3,6 +3,8 @@ executor gives what the general executor gives for the same call (values, tangen
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -201,8 +203,6 @@ def test_an_interpreted_tensor_hands_every_op_to_its_interpreter():
 
 def _python_calls(fn) -> list:
     """The Python functions fn() enters, in order (sys.setprofile's 'call' events)."""
-    import sys
-
     calls = []
 
     def prof(frame, event, arg):
