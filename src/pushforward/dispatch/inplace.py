@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of, zero_tangent
-from ..engine.graph import rebase_history
+from ..engine.graph import rebase_history, save_entry
 from ..engine.pending import flush
 from ..engine.state import STATE
 from .batching import has_batched, run_batched_inplace
@@ -73,17 +73,13 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
 def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:
     """Will the tape node of op(inputs) keep its first input's value (op.save)?"""
     ins = normalize(op, inputs)
-    mask = 0
-    bit = 1
-    for v, d in zip(ins, op.diff):
-        if d:
-            if v is not None and any(x._requires_grad for x in ((v,) if type(v) is Tensor else v)):
-                mask |= bit
-            bit <<= 1
-    if not mask:
-        return False
-    table = op.save if op.save_fn is None else op.save_fn(*ins, *args)
-    return table[mask][0][0] == 2
+    needs = [
+        x._requires_grad
+        for v, d in zip(ins, op.diff)
+        if d and v is not None
+        for x in ((v,) if type(v) is Tensor else v)
+    ]
+    return True in needs and save_entry(op, ins, args, needs)[0][0] == 2
 
 
 def _check_inplace_allowed(op: Op, target: Tensor) -> None:

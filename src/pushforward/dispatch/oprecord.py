@@ -37,6 +37,7 @@ class Op:
         "kinds",
         "diff",
         "backward",
+        "backward_np",
         "jvp",
         "jvp_np",
         "jvp_kind",
@@ -66,6 +67,7 @@ class Op:
         diff: tuple,
         *,
         backward=None,
+        backward_np=None,
         jvp=None,
         jvp_np=None,
         jvp_kind: str = "none",
@@ -86,6 +88,8 @@ class Op:
         self.kinds = kinds  # per tensor param: "T", "T?" or "T[]"
         self.diff = diff  # per tensor param: differentiable?
         self.backward = backward  # (grad, *inputs, result, *args, needs) -> tuple of grads
+        # the same formulas over arrays (inputs kept as metadata are given as such), or None
+        self.backward_np = backward_np
         self.jvp = jvp  # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
         self.jvp_np = jvp_np  # the same formula over ndarrays, or None
         self.jvp_kind = jvp_kind  # explicit / auto_element_wise / auto_linear / none
