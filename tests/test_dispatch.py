@@ -229,4 +229,4 @@ def test_the_combined_case_takes_few_python_calls():
         calls = _python_calls(lambda: x.sin())
     assert "run_general" not in calls and "levels_of" not in calls
     assert calls.count("run_traced") == 1 and calls.count("run_tape") == 2
-    assert len(calls) <= 50, calls
+    assert len(calls) <= 44, calls

@@ -441,8 +441,8 @@ def wrap(a: Any) -> Tensor:
 
 
 def mark_ad(t: Tensor) -> None:
-    """Set t's `_ad` bit (the one writer): call it with every write that makes t require grad,
-    carry a tangent, or join a storage that carried one."""
+    """Set t's `_ad` bit: with set_history, the only writers; call it with every write that makes
+    t require grad, carry a tangent, or join a storage that carried one."""
     t._ad = True
 
 
@@ -455,7 +455,7 @@ def set_history(t: Tensor, node: Any, nr: int = 0) -> None:
     t._requires_grad = True
     t._grad_fn = node
     t._output_nr = nr
-    mark_ad(t)
+    t._ad = True  # (mark_ad's write, inline: every recorded op's output passes here)
 
 
 def needs_ad(x: Tensor) -> bool:

@@ -177,7 +177,14 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(*datas, *tans, od, *args)
     if type(r) is np.ndarray and (r.base is not None or len(tans) != 1 or r is tans[0]):
         r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
-    return _attach(op, out, r, lvl)
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
+        r = fit_array(op, r, od)
+        if r is None:
+            return out
+    t = _new(Tensor)
+    t._data = r
+    set_tangent(out, lvl.uid, t)
+    return out
 
 
 def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
@@ -272,16 +279,3 @@ def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
     if r.dtype.kind == "c" and od.dtype.kind != "c":
         r = r.real
     return np.array(np.broadcast_to(r, want), dtype=od.dtype)  # a fresh array of the full batch
-
-
-def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:
-    """Give `out` the tangent array r (None: no tangent) at the level `lvl`, fitted (fit_array)."""
-    od = out._data
-    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
-        r = fit_array(op, r, od)
-        if r is None:
-            return out
-    t = _new(Tensor)
-    t._data = r
-    set_tangent(out, lvl.uid, t)
-    return out

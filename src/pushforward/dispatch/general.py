@@ -23,14 +23,14 @@ import numpy as np
 
 from .aliasing import arrays_of, own_tensor, unshared
 from ..engine.tangents import forced, levels_of, set_tangent, tangent_of
-from ..engine.graph import record
+from ..engine.graph import record, record2
 from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .batching import has_batched, run_batched
 from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
-from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
+from .oprecord import SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
 from ..core.tensor import Tensor, alias, join_storage, wrap, FLOATING
 
@@ -108,10 +108,7 @@ def run_general(op: Op, inputs, args: tuple):
         out = run_kernel(op, ins, datas, args)
         outs = (out,)
     else:
-        try:
-            raw = op.kernel(*datas, *args)
-        except Exception as e:
-            raise op_error(op, ins, args, e) from None
+        raw = run_kernel(op, ins, datas, args, raw=True)
         outs = tuple(wrap(unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
         out = outs
     if op.kind != "op":
@@ -140,6 +137,7 @@ def tape_node(op: Op, ins, args: tuple, outs: tuple):
     elif len(ins) == 2:
         (a, b), (da, db) = ins, op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
+        return record2(op, ins, args, outs[0], needs) if True in needs else None
     else:
         needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
     return record(op, ins, args, outs, needs) if True in needs else None

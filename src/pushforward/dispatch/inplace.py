@@ -23,7 +23,7 @@ from .classifier import apply
 from ..errors import OpError, OpTypeError
 from .general import normalize
 from .interpret import interpreter_of
-from .oprecord import SCALAR_TYPES, Op, op_error
+from .oprecord import SCALAR_TYPES, Op, run_kernel
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 
 __all__ = ["apply_inplace", "commit"]
@@ -53,10 +53,7 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
         and _is_plain_input(target)
         and (target._base is None or not target._base._requires_grad)
     ):
-        try:
-            r = op.kernel(*[v._data if type(v) is Tensor else v for v in inputs], *args)
-        except Exception as e:
-            raise op_error(op, inputs, args, e) from None
+        r = run_kernel(op, inputs, [v._data if type(v) is Tensor else v for v in inputs], args, raw=True)
         _write(op, target, r)
         return target
     st = STATE

@@ -153,13 +153,17 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
     return same_kind(exc)(f"{op.name}: {msg} (inputs: {shown}{extra})")
 
 
-def run_kernel(op: Op, inputs, datas, args: tuple) -> Tensor:
-    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result; NumPy's
-    errors become ours, naming the op and its inputs."""
+def run_kernel(op: Op, inputs, datas, args: tuple, raw: bool = False):
+    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result (with `raw`,
+    the result as the kernel returns it); NumPy's errors become ours, naming the op and its inputs.
+    (The one wrapper of a kernel call; bare.run1 / run2 unroll it, for the cost of a call on the
+    commonest path.)"""
     try:
         out = op.kernel(*datas, *args)
     except Exception as e:
         raise op_error(op, inputs, args, e) from None
+    if raw:
+        return out
     t = _new(Tensor)
     if type(out) is np.ndarray:
         if out.base is not None and op.kind == "op":

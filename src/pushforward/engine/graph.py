@@ -463,17 +463,14 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn. `needs`: per
     differentiable input tensor (lists flattened, absent optional inputs left out), does it
     require grad. (One plain input: record1, the same rules unrolled.)"""
-    if op.simple and len(ins) == 1:
-        return record1(op, ins[0], args, outs[0])
+    if op.simple and len(ins) <= 2:
+        return record1(op, ins[0], args, outs[0]) if len(ins) == 1 else record2(op, ins, args, outs[0], needs)
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
     node.op = op
     node.args = args
     node.released = False
-    if op.simple and len(ins) == 2:  # (the two-input hot case, unrolled as record1 is)
-        _record2(node, op, ins, args, outs[0], needs)
-        return node
     # what the backward formulas that will run read (op.save, indexed by which params need grad)
     modes, node.keep = save_entry(op, ins, args, needs)
     saved, versions, edges, metas = [], [], [], []
@@ -510,9 +507,15 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     return node
 
 
-def _record2(node: OpNode, op, ins, args: tuple, o: Tensor, needs: list) -> None:
+def record2(op, ins, args: tuple, o: Tensor, needs: list) -> OpNode:
     """record() for two plain Tensor inputs and one output: save_entry's mask and _saved_input's
     rule unrolled (the binary ops of a recorded chain: a loop costs them a third more)."""
+    node = _new(OpNode)
+    node.seq = next(_seq)
+    node.pre_hooks = None
+    node.op = op
+    node.args = args
+    node.released = False
     x, y = ins
     dx, dy = op.diff
     save = op.save if op.save_fn is None else op.save_fn(x, y, *args)
@@ -546,6 +549,7 @@ def _record2(node: OpNode, op, ins, args: tuple, o: Tensor, needs: list) -> None
         node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
     if o._data.dtype.kind in "fc":
         set_history(o, node)
+    return node
 
 
 def save_entry(op, ins, args: tuple, needs) -> tuple:
