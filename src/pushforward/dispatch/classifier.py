@@ -41,7 +41,7 @@ import numpy as np
 
 from .aliasing import own_fast, own_tensor
 from ..engine.tangents import set_tangent, tangent_of
-from ..engine.graph import record1
+from ..engine.graph import record_plain
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .general import fit_tangent, run_general, saved, tape_node
@@ -139,7 +139,7 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
         x = ins[0]
         out = run_kernel(op, ins, (x._data,), args)
         if rec and x._requires_grad and op.diff[0]:
-            node = record1(op, x, args, out)
+            node = record_plain(op, ins, args, out)
             if node.keep is not None:
                 node.save_result((out,))
         return out
@@ -197,7 +197,7 @@ def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     out = run_kernel(op, ins, datas, args)
     x = ins[0]
     if len(ins) == 1 and x._requires_grad and op.diff[0]:  # (tape_node's one-input case, unrolled)
-        node = record1(op, x, args, out)
+        node = record_plain(op, ins, args, out)
         prims = (alias(x) if x._fw is not None else x,)
     else:
         node = tape_node(op, ins, args, (out,))

@@ -23,7 +23,7 @@ import numpy as np
 
 from .aliasing import arrays_of, own_tensor, unshared
 from ..engine.tangents import forced, levels_of, set_tangent, tangent_of
-from ..engine.graph import record, record2
+from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
@@ -137,7 +137,7 @@ def tape_node(op: Op, ins, args: tuple, outs: tuple):
     elif len(ins) == 2:
         (a, b), (da, db) = ins, op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
-        return record2(op, ins, args, outs[0], needs) if True in needs else None
+        return record_plain(op, ins, args, outs[0], needs) if True in needs else None
     else:
         needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
     return record(op, ins, args, outs, needs) if True in needs else None

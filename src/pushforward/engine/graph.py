@@ -428,32 +428,48 @@ def _edge_of(t):
     return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
 
 
-def record1(op, x, args: tuple, out) -> OpNode:
-    """record() for the hottest case, unrolled: one plain Tensor input x (which requires grad) and
-    one output (the tape of an element-wise chain is mostly this)."""
+def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
+    """record() for one or two plain Tensor inputs and one output (the tape of an element-wise
+    chain is all this): save_entry's mask and _saved_input's rule unrolled, a loop costing these
+    calls a third more. `needs` as record's (one input: it requires grad)."""
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
     node.op = op
     node.args = args
     node.released = False
-    # what the backward formula reads (op.save, indexed by which params need grad: here the one)
-    modes, node.keep = (op.save if op.save_fn is None else op.save_fn(x, *args))[1]
-    m = modes[0]  # (_saved_input's rule, unrolled)
-    if m == 2:
-        s = _kept(x) if x._base is not None else x
+    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
+    if len(ins) == 1:
+        x = ins[0]
+        (m,), node.keep = save[1]  # (the one parameter needs grad)
+        s = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
         node.saved = (s,)
-        node.versions = (s._st.version,)
-    else:
-        node.saved = (_Meta(x),) if m else _NONE1
-        node.versions = _NONE1
-    d = x._data
-    node.metas = ((d.shape, d.dtype),)
-    if not x._requires_grad:  # (callers record only when it does; kept for safety)
-        node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
-    else:
+        node.versions = (s._st.version,) if m == 2 else _NONE1
+        d = x._data
+        node.metas = ((d.shape, d.dtype),)
         node.next_edges = (_edge_of(x),)
         node.needs = _NEEDS1
+    else:
+        x, y = ins
+        dx, dy = op.diff
+        (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
+        sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
+        sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
+        node.saved = (sx, sy)
+        node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
+        if dx and dy:
+            d, d2 = x._data, y._data
+            node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
+            # (a True in needs means that input requires grad)
+            node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
+            node.needs = (needs[0], needs[1])
+        else:
+            z = x if dx else y
+            d = z._data
+            node.metas = ((d.shape, d.dtype),)
+            e = edge(z)
+            node.next_edges = (e,)
+            node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
     if out._data.dtype.kind in "fc":
         set_history(out, node)
     return node
@@ -462,15 +478,10 @@ def record1(op, x, args: tuple, out) -> OpNode:
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn. `needs`: per
     differentiable input tensor (lists flattened, absent optional inputs left out), does it
-    require grad. (One plain input: record1, the same rules unrolled.)"""
+    require grad. (One or two plain inputs: record_plain, the same rules unrolled.)"""
     if op.simple and len(ins) <= 2:
-        return record1(op, ins[0], args, outs[0]) if len(ins) == 1 else record2(op, ins, args, outs[0], needs)
-    node = _new(OpNode)
-    node.seq = next(_seq)
-    node.pre_hooks = None
-    node.op = op
-    node.args = args
-    node.released = False
+        return record_plain(op, ins, args, outs[0], needs)
+    node = OpNode(op, args)
     # what the backward formulas that will run read (op.save, indexed by which params need grad)
     modes, node.keep = save_entry(op, ins, args, needs)
     saved, versions, edges, metas = [], [], [], []
@@ -504,51 +515,6 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
             set_history(o, node, i)
-    return node
-
-
-def record2(op, ins, args: tuple, o: Tensor, needs: list) -> OpNode:
-    """record() for two plain Tensor inputs and one output: save_entry's mask and _saved_input's
-    rule unrolled (the binary ops of a recorded chain: a loop costs them a third more)."""
-    node = _new(OpNode)
-    node.seq = next(_seq)
-    node.pre_hooks = None
-    node.op = op
-    node.args = args
-    node.released = False
-    x, y = ins
-    dx, dy = op.diff
-    save = op.save if op.save_fn is None else op.save_fn(x, y, *args)
-    (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-    if m == 2:
-        sx = _kept(x) if x._base is not None else x
-        vx = sx._st.version
-    else:
-        sx = _Meta(x) if m else None
-        vx = None
-    if n == 2:
-        sy = _kept(y) if y._base is not None else y
-        vy = sy._st.version
-    else:
-        sy = _Meta(y) if n else None
-        vy = None
-    node.saved = (sx, sy)
-    node.versions = (vx, vy)
-    if dx and dy:
-        d, d2 = x._data, y._data
-        node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
-        # (a True in needs means that input requires grad)
-        node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
-        node.needs = (needs[0], needs[1])
-    else:
-        z = x if dx else y
-        d = z._data
-        node.metas = ((d.shape, d.dtype),)
-        e = edge(z)
-        node.next_edges = (e,)
-        node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
-    if o._data.dtype.kind in "fc":
-        set_history(o, node)
     return node
 
 
