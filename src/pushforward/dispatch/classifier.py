@@ -11,6 +11,8 @@ case      when                                                            execut
 ========  ==============================================================  ==================
 tape      no differentiable input carries a tangent                       `run_tape`
 arrays    one ordinary level, plain tangents, nothing recorded            `run_arrays`
+traced    one ordinary level, plain tangents, an input requiring grad     `run_traced`
+          (the combined case): the tangent formula goes on the tape
 deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
@@ -19,8 +21,10 @@ general   views, lists, several outputs or levels, tangents that are      `gener
           formula
 ========  ==============================================================  ==================
 
-The array cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; the general one the
-Tensor formula, level by level. Each rule lives once: weak Python scalars (oprecord.py), a
+The classifier hands its executor what it read (the record: level, input arrays, tangents,
+whether an input requires grad, Python scalars); no executor reads the inputs again. The array
+cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_traced and the general
+executor the Tensor formula (the general one level by level). Each rule lives once: weak Python scalars (oprecord.py), a
 tangent owns its memory (aliasing.py), fitting a tangent to its output and integer results
 carrying none (`fit_array` here for arrays, `general.fit_tangent` for Tensors), views
 (general.py) and in-place writes (inplace.py). A new kind of level or tangent is a new case
