@@ -26,6 +26,7 @@ from pushforward.testing.opdb import (
     check_op,
     check_sample,
     diff_leaves,
+    backward_forms,
     forward_forms,
     gradcheck_fn,
     op_record,
@@ -419,6 +420,7 @@ def test_corrupted_explicit_forward_formula_fails(monkeypatch):
 def test_corrupted_backward_formula_fails(monkeypatch):
     rec = op_record("sin")
     monkeypatch.setattr(rec, "backward", lambda grad, self, result, needs: (grad * self.cos() * 1.01,))
+    monkeypatch.setattr(rec, "backward_np", lambda grad, self, result, needs: (grad * np.cos(self) * 1.01,))
     assert gradcheck(
         pf.sin, (_x(),), check_backward_ad=False, check_undefined_grad=False, check_forward_ad=True
     )  # forward untouched
@@ -512,33 +514,45 @@ def test_both_forms_are_checked_for_every_op_that_has_them():
     assert all(forward_forms(OPS[n]) == ("array", "tensor", "nested") for n in TWO_FORMS)
 
 
-@pytest.mark.parametrize("form", ["jvp", "jvp_np"])
-def test_a_wrong_compiled_forward_form_fails_the_checks(monkeypatch, form):
+def _missed_when_scaled(monkeypatch, names: list, form: str, **checks) -> list:
+    """The ops among `names` whose checks (check_sample with `checks`) pass with the compiled form
+    `form` of their formula off by 1.5x; asserts they are those whose derivative is zero."""
     missed = []
-    for name in TWO_FORMS:
+    for name in names:
         rec = op_record(name)
         with monkeypatch.context() as m:
             m.setattr(rec, form, _scaled(getattr(rec, form)))
-            if not _bites(OPS[name], backward=False):
+            if not _bites(OPS[name], **checks):
                 missed.append(name)
     assert missed == [n for n in missed if _zero_derivative(OPS[n])], (
-        f"a {form} off by 1.5x passes the forward checks of: {missed}"
+        f"a {form} off by 1.5x passes the checks ({checks}) of: {missed}"
     )
-    assert len(missed) < 6
+    return missed
+
+
+@pytest.mark.parametrize("form", ["jvp", "jvp_np"])
+def test_a_wrong_compiled_forward_form_fails_the_checks(monkeypatch, form):
+    assert len(_missed_when_scaled(monkeypatch, TWO_FORMS, form, backward=False)) < 6
 
 
 def test_a_wrong_backward_formula_fails_the_checks(monkeypatch):
-    missed = []
-    for name in RECORDS:
-        rec = op_record(name)
-        with monkeypatch.context() as m:
-            m.setattr(rec, "backward", _scaled(rec.backward))
-            if not _bites(OPS[name], forward=False):
-                missed.append(name)
-    assert missed == [n for n in missed if _zero_derivative(OPS[n])], (
-        f"a backward formula off by 1.5x passes the backward checks of: {missed}"
-    )
-    assert len(missed) < 6
+    assert len(_missed_when_scaled(monkeypatch, RECORDS, "backward", forward=False)) < 6
+
+
+TWO_BACKWARD_FORMS = [n for n in DIFF if op_record(n) is not None and op_record(n).backward_np is not None]
+
+
+def test_both_backward_forms_are_checked_for_every_op_that_has_them():
+    assert len(TWO_BACKWARD_FORMS) > 60
+    assert all(backward_forms(OPS[n]) == ("array", "tensor") for n in TWO_BACKWARD_FORMS)
+
+
+@pytest.mark.parametrize("form", ["backward", "backward_np"])
+def test_a_wrong_compiled_backward_form_fails_the_checks(monkeypatch, form):
+    """The backward formula compiled over Tensors and over arrays: either one off by 1.5x fails
+    the op's backward checks (the array form runs in a plain backward pass, the Tensor form when
+    the gradient is differentiated)."""
+    assert len(_missed_when_scaled(monkeypatch, TWO_BACKWARD_FORMS, form, forward=False)) < 6
 
 
 # -- conventions where the derivative is a choice (ties, zeros, kinks, complex): torch as the oracle --------

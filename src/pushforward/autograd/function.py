@@ -34,7 +34,7 @@ from ..core.batched import BatchedTensor
 from ..dispatch.batching import OPS
 from ..core.creation import zeros, zeros_like
 from ..errors import OpError
-from ..core.tensor import Tensor, join_storage, wrap
+from ..core.tensor import Tensor, join_storage, set_history, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -168,10 +168,7 @@ class _SavedOutput:
                 if tan is not None and lv in STATE.by_uid:
                     set_tangent(t, lv, tan)
         if node is not None and not node.released:
-            t._requires_grad = True
-            t._ad = True
-            t._grad_fn = node
-            t._output_nr = self.output_nr
+            set_history(t, node, self.output_nr)
         return t
 
 
@@ -294,10 +291,7 @@ def _record(
         if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
             if r._base is not None:
                 raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
-            r._requires_grad = True
-            r._ad = True
-            r._grad_fn = node
-            r._output_nr = k
+            set_history(r, node, k)
     return node
 
 

@@ -217,9 +217,11 @@ def _check_tangent(t, out: np.ndarray, o: int, i: int) -> np.ndarray:
     return t
 
 
-def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray) -> list:
-    """vjp of output o: gradients (arrays or None) for each differentiable input."""
-    gs = grad(outs[o], diff_inputs, _wrap(grad_output), retain_graph=True, allow_unused=True)
+def _grads(outs: tuple, o: int, diff_inputs: list, grad_output: np.ndarray, create_graph: bool = False) -> list:
+    """vjp of output o: gradients (arrays or None) for each differentiable input (with
+    `create_graph` the backward formulas run as recorded Tensor ops, else over arrays where an op
+    has that form)."""
+    gs = grad(outs[o], diff_inputs, _wrap(grad_output), retain_graph=True, allow_unused=True, create_graph=create_graph)
     res = []
     for g, x in zip(gs, diff_inputs):
         if g is None:
@@ -263,7 +265,9 @@ def _numerical_jacobian(prob: _Problem, out0: list, eps: float, only: tuple | No
     return _column_jacobian(prob, out0, lambda i, c: prob.directional(i, _unit(c, prob.base[i]), eps), only)
 
 
-def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: float, only: tuple | None = None) -> dict:
+def _backward_jacobian(
+    prob: _Problem, outs: tuple, out0: list, nondet_tol: float, only: tuple | None = None, create_graph: bool = False
+) -> dict:
     """Rows of the Jacobian from vjps; every vjp is run twice to check reentrancy."""
     diff_inputs = [prob.inputs[i] for i in prob.diff_idx]
     J = {}
@@ -277,8 +281,8 @@ def _backward_jacobian(prob: _Problem, outs: tuple, out0: list, nondet_tol: floa
             continue  # nothing depends on the inputs: the analytical Jacobian is zero
         for r in range(nout):
             go = _unit(r, y)
-            g1 = _grads(outs, o, diff_inputs, go)
-            g2 = _grads(outs, o, diff_inputs, go)
+            g1 = _grads(outs, o, diff_inputs, go, create_graph)
+            g2 = _grads(outs, o, diff_inputs, go, create_graph)
             for i, a, b in zip(prob.diff_idx, g1, g2):
                 if (a is None) != (b is None) or (a is not None and np.max(np.abs(a - b), initial=0.0) > nondet_tol):
                     raise GradcheckError(
@@ -368,8 +372,10 @@ def _fast_check(
     rtol: float,
     check_forward: bool,
     check_backward: bool,
+    create_graph: bool = False,
 ) -> str | None:
-    """Compare u^T J v for random u (per output) and v (per input) instead of whole Jacobians."""
+    """Compare u^T J v for random u (per output) and v (per input) instead of whole Jacobians
+    (`create_graph`: the vjps as when something differentiates them, see _grads)."""
     rng = np.random.default_rng(_SEED)
     vs = {i: _random_unit(rng, _ncoords(prob.base[i])) for i in prob.diff_idx}
     us = {o: _random_unit(rng, _ncoords(y)) for o, y in enumerate(out0) if y is not None}
@@ -384,7 +390,7 @@ def _fast_check(
         ana = {}
         for o, u in us.items():
             gs = (
-                _grads(outs, o, diff_inputs, _from_coords(u, out0[o]))
+                _grads(outs, o, diff_inputs, _from_coords(u, out0[o]), create_graph)
                 if outs[o].requires_grad
                 else [None] * len(diff_inputs)
             )
@@ -747,17 +753,28 @@ def gradcheck_forms(
     rtol: float = 1e-3,
     check_backward_ad: bool = True,
     fast_mode: bool = False,
+    backward_forms: Sequence[str] = ("array",),
 ) -> None:
     """gradcheck of fn's backward and of several forms of its forward derivative, against one
     numerical Jacobian (for the op database, which checks every compiled form of a formula).
 
     Each form is a context manager factory yielding a function with fn's values whose jvps
-    are checked inside that context. Raises GradcheckError naming the failing form's function.
+    are checked inside that context. The backward is checked in each of `backward_forms`:
+    "array" (a plain backward pass: the array form of a formula where one exists) and "tensor"
+    (with create_graph, as when something differentiates the gradient: the Tensor form).
+    Raises GradcheckError naming the failing form.
     """
     tupled = _as_tuple(inputs)
     if fast_mode:  # random projections: one gradcheck per form
         if check_backward_ad:
             gradcheck(fn, tupled, eps=eps, atol=atol, rtol=rtol, check_forward_ad=False, fast_mode=True)
+            if "tensor" in backward_forms:
+                prob = _Problem(fn, tupled)
+                outs = prob.outputs()
+                out0 = [np.array(o._data, copy=True) if _is_float_tensor(o) else None for o in outs]
+                msg = _fast_check(prob, outs, out0, eps, atol, rtol, False, True, create_graph=True)
+                if msg is not None:
+                    raise GradcheckError(_named(msg, _tensor_backward_form(fn)))
         for form in forms:
             with form() as g:
                 gradcheck(
@@ -775,14 +792,16 @@ def gradcheck_forms(
     outs = prob.outputs()
     out0 = [np.array(o._data, copy=True) if _is_float_tensor(o) else None for o in outs]
     numerical = _numerical_jacobian(prob, out0, eps)
-    if check_backward_ad:
+    for form in backward_forms if check_backward_ad else ():
+        tensor_form = form == "tensor"
         try:
-            msg = _compare(numerical, _backward_jacobian(prob, outs, out0, 0.0), prob, out0, "backward", atol, rtol)
-            msg = msg or _check_undefined_backward(prob)
+            J = _backward_jacobian(prob, outs, out0, 0.0, create_graph=tensor_form)
+            msg = _compare(numerical, J, prob, out0, "backward", atol, rtol)
+            msg = msg or (None if tensor_form else _check_undefined_backward(prob))
         except GradcheckError as e:
             msg = str(e)
         if msg is not None:
-            raise GradcheckError(_named(msg, fn))
+            raise GradcheckError(_named(msg, _tensor_backward_form(fn) if tensor_form else fn))
     for form in forms:
         with form() as g:
             fprob = _Problem(g, tupled)
@@ -793,6 +812,16 @@ def gradcheck_forms(
                 msg = str(e)
         if msg is not None:
             raise GradcheckError(_named(msg, g))
+
+
+def _tensor_backward_form(fn: Callable) -> Callable:
+    """fn, named as checked with the Tensor form of its backward formulas (create_graph=True)."""
+
+    def g(*xs):
+        return fn(*xs)
+
+    g.__qualname__ = g.__name__ = f"{getattr(fn, '__name__', 'fn')} (tensor form of the backward formula)"
+    return g
 
 
 def _random_grad_output(rng: np.random.Generator, like: np.ndarray, non_contiguous: bool) -> np.ndarray:

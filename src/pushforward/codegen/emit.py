@@ -44,7 +44,8 @@ from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
-# differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
+# differentiable input (`_<op>__backward_np` the same over arrays, run when nothing differentiates
+# the gradient); `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
 # (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
 # arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
@@ -313,7 +314,7 @@ class _ToArrays(ast.NodeTransformer):
                 return ast.Call(_parse("xp." + f.id), n.args, n.keywords)  # the array namespace (backend.py)
             if f.id + "_np" in self.helpers_np:
                 return ast.Call(ast.Name(f.id + "_np", ast.Load()), n.args, n.keywords)
-            if f.id in ("len", "tuple", "range", "int", "float", "min", "max"):
+            if f.id in ("len", "tuple", "range", "int", "float", "min", "max", "_conj"):  # (_conj: arrays too)
                 return n
             raise _NoArray(f.id)
         raise _NoArray(_src(f))
@@ -395,8 +396,10 @@ class Emitter:
                 break
         return tests, tables
 
-    def backward_fn(self, e: OpEntry) -> str:
-        fname = f"_{e.name}__backward"
+    def backward_fn(self, e: OpEntry, to_arrays: bool = False) -> str:
+        """`_<op>__backward` over Tensors, or with `to_arrays` `_<op>__backward_np` over arrays
+        (raises _NoArray when a name in a formula has no array kernel)."""
+        fname = f"_{e.name}__backward" + ("_np" if to_arrays else "")
         res = self.result_names(e)
         params = ["grad"] + [p.name for p in e.tensor_params] + res + [p.name for p in e.arg_params] + ["needs"]
         lines = [f"def {fname}({', '.join(params)}):"]
@@ -405,21 +408,44 @@ class Emitter:
         ):
             lines.append("    result = result0")
         formulas = dict(e.backward)
-        # conj() of a real tensor is skipped at run time (_conj); not for list inputs
+        # conj() of a real tensor is skipped at run time (_conj, which serves arrays too); not for list inputs
         helper = all(p.type != "Tensor[]" for p in e.tensor_params)
         tensors = {"grad", *(p.name for p in e.tensor_params), *res}
+
+        def formula(src: str) -> ast.expr:
+            node = _simplify_conj(_parse(src), tensors, helper)
+            if to_arrays:
+                node = _ToArrays(self.kernels, self.helpers_np).visit(ast.parse(_src(node), mode="eval")).body
+            return node
+
         # `<formula> if needs[i] else None` as a syntax tree: a formula that is itself a
         # conditional stays whole under the guard
         items = [
             ast.IfExp(
                 ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
-                _simplify_conj(_parse(formulas[p.name]), tensors, helper),
+                formula(formulas[p.name]),
                 ast.Constant(None),
             )
             for i, p in enumerate(e.diff_params)
         ]
         lines.extend(_block("    ", ast.Return(ast.Tuple(items, ast.Load()))))
         return _def(lines)
+
+    def backward_np_fn(self, e: OpEntry) -> tuple[str | None, bool]:
+        """The backward over arrays, for the engine to run when nothing differentiates the
+        gradient (as jvp_np for the tangent): for ops with plain Tensor inputs and one output,
+        not views; (None, False) when a formula has no array form. The bool: its text is the
+        Tensor one's (formulas of operators only), which then serves arrays too."""
+        if not e.differentiable or e.view != "no" or len(e.returns) != 1:
+            return None, False
+        if any(p.type != "Tensor" for p in e.tensor_params):
+            return None, False
+        try:
+            fn = self.backward_fn(e, to_arrays=True)
+        except _NoArray:
+            return None, False
+        same = fn.replace(f"_{e.name}__backward_np(", f"_{e.name}__backward(", 1) == self.backward_fn(e)
+        return fn, same
 
     def save_fn(self, e: OpEntry) -> str | None:
         """For formulas with static tests: a function of the op's inputs and arguments giving
@@ -683,7 +709,9 @@ class Emitter:
             ]
         )
 
-    def op_record(self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool) -> str:
+    def op_record(
+        self, e: OpEntry, const: str, jvp: str | None, jvp_np: str | None, same: bool, bw_np: tuple = (None, False)
+    ) -> str:
         """`NAME = Op(...)` on one line; arguments equal to Op's defaults are left out. `same`: the
         jvp over Tensors serves arrays too."""
         kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
@@ -704,6 +732,8 @@ class Emitter:
         ]
         if e.differentiable:
             fields.append(f"backward=_{e.name}__backward")
+        if bw_np[0]:
+            fields.append(f"backward_np=_{e.name}__backward" + ("" if bw_np[1] else "_np"))
         # an element-wise op's tangent is laid out as its result (views of the result work on it)
         lay = (lambda f: f"laid_out({f}, {len(tp)}, {e.name!r})") if self.laid_out(e) else (lambda f: f)
         if jvp:
@@ -742,8 +772,11 @@ class Emitter:
         if len(e.returns) > 1:
             chunks.append(f"_{e.name}__result = namedtuple({e.name!r}, {list(e.returns)!r})")
         if e.composite is None:
+            bw_np = self.backward_np_fn(e)
             if e.differentiable:
                 chunks.append(self.backward_fn(e))
+                if bw_np[0] and not bw_np[1]:
+                    chunks.append(bw_np[0])
                 save_fn = self.save_fn(e)
                 if save_fn:
                     chunks.append(save_fn)
@@ -754,7 +787,7 @@ class Emitter:
                 chunks.append(jvp_np)
             if self.needs_adapter(e):
                 chunks.append(self.kernel_adapter(e))
-            chunks.append(self.op_record(e, const, jvp, jvp_np, same))
+            chunks.append(self.op_record(e, const, jvp, jvp_np, same, bw_np))
         chunks.append(self.public_fn(e, const))
         if e.composite is None and e.inplace:
             chunks.append(self.inplace_fn(e, const))

@@ -15,7 +15,19 @@ import numpy as np
 from ..errors import OpError, OpIndexError, OpTypeError, check_dim
 from .lazy import Seen, concrete, is_lazy_array, lazy_repr
 
-__all__ = ["Tensor", "device", "FLOATING", "wrap", "lazy_array", "alias", "join_storage", "mark_dual", "needs_ad"]
+__all__ = [
+    "Tensor",
+    "device",
+    "FLOATING",
+    "wrap",
+    "lazy_array",
+    "alias",
+    "join_storage",
+    "mark_dual",
+    "needs_ad",
+    "mark_ad",
+    "set_history",
+]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -78,8 +90,9 @@ class Tensor:
     # The one "needs autodiff" bit the dispatcher tests: True once the tensor requires grad,
     # carries a tangent, or shares a storage that carried one (then a view may see its base's
     # tangent). It may stay True when that ends (the general path checks precisely); it is never
-    # False while one holds: every write of _requires_grad, _fw or _st sets it (needs_ad is the
-    # precise test, and the fuzzer checks the invariant on every tensor of every program).
+    # False while one holds: every write of _requires_grad, _fw or _st sets it through `mark_ad`,
+    # its one writer (needs_ad is the precise test; the fuzzer checks the invariant on every tensor
+    # of every program).
     _ad = False
     # an Interpreter (dispatch/interpret.py) for subclasses that run every op by rules of their own
     _interpreter = None
@@ -293,7 +306,7 @@ class Tensor:
             )
         self._requires_grad = bool(requires_grad)
         if requires_grad:
-            self._ad = True
+            mark_ad(self)
         return self
 
     def detach(self) -> "Tensor":
@@ -423,6 +436,24 @@ def lazy_array(data: Any, dtype: Any, fn: str) -> Any:
     return data
 
 
+def mark_ad(t: Tensor) -> None:
+    """Set t's `_ad` bit: with set_history, the only writers; call it with every write that makes
+    t require grad, carry a tangent, or join a storage that carried one."""
+    t._ad = True
+
+
+def set_history(t: Tensor, node: Any, nr: int = 0) -> None:
+    """Make t output `nr` of tape node `node`: it requires grad, its gradient flows into node.
+
+    >>> t = wrap(np.zeros(2)); set_history(t, None); t.requires_grad
+    True
+    """
+    t._requires_grad = True
+    t._grad_fn = node
+    t._output_nr = nr
+    t._ad = True  # (mark_ad's write, inline: every recorded op's output passes here)
+
+
 def needs_ad(x: Tensor) -> bool:
     """The precise test the `_ad` bit stands for (tests check `x._ad or not needs_ad(x)`)."""
     return bool(x._requires_grad or x._fw is not None or x._st.dual)
@@ -437,7 +468,7 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
     if not st.shared:  # a fresh tensor's placeholder: nothing to follow
         return
     if st.dual:
-        t._ad = True
+        mark_ad(t)
     members = st.members
     members.append(weakref.ref(t))
     if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
@@ -452,7 +483,7 @@ def mark_dual(st: _Storage) -> None:
         for r in st.members:
             t = r()
             if t is not None:
-                t._ad = True
+                mark_ad(t)
 
 
 def alias(x: Tensor) -> Tensor:
@@ -462,7 +493,7 @@ def alias(x: Tensor) -> Tensor:
     join_storage(t, x._storage())
     if x._requires_grad:
         t._requires_grad = True
-        t._ad = True
+        mark_ad(t)
         gf = x.grad_fn
         if gf is not None:
             t._grad_fn = gf

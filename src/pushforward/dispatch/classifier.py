@@ -11,6 +11,8 @@ case      when                                                            execut
 ========  ==============================================================  ==================
 tape      no differentiable input carries a tangent                       `run_tape`
 arrays    one ordinary level, plain tangents, nothing recorded            `run_arrays`
+traced    one ordinary level, plain tangents, an input requiring grad     `run_traced`
+          (the combined case): the tangent formula goes on the tape
 deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
@@ -19,8 +21,10 @@ general   views, lists, several outputs or levels, tangents that are      `gener
           formula
 ========  ==============================================================  ==================
 
-The array cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; the general one the
-Tensor formula, level by level. Each rule lives once: weak Python scalars (oprecord.py), a
+The classifier hands its executor what it read (the record: level, input arrays, tangents,
+whether an input requires grad, Python scalars); no executor reads the inputs again. The array
+cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_traced and the general
+executor the Tensor formula (the general one level by level). Each rule lives once: weak Python scalars (oprecord.py), a
 tangent owns its memory (aliasing.py), fitting a tangent to its output and integer results
 carrying none (`fit_array` here for arrays, `general.fit_tangent` for Tensors), views
 (general.py) and in-place writes (inplace.py). A new kind of level or tangent is a new case
@@ -39,25 +43,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aliasing import own_fast
-from ..engine.tangents import tangent_of
-from ..engine.graph import record1
+from .aliasing import own_fast, own_tensor
+from ..engine.tangents import set_tangent, tangent_of
+from ..engine.graph import record_plain
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .general import fit_tangent, run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from ..core.lazy import Seen, any_lazy
-from ..core.tensor import Tensor, wrap, FLOATING
+from ..core.tensor import Tensor, alias, wrap, FLOATING
 
-__all__ = ["apply", "run_tape", "run_arrays", "run_deferred", "run_vector", "fit_array"]
+__all__ = ["apply", "run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "fit_array"]
 
 _new = object.__new__
 
 
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
-    arrays, tangents, requires-grad, Python scalars) and hands it to the executor of its case."""
+    arrays, tangents, requires-grad, Python scalars) and hands that record to the executor of its
+    case, which reads the inputs no further."""
     if not op.direct or (Seen.lazy and any_lazy(ins)):  # (lazy tensors: the general executor, core/lazy.py)
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
@@ -76,19 +81,16 @@ def apply(op: Op, ins: tuple, args: tuple):
                 rec = True
             fw = x._fw
             if fw is None:
-                if x._st.dual:
+                if x._base is not None and x._base._fw is not None:
                     return run_general(op, ins, args)  # a view whose base may hold the tangent
-                t = None
+                t = None  # (a tensor that is no view sees no tangent, even on a storage that had one)
             elif lvl is None or len(fw) != 1:
                 return run_general(op, ins, args)  # tangents of several levels (or none live): nesting
             else:
                 t = fw.get(key)
                 tt = type(t)
-                if tt is Tensor and not t._ad:
-                    t = t if lazy else t._data
-                    plain = True
-                elif tt is Pending:
-                    t = t if lazy else _forced_array(x, key)  # (needed now)
+                if (tt is Tensor and not t._ad) or tt is Pending:  # (a deferred one is needed now unless lazy)
+                    t = t if lazy else t._data if tt is Tensor else _forced_array(x, key)
                     plain = True
                 elif tt is BatchedTensor and t._blevel == lvl.blevel and type(t._phys) is Tensor and not t._phys._ad:
                     t = t._phys._data
@@ -109,44 +111,28 @@ def apply(op: Op, ins: tuple, args: tuple):
         any_t = any_t and any(t is not None for t in tans)
     if not any_t:
         return run_tape(op, ins, args)
-    if op.jvp_np is None:
-        return run_general(op, ins, args)
-    if not (rec or lazy or batched):
-        return run_arrays(op, ins, args, lvl, datas, tans, scalars)
     # (tangents are arrays, except for run_deferred: as stored, Tensor or Pending, for pending.py)
-    return _recorded_or_batched(op, ins, args, lvl, datas, tans, scalars, rec, lazy, batched, plain)
+    if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
+        if not plain and op.batch == "elementwise" and (lvl.untracked or not rec) and op.jvp_np is not None:
+            return run_vector(op, ins, args, lvl, datas, tans, scalars, rec)
+    elif lazy:
+        if op.jvp_np is not None:
+            return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
+    elif rec:
+        if op.jvp is not None:
+            return run_traced(op, ins, args, lvl, datas, tans, scalars)
+    elif op.jvp_np is not None:
+        return run_arrays(op, ins, args, lvl, datas, tans, scalars)
+    return run_general(op, ins, args)  # mixed tangents, or no formula of the kind the case needs
 
 
 def _forced_array(x: Tensor, key: int):
-    """x's deferred tangent at the level `key`, computed now: its array, or None."""
+    """x's deferred tangent at the level `key`, computed now (and stored): its array, or None."""
     t = tangent_of(x, key)
     return None if t is None else t._data
 
 
-def _recorded_or_batched(
-    op: Op,
-    ins: tuple,
-    args: tuple,
-    lvl,
-    datas: list,
-    tans: list,
-    scalars: bool,
-    rec: bool,
-    lazy: bool,
-    batched: bool,
-    plain: bool,
-):
-    """apply's last step when tangents reach the output and an input requires grad, or the level is
-    untracked or vector-mode (batched: a tangent is a batch of this level; plain: one is not)."""
-    if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
-        if not plain and op.batch == "elementwise" and (lvl.untracked or not rec):
-            return run_vector(op, ins, args, lvl, datas, tans, scalars, rec)
-    elif lazy:
-        return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
-    return run_general(op, ins, args)  # the tangent formula goes on the tape, or mixed tangents
-
-
-# -- the executors of the array cases ----------------------------------------------------------
+# -- the executors ---------------------------------------------------------------------------------
 
 
 def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
@@ -158,7 +144,7 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
         x = ins[0]
         out = run_kernel(op, ins, (x._data,), args)
         if rec and x._requires_grad and op.diff[0]:
-            node = record1(op, x, args, out)
+            node = record_plain(op, ins, args, out)
             if node.keep is not None:
                 node.save_result((out,))
         return out
@@ -196,7 +182,55 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(*datas, *tans, od, *args)
     if type(r) is np.ndarray and (r.base is not None or len(tans) != 1 or r is tans[0]):
         r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
-    return _attach(op, out, r, lvl)
+    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
+        r = fit_array(op, r, od)
+        if r is None:
+            return out
+    t = _new(Tensor)
+    t._data = r
+    set_tangent(out, lvl.uid, t)
+    return out
+
+
+def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
+    """One ordinary level and an input that requires grad (the combined case: forward-over-reverse
+    on a tracked level): the kernel and its tape node, then the Tensor formula on the primals, its
+    ops recorded on the tape too. A primal carrying the tangent is seen through an alias without it
+    (same tape identity), so the formula's ops carry no tangent and take run_tape."""
+    if scalars:
+        ins = tape_inputs(ins)
+    out = run_kernel(op, ins, datas, args)
+    x = ins[0]
+    if len(ins) == 1 and x._requires_grad and op.diff[0]:  # (tape_node's one-input case, unrolled)
+        node = record_plain(op, ins, args, out)
+        prims = (alias(x) if x._fw is not None else x,)
+    else:
+        node = tape_node(op, ins, args, (out,))
+        prims = [alias(v) if d and v._fw is not None else v for v, d in zip(ins, op.diff)]
+    seen = [*datas, out._data]  # (loops, not comprehensions: each is a call of its own)
+    tts = []
+    for t in tans:
+        if t is not None:
+            seen.append(t)
+            w = _new(Tensor)
+            w._data = t
+            t = w
+        tts.append(t)
+    r = op.jvp(*prims, *tts, out, *args)
+    if r is not None:
+        od = out._data
+        if (
+            type(r) is not Tensor
+            or r._data.shape != od.shape
+            or r._data.dtype != od.dtype
+            or od.dtype.kind not in FLOATING
+        ):
+            r = fit_tangent(r, out, op)
+        if r is not None:
+            set_tangent(out, lvl.uid, own_tensor(r, seen))
+    if node is not None and node.keep is not None:
+        node.save_result((out,))
+    return out
 
 
 def run_deferred(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, rec: bool) -> Tensor:
@@ -206,9 +240,7 @@ def run_deferred(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, 
     node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
     od = out._data
     if od.dtype.kind in FLOATING:
-        out._fw = {lvl.uid: defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args)}
-        out._ad = True
-        lvl.register(out)
+        set_tangent(out, lvl.uid, defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args))
     return saved(node, out)
 
 
@@ -233,9 +265,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
             r = own_fast(r, datas, tans, od)
         r = fit_array(op, r, od, lvl.batch)
         if r is not None:
-            out._fw = {lvl.uid: BatchedTensor(wrap(r), lvl.blevel)}
-            out._ad = True
-            lvl.register(out)
+            set_tangent(out, lvl.uid, BatchedTensor(wrap(r), lvl.blevel))
     return saved(node, out)
 
 
@@ -254,18 +284,3 @@ def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
     if r.dtype.kind == "c" and od.dtype.kind != "c":
         r = r.real
     return np.broadcast_to(r, want).astype(od.dtype)  # a fresh array of the full batch
-
-
-def _attach(op: Op, out: Tensor, r, lvl) -> Tensor:
-    """Give `out` the tangent array r (None: no tangent) at the level `lvl`, fitted (fit_array)."""
-    od = out._data
-    if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
-        r = fit_array(op, r, od)
-        if r is None:
-            return out
-    t = _new(Tensor)
-    t._data = r
-    out._fw = {lvl.uid: t}
-    out._ad = True
-    lvl.register(out)
-    return out

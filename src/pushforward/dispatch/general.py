@@ -22,15 +22,15 @@ from typing import Callable
 import numpy as np
 
 from .aliasing import arrays_of, own_tensor, unshared
-from ..engine.tangents import levels_of, set_tangent, tangent_of, tangents_below
-from ..engine.graph import record
+from ..engine.tangents import forced, levels_of, set_tangent, tangent_of
+from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .batching import has_batched, run_batched
 from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
-from .oprecord import SCALARS, Op, op_error, run_kernel, weak_dtype
+from .oprecord import SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
 from ..core.lazy import Seen, any_lazy, is_lazy_array
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
@@ -112,10 +112,7 @@ def run_general(op: Op, inputs, args: tuple):
         out = run_kernel(op, ins, datas, args)
         outs = (out,)
     else:
-        try:
-            raw = op.kernel(*datas, *args)
-        except Exception as e:
-            raise op_error(op, ins, args, e) from None
+        raw = run_kernel(op, ins, datas, args, raw=True)
         outs = tuple(wrap(unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
         out = outs
     if op.kind != "op":
@@ -125,12 +122,13 @@ def run_general(op: Op, inputs, args: tuple):
     st = STATE
     node = tape_node(op, ins, args, outs) if st.grad_enabled else None
     if st.levels:
-        levels = set()
+        # the inputs' levels, read once: id of a differentiable input tensor -> its levels' ids
+        lv_of = {}
         for t in _diff_tensors(op, ins):
             if t._fw is not None or t._st.dual:
-                levels.update(levels_of(t))
-        for level in sorted(levels):
-            _forward(op, ins, args, outs, level)
+                lv_of[id(t)] = levels_of(t)
+        for level in sorted({lv for lvs in lv_of.values() for lv in lvs}):
+            _forward(op, ins, args, outs, level, lv_of)
     saved(node, outs)
     return out
 
@@ -143,6 +141,7 @@ def tape_node(op: Op, ins, args: tuple, outs: tuple):
     elif len(ins) == 2:
         (a, b), (da, db) = ins, op.diff
         needs = [a._requires_grad, b._requires_grad] if da and db else [(a if da else b)._requires_grad]
+        return record_plain(op, ins, args, outs[0], needs) if True in needs else None
     else:
         needs = [x._requires_grad for x, d in zip(ins, op.diff) if d]
     return record(op, ins, args, outs, needs) if True in needs else None
@@ -198,37 +197,32 @@ def _raw_tangent(v: Tensor, level: int):
     return tangent_of(v, level)
 
 
-def _forced_tangent(t):
-    if type(t) is Pending:
-        return t.force()
-    if type(t) is list:
-        return [_forced_tangent(x) for x in t]
-    return t
-
-
-def _only_level(v: Tensor, level: int, grad_on: bool) -> bool:
-    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact."""
+def _only_level(v: Tensor, level: int, grad_on: bool, lv_of: dict) -> bool:
+    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact.
+    (lv_of: the inputs' levels, as run_general read them; an output's are read here.)"""
     if grad_on and v._requires_grad:
         return False
     if v._fw is None and not v._st.dual:
         return True
-    lv = levels_of(v)
+    lv = lv_of.get(id(v))
+    if lv is None:
+        lv = levels_of(v)
     return not lv or (len(lv) == 1 and level in lv)
 
 
-def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
+def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dict) -> None:
     """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
     lvl = STATE.by_uid[level]
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
     lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of)
+    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of, lv_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
-    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on) for o in outs):
+    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on, lv_of) for o in outs):
         if lazy:
             set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
@@ -247,17 +241,17 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int) -> None:
             r = tuple(None if x is None else wrap(x) for x in r)
     else:
         if lazy:  # deferred input tangents are needed now
-            tans = [_forced_tangent(t) for t in tans]
+            tans = [forced(t) for t in tans]
         if single and op.jvp_kind == "auto_linear":
             # A linear op (views, mostly): its tangent is the op on the tangents. The formula reads
             # no primal, and tangents nothing differentiates record nothing on the tape.
             r = op.jvp(*ins, *tans, *outs, *args)
         else:
-            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on)
+            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on, lv_of)
     _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, level)
 
 
-def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable) -> tuple[list, bool]:
+def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable, lv_of: dict) -> tuple[list, bool]:
     """Per differentiable input its tangent at `level` (None, a tangent, or a list for a list
     input), and whether nothing but this level's plain tangents is around (formulas may then run
     on arrays)."""
@@ -271,10 +265,10 @@ def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable
             continue
         if type(v) is Tensor:
             t = read(v, level) if (v._fw is not None or v._st.dual) else None
-            single = single and _only_level(v, level, grad_on) and _plain(t)
+            single = single and _only_level(v, level, grad_on, lv_of) and _plain(t)
         else:
             t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
-            single = single and all(_only_level(x, level, grad_on) and _plain(y) for x, y in zip(v, t))
+            single = single and all(_only_level(x, level, grad_on, lv_of) and _plain(y) for x, y in zip(v, t))
         tans.append(t)
     return tans, single
 
@@ -295,11 +289,11 @@ def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, l
             set_tangent(o, level, t)
 
 
-def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool):
+def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool, lv_of: dict):
     """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
     recorded on the tape when the level is tracked, else run without recording."""
     prims = [
-        (prim_at(v, level) if type(v) is Tensor else [prim_at(x, level) for x in v])
+        (prim_at(v, level, lv_of.get(id(v))) if type(v) is Tensor else [prim_at(x, level, lv_of.get(id(x))) for x in v])
         if op.diff[i] and v is not None
         else v
         for i, v in enumerate(ins)
@@ -310,15 +304,19 @@ def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level
         return op.jvp(*prims, *tans, *outs, *args)
 
 
-def prim_at(v: Tensor, level: int) -> Tensor:
-    """v seen from `level`: same tape identity, only the tangents of outer levels."""
-    if (v._fw is None and not v._st.dual) or not levels_of(v):
+def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
+    """v seen from `level`: same tape identity, only the tangents of outer levels (`levels`: v's
+    levels if the caller has read them)."""
+    if v._fw is None and not v._st.dual:
+        return v
+    if levels is None:
+        levels = levels_of(v)
+    if not levels:
         return v
     p = alias(v)
-    below = tangents_below(v, level)
-    if below:
-        for lvl, t in below.items():
-            set_tangent(p, lvl, t)
+    for lv in levels:
+        if lv < level:
+            set_tangent(p, lv, tangent_of(v, lv))
     return p
 
 

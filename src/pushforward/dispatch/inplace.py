@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of, zero_tangent
-from ..engine.graph import rebase_history
+from ..engine.graph import rebase_history, save_entry
 from ..engine.pending import flush
 from ..engine.state import STATE
 from .batching import has_batched, run_batched_inplace
@@ -23,8 +23,8 @@ from .classifier import apply
 from ..errors import OpError, OpTypeError
 from .general import normalize
 from .interpret import interpreter_of
-from .oprecord import SCALAR_TYPES, Op, op_error
-from ..core.tensor import _NO_STORAGE, Tensor, FLOATING
+from .oprecord import SCALAR_TYPES, Op, run_kernel
+from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 from ..core.lazy import Seen, any_lazy
 from .lazyops import inplace_unsupported
 
@@ -57,10 +57,7 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
         and _is_plain_input(target)
         and (target._base is None or not target._base._requires_grad)
     ):
-        try:
-            r = op.kernel(*[v._data if type(v) is Tensor else v for v in inputs], *args)
-        except Exception as e:
-            raise op_error(op, inputs, args, e) from None
+        r = run_kernel(op, inputs, [v._data if type(v) is Tensor else v for v in inputs], args, raw=True)
         _write(op, target, r)
         return target
     st = STATE
@@ -77,17 +74,13 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
 def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:
     """Will the tape node of op(inputs) keep its first input's value (op.save)?"""
     ins = normalize(op, inputs)
-    mask = 0
-    bit = 1
-    for v, d in zip(ins, op.diff):
-        if d:
-            if v is not None and any(x._requires_grad for x in ((v,) if type(v) is Tensor else v)):
-                mask |= bit
-            bit <<= 1
-    if not mask:
-        return False
-    table = op.save if op.save_fn is None else op.save_fn(*ins, *args)
-    return table[mask][0][0] == 2
+    needs = [
+        x._requires_grad
+        for v, d in zip(ins, op.diff)
+        if d and v is not None
+        for x in ((v,) if type(v) is Tensor else v)
+    ]
+    return True in needs and save_entry(op, ins, args, needs)[0][0] == 2
 
 
 def _check_inplace_allowed(op: Op, target: Tensor) -> None:
@@ -166,7 +159,7 @@ def _views_follow(target: Tensor) -> None:
         v = ref()
         if v is not None and not v._requires_grad:
             v._requires_grad = True
-            v._ad = True
+            mark_ad(v)
             v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
 
 

@@ -37,6 +37,7 @@ class Op:
         "kinds",
         "diff",
         "backward",
+        "backward_np",
         "jvp",
         "jvp_np",
         "jvp_kind",
@@ -66,6 +67,7 @@ class Op:
         diff: tuple,
         *,
         backward=None,
+        backward_np=None,
         jvp=None,
         jvp_np=None,
         jvp_kind: str = "none",
@@ -86,6 +88,8 @@ class Op:
         self.kinds = kinds  # per tensor param: "T", "T?" or "T[]"
         self.diff = diff  # per tensor param: differentiable?
         self.backward = backward  # (grad, *inputs, result, *args, needs) -> tuple of grads
+        # the same formulas over arrays (inputs kept as metadata are given as such), or None
+        self.backward_np = backward_np
         self.jvp = jvp  # (*prims, *tangents, result, *args) -> tangent (Tensor ops)
         self.jvp_np = jvp_np  # the same formula over ndarrays, or None
         self.jvp_kind = jvp_kind  # explicit / auto_element_wise / auto_linear / none
@@ -149,13 +153,17 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
     return same_kind(exc)(f"{op.name}: {msg} (inputs: {shown}{extra})")
 
 
-def run_kernel(op: Op, inputs, datas, args: tuple) -> Tensor:
-    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result; NumPy's
-    errors become ours, naming the op and its inputs."""
+def run_kernel(op: Op, inputs, datas, args: tuple, raw: bool = False):
+    """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result (with `raw`,
+    the result as the kernel returns it); NumPy's errors become ours, naming the op and its inputs.
+    (The one wrapper of a kernel call; bare.run1 / run2 unroll it, for the cost of a call on the
+    commonest path.)"""
     try:
         out = op.kernel(*datas, *args)
     except Exception as e:
         raise op_error(op, inputs, args, e) from None
+    if raw:
+        return out
     if type(out) is not np.ndarray:
         return wrap(out)  # a NumPy scalar, or a Dask array (a lazy tensor)
     t = _new(Tensor)

@@ -30,7 +30,7 @@ from .tangents import set_tangent
 from .registry import OPS
 from ..kernels.basic import view_region
 from ..core.lazy import is_lazy_array
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor, mark_ad, wrap
 from ..core.batched import BatchedTensor
 
 __all__ = ["Embed", "Acc", "simple_tangent", "embed_or_none", "dense", "add"]
@@ -190,7 +190,7 @@ def _calibrate() -> tuple:
     references (measured, not assumed: the interpreter's own references differ between versions)."""
     lst = [_calibration_tensor()]  # the list is the tensor's only holder
     lst[0]._fw = {0: _calibration_tensor()}  # and the dict the tangent's
-    lst[0]._ad = True
+    mark_ad(lst[0])
     return _ref_counts(lst, 0), _tangent_counts(lst[0]._fw)
 
 

@@ -24,7 +24,7 @@ from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
 from ..errors import OpError
-from ..core.tensor import Tensor, alias, join_storage, wrap
+from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -143,12 +143,9 @@ class OpNode(Node):
             join_storage(res, st)
             if fw is not None:
                 res._fw = fw
-                res._ad = True
+                mark_ad(res)
             if grad_on and self.op.out_diff[k] and data.dtype.kind in "fc":
-                res._requires_grad = True  # the saved output's history is this node
-                res._ad = True
-                res._grad_fn = self
-                res._output_nr = k
+                set_history(res, self, k)  # the saved output's history is this node
             results.append(res)
         return results
 
@@ -157,7 +154,56 @@ class OpNode(Node):
         needs = self.needs
         if self.released or grad is None or needs is None or len(grads) > 1:
             return self._apply_rare(grads)
+        if self.op.backward_np is not None and not STATE.grad_enabled and type(grad) is Tensor:
+            # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
+            # a batch (vmap), the formulas may run on arrays
+            if self._untangled(grad, STATE.levels):
+                return self._apply_arrays(grad, needs)
         return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
+
+    def _untangled(self, grad: Tensor, levels: list) -> bool:
+        """Are the gradient and what the node keeps plain Tensors without tangents (at `levels`,
+        the live ones)?"""
+        for t in self.saved:
+            if t is not None and type(t) is not Tensor and type(t) is not _Meta:
+                return False
+        if not levels:
+            return True
+        for t in (grad, *self.saved):
+            if type(t) is Tensor and (t._fw is not None or (t._base is not None and t._base._fw is not None)):
+                return False
+        return self.keep is None or all(r is None or r[2] is None for r in self.result)
+
+    def _apply_arrays(self, grad: Tensor, needs) -> list:
+        """The backward formulas over arrays (op.backward_np): nothing differentiates the gradient."""
+        datas = []
+        for t, v in zip(self.saved, self.versions):
+            if v is not None and t._st.version != v:
+                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+            datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
+        if self.keep is None:
+            res = _NO_RESULT
+        else:
+            res = []
+            for r, v in zip(self.result, self.result_version):
+                if r is not None and r[1].version != v:
+                    raise self._modified("its output was saved", v, r[1].version)
+                res.append(None if r is None else r[0])
+        gd = grad._data
+        raw = self.op.backward_np(gd, *datas, *res, *self.args, needs)
+        out = []
+        for g, m, n in zip(raw, self.metas, needs):
+            if g is None or not n:
+                out.append(None)
+            elif g is gd:
+                out.append(grad if gd.shape == m[0] and gd.dtype == m[1] else _fit_grad(grad, m, self))
+            elif type(g) is np.ndarray and g.shape == m[0] and g.dtype == m[1]:
+                t = _new(Tensor)
+                t._data = g
+                out.append(t)
+            else:
+                out.append(_fit_grad(wrap(np.asarray(g)), m, self))
+        return out
 
     def _apply_rare(self, grads: list) -> list:
         """apply() for a released node, several or no incoming gradients, or a general node."""
@@ -177,6 +223,9 @@ class OpNode(Node):
         if grad is None:
             return [None] * len(self.next_edges)
         if self.needs is None:
+            if self.op.backward_np is not None and not STATE.grad_enabled and type(grad) is Tensor:
+                if self._untangled(grad, STATE.levels):  # (as apply(): no list inputs, one output)
+                    return self._apply_arrays(grad, [e is not None for e in self.next_edges])
             return self._apply_general(grad)
         return self._apply_formulas(grad, self.needs)
 
@@ -379,69 +428,35 @@ def _edge_of(t):
     return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
 
 
-def record1(op, x, args: tuple, out) -> OpNode:
-    """record() for the hottest case, unrolled: one plain Tensor input x (which requires grad) and
-    one output (the tape of an element-wise chain is mostly this)."""
+def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
+    """record() for one or two plain Tensor inputs and one output (the tape of an element-wise
+    chain is all this): save_entry's mask and _saved_input's rule unrolled, a loop costing these
+    calls a third more. `needs` as record's (one input: it requires grad)."""
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
     node.op = op
     node.args = args
     node.released = False
-    # what the backward formula reads (op.save, indexed by which params need grad: here the one)
-    modes, node.keep = (op.save if op.save_fn is None else op.save_fn(x, *args))[1]
-    m = modes[0]
-    if m == 2:
-        s = _kept(x) if x._base is not None else x
+    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
+    if len(ins) == 1:
+        x = ins[0]
+        (m,), node.keep = save[1]  # (the one parameter needs grad)
+        s = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
         node.saved = (s,)
-        node.versions = (s._st.version,)
-    else:
-        node.saved = (_Meta(x),) if m else _NONE1
-        node.versions = _NONE1
-    d = x._data
-    node.metas = ((d.shape, d.dtype),)
-    if not x._requires_grad:  # (callers record only when it does; kept for safety)
-        node.next_edges, node.needs = _NONE1, _NONE_NEEDED1
-    else:
+        node.versions = (s._st.version,) if m == 2 else _NONE1
+        d = x._data
+        node.metas = ((d.shape, d.dtype),)
         node.next_edges = (_edge_of(x),)
         node.needs = _NEEDS1
-    if out._data.dtype.kind in "fc":
-        out._requires_grad = True
-        out._ad = True
-        out._grad_fn = node
-    return node
-
-
-def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
-    """Create the tape node of one op call and make it the outputs' grad_fn."""
-    if op.simple and len(ins) == 1:
-        return record1(op, ins[0], args, outs[0])
-    node = _new(OpNode)
-    node.seq = next(_seq)
-    node.pre_hooks = None
-    node.op = op
-    node.args = args
-    node.released = False
-    # what the backward formulas that will run read (op.save, indexed by which params need grad)
-    save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
-    if op.simple and len(ins) == 2:  # the hot case, unrolled: two plain Tensor inputs
+    else:
         x, y = ins
         dx, dy = op.diff
         (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-        if m == 2:
-            sx = _kept(x) if x._base is not None else x
-            vx = sx._st.version
-        else:
-            sx = _Meta(x) if m else None
-            vx = None
-        if n == 2:
-            sy = _kept(y) if y._base is not None else y
-            vy = sy._st.version
-        else:
-            sy = _Meta(y) if n else None
-            vy = None
+        sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
+        sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
         node.saved = (sx, sy)
-        node.versions = (vx, vy)
+        node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
         if dx and dy:
             d, d2 = x._data, y._data
             node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
@@ -455,21 +470,78 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
             e = edge(z)
             node.next_edges = (e,)
             node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
-        o = outs[0]
-        if o._data.dtype.kind in "fc":
-            o._requires_grad = True
-            o._ad = True
-            o._grad_fn = node
-        return node
-    node.needs = None
-    _record_general(node, op, ins, needs, save)
+    if out._data.dtype.kind in "fc":
+        set_history(out, node)
+    return node
+
+
+def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
+    """Create the tape node of one op call and make it the outputs' grad_fn. `needs`: per
+    differentiable input tensor (lists flattened, absent optional inputs left out), does it
+    require grad. (One or two plain inputs: record_plain, the same rules unrolled.)"""
+    if op.simple and len(ins) <= 2:
+        return record_plain(op, ins, args, outs[0], needs)
+    node = OpNode(op, args)
+    # what the backward formulas that will run read (op.save, indexed by which params need grad)
+    modes, node.keep = save_entry(op, ins, args, needs)
+    saved, versions, edges, metas = [], [], [], []
+    k = 0
+    for v, mode, d in zip(ins, modes, op.diff):
+        if v is None or mode == 0:
+            s = ver = None
+        elif type(v) is Tensor:
+            s, ver = _saved_input(v, mode)
+        else:  # a list input: per tensor
+            pairs = [_saved_input(x, mode) for x in v]
+            s, ver = [p[0] for p in pairs], (None if mode == 1 else [p[1] for p in pairs])
+        saved.append(s)
+        versions.append(ver)
+        if not d:
+            continue
+        if v is None:  # an optional input not given: a placeholder edge (`needs` has no entry for it)
+            metas.append(None)
+            edges.append(None)
+        elif type(v) is Tensor:
+            metas.append((v._data.shape, v._data.dtype))
+            edges.append(_edge_of(v) if needs[k] else None)
+            k += 1
+        else:
+            metas.append([(x._data.shape, x._data.dtype) for x in v])
+            for x in v:
+                edges.append(_edge_of(x) if needs[k] else None)
+                k += 1
+    node.saved, node.versions, node.next_edges, node.metas = saved, versions, edges, metas
+    node.needs = tuple(needs) if op.simple else None  # (apply's fast path: plain inputs, one output)
     for i, o in enumerate(outs):
         if op.out_diff[i] and o._data.dtype.kind in "fc":
-            o._requires_grad = True
-            o._ad = True
-            o._grad_fn = node
-            o._output_nr = i
+            set_history(o, node, i)
     return node
+
+
+def save_entry(op, ins, args: tuple, needs) -> tuple:
+    """The entry of op's save table for this call: (per tensor input what the node keeps: 0
+    nothing, 1 metadata, 2 the value; per output the same, or None). The table is indexed by the
+    mask whose bit i says differentiable parameter i needs grad (any of its tensors, for a list);
+    `needs` as record takes it."""
+    mask = k = 0
+    bit = 1
+    for v, d in zip(ins, op.diff):
+        if d:
+            n = 0 if v is None else (1 if type(v) is Tensor else len(v))
+            if True in needs[k : k + n]:
+                mask |= bit
+            k += n
+            bit <<= 1
+    return (op.save if op.save_fn is None else op.save_fn(*ins, *args))[mask]
+
+
+def _saved_input(x: Tensor, mode: int) -> tuple:
+    """(what a node keeps of input x, the version it is kept at): for mode 2 its value (_kept),
+    for 1 its metadata, for 0 nothing."""
+    if mode == 2:
+        s = _kept(x) if x._base is not None else x
+        return s, s._st.version
+    return (_Meta(x) if mode else None), None
 
 
 def _kept(x: Tensor) -> Tensor:
@@ -481,53 +553,6 @@ def _kept(x: Tensor) -> Tensor:
     if type(d) is np.ndarray and 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         return x.contiguous()
     return x
-
-
-def _record_general(node: OpNode, op, ins, needs: list, save: tuple) -> None:
-    """record() for ops with optional or list inputs: flatten lists into one edge per tensor."""
-    saved, versions, edges, metas = [], [], [], []
-    mask = 0  # bit i: differentiable parameter i needs grad (any of its tensors, for a list)
-    k = bit = 0
-    for v, d in zip(ins, op.diff):
-        if d:
-            n = 0 if v is None else (1 if type(v) is Tensor else len(v))
-            if any(needs[k : k + n]):
-                mask |= 1 << bit
-            k += n
-            bit += 1
-    modes, node.keep = save[mask]
-    k = 0
-    for v, mode, d in zip(ins, modes, op.diff):
-        single = type(v) is Tensor
-        if v is None or mode == 0:
-            saved.append(None)
-            versions.append(None)
-        elif mode == 2:
-            kept = (
-                (_kept(v) if v._base is not None else v)
-                if single
-                else [_kept(x) if x._base is not None else x for x in v]
-            )
-            saved.append(kept)
-            versions.append(kept._st.version if single else [x._st.version for x in kept])
-        else:
-            saved.append(_Meta(v) if single else [_Meta(x) for x in v])
-            versions.append(None)
-        if not d:
-            continue
-        if v is None:  # an optional input not given: a placeholder edge (`needs` has no entry for it)
-            metas.append(None)
-            edges.append(None)
-        elif single:
-            metas.append((v._data.shape, v._data.dtype))
-            edges.append(edge(v) if needs[k] else None)
-            k += 1
-        else:
-            metas.append([(x._data.shape, x._data.dtype) for x in v])
-            for x in v:
-                edges.append(edge(x) if needs[k] else None)
-                k += 1
-    node.saved, node.versions, node.next_edges, node.metas = saved, versions, edges, metas
 
 
 # -- views and in-place -------------------------------------------------------------------------
@@ -542,21 +567,19 @@ def refresh_view(t) -> None:
     with enable_grad():
         v = replay_view(alias(base), t._view)
     if v._requires_grad:
-        t._requires_grad = True
-        t._ad = True
-        t._grad_fn = v._grad_fn
-        t._output_nr = v._output_nr
+        set_history(t, v._grad_fn, v._output_nr)
 
 
 def rebase_history(target, r) -> None:
     """target's memory now holds r: make target's (or its root's) history go through r."""
     base = target._base
     if base is None:
-        target._requires_grad = r._requires_grad
         if r._requires_grad:
-            target._ad = True
-        target._grad_fn = r._grad_fn if r._requires_grad else None
-        target._output_nr = r._output_nr
+            set_history(target, r._grad_fn, r._output_nr)
+        else:
+            target._requires_grad = False
+            target._grad_fn = None
+            target._output_nr = r._output_nr
         return
     # The root's new value is view_scatter(old root, r): record that node (the data is already written).
     old = alias(base) if base._requires_grad else base
@@ -565,10 +588,7 @@ def rebase_history(target, r) -> None:
     node = record(
         OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,), [base._requires_grad, r._requires_grad]
     )
-    base._requires_grad = True
-    base._ad = True
-    base._grad_fn = node
-    base._output_nr = 0
+    set_history(base, node)
     target._view_version = -1  # force refresh_view on next use
     refresh_view(target)
 

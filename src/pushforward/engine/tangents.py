@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from ..core.batched import BatchedTensor, new_batch_level
-from ..core.tensor import Tensor, alias, mark_dual, wrap
+from ..core.tensor import Tensor, alias, mark_ad, mark_dual, wrap
 from ..errors import OpError, OpValueError
 from .pending import Pending
 from .state import STATE
@@ -24,8 +24,8 @@ __all__ = [
     "exit_dual_level",
     "set_tangent",
     "tangent_of",
+    "forced",
     "levels_of",
-    "tangents_below",
     "replay_view",
     "discard_pending",
     "zero_tangent",
@@ -137,7 +137,7 @@ def set_tangent(x, level: int, tangent) -> None:
     fw = x._fw
     if fw is None:
         fw = x._fw = {}
-        x._ad = True
+        mark_ad(x)
     fw[level] = tangent
     st = x._st
     if st.shared:
@@ -161,9 +161,18 @@ def tangent_of(x, level: int):
     return None
 
 
+def forced(t):
+    """A tangent as stored, computed if it is deferred (Pending); element-wise for a list."""
+    if type(t) is Pending:
+        return t.force()
+    if type(t) is list:
+        return [forced(x) for x in t]
+    return t
+
+
 def _forced(x, level: int):
     """Compute x's deferred tangent at `level` and store it in its place (a zero one is dropped)."""
-    t = x._fw[level].force()
+    t = forced(x._fw[level])
     if t is None:
         _drop_tangent(x, level)  # only non-view outputs defer, so no base's tangent is unmasked here
     else:
@@ -197,15 +206,6 @@ def levels_of(x) -> Iterable[int]:
         found = {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
         return [lv for lv in found if lv in live]
     return [lv for lv, t in fw.items() if t is not None and lv in live] if fw else ()
-
-
-def tangents_below(x, level: int) -> dict | None:
-    """x's tangents at levels strictly below `level` (outer levels), own or inherited."""
-    out = {}
-    for lv in levels_of(x):
-        if lv < level:
-            out[lv] = tangent_of(x, lv)
-    return out or None
 
 
 def replay_view(t, steps):

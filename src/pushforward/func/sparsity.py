@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor, mark_ad, wrap
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
@@ -201,7 +201,7 @@ class _Detector(Interpreter):
         for t in (root, target):
             if type(t) is Tensor:
                 t.__class__ = PatternTensor
-                t._ad = True
+                mark_ad(t)  # (an instance's own bit would hide the class's)
         if root is not target:
             target._proot = root
         ids = np.arange(root._data.size) if root is target else _ids_in(root._data, target._data)
@@ -233,7 +233,7 @@ def _views_follow(root: Tensor) -> None:
         v = ref()
         if v is not None and type(v) is Tensor:
             v.__class__ = PatternTensor
-            v._ad = True
+            mark_ad(v)
             v._proot = root
             v._pver = -1
 

@@ -50,7 +50,6 @@ def _rebuilt(parts: list, values: list) -> Tensor:
     for (lv, tan), val in zip(parts[1:], values[1:]):
         val = wrap(np.asarray(val))
         set_tangent(out, lv, BatchedTensor(val, tan._blevel) if type(tan) is BatchedTensor else val)
-        out._ad = True
     return out
 
 

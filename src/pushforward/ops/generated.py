@@ -15,7 +15,8 @@ from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
-# differentiable input; `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
+# differentiable input (`_<op>__backward_np` the same over arrays, run when nothing differentiates
+# the gradient); `_<op>__jvp` / `_<op>__jvp_np` give the tangent over Tensors / arrays
 # (one branch per pattern of inputs without tangent); `_<op>__kernel` puts the kernel's Tensor
 # arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
@@ -25,7 +26,7 @@ from .formulas.common import _conj
 def _neg__backward(grad, self, result, needs): return (-grad if needs[0] else None,)
 def _neg__jvp(self_p, self_t, result): return neg(self_t)
 def _neg__jvp_np(self_p, self_t, result): return xp.negative(self_t)
-NEG = Op('neg', xp.negative, ('self',), ('T',), (True,), backward=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+NEG = Op('neg', xp.negative, ('self',), ('T',), (True,), backward=_neg__backward, backward_np=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
 def neg(self):
     """Negation, element-wise. Example: pf.neg(pf.tensor([1.0]))"""
     return run1(NEG, xp.negative, self)
@@ -35,9 +36,10 @@ def neg_(self):
 
 # ---- abs
 def _abs__backward(grad, self, result, needs): return (grad * self.sgn() if needs[0] else None,)
+def _abs__backward_np(grad, self, result, needs): return (grad * K.sgn(self) if needs[0] else None,)
 def _abs__jvp(self_p, self_t, result): return self_t * _conj(self_p.sgn())
 def _abs__jvp_np(self_p, self_t, result): return self_t * K.conj(K.sgn(self_p))
-ABS = Op('abs', xp.abs, ('self',), ('T',), (True,), backward=_abs__backward, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ABS = Op('abs', xp.abs, ('self',), ('T',), (True,), backward=_abs__backward, backward_np=_abs__backward_np, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def abs(self):
     """Absolute value (modulus for complex). Example: pf.abs(pf.tensor([-1.0]))"""
     return run1(ABS, xp.abs, self)
@@ -82,7 +84,7 @@ def sign(self):
 # ---- exp
 def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
 def _exp__jvp(self_p, self_t, result): return self_t * result
-EXP = Op('exp', xp.exp, ('self',), ('T',), (True,), backward=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXP = Op('exp', xp.exp, ('self',), ('T',), (True,), backward=_exp__backward, backward_np=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp(self):
     """Exponential, element-wise. Example: pf.exp(pf.tensor([0.0]))"""
     return run1(EXP, xp.exp, self)
@@ -94,7 +96,7 @@ def exp_(self):
 def _exp2__backward(grad, self, result, needs):
     return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
 def _exp2__jvp(self_p, self_t, result): return self_t * (result * 0.6931471805599453)
-EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, backward_np=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def exp2(self):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
     return run1(EXP2, xp.exp2, self)
@@ -102,7 +104,7 @@ def exp2(self):
 # ---- expm1
 def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
 def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
-EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, backward_np=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def expm1(self):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
     return run1(EXPM1, xp.expm1, self)
@@ -110,7 +112,7 @@ def expm1(self):
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
-LOG = Op('log', xp.log, ('self',), ('T',), (True,), backward=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG = Op('log', xp.log, ('self',), ('T',), (True,), backward=_log__backward, backward_np=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log(self):
     """Natural logarithm, element-wise. Example: pf.log(pf.tensor([1.0]))"""
     return run1(LOG, xp.log, self)
@@ -122,7 +124,7 @@ def log_(self):
 def _log2__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
 def _log2__jvp(self_p, self_t, result): return self_t / (self_p * 0.6931471805599453)
-LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward, backward_np=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log2(self):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
     return run1(LOG2, xp.log2, self)
@@ -131,7 +133,7 @@ def log2(self):
 def _log10__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
 def _log10__jvp(self_p, self_t, result): return self_t / (self_p * 2.302585092994046)
-LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backward, backward_np=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log10(self):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
     return run1(LOG10, xp.log10, self)
@@ -139,7 +141,7 @@ def log10(self):
 # ---- log1p
 def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
 def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
-LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, backward_np=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def log1p(self):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
     return run1(LOG1P, xp.log1p, self)
@@ -147,7 +149,7 @@ def log1p(self):
 # ---- sqrt
 def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
 def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
-SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, backward_np=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def sqrt(self):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
     return run1(SQRT, xp.sqrt, self)
@@ -159,7 +161,7 @@ def sqrt_(self):
 def _rsqrt__backward(grad, self, result, needs):
     return (-0.5 * grad * _conj(result * result * result) if needs[0] else None,)
 def _rsqrt__jvp(self_p, self_t, result): return -0.5 * self_t * (result * result * result)
-RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backward, jvp=_rsqrt__jvp, jvp_np=_rsqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backward, backward_np=_rsqrt__backward, jvp=_rsqrt__jvp, jvp_np=_rsqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def rsqrt(self):
     """1 / sqrt(x), element-wise. Example: pf.rsqrt(pf.tensor([4.0]))"""
     return run1(RSQRT, K.rsqrt, self)
@@ -167,7 +169,7 @@ def rsqrt(self):
 # ---- square
 def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
 def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
-SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__backward, backward_np=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def square(self):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
     return run1(SQUARE, xp.square, self)
@@ -176,16 +178,17 @@ def square(self):
 def _reciprocal__backward(grad, self, result, needs):
     return (-grad * _conj(result * result) if needs[0] else None,)
 def _reciprocal__jvp(self_p, self_t, result): return -self_t * (result * result)
-RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, backward_np=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def reciprocal(self):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
     return run1(RECIPROCAL, xp.reciprocal, self)
 
 # ---- sin
 def _sin__backward(grad, self, result, needs): return (grad * _conj(self.cos()) if needs[0] else None,)
+def _sin__backward_np(grad, self, result, needs): return (grad * _conj(xp.cos(self)) if needs[0] else None,)
 def _sin__jvp(self_p, self_t, result): return self_t * self_p.cos()
 def _sin__jvp_np(self_p, self_t, result): return self_t * xp.cos(self_p)
-SIN = Op('sin', xp.sin, ('self',), ('T',), (True,), backward=_sin__backward, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SIN = Op('sin', xp.sin, ('self',), ('T',), (True,), backward=_sin__backward, backward_np=_sin__backward_np, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sin(self):
     """Sine, element-wise. Example: pf.sin(pf.tensor([0.0]))"""
     return run1(SIN, xp.sin, self)
@@ -195,9 +198,10 @@ def sin_(self):
 
 # ---- cos
 def _cos__backward(grad, self, result, needs): return (-grad * _conj(self.sin()) if needs[0] else None,)
+def _cos__backward_np(grad, self, result, needs): return (-grad * _conj(xp.sin(self)) if needs[0] else None,)
 def _cos__jvp(self_p, self_t, result): return -self_t * self_p.sin()
 def _cos__jvp_np(self_p, self_t, result): return -self_t * xp.sin(self_p)
-COS = Op('cos', xp.cos, ('self',), ('T',), (True,), backward=_cos__backward, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+COS = Op('cos', xp.cos, ('self',), ('T',), (True,), backward=_cos__backward, backward_np=_cos__backward_np, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cos(self):
     """Cosine, element-wise. Example: pf.cos(pf.tensor([0.0]))"""
     return run1(COS, xp.cos, self)
@@ -209,7 +213,7 @@ def cos_(self):
 def _tan__backward(grad, self, result, needs):
     return (grad * (1 + _conj(result * result)) if needs[0] else None,)
 def _tan__jvp(self_p, self_t, result): return self_t * (1 + result * result)
-TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, backward_np=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tan(self):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
     return run1(TAN, xp.tan, self)
@@ -217,9 +221,11 @@ def tan(self):
 # ---- asin
 def _asin__backward(grad, self, result, needs):
     return (grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+def _asin__backward_np(grad, self, result, needs):
+    return (grad * _conj(K.rsqrt(1 - self * self)) if needs[0] else None,)
 def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
 def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
-ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, backward_np=_asin__backward_np, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asin(self):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
     return run1(ASIN, xp.arcsin, self)
@@ -228,9 +234,11 @@ arcsin = asin
 # ---- acos
 def _acos__backward(grad, self, result, needs):
     return (-grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+def _acos__backward_np(grad, self, result, needs):
+    return (-grad * _conj(K.rsqrt(1 - self * self)) if needs[0] else None,)
 def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
 def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
-ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, backward_np=_acos__backward_np, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acos(self):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
     return run1(ACOS, xp.arccos, self)
@@ -240,7 +248,7 @@ arccos = acos
 def _atan__backward(grad, self, result, needs):
     return (grad / (_conj(self * self) + 1) if needs[0] else None,)
 def _atan__jvp(self_p, self_t, result): return self_t / (self_p * self_p + 1)
-ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backward, backward_np=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atan(self):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
     return run1(ATAN, xp.arctan, self)
@@ -248,18 +256,20 @@ arctan = atan
 
 # ---- sinh
 def _sinh__backward(grad, self, result, needs): return (grad * _conj(self.cosh()) if needs[0] else None,)
+def _sinh__backward_np(grad, self, result, needs): return (grad * _conj(xp.cosh(self)) if needs[0] else None,)
 def _sinh__jvp(self_p, self_t, result): return self_t * self_p.cosh()
 def _sinh__jvp_np(self_p, self_t, result): return self_t * xp.cosh(self_p)
-SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, backward_np=_sinh__backward_np, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def sinh(self):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
     return run1(SINH, xp.sinh, self)
 
 # ---- cosh
 def _cosh__backward(grad, self, result, needs): return (grad * _conj(self.sinh()) if needs[0] else None,)
+def _cosh__backward_np(grad, self, result, needs): return (grad * _conj(xp.sinh(self)) if needs[0] else None,)
 def _cosh__jvp(self_p, self_t, result): return self_t * self_p.sinh()
 def _cosh__jvp_np(self_p, self_t, result): return self_t * xp.sinh(self_p)
-COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, backward_np=_cosh__backward_np, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def cosh(self):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
     return run1(COSH, xp.cosh, self)
@@ -268,7 +278,7 @@ def cosh(self):
 def _tanh__backward(grad, self, result, needs):
     return (grad * (1 - _conj(result * result)) if needs[0] else None,)
 def _tanh__jvp(self_p, self_t, result): return self_t * (1 - result * result)
-TANH = Op('tanh', xp.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+TANH = Op('tanh', xp.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, backward_np=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def tanh(self):
     """Hyperbolic tangent. Example: pf.tanh(pf.tensor([1.0]))"""
     return run1(TANH, xp.tanh, self)
@@ -279,9 +289,11 @@ def tanh_(self):
 # ---- asinh
 def _asinh__backward(grad, self, result, needs):
     return (grad * _conj((self * self + 1).rsqrt()) if needs[0] else None,)
+def _asinh__backward_np(grad, self, result, needs):
+    return (grad * _conj(K.rsqrt(self * self + 1)) if needs[0] else None,)
 def _asinh__jvp(self_p, self_t, result): return self_t * (self_p * self_p + 1).rsqrt()
 def _asinh__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(self_p * self_p + 1)
-ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, backward_np=_asinh__backward_np, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def asinh(self):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
     return run1(ASINH, xp.arcsinh, self)
@@ -290,9 +302,11 @@ arcsinh = asinh
 # ---- acosh
 def _acosh__backward(grad, self, result, needs):
     return (grad * _conj((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,)
+def _acosh__backward_np(grad, self, result, needs):
+    return (grad * _conj(K.rsqrt(self - 1) * K.rsqrt(self + 1)) if needs[0] else None,)
 def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
 def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
-ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, backward_np=_acosh__backward_np, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def acosh(self):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
     return run1(ACOSH, xp.arccosh, self)
@@ -302,7 +316,7 @@ arccosh = acosh
 def _atanh__backward(grad, self, result, needs):
     return (grad / (1 - _conj(self * self)) if needs[0] else None,)
 def _atanh__jvp(self_p, self_t, result): return self_t / (1 - self_p * self_p)
-ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, backward_np=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def atanh(self):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
     return run1(ATANH, xp.arctanh, self)
@@ -312,7 +326,7 @@ arctanh = atanh
 def _sigmoid__backward(grad, self, result, needs):
     return (grad * (_conj(result) * (1 - _conj(result))) if needs[0] else None,)
 def _sigmoid__jvp(self_p, self_t, result): return self_t * (result * (1 - result))
-SIGMOID = Op('sigmoid', K.sigmoid, ('self',), ('T',), (True,), backward=_sigmoid__backward, jvp=_sigmoid__jvp, jvp_np=_sigmoid__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+SIGMOID = Op('sigmoid', K.sigmoid, ('self',), ('T',), (True,), backward=_sigmoid__backward, backward_np=_sigmoid__backward, jvp=_sigmoid__jvp, jvp_np=_sigmoid__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def sigmoid(self):
     """Logistic sigmoid 1 / (1 + exp(-x)). Example: pf.sigmoid(pf.tensor([0.0]))"""
     return run1(SIGMOID, K.sigmoid, self)
@@ -333,7 +347,7 @@ def logit(self, eps=None):
 def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if needs[0] else None,)
 def _relu__jvp(self_p, self_t, result): return _conj(_conj(self_t) * (result > 0))
 def _relu__jvp_np(self_p, self_t, result): return K.conj(K.conj(self_t) * (result > 0))
-RELU = Op('relu', K.relu, ('self',), ('T',), (True,), backward=_relu__backward, jvp=_relu__jvp, jvp_np=_relu__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+RELU = Op('relu', K.relu, ('self',), ('T',), (True,), backward=_relu__backward, backward_np=_relu__backward, jvp=_relu__jvp, jvp_np=_relu__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def relu(self):
     """max(x, 0), element-wise. Example: pf.relu(pf.tensor([-1.0, 2.0]))"""
     return run1(RELU, K.relu, self)
@@ -344,9 +358,11 @@ def relu_(self):
 # ---- erf
 def _erf__backward(grad, self, result, needs):
     return (grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
+def _erf__backward_np(grad, self, result, needs):
+    return (grad * (1.1283791670955126 * _conj(xp.exp(-self * self))) if needs[0] else None,)
 def _erf__jvp(self_p, self_t, result): return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
-ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, backward_np=_erf__backward_np, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erf(self):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
     return run1(ERF, sp.erf, self)
@@ -354,9 +370,11 @@ def erf(self):
 # ---- erfc
 def _erfc__backward(grad, self, result, needs):
     return (-grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
+def _erfc__backward_np(grad, self, result, needs):
+    return (-grad * (1.1283791670955126 * _conj(xp.exp(-self * self))) if needs[0] else None,)
 def _erfc__jvp(self_p, self_t, result): return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
-ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, backward_np=_erfc__backward_np, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfc(self):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
     return run1(ERFC, sp.erfc, self)
@@ -364,18 +382,21 @@ def erfc(self):
 # ---- erfinv
 def _erfinv__backward(grad, self, result, needs):
     return (grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,)
+def _erfinv__backward_np(grad, self, result, needs):
+    return (grad * 0.886226925452758 * xp.exp(sp.erfinv(self) ** 2) if needs[0] else None,)
 def _erfinv__jvp(self_p, self_t, result): return self_t * 0.886226925452758 * (result * result).exp()
 def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * xp.exp(result * result)
-ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
+ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, backward_np=_erfinv__backward_np, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
 def erfinv(self):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
     return run1(ERFINV, sp.erfinv, self)
 
 # ---- lgamma
 def _lgamma__backward(grad, self, result, needs): return (grad * self.digamma() if needs[0] else None,)
+def _lgamma__backward_np(grad, self, result, needs): return (grad * sp.psi(self) if needs[0] else None,)
 def _lgamma__jvp(self_p, self_t, result): return self_t * _conj(self_p.digamma())
 def _lgamma__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.psi(self_p))
-LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__backward, jvp=_lgamma__jvp, jvp_np=_lgamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__backward, backward_np=_lgamma__backward_np, jvp=_lgamma__jvp, jvp_np=_lgamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def lgamma(self):
     """log|Gamma(x)|. Example: pf.lgamma(pf.tensor([3.0]))"""
     return run1(LGAMMA, sp.gammaln, self)
@@ -383,9 +404,11 @@ def lgamma(self):
 # ---- digamma
 def _digamma__backward(grad, self, result, needs):
     return (grad * _conj(polygamma(1, self)) if needs[0] else None,)
+def _digamma__backward_np(grad, self, result, needs):
+    return (grad * _conj(K.polygamma(1, self)) if needs[0] else None,)
 def _digamma__jvp(self_p, self_t, result): return self_t * polygamma(1, self_p)
 def _digamma__jvp_np(self_p, self_t, result): return self_t * K.polygamma(1, self_p)
-DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__backward, jvp=_digamma__jvp, jvp_np=_digamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__backward, backward_np=_digamma__backward_np, jvp=_digamma__jvp, jvp_np=_digamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def digamma(self):
     """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
     return run1(DIGAMMA, sp.psi, self)
@@ -393,42 +416,49 @@ def digamma(self):
 # ---- polygamma
 def _polygamma__backward(grad, self, result, n, needs):
     return (grad * _conj(polygamma(n + 1, self)) if needs[0] else None,)
+def _polygamma__backward_np(grad, self, result, n, needs):
+    return (grad * _conj(K.polygamma(n + 1, self)) if needs[0] else None,)
 def _polygamma__jvp(self_p, self_t, result, n): return self_t * polygamma(n + 1, self_p)
 def _polygamma__jvp_np(self_p, self_t, result, n): return self_t * K.polygamma(n + 1, self_p)
 def _polygamma__kernel(self, n): return K.polygamma(n, self)
-POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
+POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, backward_np=_polygamma__backward_np, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
 def polygamma(n, self):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
     return run1(POLYGAMMA, _polygamma__kernel, self, (n,))
 
 # ---- floor
 def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _floor__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _floor__jvp(self_p, self_t, result): return None
-FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backward, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backward, backward_np=_floor__backward_np, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def floor(self):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
     return run1(FLOOR, xp.floor, self)
 
 # ---- ceil
 def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _ceil__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _ceil__jvp(self_p, self_t, result): return None
-CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, backward_np=_ceil__backward_np, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def ceil(self):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
     return run1(CEIL, xp.ceil, self)
 
 # ---- round
 def _round__backward(grad, self, result, decimals, needs): return (zeros_like(grad) if needs[0] else None,)
+def _round__backward_np(grad, self, result, decimals, needs):
+    return (xp.zeros_like(grad) if needs[0] else None,)
 def _round__jvp(self_p, self_t, result, decimals): return None
-ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='elementwise')
+ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, backward_np=_round__backward_np, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='elementwise')
 def round(self, *, decimals=0):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
     return run1(ROUND, K.round, self, (decimals,))
 
 # ---- trunc
 def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
+def _trunc__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _trunc__jvp(self_p, self_t, result): return None
-TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, backward_np=_trunc__backward_np, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
 def trunc(self):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
     return run1(TRUNC, xp.trunc, self)
@@ -511,6 +541,8 @@ def angle(self):
 # ---- add
 def _add__backward(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, scale(grad, alpha) if needs[1] else None)
+def _add__backward_np(grad, self, other, result, alpha, needs):
+    return (grad if needs[0] else None, scale_np(grad, alpha) if needs[1] else None)
 def _add__jvp(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return scale(other_t, alpha)
     if other_t is None: return self_t
@@ -522,7 +554,7 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, jvp=laid_out(_add__jvp, 2, 'add'), jvp_np=laid_out(_add__jvp_np, 2, 'add'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2, 'add'), jvp_np=laid_out(_add__jvp_np, 2, 'add'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
     return run2(ADD, _add__kernel, self, other, (alpha,))
@@ -533,6 +565,8 @@ def add_(self, other, *, alpha=1):
 # ---- sub
 def _sub__backward(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, -scale(grad, alpha) if needs[1] else None)
+def _sub__backward_np(grad, self, other, result, alpha, needs):
+    return (grad if needs[0] else None, -scale_np(grad, alpha) if needs[1] else None)
 def _sub__jvp(self_p, other_p, self_t, other_t, result, alpha):
     if self_t is None: return -scale(other_t, alpha)
     if other_t is None: return self_t
@@ -544,7 +578,7 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, jvp=laid_out(_sub__jvp, 2, 'sub'), jvp_np=laid_out(_sub__jvp_np, 2, 'sub'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2, 'sub'), jvp_np=laid_out(_sub__jvp_np, 2, 'sub'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
     return run2(SUB, _sub__kernel, self, other, (alpha,))
@@ -563,7 +597,7 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
 def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, jvp=laid_out(_mul__jvp, 2, 'mul'), jvp_np=laid_out(_mul__jvp, 2, 'mul'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2, 'mul'), jvp_np=laid_out(_mul__jvp, 2, 'mul'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
     return run2(MUL, _mul__kernel, self, other)
@@ -578,6 +612,11 @@ def _div__backward(grad, self, other, result, rounding_mode, needs):
         (grad / _conj(other) if rounding_mode is None else zeros_like(grad)) if needs[0] else None,
         (-grad * _conj(self / other / other) if rounding_mode is None else zeros_like(grad)) if needs[1] else None,
     )
+def _div__backward_np(grad, self, other, result, rounding_mode, needs):
+    return (
+        (grad / _conj(other) if rounding_mode is None else xp.zeros_like(grad)) if needs[0] else None,
+        (-grad * _conj(self / other / other) if rounding_mode is None else xp.zeros_like(grad)) if needs[1] else None,
+    )
 def _div__save(self, other, rounding_mode):
     """What the backward keeps, by the outcome of its formulas' static tests (see Op.save)."""
     if rounding_mode is None:
@@ -590,7 +629,7 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
 def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, jvp=laid_out(_div__jvp, 2, 'div'), jvp_np=laid_out(_div__jvp, 2, 'div'), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2, 'div'), jvp_np=laid_out(_div__jvp, 2, 'div'), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
     return run2(DIV, _div__kernel, self, other, (rounding_mode,))
@@ -604,20 +643,27 @@ true_divide = div
 def _pow__backward(grad, self, exponent, result, needs):
     return (
         pow_self_backward(grad, self, exponent) if needs[0] else None,
-        pow_exponent_backward(grad, self, exponent, result) if needs[1] else None,
+        where((self == 0) & (exponent.real >= 0), 0.0, grad * _conj(result * where((self == 0) & (exponent.real >= 0), 1.0, self).log())) if needs[1] else None,
+    )
+def _pow__backward_np(grad, self, exponent, result, needs):
+    return (
+        pow_self_backward_np(grad, self, exponent) if needs[0] else None,
+        K.where((self == 0) & (exponent.real >= 0), 0.0, grad * _conj(result * xp.log(K.where((self == 0) & (exponent.real >= 0), 1.0, self)))) if needs[1] else None,
     )
 def _pow__jvp(self_p, exponent_p, self_t, exponent_t, result):
-    if self_t is None: return _conj(pow_exponent_backward(_conj(exponent_t), self_p, exponent_p, result))
+    if self_t is None:
+        return where((self_p == 0) & (exponent_p.real >= 0), 0.0, exponent_t * result * where((self_p == 0) & (exponent_p.real >= 0), 1.0, self_p).log())
     if exponent_t is None: return _conj(pow_self_backward(_conj(self_t), self_p, exponent_p))
-    return _conj(pow_self_backward(_conj(self_t), self_p, exponent_p)) + _conj(pow_exponent_backward(_conj(exponent_t), self_p, exponent_p, result))
+    return _conj(pow_self_backward(_conj(self_t), self_p, exponent_p)) + where((self_p == 0) & (exponent_p.real >= 0), 0.0, exponent_t * result * where((self_p == 0) & (exponent_p.real >= 0), 1.0, self_p).log())
 def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
-    if self_t is None: return K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
+    if self_t is None:
+        return K.where((self_p == 0) & (exponent_p.real >= 0), 0.0, exponent_t * result * xp.log(K.where((self_p == 0) & (exponent_p.real >= 0), 1.0, self_p)))
     if exponent_t is None: return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p))
-    return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.conj(pow_exponent_backward_np(K.conj(exponent_t), self_p, exponent_p, result))
+    return K.conj(pow_self_backward_np(K.conj(self_t), self_p, exponent_p)) + K.where((self_p == 0) & (exponent_p.real >= 0), 0.0, exponent_t * result * xp.log(K.where((self_p == 0) & (exponent_p.real >= 0), 1.0, self_p)))
 def _pow__kernel(self, exponent):
     _r = K.pow(self, exponent)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, exponent)
-POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, jvp=laid_out(_pow__jvp, 2, 'pow'), jvp_np=laid_out(_pow__jvp_np, 2, 'pow'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, backward_np=_pow__backward_np, jvp=laid_out(_pow__jvp, 2, 'pow'), jvp_np=laid_out(_pow__jvp_np, 2, 'pow'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
     return run2(POW, _pow__kernel, self, exponent)
@@ -638,7 +684,7 @@ def _atan2__jvp(self_p, other_p, self_t, other_t, result):
 def _atan2__kernel(self, other):
     _r = xp.arctan2(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, jvp=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, backward_np=_atan2__backward, jvp=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
     return run2(ATAN2, _atan2__kernel, self, other)
@@ -654,7 +700,7 @@ def _hypot__jvp(self_p, other_p, self_t, other_t, result):
 def _hypot__kernel(self, other):
     _r = xp.hypot(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, jvp=laid_out(_hypot__jvp, 2, 'hypot'), jvp_np=laid_out(_hypot__jvp, 2, 'hypot'), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2, 'hypot'), jvp_np=laid_out(_hypot__jvp, 2, 'hypot'), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
     return run2(HYPOT, _hypot__kernel, self, other)
@@ -664,6 +710,11 @@ def _maximum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(self, other) if needs[0] else None,
         grad * max_mask(other, self) if needs[1] else None,
+    )
+def _maximum__backward_np(grad, self, other, result, needs):
+    return (
+        grad * max_mask_np(self, other) if needs[0] else None,
+        grad * max_mask_np(other, self) if needs[1] else None,
     )
 def _maximum__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask(other_p, self_p)
@@ -676,7 +727,7 @@ def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
 def _maximum__kernel(self, other):
     _r = xp.maximum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, jvp=laid_out(_maximum__jvp, 2, 'maximum'), jvp_np=laid_out(_maximum__jvp_np, 2, 'maximum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, backward_np=_maximum__backward_np, jvp=laid_out(_maximum__jvp, 2, 'maximum'), jvp_np=laid_out(_maximum__jvp_np, 2, 'maximum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
     return run2(MAXIMUM, _maximum__kernel, self, other)
@@ -686,6 +737,11 @@ def _minimum__backward(grad, self, other, result, needs):
     return (
         grad * max_mask(other, self) if needs[0] else None,
         grad * max_mask(self, other) if needs[1] else None,
+    )
+def _minimum__backward_np(grad, self, other, result, needs):
+    return (
+        grad * max_mask_np(other, self) if needs[0] else None,
+        grad * max_mask_np(self, other) if needs[1] else None,
     )
 def _minimum__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * max_mask(self_p, other_p)
@@ -698,7 +754,7 @@ def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
 def _minimum__kernel(self, other):
     _r = xp.minimum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, jvp=laid_out(_minimum__jvp, 2, 'minimum'), jvp_np=laid_out(_minimum__jvp_np, 2, 'minimum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, backward_np=_minimum__backward_np, jvp=laid_out(_minimum__jvp, 2, 'minimum'), jvp_np=laid_out(_minimum__jvp_np, 2, 'minimum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
     return run2(MINIMUM, _minimum__kernel, self, other)
@@ -706,6 +762,8 @@ def minimum(self, other):
 # ---- fmod
 def _fmod__backward(grad, self, other, result, needs):
     return (grad if needs[0] else None, -grad * (self / other).trunc() if needs[1] else None)
+def _fmod__backward_np(grad, self, other, result, needs):
+    return (grad if needs[0] else None, -grad * xp.trunc(self / other) if needs[1] else None)
 def _fmod__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * (self_p / other_p).trunc())
     if other_t is None: return self_t
@@ -717,7 +775,7 @@ def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
 def _fmod__kernel(self, other):
     _r = xp.fmod(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, jvp=laid_out(_fmod__jvp, 2, 'fmod'), jvp_np=laid_out(_fmod__jvp_np, 2, 'fmod'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, backward_np=_fmod__backward_np, jvp=laid_out(_fmod__jvp, 2, 'fmod'), jvp_np=laid_out(_fmod__jvp_np, 2, 'fmod'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
     return run2(FMOD, _fmod__kernel, self, other)
@@ -725,6 +783,8 @@ def fmod(self, other):
 # ---- remainder
 def _remainder__backward(grad, self, other, result, needs):
     return (grad if needs[0] else None, -grad * (self / other).floor() if needs[1] else None)
+def _remainder__backward_np(grad, self, other, result, needs):
+    return (grad if needs[0] else None, -grad * xp.floor(self / other) if needs[1] else None)
 def _remainder__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return -(other_t * (self_p / other_p).floor())
     if other_t is None: return self_t
@@ -736,26 +796,34 @@ def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
 def _remainder__kernel(self, other):
     _r = xp.remainder(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, jvp=laid_out(_remainder__jvp, 2, 'remainder'), jvp_np=laid_out(_remainder__jvp_np, 2, 'remainder'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, backward_np=_remainder__backward_np, jvp=laid_out(_remainder__jvp, 2, 'remainder'), jvp_np=laid_out(_remainder__jvp_np, 2, 'remainder'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
     return run2(REMAINDER, _remainder__kernel, self, other)
 
 # ---- copysign
 def _copysign__backward(grad, self, other, result, needs):
-    return (grad * copysign_ratio(self, result) if needs[0] else None, zeros_like(grad) if needs[1] else None)
+    return (
+        grad * where(self == 0, 0.0, result / where(self == 0, 1.0, self)) if needs[0] else None,
+        zeros_like(grad) if needs[1] else None,
+    )
+def _copysign__backward_np(grad, self, other, result, needs):
+    return (
+        grad * K.where(self == 0, 0.0, result / K.where(self == 0, 1.0, self)) if needs[0] else None,
+        xp.zeros_like(grad) if needs[1] else None,
+    )
 def _copysign__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return None
-    if other_t is None: return self_t * copysign_ratio(self_p, result)
-    return self_t * copysign_ratio(self_p, result)
+    if other_t is None: return self_t * where(self_p == 0, 0.0, result / where(self_p == 0, 1.0, self_p))
+    return self_t * where(self_p == 0, 0.0, result / where(self_p == 0, 1.0, self_p))
 def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return None
-    if other_t is None: return self_t * copysign_ratio_np(self_p, result)
-    return self_t * copysign_ratio_np(self_p, result)
+    if other_t is None: return self_t * K.where(self_p == 0, 0.0, result / K.where(self_p == 0, 1.0, self_p))
+    return self_t * K.where(self_p == 0, 0.0, result / K.where(self_p == 0, 1.0, self_p))
 def _copysign__kernel(self, other):
     _r = xp.copysign(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, jvp=laid_out(_copysign__jvp, 2, 'copysign'), jvp_np=laid_out(_copysign__jvp_np, 2, 'copysign'), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
+COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, backward_np=_copysign__backward_np, jvp=laid_out(_copysign__jvp, 2, 'copysign'), jvp_np=laid_out(_copysign__jvp_np, 2, 'copysign'), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
     return run2(COPYSIGN, _copysign__kernel, self, other)
@@ -764,6 +832,11 @@ def copysign(self, other):
 def _xlogy__backward(grad, self, other, result, needs):
     return (
         grad * _conj(xlogy(other != 0, other)) if needs[0] else None,
+        grad * _conj(self / other) if needs[1] else None,
+    )
+def _xlogy__backward_np(grad, self, other, result, needs):
+    return (
+        grad * _conj(sp.xlogy(other != 0, other)) if needs[0] else None,
         grad * _conj(self / other) if needs[1] else None,
     )
 def _xlogy__jvp(self_p, other_p, self_t, other_t, result):
@@ -777,7 +850,7 @@ def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
 def _xlogy__kernel(self, other):
     _r = sp.xlogy(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, jvp=laid_out(_xlogy__jvp, 2, 'xlogy'), jvp_np=laid_out(_xlogy__jvp_np, 2, 'xlogy'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, backward_np=_xlogy__backward_np, jvp=laid_out(_xlogy__jvp, 2, 'xlogy'), jvp_np=laid_out(_xlogy__jvp_np, 2, 'xlogy'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
     return run2(XLOGY, _xlogy__kernel, self, other)
@@ -787,6 +860,11 @@ def _logaddexp__backward(grad, self, other, result, needs):
     return (
         grad * (self - other).sigmoid() if needs[0] else None,
         grad * (other - self).sigmoid() if needs[1] else None,
+    )
+def _logaddexp__backward_np(grad, self, other, result, needs):
+    return (
+        grad * K.sigmoid(self - other) if needs[0] else None,
+        grad * K.sigmoid(other - self) if needs[1] else None,
     )
 def _logaddexp__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * (other_p - result).exp()
@@ -799,7 +877,7 @@ def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
 def _logaddexp__kernel(self, other):
     _r = xp.logaddexp(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, jvp=laid_out(_logaddexp__jvp, 2, 'logaddexp'), jvp_np=laid_out(_logaddexp__jvp_np, 2, 'logaddexp'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, backward_np=_logaddexp__backward_np, jvp=laid_out(_logaddexp__jvp, 2, 'logaddexp'), jvp_np=laid_out(_logaddexp__jvp_np, 2, 'logaddexp'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
     return run2(LOGADDEXP, _logaddexp__kernel, self, other)
@@ -809,6 +887,11 @@ def _where__backward(grad, condition, self, other, result, needs):
     return (
         where(condition, grad, 0.0) if needs[0] else None,
         where(condition, 0.0, grad) if needs[1] else None,
+    )
+def _where__backward_np(grad, condition, self, other, result, needs):
+    return (
+        K.where(condition, grad, 0.0) if needs[0] else None,
+        K.where(condition, 0.0, grad) if needs[1] else None,
     )
 def _where__jvp(condition, self_p, other_p, self_t, other_t, result):
     if self_t is None: return where(condition, zeros_like(self_p), other_t)
@@ -821,7 +904,7 @@ def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
 def _where__kernel(condition, self, other):
     _r = K.where(condition, self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, condition, self, other)
-WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, jvp=laid_out(_where__jvp, 3, 'where'), jvp_np=laid_out(_where__jvp_np, 3, 'where'), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
+WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, backward_np=_where__backward_np, jvp=laid_out(_where__jvp, 3, 'where'), jvp_np=laid_out(_where__jvp_np, 3, 'where'), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
     return apply(WHERE, (condition, self, other), ())
@@ -975,7 +1058,7 @@ def to(self, dtype=None, copy=False):
 def _clone__backward(grad, self, result, needs): return (grad if needs[0] else None,)
 def _clone__jvp(self_p, self_t, result): return clone(self_t)
 def _clone__jvp_np(self_p, self_t, result): return K.clone(self_t)
-CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backward, jvp=_clone__jvp, jvp_np=_clone__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backward, backward_np=_clone__backward, jvp=_clone__jvp, jvp_np=_clone__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
 def clone(self):
     """A copy with its own memory (differentiable). Example: pf.clone(pf.tensor([1.0]))"""
     return run1(CLONE, K.clone, self)
@@ -991,11 +1074,13 @@ def alias(self):
 # ---- _copy_from
 def __copy_from__backward(grad, self, src, result, needs):
     return (zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
+def __copy_from__backward_np(grad, self, src, result, needs):
+    return (xp.zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
 def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
     return run2(_COPY_FROM, K.copy_from, self, src)
@@ -1138,11 +1223,15 @@ def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
     return (
         keep(grad, dim, keepdim, self.ndim) * _conj((self - keep(result, dim, keepdim, self.ndim)).exp()) if needs[0] else None,
     )
+def _logsumexp__backward_np(grad, self, result, dim, keepdim, needs):
+    return (
+        keep_np(grad, dim, keepdim, self.ndim) * _conj(xp.exp(self - keep_np(result, dim, keepdim, self.ndim))) if needs[0] else None,
+    )
 def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * xp.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
-LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1151,11 +1240,13 @@ def logsumexp(self, dim, keepdim=False, *, axis=None):
 # ---- softmax
 def _softmax__backward(grad, self, result, dim, dtype, needs):
     return (_conj(result) * (grad - (grad * _conj(result)).sum(dim, keepdim=True)) if needs[0] else None,)
+def _softmax__backward_np(grad, self, result, dim, dtype, needs):
+    return (_conj(result) * (grad - K.sum(grad * _conj(result), dim, keepdim=True)) if needs[0] else None,)
 def _softmax__jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
 def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
-SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def softmax(self, dim, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1164,11 +1255,13 @@ def softmax(self, dim, dtype=None, *, axis=None):
 # ---- log_softmax
 def _log_softmax__backward(grad, self, result, dim, dtype, needs):
     return (grad - _conj(result.exp()) * grad.sum(dim, keepdim=True) if needs[0] else None,)
+def _log_softmax__backward_np(grad, self, result, dim, dtype, needs):
+    return (grad - _conj(xp.exp(result)) * K.sum(grad, dim, keepdim=True) if needs[0] else None,)
 def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * xp.exp(result), dim, keepdim=True)
-LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1177,9 +1270,11 @@ def log_softmax(self, dim, dtype=None, *, axis=None):
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
     return (grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,)
+def _cumsum__backward_np(grad, self, result, dim, dtype, needs):
+    return (K.flip(K.cumsum(K.flip(grad, dim), dim), dim) if needs[0] else None,)
 def _cumsum__jvp(self_p, self_t, result, dim, dtype): return cumsum(self_t, dim, dtype=dtype)
 def _cumsum__jvp_np(self_p, self_t, result, dim, dtype): return K.cumsum(self_t, dim, dtype=dtype)
-CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)')
+CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)')
 def cumsum(self, dim, *, dtype=None, axis=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1222,7 +1317,7 @@ def _mm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def mm(self, other):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
     return run2(MM, K.mm, self, other)
@@ -1234,7 +1329,7 @@ def _bmm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def bmm(self, other):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
     return run2(BMM, K.bmm, self, other)
@@ -1250,7 +1345,7 @@ def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.dot(self_p, other_t)
     if other_t is None: return K.dot(self_t, other_p)
     return K.dot(self_t, other_p) + K.dot(self_p, other_t)
-DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
 def dot(self, other):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
     return run2(DOT, K.dot, self, other)
@@ -1266,7 +1361,7 @@ def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.outer(self_p, other_t)
     if other_t is None: return K.outer(self_t, other_p)
     return K.outer(self_t, other_p) + K.outer(self_p, other_t)
-OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer')
+OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer')
 def outer(self, other):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
     return run2(OUTER, K.outer, self, other)
@@ -1343,9 +1438,10 @@ def stack(tensors, dim=0, *, axis=None):
 
 # ---- flip
 def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if needs[0] else None,)
+def _flip__backward_np(grad, self, result, dims, needs): return (K.flip(grad, dims) if needs[0] else None,)
 def _flip__jvp(self_p, self_t, result, dims): return flip(self_t, dims)
 def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
-FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)')
+FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)')
 def flip(self, dims):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
     return run1(FLIP, K.flip, self, (dims,))
@@ -1362,18 +1458,22 @@ def roll(self, shifts, dims=None):
 
 # ---- tril
 def _tril__backward(grad, self, result, diagonal, needs): return (grad.tril(diagonal) if needs[0] else None,)
+def _tril__backward_np(grad, self, result, diagonal, needs):
+    return (K.tril(grad, diagonal) if needs[0] else None,)
 def _tril__jvp(self_p, self_t, result, diagonal): return tril(self_t, diagonal)
 def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diagonal)
-TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
 def tril(self, diagonal=0):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
     return run1(TRIL, K.tril, self, (diagonal,))
 
 # ---- triu
 def _triu__backward(grad, self, result, diagonal, needs): return (grad.triu(diagonal) if needs[0] else None,)
+def _triu__backward_np(grad, self, result, diagonal, needs):
+    return (K.triu(grad, diagonal) if needs[0] else None,)
 def _triu__jvp(self_p, self_t, result, diagonal): return triu(self_t, diagonal)
 def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diagonal)
-TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
 def triu(self, diagonal=0):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
     return run1(TRIU, K.triu, self, (diagonal,))
@@ -1381,10 +1481,12 @@ def triu(self, diagonal=0):
 # ---- gather
 def _gather__backward(grad, self, index, result, dim, needs):
     return (_gather_backward(grad, dim, index, self.shape) if needs[0] else None,)
+def _gather__backward_np(grad, self, index, result, dim, needs):
+    return (K.gather_backward(grad, dim, index, self.shape) if needs[0] else None,)
 def _gather__jvp(self_p, index, self_t, result, dim): return gather(self_t, dim, index)
 def _gather__jvp_np(self_p, index, self_t, result, dim): return K.gather(self_t, dim, index)
 def _gather__kernel(self, index, dim): return K.gather(self, dim, index)
-GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)')
+GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)')
 def gather(self, dim, index, *, axis=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
     dim = dim if axis is None else axis
@@ -1393,12 +1495,14 @@ def gather(self, dim, index, *, axis=None):
 # ---- _gather_backward
 def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
     return (grad.gather(dim, index) if needs[0] else None,)
+def __gather_backward__backward_np(grad, self, index, result, dim, shape, needs):
+    return (K.gather(grad, dim, index) if needs[0] else None,)
 def __gather_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _gather_backward(self_t, dim, index, shape)
 def __gather_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.gather_backward(self_t, dim, index, shape)
 def __gather_backward__kernel(self, index, dim, shape): return K.gather_backward(self, dim, index, shape)
-_GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__gather_backward__backward, jvp=__gather_backward__jvp, jvp_np=__gather_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='aligned(dim) + shape(shape)')
+_GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__gather_backward__backward, backward_np=__gather_backward__backward_np, jvp=__gather_backward__jvp, jvp_np=__gather_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='aligned(dim) + shape(shape)')
 def _gather_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (gather's backward)."""
     dim = dim if axis is None else axis
@@ -1407,10 +1511,12 @@ def _gather_backward(self, dim, index, shape, *, axis=None):
 # ---- index_select
 def _index_select__backward(grad, self, index, result, dim, needs):
     return (_index_select_backward(grad, dim, index, self.shape) if needs[0] else None,)
+def _index_select__backward_np(grad, self, index, result, dim, needs):
+    return (K.index_select_backward(grad, dim, index, self.shape) if needs[0] else None,)
 def _index_select__jvp(self_p, index, self_t, result, dim): return index_select(self_t, dim, index)
 def _index_select__jvp_np(self_p, index, self_t, result, dim): return K.index_select(self_t, dim, index)
 def _index_select__kernel(self, index, dim): return K.index_select(self, dim, index)
-INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_select(self, dim, index, *, axis=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
     dim = dim if axis is None else axis
@@ -1419,13 +1525,15 @@ def index_select(self, dim, index, *, axis=None):
 # ---- _index_select_backward
 def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
     return (grad.index_select(dim, index) if needs[0] else None,)
+def __index_select_backward__backward_np(grad, self, index, result, dim, shape, needs):
+    return (K.index_select(grad, dim, index) if needs[0] else None,)
 def __index_select_backward__jvp(self_p, index, self_t, result, dim, shape):
     return _index_select_backward(self_t, dim, index, shape)
 def __index_select_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.index_select_backward(self_t, dim, index, shape)
 def __index_select_backward__kernel(self, index, dim, shape):
     return K.index_select_backward(self, dim, index, shape)
-_INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__index_select_backward__backward, jvp=__index_select_backward__jvp, jvp_np=__index_select_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='indexed(dim, index) + shape(shape)')
+_INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__index_select_backward__backward, backward_np=__index_select_backward__backward_np, jvp=__index_select_backward__jvp, jvp_np=__index_select_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='indexed(dim, index) + shape(shape)')
 def _index_select_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (index_select's backward)."""
     dim = dim if axis is None else axis
@@ -1437,6 +1545,11 @@ def _masked_fill__backward(grad, self, mask, value, result, needs):
         grad.masked_fill(mask, 0.0) if needs[0] else None,
         where(mask, grad, 0.0).sum() if needs[1] else None,
     )
+def _masked_fill__backward_np(grad, self, mask, value, result, needs):
+    return (
+        K.masked_fill(grad, mask, 0.0) if needs[0] else None,
+        K.sum(K.where(mask, grad, 0.0)) if needs[1] else None,
+    )
 def _masked_fill__jvp(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None: return zeros_like(self_p).masked_fill(mask, value_t)
     if value_t is None: return self_t.masked_fill(mask, zeros_like(value_p))
@@ -1445,7 +1558,7 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None: return K.masked_fill(xp.zeros_like(self_p), mask, value_t)
     if value_t is None: return K.masked_fill(self_t, mask, xp.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
-MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
+MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
 def masked_fill(self, mask, value):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
     return apply(MASKED_FILL, (self, mask, value), ())
@@ -1456,9 +1569,11 @@ def masked_fill_(self, mask, value):
 # ---- index
 def _index__backward(grad, self, result, indices, needs):
     return (_index_backward(grad, self.shape, indices) if needs[0] else None,)
+def _index__backward_np(grad, self, result, indices, needs):
+    return (K.index_backward(grad, self.shape, indices) if needs[0] else None,)
 def _index__jvp(self_p, self_t, result, indices): return index(self_t, indices)
 def _index__jvp_np(self_p, self_t, result, indices): return K.index(self_t, indices)
-INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)')
+INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, backward_np=_index__backward_np, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)')
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
     return run1(INDEX, K.index, self, (indices,))
@@ -1466,11 +1581,13 @@ def index(self, indices):
 # ---- _index_backward
 def __index_backward__backward(grad, self, result, shape, indices, needs):
     return (index(grad, indices) if needs[0] else None,)
+def __index_backward__backward_np(grad, self, result, shape, indices, needs):
+    return (K.index(grad, indices) if needs[0] else None,)
 def __index_backward__jvp(self_p, self_t, result, shape, indices):
     return _index_backward(self_t, shape, indices)
 def __index_backward__jvp_np(self_p, self_t, result, shape, indices):
     return K.index_backward(self_t, shape, indices)
-_INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (True,), backward=__index_backward__backward, jvp=__index_backward__jvp, jvp_np=__index_backward__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'indices'), batch='prefix(indices) + shape(shape)')
+_INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (True,), backward=__index_backward__backward, backward_np=__index_backward__backward_np, jvp=__index_backward__jvp, jvp_np=__index_backward__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'indices'), batch='prefix(indices) + shape(shape)')
 def _index_backward(self, shape, indices):
     """Zeros of `shape` with grad added at indices (advanced indexing's backward)."""
     return run1(_INDEX_BACKWARD, K.index_backward, self, (shape, indices))
@@ -1480,6 +1597,11 @@ def _index_put__backward(grad, self, values, result, indices, accumulate, needs)
     return (
         (grad if accumulate else index_put(grad, indices, 0.0)) if needs[0] else None,
         index(grad, indices) if needs[1] else None,
+    )
+def _index_put__backward_np(grad, self, values, result, indices, accumulate, needs):
+    return (
+        (grad if accumulate else K.index_put(grad, indices, 0.0)) if needs[0] else None,
+        K.index(grad, indices) if needs[1] else None,
     )
 def _index_put__jvp(self_p, values_p, self_t, values_t, result, indices, accumulate):
     if self_t is None: return index_put(zeros_like(self_p), indices, values_t, accumulate)
@@ -1491,7 +1613,7 @@ def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accu
     return K.index_put(self_t, indices, values_t, accumulate)
 def _index_put__kernel(self, values, indices, accumulate):
     return K.index_put(self, indices, values, accumulate)
-INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
+INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, backward_np=_index_put__backward_np, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
     return run2(INDEX_PUT, _index_put__kernel, self, values, (indices, accumulate))
@@ -2085,6 +2207,11 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 # ---- index_add
 def _index_add__backward(grad, self, index, source, result, dim, alpha, needs):
     return (grad if needs[0] else None, scale(grad.index_select(dim, index), alpha) if needs[1] else None)
+def _index_add__backward_np(grad, self, index, source, result, dim, alpha, needs):
+    return (
+        grad if needs[0] else None,
+        scale_np(K.index_select(grad, dim, index), alpha) if needs[1] else None,
+    )
 def _index_add__jvp(self_p, index, source_p, self_t, source_t, result, dim, alpha):
     if self_t is None: return index_add(zeros_like(self_p), dim, index, source_t, alpha=alpha)
     if source_t is None: return index_add(self_t, dim, index, zeros_like(source_p), alpha=alpha)
@@ -2094,7 +2221,7 @@ def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, a
     if source_t is None: return K.index_add(self_t, dim, index, xp.zeros_like(source_p), alpha=alpha)
     return K.index_add(self_t, dim, index, source_t, alpha=alpha)
 def _index_add__kernel(self, index, source, dim, alpha): return K.index_add(self, dim, index, source, alpha)
-INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
+INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, backward_np=_index_add__backward_np, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
 def index_add(self, dim, index, source, *, alpha=1, axis=None):
     """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
     dim = dim if axis is None else axis
@@ -2109,6 +2236,11 @@ def _index_copy__backward(grad, self, index, source, result, dim, needs):
         grad.index_fill(dim, index, 0.0) if needs[0] else None,
         grad.index_select(dim, index) if needs[1] else None,
     )
+def _index_copy__backward_np(grad, self, index, source, result, dim, needs):
+    return (
+        K.index_fill(grad, dim, index, 0.0) if needs[0] else None,
+        K.index_select(grad, dim, index) if needs[1] else None,
+    )
 def _index_copy__jvp(self_p, index, source_p, self_t, source_t, result, dim):
     if self_t is None: return index_copy(zeros_like(self_p), dim, index, source_t)
     if source_t is None: return index_copy(self_t, dim, index, zeros_like(source_p))
@@ -2118,7 +2250,7 @@ def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
     if source_t is None: return K.index_copy(self_t, dim, index, xp.zeros_like(source_p))
     return K.index_copy(self_t, dim, index, source_t)
 def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
-INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_copy(self, dim, index, source, *, axis=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
@@ -2133,6 +2265,11 @@ def _index_fill__backward(grad, self, index, value, result, dim, needs):
         grad.index_fill(dim, index, 0.0) if needs[0] else None,
         (grad - grad.index_fill(dim, index, 0.0)).sum() if needs[1] else None,
     )
+def _index_fill__backward_np(grad, self, index, value, result, dim, needs):
+    return (
+        K.index_fill(grad, dim, index, 0.0) if needs[0] else None,
+        K.sum(grad - K.index_fill(grad, dim, index, 0.0)) if needs[1] else None,
+    )
 def _index_fill__jvp(self_p, index, value_p, self_t, value_t, result, dim):
     if self_t is None: return index_fill(zeros_like(self_p), dim, index, value_t)
     if value_t is None: return index_fill(self_t, dim, index, zeros_like(value_p))
@@ -2142,7 +2279,7 @@ def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
     if value_t is None: return K.index_fill(self_t, dim, index, xp.zeros_like(value_p))
     return K.index_fill(self_t, dim, index, value_t)
 def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
-INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
 def index_fill(self, dim, index, value, *, axis=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
     dim = dim if axis is None else axis
@@ -2179,11 +2316,13 @@ def put(self, index, source, accumulate=False):
 # ---- _im2col
 def __im2col__backward(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
     return (_col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,)
+def __im2col__backward_np(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
+    return (K.col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,)
 def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return _im2col(self_t, kernel_size, dilation, padding, stride)
 def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return K.im2col(self_t, kernel_size, dilation, padding, stride)
-_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold')
+_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, backward_np=__im2col__backward_np, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold')
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
     return run1(_IM2COL, K.im2col, self, (kernel_size, dilation, padding, stride, pad_value))
@@ -2191,11 +2330,13 @@ def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
 # ---- _col2im
 def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
     return (_im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,)
+def __col2im__backward_np(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
+    return (K.im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,)
 def __col2im__jvp(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
     return _col2im(self_t, output_size, kernel_size, dilation, padding, stride)
 def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
     return K.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
-_COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im__backward, jvp=__col2im__jvp, jvp_np=__col2im__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'), batch='fold')
+_COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im__backward, backward_np=__col2im__backward_np, jvp=__col2im__jvp, jvp_np=__col2im__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'), batch='fold')
 def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
     return run1(_COL2IM, K.col2im, self, (output_size, kernel_size, dilation, padding, stride))
@@ -2876,11 +3017,13 @@ def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
 # ---- diag_embed
 def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
     return (grad.diagonal(offset, dim1, dim2) if needs[0] else None,)
+def _diag_embed__backward_np(grad, self, result, offset, dim1, dim2, needs):
+    return (K.diagonal(grad, offset, dim1, dim2) if needs[0] else None,)
 def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
     return diag_embed(self_t, offset, dim1, dim2)
 def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
     return K.diag_embed(self_t, offset, dim1, dim2)
-DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
+DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
     return run1(DIAG_EMBED, K.diag_embed, self, (offset, dim1, dim2))
@@ -3048,9 +3191,10 @@ def fft_ifftshift(self, dim=None, *, axis=None):
 
 # ---- special_i0
 def _special_i0__backward(grad, self, result, needs): return (grad * special_i1(self) if needs[0] else None,)
+def _special_i0__backward_np(grad, self, result, needs): return (grad * sp.i1(self) if needs[0] else None,)
 def _special_i0__jvp(self_p, self_t, result): return self_t * _conj(special_i1(self_p))
 def _special_i0__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.i1(self_p))
-SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_special_i0__backward, jvp=_special_i0__jvp, jvp_np=_special_i0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_special_i0__backward, backward_np=_special_i0__backward_np, jvp=_special_i0__jvp, jvp_np=_special_i0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_i0(self):
     """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
     return run1(SPECIAL_I0, sp.i0, self)
@@ -3059,11 +3203,13 @@ i0 = special_i0
 # ---- special_i0e
 def _special_i0e__backward(grad, self, result, needs):
     return (grad * (special_i1e(self) - self.sgn() * result) if needs[0] else None,)
+def _special_i0e__backward_np(grad, self, result, needs):
+    return (grad * (sp.i1e(self) - K.sgn(self) * result) if needs[0] else None,)
 def _special_i0e__jvp(self_p, self_t, result):
     return self_t * _conj(special_i1e(self_p) - self_p.sgn() * result)
 def _special_i0e__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.i1e(self_p) - K.sgn(self_p) * result)
-SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_special_i0e__backward, jvp=_special_i0e__jvp, jvp_np=_special_i0e__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_special_i0e__backward, backward_np=_special_i0e__backward_np, jvp=_special_i0e__jvp, jvp_np=_special_i0e__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_i0e(self):
     """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
     return run1(SPECIAL_I0E, sp.i0e, self)
@@ -3098,11 +3244,13 @@ def special_ndtr(self):
 # ---- special_ndtri
 def _special_ndtri__backward(grad, self, result, needs):
     return (grad * (result * result * 0.5).exp() * 2.5066282746310002 if needs[0] else None,)
+def _special_ndtri__backward_np(grad, self, result, needs):
+    return (grad * xp.exp(result * result * 0.5) * 2.5066282746310002 if needs[0] else None,)
 def _special_ndtri__jvp(self_p, self_t, result):
     return self_t * _conj((result * result * 0.5).exp()) * 2.5066282746310002
 def _special_ndtri__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(result * result * 0.5)) * 2.5066282746310002
-SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, backward_np=_special_ndtri__backward_np, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 def special_ndtri(self):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
     return run1(SPECIAL_NDTRI, sp.ndtri, self)
@@ -3110,11 +3258,13 @@ def special_ndtri(self):
 # ---- special_log_ndtr
 def _special_log_ndtr__backward(grad, self, result, needs):
     return (grad * (self * self * -0.5 - result).exp() * 0.3989422804014327 if needs[0] else None,)
+def _special_log_ndtr__backward_np(grad, self, result, needs):
+    return (grad * xp.exp(self * self * -0.5 - result) * 0.3989422804014327 if needs[0] else None,)
 def _special_log_ndtr__jvp(self_p, self_t, result):
     return self_t * _conj((self_p * self_p * -0.5 - result).exp()) * 0.3989422804014327
 def _special_log_ndtr__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
-SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, backward_np=_special_log_ndtr__backward_np, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_log_ndtr(self):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
     return run1(SPECIAL_LOG_NDTR, sp.log_ndtr, self)
@@ -3126,7 +3276,7 @@ def _special_erfcx__jvp(self_p, self_t, result):
     return self_t * (2 * _conj(self_p) * _conj(result) - 1.1283791670955126)
 def _special_erfcx__jvp_np(self_p, self_t, result):
     return self_t * (2 * K.conj(self_p) * K.conj(result) - 1.1283791670955126)
-SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backward=_special_erfcx__backward, jvp=_special_erfcx__jvp, jvp_np=_special_erfcx__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backward=_special_erfcx__backward, backward_np=_special_erfcx__backward, jvp=_special_erfcx__jvp, jvp_np=_special_erfcx__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_erfcx(self):
     """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
     return run1(SPECIAL_ERFCX, sp.erfcx, self)
@@ -3134,6 +3284,8 @@ def special_erfcx(self):
 # ---- special_xlog1py
 def _special_xlog1py__backward(grad, self, other, result, needs):
     return (grad * other.log1p() if needs[0] else None, grad * self / (other + 1) if needs[1] else None)
+def _special_xlog1py__backward_np(grad, self, other, result, needs):
+    return (grad * xp.log1p(other) if needs[0] else None, grad * self / (other + 1) if needs[1] else None)
 def _special_xlog1py__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return other_t * self_p / (other_p + 1)
     if other_t is None: return self_t * other_p.log1p()
@@ -3145,7 +3297,7 @@ def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
 def _special_xlog1py__kernel(self, other):
     _r = sp.xlog1py(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, jvp=laid_out(_special_xlog1py__jvp, 2, 'special_xlog1py'), jvp_np=laid_out(_special_xlog1py__jvp_np, 2, 'special_xlog1py'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, backward_np=_special_xlog1py__backward_np, jvp=laid_out(_special_xlog1py__jvp, 2, 'special_xlog1py'), jvp_np=laid_out(_special_xlog1py__jvp_np, 2, 'special_xlog1py'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
     return run2(SPECIAL_XLOG1PY, _special_xlog1py__kernel, self, other)
@@ -3163,9 +3315,11 @@ special_sinc = sinc
 # ---- special_entr
 def _special_entr__backward(grad, self, result, needs):
     return (grad * -(self.log() + 1) if needs[0] else None,)
+def _special_entr__backward_np(grad, self, result, needs):
+    return (grad * -(xp.log(self) + 1) if needs[0] else None,)
 def _special_entr__jvp(self_p, self_t, result): return self_t * -(_conj(self_p.log()) + 1)
 def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(xp.log(self_p)) + 1)
-SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, backward_np=_special_entr__backward_np, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_entr(self):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
     return run1(SPECIAL_ENTR, sp.entr, self)
@@ -3173,6 +3327,8 @@ def special_entr(self):
 # ---- _special_zeta
 def __special_zeta__backward(grad, self, other, result, needs):
     return (grad * -self * _special_zeta(self + 1, other) if needs[0] else None,)
+def __special_zeta__backward_np(grad, self, other, result, needs):
+    return (grad * -self * sp.zeta(self + 1, other) if needs[0] else None,)
 def __special_zeta__jvp(self, other_p, other_t, result):
     return other_t * -self * _special_zeta(self + 1, other_p)
 def __special_zeta__jvp_np(self, other_p, other_t, result):
@@ -3180,7 +3336,7 @@ def __special_zeta__jvp_np(self, other_p, other_t, result):
 def __special_zeta__kernel(self, other):
     _r = sp.zeta(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-_SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, jvp=laid_out(__special_zeta__jvp, 2, '_special_zeta'), jvp_np=laid_out(__special_zeta__jvp_np, 2, '_special_zeta'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+_SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, backward_np=__special_zeta__backward_np, jvp=laid_out(__special_zeta__jvp, 2, '_special_zeta'), jvp_np=laid_out(__special_zeta__jvp_np, 2, '_special_zeta'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
     return run2(_SPECIAL_ZETA, __special_zeta__kernel, self, other)
@@ -3204,9 +3360,11 @@ def special_betaln(self, other):
 # ---- special_bessel_j0
 def _special_bessel_j0__backward(grad, self, result, needs):
     return (grad * -special_bessel_j1(self) if needs[0] else None,)
+def _special_bessel_j0__backward_np(grad, self, result, needs):
+    return (grad * -sp.j1(self) if needs[0] else None,)
 def _special_bessel_j0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_j1(self_p))
 def _special_bessel_j0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.j1(self_p))
-SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), backward=_special_bessel_j0__backward, jvp=_special_bessel_j0__jvp, jvp_np=_special_bessel_j0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), backward=_special_bessel_j0__backward, backward_np=_special_bessel_j0__backward_np, jvp=_special_bessel_j0__jvp, jvp_np=_special_bessel_j0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_bessel_j0(self):
     """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
     return run1(SPECIAL_BESSEL_J0, sp.j0, self)
@@ -3224,9 +3382,11 @@ def special_bessel_j1(self):
 # ---- special_bessel_y0
 def _special_bessel_y0__backward(grad, self, result, needs):
     return (grad * -special_bessel_y1(self) if needs[0] else None,)
+def _special_bessel_y0__backward_np(grad, self, result, needs):
+    return (grad * -sp.y1(self) if needs[0] else None,)
 def _special_bessel_y0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_y1(self_p))
 def _special_bessel_y0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.y1(self_p))
-SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), backward=_special_bessel_y0__backward, jvp=_special_bessel_y0__jvp, jvp_np=_special_bessel_y0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), backward=_special_bessel_y0__backward, backward_np=_special_bessel_y0__backward_np, jvp=_special_bessel_y0__jvp, jvp_np=_special_bessel_y0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_bessel_y0(self):
     """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
     return run1(SPECIAL_BESSEL_Y0, sp.y0, self)
@@ -3234,11 +3394,13 @@ def special_bessel_y0(self):
 # ---- special_bessel_y1
 def _special_bessel_y1__backward(grad, self, result, needs):
     return (grad * (special_bessel_y0(self) - result / self) if needs[0] else None,)
+def _special_bessel_y1__backward_np(grad, self, result, needs):
+    return (grad * (sp.y0(self) - result / self) if needs[0] else None,)
 def _special_bessel_y1__jvp(self_p, self_t, result):
     return self_t * _conj(special_bessel_y0(self_p) - result / self_p)
 def _special_bessel_y1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.y0(self_p) - result / self_p)
-SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), backward=_special_bessel_y1__backward, jvp=_special_bessel_y1__jvp, jvp_np=_special_bessel_y1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), backward=_special_bessel_y1__backward, backward_np=_special_bessel_y1__backward_np, jvp=_special_bessel_y1__jvp, jvp_np=_special_bessel_y1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_bessel_y1(self):
     """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
     return run1(SPECIAL_BESSEL_Y1, sp.y1, self)
@@ -3246,10 +3408,12 @@ def special_bessel_y1(self):
 # ---- special_modified_bessel_k0
 def _special_modified_bessel_k0__backward(grad, self, result, needs):
     return (grad * -special_modified_bessel_k1(self) if needs[0] else None,)
+def _special_modified_bessel_k0__backward_np(grad, self, result, needs):
+    return (grad * -sp.k1(self) if needs[0] else None,)
 def _special_modified_bessel_k0__jvp(self_p, self_t, result):
     return self_t * _conj(-special_modified_bessel_k1(self_p))
 def _special_modified_bessel_k0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.k1(self_p))
-SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), ('T',), (True,), backward=_special_modified_bessel_k0__backward, jvp=_special_modified_bessel_k0__jvp, jvp_np=_special_modified_bessel_k0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), ('T',), (True,), backward=_special_modified_bessel_k0__backward, backward_np=_special_modified_bessel_k0__backward_np, jvp=_special_modified_bessel_k0__jvp, jvp_np=_special_modified_bessel_k0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_modified_bessel_k0(self):
     """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
     return run1(SPECIAL_MODIFIED_BESSEL_K0, sp.k0, self)
@@ -3257,11 +3421,13 @@ def special_modified_bessel_k0(self):
 # ---- special_modified_bessel_k1
 def _special_modified_bessel_k1__backward(grad, self, result, needs):
     return (grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,)
+def _special_modified_bessel_k1__backward_np(grad, self, result, needs):
+    return (grad * -(sp.k0(self) + result / self) if needs[0] else None,)
 def _special_modified_bessel_k1__jvp(self_p, self_t, result):
     return self_t * _conj(-(special_modified_bessel_k0(self_p) + result / self_p))
 def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(-(sp.k0(self_p) + result / self_p))
-SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), ('T',), (True,), backward=_special_modified_bessel_k1__backward, jvp=_special_modified_bessel_k1__jvp, jvp_np=_special_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), ('T',), (True,), backward=_special_modified_bessel_k1__backward, backward_np=_special_modified_bessel_k1__backward_np, jvp=_special_modified_bessel_k1__jvp, jvp_np=_special_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_modified_bessel_k1(self):
     """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
     return run1(SPECIAL_MODIFIED_BESSEL_K1, sp.k1, self)
@@ -3269,11 +3435,13 @@ def special_modified_bessel_k1(self):
 # ---- special_scaled_modified_bessel_k0
 def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
     return (grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,)
+def _special_scaled_modified_bessel_k0__backward_np(grad, self, result, needs):
+    return (grad * (result - sp.k1e(self)) if needs[0] else None,)
 def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
     return self_t * _conj(result - special_scaled_modified_bessel_k1(self_p))
 def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k1e(self_p))
-SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k0e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k0__backward, jvp=_special_scaled_modified_bessel_k0__jvp, jvp_np=_special_scaled_modified_bessel_k0__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k0e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k0__backward, backward_np=_special_scaled_modified_bessel_k0__backward_np, jvp=_special_scaled_modified_bessel_k0__jvp, jvp_np=_special_scaled_modified_bessel_k0__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_scaled_modified_bessel_k0(self):
     """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
     return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e, self)
@@ -3281,11 +3449,13 @@ def special_scaled_modified_bessel_k0(self):
 # ---- special_scaled_modified_bessel_k1
 def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
     return (grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,)
+def _special_scaled_modified_bessel_k1__backward_np(grad, self, result, needs):
+    return (grad * (result - sp.k0e(self) - result / self) if needs[0] else None,)
 def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
     return self_t * _conj(result - special_scaled_modified_bessel_k0(self_p) - result / self_p)
 def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k0e(self_p) - result / self_p)
-SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k1e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k1__backward, jvp=_special_scaled_modified_bessel_k1__jvp, jvp_np=_special_scaled_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k1e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k1__backward, backward_np=_special_scaled_modified_bessel_k1__backward_np, jvp=_special_scaled_modified_bessel_k1__jvp, jvp_np=_special_scaled_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
 def special_scaled_modified_bessel_k1(self):
     """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
     return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e, self)
@@ -3303,9 +3473,11 @@ def special_spherical_bessel_j0(self):
 # ---- special_airy_ai
 def _special_airy_ai__backward(grad, self, result, needs):
     return (grad * _special_airy_ai_prime(self) if needs[0] else None,)
+def _special_airy_ai__backward_np(grad, self, result, needs):
+    return (grad * K.airy_ai_prime(self) if needs[0] else None,)
 def _special_airy_ai__jvp(self_p, self_t, result): return self_t * _conj(_special_airy_ai_prime(self_p))
 def _special_airy_ai__jvp_np(self_p, self_t, result): return self_t * K.conj(K.airy_ai_prime(self_p))
-SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), backward=_special_airy_ai__backward, jvp=_special_airy_ai__jvp, jvp_np=_special_airy_ai__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), backward=_special_airy_ai__backward, backward_np=_special_airy_ai__backward_np, jvp=_special_airy_ai__jvp, jvp_np=_special_airy_ai__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def special_airy_ai(self):
     """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
     return run1(SPECIAL_AIRY_AI, K.airy_ai, self)
@@ -3313,11 +3485,13 @@ def special_airy_ai(self):
 # ---- _special_airy_ai_prime
 def __special_airy_ai_prime__backward(grad, self, result, needs):
     return (grad * self * special_airy_ai(self) if needs[0] else None,)
+def __special_airy_ai_prime__backward_np(grad, self, result, needs):
+    return (grad * self * K.airy_ai(self) if needs[0] else None,)
 def __special_airy_ai_prime__jvp(self_p, self_t, result):
     return self_t * _conj(self_p) * _conj(special_airy_ai(self_p))
 def __special_airy_ai_prime__jvp_np(self_p, self_t, result):
     return self_t * K.conj(self_p) * K.conj(K.airy_ai(self_p))
-_SPECIAL_AIRY_AI_PRIME = Op('_special_airy_ai_prime', K.airy_ai_prime, ('self',), ('T',), (True,), backward=__special_airy_ai_prime__backward, jvp=__special_airy_ai_prime__jvp, jvp_np=__special_airy_ai_prime__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+_SPECIAL_AIRY_AI_PRIME = Op('_special_airy_ai_prime', K.airy_ai_prime, ('self',), ('T',), (True,), backward=__special_airy_ai_prime__backward, backward_np=__special_airy_ai_prime__backward_np, jvp=__special_airy_ai_prime__jvp, jvp_np=__special_airy_ai_prime__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 def _special_airy_ai_prime(self):
     """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
     return run1(_SPECIAL_AIRY_AI_PRIME, K.airy_ai_prime, self)

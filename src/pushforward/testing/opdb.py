@@ -65,6 +65,7 @@ __all__ = [
     "check_op",
     "check_sample",
     "forward_forms",
+    "backward_forms",
     "FORWARD_FORMS",
     "make_tensor",
     "yaml_op_names",
@@ -1505,6 +1506,14 @@ def forward_forms(info: OpInfo) -> tuple:
     return ("array", "nested")
 
 
+def backward_forms(info: OpInfo) -> tuple:
+    """The forms of the op's backward formula that `check_sample` checks: "array" (a plain
+    backward pass: the array form where the op has one) and "tensor" (with create_graph, as when
+    something differentiates the gradient; separate only when an array form exists)."""
+    rec = op_record(info.name)
+    return ("array", "tensor") if rec is not None and rec.backward_np is not None else ("array",)
+
+
 def _forward_form_fn(fn: Callable, form: str, outer: int | None) -> Callable:
     """fn for gradcheck's forward check in the given form (see forward_forms)."""
 
@@ -1566,6 +1575,7 @@ def check_sample(
         inputs,
         forms,
         check_backward_ad=backward,
+        backward_forms=backward_forms(info),
         atol=info.atol,
         rtol=info.rtol,
         fast_mode=info.fast_mode if fast_mode is None else fast_mode,

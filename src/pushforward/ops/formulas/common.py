@@ -47,15 +47,11 @@ __all__ = [
     "einsum_backward",
     "einsum_jvp",
     "pow_self_backward",
-    "pow_exponent_backward",
     "pow_self_backward_np",
-    "pow_exponent_backward_np",
     "clamp_mask",
     "clamp_mask_np",
     "max_mask",
     "max_mask_np",
-    "copysign_ratio",
-    "copysign_ratio_np",
     "logit_backward",
     "angle_backward",
     "scatter_view",
@@ -235,7 +231,7 @@ def var_jvp_np(self_p, self_t, result, dim, correction, keepdim):
     n = count_reduced(self_p.shape, dim)
     dims = _dims(dim, self_p.ndim)
     centered = self_p - self_p.mean(dims, keepdims=True)
-    return (_conj_np(centered) * self_t).real.sum(dims, keepdims=keepdim) * _var_scale(n, correction)
+    return (_conj(centered) * self_t).real.sum(dims, keepdims=keepdim) * _var_scale(n, correction)
 
 
 def norm_backward(grad, self, p, result, dim, keepdim):
@@ -401,11 +397,6 @@ def _constant_exponent(exponent):
     return None
 
 
-def _conj_np(a):
-    """Conjugate without a copy for real arrays (np.conj copies them)."""
-    return np.conj(a) if np.iscomplexobj(a) else a
-
-
 def pow_self_backward(grad, self, exponent):
     e = _constant_exponent(exponent)
     if e is not None:  # cheap forms for a constant exponent
@@ -421,7 +412,8 @@ def pow_self_backward(grad, self, exponent):
 
 
 def _conj(t):
-    """t.conj(), skipping the op call for real tensors (their own conjugate)."""
+    """t.conj(), skipping the op call for real tensors (their own conjugate); an array too (no copy
+    for a real one, which np.conj would make)."""
     return t.conj() if t.dtype.kind == "c" else t
 
 
@@ -433,21 +425,9 @@ def pow_self_backward_np(grad, self, exponent):
         if e == 1:
             return grad
         ec = e.conjugate() if type(e) is complex else e
-        return grad * ec * _conj_np(self if e == 2 else np.power(self, e - 1))
+        return grad * ec * _conj(self if e == 2 else np.power(self, e - 1))
     with np.errstate(all="ignore"):
-        return np.where(exponent == 0, 0.0, grad * _conj_np(exponent * np.power(self, exponent - 1)))
-
-
-def pow_exponent_backward(grad, self, exponent, result):
-    zero = (self == 0) & (exponent.real >= 0) if exponent.dtype.kind == "c" else (self == 0) & (exponent >= 0)
-    safe = OPS.where(zero, 1.0, self)
-    return OPS.where(zero, 0.0, grad * (result * safe.log()).conj())
-
-
-def pow_exponent_backward_np(grad, self, exponent, result):
-    zero = (self == 0) & (np.real(exponent) >= 0)
-    with np.errstate(all="ignore"):
-        return np.where(zero, 0.0, grad * _conj_np(result * np.log(np.where(zero, 1.0, self))))
+        return np.where(exponent == 0, 0.0, grad * _conj(exponent * np.power(self, exponent - 1)))
 
 
 def clamp_mask(self, min, max):
@@ -469,14 +449,6 @@ def max_mask(a, b):
 
 
 max_mask_np = max_mask
-
-
-def copysign_ratio(self, result):
-    return OPS.where(self == 0, 0.0, result / OPS.where(self == 0, 1.0, self))
-
-
-def copysign_ratio_np(self, result):
-    return np.where(self == 0, 0.0, result / np.where(self == 0, 1.0, self))
 
 
 def logit_backward(grad, self, eps):
