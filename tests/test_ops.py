@@ -236,6 +236,7 @@ def test_check_op_interface():
         "fwd_over_rev": True,
         "complex": True,
         "batched": True,
+        "taylor": True,
         "kind": "auto_element_wise",
         "error": None,
     }
