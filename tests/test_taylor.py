@@ -397,3 +397,21 @@ def test_in_place_writes_reach_views_and_only_views(f, xs):
 def test_norms_of_empty_and_zero_tensors():
     check_jet(lambda x: x.norm(2, (0, 1), keepdim=True), (pf.zeros(0, 3),), (pf.zeros(0, 3),), order=3)
     check_jet(lambda x: x.norm(), (pf.zeros(2),), (pf.ones(2),), order=2)  # the formula's convention at 0
+
+
+def test_series_are_laid_out_as_eager_results_so_reshapes_alias_alike():
+    # an element-wise op on permuted inputs lays its result out as torch does (not C order); a
+    # flatten of it is then a copy, and an in-place write into the copy must not reach the result.
+    # The series' coefficients follow the eager layout (a fuzzer finding of the jet mode).
+    def f(x0):
+        v1 = (x0.mT.abs() + 0.5) ** x0.mT.contiguous().tanh()
+        v2 = v1.flatten()
+        v2.cos_()
+        return v1
+
+    x = pf.tensor(np.array([[[-1.3, 0.6], [0.4, 0.4], [-0.8, -1.0]], [[-0.6, -1.4], [-1.5, -1.2], [-0.7, -0.5]]]))
+    v = pf.ones(2, 3, 2)
+    _, series = jet(f, (x,), ([v, pf.zeros_like(v), pf.zeros_like(v)],))
+    want = nested_derivatives(f, [x], [v], 3)
+    for k in range(3):
+        np.testing.assert_allclose(series[k].numpy(), want[k][0].numpy(), rtol=1e-12, atol=1e-12)

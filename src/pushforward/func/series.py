@@ -20,10 +20,12 @@ Non-differentiable ops and ops with zero derivative give plain (constant) tensor
 
 from __future__ import annotations
 
+import numpy as np
+
 import sys
 
 from ..core.creation import zeros_like
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, wrap
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import SCALARS, Op
@@ -165,6 +167,8 @@ class TaylorInterpreter(Interpreter):
             out = _unshared(out, xs, op.n_out)
         res = tuple(_output(c, tag) for c in out) if op.n_out > 1 else _output(out, tag)
         res = _plain_outputs(op, res)
+        if op.batch == "elementwise" and op.n_out == 1:
+            res = _laid_out_as_eager(op, xs, args, res)
         if key is not None:
             tag.cache[key] = (res, xs)  # (the inputs are kept alive: the key holds their ids)
         return _owned(res) if derived and tag.depth == 0 else res
@@ -207,8 +211,16 @@ def _owned(res):
     if type(res) is tuple:
         return tuple(_owned(r) for r in res)
     if type(res) is Series:
-        return Series([c.clone() for c in res._c], res._tag)
-    return res.clone() if isinstance(res, Tensor) else res
+        return Series([_copy(c) for c in res._c], res._tag)
+    return _copy(res) if isinstance(res, Tensor) else res
+
+
+def _copy(c):
+    """A copy of coefficient c in c's own memory layout (clone's is C order), so that a reshape of
+    the result views or copies as it does eagerly (docs/design.md, "Memory layout")."""
+    if type(c) is Tensor and type(c._data) is np.ndarray and not c._data.flags.c_contiguous:
+        return wrap(np.empty_like(c._data)).copy_(c)  # copy_: differentiable, as clone is
+    return c.clone()
 
 
 def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag) -> tuple:
@@ -338,6 +350,27 @@ def _unshared(out, xs: list, n_out: int):
     outs = out if n_out > 1 else (out,)
     fixed = [[c.clone() if id(c) in seen and isinstance(c, Tensor) else c for c in o] for o in outs]
     return fixed if n_out > 1 else fixed[0]
+
+
+def _laid_out_as_eager(op: Op, xs: list, args: tuple, res):
+    """Every coefficient of an element-wise result laid out in memory as the eager op lays out its
+    result (its kernel on the inputs' y_0: docs/design.md, "Memory layout"), so a later reshape
+    copies or views all coefficients as eagerly, and an in-place write through it reaches them all
+    or none. (The rules compute with ops whose layouts need not be the op's own.)"""
+    if type(res) is not Series or type(res._c[0]) is not Tensor or type(res._c[0]._data) is not np.ndarray:
+        return res
+    ins = [rules._coefficient(op, i, x, 0) for i, x in enumerate(xs)]
+    if any(isinstance(x, Tensor) and type(x) is not Tensor for x in ins):
+        return res  # a batch of coefficients (vmap): no memory layout of one example to follow
+    want = op.kernel(*[x._data if type(x) is Tensor else x for x in ins], *args)
+    if type(want) is not np.ndarray:
+        return res
+    out = []
+    for c in res._c:
+        if type(c) is Tensor and type(c._data) is np.ndarray and c._data.strides != want.strides:
+            c = wrap(np.empty_like(want)).copy_(c)  # copy_: differentiable, as the rule is
+        out.append(c)
+    return Series(out, res._tag)
 
 
 def _plain_outputs(op: Op, res):
