@@ -23,6 +23,7 @@ from .grad_mode import enable_grad, set_grad_enabled
 from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
+from ..core.lazy import as_array
 from ..errors import OpError
 from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
@@ -202,7 +203,7 @@ class OpNode(Node):
                 t._data = g
                 out.append(t)
             else:
-                out.append(_fit_grad(wrap(np.asarray(g)), m, self))
+                out.append(_fit_grad(wrap(as_array(g)), m, self))  # (a Dask array stays lazy)
         return out
 
     def _apply_rare(self, grads: list) -> list:
