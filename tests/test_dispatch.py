@@ -13,6 +13,7 @@ import pushforward.autograd.forward_ad as fwAD
 from pushforward.dispatch import classifier as dispatch
 from pushforward.dispatch import general
 from pushforward.dispatch.interpret import Interpreter
+from pushforward.core.lazy import Seen
 from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
 EXECUTORS = ("run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "run_general")
@@ -217,16 +218,19 @@ def _python_calls(fn) -> list:
     return calls
 
 
-def test_the_combined_case_takes_few_python_calls():
+def test_the_combined_case_takes_few_python_calls(monkeypatch):
     """An op on a tensor that carries a tangent and requires grad (forward-over-reverse on a tracked
     level, behind every hvp): the classifier's record goes to run_traced, which reads nothing again,
     and the tangent formula's ops (on a primal without the tangent) take the tape path. Everything,
     the formula's two recorded ops included, stays within a bound (was 79 calls when the general
-    executor re-read the call and the formula's ops took it too)."""
+    executor re-read the call and the formula's ops took it too; one more since mul's kernel lays its
+    result out as torch does, docs/design.md "Memory layout")."""
+    # (once a process has made a lazy tensor, every call also looks for lazy inputs: core/lazy.py)
+    monkeypatch.setattr(Seen, "lazy", False)
     with fwAD.dual_level():
         x = fwAD.make_dual(_x().requires_grad_(), _x(seed=1))
         x.sin()  # (warm: first-use work stays out of the count)
         calls = _python_calls(lambda: x.sin())
     assert "run_general" not in calls and "levels_of" not in calls
     assert calls.count("run_traced") == 1 and calls.count("run_tape") == 2
-    assert len(calls) <= 44, calls
+    assert len(calls) <= 45, calls

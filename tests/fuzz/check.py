@@ -612,6 +612,7 @@ def check(prog: Program, modes=MODES) -> list:
             continue
         if mode in COMPILED_MODES:  # eager pushforward is the reference (compiled.py)
             findings += check_compiled(prog, mode)
+            continue
         if mode in JET_MODES:  # pushforward's own nested dual levels are the reference (jet.py)
             findings += check_jet_mode(prog)
             continue

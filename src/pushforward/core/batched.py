@@ -130,7 +130,7 @@ class BatchedTensor(Tensor):
         while type(t) is BatchedTensor:  # nested levels: their batch dims lead the physical array
             t, k = t._phys, k + 1
         d = t._data
-        if is_lazy_array(d):  # a Dask array: chunks, no memory layout
+        if type(d) is not np.ndarray and is_lazy_array(d):  # a Dask array: chunks, no memory layout
             return True
         return bool(d.flags.c_contiguous or (d.size and d[(0,) * k].flags.c_contiguous))
 

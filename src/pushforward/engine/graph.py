@@ -23,7 +23,7 @@ from .grad_mode import enable_grad, set_grad_enabled
 from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
-from ..core.lazy import as_array
+from ..core.lazy import as_array, is_lazy_array
 from ..errors import OpError
 from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
@@ -155,7 +155,12 @@ class OpNode(Node):
         needs = self.needs
         if self.released or grad is None or needs is None or len(grads) > 1:
             return self._apply_rare(grads)
-        if self.op.backward_np is not None and not STATE.grad_enabled and type(grad) is Tensor:
+        if (
+            self.op.backward_np is not None
+            and not STATE.grad_enabled
+            and type(grad) is Tensor
+            and not is_lazy_array(grad._data)  # (Dask arrays lack ndarray's methods the array form uses)
+        ):
             # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
             # a batch (vmap), the formulas may run on arrays
             if self._untangled(grad, STATE.levels):
@@ -224,7 +229,12 @@ class OpNode(Node):
         if grad is None:
             return [None] * len(self.next_edges)
         if self.needs is None:
-            if self.op.backward_np is not None and not STATE.grad_enabled and type(grad) is Tensor:
+            if (
+                self.op.backward_np is not None
+                and not STATE.grad_enabled
+                and type(grad) is Tensor
+                and not is_lazy_array(grad._data)  # (Dask arrays lack ndarray's methods the array form uses)
+            ):
                 if self._untangled(grad, STATE.levels):  # (as apply(): no list inputs, one output)
                     return self._apply_arrays(grad, [e is not None for e in self.next_edges])
             return self._apply_general(grad)

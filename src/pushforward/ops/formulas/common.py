@@ -652,7 +652,7 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
             return True  # summed out first
         free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
         arr = ts[k]._data
-        if is_lazy_array(arr):  # a Dask array: no memory layout to follow
+        if type(arr) is not np.ndarray and is_lazy_array(arr):  # a Dask array: no memory layout to follow
             return True
         for group in (lro, free, summed):
             dims = [ins[k].index(c) for c in group]

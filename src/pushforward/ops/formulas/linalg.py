@@ -1248,7 +1248,7 @@ def _flattens_to_view(x, dims, shape: tuple | None = None) -> bool:
         return True
     if isinstance(x, BatchedTensor):
         return shape is None or tuple(x.shape) == tuple(shape)
-    if is_lazy_array(x._data):  # a Dask array: no memory layout to follow
+    if type(x._data) is not np.ndarray and is_lazy_array(x._data):  # a Dask array: no layout to follow
         return False
     arr = x._data if shape is None else np.broadcast_to(x._data, shape)
     return merges_to_view([arr.shape[d] for d in dims], [arr.strides[d] for d in dims])
