@@ -54,23 +54,10 @@ from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
 from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ..core.tensor import Tensor
-from .vmapping import ACTIVE as VMAP_ACTIVE, vmap
+from .vmapping import ACTIVE as VMAP_ACTIVE
 from ..core.batched import BatchedTensor, batch_into, new_batch_level, physical
 
-__all__ = [
-    "jvp",
-    "vjp",
-    "grad",
-    "grad_and_value",
-    "jacfwd",
-    "jacrev",
-    "hessian",
-    "linearize",
-    "vmap",
-    "tree_flatten",
-    "tree_unflatten",
-    "TreeSpec",
-]
+__all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize"]
 
 
 def _is_diff(x: Any) -> bool:
