@@ -415,3 +415,18 @@ def test_series_are_laid_out_as_eager_results_so_reshapes_alias_alike():
     want = nested_derivatives(f, [x], [v], 3)
     for k in range(3):
         np.testing.assert_allclose(series[k].numpy(), want[k][0].numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_vander_at_an_exact_zero_has_exact_series():
+    # vander is built by successive products: at an input exactly 0 (x / x - 1 here, with a zero
+    # series) its Taylor coefficients are exact, as nested dual levels give them (x ** k with a
+    # constant tensor exponent divided by x_0; a fuzzer finding of the jet mode)
+    def f(x):
+        return pf.linalg.vander((x / x).lgamma())
+
+    x, v = pf.tensor([-1.1, -1.4, -1.3, -0.4]), pf.ones(4)
+    _, series = jet(f, (x,), ([v, pf.zeros_like(v), pf.zeros_like(v)],))
+    want = nested_derivatives(f, [x], [v], 3)
+    for k in range(3):
+        assert np.isfinite(series[k].numpy()).all()
+        np.testing.assert_allclose(series[k].numpy(), want[k][0].numpy(), rtol=1e-12, atol=1e-12)

@@ -1135,7 +1135,14 @@ def c_vander(x, n):
     n = x.shape[-1] if n is None else n
     if n < 0:
         raise OpError(f"linalg.vander: N must be non-negative, got {n}")
-    return x.unsqueeze(-1) ** arange(n, dtype=x.dtype)
+    if n <= 1:
+        return x.unsqueeze(-1) ** arange(n, dtype=x.dtype)
+    # successive products, as torch's cumprod, not x ** k: exact derivatives of every order where x
+    # is 0 (k x^(k-1) at k = 0 would be 0 * inf), in both modes and in Taylor mode
+    cols = [ones_like(x), x]
+    for _ in range(2, n):
+        cols.append(cols[-1] * x)
+    return _ops().stack(cols, -1)
 
 
 def c_tensorinv(a, ind):
