@@ -219,8 +219,13 @@ def _copy(c):
     """A copy of coefficient c in c's own memory layout (clone's is C order), so that a reshape of
     the result views or copies as it does eagerly (docs/design.md, "Memory layout")."""
     if type(c) is Tensor and type(c._data) is np.ndarray and not c._data.flags.c_contiguous:
-        return wrap(np.empty_like(c._data)).copy_(c)  # copy_: differentiable, as clone is
+        return _in_layout_of(c._data, c)
     return c.clone()
+
+
+def _in_layout_of(like: np.ndarray, c: Tensor) -> Tensor:
+    """A copy of c laid out in memory as the array `like` (copy_: differentiable, as clone is)."""
+    return wrap(np.empty_like(like)).copy_(c)
 
 
 def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag) -> tuple:
@@ -368,7 +373,7 @@ def _laid_out_as_eager(op: Op, xs: list, args: tuple, res):
     out = []
     for c in res._c:
         if type(c) is Tensor and type(c._data) is np.ndarray and c._data.strides != want.strides:
-            c = wrap(np.empty_like(want)).copy_(c)  # copy_: differentiable, as the rule is
+            c = _in_layout_of(want, c)
         out.append(c)
     return Series(out, res._tag)
 
