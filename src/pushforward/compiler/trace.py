@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import sys
 import keyword
 
 import numpy as np
@@ -211,14 +212,17 @@ def _const_plan(trace: Trace, outs: list) -> tuple:
 def _temporaries(trace: Trace) -> set:
     """ids of the Consts whose arrays nothing but the trace holds (buffers the engine allocated and
     let go, e.g. a gradient accumulator): writes into them matter only if the program reads them."""
-    ours = {id(trace.keep), id(trace.consts)}
-    out = set()
-    for c in trace.consts.values():
-        if isinstance(c.obj, np.ndarray) and all(
-            id(r) in ours or r is c for r in gc.get_referrers(c.obj) if not inspect.isframe(r)
-        ):
-            out.add(id(c))
-    return out
+    consts = [c for c in trace.consts.values() if isinstance(c.obj, np.ndarray)]
+    # An array referenced only by its Const (and getrefcount's argument) is a temporary; the others
+    # are looked up in one walk of the heap (gc.get_referrers is linear in the heap's size), where
+    # each foreign holder's referents say which arrays it holds.
+    shared = [c for c in consts if sys.getrefcount(c.obj) > 2]
+    ours = {id(trace.keep), id(trace.consts), *(id(c) for c in consts)}
+    held: set = set()
+    for r in gc.get_referrers(*(c.obj for c in shared)) if shared else ():
+        if id(r) not in ours and not inspect.isframe(r):
+            held.update(id(o) for o in gc.get_referents(r))
+    return {id(c) for c in consts if id(c.obj) not in held}
 
 
 def _ident(name: str) -> str:
