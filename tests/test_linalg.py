@@ -436,3 +436,81 @@ def test_addbmm_of_an_empty_batch_has_self_dtype():
     """torch: an empty batch sums to zeros of self's dtype (fuzzer: a complex empty batch, a real self)."""
     out = pf.addbmm(pf.ones(1, 1), pf.zeros(0, 1, 3, dtype=pf.complex128), pf.zeros(0, 3, 1, dtype=pf.complex128))
     assert out.dtype == np.float64 and np.allclose(out.numpy(), [[1.0]])
+
+
+# ---- memory layout: LAPACK's column-major results, as torch's (docs/design.md, "Memory layout")
+_A = np.random.default_rng(11).standard_normal((2, 4, 3)) + 0.1
+_S = _A[..., :3, :3] @ _A[..., :3, :3].swapaxes(-1, -2) + 3 * np.eye(3)
+_B = np.random.default_rng(12).standard_normal((2, 3, 4))
+_LAYOUT_CASES = {
+    "inv": lambda m: (m.linalg.inv(m.tensor(_S)),),
+    "solve": lambda m: (m.linalg.solve(m.tensor(_S), m.tensor(_B)),),
+    "solve_right": lambda m: (m.linalg.solve(m.tensor(_S), m.tensor(_B.swapaxes(-1, -2)), left=False),),
+    "solve_triangular": lambda m: (m.linalg.solve_triangular(m.tensor(_S), m.tensor(_B), upper=True),),
+    "solve_triangular_right": lambda m: (
+        m.linalg.solve_triangular(m.tensor(_S), m.tensor(_B.swapaxes(-1, -2)), upper=False, left=False),
+    ),
+    "cholesky": lambda m: (m.linalg.cholesky(m.tensor(_S)),),
+    "cholesky_upper": lambda m: (m.linalg.cholesky(m.tensor(_S), upper=True),),
+    "cholesky_inverse": lambda m: (m.cholesky_inverse(m.tensor(np.linalg.cholesky(_S))),),
+    "svd": lambda m: m.linalg.svd(m.tensor(_A), full_matrices=False),
+    "svd_full": lambda m: m.linalg.svd(m.tensor(_A)),
+    "svd_complex": lambda m: m.linalg.svd(m.tensor(_A + 1j * _A[..., ::-1, :]), full_matrices=False),
+    "svd_one_matrix": lambda m: m.linalg.svd(m.tensor(_A[0]), full_matrices=False),
+    "qr": lambda m: m.linalg.qr(m.tensor(_A)),
+    "qr_wide": lambda m: m.linalg.qr(m.tensor(_B)),
+    "qr_complete": lambda m: m.linalg.qr(m.tensor(_A), mode="complete"),
+    "eigh": lambda m: m.linalg.eigh(m.tensor(_S)),
+    "eig": lambda m: m.linalg.eig(m.tensor(_S)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_LAYOUT_CASES))
+def test_lapack_results_are_laid_out_as_torch(name):
+    """Each result matrix has torch's strides, so a later reshape is a view or a copy as in torch."""
+    for got, want in zip(_LAYOUT_CASES[name](pf), _LAYOUT_CASES[name](torch)):
+        if want.dim() >= 2:
+            assert got.stride() == want.stride(), (name, got.stride(), want.stride())
+
+
+@pytest.mark.parametrize("name", ["inv", "solve", "solve_triangular", "cholesky", "svd", "qr", "eigh"])
+def test_tangents_of_lapack_results_are_laid_out_as_their_primals(name):
+    """A view the column-major result allows (`.mT.view(...)`) works on its tangent too, and on a
+    batch of tangents (vector mode)."""
+    x, v = _S, np.random.default_rng(13).standard_normal(_S.shape)
+    for batch in (None, 2):
+        with fwAD.dual_level(batch=batch):
+            t = v if batch is None else np.stack([v, 2 * v])
+            outs = {
+                "inv": lambda a: (pf.linalg.inv(a),),
+                "solve": lambda a: (pf.linalg.solve(a, pf.tensor(_B)),),
+                "solve_triangular": lambda a: (pf.linalg.solve_triangular(a, pf.tensor(_B), upper=True),),
+                "cholesky": lambda a: (pf.linalg.cholesky(a @ a.mT),),
+                "svd": lambda a: pf.linalg.svd(a),
+                "qr": lambda a: pf.linalg.qr(a),
+                "eigh": lambda a: pf.linalg.eigh(a + a.mT),
+            }[name](fwAD.make_dual(pf.tensor(x), pf.tensor(t)))
+            for y in outs:
+                if y.dim() < 3:  # (eigenvalues, singular values: a batch of vectors)
+                    continue
+                flat = y.mT.view(y.shape[0], -1)
+                tan = fwAD.unpack_dual(flat).tangent
+                assert tan is not None and tuple(tan.shape)[-2:] == tuple(flat.shape), name
+                if batch is None:
+                    assert fwAD.unpack_dual(y).tangent.stride() == y.stride()
+
+
+@needs_torch
+def test_an_elementwise_result_of_svd_u_views_as_torch():
+    """The fuzzer's program: U of a complex SVD is column-major in torch, so (U * U.conj()).real is
+    too and its transpose views as a vector; it failed with "view size is not compatible"."""
+    a = np.random.default_rng(14).standard_normal((3, 3)) + 1j * np.random.default_rng(15).standard_normal((3, 3))
+    outs = []
+    for m in (pf, torch):
+        x = m.tensor(a, requires_grad=True)
+        u = m.linalg.svd(x, full_matrices=False)[0]
+        y = (u * u.conj()).real.mT.view(9)
+        (g,) = (pf.autograd.grad if m is pf else torch.autograd.grad)((y * m.arange(9.0)).sum(), x)
+        outs.append((y.detach().numpy(), g.detach().numpy()))
+    assert np.allclose(outs[0][0], outs[1][0]) and np.allclose(outs[0][1], outs[1][1])

@@ -32,10 +32,10 @@ ALIAS_DIFFERS = {"conj", "mH", "H", "einsum"}
 # in both libraries), so no derivative is defined for finite differences to arbitrate.
 FROZEN_RESULTS = ALIAS_DIFFERS | {"detach"}
 # Ops documented to return a view or a copy by the input's memory layout (torch: "reshape may
-# return a view or a copy"; contiguous returns self when already contiguous). torch's linalg and
-# fft kernels (inv, cholesky, cholesky_inverse, solve_triangular, lu's U, irfft, ...) return
-# column-major results where pushforward's, from NumPy, are row-major, so the same reshape can be
-# a view in one library and a copy in the other. The generator runs each of these statements in
+# return a view or a copy"; contiguous returns self when already contiguous). pushforward lays out
+# results as torch does (docs/design.md, "Memory layout") except a few linear-algebra results
+# (lstsq's solution, lu_factor's LU: docs/design.md, "Deviations"), so the same reshape of those
+# can be a view in one library and a copy in the other. The generator runs each of these statements in
 # pushforward too; where the two results alias their inputs differently, the result and its
 # inputs are frozen (no later in-place write through any alias): the derivatives of either layout
 # are right, only which values a write would change differs (a documented layout choice).

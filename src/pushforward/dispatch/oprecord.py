@@ -17,6 +17,7 @@ from .aliasing import unshared
 from .batching import OPS
 from ..errors import OpError, describe, same_kind
 from ..kernels.basic import CONTIGUOUS_RESULTS
+from ..kernels.linalg import COLUMN_MAJOR_RESULTS, column_major
 from ..core.batched import BatchedTensor
 from ..core.tensor import Tensor, wrap
 
@@ -122,6 +123,9 @@ class Op:
         if self.contiguous:
             self.jvp = _contiguous_tensor_formula(jvp) if jvp is not None else None
             self.jvp_np = _contiguous_array_formula(jvp_np) if jvp_np is not None else None
+        elif name in COLUMN_MAJOR_RESULTS:  # ... column-major (LAPACK's), so must its tangent be
+            self.jvp = _column_major_tensor_formula(jvp) if jvp is not None else None
+            self.jvp_np = _column_major_array_formula(jvp_np) if jvp_np is not None else None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -141,6 +145,25 @@ def _contiguous_tensor_formula(f: Callable) -> Callable:
         if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
             return r.contiguous()
         return r.clone() if type(r) is Tensor and type(r._data) is np.ndarray and not r._data.flags.c_contiguous else r
+
+    return formula
+
+
+def _column_major_array_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        return column_major(r) if type(r) is np.ndarray else r
+
+    return formula
+
+
+def _column_major_tensor_formula(f: Callable) -> Callable:
+    def formula(*a):
+        r = f(*a)
+        if type(r) is BatchedTensor or (type(r) is Tensor and type(r._data) is np.ndarray):
+            rt = r.mT  # (a batch of tangents: the batch dim stays outermost)
+            return r if type(r) is Tensor and rt._data.flags.c_contiguous else rt.contiguous().mT
+        return r
 
     return formula
 

@@ -17,6 +17,8 @@ from ..errors import OpError
 
 __all__ = [
     "blockwise",
+    "column_major",
+    "COLUMN_MAJOR_RESULTS",
     "inverse",
     "det",
     "logdet",
@@ -76,10 +78,29 @@ def _c(dtype):
 
 
 # -- inverse, determinants, solves -----------------------------------------------------------------
+# ops whose kernels return column_major results (their tangents are laid out so too: oprecord)
+COLUMN_MAJOR_RESULTS = frozenset({"inverse", "_linalg_solve", "linalg_solve_triangular", "linalg_cholesky"})
+
+
+def column_major(a):
+    """a with each matrix laid out column-major, the batch dims outermost: the layout LAPACK, and so
+    torch, give the results of inverse, solve, solve_triangular and cholesky. A later reshape of
+    the result is then a view or a copy as in torch (docs/design.md, "Memory layout").
+
+    >>> import numpy as np
+    >>> column_major(np.ones((2, 3, 3))).strides  # (per matrix: columns contiguous)
+    (72, 8, 24)
+    """
+    if is_lazy_array(a) or a.ndim < 2:
+        return a  # (a Dask array has chunks, no memory layout)
+    t = xp.swapaxes(a, -1, -2)
+    return a if t.flags.c_contiguous else xp.swapaxes(xp.ascontiguousarray(t), -1, -2)
+
+
 def inverse(a):
     _square(a)
     try:
-        return xp.linalg.inv(a)
+        return column_major(xp.linalg.inv(a))
     except xp.linalg.LinAlgError as e:
         raise _singular_error(e) from None
 
@@ -117,7 +138,7 @@ def solve(a, b):
     if is_lazy_array(a) or is_lazy_array(b):
         a, b = _lazy_matrix(a, "solve"), _whole(b, (0, 1)) if b.ndim == 2 else b
     try:
-        return xp.linalg.solve(a, b)
+        return column_major(xp.linalg.solve(a, b))
     except xp.linalg.LinAlgError as e:
         raise _singular_error(e) from None
 
@@ -129,16 +150,15 @@ def solve_triangular(a, b, upper, left=True, unitriangular=False):
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise OpError(f"incompatible shapes: A is {a.shape}, B is {b.shape} (left={left})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return xp.swapaxes(
-            solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True, unitriangular), -1, -2
-        )
+        x = solve_triangular(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper, True, unitriangular)
+        return column_major(xp.swapaxes(x, -1, -2))
     t = xp.triu(a) if upper else xp.tril(a)
     if unitriangular:
         eye = xp.eye(n, dtype=t.dtype)
         t = t - xp.diagonal(t, 0, -2, -1)[..., None] * eye + eye
     if xp.any(xp.diagonal(t, 0, -2, -1) == 0):
         raise OpError("the triangular matrix is singular (a zero on its diagonal)")
-    return _substitution(t, b, not upper)
+    return column_major(_substitution(t, b, not upper))
 
 
 def _substitution(t, b, lower: bool):
@@ -171,7 +191,7 @@ def cholesky(a, upper=False):
         low = xp.linalg.cholesky(a)
     except xp.linalg.LinAlgError:
         raise OpError("the input is not positive-definite (Cholesky factorisation failed)") from None
-    return xp.swapaxes(low, -1, -2).conj() if upper else low
+    return column_major(xp.swapaxes(low, -1, -2).conj() if upper else low)
 
 
 # -- factorisations (packed) ----------------------------------------------------------------------

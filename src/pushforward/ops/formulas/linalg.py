@@ -699,16 +699,25 @@ def c_cholesky_solve(b, factor, upper):
     return o.linalg_solve_triangular(mH(factor), y, upper=True)
 
 
+def _column_major(x):
+    """x (differentiably) with each matrix laid out column-major, as torch's LAPACK-backed results
+    (K.column_major, docs/design.md "Memory layout"): a view of the packed output would not be."""
+    if type(x) is Tensor and (type(x._data) is not np.ndarray or x._data.ndim < 2):
+        return x  # (a Dask array has chunks, no memory layout)
+    xt = x.mT
+    return x if type(x) is Tensor and xt._data.flags.c_contiguous else xt.contiguous().mT
+
+
 def c_eigh(a, UPLO):
     _need_matrix("linalg.eigh", a, square=True)
     lam, vec = eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1])
-    return _EIGH(lam.contiguous(), vec)  # values contiguous as torch's (a batch's are strided in the packing)
+    return _EIGH(lam.contiguous(), _column_major(vec))  # values contiguous as torch's
 
 
 def c_eig(a):
     _need_matrix("linalg.eig", a, square=True)
     lam, vec = eig_unpack(_ops()._linalg_eig(a), a.shape[-1])
-    return _EIG(lam.contiguous(), vec)  # values contiguous as torch's
+    return _EIG(lam.contiguous(), _column_major(vec))  # values contiguous as torch's
 
 
 def c_svd(a, full_matrices):
@@ -726,7 +735,7 @@ def c_svd(a, full_matrices):
             u = o.cat([u, _wrap(uf[..., :, k:])], -1)
         if n > k:
             vh = o.cat([vh, _wrap(vhf[..., k:, :])], -2)
-    return _SVD(u, s.contiguous(), vh)  # values contiguous as torch's
+    return _SVD(_column_major(u), s.contiguous(), _column_major(vh))  # values contiguous as torch's
 
 
 def c_qr(a, mode):
@@ -753,8 +762,8 @@ def c_qr(a, mode):
         q = o.cat([q, _wrap(qc[..., :, n:])], -1)
         r = o.cat([r, zeros(*a.shape[:-2], m - n, n, dtype=r.dtype)], -2)
     if mode == "r":
-        q = zeros(0, dtype=a.dtype)
-    return _QR(q, r)
+        return _QR(zeros(0, dtype=a.dtype), _column_major(r))
+    return _QR(_column_major(q), _column_major(r))
 
 
 def c_lu(a, pivot):
