@@ -327,3 +327,52 @@ def test_inplace_on_inputs_that_need_autodiff_runs_eagerly():
     out.sum().backward()
     close(x.grad, pf.full((2,), 2.0))
     close(b, pf.full((2,), 2.0))
+
+
+# ---- simplification: shape-only reads, folded constants, constant factors
+def _rosenbrock(x):
+    return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+
+
+def test_hvp_program_drops_the_primal_pass_and_merges_negations():
+    """functional.hvp seeds its backward with ones_like(f(x)): recorded as ones(shape), it keeps no
+    primal statement alive (the sum is gone); the backward's negations merge into constant factors
+    and the broadcast seed's scaling is computed once. Values are eager's to the last bit."""
+    rng = np.random.default_rng(3)
+    x, v = pf.tensor(rng.uniform(-1, 1, 5000)), pf.tensor(rng.uniform(-1, 1, 5000))
+    hvp = pf.compile(lambda x, v: pf.autograd.functional.hvp(_rosenbrock, x, v)[1])
+    src = hvp.source(x, v)
+    assert "np.sum" not in src and "np.negative" not in src and " = -" not in src
+    assert "ones_like" not in src and "as_strided" not in src
+    want = pf.autograd.functional.hvp(_rosenbrock, x, v)[1].numpy()
+    assert np.array_equal(hvp(x, v).numpy(), want)
+    grad = pf.compile(pf.func.grad(_rosenbrock))
+    assert "np.negative" not in grad.source(x) and " = -" not in grad.source(x)
+    assert np.array_equal(grad(x).numpy(), pf.func.grad(_rosenbrock)(x).numpy())
+
+
+def test_simplification_leaves_shared_outputs_and_outside_constants_alone():
+    """A negation that is an output, a product read twice and a constant the caller may change
+    between calls are not rewritten: outputs, and later calls after the caller's change, are eager's."""
+    c = pf.tensor(np.full(2000, 3.0))
+
+    def f(x):
+        p = c * x
+        return -p, p * 2.0, -(x * 2.0)
+
+    g = pf.compile(f)
+    x = pf.tensor(np.random.default_rng(4).uniform(-1, 1, 2000))
+    for k in range(3):
+        got, want = g(x), f(x)
+        for a, b in zip(got, want):
+            assert np.array_equal(a.numpy(), b.numpy())
+        c.add_(1.0)  # (a closed-over tensor: read by reference, never folded)
+    y = pf.tensor(np.random.default_rng(5).uniform(-1, 1, 2000))
+    assert np.array_equal(g(y)[2].numpy(), f(y)[2].numpy())
+
+
+def test_ones_like_of_a_permuted_input_keeps_its_layout():
+    """ones_like of a non-contiguous array is recorded as itself (its layout is its input's)."""
+    f = pf.compile(lambda x: pf.ones_like(x) * x)
+    x = pf.tensor(np.arange(12.0).reshape(3, 4)).t()
+    assert f(x).stride() == (x * 1.0).stride() and np.array_equal(f(x).numpy(), x.numpy())

@@ -8,7 +8,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.engine.state import STATE
-from helpers import INPLACE, close, tangent
+from helpers import INPLACE, close, needs_torch, tangent
 
 
 def shares(a, b) -> bool:
@@ -718,3 +718,38 @@ def test_views_made_before_their_base_gets_a_tangent_see_it():
         assert (
             fwAD.unpack_dual(alias_ * 3).tangent is None
         )  # detach cuts tangents (docs/design.md, "Mixing with reverse mode")
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["ones_like", "zeros_like", "empty_like", "full_like"])
+def test_like_functions_keep_their_input_layout_as_torch(fn):
+    """torch's *_like keep a dense input's strides (preserve_format) and order a sliced one's dims
+    by stride; a later reshape is then a view or a copy as in torch."""
+    makers = [
+        lambda L: L.tensor(np.arange(12.0).reshape(3, 4)).t(),
+        lambda L: L.tensor(np.arange(24.0).reshape(4, 6))[:, ::2],
+        lambda L: L.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1),
+        lambda L: L.tensor(np.arange(4.0).reshape(1, 4)).expand(3, 4),
+    ]
+    for make in makers:
+        args = (2.0,) if fn == "full_like" else ()
+        got, want = getattr(pf, fn)(make(pf), *args), getattr(torch, fn)(make(torch), *args)
+        assert got.stride() == want.stride()
+
+
+@needs_torch
+def test_inplace_through_a_view_that_needs_its_base_layout_differentiates():
+    """A write through `.mT.view(-1)` of a column-major result (ones_like of a transpose times it):
+    the backward replays the view chain on gradients laid out in C order, where `.view` would fail;
+    it selects the same elements with reshape (fuzzer)."""
+    a = np.random.default_rng(21).uniform(0.5, 1.5, 4)
+    grads = []
+    for L in (pf, torch):
+        x = L.tensor(a, requires_grad=True)
+        m = x.reshape(2, 2)
+        v = ((L.ones_like(m.mT) + L.full_like(m.mT, 0.5)) * m.mT).mT.view(-1)
+        v.mul_(x)
+        v.sin_()
+        (g,) = (pf.autograd.grad if L is pf else torch.autograd.grad)((v * L.arange(4.0)).sum(), x)
+        grads.append(g.detach().numpy())
+    assert np.allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

@@ -324,6 +324,11 @@ _PERMUTED_POW = "(({0}.mT.abs() + 0.5) ** {0}.mT.contiguous().tanh())"
 add(Op("pow_permuted", _PERMUTED_POW, _matrix_gen, weight=0.4, tags=("elementwise",)))
 add(Op("pow_permuted_flat", _PERMUTED_POW + ".flatten()", _matrix_gen, weight=0.4, tags=("elementwise",)))
 add(Op("mul_permuted", "({0}.mT * {0}.mT.contiguous())", _matrix_gen, weight=0.3, tags=("elementwise",)))
+# *_like of a permuted input keeps its layout (torch's preserve_format), and so does an element-wise
+# result whose first input it is: its transpose views as a vector
+_LIKE_PERMUTED = "((L.ones_like({0}.mT) + L.full_like({0}.mT, 0.5)) * {0}.mT)"
+add(Op("like_permuted", _LIKE_PERMUTED, _matrix_gen, weight=0.2, tags=("elementwise",)))
+add(Op("like_permuted_view", _LIKE_PERMUTED + ".mT.view(-1)", _matrix_gen, weight=0.2, tags=("elementwise",)))
 
 # a Python scalar on either side
 add(Op("add_s", "{0} + {s!r}", unary_gen(params=scalar_param)))

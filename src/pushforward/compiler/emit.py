@@ -7,6 +7,7 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
   writes into memory something later reads (an input, a constant, a live buffer);
 - common subexpressions: the same function on the same variables with the same constant
   arguments (and no write in between into what it reads) is computed once;
+- constants folded and negations merged into constant factors (simplify.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
 - `del` of each temporary at its last use.
@@ -20,6 +21,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, Stmt, Trace, Untraceable, Var
+from .simplify import simplify
 
 __all__ = ["Program", "emit"]
 
@@ -372,6 +374,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
     stmts = _cse(stmts, outputs)
+    stmts = simplify(trace, stmts, outputs, temps, mutated_consts)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
@@ -385,7 +388,12 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     keep |= {v.name for s in stmts for v in s.outs if v.shape is not None and _size(v.shape) < BUFFER_MIN_SIZE}
     lines = [f"def {name}({', '.join(v.name for v in inputs)}):"]
     for c in mutated_consts:
-        nm.namespace[c.name + "_init"] = trace.snapshots.get(id(c), c.obj)
+        init = trace.snapshots.get(id(c), c.obj)
+        if init.flags.c_contiguous and init.dtype.kind in "fc" and not init.any():
+            # (a gradient buffer: fresh zeros cost the allocator's zeroed pages, not a copy's pass)
+            lines.append(f"    {c.name} = np.zeros({init.shape!r}, {nm.literal(init.dtype)})")
+            continue
+        nm.namespace[c.name + "_init"] = init
         lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
     dead_at: dict = {}
     for n, i in last.items():

@@ -457,6 +457,23 @@ _METADATA = frozenset(
     }
 )
 _WRITES_FIRST = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+# x's shape, dtype and layout are part of the signature, not its values: `ones_like(x)` of a
+# contiguous x is recorded as `ones(shape, dtype)`, so it does not keep x's computation alive
+# (the ones seeding a backward pass would keep the whole primal pass alive otherwise).
+_LIKE = {"ones_like": np.ones, "zeros_like": np.zeros, "empty_like": np.empty, "full_like": np.full}
+
+
+def _shape_only(name: str, args: tuple, kwargs: dict):
+    """(fn, args, kwargs, label) of a `*_like` call that needs only its input's metadata, else None."""
+    a = args[0]
+    n_fill = 1 if name == "full_like" else 0
+    if len(args) != 1 + n_fill or set(kwargs) - {"dtype"} or not (a.flags.c_contiguous or a.ndim <= 1):
+        return None
+    fill = args[1:]
+    if any(isinstance(f, np.ndarray) for f in fill):
+        return None
+    dtype = kwargs.get("dtype") or a.dtype
+    return _LIKE[name], (a.shape, *fill), {"dtype": np.dtype(dtype)}, name[: -len("_like")]
 
 
 def _out_writes(kwargs: dict) -> tuple:
@@ -515,6 +532,10 @@ class Rec(np.ndarray):
         if writes:
             record("call", func, args, kwargs, name, writes, result_ok=True)
             return args[0] if name in _WRITES_FIRST else kwargs["out"]
+        if name in _LIKE and type(args[0]) is Rec:
+            plain = _shape_only(name, args, kwargs)
+            if plain is not None:
+                return record("call", plain[0], plain[1], plain[2], plain[3])
         return record("call", func, args, kwargs, name)
 
     # -- reading values into Python: data-dependent

@@ -32,4 +32,21 @@ import scipy.linalg as sla
 import scipy.special as sp
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["xp", "sp", "sla", "sliding_window_view"]
+__all__ = ["xp", "sp", "sla", "sliding_window_view", "empty_in_layout_of"]
+
+
+def empty_in_layout_of(a, dtype=None):
+    """An empty array of a's shape laid out as torch lays out an element-wise result of a (and
+    `empty_like` with its default preserve_format): a's dims in the order of their strides,
+    outermost first; a dim of size 1 or stride 0 (expanded) keeps its place (torch cannot order by
+    it; NumPy's order="K" puts such dims elsewhere, fuzzer: flip of an expanded tensor, then .view).
+
+    >>> empty_in_layout_of(xp.ones((3, 4)).T).strides
+    (8, 24)
+    """
+    nd = a.ndim
+    fixed = [d for d in range(nd) if a.shape[d] == 1 or a.strides[d] == 0]
+    perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
+    for d in fixed:
+        perm.insert(d, d)
+    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype if dtype is None else dtype).transpose(xp.argsort(perm))

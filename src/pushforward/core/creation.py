@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .backend import empty_in_layout_of
 from .batched import BatchedTensor
 from ..errors import OpError, OpTypeError
 from .lazy import is_lazy_array
@@ -269,9 +270,17 @@ def _like(x, dtype):
 
 
 def _filled(d, dt, value, fresh: Callable) -> Any:
-    """fresh() (a new C-ordered ndarray), or for a lazy d a lazy array of value with d's chunks
-    (NEP 18 dispatches np.full_like to Dask): the `*_like` of a lazy tensor is lazy."""
-    return np.full_like(d, value, dtype=dt) if type(d) is not np.ndarray and is_lazy_array(d) else fresh()
+    """fresh() (a new C-ordered ndarray) for a C-ordered d; for another d, value laid out in memory
+    as d (torch's preserve_format: a later reshape views or copies as in torch); for a lazy d a
+    lazy array of value with d's chunks (NEP 18 dispatches np.full_like to Dask)."""
+    if type(d) is not np.ndarray and is_lazy_array(d):
+        return np.full_like(d, 0 if value is None else value, dtype=dt)
+    if d.ndim < 2 or d.flags.c_contiguous:
+        return fresh()
+    out = empty_in_layout_of(d, dt)
+    if value is not None:
+        out[...] = value
+    return out
 
 
 @_per_batch
@@ -307,7 +316,7 @@ def empty_like(x: Any, *, dtype: Any = None, requires_grad: bool = False, device
     (3,)
     """
     d, dt = _like(x, dtype)
-    return _finish(_filled(d, dt, 0, lambda: np.empty(d.shape, dt)), requires_grad, device)
+    return _finish(_filled(d, dt, None, lambda: np.empty(d.shape, dt)), requires_grad, device)
 
 
 @_per_batch

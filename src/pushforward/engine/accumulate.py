@@ -28,7 +28,7 @@ import numpy as np
 
 from .tangents import set_tangent
 from .registry import OPS
-from ..kernels.basic import view_region
+from ..kernels.basic import write_region
 from ..core.lazy import is_lazy_array
 from ..core.tensor import Tensor, mark_ad, wrap
 from ..core.batched import BatchedTensor
@@ -256,14 +256,17 @@ def _tangent_fits(acc: Acc, key, t) -> bool:
     return t is None or (t.dtype == acc.data.dtype and (acc.tan is None or acc.key == key))
 
 
-def _tangent_into(acc: Acc, key, t, region) -> None:
+def _tangent_into(acc: Acc, key, t, steps) -> None:
+    """Add tangent t into acc's tangent, into the region the view chain `steps` selects (None: all)."""
     if t is None:
         return
     if acc.tan is None:
         acc.key = key
         acc.tan = np.zeros(acc.data.shape, dtype=acc.data.dtype)
-    dst = region(acc.tan)
-    np.add(dst, t, out=dst)
+    if steps is None:
+        np.add(acc.tan, t, out=acc.tan)
+    else:
+        write_region(acc.tan, t, steps, add=True)
 
 
 def _add_embed(acc: Acc, e: Embed) -> bool:
@@ -272,9 +275,8 @@ def _add_embed(acc: Acc, e: Embed) -> bool:
     key, t = e.tangent
     if g._data.dtype != acc.data.dtype or not _tangent_fits(acc, key, t):
         return False
-    dst = view_region(acc.data, e.steps)
-    np.add(dst, g._data, out=dst)
-    _tangent_into(acc, key, t, lambda a: view_region(a, e.steps))
+    write_region(acc.data, g._data, e.steps, add=True)
+    _tangent_into(acc, key, t, e.steps)
     return True
 
 
@@ -285,5 +287,5 @@ def _add_dense(acc: Acc, g: Tensor) -> bool:
         return False
     key, t = st
     np.add(acc.data, g._data, out=acc.data)
-    _tangent_into(acc, key, t, lambda a: a)
+    _tangent_into(acc, key, t, None)
     return True

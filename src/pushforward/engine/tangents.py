@@ -27,6 +27,7 @@ __all__ = [
     "forced",
     "levels_of",
     "replay_view",
+    "replay_values",
     "discard_pending",
     "zero_tangent",
 ]
@@ -212,6 +213,15 @@ def replay_view(t, steps):
     """Apply the view steps ((fn, args), ...) recorded on a view to tensor t."""
     for fn, args in steps:
         t = fn(t, *args)
+    return t
+
+
+def replay_values(t, steps):
+    """The values the view steps select from tensor t, whatever t's memory layout: `view` steps
+    replayed as `reshape` (they select the same elements). For gradients, whose layout need not be
+    the one the chain was recorded on (a `.view` after a transpose of a column-major base)."""
+    for fn, args in steps:
+        t = t.reshape(*args) if fn.__name__ == "view" else fn(t, *args)
     return t
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import sp, xp
+from ..core.backend import empty_in_layout_of, sp, xp
 from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
 
@@ -530,22 +530,9 @@ def flip(a, dims):
     # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
     if is_lazy_array(a):
         return xp.flip(a, axis=_axes(dims, a.ndim))
-    out = _empty_in_layout_of(a)
+    out = empty_in_layout_of(a)
     out[...] = xp.flip(a, axis=_axes(dims, a.ndim))
     return out
-
-
-def _empty_in_layout_of(a):
-    """An empty array of a's shape laid out as torch lays out an element-wise result: a's dims in
-    the order of their strides, outermost first; a dim of size 1 or stride 0 (expanded) keeps its
-    place (torch cannot order by it; NumPy's order="K" puts such dims elsewhere, fuzzer: flip of
-    an expanded tensor, then .view)."""
-    nd = a.ndim
-    fixed = [d for d in range(nd) if a.shape[d] == 1 or a.strides[d] == 0]
-    perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
-    for d in fixed:
-        perm.insert(d, d)
-    return xp.empty(tuple(a.shape[d] for d in perm), a.dtype).transpose(xp.argsort(perm))
 
 
 def roll(a, shifts, dims=None):
@@ -843,8 +830,33 @@ def view_region(out, steps):
     return v
 
 
+def write_region(out, src, steps, add: bool = False) -> None:
+    """Set (with `add`, increase) the region of array `out` that the view chain `steps` selects to
+    src. A chain recorded on a tensor of another memory layout may need strides `out` lacks (a
+    `.view` after a transpose of a column-major base, replayed on a C-ordered gradient buffer):
+    then the region's elements are found by replaying the chain on their indices, with reshape
+    for view (the two select the same elements; only whether memory is shared differs)."""
+    try:
+        dst = view_region(out, steps)
+    except OpError:
+        pos = xp.arange(out.size).reshape(out.shape)
+        for fn, args in steps:
+            name = fn.__name__
+            pos = reshape(pos, *args) if name == "view" else _ARRAY_VIEW[name](pos, *args)
+        idx = xp.unravel_index(pos, out.shape)
+        if add:  # (a writeable view selects each element once: no repeated positions)
+            out[idx] += src
+        else:
+            out[idx] = src
+        return
+    if add:
+        xp.add(dst, src, out=dst)
+    else:
+        dst[...] = src
+
+
 def _write_view(out, src, steps):
-    view_region(out, steps)[...] = src
+    write_region(out, src, steps)
     return out
 
 

@@ -1622,7 +1622,7 @@ def index_put(self, indices, values, accumulate=False):
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
         grad._view_scatter(zeros(src.shape, dtype=src.dtype), steps) if needs[0] else None,
-        replay_view(grad.contiguous(), steps) if needs[1] else None,
+        replay_values(grad, steps) if needs[1] else None,
     )
 def __view_scatter__jvp(self_p, src_p, self_t, src_t, result, steps):
     if self_t is None: return _view_scatter(zeros_like(self_p), src_t, steps)
@@ -1639,7 +1639,7 @@ def _view_scatter(self, src, steps):
 
 # ---- _view_embed
 def __view_embed__backward(grad, self, result, shape, steps, needs):
-    return (replay_view(grad.contiguous(), steps) if needs[0] else None,)
+    return (replay_values(grad, steps) if needs[0] else None,)
 def __view_embed__jvp(self_p, self_t, result, shape, steps): return _view_embed(self_t, shape, steps)
 def __view_embed__jvp_np(self_p, self_t, result, shape, steps): return K.view_embed(self_t, shape, steps)
 _VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views')

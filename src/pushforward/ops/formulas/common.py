@@ -68,6 +68,7 @@ __all__ = [
     "cumprod_backward",
     "cumprod_jvp",
     "replay_view",
+    "replay_values",
 ]
 
 
@@ -586,7 +587,7 @@ def cumprod_jvp(self_p, self_t, result, dim):
     return (c * t.unsqueeze(-1)).sum(-2).transpose(dim, -1)
 
 
-from ...engine.tangents import replay_view  # noqa: E402  (formulas replay view chains)
+from ...engine.tangents import replay_values, replay_view  # noqa: E402  (formulas replay view chains)
 
 
 # ---- nn, sorting, scatter, composites

@@ -1,0 +1,238 @@
+"""Two algebraic passes over a trace's statements, run between common subexpressions and dead code.
+
+- constants: a statement that reads only constants of the signature (literals, the `ones(shape)`
+  seeding a backward pass, arrays the trace made and nothing else holds) is computed once, when
+  the program is emitted, and read as a constant afterwards: the sum's backward broadcasts its
+  seed and scales it by each formula's constant factors, on every call otherwise;
+- constant factors: `-(c * x)` and `c * -x`, for a constant c, become `(-c) * x`, one full-size
+  pass instead of two (the backward formulas of subtraction and of `1 - x` negate what a constant
+  factor then scales), and `c1 * (c2 * x)` becomes `(c1 c2) * x` when c1 or c2 is a power of two.
+  IEEE rounding is symmetric and scaling by a power of two exact, so the bits are the same
+  (but for results in the subnormal range).
+
+Both passes only touch statements whose results are read once and by nothing that outlives the
+call (no output, no view, no write), so the program's outputs and in-place writes are unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .recording import Const, Stmt, Trace, Var, _call
+
+__all__ = ["simplify"]
+
+# pure NumPy functions (besides ufuncs) a constant statement may call: no randomness, no I/O
+_PURE = frozenset(
+    {
+        np.ones,
+        np.zeros,
+        np.full,
+        np.expand_dims,
+        np.array,
+        np.asarray,
+        np.broadcast_to,
+        np.reshape,
+        np.lib.stride_tricks.as_strided,
+    }
+)
+
+
+def _decode(x, env: dict):
+    tx = type(x)
+    if tx is Var:
+        return env[id(x)]
+    if tx is Const:
+        return x.obj
+    if tx is tuple or tx is list:
+        return tx(_decode(v, env) for v in x)
+    if tx is dict:
+        return {k: _decode(v, env) for k, v in x.items()}
+    if tx is slice:
+        return slice(_decode(x.start, env), _decode(x.stop, env), _decode(x.step, env))
+    return x
+
+
+def _leaves(x, acc: list) -> list:
+    tx = type(x)
+    if tx is Var or tx is Const:
+        acc.append(x)
+    elif tx is tuple or tx is list:
+        for v in x:
+            _leaves(v, acc)
+    elif tx is dict:
+        for v in x.values():
+            _leaves(v, acc)
+    elif tx is slice:
+        _leaves((x.start, x.stop, x.step), acc)
+    return acc
+
+
+def _subst(x, sub: dict):
+    tx = type(x)
+    if tx is Var:
+        return sub.get(id(x), x)
+    if tx is tuple or tx is list:
+        return tx(_subst(v, sub) for v in x)
+    if tx is dict:
+        return {k: _subst(v, sub) for k, v in x.items()}
+    if tx is slice:
+        return slice(_subst(x.start, sub), _subst(x.stop, sub), _subst(x.step, sub))
+    return x
+
+
+class _Uses:
+    """Who reads each Var, and which Vars must keep their own memory (outputs, written roots)."""
+
+    def __init__(self, stmts: list, outputs: list) -> None:
+        self.count: dict = {}
+        for s in stmts:
+            for v in _leaves((s.args, s.kwargs), []):
+                if type(v) is Var:
+                    self.count[id(v)] = self.count.get(id(v), 0) + 1
+        self.pinned = {v.root for v in outputs if type(v) is Var}
+        self.pinned |= {w.root for s in stmts for w in s.writes if type(w) is Var}
+
+    def private(self, v) -> bool:
+        """v is a fresh array read by one statement and nothing else sees its memory."""
+        return type(v) is Var and v.fresh and self.count.get(id(v), 0) == 1 and v.root not in self.pinned
+
+
+def _constant_stmt(s: Stmt, const_vars: set, frozen: set) -> bool:
+    if s.writes or not s.outs or s.scalar_out:
+        return False
+    if s.kind == "call":
+        if not (isinstance(s.fn, np.ufunc) or s.fn in _PURE):
+            return False
+    elif s.kind != "getitem":
+        return False
+    for v in _leaves((s.args, s.kwargs), []):
+        if type(v) is Var and (id(v) not in const_vars or v.const_base is not None):
+            return False
+        if type(v) is Const and (not isinstance(v.obj, np.ndarray) or id(v) not in frozen):
+            return False
+    return True
+
+
+def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
+    """Statements over constants computed now; the Vars they make, read by the others, become Consts."""
+    const_vars: set = set()
+    env: dict = {}
+    kept = []
+    for s in stmts:
+        if _constant_stmt(s, const_vars, frozen) and not any(v.root in uses.pinned for v in s.outs):
+            raw = _call(s.kind, s.fn, _decode(s.args, env), _decode(s.kwargs, env))
+            for v, r in zip(s.outs, raw if len(s.outs) > 1 else (raw,)):
+                env[id(v)] = r
+                const_vars.add(id(v))
+            continue
+        kept.append(s)
+    if not const_vars:
+        return stmts
+    sub = {}
+    for s in kept:
+        for v in _leaves((s.args, s.kwargs), []):
+            if type(v) is Var and id(v) in const_vars and id(v) not in sub:
+                c = sub[id(v)] = Const(trace.fresh_name("folded"), env[id(v)])
+                frozen.add(id(c))
+        s.args, s.kwargs = _subst(s.args, sub), _subst(s.kwargs, sub)
+    return kept
+
+
+def _negated_constant(trace: Trace, c, frozen: set):
+    """-c for a Python number or a frozen constant array, else None."""
+    if type(c) in (int, float, complex):
+        return -c
+    if type(c) is Const and id(c) in frozen and isinstance(c.obj, np.ndarray) and c.obj.dtype.kind in "fc":
+        n = Const(trace.fresh_name("negated"), np.negative(c.obj))
+        frozen.add(id(n))
+        return n
+    return None
+
+
+def _power_of_two(c) -> bool:
+    if type(c) is not float and type(c) is not int:
+        return False
+    m, _ = np.frexp(abs(c))
+    return c != 0 and m == 0.5
+
+
+def _product(trace: Trace, c1, c2, frozen: set):
+    """c1 * c2 when one is a Python power of two (scaling by it is exact) and the other a number
+    or a frozen constant array, else None."""
+    if _power_of_two(c2):
+        c1, c2 = c2, c1
+    if not _power_of_two(c1):
+        return None
+    if type(c2) in (int, float):
+        return c1 * c2
+    if type(c2) is Const and id(c2) in frozen and isinstance(c2.obj, np.ndarray) and c2.obj.dtype.kind in "fc":
+        n = Const(trace.fresh_name("scaled"), np.multiply(c2.obj, c1, dtype=c2.obj.dtype))
+        frozen.add(id(n))
+        return n
+    return None
+
+
+def _is(s: Stmt, ufunc) -> bool:
+    return s.kind == "call" and s.fn is ufunc and not s.kwargs and not s.writes and len(s.outs) == 1
+
+
+def _scaled(s: Stmt):
+    """(position of the constant factor, the other operand) of a multiply by a constant, else None."""
+    if not _is(s, np.multiply) or len(s.args) != 2:
+        return None
+    a, b = s.args
+    if type(b) is Var and type(a) is not Var:
+        return 0, b
+    if type(a) is Var and type(b) is not Var:
+        return 1, a
+    return None
+
+
+def _with_factor(s: Stmt, k: int, factor, other) -> tuple:
+    """s's arguments with the constant at position k replaced by factor and the operand by other
+    (the operands keep their places: the result's memory layout follows them in order)."""
+    return (factor, other) if k == 0 else (other, factor)
+
+
+def _factors(trace: Trace, stmts: list, outputs: list, uses: _Uses, frozen: set) -> list:
+    made = {id(v): s for s in stmts for v in s.outs}
+    sub: dict = {}
+    kept = []
+    for s in stmts:
+        s.args, s.kwargs = _subst(s.args, sub), _subst(s.kwargs, sub)
+        if _is(s, np.negative) and len(s.args) == 1 and uses.private(s.args[0]):
+            p = made.get(id(s.args[0]))
+            sc = _scaled(p) if p is not None else None
+            neg = _negated_constant(trace, p.args[sc[0]], frozen) if sc is not None else None
+            out = s.outs[0]
+            if neg is not None and out.dtype == s.args[0].dtype and out.root not in uses.pinned:
+                p.args = _with_factor(p, sc[0], neg, sc[1])  # -(c * x) -> (-c) * x, where c * x was
+                sub[id(out)] = s.args[0]
+                continue
+        sc = _scaled(s)
+        if sc is not None and uses.private(sc[1]):
+            p = made.get(id(sc[1]))
+            if p is not None and _is(p, np.negative) and len(p.args) == 1 and type(p.args[0]) is Var:
+                neg = _negated_constant(trace, s.args[sc[0]], frozen)
+                if neg is not None:
+                    s.args = _with_factor(s, sc[0], neg, p.args[0])  # c * -x -> (-c) * x; -x is dead now
+            psc = _scaled(p) if p is not None else None
+            if psc is not None and s.outs[0].dtype == sc[1].dtype:
+                both = _product(trace, s.args[sc[0]], p.args[psc[0]], frozen)
+                if both is not None:  # c1 * (c2 * x) -> (c1 c2) * x, exact for a power of two
+                    s.args = _with_factor(s, sc[0], both, psc[1])
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return kept
+
+
+def simplify(trace: Trace, stmts: list, outputs: list, temps: set, mutated: list) -> list:
+    """stmts with constant statements folded and negations merged into constant factors (the
+    module doc). `temps`: ids of the Consts nothing outside holds; `mutated`: Consts the program
+    writes (never folded)."""
+    frozen = set(temps) - {id(c) for c in mutated}
+    uses = _Uses(stmts, outputs)
+    stmts = _fold(trace, stmts, uses, frozen)
+    return _factors(trace, stmts, outputs, _Uses(stmts, outputs), frozen)
