@@ -128,8 +128,8 @@ def run_campaign(
                     continue  # FD could not decide (a kink near the point): counted, not shrunk
                 _classify(rep, prog, f, shrink_budget, max_shrinks, shrunk)
         rep.failing_programs += failing
-        if progress is not None and rep.programs % 500 == 0:
-            progress(rep, time.perf_counter() - t0)
+        if progress is not None and (failing or rep.programs % 500 == 0):
+            progress(rep, time.perf_counter() - t0, pseed if failing else None)
     rep.seconds = time.perf_counter() - t0
     rep.cpu_seconds = time.process_time() - c0
     return rep

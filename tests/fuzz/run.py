@@ -25,10 +25,33 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fuzz.campaign import Report, format_report, run_campaign  # noqa: E402
 
 
+def _progress(worker: int):
+    """A line on stderr every 500 programs and for each failing program (its id, for --replay), so
+    that a long campaign can be followed, and read if it is stopped before its report."""
+
+    def show(rep, seconds: float, failed_id) -> None:
+        what = f"FAILING program {failed_id}" if failed_id is not None else "progress"
+        print(
+            f"[job {worker}] {what}: {rep.programs} programs, {rep.failing_programs} failing, {seconds:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
 def _worker(args):
     seed, n, secs, w, jobs, budget, exclude, modes = args
     return run_campaign(
-        seed, n_programs=n, seconds=secs, worker=w, jobs=jobs, shrink_budget=budget, exclude=exclude, modes=modes
+        seed,
+        n_programs=n,
+        seconds=secs,
+        worker=w,
+        jobs=jobs,
+        shrink_budget=budget,
+        exclude=exclude,
+        modes=modes,
+        progress=_progress(w),
     )
 
 
