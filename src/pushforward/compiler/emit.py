@@ -20,7 +20,7 @@ import math
 import numpy as np
 import scipy.special as sps
 
-from .recording import Const, Stmt, Trace, Untraceable, Var
+from .recording import Const, Stmt, Trace, Untraceable, Var, subst_args, walk_args
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -40,24 +40,8 @@ class Program:
         self.fn = namespace[name]
 
 
-def _walk(x, pick, acc: list) -> list:
-    """acc + what `pick` gives (a list) for each Var and Const in an encoded argument structure."""
-    tx = type(x)
-    if tx is Var or tx is Const:
-        acc.extend(pick(x))
-    elif tx is tuple or tx is list:
-        for v in x:
-            _walk(v, pick, acc)
-    elif tx is dict:
-        for v in x.values():
-            _walk(v, pick, acc)
-    elif tx is slice:
-        _walk((x.start, x.stop, x.step), pick, acc)
-    return acc
-
-
 def _vars_in(x, acc: list) -> list:
-    return _walk(x, lambda v: (v,) if type(v) is Var else (), acc)
+    return walk_args(x, lambda v: (v,) if type(v) is Var else (), acc)
 
 
 def _reads(s: Stmt) -> list:
@@ -66,7 +50,9 @@ def _reads(s: Stmt) -> list:
 
 def _consts_in(x, acc: list) -> list:
     """The Consts in x, and those the Vars in x view (their const_base)."""
-    return _walk(x, lambda v: (v,) if type(v) is Const else (v.const_base,) if v.const_base is not None else (), acc)
+    return walk_args(
+        x, lambda v: (v,) if type(v) is Const else (v.const_base,) if v.const_base is not None else (), acc
+    )
 
 
 def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
@@ -99,19 +85,6 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
     return kept
 
 
-def _subst(x, sub: dict):
-    tx = type(x)
-    if tx is Var:
-        return sub.get(id(x), x)
-    if tx is tuple or tx is list:
-        return tx(_subst(v, sub) for v in x)
-    if tx is dict:
-        return {k: _subst(v, sub) for k, v in x.items()}
-    if tx is slice:
-        return slice(_subst(x.start, sub), _subst(x.stop, sub), _subst(x.step, sub))
-    return x
-
-
 def _key(x) -> object:
     tx = type(x)
     if tx is Var:
@@ -139,9 +112,9 @@ def _cse(stmts: list, outputs: list) -> list:
     version: dict = {}
     kept = []
     for s in stmts:
-        s.args = _subst(s.args, sub)
-        s.kwargs = _subst(s.kwargs, sub)
-        s.writes = [_subst(w, sub) for w in s.writes]
+        s.args = subst_args(s.args, sub)
+        s.kwargs = subst_args(s.kwargs, sub)
+        s.writes = [subst_args(w, sub) for w in s.writes]
         if s.writes:
             for w in s.writes:
                 if type(w) is Var:

@@ -25,7 +25,21 @@ import numpy as np
 import scipy.special as sps
 from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["Rec", "Trace", "Var", "Const", "Stmt", "DataDependent", "Untraceable", "active", "user_site", "record"]
+__all__ = [
+    "Rec",
+    "Trace",
+    "Var",
+    "Const",
+    "Stmt",
+    "DataDependent",
+    "Untraceable",
+    "active",
+    "user_site",
+    "record",
+    "walk_args",
+    "map_args",
+    "subst_args",
+]
 
 _view = np.ndarray.view
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -230,6 +244,39 @@ def own_rec(raw: np.ndarray) -> "Rec":
 
 
 # ---- encoding arguments ---------------------------------------------------------------------------
+def walk_args(x, pick, acc: list) -> list:
+    """acc + what `pick` gives (a list) for each Var and Const in an encoded argument structure."""
+    tx = type(x)
+    if tx is Var or tx is Const:
+        acc.extend(pick(x))
+    elif tx is tuple or tx is list:
+        for v in x:
+            walk_args(v, pick, acc)
+    elif tx is dict:
+        for v in x.values():
+            walk_args(v, pick, acc)
+    elif tx is slice:
+        walk_args((x.start, x.stop, x.step), pick, acc)
+    return acc
+
+
+def map_args(x, f):
+    """An encoded argument structure with each Var and Const replaced by f(it)."""
+    tx = type(x)
+    if tx is Var or tx is Const:
+        return f(x)
+    if tx is tuple or tx is list:
+        return tx(map_args(v, f) for v in x)
+    if tx is dict:
+        return {k: map_args(v, f) for k, v in x.items()}
+    if tx is slice:
+        return slice(map_args(x.start, f), map_args(x.stop, f), map_args(x.step, f))
+    return x
+
+
+def subst_args(x, sub: dict):
+    """x with each Var whose id is in `sub` replaced by sub[id]."""
+    return map_args(x, lambda v: sub.get(id(v), v) if type(v) is Var else v)
 
 
 def encode(trace: Trace, x: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recording import Const, Stmt, Trace, Var, _call
+from .recording import Const, Stmt, Trace, Var, _call, map_args, subst_args, walk_args
 
 __all__ = ["simplify"]
 
@@ -39,46 +39,12 @@ _PURE = frozenset(
 
 
 def _decode(x, env: dict):
-    tx = type(x)
-    if tx is Var:
-        return env[id(x)]
-    if tx is Const:
-        return x.obj
-    if tx is tuple or tx is list:
-        return tx(_decode(v, env) for v in x)
-    if tx is dict:
-        return {k: _decode(v, env) for k, v in x.items()}
-    if tx is slice:
-        return slice(_decode(x.start, env), _decode(x.stop, env), _decode(x.step, env))
-    return x
+    """The values of an encoded argument structure: Vars from env, Consts their objects."""
+    return map_args(x, lambda v: env[id(v)] if type(v) is Var else v.obj)
 
 
 def _leaves(x, acc: list) -> list:
-    tx = type(x)
-    if tx is Var or tx is Const:
-        acc.append(x)
-    elif tx is tuple or tx is list:
-        for v in x:
-            _leaves(v, acc)
-    elif tx is dict:
-        for v in x.values():
-            _leaves(v, acc)
-    elif tx is slice:
-        _leaves((x.start, x.stop, x.step), acc)
-    return acc
-
-
-def _subst(x, sub: dict):
-    tx = type(x)
-    if tx is Var:
-        return sub.get(id(x), x)
-    if tx is tuple or tx is list:
-        return tx(_subst(v, sub) for v in x)
-    if tx is dict:
-        return {k: _subst(v, sub) for k, v in x.items()}
-    if tx is slice:
-        return slice(_subst(x.start, sub), _subst(x.stop, sub), _subst(x.step, sub))
-    return x
+    return walk_args(x, lambda v: (v,), acc)
 
 
 class _Uses:
@@ -135,7 +101,7 @@ def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
             if type(v) is Var and id(v) in const_vars and id(v) not in sub:
                 c = sub[id(v)] = Const(trace.fresh_name("folded"), env[id(v)])
                 frozen.add(id(c))
-        s.args, s.kwargs = _subst(s.args, sub), _subst(s.kwargs, sub)
+        s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
     return kept
 
 
@@ -200,7 +166,7 @@ def _factors(trace: Trace, stmts: list, outputs: list, uses: _Uses, frozen: set)
     sub: dict = {}
     kept = []
     for s in stmts:
-        s.args, s.kwargs = _subst(s.args, sub), _subst(s.kwargs, sub)
+        s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
         if _is(s, np.negative) and len(s.args) == 1 and uses.private(s.args[0]):
             p = made.get(id(s.args[0]))
             sc = _scaled(p) if p is not None else None
