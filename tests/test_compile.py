@@ -376,3 +376,61 @@ def test_ones_like_of_a_permuted_input_keeps_its_layout():
     f = pf.compile(lambda x: pf.ones_like(x) * x)
     x = pf.tensor(np.arange(12.0).reshape(3, 4)).t()
     assert f(x).stride() == (x * 1.0).stride() and np.array_equal(f(x).numpy(), x.numpy())
+
+
+# ---- the tracer's arrays behave as eager's (compiled fuzzer findings)
+def test_traced_results_keep_eager_layouts_so_views_and_inplace_agree():
+    """pow of permuted inputs is laid out by them (eagerly); under the tracer's ndarray subclass it
+    was C-ordered, so a flatten was a view and relu_ invalidated pow's saved result."""
+
+    def f(x):
+        x = x.detach().requires_grad_()
+        v = ((x.mT.abs() + 0.5) ** x.mT.contiguous().tanh()).flatten()
+        v.relu_()
+        return pf.autograd.grad((v * v).sum(), x)[0]
+
+    x = pf.tensor(np.random.default_rng(0).uniform(-1, 1, (3, 4)))
+    assert np.array_equal(pf.compile(f)(x).numpy(), f(x).numpy())
+
+
+def test_batched_tangents_keep_their_layout_when_traced():
+    """A fresh traced result keeps a permuted 3-d layout (neither C nor F): a vector-mode tangent
+    of a column-major product then views as eagerly."""
+
+    def f(x, t):
+        with fwAD.dual_level(batch=2):
+            d = fwAD.make_dual(x, t)
+            v = ((pf.ones_like(d.mT) + pf.full_like(d.mT, 0.5)) * d.mT).mT.view(-1)
+            return fwAD.unpack_dual(v).tangent
+
+    rng = np.random.default_rng(1)
+    x, t = pf.tensor(rng.uniform(-1, 1, (3, 2))), pf.tensor(rng.uniform(-1, 1, (2, 3, 2)))
+    assert np.array_equal(pf.compile(f)(x, t).numpy(), f(x, t).numpy())
+
+
+def test_several_scalar_results_of_one_call_stay_arrays():
+    """slogdet's two 0-d results, one then written in place: each replayed as a 0-d array."""
+
+    def f(a):
+        sign, logabs = pf.linalg.slogdet(a)
+        logabs.add_(logabs)
+        return sign, logabs
+
+    a = pf.tensor(np.random.default_rng(2).uniform(-1, 1, (3, 3)) + 2 * np.eye(3))
+    for got, want in zip(pf.compile(f)(a), f(a)):
+        assert np.array_equal(got.numpy(), want.numpy())
+
+
+def test_a_traced_tangent_that_views_an_expanded_input_is_copied_as_eagerly():
+    """The tangent of `expand(...) + c` is the expanded tangent itself unless copied; eagerly it is
+    (aliasing.own_array), and under the tracer too, so `+=` into the result is allowed."""
+
+    def f(x1, x2, t1, t2):
+        with fwAD.dual_level():
+            v3 = fwAD.make_dual(x2, t2) + fwAD.make_dual(x1, t1)
+            v7 = v3.expand(2) + 1.69
+            v7 += v3.sqrt()
+            return fwAD.unpack_dual(v7).tangent
+
+    args = [pf.tensor(np.array(v)) for v in ([0.5], 0.7, [0.3], 0.2)]
+    assert np.array_equal(pf.compile(f)(*args).numpy(), f(*args).numpy())

@@ -268,8 +268,8 @@ def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
         return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
     else:
         rhs = f"{nm.expr(s.args[0])}.{s.fn}"
-    if s.scalar_out:
-        rhs = f"np.asarray({rhs})"
+    if s.scalar_out:  # (a NumPy scalar made a 0-d array again; each of several results)
+        rhs = f"np.asarray({rhs})" if len(s.outs) < 2 else f"map(np.asarray, {rhs})"
     if not s.outs:
         return rhs
     return ", ".join(v.name for v in s.outs) + " = " + rhs

@@ -236,11 +236,22 @@ def _rec_view(raw: np.ndarray) -> "Rec":
 
 
 def own_rec(raw: np.ndarray) -> "Rec":
-    """A Rec owning its memory (base None, as the plain result it stands for) with raw's values."""
-    order = "F" if raw.flags.f_contiguous and not raw.flags.c_contiguous else "C"
-    r = np.ndarray.__new__(Rec, raw.shape, raw.dtype, order=order)
+    """A Rec owning its memory (base None, as the plain result it stands for) with raw's values, in
+    raw's memory layout (a permuted 3-d result is neither C nor F ordered: later reshapes view or
+    copy by it, as eagerly)."""
+    r = np.ndarray.__new__(Rec, raw.shape, raw.dtype, strides=raw.strides if _dense(raw) else None)
     np.copyto(_view(r, np.ndarray), raw)
     return r
+
+
+def _dense(a: np.ndarray) -> bool:
+    """a's elements fill its memory without gaps or overlaps, in some order of its dims."""
+    step = a.itemsize
+    for stride, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n > 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
 
 
 # ---- encoding arguments ---------------------------------------------------------------------------

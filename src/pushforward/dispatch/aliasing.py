@@ -65,7 +65,7 @@ def arrays_of(values) -> list:
         elif tv is Pending:
             if v.value is not None and type(v.value) is Tensor:
                 out.append(v.value._data)
-        elif tv is np.ndarray:
+        elif isinstance(v, np.ndarray):  # (pf.compile's tracer passes an ndarray subclass)
             out.append(v)
     return out
 

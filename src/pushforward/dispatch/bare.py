@@ -87,5 +87,5 @@ def _fresh(out, datas) -> Tensor:
     """A tensor around a non-view op's kernel result, as oprecord.run_kernel makes it: a NumPy
     view of an input is copied (aliasing.unshared), a NumPy scalar becomes a 0-d array."""
     t = _new(Tensor)
-    t._data = (out if out.base is None else unshared(out, datas)) if type(out) is np.ndarray else np.asanyarray(out)
+    t._data = (out if out.base is None else unshared(out, datas)) if isinstance(out, np.ndarray) else np.asanyarray(out)
     return t

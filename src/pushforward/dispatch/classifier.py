@@ -180,7 +180,7 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(datas[0], tans[0], od)
     else:
         r = op.jvp_np(*datas, *tans, od, *args)
-    if type(r) is np.ndarray and (r.base is not None or len(tans) != 1 or r is tans[0]):
+    if isinstance(r, np.ndarray) and (r.base is not None or len(tans) != 1 or r is tans[0]):
         r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         r = fit_array(op, r, od)
@@ -261,7 +261,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         if scalars:
             datas = scalar_arrays(datas, od)
         r = op.jvp_np(*datas, *tans, od, *args)
-        if type(r) is np.ndarray:
+        if isinstance(r, np.ndarray):
             r = own_fast(r, datas, tans, od)
         r = fit_array(op, r, od, lvl.batch)
         if r is not None:

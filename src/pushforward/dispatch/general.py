@@ -113,7 +113,7 @@ def run_general(op: Op, inputs, args: tuple):
         outs = (out,)
     else:
         raw = run_kernel(op, ins, datas, args, raw=True)
-        outs = tuple(wrap(unshared(r, datas) if type(r) is np.ndarray and r.base is not None else r) for r in raw)
+        outs = tuple(wrap(unshared(r, datas) if isinstance(r, np.ndarray) and r.base is not None else r) for r in raw)
         out = outs
     if op.kind != "op":
         _link_view(op, ins[0], outs[0], args)

@@ -134,7 +134,7 @@ class Op:
 def _contiguous_array_formula(f: Callable) -> Callable:
     def formula(*a):
         r = f(*a)
-        return np.ascontiguousarray(r) if type(r) is np.ndarray and not r.flags.c_contiguous else r
+        return np.ascontiguousarray(r) if isinstance(r, np.ndarray) and not r.flags.c_contiguous else r
 
     return formula
 
@@ -144,7 +144,9 @@ def _contiguous_tensor_formula(f: Callable) -> Callable:
         r = f(*a)
         if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
             return r.contiguous()
-        return r.clone() if type(r) is Tensor and type(r._data) is np.ndarray and not r._data.flags.c_contiguous else r
+        return (
+            r.clone() if type(r) is Tensor and isinstance(r._data, np.ndarray) and not r._data.flags.c_contiguous else r
+        )
 
     return formula
 
@@ -152,7 +154,7 @@ def _contiguous_tensor_formula(f: Callable) -> Callable:
 def _column_major_array_formula(f: Callable) -> Callable:
     def formula(*a):
         r = f(*a)
-        return column_major(r) if type(r) is np.ndarray else r
+        return column_major(r) if isinstance(r, np.ndarray) else r
 
     return formula
 
@@ -160,7 +162,7 @@ def _column_major_array_formula(f: Callable) -> Callable:
 def _column_major_tensor_formula(f: Callable) -> Callable:
     def formula(*a):
         r = f(*a)
-        if type(r) is BatchedTensor or (type(r) is Tensor and type(r._data) is np.ndarray):
+        if type(r) is BatchedTensor or (type(r) is Tensor and isinstance(r._data, np.ndarray)):
             rt = r.mT  # (a batch of tangents: the batch dim stays outermost)
             return r if type(r) is Tensor and rt._data.flags.c_contiguous else rt.contiguous().mT
         return r
@@ -187,7 +189,7 @@ def run_kernel(op: Op, inputs, datas, args: tuple, raw: bool = False):
         raise op_error(op, inputs, args, e) from None
     if raw:
         return out
-    if type(out) is not np.ndarray:
+    if not isinstance(out, np.ndarray):
         return wrap(out)  # a NumPy scalar, or a Dask array (a lazy tensor)
     t = _new(Tensor)
     if out.base is not None and op.kind == "op":

@@ -72,12 +72,12 @@ def pow(a, b):
     # torch's `number ** x` is its own overload with a contiguous result; its x ** y and x ** number
     # lay the result out as every element-wise op does (elementwise_layout)
     out = xp.power(a, b)
-    return out if type(a) is xp.ndarray else _contiguous(out)
+    return out if isinstance(a, xp.ndarray) else _contiguous(out)
 
 
 def pow_layout(out, a, b):
     """The layout of pow's result (see pow): elementwise_layout's, contiguous for a Python-number base."""
-    return elementwise_layout(out, a, b) if type(a) is xp.ndarray else _contiguous(out)
+    return elementwise_layout(out, a, b) if isinstance(a, xp.ndarray) else _contiguous(out)
 
 
 def elementwise_layout(out, *inputs):
@@ -95,16 +95,20 @@ def elementwise_layout(out, *inputs):
     >>> elementwise_layout(np.add(a, b), a, b).strides  # a's layout, as torch's a + b
     (8, 32)
     """
-    if type(out) is not xp.ndarray or out.ndim < 2:
+    # (isinstance, not type(...) is: pf.compile traces with an ndarray subclass, which must be laid
+    # out as eagerly)
+    if not isinstance(out, xp.ndarray) or out.ndim < 2:
         return out
     for x in inputs:  # the common case: every input C-contiguous (or 1-d, or a scalar)
-        if type(x) is xp.ndarray and x.ndim > 1 and not x.flags.c_contiguous:
+        if isinstance(x, xp.ndarray) and x.ndim > 1 and not x.flags.c_contiguous:
             break
     else:
         return out
-    if len([x for x in inputs if type(x) is xp.ndarray and x.ndim > 1]) < 2:
+    if len([x for x in inputs if isinstance(x, xp.ndarray) and x.ndim > 1]) < 2:
         return out
-    order = _elementwise_order(out.shape, [_broadcast_strides(x, out.shape) for x in inputs if type(x) is xp.ndarray])
+    order = _elementwise_order(
+        out.shape, [_broadcast_strides(x, out.shape) for x in inputs if isinstance(x, xp.ndarray)]
+    )
     strides = [0] * out.ndim
     step = out.itemsize
     for d in order:
@@ -112,9 +116,8 @@ def elementwise_layout(out, *inputs):
         step *= out.shape[d]
     if all(out.strides[d] == strides[d] for d in range(out.ndim) if out.shape[d] > 1):
         return out
-    laid = xp.empty(tuple(out.shape[d] for d in reversed(order)), out.dtype).transpose(xp.argsort(order[::-1]))
-    laid[...] = out
-    return laid
+    outer = order[::-1]  # (one NumPy call on `out`, which pf.compile's tracer records)
+    return xp.ascontiguousarray(out.transpose(outer)).transpose(xp.argsort(outer))
 
 
 def _broadcast_strides(x, shape) -> list:

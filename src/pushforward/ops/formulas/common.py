@@ -374,7 +374,7 @@ def laid_out(formula, n: int, name: str = ""):
 
     def tangent(*a):
         r = formula(*a)
-        if type(r) is np.ndarray:
+        if isinstance(r, np.ndarray):  # (pf.compile traces with an ndarray subclass)
             return layout(r, *a[:n])
         if type(r) is not Tensor or any(type(x) is not Tensor and isinstance(x, Tensor) for x in a[:n]):
             return r  # no tangent, or a batch of them (vector mode)

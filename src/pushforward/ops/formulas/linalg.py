@@ -702,7 +702,7 @@ def c_cholesky_solve(b, factor, upper):
 def _column_major(x):
     """x (differentiably) with each matrix laid out column-major, as torch's LAPACK-backed results
     (K.column_major, docs/design.md "Memory layout"): a view of the packed output would not be."""
-    if type(x) is Tensor and (type(x._data) is not np.ndarray or x._data.ndim < 2):
+    if type(x) is Tensor and (not isinstance(x._data, np.ndarray) or x._data.ndim < 2):
         return x  # (a Dask array has chunks, no memory layout)
     xt = x.mT
     return x if type(x) is Tensor and xt._data.flags.c_contiguous else xt.contiguous().mT
