@@ -685,7 +685,9 @@ loss(
     "L.nn.functional.binary_cross_entropy({0}.sigmoid(), {1}.sigmoid(), reduction={red!r})",
     lambda a, p: _all(a[0].abs() < 3),
 )
-loss("F.kl_div", "L.nn.functional.kl_div({0}, {1}, reduction={red!r}, log_target=True)")
+# (exp(target) of a large target makes second derivatives cancel terms of size e^target: their
+# rounding, which differs between the libraries' formula orders, is then amplified past any tolerance)
+loss("F.kl_div", "L.nn.functional.kl_div({0}, {1}, reduction={red!r}, log_target=True)", lambda a, p: _all(a[1] < 3))
 loss(
     "F.poisson_nll", "L.nn.functional.poisson_nll_loss({0}, {1}.exp(), reduction={red!r})", lambda a, p: _all(a[0] < 3)
 )
