@@ -40,6 +40,7 @@ from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector
 from .compiled import COMPILED_MODES, check_compiled
 from .jet import JET_MODES, check_jet_mode
+from .oracle import TORCH
 
 MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
 RTOL, ATOL = 1e-6, 1e-8  # agreement between the two libraries
@@ -105,14 +106,14 @@ def run_lib(L, prog: Program, mode: str, diff=None, xs_np=None) -> dict:
     if mode in ("jvp", "hvp"):
         with fw.dual_level():
             ins = [fw.make_dual(x, _tensor(L, t)) for x, t in zip(xs, prog.tangents)]
-            outs = fn(L, *ins)
+            outs = fn(TORCH if L is torch else L, *ins)
             _check_ad_bits(L, list(outs) + xs + ins)
             res["out"] = [_np(fw.unpack_dual(o).primal, L) for o in outs]
             res["tan"] = [_np(fw.unpack_dual(o).tangent, L) for o in outs]
             if mode == "hvp":
                 _grads(L, prog, outs, xs, diff, res, fw)
     else:
-        outs = fn(L, *xs)
+        outs = fn(TORCH if L is torch else L, *xs)
         _check_ad_bits(L, list(outs) + xs)
         res["out"] = [_np(o, L) for o in outs]
         if mode == "vjp":
