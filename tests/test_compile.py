@@ -434,3 +434,18 @@ def test_a_traced_tangent_that_views_an_expanded_input_is_copied_as_eagerly():
 
     args = [pf.tensor(np.array(v)) for v in ([0.5], 0.7, [0.3], 0.2)]
     assert np.array_equal(pf.compile(f)(*args).numpy(), f(*args).numpy())
+
+
+def test_an_expanded_input_saved_for_backward_is_kept_as_eagerly():
+    """A node keeps a copy of an expanded (broadcast) input, so a later in-place write into its
+    base leaves the gradient computable (eagerly); under the tracer it kept the view and failed."""
+
+    def f(x):
+        x = x.detach().requires_grad_()
+        v = x * 1.0
+        y = v.expand(2, 4, 3).cos()
+        v.sub_(v)
+        return pf.autograd.grad(y.sum(), x)[0]
+
+    x = pf.tensor(np.random.default_rng(3).uniform(-1, 1, (4, 3)))
+    assert np.array_equal(pf.compile(f)(x).numpy(), f(x).numpy())

@@ -561,7 +561,7 @@ def _kept(x: Tensor) -> Tensor:
     a later in-place write into its base does not make the gradient uncomputable. torch keeps such
     operands the same way where its kernels copy them (matmul reshapes them for bmm)."""
     d = x._data
-    if type(d) is np.ndarray and 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+    if isinstance(d, np.ndarray) and 0 in d.strides and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         return x.contiguous()
     return x
 
