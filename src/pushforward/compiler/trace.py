@@ -237,19 +237,42 @@ def _perturbed(a: np.ndarray, rng) -> np.ndarray:
     return (a * (1.0 + 0.01 * u) + 1e-3 * u).astype(a.dtype)
 
 
+def _shuffled(a: np.ndarray, rng) -> np.ndarray:
+    """a's values in another order (in a's layout): ranks and orderings change, the values stay in fn's domain."""
+    if a.dtype.kind not in "fc" or a.size < 2:
+        return _perturbed(a, rng)
+    out = np.empty_like(a)
+    out[...] = rng.permutation(a.reshape(-1)).reshape(a.shape)
+    return out
+
+
 def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) -> None:
-    """The program on perturbed inputs agrees with fn run eagerly on them (outputs and in-place writes)."""
+    """The program agrees with fn run eagerly (outputs and in-place writes) on perturbed inputs, and
+    on the inputs' values shuffled: a value computed from the traced inputs that reached the program
+    as a constant (a kernel writing into an array NumPy made, which the tracer cannot see: the
+    indices of cummin) differs there."""
     rng = np.random.default_rng(0)
-    pert = [_perturbed(a, rng) for a in arrays]
+    if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
+        # perturbed values outside fn's domain: check the replay on the traced values
+        _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
+    _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
+
+
+def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, required: bool = False) -> bool:
+    """The program and fn agree on inputs `pert` (Untraceable if not); False if fn itself fails on
+    them (outside its domain), unless `required`."""
     eager_in = [p.copy(order="K") for p in pert]
     prog_in = [p.copy(order="K") for p in pert]
     try:
         expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
-    except Exception:  # perturbed values outside fn's domain: check the replay on the traced values
-        eager_in = [a.copy(order="K") for a in arrays]
-        prog_in = [a.copy(order="K") for a in arrays]
-        expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
-    got = entry.run([wrap(p) for p in prog_in])
+    except Exception:
+        if required:
+            raise
+        return False
+    try:
+        got = entry.run([wrap(p) for p in prog_in])
+    except Exception as e:  # fn ran on these inputs: the program must too
+        raise Untraceable(f"the compiled program fails where fn runs ({type(e).__name__}: {e})", "<check>") from None
     e_leaves, e_spec = tree_flatten(expect)
     g_leaves, g_spec = tree_flatten(got)
     if e_spec != g_spec:
@@ -261,6 +284,7 @@ def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) 
                 "inputs reached the program as a constant)",
                 "<check>",
             )
+    return True
 
 
 def _close(e, g) -> bool:
