@@ -5,9 +5,9 @@ loss's constants) to its input's shape. As a Dask broadcast, every chunk of the 
 depend on the one task holding the scalar, and Dask's ordering then runs the data-free parts of
 the backward (that scalar's broadcast times constants, a chunk of memory each) for all chunks
 ahead of the data that consumes them: memory grows with the array instead of staying a few
-chunks. A scalar whose whole graph is a few tasks over arrays of a few elements (design rule
-"lazy tensors": cheap to recompute) is instead computed inside each chunk's own task, so the
-broadcast's chunks are independent roots, as `dask.array.full`'s are.
+chunks. A scalar whose whole graph is a few tasks over arrays of a few elements (cheap to
+recompute) is instead computed inside each chunk's own task, so the broadcast's chunks are
+independent roots, as `dask.array.full`'s are (docs/dask.md, "What streams").
 
 >>> import numpy as np
 >>> tiny_graph_of(np.float64(1.0)) is None
