@@ -284,3 +284,59 @@ def test_local_cluster_of_worker_processes_gives_the_same_results():
             assert client.run(lambda: 1)  # the workers are alive processes
     close(got_jv, pf.func.jvp(f, (pf.tensor(A),), (pf.tensor(V),))[1])
     close(got_g, pf.func.grad(f)(pf.tensor(A)))
+
+
+# -- streaming: a gradient's graph has no task every chunk waits on ---------------------------------
+
+
+def smoothed(x):
+    """A stencil by shifted slices and a difference penalty (examples/dask_sensitivity.py's)."""
+    s = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+    return pf.log1p(s * s).sum() + 0.1 * ((x[1:] - x[:-1]) ** 2).sum()
+
+
+def _ancestors(graph: dict, key, seen: dict) -> frozenset:
+    """The keys `key`'s task depends on, directly or not (memoised in `seen`)."""
+    from dask.core import get_dependencies
+
+    if key not in seen:
+        deps = get_dependencies(graph, key)
+        seen[key] = frozenset(deps).union(*(_ancestors(graph, d, seen) for d in deps))
+    return seen[key]
+
+
+def _widest_fan_in(arr) -> int:
+    """How many of arr's chunks the most shared task of its (optimized) graph feeds."""
+    (opt,) = dask.optimize(arr)
+    graph, seen, count = dict(opt.__dask_graph__()), {}, {}
+    for key in dask.core.flatten(opt.__dask_keys__()):
+        for k in _ancestors(graph, key, seen):
+            count[k] = count.get(k, 0) + 1
+    return max(count.values())
+
+
+def test_gradient_of_shifted_slices_streams_no_task_feeds_every_chunk():
+    # the seed of a gradient times constants, expanded by a sum's backward, was one task that every
+    # chunk's gradient depended on: Dask then ran the data-free products for all chunks first
+    fan, tasks = {}, {}
+    for nchunks in (8, 16):
+        x = pf.as_tensor(da.sin(da.arange(100 * nchunks, chunks=100, dtype=np.float64) * 0.1))
+        g = pf.func.grad(smoothed)(x).to_dask()
+        fan[nchunks] = _widest_fan_in(g)  # (a chunk reads its neighbours' edges: a few chunks)
+        tasks[nchunks] = len(dask.optimize(g)[0].__dask_graph__())
+    assert fan[16] == fan[8] < g.numblocks[0] // 2, fan
+    assert tasks[16] <= 2.1 * tasks[8], tasks  # tasks grow with the chunks, not faster
+    xn = pf.tensor(x.numpy())
+    close(pf.func.grad(smoothed)(x), pf.func.grad(smoothed)(xn))
+
+
+def test_a_scalar_over_the_data_is_broadcast_as_it_is():
+    # x - x.mean(): the mean reads every chunk and is not recomputed per chunk (two passes)
+    from pushforward.kernels.lazyconst import tiny_graph_of
+
+    x = da.arange(1000, chunks=100, dtype=np.float64)
+    assert tiny_graph_of(x.mean()) is None
+    assert tiny_graph_of(da.ones((), dtype=np.float64) * 0.1) is not None
+    xt = pf.as_tensor(x)
+    g = pf.func.grad(lambda t: ((t - t.mean()) ** 2).sum() * 0.5)(xt)
+    close(g, pf.func.grad(lambda t: ((t - t.mean()) ** 2).sum() * 0.5)(pf.tensor(x.compute())))

@@ -11,6 +11,7 @@ import math
 from ..core.backend import empty_in_layout_of, sp, xp
 from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
+from .lazyconst import broadcast_tiny, tiny_graph_of
 
 
 def _axes(dim, ndim: int):
@@ -774,7 +775,11 @@ def _lazy_broadcast(a, shape: tuple):
     lead = len(shape) - a.ndim
     grown = [i < lead or (a.shape[i - lead] == 1 and shape[i] != 1) for i in range(len(shape))]
     want = tuple("auto" if g else a.chunks[i - lead] for i, g in enumerate(grown))
-    return da.broadcast_to(a, shape, chunks=normalize_chunks(want, shape, limit=limit, dtype=a.dtype))
+    chunks = normalize_chunks(want, shape, limit=limit, dtype=a.dtype)
+    tiny = tiny_graph_of(a) if len(chunks) and math.prod(len(c) for c in chunks) > 1 else None
+    if tiny is not None:  # (a scalar cotangent: no task shared by every chunk, kernels/lazyconst.py)
+        return broadcast_tiny(tiny, shape, chunks, a.dtype)
+    return da.broadcast_to(a, shape, chunks=chunks)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
