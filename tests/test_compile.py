@@ -467,3 +467,15 @@ def test_values_a_kernel_writes_past_the_tracer_never_go_stale():
     for _ in range(3):
         x = pf.tensor(rng.uniform(-2, 2, (4, 5)))
         assert np.array_equal(g(x).numpy(), f(x).numpy())
+
+
+def test_a_piecewise_constant_function_of_one_value_never_goes_stale():
+    """polygamma of round(x) for a 0-d x: SciPy's polygamma escaped the tracer (np.asarray) and a 1%
+    perturbation keeps round(x), so its value reached the program as a constant. polygamma now
+    runs on SciPy's ufuncs (traced), and a single value is also checked moved by half its size."""
+    f = lambda x: pf.polygamma(0, x.round().abs()) + pf.polygamma(2, x.abs() + 1.0)  # noqa: E731
+    g = pf.compile(f)
+    for v in (-1.44, -1.6, 0.3, 2.7):
+        x = pf.tensor(v)
+        assert np.array_equal(g(x).numpy(), f(x).numpy())
+    assert "psi" in g.source(pf.tensor(1.0)) and "zeta" in g.source(pf.tensor(1.0))

@@ -99,10 +99,22 @@ def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
     for s in kept:
         for v in _leaves((s.args, s.kwargs), []):
             if type(v) is Var and id(v) in const_vars and id(v) not in sub:
-                c = sub[id(v)] = Const(trace.fresh_name("folded"), env[id(v)])
+                c = sub[id(v)] = Const(trace.fresh_name("folded"), _compact(env[id(v)]))
                 frozen.add(id(c))
         s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
     return kept
+
+
+def _compact(a):
+    """A folded 1-d array of one repeated value as that value broadcast (zero strides): no memory
+    held, and a ufunc reads it as fast as a scalar. (Only 1-d: there the result's memory layout
+    does not depend on its operands' strides.)"""
+    if not isinstance(a, np.ndarray) or a.ndim != 1 or a.size < 2 or a.dtype.kind not in "fc":
+        return a
+    first = a[:1]
+    if not np.array_equal(a, np.broadcast_to(first, a.shape)):
+        return a
+    return np.broadcast_to(first.reshape(()), a.shape)
 
 
 def _negated_constant(trace: Trace, c, frozen: set):

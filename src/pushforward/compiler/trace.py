@@ -238,9 +238,12 @@ def _perturbed(a: np.ndarray, rng) -> np.ndarray:
 
 
 def _shuffled(a: np.ndarray, rng) -> np.ndarray:
-    """a's values in another order (in a's layout): ranks and orderings change, the values stay in fn's domain."""
-    if a.dtype.kind not in "fc" or a.size < 2:
-        return _perturbed(a, rng)
+    """a's values in another order (in a's layout): ranks and orderings change, the values stay in
+    fn's domain. A single value moves by about half its size instead (round() of it changes)."""
+    if a.dtype.kind not in "fc":
+        return a.copy(order="K")
+    if a.size < 2:
+        return (a * 1.5 + 0.5).astype(a.dtype)
     out = np.empty_like(a)
     out[...] = rng.permutation(a.reshape(-1)).reshape(a.shape)
     return out

@@ -248,7 +248,11 @@ def round(a, decimals=0):
 def polygamma(n, a):
     if xp.iscomplexobj(a):  # SciPy's polygamma is real only (kernels_linalg)
         return polygamma_complex(n, a)  # noqa: F405 - from .linalg, star-imported below
-    return blockwise(sp.polygamma, n, a)  # noqa: F405 - from .linalg, star-imported below
+    # SciPy's own formula, on its ufuncs: sp.polygamma calls np.asarray on its input, which a Dask
+    # array would compute and pf.compile's tracer cannot follow
+    if n == 0:
+        return sp.psi(a)
+    return (-1.0) ** (n + 1) * math.gamma(n + 1.0) * sp.zeta(n + 1.0, a)
 
 
 def to(a, dtype=None, copy=False):
