@@ -206,12 +206,12 @@ _OWNED, _OWNED_TANGENT = _calibrate()
 def _private_array(a: np.ndarray) -> bool:
     """a may be written into: writeable, contiguous, and its memory (if a view) a whole base array.
     (A Dask array is never written into: whoever holds it may keep it.)"""
-    if type(a) is not np.ndarray:
+    if not isinstance(a, np.ndarray):  # (pf.compile's tracer passes an ndarray subclass: as eagerly)
         return is_lazy_array(a)
     if not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous):
         return False
     b = a.base
-    return b is None or (type(b) is np.ndarray and b.base is None and b.nbytes == a.nbytes)
+    return b is None or (isinstance(b, np.ndarray) and b.base is None and b.nbytes == a.nbytes)
 
 
 def _within(counts: tuple, owned: tuple) -> bool:
