@@ -479,3 +479,26 @@ def test_a_piecewise_constant_function_of_one_value_never_goes_stale():
         x = pf.tensor(v)
         assert np.array_equal(g(x).numpy(), f(x).numpy())
     assert "psi" in g.source(pf.tensor(1.0)) and "zeta" in g.source(pf.tensor(1.0))
+
+
+@pytest.mark.parametrize("view", ["narrow", "getitem", "select", "transpose_reshape"])
+def test_the_backward_of_a_view_compiles(view):
+    """A view's backward writes the gradient into zeros through the view chain: by NumPy functions
+    (copyto, put), which the tracer records, so the vjp compiles (it ran eagerly, with a warning,
+    when `region[...] = grad` wrote past the tracer)."""
+    fn = {
+        "narrow": lambda x: x.narrow(0, 1, 2),
+        "getitem": lambda x: x[1:3, ::2],
+        "select": lambda x: x[2],
+        "transpose_reshape": lambda x: (x * 1.0).mT.reshape(-1),
+    }[view]
+    x = pf.tensor(np.random.default_rng(6).uniform(-1, 1, (4, 5)))
+    g = pf.ones_like(fn(x)) * 0.5
+
+    def vjp(x, g):
+        return pf.func.vjp(fn, x)[1](g)[0]
+
+    c = pf.compile(vjp)  # (warnings are errors here: a fallback to eager fails the test)
+    assert np.array_equal(c(x, g).numpy(), vjp(x, g).numpy())
+    x2 = pf.tensor(np.random.default_rng(7).uniform(-1, 1, (4, 5)))
+    assert np.array_equal(c(x2, g * 3.0).numpy(), vjp(x2, g * 3.0).numpy())

@@ -857,14 +857,17 @@ def write_region(out, src, steps, add: bool = False) -> None:
             pos = reshape(pos, *args) if name == "view" else _ARRAY_VIEW[name](pos, *args)
         idx = xp.unravel_index(pos, out.shape)
         if add:  # (a writeable view selects each element once: no repeated positions)
-            out[idx] += src
+            xp.add.at(out, idx, src)
+        elif out.flags.c_contiguous:
+            xp.put(out, xp.ravel_multi_index(idx, out.shape), src)
         else:
             out[idx] = src
         return
+    # (NumPy functions, not `dst[...] = src`: pf.compile's tracer records them, and the write)
     if add:
         xp.add(dst, src, out=dst)
     else:
-        dst[...] = src
+        xp.copyto(dst, src, casting="unsafe")
 
 
 def _write_view(out, src, steps):
