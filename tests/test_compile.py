@@ -452,9 +452,10 @@ def test_an_expanded_input_saved_for_backward_is_kept_as_eagerly():
 
 
 def test_values_a_kernel_writes_past_the_tracer_never_go_stale():
-    """cummin's kernel writes its indices into an array NumPy made, which the tracer cannot see: the
-    indices would reach the program as constants. The check on shuffled inputs finds that (the
-    perturbed inputs keep the order), so the call runs eagerly: right values for any later input."""
+    """cummin's kernel wrote its indices into an array NumPy made, which the tracer cannot see: the
+    indices reached the program as constants (the perturbed inputs keep the order; the shuffled
+    ones do not). Now they are traced, and the gather of them reads them: the call runs eagerly,
+    with right values for any later input."""
 
     def f(x):
         return pf.cummin(pf.sinh(x), -1)[0]
@@ -462,7 +463,7 @@ def test_values_a_kernel_writes_past_the_tracer_never_go_stale():
     rng = np.random.default_rng(5)
     g = pf.compile(f)
     x = pf.tensor(rng.uniform(-2, 2, (4, 5)))
-    with pytest.warns(RuntimeWarning, match="disagrees with fn on other inputs"):
+    with pytest.warns(RuntimeWarning, match="running eagerly"):  # (gather reads the traced indices)
         assert np.array_equal(g(x).numpy(), f(x).numpy())
     for _ in range(3):
         x = pf.tensor(rng.uniform(-2, 2, (4, 5)))
@@ -502,3 +503,25 @@ def test_the_backward_of_a_view_compiles(view):
     assert np.array_equal(c(x, g).numpy(), vjp(x, g).numpy())
     x2 = pf.tensor(np.random.default_rng(7).uniform(-1, 1, (4, 5)))
     assert np.array_equal(c(x2, g * 3.0).numpy(), vjp(x2, g * 3.0).numpy())
+
+
+@pytest.mark.parametrize("name", ["flip", "diag_embed", "index_vjp", "gather_vjp", "index_select_vjp"])
+def test_kernels_that_fill_new_arrays_compile(name):
+    """flip, diag_embed and the backward of indexing, gather and index_select fill an array of
+    their own: made through the input (zeros_like, a copy in its layout), so the tracer follows
+    it; from np.zeros it left the trace and the call ran eagerly (or, for a function piecewise
+    constant at the traced point, kept its traced value)."""
+    idx = pf.tensor([[0], [2], [1]])
+    fn = {
+        "flip": lambda x: x.round().flip((0, 1)) * 2.0,
+        "diag_embed": lambda x: pf.diag_embed(x, 1),
+        "index_vjp": lambda x: pf.func.vjp(lambda y: y[[0, 2]], x)[1](pf.ones(2, 3))[0],
+        "gather_vjp": lambda x: pf.func.vjp(lambda y: y.gather(1, idx), x)[1](pf.ones(3, 1))[0],
+        "index_select_vjp": lambda x: pf.func.vjp(lambda y: y.index_select(0, pf.tensor([2, 0])), x)[1](pf.ones(2, 3))[
+            0
+        ],
+    }[name]
+    g = pf.compile(fn)  # (warnings are errors here: a fallback to eager fails the test)
+    for k in range(3):
+        x = pf.tensor(np.random.default_rng(k).uniform(-2, 2, (3, 3)))
+        assert np.array_equal(g(x).numpy(), fn(x).numpy())

@@ -32,21 +32,51 @@ import scipy.linalg as sla
 import scipy.special as sp
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["xp", "sp", "sla", "sliding_window_view", "empty_in_layout_of"]
+__all__ = ["xp", "sp", "sla", "sliding_window_view", "empty_in_layout_of", "copy_in_layout_of", "zeros_for"]
 
 
-def empty_in_layout_of(a, dtype=None):
-    """An empty array of a's shape laid out as torch lays out an element-wise result of a (and
-    `empty_like` with its default preserve_format): a's dims in the order of their strides,
-    outermost first; a dim of size 1 or stride 0 (expanded) keeps its place (torch cannot order by
-    it; NumPy's order="K" puts such dims elsewhere, fuzzer: flip of an expanded tensor, then .view).
-
-    >>> empty_in_layout_of(xp.ones((3, 4)).T).strides
-    (8, 24)
-    """
+def _layout_order(a) -> list:
+    """a's dims in the order of their strides, outermost first; a dim of size 1 or stride 0
+    (expanded) keeps its place (torch cannot order by it; NumPy's order="K" puts such dims
+    elsewhere, fuzzer: flip of an expanded tensor, then .view)."""
     nd = a.ndim
     fixed = [d for d in range(nd) if a.shape[d] == 1 or a.strides[d] == 0]
     perm = sorted((d for d in range(nd) if d not in fixed), key=lambda d: -abs(a.strides[d]))
     for d in fixed:
         perm.insert(d, d)
+    return perm
+
+
+def empty_in_layout_of(a, dtype=None):
+    """An empty array of a's shape laid out as torch lays out an element-wise result of a (and
+    `empty_like` with its default preserve_format): a's dims in the order of their strides
+    (`_layout_order`).
+
+    >>> empty_in_layout_of(xp.ones((3, 4)).T).strides
+    (8, 24)
+    """
+    perm = _layout_order(a)
     return xp.empty(tuple(a.shape[d] for d in perm), a.dtype if dtype is None else dtype).transpose(xp.argsort(perm))
+
+
+def copy_in_layout_of(src, a):
+    """A copy of src (a's shape) laid out as `empty_in_layout_of(a)`: NumPy calls on src only, which
+    pf.compile's tracer records.
+
+    >>> copy_in_layout_of(xp.ones((4, 3)), xp.ones((3, 4)).T).strides
+    (8, 32)
+    """
+    if a.ndim == 0:
+        return src.copy()  # (ascontiguousarray would make it 1-d)
+    perm = _layout_order(a)
+    return xp.ascontiguousarray(src.transpose(perm)).transpose(xp.argsort(perm))
+
+
+def zeros_for(like, shape, dtype=None):
+    """Zeros of `shape` for a result computed from array `like`: through `np.zeros_like` when
+    `like` is an ndarray, so that pf.compile's tracer (an ndarray subclass) records the zeros and
+    the writes that fill them (`np.zeros` would make an array it cannot follow)."""
+    dt = like.dtype if dtype is None else dtype
+    if isinstance(like, xp.ndarray):
+        return xp.zeros_like(like, dtype=dt, shape=tuple(shape))
+    return xp.zeros(tuple(shape), dtype=dt)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import empty_in_layout_of, sp, xp
+from ..core.backend import copy_in_layout_of, sp, xp, zeros_for
 from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
 from .lazyconst import broadcast_tiny, tiny_graph_of
@@ -538,9 +538,7 @@ def flip(a, dims):
     # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
     if is_lazy_array(a):
         return xp.flip(a, axis=_axes(dims, a.ndim))
-    out = empty_in_layout_of(a)
-    out[...] = xp.flip(a, axis=_axes(dims, a.ndim))
-    return out
+    return copy_in_layout_of(xp.flip(a, axis=_axes(dims, a.ndim)), a)
 
 
 def roll(a, shifts, dims=None):
@@ -603,7 +601,7 @@ def gather(a, dim, index):
 
 def gather_backward(grad, dim, index, shape):
     pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
-    out = xp.zeros(tuple(shape) if shape else (1,), dtype=grad.dtype)
+    out = zeros_for(grad, tuple(shape) if shape else (1,))
     xp.add.at(out, pos, xp.reshape(grad, ishape))
     return out.reshape(tuple(shape))
 
@@ -616,7 +614,7 @@ def index_select(a, dim, index):
 
 
 def index_select_backward(grad, dim, index, shape):
-    out = xp.zeros(shape, dtype=grad.dtype)
+    out = zeros_for(grad, shape)
     d = check_dim(dim, len(shape))
     sl = [slice(None)] * len(shape)
     sl[d] = as_array(index).reshape(-1)
@@ -641,7 +639,7 @@ def index(a, indices):
 
 
 def index_backward(grad, shape, indices):
-    out = xp.zeros(shape, dtype=grad.dtype)
+    out = zeros_for(grad, shape)
     xp.add.at(out, indices, grad)
     return out
 
@@ -884,7 +882,7 @@ def view_embed(src, shape, steps):
     """Zeros of `shape` with src written where the view `steps` looks."""
     if is_lazy_array(src):
         return _lazy_embed(src, shape, steps)
-    return _write_view(xp.zeros(shape, dtype=src.dtype), src, steps)
+    return _write_view(zeros_for(src, shape), src, steps)
 
 
 def _lazy_embed(src, shape, steps):

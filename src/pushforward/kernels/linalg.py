@@ -11,7 +11,7 @@ and its inputs' shapes.
 
 from __future__ import annotations
 
-from ..core.backend import sla, sp, xp
+from ..core.backend import sla, sp, xp, zeros_for
 from ..core.lazy import as_array, is_lazy_array, unsupported
 from ..errors import OpError
 
@@ -327,8 +327,8 @@ def diag_embed(a, offset=0, dim1=-2, dim2=-1):
         cols[idx, c] = 1
         out = xp.einsum("...i,ir,ic->...rc", a, rows, cols)
     else:
-        out = xp.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
-        out[..., r, c] = a
+        out = zeros_for(a, a.shape[:-1] + (n, n))
+        xp.add.at(out, (Ellipsis, r, c), a)  # (into zeros: a write pf.compile's tracer records)
     # out has the new dims last; move them to (d1, d2)
     rest = [i for i in range(nd) if i not in (d1, d2)]
     order = [0] * nd

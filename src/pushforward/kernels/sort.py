@@ -78,20 +78,21 @@ def cum_extremum_indices(a, dim, largest: bool):
     if a.ndim == 0:
         return xp.zeros((), xp.int64)
     x = xp.moveaxis(a, d, -1)
-    out = xp.empty(x.shape, xp.int64)
-    if x.shape[-1]:
-        best = x[..., 0].copy()
-        cur = xp.zeros(x.shape[:-1], xp.int64)
-        out[..., 0] = 0
-        for j in range(1, x.shape[-1]):
-            v = x[..., j]
-            take = (v >= best) if largest else (v <= best)
-            take |= xp.isnan(v)
-            take &= ~xp.isnan(best) | xp.isnan(v)
-            best = xp.where(take, v, best)
-            cur = xp.where(take, j, cur)
-            out[..., j] = cur
-    return xp.ascontiguousarray(xp.moveaxis(out, -1, d))  # torch's results are contiguous
+    if not x.shape[-1]:
+        return xp.empty(a.shape, xp.int64)
+    # (columns stacked, not written into an array NumPy made: pf.compile's tracer sees each step)
+    best = x[..., 0]
+    cur = xp.zeros(x.shape[:-1], xp.int64)
+    cols = [cur]
+    for j in range(1, x.shape[-1]):
+        v = x[..., j]
+        take = (v >= best) if largest else (v <= best)
+        take |= xp.isnan(v)
+        take &= ~xp.isnan(best) | xp.isnan(v)
+        best = xp.where(take, v, best)
+        cur = xp.where(take, j, cur)
+        cols.append(cur)
+    return xp.ascontiguousarray(xp.moveaxis(xp.stack(cols, -1), -1, d))  # torch's results are contiguous
 
 
 def mode_indices(a, dim, keepdim=False):
