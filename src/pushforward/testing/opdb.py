@@ -314,7 +314,7 @@ def _ref_polygamma(n, x):
         import mpmath
 
         return np.vectorize(lambda z: complex(mpmath.polygamma(n, complex(z))), otypes=[x.dtype])(x)
-    return sp.polygamma(n, x)
+    return np.asarray(sp.polygamma(n, x)).astype(x.dtype)  # (torch's polygamma keeps float32)
 
 
 def _ref_clamp(x, min=None, max=None):
