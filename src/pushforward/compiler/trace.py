@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import gc
 import inspect
-import sys
 import keyword
+import sys
 
 import numpy as np
 

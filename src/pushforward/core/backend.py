@@ -32,7 +32,28 @@ import scipy.linalg as sla
 import scipy.special as sp
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["xp", "sp", "sla", "sliding_window_view", "empty_in_layout_of", "copy_in_layout_of", "zeros_for"]
+__all__ = [
+    "xp",
+    "sp",
+    "sla",
+    "sliding_window_view",
+    "in_dim_order",
+    "empty_in_layout_of",
+    "copy_in_layout_of",
+    "zeros_for",
+]
+
+
+def in_dim_order(a, order):
+    """A copy of a whose memory holds its dims in `order`, outermost first (NumPy calls on a only,
+    which pf.compile's tracer records).
+
+    >>> in_dim_order(xp.ones((3, 4)), [1, 0]).strides
+    (8, 24)
+    """
+    if a.ndim == 0:
+        return a.copy()  # (ascontiguousarray would make it 1-d)
+    return xp.ascontiguousarray(a.transpose(order)).transpose(xp.argsort(order))
 
 
 def _layout_order(a) -> list:
@@ -66,10 +87,7 @@ def copy_in_layout_of(src, a):
     >>> copy_in_layout_of(xp.ones((4, 3)), xp.ones((3, 4)).T).strides
     (8, 32)
     """
-    if a.ndim == 0:
-        return src.copy()  # (ascontiguousarray would make it 1-d)
-    perm = _layout_order(a)
-    return xp.ascontiguousarray(src.transpose(perm)).transpose(xp.argsort(perm))
+    return in_dim_order(src, _layout_order(a))
 
 
 def zeros_for(like, shape, dtype=None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import copy_in_layout_of, sp, xp, zeros_for
+from ..core.backend import copy_in_layout_of, in_dim_order, sp, xp, zeros_for
 from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
 from .lazyconst import broadcast_tiny, tiny_graph_of
@@ -117,8 +117,7 @@ def elementwise_layout(out, *inputs):
         step *= out.shape[d]
     if all(out.strides[d] == strides[d] for d in range(out.ndim) if out.shape[d] > 1):
         return out
-    outer = order[::-1]  # (one NumPy call on `out`, which pf.compile's tracer records)
-    return xp.ascontiguousarray(out.transpose(outer)).transpose(xp.argsort(outer))
+    return in_dim_order(out, order[::-1])
 
 
 def _broadcast_strides(x, shape) -> list:
@@ -246,13 +245,13 @@ def round(a, decimals=0):
 
 
 def polygamma(n, a):
-    if xp.iscomplexobj(a):  # SciPy's polygamma is real only (kernels_linalg)
-        return polygamma_complex(n, a)  # noqa: F405 - from .linalg, star-imported below
-    # SciPy's own formula, on its ufuncs: sp.polygamma calls np.asarray on its input, which a Dask
-    # array would compute and pf.compile's tracer cannot follow
+    """psi for n = 0, else (-1)^(n+1) n! zeta(n + 1, a): SciPy's own formula on its ufuncs
+    (sp.polygamma calls np.asarray on its input, which a Dask array would compute and pf.compile's
+    tracer cannot follow; it is also real only, so complex inputs take the Hurwitz zeta of linalg)."""
     if n == 0:
         return sp.psi(a)
-    return (-1.0) ** (n + 1) * math.gamma(n + 1.0) * sp.zeta(n + 1.0, a)
+    zeta = hurwitz_zeta_complex if xp.iscomplexobj(a) else sp.zeta  # noqa: F405 - from .linalg, below
+    return (-1.0) ** (n + 1) * math.gamma(n + 1.0) * zeta(n + 1, a)
 
 
 def to(a, dtype=None, copy=False):

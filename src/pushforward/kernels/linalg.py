@@ -11,7 +11,7 @@ and its inputs' shapes.
 
 from __future__ import annotations
 
-from ..core.backend import sla, sp, xp, zeros_for
+from ..core.backend import in_dim_order, sla, sp, xp, zeros_for
 from ..core.lazy import as_array, is_lazy_array, unsupported
 from ..errors import OpError
 
@@ -47,7 +47,6 @@ __all__ = [
     "airy_ai_prime",
     "gammainc",
     "hurwitz_zeta_complex",
-    "polygamma_complex",
 ]
 
 
@@ -93,8 +92,9 @@ def column_major(a):
     """
     if is_lazy_array(a) or a.ndim < 2:
         return a  # (a Dask array has chunks, no memory layout)
-    t = xp.swapaxes(a, -1, -2)
-    return a if t.flags.c_contiguous else xp.swapaxes(xp.ascontiguousarray(t), -1, -2)
+    if xp.swapaxes(a, -1, -2).flags.c_contiguous:
+        return a
+    return in_dim_order(a, [*range(a.ndim - 2), a.ndim - 1, a.ndim - 2])
 
 
 def inverse(a):
@@ -375,7 +375,7 @@ def _torch_layout(out, order, dim, keep_last_dim: bool):
     perm = [d for d in order if d not in moved] + [d for d in order if d in moved and d not in inner] + inner
     if perm == list(range(nd)):
         return xp.ascontiguousarray(out)
-    return xp.ascontiguousarray(out.transpose(perm)).transpose(xp.argsort(perm))
+    return in_dim_order(out, perm)
 
 
 def _input_order(a, promoted: bool = False) -> list:
@@ -473,10 +473,3 @@ def hurwitz_zeta_complex(s: int, z):
             fact *= (2 * j + 1) * (2 * j + 2)
             wp = wp * w2
     return (out + acc).astype(out.dtype, copy=False)
-
-
-def polygamma_complex(n: int, z):
-    """psi^(n)(z) for complex z: psi for n = 0, else (-1)^(n+1) n! zeta(n + 1, z)."""
-    if n == 0:
-        return sp.psi(z)
-    return (-1) ** (n + 1) * float(xp.prod(xp.arange(1, n + 1))) * hurwitz_zeta_complex(n + 1, z)
