@@ -25,6 +25,8 @@ import numpy as np
 import scipy.special as sps
 from numpy.lib.stride_tricks import as_strided
 
+from ..core import backend
+
 __all__ = [
     "Rec",
     "Trace",
@@ -175,10 +177,24 @@ def _recording_constructor(name: str, orig):
 _WRAPPED = {name: _recording_constructor(name, f) for name, f in _ORIGINAL.items()}
 
 
+def _new_array(a):
+    """A plain array a tensor factory made (`pf.zeros`, `pf.ones`, `pf.tensor`) as a recorded
+    `np.full` of its value when it holds one value in C order (a statement over literals, which
+    simplify.py folds when nothing writes into it: the seed of a backward pass), else a copy."""
+    if type(a) is not np.ndarray:
+        return a
+    if a.size and a.flags.c_contiguous and a.dtype.kind in "biufc":
+        first = a.reshape(-1)[0]
+        if (a == first).all() or (first != first and np.isnan(a).all()):
+            return record("call", np.full, (a.shape, first.item(), a.dtype), {}, "new")
+    return record("call", _ORIGINAL["array"], (a,), {"copy": True, "order": "K"}, "new")
+
+
 def push(trace: Trace) -> None:
     if not _ACTIVE:
         for name, f in _WRAPPED.items():
             setattr(np, name, f)
+        backend.TRACE_NEW_ARRAY = _new_array
     _ACTIVE.append(trace)
 
 
@@ -187,6 +203,7 @@ def pop() -> None:
     if not _ACTIVE:
         for name, f in _ORIGINAL.items():
             setattr(np, name, f)
+        backend.TRACE_NEW_ARRAY = None
 
 
 def _buffer(raw) -> Any:

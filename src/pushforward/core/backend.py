@@ -41,7 +41,22 @@ __all__ = [
     "empty_in_layout_of",
     "copy_in_layout_of",
     "zeros_for",
+    "fresh_array",
 ]
+
+# Set by pf.compile's recorder while a trace is active (compiler/recording.py), else None.
+TRACE_NEW_ARRAY = None
+
+
+def fresh_array(a):
+    """a (a new array a factory such as `pf.zeros` made) as pf.compile's tracer sees it while a
+    trace is active: a recorded copy, so values later written into it and read back stay in the
+    trace (reads of a plain array by NumPy would be computed once, at trace time); else a itself.
+
+    >>> fresh_array(xp.zeros(2)).shape
+    (2,)
+    """
+    return a if TRACE_NEW_ARRAY is None else TRACE_NEW_ARRAY(a)
 
 
 def in_dim_order(a, order):

@@ -29,6 +29,7 @@ import numpy as np
 from .tangents import set_tangent
 from .registry import OPS
 from ..kernels.basic import write_region
+from ..core.backend import zeros_for
 from ..core.lazy import is_lazy_array
 from ..core.tensor import Tensor, mark_ad, wrap
 from ..core.batched import BatchedTensor
@@ -246,7 +247,7 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
 
 
 def _acc_of_embed(e: Embed) -> Acc:
-    acc = Acc(np.zeros(e.shape, dtype=e.grad._data.dtype))
+    acc = Acc(zeros_for(e.grad._data, e.shape))
     _add_embed(acc, e)  # always fits: same dtype, no tangent yet (a tangent has its primal's dtype)
     return acc
 
@@ -262,7 +263,9 @@ def _tangent_into(acc: Acc, key, t, steps) -> None:
         return
     if acc.tan is None:
         acc.key = key
-        acc.tan = np.zeros(acc.data.shape, dtype=acc.data.dtype)
+        # through t: under pf.compile a buffer made by np.zeros is one the tracer cannot follow,
+        # so what is later read from it (the negated gradient of a sub) would be a constant
+        acc.tan = zeros_for(t, acc.data.shape, acc.data.dtype)
     if steps is None:
         np.add(acc.tan, t, out=acc.tan)
     else:

@@ -13,6 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..core.backend import zeros_for
 from ..core.batched import BatchedTensor, new_batch_level
 from ..core.tensor import Tensor, alias, mark_ad, mark_dual, wrap
 from ..errors import OpError, OpValueError
@@ -249,4 +250,4 @@ def zero_tangent(x: Tensor, level: int) -> Tensor:
         # in x's memory layout: an in-place write then fills it, and views that x allows must work
         # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)
         return wrap(np.zeros_like(d))
-    return BatchedTensor(wrap(np.zeros((lvl.batch,) + d.shape, d.dtype)), lvl.blevel)
+    return BatchedTensor(wrap(zeros_for(d, (lvl.batch,) + d.shape)), lvl.blevel)
