@@ -342,12 +342,12 @@ def test_hvp_program_drops_the_primal_pass_and_merges_negations():
     x, v = pf.tensor(rng.uniform(-1, 1, 5000)), pf.tensor(rng.uniform(-1, 1, 5000))
     hvp = pf.compile(lambda x, v: pf.autograd.functional.hvp(_rosenbrock, x, v)[1])
     src = hvp.source(x, v)
-    assert "np.sum" not in src and "np.negative" not in src and " = -" not in src
+    assert "np.sum" not in src and "np.negative" not in src and not re.search(r" = -[a-z]", src)
     assert "ones_like" not in src and "as_strided" not in src
     want = pf.autograd.functional.hvp(_rosenbrock, x, v)[1].numpy()
     assert np.array_equal(hvp(x, v).numpy(), want)
     grad = pf.compile(pf.func.grad(_rosenbrock))
-    assert "np.negative" not in grad.source(x) and " = -" not in grad.source(x)
+    assert "np.negative" not in grad.source(x) and not re.search(r" = -[a-z]", grad.source(x))
     assert np.array_equal(grad(x).numpy(), pf.func.grad(_rosenbrock)(x).numpy())
 
 
@@ -570,3 +570,48 @@ def test_a_new_tensor_written_then_read_stays_traced(make):
     for k in range(3):
         x = pf.tensor(np.random.default_rng(k).uniform(-2, 2, 3))
         assert np.array_equal(c(x).numpy(), fn(x).numpy())
+
+
+def test_large_temporaries_go_into_scratch_arrays_and_never_into_results():
+    """A large temporary with no dead buffer goes into a scratch array kept between calls: the
+    results of one call (and views of temporaries returned) are never overwritten by the next."""
+
+    def f(x):
+        t = x.sin() * 2.0 + x.cos()  # temporaries of 2^15 elements
+        return (t * t.exp())[::2], t.tanh() + 1.0
+
+    c = pf.compile(f)
+    x = pf.tensor(np.random.default_rng(0).uniform(-1, 1, 1 << 15))
+    assert "scratch" in c.source(x)
+    first = c(x)
+    kept = [r.numpy().copy() for r in first]
+    c(x * 3.0)
+    for r, k in zip(first, kept):
+        assert np.array_equal(r.numpy(), k)
+    for r, e in zip(c(x * 2.0), f(x * 2.0)):
+        assert np.array_equal(r.numpy(), e.numpy())
+
+
+def test_threads_running_one_compiled_program_have_their_own_scratch():
+    import threading
+
+    def f(x):
+        return ((x.sin() * 2.0 + x.cos()) * x.exp()).tanh()
+
+    c = pf.compile(f)
+    xs = [pf.tensor(np.random.default_rng(k).uniform(-1, 1, 1 << 15)) for k in range(4)]
+    c(xs[0])
+    bad = []
+
+    def run(x):
+        want = f(x).numpy()
+        for _ in range(30):
+            if not np.array_equal(c(x).numpy(), want):
+                bad.append(1)
+
+    threads = [threading.Thread(target=run, args=(x,)) for x in xs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

@@ -10,12 +10,17 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 - constants folded and negations merged into constant factors (simplify.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
+  a large temporary with no dead buffer to go into goes into a scratch array the program keeps
+  between calls (one set per thread), unless it is an output or an output views it: a fresh
+  array of that size comes from pages the kernel must map and zero on first touch, which costs
+  as much as the arithmetic (docs/compile.md, "Scratch arrays");
 - `del` of each temporary at its last use.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import scipy.special as sps
@@ -104,6 +109,9 @@ def _key(x) -> object:
     return ("l", type(x).__name__, x)
 
 
+_COMMUTATIVE = frozenset({np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.hypot})
+
+
 def _cse(stmts: list, outputs: list) -> list:
     written = {w.root for s in stmts for w in s.writes if type(w) is Var}
     out_ids = {id(v) for v in outputs}
@@ -124,7 +132,10 @@ def _cse(stmts: list, outputs: list) -> list:
         pure = s.outs and not any(v.root in written or id(v) in out_ids for v in s.outs)
         if pure:
             reads = _reads(s)
-            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(s.args), _key(s.kwargs))
+            args = s.args
+            if s.fn in _COMMUTATIVE and len(args) == 2 and type(args[0]) is not Var and type(args[1]) is Var:
+                args = (args[1], args[0])  # (a number and an array: the order changes no bit, no layout)
+            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(args), _key(s.kwargs))
             k = (k, tuple(version.get(v.root, 0) for v in reads))
             prev = seen.get(k)
             if prev is not None and len(prev.outs) == len(s.outs):
@@ -242,9 +253,22 @@ _BINARY = {
 }
 # out= (a dead buffer) pays only for arrays this large; smaller ones are cheaper to allocate
 BUFFER_MIN_SIZE = 1024
+# a temporary this large goes into a scratch array kept between calls (glibc maps fresh pages for
+# an allocation past 128 KiB); a program keeps at most SCRATCH_MAX_BYTES of them
+SCRATCH_MIN_BYTES = 1 << 17
+SCRATCH_MAX_BYTES = 64 << 20
 
 
-def _render_call(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+class Scratch(threading.local):
+    """A program's scratch arrays, made on a thread's first call: two threads running one compiled
+    program never share them (one thread runs a program to its end before running it again: the
+    program calls no Python code that could call it)."""
+
+    def __init__(self, specs: tuple) -> None:
+        self.arrays = [np.empty(shape, dtype) for shape, dtype in specs]
+
+
+def _render_call(nm: _Namer, s: Stmt, out_buf: "Var | _ScratchName | None") -> str:
     op = _BINARY.get(s.fn) if out_buf is None and not s.kwargs and len(s.args) == 2 else None
     if op is not None and any(type(a) is Var for a in s.args):
         return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
@@ -255,7 +279,7 @@ def _render_call(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
     return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
 
 
-def _render(nm: _Namer, s: Stmt, out_buf: Var | None) -> str:
+def _render(nm: _Namer, s: Stmt, out_buf: "Var | _ScratchName | None") -> str:
     if s.kind == "call":
         rhs = _render_call(nm, s, out_buf)
     elif s.kind == "method":
@@ -283,8 +307,9 @@ def _last_uses(stmts: list) -> dict:
     return last
 
 
-def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
-    """stmt index -> the dead Var its element-wise ufunc result is written into (out=)."""
+def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
+    """({stmt index: the dead Var (or the index of the scratch array) its element-wise ufunc result
+    is written into (out=)}, [(shape, dtype) of each scratch array])."""
     fixed = {v.root for v in inputs} | {v.root for v in outputs}
     end: dict = {}
     owner: dict = {}
@@ -296,6 +321,8 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
                 owner[v.root] = v
     alias: dict = {}  # a root merged into a reused buffer's root
     plan: dict = {}
+    scratch: list = []
+    scratch_bytes = 0
     free: list = []
     released: set = set()
     for i, s in enumerate(stmts):
@@ -319,7 +346,22 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> dict:
                 released.add(out.root)  # its lifetime is now the buffer's
                 alias[out.root] = b.root
                 break
-    return plan
+        else:
+            nbytes = _size(out.shape) * out.dtype.itemsize
+            if nbytes >= SCRATCH_MIN_BYTES and scratch_bytes + nbytes <= SCRATCH_MAX_BYTES:
+                plan[i] = len(scratch)  # (released at its end as any fresh temporary: then reused)
+                scratch.append((out.shape, out.dtype))
+                scratch_bytes += nbytes
+    return plan, scratch
+
+
+class _ScratchName:
+    """A scratch array as _render_call's out buffer (it reads `.name`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def _size(shape) -> int:
@@ -347,15 +389,16 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
     stmts = _cse(stmts, outputs)
-    stmts = simplify(trace, stmts, outputs, temps, mutated_consts)
+    stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)
-    plan = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])
+    plan, scratch = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])
     last = _last_uses(stmts)
     for i, b in plan.items():
-        last[b.name] = max(last.get(b.name, i), i)
+        if type(b) is Var:
+            last[b.name] = max(last.get(b.name, i), i)
     keep = {v.name for v in inputs} | {v.name for v in outputs if type(v) is Var}
     # (a small temporary is not worth a statement: it goes when the function returns)
     keep |= {v.name for s in stmts for v in s.outs if v.shape is not None and _size(v.shape) < BUFFER_MIN_SIZE}
@@ -368,6 +411,11 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
             continue
         nm.namespace[c.name + "_init"] = init
         lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
+    if scratch:
+        nm.namespace["scratch"] = Scratch(tuple(scratch))
+        names = [f"scratch_{k}" for k in range(len(scratch))]
+        lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = scratch.arrays")
+        plan = {i: (b if type(b) is Var else _ScratchName(names[b])) for i, b in plan.items()}
     dead_at: dict = {}
     for n, i in last.items():
         if n not in keep:

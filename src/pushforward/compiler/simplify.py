@@ -1,17 +1,22 @@
-"""Two algebraic passes over a trace's statements, run between common subexpressions and dead code.
+"""Three algebraic passes over a trace's statements, run between common subexpressions and dead code.
 
 - constants: a statement that reads only constants of the signature (literals, the `ones(shape)`
   seeding a backward pass, arrays the trace made and nothing else holds) is computed once, when
   the program is emitted, and read as a constant afterwards: the sum's backward broadcasts its
   seed and scales it by each formula's constant factors, on every call otherwise;
+- one-value constants: a constant array of one repeated value (the broadcast seed, scaled) that
+  an element-wise ufunc combines with an array of its shape and dtype becomes that value as a
+  Python number: NumPy reads no constant array then, and `2.0 * v` and `v * 2.0` are one common
+  subexpression (emit.py runs that pass again after this one);
 - constant factors: `-(c * x)` and `c * -x`, for a constant c, become `(-c) * x`, one full-size
   pass instead of two (the backward formulas of subtraction and of `1 - x` negate what a constant
   factor then scales), and `c1 * (c2 * x)` becomes `(c1 c2) * x` when c1 or c2 is a power of two.
   IEEE rounding is symmetric and scaling by a power of two exact, so the bits are the same
   (but for results in the subnormal range).
 
-Both passes only touch statements whose results are read once and by nothing that outlives the
-call (no output, no view, no write), so the program's outputs and in-place writes are unchanged.
+The first and last pass only touch statements whose results are read once and by nothing that
+outlives the call (no output, no view, no write), and the second changes no result's value,
+dtype, shape or layout, so the program's outputs and in-place writes are unchanged.
 """
 
 from __future__ import annotations
@@ -117,12 +122,46 @@ def _compact(a):
     return np.broadcast_to(first.reshape(()), a.shape)
 
 
+def _one_value(c, frozen: set):
+    """The Python number a frozen constant array of at most one dim holds everywhere, else None."""
+    if type(c) is not Const or id(c) not in frozen or not isinstance(c.obj, np.ndarray):
+        return None
+    a = c.obj
+    if a.ndim > 1 or a.size == 0 or a.dtype.kind not in "fc":
+        return None
+    first = a.reshape(-1)[0]
+    if not np.isfinite(first) or not (a == first).all():
+        return None
+    return first.item()
+
+
+def _scalar_constants(stmts: list, frozen: set) -> list:
+    """Binary ufunc calls whose constant operand holds one value, with the value as a Python number
+    where that changes neither the result's dtype (the other operand's: a Python number is weak)
+    nor its shape nor its layout (the constant has at most one dim)."""
+    for s in stmts:
+        if s.kind != "call" or not isinstance(s.fn, np.ufunc) or s.fn.nin != 2 or len(s.args) != 2:
+            continue
+        if s.kwargs or s.writes or len(s.outs) != 1:
+            continue
+        out = s.outs[0]
+        for k in (0, 1):
+            other = s.args[1 - k]
+            if type(other) is not Var or other.shape != out.shape or other.dtype != out.dtype:
+                continue
+            v = _one_value(s.args[k], frozen)
+            if v is not None and s.args[k].obj.dtype == out.dtype:
+                s.args = (v, other) if k == 0 else (other, v)
+                break
+    return stmts
+
+
 def _negated_constant(trace: Trace, c, frozen: set):
     """-c for a Python number or a frozen constant array, else None."""
     if type(c) in (int, float, complex):
         return -c
     if type(c) is Const and id(c) in frozen and isinstance(c.obj, np.ndarray) and c.obj.dtype.kind in "fc":
-        n = Const(trace.fresh_name("negated"), np.negative(c.obj))
+        n = Const(trace.fresh_name("negated"), _compact(np.negative(c.obj)))
         frozen.add(id(n))
         return n
     return None
@@ -145,7 +184,7 @@ def _product(trace: Trace, c1, c2, frozen: set):
     if type(c2) in (int, float):
         return c1 * c2
     if type(c2) is Const and id(c2) in frozen and isinstance(c2.obj, np.ndarray) and c2.obj.dtype.kind in "fc":
-        n = Const(trace.fresh_name("scaled"), np.multiply(c2.obj, c1, dtype=c2.obj.dtype))
+        n = Const(trace.fresh_name("scaled"), _compact(np.multiply(c2.obj, c1, dtype=c2.obj.dtype)))
         frozen.add(id(n))
         return n
     return None
@@ -212,5 +251,5 @@ def simplify(trace: Trace, stmts: list, outputs: list, temps: set, mutated: list
     writes (never folded)."""
     frozen = set(temps) - {id(c) for c in mutated}
     uses = _Uses(stmts, outputs)
-    stmts = _fold(trace, stmts, uses, frozen)
+    stmts = _scalar_constants(_fold(trace, stmts, uses, frozen), frozen)
     return _factors(trace, stmts, outputs, _Uses(stmts, outputs), frozen)
