@@ -41,6 +41,7 @@ __all__ = [
     "walk_args",
     "map_args",
     "subst_args",
+    "one_value",
 ]
 
 _view = np.ndarray.view
@@ -177,16 +178,30 @@ def _recording_constructor(name: str, orig):
 _WRAPPED = {name: _recording_constructor(name, f) for name, f in _ORIGINAL.items()}
 
 
+def one_value(a: np.ndarray):
+    """The Python number a non-empty array of numbers holds everywhere (NaN counts as one value),
+    else None.
+
+    >>> one_value(np.full(3, 2.5)), one_value(np.arange(3))
+    (2.5, None)
+    """
+    if a.size == 0 or a.dtype.kind not in "biufc":
+        return None
+    first = a.reshape(-1)[0]
+    if (a == first).all() or (first != first and np.isnan(a).all()):
+        return first.item()
+    return None
+
+
 def _new_array(a):
     """A plain array a tensor factory made (`pf.zeros`, `pf.ones`, `pf.tensor`) as a recorded
     `np.full` of its value when it holds one value in C order (a statement over literals, which
     simplify.py folds when nothing writes into it: the seed of a backward pass), else a copy."""
     if type(a) is not np.ndarray:
         return a
-    if a.size and a.flags.c_contiguous and a.dtype.kind in "biufc":
-        first = a.reshape(-1)[0]
-        if (a == first).all() or (first != first and np.isnan(a).all()):
-            return record("call", np.full, (a.shape, first.item(), a.dtype), {}, "new")
+    v = one_value(a) if a.flags.c_contiguous else None
+    if v is not None:
+        return record("call", np.full, (a.shape, v, a.dtype), {}, "new")
     return record("call", _ORIGINAL["array"], (a,), {"copy": True, "order": "K"}, "new")
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recording import Const, Stmt, Trace, Var, _call, map_args, subst_args, walk_args
+from .recording import Const, Stmt, Trace, Var, _call, map_args, one_value, subst_args, walk_args
 
 __all__ = ["simplify"]
 
@@ -127,12 +127,10 @@ def _one_value(c, frozen: set):
     if type(c) is not Const or id(c) not in frozen or not isinstance(c.obj, np.ndarray):
         return None
     a = c.obj
-    if a.ndim > 1 or a.size == 0 or a.dtype.kind not in "fc":
+    if a.ndim > 1 or a.dtype.kind not in "fc":
         return None
-    first = a.reshape(-1)[0]
-    if not np.isfinite(first) or not (a == first).all():
-        return None
-    return first.item()
+    v = one_value(a)
+    return v if v is not None and np.isfinite(v) else None
 
 
 def _scalar_constants(stmts: list, frozen: set) -> list:

@@ -89,7 +89,7 @@ def empty_in_layout_of(a, dtype=None):
     (`_layout_order`).
 
     >>> empty_in_layout_of(xp.ones((3, 4)).T).strides
-    (8, 24)
+    (8, 32)
     """
     perm = _layout_order(a)
     return xp.empty(tuple(a.shape[d] for d in perm), a.dtype if dtype is None else dtype).transpose(xp.argsort(perm))
