@@ -468,7 +468,7 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
     if not st.shared:  # a fresh tensor's placeholder: nothing to follow
         return
     if st.dual:
-        mark_ad(t)
+        t._ad = True  # (mark_ad's write, inline)
     members = st.members
     members.append(weakref.ref(t))
     if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
@@ -490,16 +490,19 @@ def alias(x: Tensor) -> Tensor:
     """A tensor sharing x's memory, version counter and tape identity, without tangents."""
     t = _new(Tensor)
     t._data = x._data
-    join_storage(t, x._storage())
+    st = x._st
+    join_storage(t, st if st is not _NO_STORAGE else x._storage())
     if x._requires_grad:
         t._requires_grad = True
-        mark_ad(t)
-        gf = x.grad_fn
+        t._ad = True  # (mark_ad's write, inline: every primal alias of the combined case passes here)
+        # (a view's grad_fn is rebuilt after an in-place write through its root: the property does it)
+        gf = x._grad_fn if x._base is None or x._view_version == st.version else x.grad_fn
         if gf is not None:
             t._grad_fn = gf
             t._output_nr = x._output_nr
         else:
-            t._grad_acc = _autodiff.grad_accumulator(x)
+            acc = x._grad_acc  # (grad_accumulator's first test, inline)
+            t._grad_acc = acc if acc is not None else _autodiff.grad_accumulator(x)
     return t
 
 

@@ -167,7 +167,10 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
         ins = tape_inputs(ins)
         datas = [ins[0]._data, ins[1]._data] if len(ins) == 2 else [x._data for x in ins]
     out = run_kernel(op, ins, datas, args)
-    return saved(tape_node(op, ins, args, (out,)), out)
+    node = tape_node(op, ins, args, (out,))
+    if node is not None and node.keep is not None:  # (saved(), inline: every recorded binary op's)
+        node.save_result((out,))
+    return out
 
 
 def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:

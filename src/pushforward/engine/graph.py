@@ -436,7 +436,10 @@ def _edge_of(t):
     if t._base is not None and t._view_version != t._st.version:
         refresh_view(t)
     gf = t._grad_fn
-    return (gf, t._output_nr) if gf is not None else (grad_accumulator(t), 0)
+    if gf is not None:
+        return gf, t._output_nr
+    acc = t._grad_acc  # (grad_accumulator's first test, inline: a leaf's alias already has it)
+    return (acc if acc is not None else grad_accumulator(t)), 0
 
 
 def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
