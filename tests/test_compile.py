@@ -505,13 +505,16 @@ def test_the_backward_of_a_view_compiles(view):
     assert np.array_equal(c(x2, g * 3.0).numpy(), vjp(x2, g * 3.0).numpy())
 
 
-@pytest.mark.parametrize("name", ["flip", "diag_embed", "index_vjp", "gather_vjp", "index_select_vjp"])
+@pytest.mark.parametrize(
+    "name", ["flip", "diag_embed", "index_vjp", "gather_vjp", "index_select_vjp", "conv2d_vjp", "fold"]
+)
 def test_kernels_that_fill_new_arrays_compile(name):
     """flip, diag_embed and the backward of indexing, gather and index_select fill an array of
     their own: made through the input (zeros_like, a copy in its layout), so the tracer follows
     it; from np.zeros it left the trace and the call ran eagerly (or, for a function piecewise
     constant at the traced point, kept its traced value)."""
     idx = pf.tensor([[0], [2], [1]])
+    w = pf.tensor(np.random.default_rng(9).uniform(-1, 1, (2, 1, 2, 2)))
     fn = {
         "flip": lambda x: x.round().flip((0, 1)) * 2.0,
         "diag_embed": lambda x: pf.diag_embed(x, 1),
@@ -520,6 +523,11 @@ def test_kernels_that_fill_new_arrays_compile(name):
         "index_select_vjp": lambda x: pf.func.vjp(lambda y: y.index_select(0, pf.tensor([2, 0])), x)[1](pf.ones(2, 3))[
             0
         ],
+        # (col2im sums the columns into its own buffer: made through them now)
+        "conv2d_vjp": lambda x: pf.func.vjp(lambda y: pf.nn.functional.conv2d(y.reshape(1, 1, 3, 3), w), x)[1](
+            pf.ones(1, 2, 2, 2)
+        )[0],
+        "fold": lambda x: pf.nn.functional.fold(x.reshape(1, 9, 1).expand(1, 9, 4), (4, 4), 3, padding=1, stride=2),
     }[name]
     g = pf.compile(fn)  # (warnings are errors here: a fallback to eager fails the test)
     for k in range(3):
@@ -615,3 +623,17 @@ def test_threads_running_one_compiled_program_have_their_own_scratch():
     for t in threads:
         t.join()
     assert not bad
+
+
+def test_a_call_returning_a_tuple_of_one_array_replays():
+    """np.unravel_index over a 1-d shape returns a tuple of one array: the program assigned the
+    tuple to one name (`i = np.unravel_index(...)`), so the next call failed (the check ran the
+    signature eagerly). adaptive_max_pool1d's indices come from it."""
+    x = pf.tensor(np.random.default_rng(0).uniform(-1, 1, (1, 2, 5)))
+    f = lambda x: pf.nn.functional.adaptive_max_pool1d(x, 2, return_indices=True)  # noqa: E731
+    c = pf.compile(f)  # (warnings are errors here: a fallback to eager fails the test)
+    for k in range(3):
+        x = pf.tensor(np.random.default_rng(k).uniform(-1, 1, (1, 2, 5)))
+        for a, b in zip(c(x), f(x)):
+            assert np.array_equal(a.numpy(), b.numpy()) and a.dtype == b.dtype
+    assert "unravel_index_0, = " in c.source(x)

@@ -293,10 +293,11 @@ def _render(nm: _Namer, s: Stmt, out_buf: "Var | _ScratchName | None") -> str:
     else:
         rhs = f"{nm.expr(s.args[0])}.{s.fn}"
     if s.scalar_out:  # (a NumPy scalar made a 0-d array again; each of several results)
-        rhs = f"np.asarray({rhs})" if len(s.outs) < 2 else f"map(np.asarray, {rhs})"
+        rhs = f"np.asarray({rhs})" if len(s.outs) < 2 and not s.tuple_out else f"map(np.asarray, {rhs})"
     if not s.outs:
         return rhs
-    return ", ".join(v.name for v in s.outs) + " = " + rhs
+    # (a tuple of one array unpacks with a trailing comma: np.unravel_index of a 1-d shape)
+    return ", ".join(v.name for v in s.outs) + ("," if s.tuple_out and len(s.outs) == 1 else "") + " = " + rhs
 
 
 def _last_uses(stmts: list) -> dict:

@@ -110,7 +110,7 @@ class Const:
 class Stmt:
     """One recorded call: `outs = fn(*args, **kwargs)` (or a method, an index, an assignment)."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out")
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out", "tuple_out")
 
     def __init__(self, kind: str, fn: Any, args: tuple, kwargs: dict, label: str) -> None:
         self.kind = kind  # "call", "method", "getitem", "setitem", "attr"
@@ -121,6 +121,7 @@ class Stmt:
         self.writes: list = []  # Vars written in place
         self.label = label
         self.scalar_out = False
+        self.tuple_out = False  # the call returns a tuple (of one array, possibly)
 
 
 class Trace:
@@ -467,6 +468,7 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
         stmt.scalar_out = True
         return rec
     if isinstance(raw, tuple) and raw and all(isinstance(o, (np.ndarray, np.generic)) for o in raw):
+        stmt.tuple_out = True
         outs = [_wrap_out(trace, stmt, o, label) for o in raw]
         return type(raw)(*outs) if hasattr(raw, "_fields") else tuple(outs)
     if raw is None:

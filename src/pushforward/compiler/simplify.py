@@ -93,7 +93,7 @@ def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
     for s in stmts:
         if _constant_stmt(s, const_vars, frozen) and not any(v.root in uses.pinned for v in s.outs):
             raw = _call(s.kind, s.fn, _decode(s.args, env), _decode(s.kwargs, env))
-            for v, r in zip(s.outs, raw if len(s.outs) > 1 else (raw,)):
+            for v, r in zip(s.outs, raw if len(s.outs) > 1 or s.tuple_out else (raw,)):
                 env[id(v)] = r
                 const_vars.add(id(v))
             continue

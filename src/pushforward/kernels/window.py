@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..core.backend import sliding_window_view, xp
+from ..core.backend import sliding_window_view, xp, zeros_for
 from ..core.lazy import is_lazy_array
 from ..errors import OpError
 
@@ -76,7 +76,7 @@ def col2im(cols, output_size, kernel_size, dilation, padding, stride):
             f"{tuple(kernel_size)} ({want} windows expected)"
         )
     padded = tuple(output_size[i] + pads[i][0] + pads[i][1] for i in range(nd))
-    out = xp.zeros(cols.shape[:2] + padded, cols.dtype)
+    out = zeros_for(cols, cols.shape[:2] + padded)  # (through cols: pf.compile's tracer follows the sums)
     for kk in itertools.product(*[range(k) for k in kernel_size]):
         region = tuple(
             slice(kk[i] * dilation[i], kk[i] * dilation[i] + stride[i] * (outs[i] - 1) + 1, stride[i])
