@@ -206,11 +206,19 @@ def _new_array(a):
     return record("call", _ORIGINAL["array"], (a,), {"copy": True, "order": "K"}, "new")
 
 
+def _opaque_call(kernel, args: tuple, kwargs: dict):
+    """A `core.backend.opaque` kernel's call: one statement when it reads a recording array."""
+    if _has_rec(args) or _has_rec(kwargs):
+        return record("call", kernel, args, kwargs, kernel.__name__)
+    return kernel(*args, **kwargs)
+
+
 def push(trace: Trace) -> None:
     if not _ACTIVE:
         for name, f in _WRAPPED.items():
             setattr(np, name, f)
         backend.TRACE_NEW_ARRAY = _new_array
+        backend.TRACE_OPAQUE_CALL = _opaque_call
     _ACTIVE.append(trace)
 
 
@@ -220,6 +228,7 @@ def pop() -> None:
         for name, f in _ORIGINAL.items():
             setattr(np, name, f)
         backend.TRACE_NEW_ARRAY = None
+        backend.TRACE_OPAQUE_CALL = None
 
 
 def _buffer(raw) -> Any:
@@ -657,6 +666,9 @@ class Rec(np.ndarray):
 
     def tobytes(self, *a, **k):
         self._read(".tobytes()")
+
+    def __hash__(self):  # (a traced value as a dict key or set member: an ndarray is unhashable)
+        self._read("hash()")
 
     def __array__(self, *a, **k):
         self._read("np.asarray()")

@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as xp
 import scipy.linalg as sla
 import scipy.special as sp
@@ -42,10 +44,31 @@ __all__ = [
     "copy_in_layout_of",
     "zeros_for",
     "fresh_array",
+    "opaque",
 ]
 
 # Set by pf.compile's recorder while a trace is active (compiler/recording.py), else None.
 TRACE_NEW_ARRAY = None
+TRACE_OPAQUE_CALL = None
+
+
+def opaque(kernel):
+    """A kernel whose arrays leave NumPy's dispatch (a SciPy routine that converts its input with
+    `np.asarray`, a loop filling an array NumPy made), recorded by pf.compile's tracer as one call
+    of the kernel: the program calls it on plain arrays. Eagerly, the kernel itself.
+
+    >>> f = opaque(lambda a: a + 1)
+    >>> f(xp.zeros(2))
+    array([1., 1.])
+    """
+
+    @functools.wraps(kernel)
+    def call(*args, **kwargs):
+        if TRACE_OPAQUE_CALL is None:
+            return kernel(*args, **kwargs)
+        return TRACE_OPAQUE_CALL(kernel, args, kwargs)
+
+    return call
 
 
 def fresh_array(a):

@@ -11,7 +11,7 @@ and its inputs' shapes.
 
 from __future__ import annotations
 
-from ..core.backend import in_dim_order, sla, sp, xp, zeros_for
+from ..core.backend import in_dim_order, opaque, sla, sp, xp, zeros_for
 from ..core.lazy import as_array, is_lazy_array, unsupported
 from ..errors import OpError
 
@@ -161,6 +161,7 @@ def solve_triangular(a, b, upper, left=True, unitriangular=False):
     return column_major(_substitution(t, b, not upper))
 
 
+@opaque  # (SciPy/LAPACK calls the tracer cannot follow: one recorded call)
 def _substitution(t, b, lower: bool):
     """Forward/back substitution (LAPACK's trtrs), matrix by matrix: an LU solve of the triangle
     pivots and leaves rounding where substitution gives exact zeros as torch's (fuzzer: qr of
@@ -247,6 +248,7 @@ def qr_packed(a):
     return _pack([q, r], q.dtype, a.shape[:-2])
 
 
+@opaque  # (np.linalg.eig makes its results with array methods the tracer does not record)
 def eig_packed(a):
     """[eigenvalues (n), eigenvectors (n*n)] per matrix, always complex (torch's convention)."""
     _square(a)
@@ -254,11 +256,13 @@ def eig_packed(a):
     return _pack([w, v], _c(a.dtype), a.shape[:-2])
 
 
+@opaque  # (np.linalg.eig makes its results with array methods the tracer does not record)
 def eigvals(a):
     _square(a)
     return xp.linalg.eigvals(a).astype(_c(a.dtype))
 
 
+@opaque  # (SciPy/LAPACK calls the tracer cannot follow: one recorded call)
 def lu_packed(a):
     """[P (m*m), L (m*k), U (k*n)] per matrix (A = P L U, partial pivoting)."""
     _matrix(a)
@@ -276,6 +280,7 @@ def lu_packed(a):
     return _pack([p.reshape(batch + (m, m)), low.reshape(batch + (m, k)), up.reshape(batch + (k, n))], a.dtype, batch)
 
 
+@opaque  # (SciPy/LAPACK calls the tracer cannot follow: one recorded call)
 def matrix_exp(a):
     _square(a)
     if a.shape[-1] == 0 or a.size == 0:

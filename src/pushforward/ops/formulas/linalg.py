@@ -23,6 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from ...errors import OpError
+from ...core.backend import opaque
 from ...core.batched import BatchedTensor, values_of
 from ...core.lazy import is_lazy_array
 from ...core.tensor import Tensor, wrap
@@ -777,6 +778,7 @@ def c_lu(a, pivot):
     return _LU(p.detach().contiguous(), low.contiguous(), up.contiguous())
 
 
+@opaque  # (a Python loop over the permutation's values: one recorded call under pf.compile)
 def _pivots_from_p(p):
     """LAPACK's 1-based row interchanges (ipiv) for a permutation matrix P with A = P L U."""
     m = p.shape[-2]
