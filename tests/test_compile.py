@@ -665,3 +665,22 @@ def test_a_traced_value_used_as_a_dict_key_is_data_dependent():
 
     with pytest.raises(CompileError, match="hash"):
         pf.compile(fn, fullgraph=True)(pf.tensor([1.0, 2.0]))
+
+
+def test_a_one_value_exponent_array_stays_an_array():
+    """A constant array of one value becomes a number in element-wise ufuncs, but not as power's
+    exponent: NumPy computes x ** 0.5 by sqrt (nan at -inf, -0.0 at -0.0) and x ** [0.5, ...] by
+    pow (inf, 0.0), and the program must give eager's bits."""
+
+    def f(x):
+        return x ** pf.full((3,), 0.5) + x * pf.full((3,), 2.0)
+
+    c = pf.compile(f)
+    x = pf.tensor([4.0, 1.0, 9.0])
+    c(x)
+    src = c.source(x)
+    assert "** 0.5" not in src and "0.5)" not in src and "2.0" in src, src
+    with np.errstate(invalid="ignore"):
+        y = pf.tensor([-np.inf, -0.0, 2.0])
+        got, want = c(y).numpy(), f(y).numpy()
+    assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))

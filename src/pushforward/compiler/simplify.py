@@ -43,6 +43,11 @@ _PURE = frozenset(
 )
 
 
+# ufuncs NumPy computes by another loop when an operand is a number, 0-d, or strides like one
+# (zero strides) than for an array: np.power(x, 0.5) is sqrt(x), nan at -inf where pow gives inf
+_SCALAR_PATHS = frozenset({np.power, np.float_power})
+
+
 def _decode(x, env: dict):
     """The values of an encoded argument structure: Vars from env, Consts their objects."""
     return map_args(x, lambda v: env[id(v)] if type(v) is Var else v.obj)
@@ -101,10 +106,13 @@ def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
     if not const_vars:
         return stmts
     sub = {}
+    # (power computes x ** c by another loop when c is a scalar or strides like one: sqrt for 0.5)
+    by_power = {id(v) for s in kept if s.fn in _SCALAR_PATHS for v in _leaves((s.args, s.kwargs), [])}
     for s in kept:
         for v in _leaves((s.args, s.kwargs), []):
             if type(v) is Var and id(v) in const_vars and id(v) not in sub:
-                c = sub[id(v)] = Const(trace.fresh_name("folded"), _compact(env[id(v)]))
+                a = env[id(v)]
+                c = sub[id(v)] = Const(trace.fresh_name("folded"), a if id(v) in by_power else _compact(a))
                 frozen.add(id(c))
         s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
     return kept
@@ -148,6 +156,8 @@ def _scalar_constants(stmts: list, frozen: set) -> list:
             if type(other) is not Var or other.shape != out.shape or other.dtype != out.dtype:
                 continue
             v = _one_value(s.args[k], frozen)
+            if s.fn in _SCALAR_PATHS and s.args[k].obj.ndim:
+                continue
             if v is not None and s.args[k].obj.dtype == out.dtype:
                 s.args = (v, other) if k == 0 else (other, v)
                 break
