@@ -156,9 +156,9 @@ def _scalar_constants(stmts: list, frozen: set) -> list:
             if type(other) is not Var or other.shape != out.shape or other.dtype != out.dtype:
                 continue
             v = _one_value(s.args[k], frozen)
-            if s.fn in _SCALAR_PATHS and s.args[k].obj.ndim:
+            if v is None or (s.fn in _SCALAR_PATHS and s.args[k].obj.ndim):
                 continue
-            if v is not None and s.args[k].obj.dtype == out.dtype:
+            if s.args[k].obj.dtype == out.dtype:
                 s.args = (v, other) if k == 0 else (other, v)
                 break
     return stmts
