@@ -565,16 +565,23 @@ _LIKE = {"ones_like": np.ones, "zeros_like": np.zeros, "empty_like": np.empty, "
 
 
 def _shape_only(name: str, args: tuple, kwargs: dict):
-    """(fn, args, kwargs, label) of a `*_like` call that needs only its input's metadata, else None."""
+    """(fn, args, kwargs, label) of a `*_like` call that needs only its input's metadata (a C-ordered
+    result: of a C-contiguous or 1-d input, or asked for with order="C"), else None."""
     a = args[0]
     n_fill = 1 if name == "full_like" else 0
-    if len(args) != 1 + n_fill or set(kwargs) - {"dtype"} or not (a.flags.c_contiguous or a.ndim <= 1):
+    if len(args) != 1 + n_fill or set(kwargs) - {"dtype", "shape", "order"}:
+        return None
+    if kwargs.get("order", "K") != "C" and not (a.flags.c_contiguous or a.ndim <= 1):
+        return None
+    if kwargs.get("order", "K") not in ("C", "K"):
         return None
     fill = args[1:]
     if any(isinstance(f, np.ndarray) for f in fill):
         return None
     dtype = kwargs.get("dtype") or a.dtype
-    return _LIKE[name], (a.shape, *fill), {"dtype": np.dtype(dtype)}, name[: -len("_like")]
+    shape = kwargs.get("shape")
+    shape = a.shape if shape is None else tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return _LIKE[name], (shape, *fill), {"dtype": np.dtype(dtype)}, name[: -len("_like")]
 
 
 def _out_writes(kwargs: dict) -> tuple:

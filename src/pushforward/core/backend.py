@@ -129,10 +129,15 @@ def copy_in_layout_of(src, a):
 
 
 def zeros_for(like, shape, dtype=None):
-    """Zeros of `shape` for a result computed from array `like`: through `np.zeros_like` when
-    `like` is an ndarray, so that pf.compile's tracer (an ndarray subclass) records the zeros and
-    the writes that fill them (`np.zeros` would make an array it cannot follow)."""
+    """C-ordered zeros of `shape` (as `np.zeros`) for a result computed from array `like`: through
+    `np.zeros_like` when `like` is an ndarray, so that pf.compile's tracer (an ndarray subclass)
+    records the zeros and the writes that fill them (`np.zeros` would make an array it cannot
+    follow; the tracer records this call as `np.zeros`, reading none of like's values).
+
+    >>> zeros_for(xp.ones((3, 2)).T, (2, 3)).strides
+    (24, 8)
+    """
     dt = like.dtype if dtype is None else dtype
     if isinstance(like, xp.ndarray):
-        return xp.zeros_like(like, dtype=dt, shape=tuple(shape))
+        return xp.zeros_like(like, dtype=dt, shape=tuple(shape), order="C")
     return xp.zeros(tuple(shape), dtype=dt)
