@@ -294,6 +294,39 @@ def test_fixed_seed_slice_compiled_agrees_with_eager():
     assert not bad, f"{rep.failing_programs} of {rep.programs} compiled programs disagree:\n" + "\n".join(bad)
 
 
+@pytest.mark.parametrize("pid", [20261206006120, 20261206010935])
+def test_compiled_raising_as_eager_does_on_the_replay_inputs_is_no_finding(pid):
+    # the primal's replay on inputs scaled by 1.1 left mvlgamma's domain (and, in the other
+    # program, made a matrix not positive-definite): eager raises there, so compiled must raise
+    # the same error (it did, and the harness called that a crash)
+    from fuzz.compiled import check_compiled
+    from fuzz.program import generate
+
+    assert check_compiled(generate(pid)) == []
+
+
+def test_compiled_returning_values_where_eager_raises_is_a_finding(monkeypatch):
+    import fuzz.compiled as fc
+
+    def stale_compile(f):  # a "compiler" that returns its first result where eager raises
+        first = []
+
+        def c(*a):
+            try:
+                r = f(*a)
+            except Exception:  # noqa: BLE001
+                return first[0]
+            first.append(r)
+            return r
+
+        c._cache = {}
+        return c
+
+    monkeypatch.setattr(fc.pf, "compile", stale_compile)
+    found = fc.check_compiled(generate(20261206006120))
+    assert any("eager raised" in f.detail and "no error" in f.detail for f in found), found
+
+
 # ---- Taylor mode: jet to order 3 against pushforward's own nested dual levels (fuzz/jet.py)
 def test_a_wrong_taylor_rule_is_reported_in_jet_mode(monkeypatch):
     from pushforward.ops.formulas import taylor as rules
