@@ -684,3 +684,22 @@ def test_a_one_value_exponent_array_stays_an_array():
         y = pf.tensor([-np.inf, -0.0, 2.0])
         got, want = c(y).numpy(), f(y).numpy()
     assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("make", ["tensor", "folded"])
+def test_zeros_of_both_signs_are_not_one_value(make):
+    """A constant holding 0.0 and -0.0 is not one repeated value: as a number (or broadcast from
+    its first element) it gave x * -0.0 everywhere, -0.0 where eager gives 0.0."""
+    const = {
+        "tensor": lambda: pf.tensor([-0.0, 0.0, 0.0]),
+        "folded": lambda: pf.tensor([-0.0, 0.0, 0.0]) * 2.0,  # (folded when the program is emitted)
+    }[make]
+
+    def f(x):
+        return x * const()
+
+    c = pf.compile(f)
+    x = pf.tensor([1.0, 2.0, 3.0])
+    c(x)
+    got, want = c(x).numpy(), f(x).numpy()
+    assert np.array_equal(np.signbit(got), np.signbit(want)), (got, want, c.source(x))

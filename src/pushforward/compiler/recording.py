@@ -180,18 +180,23 @@ _WRAPPED = {name: _recording_constructor(name, f) for name, f in _ORIGINAL.items
 
 
 def one_value(a: np.ndarray):
-    """The Python number a non-empty array of numbers holds everywhere (NaN counts as one value),
-    else None.
+    """The Python number a non-empty array of numbers holds everywhere, else None. Zeros of both
+    signs are two values (x * -0.0 is not x * 0.0); NaN counts as one.
 
-    >>> one_value(np.full(3, 2.5)), one_value(np.arange(3))
-    (2.5, None)
+    >>> one_value(np.full(3, 2.5)), one_value(np.arange(3)), one_value(np.array([-0.0, 0.0]))
+    (2.5, None, None)
     """
     if a.size == 0 or a.dtype.kind not in "biufc":
         return None
     first = a.reshape(-1)[0]
-    if (a == first).all() or (first != first and np.isnan(a).all()):
-        return first.item()
-    return None
+    if first != first:
+        return first.item() if np.isnan(a).all() else None
+    same = a == first
+    if a.dtype.kind in "fc":  # (== calls -0.0 and 0.0 equal)
+        same &= np.signbit(a.real) == np.signbit(first.real)
+        if a.dtype.kind == "c":
+            same &= np.signbit(a.imag) == np.signbit(first.imag)
+    return first.item() if same.all() else None
 
 
 def _new_array(a):

@@ -124,10 +124,9 @@ def _compact(a):
     does not depend on its operands' strides.)"""
     if not isinstance(a, np.ndarray) or a.ndim != 1 or a.size < 2 or a.dtype.kind not in "fc":
         return a
-    first = a[:1]
-    if not np.array_equal(a, np.broadcast_to(first, a.shape)):
+    if one_value(a) is None:
         return a
-    return np.broadcast_to(first.reshape(()), a.shape)
+    return np.broadcast_to(a[:1].reshape(()), a.shape)
 
 
 def _one_value(c, frozen: set):
