@@ -268,18 +268,19 @@ class Scratch(threading.local):
         self.arrays = [np.empty(shape, dtype) for shape, dtype in specs]
 
 
-def _render_call(nm: _Namer, s: Stmt, out_buf: "Var | _ScratchName | None") -> str:
+def _render_call(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
     op = _BINARY.get(s.fn) if out_buf is None and not s.kwargs and len(s.args) == 2 else None
     if op is not None and any(type(a) is Var for a in s.args):
         return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
     if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
         return f"-{nm.expr(s.args[0])}"
     if out_buf is not None:  # (a positional out is the cheaper form)
-        return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf.name})"
+        return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf})"
     return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
 
 
-def _render(nm: _Namer, s: Stmt, out_buf: "Var | _ScratchName | None") -> str:
+def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
+    """s as one line of Python; out_buf: the name of the buffer its element-wise result goes into."""
     if s.kind == "call":
         rhs = _render_call(nm, s, out_buf)
     elif s.kind == "method":
@@ -356,15 +357,6 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
     return plan, scratch
 
 
-class _ScratchName:
-    """A scratch array as _render_call's out buffer (it reads `.name`)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
 def _size(shape) -> int:
     n = 1
     for d in shape or ():
@@ -412,17 +404,17 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
             continue
         nm.namespace[c.name + "_init"] = init
         lines.append(f"    {c.name} = {c.name}_init.copy(order='K')")
+    names = [f"scratch_{k}" for k in range(len(scratch))]
     if scratch:
         nm.namespace["scratch"] = Scratch(tuple(scratch))
-        names = [f"scratch_{k}" for k in range(len(scratch))]
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = scratch.arrays")
-        plan = {i: (b if type(b) is Var else _ScratchName(names[b])) for i, b in plan.items()}
+    out_bufs = {i: (b.name if type(b) is Var else names[b]) for i, b in plan.items()}
     dead_at: dict = {}
     for n, i in last.items():
         if n not in keep:
             dead_at.setdefault(i, []).append(n)
     for i, s in enumerate(stmts):
-        lines.append("    " + _render(nm, s, plan.get(i)))
+        lines.append("    " + _render(nm, s, out_bufs.get(i)))
         if i in dead_at:
             lines.append("    del " + ", ".join(sorted(dead_at[i])))
     rets = [(v.name if type(v) is Var else nm.expr(v)) for v in outputs]

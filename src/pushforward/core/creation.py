@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import backend
-from .backend import empty_in_layout_of
+from .backend import empty_in_layout_of, fresh_array
 from .batched import BatchedTensor
 from ..errors import OpError, OpTypeError
 from .lazy import is_lazy_array
@@ -161,7 +160,7 @@ def _dt(dtype, default=None):
 def _finish(arr: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     if device is not None:
         _check_device(device, "tensor")
-    t = wrap(arr if backend.TRACE_NEW_ARRAY is None else backend.fresh_array(arr))
+    t = wrap(fresh_array(arr))
     if requires_grad:
         t.requires_grad_(True)
     return t
