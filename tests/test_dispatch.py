@@ -74,14 +74,15 @@ def test_deferred_case(seen):
 
 def test_traced_case(seen):
     """A tangent and requires-grad on one tracked level: the tangent formula goes on the tape, run
-    by run_traced, whose formula ops (on a primal without the tangent) take the tape path."""
+    by run_traced, whose formula ops (on a primal without the tangent) take the bare path's tape
+    case (bare.run1 / run2), not the classifier."""
     x = _x(requires_grad=True)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, _x(seed=1))
         y = dispatch.apply(SIN, (d,), ())
         t = fwAD.unpack_dual(y).tangent
         np.testing.assert_allclose(t.detach().numpy(), np.cos(_x().numpy()) * _x(seed=1).numpy())
-    assert seen == ["run_traced", "run_tape", "run_tape"] and y.grad_fn is not None
+    assert seen == ["run_traced"] and y.grad_fn is not None
     (g,) = pf.autograd.grad(t.sum(), x)  # reverse over forward: d/dx (cos(x) v) = -sin(x) v
     np.testing.assert_allclose(g.numpy(), -np.sin(_x().numpy()) * _x(seed=1).numpy())
 
@@ -219,20 +220,20 @@ def _python_calls(fn) -> list:
 
 
 def test_the_combined_case_takes_few_python_calls(monkeypatch):
-    """An op on a tensor that carries a tangent and requires grad (forward-over-reverse on a tracked
-    level, behind every hvp): the classifier's record goes to run_traced, which reads nothing again,
-    and the tangent formula's ops (on a primal without the tangent) take the tape path. Everything,
-    the formula's two recorded ops included, stays within a bound (was 79 calls when the general
-    executor re-read the call and the formula's ops took it too; one more since mul's kernel lays its
-    result out as torch does, docs/design.md "Memory layout"; 34 since the primal's alias reads its
-    grad_fn and accumulator directly). What remains: three recorded ops (sin, and the formula's cos
-    and mul) at about nine calls each, and attaching the tangent."""
+    """An op on a tensor that carries a tangent and requires grad (reverse-over-forward on a tracked
+    level): the op's fast path reads the call (bare.py) and hands the record to run_traced, which
+    reads nothing again, and the tangent formula's ops (on a primal without the tangent) take the
+    fast path's tape case, not the classifier. Everything, the formula's two recorded ops
+    included, stays within a bound (was 79 calls when the general executor re-read the call and
+    the formula's ops took it too, 35 when they went through the classifier). What remains: three
+    recorded ops (sin, and the formula's cos and mul) at three to six calls each, the primal's alias
+    and attaching the tangent."""
     # (once a process has made a lazy tensor, every call also looks for lazy inputs: core/lazy.py)
     monkeypatch.setattr(Seen, "lazy", False)
     with fwAD.dual_level():
         x = fwAD.make_dual(_x().requires_grad_(), _x(seed=1))
         x.sin()  # (warm: first-use work stays out of the count)
         calls = _python_calls(lambda: x.sin())
-    assert "run_general" not in calls and "levels_of" not in calls
-    assert calls.count("run_traced") == 1 and calls.count("run_tape") == 2
-    assert len(calls) <= 35, calls  # (the lambda included)
+    assert "run_general" not in calls and "levels_of" not in calls and "apply" not in calls
+    assert calls.count("run_traced") == 1 and calls.count("record_plain") == 3
+    assert len(calls) <= 22, calls  # (the lambda included)

@@ -36,12 +36,17 @@ from collections import namedtuple
 
 from ..kernels import basic as K
 from ..core.backend import sp, xp
-{creation}from ..dispatch.bare import run1, run2
+{creation}from ..core.tensor import Tensor
+from ..dispatch.bare import fresh, run1, run2
+from ..dispatch.oprecord import op_error
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
 from ..dispatch.oprecord import Op
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
+
+_new = object.__new__  # (the bare paths make their result tensors with it)
+_ndarray = xp.ndarray
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input (`_<op>__backward_np` the same over arrays, run when nothing differentiates
@@ -658,7 +663,8 @@ class Emitter:
         args = _tuple_src([p.name for p in e.arg_params])
         simple = e.view == "no" and len(e.returns) == 1 and all(p.type == "Tensor" for p in e.tensor_params)
         if simple and len(tensors) in (1, 2):
-            # the bare-kernel path, with the kernel named here (bare.py)
+            lines += self.bare_path(e, const, tensors)
+            # (every other call: the tape's fast case or dispatch.apply, dispatch/bare.py)
             kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
             call = ", ".join([const, kernel] + tensors + ([args] if e.arg_params else []))
             lines.append(f"    return run{len(tensors)}({call})")
@@ -668,6 +674,34 @@ class Emitter:
                 call = f"_{e.name}__result(*{call})"
             lines.append(f"    return {call}")
         return "\n".join(lines)
+
+    def bare_path(self, e: OpEntry, const: str, tensors: list[str]) -> list[str]:
+        """The commonest call written out in the op itself (PyTorch's generated VariableType does
+        the same): plain Tensors that need no autodiff, the kernel on their arrays (laid out as
+        torch lays them, `laid_out`) and a new tensor around a fresh result, in one Python frame;
+        a result that is not a fresh array goes through `fresh` (dispatch/bare.py)."""
+        arrays = {t: f"_{t}" for t in tensors}
+        test = " and ".join(f"type({t}) is Tensor" for t in tensors)
+        test += " and not " + (f"({tensors[0]}._ad or {tensors[1]}._ad)" if len(tensors) == 2 else f"{tensors[0]}._ad")
+        kernel = _src(
+            ast.Call(_parse(e.kernel), [ast.Name(arrays.get(p.name, p.name), ast.Load()) for p in e.params], [])
+        )
+        args = _tuple_src([p.name for p in e.arg_params])
+        lines = [f"    if {test}:", *[f"        {arrays[t]} = {t}._data" for t in tensors], "        try:"]
+        lines.append(f"            _r = {kernel}")
+        if self.laid_out(e):
+            lines.append("            if _r.ndim > 1:  # (a result of fewer dims has one layout)")
+            lines.append(f"                _r = K.elementwise_layout(_r, {', '.join(arrays.values())})")
+        lines += [
+            "        except Exception as _e:",
+            f"            raise op_error({const}, {_tuple_src(tensors)}, {args}, _e) from None",
+            "        if type(_r) is _ndarray and _r.base is None:",
+            "            _t = _new(Tensor)",
+            "            _t._data = _r",
+            "            return _t",
+            f"        return fresh(_r, {_tuple_src(list(arrays.values()))})",
+        ]
+        return lines
 
     def inplace_fn(self, e: OpEntry, const: str) -> str:
         sig = self.signature(e, False)

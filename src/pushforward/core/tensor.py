@@ -111,7 +111,8 @@ class Tensor:
         if st is _NO_STORAGE:
             st = self._st = _Storage()
             st.dual = self._fw is not None
-            st.members.append(weakref.ref(self))
+            if not self._ad:  # (mark_dual's members: a tensor whose bit is set needs no call)
+                st.members.append(weakref.ref(self))
         return st
 
     @property

@@ -1,12 +1,23 @@
-"""The bare-kernel path of the generated ops (PyTorch's generated VariableType is the model).
+"""The fast paths of the generated ops (PyTorch's generated VariableType is the model).
 
-Each generated element-wise or reduction op with one or two plain Tensor inputs calls
-`run1` / `run2` with its kernel: when no input needs autodiff, the op is that kernel on the
-arrays and a new tensor around the result, with no further call; otherwise dispatch.apply takes
-over. The fast path is the one of dispatch.run_tape (same test, same errors, same weak Python
-scalars), written out so that the commonest call costs one Python frame less.
-(No `*args` in these signatures: CPython 3.11 calls a function with exact positional
-parameters and defaults faster, ~0.1 us per op.)
+A generated element-wise or reduction op with one or two plain Tensor inputs first runs its
+kernel itself when no input needs autodiff (`Tensor._ad`): the bare path, written into the op by
+the code generator (codegen/emit.py, `bare_path`), which wraps a result that is not a fresh array
+with `fresh`. Every other call comes here, to `run1` / `run2`:
+
+- a Python scalar next to a Tensor that needs no autodiff (run2): the kernel, NumPy's weak scalar;
+- plain Tensors through which no tangent reaches the output (no live level, or an input that
+  is no view and carries no tangent of its own: the classifier's test): the kernel and the tape
+  node, run_tape's case written out (the recorded forward, and the ops of a tangent formula in the
+  combined case, take it);
+- one ordinary level, plain tangents: the classifier's arrays case (nothing recorded) and, for one
+  input, its traced case (the combined case), read here in a few tests (`_tangent_array`) and
+  handed to their executors, run_arrays and run_traced;
+- anything else: dispatch.apply, the classifier.
+
+Same tests, same errors, same weak Python scalars as dispatch.run_tape; written out so that the
+commonest calls cost fewer Python frames. (No `*args` in these signatures: CPython 3.11 calls a
+function with exact positional parameters and defaults faster, ~0.1 us per op.)
 """
 
 from __future__ import annotations
@@ -17,39 +28,64 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from .aliasing import unshared
-from .classifier import apply
+from .classifier import apply, run_arrays, run_traced
+from .general import tape_node
 from .oprecord import SCALAR_TYPES, Op, op_error
+from ..engine.graph import record_plain
+from ..engine.state import STATE
 
-__all__ = ["run1", "run2"]
+__all__ = ["run1", "run2", "fresh"]
 
 _new = object.__new__
+_ndarray = np.ndarray
+_OTHER = object()  # (_tangent_array: a case the classifier decides)
 
 
 def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
-    """op(x, *args): `kernel` on x's array when x needs no autodiff (else dispatch.apply).
+    """op(x, *args): `kernel` on x's array and its tape node when no tangent reaches the output
+    (else dispatch.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import NEG
-    >>> run1(NEG, np.negative, pf.tensor([1.0, 2.0]))
-    tensor([-1., -2.])
+    >>> run1(NEG, np.negative, pf.tensor([1.0, 2.0], requires_grad=True))
+    tensor([-1., -2.], grad_fn=<NegBackward0>)
     """
-    if type(x) is Tensor and not x._ad:
+    if type(x) is Tensor:
         d = x._data
-        try:
-            out = kernel(d) if not args else kernel(d, args[0]) if len(args) == 1 else kernel(d, *args)
-        except Exception as e:
-            raise op_error(op, (x,), args, e) from None
-        if type(out) is np.ndarray and out.base is None:  # a fresh array: the common case
-            t = _new(Tensor)
-            t._data = out
+        if (not STATE.levels or (x._fw is None and x._base is None)) and type(d) is _ndarray and op.direct:
+            try:
+                out = kernel(d) if not args else kernel(d, args[0]) if len(args) == 1 else kernel(d, *args)
+            except Exception as e:
+                raise op_error(op, (x,), args, e) from None
+            if type(out) is _ndarray and out.base is None:
+                t = _new(Tensor)
+                t._data = out
+            else:
+                t = fresh(out, (d,))
+            if x._requires_grad and op.diff[0] and STATE.grad_enabled and op.differentiable:
+                node = record_plain(op, (x,), args, t)
+                if node.keep is not None:
+                    node.save_result((t,))
             return t
-        return _fresh(out, (d,))
+        levels = STATE.levels
+        if len(levels) == 1 and type(d) is _ndarray and op.direct and op.diff[0]:
+            lvl = levels[0]
+            grad_on = STATE.grad_enabled
+            if not (grad_on and lvl.untracked):
+                tx = _tangent_array(x, lvl.uid)
+                if tx is not None and tx is not _OTHER:
+                    if grad_on and x._requires_grad:
+                        if op.jvp is not None:
+                            return run_traced(op, (x,), args, lvl, [d], [tx], False)
+                    elif op.jvp_np is not None:
+                        return run_arrays(op, (x,), args, lvl, [d], [tx], False)
     return apply(op, (x,), args)
 
 
 def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     """op(a, b, *args), either of a, b possibly a Python scalar (NumPy's weak scalars):
-    `kernel` on the arrays when neither needs autodiff (else dispatch.apply).
+    `kernel` on the arrays when neither needs autodiff, and with the tape node when both are
+    Tensors and no tangent reaches the output (else dispatch.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import MUL
@@ -58,32 +94,62 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     """
     ta = type(a)
     tb = type(b)
-    if ta is Tensor and tb is Tensor:  # the common case first
-        if a._ad or b._ad:
+    if ta is Tensor and tb is Tensor:
+        da = a._data
+        db = b._data
+        levels = STATE.levels
+        if type(da) is not _ndarray or type(db) is not _ndarray or not op.direct:
             return apply(op, (a, b), args)
-        da = a._data
-        db = b._data
-    elif ta is Tensor and tb in SCALAR_TYPES and not a._ad:
-        da = a._data
-        db = b
-    elif ta in SCALAR_TYPES and tb is Tensor and not b._ad:
-        da = a
-        db = b._data
-    else:
-        return apply(op, (a, b), args)
+        if levels and (a._fw is not None or b._fw is not None or a._base is not None or b._base is not None):
+            if len(levels) == 1 and op.jvp_np is not None and op.all_diff:
+                lvl = levels[0]
+                if not (STATE.grad_enabled and (lvl.untracked or a._requires_grad or b._requires_grad)):
+                    ta = _tangent_array(a, lvl.uid)
+                    tb = _tangent_array(b, lvl.uid)
+                    if ta is not _OTHER and tb is not _OTHER and (ta is not None or tb is not None):
+                        return run_arrays(op, (a, b), args, lvl, [da, db], [ta, tb], False)
+            return apply(op, (a, b), args)
+        t = _call2(op, kernel, a, b, da, db, args)
+        ra = a._requires_grad
+        rb = b._requires_grad
+        if (ra or rb) and STATE.grad_enabled and op.differentiable:
+            node = record_plain(op, (a, b), args, t, (ra, rb)) if op.all_diff else tape_node(op, (a, b), args, (t,))
+            if node is not None and node.keep is not None:
+                node.save_result((t,))
+        return t
+    if ta is Tensor and tb in SCALAR_TYPES and not a._ad:
+        return _call2(op, kernel, a, b, a._data, b, args)
+    if ta in SCALAR_TYPES and tb is Tensor and not b._ad:
+        return _call2(op, kernel, a, b, a, b._data, args)
+    return apply(op, (a, b), args)
+
+
+def _tangent_array(x: Tensor, key: int):
+    """The classifier's reading of one input for the arrays case, at the one live level `key`:
+    x's tangent as an array (a plain tangent), None (x sees no tangent), or _OTHER (any other
+    case: the classifier decides)."""
+    fw = x._fw
+    if fw is None:
+        return None if x._base is None or x._base._fw is None else _OTHER
+    t = fw.get(key) if len(fw) == 1 else None
+    return t._data if type(t) is Tensor and not t._ad else _OTHER
+
+
+def _call2(op: Op, kernel: Callable, a, b, da, db, args: tuple) -> Tensor:
+    """The kernel of a two-input op on its arrays (or weak scalars), as a fresh tensor."""
     try:
         # (a star call of a Python kernel costs ~0.1 us more than a plain one: one argument is common)
         out = kernel(da, db) if not args else kernel(da, db, args[0]) if len(args) == 1 else kernel(da, db, *args)
     except Exception as e:
         raise op_error(op, (a, b), args, e) from None
-    if type(out) is np.ndarray and out.base is None:
+    if type(out) is _ndarray and out.base is None:
         t = _new(Tensor)
         t._data = out
         return t
-    return _fresh(out, (da, db))
+    return fresh(out, (da, db))
 
 
-def _fresh(out, datas) -> Tensor:
+def fresh(out, datas) -> Tensor:
     """A tensor around a non-view op's kernel result, as oprecord.run_kernel makes it: a NumPy
     view of an input is copied (aliasing.unshared), a NumPy scalar becomes a 0-d array."""
     t = _new(Tensor)

@@ -1,7 +1,9 @@
 """How an op call runs: one classifier, one executor per case.
 
-A simple generated op (one or two plain Tensors, one result) first tries the bare path
-(bare.run1 / run2: its kernel on the arrays when no input needs autodiff, `Tensor._ad`).
+A simple generated op (one or two plain Tensors, one result) first tries its fast paths (its
+kernel on the arrays when no input needs autodiff, `Tensor._ad`; then bare.run1 / run2, which
+read the commonest cases of this table in a few tests: the tape case, the arrays case, and the
+traced case of one input, and hand them to their executors here).
 Every other out-of-place call goes through `apply`, the classifier: it looks at the call once (grad
 mode, which inputs require grad, which levels have tangents, untracked or vector-mode levels)
 and names the executor of its case:
@@ -44,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from .aliasing import own_fast, own_tensor
-from ..engine.tangents import set_tangent, tangent_of
+from ..engine.tangents import set_new_tangent, tangent_of
 from ..engine.graph import record_plain
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
@@ -183,15 +185,17 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(datas[0], tans[0], od)
     else:
         r = op.jvp_np(*datas, *tans, od, *args)
-    if isinstance(r, np.ndarray) and (r.base is not None or len(tans) != 1 or r is tans[0]):
-        r = own_fast(r, datas, tans, od)  # (for one input and a fresh array, the test is r is tans[0])
+    if isinstance(r, np.ndarray) and (
+        r.base is not None or r is tans[0] or (len(tans) != 1 and (len(tans) != 2 or r is tans[1]))
+    ):  # (own_fast's tests for one or two tangents, inline: a fresh array that is no input tangent is kept)
+        r = own_fast(r, datas, tans, od)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
         r = fit_array(op, r, od)
         if r is None:
             return out
     t = _new(Tensor)
     t._data = r
-    set_tangent(out, lvl.uid, t)
+    set_new_tangent(out, lvl, t)
     return out
 
 
@@ -230,7 +234,7 @@ def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         ):
             r = fit_tangent(r, out, op)
         if r is not None:
-            set_tangent(out, lvl.uid, own_tensor(r, seen))
+            set_new_tangent(out, lvl, own_tensor(r, seen))
     if node is not None and node.keep is not None:
         node.save_result((out,))
     return out
@@ -243,7 +247,7 @@ def run_deferred(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, 
     node = tape_node(op, tape_inputs(ins) if scalars else ins, args, (out,)) if rec else None
     od = out._data
     if od.dtype.kind in FLOATING:
-        set_tangent(out, lvl.uid, defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args))
+        set_new_tangent(out, lvl, defer(lvl, op, scalar_arrays(datas, od) if scalars else datas, tans, od, args))
     return saved(node, out)
 
 
@@ -268,7 +272,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
             r = own_fast(r, datas, tans, od)
         r = fit_array(op, r, od, lvl.batch)
         if r is not None:
-            set_tangent(out, lvl.uid, BatchedTensor(wrap(r), lvl.blevel))
+            set_new_tangent(out, lvl, BatchedTensor(wrap(r), lvl.blevel))
     return saved(node, out)
 
 

@@ -181,8 +181,8 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
 def run_kernel(op: Op, inputs, datas, args: tuple, raw: bool = False):
     """Kernel on bare arrays (or Python scalars) and a fresh tensor around the result (with `raw`,
     the result as the kernel returns it); NumPy's errors become ours, naming the op and its inputs.
-    (The one wrapper of a kernel call; bare.run1 / run2 unroll it, for the cost of a call on the
-    commonest path.)"""
+    (The one wrapper of a kernel call; the generated ops' fast paths and bare.py unroll it, for
+    the cost of a call on the commonest paths.)"""
     try:
         out = op.kernel(*datas, *args)
     except Exception as e:

@@ -159,7 +159,8 @@ class OpNode(Node):
             self.op.backward_np is not None
             and not STATE.grad_enabled
             and type(grad) is Tensor
-            and not is_lazy_array(grad._data)  # (Dask arrays lack ndarray's methods the array form uses)
+            and (type(grad._data) is np.ndarray or not is_lazy_array(grad._data))
+            # (Dask arrays lack ndarray's methods the array form uses)
         ):
             # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
             # a batch (vmap), the formulas may run on arrays
@@ -444,8 +445,9 @@ def _edge_of(t):
 
 def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
     """record() for one or two plain Tensor inputs and one output (the tape of an element-wise
-    chain is all this): save_entry's mask and _saved_input's rule unrolled, a loop costing these
-    calls a third more. `needs` as record's (one input: it requires grad)."""
+    chain is all this): save_entry's mask, _saved_input's rule, _edge_of's commonest case and
+    set_history unrolled, a loop costing these calls a third more. `needs` as record's (one
+    input: it requires grad)."""
     node = _new(OpNode)
     node.seq = next(_seq)
     node.pre_hooks = None
@@ -456,12 +458,22 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
     if len(ins) == 1:
         x = ins[0]
         (m,), node.keep = save[1]  # (the one parameter needs grad)
-        s = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
+        d = x._data
+        if x._base is None:
+            gf = x._grad_fn
+            if gf is not None:
+                e = (gf, x._output_nr)
+            else:
+                acc = x._grad_acc  # (a leaf's: the accumulator, made once)
+                e = (acc, 0) if acc is not None else _edge_of(x)
+            s = x if m == 2 else (_Meta(x) if m else None)
+        else:
+            s = _kept(x) if m == 2 else (_Meta(x) if m else None)
+            e = _edge_of(x)
         node.saved = (s,)
         node.versions = (s._st.version,) if m == 2 else _NONE1
-        d = x._data
         node.metas = ((d.shape, d.dtype),)
-        node.next_edges = (_edge_of(x),)
+        node.next_edges = (e,)
         node.needs = _NEEDS1
     else:
         x, y = ins
@@ -475,7 +487,12 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             d, d2 = x._data, y._data
             node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
             # (a True in needs means that input requires grad)
-            node.next_edges = (_edge_of(x) if needs[0] else None, _edge_of(y) if needs[1] else None)
+            gx = x._grad_fn if x._base is None else None  # (_edge_of's commonest case, inline)
+            gy = y._grad_fn if y._base is None else None
+            node.next_edges = (
+                ((gx, x._output_nr) if gx is not None else _edge_of(x)) if needs[0] else None,
+                ((gy, y._output_nr) if gy is not None else _edge_of(y)) if needs[1] else None,
+            )
             node.needs = (needs[0], needs[1])
         else:
             z = x if dx else y
@@ -484,8 +501,11 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             e = edge(z)
             node.next_edges = (e,)
             node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
-    if out._data.dtype.kind in "fc":
-        set_history(out, node)
+    if out._data.dtype.kind in "fc":  # (set_history, inline)
+        out._requires_grad = True
+        out._grad_fn = node
+        out._output_nr = 0
+        out._ad = True
     return node
 
 

@@ -76,6 +76,9 @@ __all__ = [
 scale_np = scale
 
 
+_ndarray = np.ndarray
+
+
 def fill_zeros(tangents, primals):
     """Replace missing (None) tangents of a list input by zeros of their primal's shape."""
     return [zeros_like(p) if t is None else t for t, p in zip(tangents, primals)]
@@ -374,6 +377,8 @@ def laid_out(formula, n: int, name: str = ""):
 
     def tangent(*a):
         r = formula(*a)
+        if type(r) is _ndarray and r.ndim < 2:  # one layout: the commonest case, at once
+            return r
         if isinstance(r, np.ndarray):  # (pf.compile traces with an ndarray subclass)
             return layout(r, *a[:n])
         if type(r) is not Tensor or any(type(x) is not Tensor and isinstance(x, Tensor) for x in a[:n]):
