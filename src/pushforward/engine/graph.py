@@ -155,17 +155,13 @@ class OpNode(Node):
         needs = self.needs
         if self.released or grad is None or needs is None or len(grads) > 1:
             return self._apply_rare(grads)
-        if (
-            self.op.backward_np is not None
-            and not STATE.grad_enabled
-            and type(grad) is Tensor
-            and (type(grad._data) is np.ndarray or not is_lazy_array(grad._data))
-            # (Dask arrays lack ndarray's methods the array form uses)
-        ):
+        if self.op.backward_np is not None and not STATE.grad_enabled and type(grad) is Tensor:
+            gd = grad._data
             # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
-            # a batch (vmap), the formulas may run on arrays
-            if self._untangled(grad, STATE.levels):
-                return self._apply_arrays(grad, needs)
+            # a batch (vmap), the formulas may run on arrays (Dask arrays lack ndarray's methods the
+            # array form uses)
+            if (type(gd) is np.ndarray or not is_lazy_array(gd)) and self._untangled(grad, STATE.levels):
+                return self._apply_arrays(grad, gd, needs)
         return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
 
     def _untangled(self, grad: Tensor, levels: list) -> bool:
@@ -181,7 +177,7 @@ class OpNode(Node):
                 return False
         return self.keep is None or all(r is None or r[2] is None for r in self.result)
 
-    def _apply_arrays(self, grad: Tensor, needs) -> list:
+    def _apply_arrays(self, grad: Tensor, gd: np.ndarray, needs) -> list:
         """The backward formulas over arrays (op.backward_np): nothing differentiates the gradient."""
         datas = []
         for t, v in zip(self.saved, self.versions):
@@ -196,7 +192,6 @@ class OpNode(Node):
                 if r is not None and r[1].version != v:
                     raise self._modified("its output was saved", v, r[1].version)
                 res.append(None if r is None else r[0])
-        gd = grad._data
         raw = self.op.backward_np(gd, *datas, *res, *self.args, needs)
         out = []
         for g, m, n in zip(raw, self.metas, needs):
@@ -237,7 +232,7 @@ class OpNode(Node):
                 and not is_lazy_array(grad._data)  # (Dask arrays lack ndarray's methods the array form uses)
             ):
                 if self._untangled(grad, STATE.levels):  # (as apply(): no list inputs, one output)
-                    return self._apply_arrays(grad, [e is not None for e in self.next_edges])
+                    return self._apply_arrays(grad, grad._data, [e is not None for e in self.next_edges])
             return self._apply_general(grad)
         return self._apply_formulas(grad, self.needs)
 
@@ -459,16 +454,20 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         x = ins[0]
         (m,), node.keep = save[1]  # (the one parameter needs grad)
         d = x._data
-        if x._base is None:
+        if m != 2:
+            s = _Meta(x) if m else None
+        elif x._base is None or (type(d) is np.ndarray and 0 not in d.strides):  # (_kept's first test, inline)
+            s = x
+        else:
+            s = _kept(x)
+        if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
             if gf is not None:
                 e = (gf, x._output_nr)
             else:
                 acc = x._grad_acc  # (a leaf's: the accumulator, made once)
                 e = (acc, 0) if acc is not None else _edge_of(x)
-            s = x if m == 2 else (_Meta(x) if m else None)
         else:
-            s = _kept(x) if m == 2 else (_Meta(x) if m else None)
             e = _edge_of(x)
         node.saved = (s,)
         node.versions = (s._st.version,) if m == 2 else _NONE1
