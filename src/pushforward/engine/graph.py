@@ -179,11 +179,19 @@ class OpNode(Node):
 
     def _apply_arrays(self, grad: Tensor, gd: np.ndarray, needs) -> list:
         """The backward formulas over arrays (op.backward_np): nothing differentiates the gradient."""
-        datas = []
-        for t, v in zip(self.saved, self.versions):
+        saved = self.saved
+        if len(saved) == 1:  # (one input: the loop below, unrolled)
+            t = saved[0]
+            v = self.versions[0]
             if v is not None and t._st.version != v:
                 raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
-            datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
+            datas = (t._data if type(t) is Tensor else t,)
+        else:
+            datas = []
+            for t, v in zip(saved, self.versions):
+                if v is not None and t._st.version != v:
+                    raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+                datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
         if self.keep is None:
             res = _NO_RESULT
         else:
@@ -192,7 +200,10 @@ class OpNode(Node):
                 if r is not None and r[1].version != v:
                     raise self._modified("its output was saved", v, r[1].version)
                 res.append(None if r is None else r[0])
-        raw = self.op.backward_np(gd, *datas, *res, *self.args, needs)
+        if len(datas) == 1 and not self.args and res is _NO_RESULT:  # (no star call: the commonest node)
+            raw = self.op.backward_np(gd, datas[0], None, needs)
+        else:
+            raw = self.op.backward_np(gd, *datas, *res, *self.args, needs)
         out = []
         for g, m, n in zip(raw, self.metas, needs):
             if g is None or not n:
@@ -696,28 +707,30 @@ def _collect(roots: list) -> dict:
     return deps
 
 
-def _needed(roots: list, targets: set) -> set:
+def _needed(roots: list, targets: set, deps: dict) -> set:
     """Nodes that must run for autograd.grad: those with a target node below them (a target's own
-    gradient is captured before it would run, so it runs only if another target lies below it)."""
+    gradient is captured before it would run, so it runs only if another target lies below it).
+    `deps`: _collect's counts, from which an order with every node before the nodes below it is
+    read (Kahn's); walked backwards, each node's children are decided before it."""
+    left = dict(deps)
     order = []
-    seen = set()
-    stack = [(n, False) for n in roots]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            order.append(n)
-            continue
-        if n in seen:
-            continue
-        seen.add(n)
-        stack.append((n, True))
+    ready = [n for n in roots if n not in left]
+    while ready:
+        n = ready.pop()
+        order.append(n)
         for e in n.next_edges:
-            if e is not None and e[0] not in seen:
-                stack.append((e[0], False))
+            if e is not None:
+                m = e[0]
+                c = left[m] - 1
+                left[m] = c
+                if not c:
+                    ready.append(m)
     needed = set()
-    for n in order:  # post-order: children first
-        if any(e is not None and (e[0] in needed or e[0] in targets) for e in n.next_edges):
-            needed.add(n)
+    for n in reversed(order):
+        for e in n.next_edges:
+            if e is not None and (e[0] in needed or e[0] in targets):
+                needed.add(n)
+                break
     return needed
 
 
@@ -756,7 +769,7 @@ def run_backward(
             if e is not None:
                 capture.setdefault(e, []).append(i)
     deps = _collect(roots)
-    needed = _needed(roots, {e[0] for e in capture}) if (inputs is not None and not accumulate) else None
+    needed = _needed(roots, {e[0] for e in capture}, deps) if (inputs is not None and not accumulate) else None
     results = [None] * (len(inputs) if inputs is not None else 0)
     heap = [(-n.seq, id(n), n) for n in roots if n not in deps]
     heapq.heapify(heap)
@@ -789,6 +802,7 @@ def _drain(
     the `= None`s."""
     pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
     gated = needed is not None or not accumulate  # else every node reached runs
+    targets = {e[0] for e in capture}  # (nodes whose incoming gradients autograd.grad returns)
     nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
     while nxt is not None or heap:
         if nxt is None:
@@ -805,7 +819,7 @@ def _drain(
             for k in range(len(grads)):
                 if type(grads[k]) not in _DENSE:
                     grads[k] = dense(grads[k])
-        if capture or node.pre_hooks:
+        if node.pre_hooks or node in targets:
             _incoming(node, grads, capture, results)
         if gated and not ((needed is None or node in needed) and (accumulate or type(node) is not AccumulateGrad)):
             outs = _NONE1 * len(node.next_edges)

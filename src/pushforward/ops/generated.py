@@ -1991,9 +1991,11 @@ def fill(self, value):
 # ---- sum
 def _sum__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (sum_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
+def _sum__backward_np(grad, self, result, dim, keepdim, dtype, needs):
+    return (sum_backward_np(grad, self.shape, dim, keepdim) if needs[0] else None,)
 def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype): return sum(self_t, dim, keepdim, dtype=dtype)
 def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype): return K.sum(self_t, dim, keepdim, dtype=dtype)
-SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
     dim = dim if axis is None else axis
@@ -2013,10 +2015,12 @@ def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
 # ---- mean
 def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (mean_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
+def _mean__backward_np(grad, self, result, dim, keepdim, dtype, needs):
+    return (mean_backward_np(grad, self.shape, dim, keepdim) if needs[0] else None,)
 def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype): return mean(self_t, dim, keepdim, dtype=dtype)
 def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
-MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
     dim = dim if axis is None else axis

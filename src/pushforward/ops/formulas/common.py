@@ -28,6 +28,8 @@ __all__ = [
     "fill_zeros_np",
     "keep",
     "keep_np",
+    "sum_backward_np",
+    "mean_backward_np",
     "sum_backward",
     "mean_backward",
     "prod_backward",
@@ -123,8 +125,17 @@ def sum_backward(grad, shape, dim, keepdim):
     return keep(grad, dim, keepdim, len(shape)).expand(shape)
 
 
+def sum_backward_np(grad, shape, dim, keepdim):
+    # (a read-only broadcast view: the engine copies what it would write into, accumulate.exclusive)
+    return np.broadcast_to(keep_np(grad, dim, keepdim, len(shape)), shape)
+
+
 def mean_backward(grad, shape, dim, keepdim):
     return sum_backward(grad, shape, dim, keepdim) / max(count_reduced(shape, dim), 1)
+
+
+def mean_backward_np(grad, shape, dim, keepdim):
+    return sum_backward_np(grad, shape, dim, keepdim) / max(count_reduced(shape, dim), 1)
 
 
 def _prod_others(x, dim):
