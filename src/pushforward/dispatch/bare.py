@@ -42,50 +42,53 @@ _OTHER = object()  # (_tangent_array: a case the classifier decides)
 
 
 def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
-    """op(x, *args): `kernel` on x's array and its tape node when no tangent reaches the output
-    (else dispatch.apply).
+    """op(x, *args): `kernel` on x's array, with its tape node when no tangent reaches the output,
+    or its tangent by the executor of the arrays or traced case (else dispatch.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import NEG
     >>> run1(NEG, np.negative, pf.tensor([1.0, 2.0], requires_grad=True))
     tensor([-1., -2.], grad_fn=<NegBackward0>)
     """
-    if type(x) is Tensor:
-        d = x._data
-        if (not STATE.levels or (x._fw is None and x._base is None)) and type(d) is _ndarray and op.direct:
-            try:
-                out = kernel(d) if not args else kernel(d, args[0]) if len(args) == 1 else kernel(d, *args)
-            except Exception as e:
-                raise op_error(op, (x,), args, e) from None
-            if type(out) is _ndarray and out.base is None:
-                t = _new(Tensor)
-                t._data = out
-            else:
-                t = fresh(out, (d,))
-            if x._requires_grad and op.diff[0] and STATE.grad_enabled and op.differentiable:
-                node = record_plain(op, (x,), args, t)
-                if node.keep is not None:
-                    node.save_result((t,))
-            return t
-        levels = STATE.levels
-        if len(levels) == 1 and type(d) is _ndarray and op.direct and op.diff[0]:
-            lvl = levels[0]
-            grad_on = STATE.grad_enabled
-            if not (grad_on and lvl.untracked):
-                tx = _tangent_array(x, lvl.uid)
-                if tx is not None and tx is not _OTHER:
-                    if grad_on and x._requires_grad:
-                        if op.jvp is not None:
-                            return run_traced(op, (x,), args, lvl, [d], [tx], False)
-                    elif op.jvp_np is not None:
-                        return run_arrays(op, (x,), args, lvl, [d], [tx], False)
-    return apply(op, (x,), args)
+    if type(x) is not Tensor or type(x._data) is not _ndarray or not op.direct:
+        return apply(op, (x,), args)
+    d = x._data
+    levels = STATE.levels
+    lvl = None
+    if levels and (x._fw is not None or x._base is not None):  # a tangent may reach the output
+        if len(levels) != 1 or not op.diff[0]:
+            return apply(op, (x,), args)
+        lvl = levels[0]
+        grad_on = STATE.grad_enabled
+        traced = grad_on and x._requires_grad
+        tx = _tangent_array(x, lvl.uid) if not (grad_on and lvl.untracked) else _OTHER
+        if tx is _OTHER or (op.jvp if traced else op.jvp_np) is None:
+            return apply(op, (x,), args)
+        if tx is None:
+            lvl = None  # (x sees no tangent: the tape's case)
+    try:
+        out = kernel(d) if not args else kernel(d, args[0]) if len(args) == 1 else kernel(d, *args)
+    except Exception as e:
+        raise op_error(op, (x,), args, e) from None
+    if type(out) is _ndarray and out.base is None:
+        t = _new(Tensor)
+        t._data = out
+    else:
+        t = fresh(out, (d,))
+    if lvl is not None:
+        return (run_traced if traced else run_arrays)(op, (x,), args, lvl, [d], [tx], False, t)
+    if x._requires_grad and op.diff[0] and STATE.grad_enabled and op.differentiable:
+        node = record_plain(op, (x,), args, t)
+        if node.keep is not None:
+            node.save_result((t,))
+    return t
 
 
 def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     """op(a, b, *args), either of a, b possibly a Python scalar (NumPy's weak scalars):
-    `kernel` on the arrays when neither needs autodiff, and with the tape node when both are
-    Tensors and no tangent reaches the output (else dispatch.apply).
+    `kernel` on the arrays when neither needs autodiff; for two Tensors, with the tape node when
+    no tangent reaches the output, or the tangent by the arrays case's executor (else
+    dispatch.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import MUL
@@ -97,18 +100,22 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     if ta is Tensor and tb is Tensor:
         da = a._data
         db = b._data
-        levels = STATE.levels
         if type(da) is not _ndarray or type(db) is not _ndarray or not op.direct:
             return apply(op, (a, b), args)
+        levels = STATE.levels
         if levels and (a._fw is not None or b._fw is not None or a._base is not None or b._base is not None):
-            if len(levels) == 1 and op.jvp_np is not None and op.all_diff:
-                lvl = levels[0]
-                if not (STATE.grad_enabled and (lvl.untracked or a._requires_grad or b._requires_grad)):
-                    ta = _tangent_array(a, lvl.uid)
-                    tb = _tangent_array(b, lvl.uid)
-                    if ta is not _OTHER and tb is not _OTHER and (ta is not None or tb is not None):
-                        return run_arrays(op, (a, b), args, lvl, [da, db], [ta, tb], False)
-            return apply(op, (a, b), args)
+            if len(levels) != 1 or op.jvp_np is None or not op.all_diff:
+                return apply(op, (a, b), args)
+            lvl = levels[0]
+            if STATE.grad_enabled and (lvl.untracked or a._requires_grad or b._requires_grad):
+                return apply(op, (a, b), args)
+            t1 = _tangent_array(a, lvl.uid)
+            t2 = _tangent_array(b, lvl.uid)
+            if t1 is _OTHER or t2 is _OTHER:
+                return apply(op, (a, b), args)
+            if t1 is not None or t2 is not None:
+                t = _call2(op, kernel, a, b, da, db, args)
+                return run_arrays(op, (a, b), args, lvl, [da, db], [t1, t2], False, t)
         t = _call2(op, kernel, a, b, da, db, args)
         ra = a._requires_grad
         rb = b._requires_grad

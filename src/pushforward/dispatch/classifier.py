@@ -175,9 +175,11 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     return out
 
 
-def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
-    """One ordinary level: the kernel, then the array formula on the tangents."""
-    out = run_kernel(op, ins, datas, args)
+def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
+    """One ordinary level: the kernel (unless its result `out` is given: bare.py), then the array
+    formula on the tangents."""
+    if out is None:
+        out = run_kernel(op, ins, datas, args)
     od = out._data
     if scalars:
         datas = scalar_arrays(datas, od)
@@ -199,14 +201,15 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     return out
 
 
-def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool) -> Tensor:
+def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
     """One ordinary level and an input that requires grad (the combined case: forward-over-reverse
     on a tracked level): the kernel and its tape node, then the Tensor formula on the primals, its
     ops recorded on the tape too. A primal carrying the tangent is seen through an alias without it
     (same tape identity), so the formula's ops carry no tangent and take run_tape."""
     if scalars:
         ins = tape_inputs(ins)
-    out = run_kernel(op, ins, datas, args)
+    if out is None:  # (bare.py hands the kernel's result)
+        out = run_kernel(op, ins, datas, args)
     x = ins[0]
     if len(ins) == 1 and x._requires_grad and op.diff[0]:  # (tape_node's one-input case, unrolled)
         node = record_plain(op, ins, args, out)
