@@ -104,6 +104,30 @@ def floor_jvp() -> float:
     return ratio([_torch_jvp(a, v), lambda: numpy_jvp(a, v)], 5)
 
 
+def floor_ratio_fb() -> float:
+    """forward + backward at n=2^16 against the same passes written by hand in NumPy (the floor)."""
+    a, _ = _inputs(2**16)
+    xg = pf.tensor(a, requires_grad=True)
+
+    def run():
+        xg.grad = None
+        chain(pf, xg).sum().backward()
+
+    return ratio([lambda: numpy_grad(a), run], 5)
+
+
+def floor_ratio_jvp() -> float:
+    """The jvp at n=2^16 against the same passes written by hand in NumPy (the floor)."""
+    a, v = _inputs(2**16)
+    x, xv = pf.tensor(a), pf.tensor(v)
+
+    def pf_jvp():
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(chain(pf, fwAD.make_dual(x, xv))).tangent
+
+    return ratio([lambda: numpy_jvp(a, v), pf_jvp], 5)
+
+
 def _rosen():
     rng = np.random.default_rng(0)
     n = 100_000
@@ -140,6 +164,9 @@ ROWS = [
     # what NumPy's kernels allow at all (no Python overhead, same passes)
     ("floorfb", "(floor) forward + backward by hand in NumPy vs torch, n=2^16", 1.0, True, floor_fb),
     ("floorjvp", "(floor) jvp by hand in NumPy vs torch, n=2^16", 1.0, True, floor_jvp),
+    # the issue's large-n rows: the same computation against that floor directly
+    ("fbnp64k", "forward + backward vs the same by hand in NumPy, n=2^16", 1.05, False, floor_ratio_fb),
+    ("jvpnp64k", "jvp vs the same by hand in NumPy, n=2^16", 1.05, False, floor_ratio_jvp),
 ]
 
 
