@@ -24,7 +24,7 @@ from ..func import grad as _grad
 from ..autograd.functional import hvp as _hvp
 from .workload import Workload, inputs, jax_ready, tensors
 
-__all__ = ["chain", "chain_sum", "numpy_jvp", "numpy_grad", "numpy_hvp", "WORKLOADS", "DEPTH"]
+__all__ = ["chain", "chain_sum", "numpy_jvp", "numpy_jvp_by_op", "numpy_grad", "numpy_hvp", "WORKLOADS", "DEPTH"]
 
 DEPTH = 8  # 8 steps of 4 ops
 
@@ -48,6 +48,23 @@ def numpy_jvp(a: np.ndarray, v: np.ndarray) -> np.ndarray:
         s, th = np.sin(y), np.tanh(y)
         ty = y * (ty * np.cos(y)) + s * ty + ty * (1 - th * th)
         y = s * y + th
+    return ty
+
+
+def numpy_jvp_by_op(a: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The same passes as numpy_jvp, one op (and its tangent formula) per statement, each result
+    named, as any op-by-op library computes them: NumPy reuses no temporary of a fused expression
+    here (numpy_jvp's `y * (ty * cos(y)) + s * ty + ...` writes five of its passes into temporaries
+    it owns; an op-by-op result belongs to its tensor)."""
+    y, ty = a, v
+    for _ in range(DEPTH):
+        s = np.sin(y)
+        ts = ty * np.cos(y)
+        p = s * y
+        tp = y * ts + s * ty
+        th = np.tanh(y)
+        tth = ty * (1 - th * th)
+        y, ty = p + th, tp + tth
     return ty
 
 
