@@ -20,6 +20,7 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.bench.chain import DEPTH, chain, chain_sum
 from pushforward.bench.libraries import Unavailable, import_torch
+from pushforward.bench.timing import python_calls
 
 try:
     torch = import_torch()
@@ -47,18 +48,7 @@ def per_call(fns: list, number: int = 20000, rounds: int = 7) -> list:
 
 def calls(fn) -> int:
     """The Python functions fn() enters (its two lambdas not counted)."""
-    seen = []
-
-    def prof(frame, event, arg):
-        if event == "call":
-            seen.append(frame.f_code.co_name)
-
-    sys.setprofile(prof)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return len(seen) - 2
+    return len(python_calls(fn)) - 2
 
 
 def _inputs():

@@ -3,8 +3,6 @@ executor gives what the general executor gives for the same call (values, tangen
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -13,6 +11,7 @@ import pushforward.autograd.forward_ad as fwAD
 from pushforward.dispatch import classifier as dispatch
 from pushforward.dispatch import general
 from pushforward.dispatch.interpret import Interpreter
+from pushforward.bench.timing import python_calls
 from pushforward.core.lazy import Seen
 from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
@@ -203,22 +202,6 @@ def test_an_interpreted_tensor_hands_every_op_to_its_interpreter():
         x.add_(1.0)
 
 
-def _python_calls(fn) -> list:
-    """The Python functions fn() enters, in order (sys.setprofile's 'call' events)."""
-    calls = []
-
-    def prof(frame, event, arg):
-        if event == "call":
-            calls.append(frame.f_code.co_name)
-
-    sys.setprofile(prof)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return calls
-
-
 def test_the_combined_case_takes_few_python_calls(monkeypatch):
     """An op on a tensor that carries a tangent and requires grad (reverse-over-forward on a tracked
     level): the op's fast path reads the call (bare.py) and hands the record to run_traced, which
@@ -233,7 +216,7 @@ def test_the_combined_case_takes_few_python_calls(monkeypatch):
     with fwAD.dual_level():
         x = fwAD.make_dual(_x().requires_grad_(), _x(seed=1))
         x.sin()  # (warm: first-use work stays out of the count)
-        calls = _python_calls(lambda: x.sin())
+        calls = python_calls(lambda: x.sin())
     assert "run_general" not in calls and "levels_of" not in calls and "apply" not in calls
     assert calls.count("run_traced") == 1 and calls.count("record_plain") == 3
     assert len(calls) <= 20, calls  # (the lambda included)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 import time
 from typing import Callable, Sequence
 
-__all__ = ["paired", "calls_per_batch", "TIMERS"]
+__all__ = ["paired", "calls_per_batch", "python_calls", "TIMERS"]
 
 # name -> clock: "cpu" (this process's CPU time, all threads) or "wall"
 TIMERS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -35,6 +36,28 @@ def calls_per_batch(fn: Callable[[], object], min_time: float, timer: Callable[[
     fn()
     one = max(timer() - t0, 1e-7)
     return max(1, math.ceil(min_time / one))
+
+
+def python_calls(fn: Callable[[], object]) -> list[str]:
+    """The names of the Python functions fn() enters, in order (sys.setprofile's "call" events;
+    fn itself included): how many frames one call of an op costs.
+
+    >>> python_calls(lambda: sorted([2, 1], key=abs))  # (abs and sorted run in C)
+    ['<lambda>']
+    """
+    calls: list[str] = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    old = sys.getprofile()
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(old)
+    return calls
 
 
 def _batch(fn: Callable[[], object], number: int, timer: Callable[[], float]) -> float:
