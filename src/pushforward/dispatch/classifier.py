@@ -205,7 +205,8 @@ def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     """One ordinary level and an input that requires grad (the combined case: forward-over-reverse
     on a tracked level): the kernel and its tape node, then the Tensor formula on the primals, its
     ops recorded on the tape too. A primal carrying the tangent is seen through an alias without it
-    (same tape identity), so the formula's ops carry no tangent and take run_tape."""
+    (same tape identity), so the formula's ops carry no tangent and take the tape's fast case
+    (bare.py)."""
     if scalars:
         ins = tape_inputs(ins)
     if out is None:  # (bare.py hands the kernel's result)

@@ -179,19 +179,11 @@ class OpNode(Node):
 
     def _apply_arrays(self, grad: Tensor, gd: np.ndarray, needs) -> list:
         """The backward formulas over arrays (op.backward_np): nothing differentiates the gradient."""
-        saved = self.saved
-        if len(saved) == 1:  # (one input: the loop below, unrolled)
-            t = saved[0]
-            v = self.versions[0]
+        datas = []
+        for t, v in zip(self.saved, self.versions):
             if v is not None and t._st.version != v:
                 raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
-            datas = (t._data if type(t) is Tensor else t,)
-        else:
-            datas = []
-            for t, v in zip(saved, self.versions):
-                if v is not None and t._st.version != v:
-                    raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
-                datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
+            datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
         if self.keep is None:
             res = _NO_RESULT
         else:

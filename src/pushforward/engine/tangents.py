@@ -166,6 +166,9 @@ def set_new_tangent(x, lvl: _Level, tangent) -> None:
     ...     fwAD.unpack_dual(x).tangent
     tensor([2.])
     """
+    if x._fw is not None or x._st.shared:  # (not new after all: the general writer)
+        set_tangent(x, lvl.uid, tangent)
+        return
     x._fw = {lvl.uid: tangent}
     x._ad = True  # (mark_ad's write, inline)
     holders = lvl.holders
