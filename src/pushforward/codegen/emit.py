@@ -19,6 +19,8 @@ import itertools
 import keyword
 import re
 
+import numpy as np
+
 try:
     from . import saves
     from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule
@@ -695,13 +697,24 @@ class Emitter:
         lines += [
             "        except Exception as _e:",
             f"            raise op_error({const}, {_tuple_src(tensors)}, {args}, _e) from None",
-            "        if type(_r) is _ndarray and _r.base is None:",
+            "        if type(_r) is _ndarray:  # (a ufunc's result views no input)"
+            if self.ufunc_kernel(e)
+            else "        if type(_r) is _ndarray and _r.base is None:",
             "            _t = _new(Tensor)",
             "            _t._data = _r",
             "            return _t",
             f"        return fresh(_r, {_tuple_src(list(arrays.values()))})",
         ]
         return lines
+
+    @staticmethod
+    def ufunc_kernel(e: OpEntry) -> bool:
+        """Is the op's kernel a NumPy ufunc (`xp.<name>`)? Its result is a fresh array or a NumPy
+        scalar, never a view (and laying it out, K.elementwise_layout, copies)."""
+        k = _parse(e.kernel)
+        if not (isinstance(k, ast.Attribute) and isinstance(k.value, ast.Name) and k.value.id == "xp"):
+            return False
+        return isinstance(getattr(np, k.attr, None), np.ufunc)
 
     def inplace_fn(self, e: OpEntry, const: str) -> str:
         sig = self.signature(e, False)

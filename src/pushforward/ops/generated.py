@@ -40,7 +40,7 @@ def neg(self):
             _r = xp.negative(_self)
         except Exception as _e:
             raise op_error(NEG, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -64,7 +64,7 @@ def abs(self):
             _r = xp.abs(_self)
         except Exception as _e:
             raise op_error(ABS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -123,7 +123,7 @@ def sign(self):
             _r = xp.sign(_self)
         except Exception as _e:
             raise op_error(SIGN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -142,7 +142,7 @@ def exp(self):
             _r = xp.exp(_self)
         except Exception as _e:
             raise op_error(EXP, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -165,7 +165,7 @@ def exp2(self):
             _r = xp.exp2(_self)
         except Exception as _e:
             raise op_error(EXP2, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -184,7 +184,7 @@ def expm1(self):
             _r = xp.expm1(_self)
         except Exception as _e:
             raise op_error(EXPM1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -203,7 +203,7 @@ def log(self):
             _r = xp.log(_self)
         except Exception as _e:
             raise op_error(LOG, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -226,7 +226,7 @@ def log2(self):
             _r = xp.log2(_self)
         except Exception as _e:
             raise op_error(LOG2, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -246,7 +246,7 @@ def log10(self):
             _r = xp.log10(_self)
         except Exception as _e:
             raise op_error(LOG10, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -265,7 +265,7 @@ def log1p(self):
             _r = xp.log1p(_self)
         except Exception as _e:
             raise op_error(LOG1P, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -284,7 +284,7 @@ def sqrt(self):
             _r = xp.sqrt(_self)
         except Exception as _e:
             raise op_error(SQRT, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -326,7 +326,7 @@ def square(self):
             _r = xp.square(_self)
         except Exception as _e:
             raise op_error(SQUARE, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -346,7 +346,7 @@ def reciprocal(self):
             _r = xp.reciprocal(_self)
         except Exception as _e:
             raise op_error(RECIPROCAL, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -367,7 +367,7 @@ def sin(self):
             _r = xp.sin(_self)
         except Exception as _e:
             raise op_error(SIN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -391,7 +391,7 @@ def cos(self):
             _r = xp.cos(_self)
         except Exception as _e:
             raise op_error(COS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -414,7 +414,7 @@ def tan(self):
             _r = xp.tan(_self)
         except Exception as _e:
             raise op_error(TAN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -437,7 +437,7 @@ def asin(self):
             _r = xp.arcsin(_self)
         except Exception as _e:
             raise op_error(ASIN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -461,7 +461,7 @@ def acos(self):
             _r = xp.arccos(_self)
         except Exception as _e:
             raise op_error(ACOS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -482,7 +482,7 @@ def atan(self):
             _r = xp.arctan(_self)
         except Exception as _e:
             raise op_error(ATAN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -504,7 +504,7 @@ def sinh(self):
             _r = xp.sinh(_self)
         except Exception as _e:
             raise op_error(SINH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -525,7 +525,7 @@ def cosh(self):
             _r = xp.cosh(_self)
         except Exception as _e:
             raise op_error(COSH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -545,7 +545,7 @@ def tanh(self):
             _r = xp.tanh(_self)
         except Exception as _e:
             raise op_error(TANH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -571,7 +571,7 @@ def asinh(self):
             _r = xp.arcsinh(_self)
         except Exception as _e:
             raise op_error(ASINH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -595,7 +595,7 @@ def acosh(self):
             _r = xp.arccosh(_self)
         except Exception as _e:
             raise op_error(ACOSH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -616,7 +616,7 @@ def atanh(self):
             _r = xp.arctanh(_self)
         except Exception as _e:
             raise op_error(ATANH, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -840,7 +840,7 @@ def floor(self):
             _r = xp.floor(_self)
         except Exception as _e:
             raise op_error(FLOOR, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -860,7 +860,7 @@ def ceil(self):
             _r = xp.ceil(_self)
         except Exception as _e:
             raise op_error(CEIL, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -901,7 +901,7 @@ def trunc(self):
             _r = xp.trunc(_self)
         except Exception as _e:
             raise op_error(TRUNC, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1093,7 +1093,7 @@ def mul(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(MUL, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1222,7 +1222,7 @@ def atan2(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(ATAN2, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1252,7 +1252,7 @@ def hypot(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(HYPOT, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1293,7 +1293,7 @@ def maximum(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(MAXIMUM, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1334,7 +1334,7 @@ def minimum(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(MINIMUM, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1369,7 +1369,7 @@ def fmod(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(FMOD, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1404,7 +1404,7 @@ def remainder(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(REMAINDER, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1445,7 +1445,7 @@ def copysign(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(COPYSIGN, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1527,7 +1527,7 @@ def logaddexp(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(LOGADDEXP, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1577,7 +1577,7 @@ def eq(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(EQ, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1600,7 +1600,7 @@ def ne(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(NE, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1623,7 +1623,7 @@ def lt(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(LT, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1646,7 +1646,7 @@ def le(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(LE, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1669,7 +1669,7 @@ def gt(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(GT, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1692,7 +1692,7 @@ def ge(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(GE, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1715,7 +1715,7 @@ def logical_and(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(LOGICAL_AND, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1738,7 +1738,7 @@ def logical_or(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(LOGICAL_OR, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1755,7 +1755,7 @@ def logical_not(self):
             _r = xp.logical_not(_self)
         except Exception as _e:
             raise op_error(LOGICAL_NOT, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1778,7 +1778,7 @@ def bitwise_and(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(BITWISE_AND, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1801,7 +1801,7 @@ def bitwise_or(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(BITWISE_OR, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1824,7 +1824,7 @@ def bitwise_xor(self, other):
                 _r = K.elementwise_layout(_r, _self, _other)
         except Exception as _e:
             raise op_error(BITWISE_XOR, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1841,7 +1841,7 @@ def bitwise_not(self):
             _r = xp.invert(_self)
         except Exception as _e:
             raise op_error(BITWISE_NOT, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1858,7 +1858,7 @@ def isnan(self):
             _r = xp.isnan(_self)
         except Exception as _e:
             raise op_error(ISNAN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
@@ -1875,7 +1875,7 @@ def isfinite(self):
             _r = xp.isfinite(_self)
         except Exception as _e:
             raise op_error(ISFINITE, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
+        if type(_r) is _ndarray:  # (a ufunc's result views no input)
             _t = _new(Tensor)
             _t._data = _r
             return _t
