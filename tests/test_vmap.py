@@ -210,6 +210,36 @@ def test_vmap_errors_name_the_problem():
         vmap(lambda x: pf.quantile(x, 0.5))(pf.zeros(3, 2))  # no batching rule yet: says where
 
 
+def _outside(x: pf.Tensor) -> pf.Tensor:
+    """x with one element of its second batch element set to -5 (out of a domain)."""
+    bad = x.clone()
+    bad[1, 2] = -5.0
+    return bad
+
+
+_VALUE_CHECKED = {  # name: (fn, inputs that break its check in one batch element, or None)
+    "binary_cross_entropy": (lambda x, y: pf.nn.functional.binary_cross_entropy(x, y), lambda x, y: (_outside(x), y)),
+    "gaussian_nll_loss": (lambda x, y: pf.nn.functional.gaussian_nll_loss(x, y, y), lambda x, y: (x, _outside(y))),
+    "cross_entropy_probabilities": (
+        lambda x, y: pf.nn.functional.cross_entropy(x.reshape(2, 2), y.reshape(2, 2).softmax(-1)),
+        None,
+    ),
+    "mvlgamma": (lambda x, y: pf.mvlgamma(x + 2, 2), lambda x, y: (_outside(x), y)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_VALUE_CHECKED))
+def test_vmap_of_composites_that_check_their_input_values(name):
+    """Their checks read every batch element's values (values_of): vmap matches the loop, and a
+    value outside the domain in one element still raises."""
+    fn, breaking = _VALUE_CHECKED[name]
+    x, y = T(RNG.random((3, 4)) * 0.8 + 0.1), T(RNG.random((3, 4)) * 0.8 + 0.1)
+    close(vmap(fn)(x, y), pf.stack([fn(x[b], y[b]) for b in range(3)]))
+    if breaking is not None:
+        with pytest.raises(OpError):
+            vmap(fn)(*breaking(x, y))
+
+
 def test_vmap_inplace_on_batched_values():
     x = arr(3, 4)
     t = T(x)

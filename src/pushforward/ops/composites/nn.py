@@ -21,6 +21,7 @@ from .util import const as _t
 from .util import ops as _ops
 from ...errors import OpError
 from ...engine.grad_mode import no_grad
+from ...core.batched import values_of
 from ...core.creation import ones, rand
 
 __all__ = [
@@ -458,7 +459,7 @@ def c_cross_entropy(
     logp = o.log_softmax(input, cd)
     weight = None if weight is None else weight.detach()  # class weights are not differentiated (torch's nll_loss)
     wshape = (c,) + (1,) * (input.ndim - cd - 1)
-    if np.asarray(target._data).dtype.kind == "f":  # class probabilities
+    if target.dtype.kind == "f":  # class probabilities
         if tuple(target.shape) != tuple(input.shape):
             raise OpError(
                 f"cross_entropy: probability targets must have the input's shape {tuple(input.shape)}, got "
@@ -493,7 +494,7 @@ def c_bce(input, target, weight=None, size_average=None, reduce=None, reduction=
             f"binary_cross_entropy: Using a target size ({tuple(target.shape)}) that is different to the "
             f"input size ({tuple(input.shape)}) is deprecated. Please ensure they have the same size."
         )
-    data = np.asarray(input._data)
+    data = np.asarray(values_of(input))  # (every batch element's, under vmap: a check over all values)
     if data.size and ((data < 0) | (data > 1)).any():
         raise OpError("binary_cross_entropy: all elements of input should be between 0 and 1")
     # logs clamped at -100, as torch, so a 0 or 1 input gives a finite loss
@@ -608,7 +609,7 @@ def c_poisson_nll_loss(
 def c_gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     if var.ndim == input.ndim - 1 and tuple(var.shape) == tuple(input.shape[:-1]):
         var = var.unsqueeze(-1)  # one variance per sample (homoscedastic over the last dim)
-    if (np.asarray(var._data) < 0).any():
+    if (np.asarray(values_of(var)) < 0).any():
         raise OpError("gaussian_nll_loss: var has negative entry/entries")
     # clamped at eps without changing the gradient (torch clamps under no_grad)
     var = var + (var.detach().clamp(min=eps) - var.detach())

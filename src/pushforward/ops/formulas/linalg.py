@@ -1094,7 +1094,7 @@ def c_mvlgamma(a, p):
     o = _ops()
     if p < 1:
         raise OpError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
-    if bool(np.any(a._data <= (p - 1) / 2)):
+    if bool(np.any(values_of(a) <= (p - 1) / 2)):  # (every batch element's, under vmap)
         raise OpError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     total = None
     for j in range(p):
