@@ -347,6 +347,34 @@ def test_deferred_tangent_matches_eager(name):
     _run_all(name, info.samples(F64), check)
 
 
+# -- vmap ------------------------------------------------------------------------------------------------
+
+# Training-mode normalisation writes the batch's statistics into running buffers that are not batched
+# (torch's vmap refuses the same write); every other op runs under vmap.
+_VMAP_REFUSED = {"batch_norm", "instance_norm"}
+
+
+@pytest.mark.parametrize("name", [n for n in DIFF if n not in _VMAP_REFUSED])
+def test_vmap_matches_the_loop(name):
+    """vmap over the sample's floating inputs (a batch of two: the values and the values times
+    1.001) equals the op on each batch element, stacked: by a batching rule, or once per element
+    (the `loop` rule; `loop_batched` for a composite that reads its inputs' arrays)."""
+    info = OPS[name]
+
+    def check(s):
+        fn, inputs = gradcheck_fn(info, s)
+        if not inputs:
+            return
+        batched = [pf.stack([x.detach(), x.detach() * 1.001]) for x in inputs]
+        got = _outputs(pf.func.vmap(fn)(*batched))
+        each = [_outputs(fn(*[b[i] for b in batched])) for i in range(2)]
+        assert len(got) == len(each[0])
+        for k, g in enumerate(got):
+            np.testing.assert_allclose(_arr(g), np.stack([_arr(e[k]) for e in each]), rtol=1e-10, atol=1e-12)
+
+    _run_all(name, info.samples(F64)[:3], check)
+
+
 # -- views ----------------------------------------------------------------------------------------------
 
 

@@ -26,7 +26,8 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
 - `fold`: ops independent along their dim 0 (im2col's N): the batch folds into it and back out.
 - `views`: a view op's backward (_view_embed, _view_scatter): the view chain replayed on the batch.
 - `loop`: one call per batch element, results stacked: correct for every op, slow; the default
-  for ops that do not declare a rule.
+  for ops that do not declare a rule. A composite that reads its inputs' arrays (a value-dependent
+  algorithm: median, quantile, lstsq...) gets the same by its decorator, `loop_batched`.
 
 `a(x) + b(y)` composes two rules (b adjusts what a returns; the batched flags are a's input's).
 
@@ -37,6 +38,7 @@ Rules (the name in `batch:`, its arguments naming the op's parameters they adjus
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Callable
@@ -47,7 +49,7 @@ from ..engine.tangents import replay_view
 from ..core.creation import zeros
 from ..errors import OpError
 
-__all__ = ["has_batched", "run_batched", "run_batched_inplace", "RULES", "OPS"]
+__all__ = ["has_batched", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "OPS"]
 
 # name -> Op, filled by dispatch.Op as the generated module builds its records (rules call ops
 # by name: this layer sits below the generated module and does not import it)
@@ -102,6 +104,8 @@ def _wrap(out, level: int):
         return BatchedTensor(out, level)
     if type(out) is tuple:
         return tuple(_wrap(o, level) for o in out)
+    if isinstance(out, tuple) and hasattr(out, "_fields"):  # a named tuple (values, indices)
+        return type(out)(*(_wrap(o, level) for o in out))
     if type(out) is list:
         return [_wrap(o, level) for o in out]
     return out
@@ -555,7 +559,37 @@ def _stack_like(results):
         return OPS["stack"].public(results)
     if type(first) in (tuple, list):
         return type(first)(_stack_like([r[i] for r in results]) for i in range(len(first)))
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple (values, indices)
+        return type(first)(*(_stack_like([r[i] for r in results]) for i in range(len(first))))
     raise OpError(f"vmap: cannot stack results of type {type(first).__name__}")
+
+
+def loop_batched(fn: Callable) -> Callable:
+    """A composite that reads its inputs' arrays, run once per batch element when an input is
+    batched (vmap's `loop` rule for a function: correct for every composite, slow), its results
+    stacked and batched again. Otherwise the composite itself.
+
+    >>> import pushforward as pf
+    >>> pf.func.vmap(lambda x: pf.median(x))(pf.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]))
+    tensor([2., 3.])
+    """
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
+            return fn(*args, **kwargs)
+        names = list(kwargs)
+        level, B = _level_of([*args, *kwargs.values()])
+        if B == 0:
+            raise OpError(f"{fn.__name__}: vmap over a batch of size 0 needs a batching rule for this op")
+        ins, bat = _unwrap_all([*args, *kwargs.values()], level)
+        results = []
+        for b in range(B):
+            vs = [_select(v, f, b) for v, f in zip(ins, bat)]
+            results.append(fn(*vs[: len(args)], **dict(zip(names, vs[len(args) :]))))
+        return _wrap(_stack_like(results), level)
+
+    return run
 
 
 def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable):

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import generated as ops
+from ..dispatch.batching import has_batched, loop_batched
 from ..dispatch.inplace import apply_inplace
 from ..errors import OpIndexError, OpTypeError
 from ..core.tensor import Tensor
@@ -51,11 +52,20 @@ def _normalize(index):
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index]: a view for basic indices, a copy for advanced ones."""
+    items = index if isinstance(index, tuple) else (index,)
+    if has_batched(items):  # an index that varies across a vmap batch: once per batch element
+        return _getitem_each(x, *items, whole=isinstance(index, tuple))
     idx, basic = _normalize(index)
     try:
         return ops.getitem(x, idx) if basic else ops.index(x, idx)
     except IndexError as e:
         raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
+
+
+@loop_batched
+def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
+    """x[items] (x[items[0]] unless `whole`), called with one batch element's index."""
+    return getitem(x, items if whole else items[0])
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:

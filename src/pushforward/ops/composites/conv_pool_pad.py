@@ -23,6 +23,7 @@ from .util import ops as _ops
 from ...errors import OpError
 from ...kernels import basic as K
 from ...core.creation import full
+from ...dispatch.batching import loop_batched
 
 __all__ = [
     "c_conv",
@@ -213,6 +214,7 @@ def _pool_geometry(name, x, nd, kernel_size, stride, padding, dilation, ceil_mod
     return k, s, p, d, tuple(outs), tuple(pads)
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
     o = _ops()
     name = f"max_pool{nd}d"
@@ -286,6 +288,7 @@ def c_adaptive_avg_pool(input, output_size, nd):
     return x.squeeze(0) if unbatched else x
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_adaptive_max_pool(input, output_size, return_indices, nd):
     o = _ops()
     name = f"adaptive_max_pool{nd}d"

@@ -22,6 +22,7 @@ from .util import ops as _ops
 from ...errors import OpError
 from ...engine.grad_mode import no_grad
 from ...core.batched import values_of
+from ...dispatch.batching import loop_batched
 from ...core.creation import ones, rand
 
 __all__ = [
@@ -310,6 +311,7 @@ def c_dropout(input, p=0.5, training=True, inplace=False):
     return input.copy_(out) if inplace else out
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     o = _ops()
     if max_norm is not None or scale_grad_by_freq or sparse:
@@ -328,6 +330,7 @@ def c_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, s
     return o.where(mask, rows.detach(), rows)  # the padding row gets no gradient, as torch
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_one_hot(tensor, num_classes=-1):
     idx = np.asarray(tensor._data if hasattr(tensor, "_data") else tensor)
     if idx.dtype.kind not in "iu":
@@ -430,6 +433,7 @@ def _targets(name, input, target, ignore_index):
     return np.where(ignored, 0, tgt), ignored
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_nll_loss(
     input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean", _name="nll_loss"
 ):
@@ -566,7 +570,7 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
             raise OpError("scaled_dot_product_attention: attn_mask and is_causal can't both be set")
         attn_mask = ones(L, S, dtype=bool).tril()
     if attn_mask is not None:
-        if np.asarray(attn_mask._data).dtype == np.bool_:
+        if attn_mask.dtype == np.bool_:
             att = att.masked_fill(o.logical_not(attn_mask), -math.inf)
         else:
             att = att + attn_mask

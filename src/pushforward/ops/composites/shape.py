@@ -22,6 +22,7 @@ from .util import ops as _ops
 from ...errors import OpError, check_dim
 from ...core.tensor import Tensor
 from ...core.creation import as_tensor, tensor, zeros
+from ...dispatch.batching import loop_batched
 
 __all__ = [
     "c_axpby",
@@ -118,6 +119,7 @@ def c_tile(self, dims):
     return c_repeat(self, dims)
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_repeat_interleave(self, repeats, dim=None, output_size=None):
     o = _ops()
     x = self
@@ -216,6 +218,7 @@ def c_broadcast_tensors(tensors):
     return tuple(t.expand(shape) for t in ts)
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_tensor_split(self, indices_or_sections, dim=0):
     d = dim % max(self.ndim, 1)
     n = self.shape[d]

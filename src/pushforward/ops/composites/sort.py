@@ -21,6 +21,7 @@ from .util import ops as _ops
 from ...errors import OpError
 from ...kernels import basic as K
 from ...core.tensor import Tensor
+from ...dispatch.batching import loop_batched
 
 __all__ = [
     "c_median",
@@ -55,6 +56,7 @@ def _pick_sorted(x, d, positions):
     return x.gather(d, _idx(src)), src
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_median(self, dim=None, keepdim=False, ignore_nan=False):
     """torch.median / nanmedian: the lower median; NaN propagates (median) or is skipped (nanmedian)."""
     name = "nanmedian" if ignore_nan else "median"
@@ -88,6 +90,7 @@ def _median_along(x, d, ignore_nan):
     return _pick_sorted(x, d, pos.astype(np.int64))
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
     """torch.quantile / nanquantile with the interpolation modes linear, lower, higher, midpoint, nearest."""
     o = _ops()
@@ -151,6 +154,7 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
     return res
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_mode(self, dim=-1, keepdim=False):
     if self.ndim == 0:
         return _values_indices["mode"](self.clone(), _idx(np.zeros((), np.int64)))
@@ -162,6 +166,7 @@ def c_mode(self, dim=-1, keepdim=False):
     return _values_indices["mode"](v, _idx(i))
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_cum_extremum(self, dim, largest):
     name = "cummax" if largest else "cummin"
     i = K.cum_extremum_indices(np.asarray(self._data), dim, largest)

@@ -31,6 +31,7 @@ from ...engine.grad_mode import is_grad_enabled
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import arange, eye, ones_like, zeros
+from ...dispatch.batching import loop_batched
 
 __all__ = [
     "mH",
@@ -798,6 +799,7 @@ def _pivots_from_p(p):
     return out.reshape(perm.shape)
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_lu_factor(a, pivot):
     o = _ops()
     p, low, up = c_lu(a, pivot)
@@ -857,6 +859,7 @@ def c_matrix_power(a, n):
     return _ops().clone(result) if result is a else result  # A^1 is a new tensor, as in torch
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_lstsq(a, b, rcond, driver):
     """solution = pinv(A) B (differentiable in A and B); residuals, rank and singular values are
     not differentiable. Follows torch's default driver 'gelsy': residuals when m > n and A has

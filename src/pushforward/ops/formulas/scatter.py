@@ -19,6 +19,7 @@ from ...errors import OpError
 from ...kernels import basic as K
 from ...core.tensor import Tensor
 from ...core.creation import zeros, zeros_like
+from ...dispatch.batching import loop_batched
 
 __all__ = [
     "scatter_src_backward",
@@ -204,6 +205,7 @@ def c_take_along_dim(self, indices, dim=None):
     return self.expand(bx).gather(d, _t(np.broadcast_to(idx, bi).copy()))
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_masked_select(self, mask):
     m = _mask_array("masked_select", mask)
     try:
@@ -215,6 +217,7 @@ def c_masked_select(self, mask):
     return _ops().index(self.expand(shape), np.broadcast_to(m, shape).copy())
 
 
+@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_masked_scatter(self, mask, source):
     m = _mask_array("masked_scatter", mask)
     try:
