@@ -258,6 +258,19 @@ def test_vmap_loops_over_composites_that_read_integer_inputs_and_over_batched_in
     assert indices.tolist() == [0, 1]
 
 
+def test_vmap_tensor_split_pieces_stay_views():
+    """tensor_split's pieces are views under vmap too: a write into one reaches the split tensor
+    (a per-element loop would have stacked copies)."""
+
+    def f(r):
+        _, piece = pf.tensor_split(r, 2)
+        piece.add_(1.0)
+        return r
+
+    x = T(RNG.standard_normal((3, 4)))
+    close(vmap(f)(x.clone()), pf.stack([f(x[b].clone()) for b in range(3)]))
+
+
 def test_vmap_inplace_on_batched_values():
     x = arr(3, 4)
     t = T(x)

@@ -566,8 +566,9 @@ def _stack_like(results):
 
 def loop_batched(fn: Callable) -> Callable:
     """A composite that reads its inputs' arrays, run once per batch element when an input is
-    batched (vmap's `loop` rule for a function: correct for every composite, slow), its results
-    stacked and batched again. Otherwise the composite itself.
+    batched (vmap's `loop` rule for a function: correct for every composite that returns new
+    tensors, slow), its results stacked and batched again. Otherwise the composite itself. (Not for
+    a composite returning views: stacked, they would be copies, and writes through them lost.)
 
     >>> import pushforward as pf
     >>> pf.func.vmap(lambda x: pf.median(x))(pf.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]))

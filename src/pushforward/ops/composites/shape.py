@@ -218,7 +218,6 @@ def c_broadcast_tensors(tensors):
     return tuple(t.expand(shape) for t in ts)
 
 
-@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_tensor_split(self, indices_or_sections, dim=0):
     d = dim % max(self.ndim, 1)
     n = self.shape[d]
