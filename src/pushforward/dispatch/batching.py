@@ -547,10 +547,14 @@ def _select(v, flag, b: int):
 
 
 def _loop(op, ins, bat, args, B, dispatch):
-    results = [dispatch(op, [_select(v, f, b) for v, f in zip(ins, bat)], args) for b in range(B)]
+    return _per_element(ins, bat, B, lambda vs: dispatch(op, vs, args), op.name)
+
+
+def _per_element(ins, bat, B: int, call: Callable, who: str):
+    """call(inputs of batch element b) for every b, the results stacked (the `loop` rule)."""
     if B == 0:
-        raise OpError(f"{op.name}: vmap over a batch of size 0 needs a batching rule for this op")
-    return _stack_like(results)
+        raise OpError(f"{who}: vmap over a batch of size 0 needs a batching rule for this op")
+    return _stack_like([call([_select(v, f, b) for v, f in zip(ins, bat)]) for b in range(B)])
 
 
 def _stack_like(results):
@@ -579,16 +583,11 @@ def loop_batched(fn: Callable) -> Callable:
     def run(*args, **kwargs):
         if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
             return fn(*args, **kwargs)
-        names = list(kwargs)
+        names, n = list(kwargs), len(args)
         level, B = _level_of([*args, *kwargs.values()])
-        if B == 0:
-            raise OpError(f"{fn.__name__}: vmap over a batch of size 0 needs a batching rule for this op")
         ins, bat = _unwrap_all([*args, *kwargs.values()], level)
-        results = []
-        for b in range(B):
-            vs = [_select(v, f, b) for v, f in zip(ins, bat)]
-            results.append(fn(*vs[: len(args)], **dict(zip(names, vs[len(args) :]))))
-        return _wrap(_stack_like(results), level)
+        out = _per_element(ins, bat, B, lambda vs: fn(*vs[:n], **dict(zip(names, vs[n:]))), fn.__name__)
+        return _wrap(out, level)
 
     return run
 
