@@ -206,6 +206,8 @@ def test_vmap_errors_name_the_problem():
     with pytest.raises(OpError, match="not batched"):
         w = pf.zeros(2)
         vmap(lambda x: w.add_(x))(pf.zeros(3, 2))
+    with pytest.raises(OpError, match="shape depends on the input's values"):
+        vmap(lambda x: x[x > 0])(T([[1.0, -1.0], [1.0, 1.0]]))  # one element kept, then two
     with pytest.raises(OpError, match="c_svd: this operation does not support batched tensors"):
         # (full matrices of a non-square input complete the bases from the array: no batching yet)
         vmap(lambda x: pf.linalg.svd(x, full_matrices=True))(pf.ones(3, 4, 2))  # says where

@@ -272,6 +272,8 @@ def check_vector(prog: Program, mode: str) -> list:
         got, e = _guard(lambda: run_vmap(prog, X))
         if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
             return []  # documented: vmap refuses an in-place write of a batched value into a constant
+        if e is not None and "the result's shape depends on the input's values" in str(e):
+            return []  # documented: vmap refuses an op whose output shape varies across the batch
         if e is not None:
             fail("crash", _crash(e))
             return findings

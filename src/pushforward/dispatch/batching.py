@@ -560,6 +560,12 @@ def _per_element(ins, bat, B: int, call: Callable, who: str):
 def _stack_like(results):
     first = results[0]
     if isinstance(first, Tensor):
+        shapes = {tuple(r.shape) for r in results}
+        if len(shapes) > 1:  # (torch's vmap refuses the same: one batched tensor has one shape)
+            raise OpError(
+                f"vmap: the result's shape depends on the input's values (shapes {sorted(shapes)} across the "
+                "batch): an op whose output shape varies with its values cannot be batched"
+            )
         return OPS["stack"].public(results)
     if type(first) in (tuple, list):
         return type(first)(_stack_like([r[i] for r in results]) for i in range(len(first)))
