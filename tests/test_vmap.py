@@ -273,6 +273,22 @@ def test_vmap_tensor_split_pieces_stay_views():
     close(vmap(f)(x.clone()), pf.stack([f(x[b].clone()) for b in range(3)]))
 
 
+def test_batched_cotangents_through_an_inplace_write_into_a_view_of_a_transposed_result():
+    """The write's backward replays `.mT.view(-1)` on the batch's gradient buffer, which lacks the
+    column-major layout the `.view` relied on: that call runs once per batch element (where the
+    array kernels find the region by its elements' positions) instead of failing."""
+    p = T(RNG.standard_normal((3, 3))).requires_grad_()
+
+    def f():
+        v = ((pf.ones_like(p.mT) + 0.5) * p.mT).mT.view(-1)
+        v.tanh_()
+        return v
+
+    C = T(RNG.standard_normal((2, 9)))
+    (g,) = pf.autograd.grad([f()], [p], [BatchedTensor(C, new_batch_level())])
+    close(g._phys, pf.stack([pf.autograd.grad([f()], [p], [C[b]])[0] for b in range(2)]))
+
+
 def test_vmap_inplace_on_batched_values():
     x = arr(3, 4)
     t = T(x)

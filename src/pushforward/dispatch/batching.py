@@ -389,7 +389,14 @@ def _views(op, ins, bat, args, B, names):
         base, src = ins
         base = (base if bat[0] else broadcast_batch(base, B)).clone()
         src = BatchedTensor(src, level) if bat[1] else src
-    replay_view(BatchedTensor(base, level), steps).copy_(src)
+    try:
+        region = replay_view(BatchedTensor(base, level), steps)
+    except OpError:
+        # a `.view` the chain took on its tensor's layout, which the batch's fresh buffer lacks
+        # (a view after a transpose of a column-major base): no one-pass form, the loop runs (the
+        # array kernels find such a region by its elements' positions, K.write_region)
+        return None
+    region.copy_(src)
     return base
 
 
