@@ -330,6 +330,23 @@ def test_in_place_ops_on_series_write_every_coefficient():
     assert x.tolist() == [0.3] and v.tolist() == [1.0]  # the inputs are not written
 
 
+def test_a_write_through_a_maybe_view_of_a_transposed_result_reaches_every_coefficient():
+    """`.real` of a real series is a view of it: its coefficients stay views of the input's (they
+    were laid out anew like an element-wise op's, copies, so the write was lost above order 0)."""
+
+    def f(x):
+        y = x.transpose(0, -1).log_softmax(-1)
+        y.real.neg_()
+        return y
+
+    check_jet(
+        f,
+        (pf.tensor([[-1.1, 1.2, -1.2], [-0.9, 1.2, 0.7]]),),
+        (pf.tensor([[-0.7, -0.8, -0.5], [0.1, -0.1, -0.6]]),),
+        order=3,
+    )
+
+
 def test_results_own_their_coefficients():
     # the same op twice (a cache hit) and a derived rule's lower coefficients: an in-place write into
     # one result must not reach the other

@@ -167,7 +167,9 @@ class TaylorInterpreter(Interpreter):
             out = _unshared(out, xs, op.n_out)
         res = tuple(_output(c, tag) for c in out) if op.n_out > 1 else _output(out, tag)
         res = _plain_outputs(op, res)
-        if op.batch == "elementwise" and op.n_out == 1:
+        if op.batch == "elementwise" and op.n_out == 1 and op.kind == "op":
+            # (a view's coefficients stay views of its input's: laying them out anew would copy them,
+            # and an in-place write through the view would not reach the input)
             res = _laid_out_as_eager(op, xs, args, res)
         if key is not None:
             tag.cache[key] = (res, xs)  # (the inputs are kept alive: the key holds their ids)
