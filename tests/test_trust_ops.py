@@ -661,6 +661,22 @@ def test_pow_and_angle_results_are_contiguous(fn):
         assert fwAD.unpack_dual(y.view(-1)).tangent.shape == (6,)
 
 
+def test_number_to_a_power_is_contiguous_on_every_path():
+    """`number ** x` is contiguous whether x requires grad or carries tangents of two levels: the
+    tape's and the general executor's kernel calls get the Python number (they got a 0-d array,
+    and laid the result out by x), and its tangents take the result's layout (fuzzer: a second-order
+    jvp of `(2.0 ** x.T).view(9)` raised where torch computes)."""
+    p = pf.tensor(np.random.default_rng(0).standard_normal((3, 3)))
+    assert (2.0 ** p.clone().requires_grad_().T).view(9).shape == (9,)
+    with fwAD.dual_level():
+        q = fwAD.make_dual(p, pf.ones(3, 3) * 0.8)
+        with fwAD.dual_level():
+            y = 2.0 ** fwAD.make_dual(q, pf.ones(3, 3)).T
+            inner = fwAD.unpack_dual(y.view(9)).tangent
+        assert fwAD.unpack_dual(inner).tangent.shape == (9,)
+        assert fwAD.unpack_dual(y.view(9)).tangent.shape == (9,)
+
+
 @pytest.mark.parametrize(
     "fn",
     [lambda a, b: a**3, lambda a, b: pf.pow(a, b), lambda a, b: a + b, lambda a, b: a * b, lambda a, b: pf.atan2(a, b)],

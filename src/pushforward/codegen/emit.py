@@ -782,7 +782,7 @@ class Emitter:
         if bw_np[0]:
             fields.append(f"backward_np=_{e.name}__backward" + ("" if bw_np[1] else "_np"))
         # an element-wise op's tangent is laid out as its result (views of the result work on it)
-        lay = (lambda f: f"laid_out({f}, {len(tp)}, {e.name!r})") if self.laid_out(e) else (lambda f: f)
+        lay = (lambda f: f"laid_out({f}, {len(tp)})") if self.laid_out(e) else (lambda f: f)
         if jvp:
             fields.append(f"jvp={lay(f'_{e.name}__jvp')}")
         if jvp_np:

@@ -165,9 +165,9 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
                 return run_general(op, ins, args)
     if not rec:
         return run_kernel(op, ins, datas, args)
-    if scalars:
+    if scalars:  # (the tape takes Tensors; the kernel keeps the Python scalar, as the bare path's:
+        # pow lays out `number ** x` unlike `tensor ** x`, as torch does)
         ins = tape_inputs(ins)
-        datas = [ins[0]._data, ins[1]._data] if len(ins) == 2 else [x._data for x in ins]
     out = run_kernel(op, ins, datas, args)
     node = tape_node(op, ins, args, (out,))
     if node is not None and node.keep is not None:  # (saved(), inline: every recorded binary op's)

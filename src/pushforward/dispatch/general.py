@@ -30,7 +30,7 @@ from ..engine.state import STATE
 from .batching import has_batched, run_batched
 from .interpret import interpreter_of
 from ..errors import OpError, OpTypeError
-from .oprecord import SCALARS, Op, run_kernel, weak_dtype
+from .oprecord import SCALAR_TYPES, SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
 from ..core.lazy import Seen, any_lazy, is_lazy_array
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
@@ -108,6 +108,11 @@ def run_general(op: Op, inputs, args: tuple):
     else:
         ins = normalize(op, inputs)
         datas = _datas(ins)
+        if op.simple:  # a Python scalar reaches the kernel as it does on the fast paths (NumPy's weak
+            # scalar; pow lays out `number ** x` unlike `tensor ** x`, as torch does)
+            for i, v in enumerate(inputs):
+                if type(v) in SCALAR_TYPES:
+                    datas[i] = v
     if op.n_out == 1:
         out = run_kernel(op, ins, datas, args)
         outs = (out,)

@@ -76,11 +76,6 @@ def pow(a, b):
     return out if isinstance(a, xp.ndarray) else _contiguous(out)
 
 
-def pow_layout(out, a, b):
-    """The layout of pow's result (see pow): elementwise_layout's, contiguous for a Python-number base."""
-    return elementwise_layout(out, a, b) if isinstance(a, xp.ndarray) else _contiguous(out)
-
-
 def elementwise_layout(out, *inputs):
     """`out`, the result of an element-wise kernel on `inputs`, in the memory layout torch gives
     it. A later reshape is a view or a copy as it is in torch, so whether an in-place write into
@@ -156,9 +151,6 @@ def _elementwise_order(shape, strides) -> list:
 
 
 # element-wise ops of several Tensors whose result is not laid out by elementwise_layout alone
-LAYOUTS = {"pow": pow_layout}
-
-
 def angle(a):
     return _contiguous(xp.angle(a))  # torch's angle of a complex permuted tensor is contiguous
 

@@ -1010,7 +1010,7 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2, 'add'), jvp_np=laid_out(_add__jvp_np, 2, 'add'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1048,7 +1048,7 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2, 'sub'), jvp_np=laid_out(_sub__jvp_np, 2, 'sub'), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1081,7 +1081,7 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
 def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2, 'mul'), jvp_np=laid_out(_mul__jvp, 2, 'mul'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1127,7 +1127,7 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
 def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2, 'div'), jvp_np=laid_out(_div__jvp, 2, 'div'), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1175,7 +1175,7 @@ def _pow__jvp_np(self_p, exponent_p, self_t, exponent_t, result):
 def _pow__kernel(self, exponent):
     _r = K.pow(self, exponent)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, exponent)
-POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, backward_np=_pow__backward_np, jvp=laid_out(_pow__jvp, 2, 'pow'), jvp_np=laid_out(_pow__jvp_np, 2, 'pow'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, backward_np=_pow__backward_np, jvp=laid_out(_pow__jvp, 2), jvp_np=laid_out(_pow__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
     if type(self) is Tensor and type(exponent) is Tensor and not (self._ad or exponent._ad):
@@ -1210,7 +1210,7 @@ def _atan2__jvp(self_p, other_p, self_t, other_t, result):
 def _atan2__kernel(self, other):
     _r = xp.arctan2(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, backward_np=_atan2__backward, jvp=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np=laid_out(_atan2__jvp, 2, 'atan2'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, backward_np=_atan2__backward, jvp=laid_out(_atan2__jvp, 2), jvp_np=laid_out(_atan2__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1240,7 +1240,7 @@ def _hypot__jvp(self_p, other_p, self_t, other_t, result):
 def _hypot__kernel(self, other):
     _r = xp.hypot(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2, 'hypot'), jvp_np=laid_out(_hypot__jvp, 2, 'hypot'), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2), jvp_np=laid_out(_hypot__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1281,7 +1281,7 @@ def _maximum__jvp_np(self_p, other_p, self_t, other_t, result):
 def _maximum__kernel(self, other):
     _r = xp.maximum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, backward_np=_maximum__backward_np, jvp=laid_out(_maximum__jvp, 2, 'maximum'), jvp_np=laid_out(_maximum__jvp_np, 2, 'maximum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, backward_np=_maximum__backward_np, jvp=laid_out(_maximum__jvp, 2), jvp_np=laid_out(_maximum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1322,7 +1322,7 @@ def _minimum__jvp_np(self_p, other_p, self_t, other_t, result):
 def _minimum__kernel(self, other):
     _r = xp.minimum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, backward_np=_minimum__backward_np, jvp=laid_out(_minimum__jvp, 2, 'minimum'), jvp_np=laid_out(_minimum__jvp_np, 2, 'minimum'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, backward_np=_minimum__backward_np, jvp=laid_out(_minimum__jvp, 2), jvp_np=laid_out(_minimum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1357,7 +1357,7 @@ def _fmod__jvp_np(self_p, other_p, self_t, other_t, result):
 def _fmod__kernel(self, other):
     _r = xp.fmod(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, backward_np=_fmod__backward_np, jvp=laid_out(_fmod__jvp, 2, 'fmod'), jvp_np=laid_out(_fmod__jvp_np, 2, 'fmod'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, backward_np=_fmod__backward_np, jvp=laid_out(_fmod__jvp, 2), jvp_np=laid_out(_fmod__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1392,7 +1392,7 @@ def _remainder__jvp_np(self_p, other_p, self_t, other_t, result):
 def _remainder__kernel(self, other):
     _r = xp.remainder(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, backward_np=_remainder__backward_np, jvp=laid_out(_remainder__jvp, 2, 'remainder'), jvp_np=laid_out(_remainder__jvp_np, 2, 'remainder'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, backward_np=_remainder__backward_np, jvp=laid_out(_remainder__jvp, 2), jvp_np=laid_out(_remainder__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1433,7 +1433,7 @@ def _copysign__jvp_np(self_p, other_p, self_t, other_t, result):
 def _copysign__kernel(self, other):
     _r = xp.copysign(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, backward_np=_copysign__backward_np, jvp=laid_out(_copysign__jvp, 2, 'copysign'), jvp_np=laid_out(_copysign__jvp_np, 2, 'copysign'), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
+COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, backward_np=_copysign__backward_np, jvp=laid_out(_copysign__jvp, 2), jvp_np=laid_out(_copysign__jvp_np, 2), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1474,7 +1474,7 @@ def _xlogy__jvp_np(self_p, other_p, self_t, other_t, result):
 def _xlogy__kernel(self, other):
     _r = sp.xlogy(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, backward_np=_xlogy__backward_np, jvp=laid_out(_xlogy__jvp, 2, 'xlogy'), jvp_np=laid_out(_xlogy__jvp_np, 2, 'xlogy'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, backward_np=_xlogy__backward_np, jvp=laid_out(_xlogy__jvp, 2), jvp_np=laid_out(_xlogy__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1515,7 +1515,7 @@ def _logaddexp__jvp_np(self_p, other_p, self_t, other_t, result):
 def _logaddexp__kernel(self, other):
     _r = xp.logaddexp(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, backward_np=_logaddexp__backward_np, jvp=laid_out(_logaddexp__jvp, 2, 'logaddexp'), jvp_np=laid_out(_logaddexp__jvp_np, 2, 'logaddexp'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, backward_np=_logaddexp__backward_np, jvp=laid_out(_logaddexp__jvp, 2), jvp_np=laid_out(_logaddexp__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -1556,7 +1556,7 @@ def _where__jvp_np(condition, self_p, other_p, self_t, other_t, result):
 def _where__kernel(condition, self, other):
     _r = K.where(condition, self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, condition, self, other)
-WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, backward_np=_where__backward_np, jvp=laid_out(_where__jvp, 3, 'where'), jvp_np=laid_out(_where__jvp_np, 3, 'where'), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
+WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, backward_np=_where__backward_np, jvp=laid_out(_where__jvp, 3), jvp_np=laid_out(_where__jvp_np, 3), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
     return apply(WHERE, (condition, self, other), ())
@@ -4925,7 +4925,7 @@ def _special_xlog1py__jvp_np(self_p, other_p, self_t, other_t, result):
 def _special_xlog1py__kernel(self, other):
     _r = sp.xlog1py(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, backward_np=_special_xlog1py__backward_np, jvp=laid_out(_special_xlog1py__jvp, 2, 'special_xlog1py'), jvp_np=laid_out(_special_xlog1py__jvp_np, 2, 'special_xlog1py'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, backward_np=_special_xlog1py__backward_np, jvp=laid_out(_special_xlog1py__jvp, 2), jvp_np=laid_out(_special_xlog1py__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -5000,7 +5000,7 @@ def __special_zeta__jvp_np(self, other_p, other_t, result):
 def __special_zeta__kernel(self, other):
     _r = sp.zeta(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-_SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, backward_np=__special_zeta__backward_np, jvp=laid_out(__special_zeta__jvp, 2, '_special_zeta'), jvp_np=laid_out(__special_zeta__jvp_np, 2, '_special_zeta'), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+_SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, backward_np=__special_zeta__backward_np, jvp=laid_out(__special_zeta__jvp, 2), jvp_np=laid_out(__special_zeta__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
@@ -5303,7 +5303,7 @@ def __special_gammainc__jvp(self, other_p, other_t, result, upper):
 def __special_gammainc__kernel(self, other, upper):
     _r = K.gammainc(self, other, upper)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-_SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=laid_out(__special_gammainc__jvp, 2, '_special_gammainc'), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
+_SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=laid_out(__special_gammainc__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
     if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
