@@ -40,10 +40,9 @@ from ..kernels import basic as K
 from ..core.backend import sp, xp
 {creation}from ..core.tensor import Tensor
 from ..dispatch.bare import fresh, run1, run2
-from ..dispatch.oprecord import op_error
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
-from ..dispatch.oprecord import Op
+from ..dispatch.oprecord import Op, op_error
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
 

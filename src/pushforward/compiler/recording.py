@@ -574,11 +574,10 @@ def _shape_only(name: str, args: tuple, kwargs: dict):
     result: of a C-contiguous or 1-d input, or asked for with order="C"), else None."""
     a = args[0]
     n_fill = 1 if name == "full_like" else 0
-    if len(args) != 1 + n_fill or set(kwargs) - {"dtype", "shape", "order"}:
+    order = kwargs.get("order", "K")
+    if len(args) != 1 + n_fill or set(kwargs) - {"dtype", "shape", "order"} or order not in ("C", "K"):
         return None
-    if kwargs.get("order", "K") != "C" and not (a.flags.c_contiguous or a.ndim <= 1):
-        return None
-    if kwargs.get("order", "K") not in ("C", "K"):
+    if order == "K" and not (a.flags.c_contiguous or a.ndim <= 1):
         return None
     fill = args[1:]
     if any(isinstance(f, np.ndarray) for f in fill):

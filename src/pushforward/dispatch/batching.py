@@ -102,13 +102,14 @@ def _unwrap_all(inputs, level: int) -> tuple[list, list]:
 def _wrap(out, level: int):
     if isinstance(out, Tensor):
         return BatchedTensor(out, level)
-    if type(out) is tuple:
-        return tuple(_wrap(o, level) for o in out)
-    if isinstance(out, tuple) and hasattr(out, "_fields"):  # a named tuple (values, indices)
-        return type(out)(*(_wrap(o, level) for o in out))
-    if type(out) is list:
-        return [_wrap(o, level) for o in out]
+    if isinstance(out, (tuple, list)):
+        return _rebuilt(out, [_wrap(o, level) for o in out])
     return out
+
+
+def _rebuilt(like, parts: list):
+    """parts as a sequence of like's kind: a tuple, a list, or a named tuple (values, indices)."""
+    return type(like)(*parts) if hasattr(like, "_fields") else type(like)(parts)
 
 
 # -- the rules: (op, ins, bat, args, B, names) -> (op, ins, args, post) or None ----------------------
@@ -574,10 +575,8 @@ def _stack_like(results):
                 "batch): an op whose output shape varies with its values cannot be batched"
             )
         return OPS["stack"].public(results)
-    if type(first) in (tuple, list):
-        return type(first)(_stack_like([r[i] for r in results]) for i in range(len(first)))
-    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple (values, indices)
-        return type(first)(*(_stack_like([r[i] for r in results]) for i in range(len(first))))
+    if isinstance(first, (tuple, list)):
+        return _rebuilt(first, [_stack_like([r[i] for r in results]) for i in range(len(first))])
     raise OpError(f"vmap: cannot stack results of type {type(first).__name__}")
 
 

@@ -761,12 +761,13 @@ def run_backward(
             if e is not None:
                 capture.setdefault(e, []).append(i)
     deps = _collect(roots)
-    needed = _needed(roots, {e[0] for e in capture}, deps) if (inputs is not None and not accumulate) else None
+    targets = {e[0] for e in capture}  # (nodes whose incoming gradients autograd.grad returns)
+    needed = _needed(roots, targets, deps) if (inputs is not None and not accumulate) else None
     results = [None] * (len(inputs) if inputs is not None else 0)
     heap = [(-n.seq, id(n), n) for n in roots if n not in deps]
     heapq.heapify(heap)
     with set_grad_enabled(create_graph):
-        _drain(heap, buffers, deps, capture, results, needed, retain_graph, create_graph, accumulate)
+        _drain(heap, buffers, deps, capture, targets, results, needed, retain_graph, create_graph, accumulate)
     if inputs is not None and not allow_unused and not accumulate:
         for i, r in enumerate(results):
             if r is None:
@@ -782,6 +783,7 @@ def _drain(
     buffers: dict,
     deps: dict,
     capture: dict,
+    targets: set,
     results: list,
     needed,
     retain_graph: bool,
@@ -794,7 +796,6 @@ def _drain(
     the `= None`s."""
     pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
     gated = needed is not None or not accumulate  # else every node reached runs
-    targets = {e[0] for e in capture}  # (nodes whose incoming gradients autograd.grad returns)
     nxt = None  # the next node, when it is the only ready one (a chain): no trip through the heap
     while nxt is not None or heap:
         if nxt is None:

@@ -150,7 +150,6 @@ def _elementwise_order(shape, strides) -> list:
     return order
 
 
-# element-wise ops of several Tensors whose result is not laid out by elementwise_layout alone
 def angle(a):
     return _contiguous(xp.angle(a))  # torch's angle of a complex permuted tensor is contiguous
 
