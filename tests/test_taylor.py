@@ -13,6 +13,7 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.func import jet
+from pushforward.func.jet import jet_by_rules
 from pushforward.testing.taylor_check import check_jet, nested_derivatives
 
 mp = pytest.importorskip("mpmath")
@@ -187,8 +188,9 @@ def test_vmap_of_jet():
 
 # ---- order 4 against nested dual levels, on every op of the op database
 
-# Ops jet refuses with a clear error (their formulas or composites read arrays, or the op is not
-# differentiable): the list only shrinks.
+# Ops without a Taylor rule (their formulas or composites read arrays, or the op is not
+# differentiable): the interpreter refuses them and jet runs them by nested dual levels. The list
+# only shrinks.
 REFUSED = {
     "binary_cross_entropy", "cummax", "cummin", "gaussian_nll_loss", "linalg_cond",
     "linalg_eigvals", "linalg_matrix_norm", "linalg_svdvals", "median", "mode", "mvlgamma", "nanmedian",
@@ -218,19 +220,34 @@ def test_taylor_column_of_the_op_database(name):
 # ---- errors
 
 
-def test_an_op_without_a_rule_names_itself():
+def test_an_op_without_a_rule_names_itself_and_jet_falls_back_to_nested_levels():
     x, index = pf.tensor([1.0, 2.0, 3.0]), pf.tensor([0, 0, 1])
+
+    def f(z):
+        return pf.scatter_reduce(z, 0, index, z, "prod")
+
     with pytest.raises(NotImplementedError, match="jet: no Taylor rule for scatter_reduce"):
-        jet(lambda z: pf.scatter_reduce(z, 0, index, z, "prod"), (x,), ([pf.ones(3), pf.ones(3)],))
+        jet_by_rules(f, (x,), ([pf.ones(3), pf.zeros(3)],))
+    _agrees_with_nested_levels(f, x, pf.ones(3))
     # a singular matrix: det's recurrence needs A_0^-1, and its formula (the adjugate) reads arrays
     with pytest.raises(NotImplementedError, match="jet: no Taylor rule for det"):
-        jet(pf.linalg.det, (pf.ones(2, 2),), ([pf.eye(2), pf.eye(2)],))
+        jet_by_rules(pf.linalg.det, (pf.ones(2, 2),), ([pf.eye(2), pf.zeros(2, 2)],))
+    _agrees_with_nested_levels(pf.linalg.det, pf.ones(2, 2), pf.eye(2))
+
+
+def _agrees_with_nested_levels(f, x, v, order=3):
+    y, terms = jet(f, (x,), ([v] + [pf.zeros_like(v)] * (order - 1),))
+    want = nested_derivatives(f, [x], [v], order)
+    np.testing.assert_allclose(y.numpy(), f(x).numpy(), rtol=1e-12)
+    for k in range(order):
+        np.testing.assert_allclose(terms[k].numpy(), want[k][0].numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_non_differentiable_floating_ops_are_refused():
     x = pf.tensor([[2.0, 1.0], [1.0, 3.0]])
     with pytest.raises(NotImplementedError, match="_linalg_svdvals is not differentiable"):
-        jet(pf.linalg.svdvals, (x,), ([pf.ones(2, 2)],))
+        jet_by_rules(pf.linalg.svdvals, (x,), ([pf.ones(2, 2)],))
+    _agrees_with_nested_levels(pf.linalg.svdvals, x, pf.ones(2, 2))
 
 
 def test_bad_calls():
@@ -246,31 +263,39 @@ def test_bad_calls():
     with pytest.raises(pf.errors.OpTypeError, match="must be tuples"):
         jet(pf.sin, x, [x])
     with pytest.raises(NotImplementedError, match="in-place add_ writing a Taylor series into a tensor that is not"):
-        jet(lambda z: pf.zeros(2).add_(z), (x,), ([x],))
+        jet_by_rules(lambda z: pf.zeros(2).add_(z), (x,), ([x],))
     with pytest.raises(pf.errors.OpTypeError, match="must return tensors"):
         jet(lambda z: 3, (x,), ([x],))
 
 
-def test_reverse_mode_inside_jet_is_refused():
-    g = pf.func.grad(lambda x: (x**3).sum())
+def test_reverse_mode_inside_jet_runs_by_nested_levels():
+    g = pf.func.grad(lambda x: (x**3).sum())  # 3 x^2
     x = pf.tensor([1.0, 2.0])
     with pytest.raises(NotImplementedError, match="reverse mode inside jet"):
-        jet(g, (x,), ([x, x],))
+        jet_by_rules(g, (x,), ([x, x],))
+    y, (d1, d2) = jet(g, (x,), ([pf.ones(2), pf.zeros(2)],))
+    np.testing.assert_allclose(y.numpy(), [3.0, 12.0])
+    np.testing.assert_allclose(d1.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(d2.numpy(), [6.0, 6.0])
+    # writing a series into a plain tensor, out of the rules' reach, also falls back
+    _agrees_with_nested_levels(lambda z: pf.zeros(2).add_(z * z), x, pf.ones(2))
 
 
-def test_nested_jets_are_refused():
+def test_nested_jets():
     x = pf.tensor([1.0])
 
-    def outer(a):
-        return jet(lambda b: a * b, (a,), ([x],))[0]
+    def outer(a):  # d/dt (a * (b + t)) at t = 0 for b = a: a
+        return jet(lambda b: a * b, (a,), ([pf.ones(1)],))[1][0]
 
     with pytest.raises(NotImplementedError, match="nested jets"):
-        jet(outer, (x,), ([x],))
+        jet_by_rules(outer, (x,), ([x],))
+    _agrees_with_nested_levels(outer, pf.tensor([1.5]), pf.ones(1))
 
 
-def test_reading_a_series_array_is_refused():
+def test_reading_a_series_array_is_refused_by_the_rules():
+    # nested dual levels read the primal of a dual tensor there, as np.asarray of any dual does
     with pytest.raises(NotImplementedError, match="reads a tensor's array directly"):
-        jet(lambda z: pf.tensor(np.asarray(z)), (pf.tensor([1.0]),), ([pf.tensor([1.0])],))
+        jet_by_rules(lambda z: pf.tensor(np.asarray(z)), (pf.tensor([1.0]),), ([pf.tensor([1.0])],))
 
 
 def test_checker_catches_a_wrong_rule(monkeypatch):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __all__ = [
     "PushforwardError",
+    "NestingError",
     "OpError",
     "OpTypeError",
     "OpValueError",
@@ -55,6 +56,12 @@ class OpIndexError(PushforwardError, IndexError):
 class CompileError(PushforwardError, RuntimeError):
     """pf.compile cannot compile a function (fullgraph=True): data-dependent control flow, an untraceable
     construct; the message names the function, the file and line, and the op."""
+
+
+class NestingError(PushforwardError, NotImplementedError):
+    """A transform met a tensor of an enclosing interpreted transform it cannot see through (reverse
+    mode on a function of Taylor series inside jet): the enclosing transform handles it (jet runs
+    the function again by nested dual levels)."""
 
 
 def same_kind(exc: BaseException) -> type:

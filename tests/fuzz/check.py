@@ -40,6 +40,7 @@ from .program import Program, compile_body
 from .vector import VECTOR_MODES, check_vector
 from .compiled import COMPILED_MODES, check_compiled
 from .jet import JET_MODES, check_jet_mode
+from .transforms import TRANSFORM_MODES, check_transforms
 from .oracle import TORCH
 
 MODES = ("primal", "jvp", "vjp", "hvp", "fhvp", "rrhvp", "bjvp", "jvp2")
@@ -616,6 +617,9 @@ def check(prog: Program, modes=MODES) -> list:
             continue
         if mode in JET_MODES:  # pushforward's own nested dual levels are the reference (jet.py)
             findings += check_jet_mode(prog)
+            continue
+        if mode in TRANSFORM_MODES:  # nested transforms: torch.func, finite differences decide (transforms.py)
+            findings += check_transforms(prog, mode)
             continue
         ref = (
             {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES else hvp_ref()

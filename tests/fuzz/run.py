@@ -8,6 +8,7 @@
     PYTHONPATH=src python tests/fuzz/run.py --replay 302004000 --only linalg   # ... of an --only campaign
     PYTHONPATH=src python tests/fuzz/run.py --programs 2000 --modes vjvp,vvjp,vhvp,vmap   # vector mode (vector.py)
     PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --modes jet   # Taylor mode vs nested dual levels (jet.py)
+    PYTHONPATH=src python tests/fuzz/run.py --minutes 3 --modes transforms   # nested transforms (transforms.py)
 
 Exit status 1 when pushforward failed on any program.
 """
@@ -94,9 +95,9 @@ def main(argv=None) -> int:
         from fuzz.table import KNOWN_TRIGGERS
 
         exclude |= KNOWN_TRIGGERS
-    if a.replay is not None:  # the same op pool as the campaign that printed the id
-        return _replay(a.replay, exclude)
     modes = None if a.modes is None else tuple(m for m in a.modes.split(",") if m)
+    if a.replay is not None:
+        return _replay(a.replay, exclude, modes)
     tasks = [(a.seed, per, secs, w, a.jobs, a.shrink_budget, tuple(sorted(exclude)), modes) for w in range(a.jobs)]
     t0 = time.perf_counter()
     if a.jobs == 1:
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
     return 1 if total.failures() else 0
 
 
-def _replay(pid: int, exclude: set) -> int:
+def _replay(pid: int, exclude: set, modes: tuple | None = None) -> int:
     from fuzz.check import check
     from fuzz.program import generate, source
     from fuzz.table import OPS
@@ -125,7 +126,7 @@ def _replay(pid: int, exclude: set) -> int:
         return 0
     print(source(prog))
     bad = 0
-    for f in check(prog):
+    for f in check(prog) if modes is None else check(prog, modes=modes):
         print(f)
         bad += f.is_failure
     return 1 if bad else 0

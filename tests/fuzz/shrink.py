@@ -9,7 +9,7 @@ import numpy as np
 
 from .check import Finding, _fmt, check, fd_grad, second_direction
 from .program import Program, Stmt, body_lines, metas_of
-from . import jet as jet_mode, vector
+from . import jet as jet_mode, transforms as transforms_mode, vector
 
 
 def _same(f: Finding, g: Finding) -> bool:
@@ -185,6 +185,8 @@ def reproducer(prog: Program, f: Finding) -> str:
         return vector.reproducer(prog, f)
     if base == "jet":
         return jet_mode.reproducer(prog, f)
+    if base in transforms_mode.TRANSFORM_MODES:
+        return transforms_mode.reproducer(prog, f)
     if base in ("fhvp", "rrhvp"):
         return _functional_reproducer(prog, f, base == "fhvp")
     if base == "bjvp":

@@ -63,12 +63,23 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     st = STATE
     if st.grad_enabled:
         _check_inplace_allowed(op, target)
-        if inputs[0] is target and _keeps_first(op, inputs, args):
-            # The backward formula needs self's old value: keep it out of the write's way.
+        if inputs[0] is target and (_keeps_first(op, inputs, args) or _tangent_on_tape(target)):
+            # The backward formula needs self's old value, or the tangent formula, recorded, may keep
+            # self's old tangent (torch clones it too): keep them out of the write's way.
             inputs = (target.clone(),) + tuple(inputs[1:])
     r = apply(op, inputs, args)
     commit(op, target, r)
     return target
+
+
+def _tangent_on_tape(target: Tensor) -> bool:
+    """Will target's tangent formula be recorded (target or a tangent of it requires grad), so that
+    its nodes may keep target's old tangent?"""
+    if target._fw is None:
+        return False
+    if target._requires_grad:
+        return True
+    return any(t is not None and t._requires_grad for t in (tangent_of(target, lv) for lv in levels_of(target)))
 
 
 def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:

@@ -14,15 +14,18 @@ no factorials), so high orders do not overflow; the conversion scales each order
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Any, Callable, Sequence
 
-from ..core.creation import as_tensor, zeros_like
+from ..core.creation import as_tensor, ones_like, zeros, zeros_like
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tensor import Tensor
-from ..errors import OpTypeError, OpValueError
+from ..errors import NestingError, OpTypeError, OpValueError
+from .transforms import jvp
 from .series import Series, SeriesTag
 
-__all__ = ["jet"]
+__all__ = ["jet", "jet_by_rules"]
 
 # k! is finite in float64 up to k = 170: the largest order whose derivatives can be given back
 MAX_ORDER = 170
@@ -43,6 +46,30 @@ def jet(f: Callable, primals: Sequence, series: Sequence) -> tuple[Any, Any]:
     """
     primals, series = _checked(primals, series)
     K = len(series[0]) if series else 0
+    try:
+        return _by_rules(f, primals, series, K)
+    except NotImplementedError as e:
+        if not (isinstance(e, NestingError) or str(e).startswith("jet:")):
+            raise
+    # an op without a Taylor rule, or a transform inside f that cannot see series (docs/taylor.md,
+    # "Beyond the rules"): the same derivatives by nested dual levels
+    return _by_nested_levels(f, primals, series, K)
+
+
+def jet_by_rules(f: Callable, primals: Sequence, series: Sequence) -> tuple[Any, Any]:
+    """jet by the Taylor rules alone: raises (``NestingError``, ``NotImplementedError("jet: ...")``)
+    where :func:`jet` falls back to nested dual levels; for checking the rules.
+
+    >>> import pushforward as pf
+    >>> jet_by_rules(pf.sin, (pf.tensor(0.0),), ([pf.tensor(1.0)],))
+    (tensor(0.), [tensor(1.)])
+    """
+    primals, series = _checked(primals, series)
+    return _by_rules(f, primals, series, len(series[0]) if series else 0)
+
+
+def _by_rules(f: Callable, primals: list, series: list, K: int) -> tuple[Any, Any]:
+    """jet by Taylor rules: f once on series tensors."""
     tag = SeriesTag()
     xs = [_curve(i, p, s, tag) for i, (p, s) in enumerate(zip(primals, series))]
     out = f(*xs)
@@ -53,6 +80,32 @@ def jet(f: Callable, primals: Sequence, series: Sequence) -> tuple[Any, Any]:
         prims.append(c[0])
         terms.append([c[k] * _factorial(k) for k in range(1, K + 1)])
     return tree_unflatten(prims, spec), tree_unflatten(terms, spec)
+
+
+def _by_nested_levels(f: Callable, primals: list, series: list, K: int) -> tuple[Any, Any]:
+    """jet by K nested dual levels: the k-th derivative of g(t) = f(x(t)) at 0 is k nested jvps of g
+    along t (forward-over-forward, which every transform inside f composes with); 2^k runs of f's ops
+    for order k instead of k^2, so only where the Taylor rules cannot run."""
+
+    def g(t: Tensor) -> Any:
+        xs = []
+        for p, terms in zip(primals, series):
+            x = p
+            for k, term in enumerate(terms, start=1):
+                x = x + _tensor(term, "series") * ((t**k) * (1.0 / _factorial(k)))
+            xs.append(x)
+        return f(*xs)
+
+    derivatives = [g]
+    for _ in range(K):
+        derivatives.append(lambda t, d=derivatives[-1]: jvp(d, (t,), (ones_like(t),))[1])
+    # (the curve's parameter is real, in the primals' precision)
+    t0 = zeros((), dtype=np.empty(0, primals[0].dtype).real.dtype if primals else np.float64)
+    out = f(*primals)
+    leaves, spec = tree_flatten(out)
+    per_order = [tree_flatten(d(t0))[0] for d in derivatives[1:]]
+    terms = [[per_order[k][i] for k in range(K)] for i in range(len(leaves))]
+    return out, tree_unflatten(terms, spec)
 
 
 def _checked(primals, series) -> tuple[list, list]:

@@ -29,7 +29,9 @@ from ..core.tensor import Tensor, wrap
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import SCALARS, Op
-from ..errors import OpError
+from ..engine.state import STATE
+from ..engine.tangents import levels_of
+from ..errors import NestingError, OpError
 from ..ops import generated as G
 from ..ops.formulas import taylor as rules
 
@@ -44,11 +46,14 @@ class SeriesTag:
     """One jet call: its series carry it; ops on series of the same call share a cache (a derived
     rule asks for the same lower-order series several times)."""
 
-    __slots__ = ("cache", "depth")
+    __slots__ = ("cache", "depth", "outer_levels")
 
     def __init__(self) -> None:
         self.cache: dict = {}
         self.depth = 0  # > 0 while a derived rule evaluates a forward formula (not the user's code)
+        # the dual levels around the jet call: a tangent at a level opened inside it (a jvp inside the
+        # jet'ed function) is not carried by the coefficients (see _scan)
+        self.outer_levels = frozenset(STATE.by_uid)
 
 
 class Series(Tensor):
@@ -399,6 +404,15 @@ def _scan(op: Op, inputs) -> tuple[SeriesTag, int]:
                         "jet'ed function over shared tensors is not supported yet"
                     )
                 tag, K = s._tag, s.order if K is None else min(K, s.order)
+    if tag is not None and len(STATE.by_uid) > len(tag.outer_levels):
+        for v in inputs:
+            for s in v if type(v) in (list, tuple) else (v,):
+                if isinstance(s, Tensor) and type(s) is not Series and s._fw is not None:
+                    if any(lv not in tag.outer_levels for lv in levels_of(s)):
+                        raise NestingError(
+                            f"jet: {op.name} mixes a Taylor series with a tangent of a dual level opened inside "
+                            "the jet'ed function (a jvp of a function closing over the series)"
+                        )
     return tag, K
 
 

@@ -29,7 +29,8 @@ from ..autograd.jacobian_util import unbatch
 from ..core.batched import BatchedTensor, new_batch_level
 from ..core.tensor import Tensor, wrap
 from ..engine.grad_mode import enable_grad, no_grad
-from ..errors import OpValueError
+from ..engine.state import STATE
+from ..errors import OpError, OpValueError
 from .coloring import (
     PatternLike,
     as_pattern,
@@ -43,7 +44,9 @@ from .coloring import (
     star_coloring,
 )
 from .sparsity import check_one_tensor, hessian_sparsity, jacobian_sparsity
+from .reverse_levels import reverse_active
 from .transforms import grad, vjp
+from .vmapping import ACTIVE as VMAP_ACTIVE
 
 __all__ = ["sparse_jacfwd", "sparse_jacrev", "sparse_hessian"]
 
@@ -60,6 +63,13 @@ class _Plan:
 
 
 def _input(x, who: str) -> Tensor:
+    if STATE.levels or VMAP_ACTIVE or reverse_active():
+        # the result is a scipy array: a derivative an enclosing transform takes through it (of x, or
+        # of a tensor f closes over) would be lost without a word
+        raise OpError(
+            f"{who}: called inside another transform (a dual level, grad, vjp, jacrev or vmap), which cannot "
+            "differentiate the scipy.sparse result; use jacfwd, jacrev or hessian there"
+        )
     x = check_one_tensor(x, who)
     if x.dtype.kind not in "f":
         raise OpValueError(f"{who}: the input must be a floating tensor, got dtype {x.dtype} (shape {tuple(x.shape)})")

@@ -23,11 +23,12 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.batched import BatchedTensor
 from ..core.tensor import Tensor, mark_ad, wrap
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
-from ..errors import OpError, OpTypeError, OpValueError
+from ..errors import NestingError, OpError, OpTypeError, OpValueError
 from .patterns import as_bool_csr, broadcast_rows, build, empty, identity, row_union, take_rows, union
 from .sparsity_rules import MOVES_WITH_VALUE_INDEX, Context, Val, dense_rule, rule_of
 
@@ -96,6 +97,13 @@ class PatternTensor(Tensor):
             raise ValueDependentError(_mask_message("an indexed write"))
         Tensor.__setitem__(self, index, value)
 
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        raise NestingError(f"{self._who()}: f takes a gradient of its input; its pattern cannot be detected")
+
+    @staticmethod
+    def _who() -> str:
+        return _Detector.who[-1] if _Detector.who else "jacobian_sparsity"
+
     def detach(self) -> Tensor:
         """No derivative flows through, but the value still depends on the input."""
         return _pattern(self._data, None, self._live())
@@ -157,6 +165,7 @@ class _Detector(Interpreter):
 
     def run(self, op: Op, inputs: tuple, args: tuple) -> Any:
         ctx = self.contexts[-1]
+        _check_no_transform(op, inputs)
         live = False
         vals, plain = [], []
         diffs = op.diff
@@ -212,6 +221,18 @@ class _Detector(Interpreter):
         root._pver += 1
         _views_follow(root)
         return target
+
+
+def _check_no_transform(op: Op, inputs: tuple) -> None:
+    """A transform inside f (a dual level, a gradient, vmap) differentiates or batches values the detector runs as
+    plain arrays: its derivatives, and so the pattern, would be lost. Refused here; the public
+    functions then give the dense pattern, which holds for every f (docs/sparse.md)."""
+    for v in inputs:
+        for x in v if type(v) is list or type(v) is tuple else (v,):
+            if isinstance(x, Tensor) and (x._requires_grad or x._fw is not None or type(x) is BatchedTensor):
+                raise NestingError(
+                    f"{PatternTensor._who()}: f runs a transform inside ({op.name} of a tensor with a tangent or a gradient)"
+                )
 
 
 def _replace_rows(dep, ids: np.ndarray, new, size: int, n: int):
@@ -350,8 +371,17 @@ def jacobian_sparsity(f: Callable, x: Tensor) -> sp.csr_array:
     >>> jacobian_sparsity(lambda x: x.roll(1) - x, pf.zeros(3)).toarray().astype(int).tolist()
     [[1, 0, 1], [1, 1, 0], [0, 1, 1]]
     """
-    _, dep, _ = _trace(f, x, "jacobian_sparsity", False)
+    try:
+        _, dep, _ = _trace(f, x, "jacobian_sparsity", False)
+    except NestingError:
+        y = check_one_tensor(f(check_one_tensor(x, "jacobian_sparsity").detach()), "jacobian_sparsity", "an output")
+        return _dense(y.numel(), x.numel())
     return as_bool_csr(dep)
+
+
+def _dense(m: int, n: int) -> sp.csr_array:
+    """The pattern of a Jacobian of which nothing is known: every element may be nonzero."""
+    return sp.csr_array(np.ones((m, n), dtype=bool))
 
 
 def hessian_sparsity(f: Callable, x: Tensor) -> sp.csr_array:
@@ -362,7 +392,11 @@ def hessian_sparsity(f: Callable, x: Tensor) -> sp.csr_array:
     >>> hessian_sparsity(lambda x: (x[1:] * x[:-1]).sum(), pf.zeros(3)).toarray().astype(int).tolist()
     [[0, 1, 0], [1, 0, 1], [0, 1, 0]]
     """
-    y, _, ctx = _trace(f, x, "hessian_sparsity", True)
+    try:
+        y, _, ctx = _trace(f, x, "hessian_sparsity", True)
+    except NestingError:
+        n = check_one_tensor(x, "hessian_sparsity").numel()
+        return _dense(n, n)
     if y.numel() != 1:
         raise OpValueError(f"hessian_sparsity: f must return a single element, got shape {tuple(y.shape)}")
     h = ctx.coupling()

@@ -14,9 +14,10 @@ Transforms compose by nesting, and perturbations never get confused:
   with ``z`` a fresh zero leaf, so the tape and
   the tangents of enclosing transforms flow through while the gradient is taken with
   respect to this alias only. The backward pass records a graph (``create_graph``) only
-  when the result can be differentiated further by an enclosing reverse transform, that is
-  when the recorded computation reaches a leaf that no reverse transform made for itself
-  (an input or closed-over tensor that requires grad).
+  when the result can be differentiated further by an enclosing transform, that is when
+  the recorded computation reaches a leaf that belongs elsewhere: an input or closed-over
+  tensor that requires grad, or a leaf of an enclosing reverse transform
+  (``reverse_levels``; docs/design.md, "Nested transforms").
   Tangents of enclosing dual levels propagate through backward formulas either way.
 * ``jvp(grad(f))`` (and ``grad_and_value``) with no enclosing level and nothing requiring
   grad runs on an untracked level, as ``autograd.functional.hvp`` does: the tangents are
@@ -38,9 +39,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import weakref as _weakref
-
-
 from ..autograd import forward_ad as fwAD
 from ..engine.tangents import _drop_tangent, _view_alias, levels_of, tangent_of
 from ..engine.graph import AccumulateGrad, edge, tape_free
@@ -49,12 +47,14 @@ from ..autograd.jacobian_util import basis_rows, split_columns, split_rows, unba
 from ..engine.pending import Pending
 from ..engine.graph import grad as _autograd_grad
 from ..engine.state import STATE
-from ..errors import OpError, OpValueError
+from ..dispatch.interpret import interpreter_of
+from ..errors import NestingError, OpError, OpValueError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
 from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
 from ..core.tensor import Tensor
 from .vmapping import ACTIVE as VMAP_ACTIVE
+from .reverse_levels import belongs_elsewhere, claim, reverse_level
 from ..core.batched import BatchedTensor, batch_into, new_batch_level, physical
 
 __all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize"]
@@ -87,29 +87,33 @@ def _zeros_like(x: Tensor) -> Tensor:
     return zeros_like(x)
 
 
-# Leaves made by reverse transforms for their own use (id -> tensor, dropped when the leaf dies).
-# Their gradients are never wanted outside the transform that made them.
-_PRIVATE: "_weakref.WeakValueDictionary[int, Tensor]" = _weakref.WeakValueDictionary()
-
-
-def _fresh(x: Tensor) -> tuple[Tensor, Tensor]:
-    """(the alias of x given to the function by a reverse transform, the tensor the gradient is
-    taken with respect to); see the module docstring."""
+def _fresh(x: Tensor, uid: int) -> tuple[Tensor, Tensor]:
+    """(the alias of x given to the function by the reverse level `uid`, the leaf the gradient is
+    taken with respect to, claimed by that level); see the module docstring."""
     if not x._requires_grad and not _has_tangent(x):
-        leaf = x.detach().requires_grad_()
-        _PRIVATE[id(leaf)] = leaf
+        leaf = claim(x.detach().requires_grad_(), uid)
         return leaf, leaf
     if not x._requires_grad:
         # x carries tangents only: a fresh leaf made dual again with x's tangents (as
         # functional.hvp does) costs no extra op in the forward and backward passes, unlike x + z
-        leaf = x.detach().requires_grad_()
-        _PRIVATE[id(leaf)] = leaf
+        leaf = claim(x.detach().requires_grad_(), uid)
         # (make_dual's view step, without counting as a user call: see _untracked_ok)
         alias = _view_alias(leaf, {lv: tangent_of(x, lv) for lv in levels_of(x)})
         return alias, leaf
-    z = zeros_like(x).requires_grad_()
-    _PRIVATE[id(z)] = z
+    z = claim(zeros_like(x).requires_grad_(), uid)
     return x + z, z
+
+
+def _check_not_interpreted(leaves: list, who: str) -> None:
+    """The tape cannot see through a tensor of an enclosing interpreted transform (a Taylor series
+    of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
+    dual levels instead)."""
+    it = interpreter_of([x for x in leaves if type(x) is not BatchedTensor])  # (vmap's physical tensors carry the tape)
+    if it is not None:
+        raise NestingError(
+            f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "
+            "as jet); reverse mode cannot differentiate through it"
+        )
 
 
 def _tangent_on_tape(x: Any) -> bool:
@@ -121,8 +125,11 @@ def _tangent_on_tape(x: Any) -> bool:
     return any(isinstance(t, Tensor) and t.requires_grad for t in (tangent_of(x, lv) for lv in levels_of(x)))
 
 
-def _reaches_outer(outputs: list) -> bool:
-    """True if the tape of `outputs` reaches a leaf that no reverse transform made for itself."""
+def _reaches_outer(outputs: list, uid: int) -> bool:
+    """True if the tape of `outputs` reaches a leaf that belongs elsewhere than the reverse level
+    `uid`: a closed-over tensor or an input that requires grad, or a leaf of an enclosing
+    transform. Its backward pass must then be recorded, or the enclosing transform would lose the
+    dependence (docs/design.md, "Nested transforms")."""
     seen: set = set()
     stack = []
     for o in outputs:
@@ -134,8 +141,7 @@ def _reaches_outer(outputs: list) -> bool:
     while stack:
         n = stack.pop()
         if isinstance(n, AccumulateGrad):
-            v = n.variable
-            if _PRIVATE.get(id(v)) is not v:
+            if belongs_elsewhere(n.variable, uid):
                 return True
             continue
         for e in n.next_edges:
@@ -200,6 +206,22 @@ class _Reverse:
         self.specs = []
         self.primal_leaves: list = []  # original leaves of the selected args, per arg
         self.targets: list = []  # tensors the gradient is taken with respect to
+        with reverse_level() as uid:
+            new_args, any_tape = self._fresh_args(args, argnums, uid, who)
+            with enable_grad():
+                out = f(*new_args, **kwargs)
+            out, aux = _split_aux(out, has_aux, who)
+            self.out_leaves, self.out_spec = tree_flatten(out)
+            _check_tensor_leaves(self.out_leaves, who, "the function's output")
+            _check_not_interpreted(self.out_leaves, who)
+            self.aux_leaves, self.aux_spec = tree_flatten(aux)
+            # the backward pass is recorded only if an enclosing transform can see the graph
+            results = [self._physical(a) for a in self.out_leaves + self.aux_leaves if isinstance(a, Tensor)]
+            self.outer = STATE.grad_enabled and (any_tape or _reaches_outer(results, uid))
+
+    def _fresh_args(self, args: tuple, argnums: tuple, uid: int, who: str) -> tuple[list, bool]:
+        """The arguments with fresh aliases of the selected leaves (claimed by the level `uid`), and
+        whether an input's tape or tangent can be seen by an enclosing transform."""
         new_args = list(args)
         any_tape = False
         for a in argnums:
@@ -214,25 +236,13 @@ class _Reverse:
                         f"(argument {a}, leaf {i} has dtype {leaf.dtype})"
                     )
                 with enable_grad():
-                    alias, target = _fresh(self._physical(leaf))
+                    alias, target = _fresh(self._physical(leaf), uid)
                 any_tape = any_tape or self._physical(leaf)._requires_grad or _tangent_on_tape(leaf)
-                alias = self._batched(alias)
-                fresh.append(alias)
+                fresh.append(self._batched(alias))
                 self.targets.append(target)
                 self.primal_leaves.append(leaf)
             new_args[a] = tree_unflatten(fresh, spec)
-        with enable_grad():
-            out = f(*new_args, **kwargs)
-        out, aux = _split_aux(out, has_aux, who)
-        self.out_leaves, self.out_spec = tree_flatten(out)
-        _check_tensor_leaves(self.out_leaves, who, "the function's output")
-        aux_leaves, self.aux_spec = tree_flatten(aux)
-        # the graph must be recorded during backward only if an enclosing transform can see it
-        self.outer = STATE.grad_enabled and (
-            any_tape
-            or _reaches_outer([self._physical(a) for a in self.out_leaves + aux_leaves if isinstance(a, Tensor)])
-        )
-        self.aux_leaves = aux_leaves
+        return new_args, any_tape
 
     def _physical(self, x: Any) -> Any:
         """x as the tape sees it: inside vmap, its physical tensor at the vmap's level."""
@@ -691,9 +701,11 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     ``create_graph=True`` and a zero cotangent ``u`` that requires grad records the linear
     map ``u -> J^T u``. ``jvp_fn(t)`` is the gradient of ``<J^T u, t>`` with respect to ``u``,
     i.e. ``J t``: it runs backward through that recorded linear graph only (products with
-    saved Jacobian factors), never the nonlinear parts of f. The primals are detached, so
-    ``linearize`` does not nest inside other transforms (``jvp_fn`` stays differentiable with
-    respect to the tangents).
+    saved Jacobian factors), never the nonlinear parts of f (``jvp_fn`` stays differentiable
+    with respect to the tangents). Inside another transform (an enclosing dual level, vmap or
+    jet, a primal that requires grad, or f closing over a tensor an enclosing transform
+    differentiates) the results must keep that dependence: then ``jvp_fn(t)`` is
+    ``jvp(f, primals, t)`` (f runs again per call), which every transform nests around.
 
     >>> import pushforward as pf
     >>> out, jvp_fn = linearize(lambda x: x.sin(), pf.tensor([0.0, 1.0]))
@@ -706,7 +718,10 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     _check_tensor_leaves(p_leaves, "linearize", "primals")
     for i, p in enumerate(p_leaves):
         _check_diff_primal(p, i, "linearize")
-    o_leaves, o_spec, outs, us, lin = _transposed_map(f, p_leaves, p_spec)
+    rec = _transposed_map(f, p_leaves, p_spec) if _plain_context(p_leaves) else None
+    if rec is None:
+        return _linearize_by_jvp(f, primals, p_leaves, p_spec)
+    o_leaves, o_spec, outs, us, lin = rec
     primal_out = tree_unflatten([o.detach() for o in o_leaves], o_spec)
 
     def jvp_fn(*tangents: Any) -> Any:
@@ -734,14 +749,33 @@ def linearize(f: Callable, *primals: Any) -> tuple[Any, Callable]:
     return primal_out, jvp_fn
 
 
-def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple:
+def _plain_context(p_leaves: list) -> bool:
+    """No enclosing transform can see linearize's primals: no dual level, no vmap, nothing requiring grad."""
+    return not STATE.levels and not VMAP_ACTIVE and not any(type(p) is not Tensor or p._requires_grad for p in p_leaves)
+
+
+def _linearize_by_jvp(f: Callable, primals: tuple, p_leaves: list, p_spec: TreeSpec) -> tuple[Any, Callable]:
+    """linearize inside another transform: the value f(*primals) as f gives it, and jvp_fn(t) = jvp(f, primals, t)."""
+    primal_out = f(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        _tangent_leaves(tuple(tangents), p_leaves, p_spec, "linearize: jvp_fn")
+        return jvp(f, tuple(primals), tuple(tangents))[1]
+
+    return primal_out, jvp_fn
+
+
+def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple | None:
     """linearize's recording: f on fresh leaves, then a backward pass with zero cotangents u that
     require grad, recorded (create_graph). Returns (output leaves, their spec, the outputs that
-    require grad, their u, [(primal index, J^T u)] for the parts that depend on u)."""
-    with enable_grad():
-        leaves = [p.detach().requires_grad_() if _is_diff(p) else p for p in p_leaves]
+    require grad, their u, [(primal index, J^T u)] for the parts that depend on u); None when f's
+    results can be seen by an enclosing transform (they close over its variables)."""
+    with enable_grad(), reverse_level() as uid:
+        leaves = [claim(p.detach().requires_grad_(), uid) if _is_diff(p) else p for p in p_leaves]
         o_leaves, o_spec = tree_flatten(f(*tree_unflatten(leaves, p_spec)))
         _check_tensor_leaves(o_leaves, "linearize", "the function's output")
+        if any(type(o) is not Tensor for o in o_leaves) or _reaches_outer(o_leaves, uid):
+            return None
         outs = [o for o in o_leaves if o._requires_grad]
         us = [zeros_like(o).requires_grad_() for o in outs]
         targets = [i for i, p in enumerate(leaves) if _is_diff(p)]

@@ -502,7 +502,13 @@ def outer(a, b):
 
 
 def einsum(equation, tensors):
-    return xp.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
+    out = xp.einsum(equation, *tensors)
+    if len(tensors) == 1 and isinstance(out, xp.ndarray) and out.base is not None:
+        # a NumPy view of the operand (a permutation, a diagonal): torch returns that view; we return
+        # fresh memory (docs/design.md, "Deviations") laid out as the view, so a later .view works
+        # as in torch
+        out = out.copy(order="K")
+    return out
 
 
 # -- shape ops ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpError, OpTypeError, check_dim
+from ..errors import OpError, OpTypeError, OpValueError, check_dim
 from ..core.lazy import concrete
 from ..core.tensor import Tensor
 
@@ -503,9 +503,6 @@ def _functions() -> dict:
             "inv",
             "det",
             "slogdet",
-            "eigh",
-            "eigvalsh",
-            "cholesky",
             "qr",
             "svd",
             "pinv",
@@ -518,7 +515,33 @@ def _functions() -> dict:
             "cond",
         ):
             table[getattr(np.linalg, name)] = _linalg(name)
+        table[np.linalg.eigh] = _one_triangle("eigh")
+        table[np.linalg.eigvalsh] = _one_triangle("eigvalsh")
+        table[np.linalg.cholesky] = _one_triangle("cholesky")
     return table
+
+
+def _one_triangle(name: str) -> Callable:
+    """np.linalg.eigh, eigvalsh and cholesky read one triangle of their input (NumPy's UPLO / upper)
+    and ignore the other, so their derivative through NumPy is that of the function of that
+    triangle: the Hermitian matrix it stands for is built first (a tangent in the ignored triangle
+    changes nothing). pf.linalg keeps torch's convention (docs/linalg.md, "Hermitian inputs")."""
+
+    def f(a, UPLO: str = "L", *, upper: bool = False):
+        a = _as_t(a)
+        lower = (UPLO.upper() == "L") if name != "cholesky" else not upper
+        if name != "cholesky" and UPLO.upper() not in ("L", "U"):
+            raise OpValueError(f"np.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+        part = a.tril(-1) if lower else a.triu(1)
+        diag = a.diagonal(0, -2, -1)
+        herm = part + part.mH + _pf().diag_embed(diag.real if diag.is_complex() else diag)
+        if name == "cholesky":
+            r = _pf().linalg.cholesky(herm)
+            return r.mH if upper else r
+        return getattr(_pf().linalg, name)(herm)
+
+    f.__name__ = name
+    return f
 
 
 def _inner(a, b):

@@ -1,0 +1,189 @@
+"""Nested transforms whose inner functions close over outer variables (docs/design.md, "Nested
+transforms"): every combination against closed forms and torch.func, and the bugs found with them."""
+
+import math
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+
+F = pf.func
+AF = pf.autograd.functional
+t = pf.tensor
+
+
+def val(x):
+    return np.asarray(x.detach().numpy() if isinstance(x, pf.Tensor) else x)
+
+
+# ---- the two programs that gave wrong numbers, in every spelling
+
+
+def test_grad_of_grad_closing_over_the_outer_variable():
+    assert float(F.grad(lambda x: F.grad(lambda y: x * y)(t(2.0)))(t(1.0))) == 1.0
+    assert float(F.grad(lambda x: x * F.grad(lambda y: x * y)(t(2.0)))(t(1.0))) == 2.0
+
+
+def test_the_same_through_vjp_jacrev_and_reverse_over_forward():
+    def by_vjp(x):
+        return x * F.vjp(lambda y: x * y, t(2.0))[1](t(1.0))[0]
+
+    def by_jacrev(x):
+        return x * F.jacrev(lambda y: x * y)(t(2.0))
+
+    def by_jvp(x):
+        return x * F.jvp(lambda y: x * y, (t(2.0),), (t(1.0),))[1]
+
+    for f in (by_vjp, by_jacrev, by_jvp):
+        assert float(F.grad(f)(t(1.0))) == 2.0, f.__name__
+        assert float(F.jacrev(f)(t(1.0))) == 2.0, f.__name__
+        assert float(F.jvp(f, (t(1.0),), (t(1.0),))[1]) == 2.0, f.__name__
+
+
+def test_the_same_under_vmap_and_compile():
+    def f(x):
+        return x * F.grad(lambda y: x * y)(t(2.0))  # x^2
+
+    np.testing.assert_array_equal(val(F.vmap(F.grad(f))(t([1.0, 3.0]))), [2.0, 6.0])
+    assert float(pf.compile(F.grad(f))(t(1.0))) == 2.0
+    assert float(F.grad(lambda x: F.vmap(F.grad(lambda y: x * y * y))(t([2.0, 3.0])).sum())(t(1.0))) == 10.0
+
+
+def test_hessian_of_a_function_with_an_inner_gradient():
+    def f(x):  # sum(x * x): the inner gradient is x
+        return (x * F.grad(lambda y: (x * y).sum())(t([2.0, 1.0]))).sum()
+
+    np.testing.assert_allclose(val(F.hessian(f)(t([1.0, 2.0]))), 2 * np.eye(2))
+    np.testing.assert_allclose(val(F.jacfwd(F.jacrev(f))(t([1.0, 2.0]))), 2 * np.eye(2))
+
+
+def test_results_of_nested_transforms_keep_no_tape():
+    # the inner level records its backward pass for the outer one; the outer result is tape-free
+    r = F.grad(lambda x: F.grad(lambda y: x * y * y)(t(2.0)))(t(1.0))
+    assert not r.requires_grad and r.grad_fn is None
+    h = F.jacrev(F.jacrev(lambda x: (x**3).sum()))(t([1.0, 2.0]))
+    assert not h.requires_grad
+
+
+# ---- the tape API, outer dual levels, autograd.functional
+
+
+def test_autograd_grad_around_func_grad():
+    x = t(1.0, requires_grad=True)
+    g = F.grad(lambda y: x * y * y)(t(2.0))  # 4x
+    assert g.requires_grad
+    assert float(pf.autograd.grad(g * x, x)[0]) == 8.0
+
+
+def test_outer_dual_level_around_func_grad():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(t(1.0), t(1.0))
+        g = F.grad(lambda y: x * y * y)(t(2.0))  # 4x
+        p, tan = fwAD.unpack_dual(g)
+        assert (float(p), float(tan)) == (4.0, 4.0)
+
+
+def test_autograd_functional_nests_with_create_graph():
+    f = lambda x: x * AF.vjp(lambda y: x * y * y, t(2.0), t(1.0), create_graph=True)[1]  # 4x^2
+    assert float(AF.jacobian(f, t(1.0))) == 8.0
+    g = lambda x: (x * AF.hvp(lambda y: (x * y**3).sum(), t([2.0]), t([1.0]), create_graph=True)[1]).sum()  # 12x^2
+    np.testing.assert_allclose(val(AF.hessian(g, t([1.0]))), [[24.0]])
+
+
+# ---- linearize, jet and the sparse Jacobians inside other transforms
+
+
+def test_linearize_inside_other_transforms():
+    def f(s):
+        out, fn = F.linearize(lambda y: s * y * y, t(2.0))
+        return fn(t(1.0))  # 4s
+
+    np.testing.assert_array_equal(val(F.vmap(f)(t([1.0, 3.0]))), [4.0, 12.0])
+    assert float(F.grad(f)(t(1.0))) == 4.0
+    assert float(F.jvp(f, (t(1.0),), (t(1.0),))[1]) == 4.0
+    # at the top level linearize still records J^T u once and reuses it
+    out, fn = F.linearize(lambda y: y.sin(), t([0.0, 1.0]))
+    np.testing.assert_allclose(val(fn(t([1.0, 1.0]))), [1.0, math.cos(1.0)])
+
+
+def test_jet_of_functions_with_inner_transforms():
+    def g(x):  # 4 x^2
+        return F.grad(lambda y: x * x * y * y)(t(2.0))
+
+    def h(x):  # 4 x^2 again, by a jvp closing over the series
+        return F.jvp(lambda y: x * x * y * y, (t(2.0),), (t(1.0),))[1]
+
+    for f in (g, h):
+        y, (d1, d2) = F.jet(f, (t(1.0),), ([t(1.0), t(0.0)],))
+        assert (float(y), float(d1), float(d2)) == (4.0, 8.0, 8.0)
+    # a compiled gradient whose result carries jet's tangents runs eagerly, and says so
+    with pytest.warns(RuntimeWarning, match="cannot compile"):
+        y, (d1, d2) = F.jet(
+            lambda x: pf.compile(F.grad(lambda y: x * x * y * y))(t(2.0)), (t(1.0),), ([t(1.0), t(0.0)],)
+        )
+    assert (float(y), float(d1), float(d2)) == (4.0, 8.0, 8.0)
+
+
+def test_sparse_jacobians_with_inner_transforms_and_inside_them():
+    def f(x):  # the gradient of sum(x^3) * x: the Jacobian is diag(6x) * x + 3x^2
+        return F.grad(lambda y: (y**3).sum())(x) * x
+
+    x = t([1.0, 2.0, 3.0])
+    want = np.diag(6 * val(x) * val(x) + 3 * val(x) ** 2)
+    np.testing.assert_allclose(F.sparse_jacfwd(f)(x).toarray(), want)
+    np.testing.assert_allclose(F.sparse_jacrev(f)(x).toarray(), want)
+    np.testing.assert_allclose(F.jacobian_sparsity(f, x).toarray(), np.ones((3, 3)))  # the dense pattern
+    with pytest.raises(pf.errors.OpError, match="inside another transform"):
+        F.grad(lambda s: pf.tensor(F.sparse_jacfwd(lambda y: s * y)(x).toarray()).sum())(t(1.0))
+
+
+# ---- found by the transforms fuzz mode
+
+
+def test_gradient_of_the_tangent_of_an_in_place_op():
+    # reverse-over-forward through sqrt_: the tangent formula's recorded nodes kept the old tangent,
+    # which the in-place update then overwrote (a wrong gradient, or a version error in vector mode)
+    for batch in (None, 2):
+        x = t([1.0, 2.0, 3.0], requires_grad=True)
+        with fwAD.dual_level(**({} if batch is None else {"batch": batch})):
+            d = fwAD.make_dual(x, pf.ones(3) if batch is None else pf.ones(2, 3))
+            v = d + 1.91
+            v.sqrt_()
+            tan = fwAD.unpack_dual(v).tangent
+            (g,) = pf.autograd.grad(tan.sum(), x)
+        want = -1 / (4 * (val(x) + 1.91) ** 1.5) * (1 if batch is None else 2)
+        np.testing.assert_allclose(val(g), want)
+
+
+def test_numpy_eigh_reads_one_triangle():
+    a = np.array([[2.0, 1.0], [5.0, 3.0]])
+
+    def f(m, uplo):
+        w, v = np.linalg.eigh(m, uplo)
+        return w[1] ** 2 + 3 * v[0, 0] ** 2 + np.linalg.eigvalsh(m, uplo)[0]
+
+    for uplo in ("L", "U"):
+        g = val(F.grad(lambda m: f(m, uplo))(t(a)))
+        fd = np.zeros((2, 2))
+        for i in range(2):
+            for j in range(2):
+                e = np.zeros((2, 2))
+                e[i, j] = 1e-6
+                fd[i, j] = (f(a + e, uplo) - f(a - e, uplo)) / 2e-6
+        np.testing.assert_allclose(g, fd, atol=1e-7)
+        ignored = (0, 1) if uplo == "L" else (1, 0)
+        assert g[ignored] == 0.0
+    c = np.array([[4.0, 9.0], [2.0, 3.0]])
+    np.testing.assert_allclose(val(np.linalg.cholesky(t(c))), np.linalg.cholesky(c))
+    np.testing.assert_allclose(val(np.linalg.cholesky(t(c.T), upper=True)), np.linalg.cholesky(c.T, upper=True))
+
+
+def test_einsum_that_permutes_has_torch_layout():
+    x = t(np.arange(16.0).reshape(4, 4))
+    v = pf.einsum("ij->ji", x)
+    assert v.stride() == (1, 4)  # torch's (a view there; fresh memory here)
+    assert pf.ones_like(v.t()).view(1, 8, -1).shape == (1, 8, 2)
+    v[0, 0] = 100.0
+    assert float(x[0, 0]) == 0.0
