@@ -218,3 +218,26 @@ def test_normalisation_layers_return_contiguous_results_as_torch():
     v[1:2] += -0.9
     (g,) = pf.autograd.grad((y * y).sum(), x)
     assert g.shape == (3, 2, 4)
+
+
+def test_arguments_the_losses_do_not_differentiate_are_refused_when_differentiated():
+    # torch raises "not differentiable with respect to argument ..."; a silent zero derivative would be
+    # a wrong number (found by the fuzzer's transforms mode: finite differences of soft_margin_loss)
+    x = pf.tensor([[0.2, -0.5, 1.0], [0.3, 0.1, -0.4]])
+    y = pf.tensor([0, 2])
+    w = pf.tensor([0.5, 1.0, 2.0])
+    calls = {
+        "soft_margin_loss": lambda a: F.soft_margin_loss(x, a[0]),
+        "nll_loss": lambda a: F.nll_loss(x, y, weight=a[0]),
+        "cross_entropy": lambda a: F.cross_entropy(x, y, weight=a[0]),
+        "binary_cross_entropy": lambda a: F.binary_cross_entropy(x.sigmoid(), x.sigmoid() * 0.5, weight=a[1]),
+        "binary_cross_entropy_with_logits": lambda a: F.binary_cross_entropy_with_logits(x, x * 0.5, pos_weight=a[0]),
+    }
+    for name, call in calls.items():
+        args = (x * 0.5 if name == "soft_margin_loss" else w, pf.ones(2, 3))
+        call(args)  # constants are fine
+        with pytest.raises(pf.errors.OpError, match="not differentiable with respect to argument"):
+            pf.func.grad(lambda a: call((a, a)).sum())(args[0] if name != "binary_cross_entropy" else args[1])
+        with pytest.raises(pf.errors.OpError, match="not differentiable with respect to argument"):
+            a0 = args[0] if name != "binary_cross_entropy" else args[1]
+            pf.func.jvp(lambda a: call((a, a)), (a0,), (pf.ones_like(a0),))

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .util import const as _t
+from .util import not_differentiable
 from .util import ops as _ops
 from ...errors import OpError
 from ...engine.grad_mode import no_grad
@@ -445,7 +446,7 @@ def c_nll_loss(
     w = np.where(ignored, 0.0, 1.0).astype(input.dtype)
     wt = _t(w)
     if weight is not None:
-        wt = weight.detach().index_select(0, _t(safe.reshape(-1))).reshape(safe.shape) * wt
+        wt = not_differentiable(weight, _name, "weight").index_select(0, _t(safe.reshape(-1))).reshape(safe.shape) * wt
     loss = -picked * wt
     if size_average is not None or reduce is not None or reduction != "mean":
         return c_reduce(loss, reduction, size_average, reduce)
@@ -461,7 +462,7 @@ def c_cross_entropy(
     cd = _class_dim(input)
     c = input.shape[cd]
     logp = o.log_softmax(input, cd)
-    weight = None if weight is None else weight.detach()  # class weights are not differentiated (torch's nll_loss)
+    weight = None if weight is None else not_differentiable(weight, "cross_entropy", "weight")
     wshape = (c,) + (1,) * (input.ndim - cd - 1)
     if target.dtype.kind == "f":  # class probabilities
         if tuple(target.shape) != tuple(input.shape):
@@ -504,13 +505,15 @@ def c_bce(input, target, weight=None, size_average=None, reduce=None, reduction=
     # logs clamped at -100, as torch, so a 0 or 1 input gives a finite loss
     loss = -(target * input.log().clamp(min=-100.0) + (1 - target) * (1 - input).log().clamp(min=-100.0))
     if weight is not None:
-        loss = loss * weight.detach()  # not differentiated, as torch
+        loss = loss * not_differentiable(weight, "binary_cross_entropy", "weight")
     return c_reduce(loss, reduction, size_average, reduce)
 
 
 def c_bce_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
     o = _ops()
-    pos_weight = None if pos_weight is None else pos_weight.detach()  # not differentiated, as torch
+    pos_weight = (
+        None if pos_weight is None else not_differentiable(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    )
     if tuple(input.shape) != tuple(target.shape):
         raise OpError(
             f"binary_cross_entropy_with_logits: Target size ({tuple(target.shape)}) must be the same as "
@@ -585,8 +588,8 @@ def c_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sc
 
 def c_soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     o = _ops()
-    # target is not differentiated (as torch)
-    return c_reduce(o.logaddexp(o.zeros_like(input), -target.detach() * input), reduction, size_average, reduce)
+    target = not_differentiable(target, "soft_margin_loss", "target")
+    return c_reduce(o.logaddexp(o.zeros_like(input), -target * input), reduction, size_average, reduce)
 
 
 def c_margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):

@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 
 from ...engine.registry import OPS, Registry
+from ...engine.state import STATE
+from ...engine.tangents import levels_of
 from ...core.creation import as_tensor
-from ...errors import check_dim  # (lives in core: the kernels use it too)
+from ...errors import OpError, check_dim  # (lives in core: the kernels use it too)
 from ...core.tensor import Tensor
 
-__all__ = ["ops", "const", "scale", "check_dim", "merges_to_view"]
+__all__ = ["ops", "const", "scale", "check_dim", "merges_to_view", "not_differentiable"]
 
 
 def ops() -> Registry:
@@ -29,6 +31,17 @@ def ops() -> Registry:
 def const(arr: Any, dtype: Any = None) -> Tensor:
     """A constant (non-differentiable) tensor holding a copy of `arr` (index arrays, masks, weights)."""
     return as_tensor(np.array(arr, dtype=dtype))
+
+
+def not_differentiable(t: Any, op: str, arg: str) -> Any:
+    """t detached: an argument the op does not differentiate (a loss's class weights). Refused, as torch
+    refuses it, when t requires grad or carries a tangent: its derivative would be a silent zero."""
+    if isinstance(t, Tensor) and ((t.requires_grad and STATE.grad_enabled) or (STATE.levels and levels_of(t))):
+        raise OpError(
+            f"{op}: the function is not differentiable with respect to argument '{arg}', which requires grad "
+            "or carries a tangent (detach() it to use its value as a constant)"
+        )
+    return t.detach() if isinstance(t, Tensor) else t
 
 
 def scale(t: Any, alpha: Any) -> Any:
