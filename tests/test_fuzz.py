@@ -348,3 +348,36 @@ def test_a_wrong_taylor_rule_is_reported_in_jet_mode(monkeypatch):
     with contextlib.redirect_stdout(out):
         exec(compile(reproducer(small, g), "<repro>", "exec"), {})
     assert out.getvalue().count("tensor") >= 2, out.getvalue()
+
+
+# ---- nested transforms: 2-3 transforms closing over outer variables (fuzz/transforms.py)
+def test_fixed_seed_slice_of_nested_transforms_has_no_pushforward_failure():
+    rep = run_campaign(
+        SLICE_SEED + 2,
+        n_programs=40,
+        shrink_budget=0,
+        max_shrinks=1,
+        exclude=tuple(op.name for op in OPS if op.group != "core"),
+        modes=("transforms",),
+    )
+    assert rep.programs >= 36
+    bad = sorted(c.title() for c in rep.failures())
+    assert not bad, f"{rep.failing_programs} of {rep.programs} nested programs fail:\n" + "\n".join(bad)
+
+
+def test_perturbation_confusion_is_reported_by_the_transforms_mode(monkeypatch):
+    # grad o grad where the inner function closes over the outer variable: an inner reverse level
+    # that takes the outer level's leaf for its own drops the dependence (the bug this mode was made for)
+    from fuzz import transforms as ft
+    from pushforward.func import reverse_levels, transforms
+
+    x = np.array([0.4, -1.1, 0.7])
+    prog = Program([x, x * 0.5 + 0.2], [Stmt("mul", [0, 1], {}, [2])], tangents=[np.ones(3)] * 2, outputs=[2])
+    prog.seed = 5
+    nest = ft.Nest(prog, [ft.Level("grad", ["x0"], again="x0"), ft.Level("grad", ["x1"])])
+    nest.base = {"x0": x, "x1": x * 0.5 + 0.2}
+    assert ft._check_from(nest, 0) == []
+    # (the old rule: a leaf any reverse transform made is private to every one of them)
+    monkeypatch.setattr(transforms, "belongs_elsewhere", lambda leaf, uid: id(leaf) not in reverse_levels._OWNER)
+    fails = [f for f in ft._check_from(nest, 0) if f.verdict == "pf"]
+    assert fails and fails[0].what == "wrong" and "finite differences" in fails[0].detail, fails
