@@ -187,3 +187,29 @@ def test_einsum_that_permutes_has_torch_layout():
     assert pf.ones_like(v.t()).view(1, 8, -1).shape == (1, 8, 2)
     v[0, 0] = 100.0
     assert float(x[0, 0]) == 0.0
+
+
+def test_jet_of_a_function_with_an_inner_vmap():
+    def f(x):  # vmap over s of sum(x * s^2): [sum(x), 4 sum(x)]
+        return F.vmap(lambda s: (x * s * s).sum())(t([1.0, 2.0]))
+
+    y, (d1, d2) = F.jet(f, (t([1.0, 2.0]),), ([t([1.0, 1.0]), t([0.0, 0.0])],))
+    assert type(y) is pf.Tensor
+    np.testing.assert_array_equal(val(y), [3.0, 12.0])
+    np.testing.assert_array_equal(val(d1), [2.0, 8.0])
+    np.testing.assert_array_equal(val(d2), [0.0, 0.0])
+
+
+def test_jacrev_of_an_einsum_of_tensors_that_require_grad():
+    # the batched cotangents reach einsum's layout test of a batched operand (it read its array)
+    a = t([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    b = t([[0.3, 0.1, -0.2], [1.0, 2.0, 0.5]])
+
+    def f(x, y):
+        return F.jacrev(lambda s: pf.einsum("ij,kj->ik", x * s, y))(t(1.0))
+
+    out, fn = F.vjp(f, a, b)
+    np.testing.assert_allclose(val(out), val(a) @ val(b).T)
+    ga, gb = fn(pf.ones(2, 2))
+    np.testing.assert_allclose(val(ga), np.ones((2, 2)) @ val(b))
+    np.testing.assert_allclose(val(gb), np.ones((2, 2)).T @ val(a))

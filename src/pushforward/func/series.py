@@ -24,6 +24,7 @@ import numpy as np
 
 import sys
 
+from ..core.batched import BatchedTensor, new_batch_level
 from ..core.creation import zeros_like
 from ..core.tensor import Tensor, wrap
 from ..dispatch.classifier import apply
@@ -46,7 +47,7 @@ class SeriesTag:
     """One jet call: its series carry it; ops on series of the same call share a cache (a derived
     rule asks for the same lower-order series several times)."""
 
-    __slots__ = ("cache", "depth", "outer_levels")
+    __slots__ = ("cache", "depth", "outer_levels", "inner_batch")
 
     def __init__(self) -> None:
         self.cache: dict = {}
@@ -54,6 +55,9 @@ class SeriesTag:
         # the dual levels around the jet call: a tangent at a level opened inside it (a jvp inside the
         # jet'ed function) is not carried by the coefficients (see _scan)
         self.outer_levels = frozenset(STATE.by_uid)
+        # batch levels from this one on are opened inside the jet call (a vmap inside f): the rules
+        # run on vmap's physical tensors only for an enclosing vmap
+        self.inner_batch = new_batch_level()
 
 
 class Series(Tensor):
@@ -404,16 +408,28 @@ def _scan(op: Op, inputs) -> tuple[SeriesTag, int]:
                         "jet'ed function over shared tensors is not supported yet"
                     )
                 tag, K = s._tag, s.order if K is None else min(K, s.order)
-    if tag is not None and len(STATE.by_uid) > len(tag.outer_levels):
-        for v in inputs:
-            for s in v if type(v) in (list, tuple) else (v,):
-                if isinstance(s, Tensor) and type(s) is not Series and s._fw is not None:
-                    if any(lv not in tag.outer_levels for lv in levels_of(s)):
-                        raise NestingError(
-                            f"jet: {op.name} mixes a Taylor series with a tangent of a dual level opened inside "
-                            "the jet'ed function (a jvp of a function closing over the series)"
-                        )
+    if tag is not None:
+        _check_outer_only(op, inputs, tag)
     return tag, K
+
+
+def _check_outer_only(op: Op, inputs, tag: SeriesTag) -> None:
+    """A tangent of a dual level, or a batch of a vmap, opened inside the jet'ed function cannot be
+    carried by the coefficients (a jvp or vmap of a function closing over a series): jet then runs
+    f by nested dual levels (docs/taylor.md, "Beyond the rules")."""
+    inner_levels = len(STATE.by_uid) > len(tag.outer_levels)
+    for v in inputs:
+        for s in v if type(v) in (list, tuple) else (v,):
+            if type(s) is BatchedTensor and s._blevel >= tag.inner_batch:
+                raise NestingError(
+                    f"jet: {op.name} mixes a Taylor series with a vmap opened inside the jet'ed function"
+                )
+            if inner_levels and isinstance(s, Tensor) and type(s) is not Series and s._fw is not None:
+                if any(lv not in tag.outer_levels for lv in levels_of(s)):
+                    raise NestingError(
+                        f"jet: {op.name} mixes a Taylor series with a tangent of a dual level opened inside "
+                        "the jet'ed function (a jvp of a function closing over the series)"
+                    )
 
 
 def _coefficients(op: Op, i: int, v, K: int):

@@ -679,6 +679,8 @@ def _einsum_torch_copies(equation, a, b) -> tuple[bool, bool]:
         if (big[k] - big[1 - k]) - set(out):
             return True  # summed out first
         free = [c for c in order if c in out and c in big[k] and c not in big[1 - k]]
+        if type(ts[k]) is not Tensor:
+            return True  # batched (vmap) or interpreted: no memory layout of its own to follow; a copy is safe
         arr = ts[k]._data
         if type(arr) is not np.ndarray and is_lazy_array(arr):  # a Dask array: no memory layout to follow
             return True
