@@ -213,3 +213,49 @@ def test_jacrev_of_an_einsum_of_tensors_that_require_grad():
     ga, gb = fn(pf.ones(2, 2))
     np.testing.assert_allclose(val(ga), np.ones((2, 2)) @ val(b))
     np.testing.assert_allclose(val(gb), np.ones((2, 2)).T @ val(a))
+
+
+def test_nested_vmaps_around_reverse_mode_and_composites_that_loop():
+    def f(a):
+        return F.vmap(lambda b: F.hessian(lambda s: (a * b * s**3).sum())(t(1.0) + a.sum()))(t([1.0, 2.0, 3.0]))
+
+    got = val(F.vmap(f)(t([[1.0, 2.0], [0.5, 0.25]])))
+    # d2/ds2 of sum(a) * b * s^3 = 6 s b sum(a), at s = 1 + sum(a)
+    for i, a in enumerate([[1.0, 2.0], [0.5, 0.25]]):
+        sa = sum(a)
+        np.testing.assert_allclose(got[i], [6 * (1 + sa) * b * sa for b in (1.0, 2.0, 3.0)])
+    x = t([[1.0, 5.0, 2.0], [3.0, 0.5, 4.0]])
+    g = F.hessian(lambda a: a.median(1).values.sum() * (a**2).sum())
+    want = val(g(x))
+    nested = val(F.vmap(F.vmap(g))(pf.stack([pf.stack([x, x])] * 2)))
+    np.testing.assert_allclose(nested[1, 0], want)
+
+
+def test_linearize_of_a_function_writing_in_place_into_saved_values():
+    def f(x):
+        y = x.exp()
+        y.sin_()  # exp's backward keeps y: the transposed map cannot be recorded, forward mode can
+        return y
+
+    x = t([0.1, 0.2])
+    out, fn = F.linearize(f, x)
+    np.testing.assert_allclose(val(out), np.sin(np.exp(val(x))))
+    np.testing.assert_allclose(val(fn(pf.ones(2))), np.cos(np.exp(val(x))) * np.exp(val(x)))
+
+
+def test_in_place_ops_reading_their_target_twice_and_series_coefficients_on_the_tape():
+    x = t([3.0], requires_grad=True)
+    y = x * 1
+    y.mul_(y)  # both operands read the old y (torch refuses this backward)
+    y.sum().backward()
+    np.testing.assert_allclose(val(x.grad), [6.0])
+
+    def f(x):  # jacrev of a jet whose series is written in place (log_ of a square)
+        def g(z):
+            v = z.square()
+            v.log_()
+            return v
+
+        return F.jet(g, (x,), ([pf.ones_like(x)],))[1][0]  # d/dt log((x + t)^2) = 2 / x
+
+    np.testing.assert_allclose(val(F.jacrev(f)(t([2.0, 4.0]))), np.diag([-0.5, -0.125]))

@@ -22,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "PushforwardError",
     "NestingError",
+    "SavedTensorModifiedError",
     "OpError",
     "OpTypeError",
     "OpValueError",
@@ -56,6 +57,12 @@ class OpIndexError(PushforwardError, IndexError):
 class CompileError(PushforwardError, RuntimeError):
     """pf.compile cannot compile a function (fullgraph=True): data-dependent control flow, an untraceable
     construct; the message names the function, the file and line, and the op."""
+
+
+class SavedTensorModifiedError(OpError):
+    """A value the tape saved for a backward formula was written in place before the backward pass
+    (torch's "one of the variables needed for gradient computation has been modified by an inplace
+    operation")."""
 
 
 class NestingError(PushforwardError, NotImplementedError):

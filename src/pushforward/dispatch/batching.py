@@ -598,7 +598,8 @@ def loop_batched(fn: Callable) -> Callable:
         names, n = list(kwargs), len(args)
         level, B = _level_of([*args, *kwargs.values()])
         ins, bat = _unwrap_all([*args, *kwargs.values()], level)
-        out = _per_element(ins, bat, B, lambda vs: fn(*vs[:n], **dict(zip(names, vs[n:]))), fn.__name__)
+        # (each element through `run` again: it may still be batched at an outer vmap's level)
+        out = _per_element(ins, bat, B, lambda vs: run(*vs[:n], **dict(zip(names, vs[n:]))), fn.__name__)
         return _wrap(out, level)
 
     return run

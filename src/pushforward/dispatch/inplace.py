@@ -66,7 +66,8 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
         if inputs[0] is target and (_keeps_first(op, inputs, args) or _tangent_on_tape(target)):
             # The backward formula needs self's old value, or the tangent formula, recorded, may keep
             # self's old tangent (torch clones it too): keep them out of the write's way.
-            inputs = (target.clone(),) + tuple(inputs[1:])
+            old = target.clone()
+            inputs = tuple(old if v is target else v for v in inputs)  # (x.mul_(x): both read the old x)
     r = apply(op, inputs, args)
     commit(op, target, r)
     return target
@@ -75,11 +76,12 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
 def _tangent_on_tape(target: Tensor) -> bool:
     """Will target's tangent formula be recorded (target or a tangent of it requires grad), so that
     its nodes may keep target's old tangent?"""
-    if target._fw is None:
+    levels = levels_of(target) if STATE.levels else ()
+    if not levels:
         return False
     if target._requires_grad:
         return True
-    return any(t is not None and t._requires_grad for t in (tangent_of(target, lv) for lv in levels_of(target)))
+    return any(t is not None and t._requires_grad for t in (tangent_of(target, lv) for lv in levels))
 
 
 def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:

@@ -24,7 +24,7 @@ from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
 from ..core.lazy import as_array, is_lazy_array
-from ..errors import OpError
+from ..errors import OpError, SavedTensorModifiedError
 from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
@@ -123,7 +123,7 @@ class OpNode(Node):
         return t
 
     def _modified(self, what: str, saved: int, now: int) -> OpError:
-        return OpError(
+        return SavedTensorModifiedError(
             f"one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{self.name()}] {what} at version {saved}, now at version {now}"
         )

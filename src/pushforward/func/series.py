@@ -192,6 +192,10 @@ class TaylorInterpreter(Interpreter):
                 f"jet: in-place {op.name}_ writing a Taylor series into a tensor that is not one (shape "
                 f"{tuple(target.shape)}) is not supported yet; write it out of place (e.g. pf.where or pf.cat)"
             )
+        if any(c.requires_grad for c in target._c):
+            # the rule's recorded nodes may keep the target's coefficients, which the write below
+            # changes: the rule reads copies (as the engine's in-place ops read a clone)
+            inputs = tuple(Series([c.clone() for c in v._c], v._tag) if v is target else v for v in inputs)
         r = self.run(op, inputs, args)
         K = target.order
         new = _lower(r, K) if type(r) is not Series or r.order >= K else _lower(r, r.order) + [None] * (K - r.order)

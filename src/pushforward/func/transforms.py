@@ -48,7 +48,7 @@ from ..engine.pending import Pending
 from ..engine.graph import grad as _autograd_grad
 from ..engine.state import STATE
 from ..dispatch.interpret import interpreter_of
-from ..errors import NestingError, OpError, OpValueError
+from ..errors import NestingError, OpError, OpValueError, SavedTensorModifiedError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
 from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
@@ -202,7 +202,7 @@ class _Reverse:
     and the results are batched again."""
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool, who: str):
-        self.vmapped = VMAP_ACTIVE[-1] if VMAP_ACTIVE else None  # (batch level, size) or None
+        self.vmapped = list(VMAP_ACTIVE)  # (batch level, size) of every vmap around, innermost last
         self.specs = []
         self.primal_leaves: list = []  # original leaves of the selected args, per arg
         self.targets: list = []  # tensors the gradient is taken with respect to
@@ -245,13 +245,19 @@ class _Reverse:
         return new_args, any_tape
 
     def _physical(self, x: Any) -> Any:
-        """x as the tape sees it: inside vmap, its physical tensor at the vmap's level."""
-        if self.vmapped is None or not isinstance(x, Tensor):
+        """x as the tape sees it: inside vmaps, its physical tensor through every vmap's level."""
+        if not self.vmapped or not isinstance(x, Tensor):
             return x
-        return physical(x, *self.vmapped)
+        for level, size in reversed(self.vmapped):  # (the innermost level is the outermost wrapper)
+            x = physical(x, level, size)
+        return x
 
     def _batched(self, x: Any) -> Any:
-        return x if self.vmapped is None or x is None else batch_into(x, self.vmapped[0])
+        if x is None:
+            return x
+        for level, _ in self.vmapped:
+            x = batch_into(x, level)
+        return x
 
     def output(self) -> Any:
         return tree_unflatten([self._stripped(o) for o in self.out_leaves], self.out_spec)
@@ -260,15 +266,16 @@ class _Reverse:
         return tree_unflatten([self._stripped(a) for a in self.aux_leaves], self.aux_spec)
 
     def _stripped(self, x: Any) -> Any:
-        if type(x) is BatchedTensor and self.vmapped is not None and x._blevel == self.vmapped[0]:
-            return BatchedTensor(_strip(x._phys, self.outer), x._blevel)
+        levels = {level for level, _ in self.vmapped}
+        if type(x) is BatchedTensor and x._blevel in levels:
+            return BatchedTensor(self._stripped(x._phys), x._blevel)
         return _strip(x, self.outer)
 
     def pullback(self, outs: list, cts: list, *, create_graph: bool, retain_graph: bool = True) -> list:
         """Gradients of sum(<outs, cts>) w.r.t. the targets (zeros where independent).
 
         ``retain_graph=False`` (one pullback only) frees the saved arrays as the pass goes."""
-        if self.vmapped is not None:
+        if self.vmapped:
             outs = [self._physical(o) for o in outs]
             cts = [self._physical(c) for c in cts]
         pairs = [(o, c) for o, c in zip(outs, cts) if o._requires_grad and c is not None]
@@ -769,7 +776,8 @@ def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple | No
     """linearize's recording: f on fresh leaves, then a backward pass with zero cotangents u that
     require grad, recorded (create_graph). Returns (output leaves, their spec, the outputs that
     require grad, their u, [(primal index, J^T u)] for the parts that depend on u); None when f's
-    results can be seen by an enclosing transform (they close over its variables)."""
+    results can be seen by an enclosing transform (they close over its variables), or f writes in
+    place into a value its backward pass needs."""
     with enable_grad(), reverse_level() as uid:
         leaves = [claim(p.detach().requires_grad_(), uid) if _is_diff(p) else p for p in p_leaves]
         o_leaves, o_spec = tree_flatten(f(*tree_unflatten(leaves, p_spec)))
@@ -781,16 +789,19 @@ def _transposed_map(f: Callable, p_leaves: list, p_spec: TreeSpec) -> tuple | No
         targets = [i for i, p in enumerate(leaves) if _is_diff(p)]
         gs: list = []
         if outs and targets:
-            gs = list(
-                _autograd_grad(
-                    outs,
-                    [leaves[i] for i in targets],
-                    grad_outputs=us,
-                    retain_graph=True,
-                    create_graph=True,
-                    allow_unused=True,
+            try:
+                gs = list(
+                    _autograd_grad(
+                        outs,
+                        [leaves[i] for i in targets],
+                        grad_outputs=us,
+                        retain_graph=True,
+                        create_graph=True,
+                        allow_unused=True,
+                    )
                 )
-            )
+            except SavedTensorModifiedError:
+                return None  # f writes in place into values its backward needs: forward mode has no such limit
         # J^T u, restricted to the parts that depend on u (the others are identically zero)
         lin = [(targets[n], g) for n, g in enumerate(gs) if g is not None and g._requires_grad]
     return o_leaves, o_spec, outs, us, lin
