@@ -21,10 +21,10 @@ import re
 
 try:
     from . import saves
-    from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule
+    from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule, dask_table
 except ImportError:  # run by path (see __main__.py)
     import saves  # type: ignore
-    from load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule  # type: ignore
+    from load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule, dask_table  # type: ignore
 
 NOTHING = saves.NOTHING
 
@@ -39,6 +39,7 @@ from ..core.backend import sp, xp
 {creation}from ..dispatch.bare import bare_op
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
+from ..dispatch.lazyops import refuse_on_dask
 from ..dispatch.oprecord import Op
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
@@ -764,6 +765,9 @@ class Emitter:
         if e.arg_params:
             fields.append(f"argnames={tuple(p.name for p in e.arg_params)!r}")
         fields.append(f"batch={batch_rule(e)!r}")
+        for key in ("layout", "sparsity", "curvature"):  # (derivatives.yaml's facts about the op)
+            if getattr(e, key):
+                fields.append(f"{key}={getattr(e, key)!r}")
         return f"{const} = Op({', '.join(fields)})"
 
     def entry(self, e: OpEntry) -> str:
@@ -842,6 +846,10 @@ class Emitter:
                     "NAMESPACES = {"
                     + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),' for ns, fs in spaces.items())
                     + "\n}",
+                    "# what Dask cannot run (`dask:`): op, or helper of a composite op, -> why (dispatch/lazyops.py)",
+                    "refuse_on_dask({"
+                    + _wrapped([f"{k!r}: {v!r}," for k, v in dask_table(self.entries).items()], "    ")
+                    + "})",
                     "# op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)",
                     "TAYLOR_RULES = {"
                     + "".join(f"\n    {e.name!r}: {e.taylor!r}," for e in self.entries if e.taylor)

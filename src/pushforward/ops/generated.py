@@ -10,6 +10,7 @@ from ..core.creation import full, ones, zeros, zeros_like
 from ..dispatch.bare import bare_op
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
+from ..dispatch.lazyops import refuse_on_dask
 from ..dispatch.oprecord import Op
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
@@ -502,7 +503,7 @@ clip = clamp
 # ---- real
 def _real__backward(grad, self, result, needs): return (grad.real if needs[0] else None,)
 def _real__jvp(self_p, self_t, result): return self_t.real
-REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise')
+REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise', curvature='linear')
 def real(self):
     """Real part (a view for complex tensors). Example: pf.real(pf.tensor([1 + 2j]))"""
     return apply(REAL, (self,), ())
@@ -510,7 +511,7 @@ def real(self):
 # ---- imag
 def _imag__backward(grad, self, result, needs): return (grad.real * 1j if needs[0] else None,)
 def _imag__jvp(self_p, self_t, result): return self_t.imag
-IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise')
+IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise', curvature='linear')
 def imag(self):
     """Imaginary part of a complex tensor (a view). Example: pf.imag(pf.tensor([1 + 2j]))"""
     return apply(IMAG, (self,), ())
@@ -536,7 +537,7 @@ def _angle__save(self):
     return (((0,), None), ((1,), None))
 def _angle__jvp(self_p, self_t, result):
     return _conj(angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t)))
-ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise')
+ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise', layout='contiguous')
 @bare_op(ANGLE, K.angle)
 def angle(self):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""
@@ -557,7 +558,7 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
 @bare_op(ADD, K.add, layout=True)
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
@@ -581,7 +582,7 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
 @bare_op(SUB, K.sub, layout=True)
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
@@ -600,7 +601,7 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
 def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear')
 @bare_op(MUL, xp.multiply, layout=True)
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
@@ -632,7 +633,7 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
 def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise', curvature='quotient')
 @bare_op(DIV, K.div, layout=True)
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
@@ -1081,7 +1082,7 @@ def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy', curvature='linear')
 @bare_op(_COPY_FROM, K.copy_from)
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
@@ -1101,7 +1102,7 @@ def _sum__backward_np(grad, self, result, dim, keepdim, dtype, needs):
     return (sum_backward_np(grad, self.shape, dim, keepdim) if needs[0] else None,)
 def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype): return sum(self_t, dim, keepdim, dtype=dtype)
 def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype): return K.sum(self_t, dim, keepdim, dtype=dtype)
-SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(SUM, K.sum)
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
@@ -1114,7 +1115,7 @@ def _mean__backward_np(grad, self, result, dim, keepdim, dtype, needs):
 def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype): return mean(self_t, dim, keepdim, dtype=dtype)
 def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
-MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(MEAN, K.mean)
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
@@ -1124,7 +1125,7 @@ def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _prod__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return prod_jvp(self_p, self_t, result, dim, keepdim)
-PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)')
+PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(PROD, K.prod)
 def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
@@ -1134,7 +1135,7 @@ def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMAX, K.amax)
 def amax(self, dim=(), keepdim=False, *, axis=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
@@ -1144,7 +1145,7 @@ def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMIN, K.amin)
 def amin(self, dim=(), keepdim=False, *, axis=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
@@ -1155,7 +1156,7 @@ def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
+MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1167,7 +1168,7 @@ def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
+MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
@@ -1190,7 +1191,7 @@ def _var__jvp(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp(self_p, self_t, result, dim, correction, keepdim)
 def _var__jvp_np(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp_np(self_p, self_t, result, dim, correction, keepdim)
-VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
+VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(VAR, K.var)
 def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
@@ -1200,7 +1201,7 @@ def _std__backward(grad, self, result, dim, correction, keepdim, needs):
     return (std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,)
 def _std__jvp(self_p, self_t, result, dim, correction, keepdim):
     return std_jvp(self_p, self_t, result, dim, correction, keepdim)
-STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
+STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(STD, K.std)
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
@@ -1210,7 +1211,7 @@ def _norm__backward(grad, self, result, p, dim, keepdim, needs):
     return (norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,)
 def _norm__jvp(self_p, self_t, result, p, dim, keepdim):
     return norm_jvp(self_p, self_t, result, p, dim, keepdim)
-NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)')
+NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)', sparsity='reduction')
 @bare_op(NORM, K.norm)
 def norm(self, p=2, dim=None, keepdim=False, *, axis=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
@@ -1228,7 +1229,7 @@ def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * xp.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
-LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(LOGSUMEXP, K.logsumexp)
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
@@ -1242,7 +1243,7 @@ def _softmax__jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
 def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
-SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
 @bare_op(SOFTMAX, K.softmax)
 def softmax(self, dim, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
@@ -1256,7 +1257,7 @@ def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * xp.exp(result), dim, keepdim=True)
-LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
 @bare_op(LOG_SOFTMAX, K.log_softmax)
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
@@ -1268,7 +1269,7 @@ def _cumsum__backward_np(grad, self, result, dim, dtype, needs):
     return (K.flip(K.cumsum(K.flip(grad, dim), dim), dim) if needs[0] else None,)
 def _cumsum__jvp(self_p, self_t, result, dim, dtype): return cumsum(self_t, dim, dtype=dtype)
 def _cumsum__jvp_np(self_p, self_t, result, dim, dtype): return K.cumsum(self_t, dim, dtype=dtype)
-CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)')
+CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
 @bare_op(CUMSUM, K.cumsum)
 def cumsum(self, dim, *, dtype=None, axis=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
@@ -1277,7 +1278,7 @@ def cumsum(self, dim, *, dtype=None, axis=None):
 def _cumprod__backward(grad, self, result, dim, dtype, needs):
     return (cumprod_backward(grad, self, result, dim) if needs[0] else None,)
 def _cumprod__jvp(self_p, self_t, result, dim, dtype): return cumprod_jvp(self_p, self_t, result, dim)
-CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
 @bare_op(CUMPROD, K.cumprod)
 def cumprod(self, dim, *, dtype=None, axis=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
@@ -1297,7 +1298,7 @@ def __matmul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul')
+_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
 @bare_op(_MATMUL, K.matmul)
 def _matmul(self, other):
     """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
@@ -1309,7 +1310,7 @@ def _mm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(ij,jk->ik)')
 @bare_op(MM, K.mm)
 def mm(self, other):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
@@ -1321,7 +1322,7 @@ def _bmm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(bij,bjk->bik)')
 @bare_op(BMM, K.bmm)
 def bmm(self, other):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
@@ -1337,7 +1338,7 @@ def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.dot(self_p, other_t)
     if other_t is None: return K.dot(self_t, other_p)
     return K.dot(self_t, other_p) + K.dot(self_p, other_t)
-DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(i,i->)')
 @bare_op(DOT, K.dot)
 def dot(self, other):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
@@ -1353,7 +1354,7 @@ def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.outer(self_p, other_t)
     if other_t is None: return K.outer(self_t, other_p)
     return K.outer(self_t, other_p) + K.outer(self_p, other_t)
-OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer')
+OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer', sparsity='contraction(i,j->ij)')
 @bare_op(OUTER, K.outer)
 def outer(self, other):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
@@ -1381,7 +1382,7 @@ def __einsum_pair__jvp_np(self_p, other_p, self_t, other_t, result, equation):
     if other_t is None: return K.einsum_pair(equation, self_t, other_p)
     return K.einsum_pair(equation, self_t, other_p) + K.einsum_pair(equation, self_p, other_t)
 def __einsum_pair__kernel(self, other, equation): return K.einsum_pair(equation, self, other)
-_EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)')
+_EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)', layout='contiguous', sparsity='contraction(equation)')
 @bare_op(_EINSUM_PAIR, K.einsum_pair)
 def _einsum_pair(equation, self, other):
     """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
@@ -1398,7 +1399,7 @@ def __einsum__save(tensors, equation):
     return (((0,), None), ((1,), None))
 def __einsum__jvp(tensors_p, tensors_t, result, equation): return einsum_jvp(equation, tensors_p, tensors_t)
 def __einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
-_EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)')
+_EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)', sparsity='contraction(equation)')
 def _einsum(equation, tensors):
     """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
     return apply(_EINSUM, (tensors,), (equation,))
@@ -1408,7 +1409,7 @@ def _cat__backward(grad, tensors, result, dim, needs):
     return (split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,)
 def _cat__jvp(tensors_p, tensors_t, result, dim): return cat(fill_zeros(tensors_t, tensors_p), dim)
 def _cat__jvp_np(tensors_p, tensors_t, result, dim): return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
-CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)')
+CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)', layout='contiguous', sparsity='moves')
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
     dim = dim if axis is None else axis
@@ -1422,7 +1423,7 @@ def _stack__backward(grad, tensors, result, dim, needs):
 def _stack__jvp(tensors_p, tensors_t, result, dim): return stack(fill_zeros(tensors_t, tensors_p), dim)
 def _stack__jvp_np(tensors_p, tensors_t, result, dim):
     return K.stack(fill_zeros_np(tensors_t, tensors_p), dim)
-STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)')
+STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)', layout='contiguous', sparsity='moves')
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
     dim = dim if axis is None else axis
@@ -1433,7 +1434,7 @@ def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if
 def _flip__backward_np(grad, self, result, dims, needs): return (K.flip(grad, dims) if needs[0] else None,)
 def _flip__jvp(self_p, self_t, result, dims): return flip(self_t, dims)
 def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
-FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)')
+FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)', sparsity='moves')
 @bare_op(FLIP, K.flip)
 def flip(self, dims):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
@@ -1443,7 +1444,7 @@ def _roll__backward(grad, self, result, shifts, dims, needs):
     return (grad.roll(neg_shifts(shifts), dims) if needs[0] else None,)
 def _roll__jvp(self_p, self_t, result, shifts, dims): return roll(self_t, shifts, dims)
 def _roll__jvp_np(self_p, self_t, result, shifts, dims): return K.roll(self_t, shifts, dims)
-ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)')
+ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)', layout='contiguous', sparsity='moves')
 @bare_op(ROLL, K.roll)
 def roll(self, shifts, dims=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
@@ -1454,7 +1455,7 @@ def _tril__backward_np(grad, self, result, diagonal, needs):
     return (K.tril(grad, diagonal) if needs[0] else None,)
 def _tril__jvp(self_p, self_t, result, diagonal): return tril(self_t, diagonal)
 def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diagonal)
-TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
 @bare_op(TRIL, K.tril)
 def tril(self, diagonal=0):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
@@ -1465,7 +1466,7 @@ def _triu__backward_np(grad, self, result, diagonal, needs):
     return (K.triu(grad, diagonal) if needs[0] else None,)
 def _triu__jvp(self_p, self_t, result, diagonal): return triu(self_t, diagonal)
 def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diagonal)
-TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
 @bare_op(TRIU, K.triu)
 def triu(self, diagonal=0):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
@@ -1478,7 +1479,7 @@ def _gather__backward_np(grad, self, index, result, dim, needs):
 def _gather__jvp(self_p, index, self_t, result, dim): return gather(self_t, dim, index)
 def _gather__jvp_np(self_p, index, self_t, result, dim): return K.gather(self_t, dim, index)
 def _gather__kernel(self, index, dim): return K.gather(self, dim, index)
-GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)')
+GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
 @bare_op(GATHER, K.gather)
 def gather(self, dim, index, *, axis=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
@@ -1506,7 +1507,7 @@ def _index_select__backward_np(grad, self, index, result, dim, needs):
 def _index_select__jvp(self_p, index, self_t, result, dim): return index_select(self_t, dim, index)
 def _index_select__jvp_np(self_p, index, self_t, result, dim): return K.index_select(self_t, dim, index)
 def _index_select__kernel(self, index, dim): return K.index_select(self, dim, index)
-INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 @bare_op(INDEX_SELECT, K.index_select)
 def index_select(self, dim, index, *, axis=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
@@ -1546,7 +1547,7 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None: return K.masked_fill(xp.zeros_like(self_p), mask, value_t)
     if value_t is None: return K.masked_fill(self_t, mask, xp.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
-MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
+MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked', layout='contiguous', curvature='linear')
 def masked_fill(self, mask, value):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
     return apply(MASKED_FILL, (self, mask, value), ())
@@ -1561,7 +1562,7 @@ def _index__backward_np(grad, self, result, indices, needs):
     return (K.index_backward(grad, self.shape, indices) if needs[0] else None,)
 def _index__jvp(self_p, self_t, result, indices): return index(self_t, indices)
 def _index__jvp_np(self_p, self_t, result, indices): return K.index(self_t, indices)
-INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, backward_np=_index__backward_np, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)')
+INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, backward_np=_index__backward_np, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)', layout='contiguous', sparsity='moves_by_index')
 @bare_op(INDEX, K.index)
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
@@ -1601,7 +1602,7 @@ def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accu
     return K.index_put(self_t, indices, values_t, accumulate)
 def _index_put__kernel(self, values, indices, accumulate):
     return K.index_put(self, indices, values, accumulate)
-INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, backward_np=_index_put__backward_np, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
+INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, backward_np=_index_put__backward_np, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop', sparsity='moves_by_index')
 @bare_op(INDEX_PUT, K.index_put)
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
@@ -1620,7 +1621,7 @@ def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
     if self_t is None: return K.view_scatter(xp.zeros_like(self_p), src_t, steps)
     if src_t is None: return K.view_scatter(self_t, xp.zeros_like(src_p), steps)
     return K.view_scatter(self_t, src_t, steps)
-_VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views')
+_VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views', sparsity='moves')
 @bare_op(_VIEW_SCATTER, K.view_scatter)
 def _view_scatter(self, src, steps):
     """A copy of self with the region the view `steps` selects replaced by src (in-place on views)."""
@@ -1630,7 +1631,7 @@ def __view_embed__backward(grad, self, result, shape, steps, needs):
     return (replay_values(grad, steps) if needs[0] else None,)
 def __view_embed__jvp(self_p, self_t, result, shape, steps): return _view_embed(self_t, shape, steps)
 def __view_embed__jvp_np(self_p, self_t, result, shape, steps): return K.view_embed(self_t, shape, steps)
-_VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views')
+_VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views', sparsity='moves')
 @bare_op(_VIEW_EMBED, K.view_embed)
 def _view_embed(self, shape, steps):
     """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
@@ -1639,7 +1640,7 @@ def _view_embed(self, shape, steps):
 def _view__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _view__jvp(self_p, self_t, result, shape): return view(self_t, *shape)
-VIEW = Op('view', K.view, ('self',), ('T',), (True,), backward=_view__backward, jvp=_view__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('shape',), batch='shape(shape)')
+VIEW = Op('view', K.view, ('self',), ('T',), (True,), backward=_view__backward, jvp=_view__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('shape',), batch='shape(shape)', sparsity='same_rows')
 def view(self, *shape):
     """The same memory with another shape (errors when strides don't allow it). Example: pf.ones(4).view(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -1650,7 +1651,7 @@ def view(self, *shape):
 def _reshape__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _reshape__jvp(self_p, self_t, result, shape): return reshape(self_t, *shape)
-RESHAPE = Op('reshape', K.reshape, ('self',), ('T',), (True,), backward=_reshape__backward, jvp=_reshape__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('shape',), batch='shape(shape)')
+RESHAPE = Op('reshape', K.reshape, ('self',), ('T',), (True,), backward=_reshape__backward, jvp=_reshape__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('shape',), batch='shape(shape)', sparsity='same_rows')
 def reshape(self, *shape):
     """Another shape; a view when NumPy can make one, else a copy. Example: pf.ones(4).reshape(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -1661,7 +1662,7 @@ def reshape(self, *shape):
 def _transpose__backward(grad, self, result, dim0, dim1, needs):
     return (grad.transpose(dim0, dim1) if needs[0] else None,)
 def _transpose__jvp(self_p, self_t, result, dim0, dim1): return transpose(self_t, dim0, dim1)
-TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='dims(dim0, dim1)')
+TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='swap(dim0, dim1)')
 def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
     return apply(TRANSPOSE, (self,), (dim0, dim1))
@@ -1698,7 +1699,7 @@ def mT(self):
 def _squeeze__backward(grad, self, result, dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _squeeze__jvp(self_p, self_t, result, dim): return squeeze(self_t, dim)
-SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze__backward, jvp=_squeeze__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('dim',), batch='squeeze(dim)')
+SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze__backward, jvp=_squeeze__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('dim',), batch='squeeze(dim)', sparsity='same_rows')
 def squeeze(self, dim=None, *, axis=None):
     """Drop dims of size 1 (a view). Example: pf.ones(1, 2).squeeze(0)"""
     dim = dim if axis is None else axis
@@ -1707,7 +1708,7 @@ def squeeze(self, dim=None, *, axis=None):
 # ---- unsqueeze
 def _unsqueeze__backward(grad, self, result, dim, needs): return (grad.squeeze(dim) if needs[0] else None,)
 def _unsqueeze__jvp(self_p, self_t, result, dim): return unsqueeze(self_t, dim)
-UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_unsqueeze__backward, jvp=_unsqueeze__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim',), batch='dims(dim)')
+UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_unsqueeze__backward, jvp=_unsqueeze__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim',), batch='new_dim(dim)', sparsity='same_rows')
 def unsqueeze(self, dim, *, axis=None):
     """Insert a dim of size 1 (a view). Example: pf.ones(2).unsqueeze(0)"""
     dim = dim if axis is None else axis
@@ -1716,7 +1717,7 @@ def unsqueeze(self, dim, *, axis=None):
 # ---- expand
 def _expand__backward(grad, self, result, sizes, needs): return (grad if needs[0] else None,)
 def _expand__jvp(self_p, self_t, result, sizes): return expand(self_t, *sizes)
-EXPAND = Op('expand', K.expand, ('self',), ('T',), (True,), backward=_expand__backward, jvp=_expand__jvp, jvp_kind='auto_linear', kind='view', argnames=('sizes',), batch='shape(sizes)')
+EXPAND = Op('expand', K.expand, ('self',), ('T',), (True,), backward=_expand__backward, jvp=_expand__jvp, jvp_kind='auto_linear', kind='view', argnames=('sizes',), batch='shape(sizes)', sparsity='moves')
 def expand(self, *sizes):
     """Broadcast to a larger shape without copying (read-only view); -1 keeps a size. Example: pf.ones(1, 2).expand(3, 2)"""
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
@@ -1728,7 +1729,7 @@ broadcast_to = expand
 def _flatten__backward(grad, self, result, start_dim, end_dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _flatten__jvp(self_p, self_t, result, start_dim, end_dim): return flatten(self_t, start_dim, end_dim)
-FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='dims(start_dim, end_dim)')
+FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='flatten(start_dim, end_dim)', sparsity='same_rows')
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim (a view when possible). Example: pf.ones(2, 3).flatten()"""
     return apply(FLATTEN, (self,), (start_dim, end_dim))
@@ -1766,7 +1767,7 @@ def select(self, dim, index, *, axis=None):
 def _getitem__backward(grad, self, result, index, needs):
     return (scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,)
 def _getitem__jvp(self_p, self_t, result, index): return getitem(self_t, index)
-GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)')
+GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)', sparsity='moves_by_index')
 def getitem(self, index):
     """Basic indexing self[index] with ints, slices, None and Ellipsis (a view)."""
     return apply(GETITEM, (self,), (index,))
@@ -1982,7 +1983,7 @@ def _sort__save(self, dim, descending, stable):
     return (((0,), None), ((1,), None))
 def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
     return (index_reduction_jvp(self_t, dim, result1, True), None)
-SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='dims(dim)')
+SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='dims(dim)', sparsity='along_dim')
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
     dim = dim if axis is None else axis
@@ -2006,7 +2007,7 @@ def _topk__save(self, k, dim, largest, sorted):
     return (((0,), None), ((1,), None))
 def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
     return (index_reduction_jvp(self_t, dim, result1, True), None)
-TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='dims(dim)')
+TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='dims(dim)', sparsity='along_dim')
 def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
     """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
@@ -2025,7 +2026,7 @@ def _kthvalue__save(self, k, dim, keepdim):
     return (((0,), None), ((1,), None))
 def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='dims(dim)')
+KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
@@ -2075,7 +2076,7 @@ def _logcumsumexp__save(self, dim):
         return (((0,), None), ((2,), (2,)))
     return (((0,), None), ((1,), None))
 def _logcumsumexp__jvp(self_p, self_t, result, dim): return logcumsumexp_jvp(self_p, self_t, result, dim)
-LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)')
+LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)', sparsity='along_dim')
 @bare_op(LOGCUMSUMEXP, K.logcumsumexp)
 def logcumsumexp(self, dim, *, axis=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
@@ -2130,7 +2131,7 @@ def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
     if src_t is None: return K.scatter(self_t, dim, index, xp.zeros_like(src_p))
     return K.scatter(self_t, dim, index, src_t)
 def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, src)
-SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
+SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
 def scatter(self, dim, index, src, *, axis=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
@@ -2237,7 +2238,7 @@ def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
     if source_t is None: return K.index_copy(self_t, dim, index, xp.zeros_like(source_p))
     return K.index_copy(self_t, dim, index, source_t)
 def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
-INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_copy(self, dim, index, source, *, axis=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
@@ -2266,7 +2267,7 @@ def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
     if value_t is None: return K.index_fill(self_t, dim, index, xp.zeros_like(value_p))
     return K.index_fill(self_t, dim, index, value_t)
 def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
-INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_fill(self, dim, index, value, *, axis=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
     dim = dim if axis is None else axis
@@ -2309,7 +2310,7 @@ def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride
     return _im2col(self_t, kernel_size, dilation, padding, stride)
 def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return K.im2col(self_t, kernel_size, dilation, padding, stride)
-_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, backward_np=__im2col__backward_np, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold')
+_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, backward_np=__im2col__backward_np, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold', sparsity='moves')
 @bare_op(_IM2COL, K.im2col)
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
@@ -2732,7 +2733,7 @@ def channel_shuffle(input, groups):
 def _inverse__backward(grad, self, result, needs):
     return (-(mH(result) @ grad @ mH(result)) if needs[0] else None,)
 def _inverse__jvp(self_p, self_t, result): return -(result @ self_t @ result)
-INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing')
+INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing', layout='column_major')
 @bare_op(INVERSE, K.inverse)
 def inverse(self):
     """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
@@ -2802,7 +2803,7 @@ def __linalg_solve__jvp_np(self_p, B_p, self_t, B_t, result):
     if self_t is None: return K.solve(self_p, B_t)
     if B_t is None: return K.solve(self_p, -(self_t @ result))
     return K.solve(self_p, B_t - self_t @ result)
-_LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, True), backward=__linalg_solve__backward, jvp=__linalg_solve__jvp, jvp_np=__linalg_solve__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), batch='trailing')
+_LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, True), backward=__linalg_solve__backward, jvp=__linalg_solve__jvp, jvp_np=__linalg_solve__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), batch='trailing', layout='column_major')
 @bare_op(_LINALG_SOLVE, K.solve)
 def _linalg_solve(self, B):
     """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
@@ -2824,7 +2825,7 @@ def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left,
     if B_t is None:
         return solve_triangular_jvp(self_p, self_t, zeros_like(B_p), result, upper, left, unitriangular)
     return solve_triangular_jvp(self_p, self_t, B_t, result, upper, left, unitriangular)
-LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing')
+LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing', layout='column_major')
 @bare_op(LINALG_SOLVE_TRIANGULAR, K.solve_triangular)
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
@@ -2833,7 +2834,7 @@ def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
 def _linalg_cholesky__backward(grad, self, result, upper, needs):
     return (cholesky_backward(grad, result, upper) if needs[0] else None,)
 def _linalg_cholesky__jvp(self_p, self_t, result, upper): return cholesky_jvp(self_t, result, upper)
-LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing')
+LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing', layout='column_major')
 @bare_op(LINALG_CHOLESKY, K.cholesky)
 def linalg_cholesky(self, *, upper=False):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
@@ -2970,7 +2971,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def _matrix_exp__backward(grad, self, result, needs):
     return (matrix_exp_frechet(mH(self), grad) if needs[0] else None,)
 def _matrix_exp__jvp(self_p, self_t, result): return matrix_exp_frechet(self_p, self_t)
-MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing', layout='contiguous')
 @bare_op(MATRIX_EXP, K.matrix_exp)
 def matrix_exp(self):
     """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
@@ -3010,7 +3011,7 @@ def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
     return diag_embed(self_t, offset, dim1, dim2)
 def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
     return K.diag_embed(self_t, offset, dim1, dim2)
-DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
+DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)', sparsity='moves')
 @bare_op(DIAG_EMBED, K.diag_embed)
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
@@ -3692,6 +3693,21 @@ NAMESPACES = {
     pdist dropout1d dropout2d dropout3d channel_shuffle
 """),
 }
+# what Dask cannot run (`dask:`): op, or helper of a composite op, -> why (dispatch/lazyops.py)
+refuse_on_dask({
+    '_index_select_backward': 'no_ufunc_at', '_index_backward': 'no_ufunc_at', 'index_put': 'no_ufunc_at',
+    '_view_scatter': 'no_ufunc_at', 'sort': 'no_sort', 'topk': 'no_sort', 'kthvalue': 'no_sort',
+    'median': 'no_sort', 'quantile': 'no_sort', 'mode': 'no_sort', 'logcumsumexp': 'no_accumulate',
+    'scatter': 'no_ufunc_at', 'scatter_add': 'no_ufunc_at', 'scatter_reduce': 'no_ufunc_at',
+    'index_add': 'no_ufunc_at', 'index_copy': 'no_ufunc_at', 'masked_scatter': 'no_ufunc_at',
+    'put': 'no_ufunc_at', '_col2im': 'no_out_buffer', 'inverse': 'no_linalg', 'det': 'no_linalg',
+    'logdet': 'no_linalg', 'slogdet': 'no_linalg', 'cholesky_solve': 'no_linalg', 'eigh': 'no_linalg',
+    'svdvals': 'no_linalg', 'eig': 'no_linalg', 'eigvals': 'no_linalg', 'lu': 'no_linalg',
+    'lu_factor': 'no_linalg', 'lu_solve': 'no_linalg', 'matrix_exp': 'no_linalg', 'matrix_power': 'no_linalg',
+    'linalg_pinv': 'no_linalg', 'lstsq': 'no_linalg', 'linalg_matrix_rank': 'no_linalg', 'cond': 'no_linalg',
+    'special_airy_ai': 'no_airy', '_special_airy_ai_prime': 'no_airy', 'lu_unpack': 'no_linalg',
+    'triangular_solve': 'no_linalg',
+})
 # op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)
 TAYLOR_RULES = {
     'exp': 'series_exp',
