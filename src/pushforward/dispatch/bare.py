@@ -4,8 +4,8 @@ A generated element-wise or reduction op with one or two plain Tensor inputs fir
 kernel itself when no input needs autodiff (`Tensor._ad`): the bare path. The generated module
 declares such an op by its signature and docstring under `@bare_op(RECORD, kernel)`; `bare_op`
 builds the public function from one template (`_TEMPLATE`), so that the bare path runs in the
-op's own frame (one Python frame per call, as if written out), and wraps a result that is not a
-fresh array with `fresh`. Every other call comes here, to `run1` / `run2`:
+op's own frame (one Python frame per call, as if written out: the closure's cells are read as
+fast as globals), and wraps a result that is not a fresh array with `fresh`. Every other call comes here, to `run1` / `run2`:
 
 - a Python scalar next to a Tensor that needs no autodiff (run2): the kernel, NumPy's weak scalar;
 - plain Tensors through which no tangent reaches the output (no live level, or an input that
@@ -169,13 +169,14 @@ def fresh(out, datas) -> Tensor:
     return t
 
 
-# The public function of an op with a bare path. `{...}` are filled per op (bare_op): its
-# parameters, the test that no input needs autodiff, the kernel's call on the arrays, the op's
-# arguments as a tuple. `_op`, `_kernel` (the YAML's kernel, in the YAML's argument order) and
-# `_run` (the record's kernel, Tensor arguments first) are the closure's own.
+# The public function of an op with a bare path (renamed after the op). `{...}` are filled per op
+# (bare_op): its parameters, the test that no input needs autodiff, the kernel's call on the
+# arrays, the op's arguments as a tuple. `_op`, `_kernel` (the YAML's kernel, in the YAML's
+# argument order) and `_run` (the record's kernel, Tensor arguments first) are the closure's own,
+# so ops of one signature share one compiled text (`_maker`).
 _TEMPLATE = """\
 def _make(_op, _kernel, _run):
-    def {name}({params}):
+    def bare_path({params}):
 {prologue}        if {test}:
 {arrays}            try:
                 _r = _kernel({kernel_args})
@@ -187,7 +188,7 @@ def _make(_op, _kernel, _run):
                 return _t
             return fresh(_r, {datas})
         return run{n}(_op, _run, {call})
-    return {name}
+    return bare_path
 """
 _LAYOUT = """\
                 if _r.ndim > 1:  # (a result of fewer dims has one layout)
@@ -229,7 +230,6 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
             sig.append(str(p))  # (the default's text; the function gets the stub's default objects)
         pad = "            "
         text = _TEMPLATE.format(
-            name=name,
             params=", ".join(sig),
             prologue="        dim = dim if axis is None else axis  # (NumPy's name)\n" if alias else "",
             test=" and ".join(f"type({t}) is Tensor" for t in tensors)
@@ -245,11 +245,8 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
             n=len(tensors),
             call=", ".join(tensors + ([_tuple(args)] if args else [])),
         )
-        filename = f"<bare path of {name}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # (tracebacks, getsource)
-        scope = dict(_SCOPE)
-        exec(compile(text, filename, "exec"), scope)
-        fn = scope["_make"](op, kernel, op.kernel)
+        fn = _maker(text)(op, kernel, op.kernel)
+        fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)  # (tracebacks name the op)
         fn.__defaults__ = stub.__defaults__
         fn.__kwdefaults__ = stub.__kwdefaults__
         fn.__doc__ = stub.__doc__
@@ -258,6 +255,22 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
         return fn
 
     return build
+
+
+_MAKERS: dict = {}  # template text -> its `_make` (ops of one signature share the compiled code)
+
+
+def _maker(text: str) -> Callable:
+    """`_make` of the template text, compiled once per text (its source kept for tracebacks and
+    inspect.getsource)."""
+    make = _MAKERS.get(text)
+    if make is None:
+        filename = f"<bare path {len(_MAKERS)}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope = dict(_SCOPE)
+        exec(compile(text, filename, "exec"), scope)
+        make = _MAKERS[text] = scope["_make"]
+    return make
 
 
 def _tuple(names: list) -> str:
