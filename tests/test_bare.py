@@ -3,6 +3,8 @@ the same results, errors and aliasing rules as dispatch.apply's executors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -27,6 +29,8 @@ def test_generated_simple_ops_run_their_kernel_in_their_own_frame():
     assert python_calls(lambda: ops.mul(x, x)) == ["<lambda>", "mul"]
     assert python_calls(lambda: ops.sum(x, 0))[:3] == ["<lambda>", "sum", "sum"]  # (then K.sum's own calls)
     assert "run1(_op, _run, self)" in inspect.getsource(ops.sin)
+    # (its code counts as pushforward's, not the user's: compiler.recording.user_site skips it)
+    assert ops.sin.__code__.co_filename.startswith(str(Path(pf.__file__).parent)) and ops.sin.__code__.co_name == "sin"
     assert "run2(_op, _run, self, other, (alpha,))" in inspect.getsource(ops.add)
     cells = dict(zip(ops.add.__code__.co_freevars, (c.cell_contents for c in ops.add.__closure__)))
     assert cells == {"_op": ops.ADD, "_kernel": ops.K.add, "_run": ops.ADD.kernel}

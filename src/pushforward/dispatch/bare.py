@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import os
 from typing import Callable
 
 import numpy as np
@@ -265,7 +266,9 @@ def _maker(text: str) -> Callable:
     inspect.getsource)."""
     make = _MAKERS.get(text)
     if make is None:
-        filename = f"<bare path {len(_MAKERS)}>"
+        # (in the package's folder, as the generated module's own code was: frames there are not the
+        # user's, compiler.recording.user_site)
+        filename = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"<bare path {len(_MAKERS)}>")
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         scope = dict(_SCOPE)
         exec(compile(text, filename, "exec"), scope)
