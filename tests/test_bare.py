@@ -3,6 +3,8 @@ the same results, errors and aliasing rules as dispatch.apply's executors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,11 +15,29 @@ from pushforward.dispatch.bare import run1, run2
 from pushforward.errors import PushforwardError
 
 
-def test_generated_simple_ops_name_their_kernel():
+def test_generated_simple_ops_run_their_kernel_in_their_own_frame():
+    """A generated op with a bare path is made from one template (bare.bare_op): the kernel runs in
+    the op's own frame (one Python call, as if written out), every other call goes to run1 / run2
+    with the record's kernel (for add the one laying the result out as torch); the signature,
+    defaults and docstring are the declaration's."""
     import inspect
 
-    assert "run1(SIN, xp.sin, self)" in inspect.getsource(ops.sin)
-    assert "run2(ADD, _add__kernel, self, other, (alpha,))" in inspect.getsource(ops.add)  # laid out as torch
+    from pushforward.bench.timing import python_calls
+
+    x = pf.tensor([0.5, 1.0])
+    assert python_calls(lambda: ops.sin(x)) == ["<lambda>", "sin"]
+    assert python_calls(lambda: ops.mul(x, x)) == ["<lambda>", "mul"]
+    assert python_calls(lambda: ops.sum(x, 0))[:3] == ["<lambda>", "sum", "sum"]  # (then K.sum's own calls)
+    assert "run1(_op, _run, self)" in inspect.getsource(ops.sin)
+    # (its code counts as pushforward's, not the user's: compiler.recording.user_site skips it)
+    assert ops.sin.__code__.co_filename.startswith(str(Path(pf.__file__).parent)) and ops.sin.__code__.co_name == "sin"
+    assert "run2(_op, _run, self, other, (alpha,))" in inspect.getsource(ops.add)
+    cells = dict(zip(ops.add.__code__.co_freevars, (c.cell_contents for c in ops.add.__closure__)))
+    assert cells == {"_op": ops.ADD, "_kernel": ops.K.add, "_run": ops.ADD.kernel}
+    assert ops.ADD.kernel.__name__ == "_add__kernel"  # (laid out as torch)
+    assert str(inspect.signature(ops.sum)) == "(self, dim=None, keepdim=False, *, dtype=None, axis=None)"
+    assert ops.sum.__doc__.startswith("Sum over dim") and ops.sum.__module__ == ops.__name__
+    np.testing.assert_array_equal(ops.sum(pf.ones(2, 3), axis=1).numpy(), [3.0, 3.0])  # (NumPy's name for dim)
 
 
 def test_numpy_errors_become_ours_naming_the_op():

@@ -19,14 +19,12 @@ import itertools
 import keyword
 import re
 
-import numpy as np
-
 try:
     from . import saves
-    from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule
+    from .load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule, dask_table
 except ImportError:  # run by path (see __main__.py)
     import saves  # type: ignore
-    from load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule  # type: ignore
+    from load import BUILTINS, CREATION, OpEntry, SpecError, batch_rule, dask_table  # type: ignore
 
 NOTHING = saves.NOTHING
 
@@ -38,16 +36,13 @@ from collections import namedtuple
 
 from ..kernels import basic as K
 from ..core.backend import sp, xp
-{creation}from ..core.tensor import Tensor
-from ..dispatch.bare import fresh, run1, run2
+{creation}from ..dispatch.bare import bare_op
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
-from ..dispatch.oprecord import Op, op_error
+from ..dispatch.lazyops import refuse_on_dask
+from ..dispatch.oprecord import Op
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
-
-_new = object.__new__  # (the bare paths make their result tensors with it)
-_ndarray = xp.ndarray
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input (`_<op>__backward_np` the same over arrays, run when nothing differentiates
@@ -56,6 +51,9 @@ _ndarray = xp.ndarray
 # arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
 # input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
+# `@bare_op(OP, kernel)` over a `def` holding only a signature and docstring: the public function
+# is made from one template whose body is the bare path (the kernel alone when no input needs
+# autodiff), in the op's own frame, and else dispatch (dispatch/bare.py).
 '''
 
 _META_ATTRS = saves.META_ATTRS
@@ -651,6 +649,12 @@ class Emitter:
             f"def {e.name}({', '.join(sig)}):",
             f'    """{doc}"""' if '"""' not in doc and "\\" not in doc and not doc.endswith('"') else f"    {doc!r}",
         ]
+        tensors = [p.name for p in e.tensor_params]
+        simple = e.view == "no" and len(e.returns) == 1 and all(p.type == "Tensor" for p in e.tensor_params)
+        if e.composite is None and simple and len(tensors) in (1, 2) and not any(p.vararg for p in e.params):
+            # the declaration only: dispatch.bare.bare_op makes the function (its body the bare path)
+            layout = ", layout=True" if self.laid_out(e) else ""
+            return "\n".join([f"@bare_op({const}, {_src(_parse(e.kernel))}{layout})"] + lines)
         lines += self.prologue(e)
         body = _parse(e.composite) if e.composite is not None else None
         if has_dim and body is not None and sum(isinstance(n, ast.Name) and n.id == "dim" for n in ast.walk(body)) == 1:
@@ -660,60 +664,12 @@ class Emitter:
         if body is not None:
             lines.extend(_block("    ", ast.Return(body)))
             return "\n".join(lines)
-        tensors = [p.name for p in e.tensor_params]
         args = _tuple_src([p.name for p in e.arg_params])
-        simple = e.view == "no" and len(e.returns) == 1 and all(p.type == "Tensor" for p in e.tensor_params)
-        if simple and len(tensors) in (1, 2):
-            lines += self.bare_path(e, const, tensors)
-            # (every other call: the tape's fast case or dispatch.apply, dispatch/bare.py)
-            kernel = f"_{e.name}__kernel" if self.needs_adapter(e) else _src(_parse(e.kernel))
-            call = ", ".join([const, kernel] + tensors + ([args] if e.arg_params else []))
-            lines.append(f"    return run{len(tensors)}({call})")
-        else:
-            call = f"apply({const}, {_tuple_src(tensors)}, {args})"
-            if len(e.returns) > 1:
-                call = f"_{e.name}__result(*{call})"
-            lines.append(f"    return {call}")
+        call = f"apply({const}, {_tuple_src(tensors)}, {args})"
+        if len(e.returns) > 1:
+            call = f"_{e.name}__result(*{call})"
+        lines.append(f"    return {call}")
         return "\n".join(lines)
-
-    def bare_path(self, e: OpEntry, const: str, tensors: list[str]) -> list[str]:
-        """The commonest call written out in the op itself (PyTorch's generated VariableType does
-        the same): plain Tensors that need no autodiff, the kernel on their arrays (laid out as
-        torch lays them, `laid_out`) and a new tensor around a fresh result, in one Python frame;
-        a result that is not a fresh array goes through `fresh` (dispatch/bare.py)."""
-        arrays = {t: f"_{t}" for t in tensors}
-        test = " and ".join(f"type({t}) is Tensor" for t in tensors)
-        test += " and not " + (f"({tensors[0]}._ad or {tensors[1]}._ad)" if len(tensors) == 2 else f"{tensors[0]}._ad")
-        kernel = _src(
-            ast.Call(_parse(e.kernel), [ast.Name(arrays.get(p.name, p.name), ast.Load()) for p in e.params], [])
-        )
-        args = _tuple_src([p.name for p in e.arg_params])
-        lines = [f"    if {test}:", *[f"        {arrays[t]} = {t}._data" for t in tensors], "        try:"]
-        lines.append(f"            _r = {kernel}")
-        if self.laid_out(e):
-            lines.append("            if _r.ndim > 1:  # (a result of fewer dims has one layout)")
-            lines.append(f"                _r = K.elementwise_layout(_r, {', '.join(arrays.values())})")
-        lines += [
-            "        except Exception as _e:",
-            f"            raise op_error({const}, {_tuple_src(tensors)}, {args}, _e) from None",
-            "        if type(_r) is _ndarray:  # (a ufunc's result views no input)"
-            if self.ufunc_kernel(e)
-            else "        if type(_r) is _ndarray and _r.base is None:",
-            "            _t = _new(Tensor)",
-            "            _t._data = _r",
-            "            return _t",
-            f"        return fresh(_r, {_tuple_src(list(arrays.values()))})",
-        ]
-        return lines
-
-    @staticmethod
-    def ufunc_kernel(e: OpEntry) -> bool:
-        """Is the op's kernel a NumPy ufunc (`xp.<name>`)? Its result is a fresh array or a NumPy
-        scalar, never a view (and laying it out, K.elementwise_layout, copies)."""
-        k = _parse(e.kernel)
-        if not (isinstance(k, ast.Attribute) and isinstance(k.value, ast.Name) and k.value.id == "xp"):
-            return False
-        return isinstance(getattr(np, k.attr, None), np.ufunc)
 
     def inplace_fn(self, e: OpEntry, const: str) -> str:
         sig = self.signature(e, False)
@@ -809,6 +765,9 @@ class Emitter:
         if e.arg_params:
             fields.append(f"argnames={tuple(p.name for p in e.arg_params)!r}")
         fields.append(f"batch={batch_rule(e)!r}")
+        for key in ("layout", "sparsity", "curvature"):  # (derivatives.yaml's facts about the op)
+            if getattr(e, key):
+                fields.append(f"{key}={getattr(e, key)!r}")
         return f"{const} = Op({', '.join(fields)})"
 
     def entry(self, e: OpEntry) -> str:
@@ -887,6 +846,10 @@ class Emitter:
                     "NAMESPACES = {"
                     + "".join(f'\n    {ns!r}: _table("""{_wrapped(fs, "    ")}"""),' for ns, fs in spaces.items())
                     + "\n}",
+                    "# what Dask cannot run (`dask:`): op, or helper of a composite op, -> why (dispatch/lazyops.py)",
+                    "refuse_on_dask({"
+                    + _wrapped([f"{k!r}: {v!r}," for k, v in dask_table(self.entries).items()], "    ")
+                    + "})",
                     "# op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)",
                     "TAYLOR_RULES = {"
                     + "".join(f"\n    {e.name!r}: {e.taylor!r}," for e in self.entries if e.taylor)

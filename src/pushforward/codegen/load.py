@@ -75,9 +75,21 @@ KNOWN_KEYS = {
     "namespace",
     "batch",
     "taylor",
+    "layout",
+    "dask",
+    "sparsity",
+    "curvature",
 }
 # `taylor: series_<name>`: the op's Taylor rule, a function of ops/formulas/taylor.py (func.jet runs it)
 TAYLOR_PATH = YAML_PATH.parent / "formulas" / "taylor.py"
+# `dask: <reason>`: Dask cannot run the op; the reasons are the keys of REASONS in dispatch/lazyops.py
+LAZYOPS_PATH = YAML_PATH.parent.parent / "dispatch" / "lazyops.py"
+# `layout:` the memory layout of the kernel's result (and so of its tangent), when it is not NumPy's
+LAYOUTS = ("contiguous", "column_major")
+# `sparsity: rule` / `rule(arg)`: how the op moves dependency patterns (func/sparsity_rules.py)
+SPARSITY_RULES = ("reduction", "along_dim", "contraction", "same_rows", "moves", "moves_by_index")
+# `curvature:` what the op's second derivatives are, when its forward formula does not say so
+CURVATURES = ("linear", "bilinear", "quotient")
 # `batch: rule` or `batch: rule(arg, ...)`: how the op runs on batched tensors (vmap, batched
 # tangents); the rules live in batching.py and name the op's non-Tensor arguments they adjust.
 _BATCH = re.compile(r"^([a-z_]+)(?:\(([a-z_0-9, ]*)\))?$")
@@ -122,6 +134,10 @@ class OpEntry:
     namespace: str = ""  # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
     batch: str = ""  # batching rule (batching.py); "" derives it (see batch_rule)
     taylor: str = ""  # Taylor rule (ops/formulas/taylor.py); "" derives it from the forward formula
+    layout: str = ""  # "contiguous" / "column_major": the kernel's result's (and tangent's) layout
+    dask: str = ""  # why Dask cannot run the op (a key of dispatch/lazyops.py's REASONS), "" if it can
+    sparsity: str = ""  # sparsity rule (func/sparsity_rules.py); "" derives it from batch and view
+    curvature: str = ""  # "linear" / "bilinear" / "quotient"; "" when the forward formula says it
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -258,6 +274,7 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
     for e in entries:
         _validate_formulas(e, op_names, helpers)
     _validate_taylor(entries)
+    _validate_dask(entries)
     return entries
 
 
@@ -378,6 +395,10 @@ def _entry(item, line: int) -> OpEntry:
         namespace=str(item.get("namespace", "")),
         batch=str(item.get("batch", "")).strip(),
         taylor=str(item.get("taylor", "")).strip(),
+        layout=str(item.get("layout", "")).strip(),
+        dask=str(item.get("dask", "")).strip(),
+        sparsity=str(item.get("sparsity", "")).strip(),
+        curvature=str(item.get("curvature", "")).strip(),
     )
     _validate_structure(entry, where)
     return entry
@@ -416,6 +437,7 @@ def _validate_batch(e: OpEntry, where: str) -> None:
 
 def _validate_structure(e: OpEntry, where: str) -> None:
     _validate_batch(e, where)
+    _validate_facts(e, where)
     if (e.kernel is None) == (e.composite is None):
         raise SpecError(f"{where}: needs exactly one of 'kernel' or 'composite'")
     for n in e.non_differentiable:
@@ -489,3 +511,115 @@ def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> Non
                 f"{where}: forward formula '{key}' uses unknown name(s) {sorted(bad)}; allowed: "
                 "<input>_p, <input>_t, result, the op's arguments, ops and helpers of formulas.py"
             )
+
+
+_RULE = re.compile(r"^([a-z_]+)(?:\((.*)\))?$")
+
+
+def sparsity_rule(e: OpEntry) -> tuple[str, str | None]:
+    """The `sparsity:` key as (rule, argument or None): `contraction(ij,jk->ik)`, `reduction`."""
+    m = _RULE.match(e.sparsity)
+    return (m.group(1), m.group(2)) if m else (e.sparsity, None)
+
+
+def _validate_facts(e: OpEntry, where: str) -> None:
+    """The keys saying how the op's result is laid out, what its derivatives' patterns and second
+    derivatives are: known values, and none that contradicts what the rest of the entry says."""
+    fw = dict(e.forward)
+    if e.layout:
+        if e.layout not in LAYOUTS:
+            raise SpecError(f"{where}: unknown layout '{e.layout}' (known: {', '.join(LAYOUTS)})")
+        if e.composite is not None or e.view != "no":
+            raise SpecError(
+                f"{where}: 'layout: {e.layout}' on a composite or a view (a view is laid out as its input, "
+                "a composite as the ops it is built from)"
+            )
+    if e.sparsity:
+        rule, arg = sparsity_rule(e)
+        if rule not in SPARSITY_RULES:
+            raise SpecError(f"{where}: unknown sparsity rule '{e.sparsity}' (known: {', '.join(SPARSITY_RULES)})")
+        if e.composite is not None or not e.differentiable:
+            raise SpecError(
+                f"{where}: 'sparsity: {e.sparsity}' on a composite or non-differentiable op (a composite's "
+                "patterns come from its ops; a non-differentiable op's output depends on nothing)"
+            )
+        if batch_rule(e).split("(")[0] in ("elementwise", "masked", "copy"):
+            raise SpecError(
+                f"{where}: 'sparsity: {e.sparsity}' contradicts 'batch: {batch_rule(e)}' (an element-wise op "
+                "moves patterns element by element)"
+            )
+        if arg is not None and rule != "contraction":
+            raise SpecError(f"{where}: sparsity rule '{rule}' takes no argument")
+        if arg is not None and "->" not in arg and arg not in {p.name for p in e.arg_params if p.type == "str"}:
+            raise SpecError(
+                f"{where}: 'sparsity: {e.sparsity}': the argument is an einsum equation ('ij,jk->ik') or the "
+                "name of the op's str parameter holding one"
+            )
+    if e.curvature:
+        if e.curvature not in CURVATURES:
+            raise SpecError(f"{where}: unknown curvature '{e.curvature}' (known: {', '.join(CURVATURES)})")
+        if e.composite is not None or not e.differentiable:
+            raise SpecError(f"{where}: 'curvature: {e.curvature}' on a composite or non-differentiable op")
+        if e.curvature == "linear" and "auto_linear" in fw.values():
+            raise SpecError(f"{where}: 'curvature: linear' repeats what 'auto_linear' says; remove it")
+        if e.curvature != "linear" and (
+            [p.name for p in e.diff_params] != ["self", "other"] or batch_rule(e) != "elementwise"
+        ):
+            raise SpecError(
+                f"{where}: 'curvature: {e.curvature}' is for element-wise ops of two differentiable Tensors "
+                "`self` and `other` (the product's and the quotient's second derivatives)"
+            )
+
+
+def dask_reasons() -> set[str]:
+    """The reasons a `dask:` key may give: the keys of REASONS in dispatch/lazyops.py (parsed)."""
+    for node in ast.parse(LAZYOPS_PATH.read_text()).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(getattr(t, "id", None) == "REASONS" for t in targets) and isinstance(node.value, ast.Dict):
+                return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+    raise SpecError(f"{LAZYOPS_PATH.name} has no REASONS dict of the reasons Dask cannot run an op")
+
+
+def composite_helpers(e: OpEntry) -> list[str]:
+    """The helper functions (`c_<name>`, `<name>_composite`) a composite op's expression calls."""
+    node = ast.parse(e.composite, mode="eval").body
+    calls = [n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    return [c for c in calls if c.startswith("c_") or c.endswith("_composite")]
+
+
+def dask_table(entries: list[OpEntry]) -> dict[str, str]:
+    """Name -> reason for everything Dask cannot run: each kernel op with a `dask:` key by its name,
+    and the helpers a composite op with one calls by their names without `c_` / `_composite` (the
+    names methods/lazy.py guards them under)."""
+    table: dict[str, str] = {}
+    for e in entries:
+        if not e.dask:
+            continue
+        if e.composite is None:
+            table[e.name] = e.dask
+        for h in composite_helpers(e) if e.composite is not None else ():
+            table[h.removeprefix("c_").removesuffix("_composite")] = e.dask
+    return table
+
+
+def _validate_dask(entries: list[OpEntry]) -> None:
+    known = None
+    by_helper: dict[str, OpEntry] = {}
+    for e in entries:
+        if e.dask:
+            known = dask_reasons() if known is None else known
+            if e.dask not in known:
+                raise SpecError(f"{e.where()}: unknown dask reason '{e.dask}' (known: {', '.join(sorted(known))})")
+            if e.composite is not None and not composite_helpers(e):
+                raise SpecError(
+                    f"{e.where()}: 'dask: {e.dask}' on a composite that calls no helper (c_<name>): the ops it "
+                    "is built from are refused or run on their own; remove the key"
+                )
+        for h in composite_helpers(e) if e.composite is not None else ():
+            other = by_helper.setdefault(h, e)
+            if other.dask != e.dask:
+                raise SpecError(
+                    f"{e.where()}: calls {h} as '{other.name}' does, but their 'dask:' keys differ "
+                    f"({e.dask or 'none'} and {other.dask or 'none'}): Dask refuses a helper for every op or none"
+                )

@@ -1,9 +1,11 @@
 """The fast paths of the generated ops (PyTorch's generated VariableType is the model).
 
 A generated element-wise or reduction op with one or two plain Tensor inputs first runs its
-kernel itself when no input needs autodiff (`Tensor._ad`): the bare path, written into the op by
-the code generator (codegen/emit.py, `bare_path`), which wraps a result that is not a fresh array
-with `fresh`. Every other call comes here, to `run1` / `run2`:
+kernel itself when no input needs autodiff (`Tensor._ad`): the bare path. The generated module
+declares such an op by its signature and docstring under `@bare_op(RECORD, kernel)`; `bare_op`
+builds the public function from one template (`_TEMPLATE`), so that the bare path runs in the
+op's own frame (one Python frame per call, as if written out: the closure's cells are read as
+fast as globals), and wraps a result that is not a fresh array with `fresh`. Every other call comes here, to `run1` / `run2`:
 
 - a Python scalar next to a Tensor that needs no autodiff (run2): the kernel, NumPy's weak scalar;
 - plain Tensors through which no tangent reaches the output (no live level, or an input that
@@ -22,6 +24,9 @@ function with exact positional parameters and defaults faster, ~0.1 us per op.)
 
 from __future__ import annotations
 
+import inspect
+import linecache
+import os
 from typing import Callable
 
 import numpy as np
@@ -31,10 +36,11 @@ from .aliasing import unshared
 from .classifier import apply, run_arrays, run_traced
 from .general import tape_node
 from .oprecord import SCALAR_TYPES, Op, op_error
+from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain
 from ..engine.state import STATE
 
-__all__ = ["run1", "run2", "fresh"]
+__all__ = ["run1", "run2", "fresh", "bare_op"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -162,3 +168,114 @@ def fresh(out, datas) -> Tensor:
     t = _new(Tensor)
     t._data = (out if out.base is None else unshared(out, datas)) if isinstance(out, np.ndarray) else np.asanyarray(out)
     return t
+
+
+# The public function of an op with a bare path (renamed after the op). `{...}` are filled per op
+# (bare_op): its parameters, the test that no input needs autodiff, the kernel's call on the
+# arrays, the op's arguments as a tuple. `_op`, `_kernel` (the YAML's kernel, in the YAML's
+# argument order) and `_run` (the record's kernel, Tensor arguments first) are the closure's own,
+# so ops of one signature share one compiled text (`_maker`).
+_TEMPLATE = """\
+def _make(_op, _kernel, _run):
+    def bare_path({params}):
+{prologue}        if {test}:
+{arrays}            try:
+                _r = _kernel({kernel_args})
+{layout}            except Exception as _e:
+                raise op_error(_op, {tensors}, {args}, _e) from None
+            if type(_r) is _ndarray{unshared}:
+                _t = _new(Tensor)
+                _t._data = _r
+                return _t
+            return fresh(_r, {datas})
+        return run{n}(_op, _run, {call})
+    return bare_path
+"""
+_LAYOUT = """\
+                if _r.ndim > 1:  # (a result of fewer dims has one layout)
+                    _r = elementwise_layout(_r, {datas})
+"""
+_SCOPE = {"Tensor": Tensor, "_new": _new, "_ndarray": _ndarray, "op_error": op_error, "fresh": fresh}
+_SCOPE.update(run1=run1, run2=run2, elementwise_layout=elementwise_layout)
+
+
+def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator of a generated op's declaration (a `def` with its signature and docstring only):
+    the public function, whose body is the bare path (the kernel on the inputs' arrays when they
+    are plain Tensors needing no autodiff; `layout`: laid out as torch lays out an element-wise
+    result of several inputs) and else `run1` / `run2`. NumPy's name `axis` for `dim` is taken
+    when given. A NumPy ufunc's result is never a view, so only other kernels' results are
+    checked for one.
+
+    >>> import pushforward as pf, numpy as np
+    >>> from pushforward.ops.generated import NEG
+    >>> @bare_op(NEG, np.negative)
+    ... def negate(self):
+    ...     \"\"\"-self.\"\"\"
+    >>> negate(pf.tensor([1.0, -2.0])), negate.__doc__
+    (tensor([-1.,  2.]), '-self.')
+    """
+
+    def build(stub: Callable) -> Callable:
+        name = stub.__name__
+        params = list(inspect.signature(stub).parameters.values())
+        tensors = list(op.params)
+        args = list(op.argnames)
+        alias = "axis" in (p.name for p in params) and "axis" not in args
+        datas = {t: "_" + t for t in tensors}
+        sig, star = [], False
+        for p in params:
+            if p.kind is p.KEYWORD_ONLY and not star:
+                sig.append("*")
+                star = True
+            sig.append(str(p))  # (the default's text; the function gets the stub's default objects)
+        pad = "            "
+        text = _TEMPLATE.format(
+            params=", ".join(sig),
+            prologue="        dim = dim if axis is None else axis  # (NumPy's name)\n" if alias else "",
+            test=" and ".join(f"type({t}) is Tensor" for t in tensors)
+            + " and not "
+            + (f"({tensors[0]}._ad or {tensors[1]}._ad)" if len(tensors) == 2 else f"{tensors[0]}._ad"),
+            arrays="".join(f"{pad}{datas[t]} = {t}._data\n" for t in tensors),
+            kernel_args=", ".join(datas.get(p.name, p.name) for p in params if not (alias and p.name == "axis")),
+            layout=_LAYOUT.format(datas=", ".join(datas.values())) if layout else "",
+            tensors=_tuple(tensors),
+            args=_tuple(args),
+            unshared="" if isinstance(kernel, np.ufunc) else " and _r.base is None",
+            datas=_tuple(list(datas.values())),
+            n=len(tensors),
+            call=", ".join(tensors + ([_tuple(args)] if args else [])),
+        )
+        fn = _maker(text)(op, kernel, op.kernel)
+        fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)  # (tracebacks name the op)
+        fn.__defaults__ = stub.__defaults__
+        fn.__kwdefaults__ = stub.__kwdefaults__
+        fn.__doc__ = stub.__doc__
+        fn.__module__ = stub.__module__
+        fn.__qualname__ = stub.__qualname__
+        return fn
+
+    return build
+
+
+_MAKERS: dict = {}  # template text -> its `_make` (ops of one signature share the compiled code)
+
+
+def _maker(text: str) -> Callable:
+    """`_make` of the template text, compiled once per text (its source kept for tracebacks and
+    inspect.getsource)."""
+    make = _MAKERS.get(text)
+    if make is None:
+        # (in the package's folder, as the generated module's own code was: frames there are not the
+        # user's, compiler.recording.user_site)
+        filename = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"<bare path {len(_MAKERS)}>")
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope = dict(_SCOPE)
+        exec(compile(text, filename, "exec"), scope)
+        make = _MAKERS[text] = scope["_make"]
+    return make
+
+
+def _tuple(names: list) -> str:
+    """`()`, `(a,)` or `(a, b)`."""
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"

@@ -168,17 +168,29 @@ def _arg(op, args, name):
 
 def _dims(op, ins, bat, args, B, names):
     if _batched_rank(ins, bat) == 0:
-        # view ops must stay views (a loop stacks copies, and a later in-place op on the result
-        # would not reach the base): unsqueeze's dim counts the result's dims, so it shifts as
-        # usual; transpose(0, -1) of a 0-d tensor is the tensor itself,
-        # and flatten(0, -1) of one is its unsqueeze (shape (1,))
-        if op.name in ("transpose", "flatten") and all(_arg(op, args, n) in (0, -1) for n in names):
-            if op.name == "flatten":
-                return OPS["unsqueeze"], ins, (-1,), None
-            return op, ins, _set_args(op, args, {n: -1 for n in names}), None
-        if op.name != "unsqueeze":
-            return None  # a 0-d tensor's dim 0 / -1 has no physical counterpart: loop
+        return None  # a 0-d tensor's dim 0 / -1 has no physical counterpart: loop
     return op, ins, _set_args(op, args, {n: _shift(_arg(op, args, n)) for n in names}), None
+
+
+# View ops must stay views on a 0-d tensor too (a loop stacks copies, and a later in-place op on
+# the result would not reach the base): three `dims` rules say what their dims mean there.
+def _new_dim(op, ins, bat, args, B, names):
+    """unsqueeze: the dim counts the result's dims, so it shifts as usual, a 0-d input's too."""
+    return op, ins, _set_args(op, args, {n: _shift(_arg(op, args, n)) for n in names}), None
+
+
+def _swap(op, ins, bat, args, B, names):
+    """transpose(dim0, dim1): of a 0-d tensor, transpose(0, -1) is the tensor itself."""
+    if _batched_rank(ins, bat) == 0 and all(_arg(op, args, n) in (0, -1) for n in names):
+        return op, ins, _set_args(op, args, {n: -1 for n in names}), None
+    return _dims(op, ins, bat, args, B, names)
+
+
+def _flatten(op, ins, bat, args, B, names):
+    """flatten(start_dim, end_dim): of a 0-d tensor, flatten(0, -1) is its unsqueeze (shape (1,))."""
+    if _batched_rank(ins, bat) == 0 and all(_arg(op, args, n) in (0, -1) for n in names):
+        return OPS["unsqueeze"], ins, (-1,), None
+    return _dims(op, ins, bat, args, B, names)
 
 
 def _aligned(op, ins, bat, args, B, names):
@@ -465,6 +477,9 @@ PREPARE: dict[str, Callable] = {
     "elementwise": _elementwise,
     "trailing": _elementwise,  # ops on the last dims (linalg, tril): leading dims broadcast alike
     "dims": _dims,
+    "new_dim": _new_dim,
+    "swap": _swap,
+    "flatten": _flatten,
     "aligned": _aligned,
     "copy": _copy,
     "indexed": _indexed,

@@ -2,10 +2,11 @@
 
 `dispatch.classifier.apply` and `general.run_general` send every call with a lazy input here once;
 the call then runs the ordinary general executor (kernels and formulas dispatch to Dask through
-NumPy's protocols) with computing refused (`core.lazy.guarded`). Ops Dask cannot run are refused
-up front by name (`DENIED`), so their error says why; anything else that would compute is caught
-by the guard. In-place ops on lazy tensors are refused (`inplace_unsupported`): Dask arrays are
-immutable, and a write that reached no memory would be a silent wrong answer.
+NumPy's protocols) with computing refused (`core.lazy.guarded`). Ops Dask cannot run (derivatives.yaml's
+`dask:` key) are refused up front by name (`DENIED`), so their error says why; anything else that
+would compute is caught by the guard. In-place ops on lazy tensors are refused
+(`inplace_unsupported`): Dask arrays are immutable, and a write that reached no memory would be a
+silent wrong answer.
 
 >>> from pushforward.dispatch.lazyops import DENIED
 >>> "det" in DENIED
@@ -19,31 +20,29 @@ from typing import Callable
 from ..core.lazy import _Depth, guarded, unsupported, LazyUnsupportedError
 from .oprecord import Op
 
-__all__ = ["DENIED", "run_lazy", "lazy_ready", "guarded_now", "inplace_unsupported"]
+__all__ = ["DENIED", "REASONS", "refuse_on_dask", "run_lazy", "lazy_ready", "guarded_now", "inplace_unsupported"]
 
-# Ops whose kernels need what Dask does not have (the reason is in the error message).
-_NO_LINALG = "dask.array.linalg has no such routine"
-_NO_UFUNC_AT = "Dask arrays have no unbuffered in-place ufunc methods (ufunc.at)"
-_NO_SORT = "dask.array cannot sort along an axis"
-DENIED = {
-    **dict.fromkeys(
-        "det logdet slogdet inverse pinverse matrix_exp matrix_power eig eigh eigvals eigvalsh lu lu_factor "
-        "lu_solve cholesky_solve cholesky_inverse triangular_solve matrix_rank cond svdvals lstsq linalg_pinv "
-        "linalg_matrix_rank linalg_lstsq linalg_lu_solve lu_unpack".split(),
-        _NO_LINALG,
-    ),
-    **dict.fromkeys(
-        "index_add scatter_add scatter_reduce index_put put index_copy scatter masked_scatter _view_scatter".split(),
-        _NO_UFUNC_AT,
-    ),
-    **dict.fromkeys("_index_backward _index_select_backward".split(), _NO_UFUNC_AT),
-    **dict.fromkeys("logcumsumexp".split(), "Dask arrays have no ufunc.accumulate"),
-    **dict.fromkeys("_col2im".split(), "Dask arrays cannot be written into (an out= buffer)"),
-    **dict.fromkeys("special_airy_ai _special_airy_ai_prime".split(), "Dask has no multi-output scipy.special.airy"),
-    **dict.fromkeys(
-        "sort argsort msort topk kthvalue median nanmedian quantile nanquantile mode cummax cummin".split(), _NO_SORT
-    ),
+# Why Dask cannot run an op: derivatives.yaml's `dask:` key names one of these reasons.
+REASONS = {
+    "no_linalg": "dask.array.linalg has no such routine",
+    "no_ufunc_at": "Dask arrays have no unbuffered in-place ufunc methods (ufunc.at)",
+    "no_accumulate": "Dask arrays have no ufunc.accumulate",
+    "no_out_buffer": "Dask arrays cannot be written into (an out= buffer)",
+    "no_airy": "Dask has no multi-output scipy.special.airy",
+    "no_sort": "dask.array cannot sort along an axis",
 }
+# op (or helper of a composite op) -> why Dask cannot run it; filled by the generated module from
+# derivatives.yaml (refuse_on_dask)
+DENIED: dict[str, str] = {}
+
+
+def refuse_on_dask(table: dict[str, str]) -> None:
+    """Record what Dask cannot run: name -> a key of REASONS (the generated module's call).
+
+    >>> DENIED["det"]
+    'dask.array.linalg has no such routine'
+    """
+    DENIED.update({name: REASONS[why] for name, why in table.items()})
 
 
 def lazy_ready(op: Op) -> bool:

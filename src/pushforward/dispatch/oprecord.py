@@ -16,8 +16,7 @@ import numpy as np
 from .aliasing import unshared
 from .batching import OPS
 from ..errors import OpError, describe, same_kind
-from ..kernels.basic import CONTIGUOUS_RESULTS
-from ..kernels.linalg import COLUMN_MAJOR_RESULTS, column_major
+from ..kernels.linalg import column_major
 from ..core.batched import BatchedTensor
 from ..core.tensor import Tensor, wrap
 
@@ -57,6 +56,9 @@ class Op:
         "contiguous",
         "argnames",
         "batch",
+        "layout",
+        "sparsity",
+        "curvature",
     )
 
     def __init__(
@@ -82,6 +84,9 @@ class Op:
         grad_embeds: bool = False,
         argnames: tuple = (),
         batch: str = "loop",
+        layout: str | None = None,
+        sparsity: str | None = None,
+        curvature: str | None = None,
     ) -> None:
         self.name = name
         self.kernel = kernel
@@ -112,6 +117,12 @@ class Op:
         OPS[name] = self  # batching rules call ops by name
         self.argnames = argnames  # names of the non-Tensor arguments, in the order of `args`
         self.batch = batch  # batching rule from derivatives.yaml (see batching.py)
+        # derivatives.yaml's `layout:` (the kernel's result's layout, when not NumPy's), `sparsity:`
+        # (the rule of func/sparsity_rules.py, when not derived) and `curvature:` (linear,
+        # bilinear, quotient: second derivatives the forward formula does not show)
+        self.layout = layout
+        self.sparsity = sparsity
+        self.curvature = curvature
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
         # ... and not a view: dispatch.apply's array executors may run it
@@ -119,11 +130,11 @@ class Op:
         self.all_diff = all(diff)
         # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it
         # (wrapped here, so the other ops' hot paths pay nothing for it)
-        self.contiguous = name in CONTIGUOUS_RESULTS
+        self.contiguous = layout == "contiguous"
         if self.contiguous:
             self.jvp = _contiguous_tensor_formula(jvp) if jvp is not None else None
             self.jvp_np = _contiguous_array_formula(jvp_np) if jvp_np is not None else None
-        elif name in COLUMN_MAJOR_RESULTS:  # ... column-major (LAPACK's), so must its tangent be
+        elif layout == "column_major":  # ... column-major (LAPACK's), so must its tangent be
             self.jvp = _column_major_tensor_formula(jvp) if jvp is not None else None
             self.jvp_np = _column_major_array_formula(jvp_np) if jvp_np is not None else None
 

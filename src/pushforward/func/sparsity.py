@@ -30,7 +30,7 @@ from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
 from ..errors import NestingError, OpError, OpTypeError, OpValueError
 from .patterns import as_bool_csr, broadcast_rows, build, empty, identity, row_union, take_rows, union
-from .sparsity_rules import MOVES_WITH_VALUE_INDEX, Context, Val, dense_rule, rule_of
+from .sparsity_rules import Context, Val, dense_rule, moves_by_index, rule_of
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity", "PatternTensor", "ValueDependentError", "check_one_tensor"]
 
@@ -183,7 +183,7 @@ class _Detector(Interpreter):
                 plain.append(v)
         args_plain = tuple(_unwrap_args(args)) if args else args
         value_index = False
-        if op.name in MOVES_WITH_VALUE_INDEX:
+        if moves_by_index(op):
             found = _value_indexes(args) + [
                 v._data for i, v in enumerate(inputs) if isinstance(v, PatternTensor) and v._live() and not diffs[i]
             ]

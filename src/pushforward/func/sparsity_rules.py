@@ -1,7 +1,8 @@
 """How each kind of op moves dependency patterns (see `sparsity` for the tensors that carry them).
 
-One rule per op kind, chosen from what derivatives.yaml says about the op (its batching rule, its
-tangent formula kind, its view flag): element-wise (with broadcasting), reductions over dims, ops
+One rule per op kind, chosen from what derivatives.yaml says about the op (its `sparsity:` key, or
+else its batching rule, its tangent formula kind, its view flag; `curvature:` says which inputs
+meet in its second derivatives): element-wise (with broadcasting), reductions over dims, ops
 along a dim (softmax, sort, cumsum), contractions (matmul, einsum), ops that only move elements
 (views, indexing, roll, cat, gather: the op itself applied to element ids tells where each output
 element comes from) and, for anything else, "every output depends on every input" (a superset).
@@ -29,62 +30,10 @@ import numpy as np
 from ..dispatch.oprecord import Op
 from .patterns import Lazy, broadcast_rows, build, gram, row_union, selector, take_rows, union, union_all
 
-__all__ = ["Val", "Context", "rule_of", "dense_rule", "MOVES_WITH_VALUE_INDEX"]
+__all__ = ["Val", "Context", "rule_of", "dense_rule", "moves_by_index"]
 
 # the largest iteration space a contraction rule enumerates before it settles for "dense"
 _MAX_TERMS = 20_000_000
-
-_REDUCTIONS = {"sum", "mean", "prod", "amax", "amin", "logsumexp", "norm", "std", "var"}
-_ALONG_DIM = {
-    "cumsum",
-    "cumprod",
-    "softmax",
-    "log_softmax",
-    "logcumsumexp",
-    "sort",
-    "topk",
-    "kthvalue",
-    "max_dim",
-    "min_dim",
-}
-# ops that only move elements (each output element is one input element or zero)
-_MOVES = {
-    "gather",
-    "scatter",
-    "index_select",
-    "index_copy",
-    "index_fill",
-    "index",
-    "index_put",
-    "roll",
-    "cat",
-    "stack",
-    "flip",
-    "tril",
-    "triu",
-    "diag_embed",
-    "_im2col",
-    "_view_embed",
-    "_view_scatter",
-    "expand",
-    "reshape",
-    "flatten",
-}
-# moves whose index is an argument: a value-dependent index makes the rule "dense" (or, boolean,
-# an error: the output's shape depends on the values)
-MOVES_WITH_VALUE_INDEX = {
-    "getitem",
-    "index",
-    "index_put",
-    "gather",
-    "scatter",
-    "index_select",
-    "index_copy",
-    "index_fill",
-}
-_EQUATIONS = {"mm": "ij,jk->ik", "bmm": "bij,bjk->bik", "dot": "i,i->", "outer": "i,j->ij"}
-# element-wise ops linear in their differentiable inputs beyond what `auto_linear` says
-_LINEAR_ELEMENTWISE = {"add", "sub", "real", "imag", "masked_fill", "_copy_from"}
 
 
 class Val:
@@ -128,7 +77,20 @@ def _size(data) -> int:
 
 
 def _nonlinear(op: Op) -> bool:
-    return op.jvp_kind != "auto_linear" and op.name not in _LINEAR_ELEMENTWISE
+    return op.jvp_kind != "auto_linear" and op.curvature != "linear"
+
+
+def moves_by_index(op: Op) -> bool:
+    """Does the op move elements by an index given as an argument (`sparsity: moves_by_index`)? A
+    value-dependent index makes its rule "dense" (or, boolean, an error: the output's shape
+    depends on the values)."""
+    return op.sparsity == "moves_by_index"
+
+
+def _rule_arg(op: Op) -> str | None:
+    """The argument of the op's `sparsity: rule(arg)`, or None."""
+    rule = op.sparsity or ""
+    return rule[rule.index("(") + 1 : -1] if "(" in rule else None
 
 
 def _flat_vals(ins: list) -> list:
@@ -165,11 +127,11 @@ def _elementwise(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> li
         if d and v is not None and v.dep is not None and not (op.name == "_copy_from" and i == 0):
             deps[op.params[i]] = broadcast_rows(v.dep, np.shape(v.data), shape)
     out = union_all(deps.values())
-    if op.name in ("mul", "div"):
+    if op.curvature in ("bilinear", "quotient"):  # (self * other: they meet; self / other: other too)
         a, b = deps.get("self"), deps.get("other")
         if a is not None and b is not None:
             ctx.couple(a, b)
-        if op.name == "div":
+        if op.curvature == "quotient":
             ctx.couple(b)
     elif _nonlinear(op):
         ctx.couple(out)
@@ -311,13 +273,12 @@ def _from_blocks(ids: np.ndarray, deps: list, sizes: list):
 
 def _equation(op: Op, ins: list, args: tuple) -> tuple[str | None, list]:
     """The einsum equation of a contraction and its operands (broadcast for batched matmul)."""
-    if op.name in _EQUATIONS:
-        return _EQUATIONS[op.name], list(ins)
-    if op.name == "_einsum_pair":
-        return args[0], list(ins)
-    if op.name == "_einsum":
-        return args[0], list(ins[0])
-    a, b = ins  # _matmul: NumPy's rules
+    eq = _rule_arg(op)  # `contraction(ij,jk->ik)`, or `contraction(<the parameter holding it>)`
+    if eq is not None:
+        if "->" not in eq:
+            eq = args[op.argnames.index(eq)]
+        return eq, list(ins[0]) if op.kinds[0] == "T[]" else list(ins)
+    a, b = ins  # `contraction`: NumPy's matmul rules
     na, nb = np.ndim(a.data), np.ndim(b.data)
     if na <= 2 and nb <= 2:
         left = "k" if na == 1 else "ik"
@@ -407,6 +368,15 @@ def _contraction(op: Op, ins: list, args: tuple, outs: list, ctx: Context) -> li
     return [dep]
 
 
+# the rules a `sparsity:` key names (codegen/load.py's SPARSITY_RULES)
+_BY_NAME = {
+    "reduction": _reduction,
+    "along_dim": _along_dim,
+    "contraction": _contraction,
+    "same_rows": _same_rows,
+    "moves": _moves,
+    "moves_by_index": _moves,
+}
 _RULES: dict = {}
 
 
@@ -423,14 +393,8 @@ def _choose(op: Op) -> Callable:
         return _nothing
     if op.batch in ("elementwise", "masked", "copy"):
         return _elementwise
-    if op.name in _REDUCTIONS:
-        return _reduction
-    if op.name in _EQUATIONS or op.name in ("_matmul", "_einsum", "_einsum_pair"):
-        return _contraction
-    if op.name in _ALONG_DIM:
-        return _along_dim
-    if op.name in ("reshape", "view", "flatten", "squeeze", "unsqueeze"):
-        return _same_rows
-    if op.name in _MOVES or (op.kind != "op" and op.jvp_kind == "auto_linear"):
+    if op.sparsity:
+        return _BY_NAME[op.sparsity.split("(")[0]]
+    if op.kind != "op" and op.jvp_kind == "auto_linear":
         return _moves
     return dense_rule

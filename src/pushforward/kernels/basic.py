@@ -24,37 +24,6 @@ def _axes(dim, ndim: int):
     return tuple(check_dim(d, ndim) for d in dims)
 
 
-# The ops whose kernels return C-contiguous results (torch's are, whatever the input's layout);
-# dispatch gives their tangents the same layout, so a view that works on the result works on
-# its tangent too.
-CONTIGUOUS_RESULTS = frozenset(
-    {
-        "sum",
-        "mean",
-        "prod",
-        "amax",
-        "amin",
-        "var",
-        "std",
-        "logsumexp",
-        "softmax",
-        "log_softmax",
-        "cumsum",
-        "cumprod",
-        "cat",
-        "stack",
-        "roll",
-        "tril",
-        "triu",
-        "masked_fill",
-        "index",
-        "angle",
-        "_einsum_pair",
-        "matrix_exp",
-    }
-)
-
-
 def einsum_pair(equation, a, b):
     """Two-operand einsum with a C-contiguous result, as torch's (NumPy may keep an operand's
     permuted layout; fuzzer: `.view(-1)` of the result failed)."""

@@ -18,7 +18,6 @@ from ..errors import OpError
 __all__ = [
     "blockwise",
     "column_major",
-    "COLUMN_MAJOR_RESULTS",
     "inverse",
     "det",
     "logdet",
@@ -77,8 +76,6 @@ def _c(dtype):
 
 
 # -- inverse, determinants, solves -----------------------------------------------------------------
-# ops whose kernels return column_major results (their tangents are laid out so too: oprecord)
-COLUMN_MAJOR_RESULTS = frozenset({"inverse", "_linalg_solve", "linalg_solve_triangular", "linalg_cholesky"})
 
 
 def column_major(a):

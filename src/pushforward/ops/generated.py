@@ -7,16 +7,13 @@ from collections import namedtuple
 from ..kernels import basic as K
 from ..core.backend import sp, xp
 from ..core.creation import full, ones, zeros, zeros_like
-from ..core.tensor import Tensor
-from ..dispatch.bare import fresh, run1, run2
+from ..dispatch.bare import bare_op
 from ..dispatch.classifier import apply
 from ..dispatch.inplace import apply_inplace
-from ..dispatch.oprecord import Op, op_error
+from ..dispatch.lazyops import refuse_on_dask
+from ..dispatch.oprecord import Op
 from .formulas.common import *  # noqa: F401,F403 - formula helpers
 from .formulas.common import _conj
-
-_new = object.__new__  # (the bare paths make their result tensors with it)
-_ndarray = xp.ndarray
 
 # Per op: `_<op>__backward(grad, *inputs, *results, *args, needs)` gives one gradient per
 # differentiable input (`_<op>__backward_np` the same over arrays, run when nothing differentiates
@@ -25,26 +22,18 @@ _ndarray = xp.ndarray
 # arguments first; `<OP> = Op(...)` is the record dispatch runs (oprecord.Op); `save=` is what
 # the tape keeps, per mask of inputs needing grad (bit i: differentiable input i): (per tensor
 # input 0 nothing, 1 metadata, 2 the value; per output the same, or None), nothing if left out.
+# `@bare_op(OP, kernel)` over a `def` holding only a signature and docstring: the public function
+# is made from one template whose body is the bare path (the kernel alone when no input needs
+# autodiff), in the op's own frame, and else dispatch (dispatch/bare.py).
 
 # ---- neg
 def _neg__backward(grad, self, result, needs): return (-grad if needs[0] else None,)
 def _neg__jvp(self_p, self_t, result): return neg(self_t)
 def _neg__jvp_np(self_p, self_t, result): return xp.negative(self_t)
 NEG = Op('neg', xp.negative, ('self',), ('T',), (True,), backward=_neg__backward, backward_np=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+@bare_op(NEG, xp.negative)
 def neg(self):
     """Negation, element-wise. Example: pf.neg(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.negative(_self)
-        except Exception as _e:
-            raise op_error(NEG, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(NEG, xp.negative, self)
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
     return apply_inplace(NEG, self, (self,), ())
@@ -55,20 +44,9 @@ def _abs__backward_np(grad, self, result, needs): return (grad * K.sgn(self) if 
 def _abs__jvp(self_p, self_t, result): return self_t * _conj(self_p.sgn())
 def _abs__jvp_np(self_p, self_t, result): return self_t * K.conj(K.sgn(self_p))
 ABS = Op('abs', xp.abs, ('self',), ('T',), (True,), backward=_abs__backward, backward_np=_abs__backward_np, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ABS, xp.abs)
 def abs(self):
     """Absolute value (modulus for complex). Example: pf.abs(pf.tensor([-1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.abs(_self)
-        except Exception as _e:
-            raise op_error(ABS, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ABS, xp.abs, self)
 def abs_(self):
     """In-place abs: writes into self (values, tape history and tangents)."""
     return apply_inplace(ABS, self, (self,), ())
@@ -86,20 +64,9 @@ def _sgn__save(self):
     return (((0,), None), ((1,), None))
 def _sgn__jvp(self_p, self_t, result): return sgn_jvp(self_p, self_t, result)
 SGN = Op('sgn', K.sgn, ('self',), ('T',), (True,), backward=_sgn__backward, jvp=_sgn__jvp, jvp_kind='explicit', save_fn=_sgn__save, batch='elementwise')
+@bare_op(SGN, K.sgn)
 def sgn(self):
     """Sign for real tensors; z / |z| for complex ones (0 at 0). Example: pf.sgn(pf.tensor([-2.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.sgn(_self)
-        except Exception as _e:
-            raise op_error(SGN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SGN, K.sgn, self)
 
 # ---- sign
 def _sign__backward(grad, self, result, needs):
@@ -114,39 +81,17 @@ def _sign__save(self):
 def _sign__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
 SIGN = Op('sign', xp.sign, ('self',), ('T',), (True,), backward=_sign__backward, jvp=_sign__jvp, jvp_kind='explicit', save_fn=_sign__save, batch='elementwise')
+@bare_op(SIGN, xp.sign)
 def sign(self):
     """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.sign(_self)
-        except Exception as _e:
-            raise op_error(SIGN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SIGN, xp.sign, self)
 
 # ---- exp
 def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
 def _exp__jvp(self_p, self_t, result): return self_t * result
 EXP = Op('exp', xp.exp, ('self',), ('T',), (True,), backward=_exp__backward, backward_np=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(EXP, xp.exp)
 def exp(self):
     """Exponential, element-wise. Example: pf.exp(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.exp(_self)
-        except Exception as _e:
-            raise op_error(EXP, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(EXP, xp.exp, self)
 def exp_(self):
     """In-place exp: writes into self (values, tape history and tangents)."""
     return apply_inplace(EXP, self, (self,), ())
@@ -156,58 +101,25 @@ def _exp2__backward(grad, self, result, needs):
     return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
 def _exp2__jvp(self_p, self_t, result): return self_t * (result * 0.6931471805599453)
 EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, backward_np=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(EXP2, xp.exp2)
 def exp2(self):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.exp2(_self)
-        except Exception as _e:
-            raise op_error(EXP2, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(EXP2, xp.exp2, self)
 
 # ---- expm1
 def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
 def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
 EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, backward_np=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(EXPM1, xp.expm1)
 def expm1(self):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.expm1(_self)
-        except Exception as _e:
-            raise op_error(EXPM1, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(EXPM1, xp.expm1, self)
 
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
 LOG = Op('log', xp.log, ('self',), ('T',), (True,), backward=_log__backward, backward_np=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(LOG, xp.log)
 def log(self):
     """Natural logarithm, element-wise. Example: pf.log(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.log(_self)
-        except Exception as _e:
-            raise op_error(LOG, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOG, xp.log, self)
 def log_(self):
     """In-place log: writes into self (values, tape history and tangents)."""
     return apply_inplace(LOG, self, (self,), ())
@@ -217,78 +129,34 @@ def _log2__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
 def _log2__jvp(self_p, self_t, result): return self_t / (self_p * 0.6931471805599453)
 LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward, backward_np=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(LOG2, xp.log2)
 def log2(self):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.log2(_self)
-        except Exception as _e:
-            raise op_error(LOG2, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOG2, xp.log2, self)
 
 # ---- log10
 def _log10__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
 def _log10__jvp(self_p, self_t, result): return self_t / (self_p * 2.302585092994046)
 LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backward, backward_np=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(LOG10, xp.log10)
 def log10(self):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.log10(_self)
-        except Exception as _e:
-            raise op_error(LOG10, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOG10, xp.log10, self)
 
 # ---- log1p
 def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
 def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
 LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, backward_np=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(LOG1P, xp.log1p)
 def log1p(self):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.log1p(_self)
-        except Exception as _e:
-            raise op_error(LOG1P, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOG1P, xp.log1p, self)
 
 # ---- sqrt
 def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
 def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
 SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, backward_np=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(SQRT, xp.sqrt)
 def sqrt(self):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.sqrt(_self)
-        except Exception as _e:
-            raise op_error(SQRT, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SQRT, xp.sqrt, self)
 def sqrt_(self):
     """In-place sqrt: writes into self (values, tape history and tangents)."""
     return apply_inplace(SQRT, self, (self,), ())
@@ -298,59 +166,26 @@ def _rsqrt__backward(grad, self, result, needs):
     return (-0.5 * grad * _conj(result * result * result) if needs[0] else None,)
 def _rsqrt__jvp(self_p, self_t, result): return -0.5 * self_t * (result * result * result)
 RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backward, backward_np=_rsqrt__backward, jvp=_rsqrt__jvp, jvp_np=_rsqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(RSQRT, K.rsqrt)
 def rsqrt(self):
     """1 / sqrt(x), element-wise. Example: pf.rsqrt(pf.tensor([4.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.rsqrt(_self)
-        except Exception as _e:
-            raise op_error(RSQRT, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(RSQRT, K.rsqrt, self)
 
 # ---- square
 def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
 def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
 SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__backward, backward_np=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SQUARE, xp.square)
 def square(self):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.square(_self)
-        except Exception as _e:
-            raise op_error(SQUARE, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SQUARE, xp.square, self)
 
 # ---- reciprocal
 def _reciprocal__backward(grad, self, result, needs):
     return (-grad * _conj(result * result) if needs[0] else None,)
 def _reciprocal__jvp(self_p, self_t, result): return -self_t * (result * result)
 RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, backward_np=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(RECIPROCAL, xp.reciprocal)
 def reciprocal(self):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.reciprocal(_self)
-        except Exception as _e:
-            raise op_error(RECIPROCAL, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(RECIPROCAL, xp.reciprocal, self)
 
 # ---- sin
 def _sin__backward(grad, self, result, needs): return (grad * _conj(self.cos()) if needs[0] else None,)
@@ -358,20 +193,9 @@ def _sin__backward_np(grad, self, result, needs): return (grad * _conj(xp.cos(se
 def _sin__jvp(self_p, self_t, result): return self_t * self_p.cos()
 def _sin__jvp_np(self_p, self_t, result): return self_t * xp.cos(self_p)
 SIN = Op('sin', xp.sin, ('self',), ('T',), (True,), backward=_sin__backward, backward_np=_sin__backward_np, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SIN, xp.sin)
 def sin(self):
     """Sine, element-wise. Example: pf.sin(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.sin(_self)
-        except Exception as _e:
-            raise op_error(SIN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SIN, xp.sin, self)
 def sin_(self):
     """In-place sin: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIN, self, (self,), ())
@@ -382,20 +206,9 @@ def _cos__backward_np(grad, self, result, needs): return (-grad * _conj(xp.sin(s
 def _cos__jvp(self_p, self_t, result): return -self_t * self_p.sin()
 def _cos__jvp_np(self_p, self_t, result): return -self_t * xp.sin(self_p)
 COS = Op('cos', xp.cos, ('self',), ('T',), (True,), backward=_cos__backward, backward_np=_cos__backward_np, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(COS, xp.cos)
 def cos(self):
     """Cosine, element-wise. Example: pf.cos(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.cos(_self)
-        except Exception as _e:
-            raise op_error(COS, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(COS, xp.cos, self)
 def cos_(self):
     """In-place cos: writes into self (values, tape history and tangents)."""
     return apply_inplace(COS, self, (self,), ())
@@ -405,20 +218,9 @@ def _tan__backward(grad, self, result, needs):
     return (grad * (1 + _conj(result * result)) if needs[0] else None,)
 def _tan__jvp(self_p, self_t, result): return self_t * (1 + result * result)
 TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, backward_np=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(TAN, xp.tan)
 def tan(self):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.tan(_self)
-        except Exception as _e:
-            raise op_error(TAN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(TAN, xp.tan, self)
 
 # ---- asin
 def _asin__backward(grad, self, result, needs):
@@ -428,20 +230,9 @@ def _asin__backward_np(grad, self, result, needs):
 def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
 def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
 ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, backward_np=_asin__backward_np, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ASIN, xp.arcsin)
 def asin(self):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arcsin(_self)
-        except Exception as _e:
-            raise op_error(ASIN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ASIN, xp.arcsin, self)
 arcsin = asin
 
 # ---- acos
@@ -452,20 +243,9 @@ def _acos__backward_np(grad, self, result, needs):
 def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
 def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
 ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, backward_np=_acos__backward_np, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ACOS, xp.arccos)
 def acos(self):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arccos(_self)
-        except Exception as _e:
-            raise op_error(ACOS, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ACOS, xp.arccos, self)
 arccos = acos
 
 # ---- atan
@@ -473,20 +253,9 @@ def _atan__backward(grad, self, result, needs):
     return (grad / (_conj(self * self) + 1) if needs[0] else None,)
 def _atan__jvp(self_p, self_t, result): return self_t / (self_p * self_p + 1)
 ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backward, backward_np=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ATAN, xp.arctan)
 def atan(self):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arctan(_self)
-        except Exception as _e:
-            raise op_error(ATAN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ATAN, xp.arctan, self)
 arctan = atan
 
 # ---- sinh
@@ -495,20 +264,9 @@ def _sinh__backward_np(grad, self, result, needs): return (grad * _conj(xp.cosh(
 def _sinh__jvp(self_p, self_t, result): return self_t * self_p.cosh()
 def _sinh__jvp_np(self_p, self_t, result): return self_t * xp.cosh(self_p)
 SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, backward_np=_sinh__backward_np, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SINH, xp.sinh)
 def sinh(self):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.sinh(_self)
-        except Exception as _e:
-            raise op_error(SINH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SINH, xp.sinh, self)
 
 # ---- cosh
 def _cosh__backward(grad, self, result, needs): return (grad * _conj(self.sinh()) if needs[0] else None,)
@@ -516,40 +274,18 @@ def _cosh__backward_np(grad, self, result, needs): return (grad * _conj(xp.sinh(
 def _cosh__jvp(self_p, self_t, result): return self_t * self_p.sinh()
 def _cosh__jvp_np(self_p, self_t, result): return self_t * xp.sinh(self_p)
 COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, backward_np=_cosh__backward_np, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(COSH, xp.cosh)
 def cosh(self):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.cosh(_self)
-        except Exception as _e:
-            raise op_error(COSH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(COSH, xp.cosh, self)
 
 # ---- tanh
 def _tanh__backward(grad, self, result, needs):
     return (grad * (1 - _conj(result * result)) if needs[0] else None,)
 def _tanh__jvp(self_p, self_t, result): return self_t * (1 - result * result)
 TANH = Op('tanh', xp.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, backward_np=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(TANH, xp.tanh)
 def tanh(self):
     """Hyperbolic tangent. Example: pf.tanh(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.tanh(_self)
-        except Exception as _e:
-            raise op_error(TANH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(TANH, xp.tanh, self)
 def tanh_(self):
     """In-place tanh: writes into self (values, tape history and tangents)."""
     return apply_inplace(TANH, self, (self,), ())
@@ -562,20 +298,9 @@ def _asinh__backward_np(grad, self, result, needs):
 def _asinh__jvp(self_p, self_t, result): return self_t * (self_p * self_p + 1).rsqrt()
 def _asinh__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(self_p * self_p + 1)
 ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, backward_np=_asinh__backward_np, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ASINH, xp.arcsinh)
 def asinh(self):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arcsinh(_self)
-        except Exception as _e:
-            raise op_error(ASINH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ASINH, xp.arcsinh, self)
 arcsinh = asinh
 
 # ---- acosh
@@ -586,20 +311,9 @@ def _acosh__backward_np(grad, self, result, needs):
 def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
 def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
 ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, backward_np=_acosh__backward_np, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ACOSH, xp.arccosh)
 def acosh(self):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arccosh(_self)
-        except Exception as _e:
-            raise op_error(ACOSH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ACOSH, xp.arccosh, self)
 arccosh = acosh
 
 # ---- atanh
@@ -607,20 +321,9 @@ def _atanh__backward(grad, self, result, needs):
     return (grad / (1 - _conj(self * self)) if needs[0] else None,)
 def _atanh__jvp(self_p, self_t, result): return self_t / (1 - self_p * self_p)
 ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, backward_np=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ATANH, xp.arctanh)
 def atanh(self):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.arctanh(_self)
-        except Exception as _e:
-            raise op_error(ATANH, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ATANH, xp.arctanh, self)
 arctanh = atanh
 
 # ---- sigmoid
@@ -628,20 +331,9 @@ def _sigmoid__backward(grad, self, result, needs):
     return (grad * (_conj(result) * (1 - _conj(result))) if needs[0] else None,)
 def _sigmoid__jvp(self_p, self_t, result): return self_t * (result * (1 - result))
 SIGMOID = Op('sigmoid', K.sigmoid, ('self',), ('T',), (True,), backward=_sigmoid__backward, backward_np=_sigmoid__backward, jvp=_sigmoid__jvp, jvp_np=_sigmoid__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(SIGMOID, K.sigmoid)
 def sigmoid(self):
     """Logistic sigmoid 1 / (1 + exp(-x)). Example: pf.sigmoid(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.sigmoid(_self)
-        except Exception as _e:
-            raise op_error(SIGMOID, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SIGMOID, K.sigmoid, self)
 def sigmoid_(self):
     """In-place sigmoid: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIGMOID, self, (self,), ())
@@ -651,40 +343,18 @@ def _logit__backward(grad, self, result, eps, needs):
     return (logit_backward(grad, self, eps) if needs[0] else None,)
 def _logit__jvp(self_p, self_t, result, eps): return _conj(logit_backward(_conj(self_t), self_p, eps))
 LOGIT = Op('logit', K.logit, ('self',), ('T',), (True,), backward=_logit__backward, jvp=_logit__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('eps',), batch='elementwise')
+@bare_op(LOGIT, K.logit)
 def logit(self, eps=None):
     """log(x / (1 - x)), input clamped to [eps, 1 - eps] when eps is given. Example: pf.logit(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.logit(_self, eps)
-        except Exception as _e:
-            raise op_error(LOGIT, (self,), (eps,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOGIT, K.logit, self, (eps,))
 
 # ---- relu
 def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if needs[0] else None,)
 def _relu__jvp(self_p, self_t, result): return _conj(_conj(self_t) * (result > 0))
 def _relu__jvp_np(self_p, self_t, result): return K.conj(K.conj(self_t) * (result > 0))
 RELU = Op('relu', K.relu, ('self',), ('T',), (True,), backward=_relu__backward, backward_np=_relu__backward, jvp=_relu__jvp, jvp_np=_relu__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(RELU, K.relu)
 def relu(self):
     """max(x, 0), element-wise. Example: pf.relu(pf.tensor([-1.0, 2.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.relu(_self)
-        except Exception as _e:
-            raise op_error(RELU, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(RELU, K.relu, self)
 def relu_(self):
     """In-place relu: writes into self (values, tape history and tangents)."""
     return apply_inplace(RELU, self, (self,), ())
@@ -697,20 +367,9 @@ def _erf__backward_np(grad, self, result, needs):
 def _erf__jvp(self_p, self_t, result): return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, backward_np=_erf__backward_np, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ERF, sp.erf)
 def erf(self):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.erf(_self)
-        except Exception as _e:
-            raise op_error(ERF, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ERF, sp.erf, self)
 
 # ---- erfc
 def _erfc__backward(grad, self, result, needs):
@@ -720,20 +379,9 @@ def _erfc__backward_np(grad, self, result, needs):
 def _erfc__jvp(self_p, self_t, result): return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, backward_np=_erfc__backward_np, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ERFC, sp.erfc)
 def erfc(self):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.erfc(_self)
-        except Exception as _e:
-            raise op_error(ERFC, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ERFC, sp.erfc, self)
 
 # ---- erfinv
 def _erfinv__backward(grad, self, result, needs):
@@ -743,20 +391,9 @@ def _erfinv__backward_np(grad, self, result, needs):
 def _erfinv__jvp(self_p, self_t, result): return self_t * 0.886226925452758 * (result * result).exp()
 def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * xp.exp(result * result)
 ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, backward_np=_erfinv__backward_np, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(ERFINV, sp.erfinv)
 def erfinv(self):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.erfinv(_self)
-        except Exception as _e:
-            raise op_error(ERFINV, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ERFINV, sp.erfinv, self)
 
 # ---- lgamma
 def _lgamma__backward(grad, self, result, needs): return (grad * self.digamma() if needs[0] else None,)
@@ -764,20 +401,9 @@ def _lgamma__backward_np(grad, self, result, needs): return (grad * sp.psi(self)
 def _lgamma__jvp(self_p, self_t, result): return self_t * _conj(self_p.digamma())
 def _lgamma__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.psi(self_p))
 LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__backward, backward_np=_lgamma__backward_np, jvp=_lgamma__jvp, jvp_np=_lgamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(LGAMMA, sp.gammaln)
 def lgamma(self):
     """log|Gamma(x)|. Example: pf.lgamma(pf.tensor([3.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.gammaln(_self)
-        except Exception as _e:
-            raise op_error(LGAMMA, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LGAMMA, sp.gammaln, self)
 
 # ---- digamma
 def _digamma__backward(grad, self, result, needs):
@@ -787,20 +413,9 @@ def _digamma__backward_np(grad, self, result, needs):
 def _digamma__jvp(self_p, self_t, result): return self_t * polygamma(1, self_p)
 def _digamma__jvp_np(self_p, self_t, result): return self_t * K.polygamma(1, self_p)
 DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__backward, backward_np=_digamma__backward_np, jvp=_digamma__jvp, jvp_np=_digamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(DIGAMMA, sp.psi)
 def digamma(self):
     """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.psi(_self)
-        except Exception as _e:
-            raise op_error(DIGAMMA, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(DIGAMMA, sp.psi, self)
 
 # ---- polygamma
 def _polygamma__backward(grad, self, result, n, needs):
@@ -811,60 +426,27 @@ def _polygamma__jvp(self_p, self_t, result, n): return self_t * polygamma(n + 1,
 def _polygamma__jvp_np(self_p, self_t, result, n): return self_t * K.polygamma(n + 1, self_p)
 def _polygamma__kernel(self, n): return K.polygamma(n, self)
 POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, backward_np=_polygamma__backward_np, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
+@bare_op(POLYGAMMA, K.polygamma)
 def polygamma(n, self):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.polygamma(n, _self)
-        except Exception as _e:
-            raise op_error(POLYGAMMA, (self,), (n,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(POLYGAMMA, _polygamma__kernel, self, (n,))
 
 # ---- floor
 def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _floor__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _floor__jvp(self_p, self_t, result): return None
 FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backward, backward_np=_floor__backward_np, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+@bare_op(FLOOR, xp.floor)
 def floor(self):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.floor(_self)
-        except Exception as _e:
-            raise op_error(FLOOR, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(FLOOR, xp.floor, self)
 
 # ---- ceil
 def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _ceil__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _ceil__jvp(self_p, self_t, result): return None
 CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, backward_np=_ceil__backward_np, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+@bare_op(CEIL, xp.ceil)
 def ceil(self):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.ceil(_self)
-        except Exception as _e:
-            raise op_error(CEIL, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(CEIL, xp.ceil, self)
 
 # ---- round
 def _round__backward(grad, self, result, decimals, needs): return (zeros_like(grad) if needs[0] else None,)
@@ -872,40 +454,18 @@ def _round__backward_np(grad, self, result, decimals, needs):
     return (xp.zeros_like(grad) if needs[0] else None,)
 def _round__jvp(self_p, self_t, result, decimals): return None
 ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, backward_np=_round__backward_np, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='elementwise')
+@bare_op(ROUND, K.round)
 def round(self, *, decimals=0):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.round(_self, decimals)
-        except Exception as _e:
-            raise op_error(ROUND, (self,), (decimals,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ROUND, K.round, self, (decimals,))
 
 # ---- trunc
 def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _trunc__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _trunc__jvp(self_p, self_t, result): return None
 TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, backward_np=_trunc__backward_np, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
+@bare_op(TRUNC, xp.trunc)
 def trunc(self):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.trunc(_self)
-        except Exception as _e:
-            raise op_error(TRUNC, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(TRUNC, xp.trunc, self)
 fix = trunc
 
 # ---- clamp
@@ -943,7 +503,7 @@ clip = clamp
 # ---- real
 def _real__backward(grad, self, result, needs): return (grad.real if needs[0] else None,)
 def _real__jvp(self_p, self_t, result): return self_t.real
-REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise')
+REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, jvp=_real__jvp, jvp_kind='explicit', kind='maybe_view', batch='elementwise', curvature='linear')
 def real(self):
     """Real part (a view for complex tensors). Example: pf.real(pf.tensor([1 + 2j]))"""
     return apply(REAL, (self,), ())
@@ -951,7 +511,7 @@ def real(self):
 # ---- imag
 def _imag__backward(grad, self, result, needs): return (grad.real * 1j if needs[0] else None,)
 def _imag__jvp(self_p, self_t, result): return self_t.imag
-IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise')
+IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, jvp=_imag__jvp, jvp_kind='explicit', kind='view', batch='elementwise', curvature='linear')
 def imag(self):
     """Imaginary part of a complex tensor (a view). Example: pf.imag(pf.tensor([1 + 2j]))"""
     return apply(IMAG, (self,), ())
@@ -977,21 +537,10 @@ def _angle__save(self):
     return (((0,), None), ((1,), None))
 def _angle__jvp(self_p, self_t, result):
     return _conj(angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t)))
-ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise')
+ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise', layout='contiguous')
+@bare_op(ANGLE, K.angle)
 def angle(self):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.angle(_self)
-        except Exception as _e:
-            raise op_error(ANGLE, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ANGLE, K.angle, self)
 
 # ---- add
 def _add__backward(grad, self, other, result, alpha, needs):
@@ -1009,24 +558,10 @@ def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+@bare_op(ADD, K.add, layout=True)
 def add(self, other, *, alpha=1):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.add(_self, _other, alpha)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(ADD, (self, other), (alpha,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(ADD, _add__kernel, self, other, (alpha,))
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
     return apply_inplace(ADD, self, (self, other), (alpha,))
@@ -1047,24 +582,10 @@ def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+@bare_op(SUB, K.sub, layout=True)
 def sub(self, other, *, alpha=1):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.sub(_self, _other, alpha)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(SUB, (self, other), (alpha,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(SUB, _sub__kernel, self, other, (alpha,))
 def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
     return apply_inplace(SUB, self, (self, other), (alpha,))
@@ -1080,24 +601,10 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
 def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise')
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear')
+@bare_op(MUL, xp.multiply, layout=True)
 def mul(self, other):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.multiply(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(MUL, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(MUL, _mul__kernel, self, other)
 def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
@@ -1126,24 +633,10 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
 def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise')
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise', curvature='quotient')
+@bare_op(DIV, K.div, layout=True)
 def div(self, other, *, rounding_mode=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.div(_self, _other, rounding_mode)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(DIV, (self, other), (rounding_mode,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(DIV, _div__kernel, self, other, (rounding_mode,))
 def div_(self, other, *, rounding_mode=None):
     """In-place div: writes into self (values, tape history and tangents)."""
     return apply_inplace(DIV, self, (self, other), (rounding_mode,))
@@ -1175,23 +668,9 @@ def _pow__kernel(self, exponent):
     _r = K.pow(self, exponent)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, exponent)
 POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, backward_np=_pow__backward_np, jvp=laid_out(_pow__jvp, 2), jvp_np=laid_out(_pow__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+@bare_op(POW, K.pow, layout=True)
 def pow(self, exponent):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
-    if type(self) is Tensor and type(exponent) is Tensor and not (self._ad or exponent._ad):
-        _self = self._data
-        _exponent = exponent._data
-        try:
-            _r = K.pow(_self, _exponent)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _exponent)
-        except Exception as _e:
-            raise op_error(POW, (self, exponent), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _exponent))
-    return run2(POW, _pow__kernel, self, exponent)
 def pow_(self, exponent):
     """In-place pow: writes into self (values, tape history and tangents)."""
     return apply_inplace(POW, self, (self, exponent), ())
@@ -1210,23 +689,9 @@ def _atan2__kernel(self, other):
     _r = xp.arctan2(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, backward_np=_atan2__backward, jvp=laid_out(_atan2__jvp, 2), jvp_np=laid_out(_atan2__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(ATAN2, xp.arctan2, layout=True)
 def atan2(self, other):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.arctan2(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(ATAN2, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(ATAN2, _atan2__kernel, self, other)
 arctan2 = atan2
 
 # ---- hypot
@@ -1240,23 +705,9 @@ def _hypot__kernel(self, other):
     _r = xp.hypot(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2), jvp_np=laid_out(_hypot__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+@bare_op(HYPOT, xp.hypot, layout=True)
 def hypot(self, other):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.hypot(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(HYPOT, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(HYPOT, _hypot__kernel, self, other)
 
 # ---- maximum
 def _maximum__backward(grad, self, other, result, needs):
@@ -1281,23 +732,9 @@ def _maximum__kernel(self, other):
     _r = xp.maximum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, backward_np=_maximum__backward_np, jvp=laid_out(_maximum__jvp, 2), jvp_np=laid_out(_maximum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(MAXIMUM, xp.maximum, layout=True)
 def maximum(self, other):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.maximum(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(MAXIMUM, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(MAXIMUM, _maximum__kernel, self, other)
 
 # ---- minimum
 def _minimum__backward(grad, self, other, result, needs):
@@ -1322,23 +759,9 @@ def _minimum__kernel(self, other):
     _r = xp.minimum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, backward_np=_minimum__backward_np, jvp=laid_out(_minimum__jvp, 2), jvp_np=laid_out(_minimum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(MINIMUM, xp.minimum, layout=True)
 def minimum(self, other):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.minimum(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(MINIMUM, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(MINIMUM, _minimum__kernel, self, other)
 
 # ---- fmod
 def _fmod__backward(grad, self, other, result, needs):
@@ -1357,23 +780,9 @@ def _fmod__kernel(self, other):
     _r = xp.fmod(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, backward_np=_fmod__backward_np, jvp=laid_out(_fmod__jvp, 2), jvp_np=laid_out(_fmod__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(FMOD, xp.fmod, layout=True)
 def fmod(self, other):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.fmod(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(FMOD, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(FMOD, _fmod__kernel, self, other)
 
 # ---- remainder
 def _remainder__backward(grad, self, other, result, needs):
@@ -1392,23 +801,9 @@ def _remainder__kernel(self, other):
     _r = xp.remainder(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, backward_np=_remainder__backward_np, jvp=laid_out(_remainder__jvp, 2), jvp_np=laid_out(_remainder__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(REMAINDER, xp.remainder, layout=True)
 def remainder(self, other):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.remainder(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(REMAINDER, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(REMAINDER, _remainder__kernel, self, other)
 
 # ---- copysign
 def _copysign__backward(grad, self, other, result, needs):
@@ -1433,23 +828,9 @@ def _copysign__kernel(self, other):
     _r = xp.copysign(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, backward_np=_copysign__backward_np, jvp=laid_out(_copysign__jvp, 2), jvp_np=laid_out(_copysign__jvp_np, 2), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
+@bare_op(COPYSIGN, xp.copysign, layout=True)
 def copysign(self, other):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.copysign(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(COPYSIGN, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(COPYSIGN, _copysign__kernel, self, other)
 
 # ---- xlogy
 def _xlogy__backward(grad, self, other, result, needs):
@@ -1474,23 +855,9 @@ def _xlogy__kernel(self, other):
     _r = sp.xlogy(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, backward_np=_xlogy__backward_np, jvp=laid_out(_xlogy__jvp, 2), jvp_np=laid_out(_xlogy__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(XLOGY, sp.xlogy, layout=True)
 def xlogy(self, other):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = sp.xlogy(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(XLOGY, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(XLOGY, _xlogy__kernel, self, other)
 
 # ---- logaddexp
 def _logaddexp__backward(grad, self, other, result, needs):
@@ -1515,23 +882,9 @@ def _logaddexp__kernel(self, other):
     _r = xp.logaddexp(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, backward_np=_logaddexp__backward_np, jvp=laid_out(_logaddexp__jvp, 2), jvp_np=laid_out(_logaddexp__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(LOGADDEXP, xp.logaddexp, layout=True)
 def logaddexp(self, other):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.logaddexp(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(LOGADDEXP, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(LOGADDEXP, _logaddexp__kernel, self, other)
 
 # ---- where
 def _where__backward(grad, condition, self, other, result, needs):
@@ -1565,357 +918,135 @@ def _eq__kernel(self, other):
     _r = xp.equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 EQ = Op('eq', _eq__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(EQ, xp.equal, layout=True)
 def eq(self, other):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.equal(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(EQ, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(EQ, _eq__kernel, self, other)
 
 # ---- ne
 def _ne__kernel(self, other):
     _r = xp.not_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(NE, xp.not_equal, layout=True)
 def ne(self, other):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.not_equal(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(NE, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(NE, _ne__kernel, self, other)
 
 # ---- lt
 def _lt__kernel(self, other):
     _r = xp.less(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(LT, xp.less, layout=True)
 def lt(self, other):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.less(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(LT, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(LT, _lt__kernel, self, other)
 
 # ---- le
 def _le__kernel(self, other):
     _r = xp.less_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(LE, xp.less_equal, layout=True)
 def le(self, other):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.less_equal(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(LE, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(LE, _le__kernel, self, other)
 
 # ---- gt
 def _gt__kernel(self, other):
     _r = xp.greater(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(GT, xp.greater, layout=True)
 def gt(self, other):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.greater(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(GT, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(GT, _gt__kernel, self, other)
 
 # ---- ge
 def _ge__kernel(self, other):
     _r = xp.greater_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(GE, xp.greater_equal, layout=True)
 def ge(self, other):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.greater_equal(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(GE, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(GE, _ge__kernel, self, other)
 
 # ---- logical_and
 def _logical_and__kernel(self, other):
     _r = xp.logical_and(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_AND = Op('logical_and', _logical_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(LOGICAL_AND, xp.logical_and, layout=True)
 def logical_and(self, other):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.logical_and(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(LOGICAL_AND, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(LOGICAL_AND, _logical_and__kernel, self, other)
 
 # ---- logical_or
 def _logical_or__kernel(self, other):
     _r = xp.logical_or(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_OR = Op('logical_or', _logical_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(LOGICAL_OR, xp.logical_or, layout=True)
 def logical_or(self, other):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.logical_or(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(LOGICAL_OR, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(LOGICAL_OR, _logical_or__kernel, self, other)
 
 # ---- logical_not
 LOGICAL_NOT = Op('logical_not', xp.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(LOGICAL_NOT, xp.logical_not)
 def logical_not(self):
     """Element-wise logical not. Example: pf.logical_not(pf.tensor([True]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.logical_not(_self)
-        except Exception as _e:
-            raise op_error(LOGICAL_NOT, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOGICAL_NOT, xp.logical_not, self)
 
 # ---- bitwise_and
 def _bitwise_and__kernel(self, other):
     _r = xp.bitwise_and(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_AND = Op('bitwise_and', _bitwise_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_AND, xp.bitwise_and, layout=True)
 def bitwise_and(self, other):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.bitwise_and(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(BITWISE_AND, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(BITWISE_AND, _bitwise_and__kernel, self, other)
 
 # ---- bitwise_or
 def _bitwise_or__kernel(self, other):
     _r = xp.bitwise_or(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_OR = Op('bitwise_or', _bitwise_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_OR, xp.bitwise_or, layout=True)
 def bitwise_or(self, other):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.bitwise_or(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(BITWISE_OR, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(BITWISE_OR, _bitwise_or__kernel, self, other)
 
 # ---- bitwise_xor
 def _bitwise_xor__kernel(self, other):
     _r = xp.bitwise_xor(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_XOR = Op('bitwise_xor', _bitwise_xor__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_XOR, xp.bitwise_xor, layout=True)
 def bitwise_xor(self, other):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = xp.bitwise_xor(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(BITWISE_XOR, (self, other), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(BITWISE_XOR, _bitwise_xor__kernel, self, other)
 
 # ---- bitwise_not
 BITWISE_NOT = Op('bitwise_not', xp.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_NOT, xp.invert)
 def bitwise_not(self):
     """Element-wise bitwise not (the ~ operator). Example: pf.bitwise_not(pf.tensor([True]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.invert(_self)
-        except Exception as _e:
-            raise op_error(BITWISE_NOT, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(BITWISE_NOT, xp.invert, self)
 
 # ---- isnan
 ISNAN = Op('isnan', xp.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(ISNAN, xp.isnan)
 def isnan(self):
     """True where NaN. Example: pf.isnan(pf.tensor([float('nan')]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.isnan(_self)
-        except Exception as _e:
-            raise op_error(ISNAN, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ISNAN, xp.isnan, self)
 
 # ---- isfinite
 ISFINITE = Op('isfinite', xp.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(ISFINITE, xp.isfinite)
 def isfinite(self):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.isfinite(_self)
-        except Exception as _e:
-            raise op_error(ISFINITE, (self,), (), _e) from None
-        if type(_r) is _ndarray:  # (a ufunc's result views no input)
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ISFINITE, xp.isfinite, self)
 
 # ---- argmax
 ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
+@bare_op(ARGMAX, K.argmax)
 def argmax(self, dim=None, keepdim=False, *, axis=None):
     """Index of the maximum (flattened when dim is None). Example: pf.argmax(pf.tensor([1.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.argmax(_self, dim, keepdim)
-        except Exception as _e:
-            raise op_error(ARGMAX, (self,), (dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ARGMAX, K.argmax, self, (dim, keepdim))
 
 # ---- argmin
 ARGMIN = Op('argmin', K.argmin, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
+@bare_op(ARGMIN, K.argmin)
 def argmin(self, dim=None, keepdim=False, *, axis=None):
     """Index of the minimum (flattened when dim is None). Example: pf.argmin(pf.tensor([1.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.argmin(_self, dim, keepdim)
-        except Exception as _e:
-            raise op_error(ARGMIN, (self,), (dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ARGMIN, K.argmin, self, (dim, keepdim))
 
 # ---- to
 def _to__backward(grad, self, result, dtype, copy, needs): return (grad if needs[0] else None,)
@@ -1930,20 +1061,9 @@ def _clone__backward(grad, self, result, needs): return (grad if needs[0] else N
 def _clone__jvp(self_p, self_t, result): return clone(self_t)
 def _clone__jvp_np(self_p, self_t, result): return K.clone(self_t)
 CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backward, backward_np=_clone__backward, jvp=_clone__jvp, jvp_np=_clone__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+@bare_op(CLONE, K.clone)
 def clone(self):
     """A copy with its own memory (differentiable). Example: pf.clone(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.clone(_self)
-        except Exception as _e:
-            raise op_error(CLONE, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(CLONE, K.clone, self)
 
 # ---- alias
 def _alias__backward(grad, self, result, needs): return (grad if needs[0] else None,)
@@ -1962,22 +1082,10 @@ def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy', curvature='linear')
+@bare_op(_COPY_FROM, K.copy_from)
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""
-    if type(self) is Tensor and type(src) is Tensor and not (self._ad or src._ad):
-        _self = self._data
-        _src = src._data
-        try:
-            _r = K.copy_from(_self, _src)
-        except Exception as _e:
-            raise op_error(_COPY_FROM, (self, src), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _src))
-    return run2(_COPY_FROM, K.copy_from, self, src)
 def copy_(self, src):
     """In-place _copy_from: writes into self (values, tape history and tangents)."""
     return apply_inplace(_COPY_FROM, self, (self, src), ())
@@ -1994,22 +1102,10 @@ def _sum__backward_np(grad, self, result, dim, keepdim, dtype, needs):
     return (sum_backward_np(grad, self.shape, dim, keepdim) if needs[0] else None,)
 def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype): return sum(self_t, dim, keepdim, dtype=dtype)
 def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype): return K.sum(self_t, dim, keepdim, dtype=dtype)
-SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(SUM, K.sum)
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.sum(_self, dim, keepdim, dtype)
-        except Exception as _e:
-            raise op_error(SUM, (self,), (dim, keepdim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SUM, K.sum, self, (dim, keepdim, dtype))
 
 # ---- mean
 def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
@@ -2019,88 +1115,40 @@ def _mean__backward_np(grad, self, result, dim, keepdim, dtype, needs):
 def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype): return mean(self_t, dim, keepdim, dtype=dtype)
 def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
-MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)')
+MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(MEAN, K.mean)
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.mean(_self, dim, keepdim, dtype)
-        except Exception as _e:
-            raise op_error(MEAN, (self,), (dim, keepdim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(MEAN, K.mean, self, (dim, keepdim, dtype))
 
 # ---- prod
 def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _prod__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return prod_jvp(self_p, self_t, result, dim, keepdim)
-PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)')
+PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(PROD, K.prod)
 def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.prod(_self, dim, keepdim, dtype)
-        except Exception as _e:
-            raise op_error(PROD, (self,), (dim, keepdim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(PROD, K.prod, self, (dim, keepdim, dtype))
 
 # ---- amax
 def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(AMAX, K.amax)
 def amax(self, dim=(), keepdim=False, *, axis=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.amax(_self, dim, keepdim)
-        except Exception as _e:
-            raise op_error(AMAX, (self,), (dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(AMAX, K.amax, self, (dim, keepdim))
 
 # ---- amin
 def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(AMIN, K.amin)
 def amin(self, dim=(), keepdim=False, *, axis=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.amin(_self, dim, keepdim)
-        except Exception as _e:
-            raise op_error(AMIN, (self,), (dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(AMIN, K.amin, self, (dim, keepdim))
 
 # ---- max_dim
 _max_dim__result = namedtuple('max_dim', ['values', 'indices'])
@@ -2108,7 +1156,7 @@ def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _max_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
+MAX_DIM = Op('max_dim', K.max_dim, ('self',), ('T',), (True,), backward=_max_dim__backward, jvp=_max_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
@@ -2120,7 +1168,7 @@ def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
     return (index_reduction_backward(grad, dim, result1, self.shape, keepdim) if needs[0] else None,)
 def _min_dim__jvp(self_p, self_t, result0, result1, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)')
+MIN_DIM = Op('min_dim', K.min_dim, ('self',), ('T',), (True,), backward=_min_dim__backward, jvp=_min_dim__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (0, 2))), n_out=2, out_diff=(True, False), argnames=('dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
@@ -2143,66 +1191,30 @@ def _var__jvp(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp(self_p, self_t, result, dim, correction, keepdim)
 def _var__jvp_np(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp_np(self_p, self_t, result, dim, correction, keepdim)
-VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
+VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(VAR, K.var)
 def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.var(_self, dim, correction, keepdim)
-        except Exception as _e:
-            raise op_error(VAR, (self,), (dim, correction, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(VAR, K.var, self, (dim, correction, keepdim))
 
 # ---- std
 def _std__backward(grad, self, result, dim, correction, keepdim, needs):
     return (std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,)
 def _std__jvp(self_p, self_t, result, dim, correction, keepdim):
     return std_jvp(self_p, self_t, result, dim, correction, keepdim)
-STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)')
+STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(STD, K.std)
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.std(_self, dim, correction, keepdim)
-        except Exception as _e:
-            raise op_error(STD, (self,), (dim, correction, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(STD, K.std, self, (dim, correction, keepdim))
 
 # ---- norm
 def _norm__backward(grad, self, result, p, dim, keepdim, needs):
     return (norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,)
 def _norm__jvp(self_p, self_t, result, p, dim, keepdim):
     return norm_jvp(self_p, self_t, result, p, dim, keepdim)
-NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)')
+NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)', sparsity='reduction')
+@bare_op(NORM, K.norm)
 def norm(self, p=2, dim=None, keepdim=False, *, axis=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.norm(_self, p, dim, keepdim)
-        except Exception as _e:
-            raise op_error(NORM, (self,), (p, dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(NORM, K.norm, self, (p, dim, keepdim))
 
 # ---- logsumexp
 def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
@@ -2217,22 +1229,10 @@ def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * (self_p - keep(result, dim, keepdim, self_p.ndim)).exp()).sum(dim, keepdim)
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * xp.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
-LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)')
+LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+@bare_op(LOGSUMEXP, K.logsumexp)
 def logsumexp(self, dim, keepdim=False, *, axis=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.logsumexp(_self, dim, keepdim)
-        except Exception as _e:
-            raise op_error(LOGSUMEXP, (self,), (dim, keepdim), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOGSUMEXP, K.logsumexp, self, (dim, keepdim))
 
 # ---- softmax
 def _softmax__backward(grad, self, result, dim, dtype, needs):
@@ -2243,22 +1243,10 @@ def _softmax__jvp(self_p, self_t, result, dim, dtype):
     return result * (self_t - (self_t * result).sum(dim, keepdim=True))
 def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
-SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
+@bare_op(SOFTMAX, K.softmax)
 def softmax(self, dim, dtype=None, *, axis=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.softmax(_self, dim, dtype)
-        except Exception as _e:
-            raise op_error(SOFTMAX, (self,), (dim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SOFTMAX, K.softmax, self, (dim, dtype))
 
 # ---- log_softmax
 def _log_softmax__backward(grad, self, result, dim, dtype, needs):
@@ -2269,22 +1257,10 @@ def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
     return self_t - (self_t * result.exp()).sum(dim, keepdim=True)
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * xp.exp(result), dim, keepdim=True)
-LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
+@bare_op(LOG_SOFTMAX, K.log_softmax)
 def log_softmax(self, dim, dtype=None, *, axis=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.log_softmax(_self, dim, dtype)
-        except Exception as _e:
-            raise op_error(LOG_SOFTMAX, (self,), (dim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOG_SOFTMAX, K.log_softmax, self, (dim, dtype))
 
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
@@ -2293,43 +1269,19 @@ def _cumsum__backward_np(grad, self, result, dim, dtype, needs):
     return (K.flip(K.cumsum(K.flip(grad, dim), dim), dim) if needs[0] else None,)
 def _cumsum__jvp(self_p, self_t, result, dim, dtype): return cumsum(self_t, dim, dtype=dtype)
 def _cumsum__jvp_np(self_p, self_t, result, dim, dtype): return K.cumsum(self_t, dim, dtype=dtype)
-CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)')
+CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
+@bare_op(CUMSUM, K.cumsum)
 def cumsum(self, dim, *, dtype=None, axis=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.cumsum(_self, dim, dtype)
-        except Exception as _e:
-            raise op_error(CUMSUM, (self,), (dim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(CUMSUM, K.cumsum, self, (dim, dtype))
 
 # ---- cumprod
 def _cumprod__backward(grad, self, result, dim, dtype, needs):
     return (cumprod_backward(grad, self, result, dim) if needs[0] else None,)
 def _cumprod__jvp(self_p, self_t, result, dim, dtype): return cumprod_jvp(self_p, self_t, result, dim)
-CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)')
+CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
+@bare_op(CUMPROD, K.cumprod)
 def cumprod(self, dim, *, dtype=None, axis=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.cumprod(_self, dim, dtype)
-        except Exception as _e:
-            raise op_error(CUMPROD, (self,), (dim, dtype), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(CUMPROD, K.cumprod, self, (dim, dtype))
 
 # ---- matmul (composite)
 def matmul(self, other):
@@ -2346,22 +1298,10 @@ def __matmul__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul')
+_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
+@bare_op(_MATMUL, K.matmul)
 def _matmul(self, other):
     """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.matmul(_self, _other)
-        except Exception as _e:
-            raise op_error(_MATMUL, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(_MATMUL, K.matmul, self, other)
 
 # ---- mm
 def _mm__backward(grad, self, other, result, needs):
@@ -2370,22 +1310,10 @@ def _mm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(ij,jk->ik)')
+@bare_op(MM, K.mm)
 def mm(self, other):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.mm(_self, _other)
-        except Exception as _e:
-            raise op_error(MM, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(MM, K.mm, self, other)
 
 # ---- bmm
 def _bmm__backward(grad, self, other, result, needs):
@@ -2394,22 +1322,10 @@ def _bmm__jvp(self_p, other_p, self_t, other_t, result):
     if self_t is None: return self_p @ other_t
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
-BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(bij,bjk->bik)')
+@bare_op(BMM, K.bmm)
 def bmm(self, other):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.bmm(_self, _other)
-        except Exception as _e:
-            raise op_error(BMM, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(BMM, K.bmm, self, other)
 
 # ---- dot
 def _dot__backward(grad, self, other, result, needs):
@@ -2422,22 +1338,10 @@ def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.dot(self_p, other_t)
     if other_t is None: return K.dot(self_t, other_p)
     return K.dot(self_t, other_p) + K.dot(self_p, other_t)
-DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul')
+DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(i,i->)')
+@bare_op(DOT, K.dot)
 def dot(self, other):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.dot(_self, _other)
-        except Exception as _e:
-            raise op_error(DOT, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(DOT, K.dot, self, other)
 
 # ---- outer
 def _outer__backward(grad, self, other, result, needs):
@@ -2450,22 +1354,10 @@ def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
     if self_t is None: return K.outer(self_p, other_t)
     if other_t is None: return K.outer(self_t, other_p)
     return K.outer(self_t, other_p) + K.outer(self_p, other_t)
-OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer')
+OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer', sparsity='contraction(i,j->ij)')
+@bare_op(OUTER, K.outer)
 def outer(self, other):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.outer(_self, _other)
-        except Exception as _e:
-            raise op_error(OUTER, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(OUTER, K.outer, self, other)
 ger = outer
 
 # ---- einsum (composite)
@@ -2490,22 +1382,10 @@ def __einsum_pair__jvp_np(self_p, other_p, self_t, other_t, result, equation):
     if other_t is None: return K.einsum_pair(equation, self_t, other_p)
     return K.einsum_pair(equation, self_t, other_p) + K.einsum_pair(equation, self_p, other_t)
 def __einsum_pair__kernel(self, other, equation): return K.einsum_pair(equation, self, other)
-_EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)')
+_EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=__einsum_pair__backward, jvp=__einsum_pair__jvp, jvp_np=__einsum_pair__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), argnames=('equation',), batch='einsum(equation)', layout='contiguous', sparsity='contraction(equation)')
+@bare_op(_EINSUM_PAIR, K.einsum_pair)
 def _einsum_pair(equation, self, other):
     """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.einsum_pair(equation, _self, _other)
-        except Exception as _e:
-            raise op_error(_EINSUM_PAIR, (self, other), (equation,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(_EINSUM_PAIR, __einsum_pair__kernel, self, other, (equation,))
 
 # ---- _einsum
 def __einsum__backward(grad, tensors, result, equation, needs):
@@ -2519,7 +1399,7 @@ def __einsum__save(tensors, equation):
     return (((0,), None), ((1,), None))
 def __einsum__jvp(tensors_p, tensors_t, result, equation): return einsum_jvp(equation, tensors_p, tensors_t)
 def __einsum__kernel(tensors, equation): return K.einsum(equation, tensors)
-_EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)')
+_EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backward=__einsum__backward, jvp=__einsum__jvp, jvp_kind='explicit', save_fn=__einsum__save, argnames=('equation',), batch='einsum(equation)', sparsity='contraction(equation)')
 def _einsum(equation, tensors):
     """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
     return apply(_EINSUM, (tensors,), (equation,))
@@ -2529,7 +1409,7 @@ def _cat__backward(grad, tensors, result, dim, needs):
     return (split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,)
 def _cat__jvp(tensors_p, tensors_t, result, dim): return cat(fill_zeros(tensors_t, tensors_p), dim)
 def _cat__jvp_np(tensors_p, tensors_t, result, dim): return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
-CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)')
+CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)', layout='contiguous', sparsity='moves')
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
     dim = dim if axis is None else axis
@@ -2543,7 +1423,7 @@ def _stack__backward(grad, tensors, result, dim, needs):
 def _stack__jvp(tensors_p, tensors_t, result, dim): return stack(fill_zeros(tensors_t, tensors_p), dim)
 def _stack__jvp_np(tensors_p, tensors_t, result, dim):
     return K.stack(fill_zeros_np(tensors_t, tensors_p), dim)
-STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)')
+STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)', layout='contiguous', sparsity='moves')
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
     dim = dim if axis is None else axis
@@ -2554,42 +1434,20 @@ def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if
 def _flip__backward_np(grad, self, result, dims, needs): return (K.flip(grad, dims) if needs[0] else None,)
 def _flip__jvp(self_p, self_t, result, dims): return flip(self_t, dims)
 def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
-FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)')
+FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)', sparsity='moves')
+@bare_op(FLIP, K.flip)
 def flip(self, dims):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.flip(_self, dims)
-        except Exception as _e:
-            raise op_error(FLIP, (self,), (dims,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(FLIP, K.flip, self, (dims,))
 
 # ---- roll
 def _roll__backward(grad, self, result, shifts, dims, needs):
     return (grad.roll(neg_shifts(shifts), dims) if needs[0] else None,)
 def _roll__jvp(self_p, self_t, result, shifts, dims): return roll(self_t, shifts, dims)
 def _roll__jvp_np(self_p, self_t, result, shifts, dims): return K.roll(self_t, shifts, dims)
-ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)')
+ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)', layout='contiguous', sparsity='moves')
+@bare_op(ROLL, K.roll)
 def roll(self, shifts, dims=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.roll(_self, shifts, dims)
-        except Exception as _e:
-            raise op_error(ROLL, (self,), (shifts, dims), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(ROLL, K.roll, self, (shifts, dims))
 
 # ---- tril
 def _tril__backward(grad, self, result, diagonal, needs): return (grad.tril(diagonal) if needs[0] else None,)
@@ -2597,21 +1455,10 @@ def _tril__backward_np(grad, self, result, diagonal, needs):
     return (K.tril(grad, diagonal) if needs[0] else None,)
 def _tril__jvp(self_p, self_t, result, diagonal): return tril(self_t, diagonal)
 def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diagonal)
-TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
+@bare_op(TRIL, K.tril)
 def tril(self, diagonal=0):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.tril(_self, diagonal)
-        except Exception as _e:
-            raise op_error(TRIL, (self,), (diagonal,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(TRIL, K.tril, self, (diagonal,))
 
 # ---- triu
 def _triu__backward(grad, self, result, diagonal, needs): return (grad.triu(diagonal) if needs[0] else None,)
@@ -2619,21 +1466,10 @@ def _triu__backward_np(grad, self, result, diagonal, needs):
     return (K.triu(grad, diagonal) if needs[0] else None,)
 def _triu__jvp(self_p, self_t, result, diagonal): return triu(self_t, diagonal)
 def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diagonal)
-TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing')
+TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
+@bare_op(TRIU, K.triu)
 def triu(self, diagonal=0):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.triu(_self, diagonal)
-        except Exception as _e:
-            raise op_error(TRIU, (self,), (diagonal,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(TRIU, K.triu, self, (diagonal,))
 
 # ---- gather
 def _gather__backward(grad, self, index, result, dim, needs):
@@ -2643,23 +1479,10 @@ def _gather__backward_np(grad, self, index, result, dim, needs):
 def _gather__jvp(self_p, index, self_t, result, dim): return gather(self_t, dim, index)
 def _gather__jvp_np(self_p, index, self_t, result, dim): return K.gather(self_t, dim, index)
 def _gather__kernel(self, index, dim): return K.gather(self, dim, index)
-GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)')
+GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
+@bare_op(GATHER, K.gather)
 def gather(self, dim, index, *, axis=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and type(index) is Tensor and not (self._ad or index._ad):
-        _self = self._data
-        _index = index._data
-        try:
-            _r = K.gather(_self, dim, _index)
-        except Exception as _e:
-            raise op_error(GATHER, (self, index), (dim,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _index))
-    return run2(GATHER, _gather__kernel, self, index, (dim,))
 
 # ---- _gather_backward
 def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
@@ -2672,22 +1495,9 @@ def __gather_backward__jvp_np(self_p, index, self_t, result, dim, shape):
     return K.gather_backward(self_t, dim, index, shape)
 def __gather_backward__kernel(self, index, dim, shape): return K.gather_backward(self, dim, index, shape)
 _GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__gather_backward__backward, backward_np=__gather_backward__backward_np, jvp=__gather_backward__jvp, jvp_np=__gather_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='aligned(dim) + shape(shape)')
+@bare_op(_GATHER_BACKWARD, K.gather_backward)
 def _gather_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (gather's backward)."""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and type(index) is Tensor and not (self._ad or index._ad):
-        _self = self._data
-        _index = index._data
-        try:
-            _r = K.gather_backward(_self, dim, _index, shape)
-        except Exception as _e:
-            raise op_error(_GATHER_BACKWARD, (self, index), (dim, shape), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _index))
-    return run2(_GATHER_BACKWARD, __gather_backward__kernel, self, index, (dim, shape))
 
 # ---- index_select
 def _index_select__backward(grad, self, index, result, dim, needs):
@@ -2697,23 +1507,10 @@ def _index_select__backward_np(grad, self, index, result, dim, needs):
 def _index_select__jvp(self_p, index, self_t, result, dim): return index_select(self_t, dim, index)
 def _index_select__jvp_np(self_p, index, self_t, result, dim): return K.index_select(self_t, dim, index)
 def _index_select__kernel(self, index, dim): return K.index_select(self, dim, index)
-INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
+@bare_op(INDEX_SELECT, K.index_select)
 def index_select(self, dim, index, *, axis=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and type(index) is Tensor and not (self._ad or index._ad):
-        _self = self._data
-        _index = index._data
-        try:
-            _r = K.index_select(_self, dim, _index)
-        except Exception as _e:
-            raise op_error(INDEX_SELECT, (self, index), (dim,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _index))
-    return run2(INDEX_SELECT, _index_select__kernel, self, index, (dim,))
 
 # ---- _index_select_backward
 def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
@@ -2727,22 +1524,9 @@ def __index_select_backward__jvp_np(self_p, index, self_t, result, dim, shape):
 def __index_select_backward__kernel(self, index, dim, shape):
     return K.index_select_backward(self, dim, index, shape)
 _INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=__index_select_backward__backward, backward_np=__index_select_backward__backward_np, jvp=__index_select_backward__jvp, jvp_np=__index_select_backward__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 2), None)), argnames=('dim', 'shape'), batch='indexed(dim, index) + shape(shape)')
+@bare_op(_INDEX_SELECT_BACKWARD, K.index_select_backward)
 def _index_select_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (index_select's backward)."""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and type(index) is Tensor and not (self._ad or index._ad):
-        _self = self._data
-        _index = index._data
-        try:
-            _r = K.index_select_backward(_self, dim, _index, shape)
-        except Exception as _e:
-            raise op_error(_INDEX_SELECT_BACKWARD, (self, index), (dim, shape), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _index))
-    return run2(_INDEX_SELECT_BACKWARD, __index_select_backward__kernel, self, index, (dim, shape))
 
 # ---- masked_fill
 def _masked_fill__backward(grad, self, mask, value, result, needs):
@@ -2763,7 +1547,7 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
     if self_t is None: return K.masked_fill(xp.zeros_like(self_p), mask, value_t)
     if value_t is None: return K.masked_fill(self_t, mask, xp.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
-MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked')
+MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked', layout='contiguous', curvature='linear')
 def masked_fill(self, mask, value):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
     return apply(MASKED_FILL, (self, mask, value), ())
@@ -2778,21 +1562,10 @@ def _index__backward_np(grad, self, result, indices, needs):
     return (K.index_backward(grad, self.shape, indices) if needs[0] else None,)
 def _index__jvp(self_p, self_t, result, indices): return index(self_t, indices)
 def _index__jvp_np(self_p, self_t, result, indices): return K.index(self_t, indices)
-INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, backward_np=_index__backward_np, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)')
+INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backward, backward_np=_index__backward_np, jvp=_index__jvp, jvp_np=_index__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('indices',), batch='prefix(indices)', layout='contiguous', sparsity='moves_by_index')
+@bare_op(INDEX, K.index)
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.index(_self, indices)
-        except Exception as _e:
-            raise op_error(INDEX, (self,), (indices,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(INDEX, K.index, self, (indices,))
 
 # ---- _index_backward
 def __index_backward__backward(grad, self, result, shape, indices, needs):
@@ -2804,20 +1577,9 @@ def __index_backward__jvp(self_p, self_t, result, shape, indices):
 def __index_backward__jvp_np(self_p, self_t, result, shape, indices):
     return K.index_backward(self_t, shape, indices)
 _INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (True,), backward=__index_backward__backward, backward_np=__index_backward__backward_np, jvp=__index_backward__jvp, jvp_np=__index_backward__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'indices'), batch='prefix(indices) + shape(shape)')
+@bare_op(_INDEX_BACKWARD, K.index_backward)
 def _index_backward(self, shape, indices):
     """Zeros of `shape` with grad added at indices (advanced indexing's backward)."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.index_backward(_self, shape, indices)
-        except Exception as _e:
-            raise op_error(_INDEX_BACKWARD, (self,), (shape, indices), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_INDEX_BACKWARD, K.index_backward, self, (shape, indices))
 
 # ---- index_put
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
@@ -2840,22 +1602,10 @@ def _index_put__jvp_np(self_p, values_p, self_t, values_t, result, indices, accu
     return K.index_put(self_t, indices, values_t, accumulate)
 def _index_put__kernel(self, values, indices, accumulate):
     return K.index_put(self, indices, values, accumulate)
-INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, backward_np=_index_put__backward_np, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop')
+INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_index_put__backward, backward_np=_index_put__backward_np, jvp=_index_put__jvp, jvp_np=_index_put__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', argnames=('indices', 'accumulate'), batch='loop', sparsity='moves_by_index')
+@bare_op(INDEX_PUT, K.index_put)
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
-    if type(self) is Tensor and type(values) is Tensor and not (self._ad or values._ad):
-        _self = self._data
-        _values = values._data
-        try:
-            _r = K.index_put(_self, indices, _values, accumulate)
-        except Exception as _e:
-            raise op_error(INDEX_PUT, (self, values), (indices, accumulate), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _values))
-    return run2(INDEX_PUT, _index_put__kernel, self, values, (indices, accumulate))
 
 # ---- _view_scatter
 def __view_scatter__backward(grad, self, src, result, steps, needs):
@@ -2871,49 +1621,26 @@ def __view_scatter__jvp_np(self_p, src_p, self_t, src_t, result, steps):
     if self_t is None: return K.view_scatter(xp.zeros_like(self_p), src_t, steps)
     if src_t is None: return K.view_scatter(self_t, xp.zeros_like(src_p), steps)
     return K.view_scatter(self_t, src_t, steps)
-_VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views')
+_VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'), (True, True), backward=__view_scatter__backward, jvp=__view_scatter__jvp, jvp_np=__view_scatter__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((0, 1), None), ((0, 0), None), ((0, 1), None)), argnames=('steps',), batch='views', sparsity='moves')
+@bare_op(_VIEW_SCATTER, K.view_scatter)
 def _view_scatter(self, src, steps):
     """A copy of self with the region the view `steps` selects replaced by src (in-place on views)."""
-    if type(self) is Tensor and type(src) is Tensor and not (self._ad or src._ad):
-        _self = self._data
-        _src = src._data
-        try:
-            _r = K.view_scatter(_self, _src, steps)
-        except Exception as _e:
-            raise op_error(_VIEW_SCATTER, (self, src), (steps,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _src))
-    return run2(_VIEW_SCATTER, K.view_scatter, self, src, (steps,))
 
 # ---- _view_embed
 def __view_embed__backward(grad, self, result, shape, steps, needs):
     return (replay_values(grad, steps) if needs[0] else None,)
 def __view_embed__jvp(self_p, self_t, result, shape, steps): return _view_embed(self_t, shape, steps)
 def __view_embed__jvp_np(self_p, self_t, result, shape, steps): return K.view_embed(self_t, shape, steps)
-_VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views')
+_VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backward=__view_embed__backward, jvp=__view_embed__jvp, jvp_np=__view_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shape', 'steps'), batch='views', sparsity='moves')
+@bare_op(_VIEW_EMBED, K.view_embed)
 def _view_embed(self, shape, steps):
     """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.view_embed(_self, shape, steps)
-        except Exception as _e:
-            raise op_error(_VIEW_EMBED, (self,), (shape, steps), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_VIEW_EMBED, K.view_embed, self, (shape, steps))
 
 # ---- view
 def _view__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _view__jvp(self_p, self_t, result, shape): return view(self_t, *shape)
-VIEW = Op('view', K.view, ('self',), ('T',), (True,), backward=_view__backward, jvp=_view__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('shape',), batch='shape(shape)')
+VIEW = Op('view', K.view, ('self',), ('T',), (True,), backward=_view__backward, jvp=_view__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('shape',), batch='shape(shape)', sparsity='same_rows')
 def view(self, *shape):
     """The same memory with another shape (errors when strides don't allow it). Example: pf.ones(4).view(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -2924,7 +1651,7 @@ def view(self, *shape):
 def _reshape__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _reshape__jvp(self_p, self_t, result, shape): return reshape(self_t, *shape)
-RESHAPE = Op('reshape', K.reshape, ('self',), ('T',), (True,), backward=_reshape__backward, jvp=_reshape__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('shape',), batch='shape(shape)')
+RESHAPE = Op('reshape', K.reshape, ('self',), ('T',), (True,), backward=_reshape__backward, jvp=_reshape__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('shape',), batch='shape(shape)', sparsity='same_rows')
 def reshape(self, *shape):
     """Another shape; a view when NumPy can make one, else a copy. Example: pf.ones(4).reshape(2, 2)"""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -2935,7 +1662,7 @@ def reshape(self, *shape):
 def _transpose__backward(grad, self, result, dim0, dim1, needs):
     return (grad.transpose(dim0, dim1) if needs[0] else None,)
 def _transpose__jvp(self_p, self_t, result, dim0, dim1): return transpose(self_t, dim0, dim1)
-TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='dims(dim0, dim1)')
+TRANSPOSE = Op('transpose', K.transpose, ('self',), ('T',), (True,), backward=_transpose__backward, jvp=_transpose__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim0', 'dim1'), batch='swap(dim0, dim1)')
 def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
     return apply(TRANSPOSE, (self,), (dim0, dim1))
@@ -2972,7 +1699,7 @@ def mT(self):
 def _squeeze__backward(grad, self, result, dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _squeeze__jvp(self_p, self_t, result, dim): return squeeze(self_t, dim)
-SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze__backward, jvp=_squeeze__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('dim',), batch='squeeze(dim)')
+SQUEEZE = Op('squeeze', K.squeeze, ('self',), ('T',), (True,), backward=_squeeze__backward, jvp=_squeeze__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', argnames=('dim',), batch='squeeze(dim)', sparsity='same_rows')
 def squeeze(self, dim=None, *, axis=None):
     """Drop dims of size 1 (a view). Example: pf.ones(1, 2).squeeze(0)"""
     dim = dim if axis is None else axis
@@ -2981,7 +1708,7 @@ def squeeze(self, dim=None, *, axis=None):
 # ---- unsqueeze
 def _unsqueeze__backward(grad, self, result, dim, needs): return (grad.squeeze(dim) if needs[0] else None,)
 def _unsqueeze__jvp(self_p, self_t, result, dim): return unsqueeze(self_t, dim)
-UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_unsqueeze__backward, jvp=_unsqueeze__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim',), batch='dims(dim)')
+UNSQUEEZE = Op('unsqueeze', K.unsqueeze, ('self',), ('T',), (True,), backward=_unsqueeze__backward, jvp=_unsqueeze__jvp, jvp_kind='auto_linear', kind='view', argnames=('dim',), batch='new_dim(dim)', sparsity='same_rows')
 def unsqueeze(self, dim, *, axis=None):
     """Insert a dim of size 1 (a view). Example: pf.ones(2).unsqueeze(0)"""
     dim = dim if axis is None else axis
@@ -2990,7 +1717,7 @@ def unsqueeze(self, dim, *, axis=None):
 # ---- expand
 def _expand__backward(grad, self, result, sizes, needs): return (grad if needs[0] else None,)
 def _expand__jvp(self_p, self_t, result, sizes): return expand(self_t, *sizes)
-EXPAND = Op('expand', K.expand, ('self',), ('T',), (True,), backward=_expand__backward, jvp=_expand__jvp, jvp_kind='auto_linear', kind='view', argnames=('sizes',), batch='shape(sizes)')
+EXPAND = Op('expand', K.expand, ('self',), ('T',), (True,), backward=_expand__backward, jvp=_expand__jvp, jvp_kind='auto_linear', kind='view', argnames=('sizes',), batch='shape(sizes)', sparsity='moves')
 def expand(self, *sizes):
     """Broadcast to a larger shape without copying (read-only view); -1 keeps a size. Example: pf.ones(1, 2).expand(3, 2)"""
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
@@ -3002,7 +1729,7 @@ broadcast_to = expand
 def _flatten__backward(grad, self, result, start_dim, end_dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
 def _flatten__jvp(self_p, self_t, result, start_dim, end_dim): return flatten(self_t, start_dim, end_dim)
-FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='dims(start_dim, end_dim)')
+FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten__backward, jvp=_flatten__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='maybe_view', argnames=('start_dim', 'end_dim'), batch='flatten(start_dim, end_dim)', sparsity='same_rows')
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim (a view when possible). Example: pf.ones(2, 3).flatten()"""
     return apply(FLATTEN, (self,), (start_dim, end_dim))
@@ -3040,7 +1767,7 @@ def select(self, dim, index, *, axis=None):
 def _getitem__backward(grad, self, result, index, needs):
     return (scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,)
 def _getitem__jvp(self_p, self_t, result, index): return getitem(self_t, index)
-GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)')
+GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem__backward, jvp=_getitem__jvp, jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), kind='view', grad_embeds=True, argnames=('index',), batch='prefix(index)', sparsity='moves_by_index')
 def getitem(self, index):
     """Basic indexing self[index] with ints, slices, None and Ellipsis (a view)."""
     return apply(GETITEM, (self,), (index,))
@@ -3256,7 +1983,7 @@ def _sort__save(self, dim, descending, stable):
     return (((0,), None), ((1,), None))
 def _sort__jvp(self_p, self_t, result0, result1, dim, descending, stable):
     return (index_reduction_jvp(self_t, dim, result1, True), None)
-SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='dims(dim)')
+SORT = Op('sort', K.sort, ('self',), ('T',), (True,), backward=_sort__backward, jvp=_sort__jvp, jvp_kind='explicit', save_fn=_sort__save, n_out=2, out_diff=(True, False), argnames=('dim', 'descending', 'stable'), batch='dims(dim)', sparsity='along_dim')
 def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
     dim = dim if axis is None else axis
@@ -3280,7 +2007,7 @@ def _topk__save(self, k, dim, largest, sorted):
     return (((0,), None), ((1,), None))
 def _topk__jvp(self_p, self_t, result0, result1, k, dim, largest, sorted):
     return (index_reduction_jvp(self_t, dim, result1, True), None)
-TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='dims(dim)')
+TOPK = Op('topk', K.topk, ('self',), ('T',), (True,), backward=_topk__backward, jvp=_topk__jvp, jvp_kind='explicit', save_fn=_topk__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'largest', 'sorted'), batch='dims(dim)', sparsity='along_dim')
 def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
     """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
@@ -3299,7 +2026,7 @@ def _kthvalue__save(self, k, dim, keepdim):
     return (((0,), None), ((1,), None))
 def _kthvalue__jvp(self_p, self_t, result0, result1, k, dim, keepdim):
     return (index_reduction_jvp(self_t, dim, result1, keepdim), None)
-KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='dims(dim)')
+KTHVALUE = Op('kthvalue', K.kthvalue, ('self',), ('T',), (True,), backward=_kthvalue__backward, jvp=_kthvalue__jvp, jvp_kind='explicit', save_fn=_kthvalue__save, n_out=2, out_diff=(True, False), argnames=('k', 'dim', 'keepdim'), batch='dims(dim)', sparsity='along_dim')
 def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
@@ -3349,22 +2076,10 @@ def _logcumsumexp__save(self, dim):
         return (((0,), None), ((2,), (2,)))
     return (((0,), None), ((1,), None))
 def _logcumsumexp__jvp(self_p, self_t, result, dim): return logcumsumexp_jvp(self_p, self_t, result, dim)
-LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)')
+LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)', sparsity='along_dim')
+@bare_op(LOGCUMSUMEXP, K.logcumsumexp)
 def logcumsumexp(self, dim, *, axis=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.logcumsumexp(_self, dim)
-        except Exception as _e:
-            raise op_error(LOGCUMSUMEXP, (self,), (dim,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOGCUMSUMEXP, K.logcumsumexp, self, (dim,))
 
 # ---- nansum (composite)
 def nansum(self, dim=None, keepdim=False, *, axis=None):
@@ -3416,7 +2131,7 @@ def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
     if src_t is None: return K.scatter(self_t, dim, index, xp.zeros_like(src_p))
     return K.scatter(self_t, dim, index, src_t)
 def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, src)
-SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
+SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
 def scatter(self, dim, index, src, *, axis=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
@@ -3523,7 +2238,7 @@ def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
     if source_t is None: return K.index_copy(self_t, dim, index, xp.zeros_like(source_p))
     return K.index_copy(self_t, dim, index, source_t)
 def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
-INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_copy(self, dim, index, source, *, axis=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
     dim = dim if axis is None else axis
@@ -3552,7 +2267,7 @@ def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
     if value_t is None: return K.index_fill(self_t, dim, index, xp.zeros_like(value_p))
     return K.index_fill(self_t, dim, index, value_t)
 def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
-INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)')
+INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_fill(self, dim, index, value, *, axis=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
     dim = dim if axis is None else axis
@@ -3595,21 +2310,10 @@ def __im2col__jvp(self_p, self_t, result, kernel_size, dilation, padding, stride
     return _im2col(self_t, kernel_size, dilation, padding, stride)
 def __im2col__jvp_np(self_p, self_t, result, kernel_size, dilation, padding, stride, pad_value):
     return K.im2col(self_t, kernel_size, dilation, padding, stride)
-_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, backward_np=__im2col__backward_np, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold')
+_IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col__backward, backward_np=__im2col__backward_np, jvp=__im2col__jvp, jvp_np=__im2col__jvp_np, jvp_np_reads=(False, False), jvp_kind='explicit', save=(((0,), None), ((1,), None)), argnames=('kernel_size', 'dilation', 'padding', 'stride', 'pad_value'), batch='fold', sparsity='moves')
+@bare_op(_IM2COL, K.im2col)
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.im2col(_self, kernel_size, dilation, padding, stride, pad_value)
-        except Exception as _e:
-            raise op_error(_IM2COL, (self,), (kernel_size, dilation, padding, stride, pad_value), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_IM2COL, K.im2col, self, (kernel_size, dilation, padding, stride, pad_value))
 
 # ---- _col2im
 def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
@@ -3621,20 +2325,9 @@ def __col2im__jvp(self_p, self_t, result, output_size, kernel_size, dilation, pa
 def __col2im__jvp_np(self_p, self_t, result, output_size, kernel_size, dilation, padding, stride):
     return K.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
 _COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im__backward, backward_np=__col2im__backward_np, jvp=__col2im__jvp, jvp_np=__col2im__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('output_size', 'kernel_size', 'dilation', 'padding', 'stride'), batch='fold')
+@bare_op(_COL2IM, K.col2im)
 def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.col2im(_self, output_size, kernel_size, dilation, padding, stride)
-        except Exception as _e:
-            raise op_error(_COL2IM, (self,), (output_size, kernel_size, dilation, padding, stride), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_COL2IM, K.col2im, self, (output_size, kernel_size, dilation, padding, stride))
 
 # ---- linear (composite)
 def linear(input, weight, bias=None):
@@ -4040,40 +2733,18 @@ def channel_shuffle(input, groups):
 def _inverse__backward(grad, self, result, needs):
     return (-(mH(result) @ grad @ mH(result)) if needs[0] else None,)
 def _inverse__jvp(self_p, self_t, result): return -(result @ self_t @ result)
-INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing')
+INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing', layout='column_major')
+@bare_op(INVERSE, K.inverse)
 def inverse(self):
     """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.inverse(_self)
-        except Exception as _e:
-            raise op_error(INVERSE, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(INVERSE, K.inverse, self)
 
 # ---- det
 def _det__backward(grad, self, result, needs): return (det_backward(grad, self) if needs[0] else None,)
 def _det__jvp(self_p, self_t, result): return det_jvp(self_p, self_t)
 DET = Op('det', K.det, ('self',), ('T',), (True,), backward=_det__backward, jvp=_det__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+@bare_op(DET, K.det)
 def det(self):
     """Determinant (batched); derivatives via the adjugate, so singular matrices are fine. Example: pf.det(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.det(_self)
-        except Exception as _e:
-            raise op_error(DET, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(DET, K.det, self)
 
 # ---- logdet
 def _logdet__backward(grad, self, result, needs):
@@ -4081,20 +2752,9 @@ def _logdet__backward(grad, self, result, needs):
 def _logdet__jvp(self_p, self_t, result): return (inverse(self_p) * self_t.mT).sum((-2, -1))
 def _logdet__jvp_np(self_p, self_t, result): return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1))
 LOGDET = Op('logdet', K.logdet, ('self',), ('T',), (True,), backward=_logdet__backward, jvp=_logdet__jvp, jvp_np=_logdet__jvp_np, jvp_np_reads=(True, False), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+@bare_op(LOGDET, K.logdet)
 def logdet(self):
     """log(det(A)): nan for a negative real determinant, -inf for a singular matrix (torch's). Example: pf.logdet(pf.eye(2) * 2.0)"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.logdet(_self)
-        except Exception as _e:
-            raise op_error(LOGDET, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LOGDET, K.logdet, self)
 
 # ---- _slogdet_sign
 def __slogdet_sign__backward(grad, self, result, needs):
@@ -4108,20 +2768,9 @@ def __slogdet_sign__save(self):
     return (((0,), None), ((1,), None))
 def __slogdet_sign__jvp(self_p, self_t, result): return slogdet_sign_jvp(self_p, self_t, result)
 _SLOGDET_SIGN = Op('_slogdet_sign', K.slogdet_sign, ('self',), ('T',), (True,), backward=__slogdet_sign__backward, jvp=__slogdet_sign__jvp, jvp_kind='explicit', save_fn=__slogdet_sign__save, batch='trailing')
+@bare_op(_SLOGDET_SIGN, K.slogdet_sign)
 def _slogdet_sign(self):
     """Sign (unit phase for complex input) of det(A); see slogdet."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.slogdet_sign(_self)
-        except Exception as _e:
-            raise op_error(_SLOGDET_SIGN, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_SLOGDET_SIGN, K.slogdet_sign, self)
 
 # ---- _slogdet_logabs
 def __slogdet_logabs__backward(grad, self, result, needs):
@@ -4130,20 +2779,9 @@ def __slogdet_logabs__jvp(self_p, self_t, result): return (inverse(self_p) * sel
 def __slogdet_logabs__jvp_np(self_p, self_t, result):
     return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1)).real
 _SLOGDET_LOGABS = Op('_slogdet_logabs', K.slogdet_logabs, ('self',), ('T',), (True,), backward=__slogdet_logabs__backward, jvp=__slogdet_logabs__jvp, jvp_np=__slogdet_logabs__jvp_np, jvp_np_reads=(True, False), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+@bare_op(_SLOGDET_LOGABS, K.slogdet_logabs)
 def _slogdet_logabs(self):
     """log|det(A)|; see slogdet."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.slogdet_logabs(_self)
-        except Exception as _e:
-            raise op_error(_SLOGDET_LOGABS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_SLOGDET_LOGABS, K.slogdet_logabs, self)
 
 # ---- slogdet (composite)
 _slogdet__result = namedtuple('slogdet', ['sign', 'logabsdet'])
@@ -4165,22 +2803,10 @@ def __linalg_solve__jvp_np(self_p, B_p, self_t, B_t, result):
     if self_t is None: return K.solve(self_p, B_t)
     if B_t is None: return K.solve(self_p, -(self_t @ result))
     return K.solve(self_p, B_t - self_t @ result)
-_LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, True), backward=__linalg_solve__backward, jvp=__linalg_solve__jvp, jvp_np=__linalg_solve__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), batch='trailing')
+_LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, True), backward=__linalg_solve__backward, jvp=__linalg_solve__jvp, jvp_np=__linalg_solve__jvp_np, jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), batch='trailing', layout='column_major')
+@bare_op(_LINALG_SOLVE, K.solve)
 def _linalg_solve(self, B):
     """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
-    if type(self) is Tensor and type(B) is Tensor and not (self._ad or B._ad):
-        _self = self._data
-        _B = B._data
-        try:
-            _r = K.solve(_self, _B)
-        except Exception as _e:
-            raise op_error(_LINALG_SOLVE, (self, B), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _B))
-    return run2(_LINALG_SOLVE, K.solve, self, B)
 
 # ---- linalg_solve (composite)
 def linalg_solve(self, B, *, left=True):
@@ -4199,42 +2825,19 @@ def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left,
     if B_t is None:
         return solve_triangular_jvp(self_p, self_t, zeros_like(B_p), result, upper, left, unitriangular)
     return solve_triangular_jvp(self_p, self_t, B_t, result, upper, left, unitriangular)
-LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing')
+LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing', layout='column_major')
+@bare_op(LINALG_SOLVE_TRIANGULAR, K.solve_triangular)
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
-    if type(self) is Tensor and type(B) is Tensor and not (self._ad or B._ad):
-        _self = self._data
-        _B = B._data
-        try:
-            _r = K.solve_triangular(_self, _B, upper, left, unitriangular)
-        except Exception as _e:
-            raise op_error(LINALG_SOLVE_TRIANGULAR, (self, B), (upper, left, unitriangular), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _B))
-    return run2(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, self, B, (upper, left, unitriangular))
 
 # ---- linalg_cholesky
 def _linalg_cholesky__backward(grad, self, result, upper, needs):
     return (cholesky_backward(grad, result, upper) if needs[0] else None,)
 def _linalg_cholesky__jvp(self_p, self_t, result, upper): return cholesky_jvp(self_t, result, upper)
-LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing')
+LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing', layout='column_major')
+@bare_op(LINALG_CHOLESKY, K.cholesky)
 def linalg_cholesky(self, *, upper=False):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.cholesky(_self, upper)
-        except Exception as _e:
-            raise op_error(LINALG_CHOLESKY, (self,), (upper,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LINALG_CHOLESKY, K.cholesky, self, (upper,))
 cholesky = linalg_cholesky
 
 # ---- cholesky_solve (composite)
@@ -4252,20 +2855,9 @@ def __linalg_eigh__backward(grad, self, result, UPLO, needs):
     return (eigh_backward(grad, self.shape, result) if needs[0] else None,)
 def __linalg_eigh__jvp(self_p, self_t, result, UPLO): return eigh_jvp(self_p, self_t, result)
 _LINALG_EIGH = Op('_linalg_eigh', K.eigh_packed, ('self',), ('T',), (True,), backward=__linalg_eigh__backward, jvp=__linalg_eigh__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), argnames=('UPLO',), batch='trailing')
+@bare_op(_LINALG_EIGH, K.eigh_packed)
 def _linalg_eigh(self, UPLO='L'):
     """eigh's packed output (eigenvalues then eigenvectors per matrix); see linalg_eigh."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.eigh_packed(_self, UPLO)
-        except Exception as _e:
-            raise op_error(_LINALG_EIGH, (self,), (UPLO,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_EIGH, K.eigh_packed, self, (UPLO,))
 
 # ---- linalg_eigh (composite)
 _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
@@ -4278,40 +2870,18 @@ def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
     return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)
 def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO): return eigvalsh_jvp(self_p, self_t, UPLO)
 LINALG_EIGVALSH = Op('linalg_eigvalsh', K.eigvalsh, ('self',), ('T',), (True,), backward=_linalg_eigvalsh__backward, jvp=_linalg_eigvalsh__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('UPLO',), batch='trailing')
+@bare_op(LINALG_EIGVALSH, K.eigvalsh)
 def linalg_eigvalsh(self, UPLO='L'):
     """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.eigvalsh(_self, UPLO)
-        except Exception as _e:
-            raise op_error(LINALG_EIGVALSH, (self,), (UPLO,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LINALG_EIGVALSH, K.eigvalsh, self, (UPLO,))
 
 # ---- _linalg_svd
 def __linalg_svd__backward(grad, self, result, needs):
     return (svd_backward(grad, self.shape, result) if needs[0] else None,)
 def __linalg_svd__jvp(self_p, self_t, result): return svd_jvp(self_p, self_t, result)
 _LINALG_SVD = Op('_linalg_svd', K.svd_packed, ('self',), ('T',), (True,), backward=__linalg_svd__backward, jvp=__linalg_svd__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
+@bare_op(_LINALG_SVD, K.svd_packed)
 def _linalg_svd(self):
     """The reduced SVD packed per matrix (U, S, Vh); see linalg_svd."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.svd_packed(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_SVD, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_SVD, K.svd_packed, self)
 
 # ---- linalg_svd (composite)
 _linalg_svd__result = namedtuple('linalg_svd', ['U', 'S', 'Vh'])
@@ -4326,40 +2896,18 @@ def linalg_svdvals(self):
 
 # ---- _linalg_svdvals
 _LINALG_SVDVALS = Op('_linalg_svdvals', K.svdvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
+@bare_op(_LINALG_SVDVALS, K.svdvals)
 def _linalg_svdvals(self):
     """Singular values without derivatives (see linalg_svdvals). Example: pf._linalg_svdvals(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.svdvals(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_SVDVALS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_SVDVALS, K.svdvals, self)
 
 # ---- _linalg_qr
 def __linalg_qr__backward(grad, self, result, needs):
     return (qr_backward(grad, self.shape, result) if needs[0] else None,)
 def __linalg_qr__jvp(self_p, self_t, result): return qr_jvp(self_p, self_t, result)
 _LINALG_QR = Op('_linalg_qr', K.qr_packed, ('self',), ('T',), (True,), backward=__linalg_qr__backward, jvp=__linalg_qr__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
+@bare_op(_LINALG_QR, K.qr_packed)
 def _linalg_qr(self):
     """The reduced QR packed per matrix (Q, R); see linalg_qr."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.qr_packed(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_QR, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_QR, K.qr_packed, self)
 
 # ---- linalg_qr (composite)
 _linalg_qr__result = namedtuple('linalg_qr', ['Q', 'R'])
@@ -4372,20 +2920,9 @@ def __linalg_eig__backward(grad, self, result, needs):
     return (eig_backward(grad, self.shape, result) if needs[0] else None,)
 def __linalg_eig__jvp(self_p, self_t, result): return eig_jvp(self_p, self_t, result)
 _LINALG_EIG = Op('_linalg_eig', K.eig_packed, ('self',), ('T',), (True,), backward=__linalg_eig__backward, jvp=__linalg_eig__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
+@bare_op(_LINALG_EIG, K.eig_packed)
 def _linalg_eig(self):
     """eig's packed complex output (eigenvalues then eigenvectors); see linalg_eig."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.eig_packed(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_EIG, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_EIG, K.eig_packed, self)
 
 # ---- linalg_eig (composite)
 _linalg_eig__result = namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
@@ -4400,40 +2937,18 @@ def linalg_eigvals(self):
 
 # ---- _linalg_eigvals
 _LINALG_EIGVALS = Op('_linalg_eigvals', K.eigvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
+@bare_op(_LINALG_EIGVALS, K.eigvals)
 def _linalg_eigvals(self):
     """Eigenvalues without derivatives (see linalg_eigvals). Example: pf._linalg_eigvals(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.eigvals(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_EIGVALS, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_EIGVALS, K.eigvals, self)
 
 # ---- _linalg_lu
 def __linalg_lu__backward(grad, self, result, needs):
     return (lu_backward(grad, self.shape, result) if needs[0] else None,)
 def __linalg_lu__jvp(self_p, self_t, result): return lu_jvp(self_p, self_t, result)
 _LINALG_LU = Op('_linalg_lu', K.lu_packed, ('self',), ('T',), (True,), backward=__linalg_lu__backward, jvp=__linalg_lu__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), (2,))), batch='trailing')
+@bare_op(_LINALG_LU, K.lu_packed)
 def _linalg_lu(self):
     """P, L, U packed per matrix; see linalg_lu."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.lu_packed(_self)
-        except Exception as _e:
-            raise op_error(_LINALG_LU, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_LINALG_LU, K.lu_packed, self)
 
 # ---- linalg_lu (composite)
 _linalg_lu__result = namedtuple('linalg_lu', ['P', 'L', 'U'])
@@ -4456,21 +2971,10 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 def _matrix_exp__backward(grad, self, result, needs):
     return (matrix_exp_frechet(mH(self), grad) if needs[0] else None,)
 def _matrix_exp__jvp(self_p, self_t, result): return matrix_exp_frechet(self_p, self_t)
-MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
+MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing', layout='contiguous')
+@bare_op(MATRIX_EXP, K.matrix_exp)
 def matrix_exp(self):
     """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.matrix_exp(_self)
-        except Exception as _e:
-            raise op_error(MATRIX_EXP, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(MATRIX_EXP, K.matrix_exp, self)
 
 # ---- matrix_power (composite)
 def matrix_power(self, n):
@@ -4482,20 +2986,9 @@ def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
     return (pinv_backward(grad, self, result) if needs[0] else None,)
 def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian): return pinv_jvp(self_p, self_t, result)
 LINALG_PINV = Op('linalg_pinv', K.pinv, ('self',), ('T',), (True,), backward=_linalg_pinv__backward, jvp=_linalg_pinv__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
+@bare_op(LINALG_PINV, K.pinv)
 def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.pinv(_self, atol, rtol, hermitian)
-        except Exception as _e:
-            raise op_error(LINALG_PINV, (self,), (atol, rtol, hermitian), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LINALG_PINV, K.pinv, self, (atol, rtol, hermitian))
 
 # ---- linalg_lstsq (composite)
 _linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
@@ -4505,20 +2998,9 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
 
 # ---- linalg_matrix_rank
 LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
+@bare_op(LINALG_MATRIX_RANK, K.matrix_rank)
 def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
     """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.matrix_rank(_self, atol, rtol, hermitian)
-        except Exception as _e:
-            raise op_error(LINALG_MATRIX_RANK, (self,), (atol, rtol, hermitian), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(LINALG_MATRIX_RANK, K.matrix_rank, self, (atol, rtol, hermitian))
 
 # ---- diag_embed
 def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
@@ -4529,21 +3011,10 @@ def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
     return diag_embed(self_t, offset, dim1, dim2)
 def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
     return K.diag_embed(self_t, offset, dim1, dim2)
-DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)')
+DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)', sparsity='moves')
+@bare_op(DIAG_EMBED, K.diag_embed)
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.diag_embed(_self, offset, dim1, dim2)
-        except Exception as _e:
-            raise op_error(DIAG_EMBED, (self,), (offset, dim1, dim2), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(DIAG_EMBED, K.diag_embed, self, (offset, dim1, dim2))
 
 # ---- trace (composite)
 def trace(self):
@@ -4597,21 +3068,9 @@ def __fft_c2c__jvp(self_p, self_t, result, dim, norm, forward): return _fft_c2c(
 def __fft_c2c__jvp_np(self_p, self_t, result, dim, norm, forward):
     return K.fft_c2c(self_t, dim, norm, forward)
 _FFT_C2C = Op('_fft_c2c', K.fft_c2c, ('self',), ('T',), (True,), backward=__fft_c2c__backward, jvp=__fft_c2c__jvp, jvp_np=__fft_c2c__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'norm', 'forward'), batch='dims(dim)')
+@bare_op(_FFT_C2C, K.fft_c2c)
 def _fft_c2c(self, dim, norm, forward, *, axis=None):
     """Complex-to-complex DFT over dims (forward or inverse), no resizing; see fft_fftn."""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.fft_c2c(_self, dim, norm, forward)
-        except Exception as _e:
-            raise op_error(_FFT_C2C, (self,), (dim, norm, forward), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_FFT_C2C, K.fft_c2c, self, (dim, norm, forward))
 
 # ---- _fft_r2c
 def __fft_r2c__backward(grad, self, result, dim, norm, needs):
@@ -4619,21 +3078,9 @@ def __fft_r2c__backward(grad, self, result, dim, norm, needs):
 def __fft_r2c__jvp(self_p, self_t, result, dim, norm): return _fft_r2c(self_t, dim, norm)
 def __fft_r2c__jvp_np(self_p, self_t, result, dim, norm): return K.fft_r2c(self_t, dim, norm)
 _FFT_R2C = Op('_fft_r2c', K.fft_r2c, ('self',), ('T',), (True,), backward=__fft_r2c__backward, jvp=__fft_r2c__jvp, jvp_np=__fft_r2c__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'norm'), batch='dims(dim)')
+@bare_op(_FFT_R2C, K.fft_r2c)
 def _fft_r2c(self, dim, norm, *, axis=None):
     """Real-to-complex one-sided DFT over dims (the last one halved); see fft_rfftn."""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.fft_r2c(_self, dim, norm)
-        except Exception as _e:
-            raise op_error(_FFT_R2C, (self,), (dim, norm), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_FFT_R2C, K.fft_r2c, self, (dim, norm))
 
 # ---- _fft_c2r
 def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
@@ -4643,21 +3090,9 @@ def __fft_c2r__jvp(self_p, self_t, result, dim, norm, last_dim_size):
 def __fft_c2r__jvp_np(self_p, self_t, result, dim, norm, last_dim_size):
     return K.fft_c2r(self_t, dim, norm, last_dim_size)
 _FFT_C2R = Op('_fft_c2r', K.fft_c2r, ('self',), ('T',), (True,), backward=__fft_c2r__backward, jvp=__fft_c2r__jvp, jvp_np=__fft_c2r__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'norm', 'last_dim_size'), batch='dims(dim)')
+@bare_op(_FFT_C2R, K.fft_c2r)
 def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
     """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
-    dim = dim if axis is None else axis
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.fft_c2r(_self, dim, norm, last_dim_size)
-        except Exception as _e:
-            raise op_error(_FFT_C2R, (self,), (dim, norm, last_dim_size), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_FFT_C2R, K.fft_c2r, self, (dim, norm, last_dim_size))
 
 # ---- fft_fft (composite)
 def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
@@ -4745,20 +3180,9 @@ def _special_i0__backward_np(grad, self, result, needs): return (grad * sp.i1(se
 def _special_i0__jvp(self_p, self_t, result): return self_t * _conj(special_i1(self_p))
 def _special_i0__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.i1(self_p))
 SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_special_i0__backward, backward_np=_special_i0__backward_np, jvp=_special_i0__jvp, jvp_np=_special_i0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_I0, sp.i0)
 def special_i0(self):
     """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.i0(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_I0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_I0, sp.i0, self)
 i0 = special_i0
 
 # ---- special_i0e
@@ -4771,20 +3195,9 @@ def _special_i0e__jvp(self_p, self_t, result):
 def _special_i0e__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.i1e(self_p) - K.sgn(self_p) * result)
 SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_special_i0e__backward, backward_np=_special_i0e__backward_np, jvp=_special_i0e__jvp, jvp_np=_special_i0e__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_I0E, sp.i0e)
 def special_i0e(self):
     """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.i0e(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_I0E, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_I0E, sp.i0e, self)
 
 # ---- special_i1
 def _special_i1__backward(grad, self, result, needs):
@@ -4792,20 +3205,9 @@ def _special_i1__backward(grad, self, result, needs):
 def _special_i1__jvp(self_p, self_t, result):
     return self_t * _conj(special_i0(self_p) - bessel_ratio(self_p, result))
 SPECIAL_I1 = Op('special_i1', sp.i1, ('self',), ('T',), (True,), backward=_special_i1__backward, jvp=_special_i1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_I1, sp.i1)
 def special_i1(self):
     """Modified Bessel function of the first kind, order 1. Example: pf.special_i1(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.i1(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_I1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_I1, sp.i1, self)
 
 # ---- special_i1e
 def _special_i1e__backward(grad, self, result, needs):
@@ -4815,20 +3217,9 @@ def _special_i1e__backward(grad, self, result, needs):
 def _special_i1e__jvp(self_p, self_t, result):
     return self_t * _conj(special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))
 SPECIAL_I1E = Op('special_i1e', sp.i1e, ('self',), ('T',), (True,), backward=_special_i1e__backward, jvp=_special_i1e__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_I1E, sp.i1e)
 def special_i1e(self):
     """Exponentially scaled i1: exp(-|x|) i1(x). Example: pf.special_i1e(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.i1e(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_I1E, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_I1E, sp.i1e, self)
 
 # ---- special_ndtr (composite)
 def special_ndtr(self):
@@ -4845,20 +3236,9 @@ def _special_ndtri__jvp(self_p, self_t, result):
 def _special_ndtri__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(result * result * 0.5)) * 2.5066282746310002
 SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, backward_np=_special_ndtri__backward_np, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_NDTRI, sp.ndtri)
 def special_ndtri(self):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.ndtri(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_NDTRI, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_NDTRI, sp.ndtri, self)
 
 # ---- special_log_ndtr
 def _special_log_ndtr__backward(grad, self, result, needs):
@@ -4870,20 +3250,9 @@ def _special_log_ndtr__jvp(self_p, self_t, result):
 def _special_log_ndtr__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
 SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, backward_np=_special_log_ndtr__backward_np, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_LOG_NDTR, sp.log_ndtr)
 def special_log_ndtr(self):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.log_ndtr(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_LOG_NDTR, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_LOG_NDTR, sp.log_ndtr, self)
 
 # ---- special_erfcx
 def _special_erfcx__backward(grad, self, result, needs):
@@ -4893,20 +3262,9 @@ def _special_erfcx__jvp(self_p, self_t, result):
 def _special_erfcx__jvp_np(self_p, self_t, result):
     return self_t * (2 * K.conj(self_p) * K.conj(result) - 1.1283791670955126)
 SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backward=_special_erfcx__backward, backward_np=_special_erfcx__backward, jvp=_special_erfcx__jvp, jvp_np=_special_erfcx__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_ERFCX, sp.erfcx)
 def special_erfcx(self):
     """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.erfcx(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_ERFCX, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_ERFCX, sp.erfcx, self)
 
 # ---- special_xlog1py
 def _special_xlog1py__backward(grad, self, other, result, needs):
@@ -4925,43 +3283,18 @@ def _special_xlog1py__kernel(self, other):
     _r = sp.xlog1py(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, backward_np=_special_xlog1py__backward_np, jvp=laid_out(_special_xlog1py__jvp, 2), jvp_np=laid_out(_special_xlog1py__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(SPECIAL_XLOG1PY, sp.xlog1py, layout=True)
 def special_xlog1py(self, other):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = sp.xlog1py(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(SPECIAL_XLOG1PY, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(SPECIAL_XLOG1PY, _special_xlog1py__kernel, self, other)
 
 # ---- sinc
 def _sinc__backward(grad, self, result, needs):
     return (grad * _conj(sinc_derivative(self, sinc(self))) if needs[0] else None,)
 def _sinc__jvp(self_p, self_t, result): return self_t * sinc_derivative(self_p, sinc(self_p))
 SINC = Op('sinc', xp.sinc, ('self',), ('T',), (True,), backward=_sinc__backward, jvp=_sinc__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SINC, xp.sinc)
 def sinc(self):
     """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = xp.sinc(_self)
-        except Exception as _e:
-            raise op_error(SINC, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SINC, xp.sinc, self)
 special_sinc = sinc
 
 # ---- special_entr
@@ -4972,20 +3305,9 @@ def _special_entr__backward_np(grad, self, result, needs):
 def _special_entr__jvp(self_p, self_t, result): return self_t * -(_conj(self_p.log()) + 1)
 def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(xp.log(self_p)) + 1)
 SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, backward_np=_special_entr__backward_np, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_ENTR, sp.entr)
 def special_entr(self):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.entr(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_ENTR, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_ENTR, sp.entr, self)
 
 # ---- _special_zeta
 def __special_zeta__backward(grad, self, other, result, needs):
@@ -5000,23 +3322,9 @@ def __special_zeta__kernel(self, other):
     _r = sp.zeta(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 _SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_zeta__backward, backward_np=__special_zeta__backward_np, jvp=laid_out(__special_zeta__jvp, 2), jvp_np=laid_out(__special_zeta__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+@bare_op(_SPECIAL_ZETA, sp.zeta, layout=True)
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = sp.zeta(_self, _other)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(_SPECIAL_ZETA, (self, other), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(_SPECIAL_ZETA, __special_zeta__kernel, self, other)
 
 # ---- special_zeta (composite)
 def special_zeta(self, other):
@@ -5042,20 +3350,9 @@ def _special_bessel_j0__backward_np(grad, self, result, needs):
 def _special_bessel_j0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_j1(self_p))
 def _special_bessel_j0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.j1(self_p))
 SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), backward=_special_bessel_j0__backward, backward_np=_special_bessel_j0__backward_np, jvp=_special_bessel_j0__jvp, jvp_np=_special_bessel_j0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_BESSEL_J0, sp.j0)
 def special_bessel_j0(self):
     """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.j0(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_BESSEL_J0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_BESSEL_J0, sp.j0, self)
 
 # ---- special_bessel_j1
 def _special_bessel_j1__backward(grad, self, result, needs):
@@ -5063,20 +3360,9 @@ def _special_bessel_j1__backward(grad, self, result, needs):
 def _special_bessel_j1__jvp(self_p, self_t, result):
     return self_t * _conj(special_bessel_j0(self_p) - bessel_ratio(self_p, result))
 SPECIAL_BESSEL_J1 = Op('special_bessel_j1', sp.j1, ('self',), ('T',), (True,), backward=_special_bessel_j1__backward, jvp=_special_bessel_j1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_BESSEL_J1, sp.j1)
 def special_bessel_j1(self):
     """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.j1(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_BESSEL_J1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_BESSEL_J1, sp.j1, self)
 
 # ---- special_bessel_y0
 def _special_bessel_y0__backward(grad, self, result, needs):
@@ -5086,20 +3372,9 @@ def _special_bessel_y0__backward_np(grad, self, result, needs):
 def _special_bessel_y0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_y1(self_p))
 def _special_bessel_y0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.y1(self_p))
 SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), backward=_special_bessel_y0__backward, backward_np=_special_bessel_y0__backward_np, jvp=_special_bessel_y0__jvp, jvp_np=_special_bessel_y0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_BESSEL_Y0, sp.y0)
 def special_bessel_y0(self):
     """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.y0(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_BESSEL_Y0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_BESSEL_Y0, sp.y0, self)
 
 # ---- special_bessel_y1
 def _special_bessel_y1__backward(grad, self, result, needs):
@@ -5111,20 +3386,9 @@ def _special_bessel_y1__jvp(self_p, self_t, result):
 def _special_bessel_y1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.y0(self_p) - result / self_p)
 SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), backward=_special_bessel_y1__backward, backward_np=_special_bessel_y1__backward_np, jvp=_special_bessel_y1__jvp, jvp_np=_special_bessel_y1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_BESSEL_Y1, sp.y1)
 def special_bessel_y1(self):
     """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.y1(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_BESSEL_Y1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_BESSEL_Y1, sp.y1, self)
 
 # ---- special_modified_bessel_k0
 def _special_modified_bessel_k0__backward(grad, self, result, needs):
@@ -5135,20 +3399,9 @@ def _special_modified_bessel_k0__jvp(self_p, self_t, result):
     return self_t * _conj(-special_modified_bessel_k1(self_p))
 def _special_modified_bessel_k0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.k1(self_p))
 SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), ('T',), (True,), backward=_special_modified_bessel_k0__backward, backward_np=_special_modified_bessel_k0__backward_np, jvp=_special_modified_bessel_k0__jvp, jvp_np=_special_modified_bessel_k0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_MODIFIED_BESSEL_K0, sp.k0)
 def special_modified_bessel_k0(self):
     """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.k0(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_MODIFIED_BESSEL_K0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_MODIFIED_BESSEL_K0, sp.k0, self)
 
 # ---- special_modified_bessel_k1
 def _special_modified_bessel_k1__backward(grad, self, result, needs):
@@ -5160,20 +3413,9 @@ def _special_modified_bessel_k1__jvp(self_p, self_t, result):
 def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(-(sp.k0(self_p) + result / self_p))
 SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), ('T',), (True,), backward=_special_modified_bessel_k1__backward, backward_np=_special_modified_bessel_k1__backward_np, jvp=_special_modified_bessel_k1__jvp, jvp_np=_special_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_MODIFIED_BESSEL_K1, sp.k1)
 def special_modified_bessel_k1(self):
     """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.k1(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_MODIFIED_BESSEL_K1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_MODIFIED_BESSEL_K1, sp.k1, self)
 
 # ---- special_scaled_modified_bessel_k0
 def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
@@ -5185,20 +3427,9 @@ def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
 def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k1e(self_p))
 SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k0e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k0__backward, backward_np=_special_scaled_modified_bessel_k0__backward_np, jvp=_special_scaled_modified_bessel_k0__jvp, jvp_np=_special_scaled_modified_bessel_k0__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e)
 def special_scaled_modified_bessel_k0(self):
     """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.k0e(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_SCALED_MODIFIED_BESSEL_K0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e, self)
 
 # ---- special_scaled_modified_bessel_k1
 def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
@@ -5210,20 +3441,9 @@ def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
 def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k0e(self_p) - result / self_p)
 SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k1e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k1__backward, backward_np=_special_scaled_modified_bessel_k1__backward_np, jvp=_special_scaled_modified_bessel_k1__jvp, jvp_np=_special_scaled_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e)
 def special_scaled_modified_bessel_k1(self):
     """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = sp.k1e(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_SCALED_MODIFIED_BESSEL_K1, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e, self)
 
 # ---- special_spherical_bessel_j0
 def _special_spherical_bessel_j0__backward(grad, self, result, needs):
@@ -5231,20 +3451,9 @@ def _special_spherical_bessel_j0__backward(grad, self, result, needs):
 def _special_spherical_bessel_j0__jvp(self_p, self_t, result):
     return self_t * _conj(spherical_j0_derivative(self_p, result))
 SPECIAL_SPHERICAL_BESSEL_J0 = Op('special_spherical_bessel_j0', K.spherical_bessel_j0, ('self',), ('T',), (True,), backward=_special_spherical_bessel_j0__backward, jvp=_special_spherical_bessel_j0__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
+@bare_op(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0)
 def special_spherical_bessel_j0(self):
     """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.spherical_bessel_j0(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_SPHERICAL_BESSEL_J0, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0, self)
 
 # ---- special_airy_ai
 def _special_airy_ai__backward(grad, self, result, needs):
@@ -5254,20 +3463,9 @@ def _special_airy_ai__backward_np(grad, self, result, needs):
 def _special_airy_ai__jvp(self_p, self_t, result): return self_t * _conj(_special_airy_ai_prime(self_p))
 def _special_airy_ai__jvp_np(self_p, self_t, result): return self_t * K.conj(K.airy_ai_prime(self_p))
 SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), backward=_special_airy_ai__backward, backward_np=_special_airy_ai__backward_np, jvp=_special_airy_ai__jvp, jvp_np=_special_airy_ai__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_AIRY_AI, K.airy_ai)
 def special_airy_ai(self):
     """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.airy_ai(_self)
-        except Exception as _e:
-            raise op_error(SPECIAL_AIRY_AI, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(SPECIAL_AIRY_AI, K.airy_ai, self)
 
 # ---- _special_airy_ai_prime
 def __special_airy_ai_prime__backward(grad, self, result, needs):
@@ -5279,20 +3477,9 @@ def __special_airy_ai_prime__jvp(self_p, self_t, result):
 def __special_airy_ai_prime__jvp_np(self_p, self_t, result):
     return self_t * K.conj(self_p) * K.conj(K.airy_ai(self_p))
 _SPECIAL_AIRY_AI_PRIME = Op('_special_airy_ai_prime', K.airy_ai_prime, ('self',), ('T',), (True,), backward=__special_airy_ai_prime__backward, backward_np=__special_airy_ai_prime__backward_np, jvp=__special_airy_ai_prime__jvp, jvp_np=__special_airy_ai_prime__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(_SPECIAL_AIRY_AI_PRIME, K.airy_ai_prime)
 def _special_airy_ai_prime(self):
     """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
-    if type(self) is Tensor and not self._ad:
-        _self = self._data
-        try:
-            _r = K.airy_ai_prime(_self)
-        except Exception as _e:
-            raise op_error(_SPECIAL_AIRY_AI_PRIME, (self,), (), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self,))
-    return run1(_SPECIAL_AIRY_AI_PRIME, K.airy_ai_prime, self)
 
 # ---- _special_gammainc
 def __special_gammainc__backward(grad, self, other, result, upper, needs):
@@ -5303,23 +3490,9 @@ def __special_gammainc__kernel(self, other, upper):
     _r = K.gammainc(self, other, upper)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 _SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammainc__backward, jvp=laid_out(__special_gammainc__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), argnames=('upper',), batch='elementwise')
+@bare_op(_SPECIAL_GAMMAINC, K.gammainc, layout=True)
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
-    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
-        _self = self._data
-        _other = other._data
-        try:
-            _r = K.gammainc(_self, _other, upper)
-            if _r.ndim > 1:  # (a result of fewer dims has one layout)
-                _r = K.elementwise_layout(_r, _self, _other)
-        except Exception as _e:
-            raise op_error(_SPECIAL_GAMMAINC, (self, other), (upper,), _e) from None
-        if type(_r) is _ndarray and _r.base is None:
-            _t = _new(Tensor)
-            _t._data = _r
-            return _t
-        return fresh(_r, (_self, _other))
-    return run2(_SPECIAL_GAMMAINC, __special_gammainc__kernel, self, other, (upper,))
 
 # ---- special_gammainc (composite)
 def special_gammainc(self, other):
@@ -5520,6 +3693,21 @@ NAMESPACES = {
     pdist dropout1d dropout2d dropout3d channel_shuffle
 """),
 }
+# what Dask cannot run (`dask:`): op, or helper of a composite op, -> why (dispatch/lazyops.py)
+refuse_on_dask({
+    '_index_select_backward': 'no_ufunc_at', '_index_backward': 'no_ufunc_at', 'index_put': 'no_ufunc_at',
+    '_view_scatter': 'no_ufunc_at', 'sort': 'no_sort', 'topk': 'no_sort', 'kthvalue': 'no_sort',
+    'median': 'no_sort', 'quantile': 'no_sort', 'mode': 'no_sort', 'logcumsumexp': 'no_accumulate',
+    'scatter': 'no_ufunc_at', 'scatter_add': 'no_ufunc_at', 'scatter_reduce': 'no_ufunc_at',
+    'index_add': 'no_ufunc_at', 'index_copy': 'no_ufunc_at', 'masked_scatter': 'no_ufunc_at',
+    'put': 'no_ufunc_at', '_col2im': 'no_out_buffer', 'inverse': 'no_linalg', 'det': 'no_linalg',
+    'logdet': 'no_linalg', 'slogdet': 'no_linalg', 'cholesky_solve': 'no_linalg', 'eigh': 'no_linalg',
+    'svdvals': 'no_linalg', 'eig': 'no_linalg', 'eigvals': 'no_linalg', 'lu': 'no_linalg',
+    'lu_factor': 'no_linalg', 'lu_solve': 'no_linalg', 'matrix_exp': 'no_linalg', 'matrix_power': 'no_linalg',
+    'linalg_pinv': 'no_linalg', 'lstsq': 'no_linalg', 'linalg_matrix_rank': 'no_linalg', 'cond': 'no_linalg',
+    'special_airy_ai': 'no_airy', '_special_airy_ai_prime': 'no_airy', 'lu_unpack': 'no_linalg',
+    'triangular_solve': 'no_linalg',
+})
 # op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)
 TAYLOR_RULES = {
     'exp': 'series_exp',
