@@ -660,7 +660,10 @@ def _wrap(arr):
 
 
 def _differentiated(t) -> bool:
-    """Could anything differentiate t (a tape or a tangent)?"""
+    """Could anything differentiate t (a tape or a tangent)? Under vmap, its physical tensor's
+    (grad inside or around vmap: the wrapper itself carries neither)."""
+    while type(t) is BatchedTensor:
+        t = t._phys
     return bool((t._requires_grad and is_grad_enabled()) or t._fw is not None or t._st.dual)
 
 
