@@ -127,14 +127,18 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     pd, td = tensor._data, tangent._data
     if pd.dtype.kind not in FLOATING:
         raise OpValueError(
-            f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}"
+            "make_dual: Expected primal to be floating point or complex (only those can be made dual), "
+            f"but got: {pd.dtype}"
         )
     if td.dtype.kind not in FLOATING:
-        raise OpValueError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
+        raise OpValueError(f"make_dual: Expected tangent to be floating point or complex, but got: {td.dtype}")
     want = pd.shape if lvl.batch is None else (lvl.batch,) + pd.shape
     if td.shape != want:
         if lvl.batch is None:
-            raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
+            raise OpError(
+                "make_dual: Trying to set a forward gradient that has a different size than that of the primal: "
+                f"tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}"
+            )
         raise OpError(
             f"make_dual: at a level of batch {lvl.batch} the tangent must have shape (batch, *primal.shape) "
             f"= {want}; got {tuple(td.shape)}"
@@ -148,6 +152,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         tangent = tangent.to(pd.dtype)  # float32 <-> float64: cast as torch does (differentiably)
     if tangent_of(tensor, level) is not None:
         raise OpError(f"make_dual: the primal already has a tangent at level {lvl.index}; unpack_dual it first")
+    if tangent_of(tangent, level) is not None:
+        raise OpError(
+            f"make_dual: the tangent has a forward gradient at the same level ({lvl.index}): a tangent cannot be "
+            "dual at its own level; pass unpack_dual(tangent).primal"
+        )
     if lvl.batch is not None:
         tangent = BatchedTensor(tangent, lvl.blevel)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
@@ -159,7 +168,9 @@ def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
     """make_dual inside vmap: the tangent lives on the primal's physical tensor (one per batch
     element), so the primal's batch level is unwrapped from both."""
     if type(tensor) is not BatchedTensor:
-        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal; give the primal in_dims too")
+        # a primal vmap does not batch (closed over, as in vmap(lambda t: jvp(f, (x,), (t,)))) with a
+        # batched tangent: the same primal for every batch element, repeated along the batch (no copy)
+        tensor = BatchedTensor(broadcast_batch(tensor, tangent._phys.shape[0]), tangent._blevel)
     lvl = STATE.by_uid[level]
     blevel = tensor._blevel
     size = tensor._phys.shape[0]
