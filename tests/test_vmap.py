@@ -587,3 +587,25 @@ def test_batched_tangent_of_a_contiguous_result_op_is_contiguous_per_example():
         with fwAD.dual_level():
             rows.append(fwAD.unpack_dual(f(fwAD.make_dual(a, va[k]), fwAD.make_dual(b, vb[k]))).tangent.numpy())
     np.testing.assert_allclose(batched.numpy(), np.stack(rows), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["new_zeros", "new_ones", "new_empty", "new_full"])
+def test_new_factories_of_a_batched_tensor_are_batched_and_take_a_copy(method):
+    # as torch's: one new tensor per batch element, so copy_ of a batched value into it works
+    n, c = 3, 5
+    x, y = pf.randn(n), pf.randn(n, c)
+
+    def make(x):
+        return x.new_full((c,), 7.0) if method == "new_full" else getattr(x, method)((c,))
+
+    def loss(y, x):
+        r = make(x)
+        r.copy_(y)
+        return (r * r).sum()
+
+    assert pf.allclose(pf.func.vmap(pf.func.grad(loss))(y, x), 2 * y)
+    fresh = pf.func.vmap(make)(x)
+    assert fresh.shape == (n, c) and fresh.dtype == x.dtype
+    want = {"new_ones": 1.0, "new_full": 7.0}.get(method, 0.0)
+    assert pf.allclose(fresh, pf.full((n, c), want))
+    assert pf.func.vmap(pf.func.vmap(lambda a: getattr(a, "new_zeros")(2)))(pf.randn(2, 3)).shape == (2, 3, 2)

@@ -3224,19 +3224,26 @@ def new_zeros(self, *size, dtype=None):
     """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    return zeros(size, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, 0, dtype)
 
 # ---- new_ones (composite)
 def new_ones(self, *size, dtype=None):
     """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    return ones(size, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, 1, dtype)
 
 # ---- new_full (composite)
 def new_full(self, size, fill_value, *, dtype=None):
     """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
-    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, fill_value, dtype)
+
+# ---- new_empty (composite)
+def new_empty(self, *size, dtype=None):
+    """A new tensor of size (zeros: pushforward never hands out uninitialized memory), with self's dtype unless given. Example: pf.ones(2).new_empty(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return c_new_filled(self, size, 0, dtype)
 
 # ---- new_tensor (composite)
 def new_tensor(self, data, *, dtype=None):
@@ -5466,11 +5473,11 @@ log_softmax cumsum cumprod matmul mm bmm dot outer ger flip roll tril triu gathe
 masked_fill_ index_put _view_scatter view reshape transpose swapaxes permute t squeeze unsqueeze expand
 broadcast_to flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp
 mv vdot repeat tile repeat_interleave movedim moveaxis unflatten tensor_split hsplit vsplit rot90 view_as
-reshape_as expand_as type_as new_zeros new_ones new_full new_tensor sort argsort topk kthvalue median
-nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff
-dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_ index_copy
-index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det logdet
-slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
+reshape_as expand_as type_as new_zeros new_ones new_full new_empty new_tensor sort argsort topk kthvalue
+median nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax
+diff dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_
+index_copy index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det
+logdet slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
 special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx
 special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1

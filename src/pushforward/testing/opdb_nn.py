@@ -400,6 +400,17 @@ def _group1(add):
     )
     add(
         OpInfo(
+            "new_empty",
+            _method("new_empty"),
+            s_new,
+            lambda x, *s, dtype=None: np.zeros(s[0] if len(s) == 1 else s, dtype or x.dtype),
+            REAL,
+            composite=True,
+            differentiable=False,
+        )
+    )
+    add(
+        OpInfo(
             "new_tensor",
             _method("new_tensor"),
             s_new_tensor,
