@@ -37,8 +37,7 @@ def _only_tensors(leaves: list, who: str, what: str) -> None:
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, Tensor):
             raise OpError(
-                f"{who}: Expected {what} to only contain Tensors, got unsupported type {type(leaf).__name__} "
-                f"(leaf {i})"
+                f"{who}: Expected {what} to only contain Tensors, got unsupported type {type(leaf).__name__} (leaf {i})"
             )
 
 
@@ -69,9 +68,9 @@ def check_primals(primals: tuple, who: str) -> None:
 def _shape(tree: Any) -> str:
     if isinstance(tree, (tuple, list)):
         inner = ", ".join(_shape(x) for x in tree)
-        return f"({inner},)" if isinstance(tree, tuple) and len(tree) == 1 else (
-            f"({inner})" if isinstance(tree, tuple) else f"[{inner}]"
-        )
+        if isinstance(tree, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(tree) == 1 else f"({inner})"
     if isinstance(tree, dict):
         return "{" + ", ".join(f"{k!r}: {_shape(v)}" for k, v in tree.items()) + "}"
     return "Tensor" if isinstance(tree, Tensor) else type(tree).__name__
