@@ -439,3 +439,28 @@ def test_stride_as_torch():
         assert p.stride() == t.stride() and p.stride(-1) == t.stride(-1)
     with pytest.raises(IndexError, match="out of range"):  # torch's IndexError
         pf.zeros(2).stride(1)
+
+
+@pytest.mark.parametrize("name", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+def test_in_place_comparisons_as_torch_with_zero_derivatives(name):
+    import torch
+
+    import pushforward.autograd.forward_ad as fwAD
+
+    a, b = [1.0, 2.0, 3.0], [2.0, 2.0, 1.0]
+    x = pf.tensor(a)
+    assert getattr(x, name)(pf.tensor(b)) is x
+    want = getattr(torch.tensor(a, dtype=torch.float64), name)(torch.tensor(b, dtype=torch.float64))
+    assert x.tolist() == want.tolist() and x.dtype == pf.float64
+    n = pf.tensor([1, 5])
+    getattr(n, name)(3)
+    assert n.tolist() == getattr(torch.tensor([1, 5]), name)(3).tolist()
+    with fwAD.dual_level():  # forward mode: the tangent becomes zero
+        d = fwAD.make_dual(pf.tensor(a), pf.ones(3))
+        getattr(d, name)(pf.tensor(b))
+        assert fwAD.unpack_dual(d).tangent.tolist() == [0.0, 0.0, 0.0]
+    leaf = pf.tensor(a, requires_grad=True)  # reverse mode: zero gradient through it
+    y = leaf * 2
+    getattr(y, name)(pf.tensor(b))
+    (y * leaf).sum().backward()
+    assert leaf.grad.tolist() == y.detach().tolist()
