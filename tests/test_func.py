@@ -133,11 +133,14 @@ def test_jvp_structure_mismatch_and_strict():
 
 def test_vjp_pytree_multiple_calls_and_aux():
     def f(x, d):
-        return [x * d["y"], (x * x).sum()], "aux!"
+        return [x * d["y"], (x * x).sum()], {"note": x * 3.0}
 
     x, y = t(X), t(V)
     out, fn, aux = vjp(f, x, {"y": y}, has_aux=True)
-    assert aux == "aux!" and isinstance(out, list)
+    close(aux["note"], 3 * X)
+    assert isinstance(out, list)
+    with pytest.raises(RuntimeError, match="aux: Expected tensors, got unsupported type str"):
+        vjp(lambda x: (x, "aux!"), x, has_aux=True)  # as torch.func: aux holds Tensors
     gx, gd = fn([t(W), t(2.0)])
     close(gx, W * V + 4 * X)
     close(gd["y"], W * X)

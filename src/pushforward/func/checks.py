@@ -119,7 +119,7 @@ def checked(f: Callable, who: str, has_aux: bool, real: bool = False, via: str |
         out = res
         if has_aux:
             if not (isinstance(res, tuple) and len(res) == 2):
-                raise OpError(f"{via}: output of function f should be a tuple: (output, aux) if has_aux is True")
+                raise OpError(f"{via}: output of function f should be a tuple: a pair (output, aux) if has_aux is True")
             out, aux = res
             for leaf in tree_flatten(aux)[0]:
                 if not isinstance(leaf, Tensor):
