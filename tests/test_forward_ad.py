@@ -964,3 +964,19 @@ def test_a_zero_tangent_takes_its_primal_layout():
         t = fwAD.unpack_dual(plain).tangent
         assert t.stride() == plain.stride()
         assert fwAD.unpack_dual(plain.swapaxes(0, 1).view(8)).tangent.shape == (8,)
+
+
+def test_make_dual_names_torchs_rules():
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a different size"):
+            fwAD.make_dual(pf.rand(2), pf.rand(3))
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex"):
+            fwAD.make_dual(pf.ones(2), pf.ones(2, dtype=pf.int64))
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex"):
+            fwAD.make_dual(pf.ones(2, dtype=pf.int64), pf.ones(2))
+        dual = fwAD.make_dual(pf.rand(2), pf.rand(2))
+        with pytest.raises(RuntimeError, match="has a forward gradient at the same level"):
+            fwAD.make_dual(pf.rand(2), dual)
+        with fwAD.dual_level():  # a tangent dual at an outer level is fine (nesting)
+            inner = fwAD.make_dual(pf.rand(2), dual)
+            assert fwAD.unpack_dual(inner).tangent is dual

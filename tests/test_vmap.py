@@ -609,3 +609,33 @@ def test_new_factories_of_a_batched_tensor_are_batched_and_take_a_copy(method):
     want = {"new_ones": 1.0, "new_full": 7.0}.get(method, 0.0)
     assert pf.allclose(fresh, pf.full((n, c), want))
     assert pf.func.vmap(pf.func.vmap(lambda a: getattr(a, "new_zeros")(2)))(pf.randn(2, 3)).shape == (2, 3, 2)
+
+
+def test_vmap_over_jvp_tangents_with_the_primal_closed_over():
+    # the standard way to get Jacobian-vector products for many tangents: x is not batched
+    x = pf.tensor([0.3, -1.2, 2.0])
+    T = pf.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    f = lambda a: a.sin() * a.sum()  # noqa: E731
+    out, jv = vmap(lambda t: jvp(f, (x,), (t,)))(T)
+    J = jacfwd(f)(x)
+    assert pf.allclose(jv, T @ J.T)
+    assert pf.allclose(out, f(x).expand(4, 3))
+    # the same through make_dual directly, and nested in a second vmap
+    with fwAD.dual_level():
+        tan = vmap(lambda t: fwAD.unpack_dual(fwAD.make_dual(x, t)).tangent)(T)
+    assert pf.allclose(tan, T)
+    TT = T.reshape(2, 2, 3)
+    jv2 = vmap(vmap(lambda t: jvp(f, (x,), (t,))[1]))(TT)
+    assert pf.allclose(jv2, (T @ J.T).reshape(2, 2, 3))
+    # reverse over it: the gradient of a batch of jvps with respect to the closed-over x
+    g = grad(lambda x: vmap(lambda t: jvp(f, (x,), (t,))[1])(T).sum())(x)
+    eps = 1e-6
+    fd = [
+        (
+            vmap(lambda t: jvp(f, (x + eps * e,), (t,))[1])(T).sum()
+            - vmap(lambda t: jvp(f, (x - eps * e,), (t,))[1])(T).sum()
+        )
+        / (2 * eps)
+        for e in pf.eye(3)
+    ]
+    assert pf.allclose(g, pf.stack(fd), atol=1e-6)
