@@ -639,3 +639,18 @@ def test_vmap_over_jvp_tangents_with_the_primal_closed_over():
         for e in pf.eye(3)
     ]
     assert pf.allclose(g, pf.stack(fd), atol=1e-6)
+
+
+def test_as_strided_under_vmap_views_each_elements_own_memory():
+    xs = pf.tensor(np.arange(12.0).reshape(3, 4))
+    got = vmap(lambda x: x.as_strided((2, 2), (1, 2), 0))(xs)
+    want = pf.stack([pf.tensor(xs[i].numpy().copy()).as_strided((2, 2), (1, 2), 0) for i in range(3)])
+    assert pf.allclose(got, want)
+    with pytest.raises(RuntimeError, match="can access memory outside of `tensor`"):
+        vmap(lambda x: x.as_strided((5,), (1,), 0))(xs)
+    # gradients per example, as the loop over separate tensors gives them
+    g = vmap(grad(lambda x: (x.as_strided((3, 2), (1, 1)) ** 2).sum()))(xs)
+    want_g = pf.stack(
+        [grad(lambda x: (x.as_strided((3, 2), (1, 1)) ** 2).sum())(pf.tensor(r.numpy().copy())) for r in xs]
+    )
+    assert pf.allclose(g, want_g)

@@ -17,8 +17,12 @@ from __future__ import annotations
 import functools
 from collections import namedtuple
 
+import numpy as np
+
 from ..core.batched import BatchedTensor, broadcast_batch, physical
 from ..core.tensor import FLOATING, Tensor
+from ..engine.registry import OPS as DISPATCH_OPS
+from ..kernels.strided import storage_of
 from ..engine.state import STATE
 from ..engine.tangents import _resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of, tangent_of
 from ..errors import OpError, OpTypeError, OpValueError
@@ -157,11 +161,47 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"make_dual: the tangent has a forward gradient at the same level ({lvl.index}): a tangent cannot be "
             "dual at its own level; pass unpack_dual(tangent).primal"
         )
+    if lvl.batch is None and _storage_differs(pd, td):
+        # torch's rule: a primal viewing part of a larger memory gets a copy of the tangent laid out
+        # in a memory like the primal's (zeros elsewhere), so as_strided reads the tangent where it
+        # reads the primal, and an in-place write into the unpacked tangent leaves the caller's alone
+        tangent = _mirrored(tangent, pd)
     if lvl.batch is not None:
         tangent = BatchedTensor(tangent, lvl.blevel)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
     fw[level] = tangent
     return _view_alias(tensor, fw)
+
+
+def _storage_differs(pd, td) -> bool:
+    """Do a primal's and a tangent's arrays (same shape) view memories of different sizes?"""
+    if type(pd) is not np.ndarray or type(td) is not np.ndarray or not pd.size:
+        return False
+    if not (_dense(pd) and _dense(td)):
+        return False
+    return _memory_size(pd) != _memory_size(td)
+
+
+def _dense(a) -> bool:
+    b = a
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    return b.flags.c_contiguous or b.flags.f_contiguous
+
+
+def _mirrored(tangent: Tensor, pd) -> Tensor:
+    """tangent copied into zeros laid out like pd's memory, at pd's place in it (differentiably)."""
+    if any(st < 0 for st in pd.strides):  # (as_strided takes no negative strides)
+        return tangent.clone()
+    flat, off = storage_of(pd)
+    buf = DISPATCH_OPS.zeros(flat.size, dtype=tangent.dtype)
+    mirror = DISPATCH_OPS._as_strided(buf, pd.shape, [st // pd.itemsize for st in pd.strides], off)
+    return mirror.copy_(tangent)
+
+
+def _memory_size(a) -> int:
+    flat, _ = storage_of(a)
+    return flat.nbytes
 
 
 def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:

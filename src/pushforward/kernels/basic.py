@@ -1002,6 +1002,7 @@ from .scatter import (  # noqa: E402,F401
     scatter_reduce,
 )
 from .window import col2im, im2col  # noqa: E402,F401
+from .strided import as_strided  # noqa: E402,F401
 
 # ---- linalg, fft, special: kernels live in their own module
 from .linalg import *  # noqa: E402,F401,F403

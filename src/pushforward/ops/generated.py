@@ -5428,6 +5428,21 @@ def diagflat(self, offset=0):
     """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
     return diag_embed(self.reshape(-1), offset)
 
+# ---- _as_strided
+def __as_strided__backward(grad, self, result, size, stride, storage_offset, needs):
+    return (as_strided_backward(grad, self, size, stride, storage_offset) if needs[0] else None,)
+def __as_strided__jvp(self_p, self_t, result, size, stride, storage_offset):
+    return as_strided_jvp(self_t, self_p, size, stride, storage_offset)
+_AS_STRIDED = Op('_as_strided', K.as_strided, ('self',), ('T',), (True,), backward=__as_strided__backward, jvp=__as_strided__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), kind='view', argnames=('size', 'stride', 'storage_offset'), batch='loop')
+def _as_strided(self, size, stride, storage_offset):
+    """as_strided with every argument given (see as_strided). Example: pf.arange(4.0).as_strided((2,), (2,))"""
+    return apply(_AS_STRIDED, (self,), (size, stride, storage_offset))
+
+# ---- as_strided (composite)
+def as_strided(self, size, stride, storage_offset=None):
+    """A view of self's storage with the given sizes, strides (in elements) and storage offset (self's own by default); elements may overlap. Example: pf.arange(4.0).as_strided((2, 2), (1, 1))"""
+    return c_as_strided(self, size, stride, storage_offset)
+
 # ---- tables
 RECORDS = (  # every Op, in YAML order
     NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
@@ -5448,7 +5463,7 @@ RECORDS = (  # every Op, in YAML order
     SPECIAL_LOG_NDTR, SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0,
     SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
     SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
-    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
+    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC, _AS_STRIDED,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]
@@ -5482,7 +5497,7 @@ special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri spec
 special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
-special_airy_ai inner addr pinverse cross qr triangular_solve diagflat
+special_airy_ai inner addr pinverse cross qr triangular_solve diagflat as_strided
 """)
 FUNCTIONS = _table("""
 neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
@@ -5510,7 +5525,7 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat
+vander diagflat as_strided
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {

@@ -236,6 +236,22 @@ def s_new(m):
     return [SampleInput(m((2,)), (3,), {}, "int"), SampleInput(m((2,)), ((2, 2),), {"dtype": np.float32}, "dtype")]
 
 
+def s_as_strided(m):
+    return [
+        SampleInput(m((4,)), ((3, 2), (1, 1), 0), {}, "overlapping"),
+        SampleInput(m((3, 3)), ((2, 2), (1, 3), 1), {}, "transposed window"),
+        SampleInput(m((2, 3)), ((3,), (2,)), {}, "default offset"),
+        SampleInput(m((3,)), ((0, 2), (1, 1), 2), {}, "empty"),
+    ]
+
+
+def _r_as_strided(x, size, stride, offset=0):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if not np.prod(size):
+        return np.zeros(size, x.dtype)
+    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * x.itemsize for s in stride)).copy()
+
+
 def s_new_full(m):
     return [SampleInput(m((2,)), ((2, 3), 1.5), {}, "plain")]
 
@@ -396,6 +412,17 @@ def _group1(add):
             REAL,
             composite=True,
             differentiable=False,
+        )
+    )
+    add(OpInfo("as_strided", _fn("as_strided"), s_as_strided, _r_as_strided, REAL_COMPLEX, composite=True))
+    add(
+        OpInfo(
+            "_as_strided",
+            _fn("_as_strided"),
+            lambda m: [s for s in s_as_strided(m) if len(s.args) == 3],
+            _r_as_strided,
+            REAL_COMPLEX,
+            is_view=True,
         )
     )
     add(
