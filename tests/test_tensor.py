@@ -464,3 +464,33 @@ def test_in_place_comparisons_as_torch_with_zero_derivatives(name):
     getattr(y, name)(pf.tensor(b))
     (y * leaf).sum().backward()
     assert leaf.grad.tolist() == y.detach().tolist()
+
+
+def test_out_argument_as_torch():
+    import pushforward.autograd.forward_ad as fwAD
+
+    x, y = pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])
+    buf = pf.zeros(2)
+    assert pf.add(x, y, alpha=2, out=buf) is buf and buf.tolist() == [7.0, 10.0]
+    view = pf.zeros(2, 2)[:, 0]  # a view: the write reaches its base
+    pf.mul(x, y, out=view)
+    assert view._base.tolist() == [[3.0, 0.0], [8.0, 0.0]]
+    assert pf.cat([x, y], out=pf.zeros(4)).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert pf.sum(pf.ones(2, 3), 1, out=pf.zeros(2)).tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="out= tensor 0 has shape"):
+        pf.add(x, y, out=pf.zeros(3))
+    with pytest.raises(TypeError, match="argument 'out' must be a Tensor"):
+        pf.sin(x, out=[1.0, 2.0])
+    # out= functions are not differentiable: torch's rule, in both modes
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        pf.add(pf.ones(2, requires_grad=True), y, out=buf)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        pf.add(x, y, out=pf.zeros(2, requires_grad=True))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.rand(2), pf.rand(2))
+        with pytest.raises(RuntimeError, match="out= function"):
+            pf.add(x, x, out=d)
+        with pytest.raises(RuntimeError, match="out= function"):
+            pf.add(d, x, out=pf.zeros(2))
+    with pf.no_grad():  # with grad mode off, an input requiring grad is only a value
+        assert pf.add(pf.ones(2, requires_grad=True), y, out=buf).tolist() == [4.0, 5.0]

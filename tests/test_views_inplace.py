@@ -795,6 +795,17 @@ def test_as_strided_matches_torch_values_views_and_derivatives():
     leaf = pf.arange(5.0, requires_grad=True)
     (leaf * 1)[:4].as_strided((5,), (1,), 0).pow(2).sum().backward()
     assert leaf.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
-    with fwAD.dual_level():  # a plain base: the memory beyond the input has tangent zero, as torch's
-        d = fwAD.make_dual(pf.arange(5.0)[:4], pf.ones(4))
+    with fwAD.dual_level():
+        # a detached slice: its tangent is laid out like its memory, zeros beyond it (torch's rule)
+        t = pf.ones(4)
+        d = fwAD.make_dual(pf.arange(5.0)[:4].detach(), t)
         assert fwAD.unpack_dual(d.as_strided((5,), (1,), 0)).tangent.tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+        fwAD.unpack_dual(d).tangent.mul_(2)
+        assert t.tolist() == [1.0] * 4
+        # the dual of a view keeps the caller's tangent (RFC-0007), so memory beyond it has no known tangent
+        v = fwAD.make_dual(pf.arange(5.0)[:4], pf.ones(4))
+        with pytest.raises(RuntimeError, match="outside the input tensor"):
+            v.as_strided((5,), (1,), 0)
+        # a view of a dual reads its base's tangent beyond itself (the same view of the tangent's memory)
+        w = fwAD.make_dual(pf.arange(5.0), pf.arange(5.0) + 10)[1:]
+        assert fwAD.unpack_dual(w.as_strided((2,), (1,), 0)).tangent.tolist() == [10.0, 11.0]

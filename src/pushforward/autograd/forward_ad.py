@@ -161,10 +161,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"make_dual: the tangent has a forward gradient at the same level ({lvl.index}): a tangent cannot be "
             "dual at its own level; pass unpack_dual(tangent).primal"
         )
-    if lvl.batch is None and _storage_differs(pd, td):
-        # torch's rule: a primal viewing part of a larger memory gets a copy of the tangent laid out
-        # in a memory like the primal's (zeros elsewhere), so as_strided reads the tangent where it
-        # reads the primal, and an in-place write into the unpacked tangent leaves the caller's alone
+    if lvl.batch is None and tensor._base is None and _storage_differs(pd, td):
+        # torch's rule for a primal that views part of a larger memory without being a view of another
+        # tensor (a detached slice): a copy of the tangent laid out in a memory like the primal's
+        # (zeros elsewhere), so as_strided reads the tangent where it reads the primal. (The primal of
+        # a view keeps the caller's tangent: an in-place op writes its tangent back there, RFC-0007.)
         tangent = _mirrored(tangent, pd)
     if lvl.batch is not None:
         tangent = BatchedTensor(tangent, lvl.blevel)
