@@ -6205,4 +6205,5 @@ TAYLOR_RULES = {
     'inverse': 'series_inverse',
     'det': 'series_det',
     '_linalg_solve': 'series_solve',
+    '_as_strided': 'series_linear',
 }
