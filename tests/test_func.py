@@ -611,3 +611,28 @@ def test_jacobians_of_complex_functions_are_refused_as_torch(name):
     with pytest.raises(RuntimeError, match=f"{name}: Expected all outputs to be real"):
         transform(lambda x: pf.conj(x * 0.5j))(pf.tensor([1.0]))
     assert transform(lambda x: (x * 0.5j).real)(pf.tensor([1.0])).tolist() == [[0.0]]
+
+
+_CAPTURED = pf.zeros(3)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev"])
+def test_mutating_a_captured_tensor_under_a_reverse_transform_is_refused_as_torch(transform):
+    x = t(X[:3])
+    captured = pf.randn(3)
+
+    def run(f):
+        if transform == "vjp":
+            return vjp(f, x)
+        return getattr(pf.func, transform)(f)(x)
+
+    with pytest.raises(RuntimeError, match="mutated a captured Tensor"):
+        run(lambda x: (x * captured.copy_(x)).sum())
+    with pytest.raises(RuntimeError, match="mutated a captured Tensor"):
+        run(lambda x: (x * _CAPTURED.mul_(0).add_(x)).sum())
+    # a captured tensor written with values independent of the transform, or an argument: fine
+    counter = pf.zeros(1)
+    run(lambda x: (x * counter.add_(1)).sum())
+    assert counter.item() == 1.0
+    g = pf.func.jacrev(lambda a, b: b.copy_(a), argnums=0)(x, pf.zeros(3))
+    close(g, np.eye(3))

@@ -107,15 +107,58 @@ def check_real_inputs(args: tuple, argnums: Any, who: str) -> None:
             )
 
 
-def checked(f: Callable, who: str, has_aux: bool, real: bool = False, via: str | None = None) -> Callable:
+def _captured(f: Callable, args: tuple) -> list:
+    """The Tensors f closes over (its closure cells, the globals its code names, a partial's bound
+    arguments), one level into lists, tuples and dicts; not those also passed as arguments."""
+    found: list = []
+    fn = f
+    while isinstance(fn, functools.partial):
+        found += list(fn.args) + list(fn.keywords.values())
+        fn = fn.func
+    fn = getattr(fn, "__wrapped__", fn)
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # (an empty cell)
+            continue
+    code, glob = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    if code is not None:
+        found += [glob[n] for n in code.co_names if n in glob]
+    flat: list = []
+    for v in found:
+        if isinstance(v, Tensor):
+            flat.append(v)
+        elif isinstance(v, (list, tuple)):
+            flat += [x for x in v if isinstance(x, Tensor)]
+        elif isinstance(v, dict):
+            flat += [x for x in v.values() if isinstance(x, Tensor)]
+    passed = {id(leaf) for leaf in tree_flatten(args)[0]}
+    return [t for t in flat if id(t) not in passed and getattr(t, "_st", None) is not None]
+
+
+def checked(
+    f: Callable, who: str, has_aux: bool, real: bool = False, via: str | None = None, reverse: bool = False
+) -> Callable:
     """f, with each result checked: non-empty and Tensors only (and real ones if `real`), with
     `has_aux` a pair (output, aux) whose aux holds Tensors only. `via` names the transform that
-    runs f (jacfwd runs jvp) in the messages about the output's structure."""
+    runs f (jacfwd runs jvp) in the messages about the output's structure. For a reverse
+    transform (`reverse`), a tensor f closes over and writes into in place, with a value taking
+    part in the transform (it gets a history), is torch's error "mutate a captured Tensor"."""
     via = via or who
 
     @functools.wraps(f)
     def run(*args: Any, **kwargs: Any) -> Any:
+        watched = _captured(f, args) if reverse else ()
+        before = [(t._st.version, t._grad_fn) for t in watched]
         res = f(*args, **kwargs)
+        for t, (version, grad_fn) in zip(watched, before):
+            if t._st.version != version and t._grad_fn is not grad_fn and t._grad_fn is not None:
+                raise OpError(
+                    f"{who}: the function mutated a captured Tensor (shape {tuple(t.shape)}, closed over, not an "
+                    "argument) in place with a value that depends on the transform's inputs. torch's rule: "
+                    "a function under a transform may not call an in-place operation that would mutate a captured "
+                    "Tensor; pass it as an argument, or write into a new tensor"
+                )
         out = res
         if has_aux:
             if not (isinstance(res, tuple) and len(res) == 2):

@@ -416,7 +416,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     (tensor([1.        , 2.71828183]),)
     """
     check_primals(primals, "vjp(f, *primals)")
-    f = checked(f, "vjp(f, *primals)", has_aux)
+    f = checked(f, "vjp(f, *primals)", has_aux, reverse=True)
     if not primals:
         raise OpError("vjp: expected at least one primal")
     run = _Reverse(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
@@ -446,7 +446,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kwargs: dict, want_value: bool) -> tuple:
     """(gradient, value or None, aux) of one call of a scalar-valued f."""
     check_argnums(argnums, len(args), "grad")
-    f = checked(f, "grad_and_value(f)(*args)" if want_value else "grad(f)(*args)", has_aux)
+    f = checked(f, "grad_and_value(f)(*args)" if want_value else "grad(f)(*args)", has_aux, reverse=True)
     nums, single = _normalize_argnums(argnums, len(args), "grad")
     run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
     if run.out_spec.kind != "leaf":
@@ -551,7 +551,7 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chun
     """
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise OpValueError(f"jacrev: chunk_size must be a positive int or None, got {chunk_size!r}")
-    f = checked(f, "jacrev", has_aux, real=True, via="jacrev: vjp(f, *primals)")
+    f = checked(f, "jacrev", has_aux, real=True, via="jacrev: vjp(f, *primals)", reverse=True)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         check_argnums(argnums, len(args), "jacrev"), check_real_inputs(args, argnums, "jacrev")
