@@ -39,6 +39,7 @@ DENIED = {
     **dict.fromkeys("_index_backward _index_select_backward".split(), _NO_UFUNC_AT),
     **dict.fromkeys("logcumsumexp".split(), "Dask arrays have no ufunc.accumulate"),
     **dict.fromkeys("_col2im".split(), "Dask arrays cannot be written into (an out= buffer)"),
+    **dict.fromkeys("_as_strided".split(), "a Dask array has no storage to view with strides"),
     **dict.fromkeys("special_airy_ai _special_airy_ai_prime".split(), "Dask has no multi-output scipy.special.airy"),
     **dict.fromkeys(
         "sort argsort msort topk kthvalue median nanmedian quantile nanquantile mode cummax cummin".split(), _NO_SORT
