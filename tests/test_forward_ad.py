@@ -980,3 +980,36 @@ def test_make_dual_names_torchs_rules():
         with fwAD.dual_level():  # a tangent dual at an outer level is fine (nesting)
             inner = fwAD.make_dual(pf.rand(2), dual)
             assert fwAD.unpack_dual(inner).tangent is dual
+
+
+def test_set_fwd_grad_enabled_as_torch():
+    x = pf.tensor(0.7)
+    t = pf.ones_like(x)
+
+    def f(x):
+        with fwAD._set_fwd_grad_enabled(False):
+            assert not fwAD._is_fwd_grad_enabled()
+            shift = x**2  # computed without tangents: a constant
+        return x**2 - shift
+
+    assert fwAD._is_fwd_grad_enabled()
+    assert pf.allclose(pf.func.jvp(f, (x,), (t,))[1], 2 * x)
+    assert pf.allclose(pf.func.jvp(lambda x: pf.func.jvp(f, (x,), (t,))[1], (x,), (t,))[1], pf.tensor(2.0))
+    with fwAD._set_fwd_grad_enabled(False):  # a transform inside works
+        assert pf.allclose(pf.func.jvp(pf.sin, (x,), (t,))[1], x.cos())
+    assert fwAD._is_fwd_grad_enabled()
+    seen = []
+
+    class Sq(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(fwAD._is_fwd_grad_enabled())  # off in forward, as torch's
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 0
+
+    with fwAD.dual_level():
+        Sq.apply(fwAD.make_dual(x, t))
+    assert seen == [False]

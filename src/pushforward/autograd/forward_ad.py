@@ -85,6 +85,45 @@ class dual_level:
         return wrapper
 
 
+def _is_fwd_grad_enabled() -> bool:
+    """torch's private query: is forward AD on (see _set_fwd_grad_enabled)?"""
+    return getattr(STATE, "fw_off", None) is None
+
+
+class _set_fwd_grad_enabled:
+    """torch's private switch (set when made, restored on exit as a context manager): with False,
+    ops ignore the tangents of the levels open now, as if none were; a level entered meanwhile (a
+    func.jvp inside) works. Custom Functions' forward runs with it off, as in torch.
+
+    >>> import pushforward as pf
+    >>> with _set_fwd_grad_enabled(False):
+    ...     _is_fwd_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _is_fwd_grad_enabled()
+        _switch_fwd_grad(bool(mode))
+
+    def __enter__(self) -> _set_fwd_grad_enabled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _switch_fwd_grad(self.prev)
+
+
+def _switch_fwd_grad(mode: bool) -> None:
+    off = getattr(STATE, "fw_off", None)
+    if not mode and off is None:
+        STATE.fw_off = (STATE.levels, STATE.by_uid)
+        STATE.levels, STATE.by_uid = [], {}
+    elif mode and off is not None:
+        levels, by_uid = off
+        levels.extend(STATE.levels)  # (levels entered while off and still open)
+        by_uid.update(STATE.by_uid)
+        STATE.levels, STATE.by_uid, STATE.fw_off = levels, by_uid, None
+
+
 class untracked_level(dual_level):
     """A dual level whose tangent computations are not recorded on the tape.
 

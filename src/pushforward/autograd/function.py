@@ -26,6 +26,7 @@ import weakref
 from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
+from .forward_ad import _set_fwd_grad_enabled
 from ..engine.graph import Node, _fit_grad, edge, tape_free
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
@@ -215,7 +216,7 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
         # forward sees plain tensors (same memory, no tape, no tangents)
         plain, originals = _plain_inputs(args)
-        with no_grad():
+        with no_grad(), _set_fwd_grad_enabled(False):  # (as torch: forward is not differentiated)
             raw = _run_forward(cls, ctx, plain)
         # Saved inputs are handed back with their tape identity and tangents, so backward and jvp
         # formulas are themselves differentiable (double backward, reverse-over-forward, nesting).
