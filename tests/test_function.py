@@ -555,7 +555,7 @@ def test_jvp_returning_the_wrong_number_of_tangents_names_the_rule():
             return t
 
     with fwAD.dual_level():
-        with pytest.raises(RuntimeError, match="incorrect number of tangents.*one tangent \\(or None\\) per output"):
+        with pytest.raises(RuntimeError, match="returned 1 tangent.*2 output.*incorrect number of tangents"):
             Two.apply(fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0])))
 
 

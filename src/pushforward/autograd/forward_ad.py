@@ -235,7 +235,7 @@ def _mirrored(tangent: Tensor, pd) -> Tensor:
         return tangent.clone()
     flat, off = storage_of(pd)
     buf = DISPATCH_OPS.zeros(flat.size, dtype=tangent.dtype)
-    mirror = DISPATCH_OPS._as_strided(buf, pd.shape, [st // pd.itemsize for st in pd.strides], off)
+    mirror = DISPATCH_OPS.as_strided(buf, pd.shape, [st // pd.itemsize for st in pd.strides], off)
     return mirror.copy_(tangent)
 
 

@@ -424,8 +424,8 @@ def _check_tangents(cls, res: list, results: list) -> list:
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
         raise OpError(
-            f"{who} returned an incorrect number of tangents: {len(res)} tangent(s), but forward returned "
-            f"{len(results)} output(s): one tangent (or None) per output"
+            f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): an incorrect "
+            "number of tangents (one tangent, or None, per output)"
         )
     for k, (t, r) in enumerate(zip(res, results)):
         if t is None or not isinstance(r, Tensor):

@@ -20,7 +20,7 @@ import numpy as np
 from ..core.backend import xp
 from ..errors import OpError
 
-__all__ = ["storage_of", "storage_positions", "as_strided"]
+__all__ = ["storage_of", "storage_positions", "layout_of", "as_strided"]
 
 
 def storage_of(a) -> tuple:
@@ -75,7 +75,14 @@ def _checked(size, stride, storage_offset, n_storage: int) -> tuple:
     return size, stride
 
 
-def as_strided(a, size, stride, storage_offset):
+def layout_of(a) -> tuple:
+    """(strides in elements, offset, storage size) of a in its storage: what as_strided's
+    derivatives need of their input (its values are not kept)."""
+    flat, off = storage_of(a)
+    return tuple(s // a.itemsize for s in a.strides), off, flat.size
+
+
+def as_strided(a, size, stride, storage_offset, layout=None):
     """The view of a's storage with `size`, `stride` (in elements) and `storage_offset`."""
     flat, _ = storage_of(a)
     size, stride = _checked(size, stride, int(storage_offset), flat.size)

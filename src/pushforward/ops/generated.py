@@ -6053,14 +6053,16 @@ def diagflat(self, offset=0, *, out=None):
     return diag_embed(self.reshape(-1), offset)
 
 # ---- _as_strided
-def __as_strided__backward(grad, self, result, size, stride, storage_offset, needs):
-    return (as_strided_backward(grad, self, size, stride, storage_offset) if needs[0] else None,)
-def __as_strided__jvp(self_p, self_t, result, size, stride, storage_offset):
-    return as_strided_jvp(self_t, self_p, size, stride, storage_offset)
-_AS_STRIDED = Op('_as_strided', K.as_strided, ('self',), ('T',), (True,), backward=__as_strided__backward, jvp=__as_strided__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), kind='view', argnames=('size', 'stride', 'storage_offset'), batch='loop')
-def _as_strided(self, size, stride, storage_offset):
-    """as_strided with every argument given (see as_strided). Example: pf.arange(4.0).as_strided((2,), (2,))"""
-    return apply(_AS_STRIDED, (self,), (size, stride, storage_offset))
+def __as_strided__backward(grad, self, result, size, stride, storage_offset, layout, needs):
+    return (
+        as_strided_backward(grad, self.shape, layout, size, stride, storage_offset) if needs[0] else None,
+    )
+def __as_strided__jvp(self_p, self_t, result, size, stride, storage_offset, layout):
+    return as_strided_jvp(self_t, self_p, layout, size, stride, storage_offset)
+_AS_STRIDED = Op('_as_strided', K.as_strided, ('self',), ('T',), (True,), backward=__as_strided__backward, jvp=__as_strided__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), None)), kind='view', argnames=('size', 'stride', 'storage_offset', 'layout'), batch='loop')
+def _as_strided(self, size, stride, storage_offset, layout=None):
+    """as_strided with every argument given; layout is self's (strides, offset, storage size), for the derivatives (see as_strided). Example: pf.arange(4.0).as_strided((2,), (2,))"""
+    return apply(_AS_STRIDED, (self,), (size, stride, storage_offset, layout))
 
 # ---- as_strided (composite)
 def as_strided(self, size, stride, storage_offset=None, *, out=None):
