@@ -33,9 +33,15 @@ def test_generated_simple_ops_run_their_kernel_in_their_own_frame():
     assert ops.sin.__code__.co_filename.startswith(str(Path(pf.__file__).parent)) and ops.sin.__code__.co_name == "sin"
     assert "run2(_op, _run, self, other, (alpha,))" in inspect.getsource(ops.add)
     cells = dict(zip(ops.add.__code__.co_freevars, (c.cell_contents for c in ops.add.__closure__)))
-    assert cells == {"_op": ops.ADD, "_kernel": ops.K.add, "_run": ops.ADD.kernel}
+    assert cells == {
+        "_op": ops.ADD,
+        "_kernel": ops.K.add,
+        "_run": ops.ADD.kernel,
+        "_write_out": ops.write_out,  # (torch's out=: the call without it, written into out)
+        "bare_path": ops.add,
+    }
     assert ops.ADD.kernel.__name__ == "_add__kernel"  # (laid out as torch)
-    assert str(inspect.signature(ops.sum)) == "(self, dim=None, keepdim=False, *, dtype=None, axis=None)"
+    assert str(inspect.signature(ops.sum)) == "(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None)"
     assert ops.sum.__doc__.startswith("Sum over dim") and ops.sum.__module__ == ops.__name__
     np.testing.assert_array_equal(ops.sum(pf.ones(2, 3), axis=1).numpy(), [3.0, 3.0])  # (NumPy's name for dim)
 

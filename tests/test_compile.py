@@ -454,8 +454,8 @@ def test_an_expanded_input_saved_for_backward_is_kept_as_eagerly():
 def test_values_a_kernel_writes_past_the_tracer_never_go_stale():
     """cummin's kernel wrote its indices into an array NumPy made, which the tracer cannot see: the
     indices reached the program as constants (the perturbed inputs keep the order; the shuffled
-    ones do not). Now they are traced, and the gather of them reads them: the call runs eagerly,
-    with right values for any later input."""
+    ones do not). Now they are traced, and the gather of them is one recorded call (its index check
+    runs with the program): the whole graph compiles, with right values for any later input."""
 
     def f(x):
         return pf.cummin(pf.sinh(x), -1)[0]
@@ -463,7 +463,8 @@ def test_values_a_kernel_writes_past_the_tracer_never_go_stale():
     rng = np.random.default_rng(5)
     g = pf.compile(f)
     x = pf.tensor(rng.uniform(-2, 2, (4, 5)))
-    with pytest.warns(RuntimeWarning, match="running eagerly"):  # (gather reads the traced indices)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no eager fallback)
         assert np.array_equal(g(x).numpy(), f(x).numpy())
     for _ in range(3):
         x = pf.tensor(rng.uniform(-2, 2, (4, 5)))
@@ -703,3 +704,39 @@ def test_zeros_of_both_signs_are_not_one_value(make):
     c(x)
     got, want = c(x).numpy(), f(x).numpy()
     assert np.array_equal(np.signbit(got), np.signbit(want)), (got, want, c.source(x))
+
+
+_X3 = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0], [2.0, 0.0, 1.5]]
+_INDEXED_REDUCTIONS = {
+    "stack_max_logsumexp": lambda x: pf.stack([x, x * 2]).max(0).values.logsumexp(0),
+    "max_dim": lambda x: x.max(1).values.sum(),
+    "min_dim": lambda x: x.min(0).values.sum(),
+    "median_dim": lambda x: x.median(1).values.sum(),
+    "sort_values": lambda x: (x.sort(1).values * pf.tensor([1.0, 2.0, 3.0])).sum(),
+    "topk_values": lambda x: (x.topk(2, 1).values ** 2).sum(),
+    "cummax": lambda x: (x.cummax(1).values * x).sum(),
+    "kthvalue": lambda x: x.kthvalue(2, 1).values.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INDEXED_REDUCTIONS))
+def test_fullgraph_compile_of_reductions_with_indices_and_their_gradients(name):
+    # their backward selects by the indices (a gather / scatter): no Python branch on values, so the
+    # whole graph compiles; the index check runs when the compiled program runs
+    f = _INDEXED_REDUCTIONS[name]
+    x = pf.tensor(_X3[0]) if name == "stack_max_logsumexp" else pf.tensor(_X3)
+    g = pf.compile(pf.func.grad(f), fullgraph=True)
+    for scale in (1.0, -1.5):
+        assert pf.allclose(g(x * scale), pf.func.grad(f)(x * scale))
+    hv = pf.compile(lambda a, t: pf.func.jvp(pf.func.grad(f), (a,), (t,))[1], fullgraph=True)
+    t = pf.ones_like(x)
+    assert pf.allclose(hv(x, t), pf.func.jvp(pf.func.grad(f), (x,), (t,))[1])
+    assert pf.allclose(pf.compile(f, fullgraph=True)(x), f(x))
+
+
+def test_compiled_gather_still_checks_its_index_when_it_runs():
+    gather = pf.compile(lambda x, i: pf.gather(x, 0, i), fullgraph=True)
+    x = pf.tensor([1.0, 2.0, 3.0])
+    assert gather(x, pf.tensor([2, 0])).tolist() == [3.0, 1.0]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        gather(x, pf.tensor([5, 0]))

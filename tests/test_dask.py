@@ -125,7 +125,7 @@ def test_dual_level_lazy_tangents_and_compute_of_a_dual_in_one_pass():
         with dask.config.set(scheduler=Refuse()):
             y = f(fwAD.make_dual(lazy(A), lazy(V)))
         sched = Counting()
-        c = pf.compute(y, scheduler=sched)
+        (c,) = pf.compute(y, scheduler=sched)
         assert sched.calls == 1
         p, t = fwAD.unpack_dual(c)
         assert not p.is_lazy and not t.is_lazy
@@ -340,3 +340,16 @@ def test_a_scalar_over_the_data_is_broadcast_as_it_is():
     xt = pf.as_tensor(x)
     g = pf.func.grad(lambda t: ((t - t.mean()) ** 2).sum() * 0.5)(xt)
     close(g, pf.func.grad(lambda t: ((t - t.mean()) ** 2).sum() * 0.5)(pf.tensor(x.compute())))
+
+
+def test_compute_always_returns_a_tuple_as_dask_compute():
+    # dask.compute(x) returns (x,): a Dask user writes (y,) = pf.compute(t)
+    t = pf.tensor(A).to_dask(chunks=2)
+    res = pf.compute(pf.as_tensor(t) if not isinstance(t, pf.Tensor) else t)
+    assert isinstance(res, tuple) and len(res) == 1
+    (y,) = pf.compute(lazy(A) * 2)
+    assert not y.is_lazy
+    close(y, pf.tensor(A) * 2)
+    assert pf.compute() == ()
+    assert isinstance(pf.compute(pf.tensor([1.0])), tuple)
+    assert (lazy(A) * 2).compute().shape == tuple(A.shape)

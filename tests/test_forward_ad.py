@@ -964,3 +964,52 @@ def test_a_zero_tangent_takes_its_primal_layout():
         t = fwAD.unpack_dual(plain).tangent
         assert t.stride() == plain.stride()
         assert fwAD.unpack_dual(plain.swapaxes(0, 1).view(8)).tangent.shape == (8,)
+
+
+def test_make_dual_names_torchs_rules():
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a different size"):
+            fwAD.make_dual(pf.rand(2), pf.rand(3))
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex"):
+            fwAD.make_dual(pf.ones(2), pf.ones(2, dtype=pf.int64))
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex"):
+            fwAD.make_dual(pf.ones(2, dtype=pf.int64), pf.ones(2))
+        dual = fwAD.make_dual(pf.rand(2), pf.rand(2))
+        with pytest.raises(RuntimeError, match="has a forward gradient at the same level"):
+            fwAD.make_dual(pf.rand(2), dual)
+        with fwAD.dual_level():  # a tangent dual at an outer level is fine (nesting)
+            inner = fwAD.make_dual(pf.rand(2), dual)
+            assert fwAD.unpack_dual(inner).tangent is dual
+
+
+def test_set_fwd_grad_enabled_as_torch():
+    x = pf.tensor(0.7)
+    t = pf.ones_like(x)
+
+    def f(x):
+        with fwAD._set_fwd_grad_enabled(False):
+            assert not fwAD._is_fwd_grad_enabled()
+            shift = x**2  # computed without tangents: a constant
+        return x**2 - shift
+
+    assert fwAD._is_fwd_grad_enabled()
+    assert pf.allclose(pf.func.jvp(f, (x,), (t,))[1], 2 * x)
+    assert pf.allclose(pf.func.jvp(lambda x: pf.func.jvp(f, (x,), (t,))[1], (x,), (t,))[1], pf.tensor(2.0))
+    with fwAD._set_fwd_grad_enabled(False):  # a transform inside works
+        assert pf.allclose(pf.func.jvp(pf.sin, (x,), (t,))[1], x.cos())
+    assert fwAD._is_fwd_grad_enabled()
+    seen = []
+
+    class Sq(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(fwAD._is_fwd_grad_enabled())  # off in forward, as torch's
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 0
+
+    with fwAD.dual_level():
+        Sq.apply(fwAD.make_dual(x, t))
+    assert seen == [False]

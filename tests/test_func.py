@@ -133,11 +133,14 @@ def test_jvp_structure_mismatch_and_strict():
 
 def test_vjp_pytree_multiple_calls_and_aux():
     def f(x, d):
-        return [x * d["y"], (x * x).sum()], "aux!"
+        return [x * d["y"], (x * x).sum()], {"note": x * 3.0}
 
     x, y = t(X), t(V)
     out, fn, aux = vjp(f, x, {"y": y}, has_aux=True)
-    assert aux == "aux!" and isinstance(out, list)
+    close(aux["note"], 3 * X)
+    assert isinstance(out, list)
+    with pytest.raises(RuntimeError, match="aux: Expected tensors, got unsupported type str"):
+        vjp(lambda x: (x, "aux!"), x, has_aux=True)  # as torch.func: aux holds Tensors
     gx, gd = fn([t(W), t(2.0)])
     close(gx, W * V + 4 * X)
     close(gd["y"], W * X)
@@ -526,3 +529,110 @@ def test_jvp_of_grad_with_a_tangent_that_requires_grad_keeps_its_history():
     vt = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
     torch.func.jvp(torch.func.grad(f), (torch.tensor([0.5, 1.0], dtype=torch.float64),), (vt,))[1].sum().backward()
     np.testing.assert_allclose(v.grad.numpy(), vt.grad.numpy(), rtol=1e-12)
+
+
+# -- inputs and outputs checked as torch.func checks them -------------------------------------------
+
+
+def test_jvp_checks_its_primals_and_tangents():
+    x, v = t(X), t(V)
+    cases = [
+        ((x,), (v,), None),
+        (x, (v,), "Expected primals to be a tuple"),
+        ((x,), [v], "same python structure"),  # a list is not a tuple
+        ((x,), v, "same python structure"),
+        ((x,), (v, v), "same python structure"),
+        (((x, x), x), (x, x), "same python structure"),
+        ((), (), "at least one Tensor"),
+        (((),), ((),), "at least one Tensor"),
+        ((1.0,), (v,), "primals to only contain Tensors"),
+        ((x,), (1.0,), "tangents to only contain Tensors"),
+    ]
+    for primals, tangents, msg in cases:
+        if msg is None:
+            jvp(pf.sin, primals, tangents)
+        else:
+            with pytest.raises(RuntimeError, match=msg):
+                jvp(pf.sin, primals, tangents)
+
+
+@pytest.mark.parametrize("transform", ["jvp", "vjp", "jacfwd", "jacrev", "grad"])
+def test_transforms_check_the_function_output_and_aux(transform):
+    x = t(X)
+
+    def run(f, has_aux=False):
+        if transform == "jvp":
+            return jvp(f, (x,), (x,), has_aux=has_aux)
+        if transform == "vjp":
+            return vjp(f, x, has_aux=has_aux)
+        return getattr(pf.func, transform)(f, has_aux=has_aux)(x)
+
+    for out in (None, ()):
+        with pytest.raises(RuntimeError, match="Expected f to be a function that has non-empty output"):
+            run(lambda _: out)
+    if transform != "grad":  # (grad also names the rule: a scalar Tensor)
+        for out in (1, True, "abc"):
+            with pytest.raises(RuntimeError, match=r"expected f\(\*primals\) to return only tensors"):
+                run(lambda _: out)
+    for aux in (1, 1.0, "abc"):
+        with pytest.raises(RuntimeError, match="Expected tensors, got unsupported type"):
+            run(lambda x: (x.sum(), [x, aux]), has_aux=True)
+    with pytest.raises(RuntimeError, match=r"should be a tuple: a pair \(output, aux\)"):
+        run(lambda x: [x.sum(), x], has_aux=True)
+    with pytest.raises(RuntimeError, match=r"should be a tuple: a pair \(output, aux\)"):
+        run(lambda x: (x.sum(), x, x), has_aux=True)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "grad"])
+def test_argnums_checked_as_torch(name):
+    x = t(X)
+    transform = getattr(pf.func, name)
+    f = lambda a, b: (a * b).sum()  # noqa: E731
+    for argnums, msg in [
+        ((), "must be non-empty"),
+        (0.0, "must be int or Tuple"),
+        ((1, 0.0), "must be int"),
+        (2, "only 2 positional inputs"),
+        (-3, "only 2 positional inputs"),
+        ((0, 0), "must be unique"),
+        ((0, -2), "must be unique"),
+    ]:
+        with pytest.raises(RuntimeError, match=msg):
+            transform(f, argnums=argnums)(x, x)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_jacobians_of_complex_functions_are_refused_as_torch(name):
+    # torch refuses (the Jacobian of a function C -> C or R -> C depends on a convention); before,
+    # jacrev(conj(0.5j * x)) gave 0 and jacfwd gave -0.5j
+    transform = getattr(pf.func, name)
+    with pytest.raises(RuntimeError, match=f"{name}: Expected all inputs to be real"):
+        transform(lambda z: z.conj())(pf.tensor([1.0 + 2.0j]))
+    with pytest.raises(RuntimeError, match=f"{name}: Expected all outputs to be real"):
+        transform(lambda x: pf.conj(x * 0.5j))(pf.tensor([1.0]))
+    assert transform(lambda x: (x * 0.5j).real)(pf.tensor([1.0])).tolist() == [[0.0]]
+
+
+_CAPTURED = pf.zeros(3)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev"])
+def test_mutating_a_captured_tensor_under_a_reverse_transform_is_refused_as_torch(transform):
+    x = t(X[:3])
+    captured = pf.randn(3)
+
+    def run(f):
+        if transform == "vjp":
+            return vjp(f, x)
+        return getattr(pf.func, transform)(f)(x)
+
+    with pytest.raises(RuntimeError, match="mutated a captured Tensor"):
+        run(lambda x: (x * captured.copy_(x)).sum())
+    with pytest.raises(RuntimeError, match="mutated a captured Tensor"):
+        run(lambda x: (x * _CAPTURED.mul_(0).add_(x)).sum())
+    # a captured tensor written with values independent of the transform, or an argument: fine
+    counter = pf.zeros(1)
+    run(lambda x: (x * counter.add_(1)).sum())
+    assert counter.item() == 1.0
+    g = pf.func.jacrev(lambda a, b: b.copy_(a), argnums=0)(x, pf.zeros(3))
+    close(g, np.eye(3))

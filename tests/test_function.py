@@ -357,7 +357,9 @@ def test_mark_dirty_forward_mode_updates_tangent_in_place():
         assert tangent(d) is t_before
 
 
-def test_mark_dirty_forward_mode_new_tangent_tensor():
+def test_mark_dirty_forward_mode_new_tangent_tensor_is_refused_as_torch():
+    # torch's rule: jvp must update a mark_dirty input's tangent in place and return that same
+    # tensor; a new tensor (the old tangent left stale) raises, naming the rule
     class Sq_(pf.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -377,13 +379,8 @@ def test_mark_dirty_forward_mode_new_tangent_tensor():
 
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor([3.0]), pf.tensor([1.0]))
-        tb = tangent(d)
-        view_before = d[0:1]
-        Sq_.apply(d)
-        close(d, [9.0])
-        close(tangent(d), [6.0])
-        close(tb, [6.0])  # committed into the existing tangent
-        close(tangent(view_before), [6.0])
+        with pytest.raises(RuntimeError, match="not modifying the forward mode gradients inplace"):
+            Sq_.apply(d)
 
 
 def test_save_for_forward_separate_from_backward():
@@ -497,3 +494,156 @@ def test_forward_returning_view_of_input():
     with fwAD.dual_level():
         d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([5.0, 6.0]))
         close(tangent(First.apply(d)), [5.0])
+
+
+# -- torch's contract for jvp ----------------------------------------------------------------------
+
+
+def test_vjp_is_backward_alias_and_both_is_an_error():
+    class Double(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def vjp(ctx, g):
+            return 2 * g
+
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    Double.apply(x).sum().backward()
+    close(x.grad, [2.0, 2.0])
+
+    class Both(Double):
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    with pytest.raises(RuntimeError, match="both 'backward' and 'vjp'"):
+        Both.apply(x).sum().backward()
+
+
+def test_jvp_sees_save_for_forward_only_and_none_for_non_differentiable_inputs():
+    seen = {}
+
+    class F(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, n, x, k, i):
+            ctx.save_for_backward(x, i)
+            return x * k
+
+        @staticmethod
+        def jvp(ctx, n_t, x_t, k_t, i_t):
+            seen.update(saved=ctx.saved_tensors, n=n_t, k=k_t, i=i_t)
+            return x_t * 3.0
+
+    with fwAD.dual_level():
+        out = F.apply(1, fwAD.make_dual(pf.tensor([1.0]), pf.tensor([2.0])), 3.0, pf.tensor([4]))
+        close(tangent(out), [6.0])
+    # nothing saved for forward: jvp sees no saved tensors (save_for_backward's are kept apart);
+    # a Python number and an integer tensor reach jvp as None
+    assert seen["saved"] == () and seen["n"] is None and seen["k"] is None and seen["i"] is None
+
+
+def test_jvp_returning_the_wrong_number_of_tangents_names_the_rule():
+    class Two(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1, x * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t
+
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="returned 1 tangent.*2 output.*incorrect number of tangents"):
+            Two.apply(fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0])))
+
+
+def _view_fn(flag):
+    class ViewFn(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.narrow(0, 0, 2)
+
+        @staticmethod
+        def vjp(ctx, g):
+            out = pf.zeros(4, 4)
+            out[:2] = g
+            return out
+
+        @staticmethod
+        def jvp(ctx, t):
+            res = t.narrow(0, 0, 2)
+            if flag != "ok":
+                res = res.clone()
+            if flag in ("other view", "other base"):
+                res = res.view_as(res)
+            return res
+
+    return ViewFn
+
+
+@pytest.mark.parametrize(
+    "flag, msg",
+    [
+        ("ok", None),
+        ("not a view", "forward is returning a view .* jvp is not returning a view"),
+        ("other view", "jvp is not returning a view of the given grad input"),
+        ("other base", "jvp is not returning a view of the same base"),
+    ],
+)
+def test_a_view_output_needs_a_view_tangent(flag, msg):
+    x = pf.rand(4, 4, requires_grad=True)
+
+    def f(x):
+        return _view_fn(flag).apply(x.view_as(x) if flag == "other base" else x)
+
+    if msg is None:
+        assert pf.autograd.gradcheck(f, (x,), check_forward_ad=True)
+    else:
+        with pytest.raises(RuntimeError, match=msg):
+            pf.autograd.gradcheck(f, (x,), check_forward_ad=True)
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_mark_dirty_on_a_dual_that_requires_grad(in_place):
+    class Double_(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            x.mul_(2)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t.mul_(2) if in_place else 2 * t
+
+    x = pf.rand(3, requires_grad=True)
+    f = lambda x: Double_.apply(x.clone())  # noqa: E731
+    if in_place:
+        assert pf.autograd.gradcheck(f, (x,), check_forward_ad=True)
+    else:
+        with pytest.raises(RuntimeError, match="not modifying the forward mode gradients inplace"):
+            pf.autograd.gradcheck(f, (x,), check_forward_ad=True)
+
+
+def test_gradcheck_names_a_forward_mode_mismatch_as_torch():
+    class Wrong(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def vjp(ctx, g):
+            return 2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return 3 * t
+
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0"):
+        pf.autograd.gradcheck(Wrong.apply, (pf.rand(3, requires_grad=True),), check_forward_ad=True)

@@ -442,3 +442,16 @@ def test_doc_page_blocks_run():
     env: dict = {"__name__": "sparse_doc"}
     for code in re.findall(r"^```python\n(.*?)^```", text, re.S | re.M):
         exec(compile(code, "docs/sparse.md", "exec"), env)
+
+
+@pytest.mark.parametrize("name", ["sparse_jacfwd", "sparse_jacrev", "sparse_hessian"])
+def test_sparse_transforms_take_one_input_and_say_how_to_pack_several(name):
+    transform = getattr(pf.func, name)
+    x, y = pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])
+    f = (lambda a, b: (a * b).sum()) if name == "sparse_hessian" else (lambda a, b: a * b)
+    with pytest.raises(pf.errors.PushforwardError, match="take one input tensor.*pack them into one flat vector"):
+        transform(f)(x, y)
+    with pytest.raises(TypeError, match="keyword"):
+        transform(lambda a: a)(x=x)
+    packed = transform(lambda v: f(v[:2], v[2:]))(pf.cat([x, y]))
+    assert packed.shape == ((4, 4) if name == "sparse_hessian" else (2, 4))

@@ -439,3 +439,58 @@ def test_stride_as_torch():
         assert p.stride() == t.stride() and p.stride(-1) == t.stride(-1)
     with pytest.raises(IndexError, match="out of range"):  # torch's IndexError
         pf.zeros(2).stride(1)
+
+
+@pytest.mark.parametrize("name", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+def test_in_place_comparisons_as_torch_with_zero_derivatives(name):
+    import torch
+
+    import pushforward.autograd.forward_ad as fwAD
+
+    a, b = [1.0, 2.0, 3.0], [2.0, 2.0, 1.0]
+    x = pf.tensor(a)
+    assert getattr(x, name)(pf.tensor(b)) is x
+    want = getattr(torch.tensor(a, dtype=torch.float64), name)(torch.tensor(b, dtype=torch.float64))
+    assert x.tolist() == want.tolist() and x.dtype == pf.float64
+    n = pf.tensor([1, 5])
+    getattr(n, name)(3)
+    assert n.tolist() == getattr(torch.tensor([1, 5]), name)(3).tolist()
+    with fwAD.dual_level():  # forward mode: the tangent becomes zero
+        d = fwAD.make_dual(pf.tensor(a), pf.ones(3))
+        getattr(d, name)(pf.tensor(b))
+        assert fwAD.unpack_dual(d).tangent.tolist() == [0.0, 0.0, 0.0]
+    leaf = pf.tensor(a, requires_grad=True)  # reverse mode: zero gradient through it
+    y = leaf * 2
+    getattr(y, name)(pf.tensor(b))
+    (y * leaf).sum().backward()
+    assert leaf.grad.tolist() == y.detach().tolist()
+
+
+def test_out_argument_as_torch():
+    import pushforward.autograd.forward_ad as fwAD
+
+    x, y = pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])
+    buf = pf.zeros(2)
+    assert pf.add(x, y, alpha=2, out=buf) is buf and buf.tolist() == [7.0, 10.0]
+    view = pf.zeros(2, 2)[:, 0]  # a view: the write reaches its base
+    pf.mul(x, y, out=view)
+    assert view._base.tolist() == [[3.0, 0.0], [8.0, 0.0]]
+    assert pf.cat([x, y], out=pf.zeros(4)).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert pf.sum(pf.ones(2, 3), 1, out=pf.zeros(2)).tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="out= tensor 0 has shape"):
+        pf.add(x, y, out=pf.zeros(3))
+    with pytest.raises(TypeError, match="argument 'out' must be a Tensor"):
+        pf.sin(x, out=[1.0, 2.0])
+    # out= functions are not differentiable: torch's rule, in both modes
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        pf.add(pf.ones(2, requires_grad=True), y, out=buf)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        pf.add(x, y, out=pf.zeros(2, requires_grad=True))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.rand(2), pf.rand(2))
+        with pytest.raises(RuntimeError, match="out= function"):
+            pf.add(x, x, out=d)
+        with pytest.raises(RuntimeError, match="out= function"):
+            pf.add(d, x, out=pf.zeros(2))
+    with pf.no_grad():  # with grad mode off, an input requiring grad is only a value
+        assert pf.add(pf.ones(2, requires_grad=True), y, out=buf).tolist() == [4.0, 5.0]

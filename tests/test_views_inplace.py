@@ -753,3 +753,59 @@ def test_inplace_through_a_view_that_needs_its_base_layout_differentiates():
         (g,) = (pf.autograd.grad if L is pf else torch.autograd.grad)((v * L.arange(4.0)).sum(), x)
         grads.append(g.detach().numpy())
     assert np.allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+
+
+def test_as_strided_matches_torch_values_views_and_derivatives():
+    import torch
+
+    import pushforward.autograd.forward_ad as fwAD
+
+    base = np.random.default_rng(0).standard_normal(9)
+    cases = [((3, 2), (1, 1), 0), ((2, 2), (1, 3), 1), ((2,), (4,), None), ((0, 3), (1, 1), 7)]
+    for size, stride, off in cases:
+        tx = torch.tensor(base, requires_grad=True)
+        px = pf.tensor(base, requires_grad=True)
+        ty, py = tx[1:].as_strided(size, stride, off), px[1:].as_strided(size, stride, off)
+        assert py.tolist() == ty.tolist()
+        w = np.random.default_rng(1).standard_normal(size)
+        (ty * torch.tensor(w)).sum().backward()
+        (py * pf.tensor(w)).sum().backward()
+        # overlapping reads add up. torch drops the gradient of memory the view reads outside its input
+        # (x[0] here, read through x[1:] at offset 0); finite differences decide: it is not zero
+        e = 1e-6
+        fd = [
+            (
+                (
+                    pf.tensor(base + e * u)[1:].as_strided(size, stride, off)
+                    - pf.tensor(base - e * u)[1:].as_strided(size, stride, off)
+                )
+                * pf.tensor(w)
+            ).sum()
+            / (2 * e)
+            for u in np.eye(9)
+        ]
+        assert np.allclose(px.grad.numpy(), [float(v) for v in fd], atol=1e-6)
+        assert np.allclose(px.grad.numpy()[1:], tx.grad.numpy()[1:])
+    x = pf.arange(6.0)
+    x.as_strided((2,), (2,), 1).mul_(10)  # a view: writes reach the input
+    assert x.tolist() == [0.0, 10.0, 2.0, 30.0, 4.0, 5.0]
+    with pytest.raises(RuntimeError, match="out of bounds for the tensor's storage of 6 elements"):
+        x.as_strided((3,), (2,), 2)
+    # reading past the input into a differentiable base: the gradient reaches the base's elements read
+    leaf = pf.arange(5.0, requires_grad=True)
+    (leaf * 1)[:4].as_strided((5,), (1,), 0).pow(2).sum().backward()
+    assert leaf.grad.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    with fwAD.dual_level():
+        # a detached slice: its tangent is laid out like its memory, zeros beyond it (torch's rule)
+        t = pf.ones(4)
+        d = fwAD.make_dual(pf.arange(5.0)[:4].detach(), t)
+        assert fwAD.unpack_dual(d.as_strided((5,), (1,), 0)).tangent.tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+        fwAD.unpack_dual(d).tangent.mul_(2)
+        assert t.tolist() == [1.0] * 4
+        # the dual of a view keeps the caller's tangent (RFC-0007), so memory beyond it has no known tangent
+        v = fwAD.make_dual(pf.arange(5.0)[:4], pf.ones(4))
+        with pytest.raises(RuntimeError, match="outside the input tensor"):
+            v.as_strided((5,), (1,), 0)
+        # a view of a dual reads its base's tangent beyond itself (the same view of the tangent's memory)
+        w = fwAD.make_dual(pf.arange(5.0), pf.arange(5.0) + 10)[1:]
+        assert fwAD.unpack_dual(w.as_strided((2,), (1,), 0)).tangent.tolist() == [10.0, 11.0]

@@ -587,3 +587,70 @@ def test_batched_tangent_of_a_contiguous_result_op_is_contiguous_per_example():
         with fwAD.dual_level():
             rows.append(fwAD.unpack_dual(f(fwAD.make_dual(a, va[k]), fwAD.make_dual(b, vb[k]))).tangent.numpy())
     np.testing.assert_allclose(batched.numpy(), np.stack(rows), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["new_zeros", "new_ones", "new_empty", "new_full"])
+def test_new_factories_of_a_batched_tensor_are_batched_and_take_a_copy(method):
+    # as torch's: one new tensor per batch element, so copy_ of a batched value into it works
+    n, c = 3, 5
+    x, y = pf.randn(n), pf.randn(n, c)
+
+    def make(x):
+        return x.new_full((c,), 7.0) if method == "new_full" else getattr(x, method)((c,))
+
+    def loss(y, x):
+        r = make(x)
+        r.copy_(y)
+        return (r * r).sum()
+
+    assert pf.allclose(pf.func.vmap(pf.func.grad(loss))(y, x), 2 * y)
+    fresh = pf.func.vmap(make)(x)
+    assert fresh.shape == (n, c) and fresh.dtype == x.dtype
+    want = {"new_ones": 1.0, "new_full": 7.0}.get(method, 0.0)
+    assert pf.allclose(fresh, pf.full((n, c), want))
+    assert pf.func.vmap(pf.func.vmap(lambda a: getattr(a, "new_zeros")(2)))(pf.randn(2, 3)).shape == (2, 3, 2)
+
+
+def test_vmap_over_jvp_tangents_with_the_primal_closed_over():
+    # the standard way to get Jacobian-vector products for many tangents: x is not batched
+    x = pf.tensor([0.3, -1.2, 2.0])
+    T = pf.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    f = lambda a: a.sin() * a.sum()  # noqa: E731
+    out, jv = vmap(lambda t: jvp(f, (x,), (t,)))(T)
+    J = jacfwd(f)(x)
+    assert pf.allclose(jv, T @ J.T)
+    assert pf.allclose(out, f(x).expand(4, 3))
+    # the same through make_dual directly, and nested in a second vmap
+    with fwAD.dual_level():
+        tan = vmap(lambda t: fwAD.unpack_dual(fwAD.make_dual(x, t)).tangent)(T)
+    assert pf.allclose(tan, T)
+    TT = T.reshape(2, 2, 3)
+    jv2 = vmap(vmap(lambda t: jvp(f, (x,), (t,))[1]))(TT)
+    assert pf.allclose(jv2, (T @ J.T).reshape(2, 2, 3))
+    # reverse over it: the gradient of a batch of jvps with respect to the closed-over x
+    g = grad(lambda x: vmap(lambda t: jvp(f, (x,), (t,))[1])(T).sum())(x)
+    eps = 1e-6
+    fd = [
+        (
+            vmap(lambda t: jvp(f, (x + eps * e,), (t,))[1])(T).sum()
+            - vmap(lambda t: jvp(f, (x - eps * e,), (t,))[1])(T).sum()
+        )
+        / (2 * eps)
+        for e in pf.eye(3)
+    ]
+    assert pf.allclose(g, pf.stack(fd), atol=1e-6)
+
+
+def test_as_strided_under_vmap_views_each_elements_own_memory():
+    xs = pf.tensor(np.arange(12.0).reshape(3, 4))
+    got = vmap(lambda x: x.as_strided((2, 2), (1, 2), 0))(xs)
+    want = pf.stack([pf.tensor(xs[i].numpy().copy()).as_strided((2, 2), (1, 2), 0) for i in range(3)])
+    assert pf.allclose(got, want)
+    with pytest.raises(RuntimeError, match="can access memory outside of `tensor`"):
+        vmap(lambda x: x.as_strided((5,), (1,), 0))(xs)
+    # gradients per example, as the loop over separate tensors gives them
+    g = vmap(grad(lambda x: (x.as_strided((3, 2), (1, 1)) ** 2).sum()))(xs)
+    want_g = pf.stack(
+        [grad(lambda x: (x.as_strided((3, 2), (1, 1)) ** 2).sum())(pf.tensor(r.numpy().copy())) for r in xs]
+    )
+    assert pf.allclose(g, want_g)

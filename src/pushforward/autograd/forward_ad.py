@@ -17,8 +17,12 @@ from __future__ import annotations
 import functools
 from collections import namedtuple
 
+import numpy as np
+
 from ..core.batched import BatchedTensor, broadcast_batch, physical
 from ..core.tensor import FLOATING, Tensor
+from ..engine.registry import OPS as DISPATCH_OPS
+from ..kernels.strided import storage_of
 from ..engine.state import STATE
 from ..engine.tangents import _resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of, tangent_of
 from ..errors import OpError, OpTypeError, OpValueError
@@ -81,6 +85,45 @@ class dual_level:
         return wrapper
 
 
+def _is_fwd_grad_enabled() -> bool:
+    """torch's private query: is forward AD on (see _set_fwd_grad_enabled)?"""
+    return getattr(STATE, "fw_off", None) is None
+
+
+class _set_fwd_grad_enabled:
+    """torch's private switch (set when made, restored on exit as a context manager): with False,
+    ops ignore the tangents of the levels open now, as if none were; a level entered meanwhile (a
+    func.jvp inside) works. Custom Functions' forward runs with it off, as in torch.
+
+    >>> import pushforward as pf
+    >>> with _set_fwd_grad_enabled(False):
+    ...     _is_fwd_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _is_fwd_grad_enabled()
+        _switch_fwd_grad(bool(mode))
+
+    def __enter__(self) -> _set_fwd_grad_enabled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _switch_fwd_grad(self.prev)
+
+
+def _switch_fwd_grad(mode: bool) -> None:
+    off = getattr(STATE, "fw_off", None)
+    if not mode and off is None:
+        STATE.fw_off = (STATE.levels, STATE.by_uid)
+        STATE.levels, STATE.by_uid = [], {}
+    elif mode and off is not None:
+        levels, by_uid = off
+        levels.extend(STATE.levels)  # (levels entered while off and still open)
+        by_uid.update(STATE.by_uid)
+        STATE.levels, STATE.by_uid, STATE.fw_off = levels, by_uid, None
+
+
 class untracked_level(dual_level):
     """A dual level whose tangent computations are not recorded on the tape.
 
@@ -127,14 +170,18 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     pd, td = tensor._data, tangent._data
     if pd.dtype.kind not in FLOATING:
         raise OpValueError(
-            f"make_dual: only floating point or complex tensors can be made dual; the primal has dtype {pd.dtype}"
+            "make_dual: Expected primal to be floating point or complex (only those can be made dual), "
+            f"but got: {pd.dtype}"
         )
     if td.dtype.kind not in FLOATING:
-        raise OpValueError(f"make_dual: the tangent must be floating point or complex; got dtype {td.dtype}")
+        raise OpValueError(f"make_dual: Expected tangent to be floating point or complex, but got: {td.dtype}")
     want = pd.shape if lvl.batch is None else (lvl.batch,) + pd.shape
     if td.shape != want:
         if lvl.batch is None:
-            raise OpError(f"make_dual: tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}")
+            raise OpError(
+                "make_dual: Trying to set a forward gradient that has a different size than that of the primal: "
+                f"tangent shape {tuple(td.shape)} does not match primal shape {tuple(pd.shape)}"
+            )
         raise OpError(
             f"make_dual: at a level of batch {lvl.batch} the tangent must have shape (batch, *primal.shape) "
             f"= {want}; got {tuple(td.shape)}"
@@ -148,6 +195,17 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         tangent = tangent.to(pd.dtype)  # float32 <-> float64: cast as torch does (differentiably)
     if tangent_of(tensor, level) is not None:
         raise OpError(f"make_dual: the primal already has a tangent at level {lvl.index}; unpack_dual it first")
+    if tangent_of(tangent, level) is not None:
+        raise OpError(
+            f"make_dual: the tangent has a forward gradient at the same level ({lvl.index}): a tangent cannot be "
+            "dual at its own level; pass unpack_dual(tangent).primal"
+        )
+    if lvl.batch is None and tensor._base is None and _storage_differs(pd, td):
+        # torch's rule for a primal that views part of a larger memory without being a view of another
+        # tensor (a detached slice): a copy of the tangent laid out in a memory like the primal's
+        # (zeros elsewhere), so as_strided reads the tangent where it reads the primal. (The primal of
+        # a view keeps the caller's tangent: an in-place op writes its tangent back there, RFC-0007.)
+        tangent = _mirrored(tangent, pd)
     if lvl.batch is not None:
         tangent = BatchedTensor(tangent, lvl.blevel)
     fw = {lv: tangent_of(tensor, lv) for lv in levels_of(tensor)}
@@ -155,11 +213,44 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     return _view_alias(tensor, fw)
 
 
+def _storage_differs(pd, td) -> bool:
+    """Do a primal's and a tangent's arrays (same shape) view memories of different sizes?"""
+    if type(pd) is not np.ndarray or type(td) is not np.ndarray or not pd.size:
+        return False
+    if not (_dense(pd) and _dense(td)):
+        return False
+    return _memory_size(pd) != _memory_size(td)
+
+
+def _dense(a) -> bool:
+    b = a
+    while isinstance(b.base, np.ndarray):
+        b = b.base
+    return b.flags.c_contiguous or b.flags.f_contiguous
+
+
+def _mirrored(tangent: Tensor, pd) -> Tensor:
+    """tangent copied into zeros laid out like pd's memory, at pd's place in it (differentiably)."""
+    if any(st < 0 for st in pd.strides):  # (as_strided takes no negative strides)
+        return tangent.clone()
+    flat, off = storage_of(pd)
+    buf = DISPATCH_OPS.zeros(flat.size, dtype=tangent.dtype)
+    mirror = DISPATCH_OPS.as_strided(buf, pd.shape, [st // pd.itemsize for st in pd.strides], off)
+    return mirror.copy_(tangent)
+
+
+def _memory_size(a) -> int:
+    flat, _ = storage_of(a)
+    return flat.nbytes
+
+
 def _make_dual_batched(tensor: Tensor, tangent: Tensor, level: int) -> Tensor:
     """make_dual inside vmap: the tangent lives on the primal's physical tensor (one per batch
     element), so the primal's batch level is unwrapped from both."""
     if type(tensor) is not BatchedTensor:
-        raise OpError("make_dual: a batched tangent (inside vmap) needs a batched primal; give the primal in_dims too")
+        # a primal vmap does not batch (closed over, as in vmap(lambda t: jvp(f, (x,), (t,)))) with a
+        # batched tangent: the same primal for every batch element, repeated along the batch (no copy)
+        tensor = BatchedTensor(broadcast_batch(tensor, tangent._phys.shape[0]), tangent._blevel)
     lvl = STATE.by_uid[level]
     blevel = tensor._blevel
     size = tensor._phys.shape[0]

@@ -26,6 +26,7 @@ import weakref
 from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
+from .forward_ad import _set_fwd_grad_enabled
 from ..engine.graph import Node, _fit_grad, edge, tape_free
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
@@ -61,8 +62,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        if self._in_jvp and self._for_forward is not None:
-            return _unpacked(self._for_forward)
+        if self._in_jvp:  # torch keeps the two apart: jvp sees only what save_for_forward saved
+            return _unpacked(self._for_forward or ())
         for t, v in zip(self._to_save, self._saved_versions):
             if t is not None and t._st.version != v:
                 raise OpError(
@@ -107,7 +108,7 @@ class FunctionNode(Node):
             grads = [
                 zeros(*m[0], dtype=m[1]) if (g is None and m is not None) else g for g, m in zip(grads, self.out_metas)
             ]
-        res = self.cls.backward(self.ctx, *grads)
+        res = _backward_of(self.cls)(self.ctx, *grads)
         return self._check_grads(res if isinstance(res, tuple) else (res,))
 
     def _check_grads(self, res: tuple) -> list:
@@ -195,6 +196,11 @@ class Function:
         raise NotImplementedError("custom Function must implement backward to be used in reverse mode")
 
     @staticmethod
+    def vjp(ctx: FunctionCtx, *grads: Any) -> Any:
+        """torch's other name for backward: define one of the two."""
+        raise NotImplementedError("custom Function must implement backward (or vjp) to be used in reverse mode")
+
+    @staticmethod
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
         raise NotImplementedError("custom Function must implement jvp to be used in forward mode")
 
@@ -210,7 +216,7 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and grad_on and a._requires_grad for a in args)
         # forward sees plain tensors (same memory, no tape, no tangents)
         plain, originals = _plain_inputs(args)
-        with no_grad():
+        with no_grad(), _set_fwd_grad_enabled(False):  # (as torch: forward is not differentiated)
             raw = _run_forward(cls, ctx, plain)
         # Saved inputs are handed back with their tape identity and tangents, so backward and jvp
         # formulas are themselves differentiable (double backward, reverse-over-forward, nesting).
@@ -230,11 +236,24 @@ class Function:
         # forward mode
         if STATE.levels:
             levels = sorted({lv for a in tensors_in for lv in levels_of(a)})
+            roles = _roles(outs, plain, dirty)
             for level in levels:
-                _forward_at(cls, ctx, args, level, results, outs, dirty, non_diff)
+                _forward_at(cls, ctx, args, level, results, outs, roles, non_diff)
         if node is not None:
             _unlink_outputs(ctx, node)
         return results[0] if single else tuple(results)
+
+
+def _backward_of(cls) -> Callable:
+    """cls's backward, or its vjp (torch's alias); defining both is ambiguous, as in torch."""
+    has_backward = cls.backward is not Function.backward
+    has_vjp = cls.vjp is not Function.vjp
+    if has_backward and has_vjp:
+        raise OpError(
+            f"{cls.__name__}: implementing both 'backward' and 'vjp' for a custom Function is not allowed; "
+            "define only one of them (vjp is an alias of backward)"
+        )
+    return cls.vjp if has_vjp else cls.backward
 
 
 def _plain_inputs(args: tuple) -> tuple:
@@ -295,37 +314,58 @@ def _record(
     return node
 
 
+def _roles(outs: list, plain: list, dirty: set) -> list:
+    """Per output of forward: ("dirty", i) for input i modified in place, ("view", i) for input i
+    returned as-is or a view of it, else None (torch's checks on jvp's tangents differ for each)."""
+    index = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
+    roles = []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            roles.append(None)
+        elif id(o) in index:
+            roles.append(("dirty" if id(o) in dirty else "view", index[id(o)]))
+        elif o._base is not None and id(o._base) in index:
+            roles.append(("view", index[id(o._base)]))
+        else:
+            roles.append(None)
+    return roles
+
+
 def _forward_at(
-    cls, ctx: FunctionCtx, args: tuple, level: int, results: list, outs: list, dirty: set, non_diff: set
+    cls, ctx: FunctionCtx, args: tuple, level: int, results: list, outs: list, roles: list, non_diff: set
 ) -> None:
-    """Run cls.jvp on the inputs' tangents at `level` and give the results their tangents."""
+    """Run cls.jvp on the inputs' tangents at `level` and give the results their tangents.
+
+    jvp sees None for an argument that is not a differentiable Tensor, and the tangent object
+    itself for a dual input (zeros for a Tensor without one), so it can update it in place."""
     if cls.jvp is Function.jvp:
         raise NotImplementedError(
             f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod"
         )
-    tans = [(tangent_of(a, level) if isinstance(a, Tensor) else None) for a in args]
-    tans = [_zeros_for(a) if (t is None and isinstance(a, Tensor)) else t for a, t in zip(args, tans)]
+    own = [(tangent_of(a, level) if _is_diff(a) else None) for a in args]
+    tans = [_zeros_for(a) if (t is None and _is_diff(a)) else t for a, t in zip(args, own)]
     saved = ctx._for_forward
     if saved is not None:  # seen from this level: only the outer levels' tangents remain
         ctx._for_forward = tuple(_prim(t, level) if isinstance(t, Tensor) else t for t in saved)
     ctx._in_jvp = True
     try:
-        res = _run_jvp(cls, ctx, tans, results, STATE.by_uid[level])
+        res = _run_jvp(cls, ctx, tans, results, roles, STATE.by_uid[level])
     finally:
         ctx._in_jvp = False
         ctx._for_forward = saved
-    for r, o, t in zip(results, outs, res):
+    for r, o, t, role in zip(results, outs, res, roles):
         if t is None or not isinstance(r, Tensor) or id(o) in non_diff or r._data.dtype.kind not in "fc":
             continue
-        if id(o) in dirty:
-            old = tangent_of(r, level)
-            if old is not None:
-                old.copy_(t)
-                continue
+        if role is not None and role[0] == "dirty" and own[role[1]] is not None:
+            continue  # jvp updated the input's own tangent in place (checked)
         set_tangent(r, level, t)
 
 
-def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
+def _is_diff(a) -> bool:
+    return isinstance(a, Tensor) and a._data.dtype.kind in "fc"
+
+
+def _run_jvp(cls, ctx, tans: list, results: list, roles: list, lvl) -> list:
     """cls.jvp on the tangents of one level, checked. At a vector-mode level a Function runs its jvp
     once per batch element and the results are stacked, unless it declares
     `generate_vmap_rule = True` (its jvp uses only pushforward ops: it then sees the batched
@@ -333,7 +373,9 @@ def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
 
     def one(ts):
         res = cls.jvp(ctx, *ts)
-        return _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
+        res = _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
+        _check_aliasing(cls, res, ts, roles)
+        return res
 
     if lvl.batch is None or getattr(cls, "generate_vmap_rule", False):
         return one(tans)
@@ -352,13 +394,38 @@ def _run_jvp(cls, ctx, tans: list, results: list, lvl) -> list:
     return out
 
 
+def _check_aliasing(cls, res: list, ts: list, roles: list) -> None:
+    """torch's rules on what jvp returns for an input forward modified in place (that input's
+    tangent, modified in place: the same tensor) and for a view of an input, or an input
+    returned as-is (a view of that input's tangent)."""
+    for k, (t, role) in enumerate(zip(res, roles)):
+        if t is None or role is None:
+            continue
+        given = ts[role[1]]
+        if role[0] == "dirty":
+            if t is not given:
+                raise OpError(
+                    f"function {cls.__name__}.jvp: an inplace custom Function is not modifying the forward mode "
+                    f"gradients inplace (output {k}). If the forward is modifying an input inplace (mark_dirty), "
+                    "then the jvp function must modify the corresponding gradient inplace and return it"
+                )
+            continue
+        root = given._base if given._base is not None else given
+        rule = f"function {cls.__name__}: A custom Function's forward is returning a view (or an input as-is)"
+        if t._base is None:
+            raise OpError(f"{rule} but the jvp is not returning a view (output {k}): jvp must return a view")
+        if t._base is not root:
+            what = "the given grad input" if given._base is None else "the same base as the given grad input"
+            raise OpError(f"{rule} but the jvp is not returning a view of {what} (output {k})")
+
+
 def _check_tangents(cls, res: list, results: list) -> list:
     """jvp's tangents, one per output of forward, each None or a Tensor of its output's shape and dtype."""
     who = f"function {cls.__name__}.jvp"
     if len(res) != len(results):
         raise OpError(
-            f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): "
-            "one tangent (or None) per output"
+            f"{who} returned {len(res)} tangent(s), but forward returned {len(results)} output(s): an incorrect "
+            "number of tangents (one tangent, or None, per output)"
         )
     for k, (t, r) in enumerate(zip(res, results)):
         if t is None or not isinstance(r, Tensor):

@@ -332,6 +332,11 @@ def _views(J: np.ndarray, in_c: bool, out_c: bool, nin: int, nout: int, mode: st
     ]
 
 
+def _mismatch(mode: str) -> str:
+    # torch's wording, which names the mode for forward-mode failures
+    return "Jacobian mismatch" if mode == "backward" else "Jacobian computed with forward mode mismatch"
+
+
 def _compare(num: dict, ana: dict, prob: _Problem, out0: list, mode: str, atol: float, rtol: float) -> str | None:
     """None when every block matches (|a - n| <= atol + rtol |n|), else the failure message."""
     for (o, i), N in num.items():
@@ -344,7 +349,7 @@ def _compare(num: dict, ana: dict, prob: _Problem, out0: list, mode: str, atol: 
             if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
                 how = "vjp, reverse mode" if mode == "backward" else "jvp, forward-mode AD"
                 return (
-                    f"gradcheck failed in {mode} mode ({how}): Jacobian mismatch for output {o} with respect to "
+                    f"gradcheck failed in {mode} mode ({how}): {_mismatch(mode)} for output {o} with respect to "
                     f"input {i}{qual}.\n"
                     f"Jacobians have shape (input numel, output numel) = {n.shape}; atol={atol}, rtol={rtol}, "
                     f"max |analytical - numerical| = {np.max(np.abs(a - n)):.3g}\n"
@@ -430,7 +435,7 @@ def _fast_message(
 ) -> str:
     how = "vjp, reverse mode" if mode == "backward" else "jvp, forward-mode AD"
     msg = (
-        f"gradcheck failed in {mode} mode ({how}, fast_mode=True): Jacobian mismatch for output {o} with "
+        f"gradcheck failed in {mode} mode ({how}, fast_mode=True): {_mismatch(mode)} for output {o} with "
         f"respect to input {i}.\n"
         f"fast mode compares u^T J v for random unit vectors u, v:\nnumerical:  {n!r}\nanalytical: {a!r}\n"
     )

@@ -640,9 +640,33 @@ class Emitter:
                 lines.append(f"        {p.name} = tuple({p.name}[0])")
         return lines
 
+    @staticmethod
+    def takes_out(e: OpEntry) -> bool:
+        """Does the public function take torch's out= (a function returning a new result)?"""
+        return e.function and e.view == "no" and e.returns == ("result",) and not e.name.startswith("_")
+
+    def out_call(self, e: OpEntry, has_dim: bool) -> list[str]:
+        """out=: the same call without it, its result written into out (ops/composites/out.py)."""
+        args, keyword = [], False
+        for p in e.params:
+            if p.vararg:
+                args.append("*" + p.name)
+                keyword = True
+            else:
+                args.append(f"{p.name}={p.name}" if (keyword or p.kw_only) else p.name)
+                keyword = keyword or p.kw_only
+        args += ["axis=axis"] if has_dim else []
+        tensors = _tuple_src([p.name for p in e.tensor_params])
+        return [
+            "    if out is not None:",
+            f"        return write_out({e.name!r}, out, {tensors}, lambda: {e.name}({', '.join(args)}))",
+        ]
+
     def public_fn(self, e: OpEntry, const: str) -> str:
         has_dim = any(p.name == "dim" for p in e.params)
         sig = self.signature(e, has_dim)
+        if self.takes_out(e):
+            sig += ([] if any(s.startswith("*") for s in sig) else ["*"]) + ["out=None"]
         doc = e.doc or f"{e.name} (see derivatives.yaml)."
         # a docstring that would not survive triple quotes is written as a string literal
         lines = [
@@ -654,8 +678,11 @@ class Emitter:
         if e.composite is None and simple and len(tensors) in (1, 2) and not any(p.vararg for p in e.params):
             # the declaration only: dispatch.bare.bare_op makes the function (its body the bare path)
             layout = ", layout=True" if self.laid_out(e) else ""
+            layout += ", write_out=write_out" if self.takes_out(e) else ""
             return "\n".join([f"@bare_op({const}, {_src(_parse(e.kernel))}{layout})"] + lines)
         lines += self.prologue(e)
+        if self.takes_out(e):
+            lines += self.out_call(e, has_dim)
         body = _parse(e.composite) if e.composite is not None else None
         if has_dim and body is not None and sum(isinstance(n, ast.Name) and n.id == "dim" for n in ast.walk(body)) == 1:
             body = _Replace("dim", _parse("dim if axis is None else axis")).visit(body)  # numpy's name

@@ -176,7 +176,7 @@ def fresh(out, datas) -> Tensor:
 # argument order) and `_run` (the record's kernel, Tensor arguments first) are the closure's own,
 # so ops of one signature share one compiled text (`_maker`).
 _TEMPLATE = """\
-def _make(_op, _kernel, _run):
+def _make(_op, _kernel, _run, _write_out):
     def bare_path({params}):
 {prologue}        if {test}:
 {arrays}            try:
@@ -199,13 +199,16 @@ _SCOPE = {"Tensor": Tensor, "_new": _new, "_ndarray": _ndarray, "op_error": op_e
 _SCOPE.update(run1=run1, run2=run2, elementwise_layout=elementwise_layout)
 
 
-def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callable], Callable]:
+def bare_op(
+    op: Op, kernel: Callable, layout: bool = False, write_out: Callable | None = None
+) -> Callable[[Callable], Callable]:
     """Decorator of a generated op's declaration (a `def` with its signature and docstring only):
     the public function, whose body is the bare path (the kernel on the inputs' arrays when they
     are plain Tensors needing no autodiff; `layout`: laid out as torch lays out an element-wise
     result of several inputs) and else `run1` / `run2`. NumPy's name `axis` for `dim` is taken
     when given. A NumPy ufunc's result is never a view, so only other kernels' results are
-    checked for one.
+    checked for one. With `write_out` the declaration's `out=` keyword (torch's) is handed to it:
+    the call without out=, its result written into out (ops/composites/out.py).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import NEG
@@ -222,6 +225,16 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
         tensors = list(op.params)
         args = list(op.argnames)
         alias = "axis" in (p.name for p in params) and "axis" not in args
+        has_out = write_out is not None and any(p.name == "out" for p in params)
+        prologue = "        dim = dim if axis is None else axis  # (NumPy's name)\n" if alias else ""
+        if has_out:
+            again = ", ".join(
+                p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params if p.name != "out"
+            )
+            prologue = (
+                f"        if out is not None:\n            return _write_out({name!r}, out, {_tuple(tensors)}, "
+                f"lambda: bare_path({again}))\n" + prologue
+            )
         datas = {t: "_" + t for t in tensors}
         sig, star = [], False
         for p in params:
@@ -232,12 +245,14 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
         pad = "            "
         text = _TEMPLATE.format(
             params=", ".join(sig),
-            prologue="        dim = dim if axis is None else axis  # (NumPy's name)\n" if alias else "",
+            prologue=prologue,
             test=" and ".join(f"type({t}) is Tensor" for t in tensors)
             + " and not "
             + (f"({tensors[0]}._ad or {tensors[1]}._ad)" if len(tensors) == 2 else f"{tensors[0]}._ad"),
             arrays="".join(f"{pad}{datas[t]} = {t}._data\n" for t in tensors),
-            kernel_args=", ".join(datas.get(p.name, p.name) for p in params if not (alias and p.name == "axis")),
+            kernel_args=", ".join(
+                datas.get(p.name, p.name) for p in params if not (alias and p.name == "axis") and p.name != "out"
+            ),
             layout=_LAYOUT.format(datas=", ".join(datas.values())) if layout else "",
             tensors=_tuple(tensors),
             args=_tuple(args),
@@ -246,7 +261,7 @@ def bare_op(op: Op, kernel: Callable, layout: bool = False) -> Callable[[Callabl
             n=len(tensors),
             call=", ".join(tensors + ([_tuple(args)] if args else [])),
         )
-        fn = _maker(text)(op, kernel, op.kernel)
+        fn = _maker(text)(op, kernel, op.kernel, write_out)
         fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)  # (tracebacks name the op)
         fn.__defaults__ = stub.__defaults__
         fn.__kwdefaults__ = stub.__kwdefaults__

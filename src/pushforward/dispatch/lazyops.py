@@ -30,6 +30,7 @@ REASONS = {
     "no_out_buffer": "Dask arrays cannot be written into (an out= buffer)",
     "no_airy": "Dask has no multi-output scipy.special.airy",
     "no_sort": "dask.array cannot sort along an axis",
+    "no_storage": "a Dask array has no storage to view with strides",
 }
 # op (or helper of a composite op) -> why Dask cannot run it; filled by the generated module from
 # derivatives.yaml (refuse_on_dask)

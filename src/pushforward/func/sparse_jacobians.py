@@ -30,7 +30,7 @@ from ..core.batched import BatchedTensor, new_batch_level
 from ..core.tensor import Tensor, wrap
 from ..engine.grad_mode import enable_grad, no_grad
 from ..engine.state import STATE
-from ..errors import OpError, OpValueError
+from ..errors import OpError, OpTypeError, OpValueError
 from .coloring import (
     PatternLike,
     as_pattern,
@@ -60,6 +60,20 @@ class _Plan:
         self.pattern = pattern
         self.colors = colors
         self.seed = seed_matrix(colors) if len(colors) else np.zeros((0, 1))
+
+
+def _one_input(args: tuple, kwargs: dict, who: str):
+    """The one input a sparse transform differentiates with respect to (its pattern is one matrix
+    over one flat vector); several give an error saying how to pack them."""
+    if len(args) == 1 and not kwargs:
+        return args[0]
+    got = f"{len(args)} positional argument(s)" + (f" and keyword argument(s) {sorted(kwargs)}" if kwargs else "")
+    raise OpTypeError(
+        f"{who}: the sparse transforms take one input tensor (the Jacobian's sparsity pattern is over one flat "
+        f"vector), got {got}. To differentiate with respect to one of several inputs, fix the others "
+        "(the argnums of jacfwd/jacrev): sparse_jacfwd(lambda a: f(a, b))(a); with respect to several, pack them "
+        "into one flat vector: sparse_jacfwd(lambda v: f(v[:n], v[n:]))(pf.cat([a.flatten(), b.flatten()]))"
+    )
 
 
 def _input(x, who: str) -> Tensor:
@@ -117,8 +131,8 @@ def sparse_jacfwd(f: Callable, pattern: PatternLike | None = None) -> Callable:
     """
     plan = _planner(f, pattern, "sparse_jacfwd", jacobian_sparsity, column_coloring, False)
 
-    def jac(x) -> sp.csr_array:
-        x = _input(x, "sparse_jacfwd")
+    def jac(*args, **kwargs) -> sp.csr_array:
+        x = _input(_one_input(args, kwargs, "sparse_jacfwd"), "sparse_jacfwd")
         p = plan(x)
         k = p.seed.shape[1]
         tangents = wrap(np.ascontiguousarray(p.seed.T.astype(x.dtype)).reshape((k, *x.shape)))
@@ -142,8 +156,8 @@ def sparse_jacrev(f: Callable, pattern: PatternLike | None = None) -> Callable:
     """
     plan = _planner(f, pattern, "sparse_jacrev", jacobian_sparsity, row_coloring, False)
 
-    def jac(x) -> sp.csr_array:
-        x = _input(x, "sparse_jacrev")
+    def jac(*args, **kwargs) -> sp.csr_array:
+        x = _input(_one_input(args, kwargs, "sparse_jacrev"), "sparse_jacrev")
         p = plan(x)
         y, pullback = vjp(f, x)
         y = check_one_tensor(y, "sparse_jacrev", "an output")
@@ -172,8 +186,8 @@ def sparse_hessian(f: Callable, pattern: PatternLike | None = None) -> Callable:
     plan = _planner(f, pattern, "sparse_hessian", hessian_sparsity, star_coloring, True)
     df = grad(_scalar(f))
 
-    def hess(x) -> sp.csr_array:
-        x = _input(x, "sparse_hessian")
+    def hess(*args, **kwargs) -> sp.csr_array:
+        x = _input(_one_input(args, kwargs, "sparse_hessian"), "sparse_hessian")
         p = plan(x)
         k = p.seed.shape[1]
         tangents = wrap(np.ascontiguousarray(p.seed.T.astype(x.dtype)).reshape((k, *x.shape)))

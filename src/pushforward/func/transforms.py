@@ -55,6 +55,7 @@ from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten
 from ..core.tensor import Tensor
 from .vmapping import ACTIVE as VMAP_ACTIVE
 from .reverse_levels import belongs_elsewhere, claim, reverse_level
+from .checks import check_argnums, check_jvp_inputs, check_primals, check_real_inputs, checked
 from ..core.batched import BatchedTensor, batch_into, new_batch_level, physical
 
 __all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize"]
@@ -324,6 +325,8 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, h
     >>> jvp(lambda x: x * x, (pf.tensor([3.0]),), (pf.tensor([1.0]),))
     (tensor([9.]), tensor([6.]))
     """
+    check_jvp_inputs(primals, tangents)
+    f = checked(f, "jvp(f, primals, tangents)", has_aux)
     if not isinstance(primals, (tuple, list)):
         raise OpError(f"jvp: expected primals to be a tuple, got {type(primals).__name__}")
     if not isinstance(tangents, (tuple, list)):
@@ -429,6 +432,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     >>> fn(pf.tensor([1.0, 1.0]))
     (tensor([1.        , 2.71828183]),)
     """
+    check_primals(primals, "vjp(f, *primals)")
+    f = checked(f, "vjp(f, *primals)", has_aux, reverse=True)
     if not primals:
         raise OpError("vjp: expected at least one primal")
     run = _Reverse(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
@@ -457,6 +462,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kwargs: dict, want_value: bool) -> tuple:
     """(gradient, value or None, aux) of one call of a scalar-valued f."""
+    check_argnums(argnums, len(args), "grad")
+    f = checked(f, "grad_and_value(f)(*args)" if want_value else "grad(f)(*args)", has_aux, reverse=True)
     nums, single = _normalize_argnums(argnums, len(args), "grad")
     run = _Reverse(f, args, kwargs, nums, has_aux, "grad")
     if run.out_spec.kind != "leaf":
@@ -561,8 +568,10 @@ def jacrev(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chun
     """
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise OpValueError(f"jacrev: chunk_size must be a positive int or None, got {chunk_size!r}")
+    f = checked(f, "jacrev", has_aux, real=True, via="jacrev: vjp(f, *primals)", reverse=True)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        check_argnums(argnums, len(args), "jacrev"), check_real_inputs(args, argnums, "jacrev")
         nums, single = _normalize_argnums(argnums, len(args), "jacrev")
         run = _Reverse(f, args, kwargs, nums, has_aux, "jacrev")
         outs = run.out_leaves
@@ -609,8 +618,10 @@ def jacfwd(f: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chun
     """
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise OpValueError(f"jacfwd: chunk_size must be a positive int or None, got {chunk_size!r}")
+    f = checked(f, "jacfwd", has_aux, real=True, via="jacfwd: jvp(f, primals, tangents)")
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        check_argnums(argnums, len(args), "jacfwd"), check_real_inputs(args, argnums, "jacfwd")
         nums, single = _normalize_argnums(argnums, len(args), "jacfwd")
         specs, in_leaves = [], []
         for a in nums:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.backend import copy_in_layout_of, in_dim_order, sp, xp, zeros_for
+from ..core.backend import copy_in_layout_of, in_dim_order, opaque, sp, xp, zeros_for
 from ..core.lazy import Seen, as_array, is_lazy_array, unsupported
 from ..errors import OpError, OpIndexError, OpValueError, check_dim
 from .lazyconst import broadcast_tiny, tiny_graph_of
@@ -559,11 +559,13 @@ def _gather_positions(shape: tuple, dim, index, name: str) -> tuple:
     return tuple(pos), ishape
 
 
+@opaque  # (its index check reads the index's values: one recorded call, checked when it runs)
 def gather(a, dim, index):
     pos, _ = _gather_positions(a.shape, dim, index, "gather")
     return (a.reshape(-1) if a.ndim == 0 else a)[pos].reshape(xp.shape(index))
 
 
+@opaque  # (its index check reads the index's values: one recorded call, checked when it runs)
 def gather_backward(grad, dim, index, shape):
     pos, ishape = _gather_positions(tuple(shape), dim, index, "gather_backward")
     out = zeros_for(grad, tuple(shape) if shape else (1,))
@@ -975,6 +977,7 @@ from .scatter import (  # noqa: E402,F401
     scatter_reduce,
 )
 from .window import col2im, im2col  # noqa: E402,F401
+from .strided import as_strided  # noqa: E402,F401
 
 # ---- linalg, fft, special: kernels live in their own module
 from .linalg import *  # noqa: E402,F401,F403

@@ -93,6 +93,18 @@ def _fill_(self, value):
     return self.copy_(value)
 
 
+def _comparison_(fn):
+    """torch's in-place comparison (`x.eq_(y)`): the comparison's result, as 0/1 in self's dtype,
+    written into self. It is piecewise constant: its derivatives are zero (copy_ of a constant)."""
+
+    def method(self, other):
+        return self.copy_(fn(self, other))
+
+    method.__name__ = method.__qualname__ = fn.__name__ + "_"
+    method.__doc__ = f"self = {fn.__name__}(self, other) in self's dtype, in place (its derivative is zero)."
+    return method
+
+
 def _zero_(self):
     """Fill with zeros (in place)."""
     return self.copy_(0)
@@ -127,6 +139,8 @@ def bind() -> None:
     Tensor.copy_ = ops.copy_
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Tensor, name + "_", _comparison_(getattr(ops, name)))
     Tensor.T = property(lambda self: ops.permute(self, tuple(range(self.ndim - 1, -1, -1))))
     Tensor.mT = property(ops.mT)
     Tensor.mH = property(lambda self: ops.mT(self).conj())

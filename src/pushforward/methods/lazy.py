@@ -7,7 +7,7 @@ are not on the tape (computing is not an op: differentiate before computing).
 
 >>> import pushforward as pf
 >>> pf.compute(pf.tensor([1.0]))
-tensor([1.])
+(tensor([1.]),)
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def _rebuilt(parts: list, values: list) -> Tensor:
 
 
 def compute(*tensors: Any, **kwargs: Any) -> Any:
-    """Compute lazy tensors in one pass over one graph (`dask.compute`): one argument gives one
-    tensor, several a tuple. Duals keep their tangents (computed in the same pass); other
+    """Compute lazy tensors in one pass over one graph (`dask.compute`): always a tuple, one
+    result per argument, as `dask.compute` returns (`(y,) = pf.compute(t)`). Duals keep their tangents (computed in the same pass); other
     arguments are returned as they are. Keyword arguments go to `dask.compute` (`scheduler=`, ...).
 
     >>> import pushforward as pf
@@ -76,7 +76,7 @@ def compute(*tensors: Any, **kwargs: Any) -> Any:
         else:
             out.append(_rebuilt(parts, flat[: len(parts)]))
             del flat[: len(parts)]
-    return out[0] if len(out) == 1 else tuple(out)
+    return tuple(out)
 
 
 def _any_lazy_part(t: Tensor) -> bool:
@@ -90,7 +90,7 @@ def compute_method(self: Tensor, **kwargs: Any) -> Tensor:
     >>> pf.tensor([3.0]).compute()
     tensor([3.])
     """
-    return compute(self, **kwargs)
+    return compute(self, **kwargs)[0]
 
 
 def to_dask(self: Tensor, chunks: Any = "auto") -> Any:

@@ -31,8 +31,8 @@ def _neg__backward(grad, self, result, needs): return (-grad if needs[0] else No
 def _neg__jvp(self_p, self_t, result): return neg(self_t)
 def _neg__jvp_np(self_p, self_t, result): return xp.negative(self_t)
 NEG = Op('neg', xp.negative, ('self',), ('T',), (True,), backward=_neg__backward, backward_np=_neg__backward, jvp=_neg__jvp, jvp_np=_neg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
-@bare_op(NEG, xp.negative)
-def neg(self):
+@bare_op(NEG, xp.negative, write_out=write_out)
+def neg(self, *, out=None):
     """Negation, element-wise. Example: pf.neg(pf.tensor([1.0]))"""
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
@@ -44,8 +44,8 @@ def _abs__backward_np(grad, self, result, needs): return (grad * K.sgn(self) if 
 def _abs__jvp(self_p, self_t, result): return self_t * _conj(self_p.sgn())
 def _abs__jvp_np(self_p, self_t, result): return self_t * K.conj(K.sgn(self_p))
 ABS = Op('abs', xp.abs, ('self',), ('T',), (True,), backward=_abs__backward, backward_np=_abs__backward_np, jvp=_abs__jvp, jvp_np=_abs__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ABS, xp.abs)
-def abs(self):
+@bare_op(ABS, xp.abs, write_out=write_out)
+def abs(self, *, out=None):
     """Absolute value (modulus for complex). Example: pf.abs(pf.tensor([-1.0]))"""
 def abs_(self):
     """In-place abs: writes into self (values, tape history and tangents)."""
@@ -64,8 +64,8 @@ def _sgn__save(self):
     return (((0,), None), ((1,), None))
 def _sgn__jvp(self_p, self_t, result): return sgn_jvp(self_p, self_t, result)
 SGN = Op('sgn', K.sgn, ('self',), ('T',), (True,), backward=_sgn__backward, jvp=_sgn__jvp, jvp_kind='explicit', save_fn=_sgn__save, batch='elementwise')
-@bare_op(SGN, K.sgn)
-def sgn(self):
+@bare_op(SGN, K.sgn, write_out=write_out)
+def sgn(self, *, out=None):
     """Sign for real tensors; z / |z| for complex ones (0 at 0). Example: pf.sgn(pf.tensor([-2.0]))"""
 
 # ---- sign
@@ -81,16 +81,16 @@ def _sign__save(self):
 def _sign__jvp(self_p, self_t, result):
     return sgn_jvp(self_p, self_t, result) if self_p.dtype.kind == 'c' else None
 SIGN = Op('sign', xp.sign, ('self',), ('T',), (True,), backward=_sign__backward, jvp=_sign__jvp, jvp_kind='explicit', save_fn=_sign__save, batch='elementwise')
-@bare_op(SIGN, xp.sign)
-def sign(self):
+@bare_op(SIGN, xp.sign, write_out=write_out)
+def sign(self, *, out=None):
     """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
 
 # ---- exp
 def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
 def _exp__jvp(self_p, self_t, result): return self_t * result
 EXP = Op('exp', xp.exp, ('self',), ('T',), (True,), backward=_exp__backward, backward_np=_exp__backward, jvp=_exp__jvp, jvp_np=_exp__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(EXP, xp.exp)
-def exp(self):
+@bare_op(EXP, xp.exp, write_out=write_out)
+def exp(self, *, out=None):
     """Exponential, element-wise. Example: pf.exp(pf.tensor([0.0]))"""
 def exp_(self):
     """In-place exp: writes into self (values, tape history and tangents)."""
@@ -101,24 +101,24 @@ def _exp2__backward(grad, self, result, needs):
     return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
 def _exp2__jvp(self_p, self_t, result): return self_t * (result * 0.6931471805599453)
 EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward, backward_np=_exp2__backward, jvp=_exp2__jvp, jvp_np=_exp2__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(EXP2, xp.exp2)
-def exp2(self):
+@bare_op(EXP2, xp.exp2, write_out=write_out)
+def exp2(self, *, out=None):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
 
 # ---- expm1
 def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
 def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
 EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backward, backward_np=_expm1__backward, jvp=_expm1__jvp, jvp_np=_expm1__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(EXPM1, xp.expm1)
-def expm1(self):
+@bare_op(EXPM1, xp.expm1, write_out=write_out)
+def expm1(self, *, out=None):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
 
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
 LOG = Op('log', xp.log, ('self',), ('T',), (True,), backward=_log__backward, backward_np=_log__backward, jvp=_log__jvp, jvp_np=_log__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(LOG, xp.log)
-def log(self):
+@bare_op(LOG, xp.log, write_out=write_out)
+def log(self, *, out=None):
     """Natural logarithm, element-wise. Example: pf.log(pf.tensor([1.0]))"""
 def log_(self):
     """In-place log: writes into self (values, tape history and tangents)."""
@@ -129,8 +129,8 @@ def _log2__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
 def _log2__jvp(self_p, self_t, result): return self_t / (self_p * 0.6931471805599453)
 LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward, backward_np=_log2__backward, jvp=_log2__jvp, jvp_np=_log2__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(LOG2, xp.log2)
-def log2(self):
+@bare_op(LOG2, xp.log2, write_out=write_out)
+def log2(self, *, out=None):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
 
 # ---- log10
@@ -138,24 +138,24 @@ def _log10__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
 def _log10__jvp(self_p, self_t, result): return self_t / (self_p * 2.302585092994046)
 LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backward, backward_np=_log10__backward, jvp=_log10__jvp, jvp_np=_log10__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(LOG10, xp.log10)
-def log10(self):
+@bare_op(LOG10, xp.log10, write_out=write_out)
+def log10(self, *, out=None):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
 
 # ---- log1p
 def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
 def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
 LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backward, backward_np=_log1p__backward, jvp=_log1p__jvp, jvp_np=_log1p__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(LOG1P, xp.log1p)
-def log1p(self):
+@bare_op(LOG1P, xp.log1p, write_out=write_out)
+def log1p(self, *, out=None):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
 
 # ---- sqrt
 def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
 def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
 SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, backward_np=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(SQRT, xp.sqrt)
-def sqrt(self):
+@bare_op(SQRT, xp.sqrt, write_out=write_out)
+def sqrt(self, *, out=None):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
 def sqrt_(self):
     """In-place sqrt: writes into self (values, tape history and tangents)."""
@@ -166,16 +166,16 @@ def _rsqrt__backward(grad, self, result, needs):
     return (-0.5 * grad * _conj(result * result * result) if needs[0] else None,)
 def _rsqrt__jvp(self_p, self_t, result): return -0.5 * self_t * (result * result * result)
 RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backward, backward_np=_rsqrt__backward, jvp=_rsqrt__jvp, jvp_np=_rsqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(RSQRT, K.rsqrt)
-def rsqrt(self):
+@bare_op(RSQRT, K.rsqrt, write_out=write_out)
+def rsqrt(self, *, out=None):
     """1 / sqrt(x), element-wise. Example: pf.rsqrt(pf.tensor([4.0]))"""
 
 # ---- square
 def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
 def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
 SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__backward, backward_np=_square__backward, jvp=_square__jvp, jvp_np=_square__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SQUARE, xp.square)
-def square(self):
+@bare_op(SQUARE, xp.square, write_out=write_out)
+def square(self, *, out=None):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
 
 # ---- reciprocal
@@ -183,8 +183,8 @@ def _reciprocal__backward(grad, self, result, needs):
     return (-grad * _conj(result * result) if needs[0] else None,)
 def _reciprocal__jvp(self_p, self_t, result): return -self_t * (result * result)
 RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backward=_reciprocal__backward, backward_np=_reciprocal__backward, jvp=_reciprocal__jvp, jvp_np=_reciprocal__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(RECIPROCAL, xp.reciprocal)
-def reciprocal(self):
+@bare_op(RECIPROCAL, xp.reciprocal, write_out=write_out)
+def reciprocal(self, *, out=None):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
 
 # ---- sin
@@ -193,8 +193,8 @@ def _sin__backward_np(grad, self, result, needs): return (grad * _conj(xp.cos(se
 def _sin__jvp(self_p, self_t, result): return self_t * self_p.cos()
 def _sin__jvp_np(self_p, self_t, result): return self_t * xp.cos(self_p)
 SIN = Op('sin', xp.sin, ('self',), ('T',), (True,), backward=_sin__backward, backward_np=_sin__backward_np, jvp=_sin__jvp, jvp_np=_sin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SIN, xp.sin)
-def sin(self):
+@bare_op(SIN, xp.sin, write_out=write_out)
+def sin(self, *, out=None):
     """Sine, element-wise. Example: pf.sin(pf.tensor([0.0]))"""
 def sin_(self):
     """In-place sin: writes into self (values, tape history and tangents)."""
@@ -206,8 +206,8 @@ def _cos__backward_np(grad, self, result, needs): return (-grad * _conj(xp.sin(s
 def _cos__jvp(self_p, self_t, result): return -self_t * self_p.sin()
 def _cos__jvp_np(self_p, self_t, result): return -self_t * xp.sin(self_p)
 COS = Op('cos', xp.cos, ('self',), ('T',), (True,), backward=_cos__backward, backward_np=_cos__backward_np, jvp=_cos__jvp, jvp_np=_cos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(COS, xp.cos)
-def cos(self):
+@bare_op(COS, xp.cos, write_out=write_out)
+def cos(self, *, out=None):
     """Cosine, element-wise. Example: pf.cos(pf.tensor([0.0]))"""
 def cos_(self):
     """In-place cos: writes into self (values, tape history and tangents)."""
@@ -218,8 +218,8 @@ def _tan__backward(grad, self, result, needs):
     return (grad * (1 + _conj(result * result)) if needs[0] else None,)
 def _tan__jvp(self_p, self_t, result): return self_t * (1 + result * result)
 TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, backward_np=_tan__backward, jvp=_tan__jvp, jvp_np=_tan__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(TAN, xp.tan)
-def tan(self):
+@bare_op(TAN, xp.tan, write_out=write_out)
+def tan(self, *, out=None):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
 
 # ---- asin
@@ -230,8 +230,8 @@ def _asin__backward_np(grad, self, result, needs):
 def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
 def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
 ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, backward_np=_asin__backward_np, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ASIN, xp.arcsin)
-def asin(self):
+@bare_op(ASIN, xp.arcsin, write_out=write_out)
+def asin(self, *, out=None):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
 arcsin = asin
 
@@ -243,8 +243,8 @@ def _acos__backward_np(grad, self, result, needs):
 def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
 def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
 ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, backward_np=_acos__backward_np, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ACOS, xp.arccos)
-def acos(self):
+@bare_op(ACOS, xp.arccos, write_out=write_out)
+def acos(self, *, out=None):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
 arccos = acos
 
@@ -253,8 +253,8 @@ def _atan__backward(grad, self, result, needs):
     return (grad / (_conj(self * self) + 1) if needs[0] else None,)
 def _atan__jvp(self_p, self_t, result): return self_t / (self_p * self_p + 1)
 ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backward, backward_np=_atan__backward, jvp=_atan__jvp, jvp_np=_atan__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ATAN, xp.arctan)
-def atan(self):
+@bare_op(ATAN, xp.arctan, write_out=write_out)
+def atan(self, *, out=None):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
 arctan = atan
 
@@ -264,8 +264,8 @@ def _sinh__backward_np(grad, self, result, needs): return (grad * _conj(xp.cosh(
 def _sinh__jvp(self_p, self_t, result): return self_t * self_p.cosh()
 def _sinh__jvp_np(self_p, self_t, result): return self_t * xp.cosh(self_p)
 SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward, backward_np=_sinh__backward_np, jvp=_sinh__jvp, jvp_np=_sinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SINH, xp.sinh)
-def sinh(self):
+@bare_op(SINH, xp.sinh, write_out=write_out)
+def sinh(self, *, out=None):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
 
 # ---- cosh
@@ -274,8 +274,8 @@ def _cosh__backward_np(grad, self, result, needs): return (grad * _conj(xp.sinh(
 def _cosh__jvp(self_p, self_t, result): return self_t * self_p.sinh()
 def _cosh__jvp_np(self_p, self_t, result): return self_t * xp.sinh(self_p)
 COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward, backward_np=_cosh__backward_np, jvp=_cosh__jvp, jvp_np=_cosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(COSH, xp.cosh)
-def cosh(self):
+@bare_op(COSH, xp.cosh, write_out=write_out)
+def cosh(self, *, out=None):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
 
 # ---- tanh
@@ -283,8 +283,8 @@ def _tanh__backward(grad, self, result, needs):
     return (grad * (1 - _conj(result * result)) if needs[0] else None,)
 def _tanh__jvp(self_p, self_t, result): return self_t * (1 - result * result)
 TANH = Op('tanh', xp.tanh, ('self',), ('T',), (True,), backward=_tanh__backward, backward_np=_tanh__backward, jvp=_tanh__jvp, jvp_np=_tanh__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(TANH, xp.tanh)
-def tanh(self):
+@bare_op(TANH, xp.tanh, write_out=write_out)
+def tanh(self, *, out=None):
     """Hyperbolic tangent. Example: pf.tanh(pf.tensor([1.0]))"""
 def tanh_(self):
     """In-place tanh: writes into self (values, tape history and tangents)."""
@@ -298,8 +298,8 @@ def _asinh__backward_np(grad, self, result, needs):
 def _asinh__jvp(self_p, self_t, result): return self_t * (self_p * self_p + 1).rsqrt()
 def _asinh__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(self_p * self_p + 1)
 ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__backward, backward_np=_asinh__backward_np, jvp=_asinh__jvp, jvp_np=_asinh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ASINH, xp.arcsinh)
-def asinh(self):
+@bare_op(ASINH, xp.arcsinh, write_out=write_out)
+def asinh(self, *, out=None):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
 arcsinh = asinh
 
@@ -311,8 +311,8 @@ def _acosh__backward_np(grad, self, result, needs):
 def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
 def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
 ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, backward_np=_acosh__backward_np, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ACOSH, xp.arccosh)
-def acosh(self):
+@bare_op(ACOSH, xp.arccosh, write_out=write_out)
+def acosh(self, *, out=None):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
 arccosh = acosh
 
@@ -321,8 +321,8 @@ def _atanh__backward(grad, self, result, needs):
     return (grad / (1 - _conj(self * self)) if needs[0] else None,)
 def _atanh__jvp(self_p, self_t, result): return self_t / (1 - self_p * self_p)
 ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__backward, backward_np=_atanh__backward, jvp=_atanh__jvp, jvp_np=_atanh__jvp, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ATANH, xp.arctanh)
-def atanh(self):
+@bare_op(ATANH, xp.arctanh, write_out=write_out)
+def atanh(self, *, out=None):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
 arctanh = atanh
 
@@ -331,8 +331,8 @@ def _sigmoid__backward(grad, self, result, needs):
     return (grad * (_conj(result) * (1 - _conj(result))) if needs[0] else None,)
 def _sigmoid__jvp(self_p, self_t, result): return self_t * (result * (1 - result))
 SIGMOID = Op('sigmoid', K.sigmoid, ('self',), ('T',), (True,), backward=_sigmoid__backward, backward_np=_sigmoid__backward, jvp=_sigmoid__jvp, jvp_np=_sigmoid__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(SIGMOID, K.sigmoid)
-def sigmoid(self):
+@bare_op(SIGMOID, K.sigmoid, write_out=write_out)
+def sigmoid(self, *, out=None):
     """Logistic sigmoid 1 / (1 + exp(-x)). Example: pf.sigmoid(pf.tensor([0.0]))"""
 def sigmoid_(self):
     """In-place sigmoid: writes into self (values, tape history and tangents)."""
@@ -343,8 +343,8 @@ def _logit__backward(grad, self, result, eps, needs):
     return (logit_backward(grad, self, eps) if needs[0] else None,)
 def _logit__jvp(self_p, self_t, result, eps): return _conj(logit_backward(_conj(self_t), self_p, eps))
 LOGIT = Op('logit', K.logit, ('self',), ('T',), (True,), backward=_logit__backward, jvp=_logit__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('eps',), batch='elementwise')
-@bare_op(LOGIT, K.logit)
-def logit(self, eps=None):
+@bare_op(LOGIT, K.logit, write_out=write_out)
+def logit(self, eps=None, *, out=None):
     """log(x / (1 - x)), input clamped to [eps, 1 - eps] when eps is given. Example: pf.logit(pf.tensor([0.5]))"""
 
 # ---- relu
@@ -352,8 +352,8 @@ def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if n
 def _relu__jvp(self_p, self_t, result): return _conj(_conj(self_t) * (result > 0))
 def _relu__jvp_np(self_p, self_t, result): return K.conj(K.conj(self_t) * (result > 0))
 RELU = Op('relu', K.relu, ('self',), ('T',), (True,), backward=_relu__backward, backward_np=_relu__backward, jvp=_relu__jvp, jvp_np=_relu__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(RELU, K.relu)
-def relu(self):
+@bare_op(RELU, K.relu, write_out=write_out)
+def relu(self, *, out=None):
     """max(x, 0), element-wise. Example: pf.relu(pf.tensor([-1.0, 2.0]))"""
 def relu_(self):
     """In-place relu: writes into self (values, tape history and tangents)."""
@@ -367,8 +367,8 @@ def _erf__backward_np(grad, self, result, needs):
 def _erf__jvp(self_p, self_t, result): return self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erf__jvp_np(self_p, self_t, result): return self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, backward_np=_erf__backward_np, jvp=_erf__jvp, jvp_np=_erf__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ERF, sp.erf)
-def erf(self):
+@bare_op(ERF, sp.erf, write_out=write_out)
+def erf(self, *, out=None):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
 
 # ---- erfc
@@ -379,8 +379,8 @@ def _erfc__backward_np(grad, self, result, needs):
 def _erfc__jvp(self_p, self_t, result): return -self_t * (1.1283791670955126 * (-self_p * self_p).exp())
 def _erfc__jvp_np(self_p, self_t, result): return -self_t * (1.1283791670955126 * xp.exp(-self_p * self_p))
 ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward, backward_np=_erfc__backward_np, jvp=_erfc__jvp, jvp_np=_erfc__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ERFC, sp.erfc)
-def erfc(self):
+@bare_op(ERFC, sp.erfc, write_out=write_out)
+def erfc(self, *, out=None):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
 
 # ---- erfinv
@@ -391,8 +391,8 @@ def _erfinv__backward_np(grad, self, result, needs):
 def _erfinv__jvp(self_p, self_t, result): return self_t * 0.886226925452758 * (result * result).exp()
 def _erfinv__jvp_np(self_p, self_t, result): return self_t * 0.886226925452758 * xp.exp(result * result)
 ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__backward, backward_np=_erfinv__backward_np, jvp=_erfinv__jvp, jvp_np=_erfinv__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(ERFINV, sp.erfinv)
-def erfinv(self):
+@bare_op(ERFINV, sp.erfinv, write_out=write_out)
+def erfinv(self, *, out=None):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
 
 # ---- lgamma
@@ -401,8 +401,8 @@ def _lgamma__backward_np(grad, self, result, needs): return (grad * sp.psi(self)
 def _lgamma__jvp(self_p, self_t, result): return self_t * _conj(self_p.digamma())
 def _lgamma__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.psi(self_p))
 LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__backward, backward_np=_lgamma__backward_np, jvp=_lgamma__jvp, jvp_np=_lgamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(LGAMMA, sp.gammaln)
-def lgamma(self):
+@bare_op(LGAMMA, sp.gammaln, write_out=write_out)
+def lgamma(self, *, out=None):
     """log|Gamma(x)|. Example: pf.lgamma(pf.tensor([3.0]))"""
 
 # ---- digamma
@@ -413,8 +413,8 @@ def _digamma__backward_np(grad, self, result, needs):
 def _digamma__jvp(self_p, self_t, result): return self_t * polygamma(1, self_p)
 def _digamma__jvp_np(self_p, self_t, result): return self_t * K.polygamma(1, self_p)
 DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__backward, backward_np=_digamma__backward_np, jvp=_digamma__jvp, jvp_np=_digamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(DIGAMMA, sp.psi)
-def digamma(self):
+@bare_op(DIGAMMA, sp.psi, write_out=write_out)
+def digamma(self, *, out=None):
     """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
 
 # ---- polygamma
@@ -426,8 +426,8 @@ def _polygamma__jvp(self_p, self_t, result, n): return self_t * polygamma(n + 1,
 def _polygamma__jvp_np(self_p, self_t, result, n): return self_t * K.polygamma(n + 1, self_p)
 def _polygamma__kernel(self, n): return K.polygamma(n, self)
 POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), backward=_polygamma__backward, backward_np=_polygamma__backward_np, jvp=_polygamma__jvp, jvp_np=_polygamma__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), argnames=('n',), batch='elementwise')
-@bare_op(POLYGAMMA, K.polygamma)
-def polygamma(n, self):
+@bare_op(POLYGAMMA, K.polygamma, write_out=write_out)
+def polygamma(n, self, *, out=None):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
 
 # ---- floor
@@ -435,8 +435,8 @@ def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if nee
 def _floor__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _floor__jvp(self_p, self_t, result): return None
 FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backward, backward_np=_floor__backward_np, jvp=_floor__jvp, jvp_np=_floor__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
-@bare_op(FLOOR, xp.floor)
-def floor(self):
+@bare_op(FLOOR, xp.floor, write_out=write_out)
+def floor(self, *, out=None):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
 
 # ---- ceil
@@ -444,8 +444,8 @@ def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if need
 def _ceil__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _ceil__jvp(self_p, self_t, result): return None
 CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward, backward_np=_ceil__backward_np, jvp=_ceil__jvp, jvp_np=_ceil__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
-@bare_op(CEIL, xp.ceil)
-def ceil(self):
+@bare_op(CEIL, xp.ceil, write_out=write_out)
+def ceil(self, *, out=None):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
 
 # ---- round
@@ -454,8 +454,8 @@ def _round__backward_np(grad, self, result, decimals, needs):
     return (xp.zeros_like(grad) if needs[0] else None,)
 def _round__jvp(self_p, self_t, result, decimals): return None
 ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backward, backward_np=_round__backward_np, jvp=_round__jvp, jvp_np=_round__jvp, jvp_np_reads=(False, False), jvp_kind='zero', argnames=('decimals',), batch='elementwise')
-@bare_op(ROUND, K.round)
-def round(self, *, decimals=0):
+@bare_op(ROUND, K.round, write_out=write_out)
+def round(self, *, decimals=0, out=None):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
 
 # ---- trunc
@@ -463,8 +463,8 @@ def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if nee
 def _trunc__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
 def _trunc__jvp(self_p, self_t, result): return None
 TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backward, backward_np=_trunc__backward_np, jvp=_trunc__jvp, jvp_np=_trunc__jvp, jvp_np_reads=(False, False), jvp_kind='zero', batch='elementwise')
-@bare_op(TRUNC, xp.trunc)
-def trunc(self):
+@bare_op(TRUNC, xp.trunc, write_out=write_out)
+def trunc(self, *, out=None):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
 fix = trunc
 
@@ -492,8 +492,10 @@ def _clamp__jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
     if max_t is None: return self_t * clamp_mask_np(self_p, min_p, max_p) + min_t * (self_p < min_p)
     return self_t * clamp_mask_np(self_p, min_p, max_p) + min_t * (self_p < min_p) + max_t * (self_p > max_p)
 CLAMP = Op('clamp', K.clamp, ('self', 'min', 'max'), ('T', 'T?', 'T?'), (True, True, True), backward=_clamp__backward, jvp=_clamp__jvp, jvp_np=_clamp__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None), ((2, 2, 0), None), ((2, 2, 2), None), ((2, 0, 2), None), ((2, 2, 2), None), ((2, 2, 2), None), ((2, 2, 2), None)), batch='elementwise')
-def clamp(self, min=None, max=None):
+def clamp(self, min=None, max=None, *, out=None):
     """Limit values to [min, max] (tensors or numbers). Example: pf.clamp(pf.tensor([-2.0, 2.0]), -1, 1)"""
+    if out is not None:
+        return write_out('clamp', out, (self, min, max), lambda: clamp(self, min, max))
     return apply(CLAMP, (self, min, max), ())
 def clamp_(self, min=None, max=None):
     """In-place clamp: writes into self (values, tape history and tangents)."""
@@ -538,8 +540,8 @@ def _angle__save(self):
 def _angle__jvp(self_p, self_t, result):
     return _conj(angle_backward(_conj(self_t), self_p) if self_p.dtype.kind == 'c' else zeros_like(_conj(self_t)))
 ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backward, jvp=_angle__jvp, jvp_kind='auto_element_wise', save_fn=_angle__save, batch='elementwise', layout='contiguous')
-@bare_op(ANGLE, K.angle)
-def angle(self):
+@bare_op(ANGLE, K.angle, write_out=write_out)
+def angle(self, *, out=None):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""
 
 # ---- add
@@ -559,8 +561,8 @@ def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
-@bare_op(ADD, K.add, layout=True)
-def add(self, other, *, alpha=1):
+@bare_op(ADD, K.add, layout=True, write_out=write_out)
+def add(self, other, *, alpha=1, out=None):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
@@ -583,8 +585,8 @@ def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
-@bare_op(SUB, K.sub, layout=True)
-def sub(self, other, *, alpha=1):
+@bare_op(SUB, K.sub, layout=True, write_out=write_out)
+def sub(self, other, *, alpha=1, out=None):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
 def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
@@ -602,8 +604,8 @@ def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear')
-@bare_op(MUL, xp.multiply, layout=True)
-def mul(self, other):
+@bare_op(MUL, xp.multiply, layout=True, write_out=write_out)
+def mul(self, other, *, out=None):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
 def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
@@ -634,8 +636,8 @@ def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise', curvature='quotient')
-@bare_op(DIV, K.div, layout=True)
-def div(self, other, *, rounding_mode=None):
+@bare_op(DIV, K.div, layout=True, write_out=write_out)
+def div(self, other, *, rounding_mode=None, out=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
 def div_(self, other, *, rounding_mode=None):
     """In-place div: writes into self (values, tape history and tangents)."""
@@ -668,8 +670,8 @@ def _pow__kernel(self, exponent):
     _r = K.pow(self, exponent)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, exponent)
 POW = Op('pow', _pow__kernel, ('self', 'exponent'), ('T', 'T'), (True, True), backward=_pow__backward, backward_np=_pow__backward_np, jvp=laid_out(_pow__jvp, 2), jvp_np=laid_out(_pow__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
-@bare_op(POW, K.pow, layout=True)
-def pow(self, exponent):
+@bare_op(POW, K.pow, layout=True, write_out=write_out)
+def pow(self, exponent, *, out=None):
     """self ** exponent (tensor or scalar base and exponent). Example: pf.pow(pf.tensor([2.0]), 3)"""
 def pow_(self, exponent):
     """In-place pow: writes into self (values, tape history and tangents)."""
@@ -689,8 +691,8 @@ def _atan2__kernel(self, other):
     _r = xp.arctan2(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_atan2__backward, backward_np=_atan2__backward, jvp=laid_out(_atan2__jvp, 2), jvp_np=laid_out(_atan2__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(ATAN2, xp.arctan2, layout=True)
-def atan2(self, other):
+@bare_op(ATAN2, xp.arctan2, layout=True, write_out=write_out)
+def atan2(self, other, *, out=None):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
 arctan2 = atan2
 
@@ -705,8 +707,8 @@ def _hypot__kernel(self, other):
     _r = xp.hypot(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2), jvp_np=laid_out(_hypot__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
-@bare_op(HYPOT, xp.hypot, layout=True)
-def hypot(self, other):
+@bare_op(HYPOT, xp.hypot, layout=True, write_out=write_out)
+def hypot(self, other, *, out=None):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
 
 # ---- maximum
@@ -732,8 +734,8 @@ def _maximum__kernel(self, other):
     _r = xp.maximum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_maximum__backward, backward_np=_maximum__backward_np, jvp=laid_out(_maximum__jvp, 2), jvp_np=laid_out(_maximum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(MAXIMUM, xp.maximum, layout=True)
-def maximum(self, other):
+@bare_op(MAXIMUM, xp.maximum, layout=True, write_out=write_out)
+def maximum(self, other, *, out=None):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
 
 # ---- minimum
@@ -759,8 +761,8 @@ def _minimum__kernel(self, other):
     _r = xp.minimum(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_minimum__backward, backward_np=_minimum__backward_np, jvp=laid_out(_minimum__jvp, 2), jvp_np=laid_out(_minimum__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(MINIMUM, xp.minimum, layout=True)
-def minimum(self, other):
+@bare_op(MINIMUM, xp.minimum, layout=True, write_out=write_out)
+def minimum(self, other, *, out=None):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
 
 # ---- fmod
@@ -780,8 +782,8 @@ def _fmod__kernel(self, other):
     _r = xp.fmod(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmod__backward, backward_np=_fmod__backward_np, jvp=laid_out(_fmod__jvp, 2), jvp_np=laid_out(_fmod__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(FMOD, xp.fmod, layout=True)
-def fmod(self, other):
+@bare_op(FMOD, xp.fmod, layout=True, write_out=write_out)
+def fmod(self, other, *, out=None):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
 
 # ---- remainder
@@ -801,8 +803,8 @@ def _remainder__kernel(self, other):
     _r = xp.remainder(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_remainder__backward, backward_np=_remainder__backward_np, jvp=laid_out(_remainder__jvp, 2), jvp_np=laid_out(_remainder__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(REMAINDER, xp.remainder, layout=True)
-def remainder(self, other):
+@bare_op(REMAINDER, xp.remainder, layout=True, write_out=write_out)
+def remainder(self, other, *, out=None):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
 
 # ---- copysign
@@ -828,8 +830,8 @@ def _copysign__kernel(self, other):
     _r = xp.copysign(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_copysign__backward, backward_np=_copysign__backward_np, jvp=laid_out(_copysign__jvp, 2), jvp_np=laid_out(_copysign__jvp_np, 2), jvp_np_reads=(True, False, True), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 0), None), ((2, 0), (2,))), batch='elementwise')
-@bare_op(COPYSIGN, xp.copysign, layout=True)
-def copysign(self, other):
+@bare_op(COPYSIGN, xp.copysign, layout=True, write_out=write_out)
+def copysign(self, other, *, out=None):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
 
 # ---- xlogy
@@ -855,8 +857,8 @@ def _xlogy__kernel(self, other):
     _r = sp.xlogy(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_xlogy__backward, backward_np=_xlogy__backward_np, jvp=laid_out(_xlogy__jvp, 2), jvp_np=laid_out(_xlogy__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(XLOGY, sp.xlogy, layout=True)
-def xlogy(self, other):
+@bare_op(XLOGY, sp.xlogy, layout=True, write_out=write_out)
+def xlogy(self, other, *, out=None):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
 
 # ---- logaddexp
@@ -882,8 +884,8 @@ def _logaddexp__kernel(self, other):
     _r = xp.logaddexp(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp__backward, backward_np=_logaddexp__backward_np, jvp=laid_out(_logaddexp__jvp, 2), jvp_np=laid_out(_logaddexp__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(LOGADDEXP, xp.logaddexp, layout=True)
-def logaddexp(self, other):
+@bare_op(LOGADDEXP, xp.logaddexp, layout=True, write_out=write_out)
+def logaddexp(self, other, *, out=None):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
 
 # ---- where
@@ -909,8 +911,10 @@ def _where__kernel(condition, self, other):
     _r = K.where(condition, self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, condition, self, other)
 WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, backward_np=_where__backward_np, jvp=laid_out(_where__jvp, 3), jvp_np=laid_out(_where__jvp_np, 3), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
-def where(condition, self, other):
+def where(condition, self, other, *, out=None):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
+    if out is not None:
+        return write_out('where', out, (condition, self, other), lambda: where(condition, self, other))
     return apply(WHERE, (condition, self, other), ())
 
 # ---- eq
@@ -918,8 +922,8 @@ def _eq__kernel(self, other):
     _r = xp.equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 EQ = Op('eq', _eq__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(EQ, xp.equal, layout=True)
-def eq(self, other):
+@bare_op(EQ, xp.equal, layout=True, write_out=write_out)
+def eq(self, other, *, out=None):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
 
 # ---- ne
@@ -927,8 +931,8 @@ def _ne__kernel(self, other):
     _r = xp.not_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(NE, xp.not_equal, layout=True)
-def ne(self, other):
+@bare_op(NE, xp.not_equal, layout=True, write_out=write_out)
+def ne(self, other, *, out=None):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
 
 # ---- lt
@@ -936,8 +940,8 @@ def _lt__kernel(self, other):
     _r = xp.less(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(LT, xp.less, layout=True)
-def lt(self, other):
+@bare_op(LT, xp.less, layout=True, write_out=write_out)
+def lt(self, other, *, out=None):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
 
 # ---- le
@@ -945,8 +949,8 @@ def _le__kernel(self, other):
     _r = xp.less_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(LE, xp.less_equal, layout=True)
-def le(self, other):
+@bare_op(LE, xp.less_equal, layout=True, write_out=write_out)
+def le(self, other, *, out=None):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
 
 # ---- gt
@@ -954,8 +958,8 @@ def _gt__kernel(self, other):
     _r = xp.greater(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(GT, xp.greater, layout=True)
-def gt(self, other):
+@bare_op(GT, xp.greater, layout=True, write_out=write_out)
+def gt(self, other, *, out=None):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
 
 # ---- ge
@@ -963,8 +967,8 @@ def _ge__kernel(self, other):
     _r = xp.greater_equal(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(GE, xp.greater_equal, layout=True)
-def ge(self, other):
+@bare_op(GE, xp.greater_equal, layout=True, write_out=write_out)
+def ge(self, other, *, out=None):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
 
 # ---- logical_and
@@ -972,8 +976,8 @@ def _logical_and__kernel(self, other):
     _r = xp.logical_and(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_AND = Op('logical_and', _logical_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(LOGICAL_AND, xp.logical_and, layout=True)
-def logical_and(self, other):
+@bare_op(LOGICAL_AND, xp.logical_and, layout=True, write_out=write_out)
+def logical_and(self, other, *, out=None):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
 
 # ---- logical_or
@@ -981,14 +985,14 @@ def _logical_or__kernel(self, other):
     _r = xp.logical_or(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 LOGICAL_OR = Op('logical_or', _logical_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(LOGICAL_OR, xp.logical_or, layout=True)
-def logical_or(self, other):
+@bare_op(LOGICAL_OR, xp.logical_or, layout=True, write_out=write_out)
+def logical_or(self, other, *, out=None):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
 
 # ---- logical_not
 LOGICAL_NOT = Op('logical_not', xp.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
-@bare_op(LOGICAL_NOT, xp.logical_not)
-def logical_not(self):
+@bare_op(LOGICAL_NOT, xp.logical_not, write_out=write_out)
+def logical_not(self, *, out=None):
     """Element-wise logical not. Example: pf.logical_not(pf.tensor([True]))"""
 
 # ---- bitwise_and
@@ -996,8 +1000,8 @@ def _bitwise_and__kernel(self, other):
     _r = xp.bitwise_and(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_AND = Op('bitwise_and', _bitwise_and__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(BITWISE_AND, xp.bitwise_and, layout=True)
-def bitwise_and(self, other):
+@bare_op(BITWISE_AND, xp.bitwise_and, layout=True, write_out=write_out)
+def bitwise_and(self, other, *, out=None):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
 
 # ---- bitwise_or
@@ -1005,8 +1009,8 @@ def _bitwise_or__kernel(self, other):
     _r = xp.bitwise_or(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_OR = Op('bitwise_or', _bitwise_or__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(BITWISE_OR, xp.bitwise_or, layout=True)
-def bitwise_or(self, other):
+@bare_op(BITWISE_OR, xp.bitwise_or, layout=True, write_out=write_out)
+def bitwise_or(self, other, *, out=None):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
 
 # ---- bitwise_xor
@@ -1014,38 +1018,38 @@ def _bitwise_xor__kernel(self, other):
     _r = xp.bitwise_xor(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 BITWISE_XOR = Op('bitwise_xor', _bitwise_xor__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
-@bare_op(BITWISE_XOR, xp.bitwise_xor, layout=True)
-def bitwise_xor(self, other):
+@bare_op(BITWISE_XOR, xp.bitwise_xor, layout=True, write_out=write_out)
+def bitwise_xor(self, other, *, out=None):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
 
 # ---- bitwise_not
 BITWISE_NOT = Op('bitwise_not', xp.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
-@bare_op(BITWISE_NOT, xp.invert)
-def bitwise_not(self):
+@bare_op(BITWISE_NOT, xp.invert, write_out=write_out)
+def bitwise_not(self, *, out=None):
     """Element-wise bitwise not (the ~ operator). Example: pf.bitwise_not(pf.tensor([True]))"""
 
 # ---- isnan
 ISNAN = Op('isnan', xp.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
-@bare_op(ISNAN, xp.isnan)
-def isnan(self):
+@bare_op(ISNAN, xp.isnan, write_out=write_out)
+def isnan(self, *, out=None):
     """True where NaN. Example: pf.isnan(pf.tensor([float('nan')]))"""
 
 # ---- isfinite
 ISFINITE = Op('isfinite', xp.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
-@bare_op(ISFINITE, xp.isfinite)
-def isfinite(self):
+@bare_op(ISFINITE, xp.isfinite, write_out=write_out)
+def isfinite(self, *, out=None):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
 
 # ---- argmax
 ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
-@bare_op(ARGMAX, K.argmax)
-def argmax(self, dim=None, keepdim=False, *, axis=None):
+@bare_op(ARGMAX, K.argmax, write_out=write_out)
+def argmax(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Index of the maximum (flattened when dim is None). Example: pf.argmax(pf.tensor([1.0, 3.0]))"""
 
 # ---- argmin
 ARGMIN = Op('argmin', K.argmin, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
-@bare_op(ARGMIN, K.argmin)
-def argmin(self, dim=None, keepdim=False, *, axis=None):
+@bare_op(ARGMIN, K.argmin, write_out=write_out)
+def argmin(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Index of the minimum (flattened when dim is None). Example: pf.argmin(pf.tensor([1.0, 3.0]))"""
 
 # ---- to
@@ -1061,8 +1065,8 @@ def _clone__backward(grad, self, result, needs): return (grad if needs[0] else N
 def _clone__jvp(self_p, self_t, result): return clone(self_t)
 def _clone__jvp_np(self_p, self_t, result): return K.clone(self_t)
 CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backward, backward_np=_clone__backward, jvp=_clone__jvp, jvp_np=_clone__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
-@bare_op(CLONE, K.clone)
-def clone(self):
+@bare_op(CLONE, K.clone, write_out=write_out)
+def clone(self, *, out=None):
     """A copy with its own memory (differentiable). Example: pf.clone(pf.tensor([1.0]))"""
 
 # ---- alias
@@ -1103,8 +1107,8 @@ def _sum__backward_np(grad, self, result, dim, keepdim, dtype, needs):
 def _sum__jvp(self_p, self_t, result, dim, keepdim, dtype): return sum(self_t, dim, keepdim, dtype=dtype)
 def _sum__jvp_np(self_p, self_t, result, dim, keepdim, dtype): return K.sum(self_t, dim, keepdim, dtype=dtype)
 SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, backward_np=_sum__backward_np, jvp=_sum__jvp, jvp_np=_sum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(SUM, K.sum)
-def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+@bare_op(SUM, K.sum, write_out=write_out)
+def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
 
 # ---- mean
@@ -1116,8 +1120,8 @@ def _mean__jvp(self_p, self_t, result, dim, keepdim, dtype): return mean(self_t,
 def _mean__jvp_np(self_p, self_t, result, dim, keepdim, dtype):
     return K.mean(self_t, dim, keepdim, dtype=dtype)
 MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, backward_np=_mean__backward_np, jvp=_mean__jvp, jvp_np=_mean__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim', 'keepdim', 'dtype'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(MEAN, K.mean)
-def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+@bare_op(MEAN, K.mean, write_out=write_out)
+def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
 
 # ---- prod
@@ -1126,8 +1130,8 @@ def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
 def _prod__jvp(self_p, self_t, result, dim, keepdim, dtype):
     return prod_jvp(self_p, self_t, result, dim, keepdim)
 PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, jvp=_prod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim', 'dtype'), batch='flat(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(PROD, K.prod)
-def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None):
+@bare_op(PROD, K.prod, write_out=write_out)
+def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
 
 # ---- amax
@@ -1136,8 +1140,8 @@ def _amax__backward(grad, self, result, dim, keepdim, needs):
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
 AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(AMAX, K.amax)
-def amax(self, dim=(), keepdim=False, *, axis=None):
+@bare_op(AMAX, K.amax, write_out=write_out)
+def amax(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
 
 # ---- amin
@@ -1146,8 +1150,8 @@ def _amin__backward(grad, self, result, dim, keepdim, needs):
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
 AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(AMIN, K.amin)
-def amin(self, dim=(), keepdim=False, *, axis=None):
+@bare_op(AMIN, K.amin, write_out=write_out)
+def amin(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
 
 # ---- max_dim
@@ -1175,13 +1179,17 @@ def min_dim(self, dim, keepdim=False, *, axis=None):
     return _min_dim__result(*apply(MIN_DIM, (self,), (dim, keepdim)))
 
 # ---- max (composite)
-def max(self, dim=None, keepdim=False, *, axis=None):
+def max(self, dim=None, keepdim=False, *, axis=None, out=None):
     """max(x): the maximum; max(x, dim): (values, indices); max(x, other): element-wise. Example: pf.max(pf.tensor([1.0, 3.0]))"""
+    if out is not None:
+        return write_out('max', out, (self,), lambda: max(self, dim, keepdim, axis=axis))
     return minmax(self, dim if axis is None else axis, keepdim, 'max')
 
 # ---- min (composite)
-def min(self, dim=None, keepdim=False, *, axis=None):
+def min(self, dim=None, keepdim=False, *, axis=None, out=None):
     """min(x): the minimum; min(x, dim): (values, indices); min(x, other): element-wise. Example: pf.min(pf.tensor([1.0, 3.0]))"""
+    if out is not None:
+        return write_out('min', out, (self,), lambda: min(self, dim, keepdim, axis=axis))
     return minmax(self, dim if axis is None else axis, keepdim, 'min')
 
 # ---- var
@@ -1192,8 +1200,8 @@ def _var__jvp(self_p, self_t, result, dim, correction, keepdim):
 def _var__jvp_np(self_p, self_t, result, dim, correction, keepdim):
     return var_jvp_np(self_p, self_t, result, dim, correction, keepdim)
 VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=_var__jvp, jvp_np=_var__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(VAR, K.var)
-def var(self, dim=None, *, correction=1, keepdim=False, axis=None):
+@bare_op(VAR, K.var, write_out=write_out)
+def var(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
 
 # ---- std
@@ -1202,8 +1210,8 @@ def _std__backward(grad, self, result, dim, correction, keepdim, needs):
 def _std__jvp(self_p, self_t, result, dim, correction, keepdim):
     return std_jvp(self_p, self_t, result, dim, correction, keepdim)
 STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=_std__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'correction', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(STD, K.std)
-def std(self, dim=None, *, correction=1, keepdim=False, axis=None):
+@bare_op(STD, K.std, write_out=write_out)
+def std(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
 
 # ---- norm
@@ -1212,8 +1220,8 @@ def _norm__backward(grad, self, result, p, dim, keepdim, needs):
 def _norm__jvp(self_p, self_t, result, p, dim, keepdim):
     return norm_jvp(self_p, self_t, result, p, dim, keepdim)
 NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, jvp=_norm__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('p', 'dim', 'keepdim'), batch='reduce(dim, keepdim)', sparsity='reduction')
-@bare_op(NORM, K.norm)
-def norm(self, p=2, dim=None, keepdim=False, *, axis=None):
+@bare_op(NORM, K.norm, write_out=write_out)
+def norm(self, p=2, dim=None, keepdim=False, *, axis=None, out=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
 
 # ---- logsumexp
@@ -1230,8 +1238,8 @@ def _logsumexp__jvp(self_p, self_t, result, dim, keepdim):
 def _logsumexp__jvp_np(self_p, self_t, result, dim, keepdim):
     return K.sum(self_t * xp.exp(self_p - keep_np(result, dim, keepdim, self_p.ndim)), dim, keepdim)
 LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_logsumexp__backward, backward_np=_logsumexp__backward_np, jvp=_logsumexp__jvp, jvp_np=_logsumexp__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
-@bare_op(LOGSUMEXP, K.logsumexp)
-def logsumexp(self, dim, keepdim=False, *, axis=None):
+@bare_op(LOGSUMEXP, K.logsumexp, write_out=write_out)
+def logsumexp(self, dim, keepdim=False, *, axis=None, out=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
 
 # ---- softmax
@@ -1244,8 +1252,8 @@ def _softmax__jvp(self_p, self_t, result, dim, dtype):
 def _softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return result * (self_t - K.sum(self_t * result, dim, keepdim=True))
 SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax__backward, backward_np=_softmax__backward_np, jvp=_softmax__jvp, jvp_np=_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
-@bare_op(SOFTMAX, K.softmax)
-def softmax(self, dim, dtype=None, *, axis=None):
+@bare_op(SOFTMAX, K.softmax, write_out=write_out)
+def softmax(self, dim, dtype=None, *, axis=None, out=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
 
 # ---- log_softmax
@@ -1258,8 +1266,8 @@ def _log_softmax__jvp(self_p, self_t, result, dim, dtype):
 def _log_softmax__jvp_np(self_p, self_t, result, dim, dtype):
     return self_t - K.sum(self_t * xp.exp(result), dim, keepdim=True)
 LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backward=_log_softmax__backward, backward_np=_log_softmax__backward_np, jvp=_log_softmax__jvp, jvp_np=_log_softmax__jvp_np, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
-@bare_op(LOG_SOFTMAX, K.log_softmax)
-def log_softmax(self, dim, dtype=None, *, axis=None):
+@bare_op(LOG_SOFTMAX, K.log_softmax, write_out=write_out)
+def log_softmax(self, dim, dtype=None, *, axis=None, out=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
 
 # ---- cumsum
@@ -1270,8 +1278,8 @@ def _cumsum__backward_np(grad, self, result, dim, dtype, needs):
 def _cumsum__jvp(self_p, self_t, result, dim, dtype): return cumsum(self_t, dim, dtype=dtype)
 def _cumsum__jvp_np(self_p, self_t, result, dim, dtype): return K.cumsum(self_t, dim, dtype=dtype)
 CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__backward, backward_np=_cumsum__backward_np, jvp=_cumsum__jvp, jvp_np=_cumsum__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
-@bare_op(CUMSUM, K.cumsum)
-def cumsum(self, dim, *, dtype=None, axis=None):
+@bare_op(CUMSUM, K.cumsum, write_out=write_out)
+def cumsum(self, dim, *, dtype=None, axis=None, out=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
 
 # ---- cumprod
@@ -1279,13 +1287,15 @@ def _cumprod__backward(grad, self, result, dim, dtype, needs):
     return (cumprod_backward(grad, self, result, dim) if needs[0] else None,)
 def _cumprod__jvp(self_p, self_t, result, dim, dtype): return cumprod_jvp(self_p, self_t, result, dim)
 CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod__backward, jvp=_cumprod__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'dtype'), batch='dims(dim)', layout='contiguous', sparsity='along_dim')
-@bare_op(CUMPROD, K.cumprod)
-def cumprod(self, dim, *, dtype=None, axis=None):
+@bare_op(CUMPROD, K.cumprod, write_out=write_out)
+def cumprod(self, dim, *, dtype=None, axis=None, out=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
 
 # ---- matmul (composite)
-def matmul(self, other):
+def matmul(self, other, *, out=None):
     """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('matmul', out, (self, other), lambda: matmul(self, other))
     return c_matmul(self, other)
 
 # ---- _matmul
@@ -1311,8 +1321,8 @@ def _mm__jvp(self_p, other_p, self_t, other_t, result):
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
 MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__backward, backward_np=_mm__backward, jvp=_mm__jvp, jvp_np=_mm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(ij,jk->ik)')
-@bare_op(MM, K.mm)
-def mm(self, other):
+@bare_op(MM, K.mm, write_out=write_out)
+def mm(self, other, *, out=None):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
 
 # ---- bmm
@@ -1323,8 +1333,8 @@ def _bmm__jvp(self_p, other_p, self_t, other_t, result):
     if other_t is None: return self_t @ other_p
     return self_t @ other_p + self_p @ other_t
 BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bmm__backward, backward_np=_bmm__backward, jvp=_bmm__jvp, jvp_np=_bmm__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(bij,bjk->bik)')
-@bare_op(BMM, K.bmm)
-def bmm(self, other):
+@bare_op(BMM, K.bmm, write_out=write_out)
+def bmm(self, other, *, out=None):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
 
 # ---- dot
@@ -1339,8 +1349,8 @@ def _dot__jvp_np(self_p, other_p, self_t, other_t, result):
     if other_t is None: return K.dot(self_t, other_p)
     return K.dot(self_t, other_p) + K.dot(self_p, other_t)
 DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_dot__backward, backward_np=_dot__backward, jvp=_dot__jvp, jvp_np=_dot__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='matmul', sparsity='contraction(i,i->)')
-@bare_op(DOT, K.dot)
-def dot(self, other):
+@bare_op(DOT, K.dot, write_out=write_out)
+def dot(self, other, *, out=None):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
 
 # ---- outer
@@ -1355,16 +1365,18 @@ def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
     if other_t is None: return K.outer(self_t, other_p)
     return K.outer(self_t, other_p) + K.outer(self_p, other_t)
 OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer', sparsity='contraction(i,j->ij)')
-@bare_op(OUTER, K.outer)
-def outer(self, other):
+@bare_op(OUTER, K.outer, write_out=write_out)
+def outer(self, other, *, out=None):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
 ger = outer
 
 # ---- einsum (composite)
-def einsum(equation, *tensors):
+def einsum(equation, *tensors, out=None):
     """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if out is not None:
+        return write_out('einsum', out, (tensors,), lambda: einsum(equation, *tensors))
     return c_einsum(equation, tensors)
 
 # ---- _einsum_pair
@@ -1410,8 +1422,10 @@ def _cat__backward(grad, tensors, result, dim, needs):
 def _cat__jvp(tensors_p, tensors_t, result, dim): return cat(fill_zeros(tensors_t, tensors_p), dim)
 def _cat__jvp_np(tensors_p, tensors_t, result, dim): return K.cat(fill_zeros_np(tensors_t, tensors_p), dim)
 CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)', layout='contiguous', sparsity='moves')
-def cat(tensors, dim=0, *, axis=None):
+def cat(tensors, dim=0, *, axis=None, out=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
+    if out is not None:
+        return write_out('cat', out, (tensors,), lambda: cat(tensors, dim, axis=axis))
     dim = dim if axis is None else axis
     return apply(CAT, (tensors,), (dim,))
 concatenate = cat
@@ -1424,8 +1438,10 @@ def _stack__jvp(tensors_p, tensors_t, result, dim): return stack(fill_zeros(tens
 def _stack__jvp_np(tensors_p, tensors_t, result, dim):
     return K.stack(fill_zeros_np(tensors_t, tensors_p), dim)
 STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)', layout='contiguous', sparsity='moves')
-def stack(tensors, dim=0, *, axis=None):
+def stack(tensors, dim=0, *, axis=None, out=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
+    if out is not None:
+        return write_out('stack', out, (tensors,), lambda: stack(tensors, dim, axis=axis))
     dim = dim if axis is None else axis
     return apply(STACK, (tensors,), (dim,))
 
@@ -1435,8 +1451,8 @@ def _flip__backward_np(grad, self, result, dims, needs): return (K.flip(grad, di
 def _flip__jvp(self_p, self_t, result, dims): return flip(self_t, dims)
 def _flip__jvp_np(self_p, self_t, result, dims): return K.flip(self_t, dims)
 FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, backward_np=_flip__backward_np, jvp=_flip__jvp, jvp_np=_flip__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('dims',), batch='dims(dims)', sparsity='moves')
-@bare_op(FLIP, K.flip)
-def flip(self, dims):
+@bare_op(FLIP, K.flip, write_out=write_out)
+def flip(self, dims, *, out=None):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
 
 # ---- roll
@@ -1445,8 +1461,8 @@ def _roll__backward(grad, self, result, shifts, dims, needs):
 def _roll__jvp(self_p, self_t, result, shifts, dims): return roll(self_t, shifts, dims)
 def _roll__jvp_np(self_p, self_t, result, shifts, dims): return K.roll(self_t, shifts, dims)
 ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, jvp=_roll__jvp, jvp_np=_roll__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('shifts', 'dims'), batch='roll(shifts, dims)', layout='contiguous', sparsity='moves')
-@bare_op(ROLL, K.roll)
-def roll(self, shifts, dims=None):
+@bare_op(ROLL, K.roll, write_out=write_out)
+def roll(self, shifts, dims=None, *, out=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
 
 # ---- tril
@@ -1456,8 +1472,8 @@ def _tril__backward_np(grad, self, result, diagonal, needs):
 def _tril__jvp(self_p, self_t, result, diagonal): return tril(self_t, diagonal)
 def _tril__jvp_np(self_p, self_t, result, diagonal): return K.tril(self_t, diagonal)
 TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, backward_np=_tril__backward_np, jvp=_tril__jvp, jvp_np=_tril__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
-@bare_op(TRIL, K.tril)
-def tril(self, diagonal=0):
+@bare_op(TRIL, K.tril, write_out=write_out)
+def tril(self, diagonal=0, *, out=None):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
 
 # ---- triu
@@ -1467,8 +1483,8 @@ def _triu__backward_np(grad, self, result, diagonal, needs):
 def _triu__jvp(self_p, self_t, result, diagonal): return triu(self_t, diagonal)
 def _triu__jvp_np(self_p, self_t, result, diagonal): return K.triu(self_t, diagonal)
 TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, backward_np=_triu__backward_np, jvp=_triu__jvp, jvp_np=_triu__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('diagonal',), batch='trailing', layout='contiguous', sparsity='moves')
-@bare_op(TRIU, K.triu)
-def triu(self, diagonal=0):
+@bare_op(TRIU, K.triu, write_out=write_out)
+def triu(self, diagonal=0, *, out=None):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
 
 # ---- gather
@@ -1480,8 +1496,8 @@ def _gather__jvp(self_p, index, self_t, result, dim): return gather(self_t, dim,
 def _gather__jvp_np(self_p, index, self_t, result, dim): return K.gather(self_t, dim, index)
 def _gather__kernel(self, index, dim): return K.gather(self, dim, index)
 GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_gather__backward, backward_np=_gather__backward_np, jvp=_gather__jvp, jvp_np=_gather__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
-@bare_op(GATHER, K.gather)
-def gather(self, dim, index, *, axis=None):
+@bare_op(GATHER, K.gather, write_out=write_out)
+def gather(self, dim, index, *, axis=None, out=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
 
 # ---- _gather_backward
@@ -1508,8 +1524,8 @@ def _index_select__jvp(self_p, index, self_t, result, dim): return index_select(
 def _index_select__jvp_np(self_p, index, self_t, result, dim): return K.index_select(self_t, dim, index)
 def _index_select__kernel(self, index, dim): return K.index_select(self, dim, index)
 INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T', 'T'), (True, False), backward=_index_select__backward, backward_np=_index_select__backward_np, jvp=_index_select__jvp, jvp_np=_index_select__jvp_np, jvp_np_reads=(False, True, False), jvp_kind='auto_linear', save=(((0, 0), None), ((1, 2), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
-@bare_op(INDEX_SELECT, K.index_select)
-def index_select(self, dim, index, *, axis=None):
+@bare_op(INDEX_SELECT, K.index_select, write_out=write_out)
+def index_select(self, dim, index, *, axis=None, out=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
 
 # ---- _index_select_backward
@@ -1548,8 +1564,10 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
     if value_t is None: return K.masked_fill(self_t, mask, xp.zeros_like(value_p))
     return K.masked_fill(self_t, mask, value_t)
 MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked', layout='contiguous', curvature='linear')
-def masked_fill(self, mask, value):
+def masked_fill(self, mask, value, *, out=None):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
+    if out is not None:
+        return write_out('masked_fill', out, (self, mask, value), lambda: masked_fill(self, mask, value))
     return apply(MASKED_FILL, (self, mask, value), ())
 def masked_fill_(self, mask, value):
     """In-place masked_fill: writes into self (values, tape history and tangents)."""
@@ -1791,48 +1809,66 @@ def unbind(self, dim=0, *, axis=None):
     return tuple((self.select(dim, i) for i in range(self.shape[dim])))
 
 # ---- addmm (composite)
-def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+def addmm(self, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('addmm', out, (self, mat1, mat2), lambda: addmm(self, mat1, mat2, beta=beta, alpha=alpha))
     return c_axpby(self, beta, mm(mat1, mat2), alpha)
 
 # ---- addmv (composite)
-def addmv(self, mat, vec, *, beta=1, alpha=1):
+def addmv(self, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('addmv', out, (self, mat, vec), lambda: addmv(self, mat, vec, beta=beta, alpha=alpha))
     return c_axpby(self, beta, c_mv(mat, vec), alpha)
 
 # ---- addbmm (composite)
-def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    if out is not None:
+        return write_out('addbmm', out, (self, batch1, batch2), lambda: addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
     return c_addbmm(self, batch1, batch2, beta, alpha)
 
 # ---- baddbmm (composite)
-def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (batch1 @ batch2), batched. Example: pf.baddbmm(pf.zeros(3, 2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
+    if out is not None:
+        return write_out('baddbmm', out, (self, batch1, batch2), lambda: baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
     return c_axpby(self, beta, bmm(batch1, batch2), alpha)
 
 # ---- addcmul (composite)
-def addcmul(self, tensor1, tensor2, *, value=1):
+def addcmul(self, tensor1, tensor2, *, value=1, out=None):
     """self + value * tensor1 * tensor2. Example: pf.addcmul(pf.ones(2), pf.ones(2), pf.ones(2), value=0.5)"""
+    if out is not None:
+        return write_out('addcmul', out, (self, tensor1, tensor2), lambda: addcmul(self, tensor1, tensor2, value=value))
     return self + scale(tensor1 * tensor2, value)
 
 # ---- addcdiv (composite)
-def addcdiv(self, tensor1, tensor2, *, value=1):
+def addcdiv(self, tensor1, tensor2, *, value=1, out=None):
     """self + value * tensor1 / tensor2. Example: pf.addcdiv(pf.ones(2), pf.ones(2), pf.full((2,), 2.0))"""
+    if out is not None:
+        return write_out('addcdiv', out, (self, tensor1, tensor2), lambda: addcdiv(self, tensor1, tensor2, value=value))
     return self + scale(tensor1 / tensor2, value)
 
 # ---- lerp (composite)
-def lerp(self, end, weight):
+def lerp(self, end, weight, *, out=None):
     """Linear interpolation self + weight * (end - self). Example: pf.lerp(pf.zeros(2), pf.ones(2), 0.25)"""
+    if out is not None:
+        return write_out('lerp', out, (self, end, weight), lambda: lerp(self, end, weight))
     return self + weight * (end - self)
 
 # ---- mv (composite)
-def mv(self, vec):
+def mv(self, vec, *, out=None):
     """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('mv', out, (self, vec), lambda: mv(self, vec))
     return c_mv(self, vec)
 
 # ---- vdot (composite)
-def vdot(self, other):
+def vdot(self, other, *, out=None):
     """Inner product conjugating the first vector. Example: pf.vdot(pf.tensor([1j]), pf.tensor([1j]))"""
+    if out is not None:
+        return write_out('vdot', out, (self, other), lambda: vdot(self, other))
     return dot(self.conj(), other)
 
 # ---- repeat (composite)
@@ -1843,26 +1879,34 @@ def repeat(self, *repeats):
     return c_repeat(self, repeats)
 
 # ---- tile (composite)
-def tile(self, *dims):
+def tile(self, *dims, out=None):
     """Like repeat, padding dims with leading 1s when it has fewer entries than self has dims. Example: pf.tile(pf.ones(2, 2), (2,))"""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
+    if out is not None:
+        return write_out('tile', out, (self,), lambda: tile(self, *dims))
     return c_tile(self, dims)
 
 # ---- repeat_interleave (composite)
-def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None):
+def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None, out=None):
     """Repeat each element repeats times (an int or one count per element) along dim (flattened when None). Example: pf.repeat_interleave(pf.tensor([1.0, 2.0]), 2)"""
+    if out is not None:
+        return write_out('repeat_interleave', out, (self,), lambda: repeat_interleave(self, repeats, dim, output_size=output_size, axis=axis))
     return c_repeat_interleave(self, repeats, dim if axis is None else axis, output_size)
 
 # ---- movedim (composite)
-def movedim(self, source, destination):
+def movedim(self, source, destination, *, out=None):
     """Move dims source to positions destination (a view). Example: pf.movedim(pf.ones(2, 3, 4), 0, -1).shape"""
+    if out is not None:
+        return write_out('movedim', out, (self,), lambda: movedim(self, source, destination))
     return c_movedim(self, source, destination)
 moveaxis = movedim
 
 # ---- unflatten (composite)
-def unflatten(self, dim, sizes, *, axis=None):
+def unflatten(self, dim, sizes, *, axis=None, out=None):
     """Split dim into the shape sizes. Example: pf.unflatten(pf.ones(6), 0, (2, 3)).shape"""
+    if out is not None:
+        return write_out('unflatten', out, (self,), lambda: unflatten(self, dim, sizes, axis=axis))
     return c_unflatten(self, dim if axis is None else axis, sizes)
 
 # ---- meshgrid (composite)
@@ -1895,35 +1939,47 @@ def vsplit(self, indices_or_sections):
     return c_vsplit(self, indices_or_sections)
 
 # ---- rot90 (composite)
-def rot90(self, k=1, dims=(0, 1)):
+def rot90(self, k=1, dims=(0, 1), *, out=None):
     """Rotate by 90 degrees k times in the plane dims (from dims[0] towards dims[1]). Example: pf.rot90(pf.eye(2))"""
+    if out is not None:
+        return write_out('rot90', out, (self,), lambda: rot90(self, k, dims))
     return c_rot90(self, k, dims)
 
 # ---- block_diag (composite)
-def block_diag(*tensors):
+def block_diag(*tensors, out=None):
     """Block-diagonal matrix of the given matrices. Example: pf.block_diag(pf.ones(1, 1), pf.ones(2, 2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if out is not None:
+        return write_out('block_diag', out, (tensors,), lambda: block_diag(*tensors))
     return c_block_diag(tensors)
 
 # ---- cdist (composite)
-def cdist(x1, x2, p=2.0):
+def cdist(x1, x2, p=2.0, *, out=None):
     """p-norm distances between the rows of x1 and x2 (batched). Example: pf.cdist(pf.zeros(1, 2), pf.ones(3, 2))"""
+    if out is not None:
+        return write_out('cdist', out, (x1, x2), lambda: cdist(x1, x2, p))
     return c_cdist(x1, x2, p)
 
 # ---- atleast_1d (composite)
-def atleast_1d(self):
+def atleast_1d(self, *, out=None):
     """self with at least 1 dim (a tuple for a list of tensors). Example: pf.atleast_1d(pf.tensor(1.0)).shape"""
+    if out is not None:
+        return write_out('atleast_1d', out, (self,), lambda: atleast_1d(self))
     return c_atleast(self, 1)
 
 # ---- atleast_2d (composite)
-def atleast_2d(self):
+def atleast_2d(self, *, out=None):
     """self with at least 2 dims. Example: pf.atleast_2d(pf.ones(3)).shape"""
+    if out is not None:
+        return write_out('atleast_2d', out, (self,), lambda: atleast_2d(self))
     return c_atleast(self, 2)
 
 # ---- atleast_3d (composite)
-def atleast_3d(self):
+def atleast_3d(self, *, out=None):
     """self with at least 3 dims (a 2-D (m, n) becomes (m, n, 1)). Example: pf.atleast_3d(pf.ones(3)).shape"""
+    if out is not None:
+        return write_out('atleast_3d', out, (self,), lambda: atleast_3d(self))
     return c_atleast(self, 3)
 
 # ---- view_as (composite)
@@ -1951,19 +2007,26 @@ def new_zeros(self, *size, dtype=None):
     """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    return zeros(size, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, 0, dtype)
 
 # ---- new_ones (composite)
 def new_ones(self, *size, dtype=None):
     """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    return ones(size, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, 1, dtype)
 
 # ---- new_full (composite)
 def new_full(self, size, fill_value, *, dtype=None):
     """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
-    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype)
+    return c_new_filled(self, size, fill_value, dtype)
+
+# ---- new_empty (composite)
+def new_empty(self, *size, dtype=None):
+    """A new tensor of size (zeros: pushforward never hands out uninitialized memory), with self's dtype unless given. Example: pf.ones(2).new_empty(3)"""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    return c_new_filled(self, size, 0, dtype)
 
 # ---- new_tensor (composite)
 def new_tensor(self, data, *, dtype=None):
@@ -1990,8 +2053,10 @@ def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     return _sort__result(*apply(SORT, (self,), (dim, descending, stable)))
 
 # ---- argsort (composite)
-def argsort(self, dim=-1, descending=False, stable=False, *, axis=None):
+def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, out=None):
     """Indices that sort self along dim. Example: pf.argsort(pf.tensor([2.0, 1.0]))"""
+    if out is not None:
+        return write_out('argsort', out, (self,), lambda: argsort(self, dim, descending, stable, axis=axis))
     return sort(self, dim if axis is None else axis, descending, stable)[1]
 
 # ---- topk
@@ -2033,38 +2098,52 @@ def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     return _kthvalue__result(*apply(KTHVALUE, (self,), (k, dim, keepdim)))
 
 # ---- median (composite)
-def median(self, dim=None, keepdim=False, *, axis=None):
+def median(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Lower median (all elements, or (values, indices) along dim); NaN propagates. Example: pf.median(pf.tensor([1.0, 4.0, 2.0, 3.0]))"""
+    if out is not None:
+        return write_out('median', out, (self,), lambda: median(self, dim, keepdim, axis=axis))
     return c_median(self, dim if axis is None else axis, keepdim)
 
 # ---- nanmedian (composite)
-def nanmedian(self, dim=None, keepdim=False, *, axis=None):
+def nanmedian(self, dim=None, keepdim=False, *, axis=None, out=None):
     """median ignoring NaN. Example: pf.nanmedian(pf.tensor([1.0, float('nan'), 2.0]))"""
+    if out is not None:
+        return write_out('nanmedian', out, (self,), lambda: nanmedian(self, dim, keepdim, axis=axis))
     return c_median(self, dim if axis is None else axis, keepdim, True)
 
 # ---- quantile (composite)
-def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
+def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None, out=None):
     """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
+    if out is not None:
+        return write_out('quantile', out, (self,), lambda: quantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
     return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation)
 
 # ---- nanquantile (composite)
-def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None):
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None, out=None):
     """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
+    if out is not None:
+        return write_out('nanquantile', out, (self,), lambda: nanquantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
     return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation, True)
 
 # ---- mode (composite)
-def mode(self, dim=-1, keepdim=False, *, axis=None):
+def mode(self, dim=-1, keepdim=False, *, axis=None, out=None):
     """(values, indices): the most frequent value along dim (the smallest on ties, its last index). Example: pf.mode(pf.tensor([1.0, 2.0, 2.0]))"""
+    if out is not None:
+        return write_out('mode', out, (self,), lambda: mode(self, dim, keepdim, axis=axis))
     return c_mode(self, dim if axis is None else axis, keepdim)
 
 # ---- cummax (composite)
-def cummax(self, dim, *, axis=None):
+def cummax(self, dim, *, axis=None, out=None):
     """(values, indices) of the running maximum along dim (ties: the latest index). Example: pf.cummax(pf.tensor([1.0, 3.0, 2.0]), 0)"""
+    if out is not None:
+        return write_out('cummax', out, (self,), lambda: cummax(self, dim, axis=axis))
     return c_cum_extremum(self, dim if axis is None else axis, True)
 
 # ---- cummin (composite)
-def cummin(self, dim, *, axis=None):
+def cummin(self, dim, *, axis=None, out=None):
     """(values, indices) of the running minimum along dim (ties: the latest index). Example: pf.cummin(pf.tensor([3.0, 1.0, 2.0]), 0)"""
+    if out is not None:
+        return write_out('cummin', out, (self,), lambda: cummin(self, dim, axis=axis))
     return c_cum_extremum(self, dim if axis is None else axis, False)
 
 # ---- logcumsumexp
@@ -2077,43 +2156,57 @@ def _logcumsumexp__save(self, dim):
     return (((0,), None), ((1,), None))
 def _logcumsumexp__jvp(self_p, self_t, result, dim): return logcumsumexp_jvp(self_p, self_t, result, dim)
 LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), backward=_logcumsumexp__backward, jvp=_logcumsumexp__jvp, jvp_kind='explicit', save_fn=_logcumsumexp__save, argnames=('dim',), batch='dims(dim)', sparsity='along_dim')
-@bare_op(LOGCUMSUMEXP, K.logcumsumexp)
-def logcumsumexp(self, dim, *, axis=None):
+@bare_op(LOGCUMSUMEXP, K.logcumsumexp, write_out=write_out)
+def logcumsumexp(self, dim, *, axis=None, out=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
 
 # ---- nansum (composite)
-def nansum(self, dim=None, keepdim=False, *, axis=None):
+def nansum(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Sum treating NaN as 0 (which gets zero gradient). Example: pf.nansum(pf.tensor([1.0, float('nan')]))"""
+    if out is not None:
+        return write_out('nansum', out, (self,), lambda: nansum(self, dim, keepdim, axis=axis))
     return where(isnan(self), 0.0, self).sum(dim if axis is None else axis, keepdim)
 
 # ---- nanmean (composite)
-def nanmean(self, dim=None, keepdim=False, *, axis=None):
+def nanmean(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Mean of the non-NaN entries. Example: pf.nanmean(pf.tensor([1.0, float('nan'), 3.0]))"""
+    if out is not None:
+        return write_out('nanmean', out, (self,), lambda: nanmean(self, dim, keepdim, axis=axis))
     return c_nanmean(self, dim if axis is None else axis, keepdim)
 
 # ---- var_mean (composite)
-def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """(var, mean) over dim. Example: pf.var_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if out is not None:
+        return write_out('var_mean', out, (self,), lambda: var_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
     return c_var_mean(self, dim if axis is None else axis, correction, keepdim)
 
 # ---- std_mean (composite)
-def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None):
+def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """(std, mean) over dim. Example: pf.std_mean(pf.tensor([1.0, 2.0, 3.0]))"""
+    if out is not None:
+        return write_out('std_mean', out, (self,), lambda: std_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
     return c_std_mean(self, dim if axis is None else axis, correction, keepdim)
 
 # ---- aminmax (composite)
-def aminmax(self, *, dim=None, keepdim=False, axis=None):
+def aminmax(self, *, dim=None, keepdim=False, axis=None, out=None):
     """(min, max) over dim (all when None); ties share the gradient. Example: pf.aminmax(pf.tensor([1.0, 3.0]))"""
+    if out is not None:
+        return write_out('aminmax', out, (self,), lambda: aminmax(self, dim=dim, keepdim=keepdim, axis=axis))
     return c_aminmax(self, dim if axis is None else axis, keepdim)
 
 # ---- diff (composite)
-def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None):
+def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None, out=None):
     """n-th forward difference along dim, after joining prepend and append. Example: pf.diff(pf.tensor([1.0, 4.0, 9.0]))"""
+    if out is not None:
+        return write_out('diff', out, (self, prepend, append), lambda: diff(self, n, dim, prepend, append, axis=axis))
     return c_diff(self, n, dim if axis is None else axis, prepend, append)
 
 # ---- dist (composite)
-def dist(self, other, p=2):
+def dist(self, other, p=2, *, out=None):
     """p-norm of self - other. Example: pf.dist(pf.zeros(2), pf.tensor([3.0, 4.0]))"""
+    if out is not None:
+        return write_out('dist', out, (self, other), lambda: dist(self, other, p))
     return (self - other).norm(p)
 
 # ---- scatter
@@ -2132,8 +2225,10 @@ def _scatter__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
     return K.scatter(self_t, dim, index, src_t)
 def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, src)
 SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
-def scatter(self, dim, index, src, *, axis=None):
+def scatter(self, dim, index, src, *, axis=None, out=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if out is not None:
+        return write_out('scatter', out, (self, index, src), lambda: scatter(self, dim, index, src, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER, (self, index, src), (dim,))
 def scatter_(self, dim, index, src):
@@ -2156,8 +2251,10 @@ def _scatter_add__jvp_np(self_p, index, src_p, self_t, src_t, result, dim):
     return K.scatter_add(self_t, dim, index, src_t)
 def _scatter_add__kernel(self, index, src, dim): return K.scatter_add(self, dim, index, src)
 SCATTER_ADD = Op('scatter_add', _scatter_add__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_add__backward, jvp=_scatter_add__jvp, jvp_np=_scatter_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
-def scatter_add(self, dim, index, src, *, axis=None):
+def scatter_add(self, dim, index, src, *, axis=None, out=None):
     """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
+    if out is not None:
+        return write_out('scatter_add', out, (self, index, src), lambda: scatter_add(self, dim, index, src, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER_ADD, (self, index, src), (dim,))
 def scatter_add_(self, dim, index, src):
@@ -2184,8 +2281,10 @@ def _scatter_reduce__jvp(self_p, index, src_p, self_t, src_t, result, dim, reduc
 def _scatter_reduce__kernel(self, index, src, dim, reduce, include_self):
     return K.scatter_reduce(self, dim, index, src, reduce, include_self)
 SCATTER_REDUCE = Op('scatter_reduce', _scatter_reduce__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_reduce__backward, jvp=_scatter_reduce__jvp, jvp_kind='explicit', save_fn=_scatter_reduce__save, argnames=('dim', 'reduce', 'include_self'), batch='aligned(dim)')
-def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None):
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None, out=None):
     """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
+    if out is not None:
+        return write_out('scatter_reduce', out, (self, index, src), lambda: scatter_reduce(self, dim, index, src, reduce, include_self=include_self, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
@@ -2210,8 +2309,10 @@ def _index_add__jvp_np(self_p, index, source_p, self_t, source_t, result, dim, a
     return K.index_add(self_t, dim, index, source_t, alpha=alpha)
 def _index_add__kernel(self, index, source, dim, alpha): return K.index_add(self, dim, index, source, alpha)
 INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, backward_np=_index_add__backward_np, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
-def index_add(self, dim, index, source, *, alpha=1, axis=None):
+def index_add(self, dim, index, source, *, alpha=1, axis=None, out=None):
     """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
+    if out is not None:
+        return write_out('index_add', out, (self, index, source), lambda: index_add(self, dim, index, source, alpha=alpha, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_ADD, (self, index, source), (dim, alpha))
 def index_add_(self, dim, index, source, *, alpha=1):
@@ -2239,8 +2340,10 @@ def _index_copy__jvp_np(self_p, index, source_p, self_t, source_t, result, dim):
     return K.index_copy(self_t, dim, index, source_t)
 def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim, index, source)
 INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
-def index_copy(self, dim, index, source, *, axis=None):
+def index_copy(self, dim, index, source, *, axis=None, out=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
+    if out is not None:
+        return write_out('index_copy', out, (self, index, source), lambda: index_copy(self, dim, index, source, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_COPY, (self, index, source), (dim,))
 def index_copy_(self, dim, index, source):
@@ -2268,8 +2371,10 @@ def _index_fill__jvp_np(self_p, index, value_p, self_t, value_t, result, dim):
     return K.index_fill(self_t, dim, index, value_t)
 def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim, index, value)
 INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
-def index_fill(self, dim, index, value, *, axis=None):
+def index_fill(self, dim, index, value, *, axis=None, out=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
+    if out is not None:
+        return write_out('index_fill', out, (self, index, value), lambda: index_fill(self, dim, index, value, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_FILL, (self, index, value), (dim,))
 def index_fill_(self, dim, index, value):
@@ -2277,28 +2382,38 @@ def index_fill_(self, dim, index, value):
     return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))
 
 # ---- take (composite)
-def take(self, index):
+def take(self, index, *, out=None):
     """Elements of the flattened self at index, in index's shape. Example: pf.take(pf.eye(2), pf.tensor([0, 3]))"""
+    if out is not None:
+        return write_out('take', out, (self, index), lambda: take(self, index))
     return c_take(self, index)
 
 # ---- take_along_dim (composite)
-def take_along_dim(self, indices, dim=None, *, axis=None):
+def take_along_dim(self, indices, dim=None, *, axis=None, out=None):
     """gather along dim after broadcasting the other dims (flattened when None). Example: pf.take_along_dim(pf.tensor([[1.0, 2.0]]), pf.tensor([[1]]), 1)"""
+    if out is not None:
+        return write_out('take_along_dim', out, (self, indices), lambda: take_along_dim(self, indices, dim, axis=axis))
     return c_take_along_dim(self, indices, dim if axis is None else axis)
 
 # ---- masked_select (composite)
-def masked_select(self, mask):
+def masked_select(self, mask, *, out=None):
     """1-D tensor of the elements where the (broadcast) mask is True. Example: pf.masked_select(pf.ones(2), pf.tensor([True, False]))"""
+    if out is not None:
+        return write_out('masked_select', out, (self, mask), lambda: masked_select(self, mask))
     return c_masked_select(self, mask)
 
 # ---- masked_scatter (composite)
-def masked_scatter(self, mask, source):
+def masked_scatter(self, mask, source, *, out=None):
     """self with the first elements of source written, in order, where mask is True. Example: pf.masked_scatter(pf.zeros(3), pf.tensor([True, False, True]), pf.ones(2))"""
+    if out is not None:
+        return write_out('masked_scatter', out, (self, mask, source), lambda: masked_scatter(self, mask, source))
     return c_masked_scatter(self, mask, source)
 
 # ---- put (composite)
-def put(self, index, source, accumulate=False):
+def put(self, index, source, accumulate=False, *, out=None):
     """self (seen flat) with source written (or added) at index. Example: pf.put(pf.zeros(2, 2), pf.tensor([3]), pf.ones(1))"""
+    if out is not None:
+        return write_out('put', out, (self, index, source), lambda: put(self, index, source, accumulate))
     return c_put(self, index, source, accumulate)
 
 # ---- _im2col
@@ -2330,403 +2445,563 @@ def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
 
 # ---- linear (composite)
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
     """input @ weight.T + bias. Example: F.linear(pf.ones(2, 3), pf.ones(4, 3))"""
+    if out is not None:
+        return write_out('linear', out, (input, weight, bias), lambda: linear(input, weight, bias))
     return c_linear(input, weight, bias)
 
 # ---- bilinear (composite)
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1, input2, weight, bias=None, *, out=None):
     """x1^T A x2 + b for each output feature. Example: F.bilinear(pf.ones(2, 3), pf.ones(2, 4), pf.ones(5, 3, 4)).shape"""
+    if out is not None:
+        return write_out('bilinear', out, (input1, input2, weight, bias), lambda: bilinear(input1, input2, weight, bias))
     return c_bilinear(input1, input2, weight, bias)
 
 # ---- conv1d (composite)
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """1-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv1d(pf.ones(1, 1, 4), pf.ones(1, 1, 2))"""
+    if out is not None:
+        return write_out('conv1d', out, (input, weight, bias), lambda: conv1d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 # ---- conv2d (composite)
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """2-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2))"""
+    if out is not None:
+        return write_out('conv2d', out, (input, weight, bias), lambda: conv2d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 # ---- conv3d (composite)
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """3-D convolution (cross-correlation). Example: F.conv3d(pf.ones(1, 1, 2, 2, 2), pf.ones(1, 1, 1, 1, 1)).shape"""
+    if out is not None:
+        return write_out('conv3d', out, (input, weight, bias), lambda: conv3d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 # ---- conv_transpose1d (composite)
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """1-D transposed convolution (the adjoint of conv1d). Example: F.conv_transpose1d(pf.ones(1, 1, 2), pf.ones(1, 1, 2))"""
+    if out is not None:
+        return write_out('conv_transpose1d', out, (input, weight, bias), lambda: conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 # ---- conv_transpose2d (composite)
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """2-D transposed convolution (the adjoint of conv2d). Example: F.conv_transpose2d(pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2)).shape"""
+    if out is not None:
+        return write_out('conv_transpose2d', out, (input, weight, bias), lambda: conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 # ---- conv_transpose3d (composite)
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """3-D transposed convolution. Example: F.conv_transpose3d(pf.ones(1, 1, 1, 1, 1), pf.ones(1, 1, 2, 2, 2)).shape"""
+    if out is not None:
+        return write_out('conv_transpose3d', out, (input, weight, bias), lambda: conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
 # ---- unfold (composite)
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1, *, out=None):
     """Sliding blocks of a (N, C, H, W) input as columns (N, C * kh * kw, L). Example: F.unfold(pf.ones(1, 1, 3, 3), 2).shape"""
+    if out is not None:
+        return write_out('unfold', out, (input,), lambda: unfold(input, kernel_size, dilation, padding, stride))
     return c_unfold(input, kernel_size, dilation, padding, stride)
 
 # ---- fold (composite)
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1, *, out=None):
     """Columns summed back into an image (the adjoint of unfold). Example: F.fold(pf.ones(1, 4, 4), (3, 3), 2).shape"""
+    if out is not None:
+        return write_out('fold', out, (input,), lambda: fold(input, output_size, kernel_size, dilation, padding, stride))
     return c_fold(input, output_size, kernel_size, dilation, padding, stride)
 
 # ---- max_pool1d (composite)
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """1-D max pooling (the gradient goes to the first maximum of a window). Example: F.max_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    if out is not None:
+        return write_out('max_pool1d', out, (input,), lambda: max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
 # ---- max_pool2d (composite)
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """2-D max pooling; indices are flat positions in the input plane. Example: F.max_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    if out is not None:
+        return write_out('max_pool2d', out, (input,), lambda: max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 # ---- max_pool3d (composite)
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """3-D max pooling. Example: F.max_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    if out is not None:
+        return write_out('max_pool3d', out, (input,), lambda: max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 # ---- avg_pool1d (composite)
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, *, out=None):
     """1-D average pooling. Example: F.avg_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
+    if out is not None:
+        return write_out('avg_pool1d', out, (input,), lambda: avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 # ---- avg_pool2d (composite)
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     """2-D average pooling. Example: F.avg_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
+    if out is not None:
+        return write_out('avg_pool2d', out, (input,), lambda: avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 # ---- avg_pool3d (composite)
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     """3-D average pooling. Example: F.avg_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
+    if out is not None:
+        return write_out('avg_pool3d', out, (input,), lambda: avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 # ---- adaptive_avg_pool1d (composite)
-def adaptive_avg_pool1d(input, output_size):
+def adaptive_avg_pool1d(input, output_size, *, out=None):
     """Average pooling to a given output size. Example: F.adaptive_avg_pool1d(pf.ones(1, 1, 5), 2)"""
+    if out is not None:
+        return write_out('adaptive_avg_pool1d', out, (input,), lambda: adaptive_avg_pool1d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 1)
 
 # ---- adaptive_avg_pool2d (composite)
-def adaptive_avg_pool2d(input, output_size):
+def adaptive_avg_pool2d(input, output_size, *, out=None):
     """Average pooling to a given output size (None keeps a size). Example: F.adaptive_avg_pool2d(pf.ones(1, 1, 5, 4), (2, None)).shape"""
+    if out is not None:
+        return write_out('adaptive_avg_pool2d', out, (input,), lambda: adaptive_avg_pool2d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 2)
 
 # ---- adaptive_avg_pool3d (composite)
-def adaptive_avg_pool3d(input, output_size):
+def adaptive_avg_pool3d(input, output_size, *, out=None):
     """3-D adaptive average pooling. Example: F.adaptive_avg_pool3d(pf.ones(1, 1, 3, 3, 3), 1).shape"""
+    if out is not None:
+        return write_out('adaptive_avg_pool3d', out, (input,), lambda: adaptive_avg_pool3d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 3)
 
 # ---- adaptive_max_pool1d (composite)
-def adaptive_max_pool1d(input, output_size, return_indices=False):
+def adaptive_max_pool1d(input, output_size, return_indices=False, *, out=None):
     """Max pooling to a given output size. Example: F.adaptive_max_pool1d(pf.tensor([[[1.0, 3.0, 2.0]]]), 2)"""
+    if out is not None:
+        return write_out('adaptive_max_pool1d', out, (input,), lambda: adaptive_max_pool1d(input, output_size, return_indices))
     return c_adaptive_max_pool(input, output_size, return_indices, 1)
 
 # ---- adaptive_max_pool2d (composite)
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+def adaptive_max_pool2d(input, output_size, return_indices=False, *, out=None):
     """2-D max pooling to a given output size. Example: F.adaptive_max_pool2d(pf.ones(1, 1, 5, 4), 2).shape"""
+    if out is not None:
+        return write_out('adaptive_max_pool2d', out, (input,), lambda: adaptive_max_pool2d(input, output_size, return_indices))
     return c_adaptive_max_pool(input, output_size, return_indices, 2)
 
 # ---- interpolate (composite)
-def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False):
+def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False, *, out=None):
     """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
+    if out is not None:
+        return write_out('interpolate', out, (input,), lambda: interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias))
     return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 # ---- pad (composite)
-def pad(input, pad, mode='constant', value=None):
+def pad(input, pad, mode='constant', value=None, *, out=None):
     """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
+    if out is not None:
+        return write_out('pad', out, (input,), lambda: pad(input, pad, mode, value))
     return c_pad(input, pad, mode, value)
 
 # ---- pixel_shuffle (composite)
-def pixel_shuffle(input, upscale_factor):
+def pixel_shuffle(input, upscale_factor, *, out=None):
     """(*, C r^2, H, W) -> (*, C, H r, W r). Example: F.pixel_shuffle(pf.ones(1, 4, 1, 1), 2).shape"""
+    if out is not None:
+        return write_out('pixel_shuffle', out, (input,), lambda: pixel_shuffle(input, upscale_factor))
     return c_pixel_shuffle(input, upscale_factor)
 
 # ---- pixel_unshuffle (composite)
-def pixel_unshuffle(input, downscale_factor):
+def pixel_unshuffle(input, downscale_factor, *, out=None):
     """(*, C, H r, W r) -> (*, C r^2, H, W). Example: F.pixel_unshuffle(pf.ones(1, 1, 2, 2), 2).shape"""
+    if out is not None:
+        return write_out('pixel_unshuffle', out, (input,), lambda: pixel_unshuffle(input, downscale_factor))
     return c_pixel_unshuffle(input, downscale_factor)
 
 # ---- layer_norm (composite)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, *, out=None):
     """Normalize over the trailing normalized_shape dims. Example: F.layer_norm(pf.tensor([1.0, 2.0, 3.0]), (3,))"""
+    if out is not None:
+        return write_out('layer_norm', out, (input, weight, bias), lambda: layer_norm(input, normalized_shape, weight, bias, eps))
     return c_layer_norm(input, normalized_shape, weight, bias, eps)
 
 # ---- rms_norm (composite)
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
     """x / sqrt(mean(x^2) + eps) over the trailing dims. Example: F.rms_norm(pf.tensor([1.0, 2.0]), (2,))"""
+    if out is not None:
+        return write_out('rms_norm', out, (input, weight), lambda: rms_norm(input, normalized_shape, weight, eps))
     return c_rms_norm(input, normalized_shape, weight, eps)
 
 # ---- group_norm (composite)
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, *, out=None):
     """Normalize over groups of channels. Example: F.group_norm(pf.randn(2, 4, 3), 2).shape"""
+    if out is not None:
+        return write_out('group_norm', out, (input, weight, bias), lambda: group_norm(input, num_groups, weight, bias, eps))
     return c_group_norm(input, num_groups, weight, bias, eps)
 
 # ---- batch_norm (composite)
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05, *, out=None):
     """Batch normalization; in training the batch statistics are used and the running ones updated (not differentiated). Example: F.batch_norm(pf.randn(4, 2), pf.zeros(2), pf.ones(2), training=True).shape"""
+    if out is not None:
+        return write_out('batch_norm', out, (input, running_mean, running_var, weight, bias), lambda: batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps))
     return c_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 # ---- instance_norm (composite)
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05):
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05, *, out=None):
     """Normalize each channel of each sample over its spatial dims. Example: F.instance_norm(pf.randn(2, 3, 4)).shape"""
+    if out is not None:
+        return write_out('instance_norm', out, (input, running_mean, running_var, weight, bias), lambda: instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps))
     return c_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 # ---- dropout (composite)
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero entries with probability p and scale the rest by 1/(1-p); the tangent uses the same mask. Example: F.dropout(pf.ones(3), 0.0)"""
+    if out is not None:
+        return write_out('dropout', out, (input,), lambda: dropout(input, p, training, inplace))
     return c_dropout(input, p, training, inplace)
 
 # ---- embedding (composite)
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False, *, out=None):
     """Rows of weight at the indices input (padding_idx gets no gradient). Example: F.embedding(pf.tensor([1, 0]), pf.eye(2))"""
+    if out is not None:
+        return write_out('embedding', out, (input, weight), lambda: embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse))
     return c_embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 # ---- normalize (composite)
-def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None):
+def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None, out=None):
     """input / max(||input||_p, eps) along dim. Example: F.normalize(pf.tensor([[3.0, 4.0]]))"""
+    if out is not None:
+        return write_out('normalize', out, (input,), lambda: normalize(input, p, dim, eps, axis=axis))
     return c_normalize(input, p, dim if axis is None else axis, eps)
 
 # ---- cosine_similarity (composite)
-def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None):
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None, out=None):
     """Cosine of the angle between x1 and x2 along dim. Example: F.cosine_similarity(pf.tensor([[1.0, 0.0]]), pf.tensor([[1.0, 1.0]]))"""
+    if out is not None:
+        return write_out('cosine_similarity', out, (x1, x2), lambda: cosine_similarity(x1, x2, dim, eps, axis=axis))
     return c_cosine_similarity(x1, x2, dim if axis is None else axis, eps)
 
 # ---- pairwise_distance (composite)
-def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False):
+def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False, *, out=None):
     """||x1 - x2 + eps||_p over the last dim. Example: F.pairwise_distance(pf.zeros(1, 2), pf.ones(1, 2))"""
+    if out is not None:
+        return write_out('pairwise_distance', out, (x1, x2), lambda: pairwise_distance(x1, x2, p, eps, keepdim))
     return c_pairwise_distance(x1, x2, p, eps, keepdim)
 
 # ---- relu6 (composite)
-def relu6(input, inplace=False):
+def relu6(input, inplace=False, *, out=None):
     """min(max(x, 0), 6). Example: F.relu6(pf.tensor([-1.0, 7.0]))"""
+    if out is not None:
+        return write_out('relu6', out, (input,), lambda: relu6(input, inplace))
     return c_inplace(input, input.clamp(0.0, 6.0), inplace)
 
 # ---- elu (composite)
-def elu(input, alpha=1.0, inplace=False):
+def elu(input, alpha=1.0, inplace=False, *, out=None):
     """x for x > 0, alpha (exp(x) - 1) otherwise. Example: F.elu(pf.tensor([-1.0, 1.0]))"""
+    if out is not None:
+        return write_out('elu', out, (input,), lambda: elu(input, alpha, inplace))
     return c_inplace(input, c_elu(input, alpha), inplace)
 
 # ---- selu (composite)
-def selu(input, inplace=False):
+def selu(input, inplace=False, *, out=None):
     """scale * elu(x, alpha) with the self-normalizing constants. Example: F.selu(pf.tensor([-1.0, 1.0]))"""
+    if out is not None:
+        return write_out('selu', out, (input,), lambda: selu(input, inplace))
     return c_inplace(input, c_elu(input, SELU_ALPHA, SELU_SCALE), inplace)
 
 # ---- celu (composite)
-def celu(input, alpha=1.0, inplace=False):
+def celu(input, alpha=1.0, inplace=False, *, out=None):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)). Example: F.celu(pf.tensor([-1.0, 1.0]))"""
+    if out is not None:
+        return write_out('celu', out, (input,), lambda: celu(input, alpha, inplace))
     return c_inplace(input, c_celu(input, alpha), inplace)
 
 # ---- gelu (composite)
-def gelu(input, approximate='none'):
+def gelu(input, approximate='none', *, out=None):
     """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('gelu', out, (input,), lambda: gelu(input, approximate))
     return c_gelu(input, approximate)
 
 # ---- silu (composite)
-def silu(input, inplace=False):
+def silu(input, inplace=False, *, out=None):
     """x * sigmoid(x). Example: F.silu(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('silu', out, (input,), lambda: silu(input, inplace))
     return c_inplace(input, input * input.sigmoid(), inplace)
 
 # ---- mish (composite)
-def mish(input, inplace=False):
+def mish(input, inplace=False, *, out=None):
     """x * tanh(softplus(x)). Example: F.mish(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('mish', out, (input,), lambda: mish(input, inplace))
     return c_inplace(input, input * c_softplus(input).tanh(), inplace)
 
 # ---- softplus (composite)
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """log(1 + exp(beta x)) / beta (x where beta x > threshold). Example: F.softplus(pf.tensor([0.0]))"""
+    if out is not None:
+        return write_out('softplus', out, (input,), lambda: softplus(input, beta, threshold))
     return c_softplus(input, beta, threshold)
 
 # ---- softsign (composite)
-def softsign(input):
+def softsign(input, *, out=None):
     """x / (1 + |x|). Example: F.softsign(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('softsign', out, (input,), lambda: softsign(input))
     return input / (1 + input.abs())
 
 # ---- hardtanh (composite)
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, out=None):
     """x clamped to [min_val, max_val]. Example: F.hardtanh(pf.tensor([-2.0, 0.5]))"""
+    if out is not None:
+        return write_out('hardtanh', out, (input,), lambda: hardtanh(input, min_val, max_val, inplace))
     return c_inplace(input, input.clamp(min_val, max_val), inplace)
 
 # ---- hardsigmoid (composite)
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input, inplace=False, *, out=None):
     """relu6(x + 3) / 6. Example: F.hardsigmoid(pf.tensor([0.0]))"""
+    if out is not None:
+        return write_out('hardsigmoid', out, (input,), lambda: hardsigmoid(input, inplace))
     return c_inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
 
 # ---- hardswish (composite)
-def hardswish(input, inplace=False):
+def hardswish(input, inplace=False, *, out=None):
     """x * relu6(x + 3) / 6. Example: F.hardswish(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('hardswish', out, (input,), lambda: hardswish(input, inplace))
     return c_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
 
 # ---- leaky_relu (composite)
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input, negative_slope=0.01, inplace=False, *, out=None):
     """x for x > 0, negative_slope * x otherwise. Example: F.leaky_relu(pf.tensor([-1.0]))"""
+    if out is not None:
+        return write_out('leaky_relu', out, (input,), lambda: leaky_relu(input, negative_slope, inplace))
     return c_inplace(input, c_leaky_relu(input, negative_slope), inplace)
 
 # ---- logsigmoid (composite)
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
     """log(sigmoid(x)), computed stably. Example: F.logsigmoid(pf.tensor([0.0]))"""
+    if out is not None:
+        return write_out('logsigmoid', out, (input,), lambda: logsigmoid(input))
     return -logaddexp(zeros_like(input), -input)
 
 # ---- glu (composite)
-def glu(input, dim=-1, *, axis=None):
+def glu(input, dim=-1, *, axis=None, out=None):
     """a * sigmoid(b) for the halves a, b of input along dim. Example: F.glu(pf.tensor([1.0, 0.0]))"""
+    if out is not None:
+        return write_out('glu', out, (input,), lambda: glu(input, dim, axis=axis))
     return c_glu(input, dim if axis is None else axis)
 
 # ---- prelu (composite)
-def prelu(input, weight):
+def prelu(input, weight, *, out=None):
     """x for x > 0, weight * x otherwise (one weight per channel, dim 1). Example: F.prelu(pf.tensor([-1.0]), pf.tensor([0.25]))"""
+    if out is not None:
+        return write_out('prelu', out, (input, weight), lambda: prelu(input, weight))
     return c_prelu(input, weight)
 
 # ---- softmin (composite)
-def softmin(input, dim, dtype=None, *, axis=None):
+def softmin(input, dim, dtype=None, *, axis=None, out=None):
     """softmax(-x) along dim. Example: F.softmin(pf.tensor([0.0, 1.0]), 0)"""
+    if out is not None:
+        return write_out('softmin', out, (input,), lambda: softmin(input, dim, dtype, axis=axis))
     return softmax(-input, dim if axis is None else axis, dtype)
 
 # ---- tanhshrink (composite)
-def tanhshrink(input):
+def tanhshrink(input, *, out=None):
     """x - tanh(x). Example: F.tanhshrink(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('tanhshrink', out, (input,), lambda: tanhshrink(input))
     return input - input.tanh()
 
 # ---- softshrink (composite)
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
     """x - lambd above lambd, x + lambd below -lambd, else 0. Example: F.softshrink(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('softshrink', out, (input,), lambda: softshrink(input, lambd))
     return c_softshrink(input, lambd)
 
 # ---- hardshrink (composite)
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5, *, out=None):
     """x where |x| > lambd, else 0. Example: F.hardshrink(pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('hardshrink', out, (input,), lambda: hardshrink(input, lambd))
     return c_hardshrink(input, lambd)
 
 # ---- threshold (composite)
-def threshold(input, threshold, value, inplace=False):
+def threshold(input, threshold, value, inplace=False, *, out=None):
     """x where x > threshold, else value. Example: F.threshold(pf.tensor([0.5, 2.0]), 1.0, 0.0)"""
+    if out is not None:
+        return write_out('threshold', out, (input,), lambda: threshold(input, threshold, value, inplace))
     return c_inplace(input, where(input > threshold, input, value), inplace)
 
 # ---- mse_loss (composite)
-def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None, *, out=None):
     """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    if out is not None:
+        return write_out('mse_loss', out, (input, target, weight), lambda: mse_loss(input, target, size_average, reduce, reduction, weight))
     return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
 # ---- l1_loss (composite)
-def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None):
+def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None, *, out=None):
     """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    if out is not None:
+        return write_out('l1_loss', out, (input, target, weight), lambda: l1_loss(input, target, size_average, reduce, reduction, weight))
     return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
 
 # ---- smooth_l1_loss (composite)
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0, *, out=None):
     """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    if out is not None:
+        return write_out('smooth_l1_loss', out, (input, target), lambda: smooth_l1_loss(input, target, size_average, reduce, reduction, beta))
     return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
 
 # ---- huber_loss (composite)
-def huber_loss(input, target, reduction='mean', delta=1.0, weight=None):
+def huber_loss(input, target, reduction='mean', delta=1.0, weight=None, *, out=None):
     """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
+    if out is not None:
+        return write_out('huber_loss', out, (input, target, weight), lambda: huber_loss(input, target, reduction, delta, weight))
     return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
 
 # ---- cross_entropy (composite)
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0, *, out=None):
     """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
+    if out is not None:
+        return write_out('cross_entropy', out, (input, target, weight), lambda: cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing))
     return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
 
 # ---- nll_loss (composite)
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', *, out=None):
     """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
+    if out is not None:
+        return write_out('nll_loss', out, (input, target, weight), lambda: nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction))
     return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
 
 # ---- binary_cross_entropy (composite)
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean', *, out=None):
     """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('binary_cross_entropy', out, (input, target, weight), lambda: binary_cross_entropy(input, target, weight, size_average, reduce, reduction))
     return c_bce(input, target, weight, size_average, reduce, reduction)
 
 # ---- binary_cross_entropy_with_logits (composite)
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None, *, out=None):
     """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('binary_cross_entropy_with_logits', out, (input, target, weight, pos_weight), lambda: binary_cross_entropy_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight))
     return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
 
 # ---- kl_div (composite)
-def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False, *, out=None):
     """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
+    if out is not None:
+        return write_out('kl_div', out, (input, target), lambda: kl_div(input, target, size_average, reduce, reduction, log_target))
     return c_kl_div(input, target, size_average, reduce, reduction, log_target)
 
 # ---- scaled_dot_product_attention (composite)
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *, out=None):
     """softmax(q k^T * scale + mask) v. Example: F.scaled_dot_product_attention(pf.ones(2, 3), pf.ones(4, 3), pf.ones(4, 5)).shape"""
+    if out is not None:
+        return write_out('scaled_dot_product_attention', out, (query, key, value, attn_mask), lambda: scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
     return c_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 # ---- one_hot (composite)
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor, num_classes=-1, *, out=None):
     """int64 one-hot encoding of class indices (num_classes=-1: max + 1). Example: F.one_hot(pf.tensor([0, 2]))"""
+    if out is not None:
+        return write_out('one_hot', out, (tensor,), lambda: one_hot(tensor, num_classes))
     return c_one_hot(tensor, num_classes)
 
 # ---- soft_margin_loss (composite)
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean', *, out=None):
     """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('soft_margin_loss', out, (input, target), lambda: soft_margin_loss(input, target, size_average, reduce, reduction))
     return c_soft_margin_loss(input, target, size_average, reduce, reduction)
 
 # ---- margin_ranking_loss (composite)
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('margin_ranking_loss', out, (input1, input2, target), lambda: margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction))
     return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
 # ---- hinge_embedding_loss (composite)
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'):
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
+    if out is not None:
+        return write_out('hinge_embedding_loss', out, (input, target), lambda: hinge_embedding_loss(input, target, margin, size_average, reduce, reduction))
     return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
 
 # ---- poisson_nll_loss (composite)
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean'):
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean', *, out=None):
     """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('poisson_nll_loss', out, (input, target), lambda: poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction))
     return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
 
 # ---- gaussian_nll_loss (composite)
-def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean', *, out=None):
     """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
+    if out is not None:
+        return write_out('gaussian_nll_loss', out, (input, target, var), lambda: gaussian_nll_loss(input, target, var, full, eps, reduction))
     return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
 
 # ---- cosine_embedding_loss (composite)
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('cosine_embedding_loss', out, (input1, input2, target), lambda: cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction))
     return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
 
 # ---- triplet_margin_loss (composite)
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean'):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean', *, out=None):
     """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
+    if out is not None:
+        return write_out('triplet_margin_loss', out, (anchor, positive, negative), lambda: triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction))
     return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
 
 # ---- multilabel_soft_margin_loss (composite)
-def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean'):
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean', *, out=None):
     """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
+    if out is not None:
+        return write_out('multilabel_soft_margin_loss', out, (input, target, weight), lambda: multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction))
     return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
 
 # ---- pdist (composite)
-def pdist(input, p=2.0):
+def pdist(input, p=2.0, *, out=None):
     """p-norm distances between all pairs of rows (the upper triangle, flattened). Example: F.pdist(pf.eye(3))"""
+    if out is not None:
+        return write_out('pdist', out, (input,), lambda: pdist(input, p))
     return c_pdist(input, p)
 
 # ---- dropout1d (composite)
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, L) input with probability p. Example: F.dropout1d(pf.ones(1, 2, 3), 0.0)"""
+    if out is not None:
+        return write_out('dropout1d', out, (input,), lambda: dropout1d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 1)
 
 # ---- dropout2d (composite)
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, H, W) input with probability p. Example: F.dropout2d(pf.ones(1, 2, 2, 2), 0.0).shape"""
+    if out is not None:
+        return write_out('dropout2d', out, (input,), lambda: dropout2d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 2)
 
 # ---- dropout3d (composite)
-def dropout3d(input, p=0.5, training=True, inplace=False):
+def dropout3d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, D, H, W) input with probability p. Example: F.dropout3d(pf.ones(1, 2, 1, 2, 2), 0.0).shape"""
+    if out is not None:
+        return write_out('dropout3d', out, (input,), lambda: dropout3d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 3)
 
 # ---- channel_shuffle (composite)
-def channel_shuffle(input, groups):
+def channel_shuffle(input, groups, *, out=None):
     """Interleave the channels of groups (N, C, *) (ShuffleNet). Example: F.channel_shuffle(pf.arange(4.0).reshape(1, 4, 1), 2)"""
+    if out is not None:
+        return write_out('channel_shuffle', out, (input,), lambda: channel_shuffle(input, groups))
     return c_channel_shuffle(input, groups)
 
 # ---- inverse
@@ -2734,16 +3009,16 @@ def _inverse__backward(grad, self, result, needs):
     return (-(mH(result) @ grad @ mH(result)) if needs[0] else None,)
 def _inverse__jvp(self_p, self_t, result): return -(result @ self_t @ result)
 INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse__backward, jvp=_inverse__jvp, jvp_np=_inverse__jvp, jvp_np_reads=(False, True), jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), batch='trailing', layout='column_major')
-@bare_op(INVERSE, K.inverse)
-def inverse(self):
+@bare_op(INVERSE, K.inverse, write_out=write_out)
+def inverse(self, *, out=None):
     """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
 
 # ---- det
 def _det__backward(grad, self, result, needs): return (det_backward(grad, self) if needs[0] else None,)
 def _det__jvp(self_p, self_t, result): return det_jvp(self_p, self_t)
 DET = Op('det', K.det, ('self',), ('T',), (True,), backward=_det__backward, jvp=_det__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
-@bare_op(DET, K.det)
-def det(self):
+@bare_op(DET, K.det, write_out=write_out)
+def det(self, *, out=None):
     """Determinant (batched); derivatives via the adjugate, so singular matrices are fine. Example: pf.det(pf.eye(2))"""
 
 # ---- logdet
@@ -2752,8 +3027,8 @@ def _logdet__backward(grad, self, result, needs):
 def _logdet__jvp(self_p, self_t, result): return (inverse(self_p) * self_t.mT).sum((-2, -1))
 def _logdet__jvp_np(self_p, self_t, result): return K.sum(K.inverse(self_p) * self_t.mT, (-2, -1))
 LOGDET = Op('logdet', K.logdet, ('self',), ('T',), (True,), backward=_logdet__backward, jvp=_logdet__jvp, jvp_np=_logdet__jvp_np, jvp_np_reads=(True, False), jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing')
-@bare_op(LOGDET, K.logdet)
-def logdet(self):
+@bare_op(LOGDET, K.logdet, write_out=write_out)
+def logdet(self, *, out=None):
     """log(det(A)): nan for a negative real determinant, -inf for a singular matrix (torch's). Example: pf.logdet(pf.eye(2) * 2.0)"""
 
 # ---- _slogdet_sign
@@ -2809,8 +3084,10 @@ def _linalg_solve(self, B):
     """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
 
 # ---- linalg_solve (composite)
-def linalg_solve(self, B, *, left=True):
+def linalg_solve(self, B, *, left=True, out=None):
     """Solve A X = B (left) or X A = B; B a vector or matrices, batched. Example: pf.linalg_solve(pf.eye(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('linalg_solve', out, (self, B), lambda: linalg_solve(self, B, left=left))
     return c_solve(self, B, left)
 
 # ---- linalg_solve_triangular
@@ -2826,8 +3103,8 @@ def _linalg_solve_triangular__jvp(self_p, B_p, self_t, B_t, result, upper, left,
         return solve_triangular_jvp(self_p, self_t, zeros_like(B_p), result, upper, left, unitriangular)
     return solve_triangular_jvp(self_p, self_t, B_t, result, upper, left, unitriangular)
 LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('self', 'B'), ('T', 'T'), (True, True), backward=_linalg_solve_triangular__backward, jvp=_linalg_solve_triangular__jvp, jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((2, 0), None), ((2, 0), (2,))), argnames=('upper', 'left', 'unitriangular'), batch='trailing', layout='column_major')
-@bare_op(LINALG_SOLVE_TRIANGULAR, K.solve_triangular)
-def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
+@bare_op(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, write_out=write_out)
+def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
 
 # ---- linalg_cholesky
@@ -2835,19 +3112,23 @@ def _linalg_cholesky__backward(grad, self, result, upper, needs):
     return (cholesky_backward(grad, result, upper) if needs[0] else None,)
 def _linalg_cholesky__jvp(self_p, self_t, result, upper): return cholesky_jvp(self_t, result, upper)
 LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), backward=_linalg_cholesky__backward, jvp=_linalg_cholesky__jvp, jvp_kind='explicit', save=(((0,), None), ((0,), (2,))), argnames=('upper',), batch='trailing', layout='column_major')
-@bare_op(LINALG_CHOLESKY, K.cholesky)
-def linalg_cholesky(self, *, upper=False):
+@bare_op(LINALG_CHOLESKY, K.cholesky, write_out=write_out)
+def linalg_cholesky(self, *, upper=False, out=None):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
 cholesky = linalg_cholesky
 
 # ---- cholesky_solve (composite)
-def cholesky_solve(self, input2, upper=False):
+def cholesky_solve(self, input2, upper=False, *, out=None):
     """Solve A X = B given the Cholesky factor of A (torch.cholesky_solve(B, L)). Example: pf.cholesky_solve(pf.ones(2, 1), pf.eye(2))"""
+    if out is not None:
+        return write_out('cholesky_solve', out, (self, input2), lambda: cholesky_solve(self, input2, upper))
     return c_cholesky_solve(self, input2, upper)
 
 # ---- cholesky_inverse (composite)
-def cholesky_inverse(self, upper=False):
+def cholesky_inverse(self, upper=False, *, out=None):
     """Inverse of A from its Cholesky factor. Example: pf.cholesky_inverse(pf.eye(2) * 2.0)"""
+    if out is not None:
+        return write_out('cholesky_inverse', out, (self,), lambda: cholesky_inverse(self, upper))
     return c_cholesky_solve(eye_like_matrix(self), self, upper)
 
 # ---- _linalg_eigh
@@ -2870,8 +3151,8 @@ def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
     return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)
 def _linalg_eigvalsh__jvp(self_p, self_t, result, UPLO): return eigvalsh_jvp(self_p, self_t, UPLO)
 LINALG_EIGVALSH = Op('linalg_eigvalsh', K.eigvalsh, ('self',), ('T',), (True,), backward=_linalg_eigvalsh__backward, jvp=_linalg_eigvalsh__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('UPLO',), batch='trailing')
-@bare_op(LINALG_EIGVALSH, K.eigvalsh)
-def linalg_eigvalsh(self, UPLO='L'):
+@bare_op(LINALG_EIGVALSH, K.eigvalsh, write_out=write_out)
+def linalg_eigvalsh(self, UPLO='L', *, out=None):
     """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
 
 # ---- _linalg_svd
@@ -2890,8 +3171,10 @@ def linalg_svd(self, full_matrices=True):
     return c_svd(self, full_matrices)
 
 # ---- linalg_svdvals (composite)
-def linalg_svdvals(self):
+def linalg_svdvals(self, *, out=None):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
+    if out is not None:
+        return write_out('linalg_svdvals', out, (self,), lambda: linalg_svdvals(self))
     return c_svdvals(self)
 
 # ---- _linalg_svdvals
@@ -2931,8 +3214,10 @@ def linalg_eig(self):
     return c_eig(self)
 
 # ---- linalg_eigvals (composite)
-def linalg_eigvals(self):
+def linalg_eigvals(self, *, out=None):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
+    if out is not None:
+        return write_out('linalg_eigvals', out, (self,), lambda: linalg_eigvals(self))
     return c_eigvals(self)
 
 # ---- _linalg_eigvals
@@ -2963,8 +3248,10 @@ def linalg_lu_factor(self, *, pivot=True):
     return c_lu_factor(self, pivot)
 
 # ---- linalg_lu_solve (composite)
-def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve A X = B from linalg_lu_factor's output. Example: pf.linalg_lu_solve(*pf.linalg_lu_factor(pf.eye(2)), pf.ones(2, 1))"""
+    if out is not None:
+        return write_out('linalg_lu_solve', out, (LU, pivots, B), lambda: linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint))
     return c_lu_solve(LU, pivots, B, left, adjoint)
 
 # ---- matrix_exp
@@ -2972,13 +3259,15 @@ def _matrix_exp__backward(grad, self, result, needs):
     return (matrix_exp_frechet(mH(self), grad) if needs[0] else None,)
 def _matrix_exp__jvp(self_p, self_t, result): return matrix_exp_frechet(self_p, self_t)
 MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward=_matrix_exp__backward, jvp=_matrix_exp__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), batch='trailing', layout='contiguous')
-@bare_op(MATRIX_EXP, K.matrix_exp)
-def matrix_exp(self):
+@bare_op(MATRIX_EXP, K.matrix_exp, write_out=write_out)
+def matrix_exp(self, *, out=None):
     """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
 
 # ---- matrix_power (composite)
-def matrix_power(self, n):
+def matrix_power(self, n, *, out=None):
     """A^n for an integer n (negative: powers of the inverse). Example: pf.matrix_power(pf.eye(2), 3)"""
+    if out is not None:
+        return write_out('matrix_power', out, (self,), lambda: matrix_power(self, n))
     return c_matrix_power(self, n)
 
 # ---- linalg_pinv
@@ -2986,8 +3275,8 @@ def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
     return (pinv_backward(grad, self, result) if needs[0] else None,)
 def _linalg_pinv__jvp(self_p, self_t, result, atol, rtol, hermitian): return pinv_jvp(self_p, self_t, result)
 LINALG_PINV = Op('linalg_pinv', K.pinv, ('self',), ('T',), (True,), backward=_linalg_pinv__backward, jvp=_linalg_pinv__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
-@bare_op(LINALG_PINV, K.pinv)
-def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
+@bare_op(LINALG_PINV, K.pinv, write_out=write_out)
+def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
 
 # ---- linalg_lstsq (composite)
@@ -2998,8 +3287,8 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
 
 # ---- linalg_matrix_rank
 LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
-@bare_op(LINALG_MATRIX_RANK, K.matrix_rank)
-def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False):
+@bare_op(LINALG_MATRIX_RANK, K.matrix_rank, write_out=write_out)
+def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False, out=None):
     """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
 
 # ---- diag_embed
@@ -3012,53 +3301,71 @@ def _diag_embed__jvp(self_p, self_t, result, offset, dim1, dim2):
 def _diag_embed__jvp_np(self_p, self_t, result, offset, dim1, dim2):
     return K.diag_embed(self_t, offset, dim1, dim2)
 DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward=_diag_embed__backward, backward_np=_diag_embed__backward_np, jvp=_diag_embed__jvp, jvp_np=_diag_embed__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', argnames=('offset', 'dim1', 'dim2'), batch='dims(dim1, dim2)', sparsity='moves')
-@bare_op(DIAG_EMBED, K.diag_embed)
-def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+@bare_op(DIAG_EMBED, K.diag_embed, write_out=write_out)
+def diag_embed(self, offset=0, dim1=-2, dim2=-1, *, out=None):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
 
 # ---- trace (composite)
-def trace(self):
+def trace(self, *, out=None):
     """Sum of the diagonal of a 2-D tensor. Example: pf.trace(pf.eye(3))"""
+    if out is not None:
+        return write_out('trace', out, (self,), lambda: trace(self))
     return c_trace(self)
 
 # ---- diag (composite)
-def diag(self, diagonal=0):
+def diag(self, diagonal=0, *, out=None):
     """1-D input: a matrix with it on a diagonal; 2-D: that diagonal (a copy). Example: pf.diag(pf.ones(2))"""
+    if out is not None:
+        return write_out('diag', out, (self,), lambda: diag(self, diagonal))
     return c_diag(self, diagonal)
 
 # ---- tensordot (composite)
-def tensordot(self, other, dims=2):
+def tensordot(self, other, dims=2, *, out=None):
     """Contract the last `dims` dims of self with the first of other (or explicit lists). Example: pf.tensordot(pf.ones(2, 3), pf.ones(3, 4), 1)"""
+    if out is not None:
+        return write_out('tensordot', out, (self, other), lambda: tensordot(self, other, dims))
     return c_tensordot(self, other, dims)
 
 # ---- kron (composite)
-def kron(self, other):
+def kron(self, other, *, out=None):
     """Kronecker product. Example: pf.kron(pf.eye(2), pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('kron', out, (self, other), lambda: kron(self, other))
     return c_kron(self, other)
 
 # ---- linalg_cross (composite)
-def linalg_cross(self, other, *, dim=-1, axis=None):
+def linalg_cross(self, other, *, dim=-1, axis=None, out=None):
     """Cross product of 3-vectors along dim (broadcast). Example: pf.linalg_cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
+    if out is not None:
+        return write_out('linalg_cross', out, (self, other), lambda: linalg_cross(self, other, dim=dim, axis=axis))
     return c_cross(self, other, dim if axis is None else axis)
 
 # ---- linalg_vecdot (composite)
-def linalg_vecdot(self, y, *, dim=-1, axis=None):
+def linalg_vecdot(self, y, *, dim=-1, axis=None, out=None):
     """sum(conj(x) * y) along dim (broadcast). Example: pf.linalg_vecdot(pf.ones(3), pf.ones(3))"""
+    if out is not None:
+        return write_out('linalg_vecdot', out, (self, y), lambda: linalg_vecdot(self, y, dim=dim, axis=axis))
     return (self.conj() * y).sum(dim if axis is None else axis)
 
 # ---- linalg_multi_dot (composite)
-def linalg_multi_dot(tensors):
+def linalg_multi_dot(tensors, *, out=None):
     """Chained matrix product (first/last may be vectors). Example: pf.linalg_multi_dot([pf.eye(2), pf.ones(2)])"""
+    if out is not None:
+        return write_out('linalg_multi_dot', out, (tensors,), lambda: linalg_multi_dot(tensors))
     return c_multi_dot(tensors)
 
 # ---- linalg_matrix_norm (composite)
-def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None):
+def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None, out=None):
     """Matrix norm: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Example: pf.linalg_matrix_norm(pf.eye(2), 'nuc')"""
+    if out is not None:
+        return write_out('linalg_matrix_norm', out, (self,), lambda: linalg_matrix_norm(self, ord, dim, keepdim, axis=axis))
     return c_matrix_norm(self, ord, dim if axis is None else axis, keepdim)
 
 # ---- linalg_cond (composite)
-def linalg_cond(self, p=None):
+def linalg_cond(self, p=None, *, out=None):
     """Condition number in the p-norm (default 2: ratio of extreme singular values). Example: pf.linalg_cond(pf.eye(2))"""
+    if out is not None:
+        return write_out('linalg_cond', out, (self,), lambda: linalg_cond(self, p))
     return c_cond(self, p)
 
 # ---- _fft_c2c
@@ -3095,83 +3402,115 @@ def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
     """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
 
 # ---- fft_fft (composite)
-def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
+    if out is not None:
+        return write_out('fft_fft', out, (self,), lambda: fft_fft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'fft')
 
 # ---- fft_ifft (composite)
-def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
+    if out is not None:
+        return write_out('fft_ifft', out, (self,), lambda: fft_ifft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ifft')
 
 # ---- fft_rfft (composite)
-def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
+    if out is not None:
+        return write_out('fft_rfft', out, (self,), lambda: fft_rfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'rfft')
 
 # ---- fft_irfft (composite)
-def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
+    if out is not None:
+        return write_out('fft_irfft', out, (self,), lambda: fft_irfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'irfft')
 
 # ---- fft_hfft (composite)
-def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
+    if out is not None:
+        return write_out('fft_hfft', out, (self,), lambda: fft_hfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'hfft')
 
 # ---- fft_ihfft (composite)
-def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None):
+def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
+    if out is not None:
+        return write_out('fft_ihfft', out, (self,), lambda: fft_ihfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ihfft')
 
 # ---- fft_fft2 (composite)
-def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_fft2', out, (self,), lambda: fft_fft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifft2 (composite)
-def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_ifft2', out, (self,), lambda: fft_ifft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfft2 (composite)
-def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_rfft2', out, (self,), lambda: fft_rfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfft2 (composite)
-def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_irfft2', out, (self,), lambda: fft_irfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftn (composite)
-def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_fftn', out, (self,), lambda: fft_fftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
 
 # ---- fft_ifftn (composite)
-def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_ifftn', out, (self,), lambda: fft_ifftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
 
 # ---- fft_rfftn (composite)
-def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_rfftn', out, (self,), lambda: fft_rfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
 
 # ---- fft_irfftn (composite)
-def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_irfftn', out, (self,), lambda: fft_irfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
 
 # ---- fft_fftshift (composite)
-def fft_fftshift(self, dim=None, *, axis=None):
+def fft_fftshift(self, dim=None, *, axis=None, out=None):
     """Move the zero frequency to the centre (roll by n // 2). Example: pf.fft_fftshift(pf.arange(4.0))"""
+    if out is not None:
+        return write_out('fft_fftshift', out, (self,), lambda: fft_fftshift(self, dim, axis=axis))
     return fft_shift(self, dim if axis is None else axis, False)
 
 # ---- fft_ifftshift (composite)
-def fft_ifftshift(self, dim=None, *, axis=None):
+def fft_ifftshift(self, dim=None, *, axis=None, out=None):
     """Inverse of fftshift. Example: pf.fft_ifftshift(pf.arange(4.0))"""
+    if out is not None:
+        return write_out('fft_ifftshift', out, (self,), lambda: fft_ifftshift(self, dim, axis=axis))
     return fft_shift(self, dim if axis is None else axis, True)
 
 # ---- special_i0
@@ -3180,8 +3519,8 @@ def _special_i0__backward_np(grad, self, result, needs): return (grad * sp.i1(se
 def _special_i0__jvp(self_p, self_t, result): return self_t * _conj(special_i1(self_p))
 def _special_i0__jvp_np(self_p, self_t, result): return self_t * K.conj(sp.i1(self_p))
 SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_special_i0__backward, backward_np=_special_i0__backward_np, jvp=_special_i0__jvp, jvp_np=_special_i0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_I0, sp.i0)
-def special_i0(self):
+@bare_op(SPECIAL_I0, sp.i0, write_out=write_out)
+def special_i0(self, *, out=None):
     """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
 i0 = special_i0
 
@@ -3195,8 +3534,8 @@ def _special_i0e__jvp(self_p, self_t, result):
 def _special_i0e__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.i1e(self_p) - K.sgn(self_p) * result)
 SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_special_i0e__backward, backward_np=_special_i0e__backward_np, jvp=_special_i0e__jvp, jvp_np=_special_i0e__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_I0E, sp.i0e)
-def special_i0e(self):
+@bare_op(SPECIAL_I0E, sp.i0e, write_out=write_out)
+def special_i0e(self, *, out=None):
     """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
 
 # ---- special_i1
@@ -3205,8 +3544,8 @@ def _special_i1__backward(grad, self, result, needs):
 def _special_i1__jvp(self_p, self_t, result):
     return self_t * _conj(special_i0(self_p) - bessel_ratio(self_p, result))
 SPECIAL_I1 = Op('special_i1', sp.i1, ('self',), ('T',), (True,), backward=_special_i1__backward, jvp=_special_i1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_I1, sp.i1)
-def special_i1(self):
+@bare_op(SPECIAL_I1, sp.i1, write_out=write_out)
+def special_i1(self, *, out=None):
     """Modified Bessel function of the first kind, order 1. Example: pf.special_i1(pf.tensor([1.0]))"""
 
 # ---- special_i1e
@@ -3217,13 +3556,15 @@ def _special_i1e__backward(grad, self, result, needs):
 def _special_i1e__jvp(self_p, self_t, result):
     return self_t * _conj(special_i0e(self_p) - self_p.sgn() * result - bessel_ratio(self_p, result))
 SPECIAL_I1E = Op('special_i1e', sp.i1e, ('self',), ('T',), (True,), backward=_special_i1e__backward, jvp=_special_i1e__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_I1E, sp.i1e)
-def special_i1e(self):
+@bare_op(SPECIAL_I1E, sp.i1e, write_out=write_out)
+def special_i1e(self, *, out=None):
     """Exponentially scaled i1: exp(-|x|) i1(x). Example: pf.special_i1e(pf.tensor([1.0]))"""
 
 # ---- special_ndtr (composite)
-def special_ndtr(self):
+def special_ndtr(self, *, out=None):
     """Standard normal CDF. Example: pf.special_ndtr(pf.tensor([0.0]))"""
+    if out is not None:
+        return write_out('special_ndtr', out, (self,), lambda: special_ndtr(self))
     return erfc(self * -0.7071067811865476) * 0.5
 
 # ---- special_ndtri
@@ -3236,8 +3577,8 @@ def _special_ndtri__jvp(self_p, self_t, result):
 def _special_ndtri__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(result * result * 0.5)) * 2.5066282746310002
 SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backward=_special_ndtri__backward, backward_np=_special_ndtri__backward_np, jvp=_special_ndtri__jvp, jvp_np=_special_ndtri__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_NDTRI, sp.ndtri)
-def special_ndtri(self):
+@bare_op(SPECIAL_NDTRI, sp.ndtri, write_out=write_out)
+def special_ndtri(self, *, out=None):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
 
 # ---- special_log_ndtr
@@ -3250,8 +3591,8 @@ def _special_log_ndtr__jvp(self_p, self_t, result):
 def _special_log_ndtr__jvp_np(self_p, self_t, result):
     return self_t * K.conj(xp.exp(self_p * self_p * -0.5 - result)) * 0.3989422804014327
 SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,), backward=_special_log_ndtr__backward, backward_np=_special_log_ndtr__backward_np, jvp=_special_log_ndtr__jvp, jvp_np=_special_log_ndtr__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_LOG_NDTR, sp.log_ndtr)
-def special_log_ndtr(self):
+@bare_op(SPECIAL_LOG_NDTR, sp.log_ndtr, write_out=write_out)
+def special_log_ndtr(self, *, out=None):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
 
 # ---- special_erfcx
@@ -3262,8 +3603,8 @@ def _special_erfcx__jvp(self_p, self_t, result):
 def _special_erfcx__jvp_np(self_p, self_t, result):
     return self_t * (2 * K.conj(self_p) * K.conj(result) - 1.1283791670955126)
 SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backward=_special_erfcx__backward, backward_np=_special_erfcx__backward, jvp=_special_erfcx__jvp, jvp_np=_special_erfcx__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_ERFCX, sp.erfcx)
-def special_erfcx(self):
+@bare_op(SPECIAL_ERFCX, sp.erfcx, write_out=write_out)
+def special_erfcx(self, *, out=None):
     """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
 
 # ---- special_xlog1py
@@ -3283,8 +3624,8 @@ def _special_xlog1py__kernel(self, other):
     _r = sp.xlog1py(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
 SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_special_xlog1py__backward, backward_np=_special_xlog1py__backward_np, jvp=laid_out(_special_xlog1py__jvp, 2), jvp_np=laid_out(_special_xlog1py__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
-@bare_op(SPECIAL_XLOG1PY, sp.xlog1py, layout=True)
-def special_xlog1py(self, other):
+@bare_op(SPECIAL_XLOG1PY, sp.xlog1py, layout=True, write_out=write_out)
+def special_xlog1py(self, other, *, out=None):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
 
 # ---- sinc
@@ -3292,8 +3633,8 @@ def _sinc__backward(grad, self, result, needs):
     return (grad * _conj(sinc_derivative(self, sinc(self))) if needs[0] else None,)
 def _sinc__jvp(self_p, self_t, result): return self_t * sinc_derivative(self_p, sinc(self_p))
 SINC = Op('sinc', xp.sinc, ('self',), ('T',), (True,), backward=_sinc__backward, jvp=_sinc__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SINC, xp.sinc)
-def sinc(self):
+@bare_op(SINC, xp.sinc, write_out=write_out)
+def sinc(self, *, out=None):
     """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
 special_sinc = sinc
 
@@ -3305,8 +3646,8 @@ def _special_entr__backward_np(grad, self, result, needs):
 def _special_entr__jvp(self_p, self_t, result): return self_t * -(_conj(self_p.log()) + 1)
 def _special_entr__jvp_np(self_p, self_t, result): return self_t * -(K.conj(xp.log(self_p)) + 1)
 SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=_special_entr__backward, backward_np=_special_entr__backward_np, jvp=_special_entr__jvp, jvp_np=_special_entr__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_ENTR, sp.entr)
-def special_entr(self):
+@bare_op(SPECIAL_ENTR, sp.entr, write_out=write_out)
+def special_entr(self, *, out=None):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
 
 # ---- _special_zeta
@@ -3327,19 +3668,25 @@ def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
 
 # ---- special_zeta (composite)
-def special_zeta(self, other):
+def special_zeta(self, other, *, out=None):
     """Hurwitz zeta function sum_k (k + q)^-x; differentiable in q (x: an error, as torch). Example: pf.special_zeta(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('special_zeta', out, (self, other), lambda: special_zeta(self, other))
     return c_zeta(self, other)
 
 # ---- mvlgamma (composite)
-def mvlgamma(self, p):
+def mvlgamma(self, p, *, out=None):
     """Log of the multivariate gamma function of dimension p. Example: pf.mvlgamma(pf.tensor([2.5]), 2)"""
+    if out is not None:
+        return write_out('mvlgamma', out, (self,), lambda: mvlgamma(self, p))
     return c_mvlgamma(self, p)
 special_multigammaln = mvlgamma
 
 # ---- special_betaln (composite)
-def special_betaln(self, other):
+def special_betaln(self, other, *, out=None):
     """log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b) (scipy.special.betaln). Example: pf.special_betaln(pf.tensor([2.0]), pf.tensor([3.0]))"""
+    if out is not None:
+        return write_out('special_betaln', out, (self, other), lambda: special_betaln(self, other))
     return lgamma(self) + lgamma(other) - lgamma(self + other)
 
 # ---- special_bessel_j0
@@ -3350,8 +3697,8 @@ def _special_bessel_j0__backward_np(grad, self, result, needs):
 def _special_bessel_j0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_j1(self_p))
 def _special_bessel_j0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.j1(self_p))
 SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), backward=_special_bessel_j0__backward, backward_np=_special_bessel_j0__backward_np, jvp=_special_bessel_j0__jvp, jvp_np=_special_bessel_j0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_BESSEL_J0, sp.j0)
-def special_bessel_j0(self):
+@bare_op(SPECIAL_BESSEL_J0, sp.j0, write_out=write_out)
+def special_bessel_j0(self, *, out=None):
     """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
 
 # ---- special_bessel_j1
@@ -3360,8 +3707,8 @@ def _special_bessel_j1__backward(grad, self, result, needs):
 def _special_bessel_j1__jvp(self_p, self_t, result):
     return self_t * _conj(special_bessel_j0(self_p) - bessel_ratio(self_p, result))
 SPECIAL_BESSEL_J1 = Op('special_bessel_j1', sp.j1, ('self',), ('T',), (True,), backward=_special_bessel_j1__backward, jvp=_special_bessel_j1__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_BESSEL_J1, sp.j1)
-def special_bessel_j1(self):
+@bare_op(SPECIAL_BESSEL_J1, sp.j1, write_out=write_out)
+def special_bessel_j1(self, *, out=None):
     """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
 
 # ---- special_bessel_y0
@@ -3372,8 +3719,8 @@ def _special_bessel_y0__backward_np(grad, self, result, needs):
 def _special_bessel_y0__jvp(self_p, self_t, result): return self_t * _conj(-special_bessel_y1(self_p))
 def _special_bessel_y0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.y1(self_p))
 SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), backward=_special_bessel_y0__backward, backward_np=_special_bessel_y0__backward_np, jvp=_special_bessel_y0__jvp, jvp_np=_special_bessel_y0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_BESSEL_Y0, sp.y0)
-def special_bessel_y0(self):
+@bare_op(SPECIAL_BESSEL_Y0, sp.y0, write_out=write_out)
+def special_bessel_y0(self, *, out=None):
     """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
 
 # ---- special_bessel_y1
@@ -3386,8 +3733,8 @@ def _special_bessel_y1__jvp(self_p, self_t, result):
 def _special_bessel_y1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(sp.y0(self_p) - result / self_p)
 SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), backward=_special_bessel_y1__backward, backward_np=_special_bessel_y1__backward_np, jvp=_special_bessel_y1__jvp, jvp_np=_special_bessel_y1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_BESSEL_Y1, sp.y1)
-def special_bessel_y1(self):
+@bare_op(SPECIAL_BESSEL_Y1, sp.y1, write_out=write_out)
+def special_bessel_y1(self, *, out=None):
     """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
 
 # ---- special_modified_bessel_k0
@@ -3399,8 +3746,8 @@ def _special_modified_bessel_k0__jvp(self_p, self_t, result):
     return self_t * _conj(-special_modified_bessel_k1(self_p))
 def _special_modified_bessel_k0__jvp_np(self_p, self_t, result): return self_t * K.conj(-sp.k1(self_p))
 SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), ('T',), (True,), backward=_special_modified_bessel_k0__backward, backward_np=_special_modified_bessel_k0__backward_np, jvp=_special_modified_bessel_k0__jvp, jvp_np=_special_modified_bessel_k0__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_MODIFIED_BESSEL_K0, sp.k0)
-def special_modified_bessel_k0(self):
+@bare_op(SPECIAL_MODIFIED_BESSEL_K0, sp.k0, write_out=write_out)
+def special_modified_bessel_k0(self, *, out=None):
     """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
 
 # ---- special_modified_bessel_k1
@@ -3413,8 +3760,8 @@ def _special_modified_bessel_k1__jvp(self_p, self_t, result):
 def _special_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(-(sp.k0(self_p) + result / self_p))
 SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), ('T',), (True,), backward=_special_modified_bessel_k1__backward, backward_np=_special_modified_bessel_k1__backward_np, jvp=_special_modified_bessel_k1__jvp, jvp_np=_special_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_MODIFIED_BESSEL_K1, sp.k1)
-def special_modified_bessel_k1(self):
+@bare_op(SPECIAL_MODIFIED_BESSEL_K1, sp.k1, write_out=write_out)
+def special_modified_bessel_k1(self, *, out=None):
     """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
 
 # ---- special_scaled_modified_bessel_k0
@@ -3427,8 +3774,8 @@ def _special_scaled_modified_bessel_k0__jvp(self_p, self_t, result):
 def _special_scaled_modified_bessel_k0__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k1e(self_p))
 SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k0e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k0__backward, backward_np=_special_scaled_modified_bessel_k0__backward_np, jvp=_special_scaled_modified_bessel_k0__jvp, jvp_np=_special_scaled_modified_bessel_k0__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e)
-def special_scaled_modified_bessel_k0(self):
+@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e, write_out=write_out)
+def special_scaled_modified_bessel_k0(self, *, out=None):
     """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
 
 # ---- special_scaled_modified_bessel_k1
@@ -3441,8 +3788,8 @@ def _special_scaled_modified_bessel_k1__jvp(self_p, self_t, result):
 def _special_scaled_modified_bessel_k1__jvp_np(self_p, self_t, result):
     return self_t * K.conj(result - sp.k0e(self_p) - result / self_p)
 SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k1e, ('self',), ('T',), (True,), backward=_special_scaled_modified_bessel_k1__backward, backward_np=_special_scaled_modified_bessel_k1__backward_np, jvp=_special_scaled_modified_bessel_k1__jvp, jvp_np=_special_scaled_modified_bessel_k1__jvp_np, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e)
-def special_scaled_modified_bessel_k1(self):
+@bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e, write_out=write_out)
+def special_scaled_modified_bessel_k1(self, *, out=None):
     """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
 
 # ---- special_spherical_bessel_j0
@@ -3451,8 +3798,8 @@ def _special_spherical_bessel_j0__backward(grad, self, result, needs):
 def _special_spherical_bessel_j0__jvp(self_p, self_t, result):
     return self_t * _conj(spherical_j0_derivative(self_p, result))
 SPECIAL_SPHERICAL_BESSEL_J0 = Op('special_spherical_bessel_j0', K.spherical_bessel_j0, ('self',), ('T',), (True,), backward=_special_spherical_bessel_j0__backward, jvp=_special_spherical_bessel_j0__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), (2,))), batch='elementwise')
-@bare_op(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0)
-def special_spherical_bessel_j0(self):
+@bare_op(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0, write_out=write_out)
+def special_spherical_bessel_j0(self, *, out=None):
     """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
 
 # ---- special_airy_ai
@@ -3463,8 +3810,8 @@ def _special_airy_ai__backward_np(grad, self, result, needs):
 def _special_airy_ai__jvp(self_p, self_t, result): return self_t * _conj(_special_airy_ai_prime(self_p))
 def _special_airy_ai__jvp_np(self_p, self_t, result): return self_t * K.conj(K.airy_ai_prime(self_p))
 SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), backward=_special_airy_ai__backward, backward_np=_special_airy_ai__backward_np, jvp=_special_airy_ai__jvp, jvp_np=_special_airy_ai__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
-@bare_op(SPECIAL_AIRY_AI, K.airy_ai)
-def special_airy_ai(self):
+@bare_op(SPECIAL_AIRY_AI, K.airy_ai, write_out=write_out)
+def special_airy_ai(self, *, out=None):
     """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
 
 # ---- _special_airy_ai_prime
@@ -3495,68 +3842,94 @@ def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
 
 # ---- special_gammainc (composite)
-def special_gammainc(self, other):
+def special_gammainc(self, other, *, out=None):
     """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('special_gammainc', out, (self, other), lambda: special_gammainc(self, other))
     return c_gammainc(self, other, False)
 
 # ---- special_gammaincc (composite)
-def special_gammaincc(self, other):
+def special_gammaincc(self, other, *, out=None):
     """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
+    if out is not None:
+        return write_out('special_gammaincc', out, (self, other), lambda: special_gammaincc(self, other))
     return c_gammainc(self, other, True)
 
 # ---- inner (composite)
-def inner(self, other):
+def inner(self, other, *, out=None):
     """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('inner', out, (self, other), lambda: inner(self, other))
     return c_inner(self, other)
 
 # ---- addr (composite)
-def addr(self, vec1, vec2, *, beta=1, alpha=1):
+def addr(self, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * outer(vec1, vec2). Example: pf.addr(pf.zeros(2, 2), pf.ones(2), pf.ones(2))"""
+    if out is not None:
+        return write_out('addr', out, (self, vec1, vec2), lambda: addr(self, vec1, vec2, beta=beta, alpha=alpha))
     return add_product(self, outer(vec1, vec2), beta, alpha)
 
 # ---- linalg_vander (composite)
-def linalg_vander(self, *, N=None):
+def linalg_vander(self, *, N=None, out=None):
     """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
+    if out is not None:
+        return write_out('linalg_vander', out, (self,), lambda: linalg_vander(self, N=N))
     return c_vander(self, N)
 
 # ---- linalg_tensorinv (composite)
-def linalg_tensorinv(self, ind=2):
+def linalg_tensorinv(self, ind=2, *, out=None):
     """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
+    if out is not None:
+        return write_out('linalg_tensorinv', out, (self,), lambda: linalg_tensorinv(self, ind))
     return c_tensorinv(self, ind)
 
 # ---- linalg_tensorsolve (composite)
-def linalg_tensorsolve(self, B, dims=None):
+def linalg_tensorsolve(self, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('linalg_tensorsolve', out, (self, B), lambda: linalg_tensorsolve(self, B, dims))
     return c_tensorsolve(self, B, dims)
 
 # ---- pinverse (composite)
-def pinverse(self, rcond=1e-15):
+def pinverse(self, rcond=1e-15, *, out=None):
     """Pseudo-inverse with singular values below rcond * largest cut (torch.pinverse). Example: pf.pinverse(pf.eye(2))"""
+    if out is not None:
+        return write_out('pinverse', out, (self,), lambda: pinverse(self, rcond))
     return linalg_pinv(self, rtol=rcond)
 
 # ---- fft_hfft2 (composite)
-def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_hfft2', out, (self,), lambda: fft_hfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfft2 (composite)
-def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None):
+def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_ihfft2', out, (self,), lambda: fft_ihfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- fft_hfftn (composite)
-def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_hfftn', out, (self,), lambda: fft_hfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
 
 # ---- fft_ihfftn (composite)
-def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None):
+def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
+    if out is not None:
+        return write_out('fft_ihfftn', out, (self,), lambda: fft_ihfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
 
 # ---- cross (composite)
-def cross(self, other, dim=None, *, axis=None):
+def cross(self, other, dim=None, *, axis=None, out=None):
     """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
+    if out is not None:
+        return write_out('cross', out, (self, other), lambda: cross(self, other, dim, axis=axis))
     dim = dim if axis is None else axis
     return c_cross(self, other, first_dim_of_size3(self, other) if dim is None else dim)
 
@@ -3585,14 +3958,37 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     return c_triangular_solve(self, A, upper, transpose, unitriangular)
 
 # ---- vander (composite)
-def vander(self, N=None, increasing=False):
+def vander(self, N=None, increasing=False, *, out=None):
     """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
+    if out is not None:
+        return write_out('vander', out, (self,), lambda: vander(self, N, increasing))
     return c_vander(self, N) if increasing else c_vander(self, N).flip([-1])
 
 # ---- diagflat (composite)
-def diagflat(self, offset=0):
+def diagflat(self, offset=0, *, out=None):
     """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
+    if out is not None:
+        return write_out('diagflat', out, (self,), lambda: diagflat(self, offset))
     return diag_embed(self.reshape(-1), offset)
+
+# ---- _as_strided
+def __as_strided__backward(grad, self, result, size, stride, storage_offset, layout, needs):
+    return (
+        as_strided_backward(grad, self.shape, layout, size, stride, storage_offset) if needs[0] else None,
+    )
+def __as_strided__jvp(self_p, self_t, result, size, stride, storage_offset, layout):
+    return as_strided_jvp(self_t, self_p, layout, size, stride, storage_offset)
+_AS_STRIDED = Op('_as_strided', K.as_strided, ('self',), ('T',), (True,), backward=__as_strided__backward, jvp=__as_strided__jvp, jvp_kind='explicit', save=(((0,), None), ((1,), None)), kind='view', argnames=('size', 'stride', 'storage_offset', 'layout'), batch='loop')
+def _as_strided(self, size, stride, storage_offset, layout=None):
+    """as_strided with every argument given; layout is self's (strides, offset, storage size), for the derivatives (see as_strided). Example: pf.arange(4.0).as_strided((2,), (2,))"""
+    return apply(_AS_STRIDED, (self,), (size, stride, storage_offset, layout))
+
+# ---- as_strided (composite)
+def as_strided(self, size, stride, storage_offset=None, *, out=None):
+    """A view of self's storage with the given sizes, strides (in elements) and storage offset (self's own by default); elements may overlap. Example: pf.arange(4.0).as_strided((2, 2), (1, 1))"""
+    if out is not None:
+        return write_out('as_strided', out, (self,), lambda: as_strided(self, size, stride, storage_offset))
+    return c_as_strided(self, size, stride, storage_offset)
 
 # ---- tables
 RECORDS = (  # every Op, in YAML order
@@ -3614,7 +4010,7 @@ RECORDS = (  # every Op, in YAML order
     SPECIAL_LOG_NDTR, SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0,
     SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
     SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
-    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
+    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC, _AS_STRIDED,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]
@@ -3639,16 +4035,16 @@ log_softmax cumsum cumprod matmul mm bmm dot outer ger flip roll tril triu gathe
 masked_fill_ index_put _view_scatter view reshape transpose swapaxes permute t squeeze unsqueeze expand
 broadcast_to flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp
 mv vdot repeat tile repeat_interleave movedim moveaxis unflatten tensor_split hsplit vsplit rot90 view_as
-reshape_as expand_as type_as new_zeros new_ones new_full new_tensor sort argsort topk kthvalue median
-nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff
-dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_ index_copy
-index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det logdet
-slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
+reshape_as expand_as type_as new_zeros new_ones new_full new_empty new_tensor sort argsort topk kthvalue
+median nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax
+diff dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_
+index_copy index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det
+logdet slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
 special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx
 special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
-special_airy_ai inner addr pinverse cross qr triangular_solve diagflat
+special_airy_ai inner addr pinverse cross qr triangular_solve diagflat as_strided
 """)
 FUNCTIONS = _table("""
 neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
@@ -3676,7 +4072,7 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat
+vander diagflat as_strided
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
@@ -3706,7 +4102,7 @@ refuse_on_dask({
     'lu_factor': 'no_linalg', 'lu_solve': 'no_linalg', 'matrix_exp': 'no_linalg', 'matrix_power': 'no_linalg',
     'linalg_pinv': 'no_linalg', 'lstsq': 'no_linalg', 'linalg_matrix_rank': 'no_linalg', 'cond': 'no_linalg',
     'special_airy_ai': 'no_airy', '_special_airy_ai_prime': 'no_airy', 'lu_unpack': 'no_linalg',
-    'triangular_solve': 'no_linalg',
+    'triangular_solve': 'no_linalg', '_as_strided': 'no_storage',
 })
 # op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)
 TAYLOR_RULES = {
@@ -3745,4 +4141,5 @@ TAYLOR_RULES = {
     'inverse': 'series_inverse',
     'det': 'series_det',
     '_linalg_solve': 'series_solve',
+    '_as_strided': 'series_linear',
 }

@@ -17,6 +17,7 @@ from ..ops import generated as ops
 from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput, _fn, _leaf, _method, _unary
 from ..core.creation import as_tensor
 from ..nn import functional as F
+from ..kernels.strided import layout_of
 
 __all__ = ["register"]
 
@@ -236,6 +237,25 @@ def s_new(m):
     return [SampleInput(m((2,)), (3,), {}, "int"), SampleInput(m((2,)), ((2, 2),), {"dtype": np.float32}, "dtype")]
 
 
+def s_as_strided(m):
+    return [
+        SampleInput(m((3, 3)), ((2, 2), (1, 3), 1), {}, "transposed window"),
+        SampleInput(m((4,)), ((2, 2), (2, 1), 0), {}, "window"),
+        SampleInput(m((2, 3)), ((3,), (2,)), {}, "default offset"),
+        # (last: an in-place write through a view whose elements overlap is not torch's; see
+        # docs/coming-from-pytorch.md)
+        SampleInput(m((4,)), ((3, 2), (1, 1), 0), {}, "overlapping"),
+        SampleInput(m((3,)), ((0, 2), (1, 1), 2), {}, "empty"),
+    ]
+
+
+def _r_as_strided(x, size, stride, offset=0, layout=None):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if not np.prod(size):
+        return np.zeros(size, x.dtype)
+    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * x.itemsize for s in stride)).copy()
+
+
 def s_new_full(m):
     return [SampleInput(m((2,)), ((2, 3), 1.5), {}, "plain")]
 
@@ -393,6 +413,32 @@ def _group1(add):
             _method("new_full"),
             s_new_full,
             lambda x, s, v, dtype=None: np.full(s, v, dtype or x.dtype),
+            REAL,
+            composite=True,
+            differentiable=False,
+        )
+    )
+    add(OpInfo("as_strided", _fn("as_strided"), s_as_strided, _r_as_strided, REAL_COMPLEX, composite=True))
+    add(
+        OpInfo(
+            "_as_strided",
+            _fn("_as_strided"),
+            lambda m: [
+                SampleInput(s.input, (*s.args, layout_of(s.input._data)), {}, s.name)
+                for s in s_as_strided(m)
+                if len(s.args) == 3
+            ],
+            _r_as_strided,
+            REAL_COMPLEX,
+            is_view=True,
+        )
+    )
+    add(
+        OpInfo(
+            "new_empty",
+            _method("new_empty"),
+            s_new,
+            lambda x, *s, dtype=None: np.zeros(s[0] if len(s) == 1 else s, dtype or x.dtype),
             REAL,
             composite=True,
             differentiable=False,

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ...core.batched import values_of
+from ...core.batched import BatchedTensor, values_of
 
 from .util import ops as _ops
 from ...errors import OpError, check_dim
@@ -43,6 +43,7 @@ __all__ = [
     "c_cdist",
     "c_atleast",
     "c_new_tensor",
+    "c_new_filled",
     "c_flatten_args",
 ]
 
@@ -336,3 +337,14 @@ def c_new_tensor(self, data, dtype=None):
     return tensor(
         np.asarray(data._data if hasattr(data, "_data") else data).copy(), dtype=self.dtype if dtype is None else dtype
     )
+
+
+def c_new_filled(self, size, fill_value, dtype=None):
+    """torch's new_zeros/new_ones/new_full/new_empty: `size` filled with fill_value, with self's dtype
+    unless given. Inside vmap (self batched) the result is batched too, as torch's: one tensor per
+    batch element, so a later in-place write of a batched value (copy_) fills each one's own."""
+    dtype = self.dtype if dtype is None else dtype
+    if type(self) is BatchedTensor:
+        phys = c_new_filled(self._phys, (self._phys.shape[0],) + tuple(size), fill_value, dtype)
+        return BatchedTensor(phys, self._blevel)
+    return _ops().full(tuple(size), fill_value, dtype=dtype)

@@ -627,12 +627,15 @@ from ..composites.sort import *  # noqa: E402,F401,F403
 from .scatter import *  # noqa: E402,F401,F403
 from ..composites.conv_pool_pad import *  # noqa: E402,F401,F403
 from ..composites.nn import *  # noqa: E402,F401,F403
+from ..composites import out as _out, strided as _strided  # noqa: E402
+from ..composites.out import *  # noqa: E402,F401,F403
+from ..composites.strided import *  # noqa: E402,F401,F403
 
 # ---- linalg, fft, special: helpers live in their own module
 from . import linalg as _linalg  # noqa: E402
 from .linalg import *  # noqa: E402,F401,F403
 
-for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg):
+for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg, _strided, _out):
     __all__ += _m.__all__
 
 
