@@ -34,6 +34,9 @@ import numpy as np
 from ..errors import OpError, OpTypeError, check_dim
 from ..core.lazy import concrete
 from ..core.tensor import Tensor
+from . import numpy_math as M
+from . import numpy_table as T
+from .numpy_values import as_t as _deep_as_t
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace"]
 
@@ -167,6 +170,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if name == "floor_divide":
             _no_extra(who, kwargs)
             return _pf().div(*inputs, rounding_mode="floor")
+        if target is None and name in M.UFUNC_COMPOSITES:
+            _no_extra(who, kwargs)
+            return M.UFUNC_COMPOSITES[name](*inputs)
         if target is None:
             raise _unsupported(who)
         dtype = kwargs.pop("dtype", None)
@@ -207,7 +213,7 @@ def _unsupported(who: str) -> TypeError:
 
 
 def _as_t(x) -> Tensor:
-    return x if isinstance(x, Tensor) else _pf().as_tensor(x)
+    return x if isinstance(x, Tensor) else _deep_as_t(x)
 
 
 def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
@@ -292,16 +298,6 @@ def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return r if dtype is None else r.to(dtype)
 
 
-def _hstack(tup, dtype=None, casting="same_kind"):
-    ts = [_as_t(a) for a in tup]
-    return _concatenate(ts, 0 if all(t.ndim == 1 for t in ts) else 1, dtype=dtype, casting=casting)
-
-
-def _vstack(tup, dtype=None, casting="same_kind"):
-    ts = [_as_t(a) for a in tup]
-    return _concatenate([t.reshape(1, -1) if t.ndim == 1 else t for t in ts], 0, dtype=dtype, casting=casting)
-
-
 def _reshape(a, *args, **kwargs):
     shape = kwargs.pop("shape", kwargs.pop("newshape", args[0] if args else None))
     order = kwargs.pop("order", args[1] if len(args) > 1 else "C")
@@ -335,21 +331,6 @@ def _expand_dims(a, axis):
     for ax in sorted(np.atleast_1d(axis) % (x.ndim + len(np.atleast_1d(axis)))):
         x = x.unsqueeze(int(ax))
     return x
-
-
-def _dot(a, b, out=None):
-    _no_extra("np.dot", dict(out=out))
-    a, b = _as_t(a), _as_t(b)
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    if a.ndim <= 2 and b.ndim <= 2:
-        return _pf().matmul(a, b)
-    raise _unsupported("np.dot with an operand of more than 2 dims (use np.matmul or np.einsum)")
-
-
-def _einsum(subscripts, *operands, out=None, optimize=False, **kw):
-    _no_extra("np.einsum", dict(out=out, **kw))
-    return _pf().einsum(subscripts, *[_as_t(o) for o in operands])
 
 
 def _where(condition, *xy):
@@ -448,8 +429,6 @@ def _functions() -> dict:
         np.cumprod: _cum("cumprod"),
         np.concatenate: _concatenate,
         np.stack: _stack,
-        np.hstack: _hstack,
-        np.vstack: _vstack,
         np.reshape: _reshape,
         np.ravel: lambda a, order="C": _reshape(a, -1, order),
         np.transpose: _transpose,
@@ -460,12 +439,10 @@ def _functions() -> dict:
         np.broadcast_to: lambda array, shape, subok=False: _as_t(array).broadcast_to(
             *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         ),
-        np.dot: _dot,
         np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
         np.inner: _inner,
         np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
         np.outer: lambda a, b, out=None: _pf().outer(_as_t(a).reshape(-1), _as_t(b).reshape(-1)),
-        np.einsum: _einsum,
         np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
         np.trace: _trace,
         np.tril: lambda m, k=0: _pf().tril(_as_t(m), k),
@@ -518,6 +495,7 @@ def _functions() -> dict:
             "cond",
         ):
             table[getattr(np.linalg, name)] = _linalg(name)
+    table.update(T.extra_functions(pf))
     return table
 
 
