@@ -38,7 +38,7 @@ from . import numpy_math as M
 from . import numpy_table as T
 from .numpy_values import as_t as _deep_as_t
 
-__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace"]
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace", "METHODS", "handler"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
@@ -180,9 +180,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
-            inputs = tuple(i.to(dtype) if isinstance(i, Tensor) else i for i in inputs)
+            inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
         out = _fn(target)(*inputs)
-        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(dtype)
+        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
     if method == "reduce" and name in _REDUCE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
@@ -190,14 +190,14 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
-        return out if dtype is None else out.to(dtype)
+        return out if dtype is None else out.to(np.dtype(dtype))
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         out = _fn(_ACCUMULATE[name])(_as_t(x), axis)
-        return out if dtype is None else out.to(dtype)
+        return out if dtype is None else out.to(np.dtype(dtype))
     if method == "outer" and name == "multiply":
         _no_extra(who, kwargs)
         a, b = (_as_t(v) for v in inputs)
@@ -251,7 +251,7 @@ def _std_var(name):
         _no_extra(f"np.{name}", dict(out=out, **kw), ("correction",) if "correction" in kw else ())
         correction = kw.pop("correction", ddof)
         r = _fn(name)(_floating(_as_t(a)), dim=axis, correction=correction, keepdim=keepdims)
-        return r if dtype is None else r.to(dtype)
+        return r if dtype is None else r.to(np.dtype(dtype))
 
     return f
 
@@ -289,13 +289,13 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if axis is None:
         ts, axis = [t.reshape(-1) for t in ts], 0
     r = _pf().cat(ts, axis)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     _no_extra("np.stack", dict(out=out, casting=casting))
     r = _pf().stack([_as_t(a) for a in arrays], axis)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _reshape(a, *args, **kwargs):
@@ -362,7 +362,7 @@ def _roll(a, shift, axis=None):
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _no_extra("np.trace", dict(out=out))
     r = _as_t(a).diagonal(offset, axis1, axis2).sum(-1)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _round(a, decimals=0, out=None):
@@ -557,3 +557,34 @@ def use_namespace(namespace: Any) -> None:
     this module cannot import it); methods.bind attaches the protocols to Tensor."""
     global _PF
     _PF = namespace
+
+
+def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True, copy: bool = True):
+    """ndarray.astype: the tensor in dtype (a differentiable cast; a copy when copy=True)."""
+    _no_extra("ndarray.astype", dict(order=order, subok=subok))
+    if np.dtype(dtype) == self.dtype:
+        return self.clone() if copy else self
+    return self.to(np.dtype(dtype))
+
+
+def _ndarray_dot(self: Tensor, b: Any, out: Any = None) -> Tensor:
+    return M.dot(self, b, out)
+
+
+# ndarray methods NumPy code calls that torch's Tensor lacks (or has with a narrower meaning: torch's
+# dot takes 1-D tensors only, NumPy's is the general product, which agrees on 1-D)
+METHODS: dict[str, Callable] = {
+    "astype": _astype,
+    "ravel": lambda self, order="C": _reshape(self, -1, order),
+    "copy": lambda self, order="C": self.clone(),
+    "dot": _ndarray_dot,
+}
+
+
+def handler(func: Callable) -> Callable | None:
+    """The NEP-18 handler of a NumPy function (None if it has none): pushforward.numpy calls the
+    same handlers, so one rule decides the values in both."""
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        _FUNCTIONS = _functions()
+    return _FUNCTIONS.get(func)

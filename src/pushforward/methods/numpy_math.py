@@ -109,7 +109,7 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "isinf": _isinf,
     "signbit": _signbit,
     "heaviside": _heaviside,
-    "logical_xor": lambda a, b: ops.ne(as_t(a).to(bool), as_t(b).to(bool)),
+    "logical_xor": lambda a, b: ops.ne(as_t(a).to(np.dtype(bool)), as_t(b).to(np.dtype(bool))),
     "float_power": lambda a, b: ops.pow(as_t(a).to(np.complex128 if as_t(a).is_complex() else np.float64), b),
     "ldexp": lambda x, e: _floating(as_t(x)) * ops.pow(2.0, as_t(e).to(np.float64)),
     "vecdot": _vecdot,
@@ -270,7 +270,7 @@ def linspace(
     if endpoint and num > 1:
         out = ops.cat([out[:-1], (stop + 0 * start).unsqueeze(0)], 0)
     out = ops.movedim(out, 0, axis) if axis != 0 else out
-    out = out if dtype is None else out.to(dtype)
+    out = out if dtype is None else out.to(np.dtype(dtype))
     return (out, (stop - start) / div if div > 0 else creation.tensor(np.nan)) if retstep else out
 
 
@@ -364,7 +364,7 @@ def cov(
     xc = x - ops.mean(x, 1, True)
     c = ops.matmul(xc, ops.conj(xc).T if xc.is_complex() else xc.T) / (x.shape[1] - ddof)
     c = c.squeeze() if c.shape == (1, 1) else c
-    return c if dtype is None else c.to(dtype)
+    return c if dtype is None else c.to(np.dtype(dtype))
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tensor:

@@ -79,7 +79,7 @@ def atleast_3d(*arys: Any) -> Any:
 
 def _cat(ts: list, axis: int, dtype: Any = None) -> Tensor:
     r = ops.cat(ts, axis)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Tensor:

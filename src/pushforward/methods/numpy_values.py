@@ -64,7 +64,7 @@ def array(obj: Any, dtype: Any = None, *, copy: bool = True, ndmin: int = 0, **k
     t = as_t(obj)
     t = t.clone() if copy and isinstance(obj, Tensor) else t
     if dtype is not None and t.dtype != np.dtype(dtype):
-        t = t.to(dtype)
+        t = t.to(np.dtype(dtype))
     if t.ndim < ndmin:
         t = t.reshape(*([1] * (ndmin - t.ndim)), *t.shape)
     return t
@@ -75,4 +75,4 @@ def asarray_or_value(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
     if not has_tensor(obj):
         return np.asarray(obj, dtype=dtype, **kwargs)
     t = as_t(obj)
-    return t if dtype is None or t.dtype == np.dtype(dtype) else t.to(dtype)
+    return t if dtype is None or t.dtype == np.dtype(dtype) else t.to(np.dtype(dtype))
