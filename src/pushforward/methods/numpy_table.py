@@ -114,6 +114,33 @@ def _pinv(pf: Any) -> Callable:
     return pinv
 
 
+def _hermitian_from(pf: Any, a: Any, UPLO: str) -> Any:
+    """The Hermitian matrix NumPy's eigh reads: one triangle of a, mirrored (so the derivative is the
+    one of the function NumPy computes: the other triangle does not matter)."""
+    x = as_t(a)
+    if UPLO not in ("L", "U"):
+        raise OpTypeError(f"np.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = x if UPLO == "L" else x.mT
+    low = pf.tril(x, -1)
+    d = pf.diagonal(x, 0, -2, -1)
+    d = d.real if x.is_complex() else d
+    return low + low.mH + pf.diag_embed(d.to(x.dtype) if x.is_complex() else d)
+
+
+def _eigh(pf: Any) -> Callable:
+    def eigh(a, UPLO="L"):
+        return pf.linalg.eigh(_hermitian_from(pf, a, UPLO))
+
+    return eigh
+
+
+def _eigvalsh(pf: Any) -> Callable:
+    def eigvalsh(a, UPLO="L"):
+        return pf.linalg.eigvalsh(_hermitian_from(pf, a, UPLO))
+
+    return eigvalsh
+
+
 def _fft(pf: Any, name: str) -> Callable:
     target = getattr(pf.fft, name)
 
@@ -200,6 +227,8 @@ def extra_functions(pf: Any) -> dict:
         np.nanmean: M.nanmean,
         np.sinc: M.sinc,
         np.linalg.svd: _svd(pf),
+        np.linalg.eigh: _eigh(pf),
+        np.linalg.eigvalsh: _eigvalsh(pf),
         np.linalg.pinv: _pinv(pf),
         np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": pf.linalg.matrix_norm(
             as_t(x), ord, (-2, -1), keepdims

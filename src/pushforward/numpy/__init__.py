@@ -48,6 +48,7 @@ class _Concatenator:
         return 0
 
 
+__version__ = _onp.__version__
 r_ = _Concatenator(_onp.r_, False)
 c_ = _Concatenator(_onp.c_, True)
 
