@@ -5421,6 +5421,149 @@ def diagflat(self, offset=0):
     """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
     return diag_embed(self.reshape(-1), offset)
 
+# ---- special_iv
+def _special_iv__backward(grad, self, other, result, needs):
+    return (grad * (special_iv(self - 1, other) + special_iv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_iv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.iv(self - 1, other) + sp.iv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_iv__jvp(self, other_p, other_t, result):
+    return other_t * (special_iv(self - 1, other_p) + special_iv(self + 1, other_p)) * 0.5
+def _special_iv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.iv(self - 1, other_p) + sp.iv(self + 1, other_p)) * 0.5
+def _special_iv__kernel(self, other):
+    _r = sp.iv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_IV = Op('special_iv', _special_iv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_iv__backward, backward_np=_special_iv__backward_np, jvp=laid_out(_special_iv__jvp, 2), jvp_np=laid_out(_special_iv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+def special_iv(self, other):
+    """Modified Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_iv(pf.tensor(1.0), pf.tensor([2.0]))"""
+    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
+        _self = self._data
+        _other = other._data
+        try:
+            _r = sp.iv(_self, _other)
+            if _r.ndim > 1:  # (a result of fewer dims has one layout)
+                _r = K.elementwise_layout(_r, _self, _other)
+        except Exception as _e:
+            raise op_error(SPECIAL_IV, (self, other), (), _e) from None
+        if type(_r) is _ndarray and _r.base is None:
+            _t = _new(Tensor)
+            _t._data = _r
+            return _t
+        return fresh(_r, (_self, _other))
+    return run2(SPECIAL_IV, _special_iv__kernel, self, other)
+
+# ---- special_ive
+def _special_ive__backward(grad, self, other, result, needs):
+    return (
+        grad * ((special_ive(self - 1, other) + special_ive(self + 1, other)) * 0.5 - other.sgn() * result) if needs[0] else None,
+    )
+def _special_ive__backward_np(grad, self, other, result, needs):
+    return (
+        grad * ((sp.ive(self - 1, other) + sp.ive(self + 1, other)) * 0.5 - K.sgn(other) * result) if needs[0] else None,
+    )
+def _special_ive__jvp(self, other_p, other_t, result):
+    return other_t * ((special_ive(self - 1, other_p) + special_ive(self + 1, other_p)) * 0.5 - other_p.sgn() * result)
+def _special_ive__jvp_np(self, other_p, other_t, result):
+    return other_t * ((sp.ive(self - 1, other_p) + sp.ive(self + 1, other_p)) * 0.5 - K.sgn(other_p) * result)
+def _special_ive__kernel(self, other):
+    _r = sp.ive(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_IVE = Op('special_ive', _special_ive__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_ive__backward, backward_np=_special_ive__backward_np, jvp=laid_out(_special_ive__jvp, 2), jvp_np=laid_out(_special_ive__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), (2,))), batch='elementwise')
+def special_ive(self, other):
+    """Exponentially scaled iv: iv(v, x) exp(-|x|); differentiable in x. Example: pf.special_ive(pf.tensor(1.0), pf.tensor([2.0]))"""
+    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
+        _self = self._data
+        _other = other._data
+        try:
+            _r = sp.ive(_self, _other)
+            if _r.ndim > 1:  # (a result of fewer dims has one layout)
+                _r = K.elementwise_layout(_r, _self, _other)
+        except Exception as _e:
+            raise op_error(SPECIAL_IVE, (self, other), (), _e) from None
+        if type(_r) is _ndarray and _r.base is None:
+            _t = _new(Tensor)
+            _t._data = _r
+            return _t
+        return fresh(_r, (_self, _other))
+    return run2(SPECIAL_IVE, _special_ive__kernel, self, other)
+
+# ---- special_jv
+def _special_jv__backward(grad, self, other, result, needs):
+    return (grad * (special_jv(self - 1, other) - special_jv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_jv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.jv(self - 1, other) - sp.jv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_jv__jvp(self, other_p, other_t, result):
+    return other_t * (special_jv(self - 1, other_p) - special_jv(self + 1, other_p)) * 0.5
+def _special_jv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.jv(self - 1, other_p) - sp.jv(self + 1, other_p)) * 0.5
+def _special_jv__kernel(self, other):
+    _r = sp.jv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_JV = Op('special_jv', _special_jv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_jv__backward, backward_np=_special_jv__backward_np, jvp=laid_out(_special_jv__jvp, 2), jvp_np=laid_out(_special_jv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+def special_jv(self, other):
+    """Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_jv(pf.tensor(1.0), pf.tensor([2.0]))"""
+    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
+        _self = self._data
+        _other = other._data
+        try:
+            _r = sp.jv(_self, _other)
+            if _r.ndim > 1:  # (a result of fewer dims has one layout)
+                _r = K.elementwise_layout(_r, _self, _other)
+        except Exception as _e:
+            raise op_error(SPECIAL_JV, (self, other), (), _e) from None
+        if type(_r) is _ndarray and _r.base is None:
+            _t = _new(Tensor)
+            _t._data = _r
+            return _t
+        return fresh(_r, (_self, _other))
+    return run2(SPECIAL_JV, _special_jv__kernel, self, other)
+
+# ---- special_yv
+def _special_yv__backward(grad, self, other, result, needs):
+    return (grad * (special_yv(self - 1, other) - special_yv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_yv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.yv(self - 1, other) - sp.yv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_yv__jvp(self, other_p, other_t, result):
+    return other_t * (special_yv(self - 1, other_p) - special_yv(self + 1, other_p)) * 0.5
+def _special_yv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.yv(self - 1, other_p) - sp.yv(self + 1, other_p)) * 0.5
+def _special_yv__kernel(self, other):
+    _r = sp.yv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_YV = Op('special_yv', _special_yv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_yv__backward, backward_np=_special_yv__backward_np, jvp=laid_out(_special_yv__jvp, 2), jvp_np=laid_out(_special_yv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+def special_yv(self, other):
+    """Bessel function of the second kind of real order v = self at x = other > 0; differentiable in x. Example: pf.special_yv(pf.tensor(1.0), pf.tensor([2.0]))"""
+    if type(self) is Tensor and type(other) is Tensor and not (self._ad or other._ad):
+        _self = self._data
+        _other = other._data
+        try:
+            _r = sp.yv(_self, _other)
+            if _r.ndim > 1:  # (a result of fewer dims has one layout)
+                _r = K.elementwise_layout(_r, _self, _other)
+        except Exception as _e:
+            raise op_error(SPECIAL_YV, (self, other), (), _e) from None
+        if type(_r) is _ndarray and _r.base is None:
+            _t = _new(Tensor)
+            _t._data = _r
+            return _t
+        return fresh(_r, (_self, _other))
+    return run2(SPECIAL_YV, _special_yv__kernel, self, other)
+
+# ---- special_betainc
+def _special_betainc__backward(grad, self, other, x, result, needs):
+    return (
+        grad * exp(xlogy(self - 1, x) + special_xlog1py(other - 1, -x) - special_betaln(self, other)) if needs[0] else None,
+    )
+def _special_betainc__jvp(self, other, x_p, x_t, result):
+    return x_t * exp(xlogy(self - 1, x_p) + special_xlog1py(other - 1, -x_p) - special_betaln(self, other))
+def _special_betainc__kernel(self, other, x):
+    _r = sp.betainc(self, other, x)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other, x)
+SPECIAL_BETAINC = Op('special_betainc', _special_betainc__kernel, ('self', 'other', 'x'), ('T', 'T', 'T'), (False, False, True), backward=_special_betainc__backward, jvp=laid_out(_special_betainc__jvp, 3), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None)), batch='elementwise')
+def special_betainc(self, other, x):
+    """Regularised incomplete beta I_x(a, b), a = self, b = other; differentiable in x. Example: pf.special_betainc(pf.tensor(2.0), pf.tensor(3.0), pf.tensor([0.5]))"""
+    return apply(SPECIAL_BETAINC, (self, other, x), ())
+
 # ---- tables
 RECORDS = (  # every Op, in YAML order
     NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
@@ -5441,7 +5584,8 @@ RECORDS = (  # every Op, in YAML order
     SPECIAL_LOG_NDTR, SPECIAL_ERFCX, SPECIAL_XLOG1PY, SINC, SPECIAL_ENTR, _SPECIAL_ZETA, SPECIAL_BESSEL_J0,
     SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
     SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
-    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC,
+    SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC, SPECIAL_IV,
+    SPECIAL_IVE, SPECIAL_JV, SPECIAL_YV, SPECIAL_BETAINC,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]
@@ -5503,7 +5647,7 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat
+vander diagflat special_iv special_ive special_jv special_yv special_betainc
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
