@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as _onp
 
-from ..methods.numpy_values import array, asarray_or_value as asarray, as_t as _as_t, has_tensor as _has_tensor
-from . import fft, linalg, random
+from ..methods.numpy_values import array, asarray_or_value as asarray  # noqa: F401 - public names
+from ..methods.numpy_values import as_t as _as_t, has_tensor as _has_tensor
+from . import fft, linalg, random  # noqa: F401 - NumPy's submodules
 from .wrapping import wrap_namespace as _wrap_namespace
 
 _SKIP = {"array", "asarray", "r_", "c_", "fft", "linalg", "random", "testing"}
