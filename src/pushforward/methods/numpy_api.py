@@ -37,6 +37,7 @@ from ..core.tensor import Tensor
 from . import numpy_math as M
 from . import numpy_table as T
 from .numpy_values import as_t as _deep_as_t
+from .scipy_special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace", "METHODS", "handler"]
 
@@ -170,6 +171,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if name == "floor_divide":
             _no_extra(who, kwargs)
             return _pf().div(*inputs, rounding_mode="floor")
+        if target is None and ufunc in SCIPY_UFUNCS:
+            _no_extra(who, kwargs)
+            return SCIPY_UFUNCS[ufunc](*inputs)
         if target is None and name in M.UFUNC_COMPOSITES:
             _no_extra(who, kwargs)
             return M.UFUNC_COMPOSITES[name](*inputs)
