@@ -6,6 +6,7 @@
 """
 
 import numpy.random as _npr
-from numpy.random import *  # noqa: F401,F403 - NumPy's random functions, unchanged
+
+globals().update({n: getattr(_npr, n) for n in dir(_npr) if not n.startswith("_")})
 
 __all__ = sorted(n for n in dir(_npr) if not n.startswith("_"))

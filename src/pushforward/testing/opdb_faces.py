@@ -5,7 +5,7 @@ tensors through NumPy's own dispatch (NEP 13/18, `numpy` itself) and through `pu
 reference and derivatives against finite differences (reverse, forward, second order).
 
 >>> sorted(NUMPY_FACES)[:3]
-['angle', 'append', 'array_split']
+['angle', 'append', 'append_axis']
 """
 
 from __future__ import annotations

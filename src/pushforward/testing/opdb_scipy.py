@@ -5,6 +5,8 @@ opdb._build. The argument is each sample's input (the order is a constant argume
 
 from __future__ import annotations
 
+from typing import Callable
+
 import scipy.special as sp
 
 from ..ops import generated as ops
@@ -28,7 +30,7 @@ def _betainc(m):
     ]
 
 
-def register(add) -> None:
+def register(add: Callable) -> None:
     for name, ref in (("special_iv", sp.iv), ("special_ive", sp.ive), ("special_jv", sp.jv), ("special_yv", sp.yv)):
         op = getattr(ops, name)
         add(OpInfo(name, lambda x, v, op=op: op(v, x), _orders, lambda x, v, ref=ref: ref(v, x), REAL))
