@@ -20,7 +20,10 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
 from . import numpy_math as M
+from . import numpy_misc as X
+from . import numpy_poly as P
 from . import numpy_shapes as S
+from . import numpy_stats as ST
 from .numpy_values import as_t
 
 __all__ = ["extra_functions", "fft_functions", "NO_DERIVATIVE", "VALUES_ONLY", "no_derivative_error"]
@@ -54,12 +57,24 @@ VALUES_ONLY: dict[str, str] = {
             "tril_indices_from",
             "triu_indices_from",
             "diag_indices_from",
+            "ravel_multi_index",
+            "unravel_index",
+            "ix_",
         ],
         _INDEX,
     ),
     **dict.fromkeys(["isin", "array_equiv", "isreal", "iscomplex", "isneginf", "isposinf"], _BOOL),
     **dict.fromkeys(
-        ["result_type", "min_scalar_type", "can_cast", "common_type", "may_share_memory", "shares_memory"], _SHAPE
+        [
+            "result_type",
+            "min_scalar_type",
+            "can_cast",
+            "common_type",
+            "may_share_memory",
+            "shares_memory",
+            "einsum_path",
+        ],
+        _SHAPE,
     ),
 }
 
@@ -88,6 +103,13 @@ NO_DERIVATIVE: dict[str, str] = {
     ),
     **dict.fromkeys(["save", "savez", "savez_compressed", "savetxt", "array2string", "array_repr", "array_str"], _IO),
     **dict.fromkeys(["packbits", "unpackbits"], _INT),
+    **dict.fromkeys(
+        ["put", "putmask", "place", "copyto", "fill_diagonal", "put_along_axis"],
+        "it writes into its argument in place; on tensors write with indexing (t[idx] = v), which records it",
+    ),
+    **dict.fromkeys(["busday_count", "busday_offset", "is_busday", "datetime_as_string"], "it works on dates"),
+    "insert": "not implemented on tensors yet; build the result with np.concatenate",
+    "polydiv": "not implemented on tensors yet (a data-dependent division length)",
 }
 
 
@@ -226,6 +248,13 @@ def extra_functions(pf: Any) -> dict:
         np.nansum: M.nansum,
         np.nanmean: M.nanmean,
         np.sinc: M.sinc,
+        **{getattr(np, n): getattr(ST, n) for n in ST.__all__},
+        **{getattr(np, n): getattr(P, n) for n in P.__all__},
+        **{getattr(np, n): getattr(X, n) for n in X.__all__},
+        np.i0: lambda x: pf.special.i0(as_t(x)),
+        np.linalg.tensorinv: lambda a, ind=2: pf.linalg.tensorinv(as_t(a), ind),
+        np.linalg.tensorsolve: lambda a, b, axes=None: pf.linalg.tensorsolve(as_t(a), as_t(b), axes),
+        np.linalg.vecdot: lambda x1, x2, /, *, axis=-1: M.UFUNC_COMPOSITES["vecdot"](x1, x2, axis),
         np.linalg.svd: _svd(pf),
         np.linalg.eigh: _eigh(pf),
         np.linalg.eigvalsh: _eigvalsh(pf),
