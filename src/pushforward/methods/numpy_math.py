@@ -24,6 +24,7 @@ from .numpy_values import as_t
 
 __all__ = [
     "UFUNC_COMPOSITES",
+    "NO_DERIVATIVE_UFUNCS",
     "tensordot",
     "kron",
     "dot",
@@ -96,6 +97,9 @@ def _no_derivative(name: str) -> Callable:
     return f
 
 
+# NumPy ufuncs whose results have no derivative (they raise on tensors, naming why)
+NO_DERIVATIVE_UFUNCS = ("spacing", "nextafter", "frexp")
+
 # NumPy ufunc name -> a composite of ops computing the same values
 UFUNC_COMPOSITES: dict[str, Callable] = {
     "deg2rad": lambda x: _floating(as_t(x)) * (math.pi / 180.0),
@@ -117,9 +121,7 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "vecmat": lambda v, a: ops.einsum("...j,...ji->...i", ops.conj(as_t(v)), as_t(a)),
     "modf": lambda x: (as_t(x) - ops.trunc(as_t(x)), ops.trunc(as_t(x))),
     "divmod": lambda a, b: (ops.div(as_t(a), b, rounding_mode="floor"), ops.remainder(as_t(a), b)),
-    "spacing": _no_derivative("spacing"),
-    "nextafter": _no_derivative("nextafter"),
-    "frexp": _no_derivative("frexp"),
+    **{n: _no_derivative(n) for n in NO_DERIVATIVE_UFUNCS},
 }
 
 

@@ -78,7 +78,7 @@ VALUES_ONLY: dict[str, str] = {
     ),
 }
 
-# NumPy function name -> why it has no derivative; on tensors these raise, naming the reason
+# NumPy function name -> why it does not run on tensors; these raise, naming the reason
 NO_DERIVATIVE: dict[str, str] = {
     **dict.fromkeys(
         [
@@ -105,9 +105,11 @@ NO_DERIVATIVE: dict[str, str] = {
     **dict.fromkeys(["packbits", "unpackbits"], _INT),
     **dict.fromkeys(
         ["put", "putmask", "place", "copyto", "fill_diagonal", "put_along_axis"],
-        "it writes into its argument in place; on tensors write with indexing (t[idx] = v), which records it",
+        "it writes into its argument in place; on tensors write with indexing (t[idx] = v), which is recorded",
     ),
-    **dict.fromkeys(["busday_count", "busday_offset", "is_busday", "datetime_as_string"], "it works on dates"),
+    **dict.fromkeys(
+        ["busday_count", "busday_offset", "is_busday", "datetime_as_string"], "no derivative: it works on dates"
+    ),
     "insert": "not implemented on tensors yet; build the result with np.concatenate",
     "polydiv": "not implemented on tensors yet (a data-dependent division length)",
 }
@@ -115,7 +117,7 @@ NO_DERIVATIVE: dict[str, str] = {
 
 def no_derivative_error(name: str) -> OpTypeError:
     return OpTypeError(
-        f"np.{name} has no derivative ({NO_DERIVATIVE[name]}), so it has no pushforward op; call it on "
+        f"np.{name} does not run on pushforward tensors ({NO_DERIVATIVE[name]}); call it on "
         "t.detach().numpy() for the values"
     )
 
