@@ -18,7 +18,9 @@ import scipy.stats
 import pushforward as pf
 import pushforward.numpy as pnp
 import pushforward.scipy as psp
-from pushforward.testing.opdb_faces import NUMPY_FACES, SCIPY_FACES
+from pushforward.testing.opdb_faces import NUMPY_FACES, SCIPY_FACES, check_face, face_inputs, faces_database
+
+FACES = faces_database()[0]
 
 
 def _leaves(out):
@@ -39,23 +41,6 @@ def _check_values(got, want, tol):
         numpy.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-def _tensors(face):
-    return [
-        pf.tensor(numpy.asarray(x, dtype=float), requires_grad=i in face.argnums) for i, x in enumerate(face.inputs)
-    ]
-
-
-def _run(face, ns):
-    def f(*diff):
-        args = list(_tensors(face))
-        for i, d in zip(face.argnums, diff):
-            args[i] = d
-        out = face.fn(ns, *args)
-        return tuple(o for o in _leaves(out) if isinstance(o, pf.Tensor) and o.dtype.kind in "fc")
-
-    return f
-
-
 NUMPY_CASES = [
     (n, ns)
     for n in NUMPY_FACES
@@ -68,19 +53,9 @@ NUMPY_CASES = [
 def test_numpy_face_values(name, ns):
     face = NUMPY_FACES[name]
     want = face.fn(numpy, *face.inputs)
-    got = face.fn(numpy if ns == "dispatch" else pnp, *_tensors(face))
+    got = face.fn(numpy if ns == "dispatch" else pnp, *face_inputs(face))
     assert all(isinstance(x, pf.Tensor) for x in _leaves(got)), type(got)
     _check_values(got, want, 1e-10)
-
-
-@pytest.mark.parametrize("name,ns", NUMPY_CASES, ids=[f"{n}-{ns}" for n, ns in NUMPY_CASES])
-def test_numpy_face_derivatives(name, ns):
-    face = NUMPY_FACES[name]
-    f = _run(face, numpy if ns == "dispatch" else pnp)
-    xs = [t for i, t in enumerate(_tensors(face)) if i in face.argnums]
-    assert pf.autograd.gradcheck(f, xs, check_forward_ad=True)
-    if face.gradgrad:
-        assert pf.autograd.gradgradcheck(f, xs)
 
 
 @pytest.mark.parametrize("name", list(SCIPY_FACES))
@@ -89,18 +64,16 @@ def test_scipy_face_values(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = face.fn(scipy, *face.inputs)
-    got = face.fn(psp, *_tensors(face))
+    got = face.fn(psp, *face_inputs(face))
     _check_values(got, want, 1e-7 if name == "odeint" else 1e-9)
 
 
-@pytest.mark.parametrize("name", list(SCIPY_FACES))
-def test_scipy_face_derivatives(name):
-    face = SCIPY_FACES[name]
-    f = _run(face, psp)
-    xs = [t for i, t in enumerate(_tensors(face)) if i in face.argnums]
-    assert pf.autograd.gradcheck(f, xs, check_forward_ad=True)
-    if face.gradgrad:
-        assert pf.autograd.gradgradcheck(f, xs)
+@pytest.mark.parametrize("name", list(FACES))
+def test_face_derivatives(name):
+    """gradcheck (reverse, forward) and gradgradcheck in every namespace: `pushforward check --faces`."""
+    res = check_face(name)
+    assert res["error"] is None, res["error"]
+    assert res["backward"] and res["forward"] and res["fwd_over_rev"] is not False
 
 
 def test_coverage_table_in_the_docs_is_current():

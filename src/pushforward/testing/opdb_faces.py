@@ -14,8 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+import scipy
+import scipy.integrate  # noqa: F401 - the references' submodules
+import scipy.linalg  # noqa: F401
+import scipy.signal  # noqa: F401
+import scipy.special  # noqa: F401
+import scipy.stats  # noqa: F401
 
-__all__ = ["Face", "NUMPY_FACES", "SCIPY_FACES"]
+from .. import numpy as pnumpy
+from .. import scipy as pscipy
+from ..autograd.gradcheck import gradcheck, gradgradcheck
+from ..core.creation import tensor
+
+__all__ = ["Face", "NUMPY_FACES", "SCIPY_FACES", "check_face", "faces_database", "face_inputs", "face_function"]
 
 
 @dataclass
@@ -264,3 +275,65 @@ SCIPY_FACES: dict[str, Face] = {
         lambda sp, ab, b: sp.linalg.solve_banded((1, 1), ab, b), (_r(3, 4) + [[0], [3], [0]], V4), (0, 1)
     ),
 }
+
+
+def _namespaces(name: str) -> tuple:
+    if name.startswith("scipy."):
+        return SCIPY_FACES[name[6:]], scipy, [pscipy]
+    face = NUMPY_FACES[name[3:]]
+    return face, np, ([np] if face.dispatch else []) + [pnumpy]
+
+
+def _leaves(out: Any) -> list:
+    if isinstance(out, (list, tuple)):
+        return [x for o in out for x in _leaves(o)]
+    return [out]
+
+
+def face_inputs(face: Face) -> list:
+    """Fresh tensors of the face's inputs (those differentiated require grad)."""
+    return [tensor(np.asarray(x, dtype=float), requires_grad=i in face.argnums) for i, x in enumerate(face.inputs)]
+
+
+def face_function(face: Face, ns: Any) -> Callable:
+    """The face as a function of its differentiated inputs, returning its floating tensor outputs."""
+
+    def f(*diff: Any) -> tuple:
+        args = face_inputs(face)
+        for i, d in zip(face.argnums, diff):
+            args[i] = d
+        out = face.fn(ns, *args)
+        return tuple(o for o in _leaves(out) if hasattr(o, "dtype") and np.dtype(o.dtype).kind in "fc")
+
+    return f
+
+
+def check_face(name: str, fast: bool = False) -> dict:
+    """gradcheck (reverse and forward) and gradgradcheck of one face in every namespace it runs in,
+    and its values against NumPy/SciPy: the result row of `pushforward check --faces`."""
+    face, ref_ns, namespaces = _namespaces(name)
+    res = {"backward": True, "forward": True, "fwd_over_rev": None, "kind": "face", "error": None}
+    try:
+        want = [np.asarray(v) for v in _leaves(face.fn(ref_ns, *face.inputs))]
+        for ns in namespaces:
+            got = [v.detach().numpy() for v in _leaves(face.fn(ns, *face_inputs(face)))]
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-9)
+            f = face_function(face, ns)
+            xs = [t for i, t in enumerate(face_inputs(face)) if i in face.argnums]
+            res["backward"] = res["backward"] and gradcheck(f, xs, fast_mode=fast)
+            res["forward"] = res["forward"] and gradcheck(
+                f, xs, check_forward_ad=True, check_backward_ad=False, fast_mode=fast
+            )
+            if face.gradgrad:
+                res["fwd_over_rev"] = gradgradcheck(f, xs, fast_mode=fast) and res["fwd_over_rev"] is not False
+    except Exception as e:  # noqa: BLE001 - a failing check is this face's failure, reported in its row
+        res.update(backward=False, error=f"{type(e).__name__}: {e}")
+    return res
+
+
+def faces_database() -> tuple[dict, Callable]:
+    """(every face by its name, "np.<name>" or "scipy.<name>"; check_face): `pushforward check --faces`."""
+    faces = {f"np.{n}": f for n, f in NUMPY_FACES.items()}
+    faces.update({f"scipy.{n}": f for n, f in SCIPY_FACES.items()})
+    return faces, check_face
