@@ -357,26 +357,22 @@ def cov(
     *,
     dtype: Any = None,
 ) -> Tensor:
-    """NumPy's cov (unweighted): rows are variables unless rowvar=False."""
-    if fweights is not None or aweights is not None:
-        raise OpTypeError("np.cov: fweights/aweights are not supported on pushforward tensors")
+    """NumPy's cov (in float64, as NumPy): rows are variables unless rowvar=False."""
     x = _cov_inputs(m, y, rowvar)
+    x = x if x.is_complex() else x.to(np.dtype(np.float64))
     if ddof is None:
         ddof = 0 if bias else 1
-    xc = x - ops.mean(x, 1, True)
-    c = ops.matmul(xc, ops.conj(xc).T if xc.is_complex() else xc.T) / (x.shape[1] - ddof)
-    c = c.squeeze() if c.shape == (1, 1) else c
+    fw = None if fweights is None else as_t(fweights)
+    aw = None if aweights is None else as_t(aweights)
+    c = ops.cov(x, correction=int(ddof), fweights=fw, aweights=aw)
     return c if dtype is None else c.to(np.dtype(dtype))
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tensor:
-    """NumPy's corrcoef: the covariance normalised by the standard deviations."""
-    c = cov(x, y, rowvar, dtype=dtype)
-    if c.ndim == 0:
-        return c / c
-    d = ops.sqrt(ops.diagonal(c, 0, 0, 1).real if c.is_complex() else ops.diagonal(c, 0, 0, 1))
-    c = c / d.reshape(-1, 1) / d.reshape(1, -1)
-    return c if c.is_complex() else ops.clamp(c, -1.0, 1.0)
+    """NumPy's corrcoef (in float64): the covariance normalised by the standard deviations."""
+    v = _cov_inputs(x, y, rowvar)
+    c = ops.corrcoef(v if v.is_complex() else v.to(np.dtype(np.float64)))
+    return c if dtype is None else c.to(np.dtype(dtype))
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False) -> Any:

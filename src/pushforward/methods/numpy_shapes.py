@@ -77,31 +77,26 @@ def atleast_3d(*arys: Any) -> Any:
     return _atleast(3, arys)
 
 
-def _cat(ts: list, axis: int, dtype: Any = None) -> Tensor:
-    r = ops.cat(ts, axis)
-    return r if dtype is None else r.to(np.dtype(dtype))
-
-
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
     """NumPy's hstack: along axis 1, or axis 0 for 1-D inputs."""
-    ts = [atleast_1d(a) for a in tup]
-    return _cat(ts, 0 if ts and ts[0].ndim == 1 else 1, dtype)
+    r = ops.hstack([as_t(a) for a in tup])
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
     """NumPy's vstack: along axis 0 after atleast_2d."""
-    return _cat([atleast_2d(a) for a in tup], 0, dtype)
+    r = ops.vstack([as_t(a) for a in tup])
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def dstack(tup: Any) -> Tensor:
     """NumPy's dstack: along axis 2 after atleast_3d."""
-    return _cat([atleast_3d(a) for a in tup], 2)
+    return ops.dstack([as_t(a) for a in tup])
 
 
 def column_stack(tup: Any) -> Tensor:
     """NumPy's column_stack: 1-D inputs become columns."""
-    ts = [as_t(a) for a in tup]
-    return _cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in ts], 1)
+    return ops.column_stack([as_t(a) for a in tup])
 
 
 def block(arrays: Any) -> Tensor:

@@ -5564,6 +5564,36 @@ def special_betainc(self, other, x):
     """Regularised incomplete beta I_x(a, b), a = self, b = other; differentiable in x. Example: pf.special_betainc(pf.tensor(2.0), pf.tensor(3.0), pf.tensor([0.5]))"""
     return apply(SPECIAL_BETAINC, (self, other, x), ())
 
+# ---- hstack (composite)
+def hstack(tensors):
+    """Concatenation along dim 1 (dim 0 for 1-D tensors), as NumPy's hstack. Example: pf.hstack([pf.ones(2), pf.zeros(1)])"""
+    return c_hstack(tensors)
+
+# ---- vstack (composite)
+def vstack(tensors):
+    """Concatenation along dim 0 of the tensors made at least 2-D, as NumPy's vstack. Example: pf.vstack([pf.ones(2), pf.zeros(2)])"""
+    return c_vstack(tensors)
+
+# ---- dstack (composite)
+def dstack(tensors):
+    """Concatenation along dim 2 of the tensors made at least 3-D, as NumPy's dstack. Example: pf.dstack([pf.ones(2), pf.zeros(2)]).shape"""
+    return c_dstack(tensors)
+
+# ---- column_stack (composite)
+def column_stack(tensors):
+    """1-D tensors as columns, concatenated along dim 1. Example: pf.column_stack([pf.ones(2), pf.zeros(2)])"""
+    return c_column_stack(tensors)
+
+# ---- cov (composite)
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows (variables) over the columns (observations), with frequency and observation weights, as torch.cov. Example: pf.cov(pf.tensor([[1.0, 2.0, 4.0]]))"""
+    return c_cov(self, correction, fweights, aweights)
+
+# ---- corrcoef (composite)
+def corrcoef(self):
+    """Pearson correlation coefficients of the rows, as torch.corrcoef. Example: pf.corrcoef(pf.tensor([[1.0, 2.0, 4.0], [1.0, 0.0, 2.0]]))"""
+    return c_corrcoef(self)
+
 # ---- tables
 RECORDS = (  # every Op, in YAML order
     NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
@@ -5619,7 +5649,7 @@ special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri spec
 special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
-special_airy_ai inner addr pinverse cross qr triangular_solve diagflat
+special_airy_ai inner addr pinverse cross qr triangular_solve diagflat cov corrcoef
 """)
 FUNCTIONS = _table("""
 neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
@@ -5647,7 +5677,8 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat special_iv special_ive special_jv special_yv special_betainc
+vander diagflat special_iv special_ive special_jv special_yv special_betainc hstack vstack dstack column_stack
+cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
