@@ -171,6 +171,7 @@ TYPED_MODULES = PUBLIC_MODULES + [
     "pushforward.testing.opinfo",
     "pushforward.testing.opdb_nn",
     "pushforward.testing.opdb_linalg",
+    "pushforward.testing.opdb_scipy",
     "pushforward.ops.composites.util",
     "pushforward.func.vmapping",
     "pushforward.core.pytree",

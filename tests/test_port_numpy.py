@@ -239,16 +239,16 @@ def test_existing_numpy_code_differentiates_unmodified():
 
 def test_unmapped_numpy_function_raises_naming_it():
     x = pf.tensor(A)
-    with pytest.raises(TypeError, match=r"np\.sort"):
-        np.sort(x)
+    with pytest.raises(TypeError, match=r"np\.unique"):
+        np.unique(x)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, pf.ones_like(x))
-        with pytest.raises(TypeError, match=r"np\.median"):
-            np.median(d)
+        with pytest.raises(TypeError, match=r"np\.insert"):
+            np.insert(d, 0, 1.0)
         with pytest.raises(TypeError, match=r"np\.add\.at"):
             np.add.at(d, [0], 1.0)
-        with pytest.raises(TypeError, match=r"np\.cbrt"):
-            np.cbrt(d)
+        with pytest.raises(TypeError, match=r"np\.spacing"):
+            np.spacing(d)
         with pytest.raises(TypeError, match="out="):
             np.sin(d, out=np.empty((2, 3)))
         with pytest.raises(TypeError, match="out="):

@@ -204,6 +204,13 @@ def _load_opdb():
     return OPS, check_op
 
 
+def _load_faces():
+    # Imported on demand, as the op database: only `check --faces` needs the NumPy/SciPy faces.
+    from pushforward.testing.opdb_faces import faces_database
+
+    return faces_database()
+
+
 def _load_lazy(ops: dict) -> Callable | None:
     """check_lazy (testing/lazycheck.py: the op on Dask-backed inputs) for the lazy column, or None
     without Dask, or when `ops` is not the op database."""
@@ -596,6 +603,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--compiled", action="store_true", help="add a column: gradcheck (forward and backward) through pf.compile"
     )
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
+    c.add_argument(
+        "--faces",
+        action="store_true",
+        help="check the NumPy/SciPy faces (pushforward.numpy, .scipy) instead of the ops",
+    )
     o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
     o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
     _add_bench_parser(sub)
@@ -612,7 +624,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return demo()
     if args.command == "check":
         return run_check(
-            args.ops, fast=args.fast, progress=not args.no_progress, verbose=args.verbose, compiled=args.compiled
+            args.ops,
+            fast=args.fast,
+            progress=not args.no_progress,
+            verbose=args.verbose,
+            compiled=args.compiled,
+            loader=_load_faces if args.faces else None,
         )
     if args.command == "ops":
         return run_ops(args.ops)

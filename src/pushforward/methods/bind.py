@@ -164,6 +164,8 @@ def bind() -> None:
     Tensor.__array_ufunc__ = numpy_api.array_ufunc
     Tensor.__array_function__ = numpy_api.array_function
     Tensor.__array__ = numpy_api.array
+    for name, fn in numpy_api.METHODS.items():  # ndarray methods NumPy code calls
+        setattr(Tensor, name, fn)
 
 
 def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:

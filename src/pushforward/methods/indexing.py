@@ -35,7 +35,8 @@ def _normalize(index):
             basic = basic and it.ndim == 0 and it.dtype.kind in "iu"
             if it.ndim == 0 and it.dtype.kind in "iu":
                 it = int(it)
-        elif isinstance(it, (list, np.ndarray)):
+        elif isinstance(it, (list, np.ndarray)) or (isinstance(it, tuple) and isinstance(index, tuple)):
+            # a tuple inside the index tuple is a sequence of indices, as NumPy reads it
             basic = False
             it = np.asarray(it)
             if it.dtype.kind not in "iub" and it.size:

@@ -34,8 +34,12 @@ import numpy as np
 from ..errors import OpError, OpTypeError, OpValueError, check_dim
 from ..core.lazy import concrete
 from ..core.tensor import Tensor
+from . import numpy_math as M
+from . import numpy_table as T
+from .numpy_values import as_t as _deep_as_t
+from .scipy_special import SCIPY_UFUNCS
 
-__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace"]
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace", "METHODS", "handler"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
@@ -167,6 +171,12 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if name == "floor_divide":
             _no_extra(who, kwargs)
             return _pf().div(*inputs, rounding_mode="floor")
+        if target is None and ufunc in SCIPY_UFUNCS:
+            _no_extra(who, kwargs)
+            return SCIPY_UFUNCS[ufunc](*inputs)
+        if target is None and name in M.UFUNC_COMPOSITES:
+            _no_extra(who, kwargs)
+            return M.UFUNC_COMPOSITES[name](*inputs)
         if target is None:
             raise _unsupported(who)
         dtype = kwargs.pop("dtype", None)
@@ -174,9 +184,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
-            inputs = tuple(i.to(dtype) if isinstance(i, Tensor) else i for i in inputs)
+            inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
         out = _fn(target)(*inputs)
-        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(dtype)
+        return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
     if method == "reduce" and name in _REDUCE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
@@ -184,14 +194,14 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
-        return out if dtype is None else out.to(dtype)
+        return out if dtype is None else out.to(np.dtype(dtype))
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         out = _fn(_ACCUMULATE[name])(_as_t(x), axis)
-        return out if dtype is None else out.to(dtype)
+        return out if dtype is None else out.to(np.dtype(dtype))
     if method == "outer" and name == "multiply":
         _no_extra(who, kwargs)
         a, b = (_as_t(v) for v in inputs)
@@ -207,7 +217,7 @@ def _unsupported(who: str) -> TypeError:
 
 
 def _as_t(x) -> Tensor:
-    return x if isinstance(x, Tensor) else _pf().as_tensor(x)
+    return x if isinstance(x, Tensor) else _deep_as_t(x)
 
 
 def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
@@ -245,7 +255,7 @@ def _std_var(name):
         _no_extra(f"np.{name}", dict(out=out, **kw), ("correction",) if "correction" in kw else ())
         correction = kw.pop("correction", ddof)
         r = _fn(name)(_floating(_as_t(a)), dim=axis, correction=correction, keepdim=keepdims)
-        return r if dtype is None else r.to(dtype)
+        return r if dtype is None else r.to(np.dtype(dtype))
 
     return f
 
@@ -283,23 +293,13 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if axis is None:
         ts, axis = [t.reshape(-1) for t in ts], 0
     r = _pf().cat(ts, axis)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     _no_extra("np.stack", dict(out=out, casting=casting))
     r = _pf().stack([_as_t(a) for a in arrays], axis)
-    return r if dtype is None else r.to(dtype)
-
-
-def _hstack(tup, dtype=None, casting="same_kind"):
-    ts = [_as_t(a) for a in tup]
-    return _concatenate(ts, 0 if all(t.ndim == 1 for t in ts) else 1, dtype=dtype, casting=casting)
-
-
-def _vstack(tup, dtype=None, casting="same_kind"):
-    ts = [_as_t(a) for a in tup]
-    return _concatenate([t.reshape(1, -1) if t.ndim == 1 else t for t in ts], 0, dtype=dtype, casting=casting)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _reshape(a, *args, **kwargs):
@@ -337,21 +337,6 @@ def _expand_dims(a, axis):
     return x
 
 
-def _dot(a, b, out=None):
-    _no_extra("np.dot", dict(out=out))
-    a, b = _as_t(a), _as_t(b)
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    if a.ndim <= 2 and b.ndim <= 2:
-        return _pf().matmul(a, b)
-    raise _unsupported("np.dot with an operand of more than 2 dims (use np.matmul or np.einsum)")
-
-
-def _einsum(subscripts, *operands, out=None, optimize=False, **kw):
-    _no_extra("np.einsum", dict(out=out, **kw))
-    return _pf().einsum(subscripts, *[_as_t(o) for o in operands])
-
-
 def _where(condition, *xy):
     if not xy:
         raise _unsupported("np.where with one argument (np.nonzero)")
@@ -381,7 +366,7 @@ def _roll(a, shift, axis=None):
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _no_extra("np.trace", dict(out=out))
     r = _as_t(a).diagonal(offset, axis1, axis2).sum(-1)
-    return r if dtype is None else r.to(dtype)
+    return r if dtype is None else r.to(np.dtype(dtype))
 
 
 def _round(a, decimals=0, out=None):
@@ -448,8 +433,6 @@ def _functions() -> dict:
         np.cumprod: _cum("cumprod"),
         np.concatenate: _concatenate,
         np.stack: _stack,
-        np.hstack: _hstack,
-        np.vstack: _vstack,
         np.reshape: _reshape,
         np.ravel: lambda a, order="C": _reshape(a, -1, order),
         np.transpose: _transpose,
@@ -460,12 +443,10 @@ def _functions() -> dict:
         np.broadcast_to: lambda array, shape, subok=False: _as_t(array).broadcast_to(
             *((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
         ),
-        np.dot: _dot,
         np.vdot: lambda a, b: _pf().dot(_as_t(a).conj().reshape(-1), _as_t(b).reshape(-1)),
         np.inner: _inner,
         np.fix: lambda x, out=None: _pf().trunc(_as_t(x)),
         np.outer: lambda a, b, out=None: _pf().outer(_as_t(a).reshape(-1), _as_t(b).reshape(-1)),
-        np.einsum: _einsum,
         np.diagonal: lambda a, offset=0, axis1=0, axis2=1: _as_t(a).diagonal(offset, axis1, axis2),
         np.trace: _trace,
         np.tril: lambda m, k=0: _pf().tril(_as_t(m), k),
@@ -518,6 +499,7 @@ def _functions() -> dict:
         table[np.linalg.eigh] = _one_triangle("eigh")
         table[np.linalg.eigvalsh] = _one_triangle("eigvalsh")
         table[np.linalg.cholesky] = _one_triangle("cholesky")
+    table.update(T.extra_functions(pf))
     return table
 
 
@@ -602,3 +584,34 @@ def use_namespace(namespace: Any) -> None:
     this module cannot import it); methods.bind attaches the protocols to Tensor."""
     global _PF
     _PF = namespace
+
+
+def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True, copy: bool = True):
+    """ndarray.astype: the tensor in dtype (a differentiable cast; a copy when copy=True)."""
+    _no_extra("ndarray.astype", dict(order=order, subok=subok))
+    if np.dtype(dtype) == self.dtype:
+        return self.clone() if copy else self
+    return self.to(np.dtype(dtype))
+
+
+def _ndarray_dot(self: Tensor, b: Any, out: Any = None) -> Tensor:
+    return M.dot(self, b, out)
+
+
+# ndarray methods NumPy code calls that torch's Tensor lacks (or has with a narrower meaning: torch's
+# dot takes 1-D tensors only, NumPy's is the general product, which agrees on 1-D)
+METHODS: dict[str, Callable] = {
+    "astype": _astype,
+    "ravel": lambda self, order="C": _reshape(self, -1, order),
+    "copy": lambda self, order="C": self.clone(),
+    "dot": _ndarray_dot,
+}
+
+
+def handler(func: Callable) -> Callable | None:
+    """The NEP-18 handler of a NumPy function (None if it has none): pushforward.numpy calls the
+    same handlers, so one rule decides the values in both."""
+    global _FUNCTIONS
+    if _FUNCTIONS is None:
+        _FUNCTIONS = _functions()
+    return _FUNCTIONS.get(func)

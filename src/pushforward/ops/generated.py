@@ -3990,6 +3990,137 @@ def as_strided(self, size, stride, storage_offset=None, *, out=None):
         return write_out('as_strided', out, (self,), lambda: as_strided(self, size, stride, storage_offset))
     return c_as_strided(self, size, stride, storage_offset)
 
+# ---- special_iv
+def _special_iv__backward(grad, self, other, result, needs):
+    return (grad * (special_iv(self - 1, other) + special_iv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_iv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.iv(self - 1, other) + sp.iv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_iv__jvp(self, other_p, other_t, result):
+    return other_t * (special_iv(self - 1, other_p) + special_iv(self + 1, other_p)) * 0.5
+def _special_iv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.iv(self - 1, other_p) + sp.iv(self + 1, other_p)) * 0.5
+def _special_iv__kernel(self, other):
+    _r = sp.iv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_IV = Op('special_iv', _special_iv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_iv__backward, backward_np=_special_iv__backward_np, jvp=laid_out(_special_iv__jvp, 2), jvp_np=laid_out(_special_iv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+@bare_op(SPECIAL_IV, sp.iv, layout=True, write_out=write_out)
+def special_iv(self, other, *, out=None):
+    """Modified Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_iv(pf.tensor(1.0), pf.tensor([2.0]))"""
+
+# ---- special_ive
+def _special_ive__backward(grad, self, other, result, needs):
+    return (
+        grad * ((special_ive(self - 1, other) + special_ive(self + 1, other)) * 0.5 - other.sgn() * result) if needs[0] else None,
+    )
+def _special_ive__backward_np(grad, self, other, result, needs):
+    return (
+        grad * ((sp.ive(self - 1, other) + sp.ive(self + 1, other)) * 0.5 - K.sgn(other) * result) if needs[0] else None,
+    )
+def _special_ive__jvp(self, other_p, other_t, result):
+    return other_t * ((special_ive(self - 1, other_p) + special_ive(self + 1, other_p)) * 0.5 - other_p.sgn() * result)
+def _special_ive__jvp_np(self, other_p, other_t, result):
+    return other_t * ((sp.ive(self - 1, other_p) + sp.ive(self + 1, other_p)) * 0.5 - K.sgn(other_p) * result)
+def _special_ive__kernel(self, other):
+    _r = sp.ive(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_IVE = Op('special_ive', _special_ive__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_ive__backward, backward_np=_special_ive__backward_np, jvp=laid_out(_special_ive__jvp, 2), jvp_np=laid_out(_special_ive__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), (2,))), batch='elementwise')
+@bare_op(SPECIAL_IVE, sp.ive, layout=True, write_out=write_out)
+def special_ive(self, other, *, out=None):
+    """Exponentially scaled iv: iv(v, x) exp(-|x|); differentiable in x. Example: pf.special_ive(pf.tensor(1.0), pf.tensor([2.0]))"""
+
+# ---- special_jv
+def _special_jv__backward(grad, self, other, result, needs):
+    return (grad * (special_jv(self - 1, other) - special_jv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_jv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.jv(self - 1, other) - sp.jv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_jv__jvp(self, other_p, other_t, result):
+    return other_t * (special_jv(self - 1, other_p) - special_jv(self + 1, other_p)) * 0.5
+def _special_jv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.jv(self - 1, other_p) - sp.jv(self + 1, other_p)) * 0.5
+def _special_jv__kernel(self, other):
+    _r = sp.jv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_JV = Op('special_jv', _special_jv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_jv__backward, backward_np=_special_jv__backward_np, jvp=laid_out(_special_jv__jvp, 2), jvp_np=laid_out(_special_jv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+@bare_op(SPECIAL_JV, sp.jv, layout=True, write_out=write_out)
+def special_jv(self, other, *, out=None):
+    """Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_jv(pf.tensor(1.0), pf.tensor([2.0]))"""
+
+# ---- special_yv
+def _special_yv__backward(grad, self, other, result, needs):
+    return (grad * (special_yv(self - 1, other) - special_yv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_yv__backward_np(grad, self, other, result, needs):
+    return (grad * (sp.yv(self - 1, other) - sp.yv(self + 1, other)) * 0.5 if needs[0] else None,)
+def _special_yv__jvp(self, other_p, other_t, result):
+    return other_t * (special_yv(self - 1, other_p) - special_yv(self + 1, other_p)) * 0.5
+def _special_yv__jvp_np(self, other_p, other_t, result):
+    return other_t * (sp.yv(self - 1, other_p) - sp.yv(self + 1, other_p)) * 0.5
+def _special_yv__kernel(self, other):
+    _r = sp.yv(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_YV = Op('special_yv', _special_yv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_yv__backward, backward_np=_special_yv__backward_np, jvp=laid_out(_special_yv__jvp, 2), jvp_np=laid_out(_special_yv__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+@bare_op(SPECIAL_YV, sp.yv, layout=True, write_out=write_out)
+def special_yv(self, other, *, out=None):
+    """Bessel function of the second kind of real order v = self at x = other > 0; differentiable in x. Example: pf.special_yv(pf.tensor(1.0), pf.tensor([2.0]))"""
+
+# ---- special_betainc
+def _special_betainc__backward(grad, self, other, x, result, needs):
+    return (
+        grad * exp(xlogy(self - 1, x) + special_xlog1py(other - 1, -x) - special_betaln(self, other)) if needs[0] else None,
+    )
+def _special_betainc__jvp(self, other, x_p, x_t, result):
+    return x_t * exp(xlogy(self - 1, x_p) + special_xlog1py(other - 1, -x_p) - special_betaln(self, other))
+def _special_betainc__kernel(self, other, x):
+    _r = sp.betainc(self, other, x)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other, x)
+SPECIAL_BETAINC = Op('special_betainc', _special_betainc__kernel, ('self', 'other', 'x'), ('T', 'T', 'T'), (False, False, True), backward=_special_betainc__backward, jvp=laid_out(_special_betainc__jvp, 3), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None)), batch='elementwise')
+def special_betainc(self, other, x, *, out=None):
+    """Regularised incomplete beta I_x(a, b), a = self, b = other; differentiable in x. Example: pf.special_betainc(pf.tensor(2.0), pf.tensor(3.0), pf.tensor([0.5]))"""
+    if out is not None:
+        return write_out('special_betainc', out, (self, other, x), lambda: special_betainc(self, other, x))
+    return apply(SPECIAL_BETAINC, (self, other, x), ())
+
+# ---- hstack (composite)
+def hstack(tensors, *, out=None):
+    """Concatenation along dim 1 (dim 0 for 1-D tensors), as NumPy's hstack. Example: pf.hstack([pf.ones(2), pf.zeros(1)])"""
+    if out is not None:
+        return write_out('hstack', out, (tensors,), lambda: hstack(tensors))
+    return c_hstack(tensors)
+
+# ---- vstack (composite)
+def vstack(tensors, *, out=None):
+    """Concatenation along dim 0 of the tensors made at least 2-D, as NumPy's vstack. Example: pf.vstack([pf.ones(2), pf.zeros(2)])"""
+    if out is not None:
+        return write_out('vstack', out, (tensors,), lambda: vstack(tensors))
+    return c_vstack(tensors)
+
+# ---- dstack (composite)
+def dstack(tensors, *, out=None):
+    """Concatenation along dim 2 of the tensors made at least 3-D, as NumPy's dstack. Example: pf.dstack([pf.ones(2), pf.zeros(2)]).shape"""
+    if out is not None:
+        return write_out('dstack', out, (tensors,), lambda: dstack(tensors))
+    return c_dstack(tensors)
+
+# ---- column_stack (composite)
+def column_stack(tensors, *, out=None):
+    """1-D tensors as columns, concatenated along dim 1. Example: pf.column_stack([pf.ones(2), pf.zeros(2)])"""
+    if out is not None:
+        return write_out('column_stack', out, (tensors,), lambda: column_stack(tensors))
+    return c_column_stack(tensors)
+
+# ---- cov (composite)
+def cov(self, *, correction=1, fweights=None, aweights=None, out=None):
+    """Covariance of the rows (variables) over the columns (observations), with frequency and observation weights, as torch.cov. Example: pf.cov(pf.tensor([[1.0, 2.0, 4.0]]))"""
+    if out is not None:
+        return write_out('cov', out, (self, fweights, aweights), lambda: cov(self, correction=correction, fweights=fweights, aweights=aweights))
+    return c_cov(self, correction, fweights, aweights)
+
+# ---- corrcoef (composite)
+def corrcoef(self, *, out=None):
+    """Pearson correlation coefficients of the rows, as torch.corrcoef. Example: pf.corrcoef(pf.tensor([[1.0, 2.0, 4.0], [1.0, 0.0, 2.0]]))"""
+    if out is not None:
+        return write_out('corrcoef', out, (self,), lambda: corrcoef(self))
+    return c_corrcoef(self)
+
 # ---- tables
 RECORDS = (  # every Op, in YAML order
     NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
@@ -4011,6 +4142,7 @@ RECORDS = (  # every Op, in YAML order
     SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
     SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
     SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC, _AS_STRIDED,
+    SPECIAL_IV, SPECIAL_IVE, SPECIAL_JV, SPECIAL_YV, SPECIAL_BETAINC,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]
@@ -4044,7 +4176,7 @@ special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri spec
 special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
 special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
-special_airy_ai inner addr pinverse cross qr triangular_solve diagflat as_strided
+special_airy_ai inner addr pinverse cross qr triangular_solve diagflat as_strided cov corrcoef
 """)
 FUNCTIONS = _table("""
 neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
@@ -4072,7 +4204,8 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat as_strided
+vander diagflat as_strided special_iv special_ive special_jv special_yv special_betainc hstack vstack dstack
+column_stack cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {

@@ -38,6 +38,7 @@ from ..autograd.gradcheck import (
 from ..engine.graph import grad
 from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
 from .opdb_nn import register as register_nn_ops
+from .opdb_scipy import register as register_scipy_ops
 from .taylor_check import check_jet
 from .opinfo import (
     BOOL,
@@ -1368,6 +1369,7 @@ def _build() -> dict:
     add_special_ops(add)
     add_more_ops(add)
     add_legacy_ops(add)
+    register_scipy_ops(add)
     # ---- matmul's and einsum's primitives; einsum's: two operands, and one or
     # three or more (a list), their samples einsum's split by operand count
     db["einsum"].composite = True

@@ -45,6 +45,12 @@ __all__ = [
     "c_new_tensor",
     "c_new_filled",
     "c_flatten_args",
+    "c_hstack",
+    "c_vstack",
+    "c_dstack",
+    "c_column_stack",
+    "c_cov",
+    "c_corrcoef",
 ]
 
 
@@ -348,3 +354,60 @@ def c_new_filled(self, size, fill_value, dtype=None):
         phys = c_new_filled(self._phys, (self._phys.shape[0],) + tuple(size), fill_value, dtype)
         return BatchedTensor(phys, self._blevel)
     return _ops().full(tuple(size), fill_value, dtype=dtype)
+
+
+# -- NumPy's joining functions and covariance (torch's names; NumPy's dispatch calls these too) --------
+def c_hstack(tensors):
+    ts = c_atleast(tuple(tensors), 1)
+    return _ops().cat(list(ts), 0 if ts and ts[0].ndim == 1 else 1)
+
+
+def c_vstack(tensors):
+    return _ops().cat(list(c_atleast(tuple(tensors), 2)), 0)
+
+
+def c_dstack(tensors):
+    return _ops().cat(list(c_atleast(tuple(tensors), 3)), 2)
+
+
+def c_column_stack(tensors):
+    return _ops().cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
+
+
+def c_cov(self, correction=1, fweights=None, aweights=None):
+    if self.ndim > 2:
+        raise OpError(f"cov: expected input to have two or fewer dimensions but got an input with {self.ndim}")
+    x = self.reshape(1, -1) if self.ndim < 2 else self
+    if x.dtype.kind not in "fc":
+        x = x.to(np.dtype(np.float64))
+    n = x.shape[1]
+    w = None
+    for name, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is not None:
+            if wt.ndim > 1 or wt.shape[0] != n:
+                raise OpError(
+                    f"cov: expected {name} to be a 1-D tensor of {n} observations, got shape {tuple(wt.shape)}"
+                )
+            w = wt if w is None else w * wt
+    if w is None:
+        avg = _ops().mean(x, 1, True)
+        norm = n - correction
+    else:
+        w = w.to(x.dtype) if w.dtype != x.dtype else w
+        w_sum = w.sum()
+        avg = (x * w).sum(1, True) / w_sum
+        norm = w_sum - (correction if aweights is None else correction * (w * aweights).sum() / w_sum)
+    xc = x - avg
+    xw = xc if w is None else xc * w
+    c = _ops().matmul(xw, xc.mH) / (norm if not isinstance(norm, (int, float)) or norm > 0 else 0.0)
+    return c.squeeze() if self.ndim < 2 or c.shape == (1, 1) else c
+
+
+def c_corrcoef(self):
+    c = c_cov(self)
+    if c.ndim == 0:
+        return c / c
+    d = _ops().diagonal(c, 0, 0, 1)
+    d = _ops().sqrt(d.real if d.is_complex() else d)
+    c = c / d.reshape(-1, 1) / d.reshape(1, -1)
+    return c if c.is_complex() else _ops().clamp(c, -1.0, 1.0)

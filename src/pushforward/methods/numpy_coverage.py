@@ -1,0 +1,106 @@
+"""Which NumPy functions and ufuncs differentiate on tensors, read from the dispatch tables
+themselves: the table in docs/differentiating-numpy.md is `coverage_markdown()` (a test checks it
+is current; `write_docs(path)` rewrites it).
+
+>>> rows = coverage_rows()
+>>> ("np", "sin", "ufunc", "dispatches") in [r[:4] for r in rows]
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import numpy_api
+from .numpy_math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
+from .numpy_table import NO_DERIVATIVE, VALUES_ONLY
+from .scipy_special import SCIPY_UFUNCS
+
+__all__ = ["coverage_rows", "coverage_markdown", "write_docs"]
+
+START, END = "<!-- numpy-coverage:start -->", "<!-- numpy-coverage:end -->"
+
+_SPECIAL_UFUNCS = {"positive": "dispatches", "floor_divide": "dispatches"}
+
+
+def _ufunc_status(name: str) -> tuple[str, str]:
+    if name in numpy_api.UFUNCS:
+        return "dispatches", f"pf.{numpy_api.UFUNCS[name]}"
+    if name in _SPECIAL_UFUNCS:
+        return "dispatches", ""
+    if name in NO_DERIVATIVE_UFUNCS:
+        return "raises", "no derivative (piecewise constant or not real-analytic)"
+    if name in UFUNC_COMPOSITES:
+        return "dispatches", "a composite of ops"
+    return "raises", "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
+
+
+_INTEGER_UFUNCS = {
+    "gcd",
+    "lcm",
+    "left_shift",
+    "right_shift",
+    "bitwise_count",
+    "isnat",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "invert",
+}
+
+
+def _function_status(mod, name: str) -> tuple[str, str]:
+    fn = getattr(mod, name)
+    if numpy_api.handler(fn) is None:
+        return "raises", "no pushforward op"
+    if mod is np and name in NO_DERIVATIVE:
+        return "raises", NO_DERIVATIVE[name]
+    if mod is np and name in VALUES_ONLY:
+        return "values only", f"{VALUES_ONLY[name]}: no derivative to keep"
+    return "dispatches", ""
+
+
+def coverage_rows() -> list[tuple[str, str, str, str, str]]:
+    """(namespace, name, kind, status, note) for every NumPy ufunc and array function of np,
+    np.linalg and np.fft, and every scipy.special ufunc that dispatches."""
+    rows = []
+    for name in sorted(n for n in dir(np) if isinstance(getattr(np, n), np.ufunc)):
+        uf = getattr(np, name)
+        if uf.__name__ != name:  # an alias (np.abs of absolute): listed under its own name
+            continue
+        rows.append(("np", name, "ufunc", *_ufunc_status(name)))
+    for prefix, mod in (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft)):
+        for name in sorted(dir(mod)):
+            if name.startswith("_") or not hasattr(getattr(mod, name), "_implementation"):
+                continue
+            rows.append((prefix, name, "function", *_function_status(mod, name)))
+    for uf in sorted(SCIPY_UFUNCS, key=lambda u: u.__name__):
+        rows.append(("scipy.special", uf.__name__, "ufunc", "dispatches", ""))
+    return rows
+
+
+def coverage_markdown() -> str:
+    """The coverage table, as Markdown."""
+    rows = coverage_rows()
+    counts = {s: sum(r[3] == s for r in rows) for s in ("dispatches", "values only", "raises")}
+    lines = [
+        f"{counts['dispatches']} dispatch to pushforward ops, {counts['values only']} compute integer or "
+        f"boolean results on the values, {counts['raises']} raise an error naming the function and why.",
+        "",
+        "| function | kind | on tensors | note |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{ns}.{name}` | {kind} | {status} | {note} |" for ns, name, kind, status, note in rows]
+    return "\n".join(lines)
+
+
+def write_docs(path: str) -> None:
+    """Rewrite the table between the coverage markers of the Markdown file at path."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    block = f"{START}\n{coverage_markdown()}\n{END}"
+    text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)

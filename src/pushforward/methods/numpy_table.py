@@ -1,0 +1,320 @@
+"""The NEP-18 table beyond the core reductions: NumPy functions of `np`, `np.fft` and `np.linalg`
+mapped to the NumPy-semantics functions of `numpy_shapes` / `numpy_math` and to our fft/linalg.
+
+`NO_DERIVATIVE` names the NumPy functions that dispatch to nothing on purpose, with the reason
+(their results are integers, indices, booleans or sets: nothing to differentiate); calling one on
+a tensor raises an error giving that reason. docs/differentiating-numpy.md prints both.
+
+>>> import numpy as np
+>>> np.tile in extra_functions(None)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core import creation
+from ..core.tensor import Tensor
+from ..errors import OpTypeError
+from . import numpy_math as M
+from . import numpy_misc as X
+from . import numpy_poly as P
+from . import numpy_shapes as S
+from . import numpy_stats as ST
+from .numpy_values import as_t
+
+__all__ = ["extra_functions", "fft_functions", "NO_DERIVATIVE", "VALUES_ONLY", "no_derivative_error"]
+
+_INDEX = "its result is integer indices or counts"
+_BOOL = "its result is boolean"
+_SET = (
+    "its result is a set of values chosen by comparisons (a piecewise-constant selection with a data-dependent shape)"
+)
+_SHAPE = "its result is a dtype, a shape or other metadata"
+_IO = "it reads or writes files or text"
+_INT = "it works on integers or bits"
+
+# NumPy function name -> why it has no derivative; on tensors these compute on the values and
+# return integer or boolean results (tensors), which carry no derivative, so none is lost
+VALUES_ONLY: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "argsort",
+            "argpartition",
+            "argwhere",
+            "nonzero",
+            "flatnonzero",
+            "searchsorted",
+            "digitize",
+            "count_nonzero",
+            "bincount",
+            "nanargmax",
+            "nanargmin",
+            "lexsort",
+            "tril_indices_from",
+            "triu_indices_from",
+            "diag_indices_from",
+            "ravel_multi_index",
+            "unravel_index",
+            "ix_",
+        ],
+        _INDEX,
+    ),
+    **dict.fromkeys(["isin", "array_equiv", "isreal", "iscomplex", "isneginf", "isposinf"], _BOOL),
+    **dict.fromkeys(
+        [
+            "result_type",
+            "min_scalar_type",
+            "can_cast",
+            "common_type",
+            "may_share_memory",
+            "shares_memory",
+            "einsum_path",
+        ],
+        _SHAPE,
+    ),
+}
+
+# NumPy function name -> why it does not run on tensors; these raise, naming the reason
+NO_DERIVATIVE: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "unique",
+            "unique_all",
+            "unique_counts",
+            "unique_inverse",
+            "unique_values",
+            "intersect1d",
+            "union1d",
+            "setdiff1d",
+            "setxor1d",
+            "extract",
+            "compress",
+            "trim_zeros",
+            "histogram",
+            "histogram2d",
+            "histogramdd",
+            "histogram_bin_edges",
+        ],
+        _SET,
+    ),
+    **dict.fromkeys(["save", "savez", "savez_compressed", "savetxt", "array2string", "array_repr", "array_str"], _IO),
+    **dict.fromkeys(["packbits", "unpackbits"], _INT),
+    **dict.fromkeys(
+        ["put", "putmask", "place", "copyto", "fill_diagonal", "put_along_axis"],
+        "it writes into its argument in place; on tensors write with indexing (t[idx] = v), which is recorded",
+    ),
+    **dict.fromkeys(
+        ["busday_count", "busday_offset", "is_busday", "datetime_as_string"], "no derivative: it works on dates"
+    ),
+    "insert": "not implemented on tensors yet; build the result with np.concatenate",
+    "polydiv": "not implemented on tensors yet (a data-dependent division length)",
+}
+
+
+def no_derivative_error(name: str) -> OpTypeError:
+    return OpTypeError(
+        f"np.{name} does not run on pushforward tensors ({NO_DERIVATIVE[name]}); call it on "
+        "t.detach().numpy() for the values"
+    )
+
+
+def _svd(pf: Any) -> Callable:
+    def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+        if not compute_uv:
+            return pf.linalg.svdvals(as_t(a))
+        return pf.linalg.svd(as_t(a), full_matrices)
+
+    return svd
+
+
+def _pinv(pf: Any) -> Callable:
+    def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+        return pf.linalg.pinv(as_t(a), rtol=rcond if rtol is None else rtol, hermitian=hermitian)
+
+    return pinv
+
+
+def _hermitian_from(pf: Any, a: Any, UPLO: str) -> Any:
+    """The Hermitian matrix NumPy's eigh reads: one triangle of a, mirrored (so the derivative is the
+    one of the function NumPy computes: the other triangle does not matter)."""
+    x = as_t(a)
+    if UPLO not in ("L", "U"):
+        raise OpTypeError(f"np.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = x if UPLO == "L" else x.mT
+    low = pf.tril(x, -1)
+    d = pf.diagonal(x, 0, -2, -1)
+    d = d.real if x.is_complex() else d
+    return low + low.mH + pf.diag_embed(d.to(x.dtype) if x.is_complex() else d)
+
+
+def _eigh(pf: Any) -> Callable:
+    def eigh(a, UPLO="L"):
+        return pf.linalg.eigh(_hermitian_from(pf, a, UPLO))
+
+    return eigh
+
+
+def _eigvalsh(pf: Any) -> Callable:
+    def eigvalsh(a, UPLO="L"):
+        return pf.linalg.eigvalsh(_hermitian_from(pf, a, UPLO))
+
+    return eigvalsh
+
+
+def _fft(pf: Any, name: str) -> Callable:
+    target = getattr(pf.fft, name)
+
+    def f(a, *args, axes=None, **kwargs):
+        if axes is not None:
+            kwargs["dim"] = tuple(axes) if not isinstance(axes, int) else axes
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        return target(as_t(a), *args, **kwargs)
+
+    f.__name__ = name
+    return f
+
+
+def fft_functions(pf: Any) -> dict:
+    """np.fft.<name> -> pushforward.fft.<name> with NumPy's `axis`/`axes` names."""
+    names = [
+        "fft",
+        "ifft",
+        "fft2",
+        "ifft2",
+        "fftn",
+        "ifftn",
+        "rfft",
+        "irfft",
+        "rfft2",
+        "irfft2",
+        "rfftn",
+        "irfftn",
+        "hfft",
+        "ihfft",
+        "fftshift",
+        "ifftshift",
+    ]
+    return {getattr(np.fft, n): _fft(pf, n) for n in names}
+
+
+def extra_functions(pf: Any) -> dict:
+    """np function -> handler, for the shaping, joining and math functions."""
+    table: dict = {
+        np.atleast_1d: S.atleast_1d,
+        np.atleast_2d: S.atleast_2d,
+        np.atleast_3d: S.atleast_3d,
+        np.hstack: S.hstack,
+        np.vstack: S.vstack,
+        np.dstack: S.dstack,
+        np.column_stack: S.column_stack,
+        np.block: S.block,
+        np.append: S.append,
+        np.split: S.split,
+        np.array_split: S.array_split,
+        np.hsplit: S.hsplit,
+        np.vsplit: S.vsplit,
+        np.dsplit: S.dsplit,
+        np.repeat: S.repeat,
+        np.tile: S.tile,
+        np.rollaxis: S.rollaxis,
+        np.flipud: S.flipud,
+        np.fliplr: S.fliplr,
+        np.rot90: S.rot90,
+        np.pad: S.pad,
+        np.diag: S.diag,
+        np.diagflat: S.diagflat,
+        np.tensordot: M.tensordot,
+        np.kron: M.kron,
+        np.dot: M.dot,
+        np.einsum: M.einsum,
+        np.cross: M.cross,
+        np.sort: M.sort,
+        np.partition: M.partition,
+        np.select: M.select,
+        np.angle: M.angle,
+        np.real_if_close: M.real_if_close,
+        np.nan_to_num: M.nan_to_num,
+        np.linspace: M.linspace,
+        np.diff: M.diff,
+        np.gradient: M.gradient,
+        np.cov: M.cov,
+        np.corrcoef: M.corrcoef,
+        np.average: M.average,
+        np.ptp: M.ptp,
+        np.trapezoid: M.trapezoid,
+        np.nansum: M.nansum,
+        np.nanmean: M.nanmean,
+        np.sinc: M.sinc,
+        **{getattr(np, n): getattr(ST, n) for n in ST.__all__},
+        **{getattr(np, n): getattr(P, n) for n in P.__all__},
+        **{getattr(np, n): getattr(X, n) for n in X.__all__},
+        np.i0: lambda x: pf.special.i0(as_t(x)),
+        np.linalg.tensorinv: lambda a, ind=2: pf.linalg.tensorinv(as_t(a), ind),
+        np.linalg.tensorsolve: lambda a, b, axes=None: pf.linalg.tensorsolve(as_t(a), as_t(b), axes),
+        np.linalg.vecdot: lambda x1, x2, /, *, axis=-1: M.UFUNC_COMPOSITES["vecdot"](x1, x2, axis),
+        np.linalg.svd: _svd(pf),
+        np.linalg.eigh: _eigh(pf),
+        np.linalg.eigvalsh: _eigvalsh(pf),
+        np.linalg.pinv: _pinv(pf),
+        np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": pf.linalg.matrix_norm(
+            as_t(x), ord, (-2, -1), keepdims
+        ),
+        np.linalg.vector_norm: lambda x, /, *, axis=None, keepdims=False, ord=2: pf.linalg.vector_norm(
+            as_t(x), ord, axis, keepdims
+        ),
+        np.linalg.svdvals: lambda x, /: pf.linalg.svdvals(as_t(x)),
+        np.linalg.tensordot: M.tensordot,
+        np.linalg.cross: lambda x1, x2, /, *, axis=-1: M.cross(x1, x2, axis=axis),
+        np.linalg.outer: lambda x1, x2, /: pf.outer(as_t(x1), as_t(x2)),
+        np.linalg.matmul: lambda x1, x2, /: pf.matmul(as_t(x1), as_t(x2)),
+        np.linalg.diagonal: lambda x, /, *, offset=0: as_t(x).diagonal(offset, -2, -1),
+        np.linalg.trace: lambda x, /, *, offset=0, dtype=None: as_t(x).diagonal(offset, -2, -1).sum(-1),
+        np.linalg.matrix_transpose: lambda x, /: as_t(x).transpose(-2, -1),
+        np.matrix_transpose: lambda x, /: as_t(x).transpose(-2, -1),
+    }
+    table.update(fft_functions(pf) if pf is not None else {})
+    for name in NO_DERIVATIVE:
+        fn = getattr(np, name, None)
+        if callable(fn):
+            table[fn] = _raiser(name)
+    for name in VALUES_ONLY:
+        fn = getattr(np, name, None)
+        if callable(fn):
+            table[fn] = _on_values(fn)
+    return table
+
+
+def _values(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.detach().numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_values(v) for v in x)
+    return x
+
+
+def _on_values(fn: Callable) -> Callable:
+    def f(*args, **kwargs):
+        out = fn(*_values(args), **{k: _values(v) for k, v in kwargs.items()})
+        return _wrap_values(out)
+
+    return f
+
+
+def _wrap_values(out: Any) -> Any:
+    if isinstance(out, np.ndarray) and out.dtype.kind in "biu":
+        return creation.as_tensor(out)
+    if isinstance(out, tuple):
+        return tuple(_wrap_values(o) for o in out)
+    return out
+
+
+def _raiser(name: str) -> Callable:
+    def f(*args, **kwargs):
+        raise no_derivative_error(name)
+
+    return f

@@ -1,0 +1,78 @@
+"""NumPy's reading of array-likes, for values that may hold tensors.
+
+`np.array([t1, t2])`, `np.mean([t1, t2])` read nested lists of tensors, arrays and numbers as
+one array; here such a list becomes one tensor, stacked by ops so derivatives flow through every
+element. The NEP-18 handlers and `pushforward.numpy` read their array arguments with `as_t`.
+
+>>> import pushforward as pf
+>>> as_t([pf.tensor(1.0), 2.0, pf.tensor(3.0)])
+tensor([1., 2., 3.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import creation
+from ..core.tensor import Tensor
+from ..errors import OpValueError
+from ..ops import generated as ops
+
+__all__ = ["as_t", "has_tensor", "array", "asarray_or_value"]
+
+
+def has_tensor(x: Any) -> bool:
+    """True if x is a tensor or a (nested) list/tuple holding one."""
+    if isinstance(x, Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(has_tensor(v) for v in x)
+    return False
+
+
+def _stack_nested(x: Any) -> Tensor:
+    if not isinstance(x, (list, tuple)):
+        return creation.as_tensor(x) if not isinstance(x, Tensor) else x
+    if not x:
+        return creation.tensor(np.zeros(0))
+    parts = [_stack_nested(v) for v in x]
+    shapes = {tuple(p.shape) for p in parts}
+    if len(shapes) != 1:
+        raise OpValueError(
+            f"np.array: setting an array element with a sequence: the elements have shapes {sorted(shapes)} "
+            "(an inhomogeneous list)"
+        )
+    dt = np.result_type(*[p._data.dtype for p in parts])
+    return ops.stack([p if p.dtype == dt else p.to(dt) for p in parts], 0)
+
+
+def as_t(x: Any) -> Tensor:
+    """x as a tensor: tensors pass, nested lists holding tensors are stacked, the rest is wrapped."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)) and has_tensor(x):
+        return _stack_nested(x)
+    return creation.as_tensor(x)
+
+
+def array(obj: Any, dtype: Any = None, *, copy: bool = True, ndmin: int = 0, **kwargs: Any) -> Any:
+    """np.array of values that may hold tensors: a tensor if they do, NumPy's array otherwise."""
+    if not has_tensor(obj):
+        return np.array(obj, dtype=dtype, copy=copy, ndmin=ndmin, **kwargs)
+    t = as_t(obj)
+    t = t.clone() if copy and isinstance(obj, Tensor) else t
+    if dtype is not None and t.dtype != np.dtype(dtype):
+        t = t.to(np.dtype(dtype))
+    if t.ndim < ndmin:
+        t = t.reshape(*([1] * (ndmin - t.ndim)), *t.shape)
+    return t
+
+
+def asarray_or_value(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """np.asarray of values that may hold tensors: a tensor (not copied) if they do."""
+    if not has_tensor(obj):
+        return np.asarray(obj, dtype=dtype, **kwargs)
+    t = as_t(obj)
+    return t if dtype is None or t.dtype == np.dtype(dtype) else t.to(np.dtype(dtype))

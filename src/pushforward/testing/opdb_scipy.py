@@ -1,0 +1,122 @@
+"""Op-database entries of the ops behind the NumPy and SciPy faces: SciPy's special functions of an
+order and an argument (iv, ive, jv, yv and betainc, differentiable in their argument: each sample's
+input, the order a constant argument), and NumPy's joining functions and covariance under torch's
+names (hstack, vstack, dstack, column_stack, cov, corrcoef). `register(add)` is called by opdb._build.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import scipy.special as sp
+
+from ..ops import generated as ops
+from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
+
+__all__ = ["register"]
+
+
+def _orders(m):
+    return [
+        SampleInput(m((4,), low=0.5, high=3.0), (1.5,), name="v=1.5"),
+        SampleInput(m((2, 3), low=0.5, high=3.0), (2.0,), name="v=2"),
+        SampleInput(m((3,), low=0.5, high=3.0), (0.0,), name="v=0"),
+    ]
+
+
+def _betainc(m):
+    return [
+        SampleInput(m((4,), low=0.1, high=0.9), (1.5, 2.5), name="a=1.5 b=2.5"),
+        SampleInput(m((2, 3), low=0.1, high=0.9), (3.0, 0.5), name="a=3 b=0.5"),
+    ]
+
+
+def register(add: Callable) -> None:
+    for name, ref in (("special_iv", sp.iv), ("special_ive", sp.ive), ("special_jv", sp.jv), ("special_yv", sp.yv)):
+        op = getattr(ops, name)
+        add(OpInfo(name, lambda x, v, op=op: op(v, x), _orders, lambda x, v, ref=ref: ref(v, x), REAL))
+    add(
+        OpInfo(
+            "special_betainc",
+            lambda x, a, b: ops.special_betainc(a, b, x),
+            _betainc,
+            lambda x, a, b: sp.betainc(a, b, x),
+            REAL,
+        )
+    )
+
+    def joins(m):
+        return [
+            SampleInput(m((2,)), (m((3,)),), name="1-d"),
+            SampleInput(m((2, 3)), (m((2, 3)),), name="2-d"),
+            SampleInput(m(()), (m(()), m(())), name="0-d"),
+        ]
+
+    def stacks(m):
+        return [
+            SampleInput(m((3,)), (m((3,)),), name="1-d"),
+            SampleInput(m((2, 3)), (m((1, 3)),), name="2-d"),
+            SampleInput(m(()), (m(()), m(())), name="0-d"),
+        ]
+
+    def depth(m):
+        return [SampleInput(m((2, 3)), (m((2, 3)),), name="2-d"), SampleInput(m((3,)), (m((3,)),), name="1-d")]
+
+    for name, ref, samples in (
+        ("hstack", np.hstack, joins),
+        ("vstack", np.vstack, stacks),
+        ("dstack", np.dstack, depth),
+    ):
+        op = getattr(ops, name)
+        add(OpInfo(name, lambda *a, op=op: op(list(a)), samples, lambda *a, ref=ref: ref(a), REAL, composite=True))
+    add(
+        OpInfo(
+            "column_stack",
+            lambda *a: ops.column_stack(list(a)),
+            lambda m: [SampleInput(m((3,)), (m((3, 2)),)), SampleInput(m((2, 2)), (m((2,)),))],
+            lambda *a: np.column_stack(a),
+            REAL,
+            composite=True,
+        )
+    )
+
+    # torch's cov and corrcoef keep a float32 input's dtype, NumPy's compute in float64
+    def _r_cov(x, correction=1, fweights=None, aweights=None):
+        return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights).astype(x.dtype)
+
+    def _r_corrcoef(x):
+        return np.corrcoef(x).astype(x.dtype)
+
+    add(
+        OpInfo(
+            "cov",
+            ops.cov,
+            lambda m: [
+                SampleInput(m((3, 5))),
+                SampleInput(m((4,)), name="1-d"),
+                SampleInput(m((2, 4)), kwargs={"correction": 0}),
+                SampleInput(
+                    m((2, 4)),
+                    kwargs={
+                        "fweights": m.tensor([1, 2, 1, 3], dtype=np.int64),
+                        "aweights": m.tensor([0.5, 1.0, 2.0, 1.5]),
+                    },
+                    name="weights",
+                ),
+            ],
+            _r_cov,
+            REAL_COMPLEX,
+            composite=True,
+        )
+    )
+    add(
+        OpInfo(
+            "corrcoef",
+            ops.corrcoef,
+            lambda m: [SampleInput(m((3, 5))), SampleInput(m((2, 4)))],
+            _r_corrcoef,
+            REAL_COMPLEX,
+            composite=True,
+        )
+    )

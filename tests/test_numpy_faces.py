@@ -1,0 +1,171 @@
+"""The NumPy and SciPy faces (testing/opdb_faces.py): every entry's values equal NumPy's/SciPy's,
+through NumPy's own dispatch on tensors and through pushforward.numpy / pushforward.scipy, and its
+derivatives pass gradcheck in both modes and at second order."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy
+import pytest
+import scipy
+import scipy.integrate
+import scipy.linalg
+import scipy.signal
+import scipy.special
+import scipy.stats
+
+import pushforward as pf
+import pushforward.numpy as pnp
+import pushforward.scipy as psp
+from pushforward.testing.opdb_faces import NUMPY_FACES, SCIPY_FACES, check_face, face_inputs, faces_database
+
+FACES = faces_database()[0]
+
+
+def _leaves(out):
+    if isinstance(out, (list, tuple)):
+        return [x for o in out for x in _leaves(o)]
+    return [out]
+
+
+def _values(out):
+    return [x.detach().numpy() if isinstance(x, pf.Tensor) else numpy.asarray(x) for x in _leaves(out)]
+
+
+def _check_values(got, want, tol):
+    g, w = _values(got), _values(want)
+    assert len(g) == len(w)
+    for a, b in zip(g, w):
+        assert a.shape == b.shape, (a.shape, b.shape)
+        numpy.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+NUMPY_CASES = [
+    (n, ns)
+    for n in NUMPY_FACES
+    for ns in ("dispatch", "pushforward.numpy")
+    if NUMPY_FACES[n].dispatch or ns != "dispatch"
+]
+
+
+@pytest.mark.parametrize("name,ns", NUMPY_CASES, ids=[f"{n}-{ns}" for n, ns in NUMPY_CASES])
+def test_numpy_face_values(name, ns):
+    face = NUMPY_FACES[name]
+    want = face.fn(numpy, *face.inputs)
+    got = face.fn(numpy if ns == "dispatch" else pnp, *face_inputs(face))
+    assert all(isinstance(x, pf.Tensor) for x in _leaves(got)), type(got)
+    _check_values(got, want, 1e-10)
+
+
+@pytest.mark.parametrize("name", list(SCIPY_FACES))
+def test_scipy_face_values(name):
+    face = SCIPY_FACES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = face.fn(scipy, *face.inputs)
+    got = face.fn(psp, *face_inputs(face))
+    _check_values(got, want, 1e-7 if name == "odeint" else 1e-9)
+
+
+@pytest.mark.parametrize("name", list(FACES))
+def test_face_derivatives(name):
+    """gradcheck (reverse, forward) and gradgradcheck in every namespace: `pushforward check --faces`."""
+    res = check_face(name)
+    assert res["error"] is None, res["error"]
+    assert res["backward"] and res["forward"] and res["fwd_over_rev"] is not False
+
+
+def test_coverage_table_in_the_docs_is_current():
+    from pathlib import Path
+
+    from pushforward.methods.numpy_coverage import END, START, coverage_markdown
+
+    text = (Path(__file__).parent.parent / "docs" / "differentiating-numpy.md").read_text()
+    block = text.split(START)[1].split(END)[0].strip()
+    assert block == coverage_markdown(), (
+        'docs/differentiating-numpy.md is stale: run python -c "from pushforward.methods.numpy_coverage '
+        "import write_docs; write_docs('docs/differentiating-numpy.md')\""
+    )
+
+
+def test_every_numpy_array_function_is_in_the_table():
+    rows = {
+        (ns, name)
+        for ns, name, *_ in __import__("pushforward.methods.numpy_coverage").methods.numpy_coverage.coverage_rows()
+    }
+    for ns, mod in (("np", numpy), ("np.linalg", numpy.linalg), ("np.fft", numpy.fft)):
+        for name in dir(mod):
+            if not name.startswith("_") and hasattr(getattr(mod, name), "_implementation"):
+                assert (ns, name) in rows, f"{ns}.{name}"
+
+
+@pytest.mark.parametrize(
+    "call", [lambda x: numpy.unique(x), lambda x: numpy.nextafter(x, x), lambda x: numpy.put(x, [0], 1.0)]
+)
+def test_functions_without_a_derivative_raise_naming_them(call):
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=r"np\.(unique|nextafter|put)"):
+        call(x)
+
+
+def test_a_numpy_function_with_no_handler_raises_naming_it(monkeypatch):
+    from pushforward.methods import numpy_api
+
+    table = dict(numpy_api._functions())
+    del table[numpy.tile]
+    monkeypatch.setattr(numpy_api, "_FUNCTIONS", table)
+    with pytest.raises(TypeError, match=r"np\.tile has no pushforward op"):
+        numpy.tile(pf.tensor([1.0]), 2)
+
+
+def test_integer_results_are_computed_on_the_values():
+    x = pf.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    r = numpy.argsort(x)
+    assert isinstance(r, pf.Tensor) and r.dtype == numpy.int64
+    assert r.tolist() == [1, 2, 0]
+    assert numpy.count_nonzero(x > 1.5) == 2
+
+
+@pytest.mark.parametrize(
+    "call,arg",
+    [
+        (lambda v, x: psp.special.iv(v, x), "v"),
+        (lambda v, x: psp.special.jn(v, x), "v"),
+        (lambda a, x: psp.special.gammainc(a, x), "a"),
+        (lambda a, x: psp.special.betainc(a, 2.0, x), "a"),
+        (lambda df, x: psp.stats.t.cdf(x, df), "df"),
+    ],
+)
+def test_a_derivative_that_does_not_exist_raises_naming_the_argument(call, arg):
+    p = pf.tensor(1.5, requires_grad=True)
+    with pytest.raises(NotImplementedError, match=arg):
+        call(p, pf.tensor([0.5]))
+    call(p.detach(), pf.tensor([0.5]))  # as a constant it computes
+
+
+def test_scipy_special_ufuncs_dispatch_on_tensors():
+    x = pf.tensor([0.3, 1.2], requires_grad=True)
+    for name in ("erf", "gammaln", "expit", "psi", "i0", "erfinv", "logit"):
+        y = getattr(scipy.special, name)(x * 0.5)
+        assert isinstance(y, pf.Tensor), name
+        numpy.testing.assert_allclose(y.detach().numpy(), getattr(scipy.special, name)(numpy.array([0.15, 0.6])))
+    g = pf.func.grad(lambda t: scipy.special.xlogy(t, t).sum())(x)
+    numpy.testing.assert_allclose(g.detach().numpy(), numpy.log([0.3, 1.2]) + 1)
+
+
+def test_pushforward_numpy_runs_numpy_without_tensors():
+    assert type(pnp.sum(numpy.ones(3))) is numpy.float64
+    assert isinstance(pnp.zeros(2), numpy.ndarray)
+    assert pnp.random is not None and pnp.pi == numpy.pi
+    assert pnp.array([1.0, 2.0]).__class__ is numpy.ndarray
+
+
+def test_pushforward_numpy_reads_lists_holding_tensors():
+    x = pf.tensor(2.0)
+    assert pnp.array([x, 3.0]).tolist() == [2.0, 3.0]
+    assert float(pnp.max([x, pf.tensor(5.0)])) == 5.0
+    assert pnp.r_[pf.tensor([1.0]), 2.0].tolist() == [1.0, 2.0]
+    assert pnp.c_[pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])].shape == (2, 2)
+    g = pf.func.grad(lambda t: pnp.sum(pnp.array([t, t * t]) ** 2))(x)
+    assert float(g) == 2 * 2.0 + 4 * 2.0**3
