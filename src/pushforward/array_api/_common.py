@@ -47,7 +47,7 @@ def values_of(x: Any) -> np.ndarray:
 
 def constant(a: Any) -> Tensor:
     """A Tensor holding an ndarray computed from values (indices, counts, masks: no derivative)."""
-    return as_tensor(np.ascontiguousarray(a))
+    return as_tensor(np.array(a, copy=True, order="C"))
 
 
 def axes_of(name: str, axis: Any, ndim: int) -> tuple:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
+from ..methods.array_object import floordiv
 from ..ops import generated as ops
 from ._common import SCALARS, check_array, constant, values_of
 
@@ -149,14 +150,14 @@ def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Tensor:
-    """The floor of x1 / x2 (Python's //), differentiable where it is (a zero derivative).
+    """The floor of x1 / x2 (Python's //; an infinite operand gives the quotient's limit).
 
     >>> import pushforward.array_api as xp
-    >>> xp.floor_divide(xp.asarray([7.0, -7.0]), 2.0)
-    tensor([ 3., -4.])
+    >>> xp.floor_divide(xp.asarray([7.0, -7.0, float("inf")]), 2.0)
+    tensor([ 3., -4., inf])
     """
     _operands("floor_divide", x1, x2)
-    return ops.div(x1, x2, rounding_mode="floor")
+    return floordiv(x1, x2)
 
 
 def isinf(x: Tensor, /) -> Tensor:
@@ -229,9 +230,10 @@ def nextafter(x1: Any, x2: Any, /) -> Tensor:
     step = np.nextafter(a, b)
     if not isinstance(x1, Tensor) or not np.all(np.isfinite(step)) or not np.all(np.isfinite(a)):
         return constant(np.broadcast_arrays(step, a, b)[0])
-    # x1 + (step - x1) rounds back to step: the value is exact, and x1's derivative flows
-    with np.errstate(all="ignore"):
-        return ops.add(x1, constant(np.broadcast_arrays(step - a, b)[0]))
+    # x1 + (step - x1) is step exactly, and x1's derivative flows; where x1 == x2 the result is
+    # x2 itself (its sign of zero included)
+    moved = ops.add(x1, constant(np.broadcast_arrays(step - a, b)[0]))
+    return ops.where(constant(np.broadcast_arrays(step != a, b)[0]), moved, constant(np.broadcast_arrays(step, b)[0]))
 
 
 def _shift(name: str, fn: Callable, x1: Any, x2: Any) -> Tensor:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
@@ -53,7 +55,13 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: Any = 2) -> Tensor:
     check_array("tensordot", x1), check_array("tensordot", x2)
     if not isinstance(axes, int):
         axes = (list(axes[0]), list(axes[1]))
-    return ops.tensordot(x1, x2, axes)
+    return _in_dtype(ops.tensordot(x1, x2, axes), x1, x2)
+
+
+def _in_dtype(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+    """out in the promoted dtype of x1 and x2 (an integer contraction accumulates in 64 bits)."""
+    dt = np.promote_types(x1.dtype, x2.dtype)
+    return out if out.dtype == dt else ops.to(out, dt, copy=False)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -70,4 +78,4 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     a = axis if axis < 0 else axis - n
     if x1.shape[a] != x2.shape[a]:
         raise OpValueError(f"array_api.vecdot(): axis {axis} has sizes {x1.shape[a]} and {x2.shape[a]}")
-    return ops.sum(ops.mul(ops.conj(x1), x2), a)
+    return _in_dtype(ops.sum(ops.mul(ops.conj(x1), x2), a), x1, x2)

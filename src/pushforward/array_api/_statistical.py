@@ -66,7 +66,9 @@ def _extreme(name: str, op: Callable, x: Tensor, axis: Any, keepdims: bool) -> T
         return ops.clone(x)
     if builtins.any(x.shape[a] == 0 for a in axes):
         raise OpValueError(f"array_api.{name}(): a reduction over an empty axis of shape {x.shape} has no {name}")
-    return op(x, axes, keepdims)
+    # a fresh result (the op's own is saved for its backward): code written against the standard
+    # may write into it in place (SciPy's `xpx.at(m)[...].set(...)` does)
+    return ops.clone(op(x, axes, keepdims))
 
 
 def _sum_like(name: str, op: Callable, x: Tensor, axis: Any, dtype: Any, keepdims: bool) -> Tensor:
@@ -141,7 +143,10 @@ def std(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     """
     check_array("std", x)
     axes = axes_of("std", axis, x.ndim)
-    return ops.std(x, axes, correction=correction, keepdim=keepdims) if axes else ops.mul(x, 0)
+    if not axes:
+        return ops.mul(x, 0)
+    # a fresh result, as max's (std saves its own for its backward)
+    return ops.clone(ops.std(x, axes, correction=correction, keepdim=keepdims))
 
 
 def _cumulative(name: str, op: Callable, x: Tensor, axis: Any, dtype: Any, include_initial: bool, first: int) -> Tensor:

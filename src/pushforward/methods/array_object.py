@@ -19,8 +19,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core.tensor import Tensor, device
+from ..ops import generated as ops
 
-__all__ = ["bind_array_object"]
+__all__ = ["bind_array_object", "floordiv"]
 
 _DLPACK_CPU = 1  # DLDeviceType kDLCPU
 
@@ -53,6 +54,28 @@ def _to_device(self: Tensor, device_: Any, /, *, stream: Any = None) -> Tensor:
     """self (the CPU is the only device; another is a clear error)."""
     device(device_)
     return self
+
+
+def floordiv(x1: Any, x2: Any) -> Tensor:
+    """x1 // x2 as the Array API standard says: floor division, except that an infinite operand of
+    a floating division gives the quotient's limit (inf // 2 is inf, 1 // -inf is -0.0; NumPy's
+    floor_divide gives nan and -1 there).
+
+    >>> import pushforward as pf
+    >>> pf.tensor([float("inf"), 1.0]) // pf.tensor([2.0, float("-inf")])
+    tensor([inf, -0.])
+    """
+    out = ops.div(x1, x2, rounding_mode="floor")
+    if out.dtype.kind != "f":
+        return out
+    edge = ops.logical_or(_isinf(x1), _isinf(x2))
+    return ops.where(edge, ops.div(x1, x2), out)
+
+
+def _isinf(x: Any) -> Any:
+    if not isinstance(x, Tensor):
+        return np.isinf(x)
+    return ops.logical_not(ops.logical_or(ops.isfinite(x), ops.isnan(x)))
 
 
 def _shift(fn: Callable, name: str) -> Callable:
@@ -89,6 +112,8 @@ def bind_array_object() -> None:
     Tensor.__dlpack__ = _dlpack
     Tensor.__dlpack_device__ = _dlpack_device
     Tensor.to_device = _to_device
+    Tensor.__floordiv__ = floordiv
+    Tensor.__rfloordiv__ = lambda self, other: floordiv(other, self)
     Tensor.__lshift__ = _shift(np.left_shift, "__lshift__")
     Tensor.__rshift__ = _shift(np.right_shift, "__rshift__")
     Tensor.__rlshift__ = _reflect(Tensor.__lshift__)
