@@ -233,7 +233,7 @@ def linspace(
 
     >>> import pushforward.array_api as xp
     >>> xp.linspace(0.0, 1.0, 3)
-    tensor([0.0000, 0.5000, 1.0000])
+    tensor([0. , 0.5, 1. ])
     """
     dt = _dt("linspace", dtype)
     if dt is None:

@@ -69,7 +69,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
 
     >>> import pushforward.array_api as xp
     >>> xp.vecdot(xp.asarray([1j]), xp.asarray([1j]))
-    tensor(1.+0.j)
+    tensor(1.+0.j, dtype=pushforward.complex128)
     """
     check_array("vecdot", x1), check_array("vecdot", x2)
     n = max(x1.ndim, x2.ndim)

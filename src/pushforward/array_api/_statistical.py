@@ -115,7 +115,7 @@ def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
 
     >>> import pushforward.array_api as xp
     >>> xp.mean(xp.asarray([1.0, 2.0]))
-    tensor(1.5000)
+    tensor(1.5)
     """
     check_array("mean", x)
     axes = axes_of("mean", axis, x.ndim)

@@ -2,7 +2,7 @@
 
 >>> import pushforward.array_api as xp
 >>> xp.fft.rfft(xp.asarray([1.0, 1.0, 1.0, 1.0]))
-tensor([4.+0.j, 0.+0.j, 0.+0.j])
+tensor([4.+0.j, 0.+0.j, 0.+0.j], dtype=pushforward.complex128)
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..core.creation import as_tensor
 from ..core.tensor import Tensor, device as _device
 from ..errors import OpValueError
 from .. import fft as _fft
+from ..core.namespace import public_dir as _public_dir
 from ._common import check_array
 from ._dtypes import _dtype
 
@@ -87,7 +88,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
 
     >>> import pushforward.array_api as xp
     >>> xp.fft.fftfreq(4)
-    tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
+    tensor([ 0.  ,  0.25, -0.5 , -0.25])
     """
     return _freq("fftfreq", np.fft.fftfreq(n, d), dtype, device)
 
@@ -97,7 +98,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
     >>> import pushforward.array_api as xp
     >>> xp.fft.rfftfreq(4)
-    tensor([0.0000, 0.2500, 0.5000])
+    tensor([0.  , 0.25, 0.5 ])
     """
     return _freq("rfftfreq", np.fft.rfftfreq(n, d), dtype, device)
 
@@ -120,3 +121,6 @@ def ifftshift(x: Tensor, /, *, axes: Any = None) -> Tensor:
     tensor([0., 1., 2., 3.])
     """
     return _fft.ifftshift(check_array("ifftshift", x), axes)
+
+
+__dir__ = _public_dir(globals())

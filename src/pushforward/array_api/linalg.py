@@ -15,6 +15,7 @@ from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
 from .. import linalg as _la
+from ..core.namespace import public_dir as _public_dir
 from ._common import axes_of, check_array
 from ._dtypes import _dtype
 from ._linear import matmul, matrix_transpose, tensordot, vecdot
@@ -156,7 +157,7 @@ def inv(x: Tensor, /) -> Tensor:
 
     >>> import pushforward.array_api as xp
     >>> xp.linalg.inv(xp.asarray([[2.0]]))
-    tensor([[0.5000]])
+    tensor([[0.5]])
     """
     return _la.inv(_square("inv", x))
 
@@ -220,8 +221,8 @@ def pinv(x: Tensor, /, *, rtol: Any = None) -> Tensor:
 
     >>> import pushforward.array_api as xp
     >>> xp.linalg.pinv(xp.asarray([[2.0, 0.0]]))
-    tensor([[0.5000],
-            [0.0000]])
+    tensor([[0.5],
+            [0. ]])
     """
     check_array("pinv", x)
     if x.ndim < 2:
@@ -319,3 +320,6 @@ def vector_norm(x: Tensor, /, *, axis: Any = None, keepdims: bool = False, ord: 
     if axis is None and keepdims is False:
         return _la.vector_norm(ops.reshape(x, (-1,)), ord, 0)
     return _la.vector_norm(x, ord, axes, keepdims)
+
+
+__dir__ = _public_dir(globals())

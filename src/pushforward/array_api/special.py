@@ -4,12 +4,13 @@ NumPy, so with this module `scipy.special.erf(x)` and its kin run as our ops and
 
 >>> import pushforward.array_api as xp
 >>> xp.special.expit(xp.asarray([0.0]))
-tensor([0.5000])
+tensor([0.5])
 """
 
 from __future__ import annotations
 
 from .. import special as _sp
+from ..core.namespace import public_dir as _public_dir
 
 __all__ = [
     "entr",
@@ -52,3 +53,6 @@ ndtri = _sp.ndtri
 psi = _sp.digamma
 xlog1py = _sp.xlog1py
 xlogy = _sp.xlogy
+
+
+__dir__ = _public_dir(globals())
