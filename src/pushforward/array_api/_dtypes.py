@@ -194,11 +194,13 @@ def can_cast(from_: Any, to: Any, /) -> bool:
     """Whether the promotion rules allow the cast (NumPy's "safe" casting).
 
     >>> import pushforward.array_api as xp
-    >>> xp.can_cast(xp.int8, xp.int64), xp.can_cast(xp.float64, xp.float32)
-    (True, False)
+    >>> xp.can_cast(xp.int8, xp.int64), xp.can_cast(xp.float64, xp.float32), xp.can_cast(xp.int8, xp.float64)
+    (True, False, False)
     """
     a, b = _dtype("can_cast", from_), _dtype("can_cast", to)
-    if (a.kind == "b") != (b.kind == "b") or (a.kind in "fc" and b.kind in "iu") or (a.kind == "c" and b.kind == "f"):
+    # the standard's promotion stays within a kind: integers among integers, real floats to floats
+    # or complex, bool to bool
+    if not (a.kind == b.kind or {a.kind, b.kind} == {"i", "u"} or (a.kind, b.kind) == ("f", "c")):
         return False
     return np.can_cast(a, b, casting="safe")
 
