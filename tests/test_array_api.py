@@ -2,6 +2,11 @@
 (the standard's reference implementation), and differentiable: tangents, gradients, vmap, compile
 and lazy tensors go through it."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -271,3 +276,17 @@ def test_lazy_tensors_flow_through():
     y = xp.mean(xp.abs(x), axis=0)
     assert y.is_lazy
     np.testing.assert_allclose(pf.compute(y).numpy(), np.abs(pf.compute(x).numpy()).mean(0))
+
+
+def test_namespace_loads_lazily():
+    # importing pushforward stays as fast as before: the namespace loads on first use
+    code = "import sys, pushforward as pf; print('pushforward.array_api' in sys.modules); pf.zeros(1).__array_namespace__(); print('pushforward.array_api' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env()
+    ).stdout.split()
+    assert out == ["False", "True"]
+
+
+def _env():
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
