@@ -133,7 +133,6 @@ conj = _unary("conj", ops.conj)
 cos = _unary("cos", ops.cos)
 cosh = _unary("cosh", ops.cosh)
 exp = _unary("exp", ops.exp)
-expm1 = _unary("expm1", ops.expm1)
 floor = _unary("floor", ops.floor)
 imag = _unary("imag", ops.imag)
 isfinite = _unary("isfinite", ops.isfinite)
@@ -191,6 +190,21 @@ def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
         return ops.clone(x)
     out = ops.clamp(x, min, max)
     return out if out.dtype == x.dtype else ops.to(out, x.dtype, copy=True)
+
+
+def expm1(x: Tensor, /) -> Tensor:
+    """exp(x) - 1, accurate near 0; a complex x with an infinite or NaN part takes exp(x) - 1's
+    value (the standard's special cases: expm1(inf + 0j) is inf + 0j, NumPy's kernel gives NaN).
+
+    >>> import pushforward.array_api as xp
+    >>> xp.expm1(xp.asarray([0.0, 1e-10]))
+    tensor([0.e+00, 1.e-10])
+    """
+    check_array("expm1", x)
+    out = ops.expm1(x)
+    if x.dtype.kind != "c":
+        return out
+    return ops.where(ops.isfinite(x), out, ops.sub(ops.exp(x), 1))
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Tensor:
