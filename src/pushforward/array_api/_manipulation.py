@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.tensor import Tensor
-from ..errors import OpValueError
+from ..errors import OpIndexError, OpValueError
 from ..ops import generated as ops
 from ._common import axes_of, check_array, tensor_of
 
@@ -79,7 +79,7 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
     """
     check_array("expand_dims", x)
     if not -x.ndim - 1 <= axis <= x.ndim:
-        raise OpValueError(f"array_api.expand_dims(): axis {axis} is out of range for {x.ndim} + 1 dims")
+        raise OpIndexError(f"array_api.expand_dims(): axis {axis} is out of range for {x.ndim} + 1 dims")
     return ops.unsqueeze(x, axis)
 
 
@@ -218,7 +218,7 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
         if x.ndim != 1:
             raise OpValueError(f"array_api.take(): axis is required for an array of {x.ndim} dims")
         axis = 0
-    return ops.index_select(x, axis, tensor_of(indices))
+    return ops.index_select(x, axis, _wrapped(tensor_of(indices), x.shape[axis]))
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -229,4 +229,10 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     tensor([[2., 1.]])
     """
     check_array("take_along_axis", x)
-    return ops.take_along_dim(x, indices, axis)
+    (a,) = axes_of("take_along_axis", axis, x.ndim)
+    return ops.take_along_dim(x, _wrapped(indices, x.shape[a]), axis)
+
+
+def _wrapped(indices: Tensor, n: int) -> Tensor:
+    """Negative indices counted from the end (as the standard allows)."""
+    return ops.where(ops.lt(indices, 0), ops.add(indices, n), indices)

@@ -163,7 +163,7 @@ def _cumulative(name: str, op: Callable, x: Tensor, axis: Any, dtype: Any, inclu
         dt = np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
     if dt is not None and dt != x.dtype:
         x = ops.to(x, dt, copy=False)
-    out = op(x, axis)
+    out = op(x, axis, dtype=x.dtype)
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1
