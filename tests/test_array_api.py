@@ -169,6 +169,9 @@ def test_copy_semantics():
     with pytest.raises(ValueError, match="copy=False"):
         xp.asarray(t, dtype=xp.float32, copy=False)
     assert xp.astype(t, xp.float64, copy=False) is t
+    # a list holding tensors is stacked by ops: derivatives flow, never dropped
+    _, tangent = pf.func.jvp(lambda a: xp.asarray([a, 2.0 * a, 1.0]), (pf.tensor(1.0),), (pf.tensor(1.0),))
+    assert tangent.tolist() == [1.0, 2.0, 0.0]
     r = xp.reshape(t, (3, 1), copy=True)
     r[0, 0] = -1.0
     assert float(t[0]) == 9.0

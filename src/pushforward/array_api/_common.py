@@ -23,19 +23,9 @@ def check_array(name: str, x: Any) -> Tensor:
     return x
 
 
-def tensor_of(x: Any, like: Tensor | None = None) -> Tensor:
-    """x as a Tensor: a Python scalar takes the dtype of `like` (the standard's weak scalars)."""
-    if isinstance(x, Tensor):
-        return x
-    if like is not None and isinstance(x, SCALARS):
-        return as_tensor(np.asarray(x, dtype=like.dtype) if not _needs_wider(x, like.dtype) else np.asarray(x))
-    return as_tensor(np.asarray(x))
-
-
-def _needs_wider(x: Any, dtype: np.dtype) -> bool:
-    kind = {bool: "b", int: "iu", float: "f", complex: "c"}[type(x)]
-    order = "buifc"
-    return max(order.index(k) for k in kind) > order.index(dtype.kind) if dtype.kind in order else False
+def tensor_of(x: Any) -> Tensor:
+    """x as a Tensor (x itself if it is one)."""
+    return x if isinstance(x, Tensor) else as_tensor(np.asarray(x))
 
 
 def values_of(x: Any) -> np.ndarray:

@@ -10,7 +10,7 @@ from ..core.creation import as_tensor
 from ..core.tensor import Tensor, device as _device
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from ._common import check_array, values_of
+from ._common import check_array
 from ._dtypes import _dtype
 
 __all__ = [
@@ -68,8 +68,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         return ops.to(obj, dt, copy=True)
     if copy is False and not _shares_buffer(obj):
         raise OpValueError(f"array_api.asarray(): a {type(obj).__name__} cannot be used without a copy (copy=False)")
-    if isinstance(obj, (list, tuple)):
-        obj = _plain(obj)
+    if isinstance(obj, (list, tuple)) and _holds_tensors(obj):
+        out = _stacked(obj)  # differentiable: the tensors' derivatives flow into the result
+        return out if dt is None or out.dtype == dt else ops.to(out, dt, copy=False)
     a = np.asarray(obj) if dt is None else np.asarray(obj, dtype=dt)
     if copy is False and not np.shares_memory(a, np.asarray(obj)):
         raise OpValueError(f"array_api.asarray(): converting to {a.dtype} needs a copy, and copy=False")
@@ -86,13 +87,19 @@ def _shares_buffer(obj: Any) -> bool:
     return True
 
 
-def _plain(obj: Any) -> Any:
-    """Nested sequences with arrays inside, as nested lists of Python numbers."""
+def _holds_tensors(obj: Any) -> bool:
     if isinstance(obj, Tensor):
-        return values_of(obj).tolist()
+        return True
+    return isinstance(obj, (list, tuple)) and any(_holds_tensors(o) for o in obj)
+
+
+def _stacked(obj: Any) -> Tensor:
+    """Nested sequences of tensors and numbers, stacked by our ops."""
+    if isinstance(obj, Tensor):
+        return obj
     if isinstance(obj, (list, tuple)):
-        return [_plain(o) for o in obj]
-    return obj
+        return ops.stack([_stacked(o) for o in obj], 0)
+    return as_tensor(np.asarray(obj))
 
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
