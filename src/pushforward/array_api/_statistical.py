@@ -106,7 +106,7 @@ def _prod(x: Tensor, axes: tuple, keepdims: bool, dtype: Any = None) -> Tensor:
     if dtype is not None and dtype != x.dtype:
         x = ops.to(x, dtype, copy=False)
     for a in sorted(axes, reverse=True):
-        x = ops.prod(x, a, keepdims)
+        x = ops.prod(x, a, keepdims, dtype=x.dtype)
     return x
 
 
