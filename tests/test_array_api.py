@@ -183,6 +183,8 @@ def test_dlpack_with_numpy():
     a[0] = 5.0  # shares memory, as a DLPack export does
     assert float(t[0]) == 5.0
     assert t.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match="drop its derivative"):
+        np.from_dlpack(pf.tensor([1.0], requires_grad=True))
     back = xp.from_dlpack(np.arange(4.0))
     assert isinstance(back, pf.Tensor) and back.shape == (4,)
     assert t.to_device("cpu") is t and t.device == xp.__array_namespace_info__().default_device()

@@ -35,12 +35,19 @@ def _array_namespace(self: Tensor, /, *, api_version: str | None = None) -> Any:
 def _dlpack(
     self: Tensor, /, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: bool | None = None
 ) -> Any:
-    """A DLPack capsule of the values (shared with the tensor unless copied; no derivative goes along)."""
+    """A DLPack capsule of the values (shared with the tensor unless copied); a tensor with a
+    derivative (requiring grad, or dual) is refused, as torch refuses one requiring grad."""
     if stream is not None:
         raise BufferError("__dlpack__(): pushforward runs on the CPU; stream must be None")
     if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
         raise BufferError(f"__dlpack__(): device {dl_device} is not available; pushforward runs on the CPU (1, 0)")
-    a = self.detach().numpy()
+    if self.requires_grad or self._has_tangent():
+        # as NumPy conversion: the consumer would get values without their derivative
+        raise BufferError(
+            "__dlpack__(): the tensor requires grad or carries a tangent, and a DLPack export would drop "
+            "its derivative; export tensor.detach() if the values alone are meant"
+        )
+    a = self.numpy()
     kw = {} if max_version is None else {"max_version": max_version}
     return a.__dlpack__(copy=copy, **kw) if copy is not None else a.__dlpack__(**kw)
 
