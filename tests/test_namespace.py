@@ -20,6 +20,10 @@ PUBLIC_MODULES = [
     "pushforward.nn",
     "pushforward.nn.functional",
     "pushforward.testing",
+    "pushforward.array_api",
+    "pushforward.array_api.linalg",
+    "pushforward.array_api.fft",
+    "pushforward.array_api.special",
 ]
 
 

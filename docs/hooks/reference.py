@@ -27,6 +27,7 @@ if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
 import pushforward  # noqa: E402
+import pushforward.array_api  # noqa: E402,F401
 import pushforward.autograd.forward_ad  # noqa: E402,F401
 import pushforward.autograd.functional  # noqa: E402,F401
 import pushforward.cli  # noqa: E402
@@ -48,6 +49,10 @@ REFERENCE_PAGES = [
     ("reference/nn_functional.md", "pushforward.nn.functional", "Neural-network functions."),
     ("reference/testing.md", "pushforward.testing", "Testing utilities."),
     ("reference/memory.md", "pushforward.memory", "Allocator settings."),
+    ("reference/array_api.md", "pushforward.array_api", "The Array API standard's namespace (docs/array-api.md)."),
+    ("reference/array_api_linalg.md", "pushforward.array_api.linalg", "The standard's linalg extension."),
+    ("reference/array_api_fft.md", "pushforward.array_api.fft", "The standard's fft extension."),
+    ("reference/array_api_special.md", "pushforward.array_api.special", "Special functions under SciPy's names."),
     ("reference/errors.md", "pushforward.errors", "The errors pushforward raises."),
 ]
 
@@ -83,6 +88,9 @@ def module_page(module: str, description: str) -> str:
             page = next(p for p, m, _ in REFERENCE_PAGES if m == value.__name__)
             rel = Path(page).name
             parts.append(f"## `{name}` {{ #{value.__name__} }}\n\nSee [`{value.__name__}`]({rel}).\n\n")
+        elif not callable(value) or _is_dtype(value):
+            # a constant or a dtype (the Array API's e, inf, nan, newaxis, float64...): its value
+            parts.append(f"## `{name}` {{ #{module}.{name} }}\n\n`{name} = {value!r}`\n\n")
         else:
             parts.append(_entry(f"{module}.{name}") + "\n")
     return "".join(parts)

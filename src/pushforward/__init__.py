@@ -102,7 +102,7 @@ uint8 = _np.dtype(_np.uint8)
 
 from .compiler import compile  # noqa: E402,A004 - torch's name (shadows the builtin in this namespace only)
 
-_LAZY_MODULES = ("func", "testing", "nn")
+_LAZY_MODULES = ("func", "testing", "nn", "array_api")
 
 
 def __getattr__(name: str) -> object:

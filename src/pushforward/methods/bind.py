@@ -22,6 +22,7 @@ from ..errors import OpTypeError
 from . import logic, numpy_api
 from .indexing import getitem, setitem
 from .lazy import compute_method, guard_composites, to_dask
+from .array_object import bind_array_object
 
 __all__ = ["bind"]
 
@@ -166,6 +167,7 @@ def bind() -> None:
     Tensor.__array__ = numpy_api.array
     for name, fn in numpy_api.METHODS.items():  # ndarray methods NumPy code calls
         setattr(Tensor, name, fn)
+    bind_array_object()  # the Array API standard's array object
 
 
 def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
