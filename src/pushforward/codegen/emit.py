@@ -658,8 +658,7 @@ class Emitter:
         args += ["axis=axis"] if has_dim else []
         tensors = _tuple_src([p.name for p in e.tensor_params])
         return [
-            "    if out is not None:",
-            f"        return write_out({e.name!r}, out, {tensors}, lambda: {e.name}({', '.join(args)}))",
+            f"    if out is not None: return write_out({e.name!r}, out, {tensors}, lambda: {e.name}({', '.join(args)}))"
         ]
 
     def public_fn(self, e: OpEntry, const: str) -> str:
@@ -884,7 +883,8 @@ class Emitter:
                 ]
             )
         )
-        return "\n\n".join(parts) + "\n"
+        # (the op blocks one after another: each starts with its `# ---- <name>` header)
+        return parts[0] + "\n\n" + "\n".join(parts[1:-1]) + "\n\n" + parts[-1] + "\n"
 
 
 def _tuple_src(names: list[str]) -> str:

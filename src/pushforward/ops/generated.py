@@ -37,7 +37,6 @@ def neg(self, *, out=None):
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
     return apply_inplace(NEG, self, (self,), ())
-
 # ---- abs
 def _abs__backward(grad, self, result, needs): return (grad * self.sgn() if needs[0] else None,)
 def _abs__backward_np(grad, self, result, needs): return (grad * K.sgn(self) if needs[0] else None,)
@@ -51,7 +50,6 @@ def abs_(self):
     """In-place abs: writes into self (values, tape history and tangents)."""
     return apply_inplace(ABS, self, (self,), ())
 absolute = abs
-
 # ---- sgn
 def _sgn__backward(grad, self, result, needs):
     return (
@@ -67,7 +65,6 @@ SGN = Op('sgn', K.sgn, ('self',), ('T',), (True,), backward=_sgn__backward, jvp=
 @bare_op(SGN, K.sgn, write_out=write_out)
 def sgn(self, *, out=None):
     """Sign for real tensors; z / |z| for complex ones (0 at 0). Example: pf.sgn(pf.tensor([-2.0]))"""
-
 # ---- sign
 def _sign__backward(grad, self, result, needs):
     return (
@@ -84,7 +81,6 @@ SIGN = Op('sign', xp.sign, ('self',), ('T',), (True,), backward=_sign__backward,
 @bare_op(SIGN, xp.sign, write_out=write_out)
 def sign(self, *, out=None):
     """Sign (-1, 0 or 1), element-wise; z / |z| for complex (NumPy 2); zero derivative for reals. Example: pf.sign(pf.tensor([-2.0]))"""
-
 # ---- exp
 def _exp__backward(grad, self, result, needs): return (grad * _conj(result) if needs[0] else None,)
 def _exp__jvp(self_p, self_t, result): return self_t * result
@@ -95,7 +91,6 @@ def exp(self, *, out=None):
 def exp_(self):
     """In-place exp: writes into self (values, tape history and tangents)."""
     return apply_inplace(EXP, self, (self,), ())
-
 # ---- exp2
 def _exp2__backward(grad, self, result, needs):
     return (grad * (_conj(result) * 0.6931471805599453) if needs[0] else None,)
@@ -104,7 +99,6 @@ EXP2 = Op('exp2', xp.exp2, ('self',), ('T',), (True,), backward=_exp2__backward,
 @bare_op(EXP2, xp.exp2, write_out=write_out)
 def exp2(self, *, out=None):
     """2 ** x, element-wise. Example: pf.exp2(pf.tensor([3.0]))"""
-
 # ---- expm1
 def _expm1__backward(grad, self, result, needs): return (grad * (_conj(result) + 1) if needs[0] else None,)
 def _expm1__jvp(self_p, self_t, result): return self_t * (result + 1)
@@ -112,7 +106,6 @@ EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backw
 @bare_op(EXPM1, xp.expm1, write_out=write_out)
 def expm1(self, *, out=None):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
-
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
@@ -123,7 +116,6 @@ def log(self, *, out=None):
 def log_(self):
     """In-place log: writes into self (values, tape history and tangents)."""
     return apply_inplace(LOG, self, (self,), ())
-
 # ---- log2
 def _log2__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 0.6931471805599453) if needs[0] else None,)
@@ -132,7 +124,6 @@ LOG2 = Op('log2', xp.log2, ('self',), ('T',), (True,), backward=_log2__backward,
 @bare_op(LOG2, xp.log2, write_out=write_out)
 def log2(self, *, out=None):
     """Base-2 logarithm. Example: pf.log2(pf.tensor([8.0]))"""
-
 # ---- log10
 def _log10__backward(grad, self, result, needs):
     return (grad / (_conj(self) * 2.302585092994046) if needs[0] else None,)
@@ -141,7 +132,6 @@ LOG10 = Op('log10', xp.log10, ('self',), ('T',), (True,), backward=_log10__backw
 @bare_op(LOG10, xp.log10, write_out=write_out)
 def log10(self, *, out=None):
     """Base-10 logarithm. Example: pf.log10(pf.tensor([100.0]))"""
-
 # ---- log1p
 def _log1p__backward(grad, self, result, needs): return (grad / (_conj(self) + 1) if needs[0] else None,)
 def _log1p__jvp(self_p, self_t, result): return self_t / (self_p + 1)
@@ -149,7 +139,6 @@ LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backw
 @bare_op(LOG1P, xp.log1p, write_out=write_out)
 def log1p(self, *, out=None):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
-
 # ---- sqrt
 def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
 def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
@@ -160,7 +149,6 @@ def sqrt(self, *, out=None):
 def sqrt_(self):
     """In-place sqrt: writes into self (values, tape history and tangents)."""
     return apply_inplace(SQRT, self, (self,), ())
-
 # ---- rsqrt
 def _rsqrt__backward(grad, self, result, needs):
     return (-0.5 * grad * _conj(result * result * result) if needs[0] else None,)
@@ -169,7 +157,6 @@ RSQRT = Op('rsqrt', K.rsqrt, ('self',), ('T',), (True,), backward=_rsqrt__backwa
 @bare_op(RSQRT, K.rsqrt, write_out=write_out)
 def rsqrt(self, *, out=None):
     """1 / sqrt(x), element-wise. Example: pf.rsqrt(pf.tensor([4.0]))"""
-
 # ---- square
 def _square__backward(grad, self, result, needs): return (2 * grad * _conj(self) if needs[0] else None,)
 def _square__jvp(self_p, self_t, result): return 2 * self_t * self_p
@@ -177,7 +164,6 @@ SQUARE = Op('square', xp.square, ('self',), ('T',), (True,), backward=_square__b
 @bare_op(SQUARE, xp.square, write_out=write_out)
 def square(self, *, out=None):
     """x * x, element-wise. Example: pf.square(pf.tensor([3.0]))"""
-
 # ---- reciprocal
 def _reciprocal__backward(grad, self, result, needs):
     return (-grad * _conj(result * result) if needs[0] else None,)
@@ -186,7 +172,6 @@ RECIPROCAL = Op('reciprocal', xp.reciprocal, ('self',), ('T',), (True,), backwar
 @bare_op(RECIPROCAL, xp.reciprocal, write_out=write_out)
 def reciprocal(self, *, out=None):
     """1 / x, element-wise. Example: pf.reciprocal(pf.tensor([4.0]))"""
-
 # ---- sin
 def _sin__backward(grad, self, result, needs): return (grad * _conj(self.cos()) if needs[0] else None,)
 def _sin__backward_np(grad, self, result, needs): return (grad * _conj(xp.cos(self)) if needs[0] else None,)
@@ -199,7 +184,6 @@ def sin(self, *, out=None):
 def sin_(self):
     """In-place sin: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIN, self, (self,), ())
-
 # ---- cos
 def _cos__backward(grad, self, result, needs): return (-grad * _conj(self.sin()) if needs[0] else None,)
 def _cos__backward_np(grad, self, result, needs): return (-grad * _conj(xp.sin(self)) if needs[0] else None,)
@@ -212,7 +196,6 @@ def cos(self, *, out=None):
 def cos_(self):
     """In-place cos: writes into self (values, tape history and tangents)."""
     return apply_inplace(COS, self, (self,), ())
-
 # ---- tan
 def _tan__backward(grad, self, result, needs):
     return (grad * (1 + _conj(result * result)) if needs[0] else None,)
@@ -221,7 +204,6 @@ TAN = Op('tan', xp.tan, ('self',), ('T',), (True,), backward=_tan__backward, bac
 @bare_op(TAN, xp.tan, write_out=write_out)
 def tan(self, *, out=None):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
-
 # ---- asin
 def _asin__backward(grad, self, result, needs):
     return (grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
@@ -234,7 +216,6 @@ ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backwar
 def asin(self, *, out=None):
     """Inverse sine. Example: pf.asin(pf.tensor([0.5]))"""
 arcsin = asin
-
 # ---- acos
 def _acos__backward(grad, self, result, needs):
     return (-grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
@@ -247,7 +228,6 @@ ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backwar
 def acos(self, *, out=None):
     """Inverse cosine. Example: pf.acos(pf.tensor([0.5]))"""
 arccos = acos
-
 # ---- atan
 def _atan__backward(grad, self, result, needs):
     return (grad / (_conj(self * self) + 1) if needs[0] else None,)
@@ -257,7 +237,6 @@ ATAN = Op('atan', xp.arctan, ('self',), ('T',), (True,), backward=_atan__backwar
 def atan(self, *, out=None):
     """Inverse tangent. Example: pf.atan(pf.tensor([1.0]))"""
 arctan = atan
-
 # ---- sinh
 def _sinh__backward(grad, self, result, needs): return (grad * _conj(self.cosh()) if needs[0] else None,)
 def _sinh__backward_np(grad, self, result, needs): return (grad * _conj(xp.cosh(self)) if needs[0] else None,)
@@ -267,7 +246,6 @@ SINH = Op('sinh', xp.sinh, ('self',), ('T',), (True,), backward=_sinh__backward,
 @bare_op(SINH, xp.sinh, write_out=write_out)
 def sinh(self, *, out=None):
     """Hyperbolic sine. Example: pf.sinh(pf.tensor([1.0]))"""
-
 # ---- cosh
 def _cosh__backward(grad, self, result, needs): return (grad * _conj(self.sinh()) if needs[0] else None,)
 def _cosh__backward_np(grad, self, result, needs): return (grad * _conj(xp.sinh(self)) if needs[0] else None,)
@@ -277,7 +255,6 @@ COSH = Op('cosh', xp.cosh, ('self',), ('T',), (True,), backward=_cosh__backward,
 @bare_op(COSH, xp.cosh, write_out=write_out)
 def cosh(self, *, out=None):
     """Hyperbolic cosine. Example: pf.cosh(pf.tensor([1.0]))"""
-
 # ---- tanh
 def _tanh__backward(grad, self, result, needs):
     return (grad * (1 - _conj(result * result)) if needs[0] else None,)
@@ -289,7 +266,6 @@ def tanh(self, *, out=None):
 def tanh_(self):
     """In-place tanh: writes into self (values, tape history and tangents)."""
     return apply_inplace(TANH, self, (self,), ())
-
 # ---- asinh
 def _asinh__backward(grad, self, result, needs):
     return (grad * _conj((self * self + 1).rsqrt()) if needs[0] else None,)
@@ -302,7 +278,6 @@ ASINH = Op('asinh', xp.arcsinh, ('self',), ('T',), (True,), backward=_asinh__bac
 def asinh(self, *, out=None):
     """Inverse hyperbolic sine. Example: pf.asinh(pf.tensor([1.0]))"""
 arcsinh = asinh
-
 # ---- acosh
 def _acosh__backward(grad, self, result, needs):
     return (grad * _conj((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,)
@@ -315,7 +290,6 @@ ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__bac
 def acosh(self, *, out=None):
     """Inverse hyperbolic cosine. Example: pf.acosh(pf.tensor([2.0]))"""
 arccosh = acosh
-
 # ---- atanh
 def _atanh__backward(grad, self, result, needs):
     return (grad / (1 - _conj(self * self)) if needs[0] else None,)
@@ -325,7 +299,6 @@ ATANH = Op('atanh', xp.arctanh, ('self',), ('T',), (True,), backward=_atanh__bac
 def atanh(self, *, out=None):
     """Inverse hyperbolic tangent. Example: pf.atanh(pf.tensor([0.5]))"""
 arctanh = atanh
-
 # ---- sigmoid
 def _sigmoid__backward(grad, self, result, needs):
     return (grad * (_conj(result) * (1 - _conj(result))) if needs[0] else None,)
@@ -337,7 +310,6 @@ def sigmoid(self, *, out=None):
 def sigmoid_(self):
     """In-place sigmoid: writes into self (values, tape history and tangents)."""
     return apply_inplace(SIGMOID, self, (self,), ())
-
 # ---- logit
 def _logit__backward(grad, self, result, eps, needs):
     return (logit_backward(grad, self, eps) if needs[0] else None,)
@@ -346,7 +318,6 @@ LOGIT = Op('logit', K.logit, ('self',), ('T',), (True,), backward=_logit__backwa
 @bare_op(LOGIT, K.logit, write_out=write_out)
 def logit(self, eps=None, *, out=None):
     """log(x / (1 - x)), input clamped to [eps, 1 - eps] when eps is given. Example: pf.logit(pf.tensor([0.5]))"""
-
 # ---- relu
 def _relu__backward(grad, self, result, needs): return (grad * (result > 0) if needs[0] else None,)
 def _relu__jvp(self_p, self_t, result): return _conj(_conj(self_t) * (result > 0))
@@ -358,7 +329,6 @@ def relu(self, *, out=None):
 def relu_(self):
     """In-place relu: writes into self (values, tape history and tangents)."""
     return apply_inplace(RELU, self, (self,), ())
-
 # ---- erf
 def _erf__backward(grad, self, result, needs):
     return (grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
@@ -370,7 +340,6 @@ ERF = Op('erf', sp.erf, ('self',), ('T',), (True,), backward=_erf__backward, bac
 @bare_op(ERF, sp.erf, write_out=write_out)
 def erf(self, *, out=None):
     """Error function. Example: pf.erf(pf.tensor([0.5]))"""
-
 # ---- erfc
 def _erfc__backward(grad, self, result, needs):
     return (-grad * (1.1283791670955126 * _conj((-self * self).exp())) if needs[0] else None,)
@@ -382,7 +351,6 @@ ERFC = Op('erfc', sp.erfc, ('self',), ('T',), (True,), backward=_erfc__backward,
 @bare_op(ERFC, sp.erfc, write_out=write_out)
 def erfc(self, *, out=None):
     """Complementary error function 1 - erf(x). Example: pf.erfc(pf.tensor([0.5]))"""
-
 # ---- erfinv
 def _erfinv__backward(grad, self, result, needs):
     return (grad * 0.886226925452758 * (self.erfinv() ** 2).exp() if needs[0] else None,)
@@ -394,7 +362,6 @@ ERFINV = Op('erfinv', sp.erfinv, ('self',), ('T',), (True,), backward=_erfinv__b
 @bare_op(ERFINV, sp.erfinv, write_out=write_out)
 def erfinv(self, *, out=None):
     """Inverse error function. Example: pf.erfinv(pf.tensor([0.5]))"""
-
 # ---- lgamma
 def _lgamma__backward(grad, self, result, needs): return (grad * self.digamma() if needs[0] else None,)
 def _lgamma__backward_np(grad, self, result, needs): return (grad * sp.psi(self) if needs[0] else None,)
@@ -404,7 +371,6 @@ LGAMMA = Op('lgamma', sp.gammaln, ('self',), ('T',), (True,), backward=_lgamma__
 @bare_op(LGAMMA, sp.gammaln, write_out=write_out)
 def lgamma(self, *, out=None):
     """log|Gamma(x)|. Example: pf.lgamma(pf.tensor([3.0]))"""
-
 # ---- digamma
 def _digamma__backward(grad, self, result, needs):
     return (grad * _conj(polygamma(1, self)) if needs[0] else None,)
@@ -416,7 +382,6 @@ DIGAMMA = Op('digamma', sp.psi, ('self',), ('T',), (True,), backward=_digamma__b
 @bare_op(DIGAMMA, sp.psi, write_out=write_out)
 def digamma(self, *, out=None):
     """Digamma (psi) function, the derivative of lgamma; complex too. Example: pf.digamma(pf.tensor([1.0]))"""
-
 # ---- polygamma
 def _polygamma__backward(grad, self, result, n, needs):
     return (grad * _conj(polygamma(n + 1, self)) if needs[0] else None,)
@@ -429,7 +394,6 @@ POLYGAMMA = Op('polygamma', _polygamma__kernel, ('self',), ('T',), (True,), back
 @bare_op(POLYGAMMA, K.polygamma, write_out=write_out)
 def polygamma(n, self, *, out=None):
     """n-th derivative of the digamma function; complex too. Example: pf.polygamma(1, pf.tensor([1.0]))"""
-
 # ---- floor
 def _floor__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _floor__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
@@ -438,7 +402,6 @@ FLOOR = Op('floor', xp.floor, ('self',), ('T',), (True,), backward=_floor__backw
 @bare_op(FLOOR, xp.floor, write_out=write_out)
 def floor(self, *, out=None):
     """Round down; zero derivative. Example: pf.floor(pf.tensor([1.5]))"""
-
 # ---- ceil
 def _ceil__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _ceil__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
@@ -447,7 +410,6 @@ CEIL = Op('ceil', xp.ceil, ('self',), ('T',), (True,), backward=_ceil__backward,
 @bare_op(CEIL, xp.ceil, write_out=write_out)
 def ceil(self, *, out=None):
     """Round up; zero derivative. Example: pf.ceil(pf.tensor([1.5]))"""
-
 # ---- round
 def _round__backward(grad, self, result, decimals, needs): return (zeros_like(grad) if needs[0] else None,)
 def _round__backward_np(grad, self, result, decimals, needs):
@@ -457,7 +419,6 @@ ROUND = Op('round', K.round, ('self',), ('T',), (True,), backward=_round__backwa
 @bare_op(ROUND, K.round, write_out=write_out)
 def round(self, *, decimals=0, out=None):
     """Round half to even (NumPy's rule); zero derivative. Example: pf.round(pf.tensor([1.5]))"""
-
 # ---- trunc
 def _trunc__backward(grad, self, result, needs): return (zeros_like(grad) if needs[0] else None,)
 def _trunc__backward_np(grad, self, result, needs): return (xp.zeros_like(grad) if needs[0] else None,)
@@ -467,7 +428,6 @@ TRUNC = Op('trunc', xp.trunc, ('self',), ('T',), (True,), backward=_trunc__backw
 def trunc(self, *, out=None):
     """Round toward zero; zero derivative. Example: pf.trunc(pf.tensor([-1.5]))"""
 fix = trunc
-
 # ---- clamp
 def _clamp__backward(grad, self, min, max, result, needs):
     return (
@@ -494,14 +454,12 @@ def _clamp__jvp_np(self_p, min_p, max_p, self_t, min_t, max_t, result):
 CLAMP = Op('clamp', K.clamp, ('self', 'min', 'max'), ('T', 'T?', 'T?'), (True, True, True), backward=_clamp__backward, jvp=_clamp__jvp, jvp_np=_clamp__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None), ((2, 2, 0), None), ((2, 2, 2), None), ((2, 0, 2), None), ((2, 2, 2), None), ((2, 2, 2), None), ((2, 2, 2), None)), batch='elementwise')
 def clamp(self, min=None, max=None, *, out=None):
     """Limit values to [min, max] (tensors or numbers). Example: pf.clamp(pf.tensor([-2.0, 2.0]), -1, 1)"""
-    if out is not None:
-        return write_out('clamp', out, (self, min, max), lambda: clamp(self, min, max))
+    if out is not None: return write_out('clamp', out, (self, min, max), lambda: clamp(self, min, max))
     return apply(CLAMP, (self, min, max), ())
 def clamp_(self, min=None, max=None):
     """In-place clamp: writes into self (values, tape history and tangents)."""
     return apply_inplace(CLAMP, self, (self, min, max), ())
 clip = clamp
-
 # ---- real
 def _real__backward(grad, self, result, needs): return (grad.real if needs[0] else None,)
 def _real__jvp(self_p, self_t, result): return self_t.real
@@ -509,7 +467,6 @@ REAL = Op('real', K.real, ('self',), ('T',), (True,), backward=_real__backward, 
 def real(self):
     """Real part (a view for complex tensors). Example: pf.real(pf.tensor([1 + 2j]))"""
     return apply(REAL, (self,), ())
-
 # ---- imag
 def _imag__backward(grad, self, result, needs): return (grad.real * 1j if needs[0] else None,)
 def _imag__jvp(self_p, self_t, result): return self_t.imag
@@ -517,7 +474,6 @@ IMAG = Op('imag', K.imag, ('self',), ('T',), (True,), backward=_imag__backward, 
 def imag(self):
     """Imaginary part of a complex tensor (a view). Example: pf.imag(pf.tensor([1 + 2j]))"""
     return apply(IMAG, (self,), ())
-
 # ---- conj
 def _conj__backward(grad, self, result, needs): return (_conj(grad) if needs[0] else None,)
 def _conj__jvp(self_p, self_t, result): return _conj(self_t)
@@ -526,7 +482,6 @@ def conj(self):
     """Complex conjugate (the tensor itself, as a view, when real). Example: pf.conj(pf.tensor([1 + 2j]))"""
     return apply(CONJ, (self,), ())
 conjugate = conj
-
 # ---- angle
 def _angle__backward(grad, self, result, needs):
     return (
@@ -543,7 +498,6 @@ ANGLE = Op('angle', K.angle, ('self',), ('T',), (True,), backward=_angle__backwa
 @bare_op(ANGLE, K.angle, write_out=write_out)
 def angle(self, *, out=None):
     """Argument of complex numbers (0 or pi for reals). Example: pf.angle(pf.tensor([1j]))"""
-
 # ---- add
 def _add__backward(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, scale(grad, alpha) if needs[1] else None)
@@ -567,7 +521,6 @@ def add(self, other, *, alpha=1, out=None):
 def add_(self, other, *, alpha=1):
     """In-place add: writes into self (values, tape history and tangents)."""
     return apply_inplace(ADD, self, (self, other), (alpha,))
-
 # ---- sub
 def _sub__backward(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, -scale(grad, alpha) if needs[1] else None)
@@ -592,7 +545,6 @@ def sub_(self, other, *, alpha=1):
     """In-place sub: writes into self (values, tape history and tangents)."""
     return apply_inplace(SUB, self, (self, other), (alpha,))
 subtract = sub
-
 # ---- mul
 def _mul__backward(grad, self, other, result, needs):
     return (grad * _conj(other) if needs[0] else None, grad * _conj(self) if needs[1] else None)
@@ -611,7 +563,6 @@ def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
 multiply = mul
-
 # ---- div
 def _div__backward(grad, self, other, result, rounding_mode, needs):
     return (
@@ -644,7 +595,6 @@ def div_(self, other, *, rounding_mode=None):
     return apply_inplace(DIV, self, (self, other), (rounding_mode,))
 divide = div
 true_divide = div
-
 # ---- pow
 def _pow__backward(grad, self, exponent, result, needs):
     return (
@@ -676,7 +626,6 @@ def pow(self, exponent, *, out=None):
 def pow_(self, exponent):
     """In-place pow: writes into self (values, tape history and tangents)."""
     return apply_inplace(POW, self, (self, exponent), ())
-
 # ---- atan2
 def _atan2__backward(grad, self, other, result, needs):
     return (
@@ -695,7 +644,6 @@ ATAN2 = Op('atan2', _atan2__kernel, ('self', 'other'), ('T', 'T'), (True, True),
 def atan2(self, other, *, out=None):
     """Angle of the point (other, self). Example: pf.atan2(pf.tensor([1.0]), pf.tensor([1.0]))"""
 arctan2 = atan2
-
 # ---- hypot
 def _hypot__backward(grad, self, other, result, needs):
     return (grad * self / result if needs[0] else None, grad * other / result if needs[1] else None)
@@ -710,7 +658,6 @@ HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True),
 @bare_op(HYPOT, xp.hypot, layout=True, write_out=write_out)
 def hypot(self, other, *, out=None):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
-
 # ---- maximum
 def _maximum__backward(grad, self, other, result, needs):
     return (
@@ -737,7 +684,6 @@ MAXIMUM = Op('maximum', _maximum__kernel, ('self', 'other'), ('T', 'T'), (True, 
 @bare_op(MAXIMUM, xp.maximum, layout=True, write_out=write_out)
 def maximum(self, other, *, out=None):
     """Element-wise maximum (ties share the gradient). Example: pf.maximum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-
 # ---- minimum
 def _minimum__backward(grad, self, other, result, needs):
     return (
@@ -764,7 +710,6 @@ MINIMUM = Op('minimum', _minimum__kernel, ('self', 'other'), ('T', 'T'), (True, 
 @bare_op(MINIMUM, xp.minimum, layout=True, write_out=write_out)
 def minimum(self, other, *, out=None):
     """Element-wise minimum (ties share the gradient). Example: pf.minimum(pf.tensor([1.0]), pf.tensor([2.0]))"""
-
 # ---- fmod
 def _fmod__backward(grad, self, other, result, needs):
     return (grad if needs[0] else None, -grad * (self / other).trunc() if needs[1] else None)
@@ -785,7 +730,6 @@ FMOD = Op('fmod', _fmod__kernel, ('self', 'other'), ('T', 'T'), (True, True), ba
 @bare_op(FMOD, xp.fmod, layout=True, write_out=write_out)
 def fmod(self, other, *, out=None):
     """Remainder with the sign of self (C fmod). Example: pf.fmod(pf.tensor([-3.0]), 2.0)"""
-
 # ---- remainder
 def _remainder__backward(grad, self, other, result, needs):
     return (grad if needs[0] else None, -grad * (self / other).floor() if needs[1] else None)
@@ -806,7 +750,6 @@ REMAINDER = Op('remainder', _remainder__kernel, ('self', 'other'), ('T', 'T'), (
 @bare_op(REMAINDER, xp.remainder, layout=True, write_out=write_out)
 def remainder(self, other, *, out=None):
     """Remainder with the sign of other (Python %). Example: pf.remainder(pf.tensor([-3.0]), 2.0)"""
-
 # ---- copysign
 def _copysign__backward(grad, self, other, result, needs):
     return (
@@ -833,7 +776,6 @@ COPYSIGN = Op('copysign', _copysign__kernel, ('self', 'other'), ('T', 'T'), (Tru
 @bare_op(COPYSIGN, xp.copysign, layout=True, write_out=write_out)
 def copysign(self, other, *, out=None):
     """|self| with the sign of other. Example: pf.copysign(pf.tensor([2.0]), -1.0)"""
-
 # ---- xlogy
 def _xlogy__backward(grad, self, other, result, needs):
     return (
@@ -860,7 +802,6 @@ XLOGY = Op('xlogy', _xlogy__kernel, ('self', 'other'), ('T', 'T'), (True, True),
 @bare_op(XLOGY, sp.xlogy, layout=True, write_out=write_out)
 def xlogy(self, other, *, out=None):
     """self * log(other), 0 where self == 0. Example: pf.xlogy(pf.tensor([0.0, 2.0]), pf.tensor([0.0, 3.0]))"""
-
 # ---- logaddexp
 def _logaddexp__backward(grad, self, other, result, needs):
     return (
@@ -887,7 +828,6 @@ LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (
 @bare_op(LOGADDEXP, xp.logaddexp, layout=True, write_out=write_out)
 def logaddexp(self, other, *, out=None):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
-
 # ---- where
 def _where__backward(grad, condition, self, other, result, needs):
     return (
@@ -913,10 +853,8 @@ def _where__kernel(condition, self, other):
 WHERE = Op('where', _where__kernel, ('condition', 'self', 'other'), ('T', 'T', 'T'), (False, True, True), backward=_where__backward, backward_np=_where__backward_np, jvp=laid_out(_where__jvp, 3), jvp_np=laid_out(_where__jvp_np, 3), jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None), ((2, 0, 0), None)), batch='elementwise')
 def where(condition, self, other, *, out=None):
     """Pick self where condition holds, else other. Example: pf.where(pf.tensor([True, False]), 1.0, 0.0)"""
-    if out is not None:
-        return write_out('where', out, (condition, self, other), lambda: where(condition, self, other))
+    if out is not None: return write_out('where', out, (condition, self, other), lambda: where(condition, self, other))
     return apply(WHERE, (condition, self, other), ())
-
 # ---- eq
 def _eq__kernel(self, other):
     _r = xp.equal(self, other)
@@ -925,7 +863,6 @@ EQ = Op('eq', _eq__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(EQ, xp.equal, layout=True, write_out=write_out)
 def eq(self, other, *, out=None):
     """self == other, element-wise. Example: pf.eq(pf.tensor([1.0]), 1.0)"""
-
 # ---- ne
 def _ne__kernel(self, other):
     _r = xp.not_equal(self, other)
@@ -934,7 +871,6 @@ NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(NE, xp.not_equal, layout=True, write_out=write_out)
 def ne(self, other, *, out=None):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
-
 # ---- lt
 def _lt__kernel(self, other):
     _r = xp.less(self, other)
@@ -943,7 +879,6 @@ LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(LT, xp.less, layout=True, write_out=write_out)
 def lt(self, other, *, out=None):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
-
 # ---- le
 def _le__kernel(self, other):
     _r = xp.less_equal(self, other)
@@ -952,7 +887,6 @@ LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(LE, xp.less_equal, layout=True, write_out=write_out)
 def le(self, other, *, out=None):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
-
 # ---- gt
 def _gt__kernel(self, other):
     _r = xp.greater(self, other)
@@ -961,7 +895,6 @@ GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(GT, xp.greater, layout=True, write_out=write_out)
 def gt(self, other, *, out=None):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
-
 # ---- ge
 def _ge__kernel(self, other):
     _r = xp.greater_equal(self, other)
@@ -970,7 +903,6 @@ GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(GE, xp.greater_equal, layout=True, write_out=write_out)
 def ge(self, other, *, out=None):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
-
 # ---- logical_and
 def _logical_and__kernel(self, other):
     _r = xp.logical_and(self, other)
@@ -979,7 +911,6 @@ LOGICAL_AND = Op('logical_and', _logical_and__kernel, ('self', 'other'), ('T', '
 @bare_op(LOGICAL_AND, xp.logical_and, layout=True, write_out=write_out)
 def logical_and(self, other, *, out=None):
     """Element-wise logical and. Example: pf.logical_and(pf.tensor([True]), pf.tensor([False]))"""
-
 # ---- logical_or
 def _logical_or__kernel(self, other):
     _r = xp.logical_or(self, other)
@@ -988,13 +919,11 @@ LOGICAL_OR = Op('logical_or', _logical_or__kernel, ('self', 'other'), ('T', 'T')
 @bare_op(LOGICAL_OR, xp.logical_or, layout=True, write_out=write_out)
 def logical_or(self, other, *, out=None):
     """Element-wise logical or. Example: pf.logical_or(pf.tensor([True]), pf.tensor([False]))"""
-
 # ---- logical_not
 LOGICAL_NOT = Op('logical_not', xp.logical_not, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 @bare_op(LOGICAL_NOT, xp.logical_not, write_out=write_out)
 def logical_not(self, *, out=None):
     """Element-wise logical not. Example: pf.logical_not(pf.tensor([True]))"""
-
 # ---- bitwise_and
 def _bitwise_and__kernel(self, other):
     _r = xp.bitwise_and(self, other)
@@ -1003,7 +932,6 @@ BITWISE_AND = Op('bitwise_and', _bitwise_and__kernel, ('self', 'other'), ('T', '
 @bare_op(BITWISE_AND, xp.bitwise_and, layout=True, write_out=write_out)
 def bitwise_and(self, other, *, out=None):
     """Element-wise bitwise and (the & operator). Example: pf.bitwise_and(pf.tensor([True]), pf.tensor([False]))"""
-
 # ---- bitwise_or
 def _bitwise_or__kernel(self, other):
     _r = xp.bitwise_or(self, other)
@@ -1012,7 +940,6 @@ BITWISE_OR = Op('bitwise_or', _bitwise_or__kernel, ('self', 'other'), ('T', 'T')
 @bare_op(BITWISE_OR, xp.bitwise_or, layout=True, write_out=write_out)
 def bitwise_or(self, other, *, out=None):
     """Element-wise bitwise or (the | operator). Example: pf.bitwise_or(pf.tensor([True]), pf.tensor([False]))"""
-
 # ---- bitwise_xor
 def _bitwise_xor__kernel(self, other):
     _r = xp.bitwise_xor(self, other)
@@ -1021,37 +948,31 @@ BITWISE_XOR = Op('bitwise_xor', _bitwise_xor__kernel, ('self', 'other'), ('T', '
 @bare_op(BITWISE_XOR, xp.bitwise_xor, layout=True, write_out=write_out)
 def bitwise_xor(self, other, *, out=None):
     """Element-wise bitwise xor (the ^ operator). Example: pf.bitwise_xor(pf.tensor([True]), pf.tensor([False]))"""
-
 # ---- bitwise_not
 BITWISE_NOT = Op('bitwise_not', xp.invert, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 @bare_op(BITWISE_NOT, xp.invert, write_out=write_out)
 def bitwise_not(self, *, out=None):
     """Element-wise bitwise not (the ~ operator). Example: pf.bitwise_not(pf.tensor([True]))"""
-
 # ---- isnan
 ISNAN = Op('isnan', xp.isnan, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 @bare_op(ISNAN, xp.isnan, write_out=write_out)
 def isnan(self, *, out=None):
     """True where NaN. Example: pf.isnan(pf.tensor([float('nan')]))"""
-
 # ---- isfinite
 ISFINITE = Op('isfinite', xp.isfinite, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
 @bare_op(ISFINITE, xp.isfinite, write_out=write_out)
 def isfinite(self, *, out=None):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
-
 # ---- argmax
 ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
 @bare_op(ARGMAX, K.argmax, write_out=write_out)
 def argmax(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Index of the maximum (flattened when dim is None). Example: pf.argmax(pf.tensor([1.0, 3.0]))"""
-
 # ---- argmin
 ARGMIN = Op('argmin', K.argmin, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
 @bare_op(ARGMIN, K.argmin, write_out=write_out)
 def argmin(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Index of the minimum (flattened when dim is None). Example: pf.argmin(pf.tensor([1.0, 3.0]))"""
-
 # ---- to
 def _to__backward(grad, self, result, dtype, copy, needs): return (grad if needs[0] else None,)
 def _to__jvp(self_p, self_t, result, dtype, copy): return to(self_t, dtype, copy)
@@ -1059,7 +980,6 @@ TO = Op('to', K.to, ('self',), ('T',), (True,), backward=_to__backward, jvp=_to_
 def to(self, dtype=None, copy=False):
     """Cast to dtype (a differentiable copy; a view of self when there is nothing to change, as torch returns self). Example: pf.tensor([1.0]).to(pf.float32)"""
     return apply(TO, (self,), (dtype, copy))
-
 # ---- clone
 def _clone__backward(grad, self, result, needs): return (grad if needs[0] else None,)
 def _clone__jvp(self_p, self_t, result): return clone(self_t)
@@ -1068,7 +988,6 @@ CLONE = Op('clone', K.clone, ('self',), ('T',), (True,), backward=_clone__backwa
 @bare_op(CLONE, K.clone, write_out=write_out)
 def clone(self, *, out=None):
     """A copy with its own memory (differentiable). Example: pf.clone(pf.tensor([1.0]))"""
-
 # ---- alias
 def _alias__backward(grad, self, result, needs): return (grad if needs[0] else None,)
 def _alias__jvp(self_p, self_t, result): return alias(self_t)
@@ -1076,7 +995,6 @@ ALIAS = Op('alias', K.alias, ('self',), ('T',), (True,), backward=_alias__backwa
 def alias(self):
     """A view of the whole tensor. Example: pf.tensor([1.0]).alias()"""
     return apply(ALIAS, (self,), ())
-
 # ---- _copy_from
 def __copy_from__backward(grad, self, src, result, needs):
     return (zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
@@ -1093,12 +1011,10 @@ def _copy_from(self, src):
 def copy_(self, src):
     """In-place _copy_from: writes into self (values, tape history and tangents)."""
     return apply_inplace(_COPY_FROM, self, (self, src), ())
-
 # ---- fill (composite)
 def fill(self, value):
     """self's shape filled with value (used by fill_)."""
     return _copy_from(self, value)
-
 # ---- sum
 def _sum__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (sum_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
@@ -1110,7 +1026,6 @@ SUM = Op('sum', K.sum, ('self',), ('T',), (True,), backward=_sum__backward, back
 @bare_op(SUM, K.sum, write_out=write_out)
 def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Sum over dim (all when None). Example: pf.sum(pf.tensor([[1.0, 2.0]]), 1)"""
-
 # ---- mean
 def _mean__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (mean_backward(grad, self.shape, dim, keepdim) if needs[0] else None,)
@@ -1123,7 +1038,6 @@ MEAN = Op('mean', K.mean, ('self',), ('T',), (True,), backward=_mean__backward, 
 @bare_op(MEAN, K.mean, write_out=write_out)
 def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Mean over dim (all when None). Example: pf.mean(pf.tensor([1.0, 2.0]))"""
-
 # ---- prod
 def _prod__backward(grad, self, result, dim, keepdim, dtype, needs):
     return (prod_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
@@ -1133,7 +1047,6 @@ PROD = Op('prod', K.prod, ('self',), ('T',), (True,), backward=_prod__backward, 
 @bare_op(PROD, K.prod, write_out=write_out)
 def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
     """Product over dim (all when None); exact derivative with zeros. Example: pf.prod(pf.tensor([2.0, 3.0]))"""
-
 # ---- amax
 def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
@@ -1143,7 +1056,6 @@ AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, 
 @bare_op(AMAX, K.amax, write_out=write_out)
 def amax(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
-
 # ---- amin
 def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
@@ -1153,7 +1065,6 @@ AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, 
 @bare_op(AMIN, K.amin, write_out=write_out)
 def amin(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
-
 # ---- max_dim
 _max_dim__result = namedtuple('max_dim', ['values', 'indices'])
 def _max_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
@@ -1165,7 +1076,6 @@ def max_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the maximum along dim. Example: pf.max_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
     return _max_dim__result(*apply(MAX_DIM, (self,), (dim, keepdim)))
-
 # ---- min_dim
 _min_dim__result = namedtuple('min_dim', ['values', 'indices'])
 def _min_dim__backward(grad, self, result0, result1, dim, keepdim, needs):
@@ -1177,21 +1087,16 @@ def min_dim(self, dim, keepdim=False, *, axis=None):
     """(values, indices) of the minimum along dim. Example: pf.min_dim(pf.tensor([1.0, 3.0]), 0)"""
     dim = dim if axis is None else axis
     return _min_dim__result(*apply(MIN_DIM, (self,), (dim, keepdim)))
-
 # ---- max (composite)
 def max(self, dim=None, keepdim=False, *, axis=None, out=None):
     """max(x): the maximum; max(x, dim): (values, indices); max(x, other): element-wise. Example: pf.max(pf.tensor([1.0, 3.0]))"""
-    if out is not None:
-        return write_out('max', out, (self,), lambda: max(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('max', out, (self,), lambda: max(self, dim, keepdim, axis=axis))
     return minmax(self, dim if axis is None else axis, keepdim, 'max')
-
 # ---- min (composite)
 def min(self, dim=None, keepdim=False, *, axis=None, out=None):
     """min(x): the minimum; min(x, dim): (values, indices); min(x, other): element-wise. Example: pf.min(pf.tensor([1.0, 3.0]))"""
-    if out is not None:
-        return write_out('min', out, (self,), lambda: min(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('min', out, (self,), lambda: min(self, dim, keepdim, axis=axis))
     return minmax(self, dim if axis is None else axis, keepdim, 'min')
-
 # ---- var
 def _var__backward(grad, self, result, dim, correction, keepdim, needs):
     return (var_backward(grad, self, dim, correction, keepdim) if needs[0] else None,)
@@ -1203,7 +1108,6 @@ VAR = Op('var', K.var, ('self',), ('T',), (True,), backward=_var__backward, jvp=
 @bare_op(VAR, K.var, write_out=write_out)
 def var(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """Variance over dim with Bessel's correction by default. Example: pf.var(pf.tensor([1.0, 2.0, 3.0]))"""
-
 # ---- std
 def _std__backward(grad, self, result, dim, correction, keepdim, needs):
     return (std_backward(grad, self, result, dim, correction, keepdim) if needs[0] else None,)
@@ -1213,7 +1117,6 @@ STD = Op('std', K.std, ('self',), ('T',), (True,), backward=_std__backward, jvp=
 @bare_op(STD, K.std, write_out=write_out)
 def std(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """Standard deviation (sqrt of var); zero gradient where it is 0 (torch's). Example: pf.std(pf.tensor([1.0, 2.0, 3.0]))"""
-
 # ---- norm
 def _norm__backward(grad, self, result, p, dim, keepdim, needs):
     return (norm_backward(grad, self, p, result, dim, keepdim) if needs[0] else None,)
@@ -1223,7 +1126,6 @@ NORM = Op('norm', K.norm, ('self',), ('T',), (True,), backward=_norm__backward, 
 @bare_op(NORM, K.norm, write_out=write_out)
 def norm(self, p=2, dim=None, keepdim=False, *, axis=None, out=None):
     """Vector p-norm over dim (all elements when None). Example: pf.norm(pf.tensor([3.0, 4.0]))"""
-
 # ---- logsumexp
 def _logsumexp__backward(grad, self, result, dim, keepdim, needs):
     return (
@@ -1241,7 +1143,6 @@ LOGSUMEXP = Op('logsumexp', K.logsumexp, ('self',), ('T',), (True,), backward=_l
 @bare_op(LOGSUMEXP, K.logsumexp, write_out=write_out)
 def logsumexp(self, dim, keepdim=False, *, axis=None, out=None):
     """log(sum(exp(x))) over dim, computed stably. Example: pf.logsumexp(pf.tensor([0.0, 0.0]), 0)"""
-
 # ---- softmax
 def _softmax__backward(grad, self, result, dim, dtype, needs):
     return (_conj(result) * (grad - (grad * _conj(result)).sum(dim, keepdim=True)) if needs[0] else None,)
@@ -1255,7 +1156,6 @@ SOFTMAX = Op('softmax', K.softmax, ('self',), ('T',), (True,), backward=_softmax
 @bare_op(SOFTMAX, K.softmax, write_out=write_out)
 def softmax(self, dim, dtype=None, *, axis=None, out=None):
     """exp(x) / sum(exp(x)) along dim. Example: pf.softmax(pf.tensor([0.0, 0.0]), 0)"""
-
 # ---- log_softmax
 def _log_softmax__backward(grad, self, result, dim, dtype, needs):
     return (grad - _conj(result.exp()) * grad.sum(dim, keepdim=True) if needs[0] else None,)
@@ -1269,7 +1169,6 @@ LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backw
 @bare_op(LOG_SOFTMAX, K.log_softmax, write_out=write_out)
 def log_softmax(self, dim, dtype=None, *, axis=None, out=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
-
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
     return (grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,)
@@ -1281,7 +1180,6 @@ CUMSUM = Op('cumsum', K.cumsum, ('self',), ('T',), (True,), backward=_cumsum__ba
 @bare_op(CUMSUM, K.cumsum, write_out=write_out)
 def cumsum(self, dim, *, dtype=None, axis=None, out=None):
     """Cumulative sum along dim. Example: pf.cumsum(pf.tensor([1.0, 2.0]), 0)"""
-
 # ---- cumprod
 def _cumprod__backward(grad, self, result, dim, dtype, needs):
     return (cumprod_backward(grad, self, result, dim) if needs[0] else None,)
@@ -1290,14 +1188,11 @@ CUMPROD = Op('cumprod', K.cumprod, ('self',), ('T',), (True,), backward=_cumprod
 @bare_op(CUMPROD, K.cumprod, write_out=write_out)
 def cumprod(self, dim, *, dtype=None, axis=None, out=None):
     """Cumulative product along dim. Example: pf.cumprod(pf.tensor([2.0, 3.0]), 0)"""
-
 # ---- matmul (composite)
 def matmul(self, other, *, out=None):
     """Matrix product with NumPy's rank rules (vectors, matrices, batches). Example: pf.matmul(pf.eye(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('matmul', out, (self, other), lambda: matmul(self, other))
+    if out is not None: return write_out('matmul', out, (self, other), lambda: matmul(self, other))
     return c_matmul(self, other)
-
 # ---- _matmul
 def __matmul__backward(grad, self, other, result, needs):
     return (
@@ -1312,7 +1207,6 @@ _MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), b
 @bare_op(_MATMUL, K.matmul)
 def _matmul(self, other):
     """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
-
 # ---- mm
 def _mm__backward(grad, self, other, result, needs):
     return (grad @ _conj(other.mT) if needs[0] else None, _conj(self.mT) @ grad if needs[1] else None)
@@ -1324,7 +1218,6 @@ MM = Op('mm', K.mm, ('self', 'other'), ('T', 'T'), (True, True), backward=_mm__b
 @bare_op(MM, K.mm, write_out=write_out)
 def mm(self, other, *, out=None):
     """Product of two matrices. Example: pf.mm(pf.eye(2), pf.eye(2))"""
-
 # ---- bmm
 def _bmm__backward(grad, self, other, result, needs):
     return (grad @ _conj(other.mT) if needs[0] else None, _conj(self.mT) @ grad if needs[1] else None)
@@ -1336,7 +1229,6 @@ BMM = Op('bmm', K.bmm, ('self', 'other'), ('T', 'T'), (True, True), backward=_bm
 @bare_op(BMM, K.bmm, write_out=write_out)
 def bmm(self, other, *, out=None):
     """Batched product of two stacks of matrices. Example: pf.bmm(pf.ones(1, 2, 2), pf.ones(1, 2, 2))"""
-
 # ---- dot
 def _dot__backward(grad, self, other, result, needs):
     return (grad * _conj(other) if needs[0] else None, grad * _conj(self) if needs[1] else None)
@@ -1352,7 +1244,6 @@ DOT = Op('dot', K.dot, ('self', 'other'), ('T', 'T'), (True, True), backward=_do
 @bare_op(DOT, K.dot, write_out=write_out)
 def dot(self, other, *, out=None):
     """Inner product of two vectors (no conjugation). Example: pf.dot(pf.ones(2), pf.ones(2))"""
-
 # ---- outer
 def _outer__backward(grad, self, other, result, needs):
     return (grad @ _conj(other) if needs[0] else None, _conj(self) @ grad if needs[1] else None)
@@ -1369,16 +1260,13 @@ OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backwa
 def outer(self, other, *, out=None):
     """Outer product of two vectors. Example: pf.outer(pf.ones(2), pf.ones(3))"""
 ger = outer
-
 # ---- einsum (composite)
 def einsum(equation, *tensors, out=None):
     """Einstein summation over operands. Example: pf.einsum('ij,j->i', pf.eye(2), pf.ones(2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    if out is not None:
-        return write_out('einsum', out, (tensors,), lambda: einsum(equation, *tensors))
+    if out is not None: return write_out('einsum', out, (tensors,), lambda: einsum(equation, *tensors))
     return c_einsum(equation, tensors)
-
 # ---- _einsum_pair
 def __einsum_pair__backward(grad, self, other, result, equation, needs):
     return (
@@ -1398,7 +1286,6 @@ _EINSUM_PAIR = Op('_einsum_pair', __einsum_pair__kernel, ('self', 'other'), ('T'
 @bare_op(_EINSUM_PAIR, K.einsum_pair)
 def _einsum_pair(equation, self, other):
     """einsum of two operands; see einsum. Example: pf._einsum_pair('ij,j->i', pf.eye(2), pf.ones(2))"""
-
 # ---- _einsum
 def __einsum__backward(grad, tensors, result, equation, needs):
     return (
@@ -1415,7 +1302,6 @@ _EINSUM = Op('_einsum', __einsum__kernel, ('tensors',), ('T[]',), (True,), backw
 def _einsum(equation, tensors):
     """einsum of one or of three or more operands; see einsum. Example: pf._einsum('ij->j', [pf.eye(2)])"""
     return apply(_EINSUM, (tensors,), (equation,))
-
 # ---- cat
 def _cat__backward(grad, tensors, result, dim, needs):
     return (split_like(grad, [t.shape for t in tensors], dim) if needs[0] else None,)
@@ -1424,13 +1310,11 @@ def _cat__jvp_np(tensors_p, tensors_t, result, dim): return K.cat(fill_zeros_np(
 CAT = Op('cat', K.cat, ('tensors',), ('T[]',), (True,), backward=_cat__backward, jvp=_cat__jvp, jvp_np=_cat__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', save=(((0,), None), ((1,), None)), argnames=('dim',), batch='cat(dim)', layout='contiguous', sparsity='moves')
 def cat(tensors, dim=0, *, axis=None, out=None):
     """Join tensors along an existing dim. Example: pf.cat([pf.ones(1), pf.zeros(2)])"""
-    if out is not None:
-        return write_out('cat', out, (tensors,), lambda: cat(tensors, dim, axis=axis))
+    if out is not None: return write_out('cat', out, (tensors,), lambda: cat(tensors, dim, axis=axis))
     dim = dim if axis is None else axis
     return apply(CAT, (tensors,), (dim,))
 concatenate = cat
 concat = cat
-
 # ---- stack
 def _stack__backward(grad, tensors, result, dim, needs):
     return (list(grad.unbind(dim)) if needs[0] else None,)
@@ -1440,11 +1324,9 @@ def _stack__jvp_np(tensors_p, tensors_t, result, dim):
 STACK = Op('stack', K.stack, ('tensors',), ('T[]',), (True,), backward=_stack__backward, jvp=_stack__jvp, jvp_np=_stack__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_linear', argnames=('dim',), batch='stack(dim)', layout='contiguous', sparsity='moves')
 def stack(tensors, dim=0, *, axis=None, out=None):
     """Join tensors along a new dim. Example: pf.stack([pf.ones(2), pf.zeros(2)])"""
-    if out is not None:
-        return write_out('stack', out, (tensors,), lambda: stack(tensors, dim, axis=axis))
+    if out is not None: return write_out('stack', out, (tensors,), lambda: stack(tensors, dim, axis=axis))
     dim = dim if axis is None else axis
     return apply(STACK, (tensors,), (dim,))
-
 # ---- flip
 def _flip__backward(grad, self, result, dims, needs): return (grad.flip(dims) if needs[0] else None,)
 def _flip__backward_np(grad, self, result, dims, needs): return (K.flip(grad, dims) if needs[0] else None,)
@@ -1454,7 +1336,6 @@ FLIP = Op('flip', K.flip, ('self',), ('T',), (True,), backward=_flip__backward, 
 @bare_op(FLIP, K.flip, write_out=write_out)
 def flip(self, dims, *, out=None):
     """Reverse the order along dims. Example: pf.flip(pf.tensor([1.0, 2.0]), [0])"""
-
 # ---- roll
 def _roll__backward(grad, self, result, shifts, dims, needs):
     return (grad.roll(neg_shifts(shifts), dims) if needs[0] else None,)
@@ -1464,7 +1345,6 @@ ROLL = Op('roll', K.roll, ('self',), ('T',), (True,), backward=_roll__backward, 
 @bare_op(ROLL, K.roll, write_out=write_out)
 def roll(self, shifts, dims=None, *, out=None):
     """Rotate elements along dims (flattened when None). Example: pf.roll(pf.tensor([1.0, 2.0, 3.0]), 1)"""
-
 # ---- tril
 def _tril__backward(grad, self, result, diagonal, needs): return (grad.tril(diagonal) if needs[0] else None,)
 def _tril__backward_np(grad, self, result, diagonal, needs):
@@ -1475,7 +1355,6 @@ TRIL = Op('tril', K.tril, ('self',), ('T',), (True,), backward=_tril__backward, 
 @bare_op(TRIL, K.tril, write_out=write_out)
 def tril(self, diagonal=0, *, out=None):
     """Lower triangle (zeros above `diagonal`). Example: pf.tril(pf.ones(2, 2))"""
-
 # ---- triu
 def _triu__backward(grad, self, result, diagonal, needs): return (grad.triu(diagonal) if needs[0] else None,)
 def _triu__backward_np(grad, self, result, diagonal, needs):
@@ -1486,7 +1365,6 @@ TRIU = Op('triu', K.triu, ('self',), ('T',), (True,), backward=_triu__backward, 
 @bare_op(TRIU, K.triu, write_out=write_out)
 def triu(self, diagonal=0, *, out=None):
     """Upper triangle (zeros below `diagonal`). Example: pf.triu(pf.ones(2, 2))"""
-
 # ---- gather
 def _gather__backward(grad, self, index, result, dim, needs):
     return (_gather_backward(grad, dim, index, self.shape) if needs[0] else None,)
@@ -1499,7 +1377,6 @@ GATHER = Op('gather', _gather__kernel, ('self', 'index'), ('T', 'T'), (True, Fal
 @bare_op(GATHER, K.gather, write_out=write_out)
 def gather(self, dim, index, *, axis=None, out=None):
     """Pick values along dim at index (torch.gather). Example: pf.gather(pf.tensor([[1.0, 2.0]]), 1, pf.tensor([[1]]))"""
-
 # ---- _gather_backward
 def __gather_backward__backward(grad, self, index, result, dim, shape, needs):
     return (grad.gather(dim, index) if needs[0] else None,)
@@ -1514,7 +1391,6 @@ _GATHER_BACKWARD = Op('_gather_backward', __gather_backward__kernel, ('self', 'i
 @bare_op(_GATHER_BACKWARD, K.gather_backward)
 def _gather_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (gather's backward)."""
-
 # ---- index_select
 def _index_select__backward(grad, self, index, result, dim, needs):
     return (_index_select_backward(grad, dim, index, self.shape) if needs[0] else None,)
@@ -1527,7 +1403,6 @@ INDEX_SELECT = Op('index_select', _index_select__kernel, ('self', 'index'), ('T'
 @bare_op(INDEX_SELECT, K.index_select, write_out=write_out)
 def index_select(self, dim, index, *, axis=None, out=None):
     """Entries at the positions `index` along dim. Example: pf.index_select(pf.tensor([1.0, 2.0]), 0, pf.tensor([1]))"""
-
 # ---- _index_select_backward
 def __index_select_backward__backward(grad, self, index, result, dim, shape, needs):
     return (grad.index_select(dim, index) if needs[0] else None,)
@@ -1543,7 +1418,6 @@ _INDEX_SELECT_BACKWARD = Op('_index_select_backward', __index_select_backward__k
 @bare_op(_INDEX_SELECT_BACKWARD, K.index_select_backward)
 def _index_select_backward(self, dim, index, shape, *, axis=None):
     """Zeros of `shape` with grad added at index along dim (index_select's backward)."""
-
 # ---- masked_fill
 def _masked_fill__backward(grad, self, mask, value, result, needs):
     return (
@@ -1566,13 +1440,11 @@ def _masked_fill__jvp_np(self_p, mask, value_p, self_t, value_t, result):
 MASKED_FILL = Op('masked_fill', K.masked_fill, ('self', 'mask', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_masked_fill__backward, backward_np=_masked_fill__backward_np, jvp=_masked_fill__jvp, jvp_np=_masked_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), batch='masked', layout='contiguous', curvature='linear')
 def masked_fill(self, mask, value, *, out=None):
     """self with value written where mask is True. Example: pf.masked_fill(pf.zeros(2), pf.tensor([True, False]), 1.0)"""
-    if out is not None:
-        return write_out('masked_fill', out, (self, mask, value), lambda: masked_fill(self, mask, value))
+    if out is not None: return write_out('masked_fill', out, (self, mask, value), lambda: masked_fill(self, mask, value))
     return apply(MASKED_FILL, (self, mask, value), ())
 def masked_fill_(self, mask, value):
     """In-place masked_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(MASKED_FILL, self, (self, mask, value), ())
-
 # ---- index
 def _index__backward(grad, self, result, indices, needs):
     return (_index_backward(grad, self.shape, indices) if needs[0] else None,)
@@ -1584,7 +1456,6 @@ INDEX = Op('index', K.index, ('self',), ('T',), (True,), backward=_index__backwa
 @bare_op(INDEX, K.index)
 def index(self, indices):
     """Advanced (copying) indexing: self[indices] with integer or boolean arrays."""
-
 # ---- _index_backward
 def __index_backward__backward(grad, self, result, shape, indices, needs):
     return (index(grad, indices) if needs[0] else None,)
@@ -1598,7 +1469,6 @@ _INDEX_BACKWARD = Op('_index_backward', K.index_backward, ('self',), ('T',), (Tr
 @bare_op(_INDEX_BACKWARD, K.index_backward)
 def _index_backward(self, shape, indices):
     """Zeros of `shape` with grad added at indices (advanced indexing's backward)."""
-
 # ---- index_put
 def _index_put__backward(grad, self, values, result, indices, accumulate, needs):
     return (
@@ -1624,7 +1494,6 @@ INDEX_PUT = Op('index_put', _index_put__kernel, ('self', 'values'), ('T', 'T'), 
 @bare_op(INDEX_PUT, K.index_put)
 def index_put(self, indices, values, accumulate=False):
     """A copy of self with values written (or added) at indices; `x[idx] = v` for advanced indices."""
-
 # ---- _view_scatter
 def __view_scatter__backward(grad, self, src, result, steps, needs):
     return (
@@ -1643,7 +1512,6 @@ _VIEW_SCATTER = Op('_view_scatter', K.view_scatter, ('self', 'src'), ('T', 'T'),
 @bare_op(_VIEW_SCATTER, K.view_scatter)
 def _view_scatter(self, src, steps):
     """A copy of self with the region the view `steps` selects replaced by src (in-place on views)."""
-
 # ---- _view_embed
 def __view_embed__backward(grad, self, result, shape, steps, needs):
     return (replay_values(grad, steps) if needs[0] else None,)
@@ -1653,7 +1521,6 @@ _VIEW_EMBED = Op('_view_embed', K.view_embed, ('self',), ('T',), (True,), backwa
 @bare_op(_VIEW_EMBED, K.view_embed)
 def _view_embed(self, shape, steps):
     """Zeros of `shape` with self written where the view `steps` looks (a view op's backward)."""
-
 # ---- view
 def _view__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
@@ -1664,7 +1531,6 @@ def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
     return apply(VIEW, (self,), (shape,))
-
 # ---- reshape
 def _reshape__backward(grad, self, result, shape, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
@@ -1675,7 +1541,6 @@ def reshape(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
     return apply(RESHAPE, (self,), (shape,))
-
 # ---- transpose
 def _transpose__backward(grad, self, result, dim0, dim1, needs):
     return (grad.transpose(dim0, dim1) if needs[0] else None,)
@@ -1685,7 +1550,6 @@ def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
     return apply(TRANSPOSE, (self,), (dim0, dim1))
 swapaxes = transpose
-
 # ---- permute
 def _permute__backward(grad, self, result, dims, needs):
     return (grad.permute(inverse_permutation(dims)) if needs[0] else None,)
@@ -1696,7 +1560,6 @@ def permute(self, *dims):
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     return apply(PERMUTE, (self,), (dims,))
-
 # ---- t
 def _t__backward(grad, self, result, needs): return (grad.t() if needs[0] else None,)
 def _t__jvp(self_p, self_t, result): return t(self_t)
@@ -1704,7 +1567,6 @@ T = Op('t', K.t, ('self',), ('T',), (True,), backward=_t__backward, jvp=_t__jvp,
 def t(self):
     """Transpose of a tensor of at most 2 dims (a view). Example: pf.ones(2, 3).t()"""
     return apply(T, (self,), ())
-
 # ---- mT
 def _mT__backward(grad, self, result, needs): return (grad.mT if needs[0] else None,)
 def _mT__jvp(self_p, self_t, result): return mT(self_t)
@@ -1712,7 +1574,6 @@ MT = Op('mT', K.mT, ('self',), ('T',), (True,), backward=_mT__backward, jvp=_mT_
 def mT(self):
     """Swap the last two dims (a view)."""
     return apply(MT, (self,), ())
-
 # ---- squeeze
 def _squeeze__backward(grad, self, result, dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
@@ -1722,7 +1583,6 @@ def squeeze(self, dim=None, *, axis=None):
     """Drop dims of size 1 (a view). Example: pf.ones(1, 2).squeeze(0)"""
     dim = dim if axis is None else axis
     return apply(SQUEEZE, (self,), (dim,))
-
 # ---- unsqueeze
 def _unsqueeze__backward(grad, self, result, dim, needs): return (grad.squeeze(dim) if needs[0] else None,)
 def _unsqueeze__jvp(self_p, self_t, result, dim): return unsqueeze(self_t, dim)
@@ -1731,7 +1591,6 @@ def unsqueeze(self, dim, *, axis=None):
     """Insert a dim of size 1 (a view). Example: pf.ones(2).unsqueeze(0)"""
     dim = dim if axis is None else axis
     return apply(UNSQUEEZE, (self,), (dim,))
-
 # ---- expand
 def _expand__backward(grad, self, result, sizes, needs): return (grad if needs[0] else None,)
 def _expand__jvp(self_p, self_t, result, sizes): return expand(self_t, *sizes)
@@ -1742,7 +1601,6 @@ def expand(self, *sizes):
         sizes = tuple(sizes[0])
     return apply(EXPAND, (self,), (sizes,))
 broadcast_to = expand
-
 # ---- flatten
 def _flatten__backward(grad, self, result, start_dim, end_dim, needs):
     return (grad.reshape(self.shape) if needs[0] else None,)
@@ -1751,7 +1609,6 @@ FLATTEN = Op('flatten', K.flatten, ('self',), ('T',), (True,), backward=_flatten
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim (a view when possible). Example: pf.ones(2, 3).flatten()"""
     return apply(FLATTEN, (self,), (start_dim, end_dim))
-
 # ---- diagonal
 def _diagonal__backward(grad, self, result, offset, dim1, dim2, needs):
     return (scatter_view(grad, self.shape, 'diagonal', (offset, dim1, dim2)) if needs[0] else None,)
@@ -1760,7 +1617,6 @@ DIAGONAL = Op('diagonal', K.diagonal, ('self',), ('T',), (True,), backward=_diag
 def diagonal(self, offset=0, dim1=0, dim2=1):
     """A diagonal of the (dim1, dim2) planes (a read-only view). Example: pf.eye(2).diagonal()"""
     return apply(DIAGONAL, (self,), (offset, dim1, dim2))
-
 # ---- narrow
 def _narrow__backward(grad, self, result, dim, start, length, needs):
     return (scatter_view(grad, self.shape, 'narrow', (dim, start, length)) if needs[0] else None,)
@@ -1770,7 +1626,6 @@ def narrow(self, dim, start, length, *, axis=None):
     """Entries start..start+length along dim (a view). Example: pf.arange(4.0).narrow(0, 1, 2)"""
     dim = dim if axis is None else axis
     return apply(NARROW, (self,), (dim, start, length))
-
 # ---- select
 def _select__backward(grad, self, result, dim, index, needs):
     return (scatter_view(grad, self.shape, 'select', (dim, index)) if needs[0] else None,)
@@ -1780,7 +1635,6 @@ def select(self, dim, index, *, axis=None):
     """The slice at index along dim, dropping dim (a view). Example: pf.eye(2).select(0, 1)"""
     dim = dim if axis is None else axis
     return apply(SELECT, (self,), (dim, index))
-
 # ---- getitem
 def _getitem__backward(grad, self, result, index, needs):
     return (scatter_view(grad, self.shape, 'getitem', (index,)) if needs[0] else None,)
@@ -1789,250 +1643,193 @@ GETITEM = Op('getitem', K.getitem, ('self',), ('T',), (True,), backward=_getitem
 def getitem(self, index):
     """Basic indexing self[index] with ints, slices, None and Ellipsis (a view)."""
     return apply(GETITEM, (self,), (index,))
-
 # ---- split (composite)
 def split(self, split_size_or_sections, dim=0, *, axis=None):
     """Views of consecutive pieces along dim (int size or list of sizes). Example: pf.arange(4.0).split(2)"""
     dim = dim if axis is None else axis
     return tuple((self.narrow(dim, sum_before, n) for sum_before, n in split_offsets(self.shape[dim], split_size_or_sections)))
-
 # ---- chunk (composite)
 def chunk(self, chunks, dim=0, *, axis=None):
     """Split into `chunks` nearly equal views along dim. Example: pf.arange(4.0).chunk(2)"""
     dim = dim if axis is None else axis
     return split(self, chunk_sizes(self.shape[dim], chunks), dim)
-
 # ---- unbind (composite)
 def unbind(self, dim=0, *, axis=None):
     """All slices along dim, as views. Example: pf.eye(2).unbind()"""
     dim = dim if axis is None else axis
     return tuple((self.select(dim, i) for i in range(self.shape[dim])))
-
 # ---- addmm (composite)
 def addmm(self, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (mat1 @ mat2). Example: pf.addmm(pf.zeros(2, 2), pf.eye(2), pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('addmm', out, (self, mat1, mat2), lambda: addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+    if out is not None: return write_out('addmm', out, (self, mat1, mat2), lambda: addmm(self, mat1, mat2, beta=beta, alpha=alpha))
     return c_axpby(self, beta, mm(mat1, mat2), alpha)
-
 # ---- addmv (composite)
 def addmv(self, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (mat @ vec). Example: pf.addmv(pf.zeros(2), pf.eye(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('addmv', out, (self, mat, vec), lambda: addmv(self, mat, vec, beta=beta, alpha=alpha))
+    if out is not None: return write_out('addmv', out, (self, mat, vec), lambda: addmv(self, mat, vec, beta=beta, alpha=alpha))
     return c_axpby(self, beta, c_mv(mat, vec), alpha)
-
 # ---- addbmm (composite)
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * sum_b batch1[b] @ batch2[b]. Example: pf.addbmm(pf.zeros(2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
-    if out is not None:
-        return write_out('addbmm', out, (self, batch1, batch2), lambda: addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+    if out is not None: return write_out('addbmm', out, (self, batch1, batch2), lambda: addbmm(self, batch1, batch2, beta=beta, alpha=alpha))
     return c_addbmm(self, batch1, batch2, beta, alpha)
-
 # ---- baddbmm (composite)
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * (batch1 @ batch2), batched. Example: pf.baddbmm(pf.zeros(3, 2, 2), pf.ones(3, 2, 1), pf.ones(3, 1, 2))"""
-    if out is not None:
-        return write_out('baddbmm', out, (self, batch1, batch2), lambda: baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
+    if out is not None: return write_out('baddbmm', out, (self, batch1, batch2), lambda: baddbmm(self, batch1, batch2, beta=beta, alpha=alpha))
     return c_axpby(self, beta, bmm(batch1, batch2), alpha)
-
 # ---- addcmul (composite)
 def addcmul(self, tensor1, tensor2, *, value=1, out=None):
     """self + value * tensor1 * tensor2. Example: pf.addcmul(pf.ones(2), pf.ones(2), pf.ones(2), value=0.5)"""
-    if out is not None:
-        return write_out('addcmul', out, (self, tensor1, tensor2), lambda: addcmul(self, tensor1, tensor2, value=value))
+    if out is not None: return write_out('addcmul', out, (self, tensor1, tensor2), lambda: addcmul(self, tensor1, tensor2, value=value))
     return self + scale(tensor1 * tensor2, value)
-
 # ---- addcdiv (composite)
 def addcdiv(self, tensor1, tensor2, *, value=1, out=None):
     """self + value * tensor1 / tensor2. Example: pf.addcdiv(pf.ones(2), pf.ones(2), pf.full((2,), 2.0))"""
-    if out is not None:
-        return write_out('addcdiv', out, (self, tensor1, tensor2), lambda: addcdiv(self, tensor1, tensor2, value=value))
+    if out is not None: return write_out('addcdiv', out, (self, tensor1, tensor2), lambda: addcdiv(self, tensor1, tensor2, value=value))
     return self + scale(tensor1 / tensor2, value)
-
 # ---- lerp (composite)
 def lerp(self, end, weight, *, out=None):
     """Linear interpolation self + weight * (end - self). Example: pf.lerp(pf.zeros(2), pf.ones(2), 0.25)"""
-    if out is not None:
-        return write_out('lerp', out, (self, end, weight), lambda: lerp(self, end, weight))
+    if out is not None: return write_out('lerp', out, (self, end, weight), lambda: lerp(self, end, weight))
     return self + weight * (end - self)
-
 # ---- mv (composite)
 def mv(self, vec, *, out=None):
     """Matrix-vector product. Example: pf.mv(pf.eye(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('mv', out, (self, vec), lambda: mv(self, vec))
+    if out is not None: return write_out('mv', out, (self, vec), lambda: mv(self, vec))
     return c_mv(self, vec)
-
 # ---- vdot (composite)
 def vdot(self, other, *, out=None):
     """Inner product conjugating the first vector. Example: pf.vdot(pf.tensor([1j]), pf.tensor([1j]))"""
-    if out is not None:
-        return write_out('vdot', out, (self, other), lambda: vdot(self, other))
+    if out is not None: return write_out('vdot', out, (self, other), lambda: vdot(self, other))
     return dot(self.conj(), other)
-
 # ---- repeat (composite)
 def repeat(self, *repeats):
     """Tile the tensor repeats[i] times along each dim (torch's Tensor.repeat). Example: pf.ones(2).repeat(2, 2)"""
     if len(repeats) == 1 and isinstance(repeats[0], (list, tuple)):
         repeats = tuple(repeats[0])
     return c_repeat(self, repeats)
-
 # ---- tile (composite)
 def tile(self, *dims, out=None):
     """Like repeat, padding dims with leading 1s when it has fewer entries than self has dims. Example: pf.tile(pf.ones(2, 2), (2,))"""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
-    if out is not None:
-        return write_out('tile', out, (self,), lambda: tile(self, *dims))
+    if out is not None: return write_out('tile', out, (self,), lambda: tile(self, *dims))
     return c_tile(self, dims)
-
 # ---- repeat_interleave (composite)
 def repeat_interleave(self, repeats, dim=None, *, output_size=None, axis=None, out=None):
     """Repeat each element repeats times (an int or one count per element) along dim (flattened when None). Example: pf.repeat_interleave(pf.tensor([1.0, 2.0]), 2)"""
-    if out is not None:
-        return write_out('repeat_interleave', out, (self,), lambda: repeat_interleave(self, repeats, dim, output_size=output_size, axis=axis))
+    if out is not None: return write_out('repeat_interleave', out, (self,), lambda: repeat_interleave(self, repeats, dim, output_size=output_size, axis=axis))
     return c_repeat_interleave(self, repeats, dim if axis is None else axis, output_size)
-
 # ---- movedim (composite)
 def movedim(self, source, destination, *, out=None):
     """Move dims source to positions destination (a view). Example: pf.movedim(pf.ones(2, 3, 4), 0, -1).shape"""
-    if out is not None:
-        return write_out('movedim', out, (self,), lambda: movedim(self, source, destination))
+    if out is not None: return write_out('movedim', out, (self,), lambda: movedim(self, source, destination))
     return c_movedim(self, source, destination)
 moveaxis = movedim
-
 # ---- unflatten (composite)
 def unflatten(self, dim, sizes, *, axis=None, out=None):
     """Split dim into the shape sizes. Example: pf.unflatten(pf.ones(6), 0, (2, 3)).shape"""
-    if out is not None:
-        return write_out('unflatten', out, (self,), lambda: unflatten(self, dim, sizes, axis=axis))
+    if out is not None: return write_out('unflatten', out, (self,), lambda: unflatten(self, dim, sizes, axis=axis))
     return c_unflatten(self, dim if axis is None else axis, sizes)
-
 # ---- meshgrid (composite)
 def meshgrid(*tensors, indexing='ij'):
     """Coordinate grids from 1-D tensors ('ij' indexing by default, as torch). Example: pf.meshgrid(pf.arange(2.0), pf.arange(3.0))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return c_meshgrid(tensors, indexing)
-
 # ---- broadcast_tensors (composite)
 def broadcast_tensors(*tensors):
     """Expand tensors to their common broadcast shape (views). Example: pf.broadcast_tensors(pf.ones(2, 1), pf.ones(3))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     return c_broadcast_tensors(tensors)
-
 # ---- tensor_split (composite)
 def tensor_split(self, indices_or_sections, dim=0, *, axis=None):
     """Views split into n nearly equal pieces, or at the given indices. Example: pf.tensor_split(pf.arange(5.0), 2)"""
     return c_tensor_split(self, indices_or_sections, dim if axis is None else axis)
-
 # ---- hsplit (composite)
 def hsplit(self, indices_or_sections):
     """tensor_split along dim 1 (dim 0 for 1-D tensors). Example: pf.hsplit(pf.ones(2, 4), 2)"""
     return c_hsplit(self, indices_or_sections)
-
 # ---- vsplit (composite)
 def vsplit(self, indices_or_sections):
     """tensor_split along dim 0. Example: pf.vsplit(pf.ones(4, 2), 2)"""
     return c_vsplit(self, indices_or_sections)
-
 # ---- rot90 (composite)
 def rot90(self, k=1, dims=(0, 1), *, out=None):
     """Rotate by 90 degrees k times in the plane dims (from dims[0] towards dims[1]). Example: pf.rot90(pf.eye(2))"""
-    if out is not None:
-        return write_out('rot90', out, (self,), lambda: rot90(self, k, dims))
+    if out is not None: return write_out('rot90', out, (self,), lambda: rot90(self, k, dims))
     return c_rot90(self, k, dims)
-
 # ---- block_diag (composite)
 def block_diag(*tensors, out=None):
     """Block-diagonal matrix of the given matrices. Example: pf.block_diag(pf.ones(1, 1), pf.ones(2, 2))"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    if out is not None:
-        return write_out('block_diag', out, (tensors,), lambda: block_diag(*tensors))
+    if out is not None: return write_out('block_diag', out, (tensors,), lambda: block_diag(*tensors))
     return c_block_diag(tensors)
-
 # ---- cdist (composite)
 def cdist(x1, x2, p=2.0, *, out=None):
     """p-norm distances between the rows of x1 and x2 (batched). Example: pf.cdist(pf.zeros(1, 2), pf.ones(3, 2))"""
-    if out is not None:
-        return write_out('cdist', out, (x1, x2), lambda: cdist(x1, x2, p))
+    if out is not None: return write_out('cdist', out, (x1, x2), lambda: cdist(x1, x2, p))
     return c_cdist(x1, x2, p)
-
 # ---- atleast_1d (composite)
 def atleast_1d(self, *, out=None):
     """self with at least 1 dim (a tuple for a list of tensors). Example: pf.atleast_1d(pf.tensor(1.0)).shape"""
-    if out is not None:
-        return write_out('atleast_1d', out, (self,), lambda: atleast_1d(self))
+    if out is not None: return write_out('atleast_1d', out, (self,), lambda: atleast_1d(self))
     return c_atleast(self, 1)
-
 # ---- atleast_2d (composite)
 def atleast_2d(self, *, out=None):
     """self with at least 2 dims. Example: pf.atleast_2d(pf.ones(3)).shape"""
-    if out is not None:
-        return write_out('atleast_2d', out, (self,), lambda: atleast_2d(self))
+    if out is not None: return write_out('atleast_2d', out, (self,), lambda: atleast_2d(self))
     return c_atleast(self, 2)
-
 # ---- atleast_3d (composite)
 def atleast_3d(self, *, out=None):
     """self with at least 3 dims (a 2-D (m, n) becomes (m, n, 1)). Example: pf.atleast_3d(pf.ones(3)).shape"""
-    if out is not None:
-        return write_out('atleast_3d', out, (self,), lambda: atleast_3d(self))
+    if out is not None: return write_out('atleast_3d', out, (self,), lambda: atleast_3d(self))
     return c_atleast(self, 3)
-
 # ---- view_as (composite)
 def view_as(self, other):
     """self viewed with other's shape. Example: pf.ones(4).view_as(pf.ones(2, 2))"""
     return self.view(other.shape)
-
 # ---- reshape_as (composite)
 def reshape_as(self, other):
     """self reshaped to other's shape. Example: pf.ones(4).reshape_as(pf.ones(2, 2))"""
     return self.reshape(other.shape)
-
 # ---- expand_as (composite)
 def expand_as(self, other):
     """self expanded to other's shape. Example: pf.ones(1, 2).expand_as(pf.ones(3, 2))"""
     return self.expand(other.shape)
-
 # ---- type_as (composite)
 def type_as(self, other):
     """self cast to other's dtype. Example: pf.ones(2).type_as(pf.ones(2, dtype=pf.float32))"""
     return self.to(other.dtype)
-
 # ---- new_zeros (composite)
 def new_zeros(self, *size, dtype=None):
     """Zeros of size, with self's dtype unless given. Example: pf.ones(2).new_zeros(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     return c_new_filled(self, size, 0, dtype)
-
 # ---- new_ones (composite)
 def new_ones(self, *size, dtype=None):
     """Ones of size, with self's dtype unless given. Example: pf.ones(2).new_ones(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     return c_new_filled(self, size, 1, dtype)
-
 # ---- new_full (composite)
 def new_full(self, size, fill_value, *, dtype=None):
     """fill_value in the shape size, with self's dtype unless given. Example: pf.ones(2).new_full((2,), 7.0)"""
     return c_new_filled(self, size, fill_value, dtype)
-
 # ---- new_empty (composite)
 def new_empty(self, *size, dtype=None):
     """A new tensor of size (zeros: pushforward never hands out uninitialized memory), with self's dtype unless given. Example: pf.ones(2).new_empty(3)"""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     return c_new_filled(self, size, 0, dtype)
-
 # ---- new_tensor (composite)
 def new_tensor(self, data, *, dtype=None):
     """A new tensor (a copy, no history) from data, with self's dtype unless given. Example: pf.ones(2).new_tensor([1, 2])"""
     return c_new_tensor(self, data, dtype)
-
 # ---- sort
 _sort__result = namedtuple('sort', ['values', 'indices'])
 def _sort__backward(grad, self, result0, result1, dim, descending, stable, needs):
@@ -2051,14 +1848,11 @@ def sort(self, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) sorted along dim; stable (ties keep their order), NaN counts as largest. Example: pf.sort(pf.tensor([2.0, 1.0]))"""
     dim = dim if axis is None else axis
     return _sort__result(*apply(SORT, (self,), (dim, descending, stable)))
-
 # ---- argsort (composite)
 def argsort(self, dim=-1, descending=False, stable=False, *, axis=None, out=None):
     """Indices that sort self along dim. Example: pf.argsort(pf.tensor([2.0, 1.0]))"""
-    if out is not None:
-        return write_out('argsort', out, (self,), lambda: argsort(self, dim, descending, stable, axis=axis))
+    if out is not None: return write_out('argsort', out, (self,), lambda: argsort(self, dim, descending, stable, axis=axis))
     return sort(self, dim if axis is None else axis, descending, stable)[1]
-
 # ---- topk
 _topk__result = namedtuple('topk', ['values', 'indices'])
 def _topk__backward(grad, self, result0, result1, k, dim, largest, sorted, needs):
@@ -2077,7 +1871,6 @@ def topk(self, k, dim=-1, largest=True, sorted=True, *, axis=None):
     """The k largest (or smallest) entries along dim and their indices, sorted. Example: pf.topk(pf.tensor([1.0, 3.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
     return _topk__result(*apply(TOPK, (self,), (k, dim, largest, sorted)))
-
 # ---- kthvalue
 _kthvalue__result = namedtuple('kthvalue', ['values', 'indices'])
 def _kthvalue__backward(grad, self, result0, result1, k, dim, keepdim, needs):
@@ -2096,56 +1889,41 @@ def kthvalue(self, k, dim=-1, keepdim=False, *, axis=None):
     """The k-th smallest entry along dim (1-based) and its index. Example: pf.kthvalue(pf.tensor([3.0, 1.0, 2.0]), 2)"""
     dim = dim if axis is None else axis
     return _kthvalue__result(*apply(KTHVALUE, (self,), (k, dim, keepdim)))
-
 # ---- median (composite)
 def median(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Lower median (all elements, or (values, indices) along dim); NaN propagates. Example: pf.median(pf.tensor([1.0, 4.0, 2.0, 3.0]))"""
-    if out is not None:
-        return write_out('median', out, (self,), lambda: median(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('median', out, (self,), lambda: median(self, dim, keepdim, axis=axis))
     return c_median(self, dim if axis is None else axis, keepdim)
-
 # ---- nanmedian (composite)
 def nanmedian(self, dim=None, keepdim=False, *, axis=None, out=None):
     """median ignoring NaN. Example: pf.nanmedian(pf.tensor([1.0, float('nan'), 2.0]))"""
-    if out is not None:
-        return write_out('nanmedian', out, (self,), lambda: nanmedian(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('nanmedian', out, (self,), lambda: nanmedian(self, dim, keepdim, axis=axis))
     return c_median(self, dim if axis is None else axis, keepdim, True)
-
 # ---- quantile (composite)
 def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None, out=None):
     """q-th quantiles along dim (flattened when None); q a number or 1-D tensor. Example: pf.quantile(pf.tensor([1.0, 2.0, 3.0]), 0.25)"""
-    if out is not None:
-        return write_out('quantile', out, (self,), lambda: quantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
+    if out is not None: return write_out('quantile', out, (self,), lambda: quantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
     return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation)
-
 # ---- nanquantile (composite)
 def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', axis=None, out=None):
     """quantile ignoring NaN. Example: pf.nanquantile(pf.tensor([1.0, float('nan'), 3.0]), 0.5)"""
-    if out is not None:
-        return write_out('nanquantile', out, (self,), lambda: nanquantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
+    if out is not None: return write_out('nanquantile', out, (self,), lambda: nanquantile(self, q, dim, keepdim, interpolation=interpolation, axis=axis))
     return c_quantile(self, q, dim if axis is None else axis, keepdim, interpolation, True)
-
 # ---- mode (composite)
 def mode(self, dim=-1, keepdim=False, *, axis=None, out=None):
     """(values, indices): the most frequent value along dim (the smallest on ties, its last index). Example: pf.mode(pf.tensor([1.0, 2.0, 2.0]))"""
-    if out is not None:
-        return write_out('mode', out, (self,), lambda: mode(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('mode', out, (self,), lambda: mode(self, dim, keepdim, axis=axis))
     return c_mode(self, dim if axis is None else axis, keepdim)
-
 # ---- cummax (composite)
 def cummax(self, dim, *, axis=None, out=None):
     """(values, indices) of the running maximum along dim (ties: the latest index). Example: pf.cummax(pf.tensor([1.0, 3.0, 2.0]), 0)"""
-    if out is not None:
-        return write_out('cummax', out, (self,), lambda: cummax(self, dim, axis=axis))
+    if out is not None: return write_out('cummax', out, (self,), lambda: cummax(self, dim, axis=axis))
     return c_cum_extremum(self, dim if axis is None else axis, True)
-
 # ---- cummin (composite)
 def cummin(self, dim, *, axis=None, out=None):
     """(values, indices) of the running minimum along dim (ties: the latest index). Example: pf.cummin(pf.tensor([3.0, 1.0, 2.0]), 0)"""
-    if out is not None:
-        return write_out('cummin', out, (self,), lambda: cummin(self, dim, axis=axis))
+    if out is not None: return write_out('cummin', out, (self,), lambda: cummin(self, dim, axis=axis))
     return c_cum_extremum(self, dim if axis is None else axis, False)
-
 # ---- logcumsumexp
 def _logcumsumexp__backward(grad, self, result, dim, needs):
     return ((logcumsumexp_backward(grad, self, result, dim) if self.ndim else grad) if needs[0] else None,)
@@ -2159,56 +1937,41 @@ LOGCUMSUMEXP = Op('logcumsumexp', K.logcumsumexp, ('self',), ('T',), (True,), ba
 @bare_op(LOGCUMSUMEXP, K.logcumsumexp, write_out=write_out)
 def logcumsumexp(self, dim, *, axis=None, out=None):
     """log(cumsum(exp(x))) along dim, computed stably. Example: pf.logcumsumexp(pf.tensor([0.0, 0.0]), 0)"""
-
 # ---- nansum (composite)
 def nansum(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Sum treating NaN as 0 (which gets zero gradient). Example: pf.nansum(pf.tensor([1.0, float('nan')]))"""
-    if out is not None:
-        return write_out('nansum', out, (self,), lambda: nansum(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('nansum', out, (self,), lambda: nansum(self, dim, keepdim, axis=axis))
     return where(isnan(self), 0.0, self).sum(dim if axis is None else axis, keepdim)
-
 # ---- nanmean (composite)
 def nanmean(self, dim=None, keepdim=False, *, axis=None, out=None):
     """Mean of the non-NaN entries. Example: pf.nanmean(pf.tensor([1.0, float('nan'), 3.0]))"""
-    if out is not None:
-        return write_out('nanmean', out, (self,), lambda: nanmean(self, dim, keepdim, axis=axis))
+    if out is not None: return write_out('nanmean', out, (self,), lambda: nanmean(self, dim, keepdim, axis=axis))
     return c_nanmean(self, dim if axis is None else axis, keepdim)
-
 # ---- var_mean (composite)
 def var_mean(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """(var, mean) over dim. Example: pf.var_mean(pf.tensor([1.0, 2.0, 3.0]))"""
-    if out is not None:
-        return write_out('var_mean', out, (self,), lambda: var_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
+    if out is not None: return write_out('var_mean', out, (self,), lambda: var_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
     return c_var_mean(self, dim if axis is None else axis, correction, keepdim)
-
 # ---- std_mean (composite)
 def std_mean(self, dim=None, *, correction=1, keepdim=False, axis=None, out=None):
     """(std, mean) over dim. Example: pf.std_mean(pf.tensor([1.0, 2.0, 3.0]))"""
-    if out is not None:
-        return write_out('std_mean', out, (self,), lambda: std_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
+    if out is not None: return write_out('std_mean', out, (self,), lambda: std_mean(self, dim, correction=correction, keepdim=keepdim, axis=axis))
     return c_std_mean(self, dim if axis is None else axis, correction, keepdim)
-
 # ---- aminmax (composite)
 def aminmax(self, *, dim=None, keepdim=False, axis=None, out=None):
     """(min, max) over dim (all when None); ties share the gradient. Example: pf.aminmax(pf.tensor([1.0, 3.0]))"""
-    if out is not None:
-        return write_out('aminmax', out, (self,), lambda: aminmax(self, dim=dim, keepdim=keepdim, axis=axis))
+    if out is not None: return write_out('aminmax', out, (self,), lambda: aminmax(self, dim=dim, keepdim=keepdim, axis=axis))
     return c_aminmax(self, dim if axis is None else axis, keepdim)
-
 # ---- diff (composite)
 def diff(self, n=1, dim=-1, prepend=None, append=None, *, axis=None, out=None):
     """n-th forward difference along dim, after joining prepend and append. Example: pf.diff(pf.tensor([1.0, 4.0, 9.0]))"""
-    if out is not None:
-        return write_out('diff', out, (self, prepend, append), lambda: diff(self, n, dim, prepend, append, axis=axis))
+    if out is not None: return write_out('diff', out, (self, prepend, append), lambda: diff(self, n, dim, prepend, append, axis=axis))
     return c_diff(self, n, dim if axis is None else axis, prepend, append)
-
 # ---- dist (composite)
 def dist(self, other, p=2, *, out=None):
     """p-norm of self - other. Example: pf.dist(pf.zeros(2), pf.tensor([3.0, 4.0]))"""
-    if out is not None:
-        return write_out('dist', out, (self, other), lambda: dist(self, other, p))
+    if out is not None: return write_out('dist', out, (self, other), lambda: dist(self, other, p))
     return (self - other).norm(p)
-
 # ---- scatter
 def _scatter__backward(grad, self, index, src, result, dim, needs):
     return (
@@ -2227,14 +1990,12 @@ def _scatter__kernel(self, index, src, dim): return K.scatter(self, dim, index, 
 SCATTER = Op('scatter', _scatter__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter__backward, jvp=_scatter__jvp, jvp_np=_scatter__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)', sparsity='moves_by_index')
 def scatter(self, dim, index, src, *, axis=None, out=None):
     """self with src (a tensor or a number) written at index along dim; duplicate indices keep the last. Example: pf.scatter(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
-    if out is not None:
-        return write_out('scatter', out, (self, index, src), lambda: scatter(self, dim, index, src, axis=axis))
+    if out is not None: return write_out('scatter', out, (self, index, src), lambda: scatter(self, dim, index, src, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER, (self, index, src), (dim,))
 def scatter_(self, dim, index, src):
     """In-place scatter: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER, self, (self, index, src), (dim,))
-
 # ---- scatter_add
 def _scatter_add__backward(grad, self, index, src, result, dim, needs):
     return (
@@ -2253,14 +2014,12 @@ def _scatter_add__kernel(self, index, src, dim): return K.scatter_add(self, dim,
 SCATTER_ADD = Op('scatter_add', _scatter_add__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_add__backward, jvp=_scatter_add__jvp, jvp_np=_scatter_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 1), None), ((0, 2, 1), None)), argnames=('dim',), batch='aligned(dim)')
 def scatter_add(self, dim, index, src, *, axis=None, out=None):
     """self with src added at index along dim (duplicates accumulate). Example: pf.scatter_add(pf.zeros(3), 0, pf.tensor([2, 2]), pf.ones(2))"""
-    if out is not None:
-        return write_out('scatter_add', out, (self, index, src), lambda: scatter_add(self, dim, index, src, axis=axis))
+    if out is not None: return write_out('scatter_add', out, (self, index, src), lambda: scatter_add(self, dim, index, src, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER_ADD, (self, index, src), (dim,))
 def scatter_add_(self, dim, index, src):
     """In-place scatter_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_ADD, self, (self, index, src), (dim,))
-
 # ---- scatter_reduce
 def _scatter_reduce__backward(grad, self, index, src, result, dim, reduce, include_self, needs):
     return (
@@ -2283,14 +2042,12 @@ def _scatter_reduce__kernel(self, index, src, dim, reduce, include_self):
 SCATTER_REDUCE = Op('scatter_reduce', _scatter_reduce__kernel, ('self', 'index', 'src'), ('T', 'T', 'T'), (True, False, True), backward=_scatter_reduce__backward, jvp=_scatter_reduce__jvp, jvp_kind='explicit', save_fn=_scatter_reduce__save, argnames=('dim', 'reduce', 'include_self'), batch='aligned(dim)')
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True, axis=None, out=None):
     """Reduce src into self at index along dim with sum, prod, mean, amax or amin. Example: pf.scatter_reduce(pf.zeros(2), 0, pf.tensor([0, 0]), pf.tensor([1.0, 3.0]), 'amax')"""
-    if out is not None:
-        return write_out('scatter_reduce', out, (self, index, src), lambda: scatter_reduce(self, dim, index, src, reduce, include_self=include_self, axis=axis))
+    if out is not None: return write_out('scatter_reduce', out, (self, index, src), lambda: scatter_reduce(self, dim, index, src, reduce, include_self=include_self, axis=axis))
     dim = dim if axis is None else axis
     return apply(SCATTER_REDUCE, (self, index, src), (dim, reduce, include_self))
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """In-place scatter_reduce: writes into self (values, tape history and tangents)."""
     return apply_inplace(SCATTER_REDUCE, self, (self, index, src), (dim, reduce, include_self))
-
 # ---- index_add
 def _index_add__backward(grad, self, index, source, result, dim, alpha, needs):
     return (grad if needs[0] else None, scale(grad.index_select(dim, index), alpha) if needs[1] else None)
@@ -2311,14 +2068,12 @@ def _index_add__kernel(self, index, source, dim, alpha): return K.index_add(self
 INDEX_ADD = Op('index_add', _index_add__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_add__backward, backward_np=_index_add__backward_np, jvp=_index_add__jvp, jvp_np=_index_add__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim', 'alpha'), batch='indexed(dim, index)')
 def index_add(self, dim, index, source, *, alpha=1, axis=None, out=None):
     """self with alpha * source added at the positions index along dim. Example: pf.index_add(pf.zeros(3), 0, pf.tensor([0, 0]), pf.ones(2))"""
-    if out is not None:
-        return write_out('index_add', out, (self, index, source), lambda: index_add(self, dim, index, source, alpha=alpha, axis=axis))
+    if out is not None: return write_out('index_add', out, (self, index, source), lambda: index_add(self, dim, index, source, alpha=alpha, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_ADD, (self, index, source), (dim, alpha))
 def index_add_(self, dim, index, source, *, alpha=1):
     """In-place index_add: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_ADD, self, (self, index, source), (dim, alpha))
-
 # ---- index_copy
 def _index_copy__backward(grad, self, index, source, result, dim, needs):
     return (
@@ -2342,14 +2097,12 @@ def _index_copy__kernel(self, index, source, dim): return K.index_copy(self, dim
 INDEX_COPY = Op('index_copy', _index_copy__kernel, ('self', 'index', 'source'), ('T', 'T', 'T'), (True, False, True), backward=_index_copy__backward, backward_np=_index_copy__backward_np, jvp=_index_copy__jvp, jvp_np=_index_copy__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_copy(self, dim, index, source, *, axis=None, out=None):
     """self with source copied to the positions index along dim. Example: pf.index_copy(pf.zeros(3), 0, pf.tensor([2]), pf.ones(1))"""
-    if out is not None:
-        return write_out('index_copy', out, (self, index, source), lambda: index_copy(self, dim, index, source, axis=axis))
+    if out is not None: return write_out('index_copy', out, (self, index, source), lambda: index_copy(self, dim, index, source, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_COPY, (self, index, source), (dim,))
 def index_copy_(self, dim, index, source):
     """In-place index_copy: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_COPY, self, (self, index, source), (dim,))
-
 # ---- index_fill
 def _index_fill__backward(grad, self, index, value, result, dim, needs):
     return (
@@ -2373,49 +2126,37 @@ def _index_fill__kernel(self, index, value, dim): return K.index_fill(self, dim,
 INDEX_FILL = Op('index_fill', _index_fill__kernel, ('self', 'index', 'value'), ('T', 'T', 'T'), (True, False, True), backward=_index_fill__backward, backward_np=_index_fill__backward_np, jvp=_index_fill__jvp, jvp_np=_index_fill__jvp_np, jvp_np_reads=(True, True, True, False), jvp_kind='auto_linear', save=(((0, 0, 0), None), ((0, 2, 0), None), ((0, 2, 0), None), ((0, 2, 0), None)), argnames=('dim',), batch='indexed(dim, index)', sparsity='moves_by_index')
 def index_fill(self, dim, index, value, *, axis=None, out=None):
     """self with value (a number or 0-d tensor) at the positions index along dim. Example: pf.index_fill(pf.zeros(3), 0, pf.tensor([1]), 5.0)"""
-    if out is not None:
-        return write_out('index_fill', out, (self, index, value), lambda: index_fill(self, dim, index, value, axis=axis))
+    if out is not None: return write_out('index_fill', out, (self, index, value), lambda: index_fill(self, dim, index, value, axis=axis))
     dim = dim if axis is None else axis
     return apply(INDEX_FILL, (self, index, value), (dim,))
 def index_fill_(self, dim, index, value):
     """In-place index_fill: writes into self (values, tape history and tangents)."""
     return apply_inplace(INDEX_FILL, self, (self, index, value), (dim,))
-
 # ---- take (composite)
 def take(self, index, *, out=None):
     """Elements of the flattened self at index, in index's shape. Example: pf.take(pf.eye(2), pf.tensor([0, 3]))"""
-    if out is not None:
-        return write_out('take', out, (self, index), lambda: take(self, index))
+    if out is not None: return write_out('take', out, (self, index), lambda: take(self, index))
     return c_take(self, index)
-
 # ---- take_along_dim (composite)
 def take_along_dim(self, indices, dim=None, *, axis=None, out=None):
     """gather along dim after broadcasting the other dims (flattened when None). Example: pf.take_along_dim(pf.tensor([[1.0, 2.0]]), pf.tensor([[1]]), 1)"""
-    if out is not None:
-        return write_out('take_along_dim', out, (self, indices), lambda: take_along_dim(self, indices, dim, axis=axis))
+    if out is not None: return write_out('take_along_dim', out, (self, indices), lambda: take_along_dim(self, indices, dim, axis=axis))
     return c_take_along_dim(self, indices, dim if axis is None else axis)
-
 # ---- masked_select (composite)
 def masked_select(self, mask, *, out=None):
     """1-D tensor of the elements where the (broadcast) mask is True. Example: pf.masked_select(pf.ones(2), pf.tensor([True, False]))"""
-    if out is not None:
-        return write_out('masked_select', out, (self, mask), lambda: masked_select(self, mask))
+    if out is not None: return write_out('masked_select', out, (self, mask), lambda: masked_select(self, mask))
     return c_masked_select(self, mask)
-
 # ---- masked_scatter (composite)
 def masked_scatter(self, mask, source, *, out=None):
     """self with the first elements of source written, in order, where mask is True. Example: pf.masked_scatter(pf.zeros(3), pf.tensor([True, False, True]), pf.ones(2))"""
-    if out is not None:
-        return write_out('masked_scatter', out, (self, mask, source), lambda: masked_scatter(self, mask, source))
+    if out is not None: return write_out('masked_scatter', out, (self, mask, source), lambda: masked_scatter(self, mask, source))
     return c_masked_scatter(self, mask, source)
-
 # ---- put (composite)
 def put(self, index, source, accumulate=False, *, out=None):
     """self (seen flat) with source written (or added) at index. Example: pf.put(pf.zeros(2, 2), pf.tensor([3]), pf.ones(1))"""
-    if out is not None:
-        return write_out('put', out, (self, index, source), lambda: put(self, index, source, accumulate))
+    if out is not None: return write_out('put', out, (self, index, source), lambda: put(self, index, source, accumulate))
     return c_put(self, index, source, accumulate)
-
 # ---- _im2col
 def __im2col__backward(grad, self, result, kernel_size, dilation, padding, stride, pad_value, needs):
     return (_col2im(grad, self.shape[2:], kernel_size, dilation, padding, stride) if needs[0] else None,)
@@ -2429,7 +2170,6 @@ _IM2COL = Op('_im2col', K.im2col, ('self',), ('T',), (True,), backward=__im2col_
 @bare_op(_IM2COL, K.im2col)
 def _im2col(self, kernel_size, dilation, padding, stride, pad_value=0.0):
     """Every window of the padded input (N, C, *S) as (N, C, *kernel, *out) (convolution and pooling). Padding: one value per dim or (low, high) pairs; pad_value fills it."""
-
 # ---- _col2im
 def __col2im__backward(grad, self, result, output_size, kernel_size, dilation, padding, stride, needs):
     return (_im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None,)
@@ -2443,567 +2183,406 @@ _COL2IM = Op('_col2im', K.col2im, ('self',), ('T',), (True,), backward=__col2im_
 @bare_op(_COL2IM, K.col2im)
 def _col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of _im2col: window columns (N, C, *kernel, *out) summed back into (N, C, *output_size)."""
-
 # ---- linear (composite)
 def linear(input, weight, bias=None, *, out=None):
     """input @ weight.T + bias. Example: F.linear(pf.ones(2, 3), pf.ones(4, 3))"""
-    if out is not None:
-        return write_out('linear', out, (input, weight, bias), lambda: linear(input, weight, bias))
+    if out is not None: return write_out('linear', out, (input, weight, bias), lambda: linear(input, weight, bias))
     return c_linear(input, weight, bias)
-
 # ---- bilinear (composite)
 def bilinear(input1, input2, weight, bias=None, *, out=None):
     """x1^T A x2 + b for each output feature. Example: F.bilinear(pf.ones(2, 3), pf.ones(2, 4), pf.ones(5, 3, 4)).shape"""
-    if out is not None:
-        return write_out('bilinear', out, (input1, input2, weight, bias), lambda: bilinear(input1, input2, weight, bias))
+    if out is not None: return write_out('bilinear', out, (input1, input2, weight, bias), lambda: bilinear(input1, input2, weight, bias))
     return c_bilinear(input1, input2, weight, bias)
-
 # ---- conv1d (composite)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """1-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv1d(pf.ones(1, 1, 4), pf.ones(1, 1, 2))"""
-    if out is not None:
-        return write_out('conv1d', out, (input, weight, bias), lambda: conv1d(input, weight, bias, stride, padding, dilation, groups))
+    if out is not None: return write_out('conv1d', out, (input, weight, bias), lambda: conv1d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 1)
-
 # ---- conv2d (composite)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """2-D convolution (cross-correlation), padding an int, a tuple, 'valid' or 'same'. Example: F.conv2d(pf.ones(1, 1, 3, 3), pf.ones(1, 1, 2, 2))"""
-    if out is not None:
-        return write_out('conv2d', out, (input, weight, bias), lambda: conv2d(input, weight, bias, stride, padding, dilation, groups))
+    if out is not None: return write_out('conv2d', out, (input, weight, bias), lambda: conv2d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 2)
-
 # ---- conv3d (composite)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, out=None):
     """3-D convolution (cross-correlation). Example: F.conv3d(pf.ones(1, 1, 2, 2, 2), pf.ones(1, 1, 1, 1, 1)).shape"""
-    if out is not None:
-        return write_out('conv3d', out, (input, weight, bias), lambda: conv3d(input, weight, bias, stride, padding, dilation, groups))
+    if out is not None: return write_out('conv3d', out, (input, weight, bias), lambda: conv3d(input, weight, bias, stride, padding, dilation, groups))
     return c_conv(input, weight, bias, stride, padding, dilation, groups, 3)
-
 # ---- conv_transpose1d (composite)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """1-D transposed convolution (the adjoint of conv1d). Example: F.conv_transpose1d(pf.ones(1, 1, 2), pf.ones(1, 1, 2))"""
-    if out is not None:
-        return write_out('conv_transpose1d', out, (input, weight, bias), lambda: conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation))
+    if out is not None: return write_out('conv_transpose1d', out, (input, weight, bias), lambda: conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
-
 # ---- conv_transpose2d (composite)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """2-D transposed convolution (the adjoint of conv2d). Example: F.conv_transpose2d(pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2)).shape"""
-    if out is not None:
-        return write_out('conv_transpose2d', out, (input, weight, bias), lambda: conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation))
+    if out is not None: return write_out('conv_transpose2d', out, (input, weight, bias), lambda: conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
-
 # ---- conv_transpose3d (composite)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *, out=None):
     """3-D transposed convolution. Example: F.conv_transpose3d(pf.ones(1, 1, 1, 1, 1), pf.ones(1, 1, 2, 2, 2)).shape"""
-    if out is not None:
-        return write_out('conv_transpose3d', out, (input, weight, bias), lambda: conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation))
+    if out is not None: return write_out('conv_transpose3d', out, (input, weight, bias), lambda: conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation))
     return c_conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
-
 # ---- unfold (composite)
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1, *, out=None):
     """Sliding blocks of a (N, C, H, W) input as columns (N, C * kh * kw, L). Example: F.unfold(pf.ones(1, 1, 3, 3), 2).shape"""
-    if out is not None:
-        return write_out('unfold', out, (input,), lambda: unfold(input, kernel_size, dilation, padding, stride))
+    if out is not None: return write_out('unfold', out, (input,), lambda: unfold(input, kernel_size, dilation, padding, stride))
     return c_unfold(input, kernel_size, dilation, padding, stride)
-
 # ---- fold (composite)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1, *, out=None):
     """Columns summed back into an image (the adjoint of unfold). Example: F.fold(pf.ones(1, 4, 4), (3, 3), 2).shape"""
-    if out is not None:
-        return write_out('fold', out, (input,), lambda: fold(input, output_size, kernel_size, dilation, padding, stride))
+    if out is not None: return write_out('fold', out, (input,), lambda: fold(input, output_size, kernel_size, dilation, padding, stride))
     return c_fold(input, output_size, kernel_size, dilation, padding, stride)
-
 # ---- max_pool1d (composite)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """1-D max pooling (the gradient goes to the first maximum of a window). Example: F.max_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
-    if out is not None:
-        return write_out('max_pool1d', out, (input,), lambda: max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
+    if out is not None: return write_out('max_pool1d', out, (input,), lambda: max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
-
 # ---- max_pool2d (composite)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """2-D max pooling; indices are flat positions in the input plane. Example: F.max_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
-    if out is not None:
-        return write_out('max_pool2d', out, (input,), lambda: max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
+    if out is not None: return write_out('max_pool2d', out, (input,), lambda: max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
-
 # ---- max_pool3d (composite)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, out=None):
     """3-D max pooling. Example: F.max_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
-    if out is not None:
-        return write_out('max_pool3d', out, (input,), lambda: max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
+    if out is not None: return write_out('max_pool3d', out, (input,), lambda: max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
     return c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
-
 # ---- avg_pool1d (composite)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, *, out=None):
     """1-D average pooling. Example: F.avg_pool1d(pf.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)"""
-    if out is not None:
-        return write_out('avg_pool1d', out, (input,), lambda: avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad))
+    if out is not None: return write_out('avg_pool1d', out, (input,), lambda: avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
-
 # ---- avg_pool2d (composite)
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     """2-D average pooling. Example: F.avg_pool2d(pf.ones(1, 1, 4, 4), 2).shape"""
-    if out is not None:
-        return write_out('avg_pool2d', out, (input,), lambda: avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if out is not None: return write_out('avg_pool2d', out, (input,), lambda: avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
-
 # ---- avg_pool3d (composite)
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     """3-D average pooling. Example: F.avg_pool3d(pf.ones(1, 1, 2, 2, 2), 2).shape"""
-    if out is not None:
-        return write_out('avg_pool3d', out, (input,), lambda: avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if out is not None: return write_out('avg_pool3d', out, (input,), lambda: avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     return c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
-
 # ---- adaptive_avg_pool1d (composite)
 def adaptive_avg_pool1d(input, output_size, *, out=None):
     """Average pooling to a given output size. Example: F.adaptive_avg_pool1d(pf.ones(1, 1, 5), 2)"""
-    if out is not None:
-        return write_out('adaptive_avg_pool1d', out, (input,), lambda: adaptive_avg_pool1d(input, output_size))
+    if out is not None: return write_out('adaptive_avg_pool1d', out, (input,), lambda: adaptive_avg_pool1d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 1)
-
 # ---- adaptive_avg_pool2d (composite)
 def adaptive_avg_pool2d(input, output_size, *, out=None):
     """Average pooling to a given output size (None keeps a size). Example: F.adaptive_avg_pool2d(pf.ones(1, 1, 5, 4), (2, None)).shape"""
-    if out is not None:
-        return write_out('adaptive_avg_pool2d', out, (input,), lambda: adaptive_avg_pool2d(input, output_size))
+    if out is not None: return write_out('adaptive_avg_pool2d', out, (input,), lambda: adaptive_avg_pool2d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 2)
-
 # ---- adaptive_avg_pool3d (composite)
 def adaptive_avg_pool3d(input, output_size, *, out=None):
     """3-D adaptive average pooling. Example: F.adaptive_avg_pool3d(pf.ones(1, 1, 3, 3, 3), 1).shape"""
-    if out is not None:
-        return write_out('adaptive_avg_pool3d', out, (input,), lambda: adaptive_avg_pool3d(input, output_size))
+    if out is not None: return write_out('adaptive_avg_pool3d', out, (input,), lambda: adaptive_avg_pool3d(input, output_size))
     return c_adaptive_avg_pool(input, output_size, 3)
-
 # ---- adaptive_max_pool1d (composite)
 def adaptive_max_pool1d(input, output_size, return_indices=False, *, out=None):
     """Max pooling to a given output size. Example: F.adaptive_max_pool1d(pf.tensor([[[1.0, 3.0, 2.0]]]), 2)"""
-    if out is not None:
-        return write_out('adaptive_max_pool1d', out, (input,), lambda: adaptive_max_pool1d(input, output_size, return_indices))
+    if out is not None: return write_out('adaptive_max_pool1d', out, (input,), lambda: adaptive_max_pool1d(input, output_size, return_indices))
     return c_adaptive_max_pool(input, output_size, return_indices, 1)
-
 # ---- adaptive_max_pool2d (composite)
 def adaptive_max_pool2d(input, output_size, return_indices=False, *, out=None):
     """2-D max pooling to a given output size. Example: F.adaptive_max_pool2d(pf.ones(1, 1, 5, 4), 2).shape"""
-    if out is not None:
-        return write_out('adaptive_max_pool2d', out, (input,), lambda: adaptive_max_pool2d(input, output_size, return_indices))
+    if out is not None: return write_out('adaptive_max_pool2d', out, (input,), lambda: adaptive_max_pool2d(input, output_size, return_indices))
     return c_adaptive_max_pool(input, output_size, return_indices, 2)
-
 # ---- interpolate (composite)
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False, *, out=None):
     """Resample to size or by scale_factor (nearest, nearest-exact, linear, bilinear, trilinear, area). Example: F.interpolate(pf.ones(1, 1, 2), scale_factor=2, mode='linear')"""
-    if out is not None:
-        return write_out('interpolate', out, (input,), lambda: interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias))
+    if out is not None: return write_out('interpolate', out, (input,), lambda: interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias))
     return c_interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
-
 # ---- pad (composite)
 def pad(input, pad, mode='constant', value=None, *, out=None):
     """Pad the last dims, pad = (left, right, top, bottom, ...); constant, reflect, replicate or circular. Example: F.pad(pf.ones(2), (1, 1))"""
-    if out is not None:
-        return write_out('pad', out, (input,), lambda: pad(input, pad, mode, value))
+    if out is not None: return write_out('pad', out, (input,), lambda: pad(input, pad, mode, value))
     return c_pad(input, pad, mode, value)
-
 # ---- pixel_shuffle (composite)
 def pixel_shuffle(input, upscale_factor, *, out=None):
     """(*, C r^2, H, W) -> (*, C, H r, W r). Example: F.pixel_shuffle(pf.ones(1, 4, 1, 1), 2).shape"""
-    if out is not None:
-        return write_out('pixel_shuffle', out, (input,), lambda: pixel_shuffle(input, upscale_factor))
+    if out is not None: return write_out('pixel_shuffle', out, (input,), lambda: pixel_shuffle(input, upscale_factor))
     return c_pixel_shuffle(input, upscale_factor)
-
 # ---- pixel_unshuffle (composite)
 def pixel_unshuffle(input, downscale_factor, *, out=None):
     """(*, C, H r, W r) -> (*, C r^2, H, W). Example: F.pixel_unshuffle(pf.ones(1, 1, 2, 2), 2).shape"""
-    if out is not None:
-        return write_out('pixel_unshuffle', out, (input,), lambda: pixel_unshuffle(input, downscale_factor))
+    if out is not None: return write_out('pixel_unshuffle', out, (input,), lambda: pixel_unshuffle(input, downscale_factor))
     return c_pixel_unshuffle(input, downscale_factor)
-
 # ---- layer_norm (composite)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, *, out=None):
     """Normalize over the trailing normalized_shape dims. Example: F.layer_norm(pf.tensor([1.0, 2.0, 3.0]), (3,))"""
-    if out is not None:
-        return write_out('layer_norm', out, (input, weight, bias), lambda: layer_norm(input, normalized_shape, weight, bias, eps))
+    if out is not None: return write_out('layer_norm', out, (input, weight, bias), lambda: layer_norm(input, normalized_shape, weight, bias, eps))
     return c_layer_norm(input, normalized_shape, weight, bias, eps)
-
 # ---- rms_norm (composite)
 def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
     """x / sqrt(mean(x^2) + eps) over the trailing dims. Example: F.rms_norm(pf.tensor([1.0, 2.0]), (2,))"""
-    if out is not None:
-        return write_out('rms_norm', out, (input, weight), lambda: rms_norm(input, normalized_shape, weight, eps))
+    if out is not None: return write_out('rms_norm', out, (input, weight), lambda: rms_norm(input, normalized_shape, weight, eps))
     return c_rms_norm(input, normalized_shape, weight, eps)
-
 # ---- group_norm (composite)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, *, out=None):
     """Normalize over groups of channels. Example: F.group_norm(pf.randn(2, 4, 3), 2).shape"""
-    if out is not None:
-        return write_out('group_norm', out, (input, weight, bias), lambda: group_norm(input, num_groups, weight, bias, eps))
+    if out is not None: return write_out('group_norm', out, (input, weight, bias), lambda: group_norm(input, num_groups, weight, bias, eps))
     return c_group_norm(input, num_groups, weight, bias, eps)
-
 # ---- batch_norm (composite)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05, *, out=None):
     """Batch normalization; in training the batch statistics are used and the running ones updated (not differentiated). Example: F.batch_norm(pf.randn(4, 2), pf.zeros(2), pf.ones(2), training=True).shape"""
-    if out is not None:
-        return write_out('batch_norm', out, (input, running_mean, running_var, weight, bias), lambda: batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps))
+    if out is not None: return write_out('batch_norm', out, (input, running_mean, running_var, weight, bias), lambda: batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps))
     return c_batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
 # ---- instance_norm (composite)
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-05, *, out=None):
     """Normalize each channel of each sample over its spatial dims. Example: F.instance_norm(pf.randn(2, 3, 4)).shape"""
-    if out is not None:
-        return write_out('instance_norm', out, (input, running_mean, running_var, weight, bias), lambda: instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps))
+    if out is not None: return write_out('instance_norm', out, (input, running_mean, running_var, weight, bias), lambda: instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps))
     return c_instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
-
 # ---- dropout (composite)
 def dropout(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero entries with probability p and scale the rest by 1/(1-p); the tangent uses the same mask. Example: F.dropout(pf.ones(3), 0.0)"""
-    if out is not None:
-        return write_out('dropout', out, (input,), lambda: dropout(input, p, training, inplace))
+    if out is not None: return write_out('dropout', out, (input,), lambda: dropout(input, p, training, inplace))
     return c_dropout(input, p, training, inplace)
-
 # ---- embedding (composite)
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False, *, out=None):
     """Rows of weight at the indices input (padding_idx gets no gradient). Example: F.embedding(pf.tensor([1, 0]), pf.eye(2))"""
-    if out is not None:
-        return write_out('embedding', out, (input, weight), lambda: embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse))
+    if out is not None: return write_out('embedding', out, (input, weight), lambda: embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse))
     return c_embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
-
 # ---- normalize (composite)
 def normalize(input, p=2.0, dim=1, eps=1e-12, *, axis=None, out=None):
     """input / max(||input||_p, eps) along dim. Example: F.normalize(pf.tensor([[3.0, 4.0]]))"""
-    if out is not None:
-        return write_out('normalize', out, (input,), lambda: normalize(input, p, dim, eps, axis=axis))
+    if out is not None: return write_out('normalize', out, (input,), lambda: normalize(input, p, dim, eps, axis=axis))
     return c_normalize(input, p, dim if axis is None else axis, eps)
-
 # ---- cosine_similarity (composite)
 def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, axis=None, out=None):
     """Cosine of the angle between x1 and x2 along dim. Example: F.cosine_similarity(pf.tensor([[1.0, 0.0]]), pf.tensor([[1.0, 1.0]]))"""
-    if out is not None:
-        return write_out('cosine_similarity', out, (x1, x2), lambda: cosine_similarity(x1, x2, dim, eps, axis=axis))
+    if out is not None: return write_out('cosine_similarity', out, (x1, x2), lambda: cosine_similarity(x1, x2, dim, eps, axis=axis))
     return c_cosine_similarity(x1, x2, dim if axis is None else axis, eps)
-
 # ---- pairwise_distance (composite)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-06, keepdim=False, *, out=None):
     """||x1 - x2 + eps||_p over the last dim. Example: F.pairwise_distance(pf.zeros(1, 2), pf.ones(1, 2))"""
-    if out is not None:
-        return write_out('pairwise_distance', out, (x1, x2), lambda: pairwise_distance(x1, x2, p, eps, keepdim))
+    if out is not None: return write_out('pairwise_distance', out, (x1, x2), lambda: pairwise_distance(x1, x2, p, eps, keepdim))
     return c_pairwise_distance(x1, x2, p, eps, keepdim)
-
 # ---- relu6 (composite)
 def relu6(input, inplace=False, *, out=None):
     """min(max(x, 0), 6). Example: F.relu6(pf.tensor([-1.0, 7.0]))"""
-    if out is not None:
-        return write_out('relu6', out, (input,), lambda: relu6(input, inplace))
+    if out is not None: return write_out('relu6', out, (input,), lambda: relu6(input, inplace))
     return c_inplace(input, input.clamp(0.0, 6.0), inplace)
-
 # ---- elu (composite)
 def elu(input, alpha=1.0, inplace=False, *, out=None):
     """x for x > 0, alpha (exp(x) - 1) otherwise. Example: F.elu(pf.tensor([-1.0, 1.0]))"""
-    if out is not None:
-        return write_out('elu', out, (input,), lambda: elu(input, alpha, inplace))
+    if out is not None: return write_out('elu', out, (input,), lambda: elu(input, alpha, inplace))
     return c_inplace(input, c_elu(input, alpha), inplace)
-
 # ---- selu (composite)
 def selu(input, inplace=False, *, out=None):
     """scale * elu(x, alpha) with the self-normalizing constants. Example: F.selu(pf.tensor([-1.0, 1.0]))"""
-    if out is not None:
-        return write_out('selu', out, (input,), lambda: selu(input, inplace))
+    if out is not None: return write_out('selu', out, (input,), lambda: selu(input, inplace))
     return c_inplace(input, c_elu(input, SELU_ALPHA, SELU_SCALE), inplace)
-
 # ---- celu (composite)
 def celu(input, alpha=1.0, inplace=False, *, out=None):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)). Example: F.celu(pf.tensor([-1.0, 1.0]))"""
-    if out is not None:
-        return write_out('celu', out, (input,), lambda: celu(input, alpha, inplace))
+    if out is not None: return write_out('celu', out, (input,), lambda: celu(input, alpha, inplace))
     return c_inplace(input, c_celu(input, alpha), inplace)
-
 # ---- gelu (composite)
 def gelu(input, approximate='none', *, out=None):
     """x * Phi(x) (approximate='tanh': the tanh formula). Example: F.gelu(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('gelu', out, (input,), lambda: gelu(input, approximate))
+    if out is not None: return write_out('gelu', out, (input,), lambda: gelu(input, approximate))
     return c_gelu(input, approximate)
-
 # ---- silu (composite)
 def silu(input, inplace=False, *, out=None):
     """x * sigmoid(x). Example: F.silu(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('silu', out, (input,), lambda: silu(input, inplace))
+    if out is not None: return write_out('silu', out, (input,), lambda: silu(input, inplace))
     return c_inplace(input, input * input.sigmoid(), inplace)
-
 # ---- mish (composite)
 def mish(input, inplace=False, *, out=None):
     """x * tanh(softplus(x)). Example: F.mish(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('mish', out, (input,), lambda: mish(input, inplace))
+    if out is not None: return write_out('mish', out, (input,), lambda: mish(input, inplace))
     return c_inplace(input, input * c_softplus(input).tanh(), inplace)
-
 # ---- softplus (composite)
 def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """log(1 + exp(beta x)) / beta (x where beta x > threshold). Example: F.softplus(pf.tensor([0.0]))"""
-    if out is not None:
-        return write_out('softplus', out, (input,), lambda: softplus(input, beta, threshold))
+    if out is not None: return write_out('softplus', out, (input,), lambda: softplus(input, beta, threshold))
     return c_softplus(input, beta, threshold)
-
 # ---- softsign (composite)
 def softsign(input, *, out=None):
     """x / (1 + |x|). Example: F.softsign(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('softsign', out, (input,), lambda: softsign(input))
+    if out is not None: return write_out('softsign', out, (input,), lambda: softsign(input))
     return input / (1 + input.abs())
-
 # ---- hardtanh (composite)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False, *, out=None):
     """x clamped to [min_val, max_val]. Example: F.hardtanh(pf.tensor([-2.0, 0.5]))"""
-    if out is not None:
-        return write_out('hardtanh', out, (input,), lambda: hardtanh(input, min_val, max_val, inplace))
+    if out is not None: return write_out('hardtanh', out, (input,), lambda: hardtanh(input, min_val, max_val, inplace))
     return c_inplace(input, input.clamp(min_val, max_val), inplace)
-
 # ---- hardsigmoid (composite)
 def hardsigmoid(input, inplace=False, *, out=None):
     """relu6(x + 3) / 6. Example: F.hardsigmoid(pf.tensor([0.0]))"""
-    if out is not None:
-        return write_out('hardsigmoid', out, (input,), lambda: hardsigmoid(input, inplace))
+    if out is not None: return write_out('hardsigmoid', out, (input,), lambda: hardsigmoid(input, inplace))
     return c_inplace(input, (input / 6 + 0.5).clamp(0.0, 1.0), inplace)
-
 # ---- hardswish (composite)
 def hardswish(input, inplace=False, *, out=None):
     """x * relu6(x + 3) / 6. Example: F.hardswish(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('hardswish', out, (input,), lambda: hardswish(input, inplace))
+    if out is not None: return write_out('hardswish', out, (input,), lambda: hardswish(input, inplace))
     return c_inplace(input, input * (input + 3).clamp(0.0, 6.0) / 6, inplace)
-
 # ---- leaky_relu (composite)
 def leaky_relu(input, negative_slope=0.01, inplace=False, *, out=None):
     """x for x > 0, negative_slope * x otherwise. Example: F.leaky_relu(pf.tensor([-1.0]))"""
-    if out is not None:
-        return write_out('leaky_relu', out, (input,), lambda: leaky_relu(input, negative_slope, inplace))
+    if out is not None: return write_out('leaky_relu', out, (input,), lambda: leaky_relu(input, negative_slope, inplace))
     return c_inplace(input, c_leaky_relu(input, negative_slope), inplace)
-
 # ---- logsigmoid (composite)
 def logsigmoid(input, *, out=None):
     """log(sigmoid(x)), computed stably. Example: F.logsigmoid(pf.tensor([0.0]))"""
-    if out is not None:
-        return write_out('logsigmoid', out, (input,), lambda: logsigmoid(input))
+    if out is not None: return write_out('logsigmoid', out, (input,), lambda: logsigmoid(input))
     return -logaddexp(zeros_like(input), -input)
-
 # ---- glu (composite)
 def glu(input, dim=-1, *, axis=None, out=None):
     """a * sigmoid(b) for the halves a, b of input along dim. Example: F.glu(pf.tensor([1.0, 0.0]))"""
-    if out is not None:
-        return write_out('glu', out, (input,), lambda: glu(input, dim, axis=axis))
+    if out is not None: return write_out('glu', out, (input,), lambda: glu(input, dim, axis=axis))
     return c_glu(input, dim if axis is None else axis)
-
 # ---- prelu (composite)
 def prelu(input, weight, *, out=None):
     """x for x > 0, weight * x otherwise (one weight per channel, dim 1). Example: F.prelu(pf.tensor([-1.0]), pf.tensor([0.25]))"""
-    if out is not None:
-        return write_out('prelu', out, (input, weight), lambda: prelu(input, weight))
+    if out is not None: return write_out('prelu', out, (input, weight), lambda: prelu(input, weight))
     return c_prelu(input, weight)
-
 # ---- softmin (composite)
 def softmin(input, dim, dtype=None, *, axis=None, out=None):
     """softmax(-x) along dim. Example: F.softmin(pf.tensor([0.0, 1.0]), 0)"""
-    if out is not None:
-        return write_out('softmin', out, (input,), lambda: softmin(input, dim, dtype, axis=axis))
+    if out is not None: return write_out('softmin', out, (input,), lambda: softmin(input, dim, dtype, axis=axis))
     return softmax(-input, dim if axis is None else axis, dtype)
-
 # ---- tanhshrink (composite)
 def tanhshrink(input, *, out=None):
     """x - tanh(x). Example: F.tanhshrink(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('tanhshrink', out, (input,), lambda: tanhshrink(input))
+    if out is not None: return write_out('tanhshrink', out, (input,), lambda: tanhshrink(input))
     return input - input.tanh()
-
 # ---- softshrink (composite)
 def softshrink(input, lambd=0.5, *, out=None):
     """x - lambd above lambd, x + lambd below -lambd, else 0. Example: F.softshrink(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('softshrink', out, (input,), lambda: softshrink(input, lambd))
+    if out is not None: return write_out('softshrink', out, (input,), lambda: softshrink(input, lambd))
     return c_softshrink(input, lambd)
-
 # ---- hardshrink (composite)
 def hardshrink(input, lambd=0.5, *, out=None):
     """x where |x| > lambd, else 0. Example: F.hardshrink(pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('hardshrink', out, (input,), lambda: hardshrink(input, lambd))
+    if out is not None: return write_out('hardshrink', out, (input,), lambda: hardshrink(input, lambd))
     return c_hardshrink(input, lambd)
-
 # ---- threshold (composite)
 def threshold(input, threshold, value, inplace=False, *, out=None):
     """x where x > threshold, else value. Example: F.threshold(pf.tensor([0.5, 2.0]), 1.0, 0.0)"""
-    if out is not None:
-        return write_out('threshold', out, (input,), lambda: threshold(input, threshold, value, inplace))
+    if out is not None: return write_out('threshold', out, (input,), lambda: threshold(input, threshold, value, inplace))
     return c_inplace(input, where(input > threshold, input, value), inplace)
-
 # ---- mse_loss (composite)
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None, *, out=None):
     """Mean squared error. Example: F.mse_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    if out is not None:
-        return write_out('mse_loss', out, (input, target, weight), lambda: mse_loss(input, target, size_average, reduce, reduction, weight))
+    if out is not None: return write_out('mse_loss', out, (input, target, weight), lambda: mse_loss(input, target, size_average, reduce, reduction, weight))
     return c_pointwise_loss('mse_loss', input, target, reduction, size_average, reduce, 1.0, weight)
-
 # ---- l1_loss (composite)
 def l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None, *, out=None):
     """Mean absolute error. Example: F.l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    if out is not None:
-        return write_out('l1_loss', out, (input, target, weight), lambda: l1_loss(input, target, size_average, reduce, reduction, weight))
+    if out is not None: return write_out('l1_loss', out, (input, target, weight), lambda: l1_loss(input, target, size_average, reduce, reduction, weight))
     return c_pointwise_loss('l1_loss', input, target, reduction, size_average, reduce, 1.0, weight)
-
 # ---- smooth_l1_loss (composite)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0, *, out=None):
     """0.5 d^2 / beta below beta, |d| - beta / 2 above. Example: F.smooth_l1_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    if out is not None:
-        return write_out('smooth_l1_loss', out, (input, target), lambda: smooth_l1_loss(input, target, size_average, reduce, reduction, beta))
+    if out is not None: return write_out('smooth_l1_loss', out, (input, target), lambda: smooth_l1_loss(input, target, size_average, reduce, reduction, beta))
     return c_pointwise_loss('smooth_l1_loss', input, target, reduction, size_average, reduce, beta)
-
 # ---- huber_loss (composite)
 def huber_loss(input, target, reduction='mean', delta=1.0, weight=None, *, out=None):
     """0.5 d^2 below delta, delta (|d| - delta / 2) above. Example: F.huber_loss(pf.tensor([1.0]), pf.tensor([3.0]))"""
-    if out is not None:
-        return write_out('huber_loss', out, (input, target, weight), lambda: huber_loss(input, target, reduction, delta, weight))
+    if out is not None: return write_out('huber_loss', out, (input, target, weight), lambda: huber_loss(input, target, reduction, delta, weight))
     return c_pointwise_loss('huber_loss', input, target, reduction, None, None, delta, weight)
-
 # ---- cross_entropy (composite)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0, *, out=None):
     """Cross entropy of logits with class indices or class probabilities. Example: F.cross_entropy(pf.zeros(1, 3), pf.tensor([1]))"""
-    if out is not None:
-        return write_out('cross_entropy', out, (input, target, weight), lambda: cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing))
+    if out is not None: return write_out('cross_entropy', out, (input, target, weight), lambda: cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing))
     return c_cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
-
 # ---- nll_loss (composite)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', *, out=None):
     """Negative log-likelihood of log-probabilities at the target classes. Example: F.nll_loss(pf.zeros(1, 3), pf.tensor([1]))"""
-    if out is not None:
-        return write_out('nll_loss', out, (input, target, weight), lambda: nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction))
+    if out is not None: return write_out('nll_loss', out, (input, target, weight), lambda: nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction))
     return c_nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
-
 # ---- binary_cross_entropy (composite)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction='mean', *, out=None):
     """-(t log x + (1 - t) log(1 - x)), logs clamped at -100. Example: F.binary_cross_entropy(pf.tensor([0.5]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('binary_cross_entropy', out, (input, target, weight), lambda: binary_cross_entropy(input, target, weight, size_average, reduce, reduction))
+    if out is not None: return write_out('binary_cross_entropy', out, (input, target, weight), lambda: binary_cross_entropy(input, target, weight, size_average, reduce, reduction))
     return c_bce(input, target, weight, size_average, reduce, reduction)
-
 # ---- binary_cross_entropy_with_logits (composite)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None, *, out=None):
     """binary_cross_entropy(sigmoid(x), t), computed stably. Example: F.binary_cross_entropy_with_logits(pf.tensor([0.0]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('binary_cross_entropy_with_logits', out, (input, target, weight, pos_weight), lambda: binary_cross_entropy_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight))
+    if out is not None: return write_out('binary_cross_entropy_with_logits', out, (input, target, weight, pos_weight), lambda: binary_cross_entropy_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight))
     return c_bce_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
-
 # ---- kl_div (composite)
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False, *, out=None):
     """Kullback-Leibler divergence with input given as log-probabilities. Example: F.kl_div(pf.tensor([-1.0]), pf.tensor([0.5]), reduction='sum')"""
-    if out is not None:
-        return write_out('kl_div', out, (input, target), lambda: kl_div(input, target, size_average, reduce, reduction, log_target))
+    if out is not None: return write_out('kl_div', out, (input, target), lambda: kl_div(input, target, size_average, reduce, reduction, log_target))
     return c_kl_div(input, target, size_average, reduce, reduction, log_target)
-
 # ---- scaled_dot_product_attention (composite)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *, out=None):
     """softmax(q k^T * scale + mask) v. Example: F.scaled_dot_product_attention(pf.ones(2, 3), pf.ones(4, 3), pf.ones(4, 5)).shape"""
-    if out is not None:
-        return write_out('scaled_dot_product_attention', out, (query, key, value, attn_mask), lambda: scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
+    if out is not None: return write_out('scaled_dot_product_attention', out, (query, key, value, attn_mask), lambda: scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
     return c_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-
 # ---- one_hot (composite)
 def one_hot(tensor, num_classes=-1, *, out=None):
     """int64 one-hot encoding of class indices (num_classes=-1: max + 1). Example: F.one_hot(pf.tensor([0, 2]))"""
-    if out is not None:
-        return write_out('one_hot', out, (tensor,), lambda: one_hot(tensor, num_classes))
+    if out is not None: return write_out('one_hot', out, (tensor,), lambda: one_hot(tensor, num_classes))
     return c_one_hot(tensor, num_classes)
-
 # ---- soft_margin_loss (composite)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean', *, out=None):
     """log(1 + exp(-y x)) for targets y in {-1, 1}. Example: F.soft_margin_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('soft_margin_loss', out, (input, target), lambda: soft_margin_loss(input, target, size_average, reduce, reduction))
+    if out is not None: return write_out('soft_margin_loss', out, (input, target), lambda: soft_margin_loss(input, target, size_average, reduce, reduction))
     return c_soft_margin_loss(input, target, size_average, reduce, reduction)
-
 # ---- margin_ranking_loss (composite)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """max(0, -y (x1 - x2) + margin). Example: F.margin_ranking_loss(pf.tensor([1.0]), pf.tensor([2.0]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('margin_ranking_loss', out, (input1, input2, target), lambda: margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction))
+    if out is not None: return write_out('margin_ranking_loss', out, (input1, input2, target), lambda: margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction))
     return c_margin_ranking_loss(input1, input2, target, margin, size_average, reduce, reduction)
-
 # ---- hinge_embedding_loss (composite)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """x where y = 1, max(0, margin - x) where y = -1. Example: F.hinge_embedding_loss(pf.tensor([0.5]), pf.tensor([-1.0]))"""
-    if out is not None:
-        return write_out('hinge_embedding_loss', out, (input, target), lambda: hinge_embedding_loss(input, target, margin, size_average, reduce, reduction))
+    if out is not None: return write_out('hinge_embedding_loss', out, (input, target), lambda: hinge_embedding_loss(input, target, margin, size_average, reduce, reduction))
     return c_hinge_embedding_loss(input, target, margin, size_average, reduce, reduction)
-
 # ---- poisson_nll_loss (composite)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None, reduction='mean', *, out=None):
     """Poisson negative log-likelihood (exp(x) - t x for log_input). Example: F.poisson_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('poisson_nll_loss', out, (input, target), lambda: poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction))
+    if out is not None: return write_out('poisson_nll_loss', out, (input, target), lambda: poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction))
     return c_poisson_nll_loss(input, target, log_input, full, size_average, eps, reduce, reduction)
-
 # ---- gaussian_nll_loss (composite)
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean', *, out=None):
     """0.5 (log var + (x - t)^2 / var), var clamped at eps. Example: F.gaussian_nll_loss(pf.tensor([0.5]), pf.tensor([1.0]), pf.tensor([2.0]))"""
-    if out is not None:
-        return write_out('gaussian_nll_loss', out, (input, target, var), lambda: gaussian_nll_loss(input, target, var, full, eps, reduction))
+    if out is not None: return write_out('gaussian_nll_loss', out, (input, target, var), lambda: gaussian_nll_loss(input, target, var, full, eps, reduction))
     return c_gaussian_nll_loss(input, target, var, full, eps, reduction)
-
 # ---- cosine_embedding_loss (composite)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean', *, out=None):
     """1 - cos(x1, x2) where y = 1, max(0, cos - margin) where y = -1. Example: F.cosine_embedding_loss(pf.ones(1, 2), pf.ones(1, 2), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('cosine_embedding_loss', out, (input1, input2, target), lambda: cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction))
+    if out is not None: return write_out('cosine_embedding_loss', out, (input1, input2, target), lambda: cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction))
     return c_cosine_embedding_loss(input1, input2, target, margin, size_average, reduce, reduction)
-
 # ---- triplet_margin_loss (composite)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None, reduce=None, reduction='mean', *, out=None):
     """max(0, margin + d(a, p) - d(a, n)). Example: F.triplet_margin_loss(pf.zeros(1, 2), pf.zeros(1, 2), pf.ones(1, 2))"""
-    if out is not None:
-        return write_out('triplet_margin_loss', out, (anchor, positive, negative), lambda: triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction))
+    if out is not None: return write_out('triplet_margin_loss', out, (anchor, positive, negative), lambda: triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction))
     return c_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, size_average, reduce, reduction)
-
 # ---- multilabel_soft_margin_loss (composite)
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction='mean', *, out=None):
     """Binary cross entropy of logits per class, averaged over classes. Example: F.multilabel_soft_margin_loss(pf.zeros(1, 2), pf.tensor([[1.0, 0.0]]))"""
-    if out is not None:
-        return write_out('multilabel_soft_margin_loss', out, (input, target, weight), lambda: multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction))
+    if out is not None: return write_out('multilabel_soft_margin_loss', out, (input, target, weight), lambda: multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction))
     return c_multilabel_soft_margin_loss(input, target, weight, size_average, reduce, reduction)
-
 # ---- pdist (composite)
 def pdist(input, p=2.0, *, out=None):
     """p-norm distances between all pairs of rows (the upper triangle, flattened). Example: F.pdist(pf.eye(3))"""
-    if out is not None:
-        return write_out('pdist', out, (input,), lambda: pdist(input, p))
+    if out is not None: return write_out('pdist', out, (input,), lambda: pdist(input, p))
     return c_pdist(input, p)
-
 # ---- dropout1d (composite)
 def dropout1d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, L) input with probability p. Example: F.dropout1d(pf.ones(1, 2, 3), 0.0)"""
-    if out is not None:
-        return write_out('dropout1d', out, (input,), lambda: dropout1d(input, p, training, inplace))
+    if out is not None: return write_out('dropout1d', out, (input,), lambda: dropout1d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 1)
-
 # ---- dropout2d (composite)
 def dropout2d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, H, W) input with probability p. Example: F.dropout2d(pf.ones(1, 2, 2, 2), 0.0).shape"""
-    if out is not None:
-        return write_out('dropout2d', out, (input,), lambda: dropout2d(input, p, training, inplace))
+    if out is not None: return write_out('dropout2d', out, (input,), lambda: dropout2d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 2)
-
 # ---- dropout3d (composite)
 def dropout3d(input, p=0.5, training=True, inplace=False, *, out=None):
     """Zero whole channels of (N, C, D, H, W) input with probability p. Example: F.dropout3d(pf.ones(1, 2, 1, 2, 2), 0.0).shape"""
-    if out is not None:
-        return write_out('dropout3d', out, (input,), lambda: dropout3d(input, p, training, inplace))
+    if out is not None: return write_out('dropout3d', out, (input,), lambda: dropout3d(input, p, training, inplace))
     return c_channel_dropout(input, p, training, inplace, 3)
-
 # ---- channel_shuffle (composite)
 def channel_shuffle(input, groups, *, out=None):
     """Interleave the channels of groups (N, C, *) (ShuffleNet). Example: F.channel_shuffle(pf.arange(4.0).reshape(1, 4, 1), 2)"""
-    if out is not None:
-        return write_out('channel_shuffle', out, (input,), lambda: channel_shuffle(input, groups))
+    if out is not None: return write_out('channel_shuffle', out, (input,), lambda: channel_shuffle(input, groups))
     return c_channel_shuffle(input, groups)
-
 # ---- inverse
 def _inverse__backward(grad, self, result, needs):
     return (-(mH(result) @ grad @ mH(result)) if needs[0] else None,)
@@ -3012,7 +2591,6 @@ INVERSE = Op('inverse', K.inverse, ('self',), ('T',), (True,), backward=_inverse
 @bare_op(INVERSE, K.inverse, write_out=write_out)
 def inverse(self, *, out=None):
     """Inverse of a square matrix (batched); an error names singular inputs. Example: pf.inverse(pf.eye(2) * 2.0)"""
-
 # ---- det
 def _det__backward(grad, self, result, needs): return (det_backward(grad, self) if needs[0] else None,)
 def _det__jvp(self_p, self_t, result): return det_jvp(self_p, self_t)
@@ -3020,7 +2598,6 @@ DET = Op('det', K.det, ('self',), ('T',), (True,), backward=_det__backward, jvp=
 @bare_op(DET, K.det, write_out=write_out)
 def det(self, *, out=None):
     """Determinant (batched); derivatives via the adjugate, so singular matrices are fine. Example: pf.det(pf.eye(2))"""
-
 # ---- logdet
 def _logdet__backward(grad, self, result, needs):
     return (grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,)
@@ -3030,7 +2607,6 @@ LOGDET = Op('logdet', K.logdet, ('self',), ('T',), (True,), backward=_logdet__ba
 @bare_op(LOGDET, K.logdet, write_out=write_out)
 def logdet(self, *, out=None):
     """log(det(A)): nan for a negative real determinant, -inf for a singular matrix (torch's). Example: pf.logdet(pf.eye(2) * 2.0)"""
-
 # ---- _slogdet_sign
 def __slogdet_sign__backward(grad, self, result, needs):
     return (
@@ -3046,7 +2622,6 @@ _SLOGDET_SIGN = Op('_slogdet_sign', K.slogdet_sign, ('self',), ('T',), (True,), 
 @bare_op(_SLOGDET_SIGN, K.slogdet_sign)
 def _slogdet_sign(self):
     """Sign (unit phase for complex input) of det(A); see slogdet."""
-
 # ---- _slogdet_logabs
 def __slogdet_logabs__backward(grad, self, result, needs):
     return (grad.unsqueeze(-1).unsqueeze(-1) * mH(inverse(self)) if needs[0] else None,)
@@ -3057,13 +2632,11 @@ _SLOGDET_LOGABS = Op('_slogdet_logabs', K.slogdet_logabs, ('self',), ('T',), (Tr
 @bare_op(_SLOGDET_LOGABS, K.slogdet_logabs)
 def _slogdet_logabs(self):
     """log|det(A)|; see slogdet."""
-
 # ---- slogdet (composite)
 _slogdet__result = namedtuple('slogdet', ['sign', 'logabsdet'])
 def slogdet(self):
     """(sign, log|det A|), batched. Example: pf.slogdet(pf.eye(2) * -2.0)"""
     return c_slogdet(self)
-
 # ---- _linalg_solve
 def __linalg_solve__backward(grad, self, B, result, needs):
     return (
@@ -3082,14 +2655,11 @@ _LINALG_SOLVE = Op('_linalg_solve', K.solve, ('self', 'B'), ('T', 'T'), (True, T
 @bare_op(_LINALG_SOLVE, K.solve)
 def _linalg_solve(self, B):
     """X with A X = B for matrices B (batch dims broadcast); see linalg_solve."""
-
 # ---- linalg_solve (composite)
 def linalg_solve(self, B, *, left=True, out=None):
     """Solve A X = B (left) or X A = B; B a vector or matrices, batched. Example: pf.linalg_solve(pf.eye(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('linalg_solve', out, (self, B), lambda: linalg_solve(self, B, left=left))
+    if out is not None: return write_out('linalg_solve', out, (self, B), lambda: linalg_solve(self, B, left=left))
     return c_solve(self, B, left)
-
 # ---- linalg_solve_triangular
 def _linalg_solve_triangular__backward(grad, self, B, result, upper, left, unitriangular, needs):
     return (
@@ -3106,7 +2676,6 @@ LINALG_SOLVE_TRIANGULAR = Op('linalg_solve_triangular', K.solve_triangular, ('se
 @bare_op(LINALG_SOLVE_TRIANGULAR, K.solve_triangular, write_out=write_out)
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve a triangular system (only the upper/lower triangle of A is read). Example: pf.linalg_solve_triangular(pf.eye(2), pf.ones(2, 1), upper=True)"""
-
 # ---- linalg_cholesky
 def _linalg_cholesky__backward(grad, self, result, upper, needs):
     return (cholesky_backward(grad, result, upper) if needs[0] else None,)
@@ -3116,21 +2685,16 @@ LINALG_CHOLESKY = Op('linalg_cholesky', K.cholesky, ('self',), ('T',), (True,), 
 def linalg_cholesky(self, *, upper=False, out=None):
     """Cholesky factor of a Hermitian positive-definite matrix (lower, or upper=True). Example: pf.linalg_cholesky(pf.eye(2) * 4.0)"""
 cholesky = linalg_cholesky
-
 # ---- cholesky_solve (composite)
 def cholesky_solve(self, input2, upper=False, *, out=None):
     """Solve A X = B given the Cholesky factor of A (torch.cholesky_solve(B, L)). Example: pf.cholesky_solve(pf.ones(2, 1), pf.eye(2))"""
-    if out is not None:
-        return write_out('cholesky_solve', out, (self, input2), lambda: cholesky_solve(self, input2, upper))
+    if out is not None: return write_out('cholesky_solve', out, (self, input2), lambda: cholesky_solve(self, input2, upper))
     return c_cholesky_solve(self, input2, upper)
-
 # ---- cholesky_inverse (composite)
 def cholesky_inverse(self, upper=False, *, out=None):
     """Inverse of A from its Cholesky factor. Example: pf.cholesky_inverse(pf.eye(2) * 2.0)"""
-    if out is not None:
-        return write_out('cholesky_inverse', out, (self,), lambda: cholesky_inverse(self, upper))
+    if out is not None: return write_out('cholesky_inverse', out, (self,), lambda: cholesky_inverse(self, upper))
     return c_cholesky_solve(eye_like_matrix(self), self, upper)
-
 # ---- _linalg_eigh
 def __linalg_eigh__backward(grad, self, result, UPLO, needs):
     return (eigh_backward(grad, self.shape, result) if needs[0] else None,)
@@ -3139,13 +2703,11 @@ _LINALG_EIGH = Op('_linalg_eigh', K.eigh_packed, ('self',), ('T',), (True,), bac
 @bare_op(_LINALG_EIGH, K.eigh_packed)
 def _linalg_eigh(self, UPLO='L'):
     """eigh's packed output (eigenvalues then eigenvectors per matrix); see linalg_eigh."""
-
 # ---- linalg_eigh (composite)
 _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
 def linalg_eigh(self, UPLO='L'):
     """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
     return c_eigh(self, UPLO)
-
 # ---- linalg_eigvalsh
 def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
     return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)
@@ -3154,7 +2716,6 @@ LINALG_EIGVALSH = Op('linalg_eigvalsh', K.eigvalsh, ('self',), ('T',), (True,), 
 @bare_op(LINALG_EIGVALSH, K.eigvalsh, write_out=write_out)
 def linalg_eigvalsh(self, UPLO='L', *, out=None):
     """Eigenvalues of Hermitian matrices, ascending; derivatives finite at degenerate spectra. Example: pf.linalg_eigvalsh(pf.eye(2))"""
-
 # ---- _linalg_svd
 def __linalg_svd__backward(grad, self, result, needs):
     return (svd_backward(grad, self.shape, result) if needs[0] else None,)
@@ -3163,26 +2724,21 @@ _LINALG_SVD = Op('_linalg_svd', K.svd_packed, ('self',), ('T',), (True,), backwa
 @bare_op(_LINALG_SVD, K.svd_packed)
 def _linalg_svd(self):
     """The reduced SVD packed per matrix (U, S, Vh); see linalg_svd."""
-
 # ---- linalg_svd (composite)
 _linalg_svd__result = namedtuple('linalg_svd', ['U', 'S', 'Vh'])
 def linalg_svd(self, full_matrices=True):
     """Singular value decomposition A = U diag(S) Vh (batched). Example: pf.linalg_svd(pf.eye(2))"""
     return c_svd(self, full_matrices)
-
 # ---- linalg_svdvals (composite)
 def linalg_svdvals(self, *, out=None):
     """Singular values, descending; derivatives finite at repeated values. Example: pf.linalg_svdvals(pf.eye(2))"""
-    if out is not None:
-        return write_out('linalg_svdvals', out, (self,), lambda: linalg_svdvals(self))
+    if out is not None: return write_out('linalg_svdvals', out, (self,), lambda: linalg_svdvals(self))
     return c_svdvals(self)
-
 # ---- _linalg_svdvals
 _LINALG_SVDVALS = Op('_linalg_svdvals', K.svdvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
 @bare_op(_LINALG_SVDVALS, K.svdvals)
 def _linalg_svdvals(self):
     """Singular values without derivatives (see linalg_svdvals). Example: pf._linalg_svdvals(pf.eye(2))"""
-
 # ---- _linalg_qr
 def __linalg_qr__backward(grad, self, result, needs):
     return (qr_backward(grad, self.shape, result) if needs[0] else None,)
@@ -3191,13 +2747,11 @@ _LINALG_QR = Op('_linalg_qr', K.qr_packed, ('self',), ('T',), (True,), backward=
 @bare_op(_LINALG_QR, K.qr_packed)
 def _linalg_qr(self):
     """The reduced QR packed per matrix (Q, R); see linalg_qr."""
-
 # ---- linalg_qr (composite)
 _linalg_qr__result = namedtuple('linalg_qr', ['Q', 'R'])
 def linalg_qr(self, mode='reduced'):
     """QR decomposition, mode 'reduced', 'complete' or 'r'. Example: pf.linalg_qr(pf.eye(2))"""
     return c_qr(self, mode)
-
 # ---- _linalg_eig
 def __linalg_eig__backward(grad, self, result, needs):
     return (eig_backward(grad, self.shape, result) if needs[0] else None,)
@@ -3206,26 +2760,21 @@ _LINALG_EIG = Op('_linalg_eig', K.eig_packed, ('self',), ('T',), (True,), backwa
 @bare_op(_LINALG_EIG, K.eig_packed)
 def _linalg_eig(self):
     """eig's packed complex output (eigenvalues then eigenvectors); see linalg_eig."""
-
 # ---- linalg_eig (composite)
 _linalg_eig__result = namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
 def linalg_eig(self):
     """Eigen-decomposition of square matrices; always complex (also for real input). Example: pf.linalg_eig(pf.eye(2))"""
     return c_eig(self)
-
 # ---- linalg_eigvals (composite)
 def linalg_eigvals(self, *, out=None):
     """Eigenvalues of square matrices (complex). Example: pf.linalg_eigvals(pf.eye(2))"""
-    if out is not None:
-        return write_out('linalg_eigvals', out, (self,), lambda: linalg_eigvals(self))
+    if out is not None: return write_out('linalg_eigvals', out, (self,), lambda: linalg_eigvals(self))
     return c_eigvals(self)
-
 # ---- _linalg_eigvals
 _LINALG_EIGVALS = Op('_linalg_eigvals', K.eigvals, ('self',), ('T',), (False,), differentiable=False, batch='trailing')
 @bare_op(_LINALG_EIGVALS, K.eigvals)
 def _linalg_eigvals(self):
     """Eigenvalues without derivatives (see linalg_eigvals). Example: pf._linalg_eigvals(pf.eye(2))"""
-
 # ---- _linalg_lu
 def __linalg_lu__backward(grad, self, result, needs):
     return (lu_backward(grad, self.shape, result) if needs[0] else None,)
@@ -3234,26 +2783,21 @@ _LINALG_LU = Op('_linalg_lu', K.lu_packed, ('self',), ('T',), (True,), backward=
 @bare_op(_LINALG_LU, K.lu_packed)
 def _linalg_lu(self):
     """P, L, U packed per matrix; see linalg_lu."""
-
 # ---- linalg_lu (composite)
 _linalg_lu__result = namedtuple('linalg_lu', ['P', 'L', 'U'])
 def linalg_lu(self, *, pivot=True):
     """LU decomposition with partial pivoting, A = P L U. Example: pf.linalg_lu(pf.eye(2))"""
     return c_lu(self, pivot)
-
 # ---- linalg_lu_factor (composite)
 _linalg_lu_factor__result = namedtuple('linalg_lu_factor', ['LU', 'pivots'])
 def linalg_lu_factor(self, *, pivot=True):
     """Compact LU (L and U in one matrix) and 1-based LAPACK pivots. Example: pf.linalg_lu_factor(pf.eye(2))"""
     return c_lu_factor(self, pivot)
-
 # ---- linalg_lu_solve (composite)
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve A X = B from linalg_lu_factor's output. Example: pf.linalg_lu_solve(*pf.linalg_lu_factor(pf.eye(2)), pf.ones(2, 1))"""
-    if out is not None:
-        return write_out('linalg_lu_solve', out, (LU, pivots, B), lambda: linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint))
+    if out is not None: return write_out('linalg_lu_solve', out, (LU, pivots, B), lambda: linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint))
     return c_lu_solve(LU, pivots, B, left, adjoint)
-
 # ---- matrix_exp
 def _matrix_exp__backward(grad, self, result, needs):
     return (matrix_exp_frechet(mH(self), grad) if needs[0] else None,)
@@ -3262,14 +2806,11 @@ MATRIX_EXP = Op('matrix_exp', K.matrix_exp, ('self',), ('T',), (True,), backward
 @bare_op(MATRIX_EXP, K.matrix_exp, write_out=write_out)
 def matrix_exp(self, *, out=None):
     """Matrix exponential (batched); derivatives by the Frechet block-matrix formula. Example: pf.matrix_exp(pf.zeros(2, 2))"""
-
 # ---- matrix_power (composite)
 def matrix_power(self, n, *, out=None):
     """A^n for an integer n (negative: powers of the inverse). Example: pf.matrix_power(pf.eye(2), 3)"""
-    if out is not None:
-        return write_out('matrix_power', out, (self,), lambda: matrix_power(self, n))
+    if out is not None: return write_out('matrix_power', out, (self,), lambda: matrix_power(self, n))
     return c_matrix_power(self, n)
-
 # ---- linalg_pinv
 def _linalg_pinv__backward(grad, self, result, atol, rtol, hermitian, needs):
     return (pinv_backward(grad, self, result) if needs[0] else None,)
@@ -3278,19 +2819,16 @@ LINALG_PINV = Op('linalg_pinv', K.pinv, ('self',), ('T',), (True,), backward=_li
 @bare_op(LINALG_PINV, K.pinv, write_out=write_out)
 def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse; derivatives are those of the constant-rank pseudo-inverse. Example: pf.linalg_pinv(pf.eye(2))"""
-
 # ---- linalg_lstsq (composite)
 _linalg_lstsq__result = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
 def linalg_lstsq(self, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (differentiable in A and B through pinv). Example: pf.linalg_lstsq(pf.eye(2), pf.ones(2, 1))"""
     return c_lstsq(self, b, rcond, driver)
-
 # ---- linalg_matrix_rank
 LINALG_MATRIX_RANK = Op('linalg_matrix_rank', K.matrix_rank, ('self',), ('T',), (False,), differentiable=False, argnames=('atol', 'rtol', 'hermitian'), batch='trailing')
 @bare_op(LINALG_MATRIX_RANK, K.matrix_rank, write_out=write_out)
 def linalg_matrix_rank(self, *, atol=None, rtol=None, hermitian=False, out=None):
     """Numerical rank (singular values above max(atol, rtol * largest)). Example: pf.linalg_matrix_rank(pf.eye(2))"""
-
 # ---- diag_embed
 def _diag_embed__backward(grad, self, result, offset, dim1, dim2, needs):
     return (grad.diagonal(offset, dim1, dim2) if needs[0] else None,)
@@ -3304,70 +2842,51 @@ DIAG_EMBED = Op('diag_embed', K.diag_embed, ('self',), ('T',), (True,), backward
 @bare_op(DIAG_EMBED, K.diag_embed, write_out=write_out)
 def diag_embed(self, offset=0, dim1=-2, dim2=-1, *, out=None):
     """Matrices with the last dim of the input on their (offset) diagonal. Example: pf.diag_embed(pf.ones(2))"""
-
 # ---- trace (composite)
 def trace(self, *, out=None):
     """Sum of the diagonal of a 2-D tensor. Example: pf.trace(pf.eye(3))"""
-    if out is not None:
-        return write_out('trace', out, (self,), lambda: trace(self))
+    if out is not None: return write_out('trace', out, (self,), lambda: trace(self))
     return c_trace(self)
-
 # ---- diag (composite)
 def diag(self, diagonal=0, *, out=None):
     """1-D input: a matrix with it on a diagonal; 2-D: that diagonal (a copy). Example: pf.diag(pf.ones(2))"""
-    if out is not None:
-        return write_out('diag', out, (self,), lambda: diag(self, diagonal))
+    if out is not None: return write_out('diag', out, (self,), lambda: diag(self, diagonal))
     return c_diag(self, diagonal)
-
 # ---- tensordot (composite)
 def tensordot(self, other, dims=2, *, out=None):
     """Contract the last `dims` dims of self with the first of other (or explicit lists). Example: pf.tensordot(pf.ones(2, 3), pf.ones(3, 4), 1)"""
-    if out is not None:
-        return write_out('tensordot', out, (self, other), lambda: tensordot(self, other, dims))
+    if out is not None: return write_out('tensordot', out, (self, other), lambda: tensordot(self, other, dims))
     return c_tensordot(self, other, dims)
-
 # ---- kron (composite)
 def kron(self, other, *, out=None):
     """Kronecker product. Example: pf.kron(pf.eye(2), pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('kron', out, (self, other), lambda: kron(self, other))
+    if out is not None: return write_out('kron', out, (self, other), lambda: kron(self, other))
     return c_kron(self, other)
-
 # ---- linalg_cross (composite)
 def linalg_cross(self, other, *, dim=-1, axis=None, out=None):
     """Cross product of 3-vectors along dim (broadcast). Example: pf.linalg_cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
-    if out is not None:
-        return write_out('linalg_cross', out, (self, other), lambda: linalg_cross(self, other, dim=dim, axis=axis))
+    if out is not None: return write_out('linalg_cross', out, (self, other), lambda: linalg_cross(self, other, dim=dim, axis=axis))
     return c_cross(self, other, dim if axis is None else axis)
-
 # ---- linalg_vecdot (composite)
 def linalg_vecdot(self, y, *, dim=-1, axis=None, out=None):
     """sum(conj(x) * y) along dim (broadcast). Example: pf.linalg_vecdot(pf.ones(3), pf.ones(3))"""
-    if out is not None:
-        return write_out('linalg_vecdot', out, (self, y), lambda: linalg_vecdot(self, y, dim=dim, axis=axis))
+    if out is not None: return write_out('linalg_vecdot', out, (self, y), lambda: linalg_vecdot(self, y, dim=dim, axis=axis))
     return (self.conj() * y).sum(dim if axis is None else axis)
-
 # ---- linalg_multi_dot (composite)
 def linalg_multi_dot(tensors, *, out=None):
     """Chained matrix product (first/last may be vectors). Example: pf.linalg_multi_dot([pf.eye(2), pf.ones(2)])"""
-    if out is not None:
-        return write_out('linalg_multi_dot', out, (tensors,), lambda: linalg_multi_dot(tensors))
+    if out is not None: return write_out('linalg_multi_dot', out, (tensors,), lambda: linalg_multi_dot(tensors))
     return c_multi_dot(tensors)
-
 # ---- linalg_matrix_norm (composite)
 def linalg_matrix_norm(self, ord='fro', dim=(-2, -1), keepdim=False, *, axis=None, out=None):
     """Matrix norm: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf. Example: pf.linalg_matrix_norm(pf.eye(2), 'nuc')"""
-    if out is not None:
-        return write_out('linalg_matrix_norm', out, (self,), lambda: linalg_matrix_norm(self, ord, dim, keepdim, axis=axis))
+    if out is not None: return write_out('linalg_matrix_norm', out, (self,), lambda: linalg_matrix_norm(self, ord, dim, keepdim, axis=axis))
     return c_matrix_norm(self, ord, dim if axis is None else axis, keepdim)
-
 # ---- linalg_cond (composite)
 def linalg_cond(self, p=None, *, out=None):
     """Condition number in the p-norm (default 2: ratio of extreme singular values). Example: pf.linalg_cond(pf.eye(2))"""
-    if out is not None:
-        return write_out('linalg_cond', out, (self,), lambda: linalg_cond(self, p))
+    if out is not None: return write_out('linalg_cond', out, (self,), lambda: linalg_cond(self, p))
     return c_cond(self, p)
-
 # ---- _fft_c2c
 def __fft_c2c__backward(grad, self, result, dim, norm, forward, needs):
     return (_fft_c2c(grad, dim, swap_norm(norm), not forward) if needs[0] else None,)
@@ -3378,7 +2897,6 @@ _FFT_C2C = Op('_fft_c2c', K.fft_c2c, ('self',), ('T',), (True,), backward=__fft_
 @bare_op(_FFT_C2C, K.fft_c2c)
 def _fft_c2c(self, dim, norm, forward, *, axis=None):
     """Complex-to-complex DFT over dims (forward or inverse), no resizing; see fft_fftn."""
-
 # ---- _fft_r2c
 def __fft_r2c__backward(grad, self, result, dim, norm, needs):
     return (fft_r2c_backward(grad, self.shape, dim, norm) if needs[0] else None,)
@@ -3388,7 +2906,6 @@ _FFT_R2C = Op('_fft_r2c', K.fft_r2c, ('self',), ('T',), (True,), backward=__fft_
 @bare_op(_FFT_R2C, K.fft_r2c)
 def _fft_r2c(self, dim, norm, *, axis=None):
     """Real-to-complex one-sided DFT over dims (the last one halved); see fft_rfftn."""
-
 # ---- _fft_c2r
 def __fft_c2r__backward(grad, self, result, dim, norm, last_dim_size, needs):
     return (fft_c2r_backward(grad, self.shape, dim, norm, last_dim_size) if needs[0] else None,)
@@ -3400,119 +2917,86 @@ _FFT_C2R = Op('_fft_c2r', K.fft_c2r, ('self',), ('T',), (True,), backward=__fft_
 @bare_op(_FFT_C2R, K.fft_c2r)
 def _fft_c2r(self, dim, norm, last_dim_size, *, axis=None):
     """Inverse of _fft_r2c (Hermitian input: imaginary parts of DC and Nyquist bins are ignored); see fft_irfftn."""
-
 # ---- fft_fft (composite)
 def fft_fft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D discrete Fourier transform (n: crop or zero-pad). Example: pf.fft_fft(pf.ones(4))"""
-    if out is not None:
-        return write_out('fft_fft', out, (self,), lambda: fft_fft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_fft', out, (self,), lambda: fft_fft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'fft')
-
 # ---- fft_ifft (composite)
 def fft_ifft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D inverse discrete Fourier transform. Example: pf.fft_ifft(pf.ones(4))"""
-    if out is not None:
-        return write_out('fft_ifft', out, (self,), lambda: fft_ifft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ifft', out, (self,), lambda: fft_ifft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ifft')
-
 # ---- fft_rfft (composite)
 def fft_rfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """1-D DFT of a real signal, the n // 2 + 1 non-negative frequencies. Example: pf.fft_rfft(pf.ones(4))"""
-    if out is not None:
-        return write_out('fft_rfft', out, (self,), lambda: fft_rfft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_rfft', out, (self,), lambda: fft_rfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'rfft')
-
 # ---- fft_irfft (composite)
 def fft_irfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """Inverse of rfft: a real signal of length n (default 2 (m - 1)). Example: pf.fft_irfft(pf.ones(3))"""
-    if out is not None:
-        return write_out('fft_irfft', out, (self,), lambda: fft_irfft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_irfft', out, (self,), lambda: fft_irfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'irfft')
-
 # ---- fft_hfft (composite)
 def fft_hfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """DFT of a Hermitian-symmetric signal given by its first half (real output). Example: pf.fft_hfft(pf.ones(3))"""
-    if out is not None:
-        return write_out('fft_hfft', out, (self,), lambda: fft_hfft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_hfft', out, (self,), lambda: fft_hfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'hfft')
-
 # ---- fft_ihfft (composite)
 def fft_ihfft(self, n=None, dim=-1, norm=None, *, axis=None, out=None):
     """Inverse of hfft: one-sided spectrum of a real signal. Example: pf.fft_ihfft(pf.ones(4))"""
-    if out is not None:
-        return write_out('fft_ihfft', out, (self,), lambda: fft_ihfft(self, n, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ihfft', out, (self,), lambda: fft_ihfft(self, n, dim, norm, axis=axis))
     return c_fft(self, None if n is None else [n], [dim if axis is None else axis], norm, 'ihfft')
-
 # ---- fft_fft2 (composite)
 def fft_fft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT over dim. Example: pf.fft_fft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_fft2', out, (self,), lambda: fft_fft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_fft2', out, (self,), lambda: fft_fft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
-
 # ---- fft_ifft2 (composite)
 def fft_ifft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D inverse DFT over dim. Example: pf.fft_ifft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_ifft2', out, (self,), lambda: fft_ifft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ifft2', out, (self,), lambda: fft_ifft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
-
 # ---- fft_rfft2 (composite)
 def fft_rfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_rfft2', out, (self,), lambda: fft_rfft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_rfft2', out, (self,), lambda: fft_rfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
-
 # ---- fft_irfft2 (composite)
 def fft_irfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """Inverse of rfft2. Example: pf.fft_irfft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_irfft2', out, (self,), lambda: fft_irfft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_irfft2', out, (self,), lambda: fft_irfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
-
 # ---- fft_fftn (composite)
 def fft_fftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT over dim (all dims, or the last len(s)). Example: pf.fft_fftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_fftn', out, (self,), lambda: fft_fftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_fftn', out, (self,), lambda: fft_fftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'fft')
-
 # ---- fft_ifftn (composite)
 def fft_ifftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D inverse DFT. Example: pf.fft_ifftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_ifftn', out, (self,), lambda: fft_ifftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ifftn', out, (self,), lambda: fft_ifftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ifft')
-
 # ---- fft_rfftn (composite)
 def fft_rfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT of a real signal (last dim one-sided). Example: pf.fft_rfftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_rfftn', out, (self,), lambda: fft_rfftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_rfftn', out, (self,), lambda: fft_rfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'rfft')
-
 # ---- fft_irfftn (composite)
 def fft_irfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """Inverse of rfftn. Example: pf.fft_irfftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_irfftn', out, (self,), lambda: fft_irfftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_irfftn', out, (self,), lambda: fft_irfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'irfft')
-
 # ---- fft_fftshift (composite)
 def fft_fftshift(self, dim=None, *, axis=None, out=None):
     """Move the zero frequency to the centre (roll by n // 2). Example: pf.fft_fftshift(pf.arange(4.0))"""
-    if out is not None:
-        return write_out('fft_fftshift', out, (self,), lambda: fft_fftshift(self, dim, axis=axis))
+    if out is not None: return write_out('fft_fftshift', out, (self,), lambda: fft_fftshift(self, dim, axis=axis))
     return fft_shift(self, dim if axis is None else axis, False)
-
 # ---- fft_ifftshift (composite)
 def fft_ifftshift(self, dim=None, *, axis=None, out=None):
     """Inverse of fftshift. Example: pf.fft_ifftshift(pf.arange(4.0))"""
-    if out is not None:
-        return write_out('fft_ifftshift', out, (self,), lambda: fft_ifftshift(self, dim, axis=axis))
+    if out is not None: return write_out('fft_ifftshift', out, (self,), lambda: fft_ifftshift(self, dim, axis=axis))
     return fft_shift(self, dim if axis is None else axis, True)
-
 # ---- special_i0
 def _special_i0__backward(grad, self, result, needs): return (grad * special_i1(self) if needs[0] else None,)
 def _special_i0__backward_np(grad, self, result, needs): return (grad * sp.i1(self) if needs[0] else None,)
@@ -3523,7 +3007,6 @@ SPECIAL_I0 = Op('special_i0', sp.i0, ('self',), ('T',), (True,), backward=_speci
 def special_i0(self, *, out=None):
     """Modified Bessel function of the first kind, order 0. Example: pf.special_i0(pf.tensor([1.0]))"""
 i0 = special_i0
-
 # ---- special_i0e
 def _special_i0e__backward(grad, self, result, needs):
     return (grad * (special_i1e(self) - self.sgn() * result) if needs[0] else None,)
@@ -3537,7 +3020,6 @@ SPECIAL_I0E = Op('special_i0e', sp.i0e, ('self',), ('T',), (True,), backward=_sp
 @bare_op(SPECIAL_I0E, sp.i0e, write_out=write_out)
 def special_i0e(self, *, out=None):
     """Exponentially scaled i0: exp(-|x|) i0(x). Example: pf.special_i0e(pf.tensor([1.0]))"""
-
 # ---- special_i1
 def _special_i1__backward(grad, self, result, needs):
     return (grad * (special_i0(self) - bessel_ratio(self, result)) if needs[0] else None,)
@@ -3547,7 +3029,6 @@ SPECIAL_I1 = Op('special_i1', sp.i1, ('self',), ('T',), (True,), backward=_speci
 @bare_op(SPECIAL_I1, sp.i1, write_out=write_out)
 def special_i1(self, *, out=None):
     """Modified Bessel function of the first kind, order 1. Example: pf.special_i1(pf.tensor([1.0]))"""
-
 # ---- special_i1e
 def _special_i1e__backward(grad, self, result, needs):
     return (
@@ -3559,14 +3040,11 @@ SPECIAL_I1E = Op('special_i1e', sp.i1e, ('self',), ('T',), (True,), backward=_sp
 @bare_op(SPECIAL_I1E, sp.i1e, write_out=write_out)
 def special_i1e(self, *, out=None):
     """Exponentially scaled i1: exp(-|x|) i1(x). Example: pf.special_i1e(pf.tensor([1.0]))"""
-
 # ---- special_ndtr (composite)
 def special_ndtr(self, *, out=None):
     """Standard normal CDF. Example: pf.special_ndtr(pf.tensor([0.0]))"""
-    if out is not None:
-        return write_out('special_ndtr', out, (self,), lambda: special_ndtr(self))
+    if out is not None: return write_out('special_ndtr', out, (self,), lambda: special_ndtr(self))
     return erfc(self * -0.7071067811865476) * 0.5
-
 # ---- special_ndtri
 def _special_ndtri__backward(grad, self, result, needs):
     return (grad * (result * result * 0.5).exp() * 2.5066282746310002 if needs[0] else None,)
@@ -3580,7 +3058,6 @@ SPECIAL_NDTRI = Op('special_ndtri', sp.ndtri, ('self',), ('T',), (True,), backwa
 @bare_op(SPECIAL_NDTRI, sp.ndtri, write_out=write_out)
 def special_ndtri(self, *, out=None):
     """Inverse of the standard normal CDF. Example: pf.special_ndtri(pf.tensor([0.5]))"""
-
 # ---- special_log_ndtr
 def _special_log_ndtr__backward(grad, self, result, needs):
     return (grad * (self * self * -0.5 - result).exp() * 0.3989422804014327 if needs[0] else None,)
@@ -3594,7 +3071,6 @@ SPECIAL_LOG_NDTR = Op('special_log_ndtr', sp.log_ndtr, ('self',), ('T',), (True,
 @bare_op(SPECIAL_LOG_NDTR, sp.log_ndtr, write_out=write_out)
 def special_log_ndtr(self, *, out=None):
     """log of the standard normal CDF, accurate in the far left tail. Example: pf.special_log_ndtr(pf.tensor([-10.0]))"""
-
 # ---- special_erfcx
 def _special_erfcx__backward(grad, self, result, needs):
     return (grad * (2 * self * result - 1.1283791670955126) if needs[0] else None,)
@@ -3606,7 +3082,6 @@ SPECIAL_ERFCX = Op('special_erfcx', sp.erfcx, ('self',), ('T',), (True,), backwa
 @bare_op(SPECIAL_ERFCX, sp.erfcx, write_out=write_out)
 def special_erfcx(self, *, out=None):
     """Scaled complementary error function exp(x^2) erfc(x). Example: pf.special_erfcx(pf.tensor([1.0]))"""
-
 # ---- special_xlog1py
 def _special_xlog1py__backward(grad, self, other, result, needs):
     return (grad * other.log1p() if needs[0] else None, grad * self / (other + 1) if needs[1] else None)
@@ -3627,7 +3102,6 @@ SPECIAL_XLOG1PY = Op('special_xlog1py', _special_xlog1py__kernel, ('self', 'othe
 @bare_op(SPECIAL_XLOG1PY, sp.xlog1py, layout=True, write_out=write_out)
 def special_xlog1py(self, other, *, out=None):
     """x * log1p(y), 0 where x is 0. Example: pf.special_xlog1py(pf.tensor([2.0]), pf.tensor([1.0]))"""
-
 # ---- sinc
 def _sinc__backward(grad, self, result, needs):
     return (grad * _conj(sinc_derivative(self, sinc(self))) if needs[0] else None,)
@@ -3637,7 +3111,6 @@ SINC = Op('sinc', xp.sinc, ('self',), ('T',), (True,), backward=_sinc__backward,
 def sinc(self, *, out=None):
     """Normalised sinc sin(pi x) / (pi x), 1 at 0. Example: pf.sinc(pf.tensor([0.5]))"""
 special_sinc = sinc
-
 # ---- special_entr
 def _special_entr__backward(grad, self, result, needs):
     return (grad * -(self.log() + 1) if needs[0] else None,)
@@ -3649,7 +3122,6 @@ SPECIAL_ENTR = Op('special_entr', sp.entr, ('self',), ('T',), (True,), backward=
 @bare_op(SPECIAL_ENTR, sp.entr, write_out=write_out)
 def special_entr(self, *, out=None):
     """Elementwise entropy -x log x (0 at 0, -inf for x < 0). Example: pf.special_entr(pf.tensor([0.5]))"""
-
 # ---- _special_zeta
 def __special_zeta__backward(grad, self, other, result, needs):
     return (grad * -self * _special_zeta(self + 1, other) if needs[0] else None,)
@@ -3666,29 +3138,22 @@ _SPECIAL_ZETA = Op('_special_zeta', __special_zeta__kernel, ('self', 'other'), (
 @bare_op(_SPECIAL_ZETA, sp.zeta, layout=True)
 def _special_zeta(self, other):
     """Hurwitz zeta(x, q), differentiable in q; see special_zeta."""
-
 # ---- special_zeta (composite)
 def special_zeta(self, other, *, out=None):
     """Hurwitz zeta function sum_k (k + q)^-x; differentiable in q (x: an error, as torch). Example: pf.special_zeta(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('special_zeta', out, (self, other), lambda: special_zeta(self, other))
+    if out is not None: return write_out('special_zeta', out, (self, other), lambda: special_zeta(self, other))
     return c_zeta(self, other)
-
 # ---- mvlgamma (composite)
 def mvlgamma(self, p, *, out=None):
     """Log of the multivariate gamma function of dimension p. Example: pf.mvlgamma(pf.tensor([2.5]), 2)"""
-    if out is not None:
-        return write_out('mvlgamma', out, (self,), lambda: mvlgamma(self, p))
+    if out is not None: return write_out('mvlgamma', out, (self,), lambda: mvlgamma(self, p))
     return c_mvlgamma(self, p)
 special_multigammaln = mvlgamma
-
 # ---- special_betaln (composite)
 def special_betaln(self, other, *, out=None):
     """log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b) (scipy.special.betaln). Example: pf.special_betaln(pf.tensor([2.0]), pf.tensor([3.0]))"""
-    if out is not None:
-        return write_out('special_betaln', out, (self, other), lambda: special_betaln(self, other))
+    if out is not None: return write_out('special_betaln', out, (self, other), lambda: special_betaln(self, other))
     return lgamma(self) + lgamma(other) - lgamma(self + other)
-
 # ---- special_bessel_j0
 def _special_bessel_j0__backward(grad, self, result, needs):
     return (grad * -special_bessel_j1(self) if needs[0] else None,)
@@ -3700,7 +3165,6 @@ SPECIAL_BESSEL_J0 = Op('special_bessel_j0', sp.j0, ('self',), ('T',), (True,), b
 @bare_op(SPECIAL_BESSEL_J0, sp.j0, write_out=write_out)
 def special_bessel_j0(self, *, out=None):
     """Bessel function of the first kind, order 0. Example: pf.special_bessel_j0(pf.tensor([1.0]))"""
-
 # ---- special_bessel_j1
 def _special_bessel_j1__backward(grad, self, result, needs):
     return (grad * (special_bessel_j0(self) - bessel_ratio(self, result)) if needs[0] else None,)
@@ -3710,7 +3174,6 @@ SPECIAL_BESSEL_J1 = Op('special_bessel_j1', sp.j1, ('self',), ('T',), (True,), b
 @bare_op(SPECIAL_BESSEL_J1, sp.j1, write_out=write_out)
 def special_bessel_j1(self, *, out=None):
     """Bessel function of the first kind, order 1. Example: pf.special_bessel_j1(pf.tensor([1.0]))"""
-
 # ---- special_bessel_y0
 def _special_bessel_y0__backward(grad, self, result, needs):
     return (grad * -special_bessel_y1(self) if needs[0] else None,)
@@ -3722,7 +3185,6 @@ SPECIAL_BESSEL_Y0 = Op('special_bessel_y0', sp.y0, ('self',), ('T',), (True,), b
 @bare_op(SPECIAL_BESSEL_Y0, sp.y0, write_out=write_out)
 def special_bessel_y0(self, *, out=None):
     """Bessel function of the second kind, order 0 (x > 0). Example: pf.special_bessel_y0(pf.tensor([1.0]))"""
-
 # ---- special_bessel_y1
 def _special_bessel_y1__backward(grad, self, result, needs):
     return (grad * (special_bessel_y0(self) - result / self) if needs[0] else None,)
@@ -3736,7 +3198,6 @@ SPECIAL_BESSEL_Y1 = Op('special_bessel_y1', sp.y1, ('self',), ('T',), (True,), b
 @bare_op(SPECIAL_BESSEL_Y1, sp.y1, write_out=write_out)
 def special_bessel_y1(self, *, out=None):
     """Bessel function of the second kind, order 1 (x > 0). Example: pf.special_bessel_y1(pf.tensor([1.0]))"""
-
 # ---- special_modified_bessel_k0
 def _special_modified_bessel_k0__backward(grad, self, result, needs):
     return (grad * -special_modified_bessel_k1(self) if needs[0] else None,)
@@ -3749,7 +3210,6 @@ SPECIAL_MODIFIED_BESSEL_K0 = Op('special_modified_bessel_k0', sp.k0, ('self',), 
 @bare_op(SPECIAL_MODIFIED_BESSEL_K0, sp.k0, write_out=write_out)
 def special_modified_bessel_k0(self, *, out=None):
     """Modified Bessel function of the second kind, order 0 (x > 0). Example: pf.special_modified_bessel_k0(pf.tensor([1.0]))"""
-
 # ---- special_modified_bessel_k1
 def _special_modified_bessel_k1__backward(grad, self, result, needs):
     return (grad * -(special_modified_bessel_k0(self) + result / self) if needs[0] else None,)
@@ -3763,7 +3223,6 @@ SPECIAL_MODIFIED_BESSEL_K1 = Op('special_modified_bessel_k1', sp.k1, ('self',), 
 @bare_op(SPECIAL_MODIFIED_BESSEL_K1, sp.k1, write_out=write_out)
 def special_modified_bessel_k1(self, *, out=None):
     """Modified Bessel function of the second kind, order 1 (x > 0). Example: pf.special_modified_bessel_k1(pf.tensor([1.0]))"""
-
 # ---- special_scaled_modified_bessel_k0
 def _special_scaled_modified_bessel_k0__backward(grad, self, result, needs):
     return (grad * (result - special_scaled_modified_bessel_k1(self)) if needs[0] else None,)
@@ -3777,7 +3236,6 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K0 = Op('special_scaled_modified_bessel_k0', sp.k
 @bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K0, sp.k0e, write_out=write_out)
 def special_scaled_modified_bessel_k0(self, *, out=None):
     """exp(x) k0(x) (x > 0). Example: pf.special_scaled_modified_bessel_k0(pf.tensor([1.0]))"""
-
 # ---- special_scaled_modified_bessel_k1
 def _special_scaled_modified_bessel_k1__backward(grad, self, result, needs):
     return (grad * (result - special_scaled_modified_bessel_k0(self) - result / self) if needs[0] else None,)
@@ -3791,7 +3249,6 @@ SPECIAL_SCALED_MODIFIED_BESSEL_K1 = Op('special_scaled_modified_bessel_k1', sp.k
 @bare_op(SPECIAL_SCALED_MODIFIED_BESSEL_K1, sp.k1e, write_out=write_out)
 def special_scaled_modified_bessel_k1(self, *, out=None):
     """exp(x) k1(x) (x > 0). Example: pf.special_scaled_modified_bessel_k1(pf.tensor([1.0]))"""
-
 # ---- special_spherical_bessel_j0
 def _special_spherical_bessel_j0__backward(grad, self, result, needs):
     return (grad * spherical_j0_derivative(self, result) if needs[0] else None,)
@@ -3801,7 +3258,6 @@ SPECIAL_SPHERICAL_BESSEL_J0 = Op('special_spherical_bessel_j0', K.spherical_bess
 @bare_op(SPECIAL_SPHERICAL_BESSEL_J0, K.spherical_bessel_j0, write_out=write_out)
 def special_spherical_bessel_j0(self, *, out=None):
     """Spherical Bessel function j0(x) = sin(x) / x (1 at 0). Example: pf.special_spherical_bessel_j0(pf.tensor([1.0]))"""
-
 # ---- special_airy_ai
 def _special_airy_ai__backward(grad, self, result, needs):
     return (grad * _special_airy_ai_prime(self) if needs[0] else None,)
@@ -3813,7 +3269,6 @@ SPECIAL_AIRY_AI = Op('special_airy_ai', K.airy_ai, ('self',), ('T',), (True,), b
 @bare_op(SPECIAL_AIRY_AI, K.airy_ai, write_out=write_out)
 def special_airy_ai(self, *, out=None):
     """Airy function Ai(x). Example: pf.special_airy_ai(pf.tensor([0.0]))"""
-
 # ---- _special_airy_ai_prime
 def __special_airy_ai_prime__backward(grad, self, result, needs):
     return (grad * self * special_airy_ai(self) if needs[0] else None,)
@@ -3827,7 +3282,6 @@ _SPECIAL_AIRY_AI_PRIME = Op('_special_airy_ai_prime', K.airy_ai_prime, ('self',)
 @bare_op(_SPECIAL_AIRY_AI_PRIME, K.airy_ai_prime)
 def _special_airy_ai_prime(self):
     """Ai'(x), the derivative of the Airy function (Ai'' = x Ai)."""
-
 # ---- _special_gammainc
 def __special_gammainc__backward(grad, self, other, result, upper, needs):
     return (grad * gammainc_density(self, other, upper) if needs[0] else None,)
@@ -3840,137 +3294,102 @@ _SPECIAL_GAMMAINC = Op('_special_gammainc', __special_gammainc__kernel, ('self',
 @bare_op(_SPECIAL_GAMMAINC, K.gammainc, layout=True)
 def _special_gammainc(self, other, upper):
     """Regularised incomplete gamma P(a, x) (Q with upper=True), differentiable in x; see special_gammainc."""
-
 # ---- special_gammainc (composite)
 def special_gammainc(self, other, *, out=None):
     """Regularised lower incomplete gamma P(a, x); differentiable in x (a: an error, as torch). Example: pf.special_gammainc(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('special_gammainc', out, (self, other), lambda: special_gammainc(self, other))
+    if out is not None: return write_out('special_gammainc', out, (self, other), lambda: special_gammainc(self, other))
     return c_gammainc(self, other, False)
-
 # ---- special_gammaincc (composite)
 def special_gammaincc(self, other, *, out=None):
     """Regularised upper incomplete gamma Q(a, x) = 1 - P(a, x). Example: pf.special_gammaincc(pf.tensor([2.0]), pf.tensor([1.0]))"""
-    if out is not None:
-        return write_out('special_gammaincc', out, (self, other), lambda: special_gammaincc(self, other))
+    if out is not None: return write_out('special_gammaincc', out, (self, other), lambda: special_gammaincc(self, other))
     return c_gammainc(self, other, True)
-
 # ---- inner (composite)
 def inner(self, other, *, out=None):
     """Sum over the last dims of both inputs (no conjugation). Example: pf.inner(pf.ones(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('inner', out, (self, other), lambda: inner(self, other))
+    if out is not None: return write_out('inner', out, (self, other), lambda: inner(self, other))
     return c_inner(self, other)
-
 # ---- addr (composite)
 def addr(self, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * self + alpha * outer(vec1, vec2). Example: pf.addr(pf.zeros(2, 2), pf.ones(2), pf.ones(2))"""
-    if out is not None:
-        return write_out('addr', out, (self, vec1, vec2), lambda: addr(self, vec1, vec2, beta=beta, alpha=alpha))
+    if out is not None: return write_out('addr', out, (self, vec1, vec2), lambda: addr(self, vec1, vec2, beta=beta, alpha=alpha))
     return add_product(self, outer(vec1, vec2), beta, alpha)
-
 # ---- linalg_vander (composite)
 def linalg_vander(self, *, N=None, out=None):
     """Vandermonde matrix, increasing powers x^0 .. x^(N-1). Example: pf.linalg_vander(pf.tensor([1.0, 2.0]))"""
-    if out is not None:
-        return write_out('linalg_vander', out, (self,), lambda: linalg_vander(self, N=N))
+    if out is not None: return write_out('linalg_vander', out, (self,), lambda: linalg_vander(self, N=N))
     return c_vander(self, N)
-
 # ---- linalg_tensorinv (composite)
 def linalg_tensorinv(self, ind=2, *, out=None):
     """Inverse of a tensor seen as a matrix (first ind dims by the rest). Example: pf.linalg_tensorinv(pf.eye(4).reshape(4, 2, 2), 1)"""
-    if out is not None:
-        return write_out('linalg_tensorinv', out, (self,), lambda: linalg_tensorinv(self, ind))
+    if out is not None: return write_out('linalg_tensorinv', out, (self,), lambda: linalg_tensorinv(self, ind))
     return c_tensorinv(self, ind)
-
 # ---- linalg_tensorsolve (composite)
 def linalg_tensorsolve(self, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B. Example: pf.linalg_tensorsolve(pf.eye(4).reshape(2, 2, 4), pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('linalg_tensorsolve', out, (self, B), lambda: linalg_tensorsolve(self, B, dims))
+    if out is not None: return write_out('linalg_tensorsolve', out, (self, B), lambda: linalg_tensorsolve(self, B, dims))
     return c_tensorsolve(self, B, dims)
-
 # ---- pinverse (composite)
 def pinverse(self, rcond=1e-15, *, out=None):
     """Pseudo-inverse with singular values below rcond * largest cut (torch.pinverse). Example: pf.pinverse(pf.eye(2))"""
-    if out is not None:
-        return write_out('pinverse', out, (self,), lambda: pinverse(self, rcond))
+    if out is not None: return write_out('pinverse', out, (self,), lambda: pinverse(self, rcond))
     return linalg_pinv(self, rtol=rcond)
-
 # ---- fft_hfft2 (composite)
 def fft_hfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """2-D DFT of a Hermitian-symmetric signal given by its one-sided half (real output). Example: pf.fft_hfft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_hfft2', out, (self,), lambda: fft_hfft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_hfft2', out, (self,), lambda: fft_hfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
-
 # ---- fft_ihfft2 (composite)
 def fft_ihfft2(self, s=None, dim=(-2, -1), norm=None, *, axis=None, out=None):
     """Inverse of hfft2: one-sided 2-D inverse DFT of a real signal. Example: pf.fft_ihfft2(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_ihfft2', out, (self,), lambda: fft_ihfft2(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ihfft2', out, (self,), lambda: fft_ihfft2(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
-
 # ---- fft_hfftn (composite)
 def fft_hfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """N-D DFT of a Hermitian-symmetric signal (real output). Example: pf.fft_hfftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_hfftn', out, (self,), lambda: fft_hfftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_hfftn', out, (self,), lambda: fft_hfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'hfft')
-
 # ---- fft_ihfftn (composite)
 def fft_ihfftn(self, s=None, dim=None, norm=None, *, axis=None, out=None):
     """Inverse of hfftn: one-sided N-D inverse DFT of a real signal. Example: pf.fft_ihfftn(pf.ones(2, 2))"""
-    if out is not None:
-        return write_out('fft_ihfftn', out, (self,), lambda: fft_ihfftn(self, s, dim, norm, axis=axis))
+    if out is not None: return write_out('fft_ihfftn', out, (self,), lambda: fft_ihfftn(self, s, dim, norm, axis=axis))
     return c_fft(self, s, dim if axis is None else axis, norm, 'ihfft')
-
 # ---- cross (composite)
 def cross(self, other, dim=None, *, axis=None, out=None):
     """Cross product along dim (default: the first dim of size 3, torch.cross). Example: pf.cross(pf.tensor([1.0, 0, 0]), pf.tensor([0.0, 1, 0]))"""
-    if out is not None:
-        return write_out('cross', out, (self, other), lambda: cross(self, other, dim, axis=axis))
+    if out is not None: return write_out('cross', out, (self, other), lambda: cross(self, other, dim, axis=axis))
     dim = dim if axis is None else axis
     return c_cross(self, other, first_dim_of_size3(self, other) if dim is None else dim)
-
 # ---- svd (composite)
 _svd__result = namedtuple('svd', ['U', 'S', 'V'])
 def svd(self, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with A = U diag(S) V^H (V, not Vh). Example: pf.svd(pf.eye(2))"""
     return svd_legacy(self, some, compute_uv)
-
 # ---- qr (composite)
 _qr__result = namedtuple('qr', ['Q', 'R'])
 def qr(self, some=True):
     """torch.qr: reduced (some=True) or complete QR. Example: pf.qr(pf.eye(2))"""
     return linalg_qr(self, 'reduced' if some else 'complete')
-
 # ---- lu_unpack (composite)
 _lu_unpack__result = namedtuple('lu_unpack', ['P', 'L', 'U'])
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """P, L, U from linalg_lu_factor's compact output. Example: pf.lu_unpack(*pf.linalg_lu_factor(pf.eye(2)))"""
     return c_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
-
 # ---- triangular_solve (composite)
 _triangular_solve__result = namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve(b, A): X with A X = b (or A^T X = b). Example: pf.triangular_solve(pf.ones(2, 1), pf.eye(2))"""
     return c_triangular_solve(self, A, upper, transpose, unitriangular)
-
 # ---- vander (composite)
 def vander(self, N=None, increasing=False, *, out=None):
     """Vandermonde matrix of a 1-D tensor (decreasing powers by default, torch.vander). Example: pf.vander(pf.tensor([1.0, 2.0]))"""
-    if out is not None:
-        return write_out('vander', out, (self,), lambda: vander(self, N, increasing))
+    if out is not None: return write_out('vander', out, (self,), lambda: vander(self, N, increasing))
     return c_vander(self, N) if increasing else c_vander(self, N).flip([-1])
-
 # ---- diagflat (composite)
 def diagflat(self, offset=0, *, out=None):
     """A matrix with the flattened input on a diagonal. Example: pf.diagflat(pf.ones(2, 1))"""
-    if out is not None:
-        return write_out('diagflat', out, (self,), lambda: diagflat(self, offset))
+    if out is not None: return write_out('diagflat', out, (self,), lambda: diagflat(self, offset))
     return diag_embed(self.reshape(-1), offset)
-
 # ---- _as_strided
 def __as_strided__backward(grad, self, result, size, stride, storage_offset, layout, needs):
     return (
@@ -3982,14 +3401,11 @@ _AS_STRIDED = Op('_as_strided', K.as_strided, ('self',), ('T',), (True,), backwa
 def _as_strided(self, size, stride, storage_offset, layout=None):
     """as_strided with every argument given; layout is self's (strides, offset, storage size), for the derivatives (see as_strided). Example: pf.arange(4.0).as_strided((2,), (2,))"""
     return apply(_AS_STRIDED, (self,), (size, stride, storage_offset, layout))
-
 # ---- as_strided (composite)
 def as_strided(self, size, stride, storage_offset=None, *, out=None):
     """A view of self's storage with the given sizes, strides (in elements) and storage offset (self's own by default); elements may overlap. Example: pf.arange(4.0).as_strided((2, 2), (1, 1))"""
-    if out is not None:
-        return write_out('as_strided', out, (self,), lambda: as_strided(self, size, stride, storage_offset))
+    if out is not None: return write_out('as_strided', out, (self,), lambda: as_strided(self, size, stride, storage_offset))
     return c_as_strided(self, size, stride, storage_offset)
-
 # ---- special_iv
 def _special_iv__backward(grad, self, other, result, needs):
     return (grad * (special_iv(self - 1, other) + special_iv(self + 1, other)) * 0.5 if needs[0] else None,)
@@ -4006,7 +3422,6 @@ SPECIAL_IV = Op('special_iv', _special_iv__kernel, ('self', 'other'), ('T', 'T')
 @bare_op(SPECIAL_IV, sp.iv, layout=True, write_out=write_out)
 def special_iv(self, other, *, out=None):
     """Modified Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_iv(pf.tensor(1.0), pf.tensor([2.0]))"""
-
 # ---- special_ive
 def _special_ive__backward(grad, self, other, result, needs):
     return (
@@ -4027,7 +3442,6 @@ SPECIAL_IVE = Op('special_ive', _special_ive__kernel, ('self', 'other'), ('T', '
 @bare_op(SPECIAL_IVE, sp.ive, layout=True, write_out=write_out)
 def special_ive(self, other, *, out=None):
     """Exponentially scaled iv: iv(v, x) exp(-|x|); differentiable in x. Example: pf.special_ive(pf.tensor(1.0), pf.tensor([2.0]))"""
-
 # ---- special_jv
 def _special_jv__backward(grad, self, other, result, needs):
     return (grad * (special_jv(self - 1, other) - special_jv(self + 1, other)) * 0.5 if needs[0] else None,)
@@ -4044,7 +3458,6 @@ SPECIAL_JV = Op('special_jv', _special_jv__kernel, ('self', 'other'), ('T', 'T')
 @bare_op(SPECIAL_JV, sp.jv, layout=True, write_out=write_out)
 def special_jv(self, other, *, out=None):
     """Bessel function of the first kind of real order v = self at x = other; differentiable in x. Example: pf.special_jv(pf.tensor(1.0), pf.tensor([2.0]))"""
-
 # ---- special_yv
 def _special_yv__backward(grad, self, other, result, needs):
     return (grad * (special_yv(self - 1, other) - special_yv(self + 1, other)) * 0.5 if needs[0] else None,)
@@ -4061,7 +3474,6 @@ SPECIAL_YV = Op('special_yv', _special_yv__kernel, ('self', 'other'), ('T', 'T')
 @bare_op(SPECIAL_YV, sp.yv, layout=True, write_out=write_out)
 def special_yv(self, other, *, out=None):
     """Bessel function of the second kind of real order v = self at x = other > 0; differentiable in x. Example: pf.special_yv(pf.tensor(1.0), pf.tensor([2.0]))"""
-
 # ---- special_betainc
 def _special_betainc__backward(grad, self, other, x, result, needs):
     return (
@@ -4075,50 +3487,37 @@ def _special_betainc__kernel(self, other, x):
 SPECIAL_BETAINC = Op('special_betainc', _special_betainc__kernel, ('self', 'other', 'x'), ('T', 'T', 'T'), (False, False, True), backward=_special_betainc__backward, jvp=laid_out(_special_betainc__jvp, 3), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None)), batch='elementwise')
 def special_betainc(self, other, x, *, out=None):
     """Regularised incomplete beta I_x(a, b), a = self, b = other; differentiable in x. Example: pf.special_betainc(pf.tensor(2.0), pf.tensor(3.0), pf.tensor([0.5]))"""
-    if out is not None:
-        return write_out('special_betainc', out, (self, other, x), lambda: special_betainc(self, other, x))
+    if out is not None: return write_out('special_betainc', out, (self, other, x), lambda: special_betainc(self, other, x))
     return apply(SPECIAL_BETAINC, (self, other, x), ())
-
 # ---- hstack (composite)
 def hstack(tensors, *, out=None):
     """Concatenation along dim 1 (dim 0 for 1-D tensors), as NumPy's hstack. Example: pf.hstack([pf.ones(2), pf.zeros(1)])"""
-    if out is not None:
-        return write_out('hstack', out, (tensors,), lambda: hstack(tensors))
+    if out is not None: return write_out('hstack', out, (tensors,), lambda: hstack(tensors))
     return c_hstack(tensors)
-
 # ---- vstack (composite)
 def vstack(tensors, *, out=None):
     """Concatenation along dim 0 of the tensors made at least 2-D, as NumPy's vstack. Example: pf.vstack([pf.ones(2), pf.zeros(2)])"""
-    if out is not None:
-        return write_out('vstack', out, (tensors,), lambda: vstack(tensors))
+    if out is not None: return write_out('vstack', out, (tensors,), lambda: vstack(tensors))
     return c_vstack(tensors)
-
 # ---- dstack (composite)
 def dstack(tensors, *, out=None):
     """Concatenation along dim 2 of the tensors made at least 3-D, as NumPy's dstack. Example: pf.dstack([pf.ones(2), pf.zeros(2)]).shape"""
-    if out is not None:
-        return write_out('dstack', out, (tensors,), lambda: dstack(tensors))
+    if out is not None: return write_out('dstack', out, (tensors,), lambda: dstack(tensors))
     return c_dstack(tensors)
-
 # ---- column_stack (composite)
 def column_stack(tensors, *, out=None):
     """1-D tensors as columns, concatenated along dim 1. Example: pf.column_stack([pf.ones(2), pf.zeros(2)])"""
-    if out is not None:
-        return write_out('column_stack', out, (tensors,), lambda: column_stack(tensors))
+    if out is not None: return write_out('column_stack', out, (tensors,), lambda: column_stack(tensors))
     return c_column_stack(tensors)
-
 # ---- cov (composite)
 def cov(self, *, correction=1, fweights=None, aweights=None, out=None):
     """Covariance of the rows (variables) over the columns (observations), with frequency and observation weights, as torch.cov. Example: pf.cov(pf.tensor([[1.0, 2.0, 4.0]]))"""
-    if out is not None:
-        return write_out('cov', out, (self, fweights, aweights), lambda: cov(self, correction=correction, fweights=fweights, aweights=aweights))
+    if out is not None: return write_out('cov', out, (self, fweights, aweights), lambda: cov(self, correction=correction, fweights=fweights, aweights=aweights))
     return c_cov(self, correction, fweights, aweights)
-
 # ---- corrcoef (composite)
 def corrcoef(self, *, out=None):
     """Pearson correlation coefficients of the rows, as torch.corrcoef. Example: pf.corrcoef(pf.tensor([[1.0, 2.0, 4.0], [1.0, 0.0, 2.0]]))"""
-    if out is not None:
-        return write_out('corrcoef', out, (self,), lambda: corrcoef(self))
+    if out is not None: return write_out('corrcoef', out, (self,), lambda: corrcoef(self))
     return c_corrcoef(self)
 
 # ---- tables
