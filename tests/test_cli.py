@@ -250,7 +250,7 @@ def test_ops_table(capsys):
     lazy = ["yes"] if rows["sin"][-1] != "-" else ["-"]  # (the lazy column: "-" without Dask)
     assert rows["sin"] == ["sin", "yes", "auto_element_wise", "sin_", "no", "elementwise"] + lazy
     assert rows["mul"][:4] == ["mul", "yes", "explicit", "mul_"]
-    assert rows["transpose"] == ["transpose", "yes", "auto_linear", "-", "yes", "dims(dim0,dim1)"] + lazy
+    assert rows["transpose"] == ["transpose", "yes", "auto_linear", "-", "yes", "swap(dim0,dim1)"] + lazy
     if lazy == ["yes"]:
         assert rows["det"][-1] == "no" and rows["reshape"][-1] == "yes"
     assert rows["reshape"][4] == "maybe"
