@@ -5,8 +5,8 @@ under (`guarded`). Dask is an optional dependency: this module never imports it 
 (the predicate reads the array's type's module), so `import pushforward` costs nothing without it.
 
 A lazy tensor's `_ad` bit is always True (wrap and join_storage set it): the bare-kernel paths,
-which read `_data` as an ndarray, never see one, and `dispatch.classifier.apply` hands every call
-with a lazy input to the general executor, which runs it under `guarded`. Inside the guard any
+which read `_data` as an ndarray, never see one, and the resolver (`dispatch.interpret.resolve`)
+hands every call with a lazy input to the lazy interpreter, which runs it under `guarded`. Inside the guard any
 attempt to compute (Dask's fallback for NumPy functions it lacks, `np.asarray` in a kernel, a
 SciPy routine) raises `LazyUnsupportedError` naming the op instead of computing: nothing is ever
 computed before `t.compute()`, `pf.compute(...)`, `t.numpy()` or `np.asarray(t)`.
@@ -54,12 +54,10 @@ def is_lazy_array(a: Any) -> bool:
 
 
 class Seen:
-    """`Seen.lazy` turns True when the first lazy tensor is made (core.tensor.wrap): until then the
-    classifier's hot path skips looking for lazy inputs (one attribute read)."""
+    """What the process has seen of the user's Dask arrays: `chunk_bytes`, the largest chunk
+    (bytes), is the size of the chunks made for dims an op creates (a scalar cotangent expanded
+    to its input's shape), so that they line up with the user's."""
 
-    lazy = False
-    # the largest chunk (bytes) of the user's Dask arrays: the size of the chunks made for dims an
-    # op creates (a scalar cotangent expanded to its input's shape), so they line up with the user's
     chunk_bytes = 0
 
 

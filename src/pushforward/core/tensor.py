@@ -421,7 +421,6 @@ def wrap(a: Any) -> Tensor:
     elif is_lazy_array(a):
         t._data = a
         t._ad = True  # lazy tensors take the general path (core/lazy.py)
-        Seen.lazy = True
     else:
         t._data = np.asanyarray(a)  # (an ndarray subclass stays: compiler/recording.py)
     return t

@@ -1,7 +1,8 @@
-"""The general executor: every call the array executors of dispatch.py do not take.
+"""The general executor: every call the array executors of the classifier do not take.
 
-A batched input goes to batching.py (the op's batching rule, then this executor again on the
-physical tensors). Otherwise the inputs are normalised (weak scalars, lists, optional
+It starts with the resolver (`dispatch.interpret.resolve`): an input of another kind (batched,
+lazy, a transform's interpreted tensor) hands the call to that kind's interpreter, which comes
+back here with the call unwrapped. Otherwise the inputs are normalised (weak scalars, lists, optional
 inputs), the kernel runs, a view output is linked to its base, the tape node is recorded on
 the original inputs (so backward formulas see their tangents: forward-over-reverse) and the
 tangents are computed level by level, outermost first, each with formulas over primals that
@@ -27,14 +28,13 @@ from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .batching import has_batched, run_batched
-from .interpret import interpreter_of
+from .interpret import resolve
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALAR_TYPES, SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import Seen, any_lazy, is_lazy_array
+from ..core.lazy import is_lazy_array
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
-from .lazyops import lazy_ready, run_lazy
+from ..engine.registry import DISPATCH
 
 __all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
 
@@ -93,15 +93,12 @@ def _diff_tensors(op: Op, ins: list):
             yield from v
 
 
-def run_general(op: Op, inputs, args: tuple):
-    """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
-    it = interpreter_of(inputs)
+def run_general(op: Op, inputs, args: tuple, after: str | None = None):
+    """Run `op` on inputs that may require grad or carry tangents (or need normalising), or of
+    another kind (its interpreter runs the call; `after`: the trace level handing it on)."""
+    it = resolve(inputs, after)
     if it is not None:
         return it.run(op, inputs, args)
-    if Seen.lazy and any_lazy(inputs) and not lazy_ready(op):
-        return run_lazy(op, inputs, args, run_general)
-    if has_batched(inputs):
-        return run_batched(op, inputs, args, run_general)
     if op.simple and all(type(v) is Tensor for v in inputs):
         ins = inputs
         datas = [v._data for v in inputs]
@@ -351,3 +348,7 @@ def fit_tangent(t, out: Tensor, op: Op):
         if t.dtype != od.dtype:
             t = t.to(od.dtype)
     return t
+
+
+# (the interpreters hand unwrapped calls back here; they sit below this module: dispatch/interpret.py)
+DISPATCH.fill({"run_general": run_general})
