@@ -29,6 +29,8 @@ _ndarray = np.ndarray
 
 __all__ = [
     "is_lazy_array",
+    "has_layout",
+    "is_immutable",
     "any_lazy",
     "Seen",
     "as_array",
@@ -51,6 +53,27 @@ def is_lazy_array(a: Any) -> bool:
     False
     """
     return type(a).__module__.startswith("dask.")
+
+
+def has_layout(a: Any) -> bool:
+    """The backend predicate "has a memory layout": strides, views, ndarray's methods (NumPy's arrays
+    and pf.compile's recording ones); a Dask array has chunks instead. Engine and dispatch code asks
+    this, not which library the array comes from (docs/design.md, "Adding a backend").
+
+    >>> has_layout(np.zeros(2))
+    True
+    """
+    return type(a) is _ndarray or not is_lazy_array(a)
+
+
+def is_immutable(a: Any) -> bool:
+    """The backend predicate "no write can change it" (a Dask array): sharing such an array is
+    harmless (no copy to own it), and a sum into it is made out of place.
+
+    >>> is_immutable(np.zeros(2))
+    False
+    """
+    return type(a) is not _ndarray and is_lazy_array(a)
 
 
 class Seen:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..engine.pending import Pending
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import is_lazy_array
+from ..core.lazy import is_immutable
 from ..core.tensor import Tensor
 
 __all__ = ["own_array", "own_tensor", "own_fast", "arrays_of", "unshared"]
@@ -73,7 +73,7 @@ def arrays_of(values) -> list:
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
     d = t._data if type(t) is not BatchedTensor else values_of(t)
-    if type(d) is not np.ndarray and is_lazy_array(d):  # a lazy (Dask) array is immutable: sharing it is harmless
+    if is_immutable(d):  # (a Dask array): sharing it is harmless
         return t
     fresh = d.base is None
     for a in arrays:

@@ -32,7 +32,7 @@ from .interpret import resolve
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALAR_TYPES, SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import is_lazy_array
+from ..core.lazy import is_immutable
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
 from ..engine.registry import DISPATCH
 
@@ -159,7 +159,7 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if type(out._data) is not np.ndarray and is_lazy_array(out._data):  # immutable: no write reaches it through a base
+    if is_immutable(out._data):  # no write reaches it through a base
         return
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
