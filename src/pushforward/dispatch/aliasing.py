@@ -4,7 +4,7 @@ A tangent may share memory with another tensor's tangent only where the primals 
 and its base. A formula may return an input's tangent unchanged (``x + 1``: self_t), or a
 reshape of it, or a primal; attached as it is, an in-place op on either tensor would change
 the other's tangent. Every place that attaches a formula's tangent to a non-view output (the
-executors of dispatch.py, general.py and the deferred tangents of pending.py) goes through
+executors of dispatch/classifier.py, dispatch/general.py and the deferred tangents of engine/pending.py) goes through
 `own_array` or `own_tensor`, which copy exactly in that case. A fresh array (no base, not an
 input) costs two identity tests. A non-view op's kernel result is held to the same rule
 (`unshared`).

@@ -1,4 +1,4 @@
-"""In-place ops: `target.op_(...)` computes op(...) out of place (by `dispatch.apply`), then
+"""In-place ops: `target.op_(...)` computes op(...) out of place (by `dispatch.classifier.apply`), then
 writes it into the target: values, tape history and tangents, so that views of the target
 (and their tangents) see the change. `_write` is the one place that writes into a tensor's
 memory (and so the one place that computes the deferred tangents first: pending.flush).

@@ -502,7 +502,7 @@ def outer(a, b):
 
 
 def einsum(equation, tensors):
-    return xp.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch._unshared
+    return xp.einsum(equation, *tensors)  # a NumPy view of an operand is copied by dispatch.aliasing.unshared
 
 
 # -- shape ops ------------------------------------------------------------------------------------
