@@ -185,7 +185,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    # (the _ad bit over-approximates: a lazy tangent has it set for the dispatcher, core/lazy.py)
+    # (the _ad bit over-approximates: a Dask-backed tangent has it set for the dispatcher, core/lazy.py)
     return t is None or type(t) is Pending or (type(t) is not BatchedTensor and (not t._ad or not needs_ad(t)))
 
 
@@ -218,14 +218,14 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
-    lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of, lv_of)
+    deferred = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
+    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
     if single and op.jvp_np is not None and all(_only_level(o, level, grad_on, lv_of) for o in outs):
-        if lazy:
+        if deferred:
             set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
         r = op.jvp_np(
@@ -242,7 +242,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
         else:
             r = tuple(None if x is None else wrap(x) for x in r)
     else:
-        if lazy:  # deferred input tangents are needed now
+        if deferred:  # deferred input tangents are needed now
             tans = [forced(t) for t in tans]
         if single and op.jvp_kind == "auto_linear":
             # A linear op (views, mostly): its tangent is the op on the tangents. The formula reads
