@@ -1,8 +1,9 @@
 """The `pushforward` command.
 
     pushforward demo                      differentiate a few things and compare with calculus
-    pushforward check [--ops sin,mul] [--fast] [--jobs N]
-                                          run the op database through gradcheck; table + exit code
+    pushforward check [--ops sin,mul] [--fast] [--jobs N] [--complex] [--compiled] [--lazy] [--all]
+                                          run the op database through gradcheck (one process per
+                                          core; --all adds the slow columns); table + exit code
     pushforward ops [--ops sin,mul]       the coverage table, read from the generated code (no checks)
     pushforward bench [--quick] [--plot FILE]
                                           time common workloads against NumPy by hand, PyTorch, JAX

@@ -73,7 +73,7 @@ def arrays_of(values) -> list:
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
     d = t._data if type(t) is not BatchedTensor else values_of(t)
-    if is_immutable(d):  # (a Dask array): sharing it is harmless
+    if type(d) is not np.ndarray and is_immutable(d):  # (a Dask array): sharing it is harmless
         return t
     fresh = d.base is None
     for a in arrays:

@@ -4,9 +4,11 @@ A simple generated op (one or two plain Tensors, one result) first tries its fas
 kernel on the arrays when no input needs autodiff, `Tensor._ad`; then bare.run1 / run2, which
 read the commonest cases of this table in a few tests: the tape case, the arrays case, and the
 traced case of one input, and hand them to their executors here).
-Every other out-of-place call goes through `apply`, the classifier. It first asks the resolver
-(`dispatch.interpret.resolve`) whether an input of another kind (batched, lazy, interpreted)
-takes the call to its interpreter; otherwise it looks at the call once (grad
+Every other out-of-place call goes through `apply`, the classifier. An input of another kind
+(batched, Dask-backed, interpreted) goes to the general executor, which starts with the resolver
+(`dispatch.interpret.resolve`): that kind's interpreter runs the call. (The resolver is asked
+for an input that is not a plain `Tensor` on a NumPy array only: the hot path pays one type
+test.) Otherwise it looks at the call once (grad
 mode, which inputs require grad, which levels have tangents, untracked or vector-mode levels)
 and names the executor of its case:
 
@@ -60,25 +62,27 @@ from ..core.tensor import Tensor, alias, wrap, FLOATING
 __all__ = ["apply", "run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "fit_array"]
 
 _new = object.__new__
+_ndarray = np.ndarray
 
 
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
     arrays, tangents, requires-grad, Python scalars) and hands that record to the executor of its
     case, which reads the inputs no further."""
-    if not op.direct or resolve(ins) is not None:  # (another kind of input: run_general hands it on)
+    if not op.direct:
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:
         return run_tape(op, ins, args)  # no live level: no tangent anywhere
-    lvl = levels[0] if len(levels) == 1 else None
+    lvl, key = (levels[0], levels[0].uid) if len(levels) == 1 else (None, None)
     deferred = lvl is not None and lvl.untracked and grad_on
-    key = lvl.uid if lvl is not None else None
     datas, tans = [], []
     scalars = rec = any_t = batched = plain = False
     for x in ins:
         tx = type(x)
         if tx is Tensor:
+            if type(x._data) is not _ndarray and resolve(ins) is not None:
+                return run_general(op, ins, args)  # (a Dask-backed input: the resolver's interpreter)
             datas.append(x._data)
             if grad_on and x._requires_grad:
                 rec = True
@@ -100,14 +104,13 @@ def apply(op: Op, ins: tuple, args: tuple):
                     batched = True
                 else:  # a tangent differentiated itself, a masked (unpacked) primal, another level's tangent
                     return run_general(op, ins, args)
-                if t is not None:
-                    any_t = True
+                any_t = any_t or t is not None
         elif tx in SCALAR_TYPES:
             datas.append(x)
             scalars = True
             t = None
         else:
-            return run_general(op, ins, args)
+            return run_general(op, ins, args)  # (another kind of tensor, or to normalise: it resolves)
         tans.append(t)
     if not op.all_diff:  # tangents of differentiable inputs only
         tans = [t for t, d in zip(tans, op.diff) if d]
@@ -145,6 +148,8 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     rec = STATE.grad_enabled and op.differentiable
     if len(ins) == 1 and type(ins[0]) is Tensor:  # the recorded forward's hot path, unrolled
         x = ins[0]
+        if type(x._data) is not _ndarray and resolve(ins) is not None:
+            return run_general(op, ins, args)  # (a Dask-backed input: the resolver's interpreter)
         out = run_kernel(op, ins, (x._data,), args)
         if rec and x._requires_grad and op.diff[0]:
             node = record_plain(op, ins, args, out)
@@ -154,10 +159,14 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     scalars = False
     if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor:  # (mul, add, ...: unrolled)
         datas = [ins[0]._data, ins[1]._data]
+        if (type(datas[0]) is not _ndarray or type(datas[1]) is not _ndarray) and resolve(ins) is not None:
+            return run_general(op, ins, args)
     else:
         datas = []
         for x in ins:
             if type(x) is Tensor:
+                if type(x._data) is not _ndarray and resolve(ins) is not None:
+                    return run_general(op, ins, args)
                 datas.append(x._data)
             elif type(x) in SCALAR_TYPES:
                 datas.append(x)

@@ -159,7 +159,7 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if is_immutable(out._data):  # no write reaches it through a base
+    if type(out._data) is not np.ndarray and is_immutable(out._data):  # no write reaches it through a base
         return
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return

@@ -228,7 +228,7 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
     t = lst[i]
     if t._requires_grad or t._st.dual or t._base is not None or not _private_array(t._data):
         return False
-    if is_immutable(t._data):  # (a Dask array: holding it is never a hazard)
+    if type(t._data) is not np.ndarray and is_immutable(t._data):  # (a Dask array: holding it is never a hazard)
         return t._fw is None
     fw = t._fw
     if fw is not None:

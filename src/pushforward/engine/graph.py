@@ -160,7 +160,7 @@ class OpNode(Node):
             # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
             # a batch (vmap), the formulas may run on arrays (Dask arrays lack ndarray's methods the
             # array form uses)
-            if has_layout(gd) and self._untangled(grad, STATE.levels):
+            if (type(gd) is np.ndarray or has_layout(gd)) and self._untangled(grad, STATE.levels):
                 return self._apply_arrays(grad, gd, needs)
         return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
 
