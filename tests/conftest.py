@@ -1,5 +1,10 @@
 """Every test starts with grad mode on and no live dual level, and fails if it leaks either.
 
+The files that sweep the whole op database, run the fuzzer or build the docs are marked `slow`:
+`python -m pytest -m "not slow"` is the newcomer's subset (a few minutes less than the suite's
+five; README, "Running the tests"). Without the optional extras (torch, Dask, PyYAML, mpmath,
+hypothesis, matplotlib) the tests that need one skip, naming it.
+
 PyTorch (the reference oracle) and the other test extras are required in CI: a broken install
 there fails the run instead of skipping every test that compares against torch. Outside CI,
 those tests skip with a visible reason.
@@ -13,6 +18,28 @@ import pytest
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.engine.state import STATE
+
+
+# the test files too slow for a first run: the op database swept op by op, the fuzzer, the docs
+SLOW_FILES = frozenset(
+    {
+        "test_ops.py",
+        "test_trust_ops.py",
+        "test_fuzz.py",
+        "test_fuzz_breadth.py",
+        "test_codegen.py",
+        "test_docs_site.py",
+        "test_examples.py",
+        "test_bench.py",
+        "test_port_programs.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 # the test extras whose absence would otherwise skip whole files

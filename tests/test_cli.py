@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -30,15 +32,16 @@ def _res(backward=True, forward=True, fwd_over_rev=True, complex=None, kind="exp
 
 
 class FakeDB:
-    """Stands in for pushforward.testing.opdb: OPS and check_op(name, *, fast)."""
+    """Stands in for pushforward.testing.opdb: OPS and check_op(name, *, fast, ...)."""
 
     def __init__(self, results: dict) -> None:
         self.results = results
         self.OPS = {name: object() for name in results}
         self.calls: list[tuple[str, bool]] = []
 
-    def check_op(self, name, *, fast=False):
+    def check_op(self, name, *, fast=False, **columns):
         self.calls.append((name, fast))
+        self.columns = columns
         r = self.results[name]
         if isinstance(r, BaseException):
             raise r
@@ -70,7 +73,7 @@ def _rows(out: str) -> dict:
 
 def test_check_all_pass(fake_db, capsys):
     db = fake_db({"sin": _res(kind="auto_element_wise", complex=True), "view": _res(kind="auto_linear")})
-    assert cli.main(["check"]) == 0
+    assert cli.main(["check", "--complex"]) == 0
     out, err = capsys.readouterr()
     rows = _rows(out)
     assert rows["sin"][:7] == ["sin", "ok", "ok", "auto_element_wise", "ok", "ok", "ok"]
@@ -155,6 +158,41 @@ def test_long_failure_messages_are_cut_unless_verbose(fake_db, capsys):
     assert "line 39" in capsys.readouterr().out
 
 
+def test_slow_columns_are_opt_in(fake_db, capsys):
+    """By default every op's backward, forward, forward-over-reverse, batched and Taylor checks run; the
+    complex samples, pf.compile and Dask are columns asked for (`--all` adds every one)."""
+    db = fake_db({"sin": _res(complex=True)})
+    assert cli.main(["check", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert "complex" not in header and "compiled" not in header and "lazy" not in header
+    assert "fwd-over-rev" in header and "batched" in header and "taylor" in header
+    assert db.columns == {"with_complex": False} and "--all" in out
+    assert cli.main(["check", "--no-progress", "--all"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert "complex" in header and "compiled" in header
+    assert db.columns == {"compiled": True}
+
+
+def _slow_check(name, *, fast=False, **columns):
+    time.sleep(0.05)
+    return dict(_res(), kind=f"pid{os.getpid()}")
+
+
+def test_ops_are_checked_in_several_processes_in_order(monkeypatch, capsys):
+    """`--jobs 2` spreads the ops over two forked processes; the table keeps the op database's order."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform: check runs in one process")
+    names = [f"op{i:02d}" for i in range(12)]
+    monkeypatch.setattr(cli, "_load_opdb", lambda: (dict.fromkeys(names), _slow_check))
+    assert cli.main(["check", "--no-progress", "--jobs", "2"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert list(rows) == names
+    pids = {cells[3] for cells in rows.values()}
+    assert len(pids) == 2 and f"pid{os.getpid()}" not in pids
+    assert cli.main(["check", "--no-progress", "--jobs", "0"]) == 2
+
+
 def test_missing_op_database(monkeypatch, capsys):
     def boom():
         raise ImportError("No module named 'pushforward.testing.opdb'")
@@ -168,7 +206,7 @@ def test_the_interface_is_imported_from_its_module(monkeypatch, capsys):
     """`check` uses `from pushforward.testing.opdb import OPS, check_op`."""
     fake = types.ModuleType("pushforward.testing.opdb")
     fake.OPS = {"only": None}
-    fake.check_op = lambda name, *, fast=False: _res()
+    fake.check_op = lambda name, *, fast=False, **columns: _res()
     monkeypatch.setitem(sys.modules, "pushforward.testing.opdb", fake)
     assert cli.main(["check", "--no-progress"]) == 0
     assert "only" in capsys.readouterr().out

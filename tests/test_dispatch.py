@@ -12,7 +12,6 @@ from pushforward.dispatch import classifier as dispatch
 from pushforward.dispatch import general
 from pushforward.dispatch.interpret import Interpreter
 from pushforward.bench.timing import python_calls
-from pushforward.core.lazy import Seen
 from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
 EXECUTORS = ("run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "run_general")
@@ -211,8 +210,6 @@ def test_the_combined_case_takes_few_python_calls(monkeypatch):
     the formula's ops took it too, 35 when they went through the classifier). What remains: three
     recorded ops (sin, and the formula's cos and mul) at three to six calls each, the primal's alias
     and attaching the tangent."""
-    # (once a process has made a lazy tensor, every call also looks for lazy inputs: core/lazy.py)
-    monkeypatch.setattr(Seen, "lazy", False)
     with fwAD.dual_level():
         x = fwAD.make_dual(_x().requires_grad_(), _x(seed=1))
         x.sin()  # (warm: first-use work stays out of the count)

@@ -130,8 +130,8 @@ def test_doc_steps_end_to_end(tmp_path, variant):
     assert r.returncode == 0, r.stderr
     shown = re.search(r">>> pf\.\w+\(.*\)\n(.*)\n", DOC.read_text()).group(1)
     assert r.stdout.splitlines() == [shown, shown]
-    # step 4: pushforward check --ops NAME
-    r = _run(src, "-m", "pushforward.cli", "check", "--ops", name, "--no-progress")
+    # step 4: pushforward check --ops NAME --complex
+    r = _run(src, "-m", "pushforward.cli", "check", "--ops", name, "--complex", "--no-progress")
     assert r.returncode == 0, r.stdout + r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith(name + " "))
     kind = "auto_element_wise" if variant == 0 else "explicit"
@@ -149,7 +149,7 @@ def test_doc_check_catches_a_wrong_formula(tmp_path):
     src = _copy_package(tmp_path)
     _apply_doc_steps(src, bad)
     assert _run(src, "-m", "pushforward.codegen").returncode == 0
-    r = _run(src, "-m", "pushforward.cli", "check", "--ops", name, "--no-progress")
+    r = _run(src, "-m", "pushforward.cli", "check", "--ops", name, "--complex", "--no-progress")
     assert r.returncode == 1, r.stdout + r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith(name + " "))
     assert row.split()[1:3] == ["FAIL", "FAIL"]  # backward, and forward (auto_element_wise derives from it)

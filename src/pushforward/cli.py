@@ -1,8 +1,9 @@
 """The `pushforward` command.
 
     pushforward demo                      differentiate a few things and compare with calculus
-    pushforward check [--ops sin,mul] [--fast]
-                                          run the op database through gradcheck; table + exit code
+    pushforward check [--ops sin,mul] [--fast] [--jobs N] [--complex] [--compiled] [--lazy] [--all]
+                                          run the op database through gradcheck (one process per
+                                          core; --all adds the slow columns); table + exit code
     pushforward ops [--ops sin,mul]       the coverage table, read from the generated code (no checks)
     pushforward bench [--quick] [--plot FILE]
                                           time common workloads against NumPy by hand, PyTorch, JAX
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import multiprocessing as mp
+import os
+import signal
 import sys
 import time
 from typing import Callable, Sequence, TextIO
@@ -261,6 +265,105 @@ def _lazy_cell(v) -> str:
     return {True: "ok", False: "FAIL", None: "no"}.get(v, "-")
 
 
+def _check_one(name: str, check_op: Callable, lazy_check: Callable | None, fast: bool, extra: frozenset) -> tuple:
+    """(name, result dict, seconds) of one op's checks (`extra`: the opt-in columns asked for, of
+    "compiled", "complex"); a crash in them is a failure of this op."""
+    t = time.perf_counter()
+    try:
+        kw = {"fast": fast}
+        if "compiled" in extra:
+            kw["compiled"] = True
+        if "complex" not in extra:
+            kw["with_complex"] = False
+        res = dict(check_op(name, **kw))
+        if lazy_check is not None:
+            res.update(_lazy_result(lazy_check(name), res))
+    except Exception as e:  # noqa: BLE001 - every failure is reported, the command goes on
+        res = {
+            "backward": False,
+            "forward": False,
+            "fwd_over_rev": None,
+            "complex": None,
+            "batched": None,
+            "kind": "?",
+            "error": f"check_op raised {type(e).__name__}: {e}",
+        }
+    return name, res, time.perf_counter() - t
+
+
+class _Job:
+    """What a forked worker of `check` runs: set in the parent before the pool forks, inherited."""
+
+    args: tuple = ()
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches every process of the group: the parent alone stops the pool and reports
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_job(name: str) -> tuple:
+    return _check_one(name, *_Job.args)
+
+
+def _pool_size(jobs: int | None, n: int) -> int:
+    """How many worker processes check `n` ops: `jobs` (default: one per core), at most one per two
+    ops (a pool pays off only with several ops per worker), 1 (this process) where fork is missing."""
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if "fork" not in mp.get_all_start_methods():
+        return 1
+    return max(1, min(jobs, n // 2))
+
+
+def _results(selected: list, job: tuple, jobs: int, bar: Progress):
+    """(name, result, seconds) per op in `selected`'s order, computed by `jobs` forked processes (the
+    ops are independent), each result as soon as it and those before it are in. A pool is forked
+    before any check runs here, so no thread (Dask's) exists to be copied half-way."""
+    if jobs <= 1:
+        for i, name in enumerate(selected):
+            bar.update(i, name)
+            yield _check_one(name, *job)
+        return
+    _Job.args = job
+    pool = mp.get_context("fork").Pool(jobs, initializer=_worker_init)
+    try:
+        for i, r in enumerate(pool.imap(_run_job, selected, chunksize=1)):
+            bar.update(i + 1, r[0])
+            yield r
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+        _Job.args = ()
+
+
+# the table's columns: (header, the result's key, how a value reads); opt-in ones only when asked for
+_COLUMNS = (
+    ("backward", "backward", _cell),
+    ("forward", "forward", _cell),
+    ("forward kind", "kind", lambda v: v or "-"),
+    ("fwd-over-rev", "fwd_over_rev", _cell),
+    ("complex", "complex", _cell),
+    ("batched", "batched", _cell),
+    ("compiled", "compiled", _cell),
+    ("taylor", "taylor", _cell),
+    ("lazy", "lazy", _lazy_cell),
+)
+OPT_IN = ("complex", "compiled", "lazy")  # the slow columns: `check --all` (or each by its flag) adds them
+
+
+def _print_failures(out: TextIO, failures: list, verbose: bool) -> None:
+    print(f"\n{len(failures)} failure(s):", file=out)
+    for name, msg in failures:
+        msg = str(msg)
+        if not verbose:
+            lines = msg.splitlines()
+            msg = "\n".join(lines[:12]) + (
+                f"\n    ... ({len(lines) - 12} more lines; --verbose shows all)" if len(lines) > 12 else ""
+            )
+        print(f"\n[{name}]\n" + "\n".join("    " + ln for ln in msg.splitlines()), file=out)
+
+
 def run_check(
     names: str | None = None,
     fast: bool = False,
@@ -269,9 +372,11 @@ def run_check(
     out: TextIO | None = None,
     err: TextIO | None = None,
     loader: Callable | None = None,
-    compiled: bool = False,
+    extra: Sequence[str] = (),
+    jobs: int | None = None,
 ) -> int:
-    """Run `check_op` for each selected op, print the table and the failures; return the exit code."""
+    """Run `check_op` for each selected op (in `jobs` processes, default one per core), print the table
+    and the failures; return the exit code. `extra` names the opt-in columns to add (`OPT_IN`)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
@@ -282,90 +387,43 @@ def run_check(
     selected = _select(names, list(OPS), err)
     if selected is None:
         return 2
-    lazy_check = _load_lazy(OPS)
+    if jobs is not None and jobs < 1:
+        print("pushforward: --jobs must be at least 1", file=err)
+        return 2
+    lazy_check = _load_lazy(OPS) if "lazy" in extra else None
+    shown = {k for k in OPT_IN if k in extra and (k != "lazy" or lazy_check is not None)}
+    columns = [c for c in _COLUMNS if c[1] not in OPT_IN or c[1] in shown]
     bar = Progress(len(selected), err, enabled=progress)
     rows, failures = [], []
     t0 = time.perf_counter()
     interrupted = False
-    for i, name in enumerate(selected):
-        bar.update(i, name)
-        t = time.perf_counter()
-        try:
-            res = dict(check_op(name, fast=fast, compiled=True) if compiled else check_op(name, fast=fast))
-            if lazy_check is not None:
-                res.update(_lazy_result(lazy_check(name), res))
-        except KeyboardInterrupt:
-            interrupted = True
-            break
-        except Exception as e:  # a crash in the checks is a failure of this op, not of the command
-            res = {
-                "backward": False,
-                "forward": False,
-                "fwd_over_rev": None,
-                "complex": None,
-                "batched": None,
-                "kind": "?",
-                "error": f"check_op raised {type(e).__name__}: {e}",
-            }
-        dt = time.perf_counter() - t
-        bad = _failed(res)
-        rows.append(
-            (
-                name,
-                _cell(res.get("backward")),
-                _cell(res.get("forward")),
-                res.get("kind") or "-",
-                _cell(res.get("fwd_over_rev")),
-                _cell(res.get("complex")),
-                _cell(res.get("batched")),
-                *((_cell(res.get("compiled")),) if compiled else ()),
-                _cell(res.get("taylor")),
-                _lazy_cell(res.get("lazy", "-")),
-                f"{dt:.2f}",
-                "FAIL" if bad else "ok",
-            )
-        )
-        if bad:
-            failures.append((name, res.get("error") or "a check returned False"))
+    try:
+        job = (check_op, lazy_check, fast, frozenset(extra))
+        for name, res, dt in _results(selected, job, _pool_size(jobs, len(selected)), bar):
+            bad = _failed(res)
+            cells = [read(res.get(key, "-")) for _, key, read in columns]
+            rows.append((name, *cells, f"{dt:.2f}", "FAIL" if bad else "ok"))
+            if bad:
+                failures.append((name, res.get("error") or "a check returned False"))
+    except KeyboardInterrupt:
+        interrupted = True
     bar.update(len(rows), "")
     bar.close()
     total = time.perf_counter() - t0
-    print(
-        format_table(
-            (
-                "op",
-                "backward",
-                "forward",
-                "forward kind",
-                "fwd-over-rev",
-                "complex",
-                "batched",
-                *(("compiled",) if compiled else ()),
-                "taylor",
-                "lazy",
-                "time(s)",
-                "status",
-            ),
-            rows,
-        ),
-        file=out,
-    )
+    print(format_table(("op", *(h for h, _, _ in columns), "time(s)", "status"), rows), file=out)
     if failures:
-        print(f"\n{len(failures)} failure(s):", file=out)
-        for name, msg in failures:
-            msg = str(msg)
-            if not verbose:
-                lines = msg.splitlines()
-                msg = "\n".join(lines[:12]) + (
-                    f"\n    ... ({len(lines) - 12} more lines; --verbose shows all)" if len(lines) > 12 else ""
-                )
-            print(f"\n[{name}]\n" + "\n".join("    " + ln for ln in msg.splitlines()), file=out)
+        _print_failures(out, failures, verbose)
     mode = "fast mode" if fast else "full Jacobians"
     print(
         f"\n{len(rows)} op(s) checked ({mode}) in {total:.1f}s: {len(rows) - len(failures)} passed, "
         f"{len(failures)} failed",
         file=out,
     )
+    if not set(OPT_IN) <= shown:
+        print(
+            f"(not run: {', '.join(k for k in OPT_IN if k not in shown)}; `pushforward check --all` adds them)",
+            file=out,
+        )
     if interrupted:
         print("pushforward: interrupted", file=err)
         return 130
@@ -592,16 +650,22 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "check",
         help="run the op database through gradcheck and print a table",
-        description="Check every op's backward, forward and forward-over-reverse formulas "
-        "(and complex support) against numerical Jacobians. Exit code 1 on any "
-        "failure.",
+        description="Check every op's backward, forward and forward-over-reverse formulas, vector mode "
+        "and Taylor mode against numerical Jacobians, the ops spread over one process per core. The slower "
+        "columns (complex samples, pf.compile, Dask) are opt-in: --all adds them. Exit code 1 on any failure.",
     )
     c.add_argument("--ops", metavar="NAMES", help="comma-separated op names, e.g. sin,mul (default: all)")
     c.add_argument("--fast", action="store_true", help="gradcheck fast_mode: random projections u^T J v")
     c.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    c.add_argument("-j", "--jobs", type=int, metavar="N", help="check the ops in N processes (default: one per core)")
     c.add_argument(
         "--compiled", action="store_true", help="add a column: gradcheck (forward and backward) through pf.compile"
     )
+    c.add_argument("--complex", action="store_true", help="add a column: gradcheck of the complex samples")
+    c.add_argument(
+        "--lazy", action="store_true", help="add a column: the op on Dask-backed inputs (needs pushforward[dask])"
+    )
+    c.add_argument("--all", action="store_true", help="every column: --complex, --compiled and --lazy")
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
     c.add_argument(
         "--faces",
@@ -628,8 +692,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             fast=args.fast,
             progress=not args.no_progress,
             verbose=args.verbose,
-            compiled=args.compiled,
             loader=_load_faces if args.faces else None,
+            extra=[k for k in OPT_IN if args.all or getattr(args, k)],
+            jobs=args.jobs,
         )
     if args.command == "ops":
         return run_ops(args.ops)

@@ -1,6 +1,6 @@
 """The array library pushforward computes with: the one module that imports it.
 
-The kernels (`kernels*.py`) and the generated ops (`_generated/ops.py`, whose `kernel:` fields
+The kernels (`kernels/`) and the generated ops (`ops/generated.py`, whose `kernel:` fields
 in `derivatives.yaml` read `xp.sin`, `sp.erf`, `K.name`) reach the array library only through
 the names below, so a later array-API backend (CuPy, Dask, ...) changes this module, not the
 YAML nor the kernels; `tests/test_backend.py` enforces it.

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from ..errors import OpError
-from .lazy import is_lazy_array
+from .lazy import has_layout
 from .tensor import Tensor
 
 __all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into", "broadcast_batch", "physical"]
@@ -130,7 +130,7 @@ class BatchedTensor(Tensor):
         while type(t) is BatchedTensor:  # nested levels: their batch dims lead the physical array
             t, k = t._phys, k + 1
         d = t._data
-        if type(d) is not np.ndarray and is_lazy_array(d):  # a Dask array: chunks, no memory layout
+        if not has_layout(d):  # (a Dask array: chunks)
             return True
         return bool(d.flags.c_contiguous or (d.size and d[(0,) * k].flags.c_contiguous))
 

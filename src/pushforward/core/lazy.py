@@ -5,8 +5,8 @@ under (`guarded`). Dask is an optional dependency: this module never imports it 
 (the predicate reads the array's type's module), so `import pushforward` costs nothing without it.
 
 A lazy tensor's `_ad` bit is always True (wrap and join_storage set it): the bare-kernel paths,
-which read `_data` as an ndarray, never see one, and `dispatch.classifier.apply` hands every call
-with a lazy input to the general executor, which runs it under `guarded`. Inside the guard any
+which read `_data` as an ndarray, never see one, and the resolver (`dispatch.interpret.resolve`)
+hands every call with a lazy input to the lazy interpreter, which runs it under `guarded`. Inside the guard any
 attempt to compute (Dask's fallback for NumPy functions it lacks, `np.asarray` in a kernel, a
 SciPy routine) raises `LazyUnsupportedError` naming the op instead of computing: nothing is ever
 computed before `t.compute()`, `pf.compute(...)`, `t.numpy()` or `np.asarray(t)`.
@@ -29,6 +29,8 @@ _ndarray = np.ndarray
 
 __all__ = [
     "is_lazy_array",
+    "has_layout",
+    "is_immutable",
     "any_lazy",
     "Seen",
     "as_array",
@@ -53,13 +55,32 @@ def is_lazy_array(a: Any) -> bool:
     return type(a).__module__.startswith("dask.")
 
 
-class Seen:
-    """`Seen.lazy` turns True when the first lazy tensor is made (core.tensor.wrap): until then the
-    classifier's hot path skips looking for lazy inputs (one attribute read)."""
+def has_layout(a: Any) -> bool:
+    """The backend predicate "has a memory layout": strides, views, ndarray's methods (NumPy's arrays
+    and pf.compile's recording ones); a Dask array has chunks instead. Engine and dispatch code asks
+    this, not which library the array comes from (docs/design.md, "Adding a backend").
 
-    lazy = False
-    # the largest chunk (bytes) of the user's Dask arrays: the size of the chunks made for dims an
-    # op creates (a scalar cotangent expanded to its input's shape), so they line up with the user's
+    >>> has_layout(np.zeros(2))
+    True
+    """
+    return type(a) is _ndarray or not is_lazy_array(a)
+
+
+def is_immutable(a: Any) -> bool:
+    """The backend predicate "no write can change it" (a Dask array): sharing such an array is
+    harmless (no copy to own it), and a sum into it is made out of place.
+
+    >>> is_immutable(np.zeros(2))
+    False
+    """
+    return type(a) is not _ndarray and is_lazy_array(a)
+
+
+class Seen:
+    """What the process has seen of the user's Dask arrays: `chunk_bytes`, the largest chunk
+    (bytes), is the size of the chunks made for dims an op creates (a scalar cotangent expanded
+    to its input's shape), so that they line up with the user's."""
+
     chunk_bytes = 0
 
 

@@ -1,7 +1,7 @@
 """Tensor: an ndarray plus autodiff metadata (tape identity, tangents, view links).
 
 Ops and most methods are generated from derivatives.yaml and attached at import time
-(see `_generated/ops.py`); this module holds storage, views, the version counter and
+(see `ops/generated.py`); this module holds storage, views, the version counter and
 the Python protocol methods.
 """
 
@@ -217,7 +217,7 @@ class Tensor:
 
     # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
     # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
-    # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods.py: this core
+    # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods/bind.py: this core
     # module imports no higher layer (tests/test_layering.py).
 
     def __len__(self) -> int:
@@ -421,7 +421,6 @@ def wrap(a: Any) -> Tensor:
     elif is_lazy_array(a):
         t._data = a
         t._ad = True  # lazy tensors take the general path (core/lazy.py)
-        Seen.lazy = True
     else:
         t._data = np.asanyarray(a)  # (an ndarray subclass stays: compiler/recording.py)
     return t

@@ -4,7 +4,7 @@ A tangent may share memory with another tensor's tangent only where the primals 
 and its base. A formula may return an input's tangent unchanged (``x + 1``: self_t), or a
 reshape of it, or a primal; attached as it is, an in-place op on either tensor would change
 the other's tangent. Every place that attaches a formula's tangent to a non-view output (the
-executors of dispatch.py, general.py and the deferred tangents of pending.py) goes through
+executors of dispatch/classifier.py, dispatch/general.py and the deferred tangents of engine/pending.py) goes through
 `own_array` or `own_tensor`, which copy exactly in that case. A fresh array (no base, not an
 input) costs two identity tests. A non-view op's kernel result is held to the same rule
 (`unshared`).
@@ -21,7 +21,7 @@ import numpy as np
 
 from ..engine.pending import Pending
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import is_lazy_array
+from ..core.lazy import is_immutable
 from ..core.tensor import Tensor
 
 __all__ = ["own_array", "own_tensor", "own_fast", "arrays_of", "unshared"]
@@ -73,7 +73,7 @@ def arrays_of(values) -> list:
 def own_tensor(t: Tensor, arrays) -> Tensor:
     """t, or t.clone() (differentiable, for nested levels) when it may share memory with `arrays`."""
     d = t._data if type(t) is not BatchedTensor else values_of(t)
-    if type(d) is not np.ndarray and is_lazy_array(d):  # a lazy (Dask) array is immutable: sharing it is harmless
+    if type(d) is not np.ndarray and is_immutable(d):  # (a Dask array): sharing it is harmless
         return t
     fresh = d.base is None
     for a in arrays:

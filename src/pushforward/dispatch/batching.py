@@ -51,7 +51,7 @@ from ..errors import OpError
 
 __all__ = ["has_batched", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "OPS"]
 
-# name -> Op, filled by dispatch.Op as the generated module builds its records (rules call ops
+# name -> Op, filled by dispatch.oprecord.Op as the generated module builds its records (rules call ops
 # by name: this layer sits below the generated module and does not import it)
 OPS: dict = {}
 

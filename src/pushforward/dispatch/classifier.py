@@ -4,7 +4,11 @@ A simple generated op (one or two plain Tensors, one result) first tries its fas
 kernel on the arrays when no input needs autodiff, `Tensor._ad`; then bare.run1 / run2, which
 read the commonest cases of this table in a few tests: the tape case, the arrays case, and the
 traced case of one input, and hand them to their executors here).
-Every other out-of-place call goes through `apply`, the classifier: it looks at the call once (grad
+Every other out-of-place call goes through `apply`, the classifier. An input of another kind
+(batched, Dask-backed, interpreted) goes to the general executor, which starts with the resolver
+(`dispatch.interpret.resolve`): that kind's interpreter runs the call. (The resolver is asked
+for an input that is not a plain `Tensor` on a NumPy array only: the hot path pays one type
+test.) Otherwise it looks at the call once (grad
 mode, which inputs require grad, which levels have tangents, untracked or vector-mode levels)
 and names the executor of its case:
 
@@ -19,8 +23,7 @@ deferred  one untracked level while grad mode is on (forward-over-        `run_d
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
 general   views, lists, several outputs or levels, tangents that are      `general.run_general`
-          differentiated themselves, a batched (vmap) input, no array
-          formula
+          differentiated themselves, no array formula
 ========  ==============================================================  ==================
 
 The classifier hands its executor what it read (the record: level, input arrays, tangents,
@@ -53,31 +56,33 @@ from ..engine.state import STATE
 from .general import fit_tangent, run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
-from ..core.lazy import Seen, any_lazy
+from .interpret import resolve
 from ..core.tensor import Tensor, alias, wrap, FLOATING
 
 __all__ = ["apply", "run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "fit_array"]
 
 _new = object.__new__
+_ndarray = np.ndarray
 
 
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
     arrays, tangents, requires-grad, Python scalars) and hands that record to the executor of its
     case, which reads the inputs no further."""
-    if not op.direct or (Seen.lazy and any_lazy(ins)):  # (lazy tensors: the general executor, core/lazy.py)
+    if not op.direct:
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:
         return run_tape(op, ins, args)  # no live level: no tangent anywhere
-    lvl = levels[0] if len(levels) == 1 else None
-    lazy = lvl is not None and lvl.untracked and grad_on
-    key = lvl.uid if lvl is not None else None
+    lvl, key = (levels[0], levels[0].uid) if len(levels) == 1 else (None, None)
+    deferred = lvl is not None and lvl.untracked and grad_on
     datas, tans = [], []
     scalars = rec = any_t = batched = plain = False
     for x in ins:
         tx = type(x)
         if tx is Tensor:
+            if type(x._data) is not _ndarray and resolve(ins) is not None:
+                return run_general(op, ins, args)  # (a Dask-backed input: the resolver's interpreter)
             datas.append(x._data)
             if grad_on and x._requires_grad:
                 rec = True
@@ -91,22 +96,21 @@ def apply(op: Op, ins: tuple, args: tuple):
             else:
                 t = fw.get(key)
                 tt = type(t)
-                if (tt is Tensor and not t._ad) or tt is Pending:  # (a deferred one is needed now unless lazy)
-                    t = t if lazy else t._data if tt is Tensor else _forced_array(x, key)
+                if (tt is Tensor and not t._ad) or tt is Pending:  # (a deferred one is needed now unless deferred)
+                    t = t if deferred else t._data if tt is Tensor else _forced_array(x, key)
                     plain = True
                 elif tt is BatchedTensor and t._blevel == lvl.blevel and type(t._phys) is Tensor and not t._phys._ad:
                     t = t._phys._data
                     batched = True
                 else:  # a tangent differentiated itself, a masked (unpacked) primal, another level's tangent
                     return run_general(op, ins, args)
-                if t is not None:
-                    any_t = True
+                any_t = any_t or t is not None
         elif tx in SCALAR_TYPES:
             datas.append(x)
             scalars = True
             t = None
         else:
-            return run_general(op, ins, args)
+            return run_general(op, ins, args)  # (another kind of tensor, or to normalise: it resolves)
         tans.append(t)
     if not op.all_diff:  # tangents of differentiable inputs only
         tans = [t for t, d in zip(tans, op.diff) if d]
@@ -117,7 +121,7 @@ def apply(op: Op, ins: tuple, args: tuple):
     if batched:  # (an ordinary vector-mode level records the tangent formula too: general)
         if not plain and op.batch == "elementwise" and (lvl.untracked or not rec) and op.jvp_np is not None:
             return run_vector(op, ins, args, lvl, datas, tans, scalars, rec)
-    elif lazy:
+    elif deferred:
         if op.jvp_np is not None:
             return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
     elif rec:
@@ -144,6 +148,8 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     rec = STATE.grad_enabled and op.differentiable
     if len(ins) == 1 and type(ins[0]) is Tensor:  # the recorded forward's hot path, unrolled
         x = ins[0]
+        if type(x._data) is not _ndarray and resolve(ins) is not None:
+            return run_general(op, ins, args)  # (a Dask-backed input: the resolver's interpreter)
         out = run_kernel(op, ins, (x._data,), args)
         if rec and x._requires_grad and op.diff[0]:
             node = record_plain(op, ins, args, out)
@@ -153,10 +159,14 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
     scalars = False
     if len(ins) == 2 and type(ins[0]) is Tensor and type(ins[1]) is Tensor:  # (mul, add, ...: unrolled)
         datas = [ins[0]._data, ins[1]._data]
+        if (type(datas[0]) is not _ndarray or type(datas[1]) is not _ndarray) and resolve(ins) is not None:
+            return run_general(op, ins, args)
     else:
         datas = []
         for x in ins:
             if type(x) is Tensor:
+                if type(x._data) is not _ndarray and resolve(ins) is not None:
+                    return run_general(op, ins, args)
                 datas.append(x._data)
             elif type(x) in SCALAR_TYPES:
                 datas.append(x)

@@ -1,7 +1,8 @@
-"""The general executor: every call the array executors of dispatch.py do not take.
+"""The general executor: every call the array executors of the classifier do not take.
 
-A batched input goes to batching.py (the op's batching rule, then this executor again on the
-physical tensors). Otherwise the inputs are normalised (weak scalars, lists, optional
+It starts with the resolver (`dispatch.interpret.resolve`): an input of another kind (batched,
+lazy, a transform's interpreted tensor) hands the call to that kind's interpreter, which comes
+back here with the call unwrapped. Otherwise the inputs are normalised (weak scalars, lists, optional
 inputs), the kernel runs, a view output is linked to its base, the tape node is recorded on
 the original inputs (so backward formulas see their tangents: forward-over-reverse) and the
 tangents are computed level by level, outermost first, each with formulas over primals that
@@ -27,14 +28,13 @@ from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .batching import has_batched, run_batched
-from .interpret import interpreter_of
+from .interpret import resolve
 from ..errors import OpError, OpTypeError
 from .oprecord import SCALAR_TYPES, SCALARS, Op, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import Seen, any_lazy, is_lazy_array
+from ..core.lazy import is_immutable
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
-from .lazyops import lazy_ready, run_lazy
+from ..engine.registry import DISPATCH
 
 __all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
 
@@ -93,15 +93,12 @@ def _diff_tensors(op: Op, ins: list):
             yield from v
 
 
-def run_general(op: Op, inputs, args: tuple):
-    """Run `op` on inputs that may require grad or carry tangents (or need normalising)."""
-    it = interpreter_of(inputs)
+def run_general(op: Op, inputs, args: tuple, after: str | None = None):
+    """Run `op` on inputs that may require grad or carry tangents (or need normalising), or of
+    another kind (its interpreter runs the call; `after`: the trace level handing it on)."""
+    it = resolve(inputs, after)
     if it is not None:
         return it.run(op, inputs, args)
-    if Seen.lazy and any_lazy(inputs) and not lazy_ready(op):
-        return run_lazy(op, inputs, args, run_general)
-    if has_batched(inputs):
-        return run_batched(op, inputs, args, run_general)
     if op.simple and all(type(v) is Tensor for v in inputs):
         ins = inputs
         datas = [v._data for v in inputs]
@@ -162,7 +159,7 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if type(out._data) is not np.ndarray and is_lazy_array(out._data):  # immutable: no write reaches it through a base
+    if type(out._data) is not np.ndarray and is_immutable(out._data):  # no write reaches it through a base
         return
     if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
         return
@@ -188,7 +185,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
 
 def _plain(t) -> bool:
     """True when t can be handled as a bare array (nothing can differentiate it)."""
-    # (the _ad bit over-approximates: a lazy tangent has it set for the dispatcher, core/lazy.py)
+    # (the _ad bit over-approximates: a Dask-backed tangent has it set for the dispatcher, core/lazy.py)
     return t is None or type(t) is Pending or (type(t) is not BatchedTensor and (not t._ad or not needs_ad(t)))
 
 
@@ -221,14 +218,14 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
-    lazy = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if lazy else tangent_of, lv_of)
+    deferred = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
+    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
     if single and op.jvp_np is not None and all(_only_level(o, level, grad_on, lv_of) for o in outs):
-        if lazy:
+        if deferred:
             set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
         r = op.jvp_np(
@@ -245,7 +242,7 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
         else:
             r = tuple(None if x is None else wrap(x) for x in r)
     else:
-        if lazy:  # deferred input tangents are needed now
+        if deferred:  # deferred input tangents are needed now
             tans = [forced(t) for t in tans]
         if single and op.jvp_kind == "auto_linear":
             # A linear op (views, mostly): its tangent is the op on the tangents. The formula reads
@@ -351,3 +348,7 @@ def fit_tangent(t, out: Tensor, op: Op):
         if t.dtype != od.dtype:
             t = t.to(od.dtype)
     return t
+
+
+# (the interpreters hand unwrapped calls back here; they sit below this module: dispatch/interpret.py)
+DISPATCH.fill({"run_general": run_general})

@@ -1,4 +1,4 @@
-"""In-place ops: `target.op_(...)` computes op(...) out of place (by `dispatch.apply`), then
+"""In-place ops: `target.op_(...)` computes op(...) out of place (by `dispatch.classifier.apply`), then
 writes it into the target: values, tape history and tangents, so that views of the target
 (and their tangents) see the change. `_write` is the one place that writes into a tensor's
 memory (and so the one place that computes the deferred tangents first: pending.flush).
@@ -18,15 +18,13 @@ from ..engine.tangents import levels_of, set_tangent, tangent_of, zero_tangent
 from ..engine.graph import rebase_history, save_entry
 from ..engine.pending import flush
 from ..engine.state import STATE
-from .batching import has_batched, run_batched_inplace
 from .classifier import apply
 from ..errors import OpError, OpTypeError
 from .general import normalize
-from .interpret import interpreter_of
+from .interpret import resolve
 from .oprecord import SCALAR_TYPES, Op, run_kernel
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
-from ..core.lazy import Seen, any_lazy
-from .lazyops import inplace_unsupported
+from ..engine.registry import DISPATCH
 
 __all__ = ["apply_inplace", "commit"]
 
@@ -41,17 +39,11 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     Values, tape history and tangents are all updated in place, so views of target
     (and their tangents) see the change.
     """
-    it = interpreter_of((target, *inputs))
+    it = resolve((target, *inputs))
     if it is not None:
         return it.run_inplace(op, target, inputs, args)
-    if Seen.lazy and any_lazy((target, *inputs)):
-        raise inplace_unsupported(op.name)
     if type(target) is not Tensor:
-        if has_batched((target,) + tuple(inputs)):
-            return run_batched_inplace(op, target, inputs, args, apply_inplace)
         raise OpTypeError(f"{op.name}_: in-place target must be a Tensor, got {type(target).__name__}")
-    if has_batched(inputs):
-        return run_batched_inplace(op, target, inputs, args, apply_inplace)
     if (
         all(_is_plain_input(v) for v in inputs)
         and _is_plain_input(target)
@@ -186,3 +178,7 @@ def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
         return z
     set_tangent(root, level, zero_tangent(root, level))
     return tangent_of(target, level)
+
+
+# (the batching interpreter writes into the physical tensors through this: dispatch/interpret.py)
+DISPATCH.fill({"apply_inplace": apply_inplace})

@@ -1,12 +1,11 @@
-"""Op calls with a lazy (Dask-backed) input: the general executor under the compute guard.
+"""Op calls with a lazy (Dask-backed) input: the rest of the dispatch under the compute guard.
 
-`dispatch.classifier.apply` and `general.run_general` send every call with a lazy input here once;
-the call then runs the ordinary general executor (kernels and formulas dispatch to Dask through
-NumPy's protocols) with computing refused (`core.lazy.guarded`). Ops Dask cannot run (derivatives.yaml's
-`dask:` key) are refused up front by name (`DENIED`), so their error says why; anything else that
-would compute is caught by the guard. In-place ops on lazy tensors are refused
-(`inplace_unsupported`): Dask arrays are immutable, and a write that reached no memory would be a
-silent wrong answer.
+The resolver (`dispatch.interpret.resolve`) hands every call with a lazy input to its lazy
+interpreter, which runs it here: the ordinary dispatch (kernels and formulas dispatch to Dask
+through NumPy's protocols) with computing refused (`core.lazy.guarded`). Ops Dask cannot run (derivatives.yaml's `dask:`
+key) are refused up front by name (`DENIED`), so their error says why; anything else that would compute is caught
+by the guard. In-place ops on lazy tensors are refused (`inplace_unsupported`): Dask arrays are
+immutable, and a write that reached no memory would be a silent wrong answer.
 
 >>> from pushforward.dispatch.lazyops import DENIED
 >>> "det" in DENIED
@@ -20,7 +19,7 @@ from typing import Callable
 from ..core.lazy import _Depth, guarded, unsupported, LazyUnsupportedError
 from .oprecord import Op
 
-__all__ = ["DENIED", "REASONS", "refuse_on_dask", "run_lazy", "lazy_ready", "guarded_now", "inplace_unsupported"]
+__all__ = ["DENIED", "REASONS", "refuse_on_dask", "run_lazy", "refuse_denied", "guarded_now", "inplace_unsupported"]
 
 # Why Dask cannot run an op: derivatives.yaml's `dask:` key names one of these reasons.
 REASONS = {
@@ -46,13 +45,11 @@ def refuse_on_dask(table: dict[str, str]) -> None:
     DENIED.update({name: REASONS[why] for name, why in table.items()})
 
 
-def lazy_ready(op: Op) -> bool:
-    """For a call with a lazy input: raise if Dask cannot run `op`; else whether the call is inside
-    the guard already (an op's formulas calling ops), so that it may run as it is."""
+def refuse_denied(op: Op) -> None:
+    """For a call with a lazy input: raise, naming the op and why, if Dask cannot run `op`."""
     why = DENIED.get(op.name)
     if why is not None:
         raise unsupported(op.name, why)
-    return _Depth.n > 0
 
 
 def guarded_now() -> bool:
@@ -60,9 +57,10 @@ def guarded_now() -> bool:
     return _Depth.n > 0
 
 
-def run_lazy(op: Op, inputs, args: tuple, run: Callable):
-    """run(op, inputs, args) for a call with a lazy input (lazy_ready said the op may run): guarded."""
-    return guarded(op.name, run, op, inputs, args)
+def run_lazy(op: Op, inputs, args: tuple, run: Callable, *more):
+    """run(op, inputs, args, *more) for a call with a lazy input (refuse_denied let the op run), with
+    computing refused (re-entrant: an op's formulas calling ops run inside the one guard)."""
+    return guarded(op.name, run, op, inputs, args, *more)
 
 
 def inplace_unsupported(name: str) -> LazyUnsupportedError:

@@ -30,7 +30,7 @@ from .tangents import set_tangent
 from .registry import OPS
 from ..kernels.basic import write_region
 from ..core.backend import zeros_for
-from ..core.lazy import is_lazy_array
+from ..core.lazy import is_immutable
 from ..core.tensor import Tensor, mark_ad, wrap
 from ..core.batched import BatchedTensor
 
@@ -109,7 +109,7 @@ def add(lst: list, k: int, new):
         return small
     if type(lst[k]) is BatchedTensor or type(new) is BatchedTensor:  # batched cotangents: by the ops
         return dense(lst[k]) + dense(new)
-    if _lazy(lst[k]) or _lazy(new):  # Dask arrays are immutable: summed out of place
+    if _immutable(lst[k]) or _immutable(new):  # (Dask arrays): summed out of place
         return dense(lst[k]) + dense(new)
     if type(new) is Acc:
         new = dense(new)
@@ -129,10 +129,10 @@ def add(lst: list, k: int, new):
     return old if _add_dense(old, new) else dense(old) + new
 
 
-def _lazy(g) -> bool:
-    """A gradient (Tensor, Embed or Acc) backed by a Dask array (core/lazy.py)."""
+def _immutable(g) -> bool:
+    """A gradient (Tensor, Embed or Acc) whose array no write can change (core.lazy.is_immutable)."""
     d = g.grad._data if type(g) is Embed else g.data if type(g) is Acc else getattr(g, "_data", None)
-    return is_lazy_array(d)
+    return is_immutable(d)
 
 
 _IN_PLACE_BYTES = 1 << 16  # below this a fresh sum costs less than finding out whether it may be in place
@@ -208,7 +208,7 @@ def _private_array(a: np.ndarray) -> bool:
     """a may be written into: writeable, contiguous, and its memory (if a view) a whole base array.
     (A Dask array is never written into: whoever holds it may keep it.)"""
     if not isinstance(a, np.ndarray):  # (pf.compile's tracer passes an ndarray subclass: as eagerly)
-        return is_lazy_array(a)
+        return is_immutable(a)
     if not a.flags.writeable or not (a.flags.c_contiguous or a.flags.f_contiguous):
         return False
     b = a.base
@@ -228,9 +228,7 @@ def exclusive(lst: list, i: int, tangents: bool = False) -> bool:
     t = lst[i]
     if t._requires_grad or t._st.dual or t._base is not None or not _private_array(t._data):
         return False
-    if type(t._data) is not np.ndarray and is_lazy_array(
-        t._data
-    ):  # a Dask array: immutable, so holding it is never a hazard
+    if type(t._data) is not np.ndarray and is_immutable(t._data):  # (a Dask array: holding it is never a hazard)
         return t._fw is None
     fw = t._fw
     if fw is not None:

@@ -23,7 +23,7 @@ from .grad_mode import enable_grad, set_grad_enabled
 from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
-from ..core.lazy import as_array, is_lazy_array
+from ..core.lazy import as_array, has_layout
 from ..errors import OpError, SavedTensorModifiedError
 from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
 
@@ -160,7 +160,7 @@ class OpNode(Node):
             # nothing records the gradient: unless a tangent rides on it (forward-over-reverse) or
             # a batch (vmap), the formulas may run on arrays (Dask arrays lack ndarray's methods the
             # array form uses)
-            if (type(gd) is np.ndarray or not is_lazy_array(gd)) and self._untangled(grad, STATE.levels):
+            if (type(gd) is np.ndarray or has_layout(gd)) and self._untangled(grad, STATE.levels):
                 return self._apply_arrays(grad, gd, needs)
         return self._apply_formulas(grad, needs)  # the hot case: record's unrolled path, one output
 
@@ -232,7 +232,7 @@ class OpNode(Node):
                 self.op.backward_np is not None
                 and not STATE.grad_enabled
                 and type(grad) is Tensor
-                and not is_lazy_array(grad._data)  # (Dask arrays lack ndarray's methods the array form uses)
+                and has_layout(grad._data)  # (the array form uses ndarray's methods)
             ):
                 if self._untangled(grad, STATE.levels):  # (as apply(): no list inputs, one output)
                     return self._apply_arrays(grad, grad._data, [e is not None for e in self.next_edges])

@@ -47,7 +47,7 @@ from ..autograd.jacobian_util import basis_rows, split_columns, split_rows, unba
 from ..engine.pending import Pending
 from ..engine.graph import grad as _autograd_grad
 from ..engine.state import STATE
-from ..dispatch.interpret import interpreter_of
+from ..dispatch.interpret import resolve
 from ..errors import NestingError, OpError, OpValueError, SavedTensorModifiedError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
@@ -109,8 +109,8 @@ def _check_not_interpreted(leaves: list, who: str) -> None:
     """The tape cannot see through a tensor of an enclosing interpreted transform (a Taylor series
     of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
     dual levels instead)."""
-    it = interpreter_of([x for x in leaves if type(x) is not BatchedTensor])  # (vmap's physical tensors carry the tape)
-    if it is not None:
+    it = resolve(leaves)
+    if it is not None and it.level == "interpreted":  # (vmap's physical tensors and Dask's carry the tape)
         raise NestingError(
             f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "
             "as jet); reverse mode cannot differentiate through it"

@@ -1,4 +1,4 @@
-"""NumPy kernels of the scatter and index-update ops, re-exported by kernels.py.
+"""NumPy kernels of the scatter and index-update ops, re-exported by kernels/basic.py.
 
 Index checks follow torch's: an int64 index with as many dims as self, no larger than src,
 and (except along dim) no larger than self; entries in range. Duplicate indices: scatter and

@@ -1,5 +1,5 @@
 """NumPy kernels for sorting ops: sort, topk, kthvalue, logcumsumexp, and the index
-computations of cummax/cummin and mode. Re-exported by kernels.py (as K.sort, ...).
+computations of cummax/cummin and mode. Re-exported by kernels/basic.py (as K.sort, ...).
 
 Tie rules follow torch: sort is stable (equal values keep their order, also when descending),
 NaN counts as the largest value; cummax/cummin pick the latest index of a tie; mode the

@@ -1,5 +1,6 @@
 """Sliding-window kernels: im2col and its adjoint col2im, over any number of spatial
-dims. Convolutions and pooling are built on them (nn_conv.py). Re-exported by kernels.py.
+dims. Convolutions and pooling are built on them (ops/composites/conv_pool_pad.py). Re-exported
+by kernels/basic.py.
 
 im2col(x (N, C, *S)) -> (N, C, *K, *O): every window of the padded input, K its kernel
 positions (with dilation), O the output positions (with stride).

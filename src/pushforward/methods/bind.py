@@ -213,7 +213,7 @@ def _index_put_(self, indices, values, accumulate=False):
     return apply_inplace(ops.INDEX_PUT, self, (self, values), (indices, accumulate))
 
 
-# ---- autodiff methods (moved here from _tensor.py, which may not import autograd)
+# ---- autodiff methods (here, not in core/tensor.py, which may not import autograd)
 
 
 def _grad_fn(self: Tensor) -> Any:

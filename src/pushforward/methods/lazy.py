@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core.batched import BatchedTensor
-from ..core.lazy import Seen, any_lazy, guarded, is_lazy_array, unsupported
+from ..core.lazy import any_lazy, guarded, is_lazy_array, unsupported
 from ..dispatch.lazyops import DENIED, guarded_now
 from ..core.tensor import Tensor, wrap
 from ..engine.tangents import levels_of, set_tangent, tangent_of
@@ -117,7 +117,7 @@ def _guarded_composite(name: str, fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        if Seen.lazy and not guarded_now() and (any_lazy(args) or any_lazy(kwargs.values())):
+        if not guarded_now() and (any_lazy(args) or (kwargs and any_lazy(kwargs.values()))):
             why = DENIED.get(name)
             if why is not None:
                 raise unsupported(name, why)

@@ -1630,12 +1630,13 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
             )
 
 
-def check_op(name: str, *, fast: bool = False, compiled: bool = False) -> dict:
+def check_op(name: str, *, fast: bool = False, compiled: bool = False, with_complex: bool = True) -> dict:
     """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
-    gradgradcheck (forward-over-reverse), the complex samples and vector mode (`check_batched`:
-    batched tangents and cotangents) of op `name`; with `compiled`, also gradcheck (forward and
-    backward) of the op run through `pf.compile`. Values: True (passed), False (failed) or None
-    (not applicable); `error` holds the first failure's message."""
+    gradgradcheck (forward-over-reverse), the complex samples (unless `with_complex` is False: then
+    `complex` is None) and vector mode (`check_batched`: batched tangents and cotangents) of op
+    `name`; with `compiled`, also gradcheck (forward and backward) of the op run through
+    `pf.compile`. Values: True (passed), False (failed) or None (not applicable or not run);
+    `error` holds the first failure's message."""
     info = OPS[name]
     res = {
         "backward": None,
@@ -1686,7 +1687,7 @@ def check_op(name: str, *, fast: bool = False, compiled: bool = False) -> dict:
     run("forward", real, backward=False)
     if info.gradgrad:
         run("fwd_over_rev", [s for s in real if s.gradgrad and _numel(s) <= 24][:4])
-    if info.supports_complex:
+    if with_complex and info.supports_complex:
         run("complex", [s for s in info.samples(C128) if s.grad])
     run("batched", real[:3])
     if compiled:

@@ -1,7 +1,7 @@
 """Convolution, pooling, resampling and padding for pf.nn.functional.
 
 All are built on `_im2col` / `_col2im` (windows of the input and their adjoint, kernels in
-kernels_window.py) and on matmul, gather and index ops, so their backward and forward
+kernels/window.py) and on matmul, gather and index ops, so their backward and forward
 derivatives come from those ops. Max pooling sends the gradient to the first maximum of a
 window (torch's choice); avg pooling divides as torch does (count_include_pad, ceil_mode).
 

@@ -1,6 +1,6 @@
-"""Small helpers shared by the formula and composite modules (formulas, formulas_linalg,
-shape_composites, sort_composites, scatter_formulas, nn_conv, nn_composites): the generated ops
-(reached through the registry: the generated module imports formulas.py, which imports the
+"""Small helpers shared by the formula and composite modules (`ops/formulas/`,
+`ops/composites/`): the generated ops
+(reached through the registry: the generated module imports ops/formulas/common.py, which imports the
 composites), constant tensors from arrays, scaling, and dim checks.
 
 >>> const([1, 2]).dtype

@@ -1232,7 +1232,7 @@ def c_triangular_solve(b, a, upper, transpose, unitriangular):
 
 
 # -- matmul ---------------------------------------------------------------------------------------
-_PRIMITIVE_MATMUL = []  # ops._matmul, looked up once (matmul is hot; a lookup per call costs)
+_PRIMITIVE_MATMUL = []  # ops.generated._matmul, looked up once (matmul is hot; a lookup per call costs)
 
 
 def c_matmul(a, b):
