@@ -17,7 +17,11 @@ import pushforward
 
 SRC = Path(pushforward.__file__).resolve().parent
 ROOT = SRC.parent.parent
-FOLDERS = sorted(p.name for p in SRC.iterdir() if p.is_dir() and not p.name.startswith("_"))
+# (pushforward.numpy and pushforward.scipy share their names with the libraries: `scipy.sparse` in a
+# comment is SciPy's)
+FOLDERS = sorted(
+    p.name for p in SRC.iterdir() if p.is_dir() and not p.name.startswith("_") and p.name not in ("numpy", "scipy")
+)
 DOTTED = re.compile(r"\b((?:pushforward|" + "|".join(FOLDERS) + r")(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 PATH_REF = re.compile(r"\b((?:[a-z_]+/)+[a-z_0-9]+\.py)\b")
 FILE_REF = re.compile(r"(?<![/\w.])([a-z_0-9]+\.py)\b")

@@ -1,5 +1,5 @@
-"""Nested transforms whose inner functions close over outer variables (docs/design.md, "Nested
-transforms"): every combination against closed forms and torch.func, and the bugs found with them."""
+"""Nested transforms whose inner functions close over outer variables: every combination against
+closed forms, and the bugs found with them (docs/design.md, "Nested transforms")."""
 
 import math
 
@@ -259,3 +259,13 @@ def test_in_place_ops_reading_their_target_twice_and_series_coefficients_on_the_
         return F.jet(g, (x,), ([pf.ones_like(x)],))[1][0]  # d/dt log((x + t)^2) = 2 / x
 
     np.testing.assert_allclose(val(F.jacrev(f)(t([2.0, 4.0]))), np.diag([-0.5, -0.125]))
+
+
+def test_sparsity_detection_through_any_inner_transform_is_dense():
+    x = pf.ones(2)
+    for f in (
+        lambda x: F.hessian(lambda y: (y**3 * x).sum())(x).sum(0),
+        lambda x: F.jacfwd(lambda y: y * x)(x).sum(0),
+        lambda x: F.vmap(lambda y: (y * x).sum())(pf.stack([x, x])),
+    ):
+        np.testing.assert_array_equal(F.jacobian_sparsity(f, x).toarray(), np.ones((2, 2), dtype=bool))
