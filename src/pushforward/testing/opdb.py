@@ -1630,13 +1630,16 @@ def _check_embedded_backward(info: OpInfo, sample: SampleInput) -> None:
             )
 
 
-def check_op(name: str, *, fast: bool = False, compiled: bool = False, with_complex: bool = True) -> dict:
+def check_op(
+    name: str, *, fast: bool = False, compiled: bool = False, with_complex: bool = True, fast_second: bool = False
+) -> dict:
     """Run gradcheck (backward, and forward in every compiled form: `check_sample`),
     gradgradcheck (forward-over-reverse), the complex samples (unless `with_complex` is False: then
     `complex` is None) and vector mode (`check_batched`: batched tangents and cotangents) of op
     `name`; with `compiled`, also gradcheck (forward and backward) of the op run through
-    `pf.compile`. Values: True (passed), False (failed) or None (not applicable or not run);
-    `error` holds the first failure's message."""
+    `pf.compile`. `fast_second`: the second-order check in gradcheck's fast mode (random projections
+    u^T H v) while first order compares full Jacobians. Values: True (passed), False (failed) or
+    None (not applicable or not run); `error` holds the first failure's message."""
     info = OPS[name]
     res = {
         "backward": None,
@@ -1661,7 +1664,12 @@ def check_op(name: str, *, fast: bool = False, compiled: bool = False, with_comp
             try:
                 if key == "fwd_over_rev":
                     gradgradcheck(
-                        fn, inputs, check_rev_over_rev=False, fast_mode=fast_mode, atol=info.atol, rtol=info.rtol
+                        fn,
+                        inputs,
+                        check_rev_over_rev=False,
+                        fast_mode=fast_mode or fast_second,
+                        atol=info.atol,
+                        rtol=info.rtol,
                     )
                 elif key == "batched":
                     check_batched(info, s)

@@ -20,7 +20,7 @@ import numpy as np
 from ...core.batched import BatchedTensor
 from ...core.tensor import Tensor
 from ...engine.tangents import levels_of
-from ...errors import OpError
+from ...errors import OpError, NestingError
 from ...kernels.strided import layout_of, storage_of, storage_positions
 from .util import const, ops as _ops
 
@@ -45,7 +45,10 @@ def c_as_strided(self, size, stride, storage_offset=None):
         return _batched(self, tuple(size), tuple(stride), storage_offset)
     if type(self) is not Tensor:  # (a Taylor series, an interpreted tensor: its rules run the op)
         if storage_offset is None:
-            raise OpError(f"as_strided: give storage_offset explicitly for a {type(self).__name__}")
+            # (jet then runs f by nested dual levels, sparsity detection gives the dense pattern)
+            raise NestingError(
+                f"as_strided: a {type(self).__name__} has no storage offset of its own; give storage_offset"
+            )
         return _ops()._as_strided(self, tuple(size), tuple(stride), int(storage_offset), None)
     if type(self._data) is not np.ndarray:  # (a lazy tensor: the op says why it cannot run)
         return _ops()._as_strided(self, tuple(size), tuple(stride), storage_offset or 0)
