@@ -277,7 +277,9 @@ def _check_one(name: str, check_op: Callable, lazy_check: Callable | None, fast:
         if "complex" not in extra:
             kw["with_complex"] = False
         takes = inspect.signature(check_op).parameters  # (the NumPy/SciPy faces' check takes fewer)
-        res = dict(check_op(name, **{k: v for k, v in kw.items() if k in takes}))
+        if not any(p.kind is p.VAR_KEYWORD for p in takes.values()):
+            kw = {k: v for k, v in kw.items() if k in takes}
+        res = dict(check_op(name, **kw))
         if lazy_check is not None:
             res.update(_lazy_result(lazy_check(name), res))
     except Exception as e:  # noqa: BLE001 - every failure is reported, the command goes on
@@ -667,7 +669,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--lazy", action="store_true", help="add a column: the op on Dask-backed inputs (needs pushforward[dask])"
     )
-    c.add_argument("--all", action="store_true", help="every column: --complex, --compiled and --lazy")
+    c.add_argument(
+        "--full",
+        action="store_true",
+        help="forward-over-reverse against full Hessians too (default: full Jacobians for first order, random "
+        "projections u^T H v for second order)",
+    )
+    c.add_argument("--all", action="store_true", help="every column: --complex, --compiled and --lazy; and --full")
     c.add_argument("-v", "--verbose", action="store_true", help="print failure messages in full")
     c.add_argument(
         "--faces",
@@ -695,7 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
             verbose=args.verbose,
             loader=_load_faces if args.faces else None,
-            extra=[k for k in OPT_IN if args.all or getattr(args, k)],
+            extra=[k for k in OPT_IN if args.all or getattr(args, k)] + (["full"] if args.full or args.all else []),
             jobs=args.jobs,
         )
     if args.command == "ops":
