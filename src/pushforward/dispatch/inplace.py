@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.tangents import levels_of, set_tangent, tangent_of, zero_tangent
+from ..engine.tangents import levels_of, set_tangent, tangent_of, tangent_requires_grad, zero_tangent
 from ..engine.graph import rebase_history, save_entry
 from ..engine.pending import flush
 from ..engine.state import STATE
@@ -68,12 +68,9 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
 def _tangent_on_tape(target: Tensor) -> bool:
     """Will target's tangent formula be recorded (target or a tangent of it requires grad), so that
     its nodes may keep target's old tangent?"""
-    levels = levels_of(target) if STATE.levels else ()
-    if not levels:
+    if not STATE.levels or not levels_of(target):
         return False
-    if target._requires_grad:
-        return True
-    return any(t is not None and t._requires_grad for t in (tangent_of(target, lv) for lv in levels))
+    return target._requires_grad or tangent_requires_grad(target)
 
 
 def _keeps_first(op: Op, inputs: tuple, args: tuple) -> bool:

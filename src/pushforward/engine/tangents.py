@@ -28,6 +28,7 @@ __all__ = [
     "tangent_of",
     "forced",
     "levels_of",
+    "tangent_requires_grad",
     "replay_view",
     "replay_values",
     "discard_pending",
@@ -238,6 +239,11 @@ def levels_of(x) -> Iterable[int]:
         found = {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)
         return [lv for lv in found if lv in live]
     return [lv for lv, t in fw.items() if t is not None and lv in live] if fw else ()
+
+
+def tangent_requires_grad(x) -> bool:
+    """Does a tangent of x, at a live level, require grad (so the formulas computing it are recorded)?"""
+    return any(isinstance(t, Tensor) and t.requires_grad for t in (tangent_of(x, lv) for lv in levels_of(x)))
 
 
 def replay_view(t, steps):

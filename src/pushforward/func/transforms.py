@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..autograd import forward_ad as fwAD
-from ..engine.tangents import _drop_tangent, _view_alias, levels_of, tangent_of
+from ..engine.tangents import _drop_tangent, _view_alias, levels_of, tangent_of, tangent_requires_grad
 from ..engine.graph import AccumulateGrad, edge, tape_free
 from ..engine.grad_mode import enable_grad
 from ..autograd.jacobian_util import basis_rows, split_columns, split_rows, unbatch
@@ -121,9 +121,7 @@ def _tangent_on_tape(x: Any) -> bool:
     """Does a tangent of x require grad (reverse-over-forward: a jvp whose tangent requires grad,
     around this transform)? Then the backward pass must be recorded, or the tangents it computes
     (Hessian-vector products in jvp(grad(f))) would lose their history."""
-    if type(x) is not Tensor or not _has_tangent(x):
-        return False
-    return any(isinstance(t, Tensor) and t.requires_grad for t in (tangent_of(x, lv) for lv in levels_of(x)))
+    return type(x) is Tensor and _has_tangent(x) and tangent_requires_grad(x)
 
 
 def _reaches_outer(outputs: list, uid: int) -> bool:
