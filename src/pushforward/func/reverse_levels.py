@@ -28,8 +28,10 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from ..core.tensor import Tensor
+from ..engine.state import STATE
+from .vmapping import ACTIVE as VMAP_ACTIVE
 
-__all__ = ["reverse_level", "claim", "belongs_elsewhere", "reverse_active"]
+__all__ = ["reverse_level", "claim", "belongs_elsewhere", "transform_running"]
 
 _uids = itertools.count(1)
 # id(leaf) -> (weak reference to the leaf, the uid of the level that made it)
@@ -76,6 +78,6 @@ def belongs_elsewhere(leaf: Tensor | None, uid: int) -> bool:
     return owner[1] != uid and owner[1] in _active()
 
 
-def reverse_active() -> bool:
-    """Is a reverse transform's function running (on this thread)?"""
-    return bool(_active())
+def transform_running() -> bool:
+    """Is any transform's function running on this thread (a dual level, vmap, a reverse level)?"""
+    return bool(STATE.levels or VMAP_ACTIVE or _active())

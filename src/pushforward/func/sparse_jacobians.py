@@ -29,7 +29,6 @@ from ..autograd.jacobian_util import unbatch
 from ..core.batched import BatchedTensor, new_batch_level
 from ..core.tensor import Tensor, wrap
 from ..engine.grad_mode import enable_grad, no_grad
-from ..engine.state import STATE
 from ..errors import OpError, OpTypeError, OpValueError
 from .coloring import (
     PatternLike,
@@ -44,9 +43,8 @@ from .coloring import (
     star_coloring,
 )
 from .sparsity import check_one_tensor, hessian_sparsity, jacobian_sparsity
-from .reverse_levels import reverse_active
+from .reverse_levels import transform_running
 from .transforms import grad, vjp
-from .vmapping import ACTIVE as VMAP_ACTIVE
 
 __all__ = ["sparse_jacfwd", "sparse_jacrev", "sparse_hessian"]
 
@@ -77,7 +75,7 @@ def _one_input(args: tuple, kwargs: dict, who: str):
 
 
 def _input(x, who: str) -> Tensor:
-    if STATE.levels or VMAP_ACTIVE or reverse_active():
+    if transform_running():
         # the result is a scipy array: a derivative an enclosing transform takes through it (of x, or
         # of a tensor f closes over) would be lost without a word
         raise OpError(

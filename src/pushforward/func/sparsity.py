@@ -29,6 +29,7 @@ from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import Op
 from ..errors import NestingError, OpError, OpTypeError, OpValueError
+from .reverse_levels import transform_running
 from .patterns import as_bool_csr, broadcast_rows, build, empty, identity, row_union, take_rows, union
 from .sparsity_rules import Context, Val, dense_rule, moves_by_index, rule_of
 
@@ -227,6 +228,8 @@ def _check_no_transform(op: Op, inputs: tuple) -> None:
     """A transform inside f (a dual level, a gradient, vmap) differentiates or batches values the detector runs as
     plain arrays: its derivatives, and so the pattern, would be lost. Refused here; the public
     functions then give the dense pattern, which holds for every f (docs/sparse.md)."""
+    if transform_running():  # (detection itself runs outside every transform: sparse_* refuse that)
+        raise NestingError(f"{PatternTensor._who()}: f runs a transform inside ({op.name} under it)")
     for v in inputs:
         for x in v if type(v) is list or type(v) is tuple else (v,):
             if isinstance(x, Tensor) and (x._requires_grad or x._fw is not None or type(x) is BatchedTensor):
