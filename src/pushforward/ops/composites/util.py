@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ...dispatch.interpret import resolve
 from ...engine.registry import OPS, Registry
 from ...engine.state import STATE
-from ...engine.tangents import levels_of
 from ...core.creation import as_tensor
 from ...errors import OpError, check_dim  # (lives in core: the kernels use it too)
 from ...core.tensor import Tensor
@@ -36,16 +34,12 @@ def const(arr: Any, dtype: Any = None) -> Tensor:
 
 def not_differentiable(t: Any, op: str, arg: str) -> Any:
     """t detached: an argument the op does not differentiate (a loss's class weights). Refused, as torch
-    refuses it, when t requires grad or carries a tangent: its derivative would be a silent zero."""
-    interpreted = (
-        isinstance(t, Tensor) and type(t) is not Tensor and getattr(resolve((t,)), "level", "") == "interpreted"
-    )
-    if interpreted or (
-        isinstance(t, Tensor) and ((t.requires_grad and STATE.grad_enabled) or (STATE.levels and levels_of(t)))
-    ):
+    refuses it, when t requires grad (a gradient would be a silent zero). A tangent of t is dropped, as
+    torch's forward mode drops it (the eager fuzzer holds us to torch there)."""
+    if isinstance(t, Tensor) and t.requires_grad and STATE.grad_enabled:
         raise OpError(
             f"{op}: the function is not differentiable with respect to argument '{arg}', which requires grad "
-            "or carries a tangent or a Taylor series (detach() it to use its value as a constant)"
+            "(detach() it to use its value as a constant)"
         )
     return t.detach() if isinstance(t, Tensor) else t
 
