@@ -269,3 +269,20 @@ def test_sparsity_detection_through_any_inner_transform_is_dense():
         lambda x: F.vmap(lambda y: (y * x).sum())(pf.stack([x, x])),
     ):
         np.testing.assert_array_equal(F.jacobian_sparsity(f, x).toarray(), np.ones((2, 2), dtype=bool))
+
+
+def test_vmap_around_a_jet_of_a_jet_whose_inner_point_is_batched():
+    # the inner jet's variable carries a dual tangent inside a batch: its Taylor rules must see it
+    # (they took the dual as a constant: wrong values under vmap only)
+    def jet3(f, x):
+        y, (d1, d2) = F.jet(f, (x,), ([pf.ones_like(x), pf.zeros_like(x)],))
+        return pf.stack([y, d1, d2])
+
+    def f(s):  # d/dx at x = 0.3 of x^2 cos(0.5 + s) and its derivatives along s
+        return jet3(lambda x: jet3(lambda u: pf.sin(u) * x * x, t(0.5) + s).sum(), t(0.3))
+
+    s = t([0.4, 0.6])
+    want = np.stack([val(f(s[0])), val(f(s[1]))])
+    np.testing.assert_allclose(val(F.vmap(f)(s)), want, rtol=1e-12)
+    c = np.cos(0.5 + val(s))
+    np.testing.assert_allclose(want[:, 0], 0.09 * c, rtol=1e-12)  # (sin + cos - sin) x^2

@@ -424,10 +424,12 @@ def _check_outer_only(op: Op, inputs, tag: SeriesTag) -> None:
     inner_levels = len(STATE.by_uid) > len(tag.outer_levels)
     for v in inputs:
         for s in v if type(v) in (list, tuple) else (v,):
-            if type(s) is BatchedTensor and s._blevel >= tag.inner_batch:
-                raise NestingError(
-                    f"jet: {op.name} mixes a Taylor series with a vmap opened inside the jet'ed function"
-                )
+            while type(s) is BatchedTensor:  # (a vmap around the jet: the tangent sits in the batch)
+                if s._blevel >= tag.inner_batch:
+                    raise NestingError(
+                        f"jet: {op.name} mixes a Taylor series with a vmap opened inside the jet'ed function"
+                    )
+                s = s._phys
             if inner_levels and isinstance(s, Tensor) and type(s) is not Series and s._fw is not None:
                 if any(lv not in tag.outer_levels for lv in levels_of(s)):
                     raise NestingError(
