@@ -33,15 +33,16 @@ def const(arr: Any, dtype: Any = None) -> Tensor:
 
 
 def not_differentiable(t: Any, op: str, arg: str) -> Any:
-    """t detached: an argument the op does not differentiate (a loss's class weights). Refused, as torch
-    refuses it, when t requires grad (a gradient would be a silent zero). A tangent of t is dropped, as
-    torch's forward mode drops it (the eager fuzzer holds us to torch there)."""
+    """An argument torch does not differentiate (a loss's class weights, soft_margin_loss's target).
+    Refused, as torch refuses it, when t requires grad. Its tangent or Taylor series flows through the
+    composite's ops: torch's forward mode drops it (a silent zero where the argument depends on the
+    variable, which finite differences contradict), so there finite differences decide, not torch."""
     if isinstance(t, Tensor) and t.requires_grad and STATE.grad_enabled:
         raise OpError(
             f"{op}: the function is not differentiable with respect to argument '{arg}', which requires grad "
             "(detach() it to use its value as a constant)"
         )
-    return t.detach() if isinstance(t, Tensor) else t
+    return t
 
 
 def scale(t: Any, alpha: Any) -> Any:
