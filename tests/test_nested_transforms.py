@@ -286,3 +286,15 @@ def test_vmap_around_a_jet_of_a_jet_whose_inner_point_is_batched():
     np.testing.assert_allclose(val(F.vmap(f)(s)), want, rtol=1e-12)
     c = np.cos(0.5 + val(s))
     np.testing.assert_allclose(want[:, 0], 0.09 * c, rtol=1e-12)  # (sin + cos - sin) x^2
+
+
+def test_higher_derivatives_at_masked_points_are_finite():
+    # a formula masking a point where its other branch divides by zero keeps that branch finite too:
+    # its derivative (one order up) was 0 * inf = nan (jacrev of functional.jacobian of logit at 0)
+    def f(s):
+        return AF.jacobian(lambda x: pf.logit(x * x * s, 0.1), (t([0.0, 0.5]),), create_graph=True)[0].sum()
+
+    fd = (val(f(t(1.0 + 1e-6))) - val(f(t(1.0 - 1e-6)))) / 2e-6
+    np.testing.assert_allclose(val(F.jacrev(f)(t(1.0))), fd, rtol=1e-6)
+    h = F.hessian(lambda x: pf.pow(x, t([0.0, 2.0])).sum())(t([0.0, 0.0]))
+    np.testing.assert_array_equal(val(h), [[0.0, 0.0], [0.0, 2.0]])

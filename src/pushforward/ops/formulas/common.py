@@ -436,7 +436,9 @@ def pow_self_backward(grad, self, exponent):
         # carries a tangent at first, and this way the scaling is not applied to it too.
         ec = e.conjugate() if type(e) is complex else e
         return grad * ec * _conj(self if e == 2 else self.pow(e - 1))
-    return OPS.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)).conj())
+    # (the masked branch is made finite too: its derivatives would be 0 * inf = nan at self = 0)
+    zero = exponent == 0
+    return OPS.where(zero, 0.0, grad * (exponent * self.pow(OPS.where(zero, 1.0, exponent) - 1)).conj())
 
 
 def _conj(t):
@@ -480,10 +482,12 @@ max_mask_np = max_mask
 
 
 def logit_backward(grad, self, eps):
-    g = grad / (self * (1 - self))
     if eps is None:
-        return g
-    return OPS.where((self < eps) | (self > 1 - eps), 0.0, g)
+        return grad / (self * (1 - self))
+    # (the clamped points divide a safe value: their derivatives would be 0 * inf = nan at 0 and 1)
+    out = (self < eps) | (self > 1 - eps)
+    safe = OPS.where(out, 0.5, self)
+    return OPS.where(out, 0.0, grad / (safe * (1 - safe)))
 
 
 def angle_backward(grad, self):
