@@ -267,8 +267,16 @@ def test_sparsity_detection_through_any_inner_transform_is_dense():
         lambda x: F.hessian(lambda y: (y**3 * x).sum())(x).sum(0),
         lambda x: F.jacfwd(lambda y: y * x)(x).sum(0),
         lambda x: F.vmap(lambda y: (y * x).sum())(pf.stack([x, x])),
+        # the variable only moves the inner transform's point (a dual of the pattern tensor's array
+        # dropped its pattern: an empty one, and sparse_jacfwd gave zeros)
+        lambda x: F.hessian(lambda y: (y**3).sum())(x * 2.0).sum(0),
+        lambda x: F.jvp(lambda y: y * y, (x * 2.0,), (pf.ones(2),))[1],
+        lambda x: F.jvp(lambda y: y * y, (pf.ones(2),), (x * 2.0,))[1],
+        lambda x: F.linearize(lambda y: y * y, x * 2.0)[1](pf.ones(2)),
     ):
         np.testing.assert_array_equal(F.jacobian_sparsity(f, x).toarray(), np.ones((2, 2), dtype=bool))
+    j = F.sparse_jacfwd(lambda x: F.hessian(lambda y: (y**3).sum())(x * 2.0).sum(0))(x)
+    np.testing.assert_allclose(j.toarray(), np.diag([12.0, 12.0]))  # d(6 * 2x)/dx
 
 
 def test_vmap_around_a_jet_of_a_jet_whose_inner_point_is_batched():

@@ -25,7 +25,7 @@ from ..engine.registry import OPS as DISPATCH_OPS
 from ..kernels.strided import storage_of
 from ..engine.state import STATE
 from ..engine.tangents import _resolve_level, _view_alias, enter_dual_level, exit_dual_level, levels_of, tangent_of
-from ..errors import OpError, OpTypeError, OpValueError
+from ..errors import NestingError, OpError, OpTypeError, OpValueError
 from ..core.namespace import public_dir as _public_dir
 
 __all__ = [
@@ -158,6 +158,15 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise OpTypeError(f"make_dual: expected the primal to be a Tensor, got {type(tensor).__name__}")
     if not isinstance(tangent, Tensor):
         raise OpTypeError(f"make_dual: expected the tangent to be a Tensor, got {type(tangent).__name__}")
+    for what, v in (("primal", tensor), ("tangent", tangent)):
+        if type(v) is not Tensor and type(v) is not BatchedTensor and getattr(type(v), "_interpreter", None):
+            # a tensor of an enclosing transform that runs ops by its own rules (a sparsity pattern, a
+            # Taylor series): a dual of its array would drop what it carries; the enclosing transform
+            # takes another way (docs/design.md, "Nested transforms")
+            raise NestingError(
+                f"make_dual: the {what} is a {type(v).__name__} of an enclosing transform, which a dual "
+                "level cannot carry"
+            )
     if (
         type(tangent) is BatchedTensor
         and lvl.batch is not None
