@@ -306,3 +306,31 @@ def test_higher_derivatives_at_masked_points_are_finite():
     np.testing.assert_allclose(val(F.jacrev(f)(t(1.0))), fd, rtol=1e-6)
     h = F.hessian(lambda x: pf.pow(x, t([0.0, 2.0])).sum())(t([0.0, 0.0]))
     np.testing.assert_array_equal(val(h), [[0.0, 0.0], [0.0, 2.0]])
+
+
+def test_autograd_functional_inside_vmap_and_transforms_around_it():
+    # the functional API made its leaves with requires_grad_() on batched tensors (refused inside
+    # vmap), read their arrays, and took a batched input for one that needs no tape; here each
+    # batch element gets its own derivatives, as func.grad's do
+    s = t([0.4, 0.6])
+
+    def fj(x):
+        return AF.jacobian(lambda u: (u.sin() * x * x).sum(), (t(0.5) + x.tanh(),), create_graph=True)[0]
+
+    def per_element(g):
+        return np.stack([val(g(si)) for si in s])
+
+    for g in (
+        fj,
+        F.grad(fj),
+        F.jacfwd(fj),
+        F.hessian(fj),
+        lambda x: F.jvp(fj, (x,), (pf.ones_like(x),))[1],
+        lambda x: AF.vjp(lambda u: (u**3).sum(), (x * 1.0,), t(1.0), create_graph=True)[1][0],
+        lambda x: AF.jvp(lambda u: (u**3).sum(), (x * 1.0,), (t(1.0),), create_graph=True)[1],
+        lambda x: AF.hessian(lambda u: (u**3 * x).sum(), (x * 1.0,), create_graph=True)[0][0],
+    ):
+        np.testing.assert_allclose(val(F.vmap(g)(s)), per_element(g), rtol=1e-12)
+    h = 1e-6
+    fd = (val(fj(s + h)) - val(fj(s - h))) / (2 * h)
+    np.testing.assert_allclose(val(F.vmap(F.grad(fj))(s)), fd, rtol=1e-6)

@@ -53,11 +53,12 @@ from .jacobian_util import (
     unbatch,
     zero_forward_block,
 )
-from ..core.batched import BatchedTensor, new_batch_level
+from ..core.batched import BatchedTensor, batched_in, new_batch_level, physical_in
 from ..errors import OpError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..core.tensor import Tensor
 from ..core.namespace import public_dir as _public_dir
+from ..func.vmapping import ACTIVE as VMAP_ACTIVE
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -103,24 +104,32 @@ def _prepare(inputs: tuple, create_graph: bool, need_graph: bool) -> tuple[tuple
     Tangents of enclosing dual levels are put back on the fresh leaf with make_dual.
     """
     fin, tgt = [], []
+    vm = list(VMAP_ACTIVE)
     for i, x in enumerate(inputs):
-        if need_graph and x._data.dtype.kind not in "fc":
+        if need_graph and x.dtype.kind not in "fc":
             raise OpError(f"input {i} has dtype {x.dtype}; only floating point or complex inputs can be differentiated")
-        if create_graph and x._requires_grad:
-            a = x.alias()
-            fin.append(a)
-            tgt.append(a)
-            continue
-        leaf = x.detach()
-        if need_graph:
-            leaf.requires_grad_()
-        a = leaf
-        if STATE.levels:
-            for lv in sorted(levels_of(x)):
-                a = fwAD.make_dual(a, tangent_of(x, lv), level=STATE.by_uid[lv].index)
-        fin.append(a)
-        tgt.append(leaf)
+        # inside vmap the tape and the tangents are on the physical tensors: the leaves are made
+        # there and batched again, so each element of the batch gets its own derivatives
+        px = physical_in(x, vm) if vm else x
+        if create_graph and px._requires_grad:
+            a = leaf = px.alias()
+        else:
+            a = leaf = px.detach()
+            if need_graph:
+                leaf.requires_grad_()
+            if STATE.levels:
+                for lv in sorted(levels_of(px)):
+                    a = fwAD.make_dual(a, tangent_of(px, lv), level=STATE.by_uid[lv].index)
+        fin.append(batched_in(a, vm) if vm else a)
+        tgt.append(batched_in(leaf, vm) if vm else leaf)
     return tuple(fin), tuple(tgt)
+
+
+def _leaf(x: Tensor) -> Tensor:
+    """A fresh leaf with x's values (inside vmap a physical one, batched again: see _prepare)."""
+    if not VMAP_ACTIVE:
+        return x.detach().requires_grad_()
+    return batched_in(physical_in(x, VMAP_ACTIVE).detach().requires_grad_(), VMAP_ACTIVE)
 
 
 def _v_arg(v, other: tuple, is_other_tuple: bool, fn_name: str, kind: str, create_graph: bool) -> tuple:
@@ -134,7 +143,7 @@ def _v_arg(v, other: tuple, is_other_tuple: bool, fn_name: str, kind: str, creat
 
 
 def _prepare_v(v: tuple, create_graph: bool) -> tuple:
-    return tuple(x.alias() if (create_graph and x._requires_grad) else x.detach() for x in v)
+    return tuple(x.alias() if (create_graph and x.requires_grad) else x.detach() for x in v)
 
 
 def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
@@ -149,7 +158,7 @@ def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
 
 
 def _default_v(inputs: tuple, fn_name: str, what: str) -> tuple:
-    if len(inputs) != 1 or inputs[0]._data.size != 1:
+    if len(inputs) != 1 or inputs[0].numel() != 1:
         raise RuntimeError(
             f"The vector v can only be None if the {what} of the user-provided function given to "
             f"{fn_name} is a single Tensor with a single element."
@@ -173,7 +182,7 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
                 f"The output of the user-provided function is independent of input {i}. "
                 "This is not allowed in strict mode."
             )
-        if not t._requires_grad:
+        if not t.requires_grad:
             if kind == "hessian":
                 raise RuntimeError(
                     f"The hessian of the user-provided function with respect to input {i} is "
@@ -226,7 +235,7 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
                     )
                 raise RuntimeError(msg)
             g = zeros_like(ref.detach())
-        elif strict and create_graph and stage != "forward" and not g._requires_grad:
+        elif strict and create_graph and stage != "forward" and not g.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(
                 f"The {what} of the user-provided function is independent of input {i}. This is "
@@ -242,19 +251,26 @@ def _grad(
     """autograd.grad that skips outputs not requiring grad and returns None for unused inputs."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
+    vm = list(VMAP_ACTIVE)
+    if vm:  # (the tape of batched tensors is on their physical tensors: see _leaf)
+        outputs = tuple(None if o is None else physical_in(o, vm) for o in outputs)
+        inputs = tuple(physical_in(x, vm) for x in inputs)
+        grad_outputs = tuple(
+            None if o is None else ones_like(o) if g is None else physical_in(g, vm)
+            for o, g in zip(outputs, grad_outputs)
+        )
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o._requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return tuple(
-        _autograd_grad(
-            [p[0] for p in pairs],
-            list(inputs),
-            grad_outputs=[p[1] for p in pairs],
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            allow_unused=True,
-        )
+    gs = _autograd_grad(
+        [p[0] for p in pairs],
+        list(inputs),
+        grad_outputs=[p[1] for p in pairs],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
     )
+    return tuple(g if g is None or not vm else batched_in(g, vm) for g in gs)
 
 
 # -- vjp / jvp ------------------------------------------------------------------------------------
@@ -310,7 +326,7 @@ def jvp(
         if fw_mode:
             fin, _ = _prepare(inputs, create_graph, need_graph=False)
             for i, x in enumerate(fin):  # as torch: an integer input has no tangent to carry
-                if x._data.dtype.kind not in "fc":
+                if x.dtype.kind not in "fc":
                     raise OpError(
                         f"jvp: input {i} has dtype {x.dtype}; only floating point or complex inputs "
                         "can be differentiated"
@@ -328,7 +344,7 @@ def jvp(
             is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
             _check_requires_grad(outputs, "outputs", strict)
             # u -> J^T u is linear, so the value of u does not matter; zeros are safe (no inf/nan)
-            us = tuple(zeros_like(o.detach()).requires_grad_() for o in outputs)
+            us = tuple(_leaf(zeros_like(o.detach())) for o in outputs)
             grad_inputs = _grad(outputs, tgt, us, create_graph=True, retain_graph=True)
             _check_requires_grad(grad_inputs, "grad_inputs", strict)
             pairs = [(g, t) for g, t in zip(grad_inputs, v) if g is not None]
@@ -400,11 +416,11 @@ def jacobian(
         jac = []
         for i, out in enumerate(outputs):
             rows: list = [[] for _ in inputs]
-            for k in range(out._data.size):
+            for k in range(out.numel()):
                 gs = _grad(
                     (out,),
                     tgt,
-                    (onehot(out._data.shape, out._data.dtype, k),),
+                    (onehot(tuple(out.shape), out.dtype, k),),
                     create_graph=create_graph,
                     retain_graph=True,
                 )
@@ -416,7 +432,7 @@ def jacobian(
                                 f"input {j}. This is not allowed in strict mode."
                             )
                         g = zeros_like(x.detach())
-                    elif strict and create_graph and not g._requires_grad:
+                    elif strict and create_graph and not g.requires_grad:
                         raise RuntimeError(
                             f"The jacobian of the user-provided function is independent of input "
                             f"{j}. This is not allowed in strict mode when create_graph=True."
@@ -430,11 +446,11 @@ def jacobian(
 def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_graph: bool) -> tuple:
     """Reverse-mode Jacobian in one backward pass: every output element's cotangent at once, as
     a batch (the engine runs the backward formulas on batched gradients)."""
-    sizes = [o._data.size for o in outputs]
+    sizes = [o.numel() for o in outputs]
     total = sum(sizes)
     level = new_batch_level()
     cts = basis_rows(list(outputs), sizes, 0, total)
-    pairs = [(o, BatchedTensor(cts[i], level)) for i, o in enumerate(outputs) if i in cts and o._requires_grad]
+    pairs = [(o, BatchedTensor(cts[i], level)) for i, o in enumerate(outputs) if i in cts and o.requires_grad]
     gs = [None] * len(inputs)
     if pairs:
         gs = _grad(
@@ -449,7 +465,7 @@ def _jacobian_batched_reverse(outputs: tuple, inputs: tuple, tgt: tuple, create_
 def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph: bool, strict: bool) -> Any:
     fin, _ = _prepare(inputs, create_graph, need_graph=False)
     for j, x in enumerate(inputs):
-        if x._data.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc":
             raise OpError(
                 f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs can be differentiated"
             )
@@ -458,13 +474,13 @@ def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph
         with fwAD.dual_level() as level:
             args = list(fin)
             if j is not None:
-                args[j] = fwAD.make_dual(fin[j], onehot(fin[j]._data.shape, fin[j]._data.dtype, k), level=level)
+                args[j] = fwAD.make_dual(fin[j], onehot(tuple(fin[j].shape), fin[j].dtype, k), level=level)
             outputs = func(*args)
             is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
             unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
         return (is_out_tuple, [u.primal for u in unpacked]), [u.tangent for u in unpacked]
 
-    (is_out_tuple, prims), cols = forward_columns(run, [x._data.size for x in inputs])
+    (is_out_tuple, prims), cols = forward_columns(run, [x.numel() for x in inputs])
     jac = []
     for i, out in enumerate(prims):
         blocks = []
@@ -486,11 +502,11 @@ def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, crea
     """Forward-mode Jacobian in one vector-mode pass (a dual level of batch: every input element)."""
     fin, _ = _prepare(inputs, create_graph, need_graph=False)
     for j, x in enumerate(inputs):
-        if x._data.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc":
             raise OpError(
                 f"jacobian: input {j} has dtype {x.dtype}; only floating point or complex inputs can be differentiated"
             )
-    sizes = [x._data.size for x in inputs]
+    sizes = [x.numel() for x in inputs]
     batch = sum(sizes)
     with fwAD.dual_level(batch=max(batch, 1)) as level:
         args = list(fin)
@@ -513,12 +529,12 @@ def _single_output(func: Callable, fn_name: str, strict: bool) -> Callable:
         _check_requires_grad(t_out, "outputs", strict)
         if is_tuple:
             raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
-        if out._data.size != 1:
+        if out.numel() != 1:
             raise RuntimeError(
                 f"The Tensor returned by the function given to {fn_name} should contain a single "
                 f"element (it has shape {tuple(out.shape)})"
             )
-        return out if out._data.ndim == 0 else out.reshape(())
+        return out if out.ndim == 0 else out.reshape(())
 
     return f
 
@@ -605,7 +621,7 @@ def _hessian_product(
             out = single(*fin)
             jac = _grad((out,), tgt, None, create_graph=True, retain_graph=True)
             _check_requires_grad(jac, "jacobian", strict)
-            pairs = [(g, t) for g, t in zip(jac, v) if g is not None and g._requires_grad]
+            pairs = [(g, t) for g, t in zip(jac, v) if g is not None and g.requires_grad]
             if pairs:
                 res = _grad(
                     tuple(p[0] for p in pairs),

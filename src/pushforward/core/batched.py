@@ -24,7 +24,16 @@ from ..errors import OpError
 from .lazy import has_layout
 from .tensor import Tensor
 
-__all__ = ["BatchedTensor", "new_batch_level", "values_of", "batch_into", "broadcast_batch", "physical"]
+__all__ = [
+    "physical_in",
+    "batched_in",
+    "BatchedTensor",
+    "new_batch_level",
+    "values_of",
+    "batch_into",
+    "broadcast_batch",
+    "physical",
+]
 
 _levels = itertools.count(1)
 
@@ -65,6 +74,21 @@ def batch_into(x: Tensor, level: int) -> Tensor:
     if type(x) is BatchedTensor and x._blevel > level:
         return BatchedTensor(batch_into(x._phys.movedim(1, 0), level), x._blevel)
     return BatchedTensor(x, level)
+
+
+def physical_in(x: Tensor, vmapped: list) -> Tensor:
+    """x as the tape sees it inside the vmaps `vmapped` ((level, size), outermost first): its physical
+    tensor through every level (the innermost level is the outermost wrapper, so it goes first)."""
+    for level, size in reversed(vmapped):
+        x = physical(x, level, size)
+    return x
+
+
+def batched_in(x: Tensor, vmapped: list) -> Tensor:
+    """The inverse of physical_in: a tensor computed on the physical tensors, batched again."""
+    for level, _ in vmapped:
+        x = batch_into(x, level)
+    return x
 
 
 class BatchedTensor(Tensor):

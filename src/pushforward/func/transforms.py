@@ -56,7 +56,7 @@ from ..core.tensor import Tensor
 from .vmapping import ACTIVE as VMAP_ACTIVE
 from .reverse_levels import belongs_elsewhere, claim, reverse_level
 from .checks import check_argnums, check_jvp_inputs, check_primals, check_real_inputs, checked
-from ..core.batched import BatchedTensor, batch_into, new_batch_level, physical
+from ..core.batched import BatchedTensor, batched_in, new_batch_level, physical_in
 
 __all__ = ["jvp", "vjp", "grad", "grad_and_value", "jacfwd", "jacrev", "hessian", "linearize"]
 
@@ -247,16 +247,10 @@ class _Reverse:
         """x as the tape sees it: inside vmaps, its physical tensor through every vmap's level."""
         if not self.vmapped or not isinstance(x, Tensor):
             return x
-        for level, size in reversed(self.vmapped):  # (the innermost level is the outermost wrapper)
-            x = physical(x, level, size)
-        return x
+        return physical_in(x, self.vmapped)
 
     def _batched(self, x: Any) -> Any:
-        if x is None:
-            return x
-        for level, _ in self.vmapped:
-            x = batch_into(x, level)
-        return x
+        return x if x is None else batched_in(x, self.vmapped)
 
     def output(self) -> Any:
         return tree_unflatten([self._stripped(o) for o in self.out_leaves], self.out_spec)
