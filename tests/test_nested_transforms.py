@@ -334,3 +334,25 @@ def test_autograd_functional_inside_vmap_and_transforms_around_it():
     h = 1e-6
     fd = (val(fj(s + h)) - val(fj(s - h))) / (2 * h)
     np.testing.assert_allclose(val(F.vmap(F.grad(fj))(s)), fd, rtol=1e-6)
+
+
+def test_jet_of_the_functional_api_closing_over_the_series():
+    # the functional API's tape cannot see through a Taylor series: it refuses, and jet runs f by
+    # nested dual levels (it differentiated a constant: zero derivatives)
+    def f(x):  # d/du of sum(u^2 x^3) at u = 1: 2 x^3
+        return AF.jacobian(lambda u: (u * u * x**3).sum(), t(1.0), create_graph=True)
+
+    y, (d1, d2) = F.jet(f, (t(0.5),), ([t(1.0), t(0.0)],))
+    np.testing.assert_allclose([val(y), val(d1), val(d2)], [0.25, 1.5, 6.0], rtol=1e-12)
+    for g in (
+        lambda x: AF.vjp(lambda u: u * x**3, t(1.0), t(1.0), create_graph=True)[1],
+        lambda x: AF.hvp(lambda u: (u**3 * x).sum(), t(1.0), t(1.0), create_graph=True)[1],
+    ):
+        _, (d1,) = F.jet(g, (t(0.5),), ([t(1.0)],))
+        np.testing.assert_allclose(val(d1), (val(g(t(0.5 + 1e-6))) - val(g(t(0.5 - 1e-6)))) / 2e-6, rtol=1e-6)
+
+
+def test_logit_derivative_outside_its_domain_is_nan():
+    x = t([-0.5, 0.5, 1.5])
+    np.testing.assert_array_equal(np.isnan(val(F.grad(lambda x: x.logit().sum())(x))), [True, False, True])
+    np.testing.assert_array_equal(np.isnan(val(F.jvp(pf.logit, (x,), (pf.ones(3),))[1])), [True, False, True])

@@ -44,6 +44,7 @@ from ..engine.graph import tape_free
 from ..engine.grad_mode import enable_grad
 from .jacobian_util import (
     basis_rows,
+    check_not_interpreted,
     forward_block,
     forward_columns,
     onehot,
@@ -84,6 +85,13 @@ def _as_tuple(x: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
                 f"but the given {arg_name} has type {type(el).__name__}."
             )
     return is_tuple, tup
+
+
+def _outputs(x: Any, fn_name: str) -> tuple[bool, tuple]:
+    """_as_tuple of the user function's outputs, which the tape must be able to see through."""
+    res = _as_tuple(x, "outputs of the user-provided function", fn_name)
+    check_not_interpreted(list(res[1]), fn_name)
+    return res
 
 
 def _tuple_post(res: Any, is_tuple: bool | tuple) -> Any:
@@ -295,7 +303,7 @@ def vjp(
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         outputs = func(*fin)
-        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
+        is_out_tuple, outputs = _outputs(outputs, "vjp")
         _check_requires_grad(outputs, "outputs", strict)
         v = _v_arg(v, outputs, is_out_tuple, "vjp", "output", create_graph)
         grads = _grad(outputs, tgt, v, create_graph=create_graph, retain_graph=True)
@@ -334,14 +342,14 @@ def jvp(
             with fwAD.dual_level() as level:
                 duals = tuple(fwAD.make_dual(x, t, level=level) for x, t in zip(fin, v))
                 outputs = func(*duals)
-                is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+                is_out_tuple, outputs = _outputs(outputs, "jvp")
                 unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
                 prims = tuple(u.primal for u in unpacked)
                 tans = _fill_in_zeros(tuple(u.tangent for u in unpacked), prims, strict, create_graph, "forward")
         else:
             fin, tgt = _prepare(inputs, create_graph, need_graph=True)
             outputs = func(*fin)
-            is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
+            is_out_tuple, outputs = _outputs(outputs, "jvp")
             _check_requires_grad(outputs, "outputs", strict)
             # u -> J^T u is linear, so the value of u does not matter; zeros are safe (no inf/nan)
             us = tuple(_leaf(zeros_like(o.detach())) for o in outputs)
@@ -403,7 +411,7 @@ def jacobian(
             return _jacobian_fwd(func, inputs, is_in_tuple, create_graph, strict)
         fin, tgt = _prepare(inputs, create_graph, need_graph=True)
         outputs = func(*fin)
-        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        is_out_tuple, outputs = _outputs(outputs, "jacobian")
         _check_requires_grad(outputs, "outputs", strict)
         if vectorize:
             if strict:
@@ -476,7 +484,7 @@ def _jacobian_fwd(func: Callable, inputs: tuple, is_in_tuple: bool, create_graph
             if j is not None:
                 args[j] = fwAD.make_dual(fin[j], onehot(tuple(fin[j].shape), fin[j].dtype, k), level=level)
             outputs = func(*args)
-            is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+            is_out_tuple, outputs = _outputs(outputs, "jacobian")
             unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
         return (is_out_tuple, [u.primal for u in unpacked]), [u.tangent for u in unpacked]
 
@@ -513,7 +521,7 @@ def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, crea
         for j, t in basis_rows(fin, sizes, 0, batch).items():
             args[j] = fwAD.make_dual(fin[j], t, level=level)
         outputs = func(*args)
-        is_out_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
+        is_out_tuple, outputs = _outputs(outputs, "jacobian")
         unpacked = [fwAD.unpack_dual(o, level=level) for o in outputs]
     jac = []
     for u in unpacked:
@@ -525,7 +533,7 @@ def _jacobian_vector_mode(func: Callable, inputs: tuple, is_in_tuple: bool, crea
 def _single_output(func: Callable, fn_name: str, strict: bool) -> Callable:
     def f(*inp):
         out = func(*inp)
-        is_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", fn_name)
+        is_tuple, t_out = _outputs(out, fn_name)
         _check_requires_grad(t_out, "outputs", strict)
         if is_tuple:
             raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")

@@ -1,5 +1,6 @@
-"""What func.jacfwd/jacrev and autograd.functional.jacobian share: one-hot bases, the loop of
-forward passes (one per input element) and the assembly of Jacobian blocks.
+"""What func's transforms and autograd.functional share: one-hot bases, the loop of forward passes
+(one per input element), the assembly of Jacobian blocks, and the refusal of a result the tape
+cannot see through.
 
 A block for output ``o`` and input ``x`` has shape ``o.shape + x.shape``.
 
@@ -16,6 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core.batched import BatchedTensor, physical
+from ..dispatch.interpret import resolve
+from ..errors import NestingError
 from ..ops import generated as ops
 from ..core.creation import from_numpy, zeros, zeros_like
 from ..core.tensor import Tensor
@@ -30,6 +33,7 @@ __all__ = [
     "split_columns",
     "split_rows",
     "unbatch",
+    "check_not_interpreted",
 ]
 
 
@@ -141,3 +145,15 @@ def unbatch(g: Tensor, level: int, batch: int) -> Tensor:
     if batch == 1 and not (type(g) is BatchedTensor and g._blevel == level):  # a one-row pass runs unbatched
         return g.unsqueeze(0)
     return physical(g, level, batch)
+
+
+def check_not_interpreted(leaves: list, who: str) -> None:
+    """The tape cannot see through a tensor of an enclosing interpreted transform (a Taylor series
+    of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
+    dual levels instead)."""
+    it = resolve(leaves)
+    if it is not None and it.level == "interpreted":  # (vmap's physical tensors and Dask's carry the tape)
+        raise NestingError(
+            f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "
+            "as jet); reverse mode cannot differentiate through it"
+        )

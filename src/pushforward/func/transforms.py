@@ -43,12 +43,11 @@ from ..autograd import forward_ad as fwAD
 from ..engine.tangents import _drop_tangent, _view_alias, levels_of, tangent_of, tangent_requires_grad
 from ..engine.graph import AccumulateGrad, edge, tape_free
 from ..engine.grad_mode import enable_grad
-from ..autograd.jacobian_util import basis_rows, split_columns, split_rows, unbatch
+from ..autograd.jacobian_util import basis_rows, check_not_interpreted, split_columns, split_rows, unbatch
 from ..engine.pending import Pending
 from ..engine.graph import grad as _autograd_grad
 from ..engine.state import STATE
-from ..dispatch.interpret import resolve
-from ..errors import NestingError, OpError, OpValueError, SavedTensorModifiedError
+from ..errors import OpError, OpValueError, SavedTensorModifiedError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
 from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
@@ -103,18 +102,6 @@ def _fresh(x: Tensor, uid: int) -> tuple[Tensor, Tensor]:
         return alias, leaf
     z = claim(zeros_like(x).requires_grad_(), uid)
     return x + z, z
-
-
-def _check_not_interpreted(leaves: list, who: str) -> None:
-    """The tape cannot see through a tensor of an enclosing interpreted transform (a Taylor series
-    of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
-    dual levels instead)."""
-    it = resolve(leaves)
-    if it is not None and it.level == "interpreted":  # (vmap's physical tensors and Dask's carry the tape)
-        raise NestingError(
-            f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "
-            "as jet); reverse mode cannot differentiate through it"
-        )
 
 
 def _tangent_on_tape(x: Any) -> bool:
@@ -212,7 +199,7 @@ class _Reverse:
             out, aux = _split_aux(out, has_aux, who)
             self.out_leaves, self.out_spec = tree_flatten(out)
             _check_tensor_leaves(self.out_leaves, who, "the function's output")
-            _check_not_interpreted(self.out_leaves, who)
+            check_not_interpreted(self.out_leaves, who)
             self.aux_leaves, self.aux_spec = tree_flatten(aux)
             # the backward pass is recorded only if an enclosing transform can see the graph
             results = [self._physical(a) for a in self.out_leaves + self.aux_leaves if isinstance(a, Tensor)]

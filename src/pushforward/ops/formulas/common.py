@@ -482,8 +482,8 @@ max_mask_np = max_mask
 
 
 def logit_backward(grad, self, eps):
-    if eps is None:
-        return grad / (self * (1 - self))
+    if eps is None:  # (outside [0, 1] logit is nan, and so is its derivative, as torch gives it)
+        return OPS.where((self < 0) | (self > 1), float("nan"), grad / (self * (1 - self)))
     # (the clamped points divide a safe value: their derivatives would be 0 * inf = nan at 0 and 1)
     out = (self < eps) | (self > 1 - eps)
     safe = OPS.where(out, 0.5, self)
