@@ -104,6 +104,7 @@ SCRIPT = textwrap.dedent(
         "integrate.trapezoid": lambda x: si.trapezoid(x),
         "integrate.cumulative_trapezoid": lambda x: si.cumulative_trapezoid(x),
         "integrate.cumulative_simpson": lambda x: si.cumulative_simpson(x),
+        "integrate.tanhsinh": lambda x: si.tanhsinh(lambda t: xp.sin(x[0] * t) + x[1] * t**2, xp.asarray(0.0), x[2]).integral,
         "differentiate.derivative": lambda x: sd.derivative(lambda t: xp.sin(t) * x[0], x[1:4]).df,
         "optimize.elementwise.find_root": lambda x: find_root(lambda t, c: t**3 - c, (xp.zeros(6), xp.full(6, 2.0)), args=(x,)).x,
         # SciPy computes these with NumPy (np.asarray of the input)
@@ -237,6 +238,7 @@ WORKING = [
     "integrate.trapezoid",
     "integrate.cumulative_trapezoid",
     "integrate.cumulative_simpson",
+    "integrate.tanhsinh",
     "differentiate.derivative",
     "optimize.elementwise.find_root",
 ]
