@@ -75,7 +75,8 @@ def _saved_copy(x: Tensor) -> Tensor:
     """The input an op that saves it for its backward (max, min, var, std) should see: a private copy
     when the tape records x, so that code written against the standard may write into x in place
     afterwards (SciPy's logsumexp takes the max of `a`, then `xpx.at(a, i_max).set(-inf)` writes
-    into `a`, which would invalidate the gradient); x itself otherwise (nothing is saved)."""
+    into `a`, which would invalidate the gradient); x itself otherwise (nothing is saved). See
+    docs/design.md, "The Array API face"."""
     return ops.clone(x) if x.requires_grad else x
 
 

@@ -384,5 +384,12 @@ def boxcox1p(x: Any, lmbda: Any) -> Tensor:
 # the public names of pushforward.scipy.special
 NAMES = [n for n in __all__ if n not in ("SCIPY_UFUNCS", "NAMES")]
 
+# the functions _unary makes are named after their first public name (tracebacks, the API reference)
+for _n in NAMES:
+    _f = globals()[_n]
+    if "<locals>" in _f.__qualname__:
+        _f.__name__ = _f.__qualname__ = _n
+        _f.__doc__ = f"scipy.special.{_n} on tensors, differentiable in both modes."
+
 # scipy.special ufunc -> the function computing it on tensors (the NEP-13 dispatch's table)
 SCIPY_UFUNCS: dict = {getattr(_sp, n): globals()[n] for n in NAMES if isinstance(getattr(_sp, n, None), np.ufunc)}
