@@ -353,21 +353,25 @@ def huber(delta: Any, r: Any) -> Tensor:
 
 
 def pseudo_huber(delta: Any, r: Any) -> Tensor:
-    """delta**2 (sqrt(1 + (r / delta)**2) - 1); 0 for delta == 0, inf for delta < 0."""
+    """delta**2 (sqrt(1 + (r / delta)**2) - 1); inf for delta < 0, else 0 where delta or r is 0."""
     d, r = _pair(delta, r)
     ok = d > 0
     ds = ops.where(ok, d, 1.0)
     out = ds * ds * (ops.sqrt(1 + (r / ds) ** 2) - 1)
-    return ops.where(ok, out, ops.where(d == 0, r * 0, float("inf")))
+    out = ops.where(ok, out, float("nan"))
+    return ops.where(d < 0, float("inf"), ops.where((d == 0) | (r == 0), ops.zeros_like(out), out))
 
 
 def _boxcox_of_log(lg: Tensor, lmbda: Tensor) -> Tensor:
     # expm1(lmbda log) / lmbda, and near lmbda log == 0 its series log + lmbda log**2 / 2 + lmbda**2 log**3 / 6,
-    # whose derivatives in lmbda are right at lmbda == 0 (the quotient's would be 0 / 0)
+    # whose derivatives in lmbda are right at lmbda == 0 (the quotient's would be 0 / 0); an infinite log
+    # (x == 0 or inf) takes the series (log itself) only for lmbda == 0, as SciPy's |lmbda| < 1e-19
     lg, lmbda = ops.broadcast_tensors([lg, lmbda])
-    small = ops.abs(lmbda * lg) < 1e-4
+    finite = ops.isfinite(lg)
+    t = ops.where(finite, lmbda * lg, 0.0)
+    small = ops.where(finite, ops.abs(t) < 1e-4, ops.abs(lmbda) < 1e-19)
     ls = ops.where(small, 1.0, lmbda)
-    series = lg * (1 + lmbda * lg / 2 + (lmbda * lg) ** 2 / 6)
+    series = lg * (1 + t / 2 + t**2 / 6)
     return ops.where(small, series, ops.expm1(ls * lg) / ls)
 
 
