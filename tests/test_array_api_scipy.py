@@ -32,6 +32,7 @@ SCRIPT = textwrap.dedent(
     FUNCS = {
         "special.logsumexp": lambda x: ss.logsumexp(x),
         "special.logsumexp(b=)": lambda x: ss.logsumexp(x, b=y),
+        "special.logsumexp(return_sign=)": lambda x: ss.logsumexp(x - 0.5, b=y - 0.5, return_sign=True)[0],
         "special.softmax": lambda x: ss.softmax(x),
         "special.log_softmax": lambda x: ss.log_softmax(x),
         "special.entr": lambda x: ss.entr(x),
@@ -105,6 +106,9 @@ SCRIPT = textwrap.dedent(
         "integrate.cumulative_trapezoid": lambda x: si.cumulative_trapezoid(x),
         "integrate.cumulative_simpson": lambda x: si.cumulative_simpson(x),
         "integrate.tanhsinh": lambda x: si.tanhsinh(lambda t: xp.sin(x[0] * t) + x[1] * t**2, xp.asarray(0.0), x[2]).integral,
+        "integrate.nsum": lambda x: si.nsum(lambda k: x[0] / k**2 + x[1] / k**3, xp.asarray(1.0), xp.asarray(20.0)).sum,
+        "differentiate.jacobian": lambda x: sd.jacobian(lambda t: xp.stack([xp.sin(t[0]) * x[0], t[1] ** 2 * x[1]]), x[2:4]).df,
+        "differentiate.hessian": lambda x: sd.hessian(lambda t: xp.sin(t[0]) * x[0] + t[1] ** 2 * x[1] * t[0], x[2:4]).ddf,
         "differentiate.derivative": lambda x: sd.derivative(lambda t: xp.sin(t) * x[0], x[1:4]).df,
         "optimize.elementwise.find_root": lambda x: find_root(lambda t, c: t**3 - c, (xp.zeros(6), xp.full(6, 2.0)), args=(x,)).x,
         # SciPy computes these with NumPy (np.asarray of the input)
@@ -166,6 +170,7 @@ SAVED_THEN_WRITTEN = ["integrate.romb"]
 WORKING = [
     "special.logsumexp",
     "special.logsumexp(b=)",
+    "special.logsumexp(return_sign=)",
     "special.softmax",
     "special.log_softmax",
     "special.entr",
@@ -239,6 +244,9 @@ WORKING = [
     "integrate.cumulative_trapezoid",
     "integrate.cumulative_simpson",
     "integrate.tanhsinh",
+    "integrate.nsum",
+    "differentiate.jacobian",
+    "differentiate.hessian",
     "differentiate.derivative",
     "optimize.elementwise.find_root",
 ]
