@@ -210,6 +210,17 @@ def test_array_object_operators():
     assert xp.asarray([[1.0, 2.0]]).mT.shape == (2, 1)
 
 
+def test_complex_expm1_at_signed_zeros():
+    # the standard: expm1(±0 + 0j) is +0 + 0j (NumPy's kernel, and array-api-strict with it, give -0 + 0j
+    # for -0 + 0j); conjugate symmetry keeps -0j; the tangent at 0 is exp(0) = 1
+    z = xp.asarray([complex(-0.0, 0.0), complex(0.0, 0.0), complex(-0.0, -0.0)], dtype=xp.complex128)
+    out = xp.expm1(z)
+    assert not xp.any(xp.signbit(xp.real(out)))
+    assert xp.signbit(xp.imag(out)).tolist() == [False, False, True]
+    _, t = pf.func.jvp(xp.expm1, (z,), (xp.ones(3, dtype=xp.complex128),))
+    assert t.tolist() == [1, 1, 1]
+
+
 def test_bad_input_is_named():
     with pytest.raises(pf.PushforwardError, match=r"array_api\.squeeze\(\): axis 0 has size 3"):
         xp.squeeze(xp.zeros((3, 1)), axis=0)
