@@ -210,6 +210,17 @@ def test_array_object_operators():
     assert xp.asarray([[1.0, 2.0]]).mT.shape == (2, 1)
 
 
+def test_complex_expm1_at_signed_zeros():
+    # the standard: expm1(±0 + 0j) is +0 + 0j (NumPy's kernel, and array-api-strict with it, give -0 + 0j
+    # for -0 + 0j); conjugate symmetry keeps -0j; the tangent at 0 is exp(0) = 1
+    z = xp.asarray([complex(-0.0, 0.0), complex(0.0, 0.0), complex(-0.0, -0.0)], dtype=xp.complex128)
+    out = xp.expm1(z)
+    assert not xp.any(xp.signbit(xp.real(out)))
+    assert xp.signbit(xp.imag(out)).tolist() == [False, False, True]
+    _, t = pf.func.jvp(xp.expm1, (z,), (xp.ones(3, dtype=xp.complex128),))
+    assert t.tolist() == [1, 1, 1]
+
+
 def test_bad_input_is_named():
     with pytest.raises(pf.PushforwardError, match=r"array_api\.squeeze\(\): axis 0 has size 3"):
         xp.squeeze(xp.zeros((3, 1)), axis=0)
@@ -232,12 +243,88 @@ def test_dtype_functions():
     assert xp.result_type(xp.float32, 1j) == xp.complex64
     with pytest.raises(TypeError):
         xp.result_type(xp.int64, xp.uint64)
+    with pytest.raises(TypeError, match="int8 and uint64"):
+        xp.result_type(xp.int8, xp.uint64)  # NumPy's float64 is of another kind; the standard has none
     assert xp.can_cast(xp.uint8, xp.int16) == strict.can_cast(strict.uint8, strict.int16)
     assert not xp.can_cast(xp.complex64, xp.float64) and not xp.can_cast(xp.float32, xp.int64)
     assert xp.can_cast(xp.int16, xp.float64)  # cross-kind: the standard leaves it open, NumPy allows it
     assert xp.finfo(xp.complex64).dtype == xp.float32 and isinstance(xp.finfo(xp.float64).eps, float)
     assert xp.iinfo(xp.uint16).max == 65535
     assert xp.isdtype(xp.uint8, ("signed integer", "unsigned integer")) and not xp.isdtype(xp.bool, "numeric")
+
+
+NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+NAMES += ["float32", "float64", "complex64", "complex128"]
+
+
+def _strict_result_type(a, b):
+    try:
+        return str(strict.result_type(getattr(strict, a), getattr(strict, b))).rsplit(".", 1)[-1]
+    except TypeError:
+        return None
+
+
+@pytest.mark.parametrize("a", NAMES)
+def test_result_type_is_the_standards_table(a):
+    """Every pair of the standard's dtypes: the reference's promotion, or a TypeError where the standard
+    has none (mixed kinds, bool with a number, a signed integer with uint64)."""
+    for b in NAMES:
+        want = _strict_result_type(a, b)
+        if want is None:
+            with pytest.raises(TypeError):
+                xp.result_type(getattr(xp, a), getattr(xp, b))
+        else:
+            assert str(xp.result_type(getattr(xp, a), getattr(xp, b))) == want, (a, b)
+
+
+@pytest.mark.parametrize("a", NAMES)
+def test_can_cast_within_a_kind_is_the_references(a):
+    """Within a kind (and float to complex) can_cast is the reference's: True exactly when the
+    promotion of the two is the target; never complex to real (can_cast(complex64, float64) is False
+    in the standard, whose complex64/float64 promotion is complex128). Across other kinds the standard
+    leaves it open and NumPy's safe casting answers (int16 to float64: True)."""
+    kind = {"b": "b", "i": "iu", "u": "iu", "f": "fc", "c": "fc"}
+    for b in NAMES:
+        da, db = getattr(xp, a), getattr(xp, b)
+        if db.kind not in kind[da.kind] or (da.kind == "c" and db.kind == "f"):
+            assert xp.can_cast(da, db) == (da.kind != "c" and np.can_cast(da, db, "safe")), (a, b)
+            continue
+        assert xp.can_cast(da, db) == strict.can_cast(getattr(strict, a), getattr(strict, b)), (a, b)
+    assert xp.can_cast(xp.asarray([1], dtype=getattr(xp, a)), getattr(xp, a))  # an array as from_
+
+
+def test_writing_into_the_input_of_max_keeps_the_gradient():
+    """SciPy's logsumexp takes xp.max(a), then writes into a in place (xpx.at(a, i_max).set(-inf)):
+    max (and min, var, std) read a private copy of an input the tape records, so the write does not
+    invalidate the gradient, and the gradient is that of the values computed."""
+
+    def f(x):
+        a = x * 1.0
+        m = xp.max(a, axis=0)
+        s = xp.std(a) + xp.var(a) + xp.min(a)
+        a[xp.argmax(x)] = -1.0  # written after max/min/std/var saved their input
+        return m + s + xp.sum(a)
+
+    x0 = np.array([0.3, 1.4, -0.2, 0.9])
+    g = pf.func.grad(f)(pf.tensor(x0)).numpy()
+    h = 1e-6
+    fd = [(f(pf.tensor(x0 + h * e)).item() - f(pf.tensor(x0 - h * e)).item()) / (2 * h) for e in np.eye(4)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_special_namespace_is_scipys_names_over_our_ops():
+    """xp.special holds pushforward.scipy.special's functions (SciPy's names and signatures), which SciPy
+    looks up as xp.special.<name> before falling back to NumPy."""
+    from pushforward.scipy import special as psp
+
+    for name in ["gamma", "betaln", "betainc", "polygamma", "multigammaln", "erfcx", "sinc", "kl_div", "boxcox"]:
+        assert getattr(xp.special, name) is getattr(psp, name), name
+    assert set(xp.special.__all__) == set(psp.__all__)
+    import scipy.special as ss
+
+    x0 = np.array([0.4, 1.3])
+    got = pf.func.grad(lambda t: xp.sum(xp.special.gamma(t)))(pf.tensor(x0)).numpy()
+    np.testing.assert_allclose(got, ss.gamma(x0) * ss.psi(x0), rtol=1e-10)  # gamma' = gamma psi
 
 
 # functions whose values come from our ops: their derivatives are the ops' (finite differences decide)

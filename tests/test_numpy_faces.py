@@ -154,6 +154,27 @@ def test_scipy_special_ufuncs_dispatch_on_tensors():
     numpy.testing.assert_allclose(g.detach().numpy(), numpy.log([0.3, 1.2]) + 1)
 
 
+@pytest.mark.parametrize("name", ["rel_entr", "kl_div", "huber", "pseudo_huber", "boxcox", "boxcox1p"])
+def test_scipy_special_composites_special_values(name):
+    """The composites' branches (zeros, negatives, infinities, NaN in either argument) give SciPy's
+    values, and the boundary derivatives are those of the limits (entr's at 0, boxcox's series at 0)."""
+    vals = [-numpy.inf, -2.0, -0.0, 0.0, 1e-300, 0.5, 1.0, 3.0, numpy.inf, numpy.nan]
+    a, b = numpy.array([(u, v) for u in vals for v in vals]).T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = getattr(scipy.special, name)(a, b)
+        got = getattr(psp.special, name)(pf.tensor(a), pf.tensor(b)).numpy()
+    numpy.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_boxcox_derivative_in_lambda_at_zero():
+    # d/dlmbda (x**lmbda - 1) / lmbda at lmbda = 0 is log(x)**2 / 2 (the quotient alone would give 0 / 0)
+    g = pf.func.grad(lambda lm: psp.special.boxcox(pf.tensor(2.0), lm))(pf.tensor(0.0))
+    numpy.testing.assert_allclose(g.item(), numpy.log(2.0) ** 2 / 2, rtol=1e-12)
+    g = pf.func.grad(lambda t: psp.special.kl_div(t, pf.tensor(0.7)))(pf.tensor(0.0))
+    assert g.item() == -numpy.inf  # log(x / y) at x = 0, as entr's derivative there
+
+
 def test_pushforward_numpy_runs_numpy_without_tensors():
     assert type(pnp.sum(numpy.ones(3))) is numpy.float64
     assert isinstance(pnp.zeros(2), numpy.ndarray)

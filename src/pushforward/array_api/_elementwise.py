@@ -192,8 +192,9 @@ def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
 
 
 def expm1(x: Tensor, /) -> Tensor:
-    """exp(x) - 1, accurate near 0; a complex x with an infinite or NaN part takes exp(x) - 1's
-    value (the standard's special cases: expm1(inf + 0j) is inf + 0j, NumPy's kernel gives NaN).
+    """exp(x) - 1, accurate near 0; a complex x with an infinite or NaN part, or zero, takes exp(x) - 1's
+    value (the standard's special cases: expm1(inf + 0j) is inf + 0j, NumPy's kernel gives NaN;
+    expm1(-0 + 0j) is +0 + 0j, NumPy's kernel gives -0 + 0j).
 
     >>> import pushforward.array_api as xp
     >>> xp.expm1(xp.asarray([0.0, 1e-10]))
@@ -203,7 +204,7 @@ def expm1(x: Tensor, /) -> Tensor:
     out = ops.expm1(x)
     if x.dtype.kind != "c":
         return out
-    return ops.where(ops.isfinite(x), out, ops.sub(ops.exp(x), 1))
+    return ops.where(ops.isfinite(x) & (x != 0), out, ops.sub(ops.exp(x), 1))
 
 
 def tanh(x: Tensor, /) -> Tensor:

@@ -68,7 +68,16 @@ def _extreme(name: str, op: Callable, x: Tensor, axis: Any, keepdims: bool) -> T
         raise OpValueError(f"array_api.{name}(): a reduction over an empty axis of shape {x.shape} has no {name}")
     # a fresh result (the op's own is saved for its backward): code written against the standard
     # may write into it in place (SciPy's `xpx.at(m)[...].set(...)` does)
-    return ops.clone(op(x, axes, keepdims))
+    return ops.clone(op(_saved_copy(x), axes, keepdims))
+
+
+def _saved_copy(x: Tensor) -> Tensor:
+    """The input an op that saves it for its backward (max, min, var, std) should see: a private copy
+    when the tape records x, so that code written against the standard may write into x in place
+    afterwards (SciPy's logsumexp takes the max of `a`, then `xpx.at(a, i_max).set(-inf)` writes
+    into `a`, which would invalidate the gradient); x itself otherwise (nothing is saved). See
+    docs/design.md, "The Array API face"."""
+    return ops.clone(x) if x.requires_grad else x
 
 
 def _sum_like(name: str, op: Callable, x: Tensor, axis: Any, dtype: Any, keepdims: bool) -> Tensor:
@@ -131,7 +140,7 @@ def var(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     """
     check_array("var", x)
     axes = axes_of("var", axis, x.ndim)
-    return ops.var(x, axes, correction=correction, keepdim=keepdims) if axes else ops.mul(x, 0)
+    return ops.var(_saved_copy(x), axes, correction=correction, keepdim=keepdims) if axes else ops.mul(x, 0)
 
 
 def std(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
@@ -146,7 +155,7 @@ def std(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     if not axes:
         return ops.mul(x, 0)
     # a fresh result, as max's (std saves its own for its backward)
-    return ops.clone(ops.std(x, axes, correction=correction, keepdim=keepdims))
+    return ops.clone(ops.std(_saved_copy(x), axes, correction=correction, keepdim=keepdims))
 
 
 def _cumulative(name: str, op: Callable, x: Tensor, axis: Any, dtype: Any, include_initial: bool, first: int) -> Tensor:

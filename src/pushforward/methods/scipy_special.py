@@ -81,6 +81,12 @@ __all__ = [
     "k1",
     "k1e",
     "spherical_jn",
+    "rel_entr",
+    "kl_div",
+    "huber",
+    "pseudo_huber",
+    "boxcox",
+    "boxcox1p",
 ]
 
 
@@ -311,8 +317,83 @@ def log_softmax(x: Any, axis: Any = None) -> Tensor:
     return t - logsumexp(t, axis, keepdims=True)
 
 
+def _pair(x: Any, y: Any) -> tuple:
+    return tuple(ops.broadcast_tensors([as_float(x), as_float(y)]))
+
+
+def rel_entr(x: Any, y: Any) -> Tensor:
+    """x log(x / y) for x, y > 0; 0 where x == 0 and y >= 0; inf elsewhere (NaN propagates)."""
+    x, y = _pair(x, y)
+    pos = (x > 0) & (y > 0)
+    # the other branches read safe operands, so no NaN reaches a derivative through where
+    xs, ys = ops.where(pos, x, 1.0), ops.where(pos, y, 1.0)
+    # at x == 0 the value is 0 and the derivative in x is log(0) = -inf, as entr's (-entr(x) carries both)
+    edge = -ops.special_entr(x)
+    out = ops.where(pos, xs * (ops.log(xs) - ops.log(ys)), ops.where((x == 0) & (y >= 0), edge, float("inf")))
+    return ops.where(ops.isnan(x) | ops.isnan(y), x + y, out)
+
+
+def kl_div(x: Any, y: Any) -> Tensor:
+    """x log(x / y) - x + y for x, y > 0; y where x == 0 and y >= 0; inf elsewhere (NaN propagates)."""
+    x, y = _pair(x, y)
+    pos = (x > 0) & (y > 0)
+    xs, ys = ops.where(pos, x, 1.0), ops.where(pos, y, 1.0)
+    inner = xs * (ops.log(xs) - ops.log(ys)) - xs + ys
+    out = ops.where(pos, inner, ops.where((x == 0) & (y >= 0), y - ops.special_entr(x), float("inf")))
+    return ops.where(ops.isnan(x) | ops.isnan(y), x + y, out)
+
+
+def huber(delta: Any, r: Any) -> Tensor:
+    """r**2 / 2 where |r| <= delta, delta (|r| - delta / 2) beyond; inf for delta < 0."""
+    d, r = _pair(delta, r)
+    quad = r * r / 2
+    lin = d * (ops.abs(r) - d / 2)
+    out = ops.where(ops.abs(r) <= d, quad, lin)
+    return ops.where(d < 0, float("inf"), out)
+
+
+def pseudo_huber(delta: Any, r: Any) -> Tensor:
+    """delta**2 (sqrt(1 + (r / delta)**2) - 1); inf for delta < 0, else 0 where delta or r is 0."""
+    d, r = _pair(delta, r)
+    ok = d > 0
+    ds = ops.where(ok, d, 1.0)
+    out = ds * ds * (ops.sqrt(1 + (r / ds) ** 2) - 1)
+    out = ops.where(ok, out, float("nan"))
+    return ops.where(d < 0, float("inf"), ops.where((d == 0) | (r == 0), ops.zeros_like(out), out))
+
+
+def _boxcox_of_log(lg: Tensor, lmbda: Tensor) -> Tensor:
+    # expm1(lmbda log) / lmbda, and near lmbda log == 0 its series log + lmbda log**2 / 2 + lmbda**2 log**3 / 6,
+    # whose derivatives in lmbda are right at lmbda == 0 (the quotient's would be 0 / 0); an infinite log
+    # (x == 0 or inf) takes the series (log itself) only for lmbda == 0, as SciPy's |lmbda| < 1e-19
+    lg, lmbda = ops.broadcast_tensors([lg, lmbda])
+    finite = ops.isfinite(lg)
+    t = ops.where(finite, lmbda * lg, 0.0)
+    small = ops.where(finite, ops.abs(t) < 1e-4, ops.abs(lmbda) < 1e-19)
+    ls = ops.where(small, 1.0, lmbda)
+    series = lg * (1 + t / 2 + t**2 / 6)
+    return ops.where(small, series, ops.expm1(ls * lg) / ls)
+
+
+def boxcox(x: Any, lmbda: Any) -> Tensor:
+    """The Box-Cox transform (x**lmbda - 1) / lmbda, log(x) at lmbda == 0; differentiable in both."""
+    return _boxcox_of_log(ops.log(as_float(x)), as_float(lmbda))
+
+
+def boxcox1p(x: Any, lmbda: Any) -> Tensor:
+    """The Box-Cox transform of 1 + x: ((1 + x)**lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
+    return _boxcox_of_log(ops.log1p(as_float(x)), as_float(lmbda))
+
+
 # the public names of pushforward.scipy.special
 NAMES = [n for n in __all__ if n not in ("SCIPY_UFUNCS", "NAMES")]
+
+# the functions _unary makes are named after their first public name (tracebacks, the API reference)
+for _n in NAMES:
+    _f = globals()[_n]
+    if "<locals>" in _f.__qualname__:
+        _f.__name__ = _f.__qualname__ = _n
+        _f.__doc__ = f"scipy.special.{_n} on tensors, differentiable in both modes."
 
 # scipy.special ufunc -> the function computing it on tensors (the NEP-13 dispatch's table)
 SCIPY_UFUNCS: dict = {getattr(_sp, n): globals()[n] for n in NAMES if isinstance(getattr(_sp, n, None), np.ufunc)}

@@ -232,6 +232,14 @@ SCIPY_FACES: dict[str, Face] = {
     "yn": Face(lambda sp, x: sp.special.yn(1, x), (_POS,)),
     "xlogy": Face(lambda sp, x, y: sp.special.xlogy(x, y), (_POS, _A4), (0, 1)),
     "xlog1py": Face(lambda sp, x, y: sp.special.xlog1py(x, y), (_POS, _A4), (0, 1)),
+    "rel_entr": Face(lambda sp, x, y: sp.special.rel_entr(x, y), (_POS, _A4), (0, 1)),
+    "kl_div": Face(lambda sp, x, y: sp.special.kl_div(x, y), (_POS, _A4), (0, 1)),
+    "huber": Face(lambda sp, d, r: sp.special.huber(d, r), (_A4, np.array([-3.5, 0.4, 2.9, -1.0])), (0, 1)),
+    "pseudo_huber": Face(
+        lambda sp, d, r: sp.special.pseudo_huber(d, r), (_A4, np.array([-3.5, 0.4, 2.9, -1.0])), (0, 1)
+    ),
+    "boxcox": Face(lambda sp, x, lm: sp.special.boxcox(x, lm), (_POS, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)),
+    "boxcox1p": Face(lambda sp, x, lm: sp.special.boxcox1p(x, lm), (_POS, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)),
     "logsumexp": Face(lambda sp, x: sp.special.logsumexp(x, axis=1, keepdims=True), (M34,)),
     "logsumexp_b": Face(lambda sp, x, b: sp.special.logsumexp(x, b=b), (V4, P4), (0, 1)),
     "softmax": Face(lambda sp, x: sp.special.softmax(x, axis=0), (M34,)),
