@@ -260,7 +260,7 @@ def _grad(
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     vm = list(VMAP_ACTIVE)
-    if vm:  # (the tape of batched tensors is on their physical tensors: see _leaf)
+    if vm:  # (the tape of batched tensors is on their physical tensors: see _prepare)
         outputs = tuple(None if o is None else physical_in(o, vm) for o in outputs)
         inputs = tuple(physical_in(x, vm) for x in inputs)
         grad_outputs = tuple(
