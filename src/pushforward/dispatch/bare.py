@@ -15,9 +15,9 @@ fast as globals), and wraps a result that is not a fresh array with `fresh`. Eve
 - one ordinary level, plain tangents: the classifier's arrays case (nothing recorded) and, for one
   input, its traced case (the combined case), read here in a few tests (`_tangent_array`) and
   handed to their executors, run_arrays and run_traced;
-- anything else: dispatch.apply, the classifier.
+- anything else: dispatch.classifier.apply, the classifier.
 
-Same tests, same errors, same weak Python scalars as dispatch.run_tape; written out so that the
+Same tests, same errors, same weak Python scalars as dispatch.classifier.run_tape; written out so that the
 commonest calls cost fewer Python frames. (No `*args` in these signatures: CPython 3.11 calls a
 function with exact positional parameters and defaults faster, ~0.1 us per op.)
 """
@@ -32,12 +32,12 @@ from typing import Callable
 import numpy as np
 
 from ..core.tensor import Tensor
-from .aliasing import unshared
 from .classifier import apply, run_arrays, run_traced
 from .general import tape_node
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain
+from ..engine.outputs import unshared
 from ..engine.state import STATE
 
 __all__ = ["run1", "run2", "fresh", "bare_op"]
@@ -49,7 +49,7 @@ _OTHER = object()  # (_tangent_array: a case the classifier decides)
 
 def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
     """op(x, *args): `kernel` on x's array, with its tape node when no tangent reaches the output,
-    or its tangent by the executor of the arrays or traced case (else dispatch.apply).
+    or its tangent by the executor of the arrays or traced case (else dispatch.classifier.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import NEG
@@ -94,7 +94,7 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     """op(a, b, *args), either of a, b possibly a Python scalar (NumPy's weak scalars):
     `kernel` on the arrays when neither needs autodiff; for two Tensors, with the tape node when
     no tangent reaches the output, or the tangent by the arrays case's executor (else
-    dispatch.apply).
+    dispatch.classifier.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import MUL
@@ -164,7 +164,7 @@ def _call2(op: Op, kernel: Callable, a, b, da, db, args: tuple) -> Tensor:
 
 def fresh(out, datas) -> Tensor:
     """A tensor around a non-view op's kernel result, as oprecord.run_kernel makes it: a NumPy
-    view of an input is copied (aliasing.unshared), a NumPy scalar becomes a 0-d array."""
+    view of an input is copied (engine.outputs.unshared), a NumPy scalar becomes a 0-d array."""
     t = _new(Tensor)
     t._data = (out if out.base is None else unshared(out, datas)) if isinstance(out, np.ndarray) else np.asanyarray(out)
     return t

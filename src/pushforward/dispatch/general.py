@@ -6,8 +6,8 @@ back here with the call unwrapped. Otherwise the inputs are normalised (weak sca
 inputs), the kernel runs, a view output is linked to its base, the tape node is recorded on
 the original inputs (so backward formulas see their tangents: forward-over-reverse) and the
 tangents are computed level by level, outermost first, each with formulas over primals that
-still carry the outer levels' tangents (hierarchical nesting). `fit_tangent` is the one place
-a formula's tangent is brought to its output's shape and dtype.
+still carry the outer levels' tangents (hierarchical nesting). Each output and its tangent obey
+the per-output rules (fit, own memory, layout: engine/outputs.py).
 
 >>> import pushforward as pf
 >>> from pushforward.ops.generated import MUL
@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from .aliasing import arrays_of, own_tensor, unshared
+from ..engine.outputs import fit_tangent, own_tensor, unshared
 from ..engine.tangents import forced, levels_of, set_tangent, tangent_of
 from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
@@ -36,7 +36,7 @@ from ..core.lazy import is_immutable
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
 from ..engine.registry import DISPATCH
 
-__all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
+__all__ = ["run_general", "normalize", "prim_at", "tape_node", "saved"]
 
 
 def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
@@ -276,19 +276,40 @@ def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable
 
 
 def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, level: int) -> None:
-    """Attach the formula's tangents r to the outputs, fitted, each its own memory (own_tensor)."""
+    """Attach the formula's tangents r to the outputs, fitted, each its own memory (docs/design.md,
+    "Per-output rules")."""
     seen = None
     for o, t, d in zip(outs, r, op.out_diff):
         if d and t is not None:
-            t = fit_tangent(t, o, op)
+            t = fit_tangent(op, t, o._data.shape, o._data.dtype)
             if t is None:
                 continue
-            if o._base is None:  # not a view: its tangent must be its own (see own_array)
+            if o._base is None:  # not a view: its tangent must be its own
                 if seen is None:
-                    seen = arrays_of(ins) + arrays_of(tans) + [x._data for x in outs]
+                    seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
                 seen.append(t._data if type(t) is Tensor else values_of(t))
             set_tangent(o, level, t)
+
+
+def _arrays_of(values) -> list:
+    """The arrays of Tensors (or lists of them, or deferred tangents) in `values`, flattened: the
+    memory a new tangent may not share (engine.outputs.own_tensor)."""
+    out = []
+    for v in values:
+        tv = type(v)
+        if tv is Tensor:
+            out.append(v._data)
+        elif tv is list:
+            out.extend(_arrays_of(v))
+        elif tv is BatchedTensor:
+            out.append(values_of(v))
+        elif tv is Pending:
+            if v.value is not None and type(v.value) is Tensor:
+                out.append(v.value._data)
+        elif isinstance(v, np.ndarray):  # (pf.compile's tracer passes an ndarray subclass)
+            out.append(v)
+    return out
 
 
 def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool, lv_of: dict):
@@ -320,34 +341,6 @@ def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
         if lv < level:
             set_tangent(p, lv, tangent_of(v, lv))
     return p
-
-
-def fit_tangent(t, out: Tensor, op: Op):
-    """Bring a formula's tangent to the output's shape and dtype (the one place that does).
-    None for an integer or bool output: those never carry tangents (docs/design.md, "Tangents"), whatever
-    the formula says (a cast's formula casts the tangent too). A batched tangent (batched dual
-    level) is fitted by its logical shape."""
-    od = out._data
-    if od.dtype.kind not in FLOATING:
-        return None
-    if not isinstance(t, Tensor):
-        t = wrap(np.asarray(t))
-    shape, dtype = (t._data.shape, t._data.dtype) if type(t) is Tensor else (t.shape, t.dtype)
-    if shape != od.shape:
-        try:
-            np.broadcast_shapes(shape, od.shape)
-        except ValueError:
-            raise OpError(
-                f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
-                f"shape {od.shape}"
-            ) from None
-        t = t.expand(od.shape).clone()
-    if dtype != od.dtype:
-        if dtype.kind == "c" and od.dtype.kind != "c":
-            t = t.real
-        if t.dtype != od.dtype:
-            t = t.to(od.dtype)
-    return t
 
 
 # (the interpreters hand unwrapped calls back here; they sit below this module: dispatch/interpret.py)

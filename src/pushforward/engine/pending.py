@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import DISPATCH
+from .outputs import fit_array, own_array
 from .state import STATE
-from ..core.lazy import as_array
 from ..core.tensor import wrap
 
 __all__ = ["Pending", "defer", "flush"]
@@ -89,14 +88,12 @@ class Pending:
             r = None
         else:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
-        if r is not None:
-            if isinstance(r, np.ndarray):  # a tangent of its own, as dispatch's (see own_array)
-                r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype and self.dtype.kind in "fc":
+        if r is not None:  # the per-output rules, as the executors' (docs/design.md, "Per-output rules")
+            if isinstance(r, np.ndarray):
+                r = own_array(r, (*self.datas, *tans, self.od))
+            r = fit_array(op, r, self.shape, self.dtype)
+            if r is not None:
                 r = wrap(r)
-            else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
-                like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = DISPATCH.fit_tangent(wrap(as_array(r)), wrap(like), op)  # (a Dask array stays lazy)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None
