@@ -3,7 +3,7 @@
 A simple generated op (one or two plain Tensors, one result) first tries its fast paths (its
 kernel on the arrays when no input needs autodiff, `Tensor._ad`; then bare.run1 / run2, which
 read the commonest cases of this table in a few tests: the tape case, the arrays case, and the
-traced case of one input, and hand them to their executors here).
+combined case of one input, and hand them to their executors here).
 Every other out-of-place call goes through `apply`, the classifier. An input of another kind
 (batched, Dask-backed, interpreted) goes to the general executor, which starts with the resolver
 (`dispatch.interpret.resolve`): that kind's interpreter runs the call. (The resolver is asked
@@ -17,8 +17,8 @@ case      when                                                            execut
 ========  ==============================================================  ==================
 tape      no differentiable input carries a tangent                       `run_tape`
 arrays    one ordinary level, plain tangents, nothing recorded            `run_arrays`
-traced    one ordinary level, plain tangents, an input requiring grad     `run_traced`
-          (the combined case): the tangent formula goes on the tape
+combined  one ordinary level, plain tangents, an input requiring grad     `run_combined`
+          (forward and reverse at once): the tangent formula goes on the tape
 deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
@@ -28,7 +28,7 @@ general   views, lists, several outputs or levels, tangents that are      `gener
 
 The classifier hands its executor what it read (the record: level, input arrays, tangents,
 whether an input requires grad, Python scalars); no executor reads the inputs again. The array
-cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_traced and the general
+cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_combined and the general
 executor the Tensor formula (the general one level by level). Each rule lives once: weak Python
 scalars (oprecord.py), the per-output rules (a tangent fitted to its output, integer results
 carrying none, each owning its memory, laid out as its result: engine/outputs.py), views
@@ -59,7 +59,7 @@ from ..core.batched import BatchedTensor
 from .interpret import resolve
 from ..core.tensor import Tensor, alias, wrap, FLOATING
 
-__all__ = ["apply", "run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector"]
+__all__ = ["apply", "run_tape", "run_arrays", "run_combined", "run_deferred", "run_vector"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -126,7 +126,7 @@ def apply(op: Op, ins: tuple, args: tuple):
             return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
     elif rec:
         if op.jvp is not None:
-            return run_traced(op, ins, args, lvl, datas, tans, scalars)
+            return run_combined(op, ins, args, lvl, datas, tans, scalars)
     elif op.jvp_np is not None:
         return run_arrays(op, ins, args, lvl, datas, tans, scalars)
     return run_general(op, ins, args)  # mixed tangents, or no formula of the kind the case needs
@@ -211,7 +211,7 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     return out
 
 
-def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
+def run_combined(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
     """One ordinary level and an input that requires grad (the combined case: forward-over-reverse
     on a tracked level): the kernel and its tape node, then the Tensor formula on the primals, its
     ops recorded on the tape too. A primal carrying the tangent is seen through an alias without it

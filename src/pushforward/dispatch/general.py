@@ -129,8 +129,8 @@ def run_general(op: Op, inputs, args: tuple, after: str | None = None):
         for t in _diff_tensors(op, ins):
             if t._fw is not None or t._st.dual:
                 lv_of[id(t)] = levels_of(t)
-        for level in sorted({lv for lvs in lv_of.values() for lv in lvs}):
-            _forward(op, ins, args, outs, level, lv_of)
+        for uid in sorted({lv for lvs in lv_of.values() for lv in lvs}):  # (outermost first)
+            _forward(op, ins, args, outs, uid, lv_of)
     saved(node, outs)
     return out
 
@@ -189,18 +189,18 @@ def _plain(t) -> bool:
     return t is None or type(t) is Pending or (type(t) is not BatchedTensor and (not t._ad or not needs_ad(t)))
 
 
-def _raw_tangent(v: Tensor, level: int):
-    """v's own tangent at `level` as stored (maybe deferred), else tangent_of's answer."""
+def _raw_tangent(v: Tensor, uid: int):
+    """v's own tangent at the level of id `uid` as stored (maybe deferred), else tangent_of's answer."""
     fw = v._fw
     if fw is not None:
-        t = fw.get(level)
+        t = fw.get(uid)
         if t is not None:
             return t
-    return tangent_of(v, level)
+    return tangent_of(v, uid)
 
 
-def _only_level(v: Tensor, level: int, grad_on: bool, lv_of: dict) -> bool:
-    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact.
+def _only_level(v: Tensor, uid: int, grad_on: bool, lv_of: dict) -> bool:
+    """v carries no tangent but the one at the level of id `uid` and needs no grad: array formulas are exact.
     (lv_of: the inputs' levels, as run_general read them; an output's are read here.)"""
     if grad_on and v._requires_grad:
         return False
@@ -209,24 +209,24 @@ def _only_level(v: Tensor, level: int, grad_on: bool, lv_of: dict) -> bool:
     lv = lv_of.get(id(v))
     if lv is None:
         lv = levels_of(v)
-    return not lv or (len(lv) == 1 and level in lv)
+    return not lv or (len(lv) == 1 and uid in lv)
 
 
-def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dict) -> None:
-    """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
-    lvl = STATE.by_uid[level]
+def _forward(op: Op, ins: list, args: tuple, outs: tuple, uid: int, lv_of: dict) -> None:
+    """Compute the outputs' tangents at the level of id `uid` from the inputs' tangents there."""
+    lvl = STATE.by_uid[uid]
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
     deferred = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
+    tans, single = _input_tangents(op, ins, uid, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
-    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on, lv_of) for o in outs):
+    if single and op.jvp_np is not None and all(_only_level(o, uid, grad_on, lv_of) for o in outs):
         if deferred:
-            set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
+            set_tangent(outs[0], uid, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
         r = op.jvp_np(
             *_datas(ins),
@@ -249,12 +249,12 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
             # no primal, and tangents nothing differentiates record nothing on the tape.
             r = op.jvp(*ins, *tans, *outs, *args)
         else:
-            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on, lv_of)
-    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, level)
+            r = _jvp_on_prims(op, ins, tans, outs, args, uid, grad_on, lv_of)
+    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, uid)
 
 
-def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable, lv_of: dict) -> tuple[list, bool]:
-    """Per differentiable input its tangent at `level` (None, a tangent, or a list for a list
+def _input_tangents(op: Op, ins: list, uid: int, grad_on: bool, read: Callable, lv_of: dict) -> tuple[list, bool]:
+    """Per differentiable input its tangent at the level of id `uid` (None, a tangent, or a list for a list
     input), and whether nothing but this level's plain tangents is around (formulas may then run
     on arrays)."""
     tans = []
@@ -266,16 +266,16 @@ def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable
             tans.append(None)
             continue
         if type(v) is Tensor:
-            t = read(v, level) if (v._fw is not None or v._st.dual) else None
-            single = single and _only_level(v, level, grad_on, lv_of) and _plain(t)
+            t = read(v, uid) if (v._fw is not None or v._st.dual) else None
+            single = single and _only_level(v, uid, grad_on, lv_of) and _plain(t)
         else:
-            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
-            single = single and all(_only_level(x, level, grad_on, lv_of) and _plain(y) for x, y in zip(v, t))
+            t = [read(x, uid) if (x._fw is not None or x._st.dual) else None for x in v]
+            single = single and all(_only_level(x, uid, grad_on, lv_of) and _plain(y) for x, y in zip(v, t))
         tans.append(t)
     return tans, single
 
 
-def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, level: int) -> None:
+def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, uid: int) -> None:
     """Attach the formula's tangents r to the outputs, fitted, each its own memory (docs/design.md,
     "Per-output rules")."""
     seen = None
@@ -289,7 +289,7 @@ def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, l
                     seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
                 seen.append(t._data if type(t) is Tensor else values_of(t))
-            set_tangent(o, level, t)
+            set_tangent(o, uid, t)
 
 
 def _arrays_of(values) -> list:
@@ -312,11 +312,11 @@ def _arrays_of(values) -> list:
     return out
 
 
-def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool, lv_of: dict):
+def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, uid: int, grad_on: bool, lv_of: dict):
     """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
     recorded on the tape when the level is tracked, else run without recording."""
     prims = [
-        (prim_at(v, level, lv_of.get(id(v))) if type(v) is Tensor else [prim_at(x, level, lv_of.get(id(x))) for x in v])
+        (prim_at(v, uid, lv_of.get(id(v))) if type(v) is Tensor else [prim_at(x, uid, lv_of.get(id(x))) for x in v])
         if op.diff[i] and v is not None
         else v
         for i, v in enumerate(ins)
@@ -327,9 +327,9 @@ def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level
         return op.jvp(*prims, *tans, *outs, *args)
 
 
-def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
-    """v seen from `level`: same tape identity, only the tangents of outer levels (`levels`: v's
-    levels if the caller has read them)."""
+def prim_at(v: Tensor, uid: int, levels: list | None = None) -> Tensor:
+    """v seen from the level of id `uid`: same tape identity, only the tangents of outer levels
+    (`levels`: the ids of v's levels, if the caller has read them)."""
     if v._fw is None and not v._st.dual:
         return v
     if levels is None:
@@ -338,7 +338,7 @@ def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
         return v
     p = alias(v)
     for lv in levels:
-        if lv < level:
+        if lv < uid:
             set_tangent(p, lv, tangent_of(v, lv))
     return p
 

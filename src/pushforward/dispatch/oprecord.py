@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .batching import OPS
+from .batching import RECORDS
 from ..errors import OpError, describe, same_kind
 from ..engine.outputs import lay_out, unshared
 from ..core.tensor import Tensor, wrap
@@ -112,7 +112,7 @@ class Op:
         # the backward places grad into zeros of the input's shape, where this view looks
         self.grad_embeds = grad_embeds
         self.public = None  # the public function (set by the generated module)
-        OPS[name] = self  # batching rules call ops by name
+        RECORDS[name] = self  # batching rules call ops by name
         self.argnames = argnames  # names of the non-Tensor arguments, in the order of `args`
         self.batch = batch  # batching rule from derivatives.yaml (see batching.py)
         # derivatives.yaml's `layout:` (the kernel's result's layout, when not NumPy's), `sparsity:`

@@ -116,23 +116,23 @@ def _array(t):
     return None if t is None else t._data
 
 
-def defer(level: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
-    """A Pending for `op`'s output at `level` (a _Level), tracked so a write can flush it."""
+def defer(lvl: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
+    """A Pending for `op`'s output at the level `lvl` (a _Level), tracked so a write can flush it."""
     p = Pending(op, datas, tans, od, args)
-    pend = level.pending
+    pend = lvl.pending
     pend.append(weakref.ref(p))
-    if len(pend) > level.pending_limit:
+    if len(pend) > lvl.pending_limit:
         pend[:] = [r for r in pend if (q := r()) is not None and q.value is _UNSET]
-        level.pending_limit = max(1024, 2 * len(pend))
+        lvl.pending_limit = max(1024, 2 * len(pend))
     return p
 
 
 def flush() -> None:
     """Compute every pending tangent of this thread's live levels (before memory is written)."""
-    for level in STATE.levels:
-        pend = level.pending
+    for lvl in STATE.levels:
+        pend = lvl.pending
         if pend:
-            level.pending = []
+            lvl.pending = []
             for r in pend:
                 p = r()
                 if p is not None:
