@@ -70,7 +70,7 @@ def test_deferred_case(seen):
     assert seen == ["run_deferred"] and y.grad_fn is not None
 
 
-def test_traced_case(seen):
+def test_combined_case(seen):
     """A tangent and requires-grad on one tracked level: the tangent formula goes on the tape, run
     by run_combined, whose formula ops (on a primal without the tangent) take the bare path's tape
     case (bare.run1 / run2), not the classifier."""

@@ -47,14 +47,15 @@ _ndarray = np.ndarray
 # -- fit ------------------------------------------------------------------------------------------
 
 
-def _check_shape(op: Any, shape: tuple, want: tuple) -> None:
+def _check_shape(op: Any, shape: tuple, want: tuple, batch: int | None = None) -> None:
     """A formula's tangent of `shape` must broadcast to its output's `want` (else the op's bug)."""
     try:
         np.broadcast_shapes(shape, want)
     except ValueError:
         name = getattr(op, "name", "an op")
+        out = tuple(want) if batch is None else f"{tuple(want[1:])} (a batch of {batch} tangents: {tuple(want)})"
         raise OpError(
-            f"{name}: forward formula produced a tangent of shape {tuple(shape)} for an output of shape {tuple(want)}"
+            f"{name}: forward formula produced a tangent of shape {tuple(shape)} for an output of shape {out}"
         ) from None
 
 
@@ -91,7 +92,7 @@ def fit_array(op: Any, r, shape: tuple, dtype: np.dtype, batch: int | None = Non
     if batch is None:
         return fit_tangent(op, wrap(as_array(r)), shape, dtype)._data
     r = np.asanyarray(r)
-    _check_shape(op, r.shape, want)
+    _check_shape(op, r.shape, want, batch)
     if r.dtype.kind == "c" and dtype.kind != "c":
         r = r.real
     return np.broadcast_to(r, want).astype(dtype)  # a fresh array of the full batch
