@@ -34,7 +34,7 @@ import numpy as np
 
 from ..core.backend import copy_in_layout_of
 from ..core.batched import BatchedTensor, values_of
-from ..core.lazy import as_array, is_immutable
+from ..core.lazy import is_immutable, is_lazy_array
 from ..core.tensor import FLOATING, Tensor, wrap
 from ..errors import OpError
 from ..kernels.linalg import column_major
@@ -83,19 +83,29 @@ def fit_tangent(op: Any, t, shape: tuple, dtype: np.dtype):
 def fit_array(op: Any, r, shape: tuple, dtype: np.dtype, batch: int | None = None):
     """An array formula's tangent brought to its output's `shape` and `dtype` (with a leading batch
     dim of size `batch` at a vector-mode level), fresh where it had to change; None for no tangent
-    and for an integer or bool output. A Dask array stays lazy."""
+    and for an integer or bool output. A Dask array stays lazy (fitted as a Tensor)."""
     if r is None or dtype.kind not in FLOATING:
         return None
     want = shape if batch is None else (batch,) + shape
-    if type(r) is _ndarray and r.shape == want and r.dtype == dtype:
+    if type(r) is not _ndarray:
+        if batch is None and not isinstance(r, (np.ndarray, np.generic, *_PY_SCALARS)) and is_lazy_array(r):
+            return fit_tangent(op, wrap(r), shape, dtype)._data
+        r = np.asanyarray(r)  # (a NumPy scalar; an ndarray subclass stays: pf.compile's tracer)
+    if r.shape == want and r.dtype == dtype:
         return r
-    if batch is None:
-        return fit_tangent(op, wrap(as_array(r)), shape, dtype)._data
-    r = np.asanyarray(r)
-    _check_shape(op, r.shape, want, batch)
-    if r.dtype.kind == "c" and dtype.kind != "c":
-        r = r.real
-    return np.broadcast_to(r, want).astype(dtype)  # a fresh array of the full batch
+    changed = r.shape != want
+    if changed:
+        _check_shape(op, r.shape, want, batch)
+        r = np.broadcast_to(r, want)
+    if r.dtype != dtype:
+        if r.dtype.kind == "c" and dtype.kind != "c":
+            r = r.real
+        if r.dtype != dtype:
+            return r.astype(dtype)  # (a fresh array)
+    return r.copy() if changed else r  # (a broadcast is no array of its own)
+
+
+_PY_SCALARS = (float, int, complex, bool)
 
 
 # -- own memory -----------------------------------------------------------------------------------

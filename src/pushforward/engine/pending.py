@@ -91,7 +91,13 @@ class Pending:
         if r is not None:  # the per-output rules, as the executors' (docs/design.md, "Per-output rules")
             if isinstance(r, np.ndarray):
                 r = own_array(r, (*self.datas, *tans, self.od))
-            r = fit_array(op, r, self.shape, self.dtype)
+            if (
+                type(r) is not np.ndarray
+                or r.shape != self.shape
+                or r.dtype != self.dtype
+                or self.dtype.kind not in "fc"
+            ):
+                r = fit_array(op, r, self.shape, self.dtype)  # (its commonest case, fitting nothing, inline)
             if r is not None:
                 r = wrap(r)
         self.value = r
