@@ -203,7 +203,7 @@ def test_an_interpreted_tensor_hands_every_op_to_its_interpreter():
 
 def test_the_combined_case_takes_few_python_calls(monkeypatch):
     """An op on a tensor that carries a tangent and requires grad (reverse-over-forward on a tracked
-    level): the op's fast path reads the call (bare.py) and hands the record to run_combined, which
+    level): the op's fast path reads the call (bare.py) and hands its reading to run_combined, which
     reads nothing again, and the tangent formula's ops (on a primal without the tangent) take the
     fast path's tape case, not the classifier. Everything, the formula's two recorded ops
     included, stays within a bound (was 79 calls when the general executor re-read the call and

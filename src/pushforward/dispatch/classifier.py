@@ -26,7 +26,7 @@ general   views, lists, several outputs or levels, tangents that are      `gener
           differentiated themselves, no array formula
 ========  ==============================================================  ==================
 
-The classifier hands its executor what it read (the record: level, input arrays, tangents,
+The classifier hands its executor what it read (its reading: level, input arrays, tangents,
 whether an input requires grad, Python scalars); no executor reads the inputs again. The array
 cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_combined and the general
 executor the Tensor formula (the general one level by level). Each rule lives once: weak Python
@@ -67,7 +67,7 @@ _ndarray = np.ndarray
 
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
-    arrays, tangents, requires-grad, Python scalars) and hands that record to the executor of its
+    arrays, tangents, requires-grad, Python scalars) and hands that reading to the executor of its
     case, which reads the inputs no further."""
     if not op.direct:
         return run_general(op, ins, args)
