@@ -111,6 +111,10 @@ def test_a_tangent_that_cannot_be_fitted_names_the_op_and_both_shapes(batch):
         fit_array(_Op, np.ones(3), (2,), np.dtype(np.float64), batch)
     with pytest.raises(OpError, match=r"an_op: .* shape \(3,\) for an output of shape \(2,\)"):
         fit_tangent(_Op, pf.ones(3), (2,), np.dtype(np.float64))
+    with pytest.raises(
+        OpError, match=r"an_op: .* shape \(2, 1\) for an output of shape \(2,\)"
+    ):  # (broadcasts, but wider)
+        fit_tangent(_Op, pf.ones(2, 1), (2,), np.dtype(np.float64))
 
 
 def test_own_copies_exactly_what_may_share_memory():
