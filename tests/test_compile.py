@@ -423,7 +423,7 @@ def test_several_scalar_results_of_one_call_stay_arrays():
 
 def test_a_traced_tangent_that_views_an_expanded_input_is_copied_as_eagerly():
     """The tangent of `expand(...) + c` is the expanded tangent itself unless copied; eagerly it is
-    (aliasing.own_array), and under the tracer too, so `+=` into the result is allowed."""
+    (engine.outputs.own_array), and under the tracer too, so `+=` into the result is allowed."""
 
     def f(x1, x2, t1, t2):
         with fwAD.dual_level():

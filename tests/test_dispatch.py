@@ -14,7 +14,7 @@ from pushforward.dispatch.interpret import Interpreter
 from pushforward.bench.timing import python_calls
 from pushforward.ops.generated import MUL, SIN, STACK, UNSQUEEZE
 
-EXECUTORS = ("run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "run_general")
+EXECUTORS = ("run_tape", "run_arrays", "run_combined", "run_deferred", "run_vector", "run_general")
 
 
 @pytest.fixture
@@ -70,9 +70,9 @@ def test_deferred_case(seen):
     assert seen == ["run_deferred"] and y.grad_fn is not None
 
 
-def test_traced_case(seen):
+def test_combined_case(seen):
     """A tangent and requires-grad on one tracked level: the tangent formula goes on the tape, run
-    by run_traced, whose formula ops (on a primal without the tangent) take the bare path's tape
+    by run_combined, whose formula ops (on a primal without the tangent) take the bare path's tape
     case (bare.run1 / run2), not the classifier."""
     x = _x(requires_grad=True)
     with fwAD.dual_level():
@@ -80,7 +80,7 @@ def test_traced_case(seen):
         y = dispatch.apply(SIN, (d,), ())
         t = fwAD.unpack_dual(y).tangent
         np.testing.assert_allclose(t.detach().numpy(), np.cos(_x().numpy()) * _x(seed=1).numpy())
-    assert seen == ["run_traced"] and y.grad_fn is not None
+    assert seen == ["run_combined"] and y.grad_fn is not None
     (g,) = pf.autograd.grad(t.sum(), x)  # reverse over forward: d/dx (cos(x) v) = -sin(x) v
     np.testing.assert_allclose(g.numpy(), -np.sin(_x().numpy()) * _x(seed=1).numpy())
 
@@ -114,7 +114,7 @@ LEVELS = {
     "run_arrays": (fwAD.dual_level, None),
     "run_deferred": (fwAD.untracked_level, None),
     "run_vector": (fwAD.dual_level, 2),
-    "run_traced": (fwAD.dual_level, None),
+    "run_combined": (fwAD.dual_level, None),
 }
 
 
@@ -132,7 +132,7 @@ def test_array_executors_agree_with_the_general_one(seen, executor, inputs):
         "int_scalar": (a, 3),
     }[inputs]
     enter, batch = LEVELS[executor]
-    recorded = executor in ("run_deferred", "run_traced")
+    recorded = executor in ("run_deferred", "run_combined")
     got = []
     for run in (dispatch.apply, general.run_general):
         with enter(batch=batch) if batch else enter() as lvl:
@@ -151,7 +151,7 @@ def test_array_executors_agree_with_the_general_one(seen, executor, inputs):
             tangent = fwAD.unpack_dual(y).tangent
             tan = tangent.detach().numpy().copy()  # (batch, 4) at a vector-mode level
             if recorded:  # (on a tracked level, through the tangent too: reverse over forward)
-                (y.sum() + tangent.sum() * 0.5 if executor == "run_traced" else y.sum()).backward()
+                (y.sum() + tangent.sum() * 0.5 if executor == "run_combined" else y.sum()).backward()
             grads = [None if p is None or p.grad is None else p.grad.numpy().copy() for p, _ in ins]
             got.append((y.detach().numpy().copy(), tan, grads))
     (v1, t1, g1), (v2, t2, g2) = got
@@ -203,7 +203,7 @@ def test_an_interpreted_tensor_hands_every_op_to_its_interpreter():
 
 def test_the_combined_case_takes_few_python_calls(monkeypatch):
     """An op on a tensor that carries a tangent and requires grad (reverse-over-forward on a tracked
-    level): the op's fast path reads the call (bare.py) and hands the record to run_traced, which
+    level): the op's fast path reads the call (bare.py) and hands its reading to run_combined, which
     reads nothing again, and the tangent formula's ops (on a primal without the tangent) take the
     fast path's tape case, not the classifier. Everything, the formula's two recorded ops
     included, stays within a bound (was 79 calls when the general executor re-read the call and
@@ -215,5 +215,5 @@ def test_the_combined_case_takes_few_python_calls(monkeypatch):
         x.sin()  # (warm: first-use work stays out of the count)
         calls = python_calls(lambda: x.sin())
     assert "run_general" not in calls and "levels_of" not in calls and "apply" not in calls
-    assert calls.count("run_traced") == 1 and calls.count("record_plain") == 3
+    assert calls.count("run_combined") == 1 and calls.count("record_plain") == 3
     assert len(calls) <= 19, calls  # (the lambda included)

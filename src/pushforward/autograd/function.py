@@ -32,7 +32,7 @@ from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
 from ..engine.state import STATE
 from ..core.batched import BatchedTensor
-from ..dispatch.batching import OPS
+from ..dispatch.batching import RECORDS
 from ..core.creation import zeros, zeros_like
 from ..errors import OpError
 from ..core.tensor import Tensor, join_storage, set_history, wrap
@@ -390,7 +390,7 @@ def _run_jvp(cls, ctx, tans: list, results: list, roles: list, lvl) -> list:
             out.append(None)
             continue
         col = [t if t is not None else zeros_like(results[k]) for t in col]
-        out.append(BatchedTensor(OPS["stack"].public(col), lvl.blevel))
+        out.append(BatchedTensor(RECORDS["stack"].public(col), lvl.blevel))
     return out
 
 

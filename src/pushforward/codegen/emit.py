@@ -595,7 +595,7 @@ class Emitter:
     @staticmethod
     def grad_embeds(e: OpEntry) -> bool:
         """Is the backward `scatter_view(grad, self.shape, "<this op>", (<its args in order>))`?
-        The engine then sums such gradients in place (autograd/accumulate.py)."""
+        The engine then sums such gradients in place (engine/accumulate.py)."""
         if e.view != "yes" or len(e.backward) != 1 or e.backward[0][0] != "self" or not e.arg_params:
             return False
         call = ast.parse(e.backward[0][1], mode="eval").body
@@ -605,7 +605,7 @@ class Emitter:
     def jvp_np_reads(self, e: OpEntry, source: str) -> tuple[bool, ...]:
         """Per tensor parameter, then the result: does the array formula read its primal value?
 
-        A deferred tangent (autograd/pending.py) keeps only the arrays its formula reads.
+        A deferred tangent (engine/pending.py) keeps only the arrays its formula reads.
         """
         fn = ast.parse(source).body[0]
         loaded = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}

@@ -131,7 +131,7 @@ class OpEntry:
     inplace: bool | str = False  # true: '<name>_'; a string: that method name
     doc: str = ""
     aliases: tuple[str, ...] = ()
-    namespace: str = ""  # e.g. "nn.functional": public there (pf.nn.functional.x), not as pf.x
+    namespace: str = ""  # e.g. "nn.functional": public there (as pf.nn.functional.<name>), not as pf.<name>
     batch: str = ""  # batching rule (batching.py); "" derives it (see batch_rule)
     taylor: str = ""  # Taylor rule (ops/formulas/taylor.py); "" derives it from the forward formula
     layout: str = ""  # "contiguous" / "column_major": the kernel's result's (and tangent's) layout
@@ -305,8 +305,8 @@ def _validate_taylor(entries: list[OpEntry]) -> None:
 
 
 def helper_names() -> set[str]:
-    """Public helper functions of formulas.py and of the formulas_*.py modules, with those of the
-    modules they star-import (composites): parsed, not imported, so the generator runs standalone.
+    """Public helper functions of the modules of ops/formulas/, with those of the modules they
+    star-import (ops/composites/): parsed, not imported, so the generator runs standalone.
     A file's `__all__ = [...]` and its literal `__all__ += [...]` blocks count."""
     names = set()
     for path in sorted((YAML_PATH.parent / "formulas").glob("*.py")):
@@ -491,7 +491,7 @@ def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> Non
         if bad:
             raise SpecError(
                 f"{where}: backward formula for '{inp}' uses unknown name(s) {sorted(bad)}; "
-                f"allowed: grad, result, the op's parameters, ops and helpers of formulas.py"
+                f"allowed: grad, result, the op's parameters, ops and helpers of ops/formulas/"
             )
     for key, f in e.forward:
         if f in ("auto_element_wise", "auto_linear", "zero"):
@@ -509,7 +509,7 @@ def _validate_formulas(e: OpEntry, op_names: set[str], helpers: set[str]) -> Non
         if bad:
             raise SpecError(
                 f"{where}: forward formula '{key}' uses unknown name(s) {sorted(bad)}; allowed: "
-                "<input>_p, <input>_t, result, the op's arguments, ops and helpers of formulas.py"
+                "<input>_p, <input>_t, result, the op's arguments, ops and helpers of ops/formulas/"
             )
 
 

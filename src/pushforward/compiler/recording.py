@@ -37,7 +37,7 @@ __all__ = [
     "Untraceable",
     "active",
     "user_site",
-    "record",
+    "trace_call",
     "walk_args",
     "map_args",
     "subst_args",
@@ -169,7 +169,7 @@ _ORIGINAL = {name: getattr(np, name) for name in _CONSTRUCTORS}
 def _recording_constructor(name: str, orig):
     def construct(a, *args, **kwargs):
         if _ACTIVE and _has_rec(a):
-            return record("call", orig, (a, *args), kwargs, name)
+            return trace_call("call", orig, (a, *args), kwargs, name)
         return orig(a, *args, **kwargs)
 
     construct.__name__ = name
@@ -207,14 +207,14 @@ def _new_array(a):
         return a
     v = one_value(a) if a.flags.c_contiguous else None
     if v is not None:
-        return record("call", np.full, (a.shape, v, a.dtype), {}, "new")
-    return record("call", _ORIGINAL["array"], (a,), {"copy": True, "order": "K"}, "new")
+        return trace_call("call", np.full, (a.shape, v, a.dtype), {}, "new")
+    return trace_call("call", _ORIGINAL["array"], (a,), {"copy": True, "order": "K"}, "new")
 
 
 def _opaque_call(kernel, args: tuple, kwargs: dict):
     """A `core.backend.opaque` kernel's call: one statement when it reads a recording array."""
     if _has_rec(args) or _has_rec(kwargs):
-        return record("call", kernel, args, kwargs, kernel.__name__)
+        return trace_call("call", kernel, args, kwargs, kernel.__name__)
     return kernel(*args, **kwargs)
 
 
@@ -490,7 +490,7 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
     raise Untraceable(f"{label} returned a {type(raw).__name__}", user_site())
 
 
-def record(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
+def trace_call(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
     """Run fn on the plain arrays of args and log it; the result's arrays become Rec arrays."""
     trace = active()
     if trace is None:
@@ -625,12 +625,12 @@ class Rec(np.ndarray):
         if method == "at":
             writes = (inputs[0],)
         if writes:
-            record("call", fn, inputs, kwargs, label, writes, result_ok=True)
+            trace_call("call", fn, inputs, kwargs, label, writes, result_ok=True)
             out = kwargs.get("out")
             if method == "at":
                 return None
             return out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        return record("call", fn, inputs, kwargs, label)
+        return trace_call("call", fn, inputs, kwargs, label)
 
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
@@ -642,13 +642,13 @@ class Rec(np.ndarray):
         if name in _WRITES_FIRST:
             writes = (args[0],)
         if writes:
-            record("call", func, args, kwargs, name, writes, result_ok=True)
+            trace_call("call", func, args, kwargs, name, writes, result_ok=True)
             return args[0] if name in _WRITES_FIRST else kwargs["out"]
         if name in _LIKE and type(args[0]) is Rec:
             plain = _shape_only(name, args, kwargs)
             if plain is not None:
-                return record("call", plain[0], plain[1], plain[2], plain[3])
-        return record("call", func, args, kwargs, name)
+                return trace_call("call", plain[0], plain[1], plain[2], plain[3])
+        return trace_call("call", func, args, kwargs, name)
 
     # -- reading values into Python: data-dependent
     def _read(self, what: str):
@@ -700,10 +700,10 @@ class Rec(np.ndarray):
     def __getitem__(self, idx):
         if _bool_mask(idx):
             raise DataDependent("boolean-mask indexing", user_site())
-        return record("getitem", None, (self, idx), {}, "getitem")
+        return trace_call("getitem", None, (self, idx), {}, "getitem")
 
     def __setitem__(self, idx, value):
-        record("setitem", None, (self, idx, value), {}, "setitem", (self,), result_ok=True)
+        trace_call("setitem", None, (self, idx, value), {}, "setitem", (self,), result_ok=True)
 
     def nonzero(self):
         raise DataDependent(".nonzero()", user_site())
@@ -722,7 +722,7 @@ class Rec(np.ndarray):
     @shape.setter
     def shape(self, value):
         v = self._var
-        record("setattr", "shape", (self, value), {}, "shape", (self,), result_ok=True)
+        trace_call("setattr", "shape", (self, value), {}, "shape", (self,), result_ok=True)
         np.ndarray.shape.__set__(self, value)
         if v is not None:
             v.contig = False  # (its buffer is not reused: its recorded shape changed)
@@ -733,19 +733,19 @@ class Rec(np.ndarray):
 
     @property
     def T(self):
-        return record("attr", "T", (self,), {}, "transpose")
+        return trace_call("attr", "T", (self,), {}, "transpose")
 
     @property
     def mT(self):
-        return record("attr", "mT", (self,), {}, "transpose")
+        return trace_call("attr", "mT", (self,), {}, "transpose")
 
     @property
     def real(self):
-        return record("attr", "real", (self,), {}, "real")
+        return trace_call("attr", "real", (self,), {}, "real")
 
     @property
     def imag(self):
-        return record("attr", "imag", (self,), {}, "imag")
+        return trace_call("attr", "imag", (self,), {}, "imag")
 
 
 class _Flags:
@@ -765,7 +765,7 @@ class _Flags:
     def __setattr__(self, name: str, value) -> None:
         if name != "writeable":
             raise Untraceable(f"setting flags.{name}", user_site())
-        record("setattr", "flags.writeable", (self._rec, value), {}, "flags", (self._rec,), result_ok=True)
+        trace_call("setattr", "flags.writeable", (self._rec, value), {}, "flags", (self._rec,), result_ok=True)
         np.ndarray.flags.__get__(self._rec).writeable = value
 
 
@@ -824,7 +824,7 @@ _WRITING_METHODS = ("sort", "fill", "partition", "put", "itemset", "resize", "se
 
 def _method(name: str):
     def m(self, *args, **kwargs):
-        return record("method", name, (self, *args), kwargs, name.strip("_"))
+        return trace_call("method", name, (self, *args), kwargs, name.strip("_"))
 
     m.__name__ = name
     return m
@@ -834,7 +834,7 @@ def _writing_method(name: str):
     def m(self, *args, **kwargs):
         if name in ("resize", "itemset", "setfield"):
             raise Untraceable(f"ndarray.{name}", user_site())
-        return record("method", name, (self, *args), kwargs, name, (self,), result_ok=True)
+        return trace_call("method", name, (self, *args), kwargs, name, (self,), result_ok=True)
 
     m.__name__ = name
     return m

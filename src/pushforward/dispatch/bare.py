@@ -13,11 +13,11 @@ fast as globals), and wraps a result that is not a fresh array with `fresh`. Eve
   node, run_tape's case written out (the recorded forward, and the ops of a tangent formula in the
   combined case, take it);
 - one ordinary level, plain tangents: the classifier's arrays case (nothing recorded) and, for one
-  input, its traced case (the combined case), read here in a few tests (`_tangent_array`) and
-  handed to their executors, run_arrays and run_traced;
-- anything else: dispatch.apply, the classifier.
+  input, its combined case (an input requiring grad too), read here in a few tests (`_tangent_array`) and
+  handed to their executors, run_arrays and run_combined;
+- anything else: dispatch.classifier.apply, the classifier.
 
-Same tests, same errors, same weak Python scalars as dispatch.run_tape; written out so that the
+Same tests, same errors, same weak Python scalars as dispatch.classifier.run_tape; written out so that the
 commonest calls cost fewer Python frames. (No `*args` in these signatures: CPython 3.11 calls a
 function with exact positional parameters and defaults faster, ~0.1 us per op.)
 """
@@ -32,12 +32,12 @@ from typing import Callable
 import numpy as np
 
 from ..core.tensor import Tensor
-from .aliasing import unshared
-from .classifier import apply, run_arrays, run_traced
+from .classifier import apply, run_arrays, run_combined
 from .general import tape_node
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain
+from ..engine.outputs import unshared
 from ..engine.state import STATE
 
 __all__ = ["run1", "run2", "fresh", "bare_op"]
@@ -49,7 +49,7 @@ _OTHER = object()  # (_tangent_array: a case the classifier decides)
 
 def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
     """op(x, *args): `kernel` on x's array, with its tape node when no tangent reaches the output,
-    or its tangent by the executor of the arrays or traced case (else dispatch.apply).
+    or its tangent by the executor of the arrays or combined case (else dispatch.classifier.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import NEG
@@ -66,9 +66,9 @@ def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
             return apply(op, (x,), args)
         lvl = levels[0]
         grad_on = STATE.grad_enabled
-        traced = grad_on and x._requires_grad
+        combined = grad_on and x._requires_grad
         tx = _tangent_array(x, lvl.uid) if not (grad_on and lvl.untracked) else _OTHER
-        if tx is _OTHER or (op.jvp if traced else op.jvp_np) is None:
+        if tx is _OTHER or (op.jvp if combined else op.jvp_np) is None:
             return apply(op, (x,), args)
         if tx is None:
             lvl = None  # (x sees no tangent: the tape's case)
@@ -82,7 +82,7 @@ def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
     else:
         t = fresh(out, (d,))
     if lvl is not None:
-        return (run_traced if traced else run_arrays)(op, (x,), args, lvl, [d], [tx], False, t)
+        return (run_combined if combined else run_arrays)(op, (x,), args, lvl, [d], [tx], False, t)
     if x._requires_grad and op.diff[0] and STATE.grad_enabled and op.differentiable:
         node = record_plain(op, (x,), args, t)
         if node.keep is not None:
@@ -94,7 +94,7 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     """op(a, b, *args), either of a, b possibly a Python scalar (NumPy's weak scalars):
     `kernel` on the arrays when neither needs autodiff; for two Tensors, with the tape node when
     no tangent reaches the output, or the tangent by the arrays case's executor (else
-    dispatch.apply).
+    dispatch.classifier.apply).
 
     >>> import pushforward as pf, numpy as np
     >>> from pushforward.ops.generated import MUL
@@ -164,7 +164,7 @@ def _call2(op: Op, kernel: Callable, a, b, da, db, args: tuple) -> Tensor:
 
 def fresh(out, datas) -> Tensor:
     """A tensor around a non-view op's kernel result, as oprecord.run_kernel makes it: a NumPy
-    view of an input is copied (aliasing.unshared), a NumPy scalar becomes a 0-d array."""
+    view of an input is copied (engine.outputs.unshared), a NumPy scalar becomes a 0-d array."""
     t = _new(Tensor)
     t._data = (out if out.base is None else unshared(out, datas)) if isinstance(out, np.ndarray) else np.asanyarray(out)
     return t

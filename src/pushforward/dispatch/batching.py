@@ -49,11 +49,11 @@ from ..engine.tangents import replay_view
 from ..core.creation import zeros
 from ..errors import OpError
 
-__all__ = ["has_batched", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "OPS"]
+__all__ = ["has_batched", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "RECORDS"]
 
-# name -> Op, filled by dispatch.oprecord.Op as the generated module builds its records (rules call ops
+# op name -> its Op record, filled by dispatch.oprecord.Op as the generated module builds its records (rules call ops
 # by name: this layer sits below the generated module and does not import it)
-OPS: dict = {}
+RECORDS: dict = {}
 
 
 def has_batched(inputs) -> bool:
@@ -67,43 +67,43 @@ def has_batched(inputs) -> bool:
     return False
 
 
-def _level_of(inputs) -> tuple[int, int]:
+def _blevel_of(inputs) -> tuple[int, int]:
     """The innermost batch level among the inputs and its batch size (which must agree)."""
-    level = -1
+    blevel = -1
     found = []
     for v in inputs:
         for x in v if type(v) in (list, tuple) else (v,):
             if type(x) is BatchedTensor:
                 found.append(x)
-                level = max(level, x._blevel)
-    sizes = {x._phys.shape[0] for x in found if x._blevel == level}
+                blevel = max(blevel, x._blevel)
+    sizes = {x._phys.shape[0] for x in found if x._blevel == blevel}
     if len(sizes) != 1:
         raise OpError(f"vmap: batched inputs of one batch level have different batch sizes {sorted(sizes)}")
-    return level, sizes.pop()
+    return blevel, sizes.pop()
 
 
-def _unwrap(v, level: int):
-    """(physical value, batched?) of one input at `level`; lists element-wise."""
+def _unwrap(v, blevel: int):
+    """(physical value, batched?) of one input at batch level `blevel`; lists element-wise."""
     tv = type(v)
-    if tv is BatchedTensor and v._blevel == level:
+    if tv is BatchedTensor and v._blevel == blevel:
         return v._phys, True
     if tv is list or tv is tuple:
-        pairs = [_unwrap(x, level) for x in v]
+        pairs = [_unwrap(x, blevel) for x in v]
         return [p for p, _ in pairs], [b for _, b in pairs]
     return v, False
 
 
-def _unwrap_all(inputs, level: int) -> tuple[list, list]:
-    """The inputs' physical values at `level` and, per input, whether it is batched there."""
-    pairs = [_unwrap(v, level) for v in inputs]
+def _unwrap_all(inputs, blevel: int) -> tuple[list, list]:
+    """The inputs' physical values at batch level `blevel` and, per input, whether it is batched there."""
+    pairs = [_unwrap(v, blevel) for v in inputs]
     return [p for p, _ in pairs], [b for _, b in pairs]
 
 
-def _wrap(out, level: int):
+def _wrap(out, blevel: int):
     if isinstance(out, Tensor):
-        return BatchedTensor(out, level)
+        return BatchedTensor(out, blevel)
     if isinstance(out, (tuple, list)):
-        return _rebuilt(out, [_wrap(o, level) for o in out])
+        return _rebuilt(out, [_wrap(o, blevel) for o in out])
     return out
 
 
@@ -189,7 +189,7 @@ def _swap(op, ins, bat, args, B, names):
 def _flatten(op, ins, bat, args, B, names):
     """flatten(start_dim, end_dim): of a 0-d tensor, flatten(0, -1) is its unsqueeze (shape (1,))."""
     if _batched_rank(ins, bat) == 0 and all(_arg(op, args, n) in (0, -1) for n in names):
-        return OPS["unsqueeze"], ins, (-1,), None
+        return RECORDS["unsqueeze"], ins, (-1,), None
     return _dims(op, ins, bat, args, B, names)
 
 
@@ -342,23 +342,23 @@ def _matmul(op, ins, bat, args, B, names):
     # one GEMM instead of B small products where the batch can ride along as rows or columns
     if ba and not bb and b.ndim <= 2:
         if a.ndim <= 2 or b.ndim == 1:
-            return OPS["_matmul"], [a, b], (), None  # (B, k) @ (k, m) or (B, ..., k) @ (k,)
+            return RECORDS["_matmul"], [a, b], (), None  # (B, k) @ (k, m) or (B, ..., k) @ (k,)
         lead = tuple(a.shape[:-1])  # (B, ..., n, k) @ (k, m): the stack as rows
         # (the row count spelled out: -1 is ambiguous when a dim is 0)
         return (
-            OPS["_matmul"],
+            RECORDS["_matmul"],
             [a.reshape((math.prod(lead), a.shape[-1])), b],
             (),
             lambda out: out.reshape(lead + (out.shape[-1],)),
         )
     if bb and not ba and a.ndim == 2:
         if b_vec:
-            return OPS["_matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
+            return RECORDS["_matmul"], [b, a.mT], (), None  # A v for every v: rows of V A^T
         if b.ndim == 3:  # A (B, k, m): A (k, B m), columns back to (B, n, m)
             size, k, m = b.shape
             n = a.shape[0]
             return (
-                OPS["_matmul"],
+                RECORDS["_matmul"],
                 [a, b.permute(1, 0, 2).reshape((k, size * m))],
                 (),
                 lambda out: out.reshape((n, size, m)).permute(1, 0, 2),
@@ -380,30 +380,30 @@ def _matmul(op, ins, bat, args, B, names):
             out = out.squeeze(-1 if b_vec else -2)
         return out
 
-    return OPS["_matmul"], [a, b], (), post
+    return RECORDS["_matmul"], [a, b], (), post
 
 
 def _masked(op, ins, bat, args, B, names):
     """masked_fill(self, mask, value) is where(mask, value, self): a batched value broadcasts."""
     self_, mask, value = ins
-    return _elementwise(OPS["where"], [mask, value, self_], [bat[1], bat[2], bat[0]], (), B, ())
+    return _elementwise(RECORDS["where"], [mask, value, self_], [bat[1], bat[2], bat[0]], (), B, ())
 
 
 def _views(op, ins, bat, args, B, names):
     """_view_embed(src, shape, steps) / _view_scatter(self, src, steps), a view op's backward: the
     view chain is replayed on the batch (each step by its own rule) and src written there."""
     steps = _arg(op, args, "steps")
-    level = new_batch_level()
+    blevel = new_batch_level()
     if op.name == "_view_embed":
         src = ins[0]
         base = zeros((B,) + tuple(_arg(op, args, "shape")), dtype=src.dtype)
-        src = BatchedTensor(src, level)
+        src = BatchedTensor(src, blevel)
     else:
         base, src = ins
         base = (base if bat[0] else broadcast_batch(base, B)).clone()
-        src = BatchedTensor(src, level) if bat[1] else src
+        src = BatchedTensor(src, blevel) if bat[1] else src
     try:
-        region = replay_view(BatchedTensor(base, level), steps)
+        region = replay_view(BatchedTensor(base, blevel), steps)
     except OpError:
         # a `.view` the chain took on its tensor's layout, which the batch's fresh buffer lacks
         # (a view after a transpose of a column-major base): no one-pass form, the loop runs (the
@@ -417,8 +417,8 @@ def _t(op, ins, bat, args, B, names):
     """t(): the last two dims of a matrix swapped; a vector or scalar is its own transpose."""
     x = ins[0]
     if x.ndim - 1 < 2:
-        return OPS["alias"], [x], (), None
-    return OPS["transpose"], [x], (-2, -1), None
+        return RECORDS["alias"], [x], (), None
+    return RECORDS["transpose"], [x], (-2, -1), None
 
 
 def _roll(op, ins, bat, args, B, names):
@@ -428,7 +428,7 @@ def _roll(op, ins, bat, args, B, names):
     if dims is not None:
         return op, ins, _set_args(op, args, {"dims": _shift(dims)}), None
     shape = tuple(x.shape)
-    return OPS["roll"].public(x.reshape((shape[0], -1)), shifts, 1).reshape(shape)
+    return RECORDS["roll"].public(x.reshape((shape[0], -1)), shifts, 1).reshape(shape)
 
 
 def _einsum(op, ins, bat, args, B, names):
@@ -464,7 +464,12 @@ def _fold(op, ins, bat, args, B, names):
 
 def _outer(op, ins, bat, args, B, names):
     a, b = ins
-    return OPS["mul"], [a.unsqueeze(-1) if bat[0] else a.reshape((-1, 1)), b.unsqueeze(-2) if bat[1] else b], (), None
+    return (
+        RECORDS["mul"],
+        [a.unsqueeze(-1) if bat[0] else a.reshape((-1, 1)), b.unsqueeze(-2) if bat[1] else b],
+        (),
+        None,
+    )
 
 
 def _listed(op, ins, bat, args, B, names):
@@ -547,18 +552,18 @@ def _plan(op, ins, bat, args, B):
 
 def run_batched(op, inputs, args: tuple, dispatch: Callable):
     """op(inputs, args) where some input is batched: the result, batched at the innermost level."""
-    level, B = _level_of(inputs)
-    ins, bat = _unwrap_all(inputs, level)
+    blevel, B = _blevel_of(inputs)
+    ins, bat = _unwrap_all(inputs, blevel)
     plan = _plan(op, ins, bat, args, B)
     if plan is None:
-        return _wrap(_loop(op, ins, bat, args, B, dispatch), level)
+        return _wrap(_loop(op, ins, bat, args, B, dispatch), blevel)
     if isinstance(plan, Tensor):
-        return _wrap(plan, level)
+        return _wrap(plan, blevel)
     run, ins, args, post = plan
     out = dispatch(run, ins, args)
     if post is not None:
         out = post(out)
-    return _wrap(out, level)
+    return _wrap(out, blevel)
 
 
 def _select(v, flag, b: int):
@@ -589,7 +594,7 @@ def _stack_like(results):
                 f"vmap: the result's shape depends on the input's values (shapes {sorted(shapes)} across the "
                 "batch): an op whose output shape varies with its values cannot be batched"
             )
-        return OPS["stack"].public(results)
+        return RECORDS["stack"].public(results)
     if isinstance(first, (tuple, list)):
         return _rebuilt(first, [_stack_like([r[i] for r in results]) for i in range(len(first))])
     raise OpError(f"vmap: cannot stack results of type {type(first).__name__}")
@@ -611,24 +616,24 @@ def loop_batched(fn: Callable) -> Callable:
         if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
             return fn(*args, **kwargs)
         names, n = list(kwargs), len(args)
-        level, B = _level_of([*args, *kwargs.values()])
-        ins, bat = _unwrap_all([*args, *kwargs.values()], level)
+        blevel, B = _blevel_of([*args, *kwargs.values()])
+        ins, bat = _unwrap_all([*args, *kwargs.values()], blevel)
         # (each element through `run` again: it may still be batched at an outer vmap's level)
         out = _per_element(ins, bat, B, lambda vs: run(*vs[:n], **dict(zip(names, vs[n:]))), fn.__name__)
-        return _wrap(out, level)
+        return _wrap(out, blevel)
 
     return run
 
 
 def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable):
     """target.op_(inputs) where something is batched: the write goes into target's physical tensor."""
-    level, B = _level_of((target,) + tuple(inputs))
-    if not (type(target) is BatchedTensor and target._blevel == level):
+    blevel, B = _blevel_of((target,) + tuple(inputs))
+    if not (type(target) is BatchedTensor and target._blevel == blevel):
         raise OpError(
             f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
             f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead"
         )
-    ins, bat = _unwrap_all(inputs, level)
+    ins, bat = _unwrap_all(inputs, blevel)
     tphys = target._phys
     plan = _plan(op, ins, bat, args, B)
     if type(plan) is tuple and plan[0] is op and plan[3] is None and plan[1][0] is tphys:

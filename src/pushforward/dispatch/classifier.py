@@ -3,7 +3,7 @@
 A simple generated op (one or two plain Tensors, one result) first tries its fast paths (its
 kernel on the arrays when no input needs autodiff, `Tensor._ad`; then bare.run1 / run2, which
 read the commonest cases of this table in a few tests: the tape case, the arrays case, and the
-traced case of one input, and hand them to their executors here).
+combined case of one input, and hand them to their executors here).
 Every other out-of-place call goes through `apply`, the classifier. An input of another kind
 (batched, Dask-backed, interpreted) goes to the general executor, which starts with the resolver
 (`dispatch.interpret.resolve`): that kind's interpreter runs the call. (The resolver is asked
@@ -17,8 +17,8 @@ case      when                                                            execut
 ========  ==============================================================  ==================
 tape      no differentiable input carries a tangent                       `run_tape`
 arrays    one ordinary level, plain tangents, nothing recorded            `run_arrays`
-traced    one ordinary level, plain tangents, an input requiring grad     `run_traced`
-          (the combined case): the tangent formula goes on the tape
+combined  one ordinary level, plain tangents, an input requiring grad     `run_combined`
+          (forward and reverse at once): the tangent formula goes on the tape
 deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
@@ -26,12 +26,12 @@ general   views, lists, several outputs or levels, tangents that are      `gener
           differentiated themselves, no array formula
 ========  ==============================================================  ==================
 
-The classifier hands its executor what it read (the record: level, input arrays, tangents,
+The classifier hands its executor what it read (its reading: level, input arrays, tangents,
 whether an input requires grad, Python scalars); no executor reads the inputs again. The array
-cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_traced and the general
-executor the Tensor formula (the general one level by level). Each rule lives once: weak Python scalars (oprecord.py), a
-tangent owns its memory (aliasing.py), fitting a tangent to its output and integer results
-carrying none (`fit_array` here for arrays, `general.fit_tangent` for Tensors), views
+cases run the op's array formula (`Op.jvp_np`) on NumPy arrays; run_combined and the general
+executor the Tensor formula (the general one level by level). Each rule lives once: weak Python
+scalars (oprecord.py), the per-output rules (a tangent fitted to its output, integer results
+carrying none, each owning its memory, laid out as its result: engine/outputs.py), views
 (general.py) and in-place writes (inplace.py). A new kind of level or tangent is a new case
 in `apply` and its executor.
 
@@ -48,18 +48,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aliasing import own_fast, own_tensor
 from ..engine.tangents import set_new_tangent, tangent_of
 from ..engine.graph import record_plain
+from ..engine.outputs import fit_array, fit_tangent, own_fast, own_tensor
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .general import fit_tangent, run_general, saved, tape_node
+from .general import run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from .interpret import resolve
 from ..core.tensor import Tensor, alias, wrap, FLOATING
 
-__all__ = ["apply", "run_tape", "run_arrays", "run_traced", "run_deferred", "run_vector", "fit_array"]
+__all__ = ["apply", "run_tape", "run_arrays", "run_combined", "run_deferred", "run_vector"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -67,7 +67,7 @@ _ndarray = np.ndarray
 
 def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
-    arrays, tangents, requires-grad, Python scalars) and hands that record to the executor of its
+    arrays, tangents, requires-grad, Python scalars) and hands that reading to the executor of its
     case, which reads the inputs no further."""
     if not op.direct:
         return run_general(op, ins, args)
@@ -126,7 +126,7 @@ def apply(op: Op, ins: tuple, args: tuple):
             return run_deferred(op, ins, args, lvl, datas, tans, scalars, rec)
     elif rec:
         if op.jvp is not None:
-            return run_traced(op, ins, args, lvl, datas, tans, scalars)
+            return run_combined(op, ins, args, lvl, datas, tans, scalars)
     elif op.jvp_np is not None:
         return run_arrays(op, ins, args, lvl, datas, tans, scalars)
     return run_general(op, ins, args)  # mixed tangents, or no formula of the kind the case needs
@@ -202,7 +202,7 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     ):  # (own_fast's tests for one or two tangents, inline: a fresh array that is no input tangent is kept)
         r = own_fast(r, datas, tans, od)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
-        r = fit_array(op, r, od)
+        r = fit_array(op, r, od.shape, od.dtype)
         if r is None:
             return out
     t = _new(Tensor)
@@ -211,7 +211,7 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     return out
 
 
-def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
+def run_combined(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, scalars: bool, out=None) -> Tensor:
     """One ordinary level and an input that requires grad (the combined case: forward-over-reverse
     on a tracked level): the kernel and its tape node, then the Tensor formula on the primals, its
     ops recorded on the tape too. A primal carrying the tangent is seen through an alias without it
@@ -246,7 +246,7 @@ def run_traced(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
             or r._data.dtype != od.dtype
             or od.dtype.kind not in FLOATING
         ):
-            r = fit_tangent(r, out, op)
+            r = fit_tangent(op, r, od.shape, od.dtype)
         if r is not None:
             set_new_tangent(out, lvl, own_tensor(r, seen))
     if node is not None and node.keep is not None:
@@ -284,24 +284,7 @@ def run_vector(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
         r = op.jvp_np(*datas, *tans, od, *args)
         if isinstance(r, np.ndarray):
             r = own_fast(r, datas, tans, od)
-        r = fit_array(op, r, od, lvl.batch)
+        r = fit_array(op, r, od.shape, od.dtype, lvl.batch)
         if r is not None:
             set_new_tangent(out, lvl, BatchedTensor(wrap(r), lvl.blevel))
     return saved(node, out)
-
-
-def fit_array(op: Op, r, od: np.ndarray, batch: int | None = None):
-    """An array formula's tangent brought to its output's shape and dtype (with a leading batch
-    dim at a vector-mode level), fresh where it had to change; None for no tangent, and for an
-    integer or bool output, which never carries one (docs/design.md, "Tangents")."""
-    if r is None or od.dtype.kind not in FLOATING:
-        return None
-    want = od.shape if batch is None else (batch,) + od.shape
-    if type(r) is np.ndarray and r.shape == want and r.dtype == od.dtype:
-        return r
-    if batch is None:  # Tensor fitting says what is wrong with a shape (one place for the message)
-        return fit_tangent(wrap(np.asanyarray(r)), wrap(od), op)._data
-    r = np.asanyarray(r)
-    if r.dtype.kind == "c" and od.dtype.kind != "c":
-        r = r.real
-    return np.broadcast_to(r, want).astype(od.dtype)  # a fresh array of the full batch

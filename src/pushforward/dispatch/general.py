@@ -6,8 +6,8 @@ back here with the call unwrapped. Otherwise the inputs are normalised (weak sca
 inputs), the kernel runs, a view output is linked to its base, the tape node is recorded on
 the original inputs (so backward formulas see their tangents: forward-over-reverse) and the
 tangents are computed level by level, outermost first, each with formulas over primals that
-still carry the outer levels' tangents (hierarchical nesting). `fit_tangent` is the one place
-a formula's tangent is brought to its output's shape and dtype.
+still carry the outer levels' tangents (hierarchical nesting). Each output and its tangent obey
+the per-output rules (fit, own memory, layout: engine/outputs.py).
 
 >>> import pushforward as pf
 >>> from pushforward.ops.generated import MUL
@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from .aliasing import arrays_of, own_tensor, unshared
+from ..engine.outputs import fit_tangent, own_tensor, unshared
 from ..engine.tangents import forced, levels_of, set_tangent, tangent_of
 from ..engine.graph import record, record_plain
 from ..engine.grad_mode import no_grad
@@ -36,7 +36,7 @@ from ..core.lazy import is_immutable
 from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
 from ..engine.registry import DISPATCH
 
-__all__ = ["run_general", "fit_tangent", "normalize", "prim_at", "tape_node", "saved"]
+__all__ = ["run_general", "normalize", "prim_at", "tape_node", "saved"]
 
 
 def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
@@ -129,8 +129,8 @@ def run_general(op: Op, inputs, args: tuple, after: str | None = None):
         for t in _diff_tensors(op, ins):
             if t._fw is not None or t._st.dual:
                 lv_of[id(t)] = levels_of(t)
-        for level in sorted({lv for lvs in lv_of.values() for lv in lvs}):
-            _forward(op, ins, args, outs, level, lv_of)
+        for uid in sorted({lv for lvs in lv_of.values() for lv in lvs}):  # (outermost first)
+            _forward(op, ins, args, outs, uid, lv_of)
     saved(node, outs)
     return out
 
@@ -189,18 +189,18 @@ def _plain(t) -> bool:
     return t is None or type(t) is Pending or (type(t) is not BatchedTensor and (not t._ad or not needs_ad(t)))
 
 
-def _raw_tangent(v: Tensor, level: int):
-    """v's own tangent at `level` as stored (maybe deferred), else tangent_of's answer."""
+def _raw_tangent(v: Tensor, uid: int):
+    """v's own tangent at the level of id `uid` as stored (maybe deferred), else tangent_of's answer."""
     fw = v._fw
     if fw is not None:
-        t = fw.get(level)
+        t = fw.get(uid)
         if t is not None:
             return t
-    return tangent_of(v, level)
+    return tangent_of(v, uid)
 
 
-def _only_level(v: Tensor, level: int, grad_on: bool, lv_of: dict) -> bool:
-    """v carries no tangent but the one at `level` and needs no grad: array formulas are exact.
+def _only_level(v: Tensor, uid: int, grad_on: bool, lv_of: dict) -> bool:
+    """v carries no tangent but the one at the level of id `uid` and needs no grad: array formulas are exact.
     (lv_of: the inputs' levels, as run_general read them; an output's are read here.)"""
     if grad_on and v._requires_grad:
         return False
@@ -209,24 +209,24 @@ def _only_level(v: Tensor, level: int, grad_on: bool, lv_of: dict) -> bool:
     lv = lv_of.get(id(v))
     if lv is None:
         lv = levels_of(v)
-    return not lv or (len(lv) == 1 and level in lv)
+    return not lv or (len(lv) == 1 and uid in lv)
 
 
-def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dict) -> None:
-    """Compute the outputs' tangents at `level` from the inputs' tangents at `level`."""
-    lvl = STATE.by_uid[level]
+def _forward(op: Op, ins: list, args: tuple, outs: tuple, uid: int, lv_of: dict) -> None:
+    """Compute the outputs' tangents at the level of id `uid` from the inputs' tangents there."""
+    lvl = STATE.by_uid[uid]
     # Record tangent computations on the tape (reverse-over-forward) unless the level opts out.
     grad_on = STATE.grad_enabled and not lvl.untracked
     # Untracked level while a tape is recorded (forward-over-reverse): defer array formulas.
     deferred = lvl.untracked and STATE.grad_enabled and op.kind == "op" and op.n_out == 1 and op.jvp_np is not None
-    tans, single = _input_tangents(op, ins, level, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
+    tans, single = _input_tangents(op, ins, uid, grad_on, _raw_tangent if deferred else tangent_of, lv_of)
     if all(t is None or (type(t) is list and all(x is None for x in t)) for t in tans):
         return
     if op.jvp is None:
         raise NotImplementedError(f"forward-mode AD is not implemented for {op.name}")
-    if single and op.jvp_np is not None and all(_only_level(o, level, grad_on, lv_of) for o in outs):
+    if single and op.jvp_np is not None and all(_only_level(o, uid, grad_on, lv_of) for o in outs):
         if deferred:
-            set_tangent(outs[0], level, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
+            set_tangent(outs[0], uid, defer(lvl, op, _datas(ins), tans, outs[0]._data, args))
             return
         r = op.jvp_np(
             *_datas(ins),
@@ -249,12 +249,12 @@ def _forward(op: Op, ins: list, args: tuple, outs: tuple, level: int, lv_of: dic
             # no primal, and tangents nothing differentiates record nothing on the tape.
             r = op.jvp(*ins, *tans, *outs, *args)
         else:
-            r = _jvp_on_prims(op, ins, tans, outs, args, level, grad_on, lv_of)
-    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, level)
+            r = _jvp_on_prims(op, ins, tans, outs, args, uid, grad_on, lv_of)
+    _set_output_tangents(op, ins, tans, outs, (r,) if op.n_out == 1 else r, uid)
 
 
-def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable, lv_of: dict) -> tuple[list, bool]:
-    """Per differentiable input its tangent at `level` (None, a tangent, or a list for a list
+def _input_tangents(op: Op, ins: list, uid: int, grad_on: bool, read: Callable, lv_of: dict) -> tuple[list, bool]:
+    """Per differentiable input its tangent at the level of id `uid` (None, a tangent, or a list for a list
     input), and whether nothing but this level's plain tangents is around (formulas may then run
     on arrays)."""
     tans = []
@@ -266,36 +266,57 @@ def _input_tangents(op: Op, ins: list, level: int, grad_on: bool, read: Callable
             tans.append(None)
             continue
         if type(v) is Tensor:
-            t = read(v, level) if (v._fw is not None or v._st.dual) else None
-            single = single and _only_level(v, level, grad_on, lv_of) and _plain(t)
+            t = read(v, uid) if (v._fw is not None or v._st.dual) else None
+            single = single and _only_level(v, uid, grad_on, lv_of) and _plain(t)
         else:
-            t = [read(x, level) if (x._fw is not None or x._st.dual) else None for x in v]
-            single = single and all(_only_level(x, level, grad_on, lv_of) and _plain(y) for x, y in zip(v, t))
+            t = [read(x, uid) if (x._fw is not None or x._st.dual) else None for x in v]
+            single = single and all(_only_level(x, uid, grad_on, lv_of) and _plain(y) for x, y in zip(v, t))
         tans.append(t)
     return tans, single
 
 
-def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, level: int) -> None:
-    """Attach the formula's tangents r to the outputs, fitted, each its own memory (own_tensor)."""
+def _set_output_tangents(op: Op, ins: list, tans: list, outs: tuple, r: tuple, uid: int) -> None:
+    """Attach the formula's tangents r to the outputs, fitted, each its own memory (docs/design.md,
+    "Per-output rules")."""
     seen = None
     for o, t, d in zip(outs, r, op.out_diff):
         if d and t is not None:
-            t = fit_tangent(t, o, op)
+            t = fit_tangent(op, t, o._data.shape, o._data.dtype)
             if t is None:
                 continue
-            if o._base is None:  # not a view: its tangent must be its own (see own_array)
+            if o._base is None:  # not a view: its tangent must be its own
                 if seen is None:
-                    seen = arrays_of(ins) + arrays_of(tans) + [x._data for x in outs]
+                    seen = _arrays_of(ins) + _arrays_of(tans) + [x._data for x in outs]
                 t = own_tensor(t, seen)
                 seen.append(t._data if type(t) is Tensor else values_of(t))
-            set_tangent(o, level, t)
+            set_tangent(o, uid, t)
 
 
-def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level: int, grad_on: bool, lv_of: dict):
+def _arrays_of(values) -> list:
+    """The arrays of Tensors (or lists of them, or deferred tangents) in `values`, flattened: the
+    memory a new tangent may not share (engine.outputs.own_tensor)."""
+    out = []
+    for v in values:
+        tv = type(v)
+        if tv is Tensor:
+            out.append(v._data)
+        elif tv is list:
+            out.extend(_arrays_of(v))
+        elif tv is BatchedTensor:
+            out.append(values_of(v))
+        elif tv is Pending:
+            if v.value is not None and type(v.value) is Tensor:
+                out.append(v.value._data)
+        elif isinstance(v, np.ndarray):  # (pf.compile's tracer passes an ndarray subclass)
+            out.append(v)
+    return out
+
+
+def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, uid: int, grad_on: bool, lv_of: dict):
     """The Tensor formula over primals that carry only the outer levels' tangents (nesting);
     recorded on the tape when the level is tracked, else run without recording."""
     prims = [
-        (prim_at(v, level, lv_of.get(id(v))) if type(v) is Tensor else [prim_at(x, level, lv_of.get(id(x))) for x in v])
+        (prim_at(v, uid, lv_of.get(id(v))) if type(v) is Tensor else [prim_at(x, uid, lv_of.get(id(x))) for x in v])
         if op.diff[i] and v is not None
         else v
         for i, v in enumerate(ins)
@@ -306,9 +327,9 @@ def _jvp_on_prims(op: Op, ins: list, tans: list, outs: tuple, args: tuple, level
         return op.jvp(*prims, *tans, *outs, *args)
 
 
-def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
-    """v seen from `level`: same tape identity, only the tangents of outer levels (`levels`: v's
-    levels if the caller has read them)."""
+def prim_at(v: Tensor, uid: int, levels: list | None = None) -> Tensor:
+    """v seen from the level of id `uid`: same tape identity, only the tangents of outer levels
+    (`levels`: the ids of v's levels, if the caller has read them)."""
     if v._fw is None and not v._st.dual:
         return v
     if levels is None:
@@ -317,37 +338,9 @@ def prim_at(v: Tensor, level: int, levels: list | None = None) -> Tensor:
         return v
     p = alias(v)
     for lv in levels:
-        if lv < level:
+        if lv < uid:
             set_tangent(p, lv, tangent_of(v, lv))
     return p
-
-
-def fit_tangent(t, out: Tensor, op: Op):
-    """Bring a formula's tangent to the output's shape and dtype (the one place that does).
-    None for an integer or bool output: those never carry tangents (docs/design.md, "Tangents"), whatever
-    the formula says (a cast's formula casts the tangent too). A batched tangent (batched dual
-    level) is fitted by its logical shape."""
-    od = out._data
-    if od.dtype.kind not in FLOATING:
-        return None
-    if not isinstance(t, Tensor):
-        t = wrap(np.asarray(t))
-    shape, dtype = (t._data.shape, t._data.dtype) if type(t) is Tensor else (t.shape, t.dtype)
-    if shape != od.shape:
-        try:
-            np.broadcast_shapes(shape, od.shape)
-        except ValueError:
-            raise OpError(
-                f"{op.name}: forward formula produced a tangent of shape {tuple(shape)} for an output of "
-                f"shape {od.shape}"
-            ) from None
-        t = t.expand(od.shape).clone()
-    if dtype != od.dtype:
-        if dtype.kind == "c" and od.dtype.kind != "c":
-            t = t.real
-        if t.dtype != od.dtype:
-            t = t.to(od.dtype)
-    return t
 
 
 # (the interpreters hand unwrapped calls back here; they sit below this module: dispatch/interpret.py)

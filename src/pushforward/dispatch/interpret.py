@@ -60,7 +60,7 @@ _ndarray = np.ndarray
 
 class Interpreter:
     """What a kind of tensor points at: how it runs an op and an in-place op. `level` is its
-    name in `TRACE_LEVELS` (a transform's own tensor subclass: "interpreted")."""
+    trace level: its name in `TRACE_LEVELS` (a transform's own tensor subclass: "interpreted")."""
 
     level = "interpreted"
 

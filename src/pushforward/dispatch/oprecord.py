@@ -13,11 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from .aliasing import unshared
-from .batching import OPS
+from .batching import RECORDS
 from ..errors import OpError, describe, same_kind
-from ..kernels.linalg import column_major
-from ..core.batched import BatchedTensor
+from ..engine.outputs import lay_out, unshared
 from ..core.tensor import Tensor, wrap
 
 __all__ = ["Op", "op_error", "run_kernel", "SCALAR_TYPES", "SCALARS", "weak_dtype", "tape_inputs", "scalar_arrays"]
@@ -114,7 +112,7 @@ class Op:
         # the backward places grad into zeros of the input's shape, where this view looks
         self.grad_embeds = grad_embeds
         self.public = None  # the public function (set by the generated module)
-        OPS[name] = self  # batching rules call ops by name
+        RECORDS[name] = self  # batching rules call ops by name
         self.argnames = argnames  # names of the non-Tensor arguments, in the order of `args`
         self.batch = batch  # batching rule from derivatives.yaml (see batching.py)
         # derivatives.yaml's `layout:` (the kernel's result's layout, when not NumPy's), `sparsity:`
@@ -125,60 +123,17 @@ class Op:
         self.curvature = curvature
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
-        # ... and not a view: dispatch.apply's array executors may run it
+        # ... and not a view: the classifier's array executors may run it (dispatch.classifier.apply)
         self.direct = self.simple and kind == "op"
         self.all_diff = all(diff)
         # the kernel's result is C-contiguous: so must its tangent be, whichever path computes it
         # (wrapped here, so the other ops' hot paths pay nothing for it)
         self.contiguous = layout == "contiguous"
-        if self.contiguous:
-            self.jvp = _contiguous_tensor_formula(jvp) if jvp is not None else None
-            self.jvp_np = _contiguous_array_formula(jvp_np) if jvp_np is not None else None
-        elif layout == "column_major":  # ... column-major (LAPACK's), so must its tangent be
-            self.jvp = _column_major_tensor_formula(jvp) if jvp is not None else None
-            self.jvp_np = _column_major_array_formula(jvp_np) if jvp_np is not None else None
+        if layout:  # (or column-major, LAPACK's: docs/design.md, "Per-output rules")
+            self.jvp, self.jvp_np = lay_out(layout, jvp, jvp_np)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
-
-
-def _contiguous_array_formula(f: Callable) -> Callable:
-    def formula(*a):
-        r = f(*a)
-        return np.ascontiguousarray(r) if isinstance(r, np.ndarray) and not r.flags.c_contiguous else r
-
-    return formula
-
-
-def _contiguous_tensor_formula(f: Callable) -> Callable:
-    def formula(*a):
-        r = f(*a)
-        if type(r) is BatchedTensor:  # a batch of tangents (vector mode): each one contiguous
-            return r.contiguous()
-        return (
-            r.clone() if type(r) is Tensor and isinstance(r._data, np.ndarray) and not r._data.flags.c_contiguous else r
-        )
-
-    return formula
-
-
-def _column_major_array_formula(f: Callable) -> Callable:
-    def formula(*a):
-        r = f(*a)
-        return column_major(r) if isinstance(r, np.ndarray) else r
-
-    return formula
-
-
-def _column_major_tensor_formula(f: Callable) -> Callable:
-    def formula(*a):
-        r = f(*a)
-        if type(r) is BatchedTensor or (type(r) is Tensor and isinstance(r._data, np.ndarray)):
-            rt = r.mT  # (a batch of tangents: the batch dim stays outermost)
-            return r if type(r) is Tensor and rt._data.flags.c_contiguous else rt.contiguous().mT
-        return r
-
-    return formula
 
 
 def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:

@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import DISPATCH
+from .outputs import fit_array, own_array
 from .state import STATE
-from ..core.lazy import as_array
 from ..core.tensor import wrap
 
 __all__ = ["Pending", "defer", "flush"]
@@ -89,14 +88,18 @@ class Pending:
             r = None
         else:
             r = op.jvp_np(*self.datas, *tans, self.od, *self.args)
-        if r is not None:
-            if isinstance(r, np.ndarray):  # a tangent of its own, as dispatch's (see own_array)
-                r = DISPATCH.own_array(r, (*self.datas, *tans, self.od))
-            if type(r) is np.ndarray and r.shape == self.shape and r.dtype == self.dtype and self.dtype.kind in "fc":
+        if r is not None:  # the per-output rules, as the executors' (docs/design.md, "Per-output rules")
+            if isinstance(r, np.ndarray):
+                r = own_array(r, (*self.datas, *tans, self.od))
+            if (
+                type(r) is not np.ndarray
+                or r.shape != self.shape
+                or r.dtype != self.dtype
+                or self.dtype.kind not in "fc"
+            ):
+                r = fit_array(op, r, self.shape, self.dtype)  # (its commonest case, fitting nothing, inline)
+            if r is not None:
                 r = wrap(r)
-            else:  # broadcast or cast it to the output's shape and dtype (None: an integer output)
-                like = np.broadcast_to(np.zeros((), self.dtype), self.shape)
-                r = DISPATCH.fit_tangent(wrap(as_array(r)), wrap(like), op)  # (a Dask array stays lazy)
         self.value = r
         # the inputs are no longer needed: let their arrays go
         self.datas = self.tans = self.od = self.args = None
@@ -119,23 +122,23 @@ def _array(t):
     return None if t is None else t._data
 
 
-def defer(level: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
-    """A Pending for `op`'s output at `level` (a _Level), tracked so a write can flush it."""
+def defer(lvl: Any, op: Any, datas: list, tans: list, od: Any, args: tuple) -> Pending:
+    """A Pending for `op`'s output at the level `lvl` (a _Level), tracked so a write can flush it."""
     p = Pending(op, datas, tans, od, args)
-    pend = level.pending
+    pend = lvl.pending
     pend.append(weakref.ref(p))
-    if len(pend) > level.pending_limit:
+    if len(pend) > lvl.pending_limit:
         pend[:] = [r for r in pend if (q := r()) is not None and q.value is _UNSET]
-        level.pending_limit = max(1024, 2 * len(pend))
+        lvl.pending_limit = max(1024, 2 * len(pend))
     return p
 
 
 def flush() -> None:
     """Compute every pending tangent of this thread's live levels (before memory is written)."""
-    for level in STATE.levels:
-        pend = level.pending
+    for lvl in STATE.levels:
+        pend = lvl.pending
         if pend:
-            level.pending = []
+            lvl.pending = []
             for r in pend:
                 p = r()
                 if p is not None:

@@ -142,17 +142,17 @@ def _resolve_level(level: int | None, who: str) -> int:
 # -- tangent storage -------------------------------------------------------------------------
 
 
-def set_tangent(x, level: int, tangent) -> None:
-    """Attach `tangent` to x at the level with unique id `level` (no checks)."""
+def set_tangent(x, uid: int, tangent) -> None:
+    """Attach `tangent` to x at the level with unique id `uid` (no checks)."""
     fw = x._fw
     if fw is None:
         fw = x._fw = {}
         x._ad = True  # (mark_ad's write, inline: every tangent attached passes here)
-    fw[level] = tangent
+    fw[uid] = tangent
     st = x._st
     if st.shared:
         mark_dual(st)  # views of x share this storage and must look for x's tangents
-    STATE.by_uid[level].register(x)
+    STATE.by_uid[uid].register(x)
 
 
 def set_new_tangent(x, lvl: _Level, tangent) -> None:
@@ -178,17 +178,17 @@ def set_new_tangent(x, lvl: _Level, tangent) -> None:
         lvl.prune()
 
 
-def tangent_of(x, level: int):
-    """x's tangent at the level with id `level`: its own, else the same view of its base's, else None."""
+def tangent_of(x, uid: int):
+    """x's tangent at the level with id `uid`: its own, else the same view of its base's, else None."""
     fw = x._fw
-    if fw is not None and level in fw:
-        t = fw[level]  # None here masks the base's tangent (an unpacked primal)
-        return _forced(x, level) if type(t) is Pending else t
+    if fw is not None and uid in fw:
+        t = fw[uid]  # None here masks the base's tangent (an unpacked primal)
+        return _forced(x, uid) if type(t) is Pending else t
     base = x._base
     if base is not None and base._fw is not None:
-        bt = base._fw.get(level)
+        bt = base._fw.get(uid)
         if type(bt) is Pending:
-            bt = _forced(base, level)
+            bt = _forced(base, uid)
         if bt is not None:
             return replay_view(bt, x._view)
     return None
@@ -203,20 +203,20 @@ def forced(t):
     return t
 
 
-def _forced(x, level: int):
-    """Compute x's deferred tangent at `level` and store it in its place (a zero one is dropped)."""
-    t = forced(x._fw[level])
+def _forced(x, uid: int):
+    """Compute x's deferred tangent at the level of id `uid` and store it in its place (a zero one is dropped)."""
+    t = forced(x._fw[uid])
     if t is None:
-        _drop_tangent(x, level)  # only non-view outputs defer, so no base's tangent is unmasked here
+        _drop_tangent(x, uid)  # only non-view outputs defer, so no base's tangent is unmasked here
     else:
-        x._fw[level] = t
+        x._fw[uid] = t
     return t
 
 
-def _drop_tangent(x, level: int) -> None:
-    """Remove x's own entry at `level` (x._fw must not be None); an empty dict becomes None."""
+def _drop_tangent(x, uid: int) -> None:
+    """Remove x's own entry at the level of id `uid` (x._fw must not be None); an empty dict becomes None."""
     fw = x._fw
-    fw.pop(level, None)
+    fw.pop(uid, None)
     if not fw:
         x._fw = None
 
@@ -278,10 +278,10 @@ def _view_alias(x, fw: dict | None):
     return out
 
 
-def zero_tangent(x: Tensor, level: int) -> Tensor:
-    """A zero tangent for x at the level with id `level` (a batch of them at a vector-mode level)."""
+def zero_tangent(x: Tensor, uid: int) -> Tensor:
+    """A zero tangent for x at the level with id `uid` (a batch of them at a vector-mode level)."""
     d = x._data
-    lvl = STATE.by_uid[level]
+    lvl = STATE.by_uid[uid]
     if lvl.batch is None:
         # in x's memory layout: an in-place write then fills it, and views that x allows must work
         # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..dispatch.aliasing import own_array
-from ..dispatch.general import fit_tangent, prim_at
+from ..dispatch.general import prim_at
 from ..dispatch.inplace import apply_inplace
 from ..ops import generated as ops
 from ..core.tensor import Tensor, _autodiff, device
@@ -29,7 +28,7 @@ __all__ = ["bind"]
 # The layers below the generated module reach its ops (and dispatch's tangent fitting) through
 # these registries; filled here, at import time, before any op can run.
 OPS.fill({k: v for k, v in vars(ops).items() if not k.startswith("__")})
-DISPATCH.fill({"fit_tangent": fit_tangent, "own_array": own_array, "prim_at": prim_at})
+DISPATCH.fill({"prim_at": prim_at})
 _autodiff.grad_accumulator = graph.grad_accumulator
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.backend import copy_in_layout_of
 from ...core.batched import values_of
 from ...core.lazy import is_lazy_array
 from ...core.tensor import Tensor
 from ...engine.grad_mode import is_grad_enabled
+from ...engine.outputs import laid_out  # (the generated formulas are wrapped in it: "Per-output rules")
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
-from ...core.tensor import wrap
 from ...errors import check_dim
 
 __all__ = [
@@ -76,9 +75,6 @@ __all__ = [
 
 # -- small utilities ---------------------------------------------------------------------------------
 scale_np = scale
-
-
-_ndarray = np.ndarray
 
 
 def fill_zeros(tangents, primals):
@@ -378,37 +374,6 @@ def einsum_jvp(equation, tensors_p, tensors_t):
         term = OPS.einsum(equation, *ops)
         total = term if total is None else total + term
     return total
-
-
-def laid_out(formula, n: int):
-    """An element-wise op's tangent formula whose tangent is laid out in memory as the op's result
-    (torch gives a tangent of another layout the primal's strides), so a view the result allows
-    works on its tangent too. Its first `n` arguments are the primal inputs; its parameter `result`
-    the op's result. (The result's own layout is the kernel's: K.elementwise_layout, K.pow.)"""
-    code = formula.__code__
-    at = code.co_varnames[: code.co_argcount].index("result")
-
-    def tangent(*a):
-        r = formula(*a)
-        if type(r) is _ndarray and r.ndim < 2:  # one layout: the commonest case, at once
-            return r
-        res = a[at]
-        if isinstance(r, np.ndarray):  # (pf.compile traces with an ndarray subclass)
-            return _in_layout_of_result(r, res)
-        if type(r) is not Tensor or any(type(x) is not Tensor and isinstance(x, Tensor) for x in a[:n]):
-            return r  # no tangent, or a batch of them (vector mode)
-        d = _in_layout_of_result(r._data, res._data if isinstance(res, Tensor) else res)
-        return r if d is r._data else wrap(d).copy_(r)  # copy_: differentiable, as the formula is
-
-    return tangent
-
-
-def _in_layout_of_result(r, res):
-    """Array r, or a copy of it in the memory layout of the op's result `res` when r has res's shape
-    and dtype but other strides (a smaller tangent is broadcast later, by fit_array / fit_tangent)."""
-    if not isinstance(res, np.ndarray) or r.strides == res.strides or r.shape != res.shape or r.dtype != res.dtype:
-        return r
-    return copy_in_layout_of(r, res)
 
 
 # -- element-wise -----------------------------------------------------------------------------------
