@@ -39,7 +39,17 @@ from ..core.tensor import FLOATING, Tensor, wrap
 from ..errors import OpError
 from ..kernels.linalg import column_major
 
-__all__ = ["fit_tangent", "fit_array", "own_array", "own_fast", "own_tensor", "unshared", "laid_out", "lay_out"]
+__all__ = [
+    "fit_tangent",
+    "fit_array",
+    "own_array",
+    "own_fast",
+    "own_tensor",
+    "unshared",
+    "laid_out",
+    "lay_out",
+    "in_layout_of",
+]
 
 _ndarray = np.ndarray
 
@@ -181,6 +191,16 @@ def laid_out(formula: Callable, n: int) -> Callable:
         return r if d is r._data else wrap(d).copy_(r)  # copy_: differentiable, as the formula is
 
     return tangent
+
+
+def in_layout_of(like: np.ndarray, t: Tensor) -> Tensor:
+    """A copy of t laid out in memory as the array `like` (copy_: differentiable, as a formula is).
+
+    >>> import numpy as np, pushforward as pf
+    >>> in_layout_of(np.empty((2, 2), order="F"), pf.ones(2, 2)).stride()
+    (1, 2)
+    """
+    return wrap(np.empty_like(like)).copy_(t)
 
 
 def _in_layout_of_result(r, res):

@@ -26,7 +26,7 @@ __all__ = [
     "selector",
     "gram",
     "broadcast_rows",
-    "Lazy",
+    "Unbuilt",
     "build",
     "as_bool_csr",
 ]
@@ -75,7 +75,7 @@ def empty(m: int, n: int) -> sp.csr_array:
     return fast_csr(np.zeros(0, np.int64), np.zeros(m + 1, np.int64), (m, n))
 
 
-class Lazy:
+class Unbuilt:
     """A pattern not built yet: the union of row selections ("terms": a built pattern and the row
     of it each element takes, -1 for none). Moves and element-wise ops only compose these index
     maps; the sparse matrix is built once, when a rule needs it (`build`)."""
@@ -89,7 +89,7 @@ class Lazy:
 
 
 def _terms(p) -> list:
-    return p.terms if type(p) is Lazy else [(p, None)]
+    return p.terms if type(p) is Unbuilt else [(p, None)]
 
 
 def take_rows(p, ids: np.ndarray):
@@ -107,7 +107,7 @@ def take_rows(p, ids: np.ndarray):
         else:
             new = np.where(ids >= 0, old[np.maximum(ids, 0)], -1)
         terms.append((base, new))
-    return Lazy(terms, (len(ids), p.shape[1]))
+    return Unbuilt(terms, (len(ids), p.shape[1]))
 
 
 def union(a, b):
@@ -119,13 +119,13 @@ def union(a, b):
     terms = list(_terms(a))
     seen = {(id(x), id(i)) for x, i in terms}
     terms += [(x, i) for x, i in _terms(b) if (id(x), id(i)) not in seen]
-    out = Lazy(terms, a.shape)
+    out = Unbuilt(terms, a.shape)
     return build(out) if len(terms) > _MAX_TERMS else out
 
 
 def build(p) -> sp.csr_array | None:
     """The pattern as a canonical boolean csr_array."""
-    if type(p) is not Lazy:
+    if type(p) is not Unbuilt:
         return p
     if p.built is None:
         singles = [t for t in p.terms if _single(t[0])]

@@ -24,12 +24,13 @@ import numpy as np
 
 import sys
 
-from ..core.batched import BatchedTensor, new_batch_level
+from ..core.batched import BatchedTensor, new_batch_level, values_of
 from ..core.creation import zeros_like
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import Tensor
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import SCALARS, Op
+from ..engine.outputs import in_layout_of, own_tensor
 from ..engine.state import STATE
 from ..engine.tangents import levels_of
 from ..errors import NestingError, OpError
@@ -234,13 +235,8 @@ def _copy(c):
     """A copy of coefficient c in c's own memory layout (clone's is C order), so that a reshape of
     the result views or copies as it does eagerly (docs/design.md, "Memory layout")."""
     if type(c) is Tensor and type(c._data) is np.ndarray and not c._data.flags.c_contiguous:
-        return _in_layout_of(c._data, c)
+        return in_layout_of(c._data, c)
     return c.clone()
-
-
-def _in_layout_of(like: np.ndarray, c: Tensor) -> Tensor:
-    """A copy of c laid out in memory as the array `like` (copy_: differentiable, as clone is)."""
-    return wrap(np.empty_like(like)).copy_(c)
 
 
 def _run_rule(op: Op, xs: list, args: tuple, K: int, tag: SeriesTag) -> tuple:
@@ -360,15 +356,15 @@ _MAY_SHARE = (None, "series_linear", "series_pow", "series_prod", "series_cumpro
 
 
 def _unshared(out, xs: list, n_out: int):
-    """An op that is not a view owns its result (as dispatch's tangents do): a coefficient that is an
-    input's own coefficient object (a linear formula that returns its tangent) is copied, so that an
-    in-place write into the result cannot reach the input."""
-    seen = set()
+    """An op that is not a view owns its result (docs/design.md, "Per-output rules"): a coefficient
+    that shares memory with an input's coefficient (a linear formula that returns its tangent) is
+    copied, so that an in-place write into the result cannot reach the input."""
+    arrays = []
     for x in xs:
         for s in (x if x and type(x[0]) is list else [x]) if x is not None else ():
-            seen.update(id(c) for c in s)
+            arrays.extend(d for d in (values_of(c) for c in s if isinstance(c, Tensor)) if type(d) is np.ndarray)
     outs = out if n_out > 1 else (out,)
-    fixed = [[c.clone() if id(c) in seen and isinstance(c, Tensor) else c for c in o] for o in outs]
+    fixed = [[own_tensor(c, arrays) if isinstance(c, Tensor) else c for c in o] for o in outs]
     return fixed if n_out > 1 else fixed[0]
 
 
@@ -388,7 +384,7 @@ def _laid_out_as_eager(op: Op, xs: list, args: tuple, res):
     out = []
     for c in res._c:
         if type(c) is Tensor and type(c._data) is np.ndarray and c._data.strides != want.strides:
-            c = _in_layout_of(want, c)
+            c = in_layout_of(want, c)
         out.append(c)
     return Series(out, res._tag)
 

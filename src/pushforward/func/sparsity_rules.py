@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from ..dispatch.oprecord import Op
-from .patterns import Lazy, broadcast_rows, build, gram, row_union, selector, take_rows, union, union_all
+from .patterns import Unbuilt, broadcast_rows, build, gram, row_union, selector, take_rows, union, union_all
 
 __all__ = ["Val", "Context", "rule_of", "dense_rule", "moves_by_index"]
 
@@ -268,7 +268,7 @@ def _from_blocks(ids: np.ndarray, deps: list, sizes: list):
                 columns.append((base, np.full(m, -1, np.int64)))
             columns[k][1][inside] = rows[inside]
     terms = [t for columns in slots.values() for t in columns]
-    return Lazy(terms, (m, deps[0].shape[1])) if terms else None
+    return Unbuilt(terms, (m, deps[0].shape[1])) if terms else None
 
 
 def _equation(op: Op, ins: list, args: tuple) -> tuple[str | None, list]:
