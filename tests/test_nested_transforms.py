@@ -356,3 +356,21 @@ def test_logit_derivative_outside_its_domain_is_nan():
     x = t([-0.5, 0.5, 1.5])
     np.testing.assert_array_equal(np.isnan(val(F.grad(lambda x: x.logit().sum())(x))), [True, False, True])
     np.testing.assert_array_equal(np.isnan(val(F.jvp(pf.logit, (x,), (pf.ones(3),))[1])), [True, False, True])
+
+
+def test_an_in_place_write_into_a_tangent_the_tape_kept_is_detected():
+    # grad of a jvp: tanh's recorded tangent formula keeps v's tangent; relu_ then writes into it.
+    # The formula read the tangent on a storage of its own (no version check): a wrong gradient.
+    # torch raises here too.
+    def f(c):
+        def g(x):
+            v = c * c
+            v.add_(x)
+            y = v.tanh()
+            v.relu_()
+            return y
+
+        return F.jvp(g, (t([0.7, -0.9]),), (pf.ones(2),))[1].sum()
+
+    with pytest.raises(pf.errors.SavedTensorModifiedError):
+        F.grad(f)(t([-0.8, 0.7]))

@@ -57,7 +57,7 @@ from .general import run_general, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from .interpret import resolve
-from ..core.tensor import Tensor, alias, wrap, FLOATING
+from ..core.tensor import _NO_STORAGE, FLOATING, Tensor, alias, join_storage, wrap
 
 __all__ = ["apply", "run_tape", "run_arrays", "run_combined", "run_deferred", "run_vector"]
 
@@ -230,11 +230,21 @@ def run_combined(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, 
         prims = [alias(v) if d and v._fw is not None else v for v, d in zip(ins, op.diff)]
     seen = [*datas, out._data]  # (loops, not comprehensions: each is a call of its own)
     tts = []
-    for t in tans:
+    uid = lvl.uid
+    for t, v in zip(tans, ins if op.all_diff else [v for v, d in zip(ins, op.diff) if d]):
         if t is not None:
             seen.append(t)
+            # the formula's nodes may keep the tangent: on its own storage, so that an in-place write
+            # into the tangent later (the primal's in-place op) is seen by their version check
+            fw = v._fw
+            src = fw.get(uid) if fw is not None else None
+            if src is None:
+                src = tangent_of(v, uid)  # (a view's, replayed from its base's)
             w = _new(Tensor)
             w._data = t
+            if type(src) is Tensor and src._data.shape == t.shape:
+                st = src._st
+                join_storage(w, st if st is not _NO_STORAGE else src._storage())
             t = w
         tts.append(t)
     r = op.jvp(*prims, *tts, out, *args)
