@@ -374,3 +374,15 @@ def test_an_in_place_write_into_a_tangent_the_tape_kept_is_detected():
 
     with pytest.raises(pf.errors.SavedTensorModifiedError):
         F.grad(f)(t([-0.8, 0.7]))
+
+
+def test_a_batch_times_a_constant_matrix_is_laid_out_as_eager_mm():
+    # mm(A, batch) ran as one GEMM whose result had the batch in the middle of each example's rows:
+    # a view of it (eager mm's result is contiguous) failed under vmap, jacfwd and jet of jacfwd
+    a, b = t([[1.0, 2.0], [3.0, 4.0]]), t([[0.5, -1.0], [2.0, 1.0]])
+
+    def f(x):
+        return pf.mm(b, x.mT).view(-1)
+
+    np.testing.assert_array_equal(val(F.vmap(f)(pf.stack([a, 2 * a]))), np.stack([val(f(a)), val(f(2 * a))]))
+    np.testing.assert_array_equal(val(F.jacfwd(f)(a)), val(F.jacrev(f)(a)))

@@ -67,6 +67,24 @@ def batched_inputs(prog: Program, B: int) -> list:
     ]
 
 
+def vmap_dims(prog: Program) -> tuple:
+    """vmap's in_dims for prog: with two or more inputs, some (drawn from the seed) are left unbatched,
+    so the batching rules' mixed cases (a batch times a constant) run; at least one is batched."""
+    n = len(prog.inputs)
+    rng = np.random.default_rng([abs(prog.seed or 0), 23])
+    dims = [None if n > 1 and rng.random() < 0.3 else 0 for _ in range(n)]
+    if n and all(d is None for d in dims):
+        dims[int(rng.integers(n))] = 0
+    return tuple(dims)
+
+
+def vmap_inputs(prog: Program, B: int) -> tuple:
+    """(the inputs vmap takes, in_dims): an unbatched input is the program's own."""
+    dims = vmap_dims(prog)
+    X = [x if d == 0 else a for x, a, d in zip(batched_inputs(prog, B), prog.inputs, dims)]
+    return X, dims
+
+
 def _np(t):
     return None if t is None else np.array(t.detach().numpy(), copy=True)
 
@@ -126,9 +144,9 @@ def run_hvp(prog: Program, tangents: list, B: int | None, cots: list, diff: list
         return [None if g is None else _np(pfw.unpack_dual(g).tangent) for g in gs]
 
 
-def run_vmap(prog: Program, X: list) -> list:
+def run_vmap(prog: Program, X: list, dims: tuple) -> list:
     fn = compile_body(prog)
-    outs = pf.func.vmap(lambda *xs: tuple(fn(pf, *xs)))(*[pf.tensor(a.copy()) for a in X])
+    outs = pf.func.vmap(lambda *xs: tuple(fn(pf, *xs)), in_dims=dims)(*[pf.tensor(a.copy()) for a in X])
     return [_np(o) for o in outs]
 
 
@@ -265,11 +283,11 @@ def check_vector(prog: Program, mode: str) -> list:
                 )
                 break
     elif mode == "vmap":
-        X = batched_inputs(prog, B)
-        rows = _unbatched_rows(B, lambda b: run_primal(prog, [x[b] for x in X]))
+        X, dims = vmap_inputs(prog, B)
+        rows = _unbatched_rows(B, lambda b: run_primal(prog, [x if d is None else x[b] for x, d in zip(X, dims)]))
         if rows is None:
             return []
-        got, e = _guard(lambda: run_vmap(prog, X))
+        got, e = _guard(lambda: run_vmap(prog, X, dims))
         if e is not None and "would write a batched value into a tensor that is not batched" in str(e):
             return []  # documented: vmap refuses an in-place write of a batched value into a constant
         if e is not None and "the result's shape depends on the input's values" in str(e):
@@ -377,12 +395,12 @@ def reproducer(prog: Program, f) -> str:
             f"        print(fwAD.unpack_dual(g[{k}]).tangent)",
         ]
     else:
-        X = batched_inputs(prog, B)
+        X, dims = vmap_inputs(prog, B)
         lines += [f"X{i} = {_lit(x)}" for i, x in enumerate(X)]
         xs = ", ".join(f"X{i}" for i in range(n))
         lines += [
-            f"print(pf.func.vmap(lambda *a: tuple(f(*a)))({xs})[{k}])  # {crash}",
+            f"print(pf.func.vmap(lambda *a: tuple(f(*a)), in_dims={dims})({xs})[{k}])  # {crash}",
             f"for b in range({B}):",
-            f"    print(f({', '.join(f'X{i}[b]' for i in range(n))})[{k}])",
+            f"    print(f({', '.join(f'X{i}' if d is None else f'X{i}[b]' for i, d in enumerate(dims))})[{k}])",
         ]
     return "\n".join(lines)

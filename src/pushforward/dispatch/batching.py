@@ -361,7 +361,8 @@ def _matmul(op, ins, bat, args, B, names):
                 RECORDS["_matmul"],
                 [a, b.permute(1, 0, 2).reshape((k, size * m))],
                 (),
-                lambda out: out.reshape((n, size, m)).permute(1, 0, 2),
+                # (contiguous: each example laid out as eager mm's result, so that a view of it works)
+                lambda out: out.reshape((n, size, m)).permute(1, 0, 2).contiguous(),
             )
     if a_vec:
         a = a.unsqueeze(-2)
