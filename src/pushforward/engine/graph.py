@@ -20,6 +20,7 @@ import numpy as np
 from .accumulate import add as add_grads, dense, embed_or_none, exclusive
 from .tangents import replay_view, set_tangent
 from .grad_mode import enable_grad, set_grad_enabled
+from .outputs import to_dtype
 from .registry import OPS
 from .state import STATE
 from ..core.creation import zeros_like
@@ -335,12 +336,7 @@ def _fit_grad(g, meta: tuple, who, index: int | None = None):
         dims = tuple(i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
         if dims:
             g = g.sum(dims, keepdim=True)
-    if g.dtype != dt:
-        if g.dtype.kind == "c" and dt.kind != "c":
-            g = g.real
-        if g.dtype != dt:
-            g = g.to(dt)
-    return g
+    return to_dtype(g, dt) if g.dtype != dt else g
 
 
 class AccumulateGrad(Node):

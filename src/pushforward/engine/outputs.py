@@ -49,6 +49,7 @@ __all__ = [
     "laid_out",
     "lay_out",
     "in_layout_of",
+    "to_dtype",
 ]
 
 _ndarray = np.ndarray
@@ -84,12 +85,20 @@ def fit_tangent(op: Any, t, shape: tuple, dtype: np.dtype):
     if d.shape != shape:
         _check_shape(op, d.shape, shape)
         t = t.expand(shape).clone()
-    if d.dtype != dtype:
-        if d.dtype.kind == "c" and dtype.kind != "c":
-            t = t.real
-        if t.dtype != dtype:
-            t = t.to(dtype)
-    return t
+    return to_dtype(t, dtype) if d.dtype != dtype else t
+
+
+def to_dtype(t: Tensor, dtype: np.dtype) -> Tensor:
+    """t in dtype, differentiably: a complex value for a real slot gives its real part (an R-linear
+    reading), then the cast. The one rule for tangents and gradients alike.
+
+    >>> import numpy as np, pushforward as pf
+    >>> to_dtype(pf.tensor([1 + 2j]), np.dtype(np.float32))
+    tensor([1.], dtype=pushforward.float32)
+    """
+    if t.dtype.kind == "c" and dtype.kind != "c":
+        t = t.real
+    return t.to(dtype) if t.dtype != dtype else t
 
 
 def fit_array(op: Any, r, shape: tuple, dtype: np.dtype, batch: int | None = None):
