@@ -207,6 +207,26 @@ def test_inplace_writes_move_patterns():
     np.testing.assert_allclose(sparse_jacfwd(f)(pf.ones(5)).toarray(), jd, rtol=1e-12)
 
 
+def test_inplace_writes_into_views_of_any_layout():
+    """A write into a view of a column-major result (LAPACK's U of svd, elementwise ops keep its
+    layout) or of a transpose moves patterns as into a contiguous one (it raised: transforms fuzz
+    seed 90018838)."""
+
+    def f(x):
+        u = pf.linalg.svd(x.reshape(3, 3), full_matrices=False)[0]
+        v = (u * u).real
+        v.add_(x[:3])
+        w = (x.reshape(3, 3) * 2.0).mT
+        w[0].mul_(x[3:6])
+        return (v + w).reshape(-1)
+
+    x = pf.tensor(np.random.default_rng(3).standard_normal(9))
+    jd = _dense(jacfwd(f)(x))
+    pat = jacobian_sparsity(f, x).toarray()
+    assert (pat | (np.abs(jd) == 0)).all()  # the pattern holds every nonzero
+    np.testing.assert_allclose(sparse_jacfwd(f)(x).toarray(), jd, rtol=1e-10, atol=1e-12)
+
+
 # ---- colorings
 
 

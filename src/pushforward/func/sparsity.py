@@ -145,17 +145,28 @@ def _pattern(data: np.ndarray, dep, taint: bool) -> PatternTensor:
 
 
 def _ids_in(root: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """The flat (C order) indices in `root` of the elements of `data`, a view sharing its memory."""
-    if not root.flags.c_contiguous or root.dtype != data.dtype:
+    """The flat (C order) indices in `root` of the elements of `data`, a view sharing its memory.
+
+    Any layout of root (a LAPACK result is column-major, a transpose has swapped strides): its C-order
+    indices are written into a shadow buffer at the positions of root's elements in memory, and read
+    back at the positions of data's."""
+    if root.dtype != data.dtype:
         raise OpError(
-            f"sparsity detection: an in-place write into a view of a tensor of shape {root.shape} that is not "
-            "contiguous (or has another dtype) is not supported; write it out of place"
+            f"sparsity detection: an in-place write into a view of a tensor of shape {root.shape} with another "
+            f"dtype ({data.dtype} into {root.dtype}) is not supported; write it out of place"
         )
     item = root.itemsize
-    off = (data.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item
-    flat = np.arange(root.size, dtype=np.int64)
-    strides = tuple(s // item * 8 for s in data.strides)
-    return np.ndarray(data.shape, dtype=np.int64, buffer=flat, offset=off * 8, strides=strides).ravel()
+    low = sum(min(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // item
+    high = sum(max(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // item
+    shadow = np.full(high - low + 1 if root.size else 1, -1, dtype=np.int64)
+
+    def place(a: np.ndarray) -> np.ndarray:
+        off = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item - low
+        strides = tuple(st // item * 8 for st in a.strides)
+        return np.ndarray(a.shape, dtype=np.int64, buffer=shadow, offset=off * 8, strides=strides)
+
+    place(root)[...] = np.arange(root.size, dtype=np.int64).reshape(root.shape)
+    return place(data).ravel()
 
 
 class _Detector(Interpreter):
