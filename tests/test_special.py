@@ -122,3 +122,36 @@ def test_complex_digamma_derivative_is_trigamma():
     (pf.digamma(z) * pf.tensor([1.0 + 0j])).real.sum().backward()
     # conjugate Wirtinger: grad = conj(psi'(z)) for the real part of a holomorphic function
     close(z.grad, np.conj(pf.polygamma(1, pf.tensor([0.5 + 0.3j])).numpy()))
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("gamma", ()),
+        ("rgamma", ()),
+        ("beta", (2.5,)),
+        ("poch", (1.5,)),
+        ("tandg", ()),
+        ("bdtr", None),
+        ("expn", None),
+    ],
+)
+def test_scipy_special_runs_under_vmap(name, args):
+    """pushforward.scipy.special reads no tensor's values (gammasgn is made of ops), so vmap of its
+    gradient equals the per-example gradient."""
+    from pushforward.scipy import special as ps
+
+    f = {
+        "bdtr": lambda p: ps.bdtr(2.0, 5.0, p),
+        "expn": lambda x: ps.expn(pf.tensor(2.0), x + 0.5),
+    }.get(name) or (lambda x: getattr(ps, name)(x + 0.5, *args))
+    x = pf.tensor([0.1, 0.4, 0.8])
+    batched = pf.func.vmap(pf.func.grad(f))(x)
+    close(batched, np.array([float(pf.func.grad(f)(pf.tensor(v))) for v in (0.1, 0.4, 0.8)]))
+
+
+def test_scipy_special_gammasgn_is_scipys():
+    from pushforward.scipy import special as ps
+
+    v = np.array([np.inf, -np.inf, np.nan, -0.5, -1.5, -2.5, 0.0, -0.0, -2.0, 3.0])
+    np.testing.assert_array_equal(ps.gammasgn(pf.tensor(v)).numpy(), sp.gammasgn(v))

@@ -45,6 +45,7 @@ __all__ = [
     "airy_ai",
     "airy_ai_prime",
     "gammainc",
+    "gammaincinv",
     "hurwitz_zeta_complex",
 ]
 
@@ -449,6 +450,10 @@ def airy_ai_prime(a):
 
 def gammainc(a, x, upper=False):
     return sp.gammaincc(a, x) if upper else sp.gammainc(a, x)
+
+
+def gammaincinv(a, y, upper=False):
+    return sp.gammainccinv(a, y) if upper else sp.gammaincinv(a, y)
 
 
 # Bernoulli numbers B_2, B_4, ..., B_20 (Euler-Maclaurin tail of the Hurwitz zeta function)

@@ -21,7 +21,7 @@ __all__ = ["as_float", "differentiated", "refuse_derivative"]
 def as_float(x: Any) -> Tensor:
     """x as a floating tensor (integers become float64; lists holding tensors are stacked)."""
     t = as_t(x)
-    return t if t._data.dtype.kind in "fc" else t.to(np.dtype(np.float64))
+    return t if t.dtype.kind in "fc" else t.to(np.dtype(np.float64))
 
 
 def differentiated(x: Any) -> bool:

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import scipy.special as _sp
 
-from ..core.creation import as_tensor
 from ..core.tensor import Tensor
 from ..ops import generated as ops
 from .scipy_common import as_float, refuse_derivative
@@ -87,6 +86,46 @@ __all__ = [
     "pseudo_huber",
     "boxcox",
     "boxcox1p",
+    "cbrt",
+    "cosdg",
+    "sindg",
+    "tandg",
+    "cotdg",
+    "radian",
+    "cosm1",
+    "exprel",
+    "inv_boxcox",
+    "inv_boxcox1p",
+    "poch",
+    "binom",
+    "exp1",
+    "expi",
+    "expn",
+    "spence",
+    "ellipk",
+    "ellipkm1",
+    "ellipe",
+    "lpmv",
+    "hyp1f1",
+    "hyp2f1",
+    "gammaincinv",
+    "gammainccinv",
+    "betaincinv",
+    "bdtr",
+    "bdtrc",
+    "bdtri",
+    "pdtr",
+    "pdtrc",
+    "pdtri",
+    "gdtr",
+    "gdtrc",
+    "nbdtr",
+    "nbdtrc",
+    "nbdtri",
+    "fdtr",
+    "fdtrc",
+    "fdtri",
+    "chdtri",
 ]
 
 
@@ -124,6 +163,11 @@ k0 = _unary(ops.special_modified_bessel_k0)
 k1 = _unary(ops.special_modified_bessel_k1)
 k0e = _unary(ops.special_scaled_modified_bessel_k0)
 k1e = _unary(ops.special_scaled_modified_bessel_k1)
+exp1 = _unary(ops.special_exp1)
+expi = _unary(ops.special_expi)
+spence = _unary(ops.special_spence)
+ellipk = _unary(ops.special_ellipk)
+ellipe = _unary(ops.special_ellipe)
 
 
 def loggamma(x: Any) -> Tensor:
@@ -148,8 +192,13 @@ def log_expit(x: Any) -> Tensor:
 
 def gammasgn(x: Any) -> Tensor:
     """The sign of the gamma function (piecewise constant: its derivative is zero)."""
-    t = as_float(x)
-    return ops.where(ops.isnan(t), t, t * 0 + as_tensor(_sp.gammasgn(t.detach().numpy())))
+    t = as_float(x).detach()
+    fl = ops.floor(t)
+    # gamma is positive for x > 0 and alternates between the poles below: negative on (-1, 0),
+    # positive on (-2, -1), ...; NaN at the poles and -inf; at a zero, the zero's sign
+    below = ops.where(t == fl, float("nan"), ops.where(ops.remainder(fl, 2) == 1, -1.0, 1.0))
+    out = ops.where(t > 0, 1.0, ops.where(t == 0, ops.copysign(t * 0 + 1, t), below))
+    return ops.where(ops.isnan(t), t, out)
 
 
 def gamma(x: Any) -> Tensor:
@@ -383,6 +432,284 @@ def boxcox(x: Any, lmbda: Any) -> Tensor:
 def boxcox1p(x: Any, lmbda: Any) -> Tensor:
     """The Box-Cox transform of 1 + x: ((1 + x)**lmbda - 1) / lmbda, log1p(x) at lmbda == 0."""
     return _boxcox_of_log(ops.log1p(as_float(x)), as_float(lmbda))
+
+
+def cbrt(x: Any) -> Tensor:
+    """The real cube root."""
+    t = as_float(x)
+    return ops.sign(t) * ops.abs(t) ** (1 / 3)
+
+
+def _degrees(x: Any) -> Tensor:
+    # reduced to [0, 360) first, so multiples of 90 degrees land on the same radians however large x is
+    t = as_float(x)
+    return (t - 360.0 * ops.floor(t / 360.0)) * (math.pi / 180)
+
+
+def sindg(x: Any) -> Tensor:
+    """sin of x degrees."""
+    return ops.sin(_degrees(x))
+
+
+def cosdg(x: Any) -> Tensor:
+    """cos of x degrees."""
+    return ops.cos(_degrees(x))
+
+
+def _exact_at_multiples_of_45(x: Any, f, table: dict) -> Tensor:
+    # f of x degrees, with SciPy's exact values at the multiples of 45 degrees in [0, 180) (tan and cot
+    # have period 180): the value replaced, the derivative kept (f's, infinite at a pole)
+    t = as_float(x)
+    out = f(_degrees(t))
+    r = t - 180.0 * ops.floor(t / 180.0)
+    for at, value in table.items():
+        exact = value if math.isinf(value) else out + (value - out).detach()  # (a pole's derivative: none)
+        out = ops.where(r == at, exact, out)
+    return out
+
+
+def tandg(x: Any) -> Tensor:
+    """tan of x degrees (exact at the multiples of 45 degrees, inf at 90 + 180 k)."""
+    return _exact_at_multiples_of_45(x, ops.tan, {0.0: 0.0, 45.0: 1.0, 90.0: float("inf"), 135.0: -1.0})
+
+
+def cotdg(x: Any) -> Tensor:
+    """cot of x degrees (exact at the multiples of 45 degrees, inf at 180 k)."""
+    return _exact_at_multiples_of_45(
+        x, lambda r: 1 / ops.tan(r), {0.0: float("inf"), 45.0: 1.0, 90.0: 0.0, 135.0: -1.0}
+    )
+
+
+def radian(d: Any, m: Any, s: Any) -> Tensor:
+    """An angle of d degrees, m minutes and s seconds in radians."""
+    return (as_float(d) + as_float(m) / 60 + as_float(s) / 3600) * (math.pi / 180)
+
+
+def cosm1(x: Any) -> Tensor:
+    """cos(x) - 1 without cancellation near 0: -2 sin(x / 2)**2."""
+    return -2 * ops.sin(as_float(x) / 2) ** 2
+
+
+def _series_near_zero(t: Tensor, width: float, series, exact) -> Tensor:
+    # exact(t) where |t| >= width, series(t) within: the quotient is 0 / 0 at t == 0 and loses digits
+    # near it; exact reads a safe operand on the series' side (no NaN through where's other branch)
+    small = ops.abs(t) < width
+    return ops.where(small, series(t), exact(ops.where(small, 1.0, t)))
+
+
+def exprel(x: Any) -> Tensor:
+    """(exp(x) - 1) / x, 1 at x == 0."""
+    return _series_near_zero(as_float(x), 1e-4, lambda t: 1 + t / 2 + t**2 / 6 + t**3 / 24, lambda t: ops.expm1(t) / t)
+
+
+def _inv_boxcox_exponent(y: Any, lmbda: Any) -> Tensor:
+    # log1p(lmbda y) / lmbda, y at lmbda == 0; near lmbda y == 0 its series, whose derivatives in lmbda
+    # are right at lmbda == 0
+    y, lm = _pair(y, lmbda)
+    t = lm * y
+    small = ops.abs(t) < 1e-4
+    ls = ops.where(small, 1.0, lm)
+    return ops.where(small, y * (1 - t / 2 + t**2 / 3 - t**3 / 4), ops.log1p(ls * y) / ls)
+
+
+def inv_boxcox(y: Any, lmbda: Any) -> Tensor:
+    """The inverse of boxcox: (1 + lmbda y)**(1 / lmbda), exp(y) at lmbda == 0; differentiable in both."""
+    return ops.exp(_inv_boxcox_exponent(y, lmbda))
+
+
+def inv_boxcox1p(y: Any, lmbda: Any) -> Tensor:
+    """The inverse of boxcox1p: (1 + lmbda y)**(1 / lmbda) - 1, expm1(y) at lmbda == 0."""
+    return ops.expm1(_inv_boxcox_exponent(y, lmbda))
+
+
+def poch(z: Any, m: Any) -> Tensor:
+    """The Pochhammer symbol gamma(z + m) / gamma(z); differentiable in both."""
+    z, m = _pair(z, m)
+    # at a pole z = 0, -1, -2, ... with an integer m, the limit by reflection: (-1)^m gamma(1 - z) /
+    # gamma(1 - z - m); with any other m, 1 / gamma(z) = 0 wins (the ratio reads safe operands there)
+    pole_z = (z <= 0) & (z == ops.floor(z))
+    pole = pole_z & (m == ops.floor(m))
+    zs, ms = ops.where(pole_z, 1.0, z), ops.where(pole_z, 1.0, m)
+    ratio = gammasgn(zs + ms) * gammasgn(zs) * ops.exp(ops.lgamma(zs + ms) - ops.lgamma(zs))
+    zr, low = ops.where(pole, 1 - z, 1.0), ops.where(pole, 1 - z - m, 1.0)
+    sign = ops.where(ops.remainder(m, 2) == 1, -1.0, 1.0)
+    reflected = sign * gammasgn(zr) * gammasgn(low) * ops.exp(ops.lgamma(zr) - ops.lgamma(low))
+    return ops.where(pole, reflected, ops.where(pole_z, 0.0, ratio))
+
+
+def binom(n: Any, k: Any) -> Tensor:
+    """The binomial coefficient gamma(n + 1) / (gamma(k + 1) gamma(n - k + 1)) for real n, k."""
+    n, k = _pair(n, k)
+    signs = gammasgn(n + 1) * gammasgn(k + 1) * gammasgn(n - k + 1)
+    return signs * ops.exp(ops.lgamma(n + 1) - ops.lgamma(k + 1) - ops.lgamma(n - k + 1))
+
+
+def expn(n: Any, x: Any) -> Tensor:
+    """The generalised exponential integral E_n(x), integer n >= 0; differentiable in x."""
+    return _order("expn", ops.special_expn, n, x)
+
+
+def ellipkm1(p: Any) -> Tensor:
+    """The complete elliptic integral of the first kind K(1 - p)."""
+    return ops.special_ellipk(1 - as_float(p))
+
+
+def lpmv(m: Any, v: Any, x: Any) -> Tensor:
+    """The associated Legendre function P_v^m(x), integer m, real v, |x| <= 1; differentiable in x."""
+    refuse_derivative("scipy.special.lpmv", "m", m)
+    refuse_derivative("scipy.special.lpmv", "v", v)
+    return ops.special_lpmv(as_float(m), as_float(v), as_float(x))
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Tensor:
+    """The confluent hypergeometric function 1F1(a; b; x); differentiable in x."""
+    refuse_derivative("scipy.special.hyp1f1", "a", a)
+    refuse_derivative("scipy.special.hyp1f1", "b", b)
+    return ops.special_hyp1f1(as_float(a), as_float(b), as_float(x))
+
+
+def hyp2f1(a: Any, b: Any, c: Any, z: Any) -> Tensor:
+    """The Gauss hypergeometric function 2F1(a, b; c; z) for real z < 1; differentiable in z."""
+    for name, v in (("a", a), ("b", b), ("c", c)):
+        refuse_derivative("scipy.special.hyp2f1", name, v)
+    return ops.special_hyp2f1(as_float(a), as_float(b), as_float(c), as_float(z))
+
+
+def gammaincinv(a: Any, y: Any) -> Tensor:
+    """The x with gammainc(a, x) == y; differentiable in y."""
+    refuse_derivative("scipy.special.gammaincinv", "a", a)
+    return ops._special_gammaincinv(as_float(a), as_float(y), False)
+
+
+def gammainccinv(a: Any, y: Any) -> Tensor:
+    """The x with gammaincc(a, x) == y; differentiable in y."""
+    refuse_derivative("scipy.special.gammainccinv", "a", a)
+    return ops._special_gammaincinv(as_float(a), as_float(y), True)
+
+
+def betaincinv(a: Any, b: Any, y: Any) -> Tensor:
+    """The x with betainc(a, b, x) == y; differentiable in y."""
+    refuse_derivative("scipy.special.betaincinv", "a", a)
+    refuse_derivative("scipy.special.betaincinv", "b", b)
+    return ops._special_betaincinv(as_float(a), as_float(b), as_float(y))
+
+
+# The distribution functions below are SciPy's definitions in terms of the incomplete beta and gamma
+# functions (and their inverses); each is differentiable where those are (in the probability or the
+# point, not in the counts or degrees of freedom).
+def _counts(who: str, **counts: Any) -> list:
+    for name, v in counts.items():
+        refuse_derivative(f"scipy.special.{who}", name, v)
+    return [as_float(v) for v in counts.values()]
+
+
+def bdtr(k: Any, n: Any, p: Any) -> Tensor:
+    """The binomial distribution's CDF: P(X <= floor(k)) for n trials of success probability p."""
+    k, n = _counts("bdtr", k=k, n=n)
+    k = ops.floor(k)
+    inside = (k >= 0) & (k < n)
+    out = ops.special_betainc(ops.where(inside, n - k, 1.0), k + 1, 1 - as_float(p))
+    return ops.where(inside, out, ops.where(k == n, 1.0, float("nan")))
+
+
+def bdtrc(k: Any, n: Any, p: Any) -> Tensor:
+    """The binomial distribution's survival function P(X > floor(k))."""
+    k, n = _counts("bdtrc", k=k, n=n)
+    k = ops.floor(k)
+    inside = (k >= 0) & (k < n)
+    out = ops.special_betainc(ops.where(inside, k + 1, 1.0), ops.where(inside, n - k, 1.0), as_float(p))
+    edge = ops.where(k == n, 0.0, ops.where(k < 0, 1.0, float("nan")))
+    return ops.where(inside, out, edge)
+
+
+def bdtri(k: Any, n: Any, y: Any) -> Tensor:
+    """The p with bdtr(k, n, p) == y."""
+    k, n = _counts("bdtri", k=k, n=n)
+    k = ops.floor(k)
+    return 1 - ops._special_betaincinv(n - k, k + 1, as_float(y))
+
+
+def pdtr(k: Any, m: Any) -> Tensor:
+    """The Poisson distribution's CDF: P(X <= floor(k)) for mean m."""
+    (k,) = _counts("pdtr", k=k)
+    return ops.special_gammaincc(ops.floor(k) + 1, as_float(m))
+
+
+def pdtrc(k: Any, m: Any) -> Tensor:
+    """The Poisson distribution's survival function P(X > floor(k))."""
+    (k,) = _counts("pdtrc", k=k)
+    return ops.special_gammainc(ops.floor(k) + 1, as_float(m))
+
+
+def pdtri(k: Any, y: Any) -> Tensor:
+    """The mean m with pdtr(k, m) == y."""
+    (k,) = _counts("pdtri", k=k)
+    y = as_float(y)
+    out = ops._special_gammaincinv(ops.floor(k) + 1, y, True)
+    return ops.where(y < 1, out, float("nan"))
+
+
+def gdtr(a: Any, b: Any, x: Any) -> Tensor:
+    """The gamma distribution's CDF at x, rate a and shape b: gammainc(b, a x); differentiable in a and x."""
+    (b,) = _counts("gdtr", b=b)
+    return ops.special_gammainc(b, as_float(a) * as_float(x))
+
+
+def gdtrc(a: Any, b: Any, x: Any) -> Tensor:
+    """The gamma distribution's survival function: gammaincc(b, a x)."""
+    (b,) = _counts("gdtrc", b=b)
+    return ops.special_gammaincc(b, as_float(a) * as_float(x))
+
+
+def nbdtr(k: Any, n: Any, p: Any) -> Tensor:
+    """The negative binomial distribution's CDF: betainc(n, floor(k) + 1, p)."""
+    k, n = _counts("nbdtr", k=k, n=n)
+    k = ops.floor(k)
+    out = ops.special_betainc(n, ops.where(k < 0, 0.0, k) + 1, as_float(p))
+    return ops.where(k < 0, float("nan"), out)
+
+
+def nbdtrc(k: Any, n: Any, p: Any) -> Tensor:
+    """The negative binomial distribution's survival function: betainc(floor(k) + 1, n, 1 - p)."""
+    k, n = _counts("nbdtrc", k=k, n=n)
+    k = ops.floor(k)
+    out = ops.special_betainc(ops.where(k < 0, 0.0, k) + 1, n, 1 - as_float(p))
+    return ops.where(k < 0, float("nan"), out)
+
+
+def nbdtri(k: Any, n: Any, y: Any) -> Tensor:
+    """The p with nbdtr(k, n, p) == y."""
+    k, n = _counts("nbdtri", k=k, n=n)
+    return ops._special_betaincinv(n, ops.floor(k) + 1, as_float(y))
+
+
+def fdtr(dfn: Any, dfd: Any, x: Any) -> Tensor:
+    """The F distribution's CDF at x."""
+    dfn, dfd = _counts("fdtr", dfn=dfn, dfd=dfd)
+    x = as_float(x)
+    top = x == float("inf")
+    w = dfn * ops.where(top, 1.0, x)
+    out = ops.special_betainc(dfn / 2, dfd / 2, w / (dfd + w))
+    return ops.where(top, 1.0, out)
+
+
+def fdtrc(dfn: Any, dfd: Any, x: Any) -> Tensor:
+    """The F distribution's survival function at x."""
+    dfn, dfd = _counts("fdtrc", dfn=dfn, dfd=dfd)
+    return ops.special_betainc(dfd / 2, dfn / 2, dfd / (dfd + dfn * as_float(x)))
+
+
+def fdtri(dfn: Any, dfd: Any, p: Any) -> Tensor:
+    """The x with fdtr(dfn, dfd, x) == p."""
+    dfn, dfd = _counts("fdtri", dfn=dfn, dfd=dfd)
+    w = ops._special_betaincinv(dfn / 2, dfd / 2, as_float(p))
+    return dfd * w / (dfn * (1 - w))
+
+
+def chdtri(v: Any, p: Any) -> Tensor:
+    """The x with chdtrc(v, x) == p (the chi-square survival function's inverse)."""
+    (v,) = _counts("chdtri", v=v)
+    return 2 * ops._special_gammaincinv(v / 2, as_float(p), True)
 
 
 # the public names of pushforward.scipy.special

@@ -3489,6 +3489,142 @@ def special_betainc(self, other, x, *, out=None):
     """Regularised incomplete beta I_x(a, b), a = self, b = other; differentiable in x. Example: pf.special_betainc(pf.tensor(2.0), pf.tensor(3.0), pf.tensor([0.5]))"""
     if out is not None: return write_out('special_betainc', out, (self, other, x), lambda: special_betainc(self, other, x))
     return apply(SPECIAL_BETAINC, (self, other, x), ())
+# ---- _special_betaincinv
+def __special_betaincinv__backward(grad, self, other, y, result, needs):
+    return (grad / betainc_density(self, other, result) if needs[0] else None,)
+def __special_betaincinv__jvp(self, other, y_p, y_t, result):
+    return y_t / betainc_density(self, other, result)
+def __special_betaincinv__kernel(self, other, y):
+    _r = sp.betaincinv(self, other, y)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other, y)
+_SPECIAL_BETAINCINV = Op('_special_betaincinv', __special_betaincinv__kernel, ('self', 'other', 'y'), ('T', 'T', 'T'), (False, False, True), backward=__special_betaincinv__backward, jvp=laid_out(__special_betaincinv__jvp, 3), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 0), (2,))), batch='elementwise')
+def _special_betaincinv(self, other, y):
+    """Inverse of the regularised incomplete beta in x: I_result(a, b) = y; differentiable in y (see pushforward.scipy.special.betaincinv)."""
+    return apply(_SPECIAL_BETAINCINV, (self, other, y), ())
+# ---- _special_gammaincinv
+def __special_gammaincinv__backward(grad, self, other, result, upper, needs):
+    return (grad / gammainc_density(self, result, upper) if needs[0] else None,)
+def __special_gammaincinv__jvp(self, other_p, other_t, result, upper):
+    return other_t / gammainc_density(self, result, upper)
+def __special_gammaincinv__kernel(self, other, upper):
+    _r = K.gammaincinv(self, other, upper)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+_SPECIAL_GAMMAINCINV = Op('_special_gammaincinv', __special_gammaincinv__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=__special_gammaincinv__backward, jvp=laid_out(__special_gammaincinv__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,))), argnames=('upper',), batch='elementwise')
+@bare_op(_SPECIAL_GAMMAINCINV, K.gammaincinv, layout=True)
+def _special_gammaincinv(self, other, upper):
+    """Inverse of the regularised incomplete gamma P(a, x) (Q with upper=True) in x, differentiable in y = other (see pushforward.scipy.special.gammaincinv)."""
+# ---- special_exp1
+def _special_exp1__backward(grad, self, result, needs):
+    return (grad * -(-self).exp() / self if needs[0] else None,)
+def _special_exp1__backward_np(grad, self, result, needs):
+    return (grad * -xp.exp(-self) / self if needs[0] else None,)
+def _special_exp1__jvp(self_p, self_t, result): return self_t * _conj(-(-self_p).exp()) / _conj(self_p)
+def _special_exp1__jvp_np(self_p, self_t, result): return self_t * K.conj(-xp.exp(-self_p)) / K.conj(self_p)
+SPECIAL_EXP1 = Op('special_exp1', sp.exp1, ('self',), ('T',), (True,), backward=_special_exp1__backward, backward_np=_special_exp1__backward_np, jvp=_special_exp1__jvp, jvp_np=_special_exp1__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_EXP1, sp.exp1, write_out=write_out)
+def special_exp1(self, *, out=None):
+    """Exponential integral E1(x), the integral of exp(-t) / t from x to infinity. Example: pf.special_exp1(pf.tensor([1.0]))"""
+# ---- special_expi
+def _special_expi__backward(grad, self, result, needs):
+    return (grad * self.exp() / self if needs[0] else None,)
+def _special_expi__backward_np(grad, self, result, needs):
+    return (grad * xp.exp(self) / self if needs[0] else None,)
+def _special_expi__jvp(self_p, self_t, result): return self_t * _conj(self_p.exp()) / _conj(self_p)
+def _special_expi__jvp_np(self_p, self_t, result): return self_t * K.conj(xp.exp(self_p)) / K.conj(self_p)
+SPECIAL_EXPI = Op('special_expi', sp.expi, ('self',), ('T',), (True,), backward=_special_expi__backward, backward_np=_special_expi__backward_np, jvp=_special_expi__jvp, jvp_np=_special_expi__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_EXPI, sp.expi, write_out=write_out)
+def special_expi(self, *, out=None):
+    """Exponential integral Ei(x), the principal value of the integral of exp(t) / t up to x. Example: pf.special_expi(pf.tensor([1.0]))"""
+# ---- special_expn
+def _special_expn__backward(grad, self, other, result, needs):
+    return (grad * expn_slope(self, other) if needs[0] else None,)
+def _special_expn__jvp(self, other_p, other_t, result): return other_t * expn_slope(self, other_p)
+def _special_expn__kernel(self, other):
+    _r = sp.expn(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+SPECIAL_EXPN = Op('special_expn', _special_expn__kernel, ('self', 'other'), ('T', 'T'), (False, True), backward=_special_expn__backward, jvp=laid_out(_special_expn__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None)), batch='elementwise')
+@bare_op(SPECIAL_EXPN, sp.expn, layout=True, write_out=write_out)
+def special_expn(self, other, *, out=None):
+    """Generalised exponential integral E_n(x) of integer order n = self >= 0; differentiable in x. Example: pf.special_expn(pf.tensor(2.0), pf.tensor([1.0]))"""
+# ---- special_spence
+def _special_spence__backward(grad, self, result, needs):
+    return (grad * spence_slope(self) if needs[0] else None,)
+def _special_spence__jvp(self_p, self_t, result): return self_t * _conj(spence_slope(self_p))
+SPECIAL_SPENCE = Op('special_spence', sp.spence, ('self',), ('T',), (True,), backward=_special_spence__backward, jvp=_special_spence__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_SPENCE, sp.spence, write_out=write_out)
+def special_spence(self, *, out=None):
+    """Spence's function (dilogarithm) of real z >= 0: the integral of log(t) / (1 - t) from 1 to z. Example: pf.special_spence(pf.tensor([0.5]))"""
+# ---- special_ellipk
+def _special_ellipk__backward(grad, self, result, needs):
+    return (grad * ellipk_slope(self) if needs[0] else None,)
+def _special_ellipk__jvp(self_p, self_t, result): return self_t * _conj(ellipk_slope(self_p))
+SPECIAL_ELLIPK = Op('special_ellipk', sp.ellipk, ('self',), ('T',), (True,), backward=_special_ellipk__backward, jvp=_special_ellipk__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_ELLIPK, sp.ellipk, write_out=write_out)
+def special_ellipk(self, *, out=None):
+    """Complete elliptic integral of the first kind K(m), parameter m < 1. Example: pf.special_ellipk(pf.tensor([0.5]))"""
+# ---- special_ellipe
+def _special_ellipe__backward(grad, self, result, needs):
+    return (grad * ellipe_slope(self) if needs[0] else None,)
+def _special_ellipe__jvp(self_p, self_t, result): return self_t * _conj(ellipe_slope(self_p))
+SPECIAL_ELLIPE = Op('special_ellipe', sp.ellipe, ('self',), ('T',), (True,), backward=_special_ellipe__backward, jvp=_special_ellipe__jvp, jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
+@bare_op(SPECIAL_ELLIPE, sp.ellipe, write_out=write_out)
+def special_ellipe(self, *, out=None):
+    """Complete elliptic integral of the second kind E(m), parameter m <= 1. Example: pf.special_ellipe(pf.tensor([0.5]))"""
+# ---- special_lpmv
+def _special_lpmv__backward(grad, self, v, x, result, needs):
+    return (
+        grad * (v * x * result - (v + self) * special_lpmv(self, v - 1, x)) / (x * x - 1) if needs[0] else None,
+    )
+def _special_lpmv__backward_np(grad, self, v, x, result, needs):
+    return (
+        grad * (v * x * result - (v + self) * sp.lpmv(self, v - 1, x)) / (x * x - 1) if needs[0] else None,
+    )
+def _special_lpmv__jvp(self, v, x_p, x_t, result):
+    return x_t * (v * x_p * result - (v + self) * special_lpmv(self, v - 1, x_p)) / (x_p * x_p - 1)
+def _special_lpmv__jvp_np(self, v, x_p, x_t, result):
+    return x_t * (v * x_p * result - (v + self) * sp.lpmv(self, v - 1, x_p)) / (x_p * x_p - 1)
+def _special_lpmv__kernel(self, v, x):
+    _r = sp.lpmv(self, v, x)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, v, x)
+SPECIAL_LPMV = Op('special_lpmv', _special_lpmv__kernel, ('self', 'v', 'x'), ('T', 'T', 'T'), (False, False, True), backward=_special_lpmv__backward, backward_np=_special_lpmv__backward_np, jvp=laid_out(_special_lpmv__jvp, 3), jvp_np=laid_out(_special_lpmv__jvp_np, 3), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), (2,))), batch='elementwise')
+def special_lpmv(self, v, x, *, out=None):
+    """Associated Legendre function P_v^m(x) of integer order m = self and real degree v, |x| <= 1 (SciPy's phase); differentiable in x. Example: pf.special_lpmv(pf.tensor(1.0), pf.tensor(2.0), pf.tensor([0.5]))"""
+    if out is not None: return write_out('special_lpmv', out, (self, v, x), lambda: special_lpmv(self, v, x))
+    return apply(SPECIAL_LPMV, (self, v, x), ())
+# ---- special_hyp1f1
+def _special_hyp1f1__backward(grad, self, other, x, result, needs):
+    return (grad * self / other * special_hyp1f1(self + 1, other + 1, x) if needs[0] else None,)
+def _special_hyp1f1__backward_np(grad, self, other, x, result, needs):
+    return (grad * self / other * sp.hyp1f1(self + 1, other + 1, x) if needs[0] else None,)
+def _special_hyp1f1__jvp(self, other, x_p, x_t, result):
+    return x_t * self / other * special_hyp1f1(self + 1, other + 1, x_p)
+def _special_hyp1f1__jvp_np(self, other, x_p, x_t, result):
+    return x_t * self / other * sp.hyp1f1(self + 1, other + 1, x_p)
+def _special_hyp1f1__kernel(self, other, x):
+    _r = sp.hyp1f1(self, other, x)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other, x)
+SPECIAL_HYP1F1 = Op('special_hyp1f1', _special_hyp1f1__kernel, ('self', 'other', 'x'), ('T', 'T', 'T'), (False, False, True), backward=_special_hyp1f1__backward, backward_np=_special_hyp1f1__backward_np, jvp=laid_out(_special_hyp1f1__jvp, 3), jvp_np=laid_out(_special_hyp1f1__jvp_np, 3), jvp_np_reads=(True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0), None), ((2, 2, 2), None)), batch='elementwise')
+def special_hyp1f1(self, other, x, *, out=None):
+    """Confluent hypergeometric function 1F1(a; b; x), a = self, b = other; differentiable in x. Example: pf.special_hyp1f1(pf.tensor(1.0), pf.tensor(2.0), pf.tensor([0.5]))"""
+    if out is not None: return write_out('special_hyp1f1', out, (self, other, x), lambda: special_hyp1f1(self, other, x))
+    return apply(SPECIAL_HYP1F1, (self, other, x), ())
+# ---- special_hyp2f1
+def _special_hyp2f1__backward(grad, self, b, c, z, result, needs):
+    return (grad * self * b / c * special_hyp2f1(self + 1, b + 1, c + 1, z) if needs[0] else None,)
+def _special_hyp2f1__backward_np(grad, self, b, c, z, result, needs):
+    return (grad * self * b / c * sp.hyp2f1(self + 1, b + 1, c + 1, z) if needs[0] else None,)
+def _special_hyp2f1__jvp(self, b, c, z_p, z_t, result):
+    return z_t * self * b / c * special_hyp2f1(self + 1, b + 1, c + 1, z_p)
+def _special_hyp2f1__jvp_np(self, b, c, z_p, z_t, result):
+    return z_t * self * b / c * sp.hyp2f1(self + 1, b + 1, c + 1, z_p)
+def _special_hyp2f1__kernel(self, b, c, z):
+    _r = sp.hyp2f1(self, b, c, z)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, b, c, z)
+SPECIAL_HYP2F1 = Op('special_hyp2f1', _special_hyp2f1__kernel, ('self', 'b', 'c', 'z'), ('T', 'T', 'T', 'T'), (False, False, False, True), backward=_special_hyp2f1__backward, backward_np=_special_hyp2f1__backward_np, jvp=laid_out(_special_hyp2f1__jvp, 4), jvp_np=laid_out(_special_hyp2f1__jvp_np, 4), jvp_np_reads=(True, True, True, True, False), jvp_kind='explicit', save=(((0, 0, 0, 0), None), ((2, 2, 2, 2), None)), batch='elementwise')
+def special_hyp2f1(self, b, c, z, *, out=None):
+    """Gauss hypergeometric function 2F1(a, b; c; z), a = self, real z < 1; differentiable in z. Example: pf.special_hyp2f1(pf.tensor(1.0), pf.tensor(1.0), pf.tensor(2.0), pf.tensor([0.5]))"""
+    if out is not None: return write_out('special_hyp2f1', out, (self, b, c, z), lambda: special_hyp2f1(self, b, c, z))
+    return apply(SPECIAL_HYP2F1, (self, b, c, z), ())
 # ---- hstack (composite)
 def hstack(tensors, *, out=None):
     """Concatenation along dim 1 (dim 0 for 1-D tensors), as NumPy's hstack. Example: pf.hstack([pf.ones(2), pf.zeros(1)])"""
@@ -3541,7 +3677,9 @@ RECORDS = (  # every Op, in YAML order
     SPECIAL_BESSEL_J1, SPECIAL_BESSEL_Y0, SPECIAL_BESSEL_Y1, SPECIAL_MODIFIED_BESSEL_K0,
     SPECIAL_MODIFIED_BESSEL_K1, SPECIAL_SCALED_MODIFIED_BESSEL_K0, SPECIAL_SCALED_MODIFIED_BESSEL_K1,
     SPECIAL_SPHERICAL_BESSEL_J0, SPECIAL_AIRY_AI, _SPECIAL_AIRY_AI_PRIME, _SPECIAL_GAMMAINC, _AS_STRIDED,
-    SPECIAL_IV, SPECIAL_IVE, SPECIAL_JV, SPECIAL_YV, SPECIAL_BETAINC,
+    SPECIAL_IV, SPECIAL_IVE, SPECIAL_JV, SPECIAL_YV, SPECIAL_BETAINC, _SPECIAL_BETAINCINV,
+    _SPECIAL_GAMMAINCINV, SPECIAL_EXP1, SPECIAL_EXPI, SPECIAL_EXPN, SPECIAL_SPENCE, SPECIAL_ELLIPK,
+    SPECIAL_ELLIPE, SPECIAL_LPMV, SPECIAL_HYP1F1, SPECIAL_HYP2F1,
 )
 for _op in RECORDS:
     _op.public = globals()[_op.name]
@@ -3603,8 +3741,9 @@ special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander linalg_tensorinv
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
-vander diagflat as_strided special_iv special_ive special_jv special_yv special_betainc hstack vstack dstack
-column_stack cov corrcoef
+vander diagflat as_strided special_iv special_ive special_jv special_yv special_betainc special_exp1
+special_expi special_expn special_spence special_ellipk special_ellipe special_lpmv special_hyp1f1
+special_hyp2f1 hstack vstack dstack column_stack cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {

@@ -240,6 +240,46 @@ SCIPY_FACES: dict[str, Face] = {
     ),
     "boxcox": Face(lambda sp, x, lm: sp.special.boxcox(x, lm), (_POS, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)),
     "boxcox1p": Face(lambda sp, x, lm: sp.special.boxcox1p(x, lm), (_POS, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)),
+    "cbrt": Face(lambda sp, x: sp.special.cbrt(x), (np.array([-2.5, -0.3, 0.4, 3.0]),)),
+    **{
+        n: Face(lambda sp, x, n=n: getattr(sp.special, n)(x), (np.array([-400.0, -20.0, 33.0, 100.0]),))
+        for n in ["sindg", "cosdg", "tandg", "cotdg"]
+    },
+    "radian": Face(lambda sp, d, m, s: sp.special.radian(d, m, s), (V4, V4[::-1], P4), (0, 1, 2)),
+    "cosm1": Face(lambda sp, x: sp.special.cosm1(x), (np.array([-2.0, 1e-9, 0.3, 1.5]),)),
+    "exprel": Face(lambda sp, x: sp.special.exprel(x), (np.array([-2.0, 1e-9, 2e-5, 1.5]),)),
+    "inv_boxcox": Face(lambda sp, y, lm: sp.special.inv_boxcox(y, lm), (_X4, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)),
+    "inv_boxcox1p": Face(
+        lambda sp, y, lm: sp.special.inv_boxcox1p(y, lm), (_X4, np.array([-0.8, 0.0, 0.3, 1.7])), (0, 1)
+    ),
+    "poch": Face(lambda sp, z, m: sp.special.poch(z, m), (np.array([-1.5, 0.5, 1.2, 2.5]), V4), (0, 1)),
+    "binom": Face(lambda sp, n, k: sp.special.binom(n, k), (_POS + 3, _POS), (0, 1)),
+    "exp1": Face(lambda sp, x: sp.special.exp1(x), (_POS,)),
+    "expi": Face(lambda sp, x: sp.special.expi(x), (np.array([-2.0, -0.5, 0.7, 2.0]),)),
+    "expn": Face(lambda sp, x: sp.special.expn(np.array([0.0, 1.0, 2.0, 5.0]), x), (_POS,)),
+    "spence": Face(lambda sp, z: sp.special.spence(z), (np.array([0.3, 1.0, 1.0004, 2.5]),)),
+    "ellipk": Face(lambda sp, m: sp.special.ellipk(m), (np.array([-1.5, 0.0, 0.0005, 0.7]),)),
+    "ellipe": Face(lambda sp, m: sp.special.ellipe(m), (np.array([-1.5, 0.0, -0.0005, 0.7]),)),
+    "ellipkm1": Face(lambda sp, p: sp.special.ellipkm1(p), (_X4,)),
+    "lpmv": Face(lambda sp, x: sp.special.lpmv(1.0, 2.5, x), (np.array([-0.7, -0.1, 0.3, 0.8]),)),
+    "hyp1f1": Face(lambda sp, x: sp.special.hyp1f1(1.5, 2.5, x), (V4,)),
+    "hyp2f1": Face(lambda sp, z: sp.special.hyp2f1(1.5, 0.5, 2.5, z), (np.array([-2.0, -0.3, 0.2, 0.8]),)),
+    "gammaincinv": Face(lambda sp, y: sp.special.gammaincinv(1.5, y), (_X4,)),
+    "gammainccinv": Face(lambda sp, y: sp.special.gammainccinv(1.5, y), (_X4,)),
+    "betaincinv": Face(lambda sp, y: sp.special.betaincinv(1.5, 2.5, y), (_X4,)),
+    **{
+        n: Face(lambda sp, p, n=n: getattr(sp.special, n)(np.array([0.0, 1.0, 2.0, 4.0]), 5.0, p), (_X4,))
+        for n in ["bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri"]
+    },
+    "pdtr": Face(lambda sp, m: sp.special.pdtr(np.array([0.0, 1.0, 2.0, 4.0]), m), (_POS,)),
+    "pdtrc": Face(lambda sp, m: sp.special.pdtrc(np.array([0.0, 1.0, 2.0, 4.0]), m), (_POS,)),
+    "pdtri": Face(lambda sp, y: sp.special.pdtri(np.array([0.0, 1.0, 2.0, 4.0]), y), (_X4,)),
+    "gdtr": Face(lambda sp, a, x: sp.special.gdtr(a, 2.5, x), (_A4, _POS), (0, 1)),
+    "gdtrc": Face(lambda sp, a, x: sp.special.gdtrc(a, 2.5, x), (_A4, _POS), (0, 1)),
+    "fdtr": Face(lambda sp, x: sp.special.fdtr(3.0, 4.5, x), (_POS,)),
+    "fdtrc": Face(lambda sp, x: sp.special.fdtrc(3.0, 4.5, x), (_POS,)),
+    "fdtri": Face(lambda sp, p: sp.special.fdtri(3.0, 4.5, p), (_X4,)),
+    "chdtri": Face(lambda sp, p: sp.special.chdtri(3.0, p), (_X4,)),
     "logsumexp": Face(lambda sp, x: sp.special.logsumexp(x, axis=1, keepdims=True), (M34,)),
     "logsumexp_b": Face(lambda sp, x, b: sp.special.logsumexp(x, b=b), (V4, P4), (0, 1)),
     "softmax": Face(lambda sp, x: sp.special.softmax(x, axis=0), (M34,)),

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.special as sp
 
 from ..ops import generated as ops
+from .opdb_linalg import _unary_samples
 from .opinfo import REAL, REAL_COMPLEX, OpInfo, SampleInput
 
 __all__ = ["register"]
@@ -42,6 +43,94 @@ def register(add: Callable) -> None:
             lambda x, a, b: ops.special_betainc(a, b, x),
             _betainc,
             lambda x, a, b: sp.betainc(a, b, x),
+            REAL,
+        )
+    )
+
+    # (with the points where a derivative formula switches to its series: spence at 1, ellipk and ellipe at 0)
+    unary = {
+        "special_exp1": (sp.exp1, 0.2, 3.0, []),
+        "special_expi": (sp.expi, 0.2, 3.0, []),
+        "special_spence": (sp.spence, 0.2, 3.0, [1.0, 1.0003]),
+        "special_ellipk": (sp.ellipk, -2.0, 0.9, [0.0, -0.0004]),
+        "special_ellipe": (sp.ellipe, -2.0, 0.9, [0.0, 0.0004]),
+    }
+    for name, (ref, lo, hi, at) in unary.items():
+        add(
+            OpInfo(
+                name,
+                getattr(ops, name),
+                lambda m, lo=lo, hi=hi, at=at: (
+                    _unary_samples(m, lo, hi) + ([SampleInput(m.tensor(at), name="series")] if at else [])
+                ),
+                ref,
+                REAL,
+            )
+        )
+    add(
+        OpInfo(
+            "special_expn",
+            lambda x, n: ops.special_expn(n, x),
+            lambda m: [
+                SampleInput(m((4,), low=0.3, high=3.0), (0.0,), name="n=0"),
+                SampleInput(m((4,), low=0.3, high=3.0), (1.0,), name="n=1"),
+                SampleInput(m((2, 3), low=0.3, high=3.0), (3.0,), name="n=3"),
+            ],
+            lambda x, n: sp.expn(n, x),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "special_hyp1f1",
+            lambda x, a, b: ops.special_hyp1f1(a, b, x),
+            lambda m: [
+                SampleInput(m((4,)), (1.5, 2.5), name="a=1.5 b=2.5"),
+                SampleInput(m((2, 3)), (-0.5, 1.5), name="a<0"),
+            ],
+            lambda x, a, b: sp.hyp1f1(a, b, x),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "special_lpmv",
+            lambda x, m, v: ops.special_lpmv(m, v, x),
+            lambda m: [
+                SampleInput(m((4,), low=-0.9, high=0.9), (1.0, 2.5), name="m=1 v=2.5"),
+                SampleInput(m((2, 3), low=-0.9, high=0.9), (0.0, 3.0), name="m=0 v=3"),
+            ],
+            lambda x, m, v: sp.lpmv(m, v, x),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "special_hyp2f1",
+            lambda z, a, b, c: ops.special_hyp2f1(a, b, c, z),
+            lambda m: [SampleInput(m((4,), low=-2.0, high=0.8), (1.5, 0.5, 2.5), name="a=1.5 b=0.5 c=2.5")],
+            lambda z, a, b, c: sp.hyp2f1(a, b, c, z),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "_special_gammaincinv",
+            lambda y, a, upper: ops._special_gammaincinv(a, y, upper),
+            lambda m: [
+                SampleInput(m((4,), low=0.1, high=0.9), (1.5, False), name="P"),
+                SampleInput(m((2, 3), low=0.1, high=0.9), (0.7, True), name="Q"),
+            ],
+            lambda y, a, upper: (sp.gammainccinv if upper else sp.gammaincinv)(a, y),
+            REAL,
+        )
+    )
+    add(
+        OpInfo(
+            "_special_betaincinv",
+            lambda y, a, b: ops._special_betaincinv(a, b, y),
+            _betainc,
+            lambda y, a, b: sp.betaincinv(a, b, y),
             REAL,
         )
     )

@@ -100,6 +100,11 @@ __all__ = [
     "c_mvlgamma",
     "spherical_j0_derivative",
     "gammainc_density",
+    "betainc_density",
+    "expn_slope",
+    "spence_slope",
+    "ellipk_slope",
+    "ellipe_slope",
     "c_gammainc",
     "c_inner",
     "add_product",
@@ -1120,6 +1125,66 @@ def gammainc_density(a, x, upper):
     """d/dx P(a, x) = x^(a-1) exp(-x) / Gamma(a) (minus that for Q)."""
     d = ((a - 1) * x.log() - x - _ops().lgamma(a)).exp()
     return -d if upper else d
+
+
+def betainc_density(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1 - x)^(b-1) / B(a, b)."""
+    o = _ops()
+    return (o.xlogy(a - 1, x) + o.special_xlog1py(b - 1, -x) - o.special_betaln(a, b)).exp()
+
+
+def expn_slope(n, x):
+    """d/dx E_n(x) = -E_(n-1)(x); for n = 0 the same recurrence's E_(-1)(x) = exp(-x) (1 + x) / x^2,
+    written out, since SciPy's expn is NaN for a negative order (the other branch's order is
+    clamped so it stays finite: a NaN on the branch where does not take poisons its derivative)."""
+    o = _ops()
+    if not isinstance(n, Tensor):  # one order, a number
+        return -o.special_expn(n - 1, x) if n > 0 else -((-x).exp() * (1 + x) / (x * x))
+    below = o.special_expn((n - 1).clamp(min=0), x)
+    return -o.where(n > 0, below, (-x).exp() * (1 + x) / (x * x))
+
+
+def _near(x, at, width, series, exact):
+    """exact(x) away from `at`, series(x) within `width` of it, where exact is 0 / 0 or loses digits;
+    exact's operand is moved away on the series' side, so no NaN reaches a derivative through where,
+    and the series carries the higher derivatives at the point itself."""
+    o = _ops()
+    small = (x - at).abs() < width
+    return o.where(small, series(x), exact(o.where(small, at + 0.5, x)))
+
+
+def spence_slope(z):
+    """d/dz spence(z) = log(z) / (1 - z) (spence(z) is the integral from 1 to z of log t / (1 - t)),
+    near z = 1 the series of log(1 + u) / -u, u = z - 1."""
+    return _near(
+        z, 1.0, 1e-3, lambda z: -(1 - (z - 1) / 2 + (z - 1) ** 2 / 3 - (z - 1) ** 3 / 4), lambda z: z.log() / (1 - z)
+    )
+
+
+def ellipk_slope(m):
+    """d/dm K(m) = (E(m) - (1 - m) K(m)) / (2 m (1 - m)); near m = 0 the derivative of
+    K(m) = pi/2 (1 + m/4 + 9 m^2/64 + 25 m^3/256 + 1225 m^4/16384 + ...)."""
+    o = _ops()
+    return _near(
+        m,
+        0.0,
+        1e-3,
+        lambda m: float(np.pi / 2) * (1 / 4 + 9 / 32 * m + 75 / 256 * m**2 + 1225 / 4096 * m**3),
+        lambda m: (o.special_ellipe(m) - (1 - m) * o.special_ellipk(m)) / (2 * m * (1 - m)),
+    )
+
+
+def ellipe_slope(m):
+    """d/dm E(m) = (E(m) - K(m)) / (2 m); near m = 0 the derivative of
+    E(m) = pi/2 (1 - m/4 - 3 m^2/64 - 5 m^3/256 - 175 m^4/16384 - ...)."""
+    o = _ops()
+    return _near(
+        m,
+        0.0,
+        1e-3,
+        lambda m: float(-np.pi / 2) * (1 / 4 + 3 / 32 * m + 15 / 256 * m**2 + 175 / 4096 * m**3),
+        lambda m: (o.special_ellipe(m) - o.special_ellipk(m)) / (2 * m),
+    )
 
 
 def c_gammainc(a, x, upper):
