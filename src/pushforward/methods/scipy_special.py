@@ -21,6 +21,7 @@ import scipy.special as _sp
 
 from ..core.tensor import Tensor
 from ..ops import generated as ops
+from ..ops.formulas.linalg import series_near
 from .scipy_common import as_float, refuse_derivative
 
 __all__ = [
@@ -490,16 +491,9 @@ def cosm1(x: Any) -> Tensor:
     return -2 * ops.sin(as_float(x) / 2) ** 2
 
 
-def _series_near_zero(t: Tensor, width: float, series, exact) -> Tensor:
-    # exact(t) where |t| >= width, series(t) within: the quotient is 0 / 0 at t == 0 and loses digits
-    # near it; exact reads a safe operand on the series' side (no NaN through where's other branch)
-    small = ops.abs(t) < width
-    return ops.where(small, series(t), exact(ops.where(small, 1.0, t)))
-
-
 def exprel(x: Any) -> Tensor:
     """(exp(x) - 1) / x, 1 at x == 0."""
-    return _series_near_zero(as_float(x), 1e-4, lambda t: 1 + t / 2 + t**2 / 6 + t**3 / 24, lambda t: ops.expm1(t) / t)
+    return series_near(as_float(x), 0.0, 1e-4, lambda t: 1 + t / 2 + t**2 / 6 + t**3 / 24, lambda t: ops.expm1(t) / t)
 
 
 def _inv_boxcox_exponent(y: Any, lmbda: Any) -> Tensor:
@@ -544,6 +538,13 @@ def binom(n: Any, k: Any) -> Tensor:
     return signs * ops.exp(ops.lgamma(n + 1) - ops.lgamma(k + 1) - ops.lgamma(n - k + 1))
 
 
+def _constants(who: str, **args: Any) -> list:
+    """The arguments `who` is not differentiable in, as floating tensors (a derivative in them refused)."""
+    for name, v in args.items():
+        refuse_derivative(f"scipy.special.{who}", name, v)
+    return [as_float(v) for v in args.values()]
+
+
 def expn(n: Any, x: Any) -> Tensor:
     """The generalised exponential integral E_n(x), integer n >= 0; differentiable in x."""
     return _order("expn", ops.special_expn, n, x)
@@ -556,56 +557,40 @@ def ellipkm1(p: Any) -> Tensor:
 
 def lpmv(m: Any, v: Any, x: Any) -> Tensor:
     """The associated Legendre function P_v^m(x), integer m, real v, |x| <= 1; differentiable in x."""
-    refuse_derivative("scipy.special.lpmv", "m", m)
-    refuse_derivative("scipy.special.lpmv", "v", v)
-    return ops.special_lpmv(as_float(m), as_float(v), as_float(x))
+    return ops.special_lpmv(*_constants("lpmv", m=m, v=v), as_float(x))
 
 
 def hyp1f1(a: Any, b: Any, x: Any) -> Tensor:
     """The confluent hypergeometric function 1F1(a; b; x); differentiable in x."""
-    refuse_derivative("scipy.special.hyp1f1", "a", a)
-    refuse_derivative("scipy.special.hyp1f1", "b", b)
-    return ops.special_hyp1f1(as_float(a), as_float(b), as_float(x))
+    return ops.special_hyp1f1(*_constants("hyp1f1", a=a, b=b), as_float(x))
 
 
 def hyp2f1(a: Any, b: Any, c: Any, z: Any) -> Tensor:
     """The Gauss hypergeometric function 2F1(a, b; c; z) for real z < 1; differentiable in z."""
-    for name, v in (("a", a), ("b", b), ("c", c)):
-        refuse_derivative("scipy.special.hyp2f1", name, v)
-    return ops.special_hyp2f1(as_float(a), as_float(b), as_float(c), as_float(z))
+    return ops.special_hyp2f1(*_constants("hyp2f1", a=a, b=b, c=c), as_float(z))
 
 
 def gammaincinv(a: Any, y: Any) -> Tensor:
     """The x with gammainc(a, x) == y; differentiable in y."""
-    refuse_derivative("scipy.special.gammaincinv", "a", a)
-    return ops._special_gammaincinv(as_float(a), as_float(y), False)
+    return ops._special_gammaincinv(*_constants("gammaincinv", a=a), as_float(y), False)
 
 
 def gammainccinv(a: Any, y: Any) -> Tensor:
     """The x with gammaincc(a, x) == y; differentiable in y."""
-    refuse_derivative("scipy.special.gammainccinv", "a", a)
-    return ops._special_gammaincinv(as_float(a), as_float(y), True)
+    return ops._special_gammaincinv(*_constants("gammainccinv", a=a), as_float(y), True)
 
 
 def betaincinv(a: Any, b: Any, y: Any) -> Tensor:
     """The x with betainc(a, b, x) == y; differentiable in y."""
-    refuse_derivative("scipy.special.betaincinv", "a", a)
-    refuse_derivative("scipy.special.betaincinv", "b", b)
-    return ops._special_betaincinv(as_float(a), as_float(b), as_float(y))
+    return ops._special_betaincinv(*_constants("betaincinv", a=a, b=b), as_float(y))
 
 
 # The distribution functions below are SciPy's definitions in terms of the incomplete beta and gamma
 # functions (and their inverses); each is differentiable where those are (in the probability or the
 # point, not in the counts or degrees of freedom).
-def _counts(who: str, **counts: Any) -> list:
-    for name, v in counts.items():
-        refuse_derivative(f"scipy.special.{who}", name, v)
-    return [as_float(v) for v in counts.values()]
-
-
 def bdtr(k: Any, n: Any, p: Any) -> Tensor:
     """The binomial distribution's CDF: P(X <= floor(k)) for n trials of success probability p."""
-    k, n = _counts("bdtr", k=k, n=n)
+    k, n = _constants("bdtr", k=k, n=n)
     k = ops.floor(k)
     inside = (k >= 0) & (k < n)
     out = ops.special_betainc(ops.where(inside, n - k, 1.0), k + 1, 1 - as_float(p))
@@ -614,7 +599,7 @@ def bdtr(k: Any, n: Any, p: Any) -> Tensor:
 
 def bdtrc(k: Any, n: Any, p: Any) -> Tensor:
     """The binomial distribution's survival function P(X > floor(k))."""
-    k, n = _counts("bdtrc", k=k, n=n)
+    k, n = _constants("bdtrc", k=k, n=n)
     k = ops.floor(k)
     inside = (k >= 0) & (k < n)
     out = ops.special_betainc(ops.where(inside, k + 1, 1.0), ops.where(inside, n - k, 1.0), as_float(p))
@@ -624,26 +609,26 @@ def bdtrc(k: Any, n: Any, p: Any) -> Tensor:
 
 def bdtri(k: Any, n: Any, y: Any) -> Tensor:
     """The p with bdtr(k, n, p) == y."""
-    k, n = _counts("bdtri", k=k, n=n)
+    k, n = _constants("bdtri", k=k, n=n)
     k = ops.floor(k)
     return 1 - ops._special_betaincinv(n - k, k + 1, as_float(y))
 
 
 def pdtr(k: Any, m: Any) -> Tensor:
     """The Poisson distribution's CDF: P(X <= floor(k)) for mean m."""
-    (k,) = _counts("pdtr", k=k)
+    (k,) = _constants("pdtr", k=k)
     return ops.special_gammaincc(ops.floor(k) + 1, as_float(m))
 
 
 def pdtrc(k: Any, m: Any) -> Tensor:
     """The Poisson distribution's survival function P(X > floor(k))."""
-    (k,) = _counts("pdtrc", k=k)
+    (k,) = _constants("pdtrc", k=k)
     return ops.special_gammainc(ops.floor(k) + 1, as_float(m))
 
 
 def pdtri(k: Any, y: Any) -> Tensor:
     """The mean m with pdtr(k, m) == y."""
-    (k,) = _counts("pdtri", k=k)
+    (k,) = _constants("pdtri", k=k)
     y = as_float(y)
     out = ops._special_gammaincinv(ops.floor(k) + 1, y, True)
     return ops.where(y < 1, out, float("nan"))
@@ -651,19 +636,19 @@ def pdtri(k: Any, y: Any) -> Tensor:
 
 def gdtr(a: Any, b: Any, x: Any) -> Tensor:
     """The gamma distribution's CDF at x, rate a and shape b: gammainc(b, a x); differentiable in a and x."""
-    (b,) = _counts("gdtr", b=b)
+    (b,) = _constants("gdtr", b=b)
     return ops.special_gammainc(b, as_float(a) * as_float(x))
 
 
 def gdtrc(a: Any, b: Any, x: Any) -> Tensor:
     """The gamma distribution's survival function: gammaincc(b, a x)."""
-    (b,) = _counts("gdtrc", b=b)
+    (b,) = _constants("gdtrc", b=b)
     return ops.special_gammaincc(b, as_float(a) * as_float(x))
 
 
 def nbdtr(k: Any, n: Any, p: Any) -> Tensor:
     """The negative binomial distribution's CDF: betainc(n, floor(k) + 1, p)."""
-    k, n = _counts("nbdtr", k=k, n=n)
+    k, n = _constants("nbdtr", k=k, n=n)
     k = ops.floor(k)
     out = ops.special_betainc(n, ops.where(k < 0, 0.0, k) + 1, as_float(p))
     return ops.where(k < 0, float("nan"), out)
@@ -671,7 +656,7 @@ def nbdtr(k: Any, n: Any, p: Any) -> Tensor:
 
 def nbdtrc(k: Any, n: Any, p: Any) -> Tensor:
     """The negative binomial distribution's survival function: betainc(floor(k) + 1, n, 1 - p)."""
-    k, n = _counts("nbdtrc", k=k, n=n)
+    k, n = _constants("nbdtrc", k=k, n=n)
     k = ops.floor(k)
     out = ops.special_betainc(ops.where(k < 0, 0.0, k) + 1, n, 1 - as_float(p))
     return ops.where(k < 0, float("nan"), out)
@@ -679,13 +664,13 @@ def nbdtrc(k: Any, n: Any, p: Any) -> Tensor:
 
 def nbdtri(k: Any, n: Any, y: Any) -> Tensor:
     """The p with nbdtr(k, n, p) == y."""
-    k, n = _counts("nbdtri", k=k, n=n)
+    k, n = _constants("nbdtri", k=k, n=n)
     return ops._special_betaincinv(n, ops.floor(k) + 1, as_float(y))
 
 
 def fdtr(dfn: Any, dfd: Any, x: Any) -> Tensor:
     """The F distribution's CDF at x."""
-    dfn, dfd = _counts("fdtr", dfn=dfn, dfd=dfd)
+    dfn, dfd = _constants("fdtr", dfn=dfn, dfd=dfd)
     x = as_float(x)
     top = x == float("inf")
     w = dfn * ops.where(top, 1.0, x)
@@ -695,20 +680,20 @@ def fdtr(dfn: Any, dfd: Any, x: Any) -> Tensor:
 
 def fdtrc(dfn: Any, dfd: Any, x: Any) -> Tensor:
     """The F distribution's survival function at x."""
-    dfn, dfd = _counts("fdtrc", dfn=dfn, dfd=dfd)
+    dfn, dfd = _constants("fdtrc", dfn=dfn, dfd=dfd)
     return ops.special_betainc(dfd / 2, dfn / 2, dfd / (dfd + dfn * as_float(x)))
 
 
 def fdtri(dfn: Any, dfd: Any, p: Any) -> Tensor:
     """The x with fdtr(dfn, dfd, x) == p."""
-    dfn, dfd = _counts("fdtri", dfn=dfn, dfd=dfd)
+    dfn, dfd = _constants("fdtri", dfn=dfn, dfd=dfd)
     w = ops._special_betaincinv(dfn / 2, dfd / 2, as_float(p))
     return dfd * w / (dfn * (1 - w))
 
 
 def chdtri(v: Any, p: Any) -> Tensor:
     """The x with chdtrc(v, x) == p (the chi-square survival function's inverse)."""
-    (v,) = _counts("chdtri", v=v)
+    (v,) = _constants("chdtri", v=v)
     return 2 * ops._special_gammaincinv(v / 2, as_float(p), True)
 
 

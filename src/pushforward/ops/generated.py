@@ -3476,11 +3476,8 @@ def special_yv(self, other, *, out=None):
     """Bessel function of the second kind of real order v = self at x = other > 0; differentiable in x. Example: pf.special_yv(pf.tensor(1.0), pf.tensor([2.0]))"""
 # ---- special_betainc
 def _special_betainc__backward(grad, self, other, x, result, needs):
-    return (
-        grad * exp(xlogy(self - 1, x) + special_xlog1py(other - 1, -x) - special_betaln(self, other)) if needs[0] else None,
-    )
-def _special_betainc__jvp(self, other, x_p, x_t, result):
-    return x_t * exp(xlogy(self - 1, x_p) + special_xlog1py(other - 1, -x_p) - special_betaln(self, other))
+    return (grad * betainc_density(self, other, x) if needs[0] else None,)
+def _special_betainc__jvp(self, other, x_p, x_t, result): return x_t * betainc_density(self, other, x_p)
 def _special_betainc__kernel(self, other, x):
     _r = sp.betainc(self, other, x)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other, x)

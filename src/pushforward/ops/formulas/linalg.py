@@ -102,6 +102,7 @@ __all__ = [
     "gammainc_density",
     "betainc_density",
     "expn_slope",
+    "series_near",
     "spence_slope",
     "ellipk_slope",
     "ellipe_slope",
@@ -1144,7 +1145,7 @@ def expn_slope(n, x):
     return -o.where(n > 0, below, (-x).exp() * (1 + x) / (x * x))
 
 
-def _near(x, at, width, series, exact):
+def series_near(x, at, width, series, exact):
     """exact(x) away from `at`, series(x) within `width` of it, where exact is 0 / 0 or loses digits;
     exact's operand is moved away on the series' side, so no NaN reaches a derivative through where,
     and the series carries the higher derivatives at the point itself."""
@@ -1156,7 +1157,7 @@ def _near(x, at, width, series, exact):
 def spence_slope(z):
     """d/dz spence(z) = log(z) / (1 - z) (spence(z) is the integral from 1 to z of log t / (1 - t)),
     near z = 1 the series of log(1 + u) / -u, u = z - 1."""
-    return _near(
+    return series_near(
         z, 1.0, 1e-3, lambda z: -(1 - (z - 1) / 2 + (z - 1) ** 2 / 3 - (z - 1) ** 3 / 4), lambda z: z.log() / (1 - z)
     )
 
@@ -1165,7 +1166,7 @@ def ellipk_slope(m):
     """d/dm K(m) = (E(m) - (1 - m) K(m)) / (2 m (1 - m)); near m = 0 the derivative of
     K(m) = pi/2 (1 + m/4 + 9 m^2/64 + 25 m^3/256 + 1225 m^4/16384 + ...)."""
     o = _ops()
-    return _near(
+    return series_near(
         m,
         0.0,
         1e-3,
@@ -1178,7 +1179,7 @@ def ellipe_slope(m):
     """d/dm E(m) = (E(m) - K(m)) / (2 m); near m = 0 the derivative of
     E(m) = pi/2 (1 - m/4 - 3 m^2/64 - 5 m^3/256 - 175 m^4/16384 - ...)."""
     o = _ops()
-    return _near(
+    return series_near(
         m,
         0.0,
         1e-3,
