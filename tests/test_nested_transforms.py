@@ -386,3 +386,54 @@ def test_a_batch_times_a_constant_matrix_is_laid_out_as_eager_mm():
 
     np.testing.assert_array_equal(val(F.vmap(f)(pf.stack([a, 2 * a]))), np.stack([val(f(a)), val(f(2 * a))]))
     np.testing.assert_array_equal(val(F.jacfwd(f)(a)), val(F.jacrev(f)(a)))
+
+
+def test_jet_of_a_vmap_of_a_gradient_closing_over_the_series():
+    # the reverse pass inside vmap took a batch of Taylor series for a constant and gave the
+    # primal 0: the tape cannot see series, so jet must take its nested-levels path here
+    inner = {
+        "grad": lambda g: F.grad(g)(t(1.0)),
+        "grad_and_value": lambda g: F.grad_and_value(g)(t(1.0))[0],
+        "jacrev": lambda g: F.jacrev(g)(t(1.0)),
+        "vjp": lambda g: F.vjp(g, t(1.0))[1](t(1.0))[0],
+    }
+    for name, d in inner.items():
+
+        def f(a):  # sum over the batch of d/dc (c^2 b) at c = 1, b = a^2: 2 sum(a^2)
+            return F.vmap(lambda b: d(lambda c: c * c * b))(a * a).sum()
+
+        y, (d1, d2) = F.jet(f, (t([0.5, 0.7]),), ([t([1.0, 1.0]), t([0.0, 0.0])],))
+        np.testing.assert_allclose(val(y), 2 * (0.25 + 0.49), err_msg=name)
+        np.testing.assert_allclose(val(d1), 4 * (0.5 + 0.7), err_msg=name)
+        np.testing.assert_allclose(val(d2), 8.0, err_msg=name)
+
+
+def test_max_pool_indices_under_vmap_and_jet():
+    # the indices were read from arrays, which a batch (or a series) does not have
+    x = pf.tensor(np.random.default_rng(0).standard_normal((2, 3, 7)))
+    for pool in (
+        lambda z: pf.nn.functional.adaptive_max_pool1d(z, 3, return_indices=True),
+        lambda z: pf.nn.functional.max_pool1d(z, 3, stride=2, padding=1, dilation=2, return_indices=True),
+    ):
+        got = F.vmap(pool)(x)
+        for b in range(2):
+            want = pool(x[b])
+            np.testing.assert_array_equal(val(got[0][b]), val(want[0]))
+            np.testing.assert_array_equal(val(got[1][b]), val(want[1]))
+        y, (d1,) = F.jet(lambda z: pool(z)[0], (x,), ([pf.ones_like(x)],))
+        np.testing.assert_array_equal(val(y), val(pool(x)[0]))
+        np.testing.assert_array_equal(val(d1), np.ones(tuple(y.shape)))
+        ys, (d1s,) = F.vmap(lambda z: F.jet(lambda w: pool(w)[0], (z,), ([pf.ones_like(z)],)))(x)
+        np.testing.assert_array_equal(val(ys), val(pool(x)[0]))
+        np.testing.assert_array_equal(val(d1s), np.ones(tuple(y.shape)))
+
+
+def test_an_in_place_write_of_a_gradient_input_under_vmap_says_why_it_is_refused():
+    def f(a):
+        buf = pf.zeros(2)
+        buf.sub_(a)
+        return (buf * buf).sum()
+
+    with pytest.raises(pf.errors.OpError, match="inputs of grad, vjp, jacrev and hessian are batched"):
+        F.vmap(lambda b: F.grad(f)(b * 0 + 1))(pf.ones(3, 2))
+    np.testing.assert_array_equal(val(F.vmap(F.grad(lambda a: ((pf.zeros(2) - a) ** 2).sum()))(pf.ones(3, 2))), 2.0)

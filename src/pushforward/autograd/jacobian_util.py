@@ -150,8 +150,15 @@ def unbatch(g: Tensor, level: int, batch: int) -> Tensor:
 def check_not_interpreted(leaves: list, who: str) -> None:
     """The tape cannot see through a tensor of an enclosing interpreted transform (a Taylor series
     of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
-    dual levels instead)."""
-    it = resolve(leaves)
+    dual levels instead). A batch of interpreted tensors (vmap inside jet) is looked into: the
+    batching interpreter hands its ops on to the series interpreter, which the tape cannot see."""
+
+    def unwrapped(v):
+        while type(v) is BatchedTensor:
+            v = v._phys
+        return v
+
+    it = resolve([unwrapped(v) for v in leaves])
     if it is not None and it.level == "interpreted":  # (vmap's physical tensors and Dask's carry the tape)
         raise NestingError(
             f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "

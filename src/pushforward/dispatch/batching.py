@@ -632,7 +632,10 @@ def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable
     if not (type(target) is BatchedTensor and target._blevel == blevel):
         raise OpError(
             f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
-            f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead"
+            f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead. (Under vmap, "
+            "the inputs of grad, vjp, jacrev and hessian are batched too, each batch element with its own "
+            "gradient, so a write of one into a tensor made inside the function is refused here where "
+            "torch.func computes it: not supported yet)"
         )
     ins, bat = _unwrap_all(inputs, blevel)
     tphys = target._phys

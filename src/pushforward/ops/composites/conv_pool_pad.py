@@ -23,7 +23,6 @@ from .util import ops as _ops
 from ...errors import OpError
 from ...kernels import basic as K
 from ...core.creation import full
-from ...dispatch.batching import loop_batched
 
 __all__ = [
     "c_conv",
@@ -214,7 +213,6 @@ def _pool_geometry(name, x, nd, kernel_size, stride, padding, dilation, ceil_mod
     return k, s, p, d, tuple(outs), tuple(pads)
 
 
-@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
     o = _ops()
     name = f"max_pool{nd}d"
@@ -229,12 +227,23 @@ def c_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_
     if not return_indices:
         return vals
     # flat input index of each chosen element: start of its window plus its offset in the window
-    w = np.unravel_index(np.asarray(win._data), k)
+    # (made of ops, not read from arrays, so that it runs under vmap and inside jet)
     grids = np.meshgrid(*[np.arange(v) for v in outs], indexing="ij")
-    coords = [grids[i] * s[i] - p[i] + w[i] * d[i] for i in range(nd)]
-    idx = np.ravel_multi_index(tuple(coords), tuple(x.shape[2:]))
-    idx = _t(idx.astype(np.int64))
+    starts = [_t((grids[i] * s[i] - p[i]).astype(np.int64)) for i in range(nd)]
+    idx = _flat_index(win, k, starts, d, tuple(x.shape[2:]))
     return vals, (idx.squeeze(0) if unbatched else idx)
+
+
+def _flat_index(local, window: tuple, starts: list, step: tuple, sizes: tuple):
+    """The flat index into an input of spatial size `sizes` of the element at flat offset `local`
+    (an integer tensor) in a window of shape `window` that starts at `starts[i]` along dim i and
+    steps by `step[i]` (a dilation)."""
+    idx = None
+    for i in range(len(window)):
+        pos = (local // math.prod(window[i + 1 :])) % window[i] * step[i] + starts[i]
+        term = pos * math.prod(sizes[i + 1 :])
+        idx = term if idx is None else idx + term
+    return idx
 
 
 def c_avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
@@ -288,7 +297,6 @@ def c_adaptive_avg_pool(input, output_size, nd):
     return x.squeeze(0) if unbatched else x
 
 
-@loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
 def c_adaptive_max_pool(input, output_size, return_indices, nd):
     o = _ops()
     name = f"adaptive_max_pool{nd}d"
@@ -304,15 +312,15 @@ def c_adaptive_max_pool(input, output_size, return_indices, nd):
             r = r.narrow(2 + i, lo, hi - lo)
         v, w = o.max_dim(r.flatten(2), 2)
         vals.append(v)
-        local = np.unravel_index(np.asarray(w._data), tuple(r.shape[2:]))
-        idxs.append(np.ravel_multi_index(tuple(local[i] + bounds[i][cell[i]][0] for i in range(nd)), sizes))
+        starts = [bounds[i][cell[i]][0] for i in range(nd)]
+        idxs.append(_flat_index(w, tuple(r.shape[2:]), starts, (1,) * nd, sizes))
     n, c = x.shape[:2]
     out = o.stack(vals, -1).reshape((n, c) + outs)
     if unbatched:
         out = out.squeeze(0)
     if not return_indices:
         return out
-    idx = _t(np.stack(idxs, -1).reshape((n, c) + outs).astype(np.int64))
+    idx = o.stack(idxs, -1).reshape((n, c) + outs)
     return out, (idx.squeeze(0) if unbatched else idx)
 
 
