@@ -673,3 +673,18 @@ def test_as_strided_under_vmap_views_each_elements_own_memory():
         [grad(lambda x: (x.as_strided((3, 2), (1, 1)) ** 2).sum())(pf.tensor(r.numpy().copy())) for r in xs]
     )
     assert pf.allclose(g, want_g)
+
+
+def test_indexing_composites_take_an_index_computed_from_the_batch():
+    # take, take_along_dim and the pools' indices read the index's array, which a batch does not have
+    x = pf.tensor(np.random.default_rng(3).standard_normal((3, 4, 5)))
+    fns = (
+        lambda z: pf.take_along_dim(z, z.argsort(0), 0),
+        lambda z: pf.take_along_dim(z, z.reshape(-1).argsort()[:3], None),
+        lambda z: pf.take(z, z.reshape(-1).argsort()[:6].reshape(2, 3)),
+    )
+    for f in fns:
+        got = pf.func.vmap(f)(x)
+        np.testing.assert_array_equal(got.numpy(), np.stack([f(x[b]).numpy() for b in range(3)]))
+        _, tan = pf.func.vmap(lambda z: pf.func.jvp(f, (z,), (z * 2,)))(x)
+        np.testing.assert_allclose(tan.numpy(), 2 * got.numpy())

@@ -927,6 +927,11 @@ def _tad_gen(ctx):
 
 
 op(C_, "take_along_dim", "L.take_along_dim({0}, L.tensor({idx}), {dim!r})", _tad_gen)
+# an index computed from the data (batched under vmap, not a constant): the indexing composites
+# must take it as a tensor, not read its array
+u(C_, "take_along_argsort", "L.take_along_dim({0}, L.argsort({0}, {dim!r}), {dim!r})", dom=_distinct, params=_dimp)
+u(C_, "take_argsort", "L.take({0}, L.argsort({0}.reshape(-1), 0))", dom=lambda a, p: no_ties(a[0], None, m=0.05))
+u(C_, "gather_argsort", "L.gather({0}, {dim!r}, L.argsort({0}, {dim!r}))", dom=_distinct, params=_dimp)
 
 
 def _masked_gen(kind):

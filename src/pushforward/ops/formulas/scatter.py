@@ -17,6 +17,7 @@ from ..composites.util import const as _t
 from ..composites.util import ops as _ops
 from ...errors import OpError
 from ...kernels import basic as K
+from ...core.batched import values_of
 from ...core.tensor import Tensor
 from ...core.creation import zeros, zeros_like
 from ...dispatch.batching import loop_batched
@@ -164,30 +165,37 @@ def _mask_array(name, mask):
 
 
 def _flat_index(name, self, index):
-    idx = _index_array(name, index)
+    """index (into self flattened) as a tensor in [0, numel): made of ops, so that an index
+    computed from batched data runs under vmap; its values are read for the range check only."""
+    idx = index if isinstance(index, Tensor) else _t(np.asarray(index))
+    if idx.dtype.kind not in "iu":
+        raise OpError(f"{name}(): expected an int64 index, got dtype {idx.dtype}")
+    vals = values_of(idx)  # (every batch element's)
     n = self.numel()
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    if vals.size and (vals.min() < -n or vals.max() >= n):
         raise OpError(
             f"{name}(): index out of range for a tensor of {n} elements (shape {tuple(self.shape)}), "
-            f"got index {idx.tolist()}"
+            f"got index {vals.tolist()}"
         )
     return idx % max(n, 1)
 
 
 def c_take(self, index):
-    idx = _flat_index("take", self, index)
-    return _ops().index(self.reshape(-1), idx)
+    return self.reshape(-1)[_flat_index("take", self, index)]
 
 
 def c_take_along_dim(self, indices, dim=None):
-    idx = _index_array("take_along_dim", indices)
+    # (made of ops on the index tensor, not its array, so that a batched index runs under vmap)
+    idx = indices if isinstance(indices, Tensor) else _t(np.asarray(indices))
+    if idx.dtype.kind not in "iu":
+        raise OpError(f"take_along_dim(): expected an int64 index, got dtype {idx.dtype}")
     if dim is None:
-        return _ops().index(self.reshape(-1), idx.reshape(-1) % max(self.numel(), 1))
+        return self.reshape(-1).gather(0, idx.reshape(-1) % max(self.numel(), 1))
     d = dim % max(self.ndim, 1)
     if idx.ndim != self.ndim:
         raise OpError(
             f"take_along_dim(): input and indices should have the same number of dimensions, got "
-            f"shapes {tuple(self.shape)} and {idx.shape}"
+            f"shapes {tuple(self.shape)} and {tuple(idx.shape)}"
         )
     shape_x = list(self.shape)
     shape_i = list(idx.shape)
@@ -197,12 +205,12 @@ def c_take_along_dim(self, indices, dim=None):
         b = list(np.broadcast_shapes(tuple(shape_x), tuple(shape_i)))
     except ValueError:
         raise OpError(
-            f"take_along_dim(): shapes {tuple(self.shape)} and {idx.shape} can't be broadcast apart from dim {d}"
+            f"take_along_dim(): shapes {tuple(self.shape)} and {tuple(idx.shape)} can't be broadcast apart from dim {d}"
         ) from None
     bx, bi = list(b), list(b)
     bx[d] = self.shape[d]
     bi[d] = idx.shape[d]
-    return self.expand(bx).gather(d, _t(np.broadcast_to(idx, bi).copy()))
+    return self.expand(bx).gather(d, idx.expand(bi))
 
 
 @loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
@@ -235,6 +243,6 @@ def c_masked_scatter(self, mask, source):
 
 def c_put(self, index, source, accumulate=False):
     idx = _flat_index("put", self, index)
-    if source.numel() != idx.size:
-        raise OpError(f"put(): expected source to have as many elements as index ({idx.size}), got {source.numel()}")
-    return self.reshape(-1).index_put(idx.reshape(-1), source.reshape(-1), accumulate).reshape(self.shape)
+    if source.numel() != idx.numel():
+        raise OpError(f"put(): expected source to have as many elements as index ({idx.numel()}), got {source.numel()}")
+    return self.reshape(-1).index_put((idx.reshape(-1),), source.reshape(-1), accumulate).reshape(self.shape)
