@@ -688,3 +688,30 @@ def test_indexing_composites_take_an_index_computed_from_the_batch():
         np.testing.assert_array_equal(got.numpy(), np.stack([f(x[b]).numpy() for b in range(3)]))
         _, tan = pf.func.vmap(lambda z: pf.func.jvp(f, (z,), (z * 2,)))(x)
         np.testing.assert_allclose(tan.numpy(), 2 * got.numpy())
+
+
+def test_setitem_with_an_index_computed_from_the_batch():
+    # x[idx] = v with a batched idx read the index's array; torch.func computes it per element
+    x = pf.tensor(np.random.default_rng(4).standard_normal((3, 5)))
+
+    def f(z):
+        o = pf.zeros(2, 5) + z
+        o[1, z.argsort()[:2]] = z[:2] * 3
+        o[0, z.argsort()[3:]] += 1.0
+        return o
+
+    got = pf.func.vmap(f)(x)
+    np.testing.assert_array_equal(got.numpy(), np.stack([f(x[b]).numpy() for b in range(3)]))
+    want = np.stack([pf.func.jacrev(f)(x[b]).numpy() for b in range(3)])
+    np.testing.assert_array_equal(pf.func.vmap(pf.func.jacrev(f))(x).numpy(), want)
+    np.testing.assert_array_equal(pf.func.vmap(pf.func.jacfwd(f))(x).numpy(), want)
+
+    def into_unbatched(z):
+        o = pf.zeros(5)
+        o[z.argsort()[:2]] = 1.0
+        return o
+
+    with pytest.raises(
+        OpError, match="index that varies across the batch would write into a tensor that is not batched"
+    ):
+        pf.func.vmap(into_unbatched)(x)

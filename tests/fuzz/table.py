@@ -1031,6 +1031,33 @@ add(Op("setitem_adv", "{0}[{idx}] = {val}", _setitem_gen(adv=True), inplace=True
 add(Op("setitem_iadd", "{0}[{idx}] += {val}", _setitem_gen(), inplace=True, statement=True, weight=0.8))
 
 
+def _setitem_data_gen(ctx):
+    """An index computed from the target's values (an argsort): under vmap it is batched."""
+    a = ctx.pick("f", inplace=True, pred=lambda m: len(m.shape) >= 1 and m.shape[0] > 0)
+    if a is None:
+        return None
+    sh = ctx.meta(a).shape
+    k = ctx.rng.randint(1, sh[0])
+    idx = f"L.argsort({{0}}.reshape(-1)[:{sh[0]}], 0)[:{k}]"
+    if ctx.rng.random() < 0.3:
+        return [a], {"idx": idx, "val": repr(scalar_param(ctx, None)["s"])}
+    b = ctx.partner_shape((k,) + tuple(sh[1:]), "f", target=a, allow_self=False)
+    return None if b is None else ([a, b], {"idx": idx, "val": "{1}"})
+
+
+add(
+    Op(
+        "setitem_data",
+        "{0}[{idx}] = {val}",
+        _setitem_data_gen,
+        dom=lambda a, p: no_ties(a[0].reshape(-1)[: a[0].shape[0]], None, m=0.05),
+        inplace=True,
+        statement=True,
+        weight=0.4,
+    )
+)
+
+
 def _index_put_gen(ctx):
     a = ctx.pick("fc", inplace=True, pred=lambda m: len(m.shape) >= 1 and m.shape[0] > 0)
     if a is None:

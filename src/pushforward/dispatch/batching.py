@@ -49,7 +49,7 @@ from ..engine.tangents import replay_view
 from ..core.creation import zeros
 from ..errors import OpError
 
-__all__ = ["has_batched", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "RECORDS"]
+__all__ = ["has_batched", "blevel_of", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "RECORDS"]
 
 # op name -> its Op record, filled by dispatch.oprecord.Op as the generated module builds its records (rules call ops
 # by name: this layer sits below the generated module and does not import it)
@@ -67,7 +67,7 @@ def has_batched(inputs) -> bool:
     return False
 
 
-def _blevel_of(inputs) -> tuple[int, int]:
+def blevel_of(inputs) -> tuple[int, int]:
     """The innermost batch level among the inputs and its batch size (which must agree)."""
     blevel = -1
     found = []
@@ -553,7 +553,7 @@ def _plan(op, ins, bat, args, B):
 
 def run_batched(op, inputs, args: tuple, dispatch: Callable):
     """op(inputs, args) where some input is batched: the result, batched at the innermost level."""
-    blevel, B = _blevel_of(inputs)
+    blevel, B = blevel_of(inputs)
     ins, bat = _unwrap_all(inputs, blevel)
     plan = _plan(op, ins, bat, args, B)
     if plan is None:
@@ -617,7 +617,7 @@ def loop_batched(fn: Callable) -> Callable:
         if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
             return fn(*args, **kwargs)
         names, n = list(kwargs), len(args)
-        blevel, B = _blevel_of([*args, *kwargs.values()])
+        blevel, B = blevel_of([*args, *kwargs.values()])
         ins, bat = _unwrap_all([*args, *kwargs.values()], blevel)
         # (each element through `run` again: it may still be batched at an outer vmap's level)
         out = _per_element(ins, bat, B, lambda vs: run(*vs[:n], **dict(zip(names, vs[n:]))), fn.__name__)
@@ -628,7 +628,7 @@ def loop_batched(fn: Callable) -> Callable:
 
 def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable):
     """target.op_(inputs) where something is batched: the write goes into target's physical tensor."""
-    blevel, B = _blevel_of((target,) + tuple(inputs))
+    blevel, B = blevel_of((target,) + tuple(inputs))
     if not (type(target) is BatchedTensor and target._blevel == blevel):
         raise OpError(
             f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "

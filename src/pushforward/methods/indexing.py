@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..ops import generated as ops
-from ..dispatch.batching import has_batched, loop_batched
+from ..core.batched import BatchedTensor
+from ..dispatch.batching import blevel_of, has_batched, loop_batched
 from ..dispatch.inplace import apply_inplace
-from ..errors import OpIndexError, OpTypeError
+from ..errors import OpError, OpIndexError, OpTypeError
 from ..core.tensor import Tensor
 
 __all__ = ["getitem", "setitem"]
@@ -71,8 +72,30 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if has_batched(items):  # an index that varies across a vmap batch: once per batch element
+        _setitem_each(x, items, isinstance(index, tuple), value)
+        return
     idx, basic = _normalize(index)
     if basic:
         ops.getitem(x, idx).copy_(value)
     else:
         apply_inplace(ops.INDEX_PUT, x, (x, value), (idx, False))
+
+
+def _setitem_each(x: Tensor, items: tuple, whole: bool, value: Any) -> None:
+    """x[items] = value with an index batched at a vmap level: each batch element's row of x's
+    physical tensor (a view: the write lands in x) gets that element's index and value."""
+    level, size = blevel_of((x, value) + items)
+    if not (type(x) is BatchedTensor and x._blevel == level):
+        raise OpError(
+            f"index_put_: vmap: x[index] = value with an index that varies across the batch would write into "
+            f"a tensor that is not batched (shape {tuple(x.shape)}); use the out-of-place index_put on a batched copy"
+        )
+
+    def row(v, b):
+        return v._phys[b] if type(v) is BatchedTensor and v._blevel == level else v
+
+    for b in range(size):
+        rows = tuple(row(v, b) for v in items)
+        setitem(x._phys[b], rows if whole else rows[0], row(value, b))
