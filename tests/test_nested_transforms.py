@@ -428,12 +428,49 @@ def test_max_pool_indices_under_vmap_and_jet():
         np.testing.assert_array_equal(val(d1s), np.ones(tuple(y.shape)))
 
 
-def test_an_in_place_write_of_a_gradient_input_under_vmap_says_why_it_is_refused():
+def test_an_in_place_write_of_a_gradient_input_under_vmap_into_a_fresh_tensor():
+    # under vmap a reverse transform's input is batched (torch.func's is not): the fresh tensor it
+    # is written into is promoted to a batch, so the write computes as in torch (it raised)
     def f(a):
         buf = pf.zeros(2)
         buf.sub_(a)
-        return (buf * buf).sum()
+        out = pf.zeros(2)
+        out[0] = buf[1] * a[0]
+        return (buf * buf).sum() + out.sum()
 
-    with pytest.raises(pf.errors.OpError, match="inputs of grad, vjp, jacrev and hessian are batched"):
-        F.vmap(lambda b: F.grad(f)(b * 0 + 1))(pf.ones(3, 2))
-    np.testing.assert_array_equal(val(F.vmap(F.grad(lambda a: ((pf.zeros(2) - a) ** 2).sum()))(pf.ones(3, 2))), 2.0)
+    xs = t([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
+    want = np.stack([val(F.grad(f)(xs[b])) for b in range(3)])  # [2 a0 - a1, 2 a1 - a0]
+    np.testing.assert_allclose(want, [[2 * a - b, 2 * b - a] for a, b in val(xs)])
+    np.testing.assert_allclose(val(F.vmap(F.grad(f))(xs)), want)
+    np.testing.assert_allclose(val(F.vmap(F.jacrev(f))(xs)), want)
+    np.testing.assert_allclose(val(F.vmap(lambda v: F.jvp(f, (xs[0],), (v,))[1])(pf.eye(2))), want[0])
+    np.testing.assert_allclose(val(F.vmap(F.hessian(f))(xs)), np.stack([val(F.hessian(f)(xs[b])) for b in range(3)]))
+
+
+def test_a_promoted_tensor_a_tape_node_kept_is_seen_modified():
+    def f(a):
+        buf = pf.ones(2) * 3
+        y = (a * buf).sin().sum()  # the product's node keeps buf for a's gradient
+        buf.sub_(a)
+        return y + (buf * buf).sum()
+
+    xs = t([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(pf.errors.SavedTensorModifiedError, match="MulBackward0"):
+        F.vmap(F.grad(f))(xs)
+    # forward mode keeps nothing: 3 cos(3a) - 2 (3 - a)
+    a = val(xs)
+    np.testing.assert_allclose(val(F.vmap(F.jacfwd(f))(xs)), 3 * np.cos(3 * a) - 2 * (3 - a))
+
+
+def test_an_in_place_write_under_vmap_into_a_tensor_made_outside_is_refused_and_undone():
+    buf = pf.zeros(2)
+
+    def f(a):
+        buf.sub_(a)  # torch refuses this write too (a closed-over tensor cannot become a batch)
+        return (buf * a).sum()
+
+    for g in (F.grad(f), lambda a: f(a)):
+        with pytest.raises(pf.errors.OpError, match="made outside the vmapped function"):
+            F.vmap(g)(t([[1.0, 2.0], [3.0, 4.0]]))
+        assert type(buf) is pf.Tensor
+        np.testing.assert_array_equal(val(buf), [0.0, 0.0])

@@ -441,11 +441,6 @@ def _check_from(nest: Nest, start: int) -> list:
             # where its formula recomputes it instead (erfinv): which values a formula keeps is a
             # choice, not a derivative
             return [Finding("transforms", "refused", "saved-modified", f"{err} ({where})"[:200])]
-        if "would write a batched value into a tensor that is not batched" in str(err):
-            # documented deviation (docs/design.md, "Deviations"): under vmap a reverse transform's
-            # inputs are batched, so writing one in place into a tensor made inside the function is
-            # refused with an error that says so, where torch.func keeps them unbatched
-            return [Finding("transforms", "refused", "batched-write", f"{err} ({where})"[:200])]
         return [Finding("transforms", "pf", "crash", f"{type(err).__name__}: {err} ({where})")]
     if ref is not None and _same(got, ref) is None:
         return []

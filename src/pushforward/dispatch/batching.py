@@ -48,6 +48,7 @@ from ..core.tensor import Tensor
 from ..engine.tangents import replay_view
 from ..core.creation import zeros
 from ..errors import OpError
+from .promotion import promote
 
 __all__ = ["has_batched", "blevel_of", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "RECORDS"]
 
@@ -629,13 +630,11 @@ def loop_batched(fn: Callable) -> Callable:
 def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable):
     """target.op_(inputs) where something is batched: the write goes into target's physical tensor."""
     blevel, B = blevel_of((target,) + tuple(inputs))
-    if not (type(target) is BatchedTensor and target._blevel == blevel):
+    if not (type(target) is BatchedTensor and target._blevel == blevel) and not promote(target, blevel, B):
         raise OpError(
             f"{op.name}_: vmap: an in-place operation would write a batched value into a tensor that is "
-            f"not batched (shape {tuple(target.shape)}); use the out-of-place {op.name} instead. (Under vmap, "
-            "the inputs of grad, vjp, jacrev and hessian are batched too, each batch element with its own "
-            "gradient, so a write of one into a tensor made inside the function is refused here where "
-            "torch.func computes it: not supported yet)"
+            f"not batched (shape {tuple(target.shape)}) and shares memory or carries a derivative; use the "
+            f"out-of-place {op.name} instead"
         )
     ins, bat = _unwrap_all(inputs, blevel)
     tphys = target._phys

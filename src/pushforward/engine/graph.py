@@ -120,7 +120,7 @@ class OpNode(Node):
         if type(t) is list:
             return [self._unpack(x, v) for x, v in zip(t, version)]
         if t._st.version != version:
-            raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", version, t._st.version)
+            raise self._modified(f"input of shape {tuple(t.shape)} was saved", version, t._st.version)
         return t
 
     def _modified(self, what: str, saved: int, now: int) -> OpError:
@@ -183,7 +183,7 @@ class OpNode(Node):
         datas = []
         for t, v in zip(self.saved, self.versions):
             if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
             datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
         if self.keep is None:
             res = _NO_RESULT
@@ -247,7 +247,7 @@ class OpNode(Node):
             t = saved[0]
             v = self.versions[0]
             if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
             g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)[0]
             if g is None or not needs[0]:
                 return _NONE1
@@ -257,7 +257,7 @@ class OpNode(Node):
             return (g,)
         for t, v in zip(saved, self.versions):
             if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t._data.shape)} was saved", v, t._st.version)
+                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
         raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)
         out = []
         for g, m, n in zip(raw, self.metas, needs):

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ..core.batched import BatchedTensor, new_batch_level, physical
 from ..core.tensor import Tensor
+from ..dispatch.promotion import open_promotions, settle_promotions
 from ..errors import OpError, OpValueError
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..ops.generated import cat, movedim
@@ -112,18 +113,29 @@ def _run(f: Callable, leaves: list, dims: list, spec: Any, kwargs: dict, size: i
     level = new_batch_level()
     wrapped = [x if d is None else BatchedTensor(movedim(x, d, 0), level) for x, d in zip(leaves, dims)]
     ACTIVE.append((level, size))
+    open_promotions(level)
     try:
         out = f(*tree_unflatten(wrapped, spec), **kwargs)
+    except BaseException:
+        settle_promotions(level, failed=True)
+        raise
     finally:
         ACTIVE.pop()
-    o_leaves, o_spec = tree_flatten(out)
-    if isinstance(out_dims, int):
-        odims = [out_dims] * len(o_leaves)
-    else:
-        odims, _ = tree_flatten(out_dims)
-        if len(odims) != len(o_leaves):
-            raise OpValueError(f"vmap: out_dims {out_dims!r} does not match the {len(o_leaves)} outputs")
-    return tree_unflatten([_unbatch(o, level, size, d) for o, d in zip(o_leaves, odims)], o_spec)
+    try:
+        o_leaves, o_spec = tree_flatten(out)
+        if isinstance(out_dims, int):
+            odims = [out_dims] * len(o_leaves)
+        else:
+            odims, _ = tree_flatten(out_dims)
+            if len(odims) != len(o_leaves):
+                raise OpValueError(f"vmap: out_dims {out_dims!r} does not match the {len(o_leaves)} outputs")
+        result = tree_unflatten([_unbatch(o, level, size, d) for o, d in zip(o_leaves, odims)], o_spec)
+    except BaseException:
+        settle_promotions(level, failed=True)
+        raise
+    del out, o_leaves  # (the results are physical tensors: a promoted tensor still alive now was made outside)
+    settle_promotions(level)
+    return result
 
 
 def _unbatch(o: Any, level: int, size: int, out_dim: int | None) -> Any:

@@ -15,6 +15,7 @@ from ..ops import generated as ops
 from ..core.batched import BatchedTensor
 from ..dispatch.batching import blevel_of, has_batched, loop_batched
 from ..dispatch.inplace import apply_inplace
+from ..dispatch.promotion import promote
 from ..errors import OpError, OpIndexError, OpTypeError
 from ..core.tensor import Tensor
 
@@ -77,6 +78,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         _setitem_each(x, items, isinstance(index, tuple), value)
         return
     idx, basic = _normalize(index)
+    if type(value) is BatchedTensor and type(x) is Tensor:
+        # a batch written into a tensor the vmapped function made: promoted first, so that the view
+        # written through is batched too (dispatch/promotion.py)
+        promote(x, value._blevel, value._phys.shape[0])
     if basic:
         ops.getitem(x, idx).copy_(value)
     else:
@@ -87,10 +92,11 @@ def _setitem_each(x: Tensor, items: tuple, whole: bool, value: Any) -> None:
     """x[items] = value with an index batched at a vmap level: each batch element's row of x's
     physical tensor (a view: the write lands in x) gets that element's index and value."""
     level, size = blevel_of((x, value) + items)
-    if not (type(x) is BatchedTensor and x._blevel == level):
+    if not (type(x) is BatchedTensor and x._blevel == level) and not promote(x, level, size):
         raise OpError(
             f"index_put_: vmap: x[index] = value with an index that varies across the batch would write into "
-            f"a tensor that is not batched (shape {tuple(x.shape)}); use the out-of-place index_put on a batched copy"
+            f"a tensor that is not batched (shape {tuple(x.shape)}) and shares memory or carries a derivative; "
+            "use the out-of-place index_put on a batched copy"
         )
 
     def row(v, b):
