@@ -629,14 +629,16 @@ def test_threads_running_one_compiled_program_have_their_own_scratch():
 def test_a_call_returning_a_tuple_of_one_array_replays():
     """np.unravel_index over a 1-d shape returns a tuple of one array: the program assigned the
     tuple to one name (`i = np.unravel_index(...)`), so the next call failed (the check ran the
-    signature eagerly). adaptive_max_pool1d's indices come from it."""
-    x = pf.tensor(np.random.default_rng(0).uniform(-1, 1, (1, 2, 5)))
-    f = lambda x: pf.nn.functional.adaptive_max_pool1d(x, 2, return_indices=True)  # noqa: E731
+    signature eagerly). (A kernel's NumPy call, written here on the tensor's array directly.)"""
+
+    def f(x):
+        return pf.from_numpy(np.unravel_index(x._data.argmax(-1), (5,))[0]) * 2
+
     c = pf.compile(f)  # (warnings are errors here: a fallback to eager fails the test)
     for k in range(3):
-        x = pf.tensor(np.random.default_rng(k).uniform(-1, 1, (1, 2, 5)))
-        for a, b in zip(c(x), f(x)):
-            assert np.array_equal(a.numpy(), b.numpy()) and a.dtype == b.dtype
+        x = pf.tensor(np.random.default_rng(k).uniform(-1, 1, (2, 5)))
+        a, b = c(x), f(x)
+        assert np.array_equal(a.numpy(), b.numpy()) and a.dtype == b.dtype
     assert "unravel_index_0, = " in c.source(x)
 
 
@@ -740,3 +742,14 @@ def test_compiled_gather_still_checks_its_index_when_it_runs():
     assert gather(x, pf.tensor([2, 0])).tolist() == [3.0, 1.0]
     with pytest.raises(RuntimeError, match="out of bounds"):
         gather(x, pf.tensor([5, 0]))
+
+
+def test_a_compiled_program_raising_gives_the_eager_error_naming_the_op():
+    # the program called np.linalg.cholesky directly and raised NumPy's LinAlgError
+    def f(x):
+        return pf.linalg.cholesky(x @ x.mT - 2 * pf.eye(2))
+
+    c = pf.compile(f)
+    c(pf.tensor([[3.0, 0.0], [0.5, 3.0]]))
+    with pytest.raises(pf.errors.OpError, match="linalg_cholesky: the input is not positive-definite"):
+        c(pf.tensor([[1.0, 0.0], [0.0, 1.0]]))

@@ -294,18 +294,39 @@ def test_fixed_seed_slice_compiled_agrees_with_eager():
     assert not bad, f"{rep.failing_programs} of {rep.programs} compiled programs disagree:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("pid", [20261206006120, 20261206010935])
-def test_compiled_raising_as_eager_does_on_the_replay_inputs_is_no_finding(pid):
-    # the primal's replay on inputs scaled by 1.1 left mvlgamma's domain (and, in the other
-    # program, made a matrix not positive-definite): eager raises there, so compiled must raise
-    # the same error (it did, and the harness called that a crash)
+def _leaving_the_domain_on_replay(which: str) -> Program:
+    """A program whose compiled primal check replays it on inputs scaled by 1.1, where eager raises:
+    mvlgamma's argument leaves its domain, or a matrix is no longer positive-definite."""
+    if which == "mvlgamma":
+        x = np.array(
+            [
+                [0.4320470503148487, 0.9250017773096237, 1.4602244004285363],
+                [-1.393351098649597, 0.5585547046109127, -0.8359738192577493],
+            ]
+        )
+        stmts = [Stmt("F.poisson_nll", [0, 0], {"red": "mean"}, [1]), Stmt("multigammaln", [1], {"p": 1}, [2])]
+        return Program([x], stmts, tangents=[np.ones(x.shape)], outputs=[2], cotangents={2: np.array(1.0)})
+    x = np.array([[0.9336471158478339, -1.4880754811726937], [0.7196596969320784, -0.7973102467944838]])
+    stmts = [
+        Stmt("pow_s", [0], {"e": -1}, [1]),
+        Stmt("trunc", [1], {}, [2]),
+        Stmt("fftshift", [2], {}, [3]),
+        Stmt("cholesky", [3], {}, [4]),
+    ]
+    return Program([x], stmts, tangents=[np.ones(x.shape)], outputs=[4], cotangents={4: np.ones(x.shape)})
+
+
+@pytest.mark.parametrize("which", ["mvlgamma", "cholesky"])
+def test_compiled_raising_as_eager_does_on_the_replay_inputs_is_no_finding(which):
+    # eager raises on the replay inputs, so compiled must raise the same error (the harness called
+    # that a crash; and the compiled Cholesky raised NumPy's LinAlgError where eager names the op)
     from fuzz.compiled import check_compiled
-    from fuzz.program import generate
 
-    assert check_compiled(generate(pid)) == []
+    assert check_compiled(_leaving_the_domain_on_replay(which)) == []
 
 
-def test_compiled_returning_values_where_eager_raises_is_a_finding(monkeypatch):
+@pytest.mark.parametrize("which", ["mvlgamma", "cholesky"])
+def test_compiled_returning_values_where_eager_raises_is_a_finding(monkeypatch, which):
     import fuzz.compiled as fc
 
     def stale_compile(f):  # a "compiler" that returns its first result where eager raises
@@ -323,7 +344,7 @@ def test_compiled_returning_values_where_eager_raises_is_a_finding(monkeypatch):
         return c
 
     monkeypatch.setattr(fc.pf, "compile", stale_compile)
-    found = fc.check_compiled(generate(20261206006120))
+    found = fc.check_compiled(_leaving_the_domain_on_replay(which))
     assert any("eager raised" in f.detail and "no error" in f.detail for f in found), found
 
 

@@ -76,12 +76,30 @@ class CompiledFunction:
                 e = self._cache.get(tuple(key))
                 if e is not None and e is not _EAGER:
                     if e.simple:
+                        try:
+                            out = e.fn(*datas)[0]
+                        except Exception as exc:  # noqa: BLE001 - see _failed
+                            return self._failed(e, exc, args, kwargs)
                         t = _new(Tensor)
-                        t._data = e.fn(*datas)[0]
+                        t._data = out
                         return t
-                    r = e.run([a for a in args if type(a) is Tensor])
+                    try:
+                        r = e.run([a for a in args if type(a) is Tensor])
+                    except Exception as exc:  # noqa: BLE001 - see _failed
+                        return self._failed(e, exc, args, kwargs)
                     return r if r is not NotImplemented else self.fn(*args)
         return self._slow(args, kwargs)
+
+    def _failed(self, e, exc: Exception, args: tuple, kwargs: dict) -> Any:
+        """The program raised (NumPy's error, e.g. LinAlgError, at inputs outside an op's domain):
+        the eager call raises the library's error, which names the op and its inputs, instead. A
+        program that writes into its inputs may have written some: it cannot be run again."""
+        if e.writes_inputs or e.bumps:
+            raise CompileError(
+                f"pf.compile({self.name}): the compiled program raised {type(exc).__name__}: {exc}, after it may "
+                "have written into its inputs; call the function uncompiled for the library's error"
+            ) from exc
+        return self.fn(*args, **kwargs)
 
     def _slow(self, args: tuple, kwargs: dict) -> Any:
         leaves, spec = tree_flatten((args, kwargs))
@@ -96,8 +114,13 @@ class CompiledFunction:
         e = self._cache.get(key)
         if e is None:
             e = self._new_entry(key, spec, leaves, tpos)
-        r = _EAGER if e is _EAGER else e.run([leaves[i] for i in tpos])
-        return self.fn(*args, **kwargs) if r is _EAGER or r is NotImplemented else r
+        if e is _EAGER:
+            return self.fn(*args, **kwargs)
+        try:
+            r = e.run([leaves[i] for i in tpos])
+        except Exception as exc:  # noqa: BLE001 - see _failed
+            return self._failed(e, exc, args, kwargs)
+        return self.fn(*args, **kwargs) if r is NotImplemented else r
 
     def _key(self, leaves: list, spec, tpos: list) -> tuple:
         key = [STATE.grad_enabled, len(STATE.levels)]
