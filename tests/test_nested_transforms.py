@@ -474,3 +474,27 @@ def test_an_in_place_write_under_vmap_into_a_tensor_made_outside_is_refused_and_
             F.vmap(g)(t([[1.0, 2.0], [3.0, 4.0]]))
         assert type(buf) is pf.Tensor
         np.testing.assert_array_equal(val(buf), [0.0, 0.0])
+
+
+def test_vmap_of_jet_of_indexing_with_an_index_computed_from_the_data():
+    # a batched index met a Taylor series whose coefficients are batched: the loop over the batch
+    # took the series whole and returned a batch of series (wrong shapes and zero derivatives);
+    # it now says so and jet takes its nested-levels path
+    X = pf.tensor(np.random.default_rng(1).standard_normal((2, 4, 3)))
+
+    def setitem(w):
+        o = w * 1
+        o[w[:, 0].argsort()[:2]] = w[:2] * 2
+        return o
+
+    for f in (
+        lambda w: w[w[:, 0].argsort()],
+        lambda w: w.gather(0, w.argsort(0)),
+        lambda w: pf.take_along_dim(w, w.argsort(0), 0),
+        lambda w: pf.take(w, w.reshape(-1).argsort()),
+        setitem,
+    ):
+        y, (d1,) = F.vmap(lambda z: F.jet(f, (z,), ([z * 0 + 1],)))(X)
+        np.testing.assert_allclose(val(y), np.stack([val(f(X[b])) for b in range(2)]))
+        tangents = [val(F.jvp(f, (X[b],), (pf.ones_like(X[b]),))[1]) for b in range(2)]
+        np.testing.assert_allclose(val(d1), np.stack(tangents))

@@ -30,6 +30,7 @@ __all__ = [
     "BatchedTensor",
     "new_batch_level",
     "values_of",
+    "readable",
     "batch_into",
     "broadcast_batch",
     "physical",
@@ -49,6 +50,14 @@ def values_of(t: Tensor) -> np.ndarray:
     while type(t) is BatchedTensor:
         t = t._phys
     return t._data
+
+
+def readable(t: Tensor) -> bool:
+    """Can `values_of(t)` read t's values (a plain tensor, or a batch of them)? An interpreted
+    tensor (a Taylor series, a sparsity pattern) has none to give."""
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return type(t) is Tensor
 
 
 def broadcast_batch(x: Tensor, size: int, dim: int = 0) -> Tensor:

@@ -47,10 +47,19 @@ from ..core.batched import BatchedTensor, broadcast_batch, new_batch_level
 from ..core.tensor import Tensor
 from ..engine.tangents import replay_view
 from ..core.creation import zeros
-from ..errors import OpError
+from ..errors import NestingError, OpError
 from .promotion import promote
 
-__all__ = ["has_batched", "blevel_of", "run_batched", "run_batched_inplace", "loop_batched", "RULES", "RECORDS"]
+__all__ = [
+    "has_batched",
+    "blevel_of",
+    "refuse_interpreted",
+    "run_batched",
+    "run_batched_inplace",
+    "loop_batched",
+    "RULES",
+    "RECORDS",
+]
 
 # op name -> its Op record, filled by dispatch.oprecord.Op as the generated module builds its records (rules call ops
 # by name: this layer sits below the generated module and does not import it)
@@ -617,6 +626,7 @@ def loop_batched(fn: Callable) -> Callable:
     def run(*args, **kwargs):
         if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
             return fn(*args, **kwargs)
+        refuse_interpreted([*args, *kwargs.values()], fn.__name__)
         names, n = list(kwargs), len(args)
         blevel, B = blevel_of([*args, *kwargs.values()])
         ins, bat = _unwrap_all([*args, *kwargs.values()], blevel)
@@ -625,6 +635,20 @@ def loop_batched(fn: Callable) -> Callable:
         return _wrap(out, blevel)
 
     return run
+
+
+def refuse_interpreted(values, who: str) -> None:
+    """A loop over batch elements cannot select an element of an interpreted tensor (a Taylor series
+    or a sparsity pattern of a transform inside the vmap, whose coefficients are batched): it says
+    so with a NestingError, on which jet takes its nested-levels path and sparsity detection the
+    dense pattern."""
+    for v in values:
+        for x in v if type(v) in (list, tuple) else (v,):
+            if isinstance(x, Tensor) and type(x) is not BatchedTensor and type(x)._interpreter is not None:
+                raise NestingError(
+                    f"{who}: a value that varies across a vmap batch meets a {type(x).__name__} of a transform "
+                    "inside the vmap, which a loop over the batch cannot take apart"
+                )
 
 
 def run_batched_inplace(op, target, inputs, args: tuple, apply_inplace: Callable):

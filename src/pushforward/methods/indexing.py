@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ops import generated as ops
 from ..core.batched import BatchedTensor
-from ..dispatch.batching import blevel_of, has_batched, loop_batched
+from ..dispatch.batching import blevel_of, has_batched, loop_batched, refuse_interpreted
 from ..dispatch.inplace import apply_inplace
 from ..dispatch.promotion import promote
 from ..errors import OpError, OpIndexError, OpTypeError
@@ -91,6 +91,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
 def _setitem_each(x: Tensor, items: tuple, whole: bool, value: Any) -> None:
     """x[items] = value with an index batched at a vmap level: each batch element's row of x's
     physical tensor (a view: the write lands in x) gets that element's index and value."""
+    refuse_interpreted((x, value) + items, "index_put_")
     level, size = blevel_of((x, value) + items)
     if not (type(x) is BatchedTensor and x._blevel == level) and not promote(x, level, size):
         raise OpError(

@@ -17,7 +17,7 @@ from ..composites.util import const as _t
 from ..composites.util import ops as _ops
 from ...errors import OpError
 from ...kernels import basic as K
-from ...core.batched import values_of
+from ...core.batched import readable, values_of
 from ...core.tensor import Tensor
 from ...core.creation import zeros, zeros_like
 from ...dispatch.batching import loop_batched
@@ -170,8 +170,8 @@ def _flat_index(name, self, index):
     idx = index if isinstance(index, Tensor) else _t(np.asarray(index))
     if idx.dtype.kind not in "iu":
         raise OpError(f"{name}(): expected an int64 index, got dtype {idx.dtype}")
-    vals = values_of(idx)  # (every batch element's)
     n = self.numel()
+    vals = values_of(idx) if readable(idx) else np.zeros(0, np.int64)  # (every batch element's)
     if vals.size and (vals.min() < -n or vals.max() >= n):
         raise OpError(
             f"{name}(): index out of range for a tensor of {n} elements (shape {tuple(self.shape)}), "
