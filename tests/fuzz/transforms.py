@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 import pushforward as pf
+from pushforward.func.sparsity import ValueDependentError
 
 from .program import Program, compile_body
 
@@ -441,6 +442,10 @@ def _check_from(nest: Nest, start: int) -> list:
             # where its formula recomputes it instead (erfinv): which values a formula keeps is a
             # choice, not a derivative
             return [Finding("transforms", "refused", "saved-modified", f"{err} ({where})"[:200])]
+        if isinstance(err, ValueDependentError) and nest.levels[start].kind.startswith("sparse"):
+            # documented (docs/sparse.md): an index computed from the input has no sparsity pattern
+            # that holds for every x; the dense transforms (torch's here) compute at one point
+            return [Finding("transforms", "refused", "value-dependent", f"{err} ({where})"[:200])]
         return [Finding("transforms", "pf", "crash", f"{type(err).__name__}: {err} ({where})")]
     if ref is not None and _same(got, ref) is None:
         return []
