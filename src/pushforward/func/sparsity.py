@@ -58,7 +58,7 @@ class PatternTensor(Tensor):
         root = self._proot
         if root is not None and self._pver != root._pver:
             if self._pids is None:
-                self._pids = _ids_in(root._data, self._data)
+                self._pids = _ids_in(root._data, self._data)[0]
             self._dep = take_rows(root.dep, self._pids)
             self._pver = root._pver
             self._taint = self._taint or root._taint
@@ -144,29 +144,34 @@ def _pattern(data: np.ndarray, dep, taint: bool) -> PatternTensor:
     return t
 
 
-def _ids_in(root: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """The flat (C order) indices in `root` of the elements of `data`, a view sharing its memory.
+def _ids_in(root: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The flat (C order) indices in `root` of the elements of `data`, a view sharing its memory,
+    and whether data is a part of each (the real or imaginary part of a complex root).
 
     Any layout of root (a LAPACK result is column-major, a transpose has swapped strides): its C-order
-    indices are written into a shadow buffer at the positions of root's elements in memory, and read
-    back at the positions of data's."""
-    if root.dtype != data.dtype:
+    indices are written into a shadow buffer at the positions of root's elements in memory (in units
+    of data's items), and read back at the positions of data's."""
+    partial = root.dtype.kind == "c" and data.dtype.kind == "f" and 2 * data.itemsize == root.itemsize
+    if root.dtype != data.dtype and not partial:
         raise OpError(
             f"sparsity detection: an in-place write into a view of a tensor of shape {root.shape} with another "
             f"dtype ({data.dtype} into {root.dtype}) is not supported; write it out of place"
         )
-    item = root.itemsize
-    low = sum(min(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // item
-    high = sum(max(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // item
+    unit = data.itemsize
+    per = root.itemsize // unit  # shadow units per root element
+    low = sum(min(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // unit
+    high = sum(max(0, (n - 1) * st) for n, st in zip(root.shape, root.strides)) // unit + per - 1
     shadow = np.full(high - low + 1 if root.size else 1, -1, dtype=np.int64)
 
-    def place(a: np.ndarray) -> np.ndarray:
-        off = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item - low
-        strides = tuple(st // item * 8 for st in a.strides)
-        return np.ndarray(a.shape, dtype=np.int64, buffer=shadow, offset=off * 8, strides=strides)
+    def place(a: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+        off = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // unit - low
+        return np.ndarray(
+            shape, dtype=np.int64, buffer=shadow, offset=off * 8, strides=tuple(st // unit * 8 for st in strides)
+        )
 
-    place(root)[...] = np.arange(root.size, dtype=np.int64).reshape(root.shape)
-    return place(data).ravel()
+    flat = np.arange(root.size, dtype=np.int64).reshape(root.shape + (1,))
+    place(root, root.shape + (per,), root.strides + (unit,))[...] = flat
+    return place(data, data.shape, data.strides).ravel(), partial
 
 
 class _Detector(Interpreter):
@@ -225,9 +230,12 @@ class _Detector(Interpreter):
                 mark_ad(t)  # (an instance's own bit would hide the class's)
         if root is not target:
             target._proot = root
-        ids = np.arange(root._data.size) if root is target else _ids_in(root._data, target._data)
+        ids, partial = (np.arange(root._data.size), False) if root is target else _ids_in(root._data, target._data)
         np.copyto(target._data, r._data, casting="unsafe")
         new = broadcast_rows(r.dep, r.shape, tuple(target.shape))
+        if partial and root.dep is not None:  # (a write into the real or imaginary part keeps the other's)
+            old = take_rows(root.dep, ids)
+            new = old if new is None else union(old, new)
         root._dep = _replace_rows(root.dep, ids, new, root._data.size, self.contexts[-1].n)
         root._taint = root._taint or r._live()
         root._pver += 1
