@@ -75,7 +75,8 @@ def c_median(self, dim=None, keepdim=False, ignore_nan=False):
     v, i = _median_along(x, d, ignore_nan)
     if not keepdim:
         v, i = v.squeeze(d), np.squeeze(i, d)
-    return _values_indices[name](v, _idx(i))
+    # (a reduction's results are contiguous in torch, whatever the input's layout: a later .view works)
+    return _values_indices[name](v.contiguous(), _idx(np.ascontiguousarray(i)))
 
 
 def _median_along(x, d, ignore_nan):
@@ -151,7 +152,7 @@ def c_quantile(self, q, dim=None, keepdim=False, interpolation="linear", ignore_
             res = res.unsqueeze(d + 1)
     if qs.ndim == 0:
         res = res.squeeze(0)
-    return res
+    return res.contiguous()  # (as torch's, whatever the input's layout)
 
 
 @loop_batched  # (reads its inputs' arrays: once per batch element under vmap)
