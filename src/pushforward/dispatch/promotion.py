@@ -10,9 +10,10 @@ turned into a BatchedTensor, as every name of it must see the write.
 
 That is only right for a tensor the vmapped function made. One it closed over (made outside) must
 not change kind behind its owner's back; torch refuses that write. No creation counter tells the
-two apart on the hot path, so the check is made when the vmap ends (`settle`): the function's frame
-is gone then, and a promoted tensor still alive that is not one of its outputs was made outside.
-It is restored (kind and value) and the write refused. docs/design.md, "Nested transforms".
+two apart on the hot path, so the check is made when the vmap ends (`settle_promotions`): once the
+function's frame is gone and its results are unwrapped into physical tensors, a promoted tensor
+still alive is referenced from outside, so it was made there. It is restored (kind and value) and
+the write refused. docs/design.md, "Deviations".
 
 >>> import pushforward as pf
 >>> def f(x):
