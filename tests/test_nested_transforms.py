@@ -498,3 +498,19 @@ def test_vmap_of_jet_of_indexing_with_an_index_computed_from_the_data():
         np.testing.assert_allclose(val(y), np.stack([val(f(X[b])) for b in range(2)]))
         tangents = [val(F.jvp(f, (X[b],), (pf.ones_like(X[b]),))[1]) for b in range(2)]
         np.testing.assert_allclose(val(d1), np.stack(tangents))
+
+
+def test_a_batched_zero_tangent_takes_its_primal_layout():
+    # writing a dual through `.mT.view(-1)` of a tensor laid out transposed gives the tensor a zero
+    # tangent first: under jacfwd a batch of them, each laid out as the tensor so that the view
+    # replays (it was C-ordered per element, and the view raised; transforms fuzz seed 97016561)
+    def f(x):
+        base = pf.ones(2, 3).mT * 2.0  # (an element-wise result keeps its operand's layout, as in torch)
+        v = base.mT.view(-1)
+        v[1:3] = x * x
+        return base
+
+    x = t([0.5, -1.5])
+    want = val(F.jacrev(f)(x))
+    np.testing.assert_allclose(val(F.jacfwd(f)(x)), want)
+    np.testing.assert_allclose(val(F.hessian(lambda x: f(x).sum())(x)), np.diag([2.0, 2.0]))

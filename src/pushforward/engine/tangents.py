@@ -286,4 +286,9 @@ def zero_tangent(x: Tensor, uid: int) -> Tensor:
         # in x's memory layout: an in-place write then fills it, and views that x allows must work
         # on its tangent too (fuzzer: hfft over dim 0 laid out as torch's, mul_, swapaxes, view)
         return wrap(np.zeros_like(d))
-    return BatchedTensor(wrap(zeros_for(d, (lvl.batch,) + d.shape)), lvl.blevel)
+    if d.flags.c_contiguous:
+        return BatchedTensor(wrap(zeros_for(d, (lvl.batch,) + d.shape)), lvl.blevel)
+    # each batch element in x's layout too (its dims ordered by x's strides), for the same reason
+    order = sorted(range(d.ndim), key=lambda i: -abs(d.strides[i]))
+    z = zeros_for(d, (lvl.batch,) + tuple(d.shape[i] for i in order))
+    return BatchedTensor(wrap(z.transpose([0] + [1 + order.index(i) for i in range(d.ndim)])), lvl.blevel)
