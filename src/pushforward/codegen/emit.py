@@ -423,9 +423,12 @@ class Emitter:
             return node
 
         # `<formula> if needs[i] else None` as a syntax tree: a formula that is itself a
-        # conditional stays whole under the guard
+        # conditional stays whole under the guard; `None` (a symbolic zero: the engine pulls
+        # nothing back through it, docs/adding-an-op.md) needs no guard
         items = [
-            ast.IfExp(
+            ast.Constant(None)
+            if formulas[p.name].strip() == "None"
+            else ast.IfExp(
                 ast.Subscript(ast.Name("needs", ast.Load()), ast.Constant(i), ast.Load()),
                 formula(formulas[p.name]),
                 ast.Constant(None),

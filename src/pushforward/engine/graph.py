@@ -23,7 +23,8 @@ from .grad_mode import enable_grad, set_grad_enabled
 from .outputs import to_dtype
 from .registry import OPS
 from .state import STATE
-from ..core.creation import zeros_like
+from ..core.batched import BatchedTensor
+from ..core.creation import zeros, zeros_like
 from ..core.lazy import as_array, has_layout
 from ..errors import OpError, SavedTensorModifiedError
 from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
@@ -764,6 +765,11 @@ def run_backward(
     heapq.heapify(heap)
     with set_grad_enabled(create_graph):
         _drain(heap, buffers, deps, capture, targets, results, needed, retain_graph, create_graph, accumulate)
+    if inputs is not None and not accumulate:
+        for i, t in enumerate(inputs):
+            if results[i] is None and _reached(t, deps, roots):
+                # on the graph, but only symbolic zeros reached it (a value copy_ overwrote): zeros, as torch
+                results[i] = _zeros_as(tuple(t.shape), t.dtype, grad_outputs[0])
     if inputs is not None and not allow_unused and not accumulate:
         for i, r in enumerate(results):
             if r is None:
@@ -772,6 +778,18 @@ def run_backward(
                     "Set allow_unused=True if this is the desired behavior."
                 )
     return results
+
+
+def _zeros_as(shape: tuple, dtype, like) -> Tensor:
+    """Zeros of `shape`, batched as the cotangent `like` is (vector-mode vjp batches them)."""
+    if type(like) is BatchedTensor:
+        return BatchedTensor(_zeros_as((like._phys.shape[0],) + shape, dtype, like._phys), like._blevel)
+    return zeros(shape, dtype=dtype)
+
+
+def _reached(t, deps: dict, roots) -> bool:
+    e = edge(t)
+    return e is not None and (e[0] in deps or e[0] in roots)
 
 
 def _drain(
@@ -814,7 +832,15 @@ def _drain(
             outs = _NONE1 * len(node.next_edges)
         else:
             outs = None
-            if not create_graph and type(node) is OpNode and node.op.grad_embeds:
+            if grads[0] is None and len(grads) == 1 and type(node) is OpNode:
+                # only a symbolic zero came in (copy_'s old value): nothing to pull back, and a formula
+                # must not multiply a materialised zero by a derivative that is inf or NaN there (a
+                # leaf on the way gets zeros, as in torch)
+                outs = tuple(
+                    zeros_like(e[0].variable) if accumulate and e is not None and type(e[0]) is AccumulateGrad else None
+                    for e in node.next_edges
+                )
+            elif not create_graph and type(node) is OpNode and node.op.grad_embeds:
                 # without create_graph a view's gradient may stay sparse (accumulate.py)
                 outs = node.embed_grad(grads)
                 outs = None if outs is None else (outs,)

@@ -996,15 +996,12 @@ def alias(self):
     """A view of the whole tensor. Example: pf.tensor([1.0]).alias()"""
     return apply(ALIAS, (self,), ())
 # ---- _copy_from
-def __copy_from__backward(grad, self, src, result, needs):
-    return (zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
-def __copy_from__backward_np(grad, self, src, result, needs):
-    return (xp.zeros_like(grad) if needs[0] else None, grad if needs[1] else None)
+def __copy_from__backward(grad, self, src, result, needs): return (None, grad if needs[1] else None)
 def __copy_from__jvp(self_p, src_p, self_t, src_t, result):
     if self_t is None: return src_t
     if src_t is None: return None
     return src_t
-_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward_np, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy', curvature='linear')
+_COPY_FROM = Op('_copy_from', K.copy_from, ('self', 'src'), ('T', 'T'), (True, True), backward=__copy_from__backward, backward_np=__copy_from__backward, jvp=__copy_from__jvp, jvp_np=__copy_from__jvp, jvp_np_reads=(False, False, False), jvp_kind='explicit', batch='copy', curvature='linear')
 @bare_op(_COPY_FROM, K.copy_from)
 def _copy_from(self, src):
     """src broadcast to self's shape and dtype (the value copy_ writes); self's old value gets zero gradient."""

@@ -76,7 +76,7 @@ def c_median(self, dim=None, keepdim=False, ignore_nan=False):
     if not keepdim:
         v, i = v.squeeze(d), np.squeeze(i, d)
     # (a reduction's results are contiguous in torch, whatever the input's layout: a later .view works)
-    return _values_indices[name](v.contiguous(), _idx(np.ascontiguousarray(i)))
+    return _values_indices[name](v.contiguous(), _idx(i if i.flags.c_contiguous else i.copy()))
 
 
 def _median_along(x, d, ignore_nan):
