@@ -442,6 +442,12 @@ def _check_from(nest: Nest, start: int) -> list:
             # where its formula recomputes it instead (erfinv): which values a formula keeps is a
             # choice, not a derivative
             return [Finding("transforms", "refused", "saved-modified", f"{err} ({where})"[:200])]
+        if "would write a batched value into a tensor that is not batched" in str(err):
+            # documented deviation (docs/design.md, "Deviations"): under vmap a reverse transform's
+            # inputs and a dual with a batched tangent are batched; written in place into a tensor
+            # the function made, that tensor is promoted, but a view or a tensor with a derivative
+            # is refused with an error that says so, where torch.func computes
+            return [Finding("transforms", "refused", "batched-write", f"{err} ({where})"[:200])]
         if "mvlgamma: all elements must be greater than" in str(err):
             # the nest moved mvlgamma's argument out of its domain (x > (p-1)/2): pushforward raises, as
             # SciPy's multigammaln does; torch 2.13 no longer checks and extends the formula with log|Gamma|
