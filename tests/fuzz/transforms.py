@@ -368,14 +368,14 @@ def fd_reference(nest: Nest, depth: int, g, pts: list, h: float) -> list | None:
     if kind in ("jacrev", "jacfwd", "fjacobian") or kind.startswith("sparse_jac"):
         return _fd_jac(g, pts, h)
     if kind in ("hessian", "sparse_hessian"):
-        h2 = max(h, 1e-4)
+        h2 = max(10 * h, 1e-4)  # (10x h, so that the check's two step sizes differ here too)
         return [hij for gi in range(len(pts)) for hij in _fd_jac(lambda p, gi=gi: _fd_jac(g, p, h2)[gi], pts, h2)]
     if kind == "fhvp":
-        h2 = max(h, 1e-4)
+        h2 = max(10 * h, 1e-4)
         grad_dir = [_fd_dir(lambda p, gi=gi: _fd_jac(g, p, h2)[gi], pts, ts, h2) for gi in range(len(pts))]
         return [val] + grad_dir
     if kind == "jet":
-        h2 = max(h, 1e-4)
+        h2 = max(10 * h, 1e-4)
         return [val, _fd_dir(g, pts, ts, h), _fd_dir(g, pts, ts, h2, order=2)]
     if kind == "vmap":
         return [np.stack([np.asarray(g(pts)), np.asarray(g([p * 1.05 + 0.01 for p in pts]))])]
