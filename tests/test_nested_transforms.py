@@ -536,3 +536,18 @@ def test_a_value_copy_overwrote_pulls_nothing_back():
     v.copy_(y)
     v.sum().backward()
     assert val(x.grad).tolist() == [0.0, 0.0] and val(y.grad).tolist() == [1.0, 1.0]
+
+
+def test_vmap_of_jet_of_a_composite_reading_arrays_whose_series_holds_the_batch():
+    # lstsq (loop_batched) got a Taylor series whose coefficients are batched, saw no batch, and
+    # read a batched array (an OpError jet did not catch); under vmap it now says NestingError and
+    # jet takes its nested-levels path (transforms fuzz seed 101012156)
+    A = pf.tensor(np.random.default_rng(0).standard_normal((2, 3, 3)))
+
+    def f(a):
+        return pf.linalg.lstsq(a, a[:, :1]).solution
+
+    y, (d1,) = F.vmap(lambda z: F.jet(f, (z,), ([pf.ones_like(z)],)))(A)
+    np.testing.assert_allclose(val(y), np.stack([val(f(A[b])) for b in range(2)]))
+    tangents = [val(F.jvp(f, (A[b],), (pf.ones_like(A[b]),))[1]) for b in range(2)]
+    np.testing.assert_allclose(val(d1), np.stack(tangents))

@@ -48,7 +48,7 @@ from ..core.tensor import Tensor
 from ..engine.tangents import replay_view
 from ..core.creation import zeros
 from ..errors import NestingError, OpError
-from .promotion import promote
+from .promotion import promote, vmap_running
 
 __all__ = [
     "has_batched",
@@ -625,6 +625,8 @@ def loop_batched(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def run(*args, **kwargs):
         if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
+            if vmap_running():  # (a Taylor series inside the vmap may hold a batch the composite would read)
+                refuse_interpreted([*args, *kwargs.values()], fn.__name__)
             return fn(*args, **kwargs)
         refuse_interpreted([*args, *kwargs.values()], fn.__name__)
         names, n = list(kwargs), len(args)

@@ -36,7 +36,7 @@ from ..core.creation import from_numpy
 from ..core.tensor import Tensor
 from ..errors import OpError
 
-__all__ = ["open_promotions", "promote", "settle_promotions"]
+__all__ = ["open_promotions", "promote", "settle_promotions", "vmap_running"]
 
 # batch level of a running vmap -> [(weak reference to a promoted tensor, its state before)]
 _PROMOTED: dict = {}
@@ -45,6 +45,11 @@ _PROMOTED: dict = {}
 def open_promotions(level: int) -> None:
     """The vmap of batch level `level` starts: writes at that level may promote tensors."""
     _PROMOTED[level] = []
+
+
+def vmap_running() -> bool:
+    """Is a vmap running (its function being called)?"""
+    return bool(_PROMOTED)
 
 
 def promote(target: Tensor, level: int, size: int) -> bool:
