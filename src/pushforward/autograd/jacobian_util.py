@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..core.batched import BatchedTensor, physical
+from ..core.batched import BatchedTensor, physical, unbatched
 from ..dispatch.interpret import resolve
 from ..errors import NestingError
 from ..ops import generated as ops
@@ -152,13 +152,7 @@ def check_not_interpreted(leaves: list, who: str) -> None:
     of jet): refuse it rather than differentiate a constant (jet catches this and runs f by nested
     dual levels instead). A batch of interpreted tensors (vmap inside jet) is looked into: the
     batching interpreter hands its ops on to the series interpreter, which the tape cannot see."""
-
-    def unwrapped(v):
-        while type(v) is BatchedTensor:
-            v = v._phys
-        return v
-
-    it = resolve([unwrapped(v) for v in leaves])
+    it = resolve([unbatched(v) for v in leaves])
     if it is not None and it.level == "interpreted":  # (vmap's physical tensors and Dask's carry the tape)
         raise NestingError(
             f"{who}: the function's result is interpreted by {type(it).__name__} (an enclosing transform such "

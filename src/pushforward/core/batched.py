@@ -31,6 +31,7 @@ __all__ = [
     "new_batch_level",
     "values_of",
     "readable",
+    "unbatched",
     "batch_into",
     "broadcast_batch",
     "physical",
@@ -44,20 +45,23 @@ def new_batch_level() -> int:
     return next(_levels)
 
 
+def unbatched(t):
+    """t's physical tensor through every batch level (t itself when it is not batched)."""
+    while type(t) is BatchedTensor:
+        t = t._phys
+    return t
+
+
 def values_of(t: Tensor) -> np.ndarray:
     """The array of t's values; for a batched tensor, every batch element's (its physical array
     through all batch levels). For checks over all values (is it all zero?), never per element."""
-    while type(t) is BatchedTensor:
-        t = t._phys
-    return t._data
+    return unbatched(t)._data
 
 
 def readable(t: Tensor) -> bool:
     """Can `values_of(t)` read t's values (a plain tensor, or a batch of them)? An interpreted
     tensor (a Taylor series, a sparsity pattern) has none to give."""
-    while type(t) is BatchedTensor:
-        t = t._phys
-    return type(t) is Tensor
+    return type(unbatched(t)) is Tensor
 
 
 def broadcast_batch(x: Tensor, size: int, dim: int = 0) -> Tensor:

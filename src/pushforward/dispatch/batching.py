@@ -624,11 +624,11 @@ def loop_batched(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        if not (has_batched(args) or (kwargs and has_batched(kwargs.values()))):
-            if vmap_running():  # (a Taylor series inside the vmap may hold a batch the composite would read)
-                refuse_interpreted([*args, *kwargs.values()], fn.__name__)
+        batched = has_batched(args) or (kwargs and has_batched(kwargs.values()))
+        if batched or vmap_running():  # (a Taylor series inside the vmap may hold the batch too)
+            refuse_interpreted([*args, *kwargs.values()], fn.__name__)
+        if not batched:
             return fn(*args, **kwargs)
-        refuse_interpreted([*args, *kwargs.values()], fn.__name__)
         names, n = list(kwargs), len(args)
         blevel, B = blevel_of([*args, *kwargs.values()])
         ins, bat = _unwrap_all([*args, *kwargs.values()], blevel)

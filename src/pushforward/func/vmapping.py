@@ -115,13 +115,10 @@ def _run(f: Callable, leaves: list, dims: list, spec: Any, kwargs: dict, size: i
     ACTIVE.append((level, size))
     open_promotions(level)
     try:
-        out = f(*tree_unflatten(wrapped, spec), **kwargs)
-    except BaseException:
-        settle_promotions(level, failed=True)
-        raise
-    finally:
-        ACTIVE.pop()
-    try:
+        try:
+            out = f(*tree_unflatten(wrapped, spec), **kwargs)
+        finally:
+            ACTIVE.pop()
         o_leaves, o_spec = tree_flatten(out)
         if isinstance(out_dims, int):
             odims = [out_dims] * len(o_leaves)

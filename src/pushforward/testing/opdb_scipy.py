@@ -37,15 +37,9 @@ def register(add: Callable) -> None:
     for name, ref in (("special_iv", sp.iv), ("special_ive", sp.ive), ("special_jv", sp.jv), ("special_yv", sp.yv)):
         op = getattr(ops, name)
         add(OpInfo(name, lambda x, v, op=op: op(v, x), _orders, lambda x, v, ref=ref: ref(v, x), REAL))
-    add(
-        OpInfo(
-            "special_betainc",
-            lambda x, a, b: ops.special_betainc(a, b, x),
-            _betainc,
-            lambda x, a, b: sp.betainc(a, b, x),
-            REAL,
-        )
-    )
+    for name, ref in (("special_betainc", sp.betainc), ("_special_betaincinv", sp.betaincinv)):  # (x last)
+        op = getattr(ops, name)
+        add(OpInfo(name, lambda x, a, b, op=op: op(a, b, x), _betainc, lambda x, a, b, ref=ref: ref(a, b, x), REAL))
 
     # (with the points where a derivative formula switches to its series: spence at 1, ellipk and ellipe at 0)
     unary = {
@@ -122,15 +116,6 @@ def register(add: Callable) -> None:
                 SampleInput(m((2, 3), low=0.1, high=0.9), (0.7, True), name="Q"),
             ],
             lambda y, a, upper: (sp.gammainccinv if upper else sp.gammaincinv)(a, y),
-            REAL,
-        )
-    )
-    add(
-        OpInfo(
-            "_special_betaincinv",
-            lambda y, a, b: ops._special_betaincinv(a, b, y),
-            _betainc,
-            lambda y, a, b: sp.betaincinv(a, b, y),
             REAL,
         )
     )

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import OpError
 from ...core.backend import opaque
-from ...core.batched import BatchedTensor, values_of
+from ...core.batched import BatchedTensor, unbatched, values_of
 from ...core.lazy import is_lazy_array
 from ...core.tensor import Tensor, wrap
 from ...engine.grad_mode import is_grad_enabled
@@ -668,8 +668,7 @@ def _wrap(arr):
 def _differentiated(t) -> bool:
     """Could anything differentiate t (a tape or a tangent)? Under vmap, its physical tensor's
     (grad inside or around vmap: the wrapper itself carries neither)."""
-    while type(t) is BatchedTensor:
-        t = t._phys
+    t = unbatched(t)
     return bool((t._requires_grad and is_grad_enabled()) or t._fw is not None or t._st.dual)
 
 

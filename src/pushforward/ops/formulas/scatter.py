@@ -150,11 +150,12 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
 # -- composites --------------------------------------------------------------------------------------
 
 
-def _index_array(name, index):
-    arr = np.asarray(index._data if isinstance(index, Tensor) else index)
-    if arr.dtype.kind not in "iu":
-        raise OpError(f"{name}(): expected an int64 index, got dtype {arr.dtype}")
-    return arr
+def _index_tensor(name, index):
+    """index as an integer tensor (its values are not read: a batched index runs under vmap)."""
+    idx = index if isinstance(index, Tensor) else _t(np.asarray(index))
+    if idx.dtype.kind not in "iu":
+        raise OpError(f"{name}(): expected an int64 index, got dtype {idx.dtype}")
+    return idx
 
 
 def _mask_array(name, mask):
@@ -167,9 +168,7 @@ def _mask_array(name, mask):
 def _flat_index(name, self, index):
     """index (into self flattened) as a tensor in [0, numel): made of ops, so that an index
     computed from batched data runs under vmap; its values are read for the range check only."""
-    idx = index if isinstance(index, Tensor) else _t(np.asarray(index))
-    if idx.dtype.kind not in "iu":
-        raise OpError(f"{name}(): expected an int64 index, got dtype {idx.dtype}")
+    idx = _index_tensor(name, index)
     n = self.numel()
     vals = values_of(idx) if readable(idx) else np.zeros(0, np.int64)  # (every batch element's)
     if vals.size and (vals.min() < -n or vals.max() >= n):
@@ -185,10 +184,7 @@ def c_take(self, index):
 
 
 def c_take_along_dim(self, indices, dim=None):
-    # (made of ops on the index tensor, not its array, so that a batched index runs under vmap)
-    idx = indices if isinstance(indices, Tensor) else _t(np.asarray(indices))
-    if idx.dtype.kind not in "iu":
-        raise OpError(f"take_along_dim(): expected an int64 index, got dtype {idx.dtype}")
+    idx = _index_tensor("take_along_dim", indices)
     if dim is None:
         return self.reshape(-1).gather(0, idx.reshape(-1) % max(self.numel(), 1))
     d = dim % max(self.ndim, 1)
