@@ -1,5 +1,6 @@
 """Custom autograd Functions: forward/backward/jvp, saved tensors, mark_dirty, mark_non_differentiable, needs_input_grad."""
 
+import numpy as np
 import pytest
 
 import pushforward as pf
@@ -174,11 +175,17 @@ def test_needs_input_grad_false_under_no_grad():
     assert ScaledMul.log["forward_nig"] == (False, False, False)
 
 
-def test_saved_tensors_modified_inplace_errors():
+def test_saved_tensors_modified_inplace_are_kept_or_error_under_the_switch():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
     a = x * 1
     y = Cube.apply(a)
     a.add_(1)
+    y.sum().backward()  # ctx.save_for_backward's a was kept before the write
+    close(x.grad, [3.0, 12.0])
+    a = x * 1
+    y = Cube.apply(a)
+    with pf.autograd.forbid_mutation_on_saved_tensors():
+        a.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
 
@@ -337,11 +344,17 @@ def test_mark_dirty_on_leaf_requiring_grad_errors():
         AddOne_.apply(x)
 
 
-def test_mark_dirty_invalidates_earlier_saved_tensor():
+def test_mark_dirty_keeps_an_earlier_saved_tensor():
     x = pf.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1
     s = y.sin()  # saves y at version 0
     AddOne_.apply(y)
+    s.sum().backward()
+    close(x.grad, np.cos([1.0, 2.0]))
+    y = x * 1
+    s = y.sin()
+    with pf.autograd.forbid_mutation_on_saved_tensors():
+        AddOne_.apply(y)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         s.sum().backward()
 

@@ -1,8 +1,11 @@
 """What a tape node keeps is what the backward formulas that will run read.
 
 An in-place write into a tensor the backward does not need must not break backward
-(torch's rule); a write into one it does need must still raise (the version check).
-PyTorch 2.13 is the oracle for which programs must differentiate.
+(torch's rule); a write into one it does need keeps the saved values first, so the gradient is
+that of the program as written (docs/design.md, "Overwritten saved values"), where torch raises;
+`forbid_mutation_on_saved_tensors` restores torch's error (the version check).
+PyTorch 2.13 is the oracle: for which programs differentiate, and for the gradients of the
+programs torch refuses once the write is made out of place.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ A = np.array([0.3, 0.5, 0.7])
 B = np.array([1.2, 0.4, -0.9])
 
 
-def _program(L, f, mutate: str, needs: tuple):
+def _program(L, f, mutate: str, needs: tuple, functional: bool = False):
     """Run f on clones of two leaves, write into `mutate` ("out", "out1": the second output, "x"
-    or "y") in place, then
+    or "y") in place (`functional`: the same program with the write out of place), then
     differentiate the sum of the first output. Returns the gradients (arrays, zeros for None)
     or the error message."""
     leaves = []
@@ -42,8 +45,11 @@ def _program(L, f, mutate: str, needs: tuple):
     try:
         out = f(L, *ins)
         first = out[0] if isinstance(out, tuple) else out
-        target = {"out": first, "x": ins[0], "y": ins[1]}[mutate] if mutate != "out1" else out[1]
-        target.mul_(2)
+        if functional:
+            first = first * 2 if mutate == "out" else first  # (the others do not change first)
+        else:
+            target = {"out": first, "x": ins[0], "y": ins[1]}[mutate] if mutate != "out1" else out[1]
+            target.mul_(2)
         want = [t for t, n in zip(leaves, needs) if n]
         gs = (pf.autograd.grad if L is pf else torch.autograd.grad)(first.sum(), want, allow_unused=True)
     except Exception as e:  # noqa: BLE001 - the message is compared
@@ -94,7 +100,8 @@ def test_a_branch_that_does_not_run_keeps_nothing():
     assert not isinstance(_program(pf, lambda L, x, y: L.sign(x), "x", (True, False)), str)
 
 
-# What must still raise: the backward reads the tensor that was written into.
+# The backward reads the tensor that was written into: torch raises; pushforward keeps the saved
+# values and differentiates the program as written, or raises torch's error under the switch.
 STILL_NEEDED = {
     "sin reads its input": (lambda L, x, y: L.sin(x), "x", (True, False)),
     "exp reads its result": (lambda L, x, y: L.exp(x), "out", (True, False)),
@@ -107,11 +114,28 @@ STILL_NEEDED = {
 
 
 @pytest.mark.parametrize("case", list(STILL_NEEDED))
-def test_writing_into_a_saved_tensor_still_raises(case):
+def test_writing_into_a_saved_tensor_keeps_its_values(case):
     f, mutate, needs = STILL_NEEDED[case]
-    assert isinstance(_program(torch, f, mutate, needs), str)
+    assert "modified by an inplace operation" in _program(torch, f, mutate, needs)
     got = _program(pf, f, mutate, needs)
+    assert not isinstance(got, str), got
+    expect = _program(torch, f, mutate, needs, functional=True)
+    for g, e in zip(got, expect):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", list(STILL_NEEDED))
+def test_the_switch_restores_torchs_error(case):
+    f, mutate, needs = STILL_NEEDED[case]
+    with pf.autograd.forbid_mutation_on_saved_tensors():
+        got = _program(pf, f, mutate, needs)
     assert isinstance(got, str) and "modified by an inplace operation" in got, got
+    assert pf.autograd.is_mutation_on_saved_tensors_allowed()
+    pf.autograd.set_mutation_on_saved_tensors_allowed(False)
+    try:
+        assert "modified by an inplace operation" in _program(pf, f, mutate, needs)
+    finally:
+        pf.autograd.set_mutation_on_saved_tensors_allowed(True)
 
 
 # -- generic: every op of the database, every pattern of inputs needing grad -------------------------
@@ -122,10 +146,10 @@ def _torch_call(name):
     return fn if callable(fn) else None
 
 
-def _run_sample(L, info, sample, needs, mutate):
+def _run_sample(L, info, sample, needs, mutate, functional=False):
     """The sample's op on clones of its float tensors (those with needs[k] require grad), an
-    in-place `mul_(2)` on input k or output k (mutate = ("in"|"out", k) or None), and the
-    gradients of the sum of the float outputs."""
+    in-place `mul_(2)` on input k or output k (mutate = ("in"|"out", k) or None; `functional`:
+    out of place), and the gradients of the sum of the float outputs."""
     leaves = diff_leaves(sample)
     if L is pf:
         fresh = [pf.from_numpy(np.array(t._data, copy=True)).requires_grad_(n) for t, n in zip(leaves, needs)]
@@ -150,7 +174,10 @@ def _run_sample(L, info, sample, needs, mutate):
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if mutate is not None:
             where, k = mutate
-            (ins if where == "in" else outs)[k].mul_(2)
+            if not functional:
+                (ins if where == "in" else outs)[k].mul_(2)
+            elif where == "out":
+                outs[k] = outs[k] * 2
         floats = (
             [o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex]
             if L is torch
@@ -186,7 +213,8 @@ GENERIC = sorted(
 def test_every_op_differentiates_after_inplace_writes_where_torch_does(name):
     """For each sample and pattern of inputs needing grad, write into each input and each output
     after the op: where torch differentiates, pushforward must, with torch's gradients; where
-    torch refuses (a saved tensor), pushforward refuses too or gives the right gradients."""
+    torch refuses (a saved tensor), pushforward gives the gradients of the program as written
+    (torch's of the same program with the write out of place)."""
     info = OPS[name]
     checked = 0
     for dtype in (F64, C128):
@@ -225,11 +253,13 @@ def test_every_op_differentiates_after_inplace_writes_where_torch_does(name):
                         p = _run_sample(pf, info, sample, needs, mutate)
                     where = f"{sample!r}, needs={needs}, in-place write into {mutate}"
                     if isinstance(t, str):
-                        if isinstance(p, str):
-                            continue
                         if "modified by an inplace operation" not in t:
                             continue  # torch refuses the write itself (dtype, ...)
-                        continue  # pushforward saves less than torch here: fine
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            t = _run_sample(torch, info, sample, needs, mutate, functional=True)
+                        if isinstance(t, str):
+                            continue
                     assert not isinstance(p, str), f"{name}: {where}: torch differentiates, pushforward: {p}"
                     for a, b in zip(p, t):
                         if a is None or b is None:
@@ -478,15 +508,18 @@ def test_matmul_keeps_operand_copies_where_torch_does(sa, sb):
     """torch's matmul folds or flattens an operand's batch with reshape, which copies when the dims
     do not merge into a view; its backward then reads the copy and a later in-place write into the
     operand is no error. Same outcome here for every layout (fuzzer: rfft over dim 0 laid out as
-    torch's, .imag, @ a vector, then .diagonal().neg_())."""
+    torch's, .imag, @ a vector, then .diagonal().neg_()). Under torch's rule (the switch); by
+    default every write differentiates."""
     rng = np.random.default_rng(0)
     arrays = (rng.standard_normal(sa), rng.standard_normal(sb))
     for perms in itertools.product(_layouts(len(sa)), _layouts(len(sb))):
         for needs in ((True, True), (True, False), (False, True)):
             for target in (0, 1):
                 want = _matmul_then_write(torch, arrays, perms, needs, target)
-                got = _matmul_then_write(pf, arrays, perms, needs, target)
+                with pf.autograd.forbid_mutation_on_saved_tensors():  # (torch's rule: what is kept)
+                    got = _matmul_then_write(pf, arrays, perms, needs, target)
                 assert got == want, (sa, sb, perms, needs, target, got, want)
+                assert _matmul_then_write(pf, arrays, perms, needs, target) == "ok"
 
 
 def test_flip_keeps_its_input_layout_as_torch():

@@ -6,6 +6,11 @@ from . import forward_ad
 from .function import Function, once_differentiable
 from ..engine.graph import autograd_backward as backward, grad
 from ..engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..engine.saved import (
+    forbid_mutation_on_saved_tensors,
+    is_mutation_on_saved_tensors_allowed,
+    set_mutation_on_saved_tensors_allowed,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..core.namespace import public_dir as _public_dir
 
@@ -19,6 +24,9 @@ __all__ = [
     "enable_grad",
     "set_grad_enabled",
     "is_grad_enabled",
+    "forbid_mutation_on_saved_tensors",
+    "set_mutation_on_saved_tensors_allowed",
+    "is_mutation_on_saved_tensors_allowed",
     "gradcheck",
     "gradgradcheck",
     "GradcheckError",

@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
 from .forward_ad import _set_fwd_grad_enabled
-from ..engine.graph import Node, _fit_grad, edge, tape_free
+from ..engine.graph import Node, _fit_grad, edge, snapshot, tape_free
+from ..engine.saved import overlaps
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
 from ..engine.state import STATE
@@ -35,7 +36,7 @@ from ..core.batched import BatchedTensor
 from ..dispatch.batching import RECORDS
 from ..core.creation import zeros, zeros_like
 from ..errors import OpError
-from ..core.tensor import Tensor, join_storage, set_history, wrap
+from ..core.tensor import Tensor, add_saver, join_storage, set_history, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -141,6 +142,36 @@ class FunctionNode(Node):
         self.ctx._to_save = ()
         self.released = True
 
+    def keep_overwritten(self, st, data, version: int) -> bool:
+        """As OpNode.keep_overwritten, for what ctx.save_for_backward saved (engine/saved.py)."""
+        if self.released:
+            return False
+        ctx = self.ctx
+        live = False
+        saved, versions = list(ctx._to_save), list(ctx._saved_versions)
+        for i, (t, v) in enumerate(zip(saved, versions)):
+            if t is None or t._st is not st or v != version:
+                continue
+            if not overlaps(t.tensor._data if type(t) is _SavedOutput else t._data, data):
+                versions[i] = version + 1
+                live = True
+            elif type(t) is _SavedOutput:
+                saved[i], versions[i] = t.kept(), 0
+            else:
+                saved[i] = snapshot(t)
+                versions[i] = saved[i]._st.version
+        ctx._to_save, ctx._saved_versions = tuple(saved), tuple(versions)
+        return live
+
+    def note_saved(self) -> None:
+        """Note the tensors ctx.save_for_backward saved on their storages (engine/saved.py)."""
+        ref = weakref.ref(self)
+        for t in self.ctx._to_save:
+            if type(t) is _SavedOutput:
+                add_saver(t.tensor, ref)
+            elif isinstance(t, Tensor):
+                add_saver(t, ref)
+
 
 class _SavedOutput:
     """A saved output of a custom Function (or an input it modified in place): its memory and
@@ -157,6 +188,12 @@ class _SavedOutput:
     @property
     def _st(self):
         return self.tensor._st
+
+    def kept(self) -> "_SavedOutput":
+        """This saved output with its values and tangents copied now (before a write into them)."""
+        k = object.__new__(_SavedOutput)
+        k.tensor, k.node, k.output_nr = snapshot(self.tensor), self.node, self.output_nr
+        return k
 
     def unpack(self):
         s = self.tensor
@@ -241,6 +278,7 @@ class Function:
                 _forward_at(cls, ctx, args, level, results, outs, roles, non_diff)
         if node is not None:
             _unlink_outputs(ctx, node)
+            node.note_saved()
         return results[0] if single else tuple(results)
 
 

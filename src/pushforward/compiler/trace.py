@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tensor import Tensor, join_storage, wrap
+from ..engine.saved import before_write
 from .emit import Program, emit
 from .recording import Const, DataDependent, Rec, Trace, Untraceable, new_var, own_rec, pop, push
 
@@ -45,6 +46,8 @@ class Entry:
         (it writes into inputs that share memory: it was traced with separate ones)."""
         if self.writes_inputs and _aliased([t._data for t in tensors]):
             return NotImplemented
+        for i, _ in self.bumps:  # (the program writes into these inputs: tape nodes keep what they saved)
+            before_write(tensors[i])
         if self.packed:
             arrays = [t._data for t in tensors]
             for i in self.packed:

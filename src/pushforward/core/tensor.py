@@ -27,6 +27,7 @@ __all__ = [
     "needs_ad",
     "mark_ad",
     "set_history",
+    "add_saver",
 ]
 
 _new = object.__new__
@@ -34,9 +35,10 @@ _ndarray = np.ndarray
 
 
 class _Storage:
-    """Shared by a base tensor and all its views/aliases: version counter and dual flag."""
+    """Shared by a base tensor and all its views/aliases: version counter, dual flag, and the tape
+    nodes that saved a value on it (`savers`, docs/design.md "Overwritten saved values")."""
 
-    __slots__ = ("version", "dual", "views", "members", "_pruned_at")
+    __slots__ = ("version", "dual", "views", "members", "_pruned_at", "savers")
     shared = True
 
     def __init__(self) -> None:
@@ -50,6 +52,9 @@ class _Storage:
         # weak references to every tensor on this storage (join_storage), for mark_dual
         self.members = []
         self._pruned_at = 8
+        # weak references to the live tape nodes that saved a value on this memory (None, one
+        # reference, or a list): an in-place write has them keep what it overwrites (add_saver)
+        self.savers = None
 
 
 class _NoStorage:
@@ -78,6 +83,7 @@ class Tensor:
     # Class-level defaults: creating a tensor only sets `_data`, which keeps the
     # per-op overhead low. Instances override what they need.
     _st = _NO_STORAGE  # shared _Storage (version counter)
+    _savers = None  # the savers (as _Storage.savers) of a tensor not yet on a storage of its own
     _base = None  # root tensor of a view (None for a root)
     _view = ()  # steps replaying this view from its root: ((fn, args), ...)
     _view_version = 0  # storage version at which a view's grad_fn was made
@@ -113,6 +119,9 @@ class Tensor:
             st.dual = self._fw is not None
             if not self._ad:  # (mark_dual's members: a tensor whose bit is set needs no call)
                 st.members.append(weakref.ref(self))
+            if self._savers is not None:  # the nodes that saved it move to the storage its views share
+                st.savers = self._savers
+                self._savers = None
         return st
 
     @property
@@ -474,6 +483,34 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
     if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
         members[:] = [r for r in members if r() is not None]
         st._pruned_at = 2 * len(members) + 8
+
+
+def add_saver(t: Tensor, ref: weakref.ref) -> None:
+    """Note that the tape node `ref` refers to (weakly) saved t's value: on t's storage, or on t
+    itself while it has none (`_storage` moves it). Dead references are dropped as the list grows.
+
+    >>> import weakref
+    >>> class Node: pass
+    >>> n, t = Node(), Tensor([1.0])
+    >>> add_saver(t, weakref.ref(n)); t._storage().savers() is n
+    True
+    """
+    st = t._st
+    sv = st.savers if st.shared else t._savers
+    if sv is None or sv is ref:
+        sv = ref
+    elif type(sv) is list:
+        if sv[-1] is not ref:
+            sv.append(ref)
+            n = len(sv)
+            if n >= 32 and not n & (n - 1):  # (at powers of two: amortised)
+                sv[:] = [r for r in sv if r() is not None]
+    else:
+        sv = [sv, ref]
+    if st.shared:
+        st.savers = sv
+    else:
+        t._savers = sv
 
 
 def mark_dual(st: _Storage) -> None:

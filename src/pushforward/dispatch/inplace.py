@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of, tangent_requires_grad, zero_tangent
 from ..engine.graph import rebase_history, save_entry
-from ..engine.pending import flush
+from ..engine.saved import before_write
 from ..engine.state import STATE
 from .classifier import apply
 from ..errors import OpError, OpTypeError
@@ -96,7 +96,12 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
 
 
 def _write(op: Op, target: Tensor, r) -> None:
-    """Write array r into target's memory (broadcast, same-kind cast) and bump the version."""
+    """Write array r into target's memory (broadcast, same-kind cast) and bump the version.
+
+    Every write into a tensor's memory, and every bump of a storage's version, goes through here
+    (or calls `before_write` first, then bumps: promotion, the compiler's runner): the deferred
+    tangents and the tape's saved values read that memory (docs/design.md, "Overwritten saved
+    values")."""
     td = target._data
     r = np.asanyarray(r)  # (an ndarray subclass stays: compiler/recording.py)
     if r.shape != td.shape:
@@ -118,10 +123,9 @@ def _write(op: Op, target: Tensor, r) -> None:
             f"{op.name}_: unsupported operation: more than one element of the written-to tensor refers "
             "to a single memory location (an expanded view); clone() it first"
         )
-    if STATE.levels:
-        flush()  # deferred tangents read their inputs' memory: compute them before it changes
+    st = before_write(target)
     np.copyto(td, r, casting="unsafe")
-    target._storage().version += 1
+    st.version += 1
 
 
 def commit(op: Op, target: Tensor, r: Tensor) -> None:

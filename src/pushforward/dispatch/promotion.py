@@ -35,6 +35,7 @@ from ..core.batched import BatchedTensor
 from ..core.creation import from_numpy
 from ..core.tensor import Tensor
 from ..errors import OpError
+from ..engine.saved import before_write
 
 __all__ = ["open_promotions", "promote", "settle_promotions", "vmap_running"]
 
@@ -65,14 +66,13 @@ def promote(target: Tensor, level: int, size: int) -> bool:
         or not isinstance(target._data, np.ndarray)  # (a Dask array is not; pf.compile's recording one is)
     ):
         return False
+    st = before_write(target)  # (a tape node that kept the tensor keeps its value)
     state = dict(target.__dict__)
     phys = from_numpy(np.repeat(target._data[None], size, axis=0))
-    st = target._storage()
     target.__dict__.clear()
     target.__class__ = BatchedTensor
     target._phys = phys
     target._blevel = level
-    # a tape node that kept the tensor before the write sees it modified (torch raises there too)
     target._st = st
     st.version += 1
     promoted.append((weakref.ref(target), state))

@@ -18,19 +18,21 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .accumulate import add as add_grads, dense, embed_or_none, exclusive
-from .tangents import replay_view, set_tangent
+from .tangents import forced, levels_of, replay_view, set_tangent, tangent_of
 from .grad_mode import enable_grad, set_grad_enabled
 from .outputs import to_dtype
 from .registry import OPS
+from .saved import overlaps
 from .state import STATE
 from ..core.batched import BatchedTensor
 from ..core.creation import zeros, zeros_like
 from ..core.lazy import as_array, has_layout
 from ..errors import OpError, SavedTensorModifiedError
-from ..core.tensor import Tensor, alias, join_storage, mark_ad, set_history, wrap
+from ..core.tensor import _NO_STORAGE, Tensor, add_saver, alias, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
 _new = object.__new__
+_ref = weakref.ref
 _NO_RESULT = _NONE1 = (None,)  # e.g. the result argument of a formula whose node keeps no output
 _NEEDS1, _NONE_NEEDED1 = (True,), (False,)
 
@@ -110,10 +112,18 @@ class OpNode(Node):
             st = out._storage()  # shared with out: an in-place write into out bumps its version
             self.result = ((out._data, st, out._fw),)
             self.result_version = (st.version,)
+            if st.savers is None:  # (add_saver's commonest case, inline: a fresh output)
+                st.savers = _ref(self)
+            else:
+                add_saver(out, _ref(self))
             return
         saved = [(out._data, out._storage(), out._fw) if k else None for out, k in zip(outs, self.keep)]
         self.result = saved
         self.result_version = [None if r is None else r[1].version for r in saved]
+        ref = _ref(self)
+        for out, k in zip(outs, self.keep):
+            if k:
+                add_saver(out, ref)
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -129,6 +139,42 @@ class OpNode(Node):
             f"one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{self.name()}] {what} at version {saved}, now at version {now}"
         )
+
+    def keep_overwritten(self, st, data, version: int) -> bool:
+        """`data`, on storage `st` at `version`, is about to be overwritten: each value this node saved
+        on st at that version is replaced by a copy (snapshot) if the write may change it, else kept
+        with its saved version moved past the write. Does the node still read st's memory?
+        (engine/saved.py; docs/design.md, "Overwritten saved values")"""
+        if self.released:
+            return False
+        live = False
+        saved, versions = list(self.saved), list(self.versions)
+        for i, (t, v) in enumerate(zip(saved, versions)):
+            if v is None:
+                continue
+            if type(t) is list:
+                ts, vs = list(t), list(v)
+                for j, (x, w) in enumerate(zip(ts, vs)):
+                    if x._st is st and w == version:
+                        ts[j], vs[j], keeps = _kept_or_moved(x, data, version)
+                        live |= keeps
+                saved[i], versions[i] = ts, vs
+            elif t._st is st and v == version:
+                saved[i], versions[i], keeps = _kept_or_moved(t, data, version)
+                live |= keeps
+        self.saved, self.versions = tuple(saved), tuple(versions)
+        if self.keep is not None:
+            results, rversions = list(self.result), list(self.result_version)
+            for k, (r, v) in enumerate(zip(results, rversions)):
+                if r is not None and r[1] is st and v == version:
+                    if overlaps(r[0], data):
+                        fw = r[2] and {lv: _copy(forced(t)) for lv, t in r[2].items()}
+                        results[k], rversions[k] = (_copy_array(r[0]), _NO_STORAGE, fw), 0
+                    else:
+                        rversions[k] = version + 1
+                        live = True
+            self.result, self.result_version = tuple(results), tuple(rversions)
+        return live
 
     def _results(self) -> list:
         """The saved outputs the formulas read (None for the others), checked against in-place writes."""
@@ -316,6 +362,60 @@ class OpNode(Node):
         self.released = True
 
 
+def _kept_or_moved(t, data, version: int) -> tuple:
+    """(saved value, its version, does it still read the memory) of a value saved at `version`
+    before a write into `data`: a snapshot if the write may change it, else itself, moved past
+    the write."""
+    if overlaps(t._data, data):
+        c = snapshot(t)
+        return c, c._st.version, False
+    return t, version + 1, True
+
+
+def snapshot(t):
+    """t's values copied now, differentiable as t is now: the same tape edge (so backward of
+    backward and create_graph reach t's history) and copies of its tangents at the live levels
+    (an in-place write updates those in place too; deferred ones are computed first). What a node
+    keeps of a saved value an in-place write is about to change (docs/design.md, "Overwritten
+    saved values").
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 2
+    >>> c = snapshot(y); _ = y.add_(1.0)
+    >>> c, c.grad_fn is not y.grad_fn
+    (tensor([2., 4.], grad_fn=<MulBackward0>), True)
+    """
+    if type(t) is BatchedTensor:
+        return BatchedTensor(snapshot(t._phys), t._blevel)
+    c = _new(Tensor)
+    c._data = _copy_array(t._data)
+    if t._requires_grad:
+        node, nr = _edge_of(t)
+        if type(node) is AccumulateGrad:
+            c._grad_acc = node
+        else:
+            c._grad_fn = node
+            c._output_nr = nr
+        c._requires_grad = True
+        c._ad = True
+    for lv in levels_of(t):
+        tan = tangent_of(t, lv)
+        if tan is not None:
+            set_tangent(c, lv, snapshot(tan))
+    return c
+
+
+def _copy(t):
+    """snapshot of a stored tangent (None stays None)."""
+    return None if t is None else snapshot(t)
+
+
+def _copy_array(d):
+    """A copy of array d in its layout (a Dask array: its lazy copy)."""
+    return np.array(d, order="K", subok=True) if isinstance(d, np.ndarray) else d.copy()
+
+
 def _fit_grad(g, meta: tuple, who, index: int | None = None):
     """Sum a gradient back to its input's shape and cast it to the input's dtype (meta: (shape, dtype)).
     `who` is the node and `index` the input's position (named in errors)."""
@@ -456,10 +556,12 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         d = x._data
         if m != 2:
             s = _Meta(x) if m else None
-        elif x._base is None or (type(d) is np.ndarray and 0 not in d.strides):  # (_kept's first test, inline)
-            s = x
-        else:
-            s = _kept(x)
+        else:  # (_kept's first test, inline)
+            s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
+            if s._savers is None and not s._st.shared:  # (add_saver's commonest case, inline)
+                s._savers = _ref(node)
+            else:
+                add_saver(s, _ref(node))
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
             if gf is not None:
@@ -480,6 +582,8 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
         sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
         sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
+        if m == 2 or n == 2:
+            _note_saved(node, sx if m == 2 else None, sy if n == 2 else None)
         node.saved = (sx, sy)
         node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
         if dx and dy:
@@ -508,6 +612,14 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
     return node
 
 
+def _note_saved(node: OpNode, *saved) -> None:
+    """Note the saved values (None: not saved) on their storages as saved by node (add_saver)."""
+    ref = _ref(node)
+    for s in saved:
+        if s is not None:
+            add_saver(s, ref)
+
+
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn. `needs`: per
     differentiable input tensor (lists flattened, absent optional inputs left out), does it
@@ -519,13 +631,14 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     modes, node.keep = save_entry(op, ins, args, needs)
     saved, versions, edges, metas = [], [], [], []
     k = 0
+    ref = _ref(node)
     for v, mode, d in zip(ins, modes, op.diff):
         if v is None or mode == 0:
             s = ver = None
         elif type(v) is Tensor:
-            s, ver = _saved_input(v, mode)
+            s, ver = _saved_input(v, mode, ref)
         else:  # a list input: per tensor
-            pairs = [_saved_input(x, mode) for x in v]
+            pairs = [_saved_input(x, mode, ref) for x in v]
             s, ver = [p[0] for p in pairs], (None if mode == 1 else [p[1] for p in pairs])
         saved.append(s)
         versions.append(ver)
@@ -568,11 +681,13 @@ def save_entry(op, ins, args: tuple, needs) -> tuple:
     return (op.save if op.save_fn is None else op.save_fn(*ins, *args))[mask]
 
 
-def _saved_input(x: Tensor, mode: int) -> tuple:
+def _saved_input(x: Tensor, mode: int, ref: weakref.ref) -> tuple:
     """(what a node keeps of input x, the version it is kept at): for mode 2 its value (_kept),
-    for 1 its metadata, for 0 nothing."""
+    noted on its storage as saved by the node `ref` refers to, for 1 its metadata, for 0 nothing."""
     if mode == 2:
         s = _kept(x) if x._base is not None else x
+        if type(s) is Tensor:
+            add_saver(s, ref)
         return s, s._st.version
     return (_Meta(x) if mode else None), None
 

@@ -1,0 +1,139 @@
+"""Saved values under in-place writes (docs/design.md, "Overwritten saved values").
+
+A tape node that saves a value for its backward formula notes itself on that value's storage
+(`core.tensor.add_saver`, weakly). The one writer of tensor memory (`dispatch.inplace`) calls
+`keep_overwritten` before a write into a storage with savers: each live node whose saved value
+the write overlaps replaces it by a copy made now (its values, tape history and tangents at save
+time), and the others move their saved version past the write. A write into memory no live node
+saved costs one test. `forbid_mutation_on_saved_tensors` restores torch's error instead.
+
+>>> import pushforward as pf
+>>> x = pf.tensor([0.3, -0.7, 1.1]).requires_grad_()
+>>> y = x * 2.0
+>>> z = pf.sin(y)
+>>> _ = y.mul_(3.0)
+>>> bool(pf.allclose(pf.autograd.grad((z + y).sum(), x)[0], 2 * pf.cos(2 * x) + 6))
+True
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .pending import flush
+from .state import STATE
+
+__all__ = [
+    "before_write",
+    "keep_overwritten",
+    "overlaps",
+    "forbid_mutation_on_saved_tensors",
+    "set_mutation_on_saved_tensors_allowed",
+    "is_mutation_on_saved_tensors_allowed",
+]
+
+
+def before_write(target):
+    """What must happen before target's memory changes: the deferred tangents are computed, and
+    the tape nodes that saved a value the write may change keep it (keep_overwritten). The caller
+    then writes and bumps the returned storage's version.
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0])
+    >>> before_write(x).version
+    0
+    """
+    if STATE.levels:
+        flush()  # deferred tangents read their inputs' memory: compute them before it changes
+    st = target._storage()
+    if st.savers is not None:
+        keep_overwritten(st, target._data)
+    return st
+
+
+def keep_overwritten(st, data) -> None:
+    """`data` (an array on storage `st`) is about to be overwritten: every live node that saved a
+    value on st at its current version keeps what it needs (node.keep_overwritten), and st keeps
+    only the nodes whose saved values are still read from its memory."""
+    if not STATE.saved_mutation_allowed:
+        return  # the nodes' version checks raise torch's error at backward
+    sv = st.savers
+    version = st.version
+    live = []
+    for r in sv if type(sv) is list else (sv,):
+        node = r()
+        if node is not None and r not in live and node.keep_overwritten(st, data, version):
+            live.append(r)
+    st.savers = None if not live else (live[0] if len(live) == 1 else live)
+
+
+def overlaps(saved, written) -> bool:
+    """May a write into array `written` change an element of array `saved` (same storage)? Exact
+    for NumPy arrays where that is cheap to decide, else True (a copy too many, never too few)."""
+    if type(saved) is not np.ndarray or type(written) is not np.ndarray:
+        return True
+    try:
+        return bool(np.shares_memory(saved, written, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def is_mutation_on_saved_tensors_allowed() -> bool:
+    """Does an in-place write into a value the tape saved keep the old value for the backward pass
+    (the default), rather than make backward raise torch's SavedTensorModifiedError?
+
+    >>> import pushforward as pf
+    >>> pf.autograd.is_mutation_on_saved_tensors_allowed()
+    True
+    """
+    return STATE.saved_mutation_allowed
+
+
+def set_mutation_on_saved_tensors_allowed(mode: bool) -> None:
+    """Allow (True, the default) or forbid (False: torch's behaviour) in-place writes into values
+    the tape saved, for this thread. Forbidden, a backward pass through a node whose saved value was
+    written raises SavedTensorModifiedError.
+
+    >>> import pushforward as pf
+    >>> pf.autograd.set_mutation_on_saved_tensors_allowed(False)
+    >>> pf.autograd.is_mutation_on_saved_tensors_allowed()
+    False
+    >>> pf.autograd.set_mutation_on_saved_tensors_allowed(True)
+    """
+    STATE.saved_mutation_allowed = bool(mode)
+
+
+class forbid_mutation_on_saved_tensors:
+    """Context manager (and decorator) giving torch's rule inside: a write into a value the tape
+    saved is not kept, and the backward pass raises SavedTensorModifiedError. What decides is the
+    mode at the time of the write.
+
+    >>> import pushforward as pf
+    >>> x = pf.tensor([1.0, 2.0], requires_grad=True)
+    >>> with pf.autograd.forbid_mutation_on_saved_tensors():
+    ...     y = x * 1.0
+    ...     z = y.sin()
+    ...     _ = y.add_(1.0)
+    >>> try:
+    ...     z.sum().backward()
+    ... except pf.errors.SavedTensorModifiedError:
+    ...     print("modified")
+    modified
+    """
+
+    def __enter__(self) -> None:
+        self._prev = STATE.saved_mutation_allowed
+        STATE.saved_mutation_allowed = False
+
+    def __exit__(self, *exc) -> None:
+        STATE.saved_mutation_allowed = self._prev
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with forbid_mutation_on_saved_tensors():
+                return fn(*a, **k)
+
+        return wrapper
