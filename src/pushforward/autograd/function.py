@@ -35,7 +35,7 @@ from ..engine.state import STATE
 from ..core.batched import BatchedTensor
 from ..dispatch.batching import RECORDS
 from ..core.creation import zeros, zeros_like
-from ..errors import OpError
+from ..errors import OpError, SavedTensorModifiedError
 from ..core.tensor import Tensor, add_saver, join_storage, set_history, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -67,7 +67,7 @@ class FunctionCtx:
             return _unpacked(self._for_forward or ())
         for t, v in zip(self._to_save, self._saved_versions):
             if t is not None and t._st.version != v:
-                raise OpError(
+                raise SavedTensorModifiedError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [custom Function] saved at version {v}, now at version {t._st.version}"
                 )
