@@ -280,7 +280,7 @@ def test_mark_non_differentiable_float_output():
 
         @staticmethod
         def jvp(ctx, t):
-            return t * 2, t * 3
+            return t * 2, None  # (a tangent for b is refused, as torch: see below)
 
     x = pf.tensor([1.0], requires_grad=True)
     a, b = Both.apply(x)
@@ -660,3 +660,68 @@ def test_gradcheck_names_a_forward_mode_mismatch_as_torch():
 
     with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0"):
         pf.autograd.gradcheck(Wrong.apply, (pf.rand(3, requires_grad=True),), check_forward_ad=True)
+
+
+def test_mark_dirty_jvp_returning_its_tangent_unchanged_is_refused_as_torch():
+    # the primal doubled, the tangent returned as given but not updated: torch sees the tangent's
+    # version unchanged and raises (it was accepted, a wrong tangent)
+    class Lazy_(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))
+        with pytest.raises(RuntimeError, match="not modifying the forward mode gradients inplace"):
+            Lazy_.apply(d)
+
+
+def test_a_tangent_for_a_non_differentiable_output_is_refused_as_torch():
+    class Two(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            z = x * 3
+            ctx.mark_non_differentiable(z)
+            return x * 2, z
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return 2 * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2, t * 3
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor([1.0, 2.0]), pf.tensor([1.0, 1.0]))
+        with pytest.raises(RuntimeError, match="position 1, but the corresponding forward output is not a diff"):
+            Two.apply(d)
+
+
+def test_mark_dirty_on_a_make_dual_of_a_tensor_that_requires_grad():
+    # make_dual's result is a view: its base's history goes through the Function (it raised
+    # NotImplementedError); torch's gradients for primal and tangent
+    p = pf.tensor([1.0, 2.0], requires_grad=True)
+    tt = pf.tensor([1.0, 1.0], requires_grad=True)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(p * 1, tt * 1)
+        y = Double_.apply(x)
+        pr, tan = fwAD.unpack_dual(y)
+        close(pr.detach(), [2.0, 4.0])
+        close(tan.detach(), [2.0, 2.0])
+        gp, gt = pf.autograd.grad(pr.sum() + (tan * pf.tensor([1.0, 3.0])).sum(), (p, tt))
+    close(gp, [2.0, 2.0])
+    close(gt, [2.0, 6.0])
+    # a view of a leaf that requires grad is refused, as torch
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable"):
+        Double_.apply(p[:1])

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
 from .forward_ad import _set_fwd_grad_enabled
-from ..engine.graph import Node, _fit_grad, edge, snapshot, tape_free
+from ..engine.graph import Node, _fit_grad, edge, rebase_history, snapshot, tape_free
 from ..engine.saved import overlaps
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
@@ -317,10 +317,11 @@ def _results(cls, outs: list, originals: dict, dirty: set, grad_on: bool) -> lis
     for o in outs:
         if isinstance(o, Tensor) and id(o) in dirty:
             orig = originals[id(o)]
-            if grad_on and orig._requires_grad and orig.grad_fn is None:
+            root = orig._base if orig._base is not None else orig
+            if grad_on and root._requires_grad and root._grad_fn is None:
+                what = "a view of a leaf Variable" if orig._base is not None else "a leaf Variable"
                 raise OpError(
-                    f"{cls.__name__}: a leaf Variable that requires grad is being used in an "
-                    "in-place operation (mark_dirty)"
+                    f"{cls.__name__}: {what} that requires grad is being used in an in-place operation (mark_dirty)"
                 )
             results.append(orig)
         elif isinstance(o, Tensor) and (id(o) in originals or o._base is not None):
@@ -346,9 +347,15 @@ def _record(
     node.out_metas = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None for r in results]
     for k, (r, o) in enumerate(zip(results, outs)):
         if isinstance(r, Tensor) and id(o) not in non_diff and r._data.dtype.kind in "fc":
-            if r._base is not None:
-                raise NotImplementedError(f"{cls.__name__}: mark_dirty on a view is not implemented")
-            set_history(r, node, k)
+            if r._base is None:
+                set_history(r, node, k)
+                continue
+            # a view modified in place (mark_dirty; make_dual's result is one): as an in-place op's,
+            # its base's history goes through this node where the view lies
+            h = object.__new__(Tensor)
+            h._data = r._data
+            set_history(h, node, k)
+            rebase_history(r, h)
     return node
 
 
@@ -391,8 +398,14 @@ def _forward_at(
     finally:
         ctx._in_jvp = False
         ctx._for_forward = saved
-    for r, o, t, role in zip(results, outs, res, roles):
-        if t is None or not isinstance(r, Tensor) or id(o) in non_diff or r._data.dtype.kind not in "fc":
+    for k, (r, o, t, role) in enumerate(zip(results, outs, res, roles)):
+        if t is not None and id(o) in non_diff:
+            raise OpError(
+                f"function {cls.__name__}.jvp returned a gradient at position {k}, but the corresponding "
+                "forward output is not a differentiable Tensor (mark_non_differentiable). You should return "
+                "None at that position instead."
+            )
+        if t is None or not isinstance(r, Tensor) or r._data.dtype.kind not in "fc":
             continue
         if role is not None and role[0] == "dirty" and own[role[1]] is not None:
             continue  # jvp updated the input's own tangent in place (checked)
@@ -410,9 +423,10 @@ def _run_jvp(cls, ctx, tans: list, results: list, roles: list, lvl) -> list:
     tangents and runs once, by the ops' batching rules)."""
 
     def one(ts):
+        versions = [t._st.version if isinstance(t, Tensor) else None for t in ts]
         res = cls.jvp(ctx, *ts)
         res = _check_tangents(cls, [res] if not isinstance(res, tuple) else list(res), results)
-        _check_aliasing(cls, res, ts, roles)
+        _check_aliasing(cls, res, ts, versions, roles)
         return res
 
     if lvl.batch is None or getattr(cls, "generate_vmap_rule", False):
@@ -432,16 +446,17 @@ def _run_jvp(cls, ctx, tans: list, results: list, roles: list, lvl) -> list:
     return out
 
 
-def _check_aliasing(cls, res: list, ts: list, roles: list) -> None:
+def _check_aliasing(cls, res: list, ts: list, versions: list, roles: list) -> None:
     """torch's rules on what jvp returns for an input forward modified in place (that input's
-    tangent, modified in place: the same tensor) and for a view of an input, or an input
-    returned as-is (a view of that input's tangent)."""
+    tangent, modified in place: the same tensor, whose version the write moved on) and for a view
+    of an input, or an input returned as-is (a view of that input's tangent). `versions`: the
+    tangents' versions before jvp ran."""
     for k, (t, role) in enumerate(zip(res, roles)):
         if t is None or role is None:
             continue
         given = ts[role[1]]
         if role[0] == "dirty":
-            if t is not given:
+            if t is not given or t._st.version == versions[role[1]]:
                 raise OpError(
                     f"function {cls.__name__}.jvp: an inplace custom Function is not modifying the forward mode "
                     f"gradients inplace (output {k}). If the forward is modifying an input inplace (mark_dirty), "
