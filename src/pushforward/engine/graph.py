@@ -583,7 +583,7 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
         sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
         if m == 2 or n == 2:
-            _note_saved(node, sx if m == 2 else None, sy if n == 2 else None)
+            _note_pair(node, sx if m == 2 else None, sy if n == 2 else None)
         node.saved = (sx, sy)
         node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
         if dx and dy:
@@ -612,12 +612,20 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
     return node
 
 
-def _note_saved(node: OpNode, *saved) -> None:
-    """Note the saved values (None: not saved) on their storages as saved by node (add_saver)."""
+def _note_pair(node: OpNode, sx, sy) -> None:
+    """Note the two saved values (None: not saved) as saved by node: add_saver, its commonest case
+    (a fresh tensor saved once) inline."""
     ref = _ref(node)
-    for s in saved:
-        if s is not None:
-            add_saver(s, ref)
+    if sx is not None:
+        if sx._savers is None and not sx._st.shared:
+            sx._savers = ref
+        else:
+            add_saver(sx, ref)
+    if sy is not None:
+        if sy._savers is None and not sy._st.shared:
+            sy._savers = ref
+        else:
+            add_saver(sy, ref)
 
 
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
