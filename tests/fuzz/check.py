@@ -556,6 +556,106 @@ def _compare_quantity(prog, mode, q, pr, tr, diff, findings):
 
 
 _HVP_MODES = ("hvp", "fhvp", "rrhvp")
+SAVED_MODIFIED = "modified by an inplace operation"
+
+
+def check_saved_modified(prog, mode: str) -> list:
+    """torch refuses the gradient: its tape saved a value the program then wrote in place.
+    pushforward keeps the saved values (docs/design.md, "Overwritten saved values"), so its result is
+    checked without torch: the gradient (mode vjp) by the adjoint identity against pushforward's jvp
+    (<J v, u> == <v, J^T u>; the jvp is checked against torch's in jvp mode) and by finite
+    differences of the loss along the gradient; the gradient's tangent (mode hvp) by finite
+    differences of that gradient along the tangent. One finding: "checked", "refused" (pushforward
+    raises the same error), "unresolved" (finite differences unstable) or a failure."""
+    pr, perr = run_pf(prog, mode)
+    if perr is not None:
+        verdict, what = ("refused", "saved-modified") if SAVED_MODIFIED in str(perr) else ("pf", "crash")
+        return [Finding(mode, verdict, what, f"{type(perr).__name__}: {perr}"[:300])]
+    diff = pr["diff"]
+    if not diff:
+        return []
+    g = [np.zeros(a.shape, a.dtype) if x is None else x for x, a in zip(pr["grad"], prog.inputs)]
+    try:
+        if mode == "vjp":
+            ok = _adjoint_holds(prog, diff, g) and _gradient_matches_fd(prog, diff, g)
+        else:
+            ok = _gradient_tangent_matches_fd(prog, diff, pr["gtan"])
+    except _Unresolved as e:
+        return [Finding(mode, "unresolved", "saved-modified", str(e)[:300])]
+    except AssertionError as e:
+        return [Finding(mode, "pf", "wrong", f"torch refuses ({SAVED_MODIFIED}); {e}"[:300])]
+    return [Finding(mode, "checked", "saved-modified", "gradient checked without torch")] if ok else []
+
+
+class _Unresolved(Exception):
+    """Finite differences cannot decide (unstable, or the function raises nearby)."""
+
+
+def _inner(a, b) -> float:
+    return sum(float(np.real(np.sum(np.conj(x) * y))) for x, y in zip(a, b))
+
+
+def _adjoint_holds(prog, diff, g) -> bool:
+    pj, err = run_pf(prog, "jvp")
+    if err is not None:
+        raise _Unresolved(f"no jvp: {err}")
+    cots = [prog.cotangents[prog.outputs[k]] for k in diff]
+    lhs = _inner(cots, [np.zeros_like(pj["out"][k]) if pj["tan"][k] is None else pj["tan"][k] for k in diff])
+    rhs = _inner(g, prog.tangents)
+    scale = 1.0 + max(abs(lhs), abs(rhs))
+    assert abs(lhs - rhs) <= 1e-6 * scale, f"adjoint identity: <J v, u> = {lhs!r}, <v, J^T u> = {rhs!r}"
+    return True
+
+
+def _stable_fd(dd):
+    """dd at two step sizes: the finer one, if they agree."""
+    try:
+        a, b = np.asarray(dd(FD_H)), np.asarray(dd(4 * FD_H))
+    except Exception as e:  # noqa: BLE001 - a perturbed point outside the domain
+        raise _Unresolved(repr(e)) from e
+    scale = 1.0 + np.max(np.abs(a), initial=0.0)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or np.max(np.abs(a - b), initial=0.0) > 1e-4 * scale:
+        raise _Unresolved("finite differences unstable")
+    return a
+
+
+def _gradient_matches_fd(prog, diff, g) -> bool:
+    norm = np.sqrt(_inner(g, g))
+    if norm == 0 or not np.isfinite(norm):
+        return True  # (a zero gradient: the adjoint identity checked it against the jvp)
+    d = [x / norm for x in g]
+
+    def dd(h):
+        lp = _loss(prog, _torch_outs(prog, [a + h * x for a, x in zip(prog.inputs, d)]), diff)
+        lm = _loss(prog, _torch_outs(prog, [a - h * x for a, x in zip(prog.inputs, d)]), diff)
+        return (lp - lm) / (2 * h)
+
+    fd = float(_stable_fd(dd))
+    assert abs(fd - norm) <= 1e-4 * (1.0 + norm), f"gradient along itself {norm!r}, finite differences {fd!r}"
+    return True
+
+
+def _gradient_tangent_matches_fd(prog, diff, gtan) -> bool:
+    def grad_at(xs):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            r = run_lib(pf, prog, "vjp", diff, xs)
+        return [np.zeros(a.shape, a.dtype) if x is None else x for x, a in zip(r["grad"], prog.inputs)]
+
+    def dd(h):
+        gp = grad_at([a + h * t for a, t in zip(prog.inputs, prog.tangents)])
+        gm = grad_at([a - h * t for a, t in zip(prog.inputs, prog.tangents)])
+        return np.concatenate([np.ravel((p - m) / (2 * h)) for p, m in zip(gp, gm)] or [np.zeros(0)])
+
+    fd = _stable_fd(dd)
+    got = np.concatenate(
+        [np.ravel(np.zeros(a.shape) if t is None else t) for t, a in zip(gtan, prog.inputs)] or [np.zeros(0)]
+    )
+    scale = 1.0 + np.max(np.abs(fd), initial=0.0)
+    assert np.max(np.abs(got - fd), initial=0.0) <= 1e-4 * scale, (
+        "the gradient's tangent disagrees with finite differences"
+    )
+    return True
 
 
 def _fd_gtan(prog, diff, h=FD_H):
@@ -573,7 +673,7 @@ def check(prog: Program, modes=MODES) -> list:
     """
     findings: list = []
     tj, _ = run_torch(prog, "jvp")
-    tv, _ = run_torch(prog, "vjp")
+    tv, tverr = run_torch(prog, "vjp")
     tp = tj or tv
     if tp is None:
         tp, ep = run_torch(prog, "primal")
@@ -625,6 +725,8 @@ def check(prog: Program, modes=MODES) -> list:
             {"primal": tp, "jvp": tj, "vjp": tv, "bjvp": tj, "jvp2": tj}[mode] if mode not in _HVP_MODES else hvp_ref()
         )
         if ref is None:
+            if mode in ("vjp", "hvp") and tj is not None and SAVED_MODIFIED in str(tverr):
+                findings += check_saved_modified(prog, mode)
             continue
         if mode == "jvp2" and "detach" in prog.ops():
             # detach cuts every level; a finite difference of a one-level jvp cannot tell that

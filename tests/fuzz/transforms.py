@@ -433,9 +433,13 @@ def _check_from(nest: Nest, start: int) -> list:
     where = f"depth {start} of {nest.describe()}"
     got, err = _run(PF, nest, start)
     ref, terr = _run(TORCH, nest, start)
+    # torch refuses because a value its tape saved was written in place: pushforward keeps it
+    # (docs/design.md, "Overwritten saved values"); finite differences check its result
+    saved = terr is not None and "modified by an inplace operation" in str(terr)
     if err is not None:
         if terr is not None:
-            return [Finding("transforms", "refused", "refused", f"{type(err).__name__}: {err}"[:200])]
+            what = "saved-modified" if saved and "modified by an inplace operation" in str(err) else "refused"
+            return [Finding("transforms", "refused", what, f"{type(err).__name__}: {err}"[:200])]
         if isinstance(err, pf.errors.SavedTensorModifiedError):
             # an in-place write into a value a recorded formula kept: torch raises the same error where
             # its formula keeps that value too (y = x.exp(); y.sin_() under grad of jvp), and computes
@@ -461,11 +465,13 @@ def _check_from(nest: Nest, start: int) -> list:
         return []
     fd, stable = _fd(nest, start)
     if fd is None:
+        if saved:
+            return [Finding("transforms", "unchecked", "saved-modified", f"no finite differences ({where})")]
         return [] if ref is None else [Finding("transforms", "unresolved", "wrong", f"no reference ({where})")]
     k = _same(got, fd, 1e4 if stable else 1e5)
     if k is None:
         if ref is None:
-            return []
+            return [Finding("transforms", "checked", "saved-modified", where)] if saved else []
         if start + 1 < len(nest.levels) and _values_differ(nest, start):
             inner = _check_from(nest, start + 1)
             return inner or [Finding("transforms", "unresolved", "wrong", f"values differ ({where})")]
