@@ -28,6 +28,7 @@ __all__ = [
     "mark_ad",
     "set_history",
     "add_saver",
+    "UNWRITTEN",
 ]
 
 _new = object.__new__
@@ -119,7 +120,7 @@ class Tensor:
             st.dual = self._fw is not None
             if not self._ad:  # (mark_dual's members: a tensor whose bit is set needs no call)
                 st.members.append(weakref.ref(self))
-            if self._savers is not None:  # the nodes that saved it move to the storage its views share
+            if self._savers:  # the nodes that saved it move to the storage its views share (not UNWRITTEN)
                 st.savers = self._savers
                 self._savers = None
         return st
@@ -485,6 +486,11 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
         st._pruned_at = 2 * len(members) + 8
 
 
+# The savers of a tensor no program can write into (a Python scalar the dispatcher wrapped for the
+# tape): it is never noted (add_saver)
+UNWRITTEN = ()
+
+
 def add_saver(t: Tensor, ref: weakref.ref) -> None:
     """Note that the tape node `ref` refers to (weakly) saved t's value: on t's storage, or on t
     itself while it has none (`_storage` moves it). Dead references are dropped as the list grows.
@@ -497,6 +503,8 @@ def add_saver(t: Tensor, ref: weakref.ref) -> None:
     """
     st = t._st
     sv = st.savers if st.shared else t._savers
+    if sv is UNWRITTEN:
+        return
     if sv is None or sv is ref:
         sv = ref
     elif type(sv) is list:

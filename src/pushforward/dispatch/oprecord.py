@@ -16,7 +16,7 @@ import numpy as np
 from .batching import RECORDS
 from ..errors import OpError, describe, same_kind
 from ..engine.outputs import lay_out, unshared
-from ..core.tensor import Tensor, wrap
+from ..core.tensor import UNWRITTEN, Tensor, wrap
 
 __all__ = ["Op", "op_error", "run_kernel", "SCALAR_TYPES", "SCALARS", "weak_dtype", "tape_inputs", "scalar_arrays"]
 
@@ -189,9 +189,13 @@ def tape_inputs(ins: tuple) -> tuple:
     if len(ins) == 2:  # a tensor and a scalar: the common case, unrolled
         a, b = ins
         if type(a) is Tensor and type(b) in SCALAR_TYPES:
-            return a, wrap(np.asarray(b, dtype=weak_dtype([a._data.dtype], b)))
+            s = wrap(np.asarray(b, dtype=weak_dtype([a._data.dtype], b)))
+            s._savers = UNWRITTEN  # (nothing can write into it: a node that saves it notes nothing)
+            return a, s
         if type(b) is Tensor and type(a) in SCALAR_TYPES:
-            return wrap(np.asarray(a, dtype=weak_dtype([b._data.dtype], a))), b
+            s = wrap(np.asarray(a, dtype=weak_dtype([b._data.dtype], a)))
+            s._savers = UNWRITTEN
+            return s, b
     dts = []
     for x in ins:
         if type(x) is Tensor:

@@ -28,7 +28,7 @@ from ..core.batched import BatchedTensor
 from ..core.creation import zeros, zeros_like
 from ..core.lazy import as_array, has_layout
 from ..errors import OpError, SavedTensorModifiedError
-from ..core.tensor import _NO_STORAGE, Tensor, add_saver, alias, join_storage, mark_ad, set_history, wrap
+from ..core.tensor import _NO_STORAGE, UNWRITTEN, Tensor, add_saver, alias, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -106,24 +106,22 @@ class OpNode(Node):
     def save_result(self, outs: tuple) -> None:
         """Keep the outputs the backward formulas read (self.keep), without a reference cycle
         through grad_fn: per output, (array, storage, tangents) or None. `_results` makes the
-        Tensors the formulas see."""
+        Tensors the formulas see. (A write into an output whose grad_fn is this node finds it so,
+        engine/saved.py: only the others are noted on their storage.)"""
         if len(outs) == 1:  # the common case, unrolled
             out = outs[0]
             st = out._storage()  # shared with out: an in-place write into out bumps its version
             self.result = ((out._data, st, out._fw),)
             self.result_version = (st.version,)
-            if st.savers is None:  # (add_saver's commonest case, inline: a fresh output)
-                st.savers = _ref(self)
-            else:
+            if out._grad_fn is not self:
                 add_saver(out, _ref(self))
             return
         saved = [(out._data, out._storage(), out._fw) if k else None for out, k in zip(outs, self.keep)]
         self.result = saved
         self.result_version = [None if r is None else r[1].version for r in saved]
-        ref = _ref(self)
         for out, k in zip(outs, self.keep):
-            if k:
-                add_saver(out, ref)
+            if k and out._grad_fn is not self:  # (an integer output has no history to find this node by)
+                add_saver(out, _ref(self))
 
     def _unpack(self, t, version: int):
         if t is None or version is None:
@@ -560,7 +558,7 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
             if s._savers is None and not s._st.shared:  # (add_saver's commonest case, inline)
                 s._savers = _ref(node)
-            else:
+            elif s._savers is not UNWRITTEN:
                 add_saver(s, _ref(node))
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
@@ -615,17 +613,17 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
 def _note_pair(node: OpNode, sx, sy) -> None:
     """Note the two saved values (None: not saved) as saved by node: add_saver, its commonest case
     (a fresh tensor saved once) inline."""
-    ref = _ref(node)
+    # (a scalar the dispatcher wrapped, UNWRITTEN, costs no reference; a second _ref(node) returns the first)
     if sx is not None:
         if sx._savers is None and not sx._st.shared:
-            sx._savers = ref
-        else:
-            add_saver(sx, ref)
+            sx._savers = _ref(node)
+        elif sx._savers is not UNWRITTEN:
+            add_saver(sx, _ref(node))
     if sy is not None:
         if sy._savers is None and not sy._st.shared:
-            sy._savers = ref
-        else:
-            add_saver(sy, ref)
+            sy._savers = _ref(node)
+        elif sy._savers is not UNWRITTEN:
+            add_saver(sy, _ref(node))
 
 
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:

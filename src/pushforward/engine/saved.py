@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -48,23 +49,31 @@ def before_write(target):
     if STATE.levels:
         flush()  # deferred tangents read their inputs' memory: compute them before it changes
     st = target._storage()
-    if st.savers is not None:
-        keep_overwritten(st, target._data)
+    root = target._base if target._base is not None else target
+    producer = root._grad_fn
+    if st.savers is not None or (producer is not None and getattr(producer, "keep", None) is not None):
+        keep_overwritten(st, target._data, producer)
     return st
 
 
-def keep_overwritten(st, data) -> None:
+def keep_overwritten(st, data, producer=None) -> None:
     """`data` (an array on storage `st`) is about to be overwritten: every live node that saved a
     value on st at its current version keeps what it needs (node.keep_overwritten), and st keeps
-    only the nodes whose saved values are still read from its memory."""
+    only the nodes whose saved values are still read from its memory. The nodes are those noted on
+    st, and `producer`, the grad_fn of st's root, which notes nothing when it saves its output
+    (graph.OpNode.save_result: the commonest saver needs no note) until a write leaves it reading."""
     if not STATE.saved_mutation_allowed:
         return  # the nodes' version checks raise torch's error at backward
     sv = st.savers
     version = st.version
     live = []
-    for r in sv if type(sv) is list else (sv,):
+    if producer is not None and getattr(producer, "keep", None) is None:
+        producer = None  # (a node that saves no output: found through st's notes if it saved an input)
+    if producer is not None and producer.keep_overwritten(st, data, version):
+        live.append(weakref.ref(producer))
+    for r in () if sv is None else sv if type(sv) is list else (sv,):
         node = r()
-        if node is not None and r not in live and node.keep_overwritten(st, data, version):
+        if node is not None and node is not producer and r not in live and node.keep_overwritten(st, data, version):
             live.append(r)
     st.savers = None if not live else (live[0] if len(live) == 1 else live)
 
