@@ -182,7 +182,7 @@ def register(add: Callable[[OpInfo], None]) -> None:
     }
     for name, (ref, dts) in unary.items():
         add(OpInfo(name, _fn(name), _unary, ref, dts))
-    add(OpInfo("fabs", _fn("fabs"), _unary, np.fabs, REAL_INT, composite=True))
+    add(OpInfo("_fabs", _fn("_fabs"), _unary, np.fabs, REAL_INT, composite=True))
     add(OpInfo("nan_to_num", _fn("nan_to_num"), s_nan_to_num, np.nan_to_num, REAL_COMPLEX + (I64,)))
     add(OpInfo("logaddexp2", _fn("logaddexp2"), _binary, np.logaddexp2, REAL_INT))
     add(OpInfo("fmax", _fn("fmax"), s_fmax, np.fmax, REAL_INT))
