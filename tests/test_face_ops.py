@@ -197,3 +197,47 @@ def test_the_array_api_count_nonzero_and_searchsorted_run_the_ops():
     assert pf.searchsorted(pf.tensor([[1.0, 2.0], [0.0, 5.0]]), pf.tensor([[1.5], [6.0]])).tolist() == [[1], [2]]
     with pytest.raises(pf.errors.OpError, match="side='left' and right=True"):
         pf.searchsorted(pf.tensor([1.0]), pf.tensor([1.0]), right=True, side="left")
+
+
+def test_array_api_reshape_without_copy_raises_value_error_when_a_copy_is_needed():
+    x = xp.reshape(xp.arange(6.0), (2, 3)).mT  # (not contiguous: flattening it copies)
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.reshape(x, (6,), copy=False)
+    v = xp.reshape(xp.arange(6.0), (3, 2), copy=False)  # a view is fine
+    assert v.shape == (3, 2) and xp.reshape(x, (6,)).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+
+
+def _eigh_loss(face, a, uplo, c, d):
+    """A function of eigh's values and vectors that does not depend on the vectors' phases."""
+    w, v = face.linalg.eigh(a, uplo)
+    return (w * c).sum() + (abs(v) ** 2 * d).sum()
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_numpy_eigh_equals_numpys_and_differentiates_the_triangle_it_reads(uplo, cplx):
+    rng = np.random.default_rng(3)
+    n = 4
+    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if cplx else 0)
+    w, v = np.linalg.eigh(a, uplo)
+    for face in (np, pnp):
+        got_w, got_v = face.linalg.eigh(pf.tensor(a), uplo)
+        np.testing.assert_array_equal(got_w.numpy(), w)
+        np.testing.assert_array_equal(got_v.numpy(), v)  # eigenvector signs included
+        np.testing.assert_array_equal(face.linalg.eigvalsh(pf.tensor(a), uplo).numpy(), np.linalg.eigvalsh(a, uplo))
+    c, d = rng.standard_normal(n), rng.standard_normal((n, n))
+    x = pf.tensor(a, requires_grad=True)
+    _eigh_loss(np, x, uplo, c, d).backward()
+    # finite differences of NumPy's own function, entry by entry (real and imaginary parts)
+    h = 1e-6
+    parts = [1.0, 1j] if cplx else [1.0]
+    num = np.zeros(a.shape, dtype=a.dtype)
+    for i, j in np.ndindex(n, n):
+        for p in parts:
+            e = np.zeros(a.shape, dtype=a.dtype)
+            e[i, j] = p * h
+            diff = (_eigh_loss(np, a + e, uplo, c, d) - _eigh_loss(np, a - e, uplo, c, d)) / (2 * h)
+            num[i, j] += diff * p  # (torch's convention: the gradient is d/dRe + i d/dIm)
+    np.testing.assert_allclose(x.grad.numpy(), num, atol=1e-6)
+    outside = np.triu(np.ones((n, n)), 1) if uplo == "L" else np.tril(np.ones((n, n)), -1)
+    assert np.all(x.grad.numpy()[outside == 1] == 0)  # the triangle eigh does not read

@@ -2944,6 +2944,10 @@ _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors']
 def linalg_eigh(self, UPLO='L'):
     """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
     return c_eigh(self, UPLO)
+# ---- _hermitian_from_triangle (composite)
+def _hermitian_from_triangle(self, UPLO='L'):
+    """The Hermitian matrix eigh reads from one triangle of self (UPLO 'L' or 'U'): NumPy's eigh and eigvalsh are eigh and eigvalsh of it, so their derivatives are with respect to that triangle only."""
+    return c_hermitian_from_triangle(self, UPLO)
 # ---- linalg_eigvalsh
 def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
     return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)

@@ -173,6 +173,21 @@ def s_signbit(m):
     return _unary(m) + ([_special(m, [-0.0, 0.0, -np.inf, np.inf, -1.5])] if m.dtype.kind == "f" else [])
 
 
+def s_hermitian_from_triangle(m):
+    return [
+        SampleInput(m((3, 3)), (), {}, "L"),
+        SampleInput(m((3, 3)), ("U",), {}, "U"),
+        SampleInput(m((2, 4, 4)), ("U",), {}, "batched"),
+        SampleInput(m((1, 1)), (), {}, "1x1"),
+    ]
+
+
+def _ref_hermitian_from_triangle(a, UPLO="L"):
+    part = np.tril(a, -1) if UPLO == "L" else np.triu(a, 1)
+    d = np.diagonal(a, 0, -2, -1).real
+    return part + np.conj(np.swapaxes(part, -1, -2)) + d[..., :, None] * np.eye(a.shape[-1], dtype=d.dtype)
+
+
 def register(add: Callable[[OpInfo], None]) -> None:
     """Add the entries to the op database."""
     unary = {
@@ -202,6 +217,16 @@ def register(add: Callable[[OpInfo], None]) -> None:
     )
     add(OpInfo("floor_divide", _fn("floor_divide"), s_floor_divide, np.floor_divide, REAL_INT, composite=True))
     add(OpInfo("trapezoid", _fn("trapezoid"), s_trapezoid, _ref_trapezoid, REAL_INT, composite=True))
+    add(
+        OpInfo(
+            "_hermitian_from_triangle",
+            _fn("_hermitian_from_triangle"),
+            s_hermitian_from_triangle,
+            _ref_hermitian_from_triangle,
+            REAL_COMPLEX,
+            composite=True,
+        )
+    )
     # not differentiable
     for name in ("isinf", "isposinf", "isneginf"):
         dts = (F64, F32, C128, I64) if name == "isinf" else (F64, F32, I64)
