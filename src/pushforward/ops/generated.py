@@ -1404,6 +1404,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1, axis=None, out=None):
     """The trapezoid rule along dim, with sample spacing dx (1 when None) or sample points x (integers in float64, as NumPy). Example: pf.trapezoid(pf.tensor([1.0, 2.0, 3.0]))"""
     if out is not None: return write_out('trapezoid', out, (y, x), lambda: trapezoid(y, x, dx=dx, dim=dim, axis=axis))
     return c_trapezoid(y, x, dx, dim if axis is None else axis)
+trapz = trapezoid
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
     return (grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,)
@@ -3872,6 +3873,7 @@ def vstack(tensors, *, out=None):
     """Concatenation along dim 0 of the tensors made at least 2-D, as NumPy's vstack. Example: pf.vstack([pf.ones(2), pf.zeros(2)])"""
     if out is not None: return write_out('vstack', out, (tensors,), lambda: vstack(tensors))
     return c_vstack(tensors)
+row_stack = vstack
 # ---- dstack (composite)
 def dstack(tensors, *, out=None):
     """Concatenation along dim 2 of the tensors made at least 3-D, as NumPy's dstack. Example: pf.dstack([pf.ones(2), pf.zeros(2)]).shape"""
@@ -3966,7 +3968,7 @@ arctan2 hypot maximum minimum fmod remainder copysign xlogy logaddexp logaddexp2
 float_power floor_divide where eq ne not_equal lt less le less_equal gt greater ge greater_equal logical_and
 logical_or logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isfinite isinf isposinf isneginf
 signbit logical_xor bitwise_left_shift bitwise_right_shift count_nonzero searchsorted argmax argmin clone sum
-mean prod amax amin max_dim min_dim max min var std norm logsumexp softmax log_softmax trapezoid cumsum
+mean prod amax amin max_dim min_dim max min var std norm logsumexp softmax log_softmax trapezoid trapz cumsum
 cumprod matmul mm bmm dot outer ger einsum cat concatenate concat stack flip roll tril triu gather
 index_select masked_fill reshape transpose swapaxes swapdims permute t squeeze unsqueeze flatten diagonal
 narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp mv vdot tile
@@ -3988,7 +3990,7 @@ special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander lina
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
 vander diagflat as_strided special_iv special_ive special_jv special_yv special_betainc special_exp1
 special_expi special_expn special_spence special_ellipk special_ellipe special_lpmv special_hyp1f1
-special_hyp2f1 hstack vstack dstack column_stack cov corrcoef
+special_hyp2f1 hstack vstack row_stack dstack column_stack cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
