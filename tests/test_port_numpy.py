@@ -8,7 +8,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.methods import numpy_api
+from pushforward.ops.numpy_names import numpy_name
 from helpers import close, tangent
 
 A = np.arange(6.0).reshape(2, 3) / 3 + 0.4
@@ -183,7 +183,7 @@ def test_unary_ufunc_matches_pushforward_op(name):
     x = pf.tensor(a)
     assert isinstance(ufunc(x), pf.Tensor)
     close(ufunc(x), ufunc(a))
-    op = getattr(pf, numpy_api.UFUNCS[name])
+    op = numpy_name(name)  # the op NumPy's name stands for, read off derivatives.yaml
     with fwAD.dual_level():
         d = fwAD.make_dual(x, pf.ones_like(x))
         close(tangent(ufunc(d)), tangent(op(d)))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core.tensor import Tensor
 from ..errors import OpIndexError, OpValueError
 from ..ops import generated as ops
@@ -130,6 +132,13 @@ def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
     return ops.repeat_interleave(x, repeats, axis)
 
 
+def _is_copy(out: Tensor, x: Tensor) -> bool:
+    """Does out hold its own memory rather than a view of x's? (A Dask array has no memory to
+    share: its reshape is always lazy, never a copy.)"""
+    a, b = out._data, x._data
+    return type(a) is np.ndarray and type(b) is np.ndarray and not np.shares_memory(a, b)
+
+
 def reshape(x: Tensor, /, shape: tuple, *, copy: bool | None = None) -> Tensor:
     """x in a new shape (a view when possible; copy=True copies, copy=False refuses to).
 
@@ -141,9 +150,14 @@ def reshape(x: Tensor, /, shape: tuple, *, copy: bool | None = None) -> Tensor:
     shape = tuple(shape)
     if copy:
         return ops.clone(ops.reshape(x, shape))
-    if copy is False:
-        return ops.view(x, shape)
-    return ops.reshape(x, shape)
+    out = ops.reshape(x, shape)
+    if copy is False and x.numel() and _is_copy(out, x):
+        # the standard: "if copy is False, a copy must not be made; raise ValueError if one is needed"
+        raise OpValueError(
+            f"array_api.reshape(): copy=False, but shape {tuple(x.shape)} -> {shape} needs a copy for this "
+            "array's memory layout (pass copy=None to allow one)"
+        )
+    return out
 
 
 def roll(x: Tensor, /, shift: Any, *, axis: Any = None) -> Tensor:

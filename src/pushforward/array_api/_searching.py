@@ -124,7 +124,10 @@ def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> 
     """
     check_array("count_nonzero", x)
     axes = axes_of("count_nonzero", axis, x.ndim)
-    return constant(np.asarray(np.count_nonzero(values_of(x), axis=axes, keepdims=keepdims), dtype=np.int64))
+    out = ops.count_nonzero(x, axes if x.ndim else None)
+    if keepdims:
+        out = out.reshape(*[1 if d in axes else n for d, n in enumerate(x.shape)])
+    return out
 
 
 def nonzero(x: Tensor, /) -> tuple:
@@ -152,8 +155,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor |
         raise OpValueError(f"array_api.searchsorted(): x1 must be 1-d, got shape {x1.shape}")
     if side not in ("left", "right"):
         raise OpValueError(f"array_api.searchsorted(): side must be 'left' or 'right', got {side!r}")
-    s = None if sorter is None else values_of(sorter)
-    return constant(np.searchsorted(values_of(x1), values_of(x2), side=side, sorter=s).astype(np.int64))
+    return ops.searchsorted(x1, x2, side=side, sorter=sorter)
 
 
 def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:

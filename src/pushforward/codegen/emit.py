@@ -879,6 +879,10 @@ class Emitter:
                     "refuse_on_dask({"
                     + _wrapped([f"{k!r}: {v!r}," for k, v in dask_table(self.entries).items()], "    ")
                     + "})",
+                    "# NumPy's names of ops where they differ from the op's name and aliases (`numpy:`)",
+                    "NUMPY_NAMES = {"
+                    + "".join(f"\n    {n!r}: {e.name}," for e in self.entries for n in e.numpy)
+                    + "\n}",
                     "# op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)",
                     "TAYLOR_RULES = {"
                     + "".join(f"\n    {e.name!r}: {e.taylor!r}," for e in self.entries if e.taylor)

@@ -72,6 +72,7 @@ KNOWN_KEYS = {
     "inplace",
     "doc",
     "aliases",
+    "numpy",
     "namespace",
     "batch",
     "taylor",
@@ -131,6 +132,7 @@ class OpEntry:
     inplace: bool | str = False  # true: '<name>_'; a string: that method name
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    numpy: tuple[str, ...] = ()  # NumPy's names for the op where they differ from its name and aliases
     namespace: str = ""  # e.g. "nn.functional": public there (as pf.nn.functional.<name>), not as pf.<name>
     batch: str = ""  # batching rule (batching.py); "" derives it (see batch_rule)
     taylor: str = ""  # Taylor rule (ops/formulas/taylor.py); "" derives it from the forward formula
@@ -271,6 +273,13 @@ def load(path: Path | str = YAML_PATH, helpers: set[str] | None = None) -> list[
             raise SpecError(f"{e.where()}: op '{e.name}' is declared twice")
         op_names.add(e.name)
         op_names.update(e.aliases)
+    numpy_names: dict[str, str] = {}
+    for e in entries:
+        for n in e.numpy:
+            if n in numpy_names or n in op_names or n in e.aliases:
+                other = numpy_names.get(n, "an op or alias of that name")
+                raise SpecError(f"{e.where()}: NumPy name '{n}' is already taken ({other})")
+            numpy_names[n] = e.name
     for e in entries:
         _validate_formulas(e, op_names, helpers)
     _validate_taylor(entries)
@@ -392,6 +401,7 @@ def _entry(item, line: int) -> OpEntry:
         inplace=item.get("inplace", False),
         doc=str(item.get("doc", "")).strip(),
         aliases=tuple(item.get("aliases", ())),
+        numpy=_names(item, "numpy", where),
         namespace=str(item.get("namespace", "")),
         batch=str(item.get("batch", "")).strip(),
         taylor=str(item.get("taylor", "")).strip(),
@@ -402,6 +412,14 @@ def _entry(item, line: int) -> OpEntry:
     )
     _validate_structure(entry, where)
     return entry
+
+
+def _names(item: dict, key: str, where: str) -> tuple[str, ...]:
+    """A key's list of Python identifiers (`numpy: [power]`)."""
+    value = item.get(key, ())
+    if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) and n.isidentifier() for n in value):
+        raise SpecError(f"{where}: '{key}' must be a list of names, got {value!r}")
+    return tuple(value)
 
 
 def _output_keys(returns: tuple[str, ...]) -> set[str]:

@@ -978,6 +978,7 @@ from .scatter import (  # noqa: E402,F401
 )
 from .window import col2im, im2col  # noqa: E402,F401
 from .strided import as_strided  # noqa: E402,F401
+from .numeric import count_nonzero, ldexp, nan_to_num, searchsorted  # noqa: E402,F401
 
 # ---- linalg, fft, special: kernels live in their own module
 from .linalg import *  # noqa: E402,F401,F403

@@ -68,7 +68,6 @@ UFUNCS: dict[str, str] = {
     "square": "square",
     "negative": "neg",
     "absolute": "abs",
-    "fabs": "abs",
     "sign": "sign",
     "reciprocal": "reciprocal",
     "floor": "floor",
@@ -87,7 +86,8 @@ UFUNCS: dict[str, str] = {
     "divide": "div",
     "true_divide": "div",
     "power": "pow",
-    "float_power": "pow",
+    "float_power": "float_power",
+    "floor_divide": "floor_divide",
     "remainder": "remainder",
     "fmod": "fmod",
     "maximum": "maximum",
@@ -168,9 +168,6 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         if name == "positive":
             _no_extra(who, kwargs)
             return inputs[0] if isinstance(inputs[0], Tensor) else _pf().as_tensor(inputs[0])
-        if name == "floor_divide":
-            _no_extra(who, kwargs)
-            return _pf().div(*inputs, rounding_mode="floor")
         if target is None and ufunc in SCIPY_UFUNCS:
             _no_extra(who, kwargs)
             return SCIPY_UFUNCS[ufunc](*inputs)

@@ -19,6 +19,7 @@ import numpy as np
 from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
+from ..ops import generated as ops
 from . import numpy_math as M
 from . import numpy_misc as X
 from . import numpy_poly as P
@@ -141,26 +142,21 @@ def _pinv(pf: Any) -> Callable:
 def _hermitian_from(pf: Any, a: Any, UPLO: str) -> Any:
     """The Hermitian matrix NumPy's eigh reads: one triangle of a, mirrored (so the derivative is the
     one of the function NumPy computes: the other triangle does not matter)."""
-    x = as_t(a)
     if UPLO not in ("L", "U"):
         raise OpTypeError(f"np.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    x = x if UPLO == "L" else x.mT
-    low = pf.tril(x, -1)
-    d = pf.diagonal(x, 0, -2, -1)
-    d = d.real if x.is_complex() else d
-    return low + low.mH + pf.diag_embed(d.to(x.dtype) if x.is_complex() else d)
+    return ops._hermitian_from_triangle(as_t(a), UPLO)
 
 
 def _eigh(pf: Any) -> Callable:
     def eigh(a, UPLO="L"):
-        return pf.linalg.eigh(_hermitian_from(pf, a, UPLO))
+        return pf.linalg.eigh(_hermitian_from(pf, a, UPLO), UPLO)  # (LAPACK reads the triangle NumPy's does)
 
     return eigh
 
 
 def _eigvalsh(pf: Any) -> Callable:
     def eigvalsh(a, UPLO="L"):
-        return pf.linalg.eigvalsh(_hermitian_from(pf, a, UPLO))
+        return pf.linalg.eigvalsh(_hermitian_from(pf, a, UPLO), UPLO)
 
     return eigvalsh
 

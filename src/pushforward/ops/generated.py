@@ -37,6 +37,7 @@ def neg(self, *, out=None):
 def neg_(self):
     """In-place neg: writes into self (values, tape history and tangents)."""
     return apply_inplace(NEG, self, (self,), ())
+negative = neg
 # ---- abs
 def _abs__backward(grad, self, result, needs): return (grad * self.sgn() if needs[0] else None,)
 def _abs__backward_np(grad, self, result, needs): return (grad * K.sgn(self) if needs[0] else None,)
@@ -106,6 +107,46 @@ EXPM1 = Op('expm1', xp.expm1, ('self',), ('T',), (True,), backward=_expm1__backw
 @bare_op(EXPM1, xp.expm1, write_out=write_out)
 def expm1(self, *, out=None):
     """exp(x) - 1, accurate near 0. Example: pf.expm1(pf.tensor([1e-10]))"""
+# ---- cbrt
+def _cbrt__backward(grad, self, result, needs): return (grad / (3 * result * result) if needs[0] else None,)
+def _cbrt__backward_np(grad, self, result, needs):
+    return (grad / (3 * result * result) if needs[0] else None,)
+def _cbrt__jvp(self_p, self_t, result): return self_t / (3 * _conj(result) * _conj(result))
+def _cbrt__jvp_np(self_p, self_t, result): return self_t / (3 * K.conj(result) * K.conj(result))
+CBRT = Op('cbrt', xp.cbrt, ('self',), ('T',), (True,), backward=_cbrt__backward, backward_np=_cbrt__backward_np, jvp=_cbrt__jvp, jvp_np=_cbrt__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+@bare_op(CBRT, xp.cbrt, write_out=write_out)
+def cbrt(self, *, out=None):
+    """Real cube root (negative for negative x; NumPy's cbrt; real only). Example: pf.cbrt(pf.tensor([-8.0]))"""
+# ---- deg2rad
+def _deg2rad__backward(grad, self, result, needs): return (grad * 0.017453292519943295 if needs[0] else None,)
+def _deg2rad__backward_np(grad, self, result, needs):
+    return (grad * 0.017453292519943295 if needs[0] else None,)
+def _deg2rad__jvp(self_p, self_t, result): return deg2rad(self_t)
+def _deg2rad__jvp_np(self_p, self_t, result): return xp.deg2rad(self_t)
+DEG2RAD = Op('deg2rad', xp.deg2rad, ('self',), ('T',), (True,), backward=_deg2rad__backward, backward_np=_deg2rad__backward_np, jvp=_deg2rad__jvp, jvp_np=_deg2rad__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+@bare_op(DEG2RAD, xp.deg2rad, write_out=write_out)
+def deg2rad(self, *, out=None):
+    """Degrees to radians (integers in float64, as NumPy; real only). Example: pf.deg2rad(pf.tensor([180.0]))"""
+# ---- rad2deg
+def _rad2deg__backward(grad, self, result, needs): return (grad * 57.29577951308232 if needs[0] else None,)
+def _rad2deg__jvp(self_p, self_t, result): return rad2deg(self_t)
+def _rad2deg__jvp_np(self_p, self_t, result): return xp.rad2deg(self_t)
+RAD2DEG = Op('rad2deg', xp.rad2deg, ('self',), ('T',), (True,), backward=_rad2deg__backward, backward_np=_rad2deg__backward, jvp=_rad2deg__jvp, jvp_np=_rad2deg__jvp_np, jvp_np_reads=(False, False), jvp_kind='auto_linear', batch='elementwise')
+@bare_op(RAD2DEG, xp.rad2deg, write_out=write_out)
+def rad2deg(self, *, out=None):
+    """Radians to degrees (integers in float64, as NumPy; real only). Example: pf.rad2deg(pf.tensor([3.141592653589793]))"""
+# ---- nan_to_num
+def _nan_to_num__backward(grad, self, result, nan, posinf, neginf, needs):
+    return (nan_to_num_backward(grad, self) if needs[0] else None,)
+def _nan_to_num__jvp(self_p, self_t, result, nan, posinf, neginf): return nan_to_num_backward(self_t, self_p)
+NAN_TO_NUM = Op('nan_to_num', K.nan_to_num, ('self',), ('T',), (True,), backward=_nan_to_num__backward, jvp=_nan_to_num__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), None)), argnames=('nan', 'posinf', 'neginf'), batch='elementwise')
+@bare_op(NAN_TO_NUM, K.nan_to_num, write_out=write_out)
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """NaN, +inf and -inf replaced by nan, posinf and neginf (0 and the dtype's largest finite values by default; a complex number's parts apart); gradient 1 where finite, 0 where replaced. Example: pf.nan_to_num(pf.tensor([float('nan'), 1.0]))"""
+# ---- _fabs (composite)
+def _fabs(self):
+    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: np.fabs(pf.tensor([-1]))"""
+    return c_fabs(self)
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
 def _log__jvp(self_p, self_t, result): return self_t / self_p
@@ -828,6 +869,136 @@ LOGADDEXP = Op('logaddexp', _logaddexp__kernel, ('self', 'other'), ('T', 'T'), (
 @bare_op(LOGADDEXP, xp.logaddexp, layout=True, write_out=write_out)
 def logaddexp(self, other, *, out=None):
     """log(exp(self) + exp(other)), computed stably. Example: pf.logaddexp(pf.tensor([0.0]), pf.tensor([0.0]))"""
+# ---- logaddexp2
+def _logaddexp2__backward(grad, self, other, result, needs):
+    return (
+        grad * ((self - other) * 0.6931471805599453).sigmoid() if needs[0] else None,
+        grad * ((other - self) * 0.6931471805599453).sigmoid() if needs[1] else None,
+    )
+def _logaddexp2__backward_np(grad, self, other, result, needs):
+    return (
+        grad * K.sigmoid((self - other) * 0.6931471805599453) if needs[0] else None,
+        grad * K.sigmoid((other - self) * 0.6931471805599453) if needs[1] else None,
+    )
+def _logaddexp2__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * (other_p - result).exp2()
+    if other_t is None: return self_t * (self_p - result).exp2()
+    return self_t * (self_p - result).exp2() + other_t * (other_p - result).exp2()
+def _logaddexp2__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * xp.exp2(other_p - result)
+    if other_t is None: return self_t * xp.exp2(self_p - result)
+    return self_t * xp.exp2(self_p - result) + other_t * xp.exp2(other_p - result)
+def _logaddexp2__kernel(self, other):
+    _r = xp.logaddexp2(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+LOGADDEXP2 = Op('logaddexp2', _logaddexp2__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_logaddexp2__backward, backward_np=_logaddexp2__backward_np, jvp=laid_out(_logaddexp2__jvp, 2), jvp_np=laid_out(_logaddexp2__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(LOGADDEXP2, xp.logaddexp2, layout=True, write_out=write_out)
+def logaddexp2(self, other, *, out=None):
+    """log2(2**self + 2**other), computed stably. Example: pf.logaddexp2(pf.tensor([1.0]), pf.tensor([1.0]))"""
+# ---- fmax
+def _fmax__backward(grad, self, other, result, needs):
+    return (
+        grad * fmax_mask(self, other) if needs[0] else None,
+        grad * ~fmax_mask(self, other) if needs[1] else None,
+    )
+def _fmax__backward_np(grad, self, other, result, needs):
+    return (
+        grad * fmax_mask_np(self, other) if needs[0] else None,
+        grad * ~fmax_mask_np(self, other) if needs[1] else None,
+    )
+def _fmax__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * ~fmax_mask(self_p, other_p)
+    if other_t is None: return self_t * fmax_mask(self_p, other_p)
+    return self_t * fmax_mask(self_p, other_p) + other_t * ~fmax_mask(self_p, other_p)
+def _fmax__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * ~fmax_mask_np(self_p, other_p)
+    if other_t is None: return self_t * fmax_mask_np(self_p, other_p)
+    return self_t * fmax_mask_np(self_p, other_p) + other_t * ~fmax_mask_np(self_p, other_p)
+def _fmax__kernel(self, other):
+    _r = xp.fmax(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+FMAX = Op('fmax', _fmax__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmax__backward, backward_np=_fmax__backward_np, jvp=laid_out(_fmax__jvp, 2), jvp_np=laid_out(_fmax__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(FMAX, xp.fmax, layout=True, write_out=write_out)
+def fmax(self, other, *, out=None):
+    """Element-wise maximum ignoring NaN (NaN only where both are NaN); ties send the gradient to self, as torch. Example: pf.fmax(pf.tensor([1.0, float('nan')]), pf.tensor([2.0, 0.0]))"""
+# ---- fmin
+def _fmin__backward(grad, self, other, result, needs):
+    return (
+        grad * fmin_mask(self, other) if needs[0] else None,
+        grad * ~fmin_mask(self, other) if needs[1] else None,
+    )
+def _fmin__backward_np(grad, self, other, result, needs):
+    return (
+        grad * fmin_mask_np(self, other) if needs[0] else None,
+        grad * ~fmin_mask_np(self, other) if needs[1] else None,
+    )
+def _fmin__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * ~fmin_mask(self_p, other_p)
+    if other_t is None: return self_t * fmin_mask(self_p, other_p)
+    return self_t * fmin_mask(self_p, other_p) + other_t * ~fmin_mask(self_p, other_p)
+def _fmin__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * ~fmin_mask_np(self_p, other_p)
+    if other_t is None: return self_t * fmin_mask_np(self_p, other_p)
+    return self_t * fmin_mask_np(self_p, other_p) + other_t * ~fmin_mask_np(self_p, other_p)
+def _fmin__kernel(self, other):
+    _r = xp.fmin(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+FMIN = Op('fmin', _fmin__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_fmin__backward, backward_np=_fmin__backward_np, jvp=laid_out(_fmin__jvp, 2), jvp_np=laid_out(_fmin__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((2, 2), None), ((2, 2), None), ((2, 2), None)), batch='elementwise')
+@bare_op(FMIN, xp.fmin, layout=True, write_out=write_out)
+def fmin(self, other, *, out=None):
+    """Element-wise minimum ignoring NaN (NaN only where both are NaN); ties send the gradient to self, as torch. Example: pf.fmin(pf.tensor([1.0, float('nan')]), pf.tensor([2.0, 0.0]))"""
+# ---- heaviside
+def _heaviside__backward(grad, self, values, result, needs):
+    return (zeros_like(grad) if needs[0] else None, grad * (self == 0) if needs[1] else None)
+def _heaviside__backward_np(grad, self, values, result, needs):
+    return (xp.zeros_like(grad) if needs[0] else None, grad * (self == 0) if needs[1] else None)
+def _heaviside__jvp(self_p, values_p, self_t, values_t, result):
+    if self_t is None: return values_t * (self_p == 0)
+    if values_t is None: return None
+    return values_t * (self_p == 0)
+def _heaviside__kernel(self, values):
+    _r = xp.heaviside(self, values)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, values)
+HEAVISIDE = Op('heaviside', _heaviside__kernel, ('self', 'values'), ('T', 'T'), (True, True), backward=_heaviside__backward, backward_np=_heaviside__backward_np, jvp=laid_out(_heaviside__jvp, 2), jvp_np=laid_out(_heaviside__jvp, 2), jvp_np_reads=(True, False, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 0), None), ((2, 0), None), ((2, 0), None)), batch='elementwise')
+@bare_op(HEAVISIDE, xp.heaviside, layout=True, write_out=write_out)
+def heaviside(self, values, *, out=None):
+    """0 where self < 0, 1 where self > 0, values where self == 0 (integers in float64, as NumPy); zero derivative in self, values' own where self == 0. Example: pf.heaviside(pf.tensor([-1.0, 0.0, 2.0]), pf.tensor(0.5))"""
+# ---- ldexp
+def _ldexp__backward(grad, self, other, result, needs):
+    return (
+        ldexp(grad, other) if needs[0] else None,
+        grad * result * 0.6931471805599453 if needs[1] else None,
+    )
+def _ldexp__backward_np(grad, self, other, result, needs):
+    return (
+        K.ldexp(grad, other) if needs[0] else None,
+        grad * result * 0.6931471805599453 if needs[1] else None,
+    )
+def _ldexp__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * result * 0.6931471805599453
+    if other_t is None: return ldexp(self_t, other_p)
+    return ldexp(self_t, other_p) + other_t * result * 0.6931471805599453
+def _ldexp__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return other_t * result * 0.6931471805599453
+    if other_t is None: return K.ldexp(self_t, other_p)
+    return K.ldexp(self_t, other_p) + other_t * result * 0.6931471805599453
+def _ldexp__kernel(self, other):
+    _r = K.ldexp(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+LDEXP = Op('ldexp', _ldexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_ldexp__backward, backward_np=_ldexp__backward_np, jvp=laid_out(_ldexp__jvp, 2), jvp_np=laid_out(_ldexp__jvp_np, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((0, 0), (2,)), ((0, 2), (2,))), batch='elementwise')
+@bare_op(LDEXP, K.ldexp, layout=True, write_out=write_out)
+def ldexp(self, other, *, out=None):
+    """self * 2 ** other (exact for an integer exponent; integers in float64, as NumPy). Example: pf.ldexp(pf.tensor([1.5]), pf.tensor([3]))"""
+# ---- float_power (composite)
+def float_power(self, exponent, *, out=None):
+    """self ** exponent computed in float64 (complex128 when either is complex), as NumPy and torch. Example: pf.float_power(pf.tensor([2]), 3)"""
+    if out is not None: return write_out('float_power', out, (self, exponent), lambda: float_power(self, exponent))
+    return c_float_power(self, exponent)
+# ---- floor_divide (composite)
+def floor_divide(self, other, *, out=None):
+    """The floor of self / other, NumPy's floor_divide (Python's //; an infinite operand gives NaN as NumPy, torch); zero derivative. Example: pf.floor_divide(pf.tensor([7, -7]), 2)"""
+    if out is not None: return write_out('floor_divide', out, (self, other), lambda: floor_divide(self, other))
+    return div(self, other, rounding_mode='floor')
 # ---- where
 def _where__backward(grad, condition, self, other, result, needs):
     return (
@@ -871,6 +1042,7 @@ NE = Op('ne', _ne__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(NE, xp.not_equal, layout=True, write_out=write_out)
 def ne(self, other, *, out=None):
     """self != other, element-wise. Example: pf.ne(pf.tensor([1.0]), 1.0)"""
+not_equal = ne
 # ---- lt
 def _lt__kernel(self, other):
     _r = xp.less(self, other)
@@ -879,6 +1051,7 @@ LT = Op('lt', _lt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(LT, xp.less, layout=True, write_out=write_out)
 def lt(self, other, *, out=None):
     """self < other, element-wise. Example: pf.lt(pf.tensor([1.0]), 2.0)"""
+less = lt
 # ---- le
 def _le__kernel(self, other):
     _r = xp.less_equal(self, other)
@@ -887,6 +1060,7 @@ LE = Op('le', _le__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(LE, xp.less_equal, layout=True, write_out=write_out)
 def le(self, other, *, out=None):
     """self <= other, element-wise. Example: pf.le(pf.tensor([1.0]), 2.0)"""
+less_equal = le
 # ---- gt
 def _gt__kernel(self, other):
     _r = xp.greater(self, other)
@@ -895,6 +1069,7 @@ GT = Op('gt', _gt__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(GT, xp.greater, layout=True, write_out=write_out)
 def gt(self, other, *, out=None):
     """self > other, element-wise. Example: pf.gt(pf.tensor([1.0]), 2.0)"""
+greater = gt
 # ---- ge
 def _ge__kernel(self, other):
     _r = xp.greater_equal(self, other)
@@ -903,6 +1078,7 @@ GE = Op('ge', _ge__kernel, ('self', 'other'), ('T', 'T'), (False, False), differ
 @bare_op(GE, xp.greater_equal, layout=True, write_out=write_out)
 def ge(self, other, *, out=None):
     """self >= other, element-wise. Example: pf.ge(pf.tensor([1.0]), 2.0)"""
+greater_equal = ge
 # ---- logical_and
 def _logical_and__kernel(self, other):
     _r = xp.logical_and(self, other)
@@ -963,6 +1139,63 @@ ISFINITE = Op('isfinite', xp.isfinite, ('self',), ('T',), (False,), differentiab
 @bare_op(ISFINITE, xp.isfinite, write_out=write_out)
 def isfinite(self, *, out=None):
     """True where finite. Example: pf.isfinite(pf.tensor([1.0]))"""
+# ---- isinf
+ISINF = Op('isinf', xp.isinf, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(ISINF, xp.isinf, write_out=write_out)
+def isinf(self, *, out=None):
+    """True where infinite (a complex number: where either part is, NaN in the other too). Example: pf.isinf(pf.tensor([float('inf'), 1.0]))"""
+# ---- isposinf
+ISPOSINF = Op('isposinf', xp.isposinf, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(ISPOSINF, xp.isposinf, write_out=write_out)
+def isposinf(self, *, out=None):
+    """True where +inf (real tensors). Example: pf.isposinf(pf.tensor([float('inf'), -float('inf')]))"""
+# ---- isneginf
+ISNEGINF = Op('isneginf', xp.isneginf, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(ISNEGINF, xp.isneginf, write_out=write_out)
+def isneginf(self, *, out=None):
+    """True where -inf (real tensors). Example: pf.isneginf(pf.tensor([float('inf'), -float('inf')]))"""
+# ---- signbit
+SIGNBIT = Op('signbit', xp.signbit, ('self',), ('T',), (False,), differentiable=False, batch='elementwise')
+@bare_op(SIGNBIT, xp.signbit, write_out=write_out)
+def signbit(self, *, out=None):
+    """True where the sign bit is set (-0.0 and negative numbers; real tensors). Example: pf.signbit(pf.tensor([-0.0, 1.0]))"""
+# ---- logical_xor
+def _logical_xor__kernel(self, other):
+    _r = xp.logical_xor(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+LOGICAL_XOR = Op('logical_xor', _logical_xor__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(LOGICAL_XOR, xp.logical_xor, layout=True, write_out=write_out)
+def logical_xor(self, other, *, out=None):
+    """Element-wise logical exclusive or. Example: pf.logical_xor(pf.tensor([True]), pf.tensor([True]))"""
+# ---- bitwise_left_shift
+def _bitwise_left_shift__kernel(self, other):
+    _r = xp.left_shift(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+BITWISE_LEFT_SHIFT = Op('bitwise_left_shift', _bitwise_left_shift__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_LEFT_SHIFT, xp.left_shift, layout=True, write_out=write_out)
+def bitwise_left_shift(self, other, *, out=None):
+    """self shifted left by other bits (integers; the << operator). Example: pf.bitwise_left_shift(pf.tensor([1, 2]), 2)"""
+# ---- bitwise_right_shift
+def _bitwise_right_shift__kernel(self, other):
+    _r = xp.right_shift(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+BITWISE_RIGHT_SHIFT = Op('bitwise_right_shift', _bitwise_right_shift__kernel, ('self', 'other'), ('T', 'T'), (False, False), differentiable=False, batch='elementwise')
+@bare_op(BITWISE_RIGHT_SHIFT, xp.right_shift, layout=True, write_out=write_out)
+def bitwise_right_shift(self, other, *, out=None):
+    """self shifted right by other bits, sign-extending (integers; the >> operator). Example: pf.bitwise_right_shift(pf.tensor([-8, 8]), 2)"""
+# ---- count_nonzero
+COUNT_NONZERO = Op('count_nonzero', K.count_nonzero, ('self',), ('T',), (False,), differentiable=False, argnames=('dim',), batch='reduce(dim)')
+@bare_op(COUNT_NONZERO, K.count_nonzero, write_out=write_out)
+def count_nonzero(self, dim=None, *, axis=None, out=None):
+    """The number of nonzero elements along dim (every dim when None), int64. Example: pf.count_nonzero(pf.tensor([0.0, 1.0, 2.0]))"""
+# ---- searchsorted
+def _searchsorted__kernel(sorted_sequence, self, sorter, out_int32, right, side):
+    return K.searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+SEARCHSORTED = Op('searchsorted', _searchsorted__kernel, ('sorted_sequence', 'self', 'sorter'), ('T', 'T', 'T?'), (False, False, False), differentiable=False, argnames=('out_int32', 'right', 'side'), batch='loop')
+def searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """Where self's values would go into the sorted last dim of sorted_sequence (a 1-d one for every value; an N-d one row by row), int64. Example: pf.searchsorted(pf.tensor([1.0, 2.0, 3.0]), pf.tensor([2.5]))"""
+    if out is not None: return write_out('searchsorted', out, (sorted_sequence, self, sorter), lambda: searchsorted(sorted_sequence, self, out_int32=out_int32, right=right, side=side, sorter=sorter))
+    return apply(SEARCHSORTED, (sorted_sequence, self, sorter), (out_int32, right, side))
 # ---- argmax
 ARGMAX = Op('argmax', K.argmax, ('self',), ('T',), (False,), differentiable=False, argnames=('dim', 'keepdim'), batch='flat(dim, keepdim)')
 @bare_op(ARGMAX, K.argmax, write_out=write_out)
@@ -1166,6 +1399,12 @@ LOG_SOFTMAX = Op('log_softmax', K.log_softmax, ('self',), ('T',), (True,), backw
 @bare_op(LOG_SOFTMAX, K.log_softmax, write_out=write_out)
 def log_softmax(self, dim, dtype=None, *, axis=None, out=None):
     """log(softmax(x)) along dim, computed stably. Example: pf.log_softmax(pf.tensor([0.0, 0.0]), 0)"""
+# ---- trapezoid (composite)
+def trapezoid(y, x=None, *, dx=None, dim=-1, axis=None, out=None):
+    """The trapezoid rule along dim, with sample spacing dx (1 when None) or sample points x (integers in float64, as NumPy). Example: pf.trapezoid(pf.tensor([1.0, 2.0, 3.0]))"""
+    if out is not None: return write_out('trapezoid', out, (y, x), lambda: trapezoid(y, x, dx=dx, dim=dim, axis=axis))
+    return c_trapezoid(y, x, dx, dim if axis is None else axis)
+trapz = trapezoid
 # ---- cumsum
 def _cumsum__backward(grad, self, result, dim, dtype, needs):
     return (grad.flip(dim).cumsum(dim).flip(dim) if needs[0] else None,)
@@ -1547,6 +1786,7 @@ def transpose(self, dim0, dim1):
     """Swap two dims (a view). Example: pf.ones(2, 3).transpose(0, 1)"""
     return apply(TRANSPOSE, (self,), (dim0, dim1))
 swapaxes = transpose
+swapdims = transpose
 # ---- permute
 def _permute__backward(grad, self, result, dims, needs):
     return (grad.permute(inverse_permutation(dims)) if needs[0] else None,)
@@ -2705,6 +2945,10 @@ _linalg_eigh__result = namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors']
 def linalg_eigh(self, UPLO='L'):
     """Eigen-decomposition of Hermitian matrices (ascending eigenvalues). Example: pf.linalg_eigh(pf.eye(2))"""
     return c_eigh(self, UPLO)
+# ---- _hermitian_from_triangle (composite)
+def _hermitian_from_triangle(self, UPLO='L'):
+    """The Hermitian matrix eigh reads from one triangle of self (UPLO 'L' or 'U'): NumPy's eigh and eigvalsh are eigh and eigvalsh of it, so their derivatives are with respect to that triangle only."""
+    return c_hermitian_from_triangle(self, UPLO)
 # ---- linalg_eigvalsh
 def _linalg_eigvalsh__backward(grad, self, result, UPLO, needs):
     return (eigvalsh_backward(grad, self, UPLO) if needs[0] else None,)
@@ -3629,6 +3873,7 @@ def vstack(tensors, *, out=None):
     """Concatenation along dim 0 of the tensors made at least 2-D, as NumPy's vstack. Example: pf.vstack([pf.ones(2), pf.zeros(2)])"""
     if out is not None: return write_out('vstack', out, (tensors,), lambda: vstack(tensors))
     return c_vstack(tensors)
+row_stack = vstack
 # ---- dstack (composite)
 def dstack(tensors, *, out=None):
     """Concatenation along dim 2 of the tensors made at least 3-D, as NumPy's dstack. Example: pf.dstack([pf.ones(2), pf.zeros(2)]).shape"""
@@ -3652,12 +3897,14 @@ def corrcoef(self, *, out=None):
 
 # ---- tables
 RECORDS = (  # every Op, in YAML order
-    NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, LOG, LOG2, LOG10, LOG1P, SQRT, RSQRT, SQUARE, RECIPROCAL, SIN, COS,
-    TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH, ACOSH, ATANH, SIGMOID, LOGIT, RELU, ERF, ERFC, ERFINV,
-    LGAMMA, DIGAMMA, POLYGAMMA, FLOOR, CEIL, ROUND, TRUNC, CLAMP, REAL, IMAG, CONJ, ANGLE, ADD, SUB, MUL, DIV,
-    POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER, COPYSIGN, XLOGY, LOGADDEXP, WHERE, EQ, NE, LT, LE,
-    GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITWISE_NOT, ISNAN,
-    ISFINITE, ARGMAX, ARGMIN, TO, CLONE, ALIAS, _COPY_FROM, SUM, MEAN, PROD, AMAX, AMIN, MAX_DIM, MIN_DIM,
+    NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, CBRT, DEG2RAD, RAD2DEG, NAN_TO_NUM, LOG, LOG2, LOG10, LOG1P, SQRT,
+    RSQRT, SQUARE, RECIPROCAL, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH, ACOSH, ATANH,
+    SIGMOID, LOGIT, RELU, ERF, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, FLOOR, CEIL, ROUND, TRUNC, CLAMP,
+    REAL, IMAG, CONJ, ANGLE, ADD, SUB, MUL, DIV, POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER,
+    COPYSIGN, XLOGY, LOGADDEXP, LOGADDEXP2, FMAX, FMIN, HEAVISIDE, LDEXP, WHERE, EQ, NE, LT, LE, GT, GE,
+    LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITWISE_NOT, ISNAN, ISFINITE,
+    ISINF, ISPOSINF, ISNEGINF, SIGNBIT, LOGICAL_XOR, BITWISE_LEFT_SHIFT, BITWISE_RIGHT_SHIFT, COUNT_NONZERO,
+    SEARCHSORTED, ARGMAX, ARGMIN, TO, CLONE, ALIAS, _COPY_FROM, SUM, MEAN, PROD, AMAX, AMIN, MAX_DIM, MIN_DIM,
     VAR, STD, NORM, LOGSUMEXP, SOFTMAX, LOG_SOFTMAX, CUMSUM, CUMPROD, _MATMUL, MM, BMM, DOT, OUTER,
     _EINSUM_PAIR, _EINSUM, CAT, STACK, FLIP, ROLL, TRIL, TRIU, GATHER, _GATHER_BACKWARD, INDEX_SELECT,
     _INDEX_SELECT_BACKWARD, MASKED_FILL, INDEX, _INDEX_BACKWARD, INDEX_PUT, _VIEW_SCATTER, _VIEW_EMBED, VIEW,
@@ -3687,40 +3934,46 @@ def _table(names: str) -> dict:
 
 
 METHODS = _table("""
-neg neg_ abs absolute abs_ sgn sign exp exp_ exp2 expm1 log log_ log2 log10 log1p sqrt sqrt_ rsqrt square
-reciprocal sin sin_ cos cos_ tan asin arcsin acos arccos atan arctan sinh cosh tanh tanh_ asinh arcsinh acosh
-arccosh atanh arctanh sigmoid sigmoid_ logit relu relu_ erf erfc erfinv lgamma digamma floor ceil round trunc
-fix clamp clip clamp_ real imag conj conjugate angle add add_ sub subtract sub_ mul multiply mul_ div divide
-true_divide div_ pow pow_ atan2 arctan2 hypot maximum minimum fmod remainder copysign xlogy logaddexp eq ne lt
-le gt ge logical_and logical_or logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isfinite
-argmax argmin to clone alias sum mean prod amax amin max_dim min_dim max min var std norm logsumexp softmax
-log_softmax cumsum cumprod matmul mm bmm dot outer ger flip roll tril triu gather index_select masked_fill
-masked_fill_ index_put _view_scatter view reshape transpose swapaxes permute t squeeze unsqueeze expand
-broadcast_to flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp
-mv vdot repeat tile repeat_interleave movedim moveaxis unflatten tensor_split hsplit vsplit rot90 view_as
-reshape_as expand_as type_as new_zeros new_ones new_full new_empty new_tensor sort argsort topk kthvalue
-median nanmedian quantile nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax
-diff dist scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_
-index_copy index_copy_ index_fill index_fill_ take take_along_dim masked_select masked_scatter put inverse det
-logdet slogdet cholesky_solve cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron
-special_i0 i0 special_i0e special_i1 special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx
-special_xlog1py sinc special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0
-special_bessel_j1 special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
+neg negative neg_ abs absolute abs_ sgn sign exp exp_ exp2 expm1 cbrt deg2rad rad2deg nan_to_num log log_ log2
+log10 log1p sqrt sqrt_ rsqrt square reciprocal sin sin_ cos cos_ tan asin arcsin acos arccos atan arctan sinh
+cosh tanh tanh_ asinh arcsinh acosh arccosh atanh arctanh sigmoid sigmoid_ logit relu relu_ erf erfc erfinv
+lgamma digamma floor ceil round trunc fix clamp clip clamp_ real imag conj conjugate angle add add_ sub
+subtract sub_ mul multiply mul_ div divide true_divide div_ pow pow_ atan2 arctan2 hypot maximum minimum fmod
+remainder copysign xlogy logaddexp logaddexp2 fmax fmin heaviside ldexp float_power floor_divide eq ne
+not_equal lt less le less_equal gt greater ge greater_equal logical_and logical_or logical_not bitwise_and
+bitwise_or bitwise_xor bitwise_not isnan isfinite isinf isposinf isneginf signbit logical_xor
+bitwise_left_shift bitwise_right_shift count_nonzero argmax argmin to clone alias sum mean prod amax amin
+max_dim min_dim max min var std norm logsumexp softmax log_softmax cumsum cumprod matmul mm bmm dot outer ger
+flip roll tril triu gather index_select masked_fill masked_fill_ index_put _view_scatter view reshape
+transpose swapaxes swapdims permute t squeeze unsqueeze expand broadcast_to flatten diagonal narrow select
+split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp mv vdot repeat tile repeat_interleave
+movedim moveaxis unflatten tensor_split hsplit vsplit rot90 view_as reshape_as expand_as type_as new_zeros
+new_ones new_full new_empty new_tensor sort argsort topk kthvalue median nanmedian quantile nanquantile mode
+cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff dist scatter scatter_ scatter_add
+scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_ index_copy index_copy_ index_fill index_fill_
+take take_along_dim masked_select masked_scatter put inverse det logdet slogdet cholesky_solve
+cholesky_inverse matrix_exp matrix_power diag_embed trace diag tensordot kron special_i0 i0 special_i0e
+special_i1 special_i1e special_ndtr special_ndtri special_log_ndtr special_erfcx special_xlog1py sinc
+special_sinc special_entr mvlgamma special_multigammaln special_betaln special_bessel_j0 special_bessel_j1
+special_bessel_y0 special_bessel_y1 special_modified_bessel_k0 special_modified_bessel_k1
 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 special_spherical_bessel_j0
 special_airy_ai inner addr pinverse cross qr triangular_solve diagflat as_strided cov corrcoef
 """)
 FUNCTIONS = _table("""
-neg abs absolute sgn sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square reciprocal sin cos tan asin
-arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh arccosh atanh arctanh sigmoid logit relu erf
-erfc erfinv lgamma digamma polygamma floor ceil round trunc fix clamp clip real imag conj conjugate angle add
-sub subtract mul multiply div divide true_divide pow atan2 arctan2 hypot maximum minimum fmod remainder
-copysign xlogy logaddexp where eq ne lt le gt ge logical_and logical_or logical_not bitwise_and bitwise_or
-bitwise_xor bitwise_not isnan isfinite argmax argmin clone sum mean prod amax amin max_dim min_dim max min var
-std norm logsumexp softmax log_softmax cumsum cumprod matmul mm bmm dot outer ger einsum cat concatenate
-concat stack flip roll tril triu gather index_select masked_fill reshape transpose swapaxes permute t squeeze
-unsqueeze flatten diagonal narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp mv
-vdot tile repeat_interleave movedim moveaxis unflatten meshgrid broadcast_tensors tensor_split hsplit vsplit
-rot90 block_diag cdist atleast_1d atleast_2d atleast_3d sort argsort topk kthvalue median nanmedian quantile
+neg negative abs absolute sgn sign exp exp2 expm1 cbrt deg2rad rad2deg nan_to_num log log2 log10 log1p sqrt
+rsqrt square reciprocal sin cos tan asin arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh
+arccosh atanh arctanh sigmoid logit relu erf erfc erfinv lgamma digamma polygamma floor ceil round trunc fix
+clamp clip real imag conj conjugate angle add sub subtract mul multiply div divide true_divide pow atan2
+arctan2 hypot maximum minimum fmod remainder copysign xlogy logaddexp logaddexp2 fmax fmin heaviside ldexp
+float_power floor_divide where eq ne not_equal lt less le less_equal gt greater ge greater_equal logical_and
+logical_or logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isfinite isinf isposinf isneginf
+signbit logical_xor bitwise_left_shift bitwise_right_shift count_nonzero searchsorted argmax argmin clone sum
+mean prod amax amin max_dim min_dim max min var std norm logsumexp softmax log_softmax trapezoid trapz cumsum
+cumprod matmul mm bmm dot outer ger einsum cat concatenate concat stack flip roll tril triu gather
+index_select masked_fill reshape transpose swapaxes swapdims permute t squeeze unsqueeze flatten diagonal
+narrow select split chunk unbind addmm addmv addbmm baddbmm addcmul addcdiv lerp mv vdot tile
+repeat_interleave movedim moveaxis unflatten meshgrid broadcast_tensors tensor_split hsplit vsplit rot90
+block_diag cdist atleast_1d atleast_2d atleast_3d sort argsort topk kthvalue median nanmedian quantile
 nanquantile mode cummax cummin logcumsumexp nansum nanmean var_mean std_mean aminmax diff dist scatter
 scatter_add scatter_reduce index_add index_copy index_fill take take_along_dim masked_select masked_scatter
 put inverse det logdet slogdet linalg_solve linalg_solve_triangular linalg_cholesky cholesky cholesky_solve
@@ -3737,7 +3990,7 @@ special_airy_ai special_gammainc special_gammaincc inner addr linalg_vander lina
 linalg_tensorsolve pinverse fft_hfft2 fft_ihfft2 fft_hfftn fft_ihfftn cross svd qr lu_unpack triangular_solve
 vander diagflat as_strided special_iv special_ive special_jv special_yv special_betainc special_exp1
 special_expi special_expn special_spence special_ellipk special_ellipe special_lpmv special_hyp1f1
-special_hyp2f1 hstack vstack dstack column_stack cov corrcoef
+special_hyp2f1 hstack vstack row_stack dstack column_stack cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
@@ -3769,6 +4022,21 @@ refuse_on_dask({
     'special_airy_ai': 'no_airy', '_special_airy_ai_prime': 'no_airy', 'lu_unpack': 'no_linalg',
     'triangular_solve': 'no_linalg', '_as_strided': 'no_storage',
 })
+# NumPy's names of ops where they differ from the op's name and aliases (`numpy:`)
+NUMPY_NAMES = {
+    'radians': deg2rad,
+    'degrees': rad2deg,
+    'fabs': _fabs,
+    'rint': round,
+    'around': round,
+    'power': pow,
+    'mod': remainder,
+    'equal': eq,
+    'invert': bitwise_not,
+    'bitwise_invert': bitwise_not,
+    'left_shift': bitwise_left_shift,
+    'right_shift': bitwise_right_shift,
+}
 # op -> its Taylor rule (`taylor:`, a function of ops/formulas/taylor.py; func/series.py runs it)
 TAYLOR_RULES = {
     'exp': 'series_exp',

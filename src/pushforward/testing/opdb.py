@@ -39,6 +39,7 @@ from ..engine.graph import grad
 from .opdb_linalg import add_fft_ops, add_legacy_ops, add_linalg_ops, add_more_ops, add_special_ops
 from .opdb_nn import register as register_nn_ops
 from .opdb_scipy import register as register_scipy_ops
+from .opdb_numeric import register as register_numeric_ops
 from .taylor_check import check_jet
 from .opinfo import (
     BOOL,
@@ -54,6 +55,7 @@ from .opinfo import (
     _leaf,
     _map,
     _method,
+    _binary,
     _unary,
     make_tensor,
     op_record,
@@ -347,19 +349,6 @@ def _ref_getitem_view(x, i):
 
 
 # -- sample generators ---------------------------------------------------------------------------------
-
-
-BINARY_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (3,)), ((3,), ()), ((0, 3), (3,)))
-
-
-def _binary(m, rhs=None, scalars=(2.5,), lhs_scalars=(), kwargs=None):
-    """Pairs of same, broadcasting, 0-d and empty shapes; a Python scalar on either side."""
-    kwargs = kwargs or {}
-    rhs = rhs or {}
-    out = [SampleInput(m(a), (m(b, **rhs),), dict(kwargs), f"{a}x{b}") for a, b in BINARY_SHAPES]
-    out += [SampleInput(m((2, 3)), (s,), dict(kwargs), f"tensor x scalar {s}") for s in scalars]
-    out += [SampleInput(s, (m((3,), **rhs),), dict(kwargs), f"scalar {s} x tensor") for s in lhs_scalars]
-    return out
 
 
 def _reduce_samples(m, dims=True, empty=True, zero_d=True):
@@ -1370,6 +1359,7 @@ def _build() -> dict:
     add_more_ops(add)
     add_legacy_ops(add)
     register_scipy_ops(add)
+    register_numeric_ops(add)
     # ---- matmul's and einsum's primitives; einsum's: two operands, and one or
     # three or more (a list), their samples einsum's split by operand count
     db["einsum"].composite = True

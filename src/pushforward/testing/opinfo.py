@@ -235,6 +235,19 @@ def _unary(m, args=(), kwargs=None):
     return out
 
 
+BINARY_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (3,)), ((3,), ()), ((0, 3), (3,)))
+
+
+def _binary(m, rhs=None, scalars=(2.5,), lhs_scalars=(), kwargs=None):
+    """Pairs of same, broadcasting, 0-d and empty shapes; a Python scalar on either side."""
+    kwargs = kwargs or {}
+    rhs = rhs or {}
+    out = [SampleInput(m(a), (m(b, **rhs),), dict(kwargs), f"{a}x{b}") for a, b in BINARY_SHAPES]
+    out += [SampleInput(m((2, 3)), (s,), dict(kwargs), f"tensor x scalar {s}") for s in scalars]
+    out += [SampleInput(s, (m((3,), **rhs),), dict(kwargs), f"scalar {s} x tensor") for s in lhs_scalars]
+    return out
+
+
 def _fn(name):
     return getattr(ops, name)
 

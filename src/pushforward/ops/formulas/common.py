@@ -52,6 +52,11 @@ __all__ = [
     "clamp_mask",
     "clamp_mask_np",
     "max_mask",
+    "fmax_mask",
+    "fmin_mask",
+    "fmax_mask_np",
+    "fmin_mask_np",
+    "nan_to_num_backward",
     "max_mask_np",
     "logit_backward",
     "angle_backward",
@@ -446,6 +451,27 @@ def max_mask(a, b):
 max_mask_np = max_mask
 
 
+def fmax_mask(a, b):
+    """Where fmax(a, b) picks a: a >= b, or b is NaN (ties go to a, as torch's fmax)."""
+    return (a >= b) | (b != b)
+
+
+def fmin_mask(a, b):
+    """Where fmin(a, b) picks a: a <= b, or b is NaN (ties go to a, as torch's fmin)."""
+    return (a <= b) | (b != b)
+
+
+fmax_mask_np = fmax_mask
+fmin_mask_np = fmin_mask
+
+
+def nan_to_num_backward(grad, self):
+    """grad where self is finite, 0 where nan_to_num replaced it (a complex number's parts apart)."""
+    if self.dtype.kind != "c":
+        return grad * OPS.isfinite(self)
+    return grad.real * OPS.isfinite(self.real) + 1j * (grad.imag * OPS.isfinite(self.imag))
+
+
 def logit_backward(grad, self, eps):
     if eps is None:  # (outside [0, 1] logit is nan, and so is its derivative, as torch gives it)
         return OPS.where((self < 0) | (self > 1), float("nan"), grad / (self * (1 - self)))
@@ -599,12 +625,14 @@ from ..composites.nn import *  # noqa: E402,F401,F403
 from ..composites import out as _out, strided as _strided  # noqa: E402
 from ..composites.out import *  # noqa: E402,F401,F403
 from ..composites.strided import *  # noqa: E402,F401,F403
+from ..composites import numeric as _numeric  # noqa: E402
+from ..composites.numeric import *  # noqa: E402,F401,F403
 
 # ---- linalg, fft, special: helpers live in their own module
 from . import linalg as _linalg  # noqa: E402
 from .linalg import *  # noqa: E402,F401,F403
 
-for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg, _strided, _out):
+for _m in (_shape, _sort, _scatter, _conv_pool_pad, _nn, _linalg, _strided, _out, _numeric):
     __all__ += _m.__all__
 
 

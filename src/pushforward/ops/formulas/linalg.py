@@ -76,6 +76,7 @@ __all__ = [
     "eye_like_matrix",
     "c_cholesky_solve",
     "c_eigh",
+    "c_hermitian_from_triangle",
     "c_eig",
     "c_svd",
     "c_qr",
@@ -722,6 +723,20 @@ def c_eigh(a, UPLO):
     _need_matrix("linalg.eigh", a, square=True)
     lam, vec = eigh_unpack(_ops()._linalg_eigh(a, UPLO), a.shape[-1])
     return _EIGH(lam.contiguous(), _column_major(vec))  # values contiguous as torch's
+
+
+def c_hermitian_from_triangle(a, UPLO):
+    """The Hermitian matrix LAPACK reads from one triangle of a (UPLO 'L': the lower, 'U': the
+    upper; the diagonal's real part), so that differentiating eigh of it differentiates with
+    respect to that triangle only, as NumPy's eigh reads it: the other triangle does not matter."""
+    o = _ops()
+    if UPLO not in ("L", "U"):
+        raise OpError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    _need_matrix("eigh", a, square=True)
+    part = o.tril(a, -1) if UPLO == "L" else o.triu(a, 1)
+    d = _diag(a)
+    d = o.diag_embed(d.real.to(a.dtype) if a.dtype.kind == "c" else d)
+    return part + mH(part) + d
 
 
 def c_eig(a):
