@@ -25,7 +25,7 @@ from ..core.tensor import Tensor, has_derivative
 from . import numpy_math as M
 from .numpy_values import as_t, has_tensor
 
-__all__ = ["making", "full", "fromfunction", "CREATION", "LIKE"]
+__all__ = ["making", "full", "fromfunction", "ndarray", "CREATION", "LIKE"]
 
 # dtype kinds a tensor holds (objects, strings, dates and records stay NumPy's)
 _TENSOR_KINDS = frozenset("biufc")
@@ -105,6 +105,24 @@ def _copy(a: Any, order: str = "K", subok: bool = False) -> Any:
     return a.clone() if isinstance(a, Tensor) else _array(a, copy=True)
 
 
+class _ArrayType(type):
+    """isinstance(x, np.ndarray) in the drop-in: NumPy's arrays and tensors both are."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, (np.ndarray, Tensor))
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, (np.ndarray, Tensor))
+
+
+class ndarray(np.ndarray, metaclass=_ArrayType):
+    """The drop-in's np.ndarray: constructing one (`np.ndarray((n, m), dtype)`, the uninitialised
+    allocation some programs use) makes a tensor; tensors and arrays are its instances."""
+
+    def __new__(cls, shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0, strides: Any = None, order: Any = None):
+        return creation.as_tensor(np.ndarray(shape, dtype, buffer, offset, strides, order))
+
+
 # the functions that make new arrays, by name: a tensor from each
 CREATION: dict[str, Callable] = {
     **{
@@ -138,6 +156,7 @@ CREATION: dict[str, Callable] = {
     "asarray_chkfinite": making(np.asarray_chkfinite),
     "linspace": _linspace,
     "copy": _copy,
+    "ndarray": ndarray,
 }
 
 # NEP 35: np.<name>(..., like=t) calls t.__array_function__ with NumPy's own function
