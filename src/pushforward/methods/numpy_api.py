@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpError, OpTypeError, OpValueError, check_dim
+from ..errors import OpTypeError, OpValueError, check_dim
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
 from . import numpy_math as M
@@ -194,6 +194,12 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
         out = _fn(target)(*inputs)
         return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
+    return _ufunc_method(ufunc, method, inputs, kwargs, who)
+
+
+def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, who: str) -> Any:
+    """ufunc.reduce / .accumulate / .outer on tensors."""
+    name = ufunc.__name__
     if method == "reduce" and name in _REDUCE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
@@ -656,6 +662,11 @@ def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe",
     return self.to(np.dtype(dtype))
 
 
+def _fill(self: Tensor, value: Any) -> None:
+    """ndarray.fill: every element set to value, in place (recorded; None, as NumPy returns)."""
+    self.copy_(value)
+
+
 def _ndarray_dot(self: Tensor, b: Any, out: Any = None) -> Tensor:
     return M.dot(self, b, out)
 
@@ -666,6 +677,7 @@ METHODS: dict[str, Callable] = {
     "astype": _astype,
     "ravel": lambda self, order="C": _reshape(self, -1, order),
     "copy": lambda self, order="C": self.clone(),
+    "fill": _fill,
     "dot": _ndarray_dot,
 }
 

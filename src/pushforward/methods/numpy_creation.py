@@ -55,7 +55,9 @@ def making(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def f(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop("like", None)
-        return to_tensors(fn(*values(args), **{k: values(v) for k, v in kwargs.items()}))
+        # tensors among the arguments go to NumPy's own call: its dispatch runs their handler
+        # (np.logspace of tensor end points keeps their derivative) or refuses a lost derivative
+        return to_tensors(fn(*args, **kwargs))
 
     return f
 
@@ -76,7 +78,16 @@ def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, like: An
     return function(*[creation.as_tensor(g) for g in grids], **kwargs)
 
 
-def _array(obj: Any, dtype: Any = None, *, copy: bool = True, order: str = "K", subok: bool = False, ndmin: int = 0, like: Any = None):
+def _array(
+    obj: Any,
+    dtype: Any = None,
+    *,
+    copy: bool = True,
+    order: str = "K",
+    subok: bool = False,
+    ndmin: int = 0,
+    like: Any = None,
+):
     """np.array: a tensor (lists holding tensors are stacked, so their derivatives stay)."""
     if has_tensor(obj):
         t = as_t(obj)
@@ -119,7 +130,9 @@ class ndarray(np.ndarray, metaclass=_ArrayType):
     """The drop-in's np.ndarray: constructing one (`np.ndarray((n, m), dtype)`, the uninitialised
     allocation some programs use) makes a tensor; tensors and arrays are its instances."""
 
-    def __new__(cls, shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0, strides: Any = None, order: Any = None):
+    def __new__(
+        cls, shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0, strides: Any = None, order: Any = None
+    ):
         return creation.as_tensor(np.ndarray(shape, dtype, buffer, offset, strides, order))
 
 
@@ -130,7 +143,6 @@ CREATION: dict[str, Callable] = {
         for n in (
             "zeros",
             "ones",
-            "empty",
             "eye",
             "identity",
             "arange",
@@ -143,10 +155,13 @@ CREATION: dict[str, Callable] = {
             "fromstring",
             "zeros_like",
             "ones_like",
-            "empty_like",
         )
         if callable(getattr(np, n, None))
     },
+    # np.empty's values are unspecified: zeros here, so no stale memory (a freed intermediate's
+    # values) is ever read, and pf.compile never mistakes it for a traced value become constant
+    "empty": making(np.zeros),
+    "empty_like": making(np.zeros_like),
     "full": full,
     "fromfunction": fromfunction,
     "array": _array,
@@ -175,4 +190,3 @@ def keeps_derivative(x: Any) -> bool:
     if type(x) in (list, tuple):
         return any(keeps_derivative(v) for v in x)
     return False
-
