@@ -4,8 +4,8 @@ accumulation, and `ufunc.at`, on tensors (docs/differentiating-numpy.md, "Writin
 A tensor given as `out` receives the result by our in-place semantics: a plain tensor written with
 a dual value becomes dual, the tape records the write. A NumPy array given as `out` (`buf += t`,
 `np.add(a, b, out=buf)`, `np.add.at(buf, i, t)`) receives NumPy's result when no input carries a
-derivative, and raises the one lost-derivative error when one does (docs/design.md, "No silent
-loss of a derivative").
+derivative, and raises the one lost-derivative error when one does
+(docs/design.md, "No silent loss of a derivative").
 
 >>> import numpy as np, pushforward as pf
 >>> out = pf.zeros(2)
