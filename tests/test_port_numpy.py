@@ -396,9 +396,18 @@ def test_numpy_buffer_writes_with_a_derivative_raise_without_one_compute():
     assert type(p) is np.ndarray and p.tolist() == [1.0, 2.0]
 
 
-def test_float_of_a_traced_value_raises_inside_transforms():
-    with pytest.raises(pf.errors.OpError, match="Python float"):
-        pf.func.grad(lambda x: float(x.sum()) * x.sum())(pf.tensor([1.0, 2.0]))
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda f: pf.func.grad(f)(pf.tensor(1.0)),
+        lambda f: pf.func.vjp(f, pf.tensor(1.0)),
+        lambda f: pf.func.jvp(f, (pf.tensor(1.0),), (pf.tensor(1.0),)),
+        lambda f: pf.func.vmap(f)(pf.ones(2)),
+    ],
+)
+def test_float_of_a_traced_value_raises_inside_transforms(run):
+    with pytest.raises(pf.errors.OpError, match="float"):
+        run(lambda x: float(x) * x)
 
 
 def test_like_and_like_functions_make_tensors():

@@ -32,6 +32,7 @@ __all__ = [
     "set_history",
     "lost_derivative",
     "has_derivative",
+    "Size",
 ]
 
 _new = object.__new__

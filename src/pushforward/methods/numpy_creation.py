@@ -21,7 +21,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core import creation
-from ..core.tensor import Tensor, has_derivative
+from ..core.backend import fresh_array
+from ..core.tensor import Tensor, has_derivative, wrap
 from . import numpy_math as M
 from .numpy_values import as_t, has_tensor
 
@@ -32,9 +33,10 @@ _TENSOR_KINDS = frozenset("biufc")
 
 
 def to_tensors(out: Any) -> Any:
-    """NumPy's result with its numeric arrays as tensors (sharing memory), tuples and lists kept."""
+    """NumPy's result (new arrays) with its numeric arrays as tensors, tuples and lists kept; made
+    as pf.zeros makes its array, so pf.compile's trace records what is written into them."""
     if isinstance(out, np.ndarray) and not isinstance(out, Tensor) and out.dtype.kind in _TENSOR_KINDS:
-        return creation.as_tensor(out)
+        return wrap(fresh_array(out))
     if type(out) in (tuple, list):
         return type(out)(to_tensors(o) for o in out)
     return out
@@ -67,15 +69,15 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *, de
     if isinstance(fill_value, Tensor) or (has_tensor(fill_value) and not isinstance(fill_value, str)):
         fill = as_t(fill_value)
         dt = np.dtype(dtype) if dtype is not None else fill.dtype
-        base = creation.as_tensor(np.zeros(shape, dtype=dt))
+        base = to_tensors(np.zeros(shape, dtype=dt))
         return base + (fill if fill.dtype == dt else fill.to(dt))
-    return creation.as_tensor(np.full(shape, fill_value, dtype=dtype, order=order))
+    return to_tensors(np.full(shape, fill_value, dtype=dtype, order=order))
 
 
 def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, like: Any = None, **kwargs: Any) -> Any:
     """np.fromfunction: function called on index tensors (so its result is a tensor)."""
     grids = np.indices(shape, dtype=dtype)
-    return function(*[creation.as_tensor(g) for g in grids], **kwargs)
+    return function(*to_tensors(list(grids)), **kwargs)
 
 
 def _array(
@@ -103,7 +105,8 @@ def _asarray(a: Any, dtype: Any = None, order: Any = None, *, like: Any = None, 
         return a if dtype is None or a.dtype == np.dtype(dtype) else a.to(np.dtype(dtype))
     if has_tensor(a):
         return _array(a, dtype, copy=False)
-    return to_tensors(np.asarray(a, dtype=dtype, order=order, **kwargs))
+    out = np.asarray(a, dtype=dtype, order=order, **kwargs)
+    return creation.as_tensor(out) if out.dtype.kind in _TENSOR_KINDS else out  # (sharing memory)
 
 
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
@@ -133,7 +136,11 @@ class ndarray(np.ndarray, metaclass=_ArrayType):
     def __new__(
         cls, shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0, strides: Any = None, order: Any = None
     ):
-        return creation.as_tensor(np.ndarray(shape, dtype, buffer, offset, strides, order))
+        return to_tensors(
+            np.zeros(shape, dtype, order=order or "C")
+            if buffer is None
+            else np.ndarray(shape, dtype, buffer, offset, strides, order)
+        )
 
 
 # the functions that make new arrays, by name: a tensor from each
