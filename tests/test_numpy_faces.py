@@ -101,11 +101,16 @@ def test_every_numpy_array_function_is_in_the_table():
 
 
 @pytest.mark.parametrize(
-    "call", [lambda x: numpy.unique(x), lambda x: numpy.nextafter(x, x), lambda x: numpy.put(x, [0], 1.0)]
+    "call",
+    [
+        lambda x: numpy.unique(x),
+        lambda x: numpy.nextafter(x, x),
+        lambda x: numpy.put_along_axis(x, numpy.array([0]), 1.0, 0),
+    ],
 )
 def test_functions_without_a_derivative_raise_naming_them(call):
     x = pf.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.(unique|nextafter|put)"):
+    with pytest.raises(TypeError, match=r"np\.(unique|nextafter|put_along_axis)"):
         call(x)
 
 
@@ -116,7 +121,10 @@ def test_a_numpy_function_with_no_handler_raises_naming_it(monkeypatch):
     del table[numpy.tile]
     monkeypatch.setattr(numpy_api, "_FUNCTIONS", table)
     with pytest.raises(TypeError, match=r"np\.tile has no pushforward op"):
-        numpy.tile(pf.tensor([1.0]), 2)
+        numpy.tile(pf.tensor([1.0], requires_grad=True), 2)
+    # with no derivative to lose, NumPy computes on the values (the drop-in's plain tensors)
+    r = numpy.tile(pf.tensor([1.0]), 2)
+    assert isinstance(r, pf.Tensor) and r.tolist() == [1.0, 1.0]
 
 
 def test_integer_results_are_computed_on_the_values():
@@ -175,11 +183,13 @@ def test_boxcox_derivative_in_lambda_at_zero():
     assert g.item() == -numpy.inf  # log(x / y) at x = 0, as entr's derivative there
 
 
-def test_pushforward_numpy_runs_numpy_without_tensors():
+def test_pushforward_numpy_runs_numpy_without_tensors_and_creates_tensors():
     assert type(pnp.sum(numpy.ones(3))) is numpy.float64
-    assert isinstance(pnp.zeros(2), numpy.ndarray)
-    assert pnp.random is not None and pnp.pi == numpy.pi
-    assert pnp.array([1.0, 2.0]).__class__ is numpy.ndarray
+    assert pnp.random is not None and pnp.pi == numpy.pi and pnp.newaxis is None
+    # allocate, then fill: the creation functions make tensors
+    for made in (pnp.zeros(2), pnp.empty((2, 2)), pnp.array([1.0, 2.0]), pnp.eye(2), pnp.random.rand(2)):
+        assert type(made) is pf.Tensor
+    assert pnp.array([1, 2]).dtype == numpy.int64 and pnp.arange(3).tolist() == [0, 1, 2]
 
 
 def test_pushforward_numpy_reads_lists_holding_tensors():

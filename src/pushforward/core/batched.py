@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import OpError
 from .lazy import has_layout
-from .tensor import Tensor
+from .tensor import Size, Tensor
 
 __all__ = [
     "physical_in",
@@ -142,9 +142,10 @@ class BatchedTensor(Tensor):
     def itemsize(self) -> int:
         return self._phys.itemsize
 
-    def size(self, dim: int | None = None):
-        shape = self.shape
-        return shape if dim is None else shape[dim]
+    @property
+    def size(self) -> Size:
+        """The element count, callable as torch's size() / size(dim) (docs/design.md, "x.size")."""
+        return Size(self.shape)
 
     def dim(self) -> int:
         return self.ndim

@@ -7,6 +7,9 @@ the Python protocol methods.
 
 from __future__ import annotations
 
+import dis
+import math
+import sys
 import weakref
 from typing import Any, Iterator
 
@@ -29,6 +32,9 @@ __all__ = [
     "set_history",
     "add_saver",
     "UNWRITTEN",
+    "lost_derivative",
+    "has_derivative",
+    "Size",
 ]
 
 _new = object.__new__
@@ -138,6 +144,32 @@ class Tensor:
     def shape(self) -> tuple:
         return self._data.shape
 
+    @shape.setter
+    def shape(self, new_shape: Any) -> None:
+        # ndarray's rule: the same memory seen with another shape, or an error if that needs a copy
+        if self._ad or self._base is not None or self._st is not _NO_STORAGE:
+            raise OpError(
+                f"x.shape = {new_shape!r}: setting the shape in place is only possible on a tensor without "
+                "a derivative, views or a base (its tape and tangents have the old shape); use "
+                "x = x.reshape(...) instead"
+            )
+        d = self._data.view()
+        try:
+            d.shape = new_shape
+        except (AttributeError, ValueError) as e:
+            raise OpError(f"x.shape = {new_shape!r} (tensor of shape {self._data.shape}): {e}") from None
+        self._data = d
+
+    @property
+    def flat(self) -> "FlatIter":
+        """A flat view for indexing, as ndarray's: x.flat[i], x.flat[2:5] = v, iteration.
+
+        >>> import pushforward as pf
+        >>> x = pf.zeros(2, 2); x.flat[3] = 1.0; x.flat[3]
+        tensor(1.)
+        """
+        return FlatIter(self)
+
     @property
     def dtype(self) -> np.dtype:
         return self._data.dtype
@@ -162,8 +194,17 @@ class Tensor:
     def itemsize(self) -> int:
         return self._data.itemsize
 
-    def size(self, dim: int | None = None) -> Any:
-        return self._data.shape if dim is None else self._data.shape[dim]
+    @property
+    def size(self) -> "Size":
+        """The element count, as ndarray's and the Array API's attribute; called, torch's method:
+        x.size() is the shape, x.size(d) one dimension (docs/design.md, "x.size").
+
+        >>> import pushforward as pf
+        >>> x = pf.zeros(2, 3)
+        >>> x.size, x.size(), x.size(1), x.size == 6
+        (6, (2, 3), 3, True)
+        """
+        return Size(self._data.shape)
 
     def dim(self) -> int:
         return self._data.ndim
@@ -246,26 +287,15 @@ class Tensor:
         return bool(concrete(self._data))
 
     def __float__(self) -> float:
-        # float(dual) is how NumPy writes a tensor into an ndarray element (`a[i] = t`) and how
-        # math.* read it: the tangent would vanish without a trace, so that is an error;
-        # `.item()` is the explicit way to get the primal number.
-        if (self._fw is not None or self._st.dual) and self._has_tangent():
-            raise OpError(
-                "Can't convert a Tensor that carries a tangent (a dual tensor) to a Python float: the "
-                "tangent would be lost. Use .item() for the primal value, or keep computing with tensors "
-                "(e.g. pf.stack([...]) instead of writing into a preallocated NumPy array)."
-            )
+        check_number(self, "a Python float")
         return float(self.item())
 
     def __int__(self) -> int:
+        # int() is piecewise constant: its derivative is zero, nothing is lost
         return int(self.item())
 
     def __complex__(self) -> complex:
-        if (self._fw is not None or self._st.dual) and self._has_tangent():
-            raise OpError(
-                "Can't convert a Tensor that carries a tangent (a dual tensor) to a Python complex: the "
-                "tangent would be lost. Use .item() for the primal value."
-            )
+        check_number(self, "a Python complex")
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -386,6 +416,90 @@ class device(str):
 
 
 _CPU = device("cpu")
+
+
+class Size(int):
+    """`x.size`: the element count (an int), callable as torch's `x.size()` / `x.size(dim)`.
+
+    >>> s = Size((2, 3))
+    >>> s + 1, s(), s(-1)
+    (7, (2, 3), 3)
+    """
+
+    def __new__(cls, shape: tuple) -> "Size":
+        self = int.__new__(cls, math.prod(shape))
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        if not self._shape:
+            raise OpIndexError(f"size(): dimension specified as {dim} but tensor has no dimensions")
+        return self._shape[check_dim(dim, len(self._shape), "size()")]
+
+
+class FlatIter:
+    """`x.flat`: x seen as 1-D for reading (x.reshape(-1)[key]) and writing in place (the flat
+    positions written are those of x in C order, whatever x's strides)."""
+
+    def __init__(self, base: Tensor) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base._data.size
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return iter(self.base.reshape(-1))
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return self.base.reshape(-1)[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        positions = np.arange(self.base._data.size)[key]
+        self.base[np.unravel_index(positions, self.base._data.shape)] = value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.base.reshape(-1), dtype=dtype)
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
+def _storing_an_element(depth: int) -> bool:
+    """Is this number conversion NumPy storing the tensor into one element of an array
+    (`buf[i] = t`)? NumPy converts the value with float() there, called from C, so the nearest
+    Python frame is the one running the statement, stopped at its subscript store; a Tensor's own
+    __setitem__ and a list's never convert (docs/design.md, "No silent loss of a derivative")."""
+    f = sys._getframe(depth + 1)
+    return f.f_code.co_code[f.f_lasti] == _STORE_SUBSCR
+
+
+def has_derivative(t: Tensor) -> bool:
+    """Does t require grad or carry a tangent (at a live level)?"""
+    return t._requires_grad or ((t._fw is not None or t._st.dual) and t._has_tangent())
+
+
+def lost_derivative(t: Tensor, action: str) -> OpError:
+    """The one error for a value whose derivative NumPy would drop: it names the fixes."""
+    what = "requires grad" if t._requires_grad else "carries a tangent (it is a dual tensor)"
+    return OpError(
+        f"Can't {action}: the Tensor {what}, and its derivative would be lost. Writing into a NumPy "
+        "buffer (buf[i] = t, buf[:] = t, buf += t, np.add(a, b, out=buf))? Allocate it as a tensor: "
+        "np.zeros_like(x), np.zeros(shape, like=x), or `import pushforward.numpy as np` (whose "
+        "np.zeros, np.empty, ... make tensors). Otherwise call NumPy functions on the tensor itself "
+        "(np.sin(t), np.sum(t), ...), or take t.detach().numpy() or t.item() when only the values are wanted."
+    )
+
+
+def check_number(t: Tensor, what: str) -> None:
+    """Refuse float()/complex() where the derivative would vanish without a word: a dual tensor
+    always; a tensor on the tape when a pf.func transform traces it (JAX's rule) or when NumPy
+    writes it into an element of an array. float(loss) for printing stays (torch's cut)."""
+    if (t._fw is not None or t._st.dual) and t._has_tangent():
+        raise lost_derivative(t, f"convert a Tensor to {what}")
+    if t._requires_grad and (_autodiff.reverse_transform_running() or _storing_an_element(2)):
+        raise lost_derivative(t, f"convert a Tensor to {what}")
 
 
 def _dtype_name(dt: np.dtype) -> str:
@@ -556,6 +670,7 @@ class _Autodiff:
     filled by `pushforward.methods.bind` when the package is imported."""
 
     grad_accumulator = None
+    reverse_transform_running = staticmethod(lambda: False)  # set by func/reverse_levels.py
 
 
 _autodiff = _Autodiff()

@@ -27,7 +27,7 @@ import weakref
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _autodiff
 from ..engine.state import STATE
 from .vmapping import ACTIVE as VMAP_ACTIVE
 
@@ -76,6 +76,10 @@ def belongs_elsewhere(leaf: Tensor | None, uid: int) -> bool:
     if owner is None or owner[0]() is not leaf:
         return True
     return owner[1] != uid and owner[1] in _active()
+
+
+# core's float() refuses a value a reverse transform traces (core cannot import this layer)
+_autodiff.reverse_transform_running = lambda: bool(_active())
 
 
 def transform_running() -> bool:

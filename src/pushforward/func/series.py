@@ -26,7 +26,7 @@ import sys
 
 from ..core.batched import BatchedTensor, new_batch_level, values_of
 from ..core.creation import zeros_like
-from ..core.tensor import Tensor
+from ..core.tensor import Size, Tensor
 from ..dispatch.classifier import apply
 from ..dispatch.interpret import Interpreter
 from ..dispatch.oprecord import SCALARS, Op
@@ -102,8 +102,10 @@ class Series(Tensor):
     def itemsize(self) -> int:
         return self._c[0].itemsize
 
-    def size(self, dim: int | None = None):
-        return self.shape if dim is None else self.shape[dim]
+    @property
+    def size(self) -> Size:
+        """The element count, callable as torch's size() / size(dim) (docs/design.md, "x.size")."""
+        return Size(self.shape)
 
     def dim(self) -> int:
         return self.ndim

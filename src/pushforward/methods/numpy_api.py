@@ -31,10 +31,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpError, OpTypeError, OpValueError, check_dim
+from ..errors import OpTypeError, OpValueError, check_dim
 from ..core.lazy import concrete
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, has_derivative, lost_derivative
 from . import numpy_math as M
+from . import numpy_creation, numpy_histogram, numpy_out, numpy_writes
 from . import numpy_table as T
 from .numpy_values import as_t as _deep_as_t
 from .scipy_special import SCIPY_UFUNCS
@@ -163,6 +164,12 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
             return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
+    if method == "at":
+        return numpy_out.ufunc_at(_compute, ufunc, inputs, kwargs, who)
+    if not _trivial_out(kwargs):
+        return numpy_out.ufunc_with_out(_compute, ufunc, method, inputs, kwargs, who)
+    kwargs.pop("out", None)
+    kwargs.pop("where", None)
     if method == "__call__":
         target = UFUNCS.get(name)
         if name == "positive":
@@ -184,13 +191,22 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
         out = _fn(target)(*inputs)
         return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
+    return _ufunc_method(ufunc, method, inputs, kwargs, who)
+
+
+def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, who: str) -> Any:
+    """ufunc.reduce / .accumulate / .outer on tensors."""
+    name = ufunc.__name__
     if method == "reduce" and name in _REDUCE:
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
         keepdims = kwargs.pop("keepdims", False)
         dtype = kwargs.pop("dtype", None)
+        initial = kwargs.pop("initial", None)
         _no_extra(who, kwargs)
         out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
+        if initial is not None:  # one more operand of the reduction
+            out = _fn(UFUNCS[name])(out, initial)
         return out if dtype is None else out.to(np.dtype(dtype))
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs
@@ -199,11 +215,22 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         _no_extra(who, kwargs)
         out = _fn(_ACCUMULATE[name])(_as_t(x), axis)
         return out if dtype is None else out.to(np.dtype(dtype))
-    if method == "outer" and name == "multiply":
+    if method == "outer" and ufunc.nin == 2:
         _no_extra(who, kwargs)
         a, b = (_as_t(v) for v in inputs)
-        return a.reshape(*a.shape, *([1] * b.ndim)) * b
+        return _compute(ufunc, "__call__", a.reshape(*a.shape, *([1] * b.ndim)), b)
     raise _unsupported(who)
+
+
+def _compute(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """ufunc.<method> on tensors, without out= or where= (numpy_out adds them)."""
+    return array_ufunc(None, ufunc, method, *inputs, **kwargs)
+
+
+def _trivial_out(kwargs: dict) -> bool:
+    out = kwargs.get("out")
+    no_out = out is None or (isinstance(out, tuple) and all(o is None for o in out))
+    return no_out and kwargs.get("where", True) is True
 
 
 def _unsupported(who: str) -> TypeError:
@@ -335,8 +362,8 @@ def _expand_dims(a, axis):
 
 
 def _where(condition, *xy):
-    if not xy:
-        raise _unsupported("np.where with one argument (np.nonzero)")
+    if not xy:  # np.nonzero(condition): indices, no derivative
+        return tuple(_pf().as_tensor(i) for i in np.nonzero(_as_t(condition).detach().numpy()))
     return _pf().where(_as_t(condition), *xy)
 
 
@@ -497,7 +524,21 @@ def _functions() -> dict:
         table[np.linalg.eigvalsh] = _one_triangle("eigvalsh")
         table[np.linalg.cholesky] = _one_triangle("cholesky")
     table.update(T.extra_functions(pf))
+    for name in T.NO_DERIVATIVE:  # on values when nothing carries a derivative (the drop-in's tensors)
+        fn = getattr(np, name, None)
+        if callable(fn):
+            table[fn] = _values_unless_derivative(fn, name)
+    table.update(numpy_writes.FUNCTIONS)
+    table.update(numpy_histogram.FUNCTIONS)
+    table.update(numpy_creation.LIKE)
     return table
+
+
+def _values_unless_derivative(fn: Callable, name: str) -> Callable:
+    def f(*args, **kwargs):
+        return numpy_writes.on_values(fn, f"np.{name}", args, kwargs, lambda: T.no_derivative_error(name))
+
+    return f
 
 
 def _one_triangle(name: str) -> Callable:
@@ -543,19 +584,51 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     if _FUNCTIONS is None:
         _FUNCTIONS = _functions()
     handler = _FUNCTIONS.get(func)
-    if handler is None:
-        mod = getattr(func, "__module__", "numpy") or "numpy"
-        prefix = "np.linalg." if "linalg" in mod else "np."
-        raise _unsupported(prefix + getattr(func, "__name__", repr(func)))
     for t in types:  # another array library's type: let it (or NumPy) decide
         if not issubclass(t, (Tensor, np.ndarray)):
             return NotImplemented
-    return handler(*args, **kwargs)
+    if handler is None:
+        mod = getattr(func, "__module__", "numpy") or "numpy"
+        who = ("np.linalg." if "linalg" in mod else "np.") + getattr(func, "__name__", repr(func))
+        return numpy_writes.on_values(func, who, args, kwargs, lambda: _unsupported(who))
+    out = kwargs.get("out")
+    if out is not None and not isinstance(out, tuple):
+        del kwargs["out"]
+        return numpy_out.into_out(_call_masked(func, handler, args, kwargs), out, _who(func))
+    return _call_masked(func, handler, args, kwargs)
+
+
+def _who(func: Callable) -> str:
+    return "np." + getattr(func, "__name__", repr(func))
+
+
+def _call_masked(func: Callable, handler: Callable, args: tuple, kwargs: dict) -> Any:
+    """handler(*args, **kwargs); a reduction's where= (np.sum(a, where=m)) reduces the masked operand."""
+    where = kwargs.get("where", True)
+    if where is True or func not in _MASKED:
+        return handler(*args, **kwargs)
+    del kwargs["where"]
+    a, *rest = args if args else (kwargs.pop("a"),)
+    mask = _as_t(where)
+    if func is np.mean:
+        total = _sum(_pf().where(mask, _floating(_as_t(a)), 0.0), *rest, **kwargs)
+        kwargs.pop("dtype", None)
+        return total / _sum(mask.broadcast_to(*_as_t(a).shape).to(total.dtype), *rest[:1], **kwargs)
+    fill = kwargs.pop("initial", None) if func in (np.max, np.min, np.amax, np.amin) else None
+    fill = _MASKED[func] if fill is None else fill
+    if fill is None:
+        raise OpValueError(f"{_who(func)}: where= needs initial= (as NumPy: the reduction has no identity)")
+    return handler(_pf().where(mask, _as_t(a), fill), *rest, **kwargs)
+
+
+# reductions taking where=: the value a masked-out element stands for (None: initial= is needed)
+_MASKED = {np.sum: 0, np.prod: 1, np.mean: 0, np.max: None, np.min: None, np.amax: None, np.amin: None}
+_MASKED.update({np.all: True, np.any: False, np.nansum: 0})
 
 
 def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
-    if self._requires_grad or ((self._fw is not None or self._st.dual) and self._has_tangent()):
+    if has_derivative(self):
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")
     a = self._data
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a recording array (compiler/recording.py)
@@ -568,12 +641,7 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
 
 
 def raise_lost_derivative(t: Tensor, action: str) -> None:
-    what = "requires grad" if t._requires_grad else "carries a tangent (it is a dual tensor)"
-    raise OpError(
-        f"Can't {action}: the Tensor {what}, and its derivative would be lost. Use "
-        "tensor.detach().numpy() for the plain values, or call NumPy functions on the tensor "
-        "itself (np.sin(t), np.sum(t), ...) to keep differentiating."
-    )
+    raise lost_derivative(t, action)
 
 
 def use_namespace(namespace: Any) -> None:
@@ -591,6 +659,11 @@ def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe",
     return self.to(np.dtype(dtype))
 
 
+def _fill(self: Tensor, value: Any) -> None:
+    """ndarray.fill: every element set to value, in place (recorded; None, as NumPy returns)."""
+    self.copy_(value)
+
+
 def _ndarray_dot(self: Tensor, b: Any, out: Any = None) -> Tensor:
     return M.dot(self, b, out)
 
@@ -601,6 +674,7 @@ METHODS: dict[str, Callable] = {
     "astype": _astype,
     "ravel": lambda self, order="C": _reshape(self, -1, order),
     "copy": lambda self, order="C": self.clone(),
+    "fill": _fill,
     "dot": _ndarray_dot,
 }
 

@@ -4,8 +4,10 @@ Every NumPy function keeps its name, signature and NumPy semantics (axis, keepdi
 returning values); given tensors (or lists holding tensors) it returns tensors that carry
 tangents and record the tape, given only arrays it is NumPy's. The values come from the same
 handlers as NumPy's own dispatch on tensors (`methods.numpy_api`): one rule decides both.
-`np.array`/`np.asarray` of lists of tensors stack them, `np.r_`/`np.c_` join them, and
-`np.random` is NumPy's.
+The creation functions (`np.zeros`, `np.empty`, `np.eye`, `np.arange`, `np.array` of numbers,
+`np.random.*`, ...) return tensors, so a program that allocates a buffer and fills it with values
+that carry derivatives differentiates as written; `np.array`/`np.asarray` of lists of tensors stack
+them, `np.r_`/`np.c_` join them; constants, dtypes and scalar types are NumPy's.
 
 >>> import pushforward as pf
 >>> import pushforward.numpy as np
@@ -19,13 +21,14 @@ from typing import Any
 
 import numpy as _onp
 
-from ..methods.numpy_values import array, asarray_or_value as asarray  # noqa: F401 - public names
+from ..methods.numpy_creation import CREATION as _CREATION
 from ..methods.numpy_values import as_t as _as_t, has_tensor as _has_tensor
 from . import fft, linalg, random  # noqa: F401 - NumPy's submodules
 from .wrapping import wrap_namespace as _wrap_namespace
 
-_SKIP = {"array", "asarray", "r_", "c_", "fft", "linalg", "random", "testing"}
+_SKIP = {"r_", "c_", "fft", "linalg", "random"}
 globals().update(_wrap_namespace(_onp, [n for n in dir(_onp) if not n.startswith("_") and n not in _SKIP]))
+globals().update(_CREATION)  # allocate, then fill: the creation functions make tensors
 
 
 class _Concatenator:

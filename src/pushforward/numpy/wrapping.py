@@ -68,9 +68,10 @@ def wrap_function(fn: Callable) -> Callable:
 def wrap_namespace(module: Any, names: Iterable[str]) -> dict:
     """The names of a NumPy module, wrapped."""
     out = {}
+    missing = object()
     for name in names:
-        obj = getattr(module, name, None)
-        if obj is None:
+        obj = getattr(module, name, missing)
+        if obj is missing:
             continue
         if isinstance(obj, np.ufunc):
             out[name] = wrap_ufunc(obj)
