@@ -53,7 +53,7 @@ from ..engine.graph import record_plain
 from ..engine.outputs import fit_array, fit_tangent, own_fast, own_tensor
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .general import run_general, saved, tape_node
+from .general import run_general, run_view, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from .interpret import resolve
@@ -70,6 +70,8 @@ def apply(op: Op, ins: tuple, args: tuple):
     arrays, tangents, requires-grad, Python scalars) and hands that reading to the executor of its
     case, which reads the inputs no further."""
     if not op.direct:
+        if op.kind == "view" and len(ins) == 1:
+            return run_view(op, ins[0], args)
         return run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:

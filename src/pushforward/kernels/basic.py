@@ -792,9 +792,10 @@ def select(a, dim, index):
 
 def getitem(a, index):
     idx = index if isinstance(index, tuple) else (index,)
-    if not any(i is Ellipsis for i in idx):
-        idx = idx + (Ellipsis,)  # 0-d results stay views of `a` (NumPy would return a scalar copy)
-    return a[idx]
+    for i in idx:  # (a loop, not any(): a generator is a call of its own on indexing's fast path)
+        if i is Ellipsis:
+            return a[idx]
+    return a[idx + (Ellipsis,)]  # 0-d results stay views of `a` (NumPy would return a scalar copy)
 
 
 def view_region(out, steps):
