@@ -238,45 +238,44 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
         return False
     try:
         dst = op.kernel(x._data, *args)
-        src = _copied(copy_op, dst, vd)
+        src = (
+            vd
+            if type(vd) is _ndarray and vd.shape == dst.shape and vd.dtype == dst.dtype
+            else _copied(copy_op, dst, vd)
+        )
+        writes = [(dst, x, src)]
         if tan is not None:
             tdst = op.kernel(tan._data, *args)
-            tsrc = 0 if vt is None else _copied(copy_op, tdst, vt)
+            if vt is None:
+                tsrc = 0
+            elif vt.shape == tdst.shape and vt.dtype == tdst.dtype:
+                # (copy_ reads value's tangent before it writes the primal)
+                tsrc = vt.copy() if np.may_share_memory(vt, dst) else vt
+            else:
+                tsrc = _copied(copy_op, tdst, vt)
+            writes.append((tdst, tan, tsrc))
     except Exception:
         return False
-    if vt is not None and tsrc is vt and np.may_share_memory(vt, dst):
-        tsrc = vt.copy()  # (copy_ reads value's tangent before it writes the primal)
-    st = x._st
-    _write(copy_op, _region(dst, st if st is not _NO_STORAGE else x._storage()), src)
-    if tan is not None:
-        st = tan._st
-        _write(copy_op, _region(tdst, st if st is not _NO_STORAGE else tan._storage()), tsrc)
+    for d, owner, v in writes:
+        region = _new(Tensor)  # (a tensor of the region on its owner's storage, for _write: no view links)
+        region._data = d
+        st = owner._st
+        region._st = st if st is not _NO_STORAGE else owner._storage()
+        _write(copy_op, region, v)
     return True
 
 
 def _copied(copy_op: Op, dst: np.ndarray, v):
-    """What copy_ writes into array dst from v (an array or a Python scalar): v itself where
-    np.copyto's cast and broadcast give copy_'s values (same shape and dtype; a Python number of
-    dst's kind, or one NumPy casts to it as copy_ does), else copy_op's kernel's result."""
-    if type(v) is _ndarray:
-        if v.shape == dst.shape and v.dtype == dst.dtype:
-            return v
-    else:
+    """What copy_ writes into array dst from v, an array of another shape or dtype (copy_op's
+    kernel's result) or a Python scalar (itself when np.copyto casts it as copy_ does: a number of
+    dst's kind, or one NumPy casts to it alike)."""
+    if type(v) is not _ndarray:
         tv, k = type(v), dst.dtype.kind
         if tv is bool or (tv is float and k in "fc") or (tv is complex and k == "c"):
             return v
         if tv is int and k in "fc" and -(2**63) <= v < 2**63:
             return v
     return copy_op.kernel(dst, v)
-
-
-def _region(d: np.ndarray, st) -> Tensor:
-    """A tensor of array d (a region of a tensor's memory) on that tensor's storage `st`, for
-    inplace._write (no view links: nothing else sees it)."""
-    t = _new(Tensor)
-    t._data = d
-    t._st = st
-    return t
 
 
 # The public function of an op with a bare path (renamed after the op). `{...}` are filled per op

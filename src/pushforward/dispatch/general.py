@@ -142,7 +142,7 @@ def run_view(op: Op, x, args: tuple):
     """A view op (`kind: view`, one Tensor input) on a plain NumPy-backed tensor: run_general's
     steps for its commonest cases written out (the kernel, the view linked by `_link_view`, the
     tape node when x requires grad, and the tangent when x holds one plain tangent: the op on the
-    tangent, as an `auto_linear` formula says); any other case is run_general's. Indexing's fast
+    tangent, which is what an `auto_linear` formula is, docs/design.md); any other case is run_general's. Indexing's fast
     path (methods/indexing.py) and the classifier call it.
 
     >>> import pushforward as pf
@@ -184,7 +184,7 @@ def run_view(op: Op, x, args: tuple):
     if x._requires_grad and st.grad_enabled and op.diff[0]:
         node = record_plain(op, (x,), args, t)
     if tan is not None:
-        r = op.jvp(x, tan, t, *args)
+        r = run_view(op, tan, args)  # (op.jvp's call: an auto_linear formula is the op on the tangent)
         if r is not None:
             od = t._data
             if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
@@ -230,7 +230,7 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
         st = src._storage()
     join_storage(out, st)
     if src._fw is not None:  # masks of an unpacked primal hold for its views too
-        for lv, t in list(src._fw.items()):
+        for lv, t in src._fw.items():
             if t is None and lv in STATE.by_uid:
                 set_tangent(out, lv, None)
     base = src._base
