@@ -238,6 +238,8 @@ def copy_from(a, src):
     src = as_array(src)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
+    if src.shape == a.shape:  # (no broadcast: NumPy's broadcast_to is several Python calls)
+        return src.astype(a.dtype, copy=True)
     try:
         return xp.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
     except ValueError:

@@ -92,13 +92,17 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
-    if _plain_index(index) and write_view(ops.GETITEM, x, (index,), value, ops._COPY_FROM):
-        return  # (the fast path: the region's arrays written, dispatch/bare.py)
-    items = index if isinstance(index, tuple) else (index,)
-    if has_batched(items):  # an index that varies across a vmap batch: once per batch element
-        _setitem_each(x, items, isinstance(index, tuple), value)
-        return
-    idx, basic = _normalize(index)
+    plain = _plain_index(index)
+    if plain:
+        if write_view(ops.GETITEM, x, (index,), value, ops._COPY_FROM):
+            return  # (the fast path: the region's arrays written, dispatch/bare.py)
+        idx, basic = index, True  # (nothing batched, nothing to normalise)
+    else:
+        items = index if isinstance(index, tuple) else (index,)
+        if has_batched(items):  # an index that varies across a vmap batch: once per batch element
+            _setitem_each(x, items, isinstance(index, tuple), value)
+            return
+        idx, basic = _normalize(index)
     if type(value) is BatchedTensor and type(x) is Tensor:
         # a batch written into a tensor the vmapped function made: promoted first, so that the view
         # written through is batched too (dispatch/promotion.py)
