@@ -142,8 +142,8 @@ def run_view(op: Op, x, args: tuple):
     """A view op (`kind: view`, one Tensor input) on a plain NumPy-backed tensor: run_general's
     steps for its commonest cases written out (the kernel, the view linked by `_link_view`, the
     tape node when x requires grad, and the tangent when x holds one plain tangent: the op on the
-    tangent, which is what an `auto_linear` formula is, docs/design.md); any other case is run_general's. Indexing's fast
-    path (methods/indexing.py) and the classifier call it.
+    tangent, which is what an `auto_linear` formula is, docs/design.md); any other case is
+    run_general's. Indexing's fast path (methods/indexing.py) and the classifier call it.
 
     >>> import pushforward as pf
     >>> from pushforward.ops.generated import GETITEM
@@ -155,7 +155,7 @@ def run_view(op: Op, x, args: tuple):
         return run_general(op, (x,), args)
     st = STATE
     t = tan = None
-    if x._ad:  # (else it needs no tape and sees no tangent)
+    if x._ad and op.differentiable:  # (else it needs no tape and sees no tangent)
         fw = x._fw
         base = x._base
         if st.levels and (fw is not None or (base is not None and base._fw is not None)):
@@ -181,16 +181,15 @@ def run_view(op: Op, x, args: tuple):
         t = wrap(out)
     _link_view(op, x, t, args)
     node = None
-    if x._requires_grad and st.grad_enabled and op.diff[0]:
+    if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:
         node = record_plain(op, (x,), args, t)
     if tan is not None:
         r = run_view(op, tan, args)  # (op.jvp's call: an auto_linear formula is the op on the tangent)
+        od = t._data
+        if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
+            r = fit_tangent(op, r, od.shape, od.dtype)
         if r is not None:
-            od = t._data
-            if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
-                r = fit_tangent(op, r, od.shape, od.dtype)
-            if r is not None:
-                set_tangent(t, uid, r)
+            set_tangent(t, uid, r)
     if node is not None and node.keep is not None:
         node.save_result((t,))
     return t
