@@ -75,43 +75,27 @@ def _torch_write_jvp(torch, n: int):
     return run
 
 
-def _one(fn):
-    """pushforward's builder of a workload taking the array a."""
-    return lambda n: (fn, tensors(_av(n)[0]))
-
-
-def _np(fn):
-    return lambda n: (lambda a: lambda: fn(a))(_av(n)[0])
-
-
-def _torch(fn):
-    return lambda torch, n: (lambda a: lambda: fn(a))(torch.from_numpy(_av(n)[0]))
-
-
 _NOT_JAX = {"jax": "JAX arrays are immutable: no in-place indexing to compare with"}
+_RANGE = {"max_size": 4096, "min_size": 2, "not_applicable": _NOT_JAX}
+
+
+def _per_row(name: str, title: str, fn) -> Workload:
+    """The workload running fn(a) on the (n, COLUMNS) array in every library."""
+    return Workload(
+        name,
+        title,
+        "rows",
+        lambda n: (fn, tensors(_av(n)[0])),
+        lambda n: (lambda a: lambda: fn(a))(_av(n)[0]),
+        lambda torch, n: (lambda a: lambda: fn(a))(torch.from_numpy(_av(n)[0])),
+        **_RANGE,
+    )
+
 
 WORKLOADS = [
-    Workload(
-        "index-read",
-        f"slice reads a[i, 1:-1], one per row of an (n, {COLUMNS}) array",
-        "rows",
-        _one(read_rows),
-        _np(read_rows),
-        _torch(read_rows),
-        max_size=4096,
-        min_size=2,
-        not_applicable=_NOT_JAX,
-    ),
-    Workload(
-        "index-write",
-        f"slice writes b[i, 1:-1] = b[i - 1, 1:-1] down the rows of an (n, {COLUMNS}) array",
-        "rows",
-        _one(write_rows),
-        _np(write_rows),
-        _torch(write_rows),
-        max_size=4096,
-        min_size=2,
-        not_applicable=_NOT_JAX,
+    _per_row("index-read", f"slice reads a[i, 1:-1], one per row of an (n, {COLUMNS}) array", read_rows),
+    _per_row(
+        "index-write", f"slice writes b[i, 1:-1] = b[i - 1, 1:-1] down the rows of an (n, {COLUMNS}) array", write_rows
     ),
     Workload(
         "index-write-jvp",
@@ -120,19 +104,11 @@ WORKLOADS = [
         lambda n: (_pf_write_jvp, tensors(*_av(n))),
         _np_write_jvp,
         _torch_write_jvp,
-        max_size=4096,
-        min_size=2,
-        not_applicable=_NOT_JAX,
+        **_RANGE,
     ),
-    Workload(
+    _per_row(
         "index-element",
         f"element reads a[i, 3] + a[i, 4], summed over the rows of an (n, {COLUMNS}) array",
-        "rows",
-        _one(element_sum),
-        _np(element_sum),
-        _torch(element_sum),
-        max_size=4096,
-        min_size=2,
-        not_applicable=_NOT_JAX,
+        element_sum,
     ),
 ]
