@@ -1,4 +1,5 @@
-"""Where an eager op's time goes: the chain's four ops (sin, mul, tanh, add) at n=16, per mode.
+"""Where an eager op's time goes: the chain's four ops (sin, mul, tanh, add) at n=16, and indexing
+on a 20x20 array (a slice read, a slice write, two element reads and their sum), per mode.
 
 For each op and mode it prints, measured in one run with the sides alternated (median of rounds,
 per call): pushforward's time, the same NumPy passes written by hand (what no Python library can go
@@ -11,6 +12,7 @@ Run: python benchmarks/profile_eager.py
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import timeit
 
@@ -92,8 +94,45 @@ def main() -> None:
                 n_calls = calls(lambda: call(x))
             tt = f"{t[2]:9.0f}" if len(t) > 2 else f"{'-':>9}"
             print(f"{name:<6}{mode:<10}{t[0]:12.0f}{t[1]:14.0f}{tt}{n_calls:7d}")
+    indexing()
     backward_per_node(a)
     sys.stdout.flush()
+
+
+INDEXING = {  # name: the statement on an array or tensor a (any library)
+    "a[1:-1, 2]": lambda a: a[1:-1, 2],
+    "a[3, 1:-1] = a[2, 1:-1]": lambda a: a.__setitem__((3, slice(1, -1)), a[2, 1:-1]),
+    "a[3, 4] + a[4, 5]": lambda a: a[3, 4] + a[4, 5],
+}
+
+
+def indexing() -> None:
+    """The indexing statements per mode: pushforward, NumPy and torch (ns per call) and the Python
+    calls pushforward makes (benchmarks/bench_indexing.py gives the paired ratios)."""
+    rng = np.random.default_rng(0)
+    a, v = rng.random((20, 20)), rng.random((20, 20))
+    print(f"{'indexing (20x20)':<26}{'mode':<10}{'pushforward':>12}{'NumPy':>9}{'torch':>9}{'calls':>7}")
+    for name, op in INDEXING.items():
+        for mode in ("no grad", "recorded", "jvp"):
+            with fwAD.dual_level() if mode == "jvp" else contextlib.nullcontext():
+                if mode == "no grad":
+                    x, tx = pf.tensor(a), None if torch is None else torch.from_numpy(a.copy())
+                elif mode == "recorded":  # (a non-leaf; each write adds a node to its history)
+                    x = pf.tensor(a, requires_grad=True).clone()
+                    tx = None if torch is None else torch.from_numpy(a.copy()).requires_grad_().clone()
+                else:
+                    x = fwAD.make_dual(pf.tensor(a), pf.tensor(v))
+                    tx = None
+                fns = [lambda: op(x), lambda: op(a)]
+                if torch is not None and mode == "jvp":
+                    with tfwAD.dual_level():
+                        tx = tfwAD.make_dual(torch.from_numpy(a.copy()), torch.from_numpy(v.copy()))
+                        t = per_call(fns + [lambda: op(tx)], number=5000)
+                else:
+                    t = per_call(fns + ([lambda: op(tx)] if tx is not None else []), number=5000)
+                n_calls = calls(lambda: op(x))
+            tt = f"{t[2]:9.0f}" if len(t) > 2 else f"{'-':>9}"
+            print(f"{name:<26}{mode:<10}{t[0]:12.0f}{t[1]:9.0f}{tt}{n_calls:7d}")
 
 
 def backward_per_node(a: np.ndarray) -> None:

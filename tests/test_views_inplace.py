@@ -809,3 +809,172 @@ def test_as_strided_matches_torch_values_views_and_derivatives():
         # a view of a dual reads its base's tangent beyond itself (the same view of the tangent's memory)
         w = fwAD.make_dual(pf.arange(5.0), pf.arange(5.0) + 10)[1:]
         assert fwAD.unpack_dual(w.as_strided((2,), (1,), 0)).tangent.tolist() == [10.0, 11.0]
+
+
+# -- indexing's fast path (methods/indexing.py: dispatch.general.run_view, dispatch.bare.write_view)
+# Basic indices take a short path for plain, dual and recorded tensors; it must give what the
+# general path gives (values, tangents, versions, views, gradients, errors), which the tests get by
+# turning the fast path off.
+
+FAST_INDEXES = [(1, slice(1, -1)), (slice(None), 2), 2, (Ellipsis, None, 1), (2, 3), (slice(None, None, -1), 0)]
+FAST_TENSORS = ["plain", "dual", "recorded", "combined", "view_of_dual", "leaf_no_grad", "int"]
+FAST_VALUES = ["float", "int", "bool", "plain", "dual", "own_row", "broadcast", "int_tensor", "recorded"]
+
+
+@pytest.fixture
+def general_path(monkeypatch):
+    """Turn indexing's fast path off (every index, and every view op, then takes the general path)."""
+    from pushforward.dispatch import classifier, general
+    from pushforward.methods import indexing
+
+    def off():
+        monkeypatch.setattr(indexing, "_plain_index", lambda index: False)
+        monkeypatch.setattr(classifier, "run_view", lambda op, x, args: general.run_general(op, (x,), args))
+
+    return off
+
+
+def _indexed(kind: str, value: str, index, write: bool) -> dict:
+    """What y = x[index] (and then, with `write`, x[index] = v) gives for x and v of these kinds."""
+    p = np.arange(24.0).reshape(4, 6) * 0.5 - 3
+    leaf = pf.tensor(p, requires_grad=True)
+    x = {
+        "plain": lambda: pf.tensor(p),
+        "dual": lambda: fwAD.make_dual(pf.tensor(p), pf.tensor(p * 10 + 1)),
+        "recorded": lambda: leaf * 1,
+        "combined": lambda: fwAD.make_dual(leaf * 1, pf.tensor(p * 10 + 1)),
+        "view_of_dual": lambda: fwAD.make_dual(pf.tensor(p), pf.tensor(p * 10 + 1))[::-1],
+        "leaf_no_grad": lambda: leaf,
+        "int": lambda: pf.tensor(p.astype(np.int64)),
+    }[kind]()
+    out = {}
+    y = x[index]
+    out["y"] = (y.detach().numpy().copy(), y.shape, y._base is (x._base if x._base is not None else x))
+    out["y_tangent"] = None if tangent(y) is None else tangent(y).numpy().copy()
+    out["y_grad"] = _grad(y, leaf)
+    if write:
+        shape = y.shape
+        v = {
+            "float": lambda: 2.5,
+            "int": lambda: 7,
+            "bool": lambda: True,
+            "plain": lambda: pf.full(shape, 4.0),
+            "dual": lambda: fwAD.make_dual(pf.full(shape, 4.0), pf.full(shape, -1.0)),
+            "own_row": lambda: x[index] * 1 if kind == "int" else x[index].clone()[...],
+            "broadcast": lambda: pf.full((1,) * len(shape), 9.0),
+            "int_tensor": lambda: pf.full(shape, 3, dtype=pf.int64),
+            "recorded": lambda: pf.full(shape, 4.0, requires_grad=True) * 2,
+        }[value]()
+        try:
+            if kind == "leaf_no_grad":
+                with pf.no_grad():
+                    x[index] = v
+            else:
+                x[index] = v
+        except Exception as e:
+            return {"error": (type(e), str(e))}
+        out["y_after"] = y.detach().numpy().copy()  # (the view sees the write)
+        out["y_tangent_after"] = None if tangent(y) is None else tangent(y).numpy().copy()
+    out["x"] = x.detach().numpy().copy()
+    out["x_tangent"] = None if tangent(x) is None else tangent(x).numpy().copy()
+    out["version"] = x._version
+    out["grad"] = _grad(x, leaf)
+    return out
+
+
+def _grad(y, leaf):
+    """The gradient of a weighted sum of y with respect to leaf (None: y does not require grad)."""
+    if not y.requires_grad:
+        return None
+    w = pf.tensor(np.arange(y.numel()).reshape(y.shape) + 1.0)
+    (g,) = pf.autograd.grad((y * w).sum(), leaf, allow_unused=True, retain_graph=True)
+    return None if g is None else g.detach().numpy()
+
+
+def _same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        u, v = a[k], b[k]
+        if isinstance(u, tuple):
+            assert len(u) == len(v) and all(np.array_equal(p, q) for p, q in zip(u, v)), k
+        elif u is None or v is None:
+            assert u is v, k
+        elif isinstance(u, np.ndarray):
+            assert u.dtype == v.dtype and np.array_equal(u, v), k
+        else:
+            assert u == v, k
+
+
+@pytest.mark.parametrize("index", FAST_INDEXES, ids=repr)
+@pytest.mark.parametrize("kind", FAST_TENSORS)
+def test_fast_index_read_agrees_with_the_general_path(kind, index, general_path):
+    fast = _indexed(kind, "", index, write=False)
+    general_path()
+    _same(fast, _indexed(kind, "", index, write=False))
+
+
+@pytest.mark.parametrize("value", FAST_VALUES)
+@pytest.mark.parametrize("kind", FAST_TENSORS)
+@pytest.mark.parametrize("index", FAST_INDEXES[:3] + FAST_INDEXES[4:5], ids=repr)
+def test_fast_index_write_agrees_with_the_general_path(kind, value, index, general_path):
+    fast = _indexed(kind, value, index, write=True)
+    general_path()
+    _same(fast, _indexed(kind, value, index, write=True))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["out_of_range", "too_many", "complex_into_real", "wrong_shape", "read_only", "expanded", "leaf_requires_grad"],
+)
+def test_fast_index_errors_are_the_general_paths(case, general_path):
+    def run():
+        x = pf.zeros(3, 4)
+        try:
+            if case == "out_of_range":
+                x[5, 1] = 1.0
+            elif case == "too_many":
+                x[1, 2, 3]
+            elif case == "complex_into_real":
+                x[1] = 1j
+            elif case == "wrong_shape":
+                x[1] = pf.ones(3)
+            elif case == "read_only":
+                pf.from_numpy(np.broadcast_to(np.zeros(4), (3, 4)))[1] = pf.ones(4)
+            elif case == "expanded":
+                pf.zeros(4).expand(3, 4)[:, 1] = pf.ones(3)
+            else:
+                v = x[1:]
+                x.requires_grad_()
+                v[0] = 1.0  # (a view made before its root required grad: a leaf's view then)
+        except Exception as e:
+            return type(e), str(e)
+        raise AssertionError(f"{case}: no error")
+
+    fast = run()
+    general_path()
+    assert run() == fast
+
+
+def test_fast_write_reads_a_value_tangent_that_aliases_the_primal_before_writing(general_path):
+    """value's tangent is the memory the primal write changes (two tensors over one NumPy array):
+    copy_ reads value's tangent before it writes."""
+
+    def run():
+        memory = np.arange(6.0)
+        y = fwAD.make_dual(pf.from_numpy(memory), pf.zeros(6))
+        v = fwAD.make_dual((pf.arange(6.0) + 7)[:2], pf.from_numpy(memory)[:2])
+        y[:2] = v
+        return y.detach().tolist(), tangent(y).tolist()
+
+    fast = run()
+    assert fast == ([7.0, 8.0, 2.0, 3.0, 4.0, 5.0], [0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    general_path()
+    assert run() == fast
+
+
+def test_views_of_a_storage_read_in_a_loop_stay_proportional_to_the_live_ones():
+    x = pf.zeros(4, 5)
+    for i in range(5000):
+        x[i % 4, 1] + 1.0
+        x[1:3]
+    assert len(x._st.views) < 100 and len(x._st.members) < 100

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import chain, jacobians, jet, mlp
+from . import chain, indexing, jacobians, jet, mlp
 from .libraries import LIBRARIES, Unavailable
 from .runner import FULL, QUICK, Cell, Results, Settings, run
 from .workload import Workload
@@ -38,7 +38,13 @@ __all__ = [
     "Unavailable",
 ]
 
-WORKLOADS: list[Workload] = [*chain.WORKLOADS, *mlp.WORKLOADS, *jacobians.WORKLOADS, *jet.WORKLOADS]
+WORKLOADS: list[Workload] = [
+    *chain.WORKLOADS,
+    *mlp.WORKLOADS,
+    *jacobians.WORKLOADS,
+    *jet.WORKLOADS,
+    *indexing.WORKLOADS,
+]
 SIZES = (16, 256, 4096, 2**16, 2**20)
 QUICK_SIZES = (16, 4096)
 

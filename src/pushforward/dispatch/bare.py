@@ -34,13 +34,15 @@ import numpy as np
 from ..core.tensor import Tensor
 from .classifier import apply, run_arrays, run_combined
 from .general import tape_node
+from .inplace import _write
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain
 from ..engine.outputs import unshared
 from ..engine.state import STATE
+from ..core.tensor import _NO_STORAGE
 
-__all__ = ["run1", "run2", "fresh", "bare_op"]
+__all__ = ["run1", "run2", "fresh", "bare_op", "write_view"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -168,6 +170,112 @@ def fresh(out, datas) -> Tensor:
     t = _new(Tensor)
     t._data = (out if out.base is None else unshared(out, datas)) if isinstance(out, np.ndarray) else np.asanyarray(out)
     return t
+
+
+def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
+    """`op(x, *args).copy_(value)` (x[index] = value, with op getitem) for the commonest cases, by
+    the region's arrays: nothing needs the tape (no tensor requires grad) and x holds no tangent or
+    one plain tangent of its own (then the same region of it gets value's tangent, or zeros), value
+    a Tensor or a Python scalar. Apply_inplace's and commit's steps written out, without the view
+    tensors: the values copy_ writes (`copy_op`'s kernel, where NumPy's own copy would not cast and
+    broadcast alike), then inplace._write for the primal and the tangent (its checks, the version
+    counter). False (nothing written) for every other case, and for bad input, whose error the
+    general path raises.
+
+    >>> import pushforward as pf
+    >>> from pushforward.ops.generated import GETITEM, _COPY_FROM
+    >>> x = pf.zeros(3)
+    >>> write_view(GETITEM, x, ((slice(1, None),),), 2.0, _COPY_FROM), x, x._version
+    (True, tensor([0., 2., 2.]), 1)
+    """
+    if type(x) is not Tensor or type(x._data) is not _ndarray:
+        return False
+    base = x._base
+    tan = None
+    if x._ad:
+        if x._requires_grad or (base is not None and base._requires_grad):
+            return False  # (the tape's case)
+        fw = x._fw
+        if fw is not None or (base is not None and base._fw is not None):
+            if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
+                return False
+            ((uid, tan),) = fw.items()
+            if (
+                type(tan) is not Tensor
+                or tan._ad
+                or type(tan._data) is not _ndarray
+                or uid not in STATE.by_uid
+                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
+            ):
+                return False
+    elif base is not None and base._requires_grad:
+        return False  # (a view made before its root required grad: apply_inplace refuses or records)
+    vt = None
+    if type(value) is Tensor:
+        vd = value._data
+        if type(vd) is not _ndarray:
+            return False
+        if value._ad:
+            if value._requires_grad:
+                return False
+            vfw = value._fw
+            vb = value._base
+            if vfw is not None or (vb is not None and vb._fw is not None):
+                if tan is None or vfw is None or len(vfw) != 1:
+                    return False  # (x gets a zero tangent first, or tangents of other levels: general)
+                vt = vfw.get(uid)
+                if (
+                    type(vt) is not Tensor
+                    or vt._ad
+                    or type(vt._data) is not _ndarray
+                    or (vb is not None and vb._fw is not None and (len(vb._fw) != 1 or uid not in vb._fw))
+                ):
+                    return False
+                vt = vt._data
+    elif type(value) in SCALAR_TYPES:
+        vd = value
+    else:
+        return False
+    try:
+        dst = op.kernel(x._data, *args)
+        src = (
+            vd
+            if type(vd) is _ndarray and vd.shape == dst.shape and vd.dtype == dst.dtype
+            else _copied(copy_op, dst, vd)
+        )
+        writes = [(dst, x, src)]
+        if tan is not None:
+            tdst = op.kernel(tan._data, *args)
+            if vt is None:
+                tsrc = 0
+            elif vt.shape == tdst.shape and vt.dtype == tdst.dtype:
+                # (copy_ reads value's tangent before it writes the primal)
+                tsrc = vt.copy() if np.may_share_memory(vt, dst) else vt
+            else:
+                tsrc = _copied(copy_op, tdst, vt)
+            writes.append((tdst, tan, tsrc))
+    except Exception:
+        return False
+    for d, owner, v in writes:
+        region = _new(Tensor)  # (a tensor of the region on its owner's storage, for _write: no view links)
+        region._data = d
+        st = owner._st
+        region._st = st if st is not _NO_STORAGE else owner._storage()
+        _write(copy_op, region, v)
+    return True
+
+
+def _copied(copy_op: Op, dst: np.ndarray, v):
+    """What copy_ writes into array dst from v, an array of another shape or dtype (copy_op's
+    kernel's result) or a Python scalar (itself when np.copyto casts it as copy_ does: a number of
+    dst's kind, or one NumPy casts to it alike)."""
+    if type(v) is not _ndarray:
+        tv, k = type(v), dst.dtype.kind
+        if tv is bool or (tv is float and k in "fc") or (tv is complex and k == "c"):
+            return v
+        if tv is int and k in "fc" and -(2**63) <= v < 2**63:
+            return v
+    return copy_op.kernel(dst, v)
 
 
 # The public function of an op with a bare path (renamed after the op). `{...}` are filled per op

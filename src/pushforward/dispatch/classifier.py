@@ -22,8 +22,9 @@ combined  one ordinary level, plain tangents, an input requiring grad     `run_c
 deferred  one untracked level while grad mode is on (forward-over-        `run_deferred`
           reverse): the primal op is recorded, its tangent deferred
 vector    one vector-mode level (B tangents per tensor), element-wise op  `run_vector`
-general   views, lists, several outputs or levels, tangents that are      `general.run_general`
-          differentiated themselves, no array formula
+view      a view op on one tensor (one plain tangent at most)             `general.run_view`
+general   other views, lists, several outputs or levels, tangents that    `general.run_general`
+          are differentiated themselves, no array formula
 ========  ==============================================================  ==================
 
 The classifier hands its executor what it read (its reading: level, input arrays, tangents,
@@ -53,7 +54,7 @@ from ..engine.graph import record_plain
 from ..engine.outputs import fit_array, fit_tangent, own_fast, own_tensor
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .general import run_general, saved, tape_node
+from .general import run_general, run_view, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from .interpret import resolve
@@ -69,8 +70,8 @@ def apply(op: Op, ins: tuple, args: tuple):
     """op(*ins, *args) for any op and inputs: the classifier. It reads the call once (its inputs'
     arrays, tangents, requires-grad, Python scalars) and hands that reading to the executor of its
     case, which reads the inputs no further."""
-    if not op.direct:
-        return run_general(op, ins, args)
+    if not op.direct:  # (a view of one tensor: its fast path, general.run_view)
+        return run_view(op, ins[0], args) if op.kind == "view" and len(ins) == 1 else run_general(op, ins, args)
     levels, grad_on = STATE.levels, STATE.grad_enabled
     if not levels:
         return run_tape(op, ins, args)  # no live level: no tangent anywhere

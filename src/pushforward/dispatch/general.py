@@ -30,13 +30,16 @@ from ..engine.pending import Pending, defer
 from ..engine.state import STATE
 from .interpret import resolve
 from ..errors import OpError, OpTypeError
-from .oprecord import SCALAR_TYPES, SCALARS, Op, run_kernel, weak_dtype
+from .oprecord import SCALAR_TYPES, SCALARS, Op, op_error, run_kernel, weak_dtype
 from ..core.batched import BatchedTensor, values_of
 from ..core.lazy import is_immutable
-from ..core.tensor import Tensor, alias, join_storage, needs_ad, wrap, FLOATING
+from ..core.tensor import _NO_STORAGE, Tensor, alias, join_storage, needs_ad, wrap, FLOATING
 from ..engine.registry import DISPATCH
 
-__all__ = ["run_general", "normalize", "prim_at", "tape_node", "saved"]
+__all__ = ["run_general", "run_view", "normalize", "prim_at", "tape_node", "saved"]
+
+_new = object.__new__
+_ndarray = np.ndarray
 
 
 def _as_input(v, kind: str, dtypes: list, op: Op, pname: str):
@@ -135,6 +138,63 @@ def run_general(op: Op, inputs, args: tuple, after: str | None = None):
     return out
 
 
+def run_view(op: Op, x, args: tuple):
+    """A view op (`kind: view`, one Tensor input) on a plain NumPy-backed tensor: run_general's
+    steps for its commonest cases written out (the kernel, the view linked by `_link_view`, the
+    tape node when x requires grad, and the tangent when x holds one plain tangent: the op on the
+    tangent, which is what an `auto_linear` formula is, docs/design.md); any other case is
+    run_general's. Indexing's fast path (methods/indexing.py) and the classifier call it.
+
+    >>> import pushforward as pf
+    >>> from pushforward.ops.generated import GETITEM
+    >>> x = pf.zeros(3)
+    >>> v = run_view(GETITEM, x, ((slice(1, None),),)); v._base is x, v.shape
+    (True, (2,))
+    """
+    if type(x) is not Tensor or type(x._data) is not _ndarray:
+        return run_general(op, (x,), args)
+    st = STATE
+    t = tan = None
+    if x._ad and op.differentiable:  # (else it needs no tape and sees no tangent)
+        fw = x._fw
+        base = x._base
+        if st.levels and (fw is not None or (base is not None and base._fw is not None)):
+            # one plain tangent of x's own, at a live level its base has no other tangent at
+            if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
+                return run_general(op, (x,), args)
+            ((uid, tan),) = fw.items()
+            if (
+                type(tan) is not Tensor
+                or tan._ad
+                or uid not in st.by_uid
+                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
+            ):
+                return run_general(op, (x,), args)
+    try:
+        out = op.kernel(x._data, *args)
+    except Exception as e:
+        raise op_error(op, (x,), args, e) from None
+    if type(out) is _ndarray:
+        t = _new(Tensor)
+        t._data = out
+    else:
+        t = wrap(out)
+    _link_view(op, x, t, args)
+    node = None
+    if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:
+        node = record_plain(op, (x,), args, t)
+    if tan is not None:
+        r = run_view(op, tan, args)  # (op.jvp's call: an auto_linear formula is the op on the tangent)
+        od = t._data
+        if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
+            r = fit_tangent(op, r, od.shape, od.dtype)
+        if r is not None:
+            set_tangent(t, uid, r)
+    if node is not None and node.keep is not None:
+        node.save_result((t,))
+    return t
+
+
 def tape_node(op: Op, ins, args: tuple, outs: tuple):
     """The tape node of one call (made the outputs' grad_fn) if a differentiable input requires
     grad, else None. (The two-input case unrolled: a comprehension is a call of its own.)"""
@@ -159,28 +219,38 @@ def saved(node, out):
 
 def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     """Make `out` a view of src's root (shared memory, version counter, replay steps)."""
-    if type(out._data) is not np.ndarray and is_immutable(out._data):  # no write reaches it through a base
+    d = out._data
+    if type(d) is not _ndarray and is_immutable(d):  # no write reaches it through a base
         return
-    if op.kind == "maybe_view" and not np.may_share_memory(out._data, src._data):
+    if op.kind == "maybe_view" and not np.may_share_memory(d, src._data):
         return
-    join_storage(out, src._storage())
+    st = src._st
+    if st is _NO_STORAGE:
+        st = src._storage()
+    join_storage(out, st)
     if src._fw is not None:  # masks of an unpacked primal hold for its views too
-        for lv, t in list(src._fw.items()):
+        for lv, t in src._fw.items():
             if t is None and lv in STATE.by_uid:
                 set_tangent(out, lv, None)
     base = src._base
     if base is None:
-        out._base = src
+        out._base = base = src
         out._view = ((op.public, args),)
     else:
         out._base = base
         out._view = src._view + ((op.public, args),)
-    out._view_version = out._st.version
-    if not out._base._requires_grad and out._data.dtype.kind in FLOATING:
-        st = out._st  # a later differentiable write into the root must reach this view (commit)
-        if st.views is None:
-            st.views = []
-        st.views.append(weakref.ref(out))
+    out._view_version = st.version
+    if not base._requires_grad and d.dtype.kind in FLOATING:
+        # a later differentiable write into the root must reach this view (inplace.commit); dead
+        # references are dropped as the list grows past the storage's members' bound (join_storage),
+        # so that a loop reading elements keeps it proportional to the live views
+        views = st.views
+        if views is None:
+            st.views = [weakref.ref(out)]
+        else:
+            views.append(weakref.ref(out))
+            if len(views) > st._pruned_at:
+                views[:] = [r for r in views if r() is not None]
 
 
 def _plain(t) -> bool:

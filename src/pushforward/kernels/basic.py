@@ -238,6 +238,8 @@ def copy_from(a, src):
     src = as_array(src)
     if a.dtype.kind not in "c" and src.dtype.kind == "c":
         raise OpError(f"copy_: can't copy a complex tensor into one of dtype {a.dtype}")
+    if src.shape == a.shape:  # (no broadcast: NumPy's broadcast_to is several Python calls)
+        return src.astype(a.dtype, copy=True)
     try:
         return xp.broadcast_to(src, a.shape).astype(a.dtype, copy=True)
     except ValueError:
@@ -792,9 +794,10 @@ def select(a, dim, index):
 
 def getitem(a, index):
     idx = index if isinstance(index, tuple) else (index,)
-    if not any(i is Ellipsis for i in idx):
-        idx = idx + (Ellipsis,)  # 0-d results stay views of `a` (NumPy would return a scalar copy)
-    return a[idx]
+    for i in idx:  # (a loop, not any(): a generator is a call of its own on indexing's fast path)
+        if i is Ellipsis:
+            return a[idx]
+    return a[idx + (Ellipsis,)]  # 0-d results stay views of `a` (NumPy would return a scalar copy)
 
 
 def view_region(out, steps):

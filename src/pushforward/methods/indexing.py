@@ -14,6 +14,8 @@ import numpy as np
 from ..ops import generated as ops
 from ..core.batched import BatchedTensor
 from ..dispatch.batching import blevel_of, has_batched, loop_batched, refuse_interpreted
+from ..dispatch.bare import write_view
+from ..dispatch.general import run_view
 from ..dispatch.inplace import apply_inplace
 from ..dispatch.promotion import promote
 from ..errors import OpError, OpIndexError, OpTypeError
@@ -22,6 +24,18 @@ from ..core.tensor import Tensor
 __all__ = ["getitem", "setitem"]
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
+# the index items the fast paths take as they are (no Tensor, array, bool or NumPy integer to normalise)
+_PLAIN_ITEMS = frozenset((int, slice, type(None), type(Ellipsis)))
+
+
+def _plain_index(index) -> bool:
+    """Is `index` an int, slice, None or Ellipsis, or a tuple of them (basic indexing, nothing to normalise)?"""
+    if type(index) is tuple:
+        for it in index:
+            if type(it) not in _PLAIN_ITEMS:
+                return False
+        return True
+    return type(index) in _PLAIN_ITEMS
 
 
 def _normalize(index):
@@ -55,6 +69,11 @@ def _normalize(index):
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index]: a view for basic indices, a copy for advanced ones."""
+    if _plain_index(index):  # (the fast path: no batched item, nothing to normalise)
+        try:
+            return run_view(ops.GETITEM, x, (index,))
+        except IndexError as e:
+            raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
     items = index if isinstance(index, tuple) else (index,)
     if has_batched(items):  # an index that varies across a vmap batch: once per batch element
         return _getitem_each(x, *items, whole=isinstance(index, tuple))
@@ -73,11 +92,17 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if has_batched(items):  # an index that varies across a vmap batch: once per batch element
-        _setitem_each(x, items, isinstance(index, tuple), value)
-        return
-    idx, basic = _normalize(index)
+    plain = _plain_index(index)
+    if plain:
+        if write_view(ops.GETITEM, x, (index,), value, ops._COPY_FROM):
+            return  # (the fast path: the region's arrays written, dispatch/bare.py)
+        idx, basic = index, True  # (nothing batched, nothing to normalise)
+    else:
+        items = index if isinstance(index, tuple) else (index,)
+        if has_batched(items):  # an index that varies across a vmap batch: once per batch element
+            _setitem_each(x, items, isinstance(index, tuple), value)
+            return
+        idx, basic = _normalize(index)
     if type(value) is BatchedTensor and type(x) is Tensor:
         # a batch written into a tensor the vmapped function made: promoted first, so that the view
         # written through is batched too (dispatch/promotion.py)
