@@ -19,6 +19,7 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 
 from __future__ import annotations
 
+import collections
 import math
 import threading
 
@@ -311,7 +312,9 @@ def _last_uses(stmts: list) -> dict:
 
 def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
     """({stmt index: the dead Var (or the index of the scratch array) its element-wise ufunc result
-    is written into (out=)}, [(shape, dtype) of each scratch array])."""
+    is written into (out=)}, [(shape, dtype) of each scratch array]). One pass: each buffer is
+    released at the statement after its last use (`due`), and dead buffers wait in a queue per
+    (shape, dtype), oldest first."""
     fixed = {v.root for v in inputs} | {v.root for v in outputs}
     end: dict = {}
     owner: dict = {}
@@ -321,33 +324,35 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
         for v in s.outs:
             if v.fresh:
                 owner[v.root] = v
-    alias: dict = {}  # a root merged into a reused buffer's root
+    due: dict = {}  # statement index -> roots whose last use is the statement before
+    for r, e in end.items():
+        if r not in fixed and r in owner:
+            due.setdefault(e + 1, []).append(r)
     plan: dict = {}
     scratch: list = []
     scratch_bytes = 0
-    free: list = []
+    free: dict = {}  # (shape, dtype) -> dead buffers, oldest first
     released: set = set()
     for i, s in enumerate(stmts):
-        for r, e in list(end.items()):
-            if e < i and r not in released and r not in fixed and r in owner:
+        for r in due.pop(i, ()):
+            if end[r] == i - 1 and r not in released:
                 released.add(r)
                 v = owner[r]
-                if v.contig and not v.scalar and v.shape is not None:
-                    free.append(v)
+                if v.contig and not v.scalar and v.shape is not None and _size(v.shape) >= BUFFER_MIN_SIZE:
+                    free.setdefault((v.shape, v.dtype), collections.deque()).append(v)
         if not _elementwise(s):
             continue
         out = s.outs[0]
         if not (out.fresh and out.contig) or out.root in fixed or _size(out.shape) < BUFFER_MIN_SIZE:
             continue
-        for k, b in enumerate(free):
-            if b.shape == out.shape and b.dtype == out.dtype:
-                plan[i] = b
-                free.pop(k)
-                end[b.root] = end.get(out.root, i)
-                released.discard(b.root)
-                released.add(out.root)  # its lifetime is now the buffer's
-                alias[out.root] = b.root
-                break
+        queue = free.get((out.shape, out.dtype))
+        if queue:
+            b = queue.popleft()
+            plan[i] = b
+            end[b.root] = end.get(out.root, i)
+            due.setdefault(end[b.root] + 1, []).append(b.root)
+            released.discard(b.root)
+            released.add(out.root)  # its lifetime is now the buffer's
         else:
             nbytes = _size(out.shape) * out.dtype.itemsize
             if nbytes >= SCRATCH_MIN_BYTES and scratch_bytes + nbytes <= SCRATCH_MAX_BYTES:
