@@ -27,6 +27,8 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, Stmt, Trace, Untraceable, Var, subst_args, walk_args
+from .peephole import copies, writes_into_views
+from .scalars import scalarize
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -113,9 +115,14 @@ def _key(x) -> object:
 _COMMUTATIVE = frozenset({np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.hypot})
 
 
-def _cse(stmts: list, outputs: list) -> list:
+def _cse(stmts: list, outputs: list, views: bool = False) -> list:
+    """Statements computing what an earlier one did replaced by its result: the same call on the
+    same arguments (and no write in between into what it reads), and with `views`, the same view of
+    the same array (a view reads its memory when used: writes in between do not matter; not before
+    scalars.py, which reads an element once when no write comes before its last use)."""
     written = {w.root for s in stmts for w in s.writes if type(w) is Var}
     out_ids = {id(v) for v in outputs}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}  # (a view of these depends on when)
     sub: dict = {}
     seen: dict = {}
     version: dict = {}
@@ -130,20 +137,32 @@ def _cse(stmts: list, outputs: list) -> list:
                     version[w.root] = version.get(w.root, 0) + 1
             kept.append(s)
             continue
-        pure = s.outs and not any(v.root in written or id(v) in out_ids for v in s.outs)
-        if pure:
-            reads = _reads(s)
-            args = s.args
-            if s.fn in _COMMUTATIVE and len(args) == 2 and type(args[0]) is not Var and type(args[1]) is Var:
-                args = (args[1], args[0])  # (a number and an array: the order changes no bit, no layout)
-            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(args), _key(s.kwargs))
-            k = (k, tuple(version.get(v.root, 0) for v in reads))
-            prev = seen.get(k)
-            if prev is not None and len(prev.outs) == len(s.outs):
-                for a, b in zip(s.outs, prev.outs):
-                    sub[id(a)] = b
-                continue
-            seen[k] = s
+        if not s.outs or any(id(v) in out_ids or id(v) in reshaped for v in s.outs):
+            kept.append(s)
+            continue
+        reads = _reads(s)
+        if not any(v.root in written for v in s.outs):
+            at = tuple(version.get(v.root, 0) for v in reads)
+        elif (
+            views
+            and all(not v.fresh for v in s.outs)
+            and s.kind != "setattr"
+            and not any(id(v) in reshaped for v in reads)
+        ):
+            at = "view"
+        else:
+            kept.append(s)
+            continue
+        args = s.args
+        if s.fn in _COMMUTATIVE and len(args) == 2 and type(args[0]) is not Var and type(args[1]) is Var:
+            args = (args[1], args[0])  # (a number and an array: the order changes no bit, no layout)
+        k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", s.bare, _key(args), _key(s.kwargs), at)
+        prev = seen.get(k)
+        if prev is not None and len(prev.outs) == len(s.outs):
+            for a, b in zip(s.outs, prev.outs):
+                sub[id(a)] = b
+            continue
+        seen[k] = s
         kept.append(s)
     for i, v in enumerate(outputs):
         outputs[i] = sub.get(id(v), v)
@@ -252,6 +271,9 @@ _BINARY = {
     np.matmul: "@",
     np.floor_divide: "//",
 }
+# np.sum and np.prod of a program array (an ndarray or a NumPy scalar): the ufunc's reduce, which
+# the wrappers call for an ndarray (with axis=None their default, not reduce's 0)
+_REDUCE = {np.sum: "np.add.reduce", np.prod: "np.multiply.reduce"}
 # out= (a dead buffer) pays only for arrays this large; smaller ones are cheaper to allocate
 BUFFER_MIN_SIZE = 1024
 # a temporary this large goes into a scratch array kept between calls (glibc maps fresh pages for
@@ -275,6 +297,11 @@ def _render_call(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
         return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
     if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
         return f"-{nm.expr(s.args[0])}"
+    reduce = _REDUCE.get(s.fn) if out_buf is None and len(s.args) == 1 and type(s.args[0]) is Var else None
+    if reduce is not None:  # (np.sum's Python wrapper costs as much as a small sum)
+        kw = {k: v for k, v in s.kwargs.items() if not (k == "dtype" and v is None or k == "keepdims" and v is False)}
+        kw.setdefault("axis", None)
+        return f"{reduce}({_call_args(nm, s.args, kw)})"
     if out_buf is not None:  # (a positional out is the cheaper form)
         return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf})"
     return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
@@ -287,19 +314,34 @@ def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
     elif s.kind == "method":
         rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
     elif s.kind == "getitem":
-        rhs = f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}]"
+        rhs = f"{nm.expr(s.args[0])}[{nm.index(_without_ellipsis(s.args[1]) if s.bare else s.args[1])}]"
     elif s.kind == "setitem":
-        return f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}] = {nm.expr(s.args[2])}"
+        idx = s.args[1]
+        value = s.args[2]
+        if type(value) is not Var or value.shape == () or _has_slice(idx):
+            idx = _without_ellipsis(idx)  # (the same assignment, by NumPy's faster path)
+        return f"{nm.expr(s.args[0])}[{nm.index(idx)}] = {nm.expr(value)}"
     elif s.kind == "setattr":
         return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
     else:
         rhs = f"{nm.expr(s.args[0])}.{s.fn}"
-    if s.scalar_out:  # (a NumPy scalar made a 0-d array again; each of several results)
+    if s.scalar_out and not s.bare:  # (a NumPy scalar made a 0-d array again; each of several results)
         rhs = f"np.asarray({rhs})" if len(s.outs) < 2 and not s.tuple_out else f"map(np.asarray, {rhs})"
     if not s.outs:
         return rhs
     # (a tuple of one array unpacks with a trailing comma: np.unravel_index of a 1-d shape)
     return ", ".join(v.name for v in s.outs) + ("," if s.tuple_out and len(s.outs) == 1 else "") + " = " + rhs
+
+
+def _without_ellipsis(idx):
+    """idx without a trailing Ellipsis (a 0-d result of ints only is then a scalar copy)."""
+    if type(idx) is tuple and len(idx) > 1 and idx[-1] is Ellipsis:
+        return idx[:-1] if len(idx) > 2 else idx[0]
+    return idx
+
+
+def _has_slice(idx) -> bool:
+    return any(type(i) is slice or i is None for i in (idx if type(idx) is tuple else (idx,)))
 
 
 def _last_uses(stmts: list) -> dict:
@@ -389,6 +431,9 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _cse(stmts, outputs)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
+    stmts = _dce(writes_into_views(stmts, outputs), outputs, fixed_roots, temps)
+    stmts = scalarize(copies(stmts, outputs), outputs)
+    stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)

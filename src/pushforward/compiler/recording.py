@@ -42,6 +42,7 @@ __all__ = [
     "map_args",
     "subst_args",
     "one_value",
+    "new_root",
 ]
 
 _view = np.ndarray.view
@@ -110,7 +111,7 @@ class Const:
 class Stmt:
     """One recorded call: `outs = fn(*args, **kwargs)` (or a method, an index, an assignment)."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out", "tuple_out")
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out", "tuple_out", "bare")
 
     def __init__(self, kind: str, fn: Any, args: tuple, kwargs: dict, label: str) -> None:
         self.kind = kind  # "call", "method", "getitem", "setitem", "attr"
@@ -122,6 +123,7 @@ class Stmt:
         self.label = label
         self.scalar_out = False
         self.tuple_out = False  # the call returns a tuple (of one array, possibly)
+        self.bare = False  # replayed as a NumPy scalar (not made a 0-d array again: scalars.py)
 
 
 class Trace:
@@ -260,6 +262,11 @@ def _root_of(buf) -> object:
             tok = buf._root = next(_TOKENS)
         return tok
     return ("id", id(buf))
+
+
+def new_root() -> int:
+    """A root key no buffer has (for a value the program makes its own copy of: scalars.py)."""
+    return next(_TOKENS)
 
 
 def new_var(trace: Trace, raw, label: str, scalar: bool = False) -> Var:

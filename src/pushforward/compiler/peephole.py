@@ -1,0 +1,137 @@
+"""Two rewrites of the statements an in-place write leaves, run after dead code is out.
+
+- writes into a view: the engine writes `t[idx] = s` as `np.copyto(view, broadcast_to(s,
+  view.shape).astype(view.dtype, copy=True), casting="unsafe")` with `view = base[idx]` (one
+  kernel for every target). When the view is a basic index of a program array and s has the
+  view's dtype, the program writes `base[idx] = s`: NumPy's assignment broadcasts and casts as
+  copyto does, and copies s first when it overlaps the target, so the values are the same; the
+  broadcast and the cast copy, read only there, are dead afterwards;
+- copies of values nothing writes: `b = a.copy()` (or an `astype` to a's own dtype) whose result
+  no statement writes into, views, or returns, while nothing writes into a before b's last use,
+  is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
+
+Both change no value, dtype, shape or memory layout a later statement sees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lifetimes import Lifetimes, reads
+from .recording import Stmt, Var, subst_args
+
+__all__ = ["writes_into_views", "copies"]
+
+
+def _basic(idx) -> bool:
+    """idx is a basic index (ints, slices of ints, None, Ellipsis): its result is a view."""
+    for i in idx if type(idx) is tuple else (idx,):
+        if type(i) is slice:
+            if not all(p is None or type(p) is int for p in (i.start, i.stop, i.step)):
+                return False
+        elif not (type(i) is int or i is None or i is Ellipsis):
+            return False
+    return True
+
+
+def _read_counts(stmts: list) -> dict:
+    count: dict = {}
+    for s in stmts:
+        for v in reads(s):
+            count[id(v)] = count.get(id(v), 0) + 1
+    return count
+
+
+def _source(s: Stmt, dst: Var, made: dict, pos: dict, count: dict, outs: set, lt: Lifetimes):
+    """What `np.copyto(dst, astype(broadcast_to(x, dst.shape), dst.dtype, copy=True))` copies: x,
+    when the cast and the broadcast are read only there and x is not written in between."""
+    src = s.args[1]
+    if type(src) is not Var or count.get(id(src)) != 1 or id(src) in outs:
+        return src
+    cast = made.get(id(src))
+    if cast is None or cast.kind != "method" or cast.fn != "astype" or len(cast.args) != 2:
+        return src
+    if cast.kwargs != {"copy": True} or not isinstance(cast.args[1], np.dtype) or cast.args[1] != dst.dtype:
+        return src
+    b = cast.args[0]
+    if type(b) is not Var or count.get(id(b)) != 1 or id(b) in outs:
+        return src
+    bc = made.get(id(b))
+    if bc is None or bc.kind != "call" or bc.fn is not np.broadcast_to or len(bc.args) != 2 or bc.kwargs:
+        return src
+    x = bc.args[0]
+    if type(bc.args[1]) is not tuple or bc.args[1] != dst.shape:
+        return src
+    if type(x) is Var and lt.written(x.root, pos[id(bc)], pos[id(s)] - 1):
+        return src
+    return x
+
+
+def writes_into_views(stmts: list, outputs: list) -> list:
+    """copyto into a basic-index view written as an assignment into its base (the module doc)."""
+    made = {id(v): s for s in stmts for v in s.outs}
+    pos = {id(s): i for i, s in enumerate(stmts)}
+    count = _read_counts(stmts)
+    outs = {id(v) for v in outputs}
+    lt = Lifetimes(stmts)
+    for s in stmts:
+        if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+            continue
+        dst = s.args[0]
+        if type(dst) is not Var or len(s.writes) != 1 or s.writes[0] is not dst:
+            continue
+        src = _source(s, dst, made, pos, count, outs, lt)
+        s.args = (dst, src)
+        view = made.get(id(dst))
+        if view is None or view.kind != "getitem" or dst.fresh or not _basic(view.args[1]):
+            continue
+        base = view.args[0]
+        if type(base) is not Var or base.root != dst.root or base.const_base is not dst.const_base:
+            continue
+        if type(src) is Var and src.dtype == dst.dtype:
+            s.kind, s.fn, s.label = "setitem", None, "setitem"
+            s.args, s.kwargs, s.writes = (base, view.args[1], src), {}, [base]
+    return stmts
+
+
+def _copied(s: Stmt):
+    """(a, b) for `b = a.copy()` or `b = a.astype(a.dtype, copy=True)` of a C-contiguous Var a
+    (b has a's layout then), else None."""
+    if s.kind != "method" or len(s.outs) != 1 or s.writes or type(s.args[0]) is not Var:
+        return None
+    a, b = s.args[0], s.outs[0]
+    if s.fn == "copy":
+        ok = len(s.args) == 1 and s.kwargs in ({}, {"order": "C"}, {"order": "K"})
+    elif s.fn == "astype":
+        ok = len(s.args) == 2 and s.args[1] == a.dtype and s.kwargs in ({}, {"copy": True})
+    else:
+        return None
+    if not ok or a.dtype != b.dtype or a.shape != b.shape or not (a.contig or a.shape == ()):
+        return None
+    return a, b
+
+
+def copies(stmts: list, outputs: list) -> list:
+    """Copies of values that do not change while the copy lives, replaced by the values (the module doc)."""
+    lt = Lifetimes(stmts)
+    per_root: dict = {}
+    for s in stmts:
+        for v in s.outs:
+            per_root[v.root] = per_root.get(v.root, 0) + 1
+    out_ids = {id(v) for v in outputs}
+    out_roots = {v.root for v in outputs if type(v) is Var}
+    sub: dict = {}
+    kept = []
+    for i, s in enumerate(stmts):
+        if sub:
+            s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
+            s.writes = [subst_args(w, sub) for w in s.writes]
+        ab = _copied(s)
+        if ab is not None:
+            a, b = ab
+            private = b.fresh and per_root[b.root] == 1 and id(b) not in out_ids and b.root not in out_roots
+            if private and not lt.ever_written(b.root) and not lt.written(a.root, i, lt.last.get(id(b), i)):
+                sub[id(b)] = a
+                continue
+        kept.append(s)
+    return kept
