@@ -26,7 +26,7 @@ import threading
 import numpy as np
 import scipy.special as sps
 
-from .recording import Const, Stmt, Trace, Untraceable, Var, subst_args, walk_args
+from .recording import Const, Stmt, Trace, Untraceable, Var, walk_args
 from .peephole import copies, writes_into_views
 from .scalars import scalarize
 from .simplify import simplify
@@ -46,14 +46,6 @@ class Program:
             raise Untraceable(f"the generated program does not parse ({e.msg})", "<emit>") from None
         exec(code, namespace)
         self.fn = namespace[name]
-
-
-def _vars_in(x, acc: list) -> list:
-    return walk_args(x, lambda v: (v,) if type(v) is Var else (), acc)
-
-
-def _reads(s: Stmt) -> list:
-    return _vars_in((s.args, s.kwargs), [])
 
 
 def _consts_in(x, acc: list) -> list:
@@ -84,11 +76,14 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
         if not need:
             continue
         kept.append(s)
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var]:
+        for v in s.reads + [w for w in s.writes if type(w) is Var]:
             live.add(id(v))
             live_roots.add(v.root)
-        for c in _consts_in([s.args, s.kwargs], []):
-            live_c.add(id(c))
+        for c in s.leaves:
+            if type(c) is Const:
+                live_c.add(id(c))
+            elif c.const_base is not None:
+                live_c.add(id(c.const_base))
     kept.reverse()
     return kept
 
@@ -128,9 +123,8 @@ def _cse(stmts: list, outputs: list, views: bool = False) -> list:
     version: dict = {}
     kept = []
     for s in stmts:
-        s.args = subst_args(s.args, sub)
-        s.kwargs = subst_args(s.kwargs, sub)
-        s.writes = [subst_args(w, sub) for w in s.writes]
+        if sub:
+            s.substitute(sub)
         if s.writes:
             for w in s.writes:
                 if type(w) is Var:
@@ -140,7 +134,7 @@ def _cse(stmts: list, outputs: list, views: bool = False) -> list:
         if not s.outs or any(id(v) in out_ids or id(v) in reshaped for v in s.outs):
             kept.append(s)
             continue
-        reads = _reads(s)
+        reads = s.reads
         if not any(v.root in written for v in s.outs):
             at = tuple(version.get(v.root, 0) for v in reads)
         elif (
@@ -347,7 +341,7 @@ def _has_slice(idx) -> bool:
 def _last_uses(stmts: list) -> dict:
     last: dict = {}
     for i, s in enumerate(stmts):
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+        for v in s.reads + [w for w in s.writes if type(w) is Var] + s.outs:
             last[v.name] = i
     return last
 
@@ -361,7 +355,7 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
     end: dict = {}
     owner: dict = {}
     for i, s in enumerate(stmts):
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+        for v in s.reads + [w for w in s.writes if type(w) is Var] + s.outs:
             end[v.root] = i
         for v in s.outs:
             if v.fresh:

@@ -19,14 +19,9 @@ from __future__ import annotations
 
 import bisect
 
-from .recording import Stmt, Var, walk_args
+from .recording import Var
 
-__all__ = ["Lifetimes", "reads"]
-
-
-def reads(s: Stmt) -> list:
-    """The Vars a statement reads (its arguments; not the buffers it writes)."""
-    return walk_args((s.args, s.kwargs), lambda v: (v,) if type(v) is Var else (), [])
+__all__ = ["Lifetimes"]
 
 
 class Lifetimes:
@@ -38,7 +33,7 @@ class Lifetimes:
         self.last: dict = {}
         self._writes: dict = {}
         for i, s in enumerate(stmts):
-            for v in reads(s):
+            for v in s.reads:
                 r = self.readers.setdefault(id(v), [])
                 if not r or r[-1] != i:
                     r.append(i)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lifetimes import Lifetimes, reads
-from .recording import Stmt, Var, subst_args
+from .lifetimes import Lifetimes
+from .recording import Stmt, Var
 
 __all__ = ["writes_into_views", "copies"]
 
@@ -37,7 +37,7 @@ def _basic(idx) -> bool:
 def _read_counts(stmts: list) -> dict:
     count: dict = {}
     for s in stmts:
-        for v in reads(s):
+        for v in s.reads:
             count[id(v)] = count.get(id(v), 0) + 1
     return count
 
@@ -124,8 +124,7 @@ def copies(stmts: list, outputs: list) -> list:
     kept = []
     for i, s in enumerate(stmts):
         if sub:
-            s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
-            s.writes = [subst_args(w, sub) for w in s.writes]
+            s.substitute(sub)
         ab = _copied(s)
         if ab is not None:
             a, b = ab

@@ -111,19 +111,73 @@ class Const:
 class Stmt:
     """One recorded call: `outs = fn(*args, **kwargs)` (or a method, an index, an assignment)."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out", "tuple_out", "bare")
+    __slots__ = (
+        "kind",
+        "fn",
+        "_args",
+        "_kwargs",
+        "outs",
+        "writes",
+        "label",
+        "scalar_out",
+        "tuple_out",
+        "bare",
+        "_leaves",
+        "_reads",
+    )
 
     def __init__(self, kind: str, fn: Any, args: tuple, kwargs: dict, label: str) -> None:
         self.kind = kind  # "call", "method", "getitem", "setitem", "attr"
         self.fn = fn  # callable (call), method/attribute name (method, attr)
-        self.args = args  # encoded: Var, Const, literals, nested tuples/lists/dicts/slices
-        self.kwargs = kwargs
+        self._args = args  # encoded: Var, Const, literals, nested tuples/lists/dicts/slices
+        self._kwargs = kwargs
+        self._leaves = self._reads = None
         self.outs: list = []  # Vars (a tuple result: several)
         self.writes: list = []  # Vars written in place
         self.label = label
         self.scalar_out = False
         self.tuple_out = False  # the call returns a tuple (of one array, possibly)
         self.bare = False  # replayed as a NumPy scalar (not made a 0-d array again: scalars.py)
+
+    # (the passes ask each statement what it reads many times: found once per change of arguments)
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @args.setter
+    def args(self, value: tuple) -> None:
+        self._args = value
+        self._leaves = self._reads = None
+
+    @property
+    def kwargs(self) -> dict:
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, value: dict) -> None:
+        self._kwargs = value
+        self._leaves = self._reads = None
+
+    @property
+    def leaves(self) -> list:
+        """The Vars and Consts in the arguments, in order."""
+        if self._leaves is None:
+            self._leaves = walk_args((self._args, self._kwargs), lambda v: (v,), [])
+        return self._leaves
+
+    @property
+    def reads(self) -> list:
+        """The Vars in the arguments (not the buffers written through `out=`-like writes alone)."""
+        if self._reads is None:
+            self._reads = [v for v in self.leaves if type(v) is Var]
+        return self._reads
+
+    def substitute(self, sub: dict) -> None:
+        """Each Var whose id is in `sub` replaced by sub[id], in the arguments and the writes."""
+        if any(id(v) in sub for v in self.reads):
+            self.args, self.kwargs = subst_args(self._args, sub), subst_args(self._kwargs, sub)
+        if any(type(w) is Var and id(w) in sub for w in self.writes):
+            self.writes = [sub.get(id(w), w) if type(w) is Var else w for w in self.writes]
 
 
 class Trace:
