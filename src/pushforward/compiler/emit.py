@@ -26,7 +26,7 @@ import threading
 import numpy as np
 import scipy.special as sps
 
-from .recording import Const, Stmt, Trace, Untraceable, Var, walk_args
+from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
 from .peephole import copies, writes_into_views
 from .scalars import scalarize
 from .simplify import simplify
@@ -66,7 +66,7 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
     live_c = {id(c) for c in _consts_in(list(outputs), [])}
     kept = []
     for s in reversed(stmts):
-        need = any(id(v) in live for v in s.outs)
+        need = s.kind == "guard" or any(id(v) in live for v in s.outs)
         for w in s.writes:
             c = w if type(w) is Const else w.const_base
             if c is not None:
@@ -315,6 +315,11 @@ def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
         if type(value) is not Var or value.shape == () or _has_slice(idx):
             idx = _without_ellipsis(idx)  # (the same assignment, by NumPy's faster path)
         return f"{nm.expr(s.args[0])}[{nm.index(idx)}] = {nm.expr(value)}"
+    elif s.kind == "guard":  # (the traced value read into Python: the same each call, or not this program)
+        nm.namespace["GuardFailed"] = GuardFailed
+        x, value, site = nm.expr(s.args[0]), s.args[1], s.args[2]
+        test = f"not {x}" if value is True else x if value is False else f"int({x}) != {value!r}"
+        return f"if {test}: raise GuardFailed({s.fn!r}, {site!r})"
     elif s.kind == "setattr":
         return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
     else:

@@ -3,7 +3,7 @@
 - writes into a view: the engine writes `t[idx] = s` as `np.copyto(view, broadcast_to(s,
   view.shape).astype(view.dtype, copy=True), casting="unsafe")` with `view = base[idx]` (one
   kernel for every target). When the view is a basic index of a program array and s has the
-  view's dtype, the program writes `base[idx] = s`: NumPy's assignment broadcasts and casts as
+  view's dtype (a program array or a constant array), the program writes `base[idx] = s`: NumPy's assignment broadcasts and casts as
   copyto does, and copies s first when it overlaps the target, so the values are the same; the
   broadcast and the cast copy, read only there, are dead afterwards;
 - copies of values nothing writes: `b = a.copy()` (or an `astype` to a's own dtype) whose result
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .lifetimes import Lifetimes
-from .recording import Stmt, Var
+from .recording import Const, Stmt, Var
 
 __all__ = ["writes_into_views", "copies"]
 
@@ -88,7 +88,8 @@ def writes_into_views(stmts: list, outputs: list) -> list:
         base = view.args[0]
         if type(base) is not Var or base.root != dst.root or base.const_base is not dst.const_base:
             continue
-        if type(src) is Var and src.dtype == dst.dtype:
+        dtype = src.dtype if type(src) is Var else getattr(src.obj, "dtype", None) if type(src) is Const else None
+        if dtype == dst.dtype:
             s.kind, s.fn, s.label = "setitem", None, "setitem"
             s.args, s.kwargs, s.writes = (base, view.args[1], src), {}, [base]
     return stmts

@@ -16,6 +16,7 @@ the trace with `DataDependent`; a construct the recorder cannot follow stops it 
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import sys
 import weakref
@@ -34,6 +35,7 @@ __all__ = [
     "Const",
     "Stmt",
     "DataDependent",
+    "GuardFailed",
     "Untraceable",
     "active",
     "user_site",
@@ -55,6 +57,16 @@ class DataDependent(BaseException):  # (not Exception: kernels re-raise those as
 
     def __init__(self, op: str, site: str) -> None:
         super().__init__(op, site)
+        self.op = op
+        self.site = site
+
+
+class GuardFailed(Exception):
+    """A value a compiled program branched on when it was traced (`bool`, `int` of a traced
+    array) is different in this call: the program is not the one for these inputs."""
+
+    def __init__(self, op: str, site: str) -> None:
+        super().__init__(f"{op} at {site} differs from the traced value")
         self.op = op
         self.site = site
 
@@ -715,17 +727,27 @@ class Rec(np.ndarray):
     def _read(self, what: str):
         raise DataDependent(what, user_site())
 
+    def _guarded(self, what: str, convert):
+        """A value read into Python to branch on (`if t.any():`, `range(int(n))`): the program
+        checks it is the same on each call (a guard statement; recorded.GuardFailed if not)."""
+        trace, v = active(), self._var
+        if trace is None or v is None:
+            self._read(what)
+        value = convert(_view(self, np.ndarray))
+        trace.stmts.append(Stmt("guard", what, (v, value, user_site()), {}, "guard"))
+        return value
+
     def __bool__(self):
-        self._read("bool()")
+        return self._guarded("bool()", bool)
 
     def __float__(self):
         self._read("float()")
 
     def __int__(self):
-        self._read("int()")
+        return self._guarded("int()", int)
 
     def __index__(self):
-        self._read("int() (as an index)")
+        return self._guarded("int() (as an index)", operator.index)
 
     def __complex__(self):
         self._read("complex()")

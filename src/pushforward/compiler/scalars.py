@@ -38,6 +38,8 @@ def _scalar_use(s: Stmt, v: Var, owns_memory: bool) -> bool:
     """s reads v in a way that gives the same results when v is a NumPy scalar (the module doc)."""
     if any(w is v for w in s.writes):
         return False
+    if s.kind == "guard":  # (bool and int of a scalar and of a 0-d array are the same)
+        return True
     if s.kind == "setitem":
         return s.args[2] is v and not _mentions(s.args[:2], v)
     if s.kind != "call":

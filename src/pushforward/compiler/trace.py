@@ -19,9 +19,9 @@ import numpy as np
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tensor import Tensor, join_storage, wrap
 from .emit import Program, emit
-from .recording import Const, DataDependent, Rec, Trace, Untraceable, new_var, own_rec, pop, push
+from .recording import Const, DataDependent, GuardFailed, Rec, Trace, Untraceable, new_var, own_rec, pop, push
 
-__all__ = ["Entry", "trace_call", "DataDependent", "Untraceable"]
+__all__ = ["Entry", "trace_call", "DataDependent", "GuardFailed", "Untraceable"]
 
 _new = object.__new__
 
@@ -38,6 +38,8 @@ class Entry:
         self.bumps = bumps  # (input index, version increase) of inputs written in place
         self.packed: tuple = ()  # inputs the program reads as C-contiguous copies (see trace_call)
         self.writes_inputs = False  # the program writes into an input's memory
+        self.saves: tuple = ()  # inputs a guarded program writes: restored when a guard fails
+        self.others: list = []  # traces of this signature for other values of its guards
         self.simple = len(kinds) == 1 and kinds[0][0] == "t" and not views and not bumps and spec.kind == "leaf"
 
     def run(self, tensors: list):
@@ -45,11 +47,17 @@ class Entry:
         (it writes into inputs that share memory: it was traced with separate ones)."""
         if self.writes_inputs and _aliased([t._data for t in tensors]):
             return NotImplemented
-        if self.packed:
+        if self.packed or self.saves:
             arrays = [t._data for t in tensors]
             for i in self.packed:
                 arrays[i] = np.ascontiguousarray(arrays[i])
-            outs = self.fn(*arrays)
+            saved = [(arrays[i], arrays[i].copy()) for i in self.saves]
+            try:
+                outs = self.fn(*arrays)
+            except GuardFailed:
+                for a, c in saved:  # (so that another trace, or fn, runs on the caller's values)
+                    np.copyto(a, c)
+                raise
         else:
             outs = self.fn(*[t._data for t in tensors])
         if self.simple:
@@ -186,8 +194,11 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
     if packed:
         entry.packed, entry.simple = packed, False
     in_roots = {v.root for v in trace.inputs}
-    if any(type(w) is not Const and w.root in in_roots for s in trace.stmts for w in s.writes):
+    written = {w.root for s in trace.stmts for w in s.writes if type(w) is not Const}
+    if written & in_roots:
         entry.writes_inputs, entry.simple = True, False
+        if any(s.kind == "guard" for s in trace.stmts):
+            entry.saves = tuple(i for i, v in enumerate(trace.inputs) if v.root in written)
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
 
@@ -255,10 +266,16 @@ def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) 
     as a constant (a kernel writing into an array NumPy made, which the tracer cannot see: the
     indices of cummin) differs there."""
     rng = np.random.default_rng(0)
-    if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
-        # perturbed values outside fn's domain: check the replay on the traced values
-        _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
-    _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
+    try:
+        if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
+            # perturbed values outside fn's domain: check the replay on the traced values
+            _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
+    except GuardFailed as g:  # a value branched on moves with the inputs: not one program
+        raise DataDependent(g.op, g.site) from None
+    try:
+        _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
+    except GuardFailed:  # (shuffled values may take the other branch: that program is another trace)
+        pass
 
 
 def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, required: bool = False) -> bool:
@@ -274,6 +291,8 @@ def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, r
         return False
     try:
         got = entry.run([wrap(p) for p in prog_in])
+    except GuardFailed:
+        raise
     except Exception as e:  # fn ran on these inputs: the program must too
         raise Untraceable(f"the compiled program fails where fn runs ({type(e).__name__}: {e})", "<check>") from None
     e_leaves, e_spec = tree_flatten(expect)
