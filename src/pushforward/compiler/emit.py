@@ -291,6 +291,16 @@ def _render_call(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
         return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
     if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
         return f"-{nm.expr(s.args[0])}"
+    out = s.kwargs.get("out") if len(s.kwargs) == 1 and len(s.args) == 2 else None
+    if (
+        type(out) is tuple
+        and len(out) == 1
+        and out[0] is s.args[0]
+        and s.fn in _BINARY
+        and s.fn is not np.matmul
+        and type(out[0]) is Var
+    ):
+        return f"{nm.expr(s.args[0])} {_BINARY[s.fn]}= {nm.expr(s.args[1])}"  # (in place: the operator's path)
     reduce = _REDUCE.get(s.fn) if out_buf is None and len(s.args) == 1 and type(s.args[0]) is Var else None
     if reduce is not None:  # (np.sum's Python wrapper costs as much as a small sum)
         kw = {k: v for k, v in s.kwargs.items() if not (k == "dtype" and v is None or k == "keepdims" and v is False)}

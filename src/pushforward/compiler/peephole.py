@@ -6,7 +6,8 @@
   view's dtype (a program array or a constant array), the program writes `base[idx] = s`: NumPy's assignment broadcasts and casts as
   copyto does, and copies s first when it overlaps the target, so the values are the same; the
   broadcast and the cast copy, read only there, are dead afterwards;
-- copies of values nothing writes: `b = a.copy()` (or an `astype` to a's own dtype) whose result
+- copies of values nothing writes: `b = a.copy()` (or an `astype` to a's own dtype, or `1.0 * a`,
+  the backward pass's seed of ones folded into a number) whose result
   no statement writes into, views, or returns, while nothing writes into a before b's last use,
   is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
 
@@ -96,18 +97,23 @@ def writes_into_views(stmts: list, outputs: list) -> list:
 
 
 def _copied(s: Stmt):
-    """(a, b) for `b = a.copy()` or `b = a.astype(a.dtype, copy=True)` of a C-contiguous Var a
-    (b has a's layout then), else None."""
-    if s.kind != "method" or len(s.outs) != 1 or s.writes or type(s.args[0]) is not Var:
+    """(a, b) for `b = a.copy()`, `b = a.astype(a.dtype, copy=True)` or `b = 1.0 * a` (the same
+    bits for every float, -0.0 and nan included) of a C-contiguous Var a (b has a's layout
+    then), else None."""
+    if len(s.outs) != 1 or s.writes or not s.args:
         return None
     a, b = s.args[0], s.outs[0]
-    if s.fn == "copy":
+    if s.kind == "method" and s.fn == "copy":
         ok = len(s.args) == 1 and s.kwargs in ({}, {"order": "C"}, {"order": "K"})
-    elif s.fn == "astype":
-        ok = len(s.args) == 2 and s.args[1] == a.dtype and s.kwargs in ({}, {"copy": True})
+    elif s.kind == "method" and s.fn == "astype":
+        ok = type(a) is Var and len(s.args) == 2 and s.args[1] == a.dtype and s.kwargs in ({}, {"copy": True})
+    elif s.kind == "call" and s.fn is np.multiply and len(s.args) == 2 and not s.kwargs and 1.0 in s.args:
+        one = 0 if type(s.args[0]) is float and s.args[0] == 1.0 else 1
+        a = s.args[1 - one]
+        ok = type(s.args[one]) is float and type(a) is Var and a.dtype is not None and a.dtype.kind in "fc"
     else:
         return None
-    if not ok or a.dtype != b.dtype or a.shape != b.shape or not (a.contig or a.shape == ()):
+    if not ok or type(a) is not Var or a.dtype != b.dtype or a.shape != b.shape or not (a.contig or a.shape == ()):
         return None
     return a, b
 
