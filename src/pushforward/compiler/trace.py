@@ -13,6 +13,7 @@ import gc
 import inspect
 import keyword
 import sys
+import warnings
 
 import numpy as np
 
@@ -274,6 +275,14 @@ def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) 
     on the inputs' values shuffled: a value computed from the traced inputs that reached the program
     as a constant (a kernel writing into an array NumPy made, which the tracer cannot see: the
     indices of cummin) differs there."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        # (fn and the program on the check's inputs: a warning there, say sqrt of a negative value
+        # of the shuffled inputs, is not one the user's call made)
+        warnings.simplefilter("ignore")
+        _check_on_other_inputs(fn, entry, args_spec, leaves, tpos, arrays)
+
+
+def _check_on_other_inputs(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) -> None:
     rng = np.random.default_rng(0)
     try:
         if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
