@@ -88,23 +88,28 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
     return kept
 
 
+_SIMPLE = (int, float, bool, str, type(None))
+
+
 def _key(x) -> object:
+    """A hashable key of an encoded argument structure: Vars and Consts by identity (they define
+    no equality), literals by type and value (1 and 1.0 are different arguments)."""
     tx = type(x)
-    if tx is Var:
-        return ("v", x.name)
-    if tx is Const:
-        return ("c", x.name)
+    if tx is Var or tx is Const:
+        return x
     if tx is tuple or tx is list:
-        return (tx.__name__,) + tuple(_key(v) for v in x)
+        return (tx, *[v if type(v) is Var else _key(v) for v in x])
+    if tx in _SIMPLE:
+        return (tx, x)
     if tx is dict:
-        return ("d",) + tuple((k, _key(v)) for k, v in sorted(x.items()))
+        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())])
     if tx is slice:
-        return ("s", _key(x.start), _key(x.stop), _key(x.step))
+        return (slice, _key(x.start), _key(x.stop), _key(x.step))
     try:
         hash(x)
     except TypeError:
         return ("id", id(x))
-    return ("l", type(x).__name__, x)
+    return (tx, x)
 
 
 _COMMUTATIVE = frozenset({np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.hypot})
