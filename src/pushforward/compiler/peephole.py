@@ -1,4 +1,4 @@
-"""Two rewrites of the statements an in-place write leaves, run after dead code is out.
+"""Rewrites of the statements an in-place write leaves, run after dead code is out.
 
 - writes into a view: the engine writes `t[idx] = s` as `np.copyto(view, broadcast_to(s,
   view.shape).astype(view.dtype, copy=True), casting="unsafe")` with `view = base[idx]` (one
@@ -11,7 +11,10 @@
   no statement writes into, views, or returns, while nothing writes into a before b's last use,
   is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
 
-Both change no value, dtype, shape or memory layout a later statement sees.
+- views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
+  C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
+
+None changes a value, dtype, shape or memory layout a later statement sees.
 """
 
 from __future__ import annotations
@@ -118,6 +121,26 @@ def _copied(s: Stmt):
     return a, b
 
 
+def _same_view(s: Stmt):
+    """(a, b) for a statement whose result b is a itself: a transpose by the identity permutation,
+    `np.ascontiguousarray` of a C-contiguous a (NumPy returns a), else None."""
+    if len(s.outs) != 1 or s.writes or not s.args or type(s.args[0]) is not Var or s.kwargs:
+        return None
+    a, b = s.args[0], s.outs[0]
+    if a.shape is None or a.shape != b.shape or a.dtype != b.dtype:
+        return None
+    if (s.kind == "call" and s.fn is np.ascontiguousarray) and len(s.args) == 1:
+        return (a, b) if a.contig and a.shape != () else None
+    if not (s.kind == "method" and s.fn == "transpose" or s.kind == "call" and s.fn is np.transpose):
+        return None
+    if len(s.args) != 2:
+        return None
+    axes = s.args[1].obj if type(s.args[1]) is Const else s.args[1]
+    if not isinstance(axes, (tuple, list, np.ndarray)) or len(axes) != len(a.shape):
+        return None
+    return (a, b) if all(type(i) in (int, np.int64, np.intp) and i == k for k, i in enumerate(axes)) else None
+
+
 def copies(stmts: list, outputs: list) -> list:
     """Copies of values that do not change while the copy lives, replaced by the values (the module doc)."""
     lt = Lifetimes(stmts)
@@ -127,11 +150,16 @@ def copies(stmts: list, outputs: list) -> list:
             per_root[v.root] = per_root.get(v.root, 0) + 1
     out_ids = {id(v) for v in outputs}
     out_roots = {v.root for v in outputs if type(v) is Var}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
     sub: dict = {}
     kept = []
     for i, s in enumerate(stmts):
         if sub:
             s.substitute(sub)
+        same = _same_view(s)
+        if same is not None and id(same[1]) not in out_ids and id(same[1]) not in reshaped:
+            sub[id(same[1])] = same[0]
+            continue
         ab = _copied(s)
         if ab is not None:
             a, b = ab
