@@ -181,6 +181,31 @@ def bench_ode() -> None:
     print(f"{'ODE example (Brusselator BDF): compiled / eager solve':<58} {res['ratio']:7.3f}x   target <= 0.3")
 
 
+def bench_loops(sizes: tuple) -> None:
+    """Loop kernels (pushforward.bench.loops): the first compiled call of each jvp (trace, check,
+    emit) at growing sizes, whose time grows with the trace, and the compiled jvp against NumPy's
+    primal loop, each call timed on its own (one trace of thousands of statements per call)."""
+    from pushforward.bench import loops
+
+    for name in ("elements", "lu", "stencil", "recurrence"):
+        kernel, make = loops._KERNELS[name]
+        for n in sizes:
+            x, v, *rest = make(n)
+            f = pf.compile(lambda x, v, *r, k=kernel: pf.func.jvp(lambda y: k(pf, y, *r), (x,), (v,))[1])
+            args = [pf.tensor(a) for a in (x, v, *rest)]
+            t = time.perf_counter()
+            f(*args)
+            first = time.perf_counter() - t
+            (entry,) = f._cache.values()
+            lines = entry.program.source.count("\n")
+            primal = min(per_call(lambda: kernel(np, x, *rest), 1) for _ in range(5))
+            comp = min(per_call(lambda: f(*args), 1) for _ in range(5))
+            print(
+                f"loop-{name:<10} n={n:<3} first compiled call {first:6.2f} s ({lines:6d} statements); compiled jvp / "
+                f"NumPy primal {comp / primal:6.2f}x   target <= 5"
+            )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -191,6 +216,7 @@ def main(argv=None) -> None:
     bench_rosenbrock(3 if a.quick else 10, reps)
     bench_large(5 if a.quick else 20, reps)
     bench_ode()
+    bench_loops((10, 20) if a.quick else (10, 20, 30, 40))
 
 
 if __name__ == "__main__":

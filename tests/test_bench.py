@@ -313,7 +313,20 @@ def test_importing_pushforward_loads_no_optional_library():
 
 @pytest.mark.parametrize(
     "module",
-    ["bench", "timing", "libraries", "workload", "chain", "mlp", "jacobians", "jet", "runner", "report", "plot"],
+    [
+        "bench",
+        "timing",
+        "libraries",
+        "workload",
+        "chain",
+        "mlp",
+        "jacobians",
+        "jet",
+        "loops",
+        "runner",
+        "report",
+        "plot",
+    ],
 )
 def test_module_examples_run(module):
     mod = importlib.import_module(f"pushforward.bench.{module}" if module != "bench" else "pushforward.bench")
@@ -329,6 +342,25 @@ def test_the_hand_written_numpy_versions_match_pushforward():
         got = bench.libraries.to_numpy(w.build("pushforward", 64)())
         want = bench.libraries.to_numpy(w.build("numpy", 64)())
         assert runner.disagreement(got, want, rtol=1e-9) is None, w.name
+
+
+def test_loop_kernels_agree_across_libraries():
+    """The loop workloads: eager, compiled and torch's jvp agree with the jvp by hand (NumPy), and
+    the hand-written jvps with finite differences of the NumPy kernels."""
+    loops = bench.select_workloads("loop")
+    assert [w.name for w in loops] == ["loop-stencil", "loop-lu", "loop-recurrence", "loop-elements"]
+    libs = ["pushforward", "compiled"] + (["torch"] if unavailable("torch") is None else [])
+    for w in loops:
+        want = bench.libraries.to_numpy(w.build("numpy", 8)())
+        for lib in libs:
+            got = bench.libraries.to_numpy(w.build(lib, 8)())
+            assert runner.disagreement(got, want, rtol=1e-9) is None, (w.name, lib)
+        name = w.name.split("-")[1]
+        kernel, make = bench.loops._KERNELS[name]
+        x, v, *rest = make(8)
+        eps = 1e-6
+        fd = (kernel(np, x + eps * v, *rest) - kernel(np, x - eps * v, *rest)) / (2 * eps)
+        assert np.allclose(bench.loops.numpy_jvps[name](x, v, *rest), fd, rtol=1e-5, atol=1e-6), name
 
 
 def test_summary_says_how_to_get_per_core_figures(monkeypatch):

@@ -1,7 +1,8 @@
 """`pushforward bench`: the workloads people compare autodiff libraries on, timed on this machine.
 
 Workloads (`WORKLOADS`): the 32-op element-wise chain (primal, jvp, gradient, hvp), an MLP (jvp,
-gradient, per-example gradients), `jacfwd`/`jacrev` of a dense map, a sparse Jacobian and a jet,
+gradient, per-example gradients), `jacfwd`/`jacrev` of a dense map, a sparse Jacobian, a jet and
+the jvps of loop kernels (a stencil, a row-loop factorisation, a recurrence, an element loop),
 each written for pushforward (eager and `pf.compile`), by hand in NumPy, and in PyTorch and JAX
 (when installed). `runner.run` times the libraries in alternation in one process and reports
 paired ratios; `report.tables` lays them out; `plot.plot_results` draws time against size.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import chain, indexing, jacobians, jet, mlp
+from . import chain, indexing, jacobians, jet, loops, mlp
 from .libraries import LIBRARIES, Unavailable
 from .runner import FULL, QUICK, Cell, Results, Settings, run
 from .workload import Workload
@@ -44,6 +45,7 @@ WORKLOADS: list[Workload] = [
     *jacobians.WORKLOADS,
     *jet.WORKLOADS,
     *indexing.WORKLOADS,
+    *loops.WORKLOADS,
 ]
 SIZES = (16, 256, 4096, 2**16, 2**20)
 QUICK_SIZES = (16, 4096)

@@ -26,11 +26,12 @@ from ..engine.state import STATE
 from ..engine.tangents import levels_of
 from ..errors import CompileError, OpTypeError
 from ..func.transforms import jvp, vjp
-from .trace import DataDependent, Untraceable, trace_call
+from .trace import DataDependent, GuardFailed, Untraceable, trace_call
 
 __all__ = ["CompiledFunction", "compile", "MAX_SIGNATURES"]
 
 MAX_SIGNATURES = 8
+MAX_GUARDED = 4  # traces of one signature for other values of what it branched on (guards)
 _new = object.__new__
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _EAGER = object()
@@ -93,12 +94,47 @@ class CompiledFunction:
     def _failed(self, e, exc: Exception, args: tuple, kwargs: dict) -> Any:
         """The program raised (NumPy's error, e.g. LinAlgError, at inputs outside an op's domain):
         the eager call raises the library's error, which names the op and its inputs, instead. A
-        program that writes into its inputs may have written some: it cannot be run again."""
+        program that writes into its inputs may have written some: it cannot be run again. A
+        failed guard: another trace (_other_trace)."""
+        if isinstance(exc, GuardFailed):
+            return self._other_trace(e, exc, args, kwargs)
         if e.writes_inputs or e.bumps:
             raise CompileError(
                 f"pf.compile({self.name}): the compiled program raised {type(exc).__name__}: {exc}, after it may "
                 "have written into its inputs; call the function uncompiled for the library's error"
             ) from exc
+        return self.fn(*args, **kwargs)
+
+    def _other_trace(self, e, exc: GuardFailed, args: tuple, kwargs: dict) -> Any:
+        """A guard of e failed (a value it branched on differs; the program restored any input it
+        wrote): the trace of this signature whose guards hold, traced now if there is none yet
+        (up to MAX_GUARDED), else fn eagerly."""
+        leaves, spec = tree_flatten((args, kwargs))
+        tpos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor)]
+        tensors = [leaves[i] for i in tpos]
+        for alt in e.others:
+            if alt is _EAGER:
+                break
+            try:
+                r = alt.run(tensors)
+            except GuardFailed:
+                continue
+            except Exception as err:  # noqa: BLE001 - see _failed
+                return self._failed(alt, err, args, kwargs)
+            return self.fn(*args, **kwargs) if r is NotImplemented else r
+        else:
+            if len(e.others) < MAX_GUARDED:
+                alt = self._trace(spec, leaves, tpos)
+                e.others.append(alt)
+                if alt is not _EAGER:
+                    return self._other_trace(e, exc, args, kwargs)
+            else:
+                e.others.append(_EAGER)
+                self._warn(
+                    "guards",
+                    f"pf.compile({self.name}): {exc.op} at {exc.site} went another way than in each of its "
+                    f"{MAX_GUARDED + 1} traces; calls where it does run eagerly",
+                )
         return self.fn(*args, **kwargs)
 
     def _slow(self, args: tuple, kwargs: dict) -> Any:
@@ -149,19 +185,22 @@ class CompiledFunction:
                 "calls with a new signature run eagerly",
             )
             return _EAGER
+        e = self._cache[key] = self._trace(spec, leaves, tpos)
+        return e
+
+    def _trace(self, spec, leaves: list, tpos: list):
+        """The entry of fn traced on these leaves, or _EAGER (with the warning saying why)."""
         names = [self._arg_name(i, leaves) for i in tpos]
         try:
-            e = trace_call(self.fn, self.name, spec, leaves, tpos, names)
+            return trace_call(self.fn, self.name, spec, leaves, tpos, names)
         except DataDependent as exc:
             msg = (
                 f"pf.compile({self.name}): data-dependent control flow: {exc.op} at {exc.site} reads a traced "
-                "value (or makes a value-dependent shape)"
+                "value that changes with the inputs (or makes a value-dependent shape)"
             )
-            e = self._refuse(msg)
+            return self._refuse(msg)
         except Untraceable as exc:
-            e = self._refuse(f"pf.compile({self.name}): cannot compile: {exc.why} (at {exc.site})")
-        self._cache[key] = e
-        return e
+            return self._refuse(f"pf.compile({self.name}): cannot compile: {exc.why} (at {exc.site})")
 
     def _refuse(self, msg: str):
         if self.fullgraph:

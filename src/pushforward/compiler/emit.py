@@ -19,13 +19,16 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 
 from __future__ import annotations
 
+import collections
 import math
 import threading
 
 import numpy as np
 import scipy.special as sps
 
-from .recording import Const, Stmt, Trace, Untraceable, Var, subst_args, walk_args
+from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
+from .peephole import copies, writes_into_views
+from .scalars import scalarize
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -43,14 +46,6 @@ class Program:
             raise Untraceable(f"the generated program does not parse ({e.msg})", "<emit>") from None
         exec(code, namespace)
         self.fn = namespace[name]
-
-
-def _vars_in(x, acc: list) -> list:
-    return walk_args(x, lambda v: (v,) if type(v) is Var else (), acc)
-
-
-def _reads(s: Stmt) -> list:
-    return _vars_in((s.args, s.kwargs), [])
 
 
 def _consts_in(x, acc: list) -> list:
@@ -71,7 +66,7 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
     live_c = {id(c) for c in _consts_in(list(outputs), [])}
     kept = []
     for s in reversed(stmts):
-        need = any(id(v) in live for v in s.outs)
+        need = s.kind == "guard" or any(id(v) in live for v in s.outs)
         for w in s.writes:
             c = w if type(w) is Const else w.const_base
             if c is not None:
@@ -81,68 +76,92 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
         if not need:
             continue
         kept.append(s)
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var]:
+        for v in s.reads + [w for w in s.writes if type(w) is Var]:
             live.add(id(v))
             live_roots.add(v.root)
-        for c in _consts_in([s.args, s.kwargs], []):
-            live_c.add(id(c))
+        for c in s.leaves:
+            if type(c) is Const:
+                live_c.add(id(c))
+            elif c.const_base is not None:
+                live_c.add(id(c.const_base))
     kept.reverse()
     return kept
 
 
+_SIMPLE = (int, float, bool, str, type(None))
+
+
 def _key(x) -> object:
+    """A hashable key of an encoded argument structure: Vars and Consts by identity (they define
+    no equality), literals by type and value (1 and 1.0 are different arguments)."""
     tx = type(x)
-    if tx is Var:
-        return ("v", x.name)
-    if tx is Const:
-        return ("c", x.name)
+    if tx is Var or tx is Const:
+        return x
     if tx is tuple or tx is list:
-        return (tx.__name__,) + tuple(_key(v) for v in x)
+        return (tx, *[v if type(v) is Var else _key(v) for v in x])
+    if tx in _SIMPLE:
+        return (tx, x)
     if tx is dict:
-        return ("d",) + tuple((k, _key(v)) for k, v in sorted(x.items()))
+        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())])
     if tx is slice:
-        return ("s", _key(x.start), _key(x.stop), _key(x.step))
+        return (slice, _key(x.start), _key(x.stop), _key(x.step))
     try:
         hash(x)
     except TypeError:
         return ("id", id(x))
-    return ("l", type(x).__name__, x)
+    return (tx, x)
 
 
 _COMMUTATIVE = frozenset({np.add, np.multiply, np.maximum, np.minimum, np.logaddexp, np.hypot})
 
 
-def _cse(stmts: list, outputs: list) -> list:
+def _cse(stmts: list, outputs: list, views: bool = False) -> list:
+    """Statements computing what an earlier one did replaced by its result: the same call on the
+    same arguments (and no write in between into what it reads), and with `views`, the same view of
+    the same array (a view reads its memory when used: writes in between do not matter; not before
+    scalars.py, which reads an element once when no write comes before its last use)."""
     written = {w.root for s in stmts for w in s.writes if type(w) is Var}
     out_ids = {id(v) for v in outputs}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}  # (a view of these depends on when)
     sub: dict = {}
     seen: dict = {}
     version: dict = {}
     kept = []
     for s in stmts:
-        s.args = subst_args(s.args, sub)
-        s.kwargs = subst_args(s.kwargs, sub)
-        s.writes = [subst_args(w, sub) for w in s.writes]
+        if sub:
+            s.substitute(sub)
         if s.writes:
             for w in s.writes:
                 if type(w) is Var:
                     version[w.root] = version.get(w.root, 0) + 1
             kept.append(s)
             continue
-        pure = s.outs and not any(v.root in written or id(v) in out_ids for v in s.outs)
-        if pure:
-            reads = _reads(s)
-            args = s.args
-            if s.fn in _COMMUTATIVE and len(args) == 2 and type(args[0]) is not Var and type(args[1]) is Var:
-                args = (args[1], args[0])  # (a number and an array: the order changes no bit, no layout)
-            k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", _key(args), _key(s.kwargs))
-            k = (k, tuple(version.get(v.root, 0) for v in reads))
-            prev = seen.get(k)
-            if prev is not None and len(prev.outs) == len(s.outs):
-                for a, b in zip(s.outs, prev.outs):
-                    sub[id(a)] = b
-                continue
-            seen[k] = s
+        if not s.outs or any(id(v) in out_ids or id(v) in reshaped for v in s.outs):
+            kept.append(s)
+            continue
+        reads = s.reads
+        if not any(v.root in written for v in s.outs):
+            at = tuple(version.get(v.root, 0) for v in reads)
+        elif (
+            views
+            and all(not v.fresh for v in s.outs)
+            and s.kind != "setattr"
+            and not any(id(v) in reshaped for v in reads)
+        ):
+            at = "view"
+        else:
+            kept.append(s)
+            continue
+        args = s.args
+        if s.fn in _COMMUTATIVE and len(args) == 2 and type(args[0]) is not Var and type(args[1]) is Var:
+            args = (args[1], args[0])  # (a number and an array: the order changes no bit, no layout)
+        k = (s.kind, id(s.fn), repr(s.fn) if isinstance(s.fn, str) else "", s.bare, _key(args), _key(s.kwargs), at)
+        prev = seen.get(k)
+        if prev is not None and len(prev.outs) == len(s.outs):
+            for a, b in zip(s.outs, prev.outs):
+                sub[id(a)] = b
+            continue
+        seen[k] = s
         kept.append(s)
     for i, v in enumerate(outputs):
         outputs[i] = sub.get(id(v), v)
@@ -251,6 +270,9 @@ _BINARY = {
     np.matmul: "@",
     np.floor_divide: "//",
 }
+# np.sum and np.prod of a program array (an ndarray or a NumPy scalar): the ufunc's reduce, which
+# the wrappers call for an ndarray (with axis=None their default, not reduce's 0)
+_REDUCE = {np.sum: "np.add.reduce", np.prod: "np.multiply.reduce"}
 # out= (a dead buffer) pays only for arrays this large; smaller ones are cheaper to allocate
 BUFFER_MIN_SIZE = 1024
 # a temporary this large goes into a scratch array kept between calls (glibc maps fresh pages for
@@ -274,6 +296,21 @@ def _render_call(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
         return f"{nm.expr(s.args[0])} {op} {nm.expr(s.args[1])}"
     if s.fn is np.negative and out_buf is None and not s.kwargs and len(s.args) == 1 and type(s.args[0]) is Var:
         return f"-{nm.expr(s.args[0])}"
+    out = s.kwargs.get("out") if len(s.kwargs) == 1 and len(s.args) == 2 else None
+    if (
+        type(out) is tuple
+        and len(out) == 1
+        and out[0] is s.args[0]
+        and s.fn in _BINARY
+        and s.fn is not np.matmul
+        and type(out[0]) is Var
+    ):
+        return f"{nm.expr(s.args[0])} {_BINARY[s.fn]}= {nm.expr(s.args[1])}"  # (in place: the operator's path)
+    reduce = _REDUCE.get(s.fn) if out_buf is None and len(s.args) == 1 and type(s.args[0]) is Var else None
+    if reduce is not None:  # (np.sum's Python wrapper costs as much as a small sum)
+        kw = {k: v for k, v in s.kwargs.items() if not (k == "dtype" and v is None or k == "keepdims" and v is False)}
+        kw.setdefault("axis", None)
+        return f"{reduce}({_call_args(nm, s.args, kw)})"
     if out_buf is not None:  # (a positional out is the cheaper form)
         return f"{nm.func(s.fn)}({_call_args(nm, s.args, {})}, {out_buf})"
     return f"{nm.func(s.fn)}({_call_args(nm, s.args, s.kwargs)})"
@@ -286,14 +323,23 @@ def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
     elif s.kind == "method":
         rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
     elif s.kind == "getitem":
-        rhs = f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}]"
+        rhs = f"{nm.expr(s.args[0])}[{nm.index(_without_ellipsis(s.args[1]) if s.bare else s.args[1])}]"
     elif s.kind == "setitem":
-        return f"{nm.expr(s.args[0])}[{nm.index(s.args[1])}] = {nm.expr(s.args[2])}"
+        idx = s.args[1]
+        value = s.args[2]
+        if type(value) is not Var or value.shape == () or _has_slice(idx):
+            idx = _without_ellipsis(idx)  # (the same assignment, by NumPy's faster path)
+        return f"{nm.expr(s.args[0])}[{nm.index(idx)}] = {nm.expr(value)}"
+    elif s.kind == "guard":  # (the traced value read into Python: the same each call, or not this program)
+        nm.namespace["GuardFailed"] = GuardFailed
+        x, value, site = nm.expr(s.args[0]), s.args[1], s.args[2]
+        test = f"not {x}" if value is True else x if value is False else f"int({x}) != {value!r}"
+        return f"if {test}: raise GuardFailed({s.fn!r}, {site!r})"
     elif s.kind == "setattr":
         return f"{nm.expr(s.args[0])}.{s.fn} = {nm.expr(s.args[1])}"
     else:
         rhs = f"{nm.expr(s.args[0])}.{s.fn}"
-    if s.scalar_out:  # (a NumPy scalar made a 0-d array again; each of several results)
+    if s.scalar_out and not s.bare:  # (a NumPy scalar made a 0-d array again; each of several results)
         rhs = f"np.asarray({rhs})" if len(s.outs) < 2 and not s.tuple_out else f"map(np.asarray, {rhs})"
     if not s.outs:
         return rhs
@@ -301,53 +347,68 @@ def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
     return ", ".join(v.name for v in s.outs) + ("," if s.tuple_out and len(s.outs) == 1 else "") + " = " + rhs
 
 
+def _without_ellipsis(idx):
+    """idx without a trailing Ellipsis (a 0-d result of ints only is then a scalar copy)."""
+    if type(idx) is tuple and len(idx) > 1 and idx[-1] is Ellipsis:
+        return idx[:-1] if len(idx) > 2 else idx[0]
+    return idx
+
+
+def _has_slice(idx) -> bool:
+    return any(type(i) is slice or i is None for i in (idx if type(idx) is tuple else (idx,)))
+
+
 def _last_uses(stmts: list) -> dict:
     last: dict = {}
     for i, s in enumerate(stmts):
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+        for v in s.reads + [w for w in s.writes if type(w) is Var] + s.outs:
             last[v.name] = i
     return last
 
 
 def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
     """({stmt index: the dead Var (or the index of the scratch array) its element-wise ufunc result
-    is written into (out=)}, [(shape, dtype) of each scratch array])."""
+    is written into (out=)}, [(shape, dtype) of each scratch array]). One pass: each buffer is
+    released at the statement after its last use (`due`), and dead buffers wait in a queue per
+    (shape, dtype), oldest first."""
     fixed = {v.root for v in inputs} | {v.root for v in outputs}
     end: dict = {}
     owner: dict = {}
     for i, s in enumerate(stmts):
-        for v in _reads(s) + [w for w in s.writes if type(w) is Var] + s.outs:
+        for v in s.reads + [w for w in s.writes if type(w) is Var] + s.outs:
             end[v.root] = i
         for v in s.outs:
             if v.fresh:
                 owner[v.root] = v
-    alias: dict = {}  # a root merged into a reused buffer's root
+    due: dict = {}  # statement index -> roots whose last use is the statement before
+    for r, e in end.items():
+        if r not in fixed and r in owner:
+            due.setdefault(e + 1, []).append(r)
     plan: dict = {}
     scratch: list = []
     scratch_bytes = 0
-    free: list = []
+    free: dict = {}  # (shape, dtype) -> dead buffers, oldest first
     released: set = set()
     for i, s in enumerate(stmts):
-        for r, e in list(end.items()):
-            if e < i and r not in released and r not in fixed and r in owner:
+        for r in due.pop(i, ()):
+            if end[r] == i - 1 and r not in released:
                 released.add(r)
                 v = owner[r]
-                if v.contig and not v.scalar and v.shape is not None:
-                    free.append(v)
+                if v.contig and not v.scalar and v.shape is not None and _size(v.shape) >= BUFFER_MIN_SIZE:
+                    free.setdefault((v.shape, v.dtype), collections.deque()).append(v)
         if not _elementwise(s):
             continue
         out = s.outs[0]
         if not (out.fresh and out.contig) or out.root in fixed or _size(out.shape) < BUFFER_MIN_SIZE:
             continue
-        for k, b in enumerate(free):
-            if b.shape == out.shape and b.dtype == out.dtype:
-                plan[i] = b
-                free.pop(k)
-                end[b.root] = end.get(out.root, i)
-                released.discard(b.root)
-                released.add(out.root)  # its lifetime is now the buffer's
-                alias[out.root] = b.root
-                break
+        queue = free.get((out.shape, out.dtype))
+        if queue:
+            b = queue.popleft()
+            plan[i] = b
+            end[b.root] = end.get(out.root, i)
+            due.setdefault(end[b.root] + 1, []).append(b.root)
+            released.discard(b.root)
+            released.add(out.root)  # its lifetime is now the buffer's
         else:
             nbytes = _size(out.shape) * out.dtype.itemsize
             if nbytes >= SCRATCH_MIN_BYTES and scratch_bytes + nbytes <= SCRATCH_MAX_BYTES:
@@ -384,6 +445,9 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _cse(stmts, outputs)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
+    stmts = _dce(writes_into_views(stmts, outputs), outputs, fixed_roots, temps)
+    stmts = scalarize(copies(stmts, outputs), outputs)
+    stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)

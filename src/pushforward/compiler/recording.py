@@ -16,6 +16,7 @@ the trace with `DataDependent`; a construct the recorder cannot follow stops it 
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import sys
 import weakref
@@ -34,6 +35,7 @@ __all__ = [
     "Const",
     "Stmt",
     "DataDependent",
+    "GuardFailed",
     "Untraceable",
     "active",
     "user_site",
@@ -42,6 +44,7 @@ __all__ = [
     "map_args",
     "subst_args",
     "one_value",
+    "new_root",
 ]
 
 _view = np.ndarray.view
@@ -54,6 +57,16 @@ class DataDependent(BaseException):  # (not Exception: kernels re-raise those as
 
     def __init__(self, op: str, site: str) -> None:
         super().__init__(op, site)
+        self.op = op
+        self.site = site
+
+
+class GuardFailed(Exception):
+    """A value a compiled program branched on when it was traced (`bool`, `int` of a traced
+    array) is different in this call: the program is not the one for these inputs."""
+
+    def __init__(self, op: str, site: str) -> None:
+        super().__init__(f"{op} at {site} differs from the traced value")
         self.op = op
         self.site = site
 
@@ -110,18 +123,73 @@ class Const:
 class Stmt:
     """One recorded call: `outs = fn(*args, **kwargs)` (or a method, an index, an assignment)."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "writes", "label", "scalar_out", "tuple_out")
+    __slots__ = (
+        "kind",
+        "fn",
+        "_args",
+        "_kwargs",
+        "outs",
+        "writes",
+        "label",
+        "scalar_out",
+        "tuple_out",
+        "bare",
+        "_leaves",
+        "_reads",
+    )
 
     def __init__(self, kind: str, fn: Any, args: tuple, kwargs: dict, label: str) -> None:
         self.kind = kind  # "call", "method", "getitem", "setitem", "attr"
         self.fn = fn  # callable (call), method/attribute name (method, attr)
-        self.args = args  # encoded: Var, Const, literals, nested tuples/lists/dicts/slices
-        self.kwargs = kwargs
+        self._args = args  # encoded: Var, Const, literals, nested tuples/lists/dicts/slices
+        self._kwargs = kwargs
+        self._leaves = self._reads = None
         self.outs: list = []  # Vars (a tuple result: several)
         self.writes: list = []  # Vars written in place
         self.label = label
         self.scalar_out = False
         self.tuple_out = False  # the call returns a tuple (of one array, possibly)
+        self.bare = False  # replayed as a NumPy scalar (not made a 0-d array again: scalars.py)
+
+    # (the passes ask each statement what it reads many times: found once per change of arguments)
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @args.setter
+    def args(self, value: tuple) -> None:
+        self._args = value
+        self._leaves = self._reads = None
+
+    @property
+    def kwargs(self) -> dict:
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, value: dict) -> None:
+        self._kwargs = value
+        self._leaves = self._reads = None
+
+    @property
+    def leaves(self) -> list:
+        """The Vars and Consts in the arguments, in order."""
+        if self._leaves is None:
+            self._leaves = walk_args((self._args, self._kwargs), lambda v: (v,), [])
+        return self._leaves
+
+    @property
+    def reads(self) -> list:
+        """The Vars in the arguments (not the buffers written through `out=`-like writes alone)."""
+        if self._reads is None:
+            self._reads = [v for v in self.leaves if type(v) is Var]
+        return self._reads
+
+    def substitute(self, sub: dict) -> None:
+        """Each Var whose id is in `sub` replaced by sub[id], in the arguments and the writes."""
+        if any(id(v) in sub for v in self.reads):
+            self.args, self.kwargs = subst_args(self._args, sub), subst_args(self._kwargs, sub)
+        if any(type(w) is Var and id(w) in sub for w in self.writes):
+            self.writes = [sub.get(id(w), w) if type(w) is Var else w for w in self.writes]
 
 
 class Trace:
@@ -260,6 +328,11 @@ def _root_of(buf) -> object:
             tok = buf._root = next(_TOKENS)
         return tok
     return ("id", id(buf))
+
+
+def new_root() -> int:
+    """A root key no buffer has (for a value the program makes its own copy of: scalars.py)."""
+    return next(_TOKENS)
 
 
 def new_var(trace: Trace, raw, label: str, scalar: bool = False) -> Var:
@@ -654,17 +727,27 @@ class Rec(np.ndarray):
     def _read(self, what: str):
         raise DataDependent(what, user_site())
 
+    def _guarded(self, what: str, convert):
+        """A value read into Python to branch on (`if t.any():`, `range(int(n))`): the program
+        checks it is the same on each call (a guard statement; recorded.GuardFailed if not)."""
+        trace, v = active(), self._var
+        if trace is None or v is None:
+            self._read(what)
+        value = convert(_view(self, np.ndarray))
+        trace.stmts.append(Stmt("guard", what, (v, value, user_site()), {}, "guard"))
+        return value
+
     def __bool__(self):
-        self._read("bool()")
+        return self._guarded("bool()", bool)
 
     def __float__(self):
         self._read("float()")
 
     def __int__(self):
-        self._read("int()")
+        return self._guarded("int()", int)
 
     def __index__(self):
-        self._read("int() (as an index)")
+        return self._guarded("int() (as an index)", operator.index)
 
     def __complex__(self):
         self._read("complex()")

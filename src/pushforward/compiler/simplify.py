@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .recording import Const, Stmt, Trace, Var, _call, map_args, one_value, subst_args, walk_args
+from .recording import Const, Stmt, Trace, Var, _call, map_args, one_value
 
 __all__ = ["simplify"]
 
@@ -53,17 +53,13 @@ def _decode(x, env: dict):
     return map_args(x, lambda v: env[id(v)] if type(v) is Var else v.obj)
 
 
-def _leaves(x, acc: list) -> list:
-    return walk_args(x, lambda v: (v,), acc)
-
-
 class _Uses:
     """Who reads each Var, and which Vars must keep their own memory (outputs, written roots)."""
 
     def __init__(self, stmts: list, outputs: list) -> None:
         self.count: dict = {}
         for s in stmts:
-            for v in _leaves((s.args, s.kwargs), []):
+            for v in s.leaves:
                 if type(v) is Var:
                     self.count[id(v)] = self.count.get(id(v), 0) + 1
         self.pinned = {v.root for v in outputs if type(v) is Var}
@@ -82,7 +78,7 @@ def _constant_stmt(s: Stmt, const_vars: set, frozen: set) -> bool:
             return False
     elif s.kind != "getitem":
         return False
-    for v in _leaves((s.args, s.kwargs), []):
+    for v in s.leaves:
         if type(v) is Var and (id(v) not in const_vars or v.const_base is not None):
             return False
         if type(v) is Const and (not isinstance(v.obj, np.ndarray) or id(v) not in frozen):
@@ -107,14 +103,14 @@ def _fold(trace: Trace, stmts: list, uses: _Uses, frozen: set) -> list:
         return stmts
     sub = {}
     # (power computes x ** c by another loop when c is a scalar or strides like one: sqrt for 0.5)
-    by_power = {id(v) for s in kept if s.fn in _SCALAR_PATHS for v in _leaves((s.args, s.kwargs), [])}
+    by_power = {id(v) for s in kept if s.fn in _SCALAR_PATHS for v in s.leaves}
     for s in kept:
-        for v in _leaves((s.args, s.kwargs), []):
+        for v in s.leaves:
             if type(v) is Var and id(v) in const_vars and id(v) not in sub:
                 a = env[id(v)]
                 c = sub[id(v)] = Const(trace.fresh_name("folded"), a if id(v) in by_power else _compact(a))
                 frozen.add(id(c))
-        s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
+        s.substitute(sub)
     return kept
 
 
@@ -224,7 +220,8 @@ def _factors(trace: Trace, stmts: list, outputs: list, uses: _Uses, frozen: set)
     sub: dict = {}
     kept = []
     for s in stmts:
-        s.args, s.kwargs = subst_args(s.args, sub), subst_args(s.kwargs, sub)
+        if sub:
+            s.substitute(sub)
         if _is(s, np.negative) and len(s.args) == 1 and uses.private(s.args[0]):
             p = made.get(id(s.args[0]))
             sc = _scaled(p) if p is not None else None

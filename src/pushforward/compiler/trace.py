@@ -13,6 +13,7 @@ import gc
 import inspect
 import keyword
 import sys
+import warnings
 
 import numpy as np
 
@@ -20,9 +21,9 @@ from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tensor import Tensor, join_storage, wrap
 from ..engine.saved import before_write
 from .emit import Program, emit
-from .recording import Const, DataDependent, Rec, Trace, Untraceable, new_var, own_rec, pop, push
+from .recording import Const, DataDependent, GuardFailed, Rec, Trace, Untraceable, new_var, own_rec, pop, push
 
-__all__ = ["Entry", "trace_call", "DataDependent", "Untraceable"]
+__all__ = ["Entry", "trace_call", "DataDependent", "GuardFailed", "Untraceable"]
 
 _new = object.__new__
 
@@ -39,6 +40,8 @@ class Entry:
         self.bumps = bumps  # (input index, version increase) of inputs written in place
         self.packed: tuple = ()  # inputs the program reads as C-contiguous copies (see trace_call)
         self.writes_inputs = False  # the program writes into an input's memory
+        self.saves: tuple = ()  # inputs a guarded program writes: restored when a guard fails
+        self.others: list = []  # traces of this signature for other values of its guards
         self.simple = len(kinds) == 1 and kinds[0][0] == "t" and not views and not bumps and spec.kind == "leaf"
 
     def run(self, tensors: list):
@@ -48,11 +51,17 @@ class Entry:
             return NotImplemented
         for i, _ in self.bumps:  # (the program writes into these inputs: tape nodes keep what they saved)
             before_write(tensors[i])
-        if self.packed:
+        if self.packed or self.saves:
             arrays = [t._data for t in tensors]
             for i in self.packed:
                 arrays[i] = np.ascontiguousarray(arrays[i])
-            outs = self.fn(*arrays)
+            saved = [(arrays[i], arrays[i].copy()) for i in self.saves]
+            try:
+                outs = self.fn(*arrays)
+            except GuardFailed:
+                for a, c in saved:  # (so that another trace, or fn, runs on the caller's values)
+                    np.copyto(a, c)
+                raise
         else:
             outs = self.fn(*[t._data for t in tensors])
         if self.simple:
@@ -189,8 +198,11 @@ def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) 
     if packed:
         entry.packed, entry.simple = packed, False
     in_roots = {v.root for v in trace.inputs}
-    if any(type(w) is not Const and w.root in in_roots for s in trace.stmts for w in s.writes):
+    written = {w.root for s in trace.stmts for w in s.writes if type(w) is not Const}
+    if written & in_roots:
         entry.writes_inputs, entry.simple = True, False
+        if any(s.kind == "guard" for s in trace.stmts):
+            entry.saves = tuple(i for i, v in enumerate(trace.inputs) if v.root in written)
     _check(fn, entry, args_spec, leaves, tpos, arrays)
     return entry
 
@@ -242,14 +254,23 @@ def _perturbed(a: np.ndarray, rng) -> np.ndarray:
 
 def _shuffled(a: np.ndarray, rng) -> np.ndarray:
     """a's values in another order (in a's layout): ranks and orderings change, the values stay in
-    fn's domain. A single value moves by about half its size instead (round() of it changes)."""
+    fn's domain. A single value moves by about half its size instead (round() of it changes). A
+    large array is reversed and rotated by a third (a random permutation of 10^7 values costs
+    seconds; this order changes every rank but the middle one's as well)."""
     if a.dtype.kind not in "fc":
         return a.copy(order="K")
     if a.size < 2:
         return (a * 1.5 + 0.5).astype(a.dtype)
     out = np.empty_like(a)
-    out[...] = rng.permutation(a.reshape(-1)).reshape(a.shape)
+    flat = a.reshape(-1)
+    if a.size > SHUFFLE_MAX:
+        out[...] = np.roll(flat[::-1], a.size // 3 + 1).reshape(a.shape)
+    else:
+        out[...] = rng.permutation(flat).reshape(a.shape)
     return out
+
+
+SHUFFLE_MAX = 1 << 16
 
 
 def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) -> None:
@@ -257,18 +278,33 @@ def _check(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) 
     on the inputs' values shuffled: a value computed from the traced inputs that reached the program
     as a constant (a kernel writing into an array NumPy made, which the tracer cannot see: the
     indices of cummin) differs there."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        # (fn and the program on the check's inputs: a warning there, say sqrt of a negative value
+        # of the shuffled inputs, is not one the user's call made)
+        warnings.simplefilter("ignore")
+        _check_on_other_inputs(fn, entry, args_spec, leaves, tpos, arrays)
+
+
+def _check_on_other_inputs(fn, entry: Entry, args_spec, leaves: list, tpos: list, arrays: list) -> None:
     rng = np.random.default_rng(0)
-    if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
-        # perturbed values outside fn's domain: check the replay on the traced values
-        _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
-    _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
+    try:
+        if not _agrees(fn, entry, args_spec, leaves, tpos, [_perturbed(a, rng) for a in arrays]):
+            # perturbed values outside fn's domain: check the replay on the traced values
+            _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
+    except GuardFailed as g:  # a value branched on moves with the inputs: not one program
+        raise DataDependent(g.op, g.site) from None
+    try:
+        _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
+    except GuardFailed:  # (shuffled values may take the other branch: that program is another trace)
+        pass
 
 
 def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, required: bool = False) -> bool:
     """The program and fn agree on inputs `pert` (Untraceable if not); False if fn itself fails on
     them (outside its domain), unless `required`."""
     eager_in = [p.copy(order="K") for p in pert]
-    prog_in = [p.copy(order="K") for p in pert]
+    # (a program that writes no input gets the arrays themselves: fn's copies show any write it makes)
+    prog_in = [p.copy(order="K") for p in pert] if entry.writes_inputs or entry.bumps else list(pert)
     try:
         expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
     except Exception:
@@ -277,6 +313,8 @@ def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, r
         return False
     try:
         got = entry.run([wrap(p) for p in prog_in])
+    except GuardFailed:
+        raise
     except Exception as e:  # fn ran on these inputs: the program must too
         raise Untraceable(f"the compiled program fails where fn runs ({type(e).__name__}: {e})", "<check>") from None
     e_leaves, e_spec = tree_flatten(expect)
@@ -304,6 +342,8 @@ def _close(e, g) -> bool:
             return False
         if e.dtype.kind not in "fc":
             return bool(np.array_equal(e, g))
+        if (e == g).all():  # (the same bits, mostly: one pass over large outputs)
+            return True
         with np.errstate(invalid="ignore", over="ignore"):
             scale = 1.0 + np.nanmax(np.abs(e), initial=0.0)
             diff = np.abs(e - g)

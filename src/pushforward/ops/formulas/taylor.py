@@ -134,12 +134,14 @@ def _stacked(lst: list, upto: int) -> np.ndarray | None:
         if not (type(first) is Tensor and not first._ad):
             return None
         d = first._data
-        e = _STACKS[id(lst)] = [lst, np.empty((max(2 * len(lst), 8),) + d.shape, d.dtype), 0]
+        # (empty_like of a coefficient, not np.empty: under pf.compile's tracer the buffer is then a
+        # recorded array, and the coefficients written into it stay in the trace)
+        e = _STACKS[id(lst)] = [lst, np.empty_like(d, shape=(max(2 * len(lst), 8),) + d.shape), 0]
     buf, filled = e[1], e[2]
     if buf is None:
         return None
     if upto >= len(buf):
-        grown = np.empty((2 * (upto + 1),) + buf.shape[1:], buf.dtype)
+        grown = np.empty_like(buf, shape=(2 * (upto + 1),) + buf.shape[1:])
         grown[:filled] = buf[:filled]
         buf = e[1] = grown
     for i in range(filled, upto + 1):

@@ -1,0 +1,171 @@
+"""Rewrites of the statements an in-place write leaves, run after dead code is out.
+
+- writes into a view: the engine writes `t[idx] = s` as `np.copyto(view, broadcast_to(s,
+  view.shape).astype(view.dtype, copy=True), casting="unsafe")` with `view = base[idx]` (one
+  kernel for every target). When the view is a basic index of a program array and s has the
+  view's dtype (a program array or a constant array), the program writes `base[idx] = s`: NumPy's assignment broadcasts and casts as
+  copyto does, and copies s first when it overlaps the target, so the values are the same; the
+  broadcast and the cast copy, read only there, are dead afterwards;
+- copies of values nothing writes: `b = a.copy()` (or an `astype` to a's own dtype, or `1.0 * a`,
+  the backward pass's seed of ones folded into a number) whose result
+  no statement writes into, views, or returns, while nothing writes into a before b's last use,
+  is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
+
+- views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
+  C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
+
+None changes a value, dtype, shape or memory layout a later statement sees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lifetimes import Lifetimes
+from .recording import Const, Stmt, Var
+
+__all__ = ["writes_into_views", "copies"]
+
+
+def _basic(idx) -> bool:
+    """idx is a basic index (ints, slices of ints, None, Ellipsis): its result is a view."""
+    for i in idx if type(idx) is tuple else (idx,):
+        if type(i) is slice:
+            if not all(p is None or type(p) is int for p in (i.start, i.stop, i.step)):
+                return False
+        elif not (type(i) is int or i is None or i is Ellipsis):
+            return False
+    return True
+
+
+def _read_counts(stmts: list) -> dict:
+    count: dict = {}
+    for s in stmts:
+        for v in s.reads:
+            count[id(v)] = count.get(id(v), 0) + 1
+    return count
+
+
+def _source(s: Stmt, dst: Var, made: dict, pos: dict, count: dict, outs: set, lt: Lifetimes):
+    """What `np.copyto(dst, astype(broadcast_to(x, dst.shape), dst.dtype, copy=True))` copies: x,
+    when the cast and the broadcast are read only there and x is not written in between."""
+    src = s.args[1]
+    if type(src) is not Var or count.get(id(src)) != 1 or id(src) in outs:
+        return src
+    cast = made.get(id(src))
+    if cast is None or cast.kind != "method" or cast.fn != "astype" or len(cast.args) != 2:
+        return src
+    if cast.kwargs != {"copy": True} or not isinstance(cast.args[1], np.dtype) or cast.args[1] != dst.dtype:
+        return src
+    b = cast.args[0]
+    if type(b) is not Var or count.get(id(b)) != 1 or id(b) in outs:
+        return src
+    bc = made.get(id(b))
+    if bc is None or bc.kind != "call" or bc.fn is not np.broadcast_to or len(bc.args) != 2 or bc.kwargs:
+        return src
+    x = bc.args[0]
+    if type(bc.args[1]) is not tuple or bc.args[1] != dst.shape:
+        return src
+    if type(x) is Var and lt.written(x.root, pos[id(bc)], pos[id(s)] - 1):
+        return src
+    return x
+
+
+def writes_into_views(stmts: list, outputs: list) -> list:
+    """copyto into a basic-index view written as an assignment into its base (the module doc)."""
+    made = {id(v): s for s in stmts for v in s.outs}
+    pos = {id(s): i for i, s in enumerate(stmts)}
+    count = _read_counts(stmts)
+    outs = {id(v) for v in outputs}
+    lt = Lifetimes(stmts)
+    for s in stmts:
+        if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+            continue
+        dst = s.args[0]
+        if type(dst) is not Var or len(s.writes) != 1 or s.writes[0] is not dst:
+            continue
+        src = _source(s, dst, made, pos, count, outs, lt)
+        s.args = (dst, src)
+        view = made.get(id(dst))
+        if view is None or view.kind != "getitem" or dst.fresh or not _basic(view.args[1]):
+            continue
+        base = view.args[0]
+        if type(base) is not Var or base.root != dst.root or base.const_base is not dst.const_base:
+            continue
+        dtype = src.dtype if type(src) is Var else getattr(src.obj, "dtype", None) if type(src) is Const else None
+        if dtype == dst.dtype:
+            s.kind, s.fn, s.label = "setitem", None, "setitem"
+            s.args, s.kwargs, s.writes = (base, view.args[1], src), {}, [base]
+    return stmts
+
+
+def _copied(s: Stmt):
+    """(a, b) for `b = a.copy()`, `b = a.astype(a.dtype, copy=True)` or `b = 1.0 * a` (the same
+    bits for every float, -0.0 and nan included) of a C-contiguous Var a (b has a's layout
+    then), else None."""
+    if len(s.outs) != 1 or s.writes or not s.args:
+        return None
+    a, b = s.args[0], s.outs[0]
+    if s.kind == "method" and s.fn == "copy":
+        ok = len(s.args) == 1 and s.kwargs in ({}, {"order": "C"}, {"order": "K"})
+    elif s.kind == "method" and s.fn == "astype":
+        ok = type(a) is Var and len(s.args) == 2 and s.args[1] == a.dtype and s.kwargs in ({}, {"copy": True})
+    elif s.kind == "call" and s.fn is np.multiply and len(s.args) == 2 and not s.kwargs and 1.0 in s.args:
+        one = 0 if type(s.args[0]) is float and s.args[0] == 1.0 else 1
+        a = s.args[1 - one]
+        ok = type(s.args[one]) is float and type(a) is Var and a.dtype is not None and a.dtype.kind in "fc"
+    else:
+        return None
+    if not ok or type(a) is not Var or a.dtype != b.dtype or a.shape != b.shape or not (a.contig or a.shape == ()):
+        return None
+    return a, b
+
+
+def _same_view(s: Stmt):
+    """(a, b) for a statement whose result b is a itself: a transpose by the identity permutation,
+    `np.ascontiguousarray` of a C-contiguous a (NumPy returns a), else None."""
+    if len(s.outs) != 1 or s.writes or not s.args or type(s.args[0]) is not Var or s.kwargs:
+        return None
+    a, b = s.args[0], s.outs[0]
+    if a.shape is None or a.shape != b.shape or a.dtype != b.dtype:
+        return None
+    if (s.kind == "call" and s.fn is np.ascontiguousarray) and len(s.args) == 1:
+        return (a, b) if a.contig and a.shape != () else None
+    if not (s.kind == "method" and s.fn == "transpose" or s.kind == "call" and s.fn is np.transpose):
+        return None
+    if len(s.args) != 2:
+        return None
+    axes = s.args[1].obj if type(s.args[1]) is Const else s.args[1]
+    if not isinstance(axes, (tuple, list, np.ndarray)) or len(axes) != len(a.shape):
+        return None
+    return (a, b) if all(type(i) in (int, np.int64, np.intp) and i == k for k, i in enumerate(axes)) else None
+
+
+def copies(stmts: list, outputs: list) -> list:
+    """Copies of values that do not change while the copy lives, replaced by the values (the module doc)."""
+    lt = Lifetimes(stmts)
+    per_root: dict = {}
+    for s in stmts:
+        for v in s.outs:
+            per_root[v.root] = per_root.get(v.root, 0) + 1
+    out_ids = {id(v) for v in outputs}
+    out_roots = {v.root for v in outputs if type(v) is Var}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    sub: dict = {}
+    kept = []
+    for i, s in enumerate(stmts):
+        if sub:
+            s.substitute(sub)
+        same = _same_view(s)
+        if same is not None and id(same[1]) not in out_ids and id(same[1]) not in reshaped:
+            sub[id(same[1])] = same[0]
+            continue
+        ab = _copied(s)
+        if ab is not None:
+            a, b = ab
+            private = b.fresh and per_root[b.root] == 1 and id(b) not in out_ids and b.root not in out_roots
+            if private and not lt.ever_written(b.root) and not lt.written(a.root, i, lt.last.get(id(b), i)):
+                sub[id(b)] = a
+                continue
+        kept.append(s)
+    return kept

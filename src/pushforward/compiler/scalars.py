@@ -1,0 +1,95 @@
+"""Element reads and scalar arithmetic replayed as NumPy scalars, not 0-d arrays.
+
+The engine keeps every value an array: an element read `a[i, j]` is the 0-d view `a[i, j, ...]`,
+and a ufunc on 0-d arrays, which NumPy returns as a scalar, is made a 0-d array again. A loop
+over elements then pays the 0-d array machinery (~1 us) on every statement, where NumPy scalar
+arithmetic costs ~0.1 us. So a value may be replayed as a NumPy scalar (`Stmt.bare`) when what
+the program does with it gives the same results for a scalar:
+
+- it is read only as an operand of ufuncs (not their `out=`), as the value of an assignment
+  `b[idx] = v` or of `np.copyto(dst, v)`, by a reduction whose result is a scalar anyway, or (for
+  a value with memory of its own) by `np.broadcast_to`; a ufunc on operands that are 0-d or
+  scalars returns a scalar either way, and on any larger operand the same array;
+- it is not an output, and nothing writes into its memory: a scalar result owns no memory
+  (`ever_written`), and an element read `a[i, j]` (a copy, where the view followed a) is taken
+  only when nothing writes into a before the read's last use.
+
+A value with any other reader (a method, a view of it, an index) stays a 0-d array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .lifetimes import Lifetimes
+from .recording import Stmt, Var, new_root, walk_args
+
+__all__ = ["scalarize"]
+
+# reductions whose result on a 0-d array or a scalar is a scalar (Stmt.scalar_out in the trace)
+_REDUCTIONS = frozenset({np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.mean})
+
+
+def _mentions(x, v: Var) -> bool:
+    return bool(walk_args(x, lambda u: (1,) if u is v else (), []))
+
+
+def _scalar_use(s: Stmt, v: Var, owns_memory: bool) -> bool:
+    """s reads v in a way that gives the same results when v is a NumPy scalar (the module doc)."""
+    if any(w is v for w in s.writes):
+        return False
+    if s.kind == "guard":  # (bool and int of a scalar and of a 0-d array are the same)
+        return True
+    if s.kind == "setitem":
+        return s.args[2] is v and not _mentions(s.args[:2], v)
+    if s.kind != "call":
+        return False
+    if isinstance(s.fn, np.ufunc):
+        return not _mentions(s.kwargs, v)
+    if s.fn is np.copyto:
+        return s.args[1] is v and s.args[0] is not v and not _mentions(s.kwargs, v)
+    if s.fn is np.broadcast_to:
+        return owns_memory and s.args[0] is v
+    if s.fn in _REDUCTIONS:
+        return s.scalar_out and s.args[0] is v and not _mentions((s.args[1:], s.kwargs), v)
+    return False
+
+
+def _element(s: Stmt):
+    """The base of an element read `base[i, j, ...]` (ints for every dim) making a 0-d view, else None."""
+    if s.kind != "getitem" or len(s.outs) != 1 or s.outs[0].fresh or s.outs[0].shape != ():
+        return None
+    base, idx = s.args
+    items = idx if type(idx) is tuple else (idx,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    if type(base) is not Var or base.shape is None or len(items) != len(base.shape):
+        return None
+    return base if all(type(i) is int for i in items) else None
+
+
+def scalarize(stmts: list, outputs: list) -> list:
+    """stmts with the values that may be NumPy scalars marked `bare` (the module doc)."""
+    lt = Lifetimes(stmts)
+    out_ids = {id(v) for v in outputs}
+    out_roots = {v.root for v in outputs if type(v) is Var}
+    for i, s in enumerate(stmts):
+        if s.scalar_out:
+            if len(s.outs) != 1 or s.tuple_out:
+                continue
+            v = s.outs[0]
+            if not v.fresh or id(v) in out_ids or v.root in out_roots or lt.ever_written(v.root):
+                continue
+            owns = True
+        elif _element(s) is not None:
+            v = s.outs[0]
+            if id(v) in out_ids or lt.written(v.root, i, lt.last.get(id(v), i)):
+                continue
+            owns = False
+        else:
+            continue
+        if all(_scalar_use(stmts[k], v, owns) for k in lt.readers.get(id(v), ())):
+            s.bare = True
+            if not owns:  # a copy of the element now: memory of its own
+                v.root, v.fresh, v.scalar = new_root(), True, True
+    return stmts
