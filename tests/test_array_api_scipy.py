@@ -188,8 +188,10 @@ NUMPY_ONLY = [
     "cluster.vq.vq",
     "ndimage.gaussian_filter",
 ]
-SAVED_THEN_WRITTEN = ["integrate.romb"]
 WORKING = [
+    # romb multiplies by h, which the tape saves, then divides h in place: the node keeps h's value
+    # (torch refuses this gradient; docs/design.md, "Overwritten saved values")
+    "integrate.romb",
     "special.logsumexp",
     "special.logsumexp(b=)",
     "special.logsumexp(return_sign=)",
@@ -318,10 +320,3 @@ def test_scipy_function_differentiates(results, name):
 def test_numpy_only_scipy_function_refuses_duals(results, name):
     # never a silently dropped derivative: converting a dual tensor to NumPy raises
     assert "derivative would be lost" in results[name].get("error", ""), results[name]
-
-
-@pytest.mark.parametrize("name", SAVED_THEN_WRITTEN)
-def test_scipy_writing_into_a_saved_constant_is_a_clear_error(results, name):
-    # romb multiplies by h, which the tape saves, then divides h in place: the gradient refuses (as
-    # torch's); its tangent (forward mode) is right
-    assert "modified by an inplace operation" in results[name].get("error", ""), results[name]
