@@ -546,8 +546,10 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             s = _Meta(x) if m else None
         else:  # (_kept's first test, inline)
             s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
-            k = s._saved_at  # (note_value's commonest case, a fresh tensor, inline)
-            if k is None or s._st.shared:
+            k = s._saved_at  # (note_value's commonest cases inline: a fresh tensor, noted or not)
+            if k is None and not s._st.shared:
+                k = s._saved_at = [0]
+            elif k is None or s._st.shared:
                 k = note_value(s)
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
@@ -598,8 +600,11 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
 
 
 def _note(s) -> list:
-    """note_value(s), its commonest case (a fresh tensor noted before) inline."""
+    """note_value(s), its commonest cases (a fresh tensor, noted or not) inline."""
     k = s._saved_at
+    if k is None and not s._st.shared:
+        k = s._saved_at = [0]
+        return k
     return k if k is not None and not s._st.shared else note_value(s)
 
 
