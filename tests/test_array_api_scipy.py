@@ -189,8 +189,8 @@ NUMPY_ONLY = [
     "ndimage.gaussian_filter",
 ]
 WORKING = [
-    # romb multiplies by h, which the tape saves, then divides h in place: the tape keeps the saved
-    # value (docs/design.md "Overwritten saved values"), so its gradient is that of the program
+    # romb multiplies by h, which the tape saves, then divides h in place: the node keeps h's value
+    # (torch refuses this gradient; docs/design.md, "Overwritten saved values")
     "integrate.romb",
     "special.logsumexp",
     "special.logsumexp(b=)",

@@ -223,5 +223,6 @@ def test_the_combined_case_takes_few_python_calls(monkeypatch):
     assert "run_general" not in calls and "levels_of" not in calls and "apply" not in calls
     assert calls.count("run_combined") == 1 and calls.count("record_plain") == 3
     # (the lambda included; one call puts the tangent the formula reads on the tangent's storage, so
-    # that a node keeping it sees a later in-place write into it)
-    assert len(calls) <= 20, calls
+    # that a node keeping it sees a later in-place write into it; one per recorded op notes the
+    # value it saves, a primal on a shared storage: core.tensor.note_value)
+    assert len(calls) <= 23, calls

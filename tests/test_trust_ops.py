@@ -798,15 +798,25 @@ def test_write_into_an_input_the_backward_does_not_read(case):
 
 
 def test_einsum_of_two_operands_still_keeps_the_operand_a_gradient_reads():
-    """x's gradient in einsum('ij,jk->ik', x, y) reads y: writing into y still raises (as torch)."""
+    """x's gradient in einsum('ij,jk->ik', x, y) reads y: writing into y raises in torch, and under
+    torch's rule here (forbid_mutation_on_saved_tensors); by default the node kept y's values."""
     for L in (pf, torch):
         new = L.tensor if L is pf else torch.tensor
         x = new(_M.copy(), requires_grad=True)
         y = new(_C.copy()) * 1.0
         z = L.einsum("ij,jk->ik", x, y)
-        y.mul_(2)
+        if L is pf:
+            with pf.autograd.forbid_mutation_on_saved_tensors():
+                y.mul_(2)
+        else:
+            y.mul_(2)
         with pytest.raises(Exception, match="modified by an inplace operation"):
             L.autograd.grad(z.sum(), x)
+    x = pf.tensor(_M.copy(), requires_grad=True)
+    y = pf.tensor(_C.copy()) * 1.0
+    z = pf.einsum("ij,jk->ik", x, y)
+    y.mul_(2)
+    np.testing.assert_allclose(pf.autograd.grad(z.sum(), x)[0].numpy(), np.ones((_M.shape[0], _C.shape[1])) @ _C.T)
 
 
 def test_svdvals_and_eigvals_without_derivatives_use_the_values_only_kernels():
@@ -857,9 +867,11 @@ def test_matmul_with_batch_broadcast_keeps_a_copy_where_torch_does(sa, sb, needs
     operand into memory of its own, so writing into it afterwards is no error (fuzzer: pushforward
     refused). Where torch keeps the operand itself, writing into it must still raise."""
     expect = _matmul_after_write(torch, sa, sb, needs, mutate)
-    got = _matmul_after_write(pf, sa, sb, needs, mutate)
+    with pf.autograd.forbid_mutation_on_saved_tensors():  # (torch's rule: which operands are kept)
+        got = _matmul_after_write(pf, sa, sb, needs, mutate)
     if isinstance(expect, str):
         assert isinstance(got, str) and "modified by an inplace operation" in got, got
+        assert not isinstance(_matmul_after_write(pf, sa, sb, needs, mutate), str)  # (by default: kept)
         return
     assert not isinstance(got, str), f"pushforward refuses what torch differentiates: {got}"
     for g, e in zip(got, expect):
@@ -921,10 +933,13 @@ def test_einsum_of_two_operands_keeps_a_copy_exactly_where_torch_does(ranks):
             for needs in [(True, True), (True, False)]:
                 for mutate in "ab":
                     args = (eq, [shape[r] for r in ranks], transposed, needs, mutate)
-                    expect, got = _einsum_after_write(torch, *args), _einsum_after_write(pf, *args)
+                    expect = _einsum_after_write(torch, *args)
+                    with pf.autograd.forbid_mutation_on_saved_tensors():  # (torch's rule: what is kept)
+                        got = _einsum_after_write(pf, *args)
                     where = f"{eq} transposed={transposed} needs={needs} write into {mutate}"
                     if isinstance(expect, str):
                         assert isinstance(got, str) and "modified by an inplace operation" in got, where
+                        assert not isinstance(_einsum_after_write(pf, *args), str), where  # (by default: kept)
                         continue
                     assert not isinstance(got, str), f"{where}: pushforward refuses: {got}"
                     for g, e in zip(got, expect):

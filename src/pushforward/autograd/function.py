@@ -27,8 +27,7 @@ from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
 from .forward_ad import _set_fwd_grad_enabled
-from ..engine.graph import Node, _fit_grad, edge, rebase_history, snapshot, tape_free
-from ..engine.saved import overlaps
+from ..engine.graph import Node, _fit_grad, edge, overlaps, rebase_history, snapshot, tape_free
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
 from ..engine.state import STATE

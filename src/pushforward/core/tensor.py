@@ -31,6 +31,7 @@ __all__ = [
     "mark_ad",
     "set_history",
     "add_saver",
+    "note_value",
     "UNWRITTEN",
     "lost_derivative",
     "has_derivative",
@@ -42,10 +43,10 @@ _ndarray = np.ndarray
 
 
 class _Storage:
-    """Shared by a base tensor and all its views/aliases: version counter, dual flag, and the tape
-    nodes that saved a value on it (`savers`, docs/design.md "Overwritten saved values")."""
+    """Shared by a base tensor and all its views/aliases: version counter, dual flag, and what the
+    tape saved on it (`values`, `savers`: docs/design.md, "Overwritten saved values")."""
 
-    __slots__ = ("version", "dual", "views", "members", "_pruned_at", "savers")
+    __slots__ = ("version", "dual", "views", "members", "_pruned_at", "savers", "values")
     shared = True
 
     def __init__(self) -> None:
@@ -59,9 +60,11 @@ class _Storage:
         # weak references to every tensor on this storage (join_storage), for mark_dual
         self.members = []
         self._pruned_at = 8
-        # weak references to the live tape nodes that saved a value on this memory (None, one
-        # reference, or a list): an in-place write has them keep what it overwrites (add_saver)
+        # weak references to tape nodes that saved a value on this memory (None, one reference, or
+        # a list; add_saver), and the notes of saved values (note_value): an in-place write keeps
+        # what they read before it overwrites it
         self.savers = None
+        self.values = None
 
 
 class _NoStorage:
@@ -91,6 +94,7 @@ class Tensor:
     # per-op overhead low. Instances override what they need.
     _st = _NO_STORAGE  # shared _Storage (version counter)
     _savers = None  # the savers (as _Storage.savers) of a tensor not yet on a storage of its own
+    _saved_at = None  # the note of its saved value (note_value), while it has no storage
     _base = None  # root tensor of a view (None for a root)
     _view = ()  # steps replaying this view from its root: ((fn, args), ...)
     _view_version = 0  # storage version at which a view's grad_fn was made
@@ -126,9 +130,12 @@ class Tensor:
             st.dual = self._fw is not None
             if not self._ad:  # (mark_dual's members: a tensor whose bit is set needs no call)
                 st.members.append(weakref.ref(self))
-            if self._savers:  # the nodes that saved it move to the storage its views share (not UNWRITTEN)
+            if self._savers is not None:  # the notes move to the storage its views share
                 st.savers = self._savers
                 self._savers = None
+            if self._saved_at is not None and self._saved_at is not UNWRITTEN:
+                st.values = [(self._saved_at, weakref.ref(self))]
+                self._saved_at = None
         return st
 
     @property
@@ -600,9 +607,46 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
         st._pruned_at = 2 * len(members) + 8
 
 
-# The savers of a tensor no program can write into (a Python scalar the dispatcher wrapped for the
-# tape): it is never noted (add_saver)
-UNWRITTEN = ()
+# The note of a tensor no program can write into (a Python scalar the dispatcher wrapped for the
+# tape): its value is read as it is, at version 0 (note_value)
+UNWRITTEN = (0,)
+
+
+def note_value(t: Tensor) -> list:
+    """The note of t's value saved now by a tape node, [version] (the node keeps it in place of the
+    version it checks): shared by every node that saves t at that version. A write that overwrites
+    the value appends a copy of it (engine/saved.py, which also moves a note past a write that
+    leaves it). A fresh tensor holds its note itself until it gets a storage.
+
+    >>> t = Tensor([1.0])
+    >>> note_value(t) is note_value(t), note_value(t)
+    (True, [0])
+    """
+    st = t._st
+    if not st.shared:
+        k = t._saved_at
+        if k is None:
+            k = t._saved_at = [0]
+        return k
+    vals = st.values
+    if vals is None:
+        vals = st.values = []
+    elif vals[-1][1]() is t and vals[-1][0][0] == st.version and len(vals[-1][0]) == 1:
+        return vals[-1][0]  # (the same tensor saved by the node before: one note)
+    k = [st.version]
+    vals.append((k, weakref.ref(t)))
+    n = len(vals)
+    if n >= 32 and not n & (n - 1):  # (at powers of two, amortised: notes no node holds go)
+        vals[:] = [e for e in vals if _noted(e, st.version)]
+    return k
+
+
+def _noted(entry: tuple, version: int) -> bool:
+    """Does a node still read this note of a value on memory now at `version` (its tensor alive,
+    not yet copied, a node holding the note: references besides the entry, this frame's and the
+    call's)?"""
+    k, r = entry
+    return r() is not None and len(k) == 1 and k[0] == version and sys.getrefcount(k) > 3
 
 
 def add_saver(t: Tensor, ref: weakref.ref) -> None:
@@ -617,8 +661,6 @@ def add_saver(t: Tensor, ref: weakref.ref) -> None:
     """
     st = t._st
     sv = st.savers if st.shared else t._savers
-    if sv is UNWRITTEN:
-        return
     if sv is None or sv is ref:
         sv = ref
     elif type(sv) is list:

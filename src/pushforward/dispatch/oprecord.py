@@ -190,11 +190,11 @@ def tape_inputs(ins: tuple) -> tuple:
         a, b = ins
         if type(a) is Tensor and type(b) in SCALAR_TYPES:
             s = wrap(np.asarray(b, dtype=weak_dtype([a._data.dtype], b)))
-            s._savers = UNWRITTEN  # (nothing can write into it: a node that saves it notes nothing)
+            s._saved_at = UNWRITTEN  # (nothing can write into it: a node that saves it notes nothing)
             return a, s
         if type(b) is Tensor and type(a) in SCALAR_TYPES:
             s = wrap(np.asarray(a, dtype=weak_dtype([b._data.dtype], a)))
-            s._savers = UNWRITTEN
+            s._saved_at = UNWRITTEN
             return s, b
     dts = []
     for x in ins:

@@ -22,13 +22,12 @@ from .tangents import forced, levels_of, replay_view, set_tangent, tangent_of
 from .grad_mode import enable_grad, set_grad_enabled
 from .outputs import to_dtype
 from .registry import OPS
-from .saved import overlaps
 from .state import STATE
 from ..core.batched import BatchedTensor
 from ..core.creation import zeros, zeros_like
 from ..core.lazy import as_array, has_layout
 from ..errors import OpError, SavedTensorModifiedError
-from ..core.tensor import _NO_STORAGE, UNWRITTEN, Tensor, add_saver, alias, join_storage, mark_ad, set_history, wrap
+from ..core.tensor import _NO_STORAGE, Tensor, add_saver, alias, note_value, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
 _new = object.__new__
@@ -123,14 +122,18 @@ class OpNode(Node):
             if k and out._grad_fn is not self:  # (an integer output has no history to find this node by)
                 add_saver(out, _ref(self))
 
-    def _unpack(self, t, version: int):
-        if t is None or version is None:
+    def _unpack(self, t, note: list):
+        """The saved input t as it was saved (note: its core.tensor.note_value; a list per tensor for a
+        list input): t, or the copy kept before a write changed it, or torch's error."""
+        if t is None or note is None:
             return t
         if type(t) is list:
-            return [self._unpack(x, v) for x, v in zip(t, version)]
-        if t._st.version != version:
-            raise self._modified(f"input of shape {tuple(t.shape)} was saved", version, t._st.version)
-        return t
+            return [self._unpack(x, v) for x, v in zip(t, note)]
+        if t._st.version == note[0]:
+            return t
+        if len(note) > 1:
+            return note[1]
+        raise self._modified(f"input of shape {tuple(t.shape)} was saved", note[0], t._st.version)
 
     def _modified(self, what: str, saved: int, now: int) -> OpError:
         return SavedTensorModifiedError(
@@ -139,39 +142,24 @@ class OpNode(Node):
         )
 
     def keep_overwritten(self, st, data, version: int) -> bool:
-        """`data`, on storage `st` at `version`, is about to be overwritten: each value this node saved
-        on st at that version is replaced by a copy (snapshot) if the write may change it, else kept
-        with its saved version moved past the write. Does the node still read st's memory?
-        (engine/saved.py; docs/design.md, "Overwritten saved values")"""
-        if self.released:
+        """`data`, on storage `st` at `version`, is about to be overwritten: each output this node
+        saved on st at that version is replaced by a copy (snapshot) if the write may change it, else
+        kept with its saved version moved past the write. Does the node still read st's memory?
+        (Saved inputs are kept through their notes, engine/saved.py; docs/design.md, "Overwritten
+        saved values".)"""
+        if self.released or self.keep is None:
             return False
         live = False
-        saved, versions = list(self.saved), list(self.versions)
-        for i, (t, v) in enumerate(zip(saved, versions)):
-            if v is None:
-                continue
-            if type(t) is list:
-                ts, vs = list(t), list(v)
-                for j, (x, w) in enumerate(zip(ts, vs)):
-                    if x._st is st and w == version:
-                        ts[j], vs[j], keeps = _kept_or_moved(x, data, version)
-                        live |= keeps
-                saved[i], versions[i] = ts, vs
-            elif t._st is st and v == version:
-                saved[i], versions[i], keeps = _kept_or_moved(t, data, version)
-                live |= keeps
-        self.saved, self.versions = tuple(saved), tuple(versions)
-        if self.keep is not None:
-            results, rversions = list(self.result), list(self.result_version)
-            for k, (r, v) in enumerate(zip(results, rversions)):
-                if r is not None and r[1] is st and v == version:
-                    if overlaps(r[0], data):
-                        fw = r[2] and {lv: _copy(forced(t)) for lv, t in r[2].items()}
-                        results[k], rversions[k] = (_copy_array(r[0]), _NO_STORAGE, fw), 0
-                    else:
-                        rversions[k] = version + 1
-                        live = True
-            self.result, self.result_version = tuple(results), tuple(rversions)
+        results, rversions = list(self.result), list(self.result_version)
+        for k, (r, v) in enumerate(zip(results, rversions)):
+            if r is not None and r[1] is st and v == version:
+                if overlaps(r[0], data):
+                    fw = r[2] and {lv: _copy(forced(t)) for lv, t in r[2].items()}
+                    results[k], rversions[k] = (_copy_array(r[0]), _NO_STORAGE, fw), 0
+                else:
+                    rversions[k] = version + 1
+                    live = True
+        self.result, self.result_version = tuple(results), tuple(rversions)
         return live
 
     def _results(self) -> list:
@@ -227,8 +215,8 @@ class OpNode(Node):
         """The backward formulas over arrays (op.backward_np): nothing differentiates the gradient."""
         datas = []
         for t, v in zip(self.saved, self.versions):
-            if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
+            if v is not None and t._st.version != v[0]:
+                t = self._unpack(t, v)
             datas.append(t._data if type(t) is Tensor else t)  # (metadata and None as they are)
         if self.keep is None:
             res = _NO_RESULT
@@ -291,8 +279,8 @@ class OpNode(Node):
         if len(needs) == 1 and len(saved) == 1:  # one input: unrolled further
             t = saved[0]
             v = self.versions[0]
-            if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
+            if v is not None and t._st.version != v[0]:
+                t = self._unpack(t, v)
             g = self.op.backward(grad, t, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)[0]
             if g is None or not needs[0]:
                 return _NONE1
@@ -301,8 +289,9 @@ class OpNode(Node):
                 g = _fit_grad(g, m, self)
             return (g,)
         for t, v in zip(saved, self.versions):
-            if v is not None and t._st.version != v:
-                raise self._modified(f"input of shape {tuple(t.shape)} was saved", v, t._st.version)
+            if v is not None and t._st.version != v[0]:
+                saved = [self._unpack(x, w) for x, w in zip(saved, self.versions)]
+                break
         raw = self.op.backward(grad, *saved, *(_NO_RESULT if self.keep is None else self._results()), *self.args, needs)
         out = []
         for g, m, n in zip(raw, self.metas, needs):
@@ -355,19 +344,20 @@ class OpNode(Node):
         return res
 
     def release(self) -> None:
-        self.saved = None
+        self.saved = self.versions = None  # (the notes of its saved values go: engine/saved.py)
         self.result = None
         self.released = True
 
 
-def _kept_or_moved(t, data, version: int) -> tuple:
-    """(saved value, its version, does it still read the memory) of a value saved at `version`
-    before a write into `data`: a snapshot if the write may change it, else itself, moved past
-    the write."""
-    if overlaps(t._data, data):
-        c = snapshot(t)
-        return c, c._st.version, False
-    return t, version + 1, True
+def overlaps(saved, written) -> bool:
+    """May a write into array `written` change an element of array `saved` (same storage)? Exact
+    for NumPy arrays where that is cheap to decide, else True (a copy too many, never too few)."""
+    if type(saved) is not np.ndarray or type(written) is not np.ndarray:
+        return True
+    try:
+        return bool(np.shares_memory(saved, written, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def snapshot(t):
@@ -556,10 +546,9 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             s = _Meta(x) if m else None
         else:  # (_kept's first test, inline)
             s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
-            if s._savers is None and not s._st.shared:  # (add_saver's commonest case, inline)
-                s._savers = _ref(node)
-            elif s._savers is not UNWRITTEN:
-                add_saver(s, _ref(node))
+            k = s._saved_at  # (note_value's commonest case, a fresh tensor noted before, inline)
+            if k is None or s._st.shared:
+                k = note_value(s)
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
             if gf is not None:
@@ -570,7 +559,7 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         else:
             e = _edge_of(x)
         node.saved = (s,)
-        node.versions = (s._st.version,) if m == 2 else _NONE1
+        node.versions = (k,) if m == 2 else _NONE1
         node.metas = ((d.shape, d.dtype),)
         node.next_edges = (e,)
         node.needs = _NEEDS1
@@ -580,10 +569,10 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
         sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
         sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
-        if m == 2 or n == 2:
-            _note_pair(node, sx if m == 2 else None, sy if n == 2 else None)
-        node.saved = (sx, sy)
-        node.versions = (sx._st.version if m == 2 else None, sy._st.version if n == 2 else None)
+        node.saved = (sx, sy)  # (the notes: note_value, its case of a fresh tensor noted before inline)
+        kx = (sx._saved_at if sx._saved_at is not None and not sx._st.shared else note_value(sx)) if m == 2 else None
+        ky = (sy._saved_at if sy._saved_at is not None and not sy._st.shared else note_value(sy)) if n == 2 else None
+        node.versions = (kx, ky)
         if dx and dy:
             d, d2 = x._data, y._data
             node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
@@ -610,22 +599,6 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
     return node
 
 
-def _note_pair(node: OpNode, sx, sy) -> None:
-    """Note the two saved values (None: not saved) as saved by node: add_saver, its commonest case
-    (a fresh tensor saved once) inline."""
-    # (a scalar the dispatcher wrapped, UNWRITTEN, costs no reference; a second _ref(node) returns the first)
-    if sx is not None:
-        if sx._savers is None and not sx._st.shared:
-            sx._savers = _ref(node)
-        elif sx._savers is not UNWRITTEN:
-            add_saver(sx, _ref(node))
-    if sy is not None:
-        if sy._savers is None and not sy._st.shared:
-            sy._savers = _ref(node)
-        elif sy._savers is not UNWRITTEN:
-            add_saver(sy, _ref(node))
-
-
 def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     """Create the tape node of one op call and make it the outputs' grad_fn. `needs`: per
     differentiable input tensor (lists flattened, absent optional inputs left out), does it
@@ -637,14 +610,13 @@ def record(op, ins, args: tuple, outs: tuple, needs: list) -> OpNode:
     modes, node.keep = save_entry(op, ins, args, needs)
     saved, versions, edges, metas = [], [], [], []
     k = 0
-    ref = _ref(node)
     for v, mode, d in zip(ins, modes, op.diff):
         if v is None or mode == 0:
             s = ver = None
         elif type(v) is Tensor:
-            s, ver = _saved_input(v, mode, ref)
+            s, ver = _saved_input(v, mode)
         else:  # a list input: per tensor
-            pairs = [_saved_input(x, mode, ref) for x in v]
+            pairs = [_saved_input(x, mode) for x in v]
             s, ver = [p[0] for p in pairs], (None if mode == 1 else [p[1] for p in pairs])
         saved.append(s)
         versions.append(ver)
@@ -687,14 +659,12 @@ def save_entry(op, ins, args: tuple, needs) -> tuple:
     return (op.save if op.save_fn is None else op.save_fn(*ins, *args))[mask]
 
 
-def _saved_input(x: Tensor, mode: int, ref: weakref.ref) -> tuple:
-    """(what a node keeps of input x, the version it is kept at): for mode 2 its value (_kept),
-    noted on its storage as saved by the node `ref` refers to, for 1 its metadata, for 0 nothing."""
+def _saved_input(x: Tensor, mode: int) -> tuple:
+    """(what a node keeps of input x, the note of its value, core.tensor.note_value): for mode 2
+    its value (_kept), for 1 its metadata, for 0 nothing."""
     if mode == 2:
         s = _kept(x) if x._base is not None else x
-        if type(s) is Tensor:
-            add_saver(s, ref)
-        return s, s._st.version
+        return s, note_value(s)
     return (_Meta(x) if mode else None), None
 
 

@@ -1,11 +1,13 @@
 """Saved values under in-place writes (docs/design.md, "Overwritten saved values").
 
-A tape node that saves a value for its backward formula notes itself on that value's storage
-(`core.tensor.add_saver`, weakly). The one writer of tensor memory (`dispatch.inplace`) calls
-`keep_overwritten` before a write into a storage with savers: each live node whose saved value
-the write overlaps replaces it by a copy made now (its values, tape history and tangents at save
-time), and the others move their saved version past the write. A write into memory no live node
-saved costs one test. `forbid_mutation_on_saved_tensors` restores torch's error instead.
+A tape node that saves an input value for its backward formula keeps a note of it in place of the
+version it checks (`core.tensor.note_value`: [version], shared by the nodes that save that value,
+held by the value's storage, or by a fresh tensor itself); a custom Function notes itself, weakly
+(`core.tensor.add_saver`); a node that saves its output is found as that output's grad_fn. Every
+write into tensor memory calls `before_write` first: each value a write may change gets a copy made
+now appended to its note (its values, tape edge and tangents: `graph.snapshot`), which the nodes
+then read; the others move their version past the write. A write into memory nothing saved costs
+one test. `forbid_mutation_on_saved_tensors` restores torch's error instead.
 
 >>> import pushforward as pf
 >>> x = pf.tensor([0.3, -0.7, 1.1]).requires_grad_()
@@ -21,15 +23,15 @@ from __future__ import annotations
 import functools
 import weakref
 
-import numpy as np
 
 from .pending import flush
+from .graph import overlaps, snapshot
 from .state import STATE
+from ..core.tensor import _noted
 
 __all__ = [
     "before_write",
     "keep_overwritten",
-    "overlaps",
     "forbid_mutation_on_saved_tensors",
     "set_mutation_on_saved_tensors_allowed",
     "is_mutation_on_saved_tensors_allowed",
@@ -51,7 +53,11 @@ def before_write(target):
     st = target._storage()
     root = target._base if target._base is not None else target
     producer = root._grad_fn
-    if st.savers is not None or (producer is not None and getattr(producer, "keep", None) is not None):
+    if (
+        st.values is not None
+        or st.savers is not None
+        or (producer is not None and getattr(producer, "keep", None) is not None)
+    ):
         keep_overwritten(st, target._data, producer)
     return st
 
@@ -64,8 +70,10 @@ def keep_overwritten(st, data, producer=None) -> None:
     (graph.OpNode.save_result: the commonest saver needs no note) until a write leaves it reading."""
     if not STATE.saved_mutation_allowed:
         return  # the nodes' version checks raise torch's error at backward
-    sv = st.savers
     version = st.version
+    if st.values is not None:
+        _keep_values(st, data, version)
+    sv = st.savers
     live = []
     if producer is not None and getattr(producer, "keep", None) is None:
         producer = None  # (a node that saves no output: found through st's notes if it saved an input)
@@ -78,15 +86,22 @@ def keep_overwritten(st, data, producer=None) -> None:
     st.savers = None if not live else (live[0] if len(live) == 1 else live)
 
 
-def overlaps(saved, written) -> bool:
-    """May a write into array `written` change an element of array `saved` (same storage)? Exact
-    for NumPy arrays where that is cheap to decide, else True (a copy too many, never too few)."""
-    if type(saved) is not np.ndarray or type(written) is not np.ndarray:
-        return True
-    try:
-        return bool(np.shares_memory(saved, written, max_work=10_000))
-    except np.exceptions.TooHardError:
-        return True
+def _keep_values(st, data, version: int) -> None:
+    """The notes of saved values on st (core.tensor.note_value) before a write into `data`: a value
+    the write may change gets its copy (snapshot) appended to its note, the others move past the
+    write; notes no node reads any more go."""
+    kept = []
+    for e in st.values:
+        if not _noted(e, version):
+            continue
+        k, r = e
+        t = r()
+        if overlaps(t._data, data):
+            k.append(snapshot(t))
+        else:
+            k[0] = version + 1
+            kept.append(e)
+    st.values = kept or None
 
 
 def is_mutation_on_saved_tensors_allowed() -> bool:
