@@ -145,7 +145,7 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN, +inf and -inf replaced by nan, posinf and neginf (0 and the dtype's largest finite values by default; a complex number's parts apart); gradient 1 where finite, 0 where replaced. Example: pf.nan_to_num(pf.tensor([float('nan'), 1.0]))"""
 # ---- _fabs (composite)
 def _fabs(self):
-    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: np.fabs(pf.tensor([-1]))"""
+    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: pushforward.numpy.fabs(pf.tensor([-1]))"""
     return c_fabs(self)
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
