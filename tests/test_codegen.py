@@ -84,8 +84,10 @@ def test_every_yaml_op_is_generated():
             assert e.name not in ops.FUNCTIONS, e.name
         elif e.function and not e.name.startswith("_"):
             assert e.name in ops.FUNCTIONS and hasattr(pushforward, e.name), e.name
-            for a in e.aliases:
+            for a in e.plain_aliases:
                 assert ops.FUNCTIONS[a] is ops.FUNCTIONS[e.name]
+        for ns, short in e.namespace_aliases:
+            assert ops.NAMESPACES[ns][short] is getattr(ops, e.name), (e.name, ns, short)
         if e.method:
             assert e.name in ops.METHODS, e.name
 
@@ -472,3 +474,22 @@ def test_no_real_only_copies_of_formulas():
     text = OUT.read_text()
     assert 'dtype.kind != "c"' not in text
     assert "def _exp__jvp(self_p, self_t, result): return self_t * result" in text
+
+
+def test_dotted_aliases_name_the_op_in_a_sub_namespace(tmp_path):
+    """`aliases: [linalg.solve]`: the op is pf.linalg.solve (the namespace module takes its names
+    from NAMESPACES), and nothing of that name appears at the top level."""
+    import pushforward as pf
+    from pushforward.ops import generated as ops
+
+    assert ops.NAMESPACES["linalg"]["solve"] is ops.linalg_solve is pf.linalg.solve
+    assert ops.NAMESPACES["special"]["expit"] is pf.sigmoid is pf.special.expit
+    assert ops.NAMESPACES["fft"]["fft"] is pf.fft.fft
+    assert "solve" not in ops.FUNCTIONS and not hasattr(ops, "solve")
+    assert set(ops.NAMESPACES["linalg"]) <= set(pf.linalg.__all__)
+    p = tmp_path / "d.yaml"
+    p.write_text(
+        "- name: s(Tensor self) -> Tensor\n  kernel: xp.sin\n  aliases: [linalg.9s]\n  differentiable: false\n"
+    )
+    with pytest.raises(SpecError, match="alias 'linalg.9s' is not a name or a dotted namespace.name"):
+        load(p)

@@ -25,51 +25,10 @@ from .ops import generated as ops
 from .core.creation import tensor
 from .core.namespace import public_dir as _public_dir
 
-__all__ = [
-    "fft",
-    "ifft",
-    "rfft",
-    "irfft",
-    "hfft",
-    "ihfft",
-    "fft2",
-    "ifft2",
-    "rfft2",
-    "irfft2",
-    "fftn",
-    "ifftn",
-    "rfftn",
-    "irfftn",
-    "hfft2",
-    "ihfft2",
-    "hfftn",
-    "ihfftn",
-    "fftshift",
-    "ifftshift",
-    "fftfreq",
-    "rfftfreq",
-]
 
-fft = ops.fft_fft
-ifft = ops.fft_ifft
-rfft = ops.fft_rfft
-irfft = ops.fft_irfft
-hfft = ops.fft_hfft
-ihfft = ops.fft_ihfft
-fft2 = ops.fft_fft2
-ifft2 = ops.fft_ifft2
-rfft2 = ops.fft_rfft2
-irfft2 = ops.fft_irfft2
-fftn = ops.fft_fftn
-ifftn = ops.fft_ifftn
-rfftn = ops.fft_rfftn
-irfftn = ops.fft_irfftn
-hfft2 = ops.fft_hfft2
-ihfft2 = ops.fft_ihfft2
-hfftn = ops.fft_hfftn
-ihfftn = ops.fft_ihfftn
-fftshift = ops.fft_fftshift
-ifftshift = ops.fft_ifftshift
+# torch.fft's names of the ops: their `fft.<name>` aliases in derivatives.yaml
+globals().update(ops.NAMESPACES["fft"])
+__all__ = sorted(ops.NAMESPACES["fft"]) + ["fftfreq", "rfftfreq"]
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:

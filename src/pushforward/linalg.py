@@ -24,72 +24,10 @@ from .ops import generated as ops
 from .errors import OpError
 from .core.namespace import public_dir as _public_dir
 
-__all__ = [
-    "norm",
-    "vector_norm",
-    "matrix_norm",
-    "inv",
-    "det",
-    "slogdet",
-    "solve",
-    "solve_triangular",
-    "cholesky",
-    "eigh",
-    "eigvalsh",
-    "eig",
-    "eigvals",
-    "svd",
-    "svdvals",
-    "qr",
-    "lu",
-    "lu_factor",
-    "lu_solve",
-    "matrix_exp",
-    "matrix_power",
-    "pinv",
-    "lstsq",
-    "matrix_rank",
-    "cond",
-    "cross",
-    "vecdot",
-    "multi_dot",
-    "diagonal",
-    "vander",
-    "tensorinv",
-    "tensorsolve",
-    "matmul",
-]
 
-inv = ops.inverse
-det = ops.det
-slogdet = ops.slogdet
-solve = ops.linalg_solve
-solve_triangular = ops.linalg_solve_triangular
-cholesky = ops.linalg_cholesky
-eigh = ops.linalg_eigh
-eigvalsh = ops.linalg_eigvalsh
-eig = ops.linalg_eig
-eigvals = ops.linalg_eigvals
-svd = ops.linalg_svd
-svdvals = ops.linalg_svdvals
-qr = ops.linalg_qr
-lu = ops.linalg_lu
-lu_factor = ops.linalg_lu_factor
-lu_solve = ops.linalg_lu_solve
-matrix_exp = ops.matrix_exp
-matrix_power = ops.matrix_power
-pinv = ops.linalg_pinv
-lstsq = ops.linalg_lstsq
-matrix_rank = ops.linalg_matrix_rank
-cond = ops.linalg_cond
-cross = ops.linalg_cross
-vecdot = ops.linalg_vecdot
-multi_dot = ops.linalg_multi_dot
-matrix_norm = ops.linalg_matrix_norm
-vander = ops.linalg_vander
-tensorinv = ops.linalg_tensorinv
-tensorsolve = ops.linalg_tensorsolve
-matmul = ops.matmul
+# torch.linalg's names of the ops: their `linalg.<name>` aliases in derivatives.yaml
+globals().update(ops.NAMESPACES["linalg"])
+__all__ = sorted(ops.NAMESPACES["linalg"]) + ["norm", "vector_norm", "diagonal"]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

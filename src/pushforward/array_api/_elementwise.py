@@ -97,7 +97,7 @@ def _unary(name: str, op: Callable) -> Callable:
         return op(check_array(name, x))
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"The standard's {name}: pushforward's differentiable `{op.__name__}`."
+    fn.__doc__ = f"The standard's {name}: pushforward's differentiable `{op.__qualname__}`."
     return fn
 
 
@@ -107,7 +107,7 @@ def _binary(name: str, op: Callable) -> Callable:
         return op(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"The standard's {name}: pushforward's differentiable `{op.__name__}` (a Python scalar may stand for an operand)."
+    fn.__doc__ = f"The standard's {name}: pushforward's differentiable `{op.__qualname__}` (a Python scalar may stand for an operand)."
     return fn
 
 
@@ -289,7 +289,7 @@ def _shift(name: str, op: Callable) -> Callable:
         return op(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"The standard's {name}: pushforward's `{op.__name__}` (integers; no derivative)."
+    fn.__doc__ = f"The standard's {name}: pushforward's `{op.__qualname__}` (integers; no derivative)."
     return fn
 
 

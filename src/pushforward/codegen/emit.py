@@ -360,7 +360,7 @@ class Emitter:
         self.kernels = {}
         for e in entries:
             if e.kernel is not None:
-                for n in (e.name,) + e.aliases:
+                for n in (e.name,) + e.plain_aliases:
                     self.kernels[n] = e.kernel
 
     # -- pieces ----------------------------------------------------------------------------
@@ -825,7 +825,7 @@ class Emitter:
         chunks.append(self.public_fn(e, const))
         if e.composite is None and e.inplace:
             chunks.append(self.inplace_fn(e, const))
-        for a in e.aliases:
+        for a in e.plain_aliases:
             chunks.append(f"{a} = {e.name}")
         return "\n".join(chunks)
 
@@ -837,7 +837,9 @@ class Emitter:
         methods, functions = [], []
         spaces: dict[str, list[str]] = {}
         for e in self.entries:
-            names = (e.name,) + e.aliases
+            names = (e.name,) + e.plain_aliases
+            for ns, short in e.namespace_aliases:  # (`aliases: [linalg.solve]`)
+                spaces.setdefault(ns, []).append(short if short == e.name else f"{short}={e.name}")
             if e.method:
                 methods.extend(names)
                 if e.inplace and e.composite is None:
@@ -865,8 +867,9 @@ class Emitter:
                     "",
                     "",
                     "def _table(names: str) -> dict:",
-                    '    """Name -> this module\'s function, for names separated by white space."""',
-                    "    return {n: globals()[n] for n in names.split()}",
+                    '    """Name -> this module\'s function, for names separated by white space (`short=op`: the',
+                    '    function op under another name, a namespace alias)."""',
+                    '    return {n.split("=")[0]: globals()[n.split("=")[-1]] for n in names.split()}',
                     "",
                     "",
                     f'METHODS = _table("""{_wrapped(methods, "")}""")',

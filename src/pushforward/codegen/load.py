@@ -158,6 +158,16 @@ class OpEntry:
     def where(self) -> str:
         return f"derivatives.yaml line {self.line}, entry '{self.name}'"
 
+    @property
+    def plain_aliases(self) -> tuple[str, ...]:
+        """The aliases beside the op's name (`arcsin`), in its own namespace."""
+        return tuple(a for a in self.aliases if "." not in a)
+
+    @property
+    def namespace_aliases(self) -> tuple[tuple[str, str], ...]:
+        """(namespace, name) of the aliases in a sub-namespace: `linalg.solve` is pf.linalg.solve."""
+        return tuple(tuple(a.rsplit(".", 1)) for a in self.aliases if "." in a)
+
 
 _SIG = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*->\s*(.+?)\s*$")
 
@@ -400,7 +410,7 @@ def _entry(item, line: int) -> OpEntry:
         function=bool(item.get("function", True)),
         inplace=item.get("inplace", False),
         doc=str(item.get("doc", "")).strip(),
-        aliases=tuple(item.get("aliases", ())),
+        aliases=_aliases(item, where),
         numpy=_names(item, "numpy", where),
         namespace=str(item.get("namespace", "")),
         batch=str(item.get("batch", "")).strip(),
@@ -412,6 +422,15 @@ def _entry(item, line: int) -> OpEntry:
     )
     _validate_structure(entry, where)
     return entry
+
+
+def _aliases(item: dict, where: str) -> tuple[str, ...]:
+    """`aliases: [arcsin, special.expit]`: names, or `namespace.name` for a sub-namespace's."""
+    value = tuple(item.get("aliases", ()))
+    for a in value:
+        if not isinstance(a, str) or not all(part.isidentifier() for part in a.split(".")):
+            raise SpecError(f"{where}: alias {a!r} is not a name or a dotted namespace.name")
+    return value
 
 
 def _names(item: dict, key: str, where: str) -> tuple[str, ...]:

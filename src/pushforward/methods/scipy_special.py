@@ -437,8 +437,7 @@ def boxcox1p(x: Any, lmbda: Any) -> Tensor:
 
 def cbrt(x: Any) -> Tensor:
     """The real cube root."""
-    t = as_float(x)
-    return ops.sign(t) * ops.abs(t) ** (1 / 3)
+    return ops.cbrt(as_float(x))
 
 
 def _degrees(x: Any) -> Tensor:

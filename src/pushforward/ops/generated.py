@@ -145,7 +145,7 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN, +inf and -inf replaced by nan, posinf and neginf (0 and the dtype's largest finite values by default; a complex number's parts apart); gradient 1 where finite, 0 where replaced. Example: pf.nan_to_num(pf.tensor([float('nan'), 1.0]))"""
 # ---- _fabs (composite)
 def _fabs(self):
-    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: np.fabs(pf.tensor([-1]))"""
+    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: pushforward.numpy.fabs(pf.tensor([-1]))"""
     return c_fabs(self)
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
@@ -3929,8 +3929,9 @@ K.register_array_views({_op.name: _op.kernel for _op in RECORDS if _op.kind != "
 
 
 def _table(names: str) -> dict:
-    """Name -> this module's function, for names separated by white space."""
-    return {n: globals()[n] for n in names.split()}
+    """Name -> this module's function, for names separated by white space (`short=op`: the
+    function op under another name, a namespace alias)."""
+    return {n.split("=")[0]: globals()[n.split("=")[-1]] for n in names.split()}
 
 
 METHODS = _table("""
@@ -3994,6 +3995,28 @@ special_hyp2f1 hstack vstack row_stack dstack column_stack cov corrcoef
 """)
 # public functions of sub-namespaces (`namespace: nn.functional`), not of the top level
 NAMESPACES = {
+    'special': _table("""
+    exp2 expm1 log1p expit=sigmoid logit erf erfc erfinv gammaln=lgamma digamma psi=digamma polygamma round
+    xlogy logsumexp softmax log_softmax i0=special_i0 modified_bessel_i0=special_i0 i0e=special_i0e
+    i1=special_i1 modified_bessel_i1=special_i1 i1e=special_i1e ndtr=special_ndtr ndtri=special_ndtri
+    log_ndtr=special_log_ndtr erfcx=special_erfcx xlog1py=special_xlog1py sinc entr=special_entr
+    zeta=special_zeta multigammaln=mvlgamma betaln=special_betaln bessel_j0=special_bessel_j0
+    bessel_j1=special_bessel_j1 bessel_y0=special_bessel_y0 bessel_y1=special_bessel_y1
+    modified_bessel_k0=special_modified_bessel_k0 modified_bessel_k1=special_modified_bessel_k1
+    scaled_modified_bessel_k0=special_scaled_modified_bessel_k0
+    scaled_modified_bessel_k1=special_scaled_modified_bessel_k1
+    spherical_bessel_j0=special_spherical_bessel_j0 airy_ai=special_airy_ai gammainc=special_gammainc
+    gammaincc=special_gammaincc
+"""),
+    'linalg': _table("""
+    matmul inv=inverse det slogdet solve=linalg_solve solve_triangular=linalg_solve_triangular
+    cholesky=linalg_cholesky eigh=linalg_eigh eigvalsh=linalg_eigvalsh svd=linalg_svd svdvals=linalg_svdvals
+    qr=linalg_qr eig=linalg_eig eigvals=linalg_eigvals lu=linalg_lu lu_factor=linalg_lu_factor
+    lu_solve=linalg_lu_solve matrix_exp matrix_power pinv=linalg_pinv lstsq=linalg_lstsq
+    matrix_rank=linalg_matrix_rank cross=linalg_cross vecdot=linalg_vecdot multi_dot=linalg_multi_dot
+    matrix_norm=linalg_matrix_norm cond=linalg_cond vander=linalg_vander tensorinv=linalg_tensorinv
+    tensorsolve=linalg_tensorsolve
+"""),
     'nn.functional': _table("""
     linear bilinear conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d unfold fold
     max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d
@@ -4005,6 +4028,12 @@ NAMESPACES = {
     kl_div scaled_dot_product_attention one_hot soft_margin_loss margin_ranking_loss hinge_embedding_loss
     poisson_nll_loss gaussian_nll_loss cosine_embedding_loss triplet_margin_loss multilabel_soft_margin_loss
     pdist dropout1d dropout2d dropout3d channel_shuffle
+"""),
+    'fft': _table("""
+    fft=fft_fft ifft=fft_ifft rfft=fft_rfft irfft=fft_irfft hfft=fft_hfft ihfft=fft_ihfft fft2=fft_fft2
+    ifft2=fft_ifft2 rfft2=fft_rfft2 irfft2=fft_irfft2 fftn=fft_fftn ifftn=fft_ifftn rfftn=fft_rfftn
+    irfftn=fft_irfftn fftshift=fft_fftshift ifftshift=fft_ifftshift hfft2=fft_hfft2 ihfft2=fft_ihfft2
+    hfftn=fft_hfftn ihfftn=fft_ihfftn
 """),
 }
 # what Dask cannot run (`dask:`): op, or helper of a composite op, -> why (dispatch/lazyops.py)
