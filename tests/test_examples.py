@@ -197,3 +197,11 @@ def test_dask_sensitivity_small():
     assert abs(res["jvp"] - want) <= 1e-12 * abs(want)
     g = pf.func.grad(mod.objective)(x)
     assert abs(res["grad_norm"] - g.norm().item()) <= 1e-12 * g.norm().item()
+
+
+def test_numpy_as_written_heat_solver_sensitivities():
+    res = load("numpy_as_written").main(verbose=False)
+    assert abs(res["jvp"] - res["fd_jvp"]) < 1e-7 * max(1.0, abs(res["fd_jvp"]))
+    assert abs(res["grad_dot_v"] - res["jvp"]) < 1e-10
+    assert abs(res["dkappa"] - res["fd_dkappa"]) < 1e-7
+    assert res["value"] > 0

@@ -168,19 +168,19 @@ def _spd(n):
     return m @ m.T + n * onp.eye(n)
 
 
-# name -> (kernel, inputs, reverse mode needs in-place overwrites of saved values, by dispatch)
+# name -> (kernel, inputs, whether reverse mode needs in-place overwrites of saved values)
 KERNELS = {
-    "jacobi_stencil": (jacobi_stencil, lambda: [RNG.random((5, 5))], False, True),
-    "heat_1d": (heat_1d, lambda: [RNG.random(7)], False, False),
-    "lu_rows": (lu_rows, lambda: [_spd(4)], True, True),
-    "cholesky_rows": (cholesky_rows, lambda: [_spd(4)], True, False),
-    "recurrence": (recurrence, lambda: [RNG.random(6)], False, False),
-    "recurrence_like": (recurrence_like, lambda: [RNG.random(6)], False, False),
-    "fill_reduce": (fill_reduce, lambda: [RNG.random((5, 3))], False, False),
-    "conv_pool": (conv_pool, lambda: [RNG.random((2, 5, 5, 2)), RNG.random((2, 2, 2, 3))], False, False),
-    "weighted_histogram": (weighted_histogram, lambda: [RNG.random(12), RNG.random(12)], False, True),
-    "nbody_step": (nbody_step, lambda: [RNG.random((4, 3)), RNG.random((4, 3))], False, False),
-    "cfd_step": (cfd_step, lambda: [RNG.random((5, 5)), RNG.random((5, 5))], False, True),
+    "jacobi_stencil": (jacobi_stencil, lambda: [RNG.random((5, 5))], False),
+    "heat_1d": (heat_1d, lambda: [RNG.random(7)], False),
+    "lu_rows": (lu_rows, lambda: [_spd(4)], True),
+    "cholesky_rows": (cholesky_rows, lambda: [_spd(4)], True),
+    "recurrence": (recurrence, lambda: [RNG.random(6)], False),
+    "recurrence_like": (recurrence_like, lambda: [RNG.random(6)], False),
+    "fill_reduce": (fill_reduce, lambda: [RNG.random((5, 3))], False),
+    "conv_pool": (conv_pool, lambda: [RNG.random((2, 5, 5, 2)), RNG.random((2, 2, 2, 3))], False),
+    "weighted_histogram": (weighted_histogram, lambda: [RNG.random(12), RNG.random(12)], False),
+    "nbody_step": (nbody_step, lambda: [RNG.random((4, 3)), RNG.random((4, 3))], False),
+    "cfd_step": (cfd_step, lambda: [RNG.random((5, 5)), RNG.random((5, 5))], False),
 }
 
 # the weighted histogram: its bins are piecewise constant in r; differentiate in the weights only
@@ -202,7 +202,7 @@ def _fd(kernel, arrays, v, which, h=1e-6):
 
 
 def _inputs(name):
-    kernel, make, inplace_reverse, _ = KERNELS[name]
+    kernel, make, inplace_reverse = KERNELS[name]
     arrays = make()
     which = _diff_args(name, len(arrays))
     v = {i: RNG.standard_normal(arrays[i].shape) for i in which}
@@ -285,7 +285,7 @@ def test_gradient_adjoint_identity(name, mode):
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_vmap_matches_loop(name):
-    kernel, make, _, _ = KERNELS[name]
+    kernel, make, _ = KERNELS[name]
     batch = [make() for _ in range(3)]
     which = _diff_args(name, len(batch[0]))
     stacked = [onp.stack([b[i] for b in batch]) for i in range(len(batch[0]))]

@@ -438,6 +438,9 @@ class Size(int):
         self._shape = shape
         return self
 
+    def __reduce__(self) -> tuple:
+        return (Size, (self._shape,))
+
     def __call__(self, dim: int | None = None) -> Any:
         if dim is None:
             return self._shape

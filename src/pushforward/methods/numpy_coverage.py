@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import numpy_api
+from . import numpy_api, numpy_histogram, numpy_writes
 from .numpy_math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
 from .numpy_table import NO_DERIVATIVE, VALUES_ONLY
 from .scipy_special import SCIPY_UFUNCS
@@ -51,12 +51,19 @@ _INTEGER_UFUNCS = {
 }
 
 
+_ON_VALUES = "; NumPy's values when no argument carries a derivative"
+
+
 def _function_status(mod, name: str) -> tuple[str, str]:
     fn = getattr(mod, name)
     if numpy_api.handler(fn) is None:
-        return "raises", "no pushforward op"
+        return "raises", "no pushforward op" + _ON_VALUES
+    if fn in numpy_writes.FUNCTIONS and fn is not np.put_along_axis:
+        return "dispatches", "writes into a tensor by our in-place semantics"
+    if fn in numpy_histogram.FUNCTIONS:
+        return "dispatches", "differentiable in the weights; counts are constants"
     if mod is np and name in NO_DERIVATIVE:
-        return "raises", NO_DERIVATIVE[name]
+        return "raises", NO_DERIVATIVE[name] + _ON_VALUES
     if mod is np and name in VALUES_ONLY:
         return "values only", f"{VALUES_ONLY[name]}: no derivative to keep"
     return "dispatches", ""
