@@ -16,6 +16,7 @@ Run: python benchmarks/bench_indexing.py [--rounds N]
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -37,7 +38,7 @@ except Unavailable:
     torch = None
 
 N = 20
-_FRESH = 2000  # recorded writes into one tensor before it is made afresh
+_FRESH = 100  # recorded writes into one tensor before it is made afresh
 
 
 def _add(a):
@@ -99,6 +100,7 @@ def _versions(mode: str, op, a: np.ndarray, v: np.ndarray) -> dict:
 
 def measure(mode: str, op, rounds: int) -> dict:
     """library -> (best time per call in us, pushforward's median paired ratio to it)."""
+    gc.collect()  # (what earlier rows left for the collector is not this row's cost)
     rng = np.random.default_rng(0)
     a, v = rng.standard_normal((N, N)), rng.standard_normal((N, N))
     if mode == "dual":
