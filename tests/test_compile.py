@@ -928,3 +928,10 @@ def test_the_check_gives_no_warning_of_its_own_inputs():
         warnings.simplefilter("always")
         close(c(x), fn(x))
     assert not caught, [str(w.message) for w in caught]
+
+
+def test_a_guarded_function_composes_with_autodiff_from_outside():
+    fn = lambda x: (x * x).sum() if x.sum() > 0 else (x * 3.0).sum()  # noqa: E731
+    c = pf.compile(fn)
+    for x in (pf.tensor([1.0, 2.0]), pf.tensor([-1.0, -2.0])):
+        close(pf.func.grad(c)(x), pf.func.grad(fn)(x))

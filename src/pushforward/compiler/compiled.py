@@ -277,7 +277,10 @@ class CompiledFunction:
         e, leaves, tpos = self._lookup(args, {})
         if e is _EAGER:
             return self.fn(*args)
-        r = e.run([leaves[i] for i in tpos])
+        try:
+            r = e.run([leaves[i] for i in tpos])
+        except GuardFailed as exc:
+            return self._other_trace(e, exc, args, {})
         return r if r is not NotImplemented else self.fn(*args)
 
 

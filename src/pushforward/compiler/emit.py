@@ -76,14 +76,18 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
         if not need:
             continue
         kept.append(s)
-        for v in s.reads + [w for w in s.writes if type(w) is Var]:
-            live.add(id(v))
-            live_roots.add(v.root)
         for c in s.leaves:
             if type(c) is Const:
                 live_c.add(id(c))
-            elif c.const_base is not None:
-                live_c.add(id(c.const_base))
+            else:
+                live.add(id(c))
+                live_roots.add(c.root)
+                if c.const_base is not None:
+                    live_c.add(id(c.const_base))
+        for w in s.writes:
+            if type(w) is Var:
+                live.add(id(w))
+                live_roots.add(w.root)
     kept.reverse()
     return kept
 

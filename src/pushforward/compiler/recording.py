@@ -7,10 +7,12 @@ one `Stmt` to the active `Trace`; their results are `Rec` arrays again. Because 
 kernels, array formulas, backward formulas and accumulation all compute on these arrays, the log
 is the program the engine executed (forward, tangents, backward, vector mode, nested levels).
 
-Reading a value into Python (`bool`, `float`, `int`, `.item()`, `.tolist()`, `np.asarray(t)`) or
-an op whose result shape depends on values (`nonzero`, `unique`, boolean-mask indexing) stops
-the trace with `DataDependent`; a construct the recorder cannot follow stops it with
-`Untraceable`. Either way the compiled function runs eagerly instead (compiled.py).
+A branch on a value (`bool`, `int` of a traced array) is a guard statement: the program checks
+the value is the traced one and raises `GuardFailed` if not (compiled.py then runs another trace).
+Reading a value into Python as a number (`float`, `.item()`, `.tolist()`, `np.asarray(t)`) or an
+op whose result shape depends on values (`nonzero`, `unique`, boolean-mask indexing) stops the
+trace with `DataDependent`; a construct the recorder cannot follow stops it with `Untraceable`.
+Either way the compiled function runs eagerly instead (compiled.py).
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ def _scalar_use(s: Stmt, v: Var, owns_memory: bool) -> bool:
 
 
 def _element(s: Stmt):
-    """The base of an element read `base[i, j, ...]` (ints for every dim) making a 0-d view, else None."""
+    """The base of an element read `base[i, j, ...]` (ints for every dim) of a floating or complex
+    array making a 0-d view, else None."""
     if s.kind != "getitem" or len(s.outs) != 1 or s.outs[0].fresh or s.outs[0].shape != ():
         return None
     base, idx = s.args
@@ -64,6 +65,8 @@ def _element(s: Stmt):
     if items and items[-1] is Ellipsis:
         items = items[:-1]
     if type(base) is not Var or base.shape is None or len(items) != len(base.shape):
+        return None
+    if base.dtype is None or base.dtype.kind not in "fc":  # (integer scalars warn on overflow, arrays wrap)
         return None
     return base if all(type(i) is int for i in items) else None
 
