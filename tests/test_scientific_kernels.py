@@ -8,9 +8,8 @@ and is checked: its primal equals NumPy's; its jvp equals central finite differe
 gradient satisfies the adjoint identity <u, J v> == <J^T u, v>; and vmap and compile of it
 agree with the loop over the batch and with the eager run.
 
-Reverse mode through an in-place overwrite of a value the tape saved raises
-SavedTensorModifiedError today; the kernels that need it are marked with `needs_inplace_reverse`
-and their gradient checks run once that is supported (flip the flag below).
+The row-loop factorisations overwrite values the tape saved: their gradients rely on the tape
+keeping them (docs/design.md, "Overwritten saved values").
 """
 
 from __future__ import annotations
@@ -24,9 +23,6 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 import pushforward.numpy as pnp
 from pushforward.errors import OpError
-
-# True once reverse mode differentiates through in-place overwrites of saved values
-needs_inplace_reverse = False
 
 RNG = onp.random.default_rng(7)
 
@@ -170,17 +166,17 @@ def _spd(n):
 
 # name -> (kernel, inputs, whether reverse mode needs in-place overwrites of saved values)
 KERNELS = {
-    "jacobi_stencil": (jacobi_stencil, lambda: [RNG.random((5, 5))], False),
-    "heat_1d": (heat_1d, lambda: [RNG.random(7)], False),
-    "lu_rows": (lu_rows, lambda: [_spd(4)], True),
-    "cholesky_rows": (cholesky_rows, lambda: [_spd(4)], True),
-    "recurrence": (recurrence, lambda: [RNG.random(6)], False),
-    "recurrence_like": (recurrence_like, lambda: [RNG.random(6)], False),
-    "fill_reduce": (fill_reduce, lambda: [RNG.random((5, 3))], False),
-    "conv_pool": (conv_pool, lambda: [RNG.random((2, 5, 5, 2)), RNG.random((2, 2, 2, 3))], False),
-    "weighted_histogram": (weighted_histogram, lambda: [RNG.random(12), RNG.random(12)], False),
-    "nbody_step": (nbody_step, lambda: [RNG.random((4, 3)), RNG.random((4, 3))], False),
-    "cfd_step": (cfd_step, lambda: [RNG.random((5, 5)), RNG.random((5, 5))], False),
+    "jacobi_stencil": (jacobi_stencil, lambda: [RNG.random((5, 5))]),
+    "heat_1d": (heat_1d, lambda: [RNG.random(7)]),
+    "lu_rows": (lu_rows, lambda: [_spd(4)]),
+    "cholesky_rows": (cholesky_rows, lambda: [_spd(4)]),
+    "recurrence": (recurrence, lambda: [RNG.random(6)]),
+    "recurrence_like": (recurrence_like, lambda: [RNG.random(6)]),
+    "fill_reduce": (fill_reduce, lambda: [RNG.random((5, 3))]),
+    "conv_pool": (conv_pool, lambda: [RNG.random((2, 5, 5, 2)), RNG.random((2, 2, 2, 3))]),
+    "weighted_histogram": (weighted_histogram, lambda: [RNG.random(12), RNG.random(12)]),
+    "nbody_step": (nbody_step, lambda: [RNG.random((4, 3)), RNG.random((4, 3))]),
+    "cfd_step": (cfd_step, lambda: [RNG.random((5, 5)), RNG.random((5, 5))]),
 }
 
 # the weighted histogram: its bins are piecewise constant in r; differentiate in the weights only
@@ -202,11 +198,11 @@ def _fd(kernel, arrays, v, which, h=1e-6):
 
 
 def _inputs(name):
-    kernel, make, inplace_reverse = KERNELS[name]
+    kernel, make = KERNELS[name]
     arrays = make()
     which = _diff_args(name, len(arrays))
     v = {i: RNG.standard_normal(arrays[i].shape) for i in which}
-    return kernel, arrays, which, v, inplace_reverse
+    return kernel, arrays, which, v
 
 
 MODES = ["dropin", "dispatch"]
@@ -240,7 +236,7 @@ _ALLOCATES = {
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_primal(name, mode):
-    kernel, arrays, _, _, _ = _inputs(name)
+    kernel, arrays, _, _ = _inputs(name)
     if not _dispatch_ok(name, mode):
         pytest.skip("allocates NumPy buffers: see test_dispatch_buffer_error")
     ours = kernel(_np(mode), *[pf.tensor(a.copy()) for a in arrays])
@@ -251,7 +247,7 @@ def test_primal(name, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_jvp_finite_differences(name, mode):
-    kernel, arrays, which, v, _ = _inputs(name)
+    kernel, arrays, which, v = _inputs(name)
     with fwAD.dual_level():
         args = [
             fwAD.make_dual(pf.tensor(a.copy()), pf.tensor(v[i])) if i in which else pf.tensor(a.copy())
@@ -268,11 +264,9 @@ def test_jvp_finite_differences(name, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_gradient_adjoint_identity(name, mode):
-    kernel, arrays, which, v, inplace_reverse = _inputs(name)
+    kernel, arrays, which, v = _inputs(name)
     if not _dispatch_ok(name, mode):
         pytest.skip("allocates NumPy buffers: see test_dispatch_buffer_error")
-    if inplace_reverse and not needs_inplace_reverse:
-        pytest.skip("needs reverse mode through in-place overwrites of saved values")
     leaves = {i: pf.tensor(arrays[i].copy(), requires_grad=True) for i in which}
     args = [leaves[i].clone() if i in which else pf.tensor(a.copy()) for i, a in enumerate(arrays)]
     out = kernel(_np(mode), *args)
@@ -285,7 +279,7 @@ def test_gradient_adjoint_identity(name, mode):
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_vmap_matches_loop(name):
-    kernel, make, _ = KERNELS[name]
+    kernel, make = KERNELS[name]
     batch = [make() for _ in range(3)]
     which = _diff_args(name, len(batch[0]))
     stacked = [onp.stack([b[i] for b in batch]) for i in range(len(batch[0]))]
@@ -301,7 +295,7 @@ def test_vmap_matches_loop(name):
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_compile_matches_eager(name):
-    kernel, arrays, _, _, _ = _inputs(name)
+    kernel, arrays, _, _ = _inputs(name)
     f = pf.compile(lambda *a: kernel(pnp, *[x.clone() for x in a]))
     args = [pf.tensor(a) for a in arrays]
     with warnings.catch_warnings(record=True) as caught:
@@ -317,7 +311,7 @@ def test_compile_matches_eager(name):
 def test_dispatch_buffer_error(name):
     """Plain NumPy: a NumPy buffer receiving a value with a derivative raises the one error naming
     the fix (the element form reaches us through float(), which NumPy wraps in its ValueError)."""
-    kernel, arrays, which, v, _ = _inputs(name)
+    kernel, arrays, which, v = _inputs(name)
     leaves = [pf.tensor(a.copy(), requires_grad=True) for a in arrays]
     with pytest.raises((OpError, ValueError)) as info:
         kernel(onp, *[x.clone() for x in leaves])
