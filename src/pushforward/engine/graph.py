@@ -546,8 +546,10 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             s = _Meta(x) if m else None
         else:  # (_kept's first test, inline)
             s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
-            k = s._saved_at  # (note_value's commonest case, a fresh tensor noted before, inline)
-            if k is None or s._st.shared:
+            k = s._saved_at  # (note_value's commonest cases inline: a fresh tensor, noted or not)
+            if k is None and not s._st.shared:
+                k = s._saved_at = [0]
+            elif k is None or s._st.shared:
                 k = note_value(s)
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
@@ -586,10 +588,8 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
             node.needs = (needs[0], needs[1])
         else:
             z = x if dx else y
-            d = z._data
-            node.metas = ((d.shape, d.dtype),)
-            e = edge(z)
-            node.next_edges = (e,)
+            node.metas = ((z._data.shape, z._data.dtype),)
+            node.next_edges = ((e := edge(z)),)
             node.needs = _NEEDS1 if e is not None else _NONE_NEEDED1
     if out._data.dtype.kind in "fc":  # (set_history, inline)
         out._requires_grad = True
