@@ -5,9 +5,12 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 
 - dead code: a statement stays if an output or a later kept statement reads what it makes, or it
   writes into memory something later reads (an input, a constant, a live buffer);
-- common subexpressions: the same function on the same variables with the same constant
-  arguments (and no write in between into what it reads) is computed once;
 - constants folded and negations merged into constant factors (simplify.py);
+- common subexpressions: the same function on the same variables with the same constant
+  arguments (and no write in between into what it reads) is computed once (after the
+  simplifier, which makes more of them: a number's place in `2.0 * v`);
+- writes into views, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
+  common subexpressions again, with views shared across writes;
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
   a large temporary with no dead buffer to go into goes into a scratch array the program keeps
@@ -446,7 +449,6 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     fixed_roots = {v.root for v in inputs}
     stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
-    stmts = _cse(stmts, outputs)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
     stmts = _dce(writes_into_views(stmts, outputs), outputs, fixed_roots, temps)
