@@ -199,6 +199,21 @@ def test_the_array_api_count_nonzero_and_searchsorted_run_the_ops():
         pf.searchsorted(pf.tensor([1.0]), pf.tensor([1.0]), right=True, side="left")
 
 
+def test_shift_operators_run_the_shift_ops_under_vmap():
+    """`x << k` and `x >> k` are the shift ops: under vmap the values are not at hand (the fuzzer
+    found `count_nonzero(x) << 3` refused there, as the operators shifted NumPy's copy of the values)."""
+    x = pf.tensor([[-1.3, 2.0, 0.0], [0.0, 0.0, 1.0]])
+    assert pf.func.vmap(lambda r: pf.count_nonzero(r) << 3)(x).tolist() == [16, 8]
+    assert pf.func.vmap(lambda r: (r * 3).long() >> 1)(x).tolist() == [[-2, 3, 0], [0, 0, 1]]
+    assert pf.func.vmap(lambda r: 1 << r.long().abs())(x).tolist() == [[2, 4, 1], [1, 1, 2]]
+    i = pf.tensor([3], dtype=pf.int32)
+    assert (i << 2).dtype == pf.int32 and (i << 2).tolist() == [12]
+    with pytest.raises(TypeError, match="integer tensors only"):
+        pf.tensor([1.0]) << 1
+    with pytest.raises(TypeError, match="integer tensors only"):
+        pf.tensor([1]) >> 1.5
+
+
 def test_array_api_reshape_without_copy_raises_value_error_when_a_copy_is_needed():
     x = xp.reshape(xp.arange(6.0), (2, 3)).mT  # (not contiguous: flattening it copies)
     with pytest.raises(ValueError, match="copy=False"):

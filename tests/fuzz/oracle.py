@@ -5,6 +5,10 @@ torch's trigamma, `polygamma(1, x)`, is off by up to 5e-10 relative on (0.05, 3)
 reference; SciPy's is within 1e-15, pushforward's is SciPy's): a program that amplifies it (the cos
 of a large multiple of a function of it) then differs from pushforward's exact value by more than
 the tolerance, and the primal arbiter, which trusts torch's values, blamed pushforward.
+
+Where torch has no derivative for a function (heaviside, floor_divide) or a wrong one (ldexp by a
+negative integer exponent), a torch composition with the same values stands in, so that its
+programs' derivatives have a reference.
 """
 
 from __future__ import annotations
@@ -52,4 +56,30 @@ class _Module:
         return getattr(self._module, name)
 
 
-TORCH = _Module(torch, polygamma=_polygamma, special=_Module(torch.special, polygamma=_polygamma))
+def _heaviside(x, values):
+    # torch 2.13 has no derivative for heaviside (forward or backward): the same step as a where,
+    # whose derivative is the step's (zero in x, values' own where x == 0)
+    return torch.where(x == 0, values, (x > 0).to(values.dtype))
+
+
+def _floor_divide(a, b):
+    # torch 2.13 has no derivative for floor_divide; div's floor rounding mode is the same values
+    # with the derivative of a piecewise constant (zero)
+    return torch.div(a, b, rounding_mode="floor")
+
+
+def _ldexp(x, e):
+    # torch 2.13's derivative of ldexp by an integer exponent multiplies by 2 ** e computed in
+    # integers, 0 for e < 0 (finite differences give 2 ** e, as pushforward); x * 2.0 ** e is the
+    # same values (a power of two is exact) with the right derivative
+    return torch.ldexp(x, e) if e.is_floating_point() else x * torch.pow(2.0, e)
+
+
+TORCH = _Module(
+    torch,
+    polygamma=_polygamma,
+    special=_Module(torch.special, polygamma=_polygamma),
+    heaviside=_heaviside,
+    floor_divide=_floor_divide,
+    ldexp=_ldexp,
+)

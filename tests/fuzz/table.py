@@ -376,6 +376,78 @@ add(
         weight=0.4,
     )
 )
+# ------------------------------------------------------------------ NumPy-named element-wise ops
+# (torch 2.13 has no derivative for heaviside and floor_divide: oracle.py gives its programs
+# torch compositions with the same values and the exact derivatives)
+unary("deg2rad", render="L.deg2rad({0})", kinds="f", weight=0.4)
+unary("rad2deg", render="{0}.rad2deg()", kinds="f", weight=0.4)
+unary("nan_to_num", render="{0}.nan_to_num()", weight=0.3)
+# the log of a negative number is NaN: replaced by a constant, the derivative there is zero
+add(
+    Op(
+        "nan_to_num_log",
+        "L.nan_to_num({0}.log(), nan={s!r}, neginf=-2.0)",
+        unary_gen("f", params=scalar_param),
+        nz(),
+        weight=0.4,
+    )
+)
+binary("logaddexp2", "L.logaddexp2({0}, {1})", kinds="f")
+_apart = lambda a, p: bool(((a[0] - a[1]).abs() > M).all())  # noqa: E731
+binary("fmax", "L.fmax({0}, {1})", kinds="f", dom=_apart, weight=0.6)
+binary("fmin", "{0}.fmin({1})", kinds="f", dom=_apart, weight=0.6)
+
+
+def _nan_apart(a, p):  # log(x) is NaN where x < 0 (fmax/fmin pick the other side there)
+    x, y = torch.broadcast_tensors(a[0], a[1])
+    return bool((x.abs() > M).all()) and bool(((x.clamp(min=M).log() - y).abs() > M)[x > 0].all())
+
+
+binary("fmax_nan", "L.fmax({0}.log(), {1})", kinds="f", dom=_nan_apart, weight=0.4)
+binary("fmin_nan", "L.fmin({1}, {0}.log())", kinds="f", dom=_nan_apart, weight=0.4)
+binary("heaviside", "L.heaviside({0}, {1})", kinds="f", dom=nz(), weight=0.4)
+# self exactly zero everywhere (x - x): the result is values, with values' derivative
+binary("heaviside_zero", "L.heaviside({0} - {0}, {1})", kinds="f", weight=0.3)
+
+
+def _exponents(ctx, meta):  # integer exponents: a list along the last dim, or one number
+    if meta.shape and ctx.rng.random() < 0.7:
+        return {"e": [ctx.rng.randint(-2, 3) for _ in range(meta.shape[-1])]}
+    return {"e": ctx.rng.randint(-2, 3)}
+
+
+# (complex mantissas: pushforward refuses them, as NumPy's ldexp; torch multiplies by 2 ** e)
+add(Op("ldexp", "L.ldexp({0}, L.tensor({e!r}))", unary_gen("f", params=_exponents), weight=0.5))
+binary("ldexp_t", "L.ldexp({0}, {1})", kinds="f", dom=lambda a, p: bool((a[1].abs() < 3).all()), weight=0.3)
+binary(
+    "float_power",
+    "L.float_power({0}, {1})",
+    dom=lambda a, p: log_dom(a, p) and bool((_re(a[1]).abs() < 3).all()),
+    weight=0.5,
+)
+add(
+    Op(
+        "float_power_s",
+        "{0}.float_power({e!r})",
+        unary_gen(params=lambda c, m: {"e": c.rng.choice([2, 3, 0.5, -1, 1.5])}),
+        lambda a, p: (
+            (log_dom(a, p) if not float(p["e"]).is_integer() else True)
+            and (p["e"] > 0 or bool((a[0].abs() > 0.2).all()))
+        ),
+        weight=0.4,
+    )
+)
+binary("floor_divide", "L.floor_divide({0}, {1})", kinds="f", dom=_mod_dom, weight=0.3)
+add(
+    Op(
+        "floor_divide_s",
+        "L.floor_divide({0}, {s!r})",
+        unary_gen("f", params=scalar_param),
+        lambda a, p: frac_away(a[0] / p["s"]),
+        weight=0.3,
+    )
+)
+
 
 # ------------------------------------------------------------------ comparisons, masks, where
 binary("gt", "{0} > {1}", kinds="f", dom=lambda a, p: bool(((a[0] - a[1]).abs() > M).all()), weight=0.5)
@@ -395,6 +467,33 @@ add(
 binary("logical_and", "L.logical_and({0}, {1})", kinds="b", weight=0.3)
 unary("logical_not", render="L.logical_not({0})", kinds="b", weight=0.3)
 unary("isfinite", render="L.isfinite({0})", weight=0.2)
+unary("signbit", render="L.signbit({0})", kinds="f", dom=nz(), weight=0.2)
+# exp(x) * 1e308 overflows to inf where x > log(1.797...): away from that point
+_overflow_apart = lambda a, p: bool(((a[0] - 0.5864).abs() > M).all())  # noqa: E731
+add(Op("isposinf", "L.isposinf({0}.exp() * 1e308)", unary_gen("f"), _overflow_apart, weight=0.2))
+add(Op("isneginf", "L.isneginf({0}.exp() * -1e308)", unary_gen("f"), _overflow_apart, weight=0.2))
+add(Op("isinf", "L.isinf({0}.exp() * 1e308)", unary_gen("f"), _overflow_apart, weight=0.2))
+unary("isinf_c", render="L.isinf({0})", kinds="c", weight=0.1)
+binary("logical_xor", "L.logical_xor({0}, {1})", kinds="b", weight=0.3)
+binary(
+    "logical_xor_f",
+    "L.logical_xor({0}.relu(), {1})",
+    kinds="f",
+    dom=lambda a, p: bool((a[0].abs() > M).all() and (a[1].abs() > M).all()),
+    weight=0.2,
+)
+# integer results: shifts of integer variables (argmax, to_long, ... make them)
+_shift = lambda c, m: {"k": c.rng.randint(0, 3)}  # noqa: E731
+add(Op("lshift", "{0} << {k!r}", unary_gen("i", params=_shift), weight=0.3))
+add(Op("rshift", "L.bitwise_right_shift({0}, {k!r})", unary_gen("i", params=_shift), weight=0.3))
+add(
+    Op(
+        "lshift_t",
+        "L.bitwise_left_shift({0}, L.tensor({e!r}).abs())",
+        unary_gen("i", params=_exponents),
+        weight=0.2,
+    )
+)
 
 
 def _where_gen(ctx):

@@ -713,6 +713,33 @@ u(
     },
 )
 u(O_, "argsort", "L.argsort({0}, {dim!r})", dom=_distinct, params=_dimp, weight=0.2)
+
+
+def _off_sequence(a, p):  # no value within a margin of a sequence element (a tie picks a side)
+    s = a[0].reshape(-1)
+    return s.numel() == 0 or bool(((a[1].reshape(-1, 1) - s).abs() > M).all())
+
+
+op(
+    O_,
+    "searchsorted",
+    "L.searchsorted(L.sort({0}.flatten()).values, {1}, right={r!r})",
+    binary_gen("f", params=lambda c, m: {"r": c.rng.random() < 0.5}),
+    _off_sequence,
+    weight=0.25,
+)
+op(
+    O_,
+    "searchsorted_side",
+    "L.searchsorted(L.sort({0}.flatten()).values, {1}, side='right')",
+    lambda ctx: (lambda i: None if i is None else (lambda j: None if j is None else ([i, j], {}))(ctx.pick("f")))(
+        ctx.pick("f")
+    ),
+    _off_sequence,
+    weight=0.15,
+)
+
+
 u(
     O_,
     "msort",
@@ -1053,6 +1080,47 @@ u(
     tags=("multi",),
     weight=0.2,
 )
+u(
+    X_,
+    "trapezoid",
+    "L.trapezoid({0}, dim={dim!r})",
+    "fc",
+    None,
+    lambda c, m: {"dim": c.rng.randrange(-len(m.shape), len(m.shape))} if m.shape else None,
+    weight=0.25,
+)
+u(
+    X_,
+    "trapezoid_dx",
+    "L.trapezoid({0}, dx={s!r}, dim=0)",
+    "fc",
+    None,
+    lambda c, m: {"s": round(c.rng.uniform(0.2, 2), 2)} if m.shape else None,
+    weight=0.15,
+)
+op(
+    X_,
+    "trapezoid_x",
+    "L.trapezoid({0}, {1})",
+    _two(
+        lambda m: len(m.shape) >= 1,
+        lambda ma, m: m.kind == "f" and (m.shape == ma.shape or m.shape == ma.shape[-1:]),
+    ),
+    weight=0.25,
+)
+
+
+def _count_dims(ctx, m):
+    if not m.shape or ctx.rng.random() < 0.3:
+        return {"dim": None}
+    return {"dim": tuple(sorted(ctx.rng.sample(range(len(m.shape)), ctx.rng.randint(1, len(m.shape)))))}
+
+
+# (a computed zero may be a rounding-level nonzero in the other library, e.g. logaddexp2(-1, -1):
+# numbers away from zero; exact zeros come from masks and relu)
+_off_zero = lambda a, p: a[0].dtype == torch.bool or _all(a[0].abs() > M)  # noqa: E731
+u(X_, "count_nonzero", "L.count_nonzero({0}, dim={dim!r})", "fcb", _off_zero, _count_dims, weight=0.2)
+u(X_, "count_nonzero_relu", "{0}.relu().count_nonzero()", "f", _off_zero, None, weight=0.15)
 u(X_, "nansum", "L.nansum({0})", "fc", weight=0.15)
 u(X_, "nanmean", "L.nanmean({0})", "f", weight=0.15)
 op(X_, "true_divide", "L.true_divide({0}, {1})", binary_gen("fc"), lambda a, p: _all(a[1].abs() > 0.2), weight=0.15)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core.tensor import Tensor, device
+from ..errors import OpTypeError
 from ..ops import generated as ops
 
 __all__ = ["bind_array_object", "floordiv"]
@@ -85,13 +86,13 @@ def _isinf(x: Any) -> Any:
     return ops.logical_not(ops.logical_or(ops.isfinite(x), ops.isnan(x)))
 
 
-def _shift(fn: Callable, name: str) -> Callable:
+def _shift(op: Callable, name: str) -> Callable:
+    # the op, not NumPy on the values: under vmap, compile or a dual level the values are not at hand
     def method(self: Tensor, other: Any) -> Tensor:
-        a = self.detach().numpy()
-        b = other.detach().numpy() if isinstance(other, Tensor) else other
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"{name}: integer tensors only, got {a.dtype}")
-        return Tensor(np.asarray(fn(a, np.asarray(b, dtype=np.result_type(a, b)))).astype(np.result_type(a, b)))
+        kinds = {np.asarray(v).dtype.kind if not isinstance(v, Tensor) else v.dtype.kind for v in (self, other)}
+        if not kinds <= set("iu"):
+            raise OpTypeError(f"{name}: integer tensors only, got {self.dtype} and {type(other).__name__} {other!r}")
+        return op(self, other)
 
     method.__name__ = name
     return method
@@ -121,8 +122,8 @@ def bind_array_object() -> None:
     Tensor.to_device = _to_device
     Tensor.__floordiv__ = floordiv
     Tensor.__rfloordiv__ = lambda self, other: floordiv(other, self)
-    Tensor.__lshift__ = _shift(np.left_shift, "__lshift__")
-    Tensor.__rshift__ = _shift(np.right_shift, "__rshift__")
+    Tensor.__lshift__ = _shift(ops.bitwise_left_shift, "__lshift__")
+    Tensor.__rshift__ = _shift(ops.bitwise_right_shift, "__rshift__")
     Tensor.__rlshift__ = _reflect(Tensor.__lshift__)
     Tensor.__rrshift__ = _reflect(Tensor.__rshift__)
     for name, base in (
