@@ -108,7 +108,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         # written through is batched too (dispatch/promotion.py)
         promote(x, value._blevel, value._phys.shape[0])
     if basic:
-        run_view(ops.GETITEM, x, (idx,)).copy_(value)  # (ops.getitem's call, without its two frames)
+        run_view(ops.GETITEM, x, (idx,)).copy_(value)  # (the getitem op's call, without its two frames)
     else:
         apply_inplace(ops.INDEX_PUT, x, (x, value), (idx, False))
 
