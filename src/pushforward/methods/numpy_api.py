@@ -164,8 +164,11 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, x: Any, y: Any = _NO
     # one or two inputs only, and NumPy passes a __call__ exactly its ufunc's inputs: `more` is
     # empty for them.
     if type(x) is Tensor and method == "__call__" and not kwargs:
-        fn = _CALL.get(ufunc)
-        if fn is not None:
+        try:  # (a subscript costs less than .get; a miss is a first call or a ufunc with no op)
+            fn = _CALL[ufunc]
+        except KeyError:
+            pass
+        else:
             return fn(x) if y is _NO else fn(x, y)
     return _array_ufunc(ufunc, method, (x,) + more if y is _NO else (x, y) + more, kwargs)
 
@@ -274,7 +277,7 @@ def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     if out is not None or kw:
         _no_extra("np.sum", dict(out=out, **kw))
-    return _pf().sum(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
+    return _PF.sum(a if type(a) is Tensor else _as_t(a), axis, keepdims, dtype=dtype)
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -332,11 +335,12 @@ def _cum(name):
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    _no_extra("np.concatenate", dict(out=out, casting=casting))
-    ts = [_as_t(a) for a in arrays]
+    if out is not None or casting != "same_kind":
+        _no_extra("np.concatenate", dict(out=out, casting=casting))
+    ts = [a if type(a) is Tensor else _as_t(a) for a in arrays]
     if axis is None:
         ts, axis = [t.reshape(-1) for t in ts], 0
-    r = _pf().cat(ts, axis)
+    r = _PF.cat(ts, axis)
     return r if dtype is None else r.to(np.dtype(dtype))
 
 
@@ -384,7 +388,7 @@ def _expand_dims(a, axis):
 def _where(condition, *xy):
     if not xy:  # np.nonzero(condition): indices, no derivative
         return tuple(_pf().as_tensor(i) for i in np.nonzero(_as_t(condition).detach().numpy()))
-    return _pf().where(_as_t(condition), *xy)
+    return _PF.where(condition if type(condition) is Tensor else _as_t(condition), *xy)
 
 
 def _clip(a, a_min=None, a_max=None, out=None, **kw):
@@ -597,18 +601,18 @@ def _inner(a, b):
 
 _FUNCTIONS: dict = {}  # NumPy function -> handler, filled on first use (_functions)
 _TENSOR_ONLY = (Tensor,)
-# NumPy functions whose call on one tensor alone is the op's call on it: NumPy's dispatch lands
-# on the op itself ("NumPy dispatch in one frame", docs/design.md)
-_ONE_TENSOR: dict = {}
+# NumPy reductions whose call on a tensor, with or without a positional axis, is the op's call
+# with the same arguments: NumPy's dispatch lands on the op itself ("NumPy dispatch in one
+# frame", docs/design.md)
+_REDUCTIONS: dict = {}
 
 
 def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
     """NEP 18 entry point: np.<function>(..., tensor, ...) runs pushforward ops."""
     if not kwargs and types == _TENSOR_ONLY:
-        if len(args) == 1:
-            op = _ONE_TENSOR.get(func)
-            if op is not None and type(args[0]) is Tensor:
-                return op(args[0])
+        op = _REDUCTIONS.get(func)
+        if op is not None and len(args) <= 2 and type(args[0]) is Tensor:
+            return op(*args)
         handler = _FUNCTIONS.get(func)
         if handler is not None:
             return handler(*args)
@@ -638,8 +642,8 @@ def _array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> 
 def _fill_functions() -> None:
     pf = _pf()
     _FUNCTIONS.update(_functions())
-    _ONE_TENSOR.update({np.sum: pf.sum, np.prod: pf.prod, np.max: pf.amax, np.amax: pf.amax})
-    _ONE_TENSOR.update({np.min: pf.amin, np.amin: pf.amin, np.all: pf.all, np.any: pf.any})
+    _REDUCTIONS.update({np.sum: pf.sum, np.prod: pf.prod, np.max: pf.amax, np.amax: pf.amax})
+    _REDUCTIONS.update({np.min: pf.amin, np.amin: pf.amin, np.all: pf.all, np.any: pf.any})
 
 
 def _who(func: Callable) -> str:
