@@ -18,6 +18,9 @@ def _t(shape=(3, 4), seed=0, dtype=np.float64):
     return pf.tensor(np.random.default_rng(seed).random(shape).astype(dtype))
 
 
+_MASK = pf.tensor(np.random.default_rng(5).random((3, 4)) > 0.5)
+
+
 def _calls(fn, t):
     """The Python functions fn(t) enters below fn (a first call, which may fill a table, not counted)."""
     fn(t)
@@ -49,6 +52,28 @@ def test_reduction_on_one_tensor_lands_on_the_op(func, op):
     op_calls = python_calls(lambda: getattr(pf, op)(t))[1:]
     assert calls[1:] == ["array_function"] + op_calls  # (calls[0]: NumPy's dispatcher)
     np.testing.assert_array_equal(func(t).numpy(), func(t.numpy()))
+
+
+@pytest.mark.parametrize(
+    "via_numpy, via_op",
+    [
+        (lambda t: np.sum(t, 0), lambda t: pf.sum(t, 0)),
+        (lambda t: np.max(t, 1), lambda t: pf.amax(t, 1)),
+        (lambda t: np.where(_MASK, t, 0.0), lambda t: pf.where(_MASK, t, 0.0)),
+    ],
+)
+def test_positional_calls_land_on_the_op(via_numpy, via_op):
+    t = _t()
+    calls = _calls(via_numpy, t)
+    assert calls[1:] == ["array_function"] + _calls(via_op, t)  # (calls[0]: NumPy's dispatcher)
+    np.testing.assert_array_equal(via_numpy(t).numpy(), via_numpy(t.numpy()))
+
+
+def test_where_with_one_argument_is_nonzero():
+    t = pf.tensor([[0.0, 1.0], [2.0, 0.0]])
+    got = np.where(t)
+    for g, w in zip(got, np.where(t.numpy())):
+        np.testing.assert_array_equal(g.numpy(), w)
 
 
 def test_reduction_fast_path_keeps_numpy_dtypes_and_axis():

@@ -601,18 +601,21 @@ def _inner(a, b):
 
 _FUNCTIONS: dict = {}  # NumPy function -> handler, filled on first use (_functions)
 _TENSOR_ONLY = (Tensor,)
-# NumPy reductions whose call on a tensor, with or without a positional axis, is the op's call
-# with the same arguments: NumPy's dispatch lands on the op itself ("NumPy dispatch in one
-# frame", docs/design.md)
-_REDUCTIONS: dict = {}
+# NumPy function -> (op, fewest, most positional arguments) for the functions whose call with a
+# tensor first and that many positional arguments is the op's call with the same arguments (the
+# reductions with or without an axis, np.where(c, x, y)): NumPy's dispatch lands on the op itself
+# ("NumPy dispatch in one frame", docs/design.md)
+_DIRECT: dict = {}
 
 
 def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
     """NEP 18 entry point: np.<function>(..., tensor, ...) runs pushforward ops."""
     if not kwargs and types == _TENSOR_ONLY:
-        op = _REDUCTIONS.get(func)
-        if op is not None and len(args) <= 2 and type(args[0]) is Tensor:
-            return op(*args)
+        direct = _DIRECT.get(func)
+        if direct is not None and type(args[0]) is Tensor:
+            op, fewest, most = direct
+            if fewest <= len(args) <= most:
+                return op(*args)
         handler = _FUNCTIONS.get(func)
         if handler is not None:
             return handler(*args)
@@ -642,8 +645,10 @@ def _array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> 
 def _fill_functions() -> None:
     pf = _pf()
     _FUNCTIONS.update(_functions())
-    _REDUCTIONS.update({np.sum: pf.sum, np.prod: pf.prod, np.max: pf.amax, np.amax: pf.amax})
-    _REDUCTIONS.update({np.min: pf.amin, np.amin: pf.amin, np.all: pf.all, np.any: pf.any})
+    reductions = {np.sum: pf.sum, np.prod: pf.prod, np.max: pf.amax, np.amax: pf.amax, np.min: pf.amin}
+    reductions.update({np.amin: pf.amin, np.all: pf.all, np.any: pf.any})
+    _DIRECT.update({func: (op, 1, 2) for func, op in reductions.items()})
+    _DIRECT[np.where] = (pf.where, 3, 3)  # (np.where(c): np.nonzero, the handler's)
 
 
 def _who(func: Callable) -> str:
