@@ -147,7 +147,8 @@ def dot(a: Any, b: Any, out: Any = None) -> Tensor:
     second-to-last axis above."""
     if out is not None:
         raise OpTypeError("np.dot: out= is not supported on pushforward tensors")
-    a, b = as_t(a), as_t(b)
+    if type(a) is not Tensor or type(b) is not Tensor:
+        a, b = as_t(a), as_t(b)
     na, nb = a.ndim, b.ndim
     if na == 0 or nb == 0:
         return a * b
