@@ -151,17 +151,34 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
         )
 
 
-_CALL: dict = {}  # ufunc object -> pushforward function, filled on first use (the fast path)
+_CALL: dict = {}  # ufunc object -> pushforward function (the fast path), filled on first use
+_NO = object()  # (no second input: a one-input ufunc)
 
 
-def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-    """NEP 13 entry point: np.<ufunc>(tensor, ...) runs the pushforward op."""
-    if method == "__call__" and not kwargs and type(inputs[0]) is Tensor:
-        fn = _CALL.get(ufunc)
-        if fn is None and ufunc.__name__ in UFUNCS:
-            fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
-        if fn is not None:
-            return fn(*inputs)
+def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, x: Any, y: Any = _NO, /, *more: Any, **kwargs: Any) -> Any:
+    """NEP 13 entry point: np.<ufunc>(tensor, ...) runs the pushforward op. (Positional-only
+    parameters: no keyword NumPy passes can collide with them.)"""
+    # "NumPy dispatch in one frame" (docs/design.md): a plain call costs one dict lookup and then
+    # the very function the operator calls (np.add(t, u) runs Tensor.__add__'s op, whose first
+    # lines are its bare path); no inputs repacked, no keyword scanned. The table holds ufuncs of
+    # one or two inputs only, and NumPy passes a __call__ exactly its ufunc's inputs: `more` is
+    # empty for them.
+    if type(x) is Tensor and method == "__call__" and not kwargs:
+        try:  # (a subscript costs less than .get; a miss is a first call or a ufunc with no op)
+            fn = _CALL[ufunc]
+        except KeyError:
+            pass
+        else:
+            return fn(x) if y is _NO else fn(x, y)
+    return _array_ufunc(ufunc, method, (x,) + more if y is _NO else (x, y) + more, kwargs)
+
+
+def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """array_ufunc past its fast path: filling that path's table, reflected calls, out=, where=,
+    dtype=, the ufunc methods."""
+    if method == "__call__" and not kwargs and type(inputs[0]) is Tensor and ufunc.__name__ in UFUNCS:
+        fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
+        return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
     if method == "at":
@@ -224,7 +241,7 @@ def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, who
 
 def _compute(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """ufunc.<method> on tensors, without out= or where= (numpy_out adds them)."""
-    return array_ufunc(None, ufunc, method, *inputs, **kwargs)
+    return _array_ufunc(ufunc, method, inputs, kwargs)
 
 
 def _trivial_out(kwargs: dict) -> bool:
@@ -255,8 +272,9 @@ def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
 
 
 def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    _no_extra("np.sum", dict(out=out, **kw))
-    return _pf().sum(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
+    if out is not None or kw:
+        _no_extra("np.sum", dict(out=out, **kw))
+    return _PF.sum(a if type(a) is Tensor else _as_t(a), axis, keepdims, dtype=dtype)
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -265,12 +283,14 @@ def _floating(x: Tensor) -> Tensor:
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    _no_extra("np.mean", dict(out=out, **kw))
+    if out is not None or kw:
+        _no_extra("np.mean", dict(out=out, **kw))
     return _pf().mean(_floating(_as_t(a)), dim=axis, keepdim=keepdims, dtype=dtype)
 
 
 def _prod(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    _no_extra("np.prod", dict(out=out, **kw))
+    if out is not None or kw:
+        _no_extra("np.prod", dict(out=out, **kw))
     return _pf().prod(_as_t(a), dim=axis, keepdim=keepdims, dtype=dtype)
 
 
@@ -312,11 +332,12 @@ def _cum(name):
 
 
 def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    _no_extra("np.concatenate", dict(out=out, casting=casting))
-    ts = [_as_t(a) for a in arrays]
+    if out is not None or casting != "same_kind":
+        _no_extra("np.concatenate", dict(out=out, casting=casting))
+    ts = [a if type(a) is Tensor else _as_t(a) for a in arrays]
     if axis is None:
         ts, axis = [t.reshape(-1) for t in ts], 0
-    r = _pf().cat(ts, axis)
+    r = _PF.cat(ts, axis)
     return r if dtype is None else r.to(np.dtype(dtype))
 
 
@@ -364,7 +385,7 @@ def _expand_dims(a, axis):
 def _where(condition, *xy):
     if not xy:  # np.nonzero(condition): indices, no derivative
         return tuple(_pf().as_tensor(i) for i in np.nonzero(_as_t(condition).detach().numpy()))
-    return _pf().where(_as_t(condition), *xy)
+    return _PF.where(condition if type(condition) is Tensor else _as_t(condition), *xy)
 
 
 def _clip(a, a_min=None, a_max=None, out=None, **kw):
@@ -575,14 +596,34 @@ def _inner(a, b):
     )
 
 
-_FUNCTIONS: dict | None = None
+_FUNCTIONS: dict = {}  # NumPy function -> handler, filled on first use (_functions)
+_TENSOR_ONLY = (Tensor,)
+# NumPy function -> (op, fewest, most positional arguments) for the functions whose call with a
+# tensor first and that many positional arguments is the op's call with the same arguments (the
+# reductions with or without an axis, np.where(c, x, y)): NumPy's dispatch lands on the op itself
+# ("NumPy dispatch in one frame", docs/design.md)
+_DIRECT: dict = {}
 
 
 def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
     """NEP 18 entry point: np.<function>(..., tensor, ...) runs pushforward ops."""
-    global _FUNCTIONS
-    if _FUNCTIONS is None:
-        _FUNCTIONS = _functions()
+    if not kwargs and types == _TENSOR_ONLY:
+        direct = _DIRECT.get(func)
+        if direct is not None and type(args[0]) is Tensor:
+            op, fewest, most = direct
+            if fewest <= len(args) <= most:
+                return op(*args)
+        handler = _FUNCTIONS.get(func)
+        if handler is not None:
+            return handler(*args)
+    return _array_function(func, types, args, kwargs)
+
+
+def _array_function(func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
+    """array_function past its fast path: other array libraries' types, functions with no
+    handler, out=, where=."""
+    if not _FUNCTIONS:
+        _fill_functions()
     handler = _FUNCTIONS.get(func)
     for t in types:  # another array library's type: let it (or NumPy) decide
         if not issubclass(t, (Tensor, np.ndarray)):
@@ -596,6 +637,15 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
         del kwargs["out"]
         return numpy_out.into_out(_call_masked(func, handler, args, kwargs), out, _who(func))
     return _call_masked(func, handler, args, kwargs)
+
+
+def _fill_functions() -> None:
+    pf = _pf()
+    _FUNCTIONS.update(_functions())
+    reductions = {np.sum: pf.sum, np.prod: pf.prod, np.max: pf.amax, np.amax: pf.amax, np.min: pf.amin}
+    reductions.update({np.amin: pf.amin, np.all: pf.all, np.any: pf.any})
+    _DIRECT.update({func: (op, 1, 2) for func, op in reductions.items()})
+    _DIRECT[np.where] = (pf.where, 3, 3)  # (np.where(c): np.nonzero, the handler's)
 
 
 def _who(func: Callable) -> str:
@@ -682,7 +732,6 @@ METHODS: dict[str, Callable] = {
 def handler(func: Callable) -> Callable | None:
     """The NEP-18 handler of a NumPy function (None if it has none): pushforward.numpy calls the
     same handlers, so one rule decides the values in both."""
-    global _FUNCTIONS
-    if _FUNCTIONS is None:
-        _FUNCTIONS = _functions()
+    if not _FUNCTIONS:
+        _fill_functions()
     return _FUNCTIONS.get(func)

@@ -119,12 +119,14 @@ def dot(a: Any, b: Any, out: Any = None) -> Tensor:
     second-to-last axis above."""
     if out is not None:
         raise OpTypeError("np.dot: out= is not supported on pushforward tensors")
-    a, b = as_t(a), as_t(b)
-    if a.ndim == 0 or b.ndim == 0:
+    if type(a) is not Tensor or type(b) is not Tensor:
+        a, b = as_t(a), as_t(b)
+    na, nb = a.ndim, b.ndim
+    if na == 0 or nb == 0:
         return a * b
-    if a.ndim <= 2 and b.ndim <= 2:
+    if na <= 2 and nb <= 2:
         return ops.matmul(a, b)
-    return ops.tensordot(a, b, ([a.ndim - 1], [max(b.ndim - 2, 0)]))
+    return ops.tensordot(a, b, ([na - 1], [max(nb - 2, 0)]))
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -1,0 +1,141 @@
+"""NumPy's dispatch on tensors ("NumPy dispatch in one frame", docs/design.md): a plain
+`np.<ufunc>(t, ...)` enters `__array_ufunc__` and then exactly what the operator or method enters,
+a keyword-free `np.<function>(t)` enters `__array_function__` and then the op; and every call off
+that path (reflected operands, NumPy scalars, keywords, ufunc methods, other kinds of tensor) keeps
+its values, dtypes and derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pushforward as pf
+import pushforward.autograd.forward_ad as fwAD
+from pushforward.bench.timing import python_calls
+
+
+def _t(shape=(3, 4), seed=0, dtype=np.float64):
+    return pf.tensor(np.random.default_rng(seed).random(shape).astype(dtype))
+
+
+_MASK = pf.tensor(np.random.default_rng(5).random((3, 4)) > 0.5)
+
+
+def _calls(fn, t):
+    """The Python functions fn(t) enters below fn (a first call, which may fill a table, not counted)."""
+    fn(t)
+    return python_calls(lambda: fn(t))[2:]
+
+
+@pytest.mark.parametrize(
+    "via_numpy, via_tensor",
+    [
+        (lambda t: np.add(t, t), lambda t: t + t),
+        (lambda t: np.multiply(t, 2.0), lambda t: t * 2.0),
+        (lambda t: np.subtract(t, t), lambda t: t - t),
+        (lambda t: np.sin(t), lambda t: t.sin()),
+        (lambda t: np.negative(t), lambda t: -t),
+        (lambda t: np.matmul(t, t), lambda t: t @ t),
+    ],
+)
+def test_ufunc_call_is_one_frame_above_the_operator(via_numpy, via_tensor):
+    t = _t((4, 4))
+    assert _calls(via_numpy, t) == ["array_ufunc"] + _calls(via_tensor, t)
+    np.testing.assert_array_equal(via_numpy(t).numpy(), via_tensor(t).numpy())
+
+
+@pytest.mark.parametrize("func, op", [(np.sum, "sum"), (np.prod, "prod"), (np.max, "amax"), (np.min, "amin")])
+def test_reduction_on_one_tensor_lands_on_the_op(func, op):
+    t = _t()
+    func(t)  # (a first call fills the table)
+    calls = python_calls(lambda: func(t))[1:]
+    op_calls = python_calls(lambda: getattr(pf, op)(t))[1:]
+    assert calls[1:] == ["array_function"] + op_calls  # (calls[0]: NumPy's dispatcher)
+    np.testing.assert_array_equal(func(t).numpy(), func(t.numpy()))
+
+
+@pytest.mark.parametrize(
+    "via_numpy, via_op",
+    [
+        (lambda t: np.sum(t, 0), lambda t: pf.sum(t, 0)),
+        (lambda t: np.max(t, 1), lambda t: pf.amax(t, 1)),
+        (lambda t: np.where(_MASK, t, 0.0), lambda t: pf.where(_MASK, t, 0.0)),
+    ],
+)
+def test_positional_calls_land_on_the_op(via_numpy, via_op):
+    t = _t()
+    calls = _calls(via_numpy, t)
+    assert calls[1:] == ["array_function"] + _calls(via_op, t)  # (calls[0]: NumPy's dispatcher)
+    np.testing.assert_array_equal(via_numpy(t).numpy(), via_numpy(t.numpy()))
+
+
+def test_where_with_one_argument_is_nonzero():
+    t = pf.tensor([[0.0, 1.0], [2.0, 0.0]])
+    got = np.where(t)
+    for g, w in zip(got, np.where(t.numpy())):
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+def test_reduction_fast_path_keeps_numpy_dtypes_and_axis():
+    ti = pf.tensor(np.arange(6, dtype=np.int32).reshape(2, 3))
+    for func in (np.sum, np.prod, np.max, np.min, np.all, np.any):
+        got, want = func(ti), func(ti.numpy())
+        assert got.dtype == want.dtype, func
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(func(ti, 0).numpy(), func(ti.numpy(), 0))
+        np.testing.assert_array_equal(func(ti, axis=1, keepdims=True).numpy(), func(ti.numpy(), axis=1, keepdims=True))
+
+
+def test_off_the_fast_path_ufunc_calls_keep_numpy_semantics():
+    t = _t(dtype=np.float32)
+    a = np.random.default_rng(1).random((3, 4))
+    cases = [
+        (lambda x: np.add(a, x), lambda x: np.add(a, x)),  # reflected: NumPy's order and promotion
+        (lambda x: np.add(np.float64(2.0), x), lambda x: np.add(np.float64(2.0), x)),
+        (lambda x: np.multiply(x, 3), lambda x: np.multiply(x, 3)),
+        (lambda x: np.add(x, x, dtype=np.float64), lambda x: np.add(x, x, dtype=np.float64)),
+        (lambda x: np.add(x, 1.0, where=True), lambda x: np.add(x, 1.0, where=True)),
+        (lambda x: np.add.reduce(x, axis=1), lambda x: np.add.reduce(x, axis=1)),
+        (lambda x: np.multiply.outer(x[0], x[1]), lambda x: np.multiply.outer(x[0], x[1])),
+        (lambda x: np.maximum.accumulate(x, 0), None),
+    ]
+    for ours, numpys in cases:
+        if numpys is None:
+            with pytest.raises(TypeError, match="np.maximum.accumulate"):
+                ours(t)
+            continue
+        got, want = ours(t), numpys(t.numpy())
+        assert isinstance(got, pf.Tensor)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_ufunc_out_and_at_write_into_a_tensor():
+    t = _t()
+    out = pf.zeros(3, 4)
+    r = np.add(t, t, out=out)
+    assert r is out
+    np.testing.assert_array_equal(out.numpy(), 2 * t.numpy())
+    u = pf.zeros(4)
+    np.add.at(u, [0, 0, 2], 1.0)
+    np.testing.assert_array_equal(u.numpy(), [2.0, 0.0, 1.0, 0.0])
+
+
+def test_fast_paths_carry_tangents_and_gradients():
+    x = _t(seed=2)
+    v = _t(seed=3)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        tangent = fwAD.unpack_dual(np.add(np.sin(d), d)).tangent
+        total = fwAD.unpack_dual(np.sum(np.multiply(d, d))).tangent
+    np.testing.assert_allclose(tangent.numpy(), (np.cos(x.numpy()) + 1) * v.numpy())
+    np.testing.assert_allclose(total.numpy(), np.sum(2 * x.numpy() * v.numpy()))
+    w = x.detach().requires_grad_()
+    np.sum(np.multiply(np.sin(w), w)).backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.cos(x.numpy()) * x.numpy() + np.sin(x.numpy()))
+
+
+def test_batched_tensors_take_the_general_path():
+    x = _t()
+    got = pf.func.vmap(lambda r: np.sum(np.add(r, np.sin(r))))(x)
+    np.testing.assert_allclose(got.numpy(), np.sum(x.numpy() + np.sin(x.numpy()), axis=1))
