@@ -93,7 +93,6 @@ class Tensor:
     # Class-level defaults: creating a tensor only sets `_data`, which keeps the
     # per-op overhead low. Instances override what they need.
     _st = _NO_STORAGE  # shared _Storage (version counter)
-    _savers = None  # the savers (as _Storage.savers) of a tensor not yet on a storage of its own
     _saved_at = None  # the note of its saved value (note_value), while it has no storage
     _base = None  # root tensor of a view (None for a root)
     _view = ()  # steps replaying this view from its root: ((fn, args), ...)
@@ -130,11 +129,9 @@ class Tensor:
             st.dual = self._fw is not None
             if not self._ad:  # (mark_dual's members: a tensor whose bit is set needs no call)
                 st.members.append(weakref.ref(self))
-            if self._savers is not None:  # the notes move to the storage its views share
-                st.savers = self._savers
-                self._savers = None
-            if self._saved_at is not None and self._saved_at is not UNWRITTEN:
-                st.values = [(self._saved_at, weakref.ref(self))]
+            k = self._saved_at
+            if k is not None and k is not UNWRITTEN:  # its note moves to the storage its views share
+                st.values = [(k, weakref.ref(self))]
                 self._saved_at = None
         return st
 
@@ -653,8 +650,9 @@ def _noted(entry: tuple, version: int) -> bool:
 
 
 def add_saver(t: Tensor, ref: weakref.ref) -> None:
-    """Note that the tape node `ref` refers to (weakly) saved t's value: on t's storage, or on t
-    itself while it has none (`_storage` moves it). Dead references are dropped as the list grows.
+    """Note that the tape node `ref` refers to (weakly) saved t's value, on t's storage (made now
+    for a fresh tensor: a rare case, which keeps `_storage` to one test for notes). Dead references
+    are dropped as the list grows.
 
     >>> import weakref
     >>> class Node: pass
@@ -662,8 +660,8 @@ def add_saver(t: Tensor, ref: weakref.ref) -> None:
     >>> add_saver(t, weakref.ref(n)); t._storage().savers() is n
     True
     """
-    st = t._st
-    sv = st.savers if st.shared else t._savers
+    st = t._storage()
+    sv = st.savers
     if sv is None or sv is ref:
         sv = ref
     elif type(sv) is list:
@@ -674,10 +672,7 @@ def add_saver(t: Tensor, ref: weakref.ref) -> None:
                 sv[:] = [r for r in sv if r() is not None]
     else:
         sv = [sv, ref]
-    if st.shared:
-        st.savers = sv
-    else:
-        t._savers = sv
+    st.savers = sv
 
 
 def mark_dual(st: _Storage) -> None:

@@ -544,13 +544,14 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         d = x._data
         if m != 2:
             s = _Meta(x) if m else None
+            node.versions = _NONE1
         else:  # (_kept's first test, inline)
             s = x if x._base is None or (type(d) is np.ndarray and 0 not in d.strides) else _kept(x)
-            k = s._saved_at  # (note_value's commonest cases inline: a fresh tensor, noted or not)
-            if k is None and not s._st.shared:
+            # (note_value's cases of a fresh tensor, on the placeholder storage, inline)
+            k = s._saved_at if s._st is _NO_STORAGE else note_value(s)
+            if k is None:
                 k = s._saved_at = [0]
-            elif k is None or s._st.shared:
-                k = note_value(s)
+            node.versions = (k,)
         if x._base is None or x._view_version == x._st.version:  # (_edge_of's, inline)
             gf = x._grad_fn
             if gf is not None:
@@ -561,7 +562,6 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         else:
             e = _edge_of(x)
         node.saved = (s,)
-        node.versions = (k,) if m == 2 else _NONE1
         node.metas = ((d.shape, d.dtype),)
         node.next_edges = (e,)
         node.needs = _NEEDS1
@@ -569,11 +569,21 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
         x, y = ins
         dx, dy = op.diff
         (m, n), node.keep = save[(needs[0] + 2 * needs[1]) if dx and dy else int(needs[0])]
-        sx = (_kept(x) if x._base is not None else x) if m == 2 else (_Meta(x) if m else None)
-        sy = (_kept(y) if y._base is not None else y) if n == 2 else (_Meta(y) if n else None)
-        node.saved = (sx, sy)  # (the notes: note_value, its case of a fresh tensor noted before inline)
-        kx = (sx._saved_at if sx._saved_at is not None and not sx._st.shared else note_value(sx)) if m == 2 else None
-        ky = (sy._saved_at if sy._saved_at is not None and not sy._st.shared else note_value(sy)) if n == 2 else None
+        if m == 2:  # (the notes: note_value's cases of a fresh tensor inline, as above)
+            sx = _kept(x) if x._base is not None else x
+            kx = sx._saved_at if sx._st is _NO_STORAGE else note_value(sx)
+            if kx is None:
+                kx = sx._saved_at = [0]
+        else:
+            sx, kx = (_Meta(x) if m else None), None
+        if n == 2:
+            sy = _kept(y) if y._base is not None else y
+            ky = sy._saved_at if sy._st is _NO_STORAGE else note_value(sy)
+            if ky is None:
+                ky = sy._saved_at = [0]
+        else:
+            sy, ky = (_Meta(y) if n else None), None
+        node.saved = (sx, sy)
         node.versions = (kx, ky)
         if dx and dy:
             d, d2 = x._data, y._data
