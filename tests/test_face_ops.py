@@ -256,3 +256,26 @@ def test_numpy_eigh_equals_numpys_and_differentiates_the_triangle_it_reads(uplo,
     np.testing.assert_allclose(x.grad.numpy(), num, atol=1e-6)
     outside = np.triu(np.ones((n, n)), 1) if uplo == "L" else np.tril(np.ones((n, n)), -1)
     assert np.all(x.grad.numpy()[outside == 1] == 0)  # the triangle eigh does not read
+
+
+def test_nansum_sums_in_the_dtype_asked_for():
+    t = pf.tensor([1.0, np.nan, 2.0])
+    for face in (np, pnp):
+        r = face.nansum(t, dtype=np.float32)
+        assert r.dtype == np.float32 and r.item() == 3.0
+    out = pf.zeros(())
+    assert np.nansum(t, out=out) is out and out.item() == 3.0
+
+
+def test_argsort_and_take_with_a_batched_index_run_under_vmap():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4))
+    idx = np.array([[0, 1], [2, 3], [1, -1]])
+    got = pf.func.vmap(np.argsort)(pf.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), np.argsort(x, axis=-1))
+    got = pf.func.vmap(np.take)(pf.tensor(x), pf.tensor(idx))
+    np.testing.assert_array_equal(got.numpy(), np.stack([np.take(a, i) for a, i in zip(x, idx)]))
+    # the index computed from the data, as a sort's permutation is
+    perm = pf.func.vmap(lambda r: np.take(r, np.argsort(r)))(pf.tensor(x))
+    np.testing.assert_array_equal(perm.numpy(), np.sort(x, axis=-1))
+    np.testing.assert_array_equal(np.argsort(pf.tensor(x), axis=None).numpy(), np.argsort(x, axis=None))

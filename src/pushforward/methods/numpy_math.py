@@ -371,8 +371,10 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
 
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    """NumPy's nansum: nan counted as zero."""
+    """NumPy's nansum: nan counted as zero (summed in dtype when given, as NumPy's)."""
     x = as_t(a)
+    if dtype is not None:
+        x = x.to(np.dtype(dtype))
     x = ops.where(ops.isnan(x), creation.zeros_like(x), x)
     return (
         ops.sum(x, axis, keepdims)

@@ -21,6 +21,7 @@ from .numpy_poly import convolve, vander
 from .numpy_values import as_t
 
 __all__ = [
+    "argsort",
     "take",
     "take_along_axis",
     "choose",
@@ -44,8 +45,27 @@ __all__ = [
 
 
 def _index(indices: Any) -> Tensor:
-    i = indices.detach().numpy() if isinstance(indices, Tensor) else np.asarray(indices)
-    return creation.tensor(i.astype(np.int64))
+    """Integer indices as an int64 tensor; a tensor stays one (its values are not read here, so an
+    index that varies across a vmap batch works, as the ops take it)."""
+    if isinstance(indices, Tensor):
+        return indices if indices.dtype == np.int64 else indices.to(np.int64)
+    return creation.tensor(np.asarray(indices).astype(np.int64))
+
+
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Tensor:
+    """NumPy's argsort over the argsort op (stable: ties keep their order, which is one of the orders
+    NumPy's default sort may give), so it runs under vmap; axis None sorts the flattened tensor.
+
+    >>> import pushforward as pf
+    >>> argsort(pf.tensor([3.0, 1.0, 2.0]))
+    tensor([1, 2, 0])
+    """
+    if order is not None:
+        raise OpTypeError("np.argsort: order= (fields of a structured array) does not apply to tensors")
+    x = as_t(a)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    return ops.argsort(x, int(axis), False, True)
 
 
 def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Tensor:

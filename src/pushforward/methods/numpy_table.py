@@ -43,7 +43,6 @@ _INT = "it works on integers or bits"
 VALUES_ONLY: dict[str, str] = {
     **dict.fromkeys(
         [
-            "argsort",
             "argpartition",
             "argwhere",
             "nonzero",
