@@ -527,16 +527,13 @@ def _edge_of(t):
 
 
 def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
-    """record() for one or two plain Tensor inputs and one output (the tape of an element-wise
-    chain is all this): save_entry's mask, _saved_input's rule, _edge_of's commonest case and
-    set_history unrolled, a loop costing these calls a third more. `needs` as record's (one
-    input: it requires grad)."""
+    """record() for one or two plain Tensor inputs and one output (an element-wise chain's tape):
+    save_entry's mask, _saved_input's rule, _edge_of's commonest case and set_history unrolled (a
+    loop costs these calls a third more). `needs` as record's (one input: it requires grad)."""
     node = _new(OpNode)
-    node.seq = next(_seq)
-    node.pre_hooks = None
-    node.op = op
-    node.args = args
-    node.released = False
+    # (two or three targets at once compile to stack swaps: no tuple is built)
+    node.seq, node.pre_hooks, node.op = next(_seq), None, op
+    node.args, node.released = args, False
     save = op.save if op.save_fn is None else op.save_fn(*ins, *args)
     if len(ins) == 1:
         x = ins[0]
@@ -561,10 +558,8 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
                 e = (acc, 0) if acc is not None else _edge_of(x)
         else:
             e = _edge_of(x)
-        node.saved = (s,)
-        node.metas = ((d.shape, d.dtype),)
-        node.next_edges = (e,)
-        node.needs = _NEEDS1
+        node.saved, node.metas = (s,), ((d.shape, d.dtype),)
+        node.next_edges, node.needs = (e,), _NEEDS1
     else:
         x, y = ins
         dx, dy = op.diff
@@ -583,8 +578,7 @@ def record_plain(op, ins, args: tuple, out, needs=_NEEDS1) -> OpNode:
                 ky = sy._saved_at = [0]
         else:
             sy, ky = (_Meta(y) if n else None), None
-        node.saved = (sx, sy)
-        node.versions = (kx, ky)
+        node.saved, node.versions = (sx, sy), (kx, ky)
         if dx and dy:
             d, d2 = x._data, y._data
             node.metas = ((d.shape, d.dtype), (d2.shape, d2.dtype))
