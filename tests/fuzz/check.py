@@ -574,7 +574,16 @@ def check_saved_modified(prog, mode: str) -> list:
     diff = pr["diff"]
     if not diff:
         return []
+    if not all(np.all(np.isfinite(pr["out"][k])) for k in diff):
+        # (an output is infinite or nan, as log of a value written to 0: a function that is not
+        # finite at its point has no derivative to check by identities or finite differences)
+        return [Finding(mode, "unresolved", "saved-modified", "the function is not finite at its point")]
     g = [np.zeros(a.shape, a.dtype) if x is None else x for x, a in zip(pr["grad"], prog.inputs)]
+    if not all(np.all(np.isfinite(x)) for x in g):
+        # a zero cotangent meeting an infinite local derivative (log or sqrt of a value written to 0,
+        # its result then dropped): 0 * inf = nan, as torch's and JAX's backward give (docs/design.md,
+        # "Overwritten saved values", what the rule does not change): counted, not checked
+        return [Finding(mode, "unresolved", "saved-modified", "nan gradient: 0 * inf in a backward formula")]
     # detach pins a value the derivatives do not see, while a finite difference perturbs it: then
     # the adjoint identity alone checks the gradient, and the gradient's tangent has no reference
     pinned = "detach" in prog.ops()
