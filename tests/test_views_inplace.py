@@ -978,3 +978,16 @@ def test_views_of_a_storage_read_in_a_loop_stay_proportional_to_the_live_ones():
         x[i % 4, 1] + 1.0
         x[1:3]
     assert len(x._st.views) < 100 and len(x._st.members) < 100
+
+
+def test_views_of_a_detached_alias_stay_off_the_tape_after_a_write_into_the_root():
+    # the alias shares the storage (and its list of views) but not the root: a differentiable
+    # write into the root must not make the alias's views require grad (torch: they stay detached)
+    x = pf.tensor([1.0, 2.0, 3.0])
+    v = x.detach()[1:]
+    w = pf.tensor([5.0, 6.0], requires_grad=True)
+    x[1:] = w * 2
+    assert x.requires_grad and not v.requires_grad
+    (g,) = pf.autograd.grad((v * 3.0).sum() + x.sum(), w)
+    np.testing.assert_allclose(g.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(v.numpy(), [10.0, 12.0])

@@ -160,13 +160,19 @@ def _views_follow(target: Tensor) -> None:
     st = root._st
     if not root._requires_grad or st is _NO_STORAGE or not st.views:
         return
-    refs, st.views = st.views, None
-    for ref in refs:
+    # views of a detach()ed alias share the storage but not the root: they stay cut from the tape
+    keep = []
+    for ref in st.views:
         v = ref()
-        if v is not None and not v._requires_grad:
+        if v is None:
+            continue
+        if v._base is not root:
+            keep.append(ref)
+        elif not v._requires_grad:
             v._requires_grad = True
             mark_ad(v)
             v._view_version = -1  # stale: edge()/grad_fn replay the view from the root
+    st.views = keep or None
 
 
 def _zero_tangent_for(target: Tensor, level: int) -> Tensor:
