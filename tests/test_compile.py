@@ -935,3 +935,14 @@ def test_a_guarded_function_composes_with_autodiff_from_outside():
     c = pf.compile(fn)
     for x in (pf.tensor([1.0, 2.0]), pf.tensor([-1.0, -2.0])):
         close(pf.func.grad(c)(x), pf.func.grad(fn)(x))
+
+
+def test_empty_views_of_inputs_come_out_fresh_through_autodiff_from_outside():
+    # NumPy sees no shared memory in an empty array, so the view is told by its base
+    def f(x0):
+        v1 = x0.swapaxes(0, 1)
+        return v1, v1.detach(), x0.real
+
+    x = pf.randn(0, 3).to(pf.complex128)
+    primals, tangents = pf.func.jvp(pf.compile(f), (x,), (pf.ones(0, 3).to(pf.complex128),))
+    assert [tuple(t.shape) for t in tangents] == [(3, 0), (3, 0), (0, 3)]

@@ -297,7 +297,8 @@ def _needs_ad(t: Tensor) -> bool:
 
 
 def _fresh(t: Tensor, datas: list) -> Tensor:
-    if any(np.may_share_memory(t._data, d) for d in datas):
+    # (an empty array shares no memory by NumPy's test: a view of an input is recognised by its base)
+    if (t._base is not None and t._data.size == 0) or any(np.may_share_memory(t._data, d) for d in datas):
         c = _new(Tensor)
         c._data = t._data.copy()
         return c
