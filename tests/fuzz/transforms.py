@@ -400,6 +400,10 @@ def _same(a: list, b: list, loosen: float = 1.0) -> int | None:
     return None
 
 
+def _finite(ref: list | None) -> bool:
+    return ref is None or all(np.all(np.isfinite(r)) for r in ref)
+
+
 def _points(nest: Nest, depth: int) -> list:
     env = {n: PF.tensor(nest.base[n]) for lv in nest.levels[:depth] for n in lv.names}
     return [_np(p) for p in point(PF, nest, depth, env)]
@@ -456,6 +460,10 @@ def _check_from(nest: Nest, start: int) -> list:
             # the nest moved mvlgamma's argument out of its domain (x > (p-1)/2): pushforward raises, as
             # SciPy's multigammaln does; torch 2.13 no longer checks and extends the formula with log|Gamma|
             return [Finding("transforms", "refused", "domain", f"{err} ({where})"[:200])]
+        if "singular or not invertible" in str(err) and ref is not None and not _finite(ref):
+            # the nest met an exactly singular matrix (logit's clamp makes equal entries): no
+            # derivative exists there; torch's is inf or nan, pushforward names the op and refuses
+            return [Finding("transforms", "refused", "singular", f"{err} ({where})"[:200])]
         if isinstance(err, ValueDependentError) and nest.levels[start].kind.startswith("sparse"):
             # documented (docs/sparse.md): an index computed from the input has no sparsity pattern
             # that holds for every x; the dense transforms (torch's here) compute at one point
