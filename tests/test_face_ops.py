@@ -13,7 +13,7 @@ import pytest
 import pushforward as pf
 import pushforward.array_api as xp
 import pushforward.numpy as pnp
-from pushforward.methods import numpy_api
+from pushforward.numpy import _api as numpy_api
 from pushforward.ops import generated as G
 from pushforward.ops.numpy_names import numpy_name, numpy_ufuncs
 

@@ -1,9 +1,40 @@
-"""Helpers shared by the pushforward.scipy modules (their home: methods.scipy_common).
+"""Helpers shared by the SciPy faces (pushforward.scipy and its special functions, scipy/_special.py): reading arguments as tensors, and refusing a
+derivative that does not exist.
 
 >>> as_float([1, 2]).dtype
 dtype('float64')
 """
 
-from ..methods.scipy_common import as_float, differentiated, refuse_derivative
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from ..engine.grad_mode import is_grad_enabled
+from ..numpy._values import as_t
 
 __all__ = ["as_float", "differentiated", "refuse_derivative"]
+
+
+def as_float(x: Any) -> Tensor:
+    """x as a floating tensor (integers become float64; lists holding tensors are stacked)."""
+    t = as_t(x)
+    return t if t.dtype.kind in "fc" else t.to(np.dtype(np.float64))
+
+
+def differentiated(x: Any) -> bool:
+    """Could anything differentiate x (a tape or a tangent)?"""
+    if not isinstance(x, Tensor):
+        return False
+    return bool((x._requires_grad and is_grad_enabled()) or x._fw is not None or x._st.dual)
+
+
+def refuse_derivative(who: str, argname: str, x: Any) -> None:
+    """Raise NotImplementedError when x, an argument `who` is not differentiable in, is differentiated."""
+    if differentiated(x):
+        raise NotImplementedError(
+            f"{who}: the derivative with respect to {argname} is not implemented (it has no closed form "
+            f"in terms of the functions we have); pass {argname} as a constant (t.detach())"
+        )

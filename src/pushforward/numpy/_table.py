@@ -1,5 +1,5 @@
 """The NEP-18 table beyond the core reductions: NumPy functions of `np`, `np.fft` and `np.linalg`
-mapped to the NumPy-semantics functions of `numpy_shapes` / `numpy_math` and to our fft/linalg.
+mapped to the NumPy-semantics functions of `_shapes` / `_math` and to our fft/linalg.
 
 `NO_DERIVATIVE` names the NumPy functions that dispatch to nothing on purpose, with the reason
 (their results are integers, indices, booleans or sets: nothing to differentiate); calling one on
@@ -20,12 +20,12 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
 from ..ops import generated as ops
-from . import numpy_math as M
-from . import numpy_misc as X
-from . import numpy_poly as P
-from . import numpy_shapes as S
-from . import numpy_stats as ST
-from .numpy_values import as_t
+from . import _math as M
+from . import _misc as X
+from . import _poly as P
+from . import _shapes as S
+from . import _stats as ST
+from ._values import as_t
 
 __all__ = ["extra_functions", "fft_functions", "NO_DERIVATIVE", "VALUES_ONLY", "no_derivative_error"]
 

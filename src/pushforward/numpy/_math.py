@@ -2,7 +2,7 @@
 
 The ufuncs with no single op (`UFUNC_COMPOSITES`: deg2rad, fmax, logaddexp2, cbrt, ...) and the
 functions (tensordot, cross, gradient, linspace, cov, ...) that the NEP-18 dispatch
-(`methods.numpy_api`) and `pushforward.numpy` share.
+(`pushforward.numpy._api`) and `pushforward.numpy` share.
 
 >>> import pushforward as pf
 >>> gradient(pf.tensor([1.0, 2.0, 4.0, 7.0]))
@@ -20,7 +20,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
-from .numpy_values import as_t
+from ._values import as_t
 
 __all__ = [
     "UFUNC_COMPOSITES",

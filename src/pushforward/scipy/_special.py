@@ -22,7 +22,7 @@ import scipy.special as _sp
 from ..core.tensor import Tensor
 from ..ops import generated as ops
 from ..ops.formulas.linalg import series_near
-from .scipy_common import as_float, refuse_derivative
+from ._common import as_float, refuse_derivative
 
 __all__ = [
     "gamma",

@@ -18,7 +18,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from .numpy_values import as_t
+from ._values import as_t
 
 __all__ = [
     "quantile",

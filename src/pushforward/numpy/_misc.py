@@ -17,8 +17,8 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from .numpy_poly import convolve, vander
-from .numpy_values import as_t
+from ._poly import convolve, vander
+from ._values import as_t
 
 __all__ = [
     "argsort",

@@ -27,20 +27,26 @@ Rules:
 
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import fft, linalg, special
 from ..errors import OpTypeError, OpValueError, check_dim
+from ..core import creation
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
-from . import numpy_math as M
-from . import numpy_creation, numpy_histogram, numpy_out, numpy_writes
-from . import numpy_table as T
-from .numpy_values import as_t as _deep_as_t
-from .scipy_special import SCIPY_UFUNCS
+from ..methods import logic
+from ..ops import generated as ops
+from . import _math as M
+from . import _creation as numpy_creation, _histogram as numpy_histogram
+from . import _out as numpy_out, _writes as numpy_writes
+from . import _table as T
+from ._values import as_t as _deep_as_t
+from ..scipy._special import SCIPY_UFUNCS
 
-__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace", "METHODS", "handler"]
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
 # NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
@@ -123,7 +129,14 @@ _REDUCE = {
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-_PF: Any = None  # the package namespace, handed over by use_namespace() (pushforward/__init__ imports this module)
+# The package's names the handlers call (pf.sum, pf.linalg.solve, ...), gathered from their homes
+# as pushforward/__init__ gathers them: this face sits below the package, which binds it to Tensor.
+_PF: Any = types.SimpleNamespace(
+    **{n: getattr(creation, n) for n in creation.__all__}
+    | ops.FUNCTIONS
+    | {n: getattr(logic, n) for n in logic.__all__}
+    | {"fft": fft, "linalg": linalg, "special": special}
+)
 
 
 def _pf() -> Any:
@@ -692,13 +705,6 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
 
 def raise_lost_derivative(t: Tensor, action: str) -> None:
     raise lost_derivative(t, action)
-
-
-def use_namespace(namespace: Any) -> None:
-    """Hand over the package, whose functions the protocols call (it imports this module, so
-    this module cannot import it); methods.bind attaches the protocols to Tensor."""
-    global _PF
-    _PF = namespace
 
 
 def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True, copy: bool = True):

@@ -13,10 +13,10 @@ import re
 
 import numpy as np
 
-from . import numpy_api, numpy_histogram, numpy_writes
-from .numpy_math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
-from .numpy_table import NO_DERIVATIVE, VALUES_ONLY
-from .scipy_special import SCIPY_UFUNCS
+from . import _api as numpy_api, _histogram as numpy_histogram, _writes as numpy_writes
+from ._math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
+from ._table import NO_DERIVATIVE, VALUES_ONLY
+from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["coverage_rows", "coverage_markdown", "write_docs"]
 

@@ -16,8 +16,8 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
-from .numpy_math import linspace
-from .numpy_values import as_t
+from ._math import linspace
+from ._values import as_t
 
 __all__ = [
     "convolve",

@@ -1,7 +1,7 @@
 """NumPy's shaping, joining, splitting and padding functions over pushforward ops (NumPy semantics).
 
 Each function takes NumPy's signature and returns tensors; the NEP-18 dispatch
-(`methods.numpy_api`) and `pushforward.numpy` both call these, so one rule decides the values.
+(`pushforward.numpy._api`) and `pushforward.numpy` both call these, so one rule decides the values.
 
 >>> import pushforward as pf
 >>> column_stack([pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])]).shape
@@ -18,7 +18,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..ops import generated as ops
-from .numpy_values import as_t
+from ._values import as_t
 
 __all__ = [
     "atleast_1d",
