@@ -39,6 +39,7 @@ from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
 from ..methods import logic
 from ..ops import generated as ops
+from ..ops.numpy_names import numpy_ufuncs
 from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
@@ -49,73 +50,11 @@ from ..scipy._special import SCIPY_UFUNCS
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
-# NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
-UFUNCS: dict[str, str] = {
-    # unary
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "tanh": "tanh",
-    "arcsinh": "asinh",
-    "arccosh": "acosh",
-    "arctanh": "atanh",
-    "exp": "exp",
-    "exp2": "exp2",
-    "expm1": "expm1",
-    "log": "log",
-    "log2": "log2",
-    "log10": "log10",
-    "log1p": "log1p",
-    "sqrt": "sqrt",
-    "square": "square",
-    "negative": "neg",
-    "absolute": "abs",
-    "sign": "sign",
-    "reciprocal": "reciprocal",
-    "floor": "floor",
-    "ceil": "ceil",
-    "trunc": "trunc",
-    "rint": "round",
-    "conjugate": "conj",
-    "isnan": "isnan",
-    "isfinite": "isfinite",
-    "logical_not": "logical_not",
-    "invert": "bitwise_not",
-    # binary
-    "add": "add",
-    "subtract": "sub",
-    "multiply": "mul",
-    "divide": "div",
-    "true_divide": "div",
-    "power": "pow",
-    "float_power": "float_power",
-    "floor_divide": "floor_divide",
-    "remainder": "remainder",
-    "fmod": "fmod",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "arctan2": "atan2",
-    "hypot": "hypot",
-    "logaddexp": "logaddexp",
-    "copysign": "copysign",
-    "matmul": "matmul",
-    "equal": "eq",
-    "not_equal": "ne",
-    "less": "lt",
-    "less_equal": "le",
-    "greater": "gt",
-    "greater_equal": "ge",
-    "logical_and": "logical_and",
-    "logical_or": "logical_or",
-    "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or",
-    "bitwise_xor": "bitwise_xor",
-}
+# NumPy ufunc name -> the op computing the same values: its name, an alias or a `numpy:` name in
+# derivatives.yaml (ops/numpy_names.py). What no op answers to is listed where it is served:
+# `positive` (the tensor itself, below), SciPy's ufuncs (scipy/_special.py), the ufuncs of two
+# outputs, of products over an axis and of no derivative (`_math.UFUNC_COMPOSITES`).
+UFUNCS: dict[str, Callable] = numpy_ufuncs()
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
 _REDUCE = {
@@ -190,7 +129,7 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
     """array_ufunc past its fast path: filling that path's table, reflected calls, out=, where=,
     dtype=, the ufunc methods."""
     if method == "__call__" and not kwargs and type(inputs[0]) is Tensor and ufunc.__name__ in UFUNCS:
-        fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
+        fn = _CALL[ufunc] = UFUNCS[ufunc.__name__]
         return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
@@ -219,7 +158,7 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
-        out = _fn(target)(*inputs)
+        out = target(*inputs)
         return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
     return _ufunc_method(ufunc, method, inputs, kwargs, who)
 
@@ -236,7 +175,7 @@ def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, who
         _no_extra(who, kwargs)
         out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
         if initial is not None:  # one more operand of the reduction
-            out = _fn(UFUNCS[name])(out, initial)
+            out = UFUNCS[name](out, initial)
         return out if dtype is None else out.to(np.dtype(dtype))
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs

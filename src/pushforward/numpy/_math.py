@@ -1,6 +1,6 @@
 """NumPy's mathematical functions over pushforward ops (NumPy semantics, composites: no formulas).
 
-The ufuncs with no single op (`UFUNC_COMPOSITES`: deg2rad, fmax, logaddexp2, cbrt, ...) and the
+The ufuncs no op of derivatives.yaml answers to (`UFUNC_COMPOSITES`: modf, divmod, vecdot, ...) and the
 functions (tensordot, cross, gradient, linspace, cov, ...) that the NEP-18 dispatch
 (`pushforward.numpy._api`) and `pushforward.numpy` share.
 
@@ -72,22 +72,10 @@ def _no_derivative(name: str) -> Callable:
 # NumPy ufuncs whose results have no derivative (they raise on tensors, naming why)
 NO_DERIVATIVE_UFUNCS = ("spacing", "nextafter", "frexp")
 
-# NumPy ufunc name -> a composite of ops computing the same values
+# NumPy ufunc name -> a composite of ops computing the same values, for the ufuncs no op answers to:
+# two outputs (modf, divmod), products over the last axis (vecdot, matvec, vecmat: einsum), no
+# derivative (NO_DERIVATIVE_UFUNCS)
 UFUNC_COMPOSITES: dict[str, Callable] = {
-    "deg2rad": ops.deg2rad,
-    "radians": ops.deg2rad,
-    "rad2deg": ops.rad2deg,
-    "degrees": ops.rad2deg,
-    "fmax": ops.fmax,
-    "fmin": ops.fmin,
-    "logaddexp2": ops.logaddexp2,
-    "cbrt": ops.cbrt,
-    "isinf": ops.isinf,
-    "signbit": ops.signbit,
-    "heaviside": ops.heaviside,
-    "logical_xor": ops.logical_xor,
-    "ldexp": ops.ldexp,
-    "fabs": ops._fabs,
     "vecdot": _vecdot,
     "matvec": lambda a, v: ops.einsum("...ij,...j->...i", as_t(a), as_t(v)),
     "vecmat": lambda v, a: ops.einsum("...j,...ji->...i", ops.conj(as_t(v)), as_t(a)),
