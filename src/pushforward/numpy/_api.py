@@ -44,7 +44,7 @@ from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
 from . import _table as T
-from ._values import as_t as _deep_as_t
+from ._values import as_t as _deep_as_t, floating as _floating
 from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
@@ -227,11 +227,6 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     if out is not None or kw:
         _no_extra("np.sum", dict(out=out, **kw))
     return _PF.sum(a if type(a) is Tensor else _as_t(a), axis, keepdims, dtype=dtype)
-
-
-def _floating(x: Tensor) -> Tensor:
-    # NumPy's mean/std/var of integers are float64 (torch refuses them)
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -475,28 +470,12 @@ def _functions() -> dict:
         np.full_like: _full_like,
         np.linalg.norm: _norm,
     }
-    if hasattr(np, "linalg"):
-        for name in (
-            "solve",
-            "inv",
-            "det",
-            "slogdet",
-            "qr",
-            "svd",
-            "pinv",
-            "matrix_power",
-            "eig",
-            "eigvals",
-            "matrix_rank",
-            "lstsq",
-            "multi_dot",
-            "cond",
-        ):
-            table[getattr(np.linalg, name)] = _linalg(name)
-        table[np.linalg.eigh] = _one_triangle("eigh")
-        table[np.linalg.eigvalsh] = _one_triangle("eigvalsh")
-        table[np.linalg.cholesky] = _one_triangle("cholesky")
-    table.update(T.extra_functions(pf))
+    table[np.linalg.cholesky] = _cholesky
+    table.update(T.extra_functions())
+    for name in dir(np.linalg):  # the rest of np.linalg: pf.linalg's function of the same name
+        fn = getattr(np.linalg, name)
+        if hasattr(linalg, name) and callable(fn) and fn not in table:
+            table[fn] = _linalg(name)
     for name in T.NO_DERIVATIVE:  # on values when nothing carries a derivative (the drop-in's tensors)
         fn = getattr(np, name, None)
         if callable(fn):
@@ -514,27 +493,15 @@ def _values_unless_derivative(fn: Callable, name: str) -> Callable:
     return f
 
 
-def _one_triangle(name: str) -> Callable:
-    """np.linalg.eigh, eigvalsh and cholesky read one triangle of their input (NumPy's UPLO / upper)
-    and ignore the other, so their derivative through NumPy is that of the function of that
-    triangle: the Hermitian matrix it stands for is built first (a tangent in the ignored triangle
-    changes nothing). pf.linalg keeps torch's convention (docs/linalg.md, "Hermitian inputs")."""
-
-    def f(a, UPLO: str = "L", *, upper: bool = False):
-        a = _as_t(a)
-        lower = (UPLO.upper() == "L") if name != "cholesky" else not upper
-        if name != "cholesky" and UPLO.upper() not in ("L", "U"):
-            raise OpValueError(f"np.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-        part = a.tril(-1) if lower else a.triu(1)
-        diag = a.diagonal(0, -2, -1)
-        herm = part + part.mH + _pf().diag_embed(diag.real if diag.is_complex() else diag)
-        if name == "cholesky":
-            r = _pf().linalg.cholesky(herm)
-            return r.mH if upper else r
-        return getattr(_pf().linalg, name)(herm)
-
-    f.__name__ = name
-    return f
+def _cholesky(a, upper: bool = False):
+    """np.linalg.cholesky reads one triangle of its input (the lower; upper=True: the upper) and
+    ignores the other, so its derivative is that of the function of that triangle: the Hermitian
+    matrix it stands for is built first. pf.linalg keeps torch's convention (docs/linalg.md,
+    "Hermitian inputs")."""
+    a = _as_t(a)
+    square = a.ndim >= 2 and a.shape[-1] == a.shape[-2]  # (else pf.linalg.cholesky's own error)
+    r = linalg.cholesky(ops._hermitian_from_triangle(a, "U" if upper else "L") if square else a)
+    return r.mH if upper else r
 
 
 def _inner(a, b):

@@ -20,38 +20,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
-from ._values import as_t
-
-__all__ = [
-    "UFUNC_COMPOSITES",
-    "NO_DERIVATIVE_UFUNCS",
-    "tensordot",
-    "kron",
-    "dot",
-    "einsum",
-    "cross",
-    "sort",
-    "partition",
-    "select",
-    "angle",
-    "real_if_close",
-    "nan_to_num",
-    "linspace",
-    "diff",
-    "gradient",
-    "cov",
-    "corrcoef",
-    "average",
-    "ptp",
-    "trapezoid",
-    "nansum",
-    "nanmean",
-    "sinc",
-]
-
-
-def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+from ._values import as_t, floating as _floating, public_functions
 
 
 def _vecdot(a, b, axis=-1):
@@ -381,3 +350,6 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 def sinc(x: Any) -> Tensor:
     """NumPy's sinc: sin(pi x) / (pi x)."""
     return ops.sinc(_floating(as_t(x)))
+
+
+__all__ = ["UFUNC_COMPOSITES", "NO_DERIVATIVE_UFUNCS", *public_functions(globals())]

@@ -18,30 +18,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
 from ._poly import convolve, vander
-from ._values import as_t
-
-__all__ = [
-    "argsort",
-    "take",
-    "take_along_axis",
-    "choose",
-    "delete",
-    "broadcast_arrays",
-    "meshgrid",
-    "resize",
-    "unstack",
-    "cumulative_sum",
-    "cumulative_prod",
-    "ediff1d",
-    "apply_along_axis",
-    "apply_over_axes",
-    "piecewise",
-    "sort_complex",
-    "polyfit",
-    "poly",
-    "roots",
-    "astype",
-]
+from ._values import as_t, public_functions
 
 
 def _index(indices: Any) -> Tensor:
@@ -269,3 +246,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> T
     """NumPy's astype function: x in dtype."""
     t = as_t(x)
     return (t.clone() if copy else t) if t.dtype == np.dtype(dtype) else t.to(np.dtype(dtype))
+
+
+__all__ = public_functions(globals())

@@ -18,33 +18,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..ops import generated as ops
-from ._values import as_t
-
-__all__ = [
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "hstack",
-    "vstack",
-    "dstack",
-    "column_stack",
-    "append",
-    "split",
-    "array_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
-    "repeat",
-    "tile",
-    "rollaxis",
-    "flipud",
-    "fliplr",
-    "rot90",
-    "pad",
-    "diag",
-    "diagflat",
-    "block",
-]
+from ._values import as_t, public_functions
 
 
 def _atleast(n: int, arys: tuple) -> Any:
@@ -257,3 +231,6 @@ def diag(v: Any, k: int = 0) -> Tensor:
 def diagflat(v: Any, k: int = 0) -> Tensor:
     """NumPy's diagflat: the flattened input on the k-th diagonal."""
     return ops.diag(as_t(v).reshape(-1), k)
+
+
+__all__ = public_functions(globals())

@@ -18,27 +18,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from ._values import as_t
-
-__all__ = [
-    "quantile",
-    "percentile",
-    "median",
-    "nanmax",
-    "nanmin",
-    "nanprod",
-    "nancumsum",
-    "nancumprod",
-    "nanvar",
-    "nanstd",
-    "nanmedian",
-    "nanquantile",
-    "nanpercentile",
-]
-
-
-def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+from ._values import as_t, floating as _floating, public_functions
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[Tensor, int, tuple]:
@@ -192,3 +172,6 @@ def _nan_unsupported(name: str):
 nanmedian = _nan_unsupported("nanmedian")
 nanquantile = _nan_unsupported("nanquantile")
 nanpercentile = _nan_unsupported("nanpercentile")
+
+
+__all__ = public_functions(globals())

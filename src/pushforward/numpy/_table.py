@@ -6,7 +6,7 @@ mapped to the NumPy-semantics functions of `_shapes` / `_math` and to our fft/li
 a tensor raises an error giving that reason. docs/differentiating-numpy.md prints both.
 
 >>> import numpy as np
->>> np.tile in extra_functions(None)
+>>> np.tile in extra_functions()
 True
 """
 
@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import fft, linalg, special
 from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
@@ -122,23 +123,15 @@ def no_derivative_error(name: str) -> OpTypeError:
     )
 
 
-def _svd(pf: Any) -> Callable:
-    def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-        if not compute_uv:
-            return pf.linalg.svdvals(as_t(a))
-        return pf.linalg.svd(as_t(a), full_matrices)
-
-    return svd
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    return linalg.svd(as_t(a), full_matrices) if compute_uv else linalg.svdvals(as_t(a))
 
 
-def _pinv(pf: Any) -> Callable:
-    def pinv(a, rcond=None, hermitian=False, *, rtol=None):
-        return pf.linalg.pinv(as_t(a), rtol=rcond if rtol is None else rtol, hermitian=hermitian)
-
-    return pinv
+def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    return linalg.pinv(as_t(a), rtol=rcond if rtol is None else rtol, hermitian=hermitian)
 
 
-def _hermitian_from(pf: Any, a: Any, UPLO: str) -> Any:
+def _hermitian_from(a: Any, UPLO: str) -> Any:
     """The Hermitian matrix NumPy's eigh reads: one triangle of a, mirrored (so the derivative is the
     one of the function NumPy computes: the other triangle does not matter)."""
     if UPLO not in ("L", "U"):
@@ -146,22 +139,16 @@ def _hermitian_from(pf: Any, a: Any, UPLO: str) -> Any:
     return ops._hermitian_from_triangle(as_t(a), UPLO)
 
 
-def _eigh(pf: Any) -> Callable:
-    def eigh(a, UPLO="L"):
-        return pf.linalg.eigh(_hermitian_from(pf, a, UPLO), UPLO)  # (LAPACK reads the triangle NumPy's does)
-
-    return eigh
+def _eigh(a, UPLO="L"):
+    return linalg.eigh(_hermitian_from(a, UPLO), UPLO)  # (LAPACK reads the triangle NumPy's does)
 
 
-def _eigvalsh(pf: Any) -> Callable:
-    def eigvalsh(a, UPLO="L"):
-        return pf.linalg.eigvalsh(_hermitian_from(pf, a, UPLO), UPLO)
-
-    return eigvalsh
+def _eigvalsh(a, UPLO="L"):
+    return linalg.eigvalsh(_hermitian_from(a, UPLO), UPLO)
 
 
-def _fft(pf: Any, name: str) -> Callable:
-    target = getattr(pf.fft, name)
+def _fft(name: str) -> Callable:
+    target = getattr(fft, name)
 
     def f(a, *args, axes=None, **kwargs):
         if axes is not None:
@@ -174,105 +161,42 @@ def _fft(pf: Any, name: str) -> Callable:
     return f
 
 
-def fft_functions(pf: Any) -> dict:
-    """np.fft.<name> -> pushforward.fft.<name> with NumPy's `axis`/`axes` names."""
-    names = [
-        "fft",
-        "ifft",
-        "fft2",
-        "ifft2",
-        "fftn",
-        "ifftn",
-        "rfft",
-        "irfft",
-        "rfft2",
-        "irfft2",
-        "rfftn",
-        "irfftn",
-        "hfft",
-        "ihfft",
-        "fftshift",
-        "ifftshift",
-    ]
-    return {getattr(np.fft, n): _fft(pf, n) for n in names}
+def fft_functions() -> dict:
+    """np.fft.<name> -> pushforward.fft.<name> with NumPy's `axis`/`axes` names (the transforms and
+    the shifts: fftfreq and rfftfreq take a length, not an array, and make no tensor)."""
+    names = [n for n in np.fft.__all__ if not n.endswith("freq")]
+    return {getattr(np.fft, n): _fft(n) for n in names}
 
 
-def extra_functions(pf: Any) -> dict:
+def extra_functions() -> dict:
     """np function -> handler, for the shaping, joining and math functions."""
     table: dict = {
-        np.atleast_1d: S.atleast_1d,
-        np.atleast_2d: S.atleast_2d,
-        np.atleast_3d: S.atleast_3d,
-        np.hstack: S.hstack,
-        np.vstack: S.vstack,
-        np.dstack: S.dstack,
-        np.column_stack: S.column_stack,
-        np.block: S.block,
-        np.append: S.append,
-        np.split: S.split,
-        np.array_split: S.array_split,
-        np.hsplit: S.hsplit,
-        np.vsplit: S.vsplit,
-        np.dsplit: S.dsplit,
-        np.repeat: S.repeat,
-        np.tile: S.tile,
-        np.rollaxis: S.rollaxis,
-        np.flipud: S.flipud,
-        np.fliplr: S.fliplr,
-        np.rot90: S.rot90,
-        np.pad: S.pad,
-        np.diag: S.diag,
-        np.diagflat: S.diagflat,
-        np.tensordot: M.tensordot,
-        np.kron: M.kron,
-        np.dot: M.dot,
-        np.einsum: M.einsum,
-        np.cross: M.cross,
-        np.sort: M.sort,
-        np.partition: M.partition,
-        np.select: M.select,
-        np.angle: M.angle,
-        np.real_if_close: M.real_if_close,
-        np.nan_to_num: M.nan_to_num,
-        np.linspace: M.linspace,
-        np.diff: M.diff,
-        np.gradient: M.gradient,
-        np.cov: M.cov,
-        np.corrcoef: M.corrcoef,
-        np.average: M.average,
-        np.ptp: M.ptp,
-        np.trapezoid: M.trapezoid,
-        np.nansum: M.nansum,
-        np.nanmean: M.nanmean,
-        np.sinc: M.sinc,
-        **{getattr(np, n): getattr(ST, n) for n in ST.__all__},
-        **{getattr(np, n): getattr(P, n) for n in P.__all__},
-        **{getattr(np, n): getattr(X, n) for n in X.__all__},
-        np.i0: lambda x: pf.special.i0(as_t(x)),
-        np.linalg.tensorinv: lambda a, ind=2: pf.linalg.tensorinv(as_t(a), ind),
-        np.linalg.tensorsolve: lambda a, b, axes=None: pf.linalg.tensorsolve(as_t(a), as_t(b), axes),
+        **{getattr(np, n): getattr(m, n) for m in (S, M, ST, P, X) for n in m.__all__ if hasattr(np, n)},
+        np.i0: lambda x: special.i0(as_t(x)),
+        np.linalg.tensorinv: lambda a, ind=2: linalg.tensorinv(as_t(a), ind),
+        np.linalg.tensorsolve: lambda a, b, axes=None: linalg.tensorsolve(as_t(a), as_t(b), axes),
         np.linalg.vecdot: lambda x1, x2, /, *, axis=-1: M.UFUNC_COMPOSITES["vecdot"](x1, x2, axis),
-        np.linalg.svd: _svd(pf),
-        np.linalg.eigh: _eigh(pf),
-        np.linalg.eigvalsh: _eigvalsh(pf),
-        np.linalg.pinv: _pinv(pf),
-        np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": pf.linalg.matrix_norm(
+        np.linalg.svd: _svd,
+        np.linalg.eigh: _eigh,
+        np.linalg.eigvalsh: _eigvalsh,
+        np.linalg.pinv: _pinv,
+        np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": linalg.matrix_norm(
             as_t(x), ord, (-2, -1), keepdims
         ),
-        np.linalg.vector_norm: lambda x, /, *, axis=None, keepdims=False, ord=2: pf.linalg.vector_norm(
+        np.linalg.vector_norm: lambda x, /, *, axis=None, keepdims=False, ord=2: linalg.vector_norm(
             as_t(x), ord, axis, keepdims
         ),
-        np.linalg.svdvals: lambda x, /: pf.linalg.svdvals(as_t(x)),
+        np.linalg.svdvals: lambda x, /: linalg.svdvals(as_t(x)),
         np.linalg.tensordot: M.tensordot,
         np.linalg.cross: lambda x1, x2, /, *, axis=-1: M.cross(x1, x2, axis=axis),
-        np.linalg.outer: lambda x1, x2, /: pf.outer(as_t(x1), as_t(x2)),
-        np.linalg.matmul: lambda x1, x2, /: pf.matmul(as_t(x1), as_t(x2)),
+        np.linalg.outer: lambda x1, x2, /: ops.outer(as_t(x1), as_t(x2)),
+        np.linalg.matmul: lambda x1, x2, /: ops.matmul(as_t(x1), as_t(x2)),
         np.linalg.diagonal: lambda x, /, *, offset=0: as_t(x).diagonal(offset, -2, -1),
         np.linalg.trace: lambda x, /, *, offset=0, dtype=None: as_t(x).diagonal(offset, -2, -1).sum(-1),
         np.linalg.matrix_transpose: lambda x, /: as_t(x).transpose(-2, -1),
         np.matrix_transpose: lambda x, /: as_t(x).transpose(-2, -1),
     }
-    table.update(fft_functions(pf) if pf is not None else {})
+    table.update(fft_functions())
     for name in NO_DERIVATIVE:
         fn = getattr(np, name, None)
         if callable(fn):

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from ..core.tensor import Tensor
 from ..engine.grad_mode import is_grad_enabled
-from ..numpy._values import as_t
+from ..numpy._values import as_t, floating
 
 __all__ = ["as_float", "differentiated", "refuse_derivative"]
 
 
 def as_float(x: Any) -> Tensor:
     """x as a floating tensor (integers become float64; lists holding tensors are stacked)."""
-    t = as_t(x)
-    return t if t.dtype.kind in "fc" else t.to(np.dtype(np.float64))
+    return floating(as_t(x))
 
 
 def differentiated(x: Any) -> bool:
