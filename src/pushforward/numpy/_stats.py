@@ -69,20 +69,10 @@ def quantile(
     return _keepdims(r, x, axes, keepdims, qs.ndim) if keepdims else r
 
 
-def percentile(
-    a: Any,
-    q: Any,
-    axis: Any = None,
-    out: Any = None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights: Any = None,
-) -> Tensor:
-    """NumPy's percentile: quantile of q / 100."""
+def percentile(a: Any, q: Any, *args: Any, **kwargs: Any) -> Tensor:
+    """NumPy's percentile: quantile of q / 100 (quantile's arguments)."""
     qs = np.asarray(q.detach().numpy() if isinstance(q, Tensor) else q, dtype=np.float64) / 100.0
-    return quantile(a, qs, axis, out, overwrite_input, method, keepdims, weights=weights)
+    return quantile(a, qs, *args, **kwargs)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> Tensor:

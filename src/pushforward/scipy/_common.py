@@ -7,19 +7,32 @@ dtype('float64')
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
 from ..core.tensor import Tensor
 from ..engine.grad_mode import is_grad_enabled
+from ..ops import generated as ops
 from ..numpy._values import as_t, floating
 
-__all__ = ["as_float", "differentiated", "refuse_derivative"]
+__all__ = ["as_float", "standard", "off_support", "differentiated", "refuse_derivative"]
 
 
 def as_float(x: Any) -> Tensor:
     """x as a floating tensor (integers become float64; lists holding tensors are stacked)."""
     return floating(as_t(x))
+
+
+def standard(x: Any, loc: Any, scale: Any) -> Tensor:
+    """(x - loc) / scale: where SciPy's location-scale families evaluate their standard form."""
+    return (as_float(x) - as_float(loc)) / as_float(scale)
+
+
+def off_support(outside: Tensor, value: Tensor) -> Tensor:
+    """A log density: value, and -inf where x is outside the support (there value may be nan: the
+    log of a negative number)."""
+    return ops.where(outside, -math.inf, value)
 
 
 def differentiated(x: Any) -> bool:

@@ -188,34 +188,24 @@ def _order(who: str, op, v: Any, x: Any) -> Tensor:
     return op(as_float(v), as_float(x))
 
 
-def iv(v: Any, z: Any) -> Tensor:
-    """The modified Bessel function of the first kind of real order v; differentiable in z."""
-    return _order("iv", ops.special_iv, v, z)
+def _of_order(op, doc: str):
+    """A function of an order and an argument, differentiable in the argument (named below)."""
+
+    def f(v: Any, z: Any) -> Tensor:
+        return _order(f.__name__, op, v, z)
+
+    f.__doc__ = doc
+    return f
 
 
-def ive(v: Any, z: Any) -> Tensor:
-    """iv(v, z) exp(-|z|); differentiable in z."""
-    return _order("ive", ops.special_ive, v, z)
-
-
-def jv(v: Any, z: Any) -> Tensor:
-    """The Bessel function of the first kind of real order v; differentiable in z."""
-    return _order("jv", ops.special_jv, v, z)
-
-
-def yv(v: Any, z: Any) -> Tensor:
-    """The Bessel function of the second kind of real order v; differentiable in z."""
-    return _order("yv", ops.special_yv, v, z)
-
-
-def jn(n: Any, x: Any) -> Tensor:
-    """The Bessel function of the first kind of integer order n; differentiable in x."""
-    return _order("jn", ops.special_jv, n, x)
-
-
-def yn(n: Any, x: Any) -> Tensor:
-    """The Bessel function of the second kind of integer order n; differentiable in x."""
-    return _order("yn", ops.special_yv, n, x)
+_FIRST, _SECOND = "The Bessel function of the first kind", "The Bessel function of the second kind"
+iv = _of_order(ops.special_iv, "The modified Bessel function of the first kind of real order v; differentiable in z.")
+ive = _of_order(ops.special_ive, "iv(v, z) exp(-|z|); differentiable in z.")
+jv = _of_order(ops.special_jv, _FIRST + " of real order v; differentiable in z.")
+yv = _of_order(ops.special_yv, _SECOND + " of real order v; differentiable in z.")
+jn = _of_order(ops.special_jv, _FIRST + " of integer order n; differentiable in x.")
+yn = _of_order(ops.special_yv, _SECOND + " of integer order n; differentiable in x.")
+expn = _of_order(ops.special_expn, "The generalised exponential integral E_n(x), integer n >= 0; differentiable in x.")
 
 
 def spherical_jn(n: int, z: Any, derivative: bool = False) -> Tensor:
@@ -440,11 +430,6 @@ def _constants(who: str, **args: Any) -> list:
     return [as_float(v) for v in args.values()]
 
 
-def expn(n: Any, x: Any) -> Tensor:
-    """The generalised exponential integral E_n(x), integer n >= 0; differentiable in x."""
-    return _order("expn", ops.special_expn, n, x)
-
-
 def ellipkm1(p: Any) -> Tensor:
     """The complete elliptic integral of the first kind K(1 - p)."""
     return ops.special_ellipk(1 - as_float(p))
@@ -595,12 +580,13 @@ def chdtri(v: Any, p: Any) -> Tensor:
 # the public names of pushforward.scipy.special
 NAMES = __all__ = public_functions(globals())
 
-# the functions _unary makes are named after their first public name (tracebacks, the API reference)
+# the functions _unary and _of_order make are named after their first public name (tracebacks, the
+# API reference, the error naming the function)
 for _n in NAMES:
     _f = globals()[_n]
     if "<locals>" in _f.__qualname__:
         _f.__name__ = _f.__qualname__ = _n
-        _f.__doc__ = f"scipy.special.{_n} on tensors, differentiable in both modes."
+        _f.__doc__ = _f.__doc__ or f"scipy.special.{_n} on tensors, differentiable in both modes."
 
 # scipy.special ufunc -> the function computing it on tensors (the NEP-13 dispatch's table)
 SCIPY_UFUNCS: dict = {getattr(_sp, n): globals()[n] for n in NAMES if isinstance(getattr(_sp, n, None), np.ufunc)}
