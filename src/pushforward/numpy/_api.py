@@ -20,8 +20,8 @@ Rules:
   or gradient is never dropped silently. `np.asarray(t)` on a tensor that requires grad
   or carries a tangent raises too (as torch's `.numpy()`); `t.detach().numpy()` gives the
   plain array when no derivative is wanted.
-- `np.linalg.*` entries name their `pushforward.linalg` function and look it up at call
-  time, so they work as soon as that function exists (and raise the TypeError until then).
+- `np.linalg.*` functions run `pushforward.linalg`'s function of the same name, looked up at
+  call time (or a handler translating NumPy's arguments).
 - `out=`, `where=` and other arguments with no pushforward meaning raise a TypeError.
 """
 
@@ -387,20 +387,13 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     return _like("full_like")(a, dtype=dtype, order=order, subok=subok, shape=shape, fill_value=fill_value)
 
 
-def _linalg(name: str, rename: dict | None = None) -> Callable:
-    """np.linalg.<name> -> pushforward.linalg.<name>, looked up at call time."""
+def _linalg(name: str) -> Callable:
+    """np.linalg.<name> -> pushforward.linalg.<name> (whose arguments are NumPy's), looked up at call time."""
 
     def f(*args, **kwargs):
-        target = getattr(_pf().linalg, name, None)
+        target = getattr(linalg, name, None)  # (looked up at call time: it may come and go)
         if target is None:
-            raise OpTypeError(
-                f"np.linalg.{name} has no pushforward op yet (pushforward.linalg.{name} does not "
-                "exist), so it cannot carry tangents or gradients; call it on t.detach().numpy() "
-                "if no derivative is needed"
-            )
-        for k, v in (rename or {}).items():
-            if k in kwargs:
-                kwargs[v] = kwargs.pop(k)
+            raise _unsupported(f"np.linalg.{name}")
         return target(*[_as_t(a) if isinstance(a, (np.ndarray, Tensor)) else a for a in args], **kwargs)
 
     f.__name__ = name
@@ -472,14 +465,14 @@ def _functions() -> dict:
     }
     table[np.linalg.cholesky] = _cholesky
     table.update(T.extra_functions())
+    for name in {**T.VALUES_ONLY, **T.NO_DERIVATIVE}:  # on values (a derivative: where the result has none)
+        fn = getattr(np, name, None)
+        if callable(fn):
+            table[fn] = _values_unless_derivative(fn, name)
     for name in dir(np.linalg):  # the rest of np.linalg: pf.linalg's function of the same name
         fn = getattr(np.linalg, name)
         if hasattr(linalg, name) and callable(fn) and fn not in table:
             table[fn] = _linalg(name)
-    for name in T.NO_DERIVATIVE:  # on values when nothing carries a derivative (the drop-in's tensors)
-        fn = getattr(np, name, None)
-        if callable(fn):
-            table[fn] = _values_unless_derivative(fn, name)
     table.update(numpy_writes.FUNCTIONS)
     table.update(numpy_histogram.FUNCTIONS)
     table.update(numpy_creation.LIKE)

@@ -17,8 +17,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import fft, linalg, special
-from ..core import creation
-from ..core.tensor import Tensor
 from ..errors import OpTypeError
 from ..ops import generated as ops
 from . import _math as M
@@ -117,9 +115,11 @@ NO_DERIVATIVE: dict[str, str] = {
 
 
 def no_derivative_error(name: str) -> OpTypeError:
+    """The error of a function of NO_DERIVATIVE or VALUES_ONLY given a value with a derivative (a
+    VALUES_ONLY function's result then holds floating values: np.bincount's with weights)."""
     return OpTypeError(
-        f"np.{name} does not run on pushforward tensors ({NO_DERIVATIVE[name]}); call it on "
-        "t.detach().numpy() for the values"
+        f"np.{name} does not run on pushforward tensors with a derivative "
+        f"({NO_DERIVATIVE.get(name) or VALUES_ONLY[name]}); call it on t.detach().numpy() for the values"
     )
 
 
@@ -197,43 +197,4 @@ def extra_functions() -> dict:
         np.matrix_transpose: lambda x, /: as_t(x).transpose(-2, -1),
     }
     table.update(fft_functions())
-    for name in NO_DERIVATIVE:
-        fn = getattr(np, name, None)
-        if callable(fn):
-            table[fn] = _raiser(name)
-    for name in VALUES_ONLY:
-        fn = getattr(np, name, None)
-        if callable(fn):
-            table[fn] = _on_values(fn)
     return table
-
-
-def _values(x: Any) -> Any:
-    if isinstance(x, Tensor):
-        return x.detach().numpy()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_values(v) for v in x)
-    return x
-
-
-def _on_values(fn: Callable) -> Callable:
-    def f(*args, **kwargs):
-        out = fn(*_values(args), **{k: _values(v) for k, v in kwargs.items()})
-        return _wrap_values(out)
-
-    return f
-
-
-def _wrap_values(out: Any) -> Any:
-    if isinstance(out, np.ndarray) and out.dtype.kind in "biu":
-        return creation.as_tensor(out)
-    if isinstance(out, tuple):
-        return tuple(_wrap_values(o) for o in out)
-    return out
-
-
-def _raiser(name: str) -> Callable:
-    def f(*args, **kwargs):
-        raise no_derivative_error(name)
-
-    return f
