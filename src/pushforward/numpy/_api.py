@@ -44,7 +44,7 @@ from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
 from . import _table as T
-from ._values import as_t as _deep_as_t, floating as _floating
+from ._values import along, as_t as _deep_as_t, floating as _floating, reduced
 from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
@@ -214,9 +214,7 @@ def _as_t(x) -> Tensor:
 
 
 def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
-    if axis is None:
-        return _fn(name)(x) if not keepdims else _fn(name)(x, tuple(range(x.ndim)), True)
-    return _fn(name)(x, axis, keepdims)
+    return reduced(_fn(name), x, axis, keepdims)
 
 
 # -- functions -------------------------------------------------------------------------------
@@ -270,10 +268,7 @@ def _arg(name):
 def _cum(name):
     def f(a, axis=None, dtype=None, out=None):
         _no_extra(f"np.{name}", dict(out=out))
-        x = _as_t(a)
-        if axis is None:
-            x, axis = x.reshape(-1), 0
-        return _fn(name)(x, axis, dtype=dtype)
+        return _fn(name)(*along(_as_t(a), axis), dtype=dtype)
 
     return f
 

@@ -20,7 +20,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
-from ._values import as_t, floating as _floating, public_functions
+from ._values import along, as_t, floating as _floating, public_functions, reduced
 
 
 def _vecdot(a, b, axis=-1):
@@ -130,8 +130,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Tensor:
     """NumPy's sort: the sorted values (flattened when axis is None)."""
     x = as_t(a)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     return ops.sort(x, axis)[0]
 
 
@@ -313,13 +312,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's ptp: maximum minus minimum."""
     x = as_t(a)
-    if axis is None:
-        return (
-            ops.amax(x) - ops.amin(x)
-            if not keepdims
-            else (ops.amax(x, tuple(range(x.ndim)), True) - ops.amin(x, tuple(range(x.ndim)), True))
-        )
-    return ops.amax(x, axis, keepdims) - ops.amin(x, axis, keepdims)
+    return reduced(ops.amax, x, axis, keepdims) - reduced(ops.amin, x, axis, keepdims)
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
@@ -332,12 +325,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdim
     x = as_t(a)
     if dtype is not None:
         x = x.to(np.dtype(dtype))
-    x = ops.where(ops.isnan(x), creation.zeros_like(x), x)
-    return (
-        ops.sum(x, axis, keepdims)
-        if axis is not None
-        else (ops.sum(x) if not keepdims else ops.sum(x, tuple(range(x.ndim)), True))
-    )
+    return reduced(ops.sum, ops.where(ops.isnan(x), creation.zeros_like(x), x), axis, keepdims)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:

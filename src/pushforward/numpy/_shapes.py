@@ -18,7 +18,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..ops import generated as ops
-from ._values import as_t, public_functions
+from ._values import along, as_t, public_functions
 
 
 def _atleast(n: int, arys: tuple) -> Any:
@@ -143,8 +143,7 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list:
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Tensor:
     """NumPy's repeat: each element repeated (flattened when axis is None)."""
     x = as_t(a)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     if not isinstance(repeats, (int, np.integer)):
         repeats = creation.tensor(np.asarray(repeats, dtype=np.int64))
     return ops.repeat_interleave(x, repeats, axis)

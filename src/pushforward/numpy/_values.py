@@ -11,7 +11,7 @@ tensor([1., 2., 3.])
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
 
-__all__ = ["as_t", "has_tensor", "floating", "array", "asarray_or_value", "public_functions"]
+__all__ = ["as_t", "has_tensor", "floating", "along", "reduced", "array", "asarray_or_value", "public_functions"]
 
 
 def has_tensor(x: Any) -> bool:
@@ -61,6 +61,20 @@ def floating(x: Tensor) -> Tensor:
     """x, or x in float64 if it holds integers or booleans: NumPy's mean, var, quantile, ... and
     SciPy's functions of integers compute in float64 (where torch refuses them)."""
     return x if x.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+
+
+def along(x: Tensor, axis: Any) -> tuple[Tensor, Any]:
+    """x and the axis a NumPy function runs along: axis None runs along x flattened (np.sort,
+    np.take, np.cumsum, ...)."""
+    return (x.reshape(-1), 0) if axis is None else (x, axis)
+
+
+def reduced(fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """The reduction fn(x, dims, keepdims) over NumPy's axis: None reduces every axis, an int or a
+    sequence of ints those axes."""
+    if axis is None:
+        return fn(x) if not keepdims else fn(x, tuple(range(x.ndim)), True)
+    return fn(x, tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis), keepdims)
 
 
 def public_functions(namespace: dict) -> list[str]:
