@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import fft, linalg, special
-from ..errors import OpTypeError, OpValueError, check_dim
+from ..errors import OpTypeError, check_dim
 from ..core import creation
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
@@ -571,16 +571,16 @@ def _call_masked(func: Callable, handler: Callable, args: tuple, kwargs: dict) -
         total = _sum(_pf().where(mask, _floating(_as_t(a)), 0.0), *rest, **kwargs)
         kwargs.pop("dtype", None)
         return total / _sum(mask.broadcast_to(*_as_t(a).shape).to(total.dtype), *rest[:1], **kwargs)
-    fill = kwargs.pop("initial", None) if func in (np.max, np.min, np.amax, np.amin) else None
-    fill = _MASKED[func] if fill is None else fill
-    if fill is None:
-        raise OpValueError(f"{_who(func)}: where= needs initial= (as NumPy: the reduction has no identity)")
-    return handler(_pf().where(mask, _as_t(a), fill), *rest, **kwargs)
+    ufunc = _MASKED[func]
+    initial = kwargs.pop("initial", None) if ufunc.identity is None else None
+    return handler(numpy_out.masked_operand(ufunc, _as_t(a), mask, initial, _who(func)), *rest, **kwargs)
 
 
-# reductions taking where=: the value a masked-out element stands for (None: initial= is needed)
-_MASKED = {np.sum: 0, np.prod: 1, np.mean: 0, np.max: None, np.min: None, np.amax: None, np.amin: None}
-_MASKED.update({np.all: True, np.any: False, np.nansum: 0})
+# reductions taking where=: the ufunc each reduces with, whose identity a masked-out element stands
+# for (as ufunc.reduce's where=; none for max and min: initial= is needed)
+_MASKED = {np.sum: np.add, np.prod: np.multiply, np.mean: np.add, np.nansum: np.add}
+_MASKED.update({np.max: np.maximum, np.min: np.minimum, np.amax: np.maximum, np.amin: np.minimum})
+_MASKED.update({np.all: np.logical_and, np.any: np.logical_or})
 
 
 def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
