@@ -63,12 +63,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Tensor:
 
 
 def kron(a: Any, b: Any) -> Tensor:
-    """NumPy's kron (inputs of fewer dims get leading dims of 1)."""
-    a, b = as_t(a), as_t(b)
-    nd = max(a.ndim, b.ndim)
-    a = a.reshape(*([1] * (nd - a.ndim)), *a.shape)
-    b = b.reshape(*([1] * (nd - b.ndim)), *b.shape)
-    return ops.kron(a, b)
+    """NumPy's kron (the op's: inputs of fewer dims get leading dims of 1)."""
+    return ops.kron(as_t(a), as_t(b))
 
 
 def dot(a: Any, b: Any, out: Any = None) -> Tensor:
@@ -194,23 +190,16 @@ def linspace(
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
-    """NumPy's diff: the n-th discrete difference along axis."""
+    """NumPy's diff: the n-th discrete difference along axis (the op's, with NumPy's scalar
+    prepend/append broadcast along the other axes)."""
     x = as_t(a)
     axis = check_dim(axis, x.ndim, "np.diff")
-    parts = []
-    for extra, where in ((prepend, 0), (append, 1)):
-        if extra is not None:
-            e = as_t(extra)
-            if e.ndim == 0:
-                shape = list(x.shape)
-                shape[axis] = 1
-                e = e.broadcast_to(*shape)
-            parts.append((where, e))
-    pieces = [e for w, e in parts if w == 0] + [x] + [e for w, e in parts if w == 1]
-    x = ops.cat(pieces, axis) if len(pieces) > 1 else x
-    for _ in range(n):
-        x = ops.narrow(x, axis, 1, x.shape[axis] - 1) - ops.narrow(x, axis, 0, x.shape[axis] - 1)
-    return x
+    shape = [1 if i == axis else s for i, s in enumerate(x.shape)]
+
+    def edge(e: Any) -> Tensor | None:
+        return None if e is None else (as_t(e).broadcast_to(*shape) if as_t(e).ndim == 0 else as_t(e))
+
+    return ops.diff(x, n, axis, edge(prepend), edge(append))
 
 
 def _gradient_along(f: Tensor, axis: int, h: float, edge_order: int) -> Tensor:
@@ -323,16 +312,12 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's nansum: nan counted as zero (summed in dtype when given, as NumPy's)."""
     x = as_t(a)
-    if dtype is not None:
-        x = x.to(np.dtype(dtype))
-    return reduced(ops.sum, ops.where(ops.isnan(x), creation.zeros_like(x), x), axis, keepdims)
+    return reduced(ops.nansum, x if dtype is None else x.to(np.dtype(dtype)), axis, keepdims)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's nanmean: the mean of the values that are not nan."""
-    x = _floating(as_t(a))
-    ok = ops.logical_not(ops.isnan(x))
-    return nansum(x, axis, keepdims=keepdims) / nansum(ok.to(x.dtype), axis, keepdims=keepdims)
+    return reduced(ops.nanmean, _floating(as_t(a)), axis, keepdims)
 
 
 def sinc(x: Any) -> Tensor:

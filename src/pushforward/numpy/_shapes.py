@@ -21,34 +21,24 @@ from ..ops import generated as ops
 from ._values import along, as_t, public_functions
 
 
-def _atleast(n: int, arys: tuple) -> Any:
-    out = []
-    for a in arys:
-        x = as_t(a)
-        if x.ndim < n:
-            if n == 3 and x.ndim == 2:
-                x = x.unsqueeze(-1)
-            elif n == 3 and x.ndim == 1:
-                x = x.reshape(1, -1, 1)
-            else:
-                x = x.reshape(*([1] * (n - x.ndim)), *x.shape)
-        out.append(x)
+def _atleast(op: Any, arys: tuple) -> Any:
+    out = [op(as_t(a)) for a in arys]  # (the ops' rule is NumPy's: (n,) -> (1, n) -> (1, n, 1))
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_1d(*arys: Any) -> Any:
     """NumPy's atleast_1d: scalars become shape (1,)."""
-    return _atleast(1, arys)
+    return _atleast(ops.atleast_1d, arys)
 
 
 def atleast_2d(*arys: Any) -> Any:
     """NumPy's atleast_2d: a 1-D array of n becomes (1, n)."""
-    return _atleast(2, arys)
+    return _atleast(ops.atleast_2d, arys)
 
 
 def atleast_3d(*arys: Any) -> Any:
     """NumPy's atleast_3d: (n,) becomes (1, n, 1), (m, n) becomes (m, n, 1)."""
-    return _atleast(3, arys)
+    return _atleast(ops.atleast_3d, arys)
 
 
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
