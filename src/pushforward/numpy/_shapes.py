@@ -140,13 +140,9 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Tensor:
 
 
 def tile(A: Any, reps: Any) -> Tensor:
-    """NumPy's tile: reps longer than A's dims prepend dims of 1."""
-    x = as_t(A)
+    """NumPy's tile (the op's rule: the shorter of reps and A's shape is padded with ones in front)."""
     reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
-    if len(reps) > x.ndim:
-        x = x.reshape(*([1] * (len(reps) - x.ndim)), *x.shape)
-    reps = (1,) * (x.ndim - len(reps)) + reps
-    return ops.tile(x, *reps)
+    return ops.tile(as_t(A), *reps)
 
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
