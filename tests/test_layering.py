@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "pushforward"
 
 # The layers, lowest first: a module's layer is its folder's (docs/design.md, "Layers").
-CORE, KERNELS, ENGINE, DISPATCH, OPS, METHODS, PUBLIC = range(7)
+CORE, KERNELS, ENGINE, DISPATCH, OPS, METHODS, FACES, PUBLIC = range(8)
 FOLDER_LAYERS = {
     "core": CORE,  # the Tensor and its data, creation, the array backend, pytrees
     "codegen": CORE,  # the YAML compiler: a build-time tool importing nothing of the runtime
@@ -31,9 +31,17 @@ FOLDER_LAYERS = {
     "dispatch": DISPATCH,  # how one op call runs: the op record, the classifier, the executors
     "ops": OPS,  # derivatives.yaml's generated module, formulas/ and composites/
     "methods": METHODS,  # binds the ops onto Tensor and fills the registries the lower layers read
+    "numpy": FACES,  # NumPy's API and protocols on tensors, over the ops and the tensor's methods
+    "scipy": FACES,  # SciPy's API on tensors, likewise
 }
-# Modules at the top of the package: public faces, except the errors every layer raises.
-TOP_LEVEL_LAYERS = {"pushforward.errors": CORE}
+# Modules at the top of the package: public faces, except the errors every layer raises and torch's
+# op namespaces (names over the generated ops), which the faces call.
+TOP_LEVEL_LAYERS = {
+    "pushforward.errors": CORE,
+    "pushforward.linalg": METHODS,
+    "pushforward.fft": METHODS,
+    "pushforward.special": METHODS,
+}
 
 
 def layer_of(module: str) -> int:

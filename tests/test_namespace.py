@@ -166,7 +166,7 @@ TYPED_MODULES = PUBLIC_MODULES + [
     "pushforward.errors",
     "pushforward.core.creation",
     "pushforward.methods.logic",
-    "pushforward.methods.numpy_api",
+    "pushforward.numpy._api",
     "pushforward.methods.indexing",
     "pushforward.methods.bind",
     "pushforward.core.tensor",

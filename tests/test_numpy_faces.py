@@ -79,21 +79,18 @@ def test_face_derivatives(name):
 def test_coverage_table_in_the_docs_is_current():
     from pathlib import Path
 
-    from pushforward.methods.numpy_coverage import END, START, coverage_markdown
+    from pushforward.numpy._coverage import END, START, coverage_markdown
 
     text = (Path(__file__).parent.parent / "docs" / "differentiating-numpy.md").read_text()
     block = text.split(START)[1].split(END)[0].strip()
     assert block == coverage_markdown(), (
-        'docs/differentiating-numpy.md is stale: run python -c "from pushforward.methods.numpy_coverage '
+        'docs/differentiating-numpy.md is stale: run python -c "from pushforward.numpy._coverage '
         "import write_docs; write_docs('docs/differentiating-numpy.md')\""
     )
 
 
 def test_every_numpy_array_function_is_in_the_table():
-    rows = {
-        (ns, name)
-        for ns, name, *_ in __import__("pushforward.methods.numpy_coverage").methods.numpy_coverage.coverage_rows()
-    }
+    rows = {(ns, name) for ns, name, *_ in __import__("pushforward.numpy._coverage").numpy._coverage.coverage_rows()}
     for ns, mod in (("np", numpy), ("np.linalg", numpy.linalg), ("np.fft", numpy.fft)):
         for name in dir(mod):
             if not name.startswith("_") and hasattr(getattr(mod, name), "_implementation"):
@@ -115,7 +112,7 @@ def test_functions_without_a_derivative_raise_naming_them(call):
 
 
 def test_a_numpy_function_with_no_handler_raises_naming_it(monkeypatch):
-    from pushforward.methods import numpy_api
+    from pushforward.numpy import _api as numpy_api
 
     table = dict(numpy_api._functions())
     del table[numpy.tile]

@@ -205,7 +205,7 @@ def side_tables(source: str, op_names: set[str]) -> list[tuple[int, list[str]]]:
 # module-level tables of other vocabularies whose words are op names too
 _OTHER_VOCABULARIES = {
     ("kernels/scatter.py", "_REDUCE"): "the values of scatter_reduce's `reduce` argument (torch's names)",
-    ("methods/numpy_api.py", "_REDUCE"): "NumPy's ufunc names: ufunc.reduce -> the op computing it",
+    ("numpy/_api.py", "_REDUCE"): "NumPy's ufunc names: ufunc.reduce -> the op computing it",
 }
 
 

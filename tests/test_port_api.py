@@ -479,7 +479,7 @@ def test_repr_of_dual_matches_torch_layout():
 @pytest.mark.parametrize(
     "module",
     [
-        "pushforward.methods.numpy_api",
+        "pushforward.numpy._api",
         "pushforward.methods.logic",
         "pushforward.testing.comparison",
         "pushforward.errors",

@@ -499,3 +499,12 @@ def test_tensors_as_ndarrays():
     assert y.tolist() == [3.0, 3.0] and bool(y[0] == 3) and y[0] < 4.0
     n = pf.tensor(3)
     assert list(range(n)) == [0, 1, 2] and [10, 20, 30, 40][n] == 40
+
+
+def test_reductions_take_a_numpy_integer_axis():
+    # (np.max(t, axis=np.int64(0), keepdims=True) reached the op with a NumPy integer, which it read
+    # as an array of dims; NumPy code computes axes with NumPy, e.g. np.argmax(a.shape))
+    a = np.array([[1.0, 5.0], [3.0, 4.0]])
+    t = pf.tensor(a)
+    for f in (np.max, np.min, np.nanmax, np.nansum, np.ptp):
+        close(f(t, axis=np.int64(0), keepdims=True), f(a, axis=np.int64(0), keepdims=True))

@@ -89,10 +89,10 @@ from .core.creation import (
 )
 from .methods.logic import all, allclose, any, equal, isclose  # noqa: E402,A004 - torch's names
 from .core.tensor import device  # noqa: E402
-from .methods import numpy_api as _numpy_api  # noqa: E402
+from .numpy import _api as _numpy_api  # noqa: E402
 from .core.namespace import public_dir as _public_dir
 
-_numpy_api.use_namespace(_sys.modules[__name__])
+_methods.bind_numpy_protocols(_numpy_api.array_ufunc, _numpy_api.array_function, _numpy_api.array, _numpy_api.METHODS)
 half = float16 = _np.dtype(_np.float16)
 short = int16 = _np.dtype(_np.int16)
 int = int32  # noqa: A001 - torch's name

@@ -1,5 +1,5 @@
 """Special functions under SciPy's names and signatures: pushforward.scipy.special's functions
-(one home, `methods/scipy_special.py`). Not part of the standard: SciPy (SCIPY_ARRAY_API=1) looks
+(one home, `scipy/_special.py`). Not part of the standard: SciPy (SCIPY_ARRAY_API=1) looks
 for `xp.special.<name>` before falling back to NumPy, so with this module `scipy.special.erf(x)`,
 `gamma`, `betainc`, `polygamma` and their kin run as our ops and keep derivatives (and SciPy's
 own array-API versions of `stdtr`, `chdtr`, `betaincc` build on them).
@@ -12,7 +12,7 @@ tensor([0.5])
 from __future__ import annotations
 
 from ..core.namespace import public_dir as _public_dir
-from ..methods import scipy_special as _impl
+from ..scipy import _special as _impl
 
 globals().update({_n: getattr(_impl, _n) for _n in _impl.NAMES})
 

@@ -270,7 +270,7 @@ class Tensor:
             raise OpError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return concrete(self._data)  # a lazy tensor computes (the explicit way out)
 
-    # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are in numpy_api.py.
+    # __array__, __array_ufunc__ and __array_function__ (NumPy protocols) are the NumPy face's (numpy/_api.py).
     # What needs the autodiff layer or the ops (grad_fn, backward, retain_grad, register_hook,
     # _has_tangent, _tangent_reprs, __getitem__, __setitem__) is attached by methods/bind.py: this core
     # module imports no higher layer (tests/test_layering.py).

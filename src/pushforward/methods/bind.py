@@ -18,12 +18,12 @@ from ..engine.tangents import levels_of, tangent_of
 from ..engine.registry import DISPATCH, OPS
 from ..engine.state import STATE
 from ..errors import OpTypeError
-from . import logic, numpy_api
+from . import logic
 from .indexing import getitem, setitem
 from .lazy import compute_method, guard_composites, to_dask
 from .array_object import bind_array_object
 
-__all__ = ["bind"]
+__all__ = ["bind", "bind_numpy_protocols"]
 
 # The layers below the generated module reach its ops (and dispatch's tangent fitting) through
 # these registries; filled here, at import time, before any op can run.
@@ -117,8 +117,9 @@ class _C:
 
 
 def bind() -> None:
-    """Attach the ops (as methods, operators and properties), the autodiff methods, the logic
-    reductions and the NumPy protocols to Tensor: the one place Tensor is given methods from above."""
+    """Attach the ops (as methods, operators and properties), the autodiff methods and the logic
+    reductions to Tensor: the one place Tensor is given methods from above (with
+    bind_numpy_protocols, which the NumPy face's handlers come to)."""
     _bind_autodiff()
     for name, fn in ops.METHODS.items():
         setattr(Tensor, name, fn)
@@ -161,12 +162,18 @@ def bind() -> None:
     Tensor.to = _to  # torch's overloads in front of the generated op
     for name in ("all", "any", "isclose", "allclose", "equal"):
         setattr(Tensor, name, getattr(logic, name))
-    Tensor.__array_ufunc__ = numpy_api.array_ufunc
-    Tensor.__array_function__ = numpy_api.array_function
-    Tensor.__array__ = numpy_api.array
-    for name, fn in numpy_api.METHODS.items():  # ndarray methods NumPy code calls
-        setattr(Tensor, name, fn)
     bind_array_object()  # the Array API standard's array object
+
+
+def bind_numpy_protocols(array_ufunc: Callable, array_function: Callable, array: Callable, methods: dict) -> None:
+    """Attach NumPy's protocols (and the ndarray methods NumPy code calls) to Tensor: the NumPy
+    face's handlers (numpy/_api.py), a layer above this one, handed over by the package that
+    imports both. They are bound as they are, so NumPy's dispatch lands in the face in one frame."""
+    Tensor.__array_ufunc__ = array_ufunc
+    Tensor.__array_function__ = array_function
+    Tensor.__array__ = array
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
 
 
 def _to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:

@@ -3,7 +3,7 @@
 Every NumPy function keeps its name, signature and NumPy semantics (axis, keepdims, np.max
 returning values); given tensors (or lists holding tensors) it returns tensors that carry
 tangents and record the tape, given only arrays it is NumPy's. The values come from the same
-handlers as NumPy's own dispatch on tensors (`methods.numpy_api`): one rule decides both.
+handlers as NumPy's own dispatch on tensors (`pushforward.numpy._api`): one rule decides both.
 The creation functions (`np.zeros`, `np.empty`, `np.eye`, `np.arange`, `np.array` of numbers,
 `np.random.*`, ...) return tensors, so a program that allocates a buffer and fills it with values
 that carry derivatives differentiates as written; `np.array`/`np.asarray` of lists of tensors stack
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as _onp
 
-from ..methods.numpy_creation import CREATION as _CREATION
-from ..methods.numpy_values import as_t as _as_t, has_tensor as _has_tensor
+from ._creation import CREATION as _CREATION
+from ._values import as_t as _as_t, has_tensor as _has_tensor
 from . import fft, linalg, random  # noqa: F401 - NumPy's submodules
 from .wrapping import wrap_namespace as _wrap_namespace
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy.random as _npr
 
 from ..core.tensor import Tensor as _Tensor
-from ..methods.numpy_creation import making as _making
+from ._creation import making as _making
 
 _CLASSES = {n for n in dir(_npr) if isinstance(getattr(_npr, n), type)}
 globals().update(

@@ -1,5 +1,5 @@
 """How `pushforward.numpy` wraps a NumPy namespace: each function runs its NEP-18 handler
-(`methods.numpy_api.handler`, the same one NumPy's own dispatch runs) when a tensor is among its
+(`pushforward.numpy._api.handler`, the same one NumPy's own dispatch runs) when a tensor is among its
 arguments, even inside a list, and NumPy itself otherwise; ufuncs lift lists holding tensors to
 one tensor first; everything else (dtypes, constants, classes) is NumPy's.
 
@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..methods import numpy_api
-from ..methods.numpy_values import as_t, has_tensor
+from . import _api as numpy_api
+from ._values import as_t, has_tensor
 
 __all__ = ["wrap_namespace", "wrap_function", "wrap_ufunc"]
 

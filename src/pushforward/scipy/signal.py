@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..errors import OpValueError
-from ..methods.numpy_shapes import pad
+from ..numpy._shapes import pad
 from ..ops import generated as ops
 from ._common import as_float
 

@@ -11,7 +11,7 @@ tensor (`scipy.special.erf(t)`).
 tensor(0.92278434)
 """
 
-from ..methods import scipy_special as _impl
+from . import _special as _impl
 
 globals().update({n: getattr(_impl, n) for n in _impl.NAMES})
 

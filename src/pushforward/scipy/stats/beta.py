@@ -7,22 +7,20 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...core.tensor import Tensor
 from ...ops import generated as ops
-from .._common import as_float, refuse_derivative
+from .._common import as_float, off_support, refuse_derivative, standard
 
 __all__ = ["pdf", "logpdf", "cdf"]
 
 
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """log of the beta density (-inf outside [0, 1])."""
-    a, b, s = as_float(a), as_float(b), as_float(scale)
-    y = (as_float(x) - as_float(loc)) / s
-    val = ops.xlogy(a - 1, y) + ops.special_xlog1py(b - 1, -y) - ops.special_betaln(a, b) - ops.log(s)
-    return ops.where(ops.logical_or(ops.lt(y, 0), ops.gt(y, 1)), val * 0 - math.inf, val)
+    a, b, y = as_float(a), as_float(b), standard(x, loc, scale)
+    val = ops.xlogy(a - 1, y) + ops.special_xlog1py(b - 1, -y) - ops.special_betaln(a, b) - ops.log(as_float(scale))
+    return off_support(ops.logical_or(ops.lt(y, 0), ops.gt(y, 1)), val)
 
 
 def pdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
@@ -34,5 +32,4 @@ def cdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The beta distribution function I_x(a, b)."""
     refuse_derivative("scipy.stats.beta.cdf", "a", a)
     refuse_derivative("scipy.stats.beta.cdf", "b", b)
-    y = (as_float(x) - as_float(loc)) / as_float(scale)
-    return ops.special_betainc(as_float(a), as_float(b), ops.clamp(y, 0.0, 1.0))
+    return ops.special_betainc(as_float(a), as_float(b), ops.clamp(standard(x, loc, scale), 0.0, 1.0))

@@ -7,22 +7,21 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...core.tensor import Tensor
 from ...ops import generated as ops
 from .._common import as_float, refuse_derivative
+from . import gamma
 
 __all__ = ["pdf", "logpdf", "cdf"]
+
+# chi2(df) is the gamma distribution of shape df / 2 and scale 2: one rule for both
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """log of the chi-squared density (-inf for x < 0)."""
-    k, s = as_float(df), as_float(scale)
-    y = (as_float(x) - as_float(loc)) / s
-    val = ops.xlogy(k / 2 - 1, y) - y / 2 - k / 2 * math.log(2.0) - ops.lgamma(k / 2) - ops.log(s)
-    return ops.where(ops.lt(y, 0), val * 0 - math.inf, val)
+    return gamma.logpdf(x, as_float(df) / 2, loc, 2 * as_float(scale))
 
 
 def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
@@ -33,5 +32,4 @@ def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The chi-squared distribution function P(df/2, x/2)."""
     refuse_derivative("scipy.stats.chi2.cdf", "df", df)
-    y = (as_float(x) - as_float(loc)) / as_float(scale)
-    return ops.special_gammainc(as_float(df) / 2, ops.clamp(y, 0.0, None) / 2)
+    return gamma.cdf(x, as_float(df).detach() / 2, loc, 2 * as_float(scale))

@@ -7,22 +7,19 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...core.tensor import Tensor
 from ...ops import generated as ops
-from .._common import as_float, refuse_derivative
+from .._common import as_float, off_support, refuse_derivative, standard
 
 __all__ = ["pdf", "logpdf", "cdf"]
 
 
 def logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """log of the gamma density (-inf for x < loc)."""
-    a, s = as_float(a), as_float(scale)
-    y = (as_float(x) - as_float(loc)) / s
-    val = ops.xlogy(a - 1, y) - y - ops.lgamma(a) - ops.log(s)
-    return ops.where(ops.lt(y, 0), val * 0 - math.inf, val)
+    a, y = as_float(a), standard(x, loc, scale)
+    return off_support(ops.lt(y, 0), ops.xlogy(a - 1, y) - y - ops.lgamma(a) - ops.log(as_float(scale)))
 
 
 def pdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
@@ -33,5 +30,4 @@ def pdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The gamma distribution function P(a, (x - loc) / scale)."""
     refuse_derivative("scipy.stats.gamma.cdf", "a", a)
-    y = (as_float(x) - as_float(loc)) / as_float(scale)
-    return ops.special_gammainc(as_float(a), ops.clamp(y, 0.0, None))
+    return ops.special_gammainc(as_float(a), ops.clamp(standard(x, loc, scale), 0.0, None))

@@ -17,7 +17,7 @@ from ...core import creation
 from ...core.tensor import Tensor
 from ...ops import generated as ops
 from ... import linalg
-from .._common import as_float
+from .._common import as_float, off_support
 
 __all__ = ["pdf", "logpdf", "entropy"]
 
@@ -54,7 +54,7 @@ def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False)
     # a deviation outside the covariance's range has density zero, as SciPy
     outside = ops.gt(ops.sum(proj * proj * (1 - mask), -1), 1e-12)
     val = -0.5 * (int(keep.sum()) * math.log(2 * math.pi) + logdet + maha)
-    return ops.where(outside, val * 0 - math.inf, val)
+    return off_support(outside, val)
 
 
 def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Tensor:

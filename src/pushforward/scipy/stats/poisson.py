@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...core.tensor import Tensor
 from ...ops import generated as ops
-from .._common import as_float, refuse_derivative
+from .._common import as_float, off_support, refuse_derivative
 
 __all__ = ["pmf", "logpmf", "cdf"]
 
@@ -21,9 +20,8 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """log of the Poisson probability of k (-inf off the non-negative integers)."""
     refuse_derivative("scipy.stats.poisson.logpmf", "k", k)
     kk, m = as_float(k) - as_float(loc), as_float(mu)
-    val = ops.xlogy(kk, m) - m - ops.lgamma(kk + 1)
     bad = ops.logical_or(ops.lt(kk, 0), ops.ne(kk, ops.floor(kk)))
-    return ops.where(bad, val * 0 - math.inf, val)
+    return off_support(bad, ops.xlogy(kk, m) - m - ops.lgamma(kk + 1))
 
 
 def pmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:

@@ -13,16 +13,15 @@ from typing import Any
 
 from ...core.tensor import Tensor
 from ...ops import generated as ops
-from .._common import as_float, refuse_derivative
+from .._common import as_float, refuse_derivative, standard
 
 __all__ = ["pdf", "logpdf", "cdf", "logcdf"]
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """log of Student's t density."""
-    nu, s = as_float(df), as_float(scale)
-    z = (as_float(x) - as_float(loc)) / s
-    norm = ops.lgamma((nu + 1) / 2) - ops.lgamma(nu / 2) - 0.5 * ops.log(nu * math.pi) - ops.log(s)
+    nu, z = as_float(df), standard(x, loc, scale)
+    norm = ops.lgamma((nu + 1) / 2) - ops.lgamma(nu / 2) - 0.5 * ops.log(nu * math.pi) - ops.log(as_float(scale))
     return norm - (nu + 1) / 2 * ops.log1p(z * z / nu)
 
 
@@ -34,8 +33,7 @@ def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Student's t distribution function: I_{df/(df+z^2)}(df/2, 1/2) / 2 in the left tail."""
     refuse_derivative("scipy.stats.t.cdf", "df", df)
-    nu = as_float(df)
-    z = (as_float(x) - as_float(loc)) / as_float(scale)
+    nu, z = as_float(df), standard(x, loc, scale)
     tail = 0.5 * ops.special_betainc(nu / 2, nu * 0 + 0.5, nu / (nu + z * z))
     return ops.where(ops.gt(z, 0), 1.0 - tail, tail)
 

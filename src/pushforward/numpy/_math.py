@@ -1,8 +1,8 @@
 """NumPy's mathematical functions over pushforward ops (NumPy semantics, composites: no formulas).
 
-The ufuncs with no single op (`UFUNC_COMPOSITES`: deg2rad, fmax, logaddexp2, cbrt, ...) and the
+The ufuncs no op of derivatives.yaml answers to (`UFUNC_COMPOSITES`: modf, divmod, vecdot, ...) and the
 functions (tensordot, cross, gradient, linspace, cov, ...) that the NEP-18 dispatch
-(`methods.numpy_api`) and `pushforward.numpy` share.
+(`pushforward.numpy._api`) and `pushforward.numpy` share.
 
 >>> import pushforward as pf
 >>> gradient(pf.tensor([1.0, 2.0, 4.0, 7.0]))
@@ -20,38 +20,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
-from .numpy_values import as_t
-
-__all__ = [
-    "UFUNC_COMPOSITES",
-    "NO_DERIVATIVE_UFUNCS",
-    "tensordot",
-    "kron",
-    "dot",
-    "einsum",
-    "cross",
-    "sort",
-    "partition",
-    "select",
-    "angle",
-    "real_if_close",
-    "nan_to_num",
-    "linspace",
-    "diff",
-    "gradient",
-    "cov",
-    "corrcoef",
-    "average",
-    "ptp",
-    "trapezoid",
-    "nansum",
-    "nanmean",
-    "sinc",
-]
-
-
-def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+from ._values import along, as_t, floating as _floating, public_functions, reduced
 
 
 def _vecdot(a, b, axis=-1):
@@ -72,22 +41,10 @@ def _no_derivative(name: str) -> Callable:
 # NumPy ufuncs whose results have no derivative (they raise on tensors, naming why)
 NO_DERIVATIVE_UFUNCS = ("spacing", "nextafter", "frexp")
 
-# NumPy ufunc name -> a composite of ops computing the same values
+# NumPy ufunc name -> a composite of ops computing the same values, for the ufuncs no op answers to:
+# two outputs (modf, divmod), products over the last axis (vecdot, matvec, vecmat: einsum), no
+# derivative (NO_DERIVATIVE_UFUNCS)
 UFUNC_COMPOSITES: dict[str, Callable] = {
-    "deg2rad": ops.deg2rad,
-    "radians": ops.deg2rad,
-    "rad2deg": ops.rad2deg,
-    "degrees": ops.rad2deg,
-    "fmax": ops.fmax,
-    "fmin": ops.fmin,
-    "logaddexp2": ops.logaddexp2,
-    "cbrt": ops.cbrt,
-    "isinf": ops.isinf,
-    "signbit": ops.signbit,
-    "heaviside": ops.heaviside,
-    "logical_xor": ops.logical_xor,
-    "ldexp": ops.ldexp,
-    "fabs": ops._fabs,
     "vecdot": _vecdot,
     "matvec": lambda a, v: ops.einsum("...ij,...j->...i", as_t(a), as_t(v)),
     "vecmat": lambda v, a: ops.einsum("...j,...ji->...i", ops.conj(as_t(v)), as_t(a)),
@@ -106,12 +63,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Tensor:
 
 
 def kron(a: Any, b: Any) -> Tensor:
-    """NumPy's kron (inputs of fewer dims get leading dims of 1)."""
-    a, b = as_t(a), as_t(b)
-    nd = max(a.ndim, b.ndim)
-    a = a.reshape(*([1] * (nd - a.ndim)), *a.shape)
-    b = b.reshape(*([1] * (nd - b.ndim)), *b.shape)
-    return ops.kron(a, b)
+    """NumPy's kron (the op's: inputs of fewer dims get leading dims of 1)."""
+    return ops.kron(as_t(a), as_t(b))
 
 
 def dot(a: Any, b: Any, out: Any = None) -> Tensor:
@@ -173,8 +126,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Tensor:
     """NumPy's sort: the sorted values (flattened when axis is None)."""
     x = as_t(a)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     return ops.sort(x, axis)[0]
 
 
@@ -238,23 +190,16 @@ def linspace(
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
-    """NumPy's diff: the n-th discrete difference along axis."""
+    """NumPy's diff: the n-th discrete difference along axis (the op's, with NumPy's scalar
+    prepend/append broadcast along the other axes)."""
     x = as_t(a)
     axis = check_dim(axis, x.ndim, "np.diff")
-    parts = []
-    for extra, where in ((prepend, 0), (append, 1)):
-        if extra is not None:
-            e = as_t(extra)
-            if e.ndim == 0:
-                shape = list(x.shape)
-                shape[axis] = 1
-                e = e.broadcast_to(*shape)
-            parts.append((where, e))
-    pieces = [e for w, e in parts if w == 0] + [x] + [e for w, e in parts if w == 1]
-    x = ops.cat(pieces, axis) if len(pieces) > 1 else x
-    for _ in range(n):
-        x = ops.narrow(x, axis, 1, x.shape[axis] - 1) - ops.narrow(x, axis, 0, x.shape[axis] - 1)
-    return x
+    shape = [1 if i == axis else s for i, s in enumerate(x.shape)]
+
+    def edge(e: Any) -> Tensor | None:
+        return None if e is None else (as_t(e).broadcast_to(*shape) if as_t(e).ndim == 0 else as_t(e))
+
+    return ops.diff(x, n, axis, edge(prepend), edge(append))
 
 
 def _gradient_along(f: Tensor, axis: int, h: float, edge_order: int) -> Tensor:
@@ -356,13 +301,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's ptp: maximum minus minimum."""
     x = as_t(a)
-    if axis is None:
-        return (
-            ops.amax(x) - ops.amin(x)
-            if not keepdims
-            else (ops.amax(x, tuple(range(x.ndim)), True) - ops.amin(x, tuple(range(x.ndim)), True))
-        )
-    return ops.amax(x, axis, keepdims) - ops.amin(x, axis, keepdims)
+    return reduced(ops.amax, x, axis, keepdims) - reduced(ops.amin, x, axis, keepdims)
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
@@ -373,23 +312,17 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's nansum: nan counted as zero (summed in dtype when given, as NumPy's)."""
     x = as_t(a)
-    if dtype is not None:
-        x = x.to(np.dtype(dtype))
-    x = ops.where(ops.isnan(x), creation.zeros_like(x), x)
-    return (
-        ops.sum(x, axis, keepdims)
-        if axis is not None
-        else (ops.sum(x) if not keepdims else ops.sum(x, tuple(range(x.ndim)), True))
-    )
+    return reduced(ops.nansum, x if dtype is None else x.to(np.dtype(dtype)), axis, keepdims)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """NumPy's nanmean: the mean of the values that are not nan."""
-    x = _floating(as_t(a))
-    ok = ops.logical_not(ops.isnan(x))
-    return nansum(x, axis, keepdims=keepdims) / nansum(ok.to(x.dtype), axis, keepdims=keepdims)
+    return reduced(ops.nanmean, _floating(as_t(a)), axis, keepdims)
 
 
 def sinc(x: Any) -> Tensor:
     """NumPy's sinc: sin(pi x) / (pi x)."""
     return ops.sinc(_floating(as_t(x)))
+
+
+__all__ = ["UFUNC_COMPOSITES", "NO_DERIVATIVE_UFUNCS", *public_functions(globals())]

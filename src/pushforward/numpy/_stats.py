@@ -18,27 +18,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from .numpy_values import as_t
-
-__all__ = [
-    "quantile",
-    "percentile",
-    "median",
-    "nanmax",
-    "nanmin",
-    "nanprod",
-    "nancumsum",
-    "nancumprod",
-    "nanvar",
-    "nanstd",
-    "nanmedian",
-    "nanquantile",
-    "nanpercentile",
-]
-
-
-def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+from ._values import along, as_t, floating as _floating, public_functions, reduced
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[Tensor, int, tuple]:
@@ -89,20 +69,10 @@ def quantile(
     return _keepdims(r, x, axes, keepdims, qs.ndim) if keepdims else r
 
 
-def percentile(
-    a: Any,
-    q: Any,
-    axis: Any = None,
-    out: Any = None,
-    overwrite_input: bool = False,
-    method: str = "linear",
-    keepdims: bool = False,
-    *,
-    weights: Any = None,
-) -> Tensor:
-    """NumPy's percentile: quantile of q / 100."""
+def percentile(a: Any, q: Any, *args: Any, **kwargs: Any) -> Tensor:
+    """NumPy's percentile: quantile of q / 100 (quantile's arguments)."""
     qs = np.asarray(q.detach().numpy() if isinstance(q, Tensor) else q, dtype=np.float64) / 100.0
-    return quantile(a, qs, axis, out, overwrite_input, method, keepdims, weights=weights)
+    return quantile(a, qs, *args, **kwargs)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> Tensor:
@@ -115,21 +85,14 @@ def _masked(a: Any, fill: float) -> Tensor:
     return ops.where(ops.isnan(x), creation.full_like(x, fill), x)
 
 
-def _reduce(name: str, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
-    fn = getattr(ops, name)
-    if axis is None:
-        return fn(x, tuple(range(x.ndim)), keepdims)
-    return fn(x, tuple(int(a) for a in np.atleast_1d(axis)), keepdims)
-
-
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Tensor:
     """NumPy's nanmax: the maximum ignoring nan."""
-    return _reduce("amax", _masked(a, -np.inf), axis, keepdims)
+    return reduced(ops.amax, _masked(a, -np.inf), axis, keepdims)
 
 
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Tensor:
     """NumPy's nanmin: the minimum ignoring nan."""
-    return _reduce("amin", _masked(a, np.inf), axis, keepdims)
+    return reduced(ops.amin, _masked(a, np.inf), axis, keepdims)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any):
@@ -144,13 +107,13 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
     """NumPy's nancumsum: nan counted as zero."""
     x = _masked(a, 0.0)
-    return ops.cumsum(x.reshape(-1), 0) if axis is None else ops.cumsum(x, int(axis))
+    return ops.cumsum(*along(x, axis))
 
 
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
     """NumPy's nancumprod: nan counted as one."""
     x = _masked(a, 1.0)
-    return ops.cumprod(x.reshape(-1), 0) if axis is None else ops.cumprod(x, int(axis))
+    return ops.cumprod(*along(x, axis))
 
 
 def nanvar(
@@ -160,11 +123,11 @@ def nanvar(
     x = _floating(as_t(a))
     ok = ops.logical_not(ops.isnan(x)).to(x.dtype)
     xz = _masked(x, 0.0)
-    n = _reduce("sum", ok, axis, True)
-    mean = _reduce("sum", xz, axis, True) / n
+    n = reduced(ops.sum, ok, axis, True)
+    mean = reduced(ops.sum, xz, axis, True) / n
     dev = (xz - mean) * ok
     sq = dev * ops.conj(dev) if x.is_complex() else dev * dev
-    r = _reduce("sum", sq, axis, keepdims) / (_reduce("sum", ok, axis, keepdims) - ddof)
+    r = reduced(ops.sum, sq, axis, keepdims) / (reduced(ops.sum, ok, axis, keepdims) - ddof)
     return r.real if x.is_complex() else r
 
 
@@ -192,3 +155,6 @@ def _nan_unsupported(name: str):
 nanmedian = _nan_unsupported("nanmedian")
 nanquantile = _nan_unsupported("nanquantile")
 nanpercentile = _nan_unsupported("nanpercentile")
+
+
+__all__ = public_functions(globals())

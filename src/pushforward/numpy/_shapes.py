@@ -1,7 +1,7 @@
 """NumPy's shaping, joining, splitting and padding functions over pushforward ops (NumPy semantics).
 
 Each function takes NumPy's signature and returns tensors; the NEP-18 dispatch
-(`methods.numpy_api`) and `pushforward.numpy` both call these, so one rule decides the values.
+(`pushforward.numpy._api`) and `pushforward.numpy` both call these, so one rule decides the values.
 
 >>> import pushforward as pf
 >>> column_stack([pf.tensor([1.0, 2.0]), pf.tensor([3.0, 4.0])]).shape
@@ -18,63 +18,27 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..ops import generated as ops
-from .numpy_values import as_t
-
-__all__ = [
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "hstack",
-    "vstack",
-    "dstack",
-    "column_stack",
-    "append",
-    "split",
-    "array_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
-    "repeat",
-    "tile",
-    "rollaxis",
-    "flipud",
-    "fliplr",
-    "rot90",
-    "pad",
-    "diag",
-    "diagflat",
-    "block",
-]
+from ._values import along, as_t, public_functions
 
 
-def _atleast(n: int, arys: tuple) -> Any:
-    out = []
-    for a in arys:
-        x = as_t(a)
-        if x.ndim < n:
-            if n == 3 and x.ndim == 2:
-                x = x.unsqueeze(-1)
-            elif n == 3 and x.ndim == 1:
-                x = x.reshape(1, -1, 1)
-            else:
-                x = x.reshape(*([1] * (n - x.ndim)), *x.shape)
-        out.append(x)
+def _atleast(op: Any, arys: tuple) -> Any:
+    out = [op(as_t(a)) for a in arys]  # (the ops' rule is NumPy's: (n,) -> (1, n) -> (1, n, 1))
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_1d(*arys: Any) -> Any:
     """NumPy's atleast_1d: scalars become shape (1,)."""
-    return _atleast(1, arys)
+    return _atleast(ops.atleast_1d, arys)
 
 
 def atleast_2d(*arys: Any) -> Any:
     """NumPy's atleast_2d: a 1-D array of n becomes (1, n)."""
-    return _atleast(2, arys)
+    return _atleast(ops.atleast_2d, arys)
 
 
 def atleast_3d(*arys: Any) -> Any:
     """NumPy's atleast_3d: (n,) becomes (1, n, 1), (m, n) becomes (m, n, 1)."""
-    return _atleast(3, arys)
+    return _atleast(ops.atleast_3d, arys)
 
 
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
@@ -169,21 +133,16 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list:
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Tensor:
     """NumPy's repeat: each element repeated (flattened when axis is None)."""
     x = as_t(a)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     if not isinstance(repeats, (int, np.integer)):
         repeats = creation.tensor(np.asarray(repeats, dtype=np.int64))
     return ops.repeat_interleave(x, repeats, axis)
 
 
 def tile(A: Any, reps: Any) -> Tensor:
-    """NumPy's tile: reps longer than A's dims prepend dims of 1."""
-    x = as_t(A)
+    """NumPy's tile (the op's rule: the shorter of reps and A's shape is padded with ones in front)."""
     reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
-    if len(reps) > x.ndim:
-        x = x.reshape(*([1] * (len(reps) - x.ndim)), *x.shape)
-    reps = (1,) * (x.ndim - len(reps)) + reps
-    return ops.tile(x, *reps)
+    return ops.tile(as_t(A), *reps)
 
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
@@ -257,3 +216,6 @@ def diag(v: Any, k: int = 0) -> Tensor:
 def diagflat(v: Any, k: int = 0) -> Tensor:
     """NumPy's diagflat: the flattened input on the k-th diagonal."""
     return ops.diag(as_t(v).reshape(-1), k)
+
+
+__all__ = public_functions(globals())

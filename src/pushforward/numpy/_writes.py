@@ -18,8 +18,8 @@ import numpy as np
 from ..core.tensor import Tensor, has_derivative, lost_derivative
 from ..errors import OpTypeError
 from ..ops import generated as ops
-from .numpy_creation import keeps_derivative, to_tensors, values
-from .numpy_values import as_t
+from ._creation import keeps_derivative, to_tensors, values
+from ._values import as_t
 
 __all__ = ["FUNCTIONS", "on_values"]
 

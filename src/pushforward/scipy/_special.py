@@ -22,112 +22,8 @@ import scipy.special as _sp
 from ..core.tensor import Tensor
 from ..ops import generated as ops
 from ..ops.formulas.linalg import series_near
-from .scipy_common import as_float, refuse_derivative
-
-__all__ = [
-    "gamma",
-    "gammaln",
-    "loggamma",
-    "gammasgn",
-    "rgamma",
-    "digamma",
-    "psi",
-    "polygamma",
-    "multigammaln",
-    "beta",
-    "betaln",
-    "betainc",
-    "gammainc",
-    "gammaincc",
-    "erf",
-    "erfc",
-    "erfinv",
-    "erfcinv",
-    "erfcx",
-    "ndtr",
-    "ndtri",
-    "log_ndtr",
-    "logit",
-    "expit",
-    "log_expit",
-    "xlogy",
-    "xlog1py",
-    "entr",
-    "logsumexp",
-    "softmax",
-    "log_softmax",
-    "exp2",
-    "exp10",
-    "expm1",
-    "log1p",
-    "sinc",
-    "zeta",
-    "i0",
-    "i0e",
-    "i1",
-    "i1e",
-    "iv",
-    "ive",
-    "jv",
-    "jn",
-    "yv",
-    "yn",
-    "j0",
-    "j1",
-    "y0",
-    "y1",
-    "k0",
-    "k0e",
-    "k1",
-    "k1e",
-    "spherical_jn",
-    "rel_entr",
-    "kl_div",
-    "huber",
-    "pseudo_huber",
-    "boxcox",
-    "boxcox1p",
-    "cbrt",
-    "cosdg",
-    "sindg",
-    "tandg",
-    "cotdg",
-    "radian",
-    "cosm1",
-    "exprel",
-    "inv_boxcox",
-    "inv_boxcox1p",
-    "poch",
-    "binom",
-    "exp1",
-    "expi",
-    "expn",
-    "spence",
-    "ellipk",
-    "ellipkm1",
-    "ellipe",
-    "lpmv",
-    "hyp1f1",
-    "hyp2f1",
-    "gammaincinv",
-    "gammainccinv",
-    "betaincinv",
-    "bdtr",
-    "bdtrc",
-    "bdtri",
-    "pdtr",
-    "pdtrc",
-    "pdtri",
-    "gdtr",
-    "gdtrc",
-    "nbdtr",
-    "nbdtrc",
-    "nbdtri",
-    "fdtr",
-    "fdtrc",
-    "fdtri",
-    "chdtri",
-]
+from ..numpy._values import public_functions
+from ._common import as_float, refuse_derivative
 
 
 def _unary(op):
@@ -292,34 +188,24 @@ def _order(who: str, op, v: Any, x: Any) -> Tensor:
     return op(as_float(v), as_float(x))
 
 
-def iv(v: Any, z: Any) -> Tensor:
-    """The modified Bessel function of the first kind of real order v; differentiable in z."""
-    return _order("iv", ops.special_iv, v, z)
+def _of_order(op, doc: str):
+    """A function of an order and an argument, differentiable in the argument (named below)."""
+
+    def f(v: Any, z: Any) -> Tensor:
+        return _order(f.__name__, op, v, z)
+
+    f.__doc__ = doc
+    return f
 
 
-def ive(v: Any, z: Any) -> Tensor:
-    """iv(v, z) exp(-|z|); differentiable in z."""
-    return _order("ive", ops.special_ive, v, z)
-
-
-def jv(v: Any, z: Any) -> Tensor:
-    """The Bessel function of the first kind of real order v; differentiable in z."""
-    return _order("jv", ops.special_jv, v, z)
-
-
-def yv(v: Any, z: Any) -> Tensor:
-    """The Bessel function of the second kind of real order v; differentiable in z."""
-    return _order("yv", ops.special_yv, v, z)
-
-
-def jn(n: Any, x: Any) -> Tensor:
-    """The Bessel function of the first kind of integer order n; differentiable in x."""
-    return _order("jn", ops.special_jv, n, x)
-
-
-def yn(n: Any, x: Any) -> Tensor:
-    """The Bessel function of the second kind of integer order n; differentiable in x."""
-    return _order("yn", ops.special_yv, n, x)
+_FIRST, _SECOND = "The Bessel function of the first kind", "The Bessel function of the second kind"
+iv = _of_order(ops.special_iv, "The modified Bessel function of the first kind of real order v; differentiable in z.")
+ive = _of_order(ops.special_ive, "iv(v, z) exp(-|z|); differentiable in z.")
+jv = _of_order(ops.special_jv, _FIRST + " of real order v; differentiable in z.")
+yv = _of_order(ops.special_yv, _SECOND + " of real order v; differentiable in z.")
+jn = _of_order(ops.special_jv, _FIRST + " of integer order n; differentiable in x.")
+yn = _of_order(ops.special_yv, _SECOND + " of integer order n; differentiable in x.")
+expn = _of_order(ops.special_expn, "The generalised exponential integral E_n(x), integer n >= 0; differentiable in x.")
 
 
 def spherical_jn(n: int, z: Any, derivative: bool = False) -> Tensor:
@@ -544,11 +430,6 @@ def _constants(who: str, **args: Any) -> list:
     return [as_float(v) for v in args.values()]
 
 
-def expn(n: Any, x: Any) -> Tensor:
-    """The generalised exponential integral E_n(x), integer n >= 0; differentiable in x."""
-    return _order("expn", ops.special_expn, n, x)
-
-
 def ellipkm1(p: Any) -> Tensor:
     """The complete elliptic integral of the first kind K(1 - p)."""
     return ops.special_ellipk(1 - as_float(p))
@@ -697,14 +578,15 @@ def chdtri(v: Any, p: Any) -> Tensor:
 
 
 # the public names of pushforward.scipy.special
-NAMES = [n for n in __all__ if n not in ("SCIPY_UFUNCS", "NAMES")]
+NAMES = __all__ = public_functions(globals())
 
-# the functions _unary makes are named after their first public name (tracebacks, the API reference)
+# the functions _unary and _of_order make are named after their first public name (tracebacks, the
+# API reference, the error naming the function)
 for _n in NAMES:
     _f = globals()[_n]
     if "<locals>" in _f.__qualname__:
         _f.__name__ = _f.__qualname__ = _n
-        _f.__doc__ = f"scipy.special.{_n} on tensors, differentiable in both modes."
+        _f.__doc__ = _f.__doc__ or f"scipy.special.{_n} on tensors, differentiable in both modes."
 
 # scipy.special ufunc -> the function computing it on tensors (the NEP-13 dispatch's table)
 SCIPY_UFUNCS: dict = {getattr(_sp, n): globals()[n] for n in NAMES if isinstance(getattr(_sp, n, None), np.ufunc)}

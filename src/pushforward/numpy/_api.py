@@ -20,96 +20,41 @@ Rules:
   or gradient is never dropped silently. `np.asarray(t)` on a tensor that requires grad
   or carries a tangent raises too (as torch's `.numpy()`); `t.detach().numpy()` gives the
   plain array when no derivative is wanted.
-- `np.linalg.*` entries name their `pushforward.linalg` function and look it up at call
-  time, so they work as soon as that function exists (and raise the TypeError until then).
+- `np.linalg.*` functions run `pushforward.linalg`'s function of the same name, looked up at
+  call time (or a handler translating NumPy's arguments).
 - `out=`, `where=` and other arguments with no pushforward meaning raise a TypeError.
 """
 
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import OpTypeError, OpValueError, check_dim
+from .. import fft, linalg, special
+from ..errors import OpTypeError, check_dim
+from ..core import creation
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
-from . import numpy_math as M
-from . import numpy_creation, numpy_histogram, numpy_out, numpy_writes
-from . import numpy_table as T
-from .numpy_values import as_t as _deep_as_t
-from .scipy_special import SCIPY_UFUNCS
+from ..methods import logic
+from ..ops import generated as ops
+from ..ops.numpy_names import numpy_ufuncs
+from . import _math as M
+from . import _creation as numpy_creation, _histogram as numpy_histogram
+from . import _out as numpy_out, _writes as numpy_writes
+from . import _table as T
+from ._values import along, as_t as _deep_as_t, floating as _floating, reduced
+from ..scipy._special import SCIPY_UFUNCS
 
-__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "use_namespace", "METHODS", "handler"]
+__all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
 
 # -- ufuncs ------------------------------------------------------------------------------------
-# NumPy ufunc name -> name of the pushforward function (pf.<name>) computing the same values.
-UFUNCS: dict[str, str] = {
-    # unary
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "tanh": "tanh",
-    "arcsinh": "asinh",
-    "arccosh": "acosh",
-    "arctanh": "atanh",
-    "exp": "exp",
-    "exp2": "exp2",
-    "expm1": "expm1",
-    "log": "log",
-    "log2": "log2",
-    "log10": "log10",
-    "log1p": "log1p",
-    "sqrt": "sqrt",
-    "square": "square",
-    "negative": "neg",
-    "absolute": "abs",
-    "sign": "sign",
-    "reciprocal": "reciprocal",
-    "floor": "floor",
-    "ceil": "ceil",
-    "trunc": "trunc",
-    "rint": "round",
-    "conjugate": "conj",
-    "isnan": "isnan",
-    "isfinite": "isfinite",
-    "logical_not": "logical_not",
-    "invert": "bitwise_not",
-    # binary
-    "add": "add",
-    "subtract": "sub",
-    "multiply": "mul",
-    "divide": "div",
-    "true_divide": "div",
-    "power": "pow",
-    "float_power": "float_power",
-    "floor_divide": "floor_divide",
-    "remainder": "remainder",
-    "fmod": "fmod",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "arctan2": "atan2",
-    "hypot": "hypot",
-    "logaddexp": "logaddexp",
-    "copysign": "copysign",
-    "matmul": "matmul",
-    "equal": "eq",
-    "not_equal": "ne",
-    "less": "lt",
-    "less_equal": "le",
-    "greater": "gt",
-    "greater_equal": "ge",
-    "logical_and": "logical_and",
-    "logical_or": "logical_or",
-    "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or",
-    "bitwise_xor": "bitwise_xor",
-}
+# NumPy ufunc name -> the op computing the same values: its name, an alias or a `numpy:` name in
+# derivatives.yaml (ops/numpy_names.py). What no op answers to is listed where it is served:
+# `positive` (the tensor itself, below), SciPy's ufuncs (scipy/_special.py), the ufuncs of two
+# outputs, of products over an axis and of no derivative (`_math.UFUNC_COMPOSITES`).
+UFUNCS: dict[str, Callable] = numpy_ufuncs()
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
 _REDUCE = {
@@ -123,7 +68,14 @@ _REDUCE = {
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-_PF: Any = None  # the package namespace, handed over by use_namespace() (pushforward/__init__ imports this module)
+# The package's names the handlers call (pf.sum, pf.linalg.solve, ...), gathered from their homes
+# as pushforward/__init__ gathers them: this face sits below the package, which binds it to Tensor.
+_PF: Any = types.SimpleNamespace(
+    **{n: getattr(creation, n) for n in creation.__all__}
+    | ops.FUNCTIONS
+    | {n: getattr(logic, n) for n in logic.__all__}
+    | {"fft": fft, "linalg": linalg, "special": special}
+)
 
 
 def _pf() -> Any:
@@ -177,7 +129,7 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
     """array_ufunc past its fast path: filling that path's table, reflected calls, out=, where=,
     dtype=, the ufunc methods."""
     if method == "__call__" and not kwargs and type(inputs[0]) is Tensor and ufunc.__name__ in UFUNCS:
-        fn = _CALL[ufunc] = _fn(UFUNCS[ufunc.__name__])
+        fn = _CALL[ufunc] = UFUNCS[ufunc.__name__]
         return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
@@ -206,7 +158,7 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
-        out = _fn(target)(*inputs)
+        out = target(*inputs)
         return out if dtype is None or out.dtype == np.dtype(dtype) else out.to(np.dtype(dtype))
     return _ufunc_method(ufunc, method, inputs, kwargs, who)
 
@@ -223,7 +175,7 @@ def _ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict, who
         _no_extra(who, kwargs)
         out = _reduce(_REDUCE[name], _as_t(x), axis, keepdims)
         if initial is not None:  # one more operand of the reduction
-            out = _fn(UFUNCS[name])(out, initial)
+            out = UFUNCS[name](out, initial)
         return out if dtype is None else out.to(np.dtype(dtype))
     if method == "accumulate" and name in _ACCUMULATE:
         (x,) = inputs
@@ -262,9 +214,7 @@ def _as_t(x) -> Tensor:
 
 
 def _reduce(name: str, x: Tensor, axis, keepdims: bool) -> Tensor:
-    if axis is None:
-        return _fn(name)(x) if not keepdims else _fn(name)(x, tuple(range(x.ndim)), True)
-    return _fn(name)(x, axis, keepdims)
+    return reduced(_fn(name), x, axis, keepdims)
 
 
 # -- functions -------------------------------------------------------------------------------
@@ -275,11 +225,6 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     if out is not None or kw:
         _no_extra("np.sum", dict(out=out, **kw))
     return _PF.sum(a if type(a) is Tensor else _as_t(a), axis, keepdims, dtype=dtype)
-
-
-def _floating(x: Tensor) -> Tensor:
-    # NumPy's mean/std/var of integers are float64 (torch refuses them)
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
@@ -323,10 +268,7 @@ def _arg(name):
 def _cum(name):
     def f(a, axis=None, dtype=None, out=None):
         _no_extra(f"np.{name}", dict(out=out))
-        x = _as_t(a)
-        if axis is None:
-            x, axis = x.reshape(-1), 0
-        return _fn(name)(x, axis, dtype=dtype)
+        return _fn(name)(*along(_as_t(a), axis), dtype=dtype)
 
     return f
 
@@ -440,20 +382,13 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     return _like("full_like")(a, dtype=dtype, order=order, subok=subok, shape=shape, fill_value=fill_value)
 
 
-def _linalg(name: str, rename: dict | None = None) -> Callable:
-    """np.linalg.<name> -> pushforward.linalg.<name>, looked up at call time."""
+def _linalg(name: str) -> Callable:
+    """np.linalg.<name> -> pushforward.linalg.<name> (whose arguments are NumPy's), looked up at call time."""
 
     def f(*args, **kwargs):
-        target = getattr(_pf().linalg, name, None)
+        target = getattr(linalg, name, None)  # (looked up at call time: it may come and go)
         if target is None:
-            raise OpTypeError(
-                f"np.linalg.{name} has no pushforward op yet (pushforward.linalg.{name} does not "
-                "exist), so it cannot carry tangents or gradients; call it on t.detach().numpy() "
-                "if no derivative is needed"
-            )
-        for k, v in (rename or {}).items():
-            if k in kwargs:
-                kwargs[v] = kwargs.pop(k)
+            raise _unsupported(f"np.linalg.{name}")
         return target(*[_as_t(a) if isinstance(a, (np.ndarray, Tensor)) else a for a in args], **kwargs)
 
     f.__name__ = name
@@ -523,32 +458,16 @@ def _functions() -> dict:
         np.full_like: _full_like,
         np.linalg.norm: _norm,
     }
-    if hasattr(np, "linalg"):
-        for name in (
-            "solve",
-            "inv",
-            "det",
-            "slogdet",
-            "qr",
-            "svd",
-            "pinv",
-            "matrix_power",
-            "eig",
-            "eigvals",
-            "matrix_rank",
-            "lstsq",
-            "multi_dot",
-            "cond",
-        ):
-            table[getattr(np.linalg, name)] = _linalg(name)
-        table[np.linalg.eigh] = _one_triangle("eigh")
-        table[np.linalg.eigvalsh] = _one_triangle("eigvalsh")
-        table[np.linalg.cholesky] = _one_triangle("cholesky")
-    table.update(T.extra_functions(pf))
-    for name in T.NO_DERIVATIVE:  # on values when nothing carries a derivative (the drop-in's tensors)
+    table[np.linalg.cholesky] = _cholesky
+    table.update(T.extra_functions())
+    for name in {**T.VALUES_ONLY, **T.NO_DERIVATIVE}:  # on values (a derivative: where the result has none)
         fn = getattr(np, name, None)
         if callable(fn):
             table[fn] = _values_unless_derivative(fn, name)
+    for name in dir(np.linalg):  # the rest of np.linalg: pf.linalg's function of the same name
+        fn = getattr(np.linalg, name)
+        if hasattr(linalg, name) and callable(fn) and fn not in table:
+            table[fn] = _linalg(name)
     table.update(numpy_writes.FUNCTIONS)
     table.update(numpy_histogram.FUNCTIONS)
     table.update(numpy_creation.LIKE)
@@ -562,27 +481,15 @@ def _values_unless_derivative(fn: Callable, name: str) -> Callable:
     return f
 
 
-def _one_triangle(name: str) -> Callable:
-    """np.linalg.eigh, eigvalsh and cholesky read one triangle of their input (NumPy's UPLO / upper)
-    and ignore the other, so their derivative through NumPy is that of the function of that
-    triangle: the Hermitian matrix it stands for is built first (a tangent in the ignored triangle
-    changes nothing). pf.linalg keeps torch's convention (docs/linalg.md, "Hermitian inputs")."""
-
-    def f(a, UPLO: str = "L", *, upper: bool = False):
-        a = _as_t(a)
-        lower = (UPLO.upper() == "L") if name != "cholesky" else not upper
-        if name != "cholesky" and UPLO.upper() not in ("L", "U"):
-            raise OpValueError(f"np.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-        part = a.tril(-1) if lower else a.triu(1)
-        diag = a.diagonal(0, -2, -1)
-        herm = part + part.mH + _pf().diag_embed(diag.real if diag.is_complex() else diag)
-        if name == "cholesky":
-            r = _pf().linalg.cholesky(herm)
-            return r.mH if upper else r
-        return getattr(_pf().linalg, name)(herm)
-
-    f.__name__ = name
-    return f
+def _cholesky(a, upper: bool = False):
+    """np.linalg.cholesky reads one triangle of its input (the lower; upper=True: the upper) and
+    ignores the other, so its derivative is that of the function of that triangle: the Hermitian
+    matrix it stands for is built first. pf.linalg keeps torch's convention (docs/linalg.md,
+    "Hermitian inputs")."""
+    a = _as_t(a)
+    square = a.ndim >= 2 and a.shape[-1] == a.shape[-2]  # (else pf.linalg.cholesky's own error)
+    r = linalg.cholesky(ops._hermitian_from_triangle(a, "U" if upper else "L") if square else a)
+    return r.mH if upper else r
 
 
 def _inner(a, b):
@@ -664,16 +571,16 @@ def _call_masked(func: Callable, handler: Callable, args: tuple, kwargs: dict) -
         total = _sum(_pf().where(mask, _floating(_as_t(a)), 0.0), *rest, **kwargs)
         kwargs.pop("dtype", None)
         return total / _sum(mask.broadcast_to(*_as_t(a).shape).to(total.dtype), *rest[:1], **kwargs)
-    fill = kwargs.pop("initial", None) if func in (np.max, np.min, np.amax, np.amin) else None
-    fill = _MASKED[func] if fill is None else fill
-    if fill is None:
-        raise OpValueError(f"{_who(func)}: where= needs initial= (as NumPy: the reduction has no identity)")
-    return handler(_pf().where(mask, _as_t(a), fill), *rest, **kwargs)
+    ufunc = _MASKED[func]
+    initial = kwargs.pop("initial", None) if ufunc.identity is None else None
+    return handler(numpy_out.masked_operand(ufunc, _as_t(a), mask, initial, _who(func)), *rest, **kwargs)
 
 
-# reductions taking where=: the value a masked-out element stands for (None: initial= is needed)
-_MASKED = {np.sum: 0, np.prod: 1, np.mean: 0, np.max: None, np.min: None, np.amax: None, np.amin: None}
-_MASKED.update({np.all: True, np.any: False, np.nansum: 0})
+# reductions taking where=: the ufunc each reduces with, whose identity a masked-out element stands
+# for (as ufunc.reduce's where=; none for max and min: initial= is needed)
+_MASKED = {np.sum: np.add, np.prod: np.multiply, np.mean: np.add, np.nansum: np.add}
+_MASKED.update({np.max: np.maximum, np.min: np.minimum, np.amax: np.maximum, np.amin: np.minimum})
+_MASKED.update({np.all: np.logical_and, np.any: np.logical_or})
 
 
 def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -692,13 +599,6 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
 
 def raise_lost_derivative(t: Tensor, action: str) -> None:
     raise lost_derivative(t, action)
-
-
-def use_namespace(namespace: Any) -> None:
-    """Hand over the package, whose functions the protocols call (it imports this module, so
-    this module cannot import it); methods.bind attaches the protocols to Tensor."""
-    global _PF
-    _PF = namespace
 
 
 def _astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True, copy: bool = True):

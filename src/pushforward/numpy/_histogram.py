@@ -21,8 +21,8 @@ import numpy as np
 from ..core import creation
 from ..core.tensor import Tensor
 from ..ops import generated as ops
-from .numpy_creation import values
-from .numpy_values import as_t
+from ._creation import values
+from ._values import as_t
 
 __all__ = ["FUNCTIONS", "histogram", "histogram2d", "bincount"]
 

@@ -23,8 +23,8 @@ import numpy as np
 from ..core import creation
 from ..core.backend import fresh_array
 from ..core.tensor import Tensor, has_derivative, wrap
-from . import numpy_math as M
-from .numpy_values import as_t, has_tensor
+from . import _math as M
+from ._values import as_t, has_tensor
 
 __all__ = ["making", "full", "fromfunction", "ndarray", "CREATION", "LIKE"]
 

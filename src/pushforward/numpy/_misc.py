@@ -17,31 +17,8 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
-from .numpy_poly import convolve, vander
-from .numpy_values import as_t
-
-__all__ = [
-    "argsort",
-    "take",
-    "take_along_axis",
-    "choose",
-    "delete",
-    "broadcast_arrays",
-    "meshgrid",
-    "resize",
-    "unstack",
-    "cumulative_sum",
-    "cumulative_prod",
-    "ediff1d",
-    "apply_along_axis",
-    "apply_over_axes",
-    "piecewise",
-    "sort_complex",
-    "polyfit",
-    "poly",
-    "roots",
-    "astype",
-]
+from ._poly import convolve, vander
+from ._values import along, as_t, public_functions
 
 
 def _index(indices: Any) -> Tensor:
@@ -63,8 +40,7 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stab
     if order is not None:
         raise OpTypeError("np.argsort: order= (fields of a structured array) does not apply to tensors")
     x = as_t(a)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     return ops.argsort(x, int(axis), False, True)
 
 
@@ -74,8 +50,7 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
         raise OpTypeError("np.take: mode and out are not supported on pushforward tensors")
     x = as_t(a)
     idx = _index(indices)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     axis = int(axis) % x.ndim
     r = ops.index_select(x, axis, idx.reshape(-1))
     return r.reshape(*x.shape[:axis], *idx.shape, *x.shape[axis + 1 :])
@@ -100,8 +75,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Tensor
 def delete(arr: Any, obj: Any, axis: Any = None) -> Tensor:
     """NumPy's delete: the entries not at obj along axis."""
     x = as_t(arr)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
+    x, axis = along(x, axis)
     axis = int(axis) % x.ndim
     keep = np.delete(np.arange(x.shape[axis]), obj)
     return ops.index_select(x, axis, creation.tensor(keep))
@@ -269,3 +243,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> T
     """NumPy's astype function: x in dtype."""
     t = as_t(x)
     return (t.clone() if copy else t) if t.dtype == np.dtype(dtype) else t.to(np.dtype(dtype))
+
+
+__all__ = public_functions(globals())

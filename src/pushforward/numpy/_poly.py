@@ -16,28 +16,8 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
-from .numpy_math import linspace
-from .numpy_values import as_t
-
-__all__ = [
-    "convolve",
-    "correlate",
-    "interp",
-    "polyval",
-    "polyadd",
-    "polysub",
-    "polymul",
-    "polyder",
-    "polyint",
-    "vander",
-    "unwrap",
-    "logspace",
-    "geomspace",
-]
-
-
-def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+from ._math import linspace
+from ._values import as_t, floating as _floating, public_functions
 
 
 def _full(a: Tensor, v: Tensor) -> Tensor:
@@ -184,3 +164,6 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
             else r
         )
     return r if dtype is None else r.to(np.dtype(dtype))
+
+
+__all__ = public_functions(globals())

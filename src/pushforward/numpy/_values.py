@@ -11,7 +11,7 @@ tensor([1., 2., 3.])
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
 
-__all__ = ["as_t", "has_tensor", "array", "asarray_or_value"]
+__all__ = ["as_t", "has_tensor", "floating", "along", "reduced", "array", "asarray_or_value", "public_functions"]
 
 
 def has_tensor(x: Any) -> bool:
@@ -55,6 +55,33 @@ def as_t(x: Any) -> Tensor:
     if isinstance(x, (list, tuple)) and has_tensor(x):
         return _stack_nested(x)
     return creation.as_tensor(x)
+
+
+def floating(x: Tensor) -> Tensor:
+    """x, or x in float64 if it holds integers or booleans: NumPy's mean, var, quantile, ... and
+    SciPy's functions of integers compute in float64 (where torch refuses them)."""
+    return x if x.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+
+
+def along(x: Tensor, axis: Any) -> tuple[Tensor, Any]:
+    """x and the axis a NumPy function runs along: axis None runs along x flattened (np.sort,
+    np.take, np.cumsum, ...)."""
+    return (x.reshape(-1), 0) if axis is None else (x, axis)
+
+
+def reduced(fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """The reduction fn(x, dims, keepdims) over NumPy's axis: None reduces every axis, an int or a
+    sequence of ints those axes."""
+    if axis is None:
+        return fn(x) if not keepdims else fn(x, tuple(range(x.ndim)), True)
+    return fn(x, tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis), keepdims)
+
+
+def public_functions(namespace: dict) -> list[str]:
+    """The public functions a module defines, read off its globals: a face module's `__all__`, so
+    that each NumPy or SciPy name it serves is written once, where it is defined."""
+    mod = namespace["__name__"]
+    return [n for n, v in namespace.items() if n[0] != "_" and callable(v) and getattr(v, "__module__", None) == mod]
 
 
 def array(obj: Any, dtype: Any = None, *, copy: bool = True, ndmin: int = 0, **kwargs: Any) -> Any:

@@ -13,22 +13,25 @@ import re
 
 import numpy as np
 
-from . import numpy_api, numpy_histogram, numpy_writes
-from .numpy_math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
-from .numpy_table import NO_DERIVATIVE, VALUES_ONLY
-from .scipy_special import SCIPY_UFUNCS
+from . import _api as numpy_api, _histogram as numpy_histogram, _writes as numpy_writes
+from ._math import NO_DERIVATIVE_UFUNCS, UFUNC_COMPOSITES
+from ._table import NO_DERIVATIVE, VALUES_ONLY
+from ..ops import generated as ops
+from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["coverage_rows", "coverage_markdown", "write_docs"]
 
 START, END = "<!-- numpy-coverage:start -->", "<!-- numpy-coverage:end -->"
 
-_SPECIAL_UFUNCS = {"positive": "dispatches", "floor_divide": "dispatches"}
+# an op's name in pf (its first: torch's own name before the aliases), else its name in the YAML
+_OP_NAMES = {id(op): name for name, op in reversed(list({**vars(ops), **ops.FUNCTIONS}.items()))}
 
 
 def _ufunc_status(name: str) -> tuple[str, str]:
     if name in numpy_api.UFUNCS:
-        return "dispatches", f"pf.{numpy_api.UFUNCS[name]}"
-    if name in _SPECIAL_UFUNCS:
+        op = _OP_NAMES[id(numpy_api.UFUNCS[name])]
+        return "dispatches", f"pf.{op}" if op in ops.FUNCTIONS else f"the op `{op}` (NumPy's semantics)"
+    if name == "positive":
         return "dispatches", ""
     if name in NO_DERIVATIVE_UFUNCS:
         return "raises", "no derivative (piecewise constant or not real-analytic)"
@@ -37,18 +40,7 @@ def _ufunc_status(name: str) -> tuple[str, str]:
     return "raises", "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
 
 
-_INTEGER_UFUNCS = {
-    "gcd",
-    "lcm",
-    "left_shift",
-    "right_shift",
-    "bitwise_count",
-    "isnat",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "invert",
-}
+_INTEGER_UFUNCS = {"gcd", "lcm", "bitwise_count", "isnat"}
 
 
 _ON_VALUES = "; NumPy's values when no argument carries a derivative"

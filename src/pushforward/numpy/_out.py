@@ -25,7 +25,7 @@ from ..core.tensor import Tensor, has_derivative, lost_derivative
 from ..errors import OpValueError
 from ..ops import generated as ops
 
-__all__ = ["ufunc_with_out", "ufunc_at", "into_out"]
+__all__ = ["ufunc_with_out", "ufunc_at", "into_out", "masked_operand"]
 
 Compute = Callable[..., Any]  # array_ufunc without out/where: (ufunc, method, *inputs, **kwargs)
 
@@ -68,7 +68,7 @@ def ufunc_with_out(compute: Compute, ufunc: np.ufunc, method: str, inputs: tuple
         return getattr(ufunc, method)(*[_plain(v) for v in inputs], out=plain_outs, **extra, **kwargs)
     mask = None if where is True else (where if isinstance(where, Tensor) else Tensor(np.asarray(where)))
     if mask is not None and method == "reduce":
-        inputs = (_masked_operand(ufunc, inputs[0], mask, kwargs.get("initial"), who),)
+        inputs = (masked_operand(ufunc, inputs[0], mask, kwargs.get("initial"), who),)
         mask = None
     elif mask is not None and method != "__call__":
         raise OpValueError(f"{who}: where= is accepted by ufunc calls and reductions only")
@@ -84,7 +84,7 @@ def ufunc_with_out(compute: Compute, ufunc: np.ufunc, method: str, inputs: tuple
     return outs if len(outs) > 1 else outs[0]
 
 
-def _masked_operand(ufunc: np.ufunc, x: Any, mask: Tensor, initial: Any, who: str) -> Tensor:
+def masked_operand(ufunc: np.ufunc, x: Any, mask: Any, initial: Any, who: str) -> Tensor:
     """The operand of a masked reduction: its masked-out elements replaced by a value that
     changes nothing (the ufunc's identity, or `initial` where it has none: NumPy's rule)."""
     fill = ufunc.identity if initial is None else initial
