@@ -232,7 +232,7 @@ def test_bad_input_is_named():
         xp.add(1.0, 2.0)
     with pytest.raises(TypeError, match="not a data type of the Array API"):
         xp.astype(xp.zeros(1), np.float16)
-    with pytest.raises(pf.PushforwardError, match="nonzero"):
+    with pytest.raises(ValueError, match="nonzero"):  # NumPy's error
         xp.nonzero(xp.asarray(1.0))
 
 
