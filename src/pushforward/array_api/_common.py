@@ -7,6 +7,7 @@ never NumPy arrays) in what comes back. See docs/design.md, "The Array API face"
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -71,8 +72,17 @@ def strict(name: str, fn: Callable, arrays: int = 1) -> Callable:
             _device(device)  # the CPU, or a clear error
         return as_result(fn(*args, **kwargs))
 
+    # its signature and module are the wrapped function's (functools.wraps), typed Any where that
+    # function leaves a type open: the wrapper takes what it takes
+    try:
+        sig = inspect.signature(fn)
+    except ValueError:  # a builtin NumPy does not describe
+        sig = None
+    if sig is not None:
+        params = [p.replace(annotation=Any) if p.annotation is p.empty else p for p in sig.parameters.values()]
+        ret = Any if sig.return_annotation is sig.empty else sig.return_annotation
+        f.__signature__ = sig.replace(parameters=params, return_annotation=ret)
     f.__name__ = f.__qualname__ = name
-    f.__module__ = "pushforward.array_api"
     f.__doc__ = f"The standard's `{name}`: NumPy's `{fn.__name__}` on tensors (pushforward.numpy)."
     return f
 
