@@ -14,7 +14,8 @@ tensor([1, 2])
 from __future__ import annotations
 
 import builtins
-from typing import Any, NamedTuple
+from collections import namedtuple
+from typing import Any
 
 import numpy as np
 
@@ -184,27 +185,10 @@ def broadcast_arrays(*arrays: Tensor) -> list:
     return list(pnp.broadcast_arrays(*(check_array("broadcast_arrays", a) for a in arrays))) if arrays else []
 
 
-class UniqueAllResult(NamedTuple):
-    """unique_all's result."""
-
-    values: Tensor
-    indices: Tensor
-    inverse_indices: Tensor
-    counts: Tensor
-
-
-class UniqueCountsResult(NamedTuple):
-    """unique_counts's result."""
-
-    values: Tensor
-    counts: Tensor
-
-
-class UniqueInverseResult(NamedTuple):
-    """unique_inverse's result."""
-
-    values: Tensor
-    inverse_indices: Tensor
+# the standard's result types (array-api-strict's names)
+UniqueAllResult = namedtuple("UniqueAllResult", "values indices inverse_indices counts")
+UniqueCountsResult = namedtuple("UniqueCountsResult", "values counts")
+UniqueInverseResult = namedtuple("UniqueInverseResult", "values inverse_indices")
 
 
 def unique_all(x: Tensor, /) -> UniqueAllResult:
