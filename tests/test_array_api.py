@@ -524,3 +524,38 @@ def test_namespace_loads_lazily():
 def _env():
     src = str(Path(__file__).resolve().parents[1] / "src")
     return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def test_the_standard_holds_where_pushforward_numpy_differs_from_numpy():
+    """The wrappers the face keeps while pushforward.numpy differs from NumPy here (docs/array-api.md):
+    each gives NumPy's (and array-api-strict's) answer."""
+    e = np.empty(0, np.uint8)
+    for name in ("cumulative_sum", "cumulative_prod"):
+        ours = getattr(xp, name)(xp.asarray(e), axis=0, include_initial=True)
+        ref = getattr(strict, name)(strict.asarray(e), axis=0, include_initial=True)
+        assert ours.dtype == np.asarray(ref).dtype == np.uint64 and ours.tolist() == [
+            0 if name == "cumulative_sum" else 1
+        ]
+    assert xp.clip(xp.asarray([1.5])).tolist() == [1.5]
+    with pytest.raises(IndexError):
+        xp.expand_dims(xp.asarray(1.0), axis=-2)
+    got = xp.take_along_axis(xp.asarray([[1.0, 2.0, 3.0]]), xp.asarray([[-1, 0]]), axis=1)
+    assert got.tolist() == [[3.0, 1.0]]
+    u = np.array([200, 100], np.uint8)
+    assert (
+        xp.vecdot(xp.asarray(u), xp.asarray(u)).dtype
+        == np.asarray(strict.vecdot(strict.asarray(u), strict.asarray(u))).dtype
+    )
+    with pytest.raises(ValueError, match="sizes 2 and 1"):
+        xp.vecdot(xp.asarray(u), xp.asarray(u[:1]))
+    stack = RNG.standard_normal((2, 3, 3))
+    rtol = np.array([0.05, 0.9])
+    np.testing.assert_allclose(
+        xp.linalg.pinv(xp.asarray(stack), rtol=xp.asarray(rtol)).numpy(), np.linalg.pinv(stack, rtol=rtol), atol=1e-12
+    )
+    assert (
+        xp.linalg.matrix_rank(xp.asarray(stack), rtol=xp.asarray(rtol)).tolist()
+        == np.linalg.matrix_rank(stack, rtol=rtol).tolist()
+    )
+    assert xp.add(0, xp.asarray([1.0], dtype=xp.float32)).dtype == xp.float32  # a weak scalar as x1
+    assert xp.max(xp.asarray(A), axis=()).shape == A.shape
