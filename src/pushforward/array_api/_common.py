@@ -105,10 +105,6 @@ def elementwise(name: str, fn: Callable, binary: bool, doc: str | None = None) -
                     raise OpTypeError(
                         f"array_api.{name}(): operands are arrays or Python scalars, got {type(x).__name__}"
                     )
-            if not isinstance(x1, Tensor):
-                # pushforward.numpy's ufuncs take a Python scalar as x1 for a float64/int64 array (NumPy
-                # keeps it weak): the scalar as a 0-d array of NumPy's result dtype, which NumPy decides
-                x1 = as_tensor(np.asarray(x1, dtype=np.result_type(x1, x2.dtype)))
             return fn(x1, x2)
 
     f.__name__ = f.__qualname__ = name

@@ -1,5 +1,5 @@
-"""The standard's element-wise functions: NumPy's (pushforward.numpy's ufuncs, which run our ops)
-under the standard's signatures, a Python scalar standing for either operand of a binary one (it
+"""The standard's element-wise functions: NumPy's (the ops pushforward.numpy's ufuncs run) under
+the standard's signatures, a Python scalar standing for either operand of a binary one (it
 takes the other operand's dtype: a weak scalar). Local are only the standard's special cases that
 NumPy's kernels miss (complex expm1 and tanh, floor division by an infinity), nextafter (NumPy's
 has no derivative; the standard's is the identity in x1 plus a step) and the shifts (integers only).
@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+import pushforward as pf
+
 from .. import numpy as pnp
 from ..core.tensor import Tensor
 from ..errors import OpTypeError
@@ -30,8 +32,20 @@ UNARY += " square tan trunc"
 BINARY = "add atan2 bitwise_and bitwise_or bitwise_xor copysign divide equal greater greater_equal hypot less"
 BINARY += " less_equal logaddexp logical_and logical_or logical_xor maximum minimum multiply not_equal pow"
 BINARY += " remainder subtract"
-SAME = {n: elementwise(n, getattr(pnp, n), False) for n in UNARY.split()}
-SAME |= {n: elementwise(n, getattr(pnp, n), True) for n in BINARY.split()}
+
+
+def _op(name: str) -> Callable:
+    """The op pushforward.numpy's ufunc of that name runs: pushforward's function of the standard's name
+    (derivatives.yaml's name or alias), called directly (NumPy's ufunc dispatch costs 3 to 5 us a call);
+    pushforward.numpy's ufunc where pushforward has no such name. (Not `equal`: torch's, and so
+    pf.equal, is whole-tensor equality, a bool; the array object's `==` is the element-wise one.)"""
+    if name == "equal":
+        return operator.eq
+    return getattr(pf, name, None) or getattr(pnp, name)
+
+
+SAME = {n: elementwise(n, _op(n), False) for n in UNARY.split()}
+SAME |= {n: elementwise(n, _op(n), True) for n in BINARY.split()}
 globals().update(SAME)
 
 __all__ = [*SAME, "clip", "expm1", "tanh", "floor_divide", "nextafter", "bitwise_left_shift", "bitwise_right_shift"]
