@@ -64,13 +64,16 @@ def strict(name: str, fn: Callable, arrays: int = 1) -> Callable:
     @functools.wraps(fn)
     def f(*args: Any, **kwargs: Any) -> Any:
         for a in args[:arrays]:
-            check_array(name, a)
-        if kwargs.get("dtype") is not None:
-            kwargs["dtype"] = dtype_of(name, kwargs["dtype"])
-        device = kwargs.pop("device", None)
-        if device is not None:
-            _device(device)  # the CPU, or a clear error
-        return as_result(fn(*args, **kwargs))
+            if not isinstance(a, Tensor):
+                check_array(name, a)
+        if kwargs:
+            if kwargs.get("dtype") is not None:
+                kwargs["dtype"] = dtype_of(name, kwargs["dtype"])
+            device = kwargs.pop("device", None)
+            if device is not None:
+                _device(device)  # the CPU, or a clear error
+        out = fn(*args, **kwargs)
+        return out if isinstance(out, Tensor) else as_result(out)
 
     # its signature and module are the wrapped function's (functools.wraps), typed Any where that
     # function leaves a type open: the wrapper takes what it takes
