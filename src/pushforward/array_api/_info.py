@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core.tensor import device as _device
 from ..errors import OpValueError
-from ._dtypes import DTYPES, _KINDS, isdtype
+from ._common import DTYPES
+from ._dtypes import KINDS as _KINDS, isdtype
 
 __all__ = ["Info", "__array_namespace_info__"]
 
