@@ -454,6 +454,17 @@ def test_backward_missing_error_message():
         NoBwd.apply(x).sum().backward()
 
 
+def test_forward_missing_error_names_the_forward_function():
+    # torch's rule and wording ("must implement the forward function"), which ported tests match
+    class NoFwd(pf.autograd.Function):
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(NotImplementedError, match="must implement the forward"):
+        NoFwd.apply(pf.tensor([1.0], requires_grad=True))
+
+
 def test_materialized_zero_grads_for_unused_output():
     class Two(pf.autograd.Function):
         seen = []

@@ -225,7 +225,7 @@ class Function:
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
-        raise NotImplementedError("custom Function must implement forward")
+        raise NotImplementedError("custom Function must implement the forward function (a staticmethod)")
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
