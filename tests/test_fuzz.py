@@ -436,3 +436,12 @@ def test_torch_kron_gradient_after_an_in_place_write_is_a_labelled_torch_bug():
     assert fs[0].pf_val == "[1.72, 1.32]" and fs[0].torch_val == "[0.68, 0.28]"
     cls = FailureClass(fs[0].key(), "torch", frozenset(prog.ops()))
     assert label(cls).startswith("torch bug: kron's backward")
+
+
+def test_a_gradient_tangent_torch_refuses_through_detach_is_checked_by_double_backward():
+    # torch refuses (a saved value written in place) and detach pins a value that finite differences
+    # of the gradient would move: forward-over-reverse is checked against reverse-over-reverse
+    prog = generate(104000316)
+    assert "detach" in prog.ops()
+    fs = [f for f in check(prog, modes=("vjp", "hvp")) if f.what == "saved-modified"]
+    assert sorted((f.mode, f.verdict) for f in fs) == [("hvp", "checked"), ("vjp", "checked")], fs
