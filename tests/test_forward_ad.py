@@ -53,6 +53,17 @@ class TestLevels:
         fwAD.exit_dual_level(level=a)
         assert len(STATE.levels) == 0
 
+    def test_current_level_is_the_innermost_open_level(self):
+        # torch's private module attribute, read by code that closes the levels it left open
+        assert fwAD._current_level == -1
+        fwAD.enter_dual_level()
+        with fwAD.dual_level():
+            assert fwAD._current_level == 1
+        assert fwAD._current_level == 0
+        while fwAD._current_level >= 0:
+            fwAD.exit_dual_level()
+        assert len(STATE.levels) == 0
+
     def test_context_manager_yields_level(self):
         with fwAD.dual_level() as lvl:
             assert lvl == 0

@@ -454,6 +454,42 @@ def test_backward_missing_error_message():
         NoBwd.apply(x).sum().backward()
 
 
+def test_forward_missing_error_names_the_forward_function():
+    # torch's rule and wording ("must implement the forward function"), which ported tests match
+    class NoFwd(pf.autograd.Function):
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(NotImplementedError, match="must implement the forward"):
+        NoFwd.apply(pf.tensor([1.0], requires_grad=True))
+
+
+def test_missing_backward_or_jvp_and_both_names_use_torch_wording():
+    class OnlyFwd(pf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+    class Both(OnlyFwd):
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g
+
+    x = pf.tensor([1.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="must implement either the backward"):
+        OnlyFwd.apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
+        Both.apply(x).sum().backward()
+    with fwAD.dual_level():
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            OnlyFwd.apply(fwAD.make_dual(pf.tensor([1.0]), pf.tensor([1.0])))
+
+
 def test_materialized_zero_grads_for_unused_output():
     class Two(pf.autograd.Function):
         seen = []

@@ -402,3 +402,46 @@ def test_perturbation_confusion_is_reported_by_the_transforms_mode(monkeypatch):
     monkeypatch.setattr(transforms, "belongs_elsewhere", lambda leaf, uid: id(leaf) not in reverse_levels._OWNER)
     fails = [f for f in ft._check_from(nest, 0) if f.verdict == "pf"]
     assert fails and fails[0].what == "wrong" and "finite differences" in fails[0].detail, fails
+
+
+def test_transforms_mode_runs_torch_through_the_oracle():
+    # torch's derivative of ldexp by a negative integer exponent is 0 (finite differences give
+    # 2 ** e): the oracle stands in for it in the transforms mode too, so there is nothing to report
+    from fuzz import transforms as ft
+
+    x = np.array([-1.2, 0.6])
+    prog = Program([x], [Stmt("ldexp", [0], {"e": -2}, [1])], tangents=[np.ones(2)], outputs=[1])
+    prog.seed = 7
+    nest = ft.Nest(prog, [ft.Level("jacfwd", ["x0"])])
+    nest.base = {"x0": x}
+    assert ft._check_from(nest, 0) == []
+    assert ft.TORCH.ops.ldexp is not ft.torch.ldexp
+
+
+def test_torch_kron_gradient_after_an_in_place_write_is_a_labelled_torch_bug():
+    # v1 = x.square(); v2 = kron(v1, x); v1.neg_(): torch's kron reads v1 through views its version
+    # counter does not track, so its gradient silently uses -x**2; finite differences side with ours
+    from fuzz.campaign import FailureClass, label
+
+    x = np.array([-0.6, -0.4])
+    prog = Program(
+        [x],
+        [Stmt("square", [0], {}, [1]), Stmt("kron", [1, 0], {}, [2]), Stmt("neg_", [1], {}, [])],
+        tangents=[np.ones(2)],
+        outputs=[2],
+        cotangents={2: np.ones(4)},
+    )
+    fs = [f for f in check(prog, modes=("vjp",)) if f.mode == "vjp"]
+    assert [f.verdict for f in fs] == ["torch"], fs
+    assert fs[0].pf_val == "[1.72, 1.32]" and fs[0].torch_val == "[0.68, 0.28]"
+    cls = FailureClass(fs[0].key(), "torch", frozenset(prog.ops()))
+    assert label(cls).startswith("torch bug: kron's backward")
+
+
+def test_a_gradient_tangent_torch_refuses_through_detach_is_checked_by_double_backward():
+    # torch refuses (a saved value written in place) and detach pins a value that finite differences
+    # of the gradient would move: forward-over-reverse is checked against reverse-over-reverse
+    prog = generate(104000316)
+    assert "detach" in prog.ops()
+    fs = [f for f in check(prog, modes=("vjp", "hvp")) if f.what == "saved-modified"]
+    assert sorted((f.mode, f.verdict) for f in fs) == [("hvp", "checked"), ("vjp", "checked")], fs

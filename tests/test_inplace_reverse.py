@@ -215,6 +215,22 @@ def test_a_saved_output_overwritten():
     close(pf.autograd.grad(g.sum(), x)[0], np.exp(X) + 4 * np.exp(2 * X), 1e-12)
 
 
+def test_a_saved_output_overwritten_through_a_detached_alias():
+    # the alias has no root on the tape: the node that saved the memory must be found all the same
+    x = pf.tensor(X, requires_grad=True)
+    y = x.exp()
+    y.detach().mul_(2.0)
+    (g,) = pf.autograd.grad(y.sum(), x, create_graph=True)
+    close(g, np.exp(X), 1e-12)
+    close(pf.autograd.grad(g.sum(), x)[0], np.exp(X), 1e-12)
+    # linalg.lu's P is a detached alias of the packed result its backward reads (fuzzer: P.cos_())
+    a = pf.tensor([[0.3, -1.2], [0.8, 0.5]], dtype=pf.float64, requires_grad=True)
+    p, low, up = pf.linalg.lu(a)
+    (want,) = pf.autograd.grad(low.sum() + up.sum(), a, retain_graph=True)
+    p.cos_()
+    close(pf.autograd.grad(low.sum() + up.sum(), a)[0], want.numpy(), 1e-12)
+
+
 def test_a_saved_view_overwritten_through_its_base_and_writes_elsewhere_copy_nothing():
     x = pf.tensor([0.5, 1.0, 1.5, 2.0], requires_grad=True)
     a = x * 1.0

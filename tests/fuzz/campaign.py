@@ -203,11 +203,17 @@ _ADDS = {"add", "add_m", "add_alpha", "sub", "sub_alpha"}
 _ZERO_TANGENT = {"floor", "ceil", "trunc", "round", "sign", "detach", "const"}
 _ALIAS = {"contiguous", "to_same", "to_f64", "double", "einsum"}
 _CASTS = {"long_double", "bool_double", "to_long", "cdouble_of_int"}
+_WRITES = {op.name for op in OPS if op.inplace}
 
 
 def label(c: FailureClass) -> str:
     mode, what, msg = c.key
     if c.verdict == "torch":
+        if "kron" in c.ops and c.ops & _WRITES and not mode.endswith("jvp"):
+            # torch's kron multiplies views of its inputs that its version counters do not track: an
+            # in-place write into an input after kron goes unseen, and torch's gradient silently uses
+            # the new values (finite differences side with pushforward, which keeps the saved values)
+            return "torch bug: kron's backward reads its inputs after an in-place write it does not see"
         if c.ops & {"mul_", "imul", "self_mul_", "view_inplace"}:
             return "torch bug: forward AD of an in-place op whose operand aliases its output (y.mul_(y))"
         if c.ops & {"remainder_s", "fmod_s", "remainder", "fmod"}:

@@ -306,4 +306,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     return UnpackedDualTensor(_view_alias(tensor, fw), t)
 
 
+def __getattr__(name: str) -> int:
+    # torch's private `_current_level` (the innermost open level, -1 when none), read by code that
+    # closes every level it left open (`while fwAD._current_level >= 0: fwAD.exit_dual_level()`)
+    if name == "_current_level":
+        return len(STATE.levels) - 1
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __dir__ = _public_dir(globals())

@@ -220,25 +220,31 @@ def _unlink_outputs(ctx: FunctionCtx, node: FunctionNode) -> None:
         ctx._for_forward = unlink(ctx._for_forward)
 
 
+# torch's wording for its rules, which ported tests match
+_NO_BACKWARD = "custom Function must implement either the backward or the vjp method to be used in reverse mode"
+
+
 class Function:
     """Base class of custom ops; call them with `MyFunction.apply(*args)`."""
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
-        raise NotImplementedError("custom Function must implement forward")
+        raise NotImplementedError("custom Function must implement the forward function (a staticmethod)")
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
-        raise NotImplementedError("custom Function must implement backward to be used in reverse mode")
+        raise NotImplementedError(_NO_BACKWARD)
 
     @staticmethod
     def vjp(ctx: FunctionCtx, *grads: Any) -> Any:
         """torch's other name for backward: define one of the two."""
-        raise NotImplementedError("custom Function must implement backward (or vjp) to be used in reverse mode")
+        raise NotImplementedError(_NO_BACKWARD)
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
-        raise NotImplementedError("custom Function must implement jvp to be used in forward mode")
+        raise NotImplementedError(
+            "custom Function must implement the jvp function (a staticmethod) to be used in forward mode"
+        )
 
     @staticmethod
     def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
@@ -287,7 +293,7 @@ def _backward_of(cls) -> Callable:
     has_vjp = cls.vjp is not Function.vjp
     if has_backward and has_vjp:
         raise OpError(
-            f"{cls.__name__}: implementing both 'backward' and 'vjp' for a custom Function is not allowed; "
+            f"{cls.__name__}: Implementing both 'backward' and 'vjp' for a custom Function is not allowed; "
             "define only one of them (vjp is an alias of backward)"
         )
     return cls.vjp if has_vjp else cls.backward
@@ -384,7 +390,8 @@ def _forward_at(
     itself for a dual input (zeros for a Tensor without one), so it can update it in place."""
     if cls.jvp is Function.jvp:
         raise NotImplementedError(
-            f"forward-mode AD is not implemented for {cls.__name__}: implement its jvp staticmethod"
+            f"forward-mode AD is not implemented for {cls.__name__}: a custom Function must implement the jvp "
+            "function (a staticmethod) to be used in forward mode"
         )
     own = [(tangent_of(a, level) if _is_diff(a) else None) for a in args]
     tans = [_zeros_for(a) if (t is None and _is_diff(a)) else t for a, t in zip(args, own)]

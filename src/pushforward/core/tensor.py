@@ -359,6 +359,13 @@ class Tensor:
         out = _new(Tensor)
         out._data = self._data
         join_storage(out, self._storage())
+        producer = (self._base if self._base is not None else self)._grad_fn
+        if getattr(producer, "keep", None) is not None:
+            # the node saved its output on this memory and finds a write by the written tensor's root
+            # (engine/saved.before_write); the alias has no root of its own: note the node on the
+            # memory, so that a write through the alias keeps the saved value too
+            # (docs/design.md, "Overwritten saved values")
+            add_saver(out, weakref.ref(producer))
         return out
 
     def detach_(self) -> "Tensor":
