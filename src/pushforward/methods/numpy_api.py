@@ -109,6 +109,8 @@ UFUNCS: dict[str, str] = {
     "bitwise_and": "bitwise_and",
     "bitwise_or": "bitwise_or",
     "bitwise_xor": "bitwise_xor",
+    "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
 }
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
@@ -198,8 +200,8 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
         if target is None and name in M.UFUNC_COMPOSITES:
             _no_extra(who, kwargs)
             return M.UFUNC_COMPOSITES[name](*inputs)
-        if target is None:
-            raise _unsupported(who)
+        if target is None:  # (gcd, lcm, bitwise_count: no op; on values without a derivative)
+            return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: _unsupported(who))
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order

@@ -22,6 +22,7 @@ __all__ = ["coverage_rows", "coverage_markdown", "write_docs"]
 
 START, END = "<!-- numpy-coverage:start -->", "<!-- numpy-coverage:end -->"
 
+_ON_VALUES = "; NumPy's values when no argument carries a derivative"
 _SPECIAL_UFUNCS = {"positive": "dispatches", "floor_divide": "dispatches"}
 
 
@@ -31,10 +32,11 @@ def _ufunc_status(name: str) -> tuple[str, str]:
     if name in _SPECIAL_UFUNCS:
         return "dispatches", ""
     if name in NO_DERIVATIVE_UFUNCS:
-        return "raises", "no derivative (piecewise constant or not real-analytic)"
+        return "raises", "no derivative (piecewise constant or not real-analytic)" + _ON_VALUES
     if name in UFUNC_COMPOSITES:
         return "dispatches", "a composite of ops"
-    return "raises", "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
+    why = "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
+    return "raises", why + _ON_VALUES
 
 
 _INTEGER_UFUNCS = {
@@ -49,9 +51,6 @@ _INTEGER_UFUNCS = {
     "bitwise_xor",
     "invert",
 }
-
-
-_ON_VALUES = "; NumPy's values when no argument carries a derivative"
 
 
 def _function_status(mod, name: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
 from .numpy_values import as_t
+from .numpy_writes import on_values
 
 __all__ = [
     "UFUNC_COMPOSITES",
@@ -60,11 +61,14 @@ def _vecdot(a, b, axis=-1):
 
 
 def _no_derivative(name: str) -> Callable:
-    def f(*args, **kwargs):
-        raise OpTypeError(
+    def error() -> OpTypeError:
+        return OpTypeError(
             f"np.{name} has no derivative (its result is piecewise constant or not real-analytic in its "
             "inputs), so it has no pushforward op; call it on t.detach().numpy()"
         )
+
+    def f(*args, **kwargs):  # (on tensors without a derivative: NumPy's values)
+        return on_values(getattr(np, name), f"np.{name}", args, kwargs, error)
 
     return f
 

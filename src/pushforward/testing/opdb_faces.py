@@ -10,7 +10,6 @@ reference and derivatives against finite differences (reverse, forward, second o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -24,36 +23,10 @@ import scipy.stats  # noqa: F401
 from .. import numpy as pnumpy
 from .. import scipy as pscipy
 from ..autograd.gradcheck import gradcheck, gradgradcheck
-from ..core.creation import tensor
+from .faceinfo import M23, M34, P4, SPD, SQ, V3, V4, Face, face_function, face_inputs, leaves
+from .faceinfo import uniform as _r
 
 __all__ = ["Face", "NUMPY_FACES", "SCIPY_FACES", "check_face", "faces_database", "face_inputs", "face_function"]
-
-
-@dataclass
-class Face:
-    """fn(namespace, *inputs); inputs are arrays (the differentiated ones are floating);
-    `argnums` the inputs differentiated; `dispatch` False when NumPy's dispatch cannot reach the
-    call (a list holding tensors: only pushforward.numpy reads it)."""
-
-    fn: Callable
-    inputs: tuple
-    argnums: tuple = (0,)
-    dispatch: bool = True
-    gradgrad: bool = True
-    kwargs: dict = field(default_factory=dict)
-
-
-_R = np.random.default_rng(7)
-
-
-def _r(*shape: int, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
-    return _R.uniform(lo, hi, shape)
-
-
-M23, M34, V3, V4 = _r(2, 3), _r(3, 4), _r(3), _r(4)
-P4 = _r(4, lo=0.5, hi=2.5)
-SQ = _r(3, 3)
-SPD = SQ @ SQ.T + 3 * np.eye(3)
 
 
 NUMPY_FACES: dict[str, Face] = {
@@ -339,39 +312,15 @@ def _namespaces(name: str) -> tuple:
     return face, np, ([np] if face.dispatch else []) + [pnumpy]
 
 
-def _leaves(out: Any) -> list:
-    if isinstance(out, (list, tuple)):
-        return [x for o in out for x in _leaves(o)]
-    return [out]
-
-
-def face_inputs(face: Face) -> list:
-    """Fresh tensors of the face's inputs (those differentiated require grad)."""
-    return [tensor(np.asarray(x, dtype=float), requires_grad=i in face.argnums) for i, x in enumerate(face.inputs)]
-
-
-def face_function(face: Face, ns: Any) -> Callable:
-    """The face as a function of its differentiated inputs, returning its floating tensor outputs."""
-
-    def f(*diff: Any) -> tuple:
-        args = face_inputs(face)
-        for i, d in zip(face.argnums, diff):
-            args[i] = d
-        out = face.fn(ns, *args)
-        return tuple(o for o in _leaves(out) if hasattr(o, "dtype") and np.dtype(o.dtype).kind in "fc")
-
-    return f
-
-
 def check_face(name: str, fast: bool = False) -> dict:
     """gradcheck (reverse and forward) and gradgradcheck of one face in every namespace it runs in,
     and its values against NumPy/SciPy: the result row of `pushforward check --faces`."""
     face, ref_ns, namespaces = _namespaces(name)
     res = {"backward": True, "forward": True, "fwd_over_rev": None, "kind": "face", "error": None}
     try:
-        want = [np.asarray(v) for v in _leaves(face.fn(ref_ns, *face.inputs))]
+        want = [np.asarray(v) for v in leaves(face.fn(ref_ns, *face.inputs))]
         for ns in namespaces:
-            got = [v.detach().numpy() for v in _leaves(face.fn(ns, *face_inputs(face)))]
+            got = [v.detach().numpy() for v in leaves(face.fn(ns, *face_inputs(face)))]
             for g, w in zip(got, want, strict=True):
                 np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-9)
             f = face_function(face, ns)
