@@ -74,7 +74,6 @@ UFUNCS: dict[str, str] = {
     "floor": "floor",
     "ceil": "ceil",
     "trunc": "trunc",
-    "rint": "round",
     "conjugate": "conj",
     "isnan": "isnan",
     "isfinite": "isfinite",

@@ -55,6 +55,12 @@ def _floating(x: Tensor) -> Tensor:
     return x if x._data.dtype.kind in "fc" else x.to(np.float64)
 
 
+def _np_float(x: Any) -> Tensor:
+    # NumPy's float loops read integers and booleans in the smallest float holding them
+    x = as_t(x)
+    return x if x.dtype.kind in "fc" else x.to(np.promote_types(x.dtype, np.float16))
+
+
 def _vecdot(a, b, axis=-1):
     a, b = as_t(a), as_t(b)
     return ops.sum(ops.mul(ops.conj(a) if a.is_complex() else a, b), axis)
@@ -95,7 +101,8 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "vecdot": _vecdot,
     "matvec": lambda a, v: ops.einsum("...ij,...j->...i", as_t(a), as_t(v)),
     "vecmat": lambda v, a: ops.einsum("...j,...ji->...i", ops.conj(as_t(v)), as_t(a)),
-    "modf": lambda x: (as_t(x) - ops.trunc(as_t(x)), ops.trunc(as_t(x))),
+    "modf": lambda x: (_np_float(x) - ops.trunc(_np_float(x)), ops.trunc(_np_float(x))),
+    "rint": lambda x: ops.round(_np_float(x)),
     "divmod": lambda a, b: (ops.div(as_t(a), b, rounding_mode="floor"), ops.remainder(as_t(a), b)),
     **{n: _no_derivative(n) for n in NO_DERIVATIVE_UFUNCS},
 }
