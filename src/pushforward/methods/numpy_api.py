@@ -280,7 +280,7 @@ def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
 
 def _floating(x: Tensor) -> Tensor:
     # NumPy's mean/std/var of integers are float64 (torch refuses them)
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+    return x if x.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):

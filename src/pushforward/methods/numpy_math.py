@@ -52,7 +52,7 @@ __all__ = [
 
 
 def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.float64)
+    return x if x.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _np_float(x: Any) -> Tensor:
@@ -200,7 +200,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Tensor:
         raise OpValueError("np.select: list of cases must be same length as list of conditions")
     choices = [as_t(c) for c in choicelist]
     out = as_t(default)
-    dt = np.result_type(*[c._data.dtype for c in choices], out._data.dtype)
+    dt = np.result_type(*[c.dtype for c in choices], out.dtype)
     out = out.to(dt)
     for cond, choice in zip(reversed(condlist), reversed(choices)):
         out = ops.where(as_t(cond), choice.to(dt), out)

@@ -37,7 +37,7 @@ __all__ = [
 
 
 def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+    return x if x.dtype.kind in "fc" else x.to(np.dtype(np.float64))
 
 
 def _full(a: Tensor, v: Tensor) -> Tensor:

@@ -19,6 +19,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
 from .numpy_values import as_t
+from .numpy_writes import on_values
 
 __all__ = [
     "quantile",
@@ -38,7 +39,7 @@ __all__ = [
 
 
 def _floating(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(np.dtype(np.float64))
+    return x if x.dtype.kind in "fc" else x.to(np.dtype(np.float64))
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[Tensor, int, tuple]:
@@ -175,14 +176,18 @@ def nanstd(
     return ops.sqrt(nanvar(a, axis, ddof=ddof, keepdims=keepdims))
 
 
+def _nan_error(name: str) -> OpTypeError:
+    return OpTypeError(
+        f"np.{name} of a tensor holding nan is not supported (its ragged selection); "
+        f"use np.{name[3:]} on the values that are not nan"
+    )
+
+
 def _nan_unsupported(name: str):
     def f(*args: Any, **kwargs: Any) -> Tensor:
         x = as_t(args[0])
-        if bool(np.any(np.isnan(x.detach().numpy()))):
-            raise OpTypeError(
-                f"np.{name} of a tensor holding nan is not supported (its ragged selection); "
-                f"use np.{name[3:]} on the values that are not nan"
-            )
+        if bool(np.any(np.isnan(x.detach().numpy()))):  # (without a derivative: NumPy's values)
+            return on_values(getattr(np, name), f"np.{name}", args, kwargs, lambda: _nan_error(name))
         return {"nanmedian": median, "nanquantile": quantile, "nanpercentile": percentile}[name](*args, **kwargs)
 
     f.__name__ = name

@@ -42,7 +42,10 @@ class Face:
     differentiated ones, floating). `dispatch` False when NumPy's dispatch cannot reach the call (a
     list holding tensors: only pushforward.numpy reads it). `diff` False: values and dtypes only
     (an integer or boolean result, a utility). `skip`: check name -> why it does not apply.
-    `seeded`: a random function, run after seeding NumPy's generator the same way for each side."""
+    `seeded`: a random function, run after seeding NumPy's generator the same way for each side.
+    `plain`: no tensor among the inputs, and the face returns NumPy's own arrays. `refuses`: why
+    the face refuses a derivative through this function (values checked on tensors that carry none;
+    given inputs that require grad, it must raise a TypeError naming the function)."""
 
     fn: Callable
     inputs: tuple
@@ -54,6 +57,8 @@ class Face:
     tol: float = 1e-10
     skip: dict = field(default_factory=dict)
     seeded: bool = False
+    plain: bool = False
+    refuses: str = ""
 
     def runs(self, check: str) -> bool:
         """Whether the entry runs `check` (derivative checks only for differentiable entries)."""

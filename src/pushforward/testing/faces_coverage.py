@@ -21,7 +21,7 @@ from .. import numpy as pnumpy
 from .. import scipy as pscipy
 from .faceinfo import V3, Face, face_inputs
 
-__all__ = ["FACE_MODULES", "face_functions", "covered", "Recorder", "ROOTS"]
+__all__ = ["FACE_MODULES", "EXCLUDED", "face_functions", "covered", "same_objects", "Recorder", "ROOTS"]
 
 ROOTS = {"np": pnumpy, "scipy": pscipy, "xp": xp}
 
@@ -39,6 +39,42 @@ FACE_MODULES = {
     "xp.linalg": xp.linalg,
     "xp.fft": xp.fft,
     "xp.special": xp.special,
+}
+
+
+_IO = "file and text I/O: NumPy's own, on arrays (a tensor's values: t.numpy())"
+_CONFIG = "NumPy's configuration or introspection: no array argument"
+_TEXT = "formats numbers or a dtype as text: NumPy's own, no array result"
+_DATES = "datetime64 and business days: tensors hold no dates"
+_DTYPES = "takes dtypes, not arrays: NumPy's own (the dtype objects are NumPy's)"
+_STATE = "the state of NumPy's global generator: NumPy's own (the seeded entries use it)"
+_TESTS = "runs NumPy's own test suite"
+
+# Face functions without an entry, each with the reason (a test fails on a function with neither).
+EXCLUDED: dict[str, str] = {
+    **{
+        f"np.{n}": _IO for n in "load loadtxt genfromtxt fromfile fromregex save savetxt savez savez_compressed".split()
+    },
+    **{
+        f"np.{n}": _CONFIG
+        for n in "get_include get_printoptions set_printoptions printoptions getbufsize setbufsize geterr "
+        "seterr geterrcall seterrcall show_config show_runtime info".split()
+    },
+    **{f"np.{n}": _TEXT for n in "base_repr binary_repr format_float_positional format_float_scientific".split()},
+    "np.array_repr": "a tensor's repr is its own (tensor(...)); np.array2string and np.array_str have entries",
+    **{f"np.{n}": _DATES for n in "busday_count busday_offset is_busday datetime_as_string datetime_data".split()},
+    **{f"np.{n}": _DTYPES for n in "isdtype issubdtype promote_types mintypecode typename".split()},
+    **{f"np.{n}": "NumPy's matrix class: tensors have no matrix subclass" for n in ("asmatrix", "bmat")},
+    "np.frompyfunc": "makes a ufunc of object arrays from a Python function: NumPy's own",
+    "np.nested_iters": "NumPy's iterator objects over arrays: NumPy's own",
+    "np.from_dlpack": "NumPy's own: imports an array through DLPack as an ndarray (not a tensor)",
+    "np.isfortran": "reads an ndarray's flags: NumPy's own (a tensor has none: AttributeError, as for a list)",
+    **{f"{m}.test": _TESTS for m in ("np", "np.linalg", "np.fft", "np.random")},
+    **{
+        f"np.random.{n}": _STATE
+        for n in "seed get_state set_state default_rng get_bit_generator set_bit_generator".split()
+    },
+    "np.random.bytes": "random bytes, not an array: NumPy's own",
 }
 
 
@@ -87,6 +123,23 @@ def covered(entries: dict[str, Face], root: str, asarray: Any = None) -> set:
             except Exception:  # noqa: BLE001, S110 - a failing body is the values check's failure; what it reached counts
                 pass
     return seen
+
+
+def same_objects(names: set) -> set:
+    """The face functions that are the very objects of `names` (pushforward.array_api.special is
+    pushforward.scipy.special's functions; xp.linalg.matmul is xp.matmul): covered by their entries."""
+    objects = {id(_lookup(n)) for n in names if n.rsplit(".", 1)[0] in FACE_MODULES}
+    return {
+        f"{label}.{n}"
+        for label, fns in face_functions().items()
+        for n in fns
+        if id(getattr(FACE_MODULES[label], n)) in objects
+    }
+
+
+def _lookup(name: str) -> Any:
+    label, fn = name.rsplit(".", 1)
+    return getattr(FACE_MODULES[label], fn)
 
 
 def _sin_face() -> Face:

@@ -29,6 +29,13 @@ from .faceinfo import uniform as _r
 __all__ = ["Face", "NUMPY_FACES", "SCIPY_FACES", "check_face", "faces_database", "face_inputs", "face_function"]
 
 
+_READS_VALUES = {
+    c: "reads the values (a data-dependent choice): refused under vmap and lazily" for c in ("vmap", "dask")
+}
+# (a composite of the linalg ops, whose own entries sweep them under jet, pf.compile and Dask)
+_LINALG_COMPOSITE = {c: "a composite of linalg ops their op-database entries sweep" for c in ("jet", "compile", "dask")}
+_NO_DASK_GATHER = {"dask": "Dask has no n-d fancy indexing (gather of an index array of two dims)"}
+
 NUMPY_FACES: dict[str, Face] = {
     "tensordot": Face(lambda np, a, b: np.tensordot(a, b, axes=([1], [0])), (M23, M34), (0, 1)),
     "tensordot_int": Face(lambda np, a, b: np.tensordot(a, b, 1), (M23, M34), (0, 1)),
@@ -82,7 +89,7 @@ NUMPY_FACES: dict[str, Face] = {
     "radians": Face(lambda np, a: np.radians(a), (V3,)),
     "cbrt": Face(lambda np, a: np.cbrt(a), (V3 + 2.0,)),
     "angle": Face(lambda np, a: np.angle(a + 0.5j * a[::-1]), (V3,)),
-    "real_if_close": Face(lambda np, a: np.real_if_close(a + 0j), (V3,)),
+    "real_if_close": Face(lambda np, a: np.real_if_close(a + 0j), (V3,), skip=_READS_VALUES),
     "nan_to_num": Face(lambda np, a: np.nan_to_num(a, nan=1.0, posinf=2.0), (V4,)),
     "linspace": Face(lambda np, a, b: np.linspace(a, b, 5), (np.float64(0.2), np.float64(1.7)), (0, 1)),
     "linspace_vec": Face(lambda np, a, b: np.linspace(a, b, 4, axis=1), (V3, V3 + 1), (0, 1)),
@@ -118,7 +125,12 @@ NUMPY_FACES: dict[str, Face] = {
     "nancumsum": Face(lambda np, a: np.nancumsum(a, axis=0), (M34,)),
     "convolve_1d": Face(lambda np, a, v: np.convolve(a, v, "same"), (V4, V3), (0, 1)),
     "correlate_1d": Face(lambda np, a, v: np.correlate(a, v, "full"), (V3, V4), (0, 1)),
-    "interp": Face(lambda np, x, fp: np.interp(x, [0.0, 0.5, 1.0, 2.0], fp), (_r(5, lo=-0.5, hi=2.5), P4), (0, 1)),
+    "interp": Face(
+        lambda np, x, fp: np.interp(x, [0.0, 0.5, 1.0, 2.0], fp),
+        (_r(5, lo=-0.5, hi=2.5), P4),
+        (0, 1),
+        skip=_READS_VALUES,
+    ),
     "polyval": Face(lambda np, p, x: np.polyval(p, x), (V4, V3), (0, 1)),
     "polymul": Face(lambda np, a, b: np.polymul(a, b), (V3, V4), (0, 1)),
     "polyadd": Face(lambda np, a, b: np.polyadd(a, b), (V3, V4), (0, 1)),
@@ -129,11 +141,15 @@ NUMPY_FACES: dict[str, Face] = {
     "vander": Face(lambda np, x: np.vander(x, 3), (V4,)),
     "logspace": Face(lambda np, a, b: np.logspace(a, b, 4), (np.float64(0.2), np.float64(1.1)), (0, 1)),
     "geomspace": Face(lambda np, a, b: np.geomspace(a, b, 4), (np.float64(0.5), np.float64(3.0)), (0, 1)),
-    "unwrap": Face(lambda np, p: np.unwrap(p), (np.array([0.1, 2.5, 5.9, 9.0, 12.2]),)),
+    "unwrap": Face(lambda np, p: np.unwrap(p), (np.array([0.1, 2.5, 5.9, 9.0, 12.2]),), skip=_READS_VALUES),
     "take": Face(lambda np, a: np.take(a, [[2, 0], [1, 1]], axis=1), (M34,)),
     "take_flat": Face(lambda np, a: np.take(a, [5, 0, 11]), (M34,)),
-    "take_along_axis": Face(lambda np, a: np.take_along_axis(a, np.array([[0, 2, 1, 0]]), 0), (M34,)),
-    "choose": Face(lambda np, a, b: np.choose(np.array([0, 1, 1, 0]), [a, b]), (V4, V4 * 3), (0, 1)),
+    "take_along_axis": Face(
+        lambda np, a: np.take_along_axis(a, np.array([[0, 2, 1, 0]]), 0), (M34,), skip=_NO_DASK_GATHER
+    ),
+    "choose": Face(
+        lambda np, a, b: np.choose(np.array([0, 1, 1, 0]), [a, b]), (V4, V4 * 3), (0, 1), skip=_NO_DASK_GATHER
+    ),
     "delete": Face(lambda np, a: np.delete(a, [0, 2], axis=1), (M34,)),
     "broadcast_arrays": Face(lambda np, a, b: np.broadcast_arrays(a, b), (V4, _r(3, 1)), (0, 1)),
     "meshgrid": Face(lambda np, a, b: np.meshgrid(a, b), (V3, V4), (0, 1)),
@@ -281,23 +297,25 @@ SCIPY_FACES: dict[str, Face] = {
     "poisson_logpmf": Face(lambda sp, mu: sp.stats.poisson.logpmf(np.array([0.0, 1, 3, 2]), mu), (_POS,)),
     "poisson_cdf": Face(lambda sp, mu: sp.stats.poisson.cdf(np.array([0.0, 1, 3, 2]), mu), (_POS,)),
     "dirichlet_logpdf": Face(lambda sp, a: sp.stats.dirichlet.logpdf(np.array([0.2, 0.3, 0.5]), a), (_A4[:3],)),
-    "mvn_logpdf": Face(_mvn, (_r(2, 3), V3, SPD), (0, 1, 2)),
+    "mvn_logpdf": Face(_mvn, (_r(2, 3), V3, SPD), (0, 1, 2), skip=_LINALG_COMPOSITE),
     "mvn_entropy": Face(lambda sp, c: sp.stats.multivariate_normal.entropy(np.zeros(3), 0.5 * (c + c.T)), (SPD,)),
     "convolve_full": Face(lambda sp, a, b: sp.signal.convolve(a, b), (V4, V3), (0, 1)),
     "convolve_valid_2d": Face(lambda sp, a, b: sp.signal.convolve(a, b, mode="valid"), (M34, _r(2, 2)), (0, 1)),
     "convolve_same": Face(lambda sp, a, b: sp.signal.convolve(a, b, mode="same"), (V4, V3), (0, 1)),
     "solve_triangular": Face(lambda sp, a, b: sp.linalg.solve_triangular(a, b, lower=True), (np.tril(SPD), V3), (0, 1)),
     "cho_solve": Face(lambda sp, a, b: sp.linalg.cho_solve(sp.linalg.cho_factor(a), b), (SPD, V3), (1,)),
-    "sqrtm_spd": Face(lambda sp, a: sp.linalg.sqrtm(a @ a.T + np.eye(3)), (SQ,)),
+    "sqrtm_spd": Face(lambda sp, a: sp.linalg.sqrtm(a @ a.T + np.eye(3)), (SQ,), skip=_READS_VALUES),
     "expm": Face(lambda sp, a: sp.linalg.expm(a), (SQ * 0.5,)),
     "solve_sylvester": Face(lambda sp, a, b, q: sp.linalg.solve_sylvester(a, b, q), (SPD, SPD, SQ), (0, 1, 2)),
     "odeint": Face(
-        lambda sp, y0, p: sp.integrate.odeint(
-            lambda y, t, p: -p * y + 0.5 * t, y0, np.array([0.0, 0.4, 1.0]), args=(p,)
-        ),
-        (V3, P4[:3]),
+        lambda sp, y0, p: sp.integrate.odeint(lambda y, t, p: -p * y + 0.5 * t, y0, np.array([0.0, 0.5]), args=(p,)),
+        (V3[:2], P4[:2]),
         (0, 1),
         gradgrad=False,
+        tol=1e-7,
+        skip={
+            c: "an adaptive solver: its steps are chosen from the values" for c in ("vmap", "jet", "compile", "dask")
+        },
     ),
     "solve_banded": Face(
         lambda sp, ab, b: sp.linalg.solve_banded((1, 1), ab, b), (_r(3, 4) + [[0], [3], [0]], V4), (0, 1)

@@ -16,6 +16,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..ops.numpy_names import numpy_ufuncs
 from .faceinfo import M23, V3, V4, Face
 
 __all__ = ["ELEMENTWISE", "DOMAINS", "TORCH_RULES", "elementwise_faces", "UFUNC_METHOD_FACES"]
@@ -94,6 +95,15 @@ TORCH_RULES = {
 }
 
 
+_HEAVY = ("jet", "compile", "dask")
+
+
+def _op_swept(name: str) -> dict:
+    """A NumPy name derivatives.yaml gives to an op: the op database sweeps that op under jet,
+    pf.compile and Dask (the face adds a name, not a computation)."""
+    return {c: "the op's own entry in testing/opdb sweeps it" for c in _HEAVY} if name in numpy_ufuncs() else {}
+
+
 def elementwise_faces(names: Iterable[str]) -> dict[str, Face]:
     """The entries of `names` (keys of ELEMENTWISE): float64 with its derivatives, then each other
     dtype for values and dtypes ("sin.f32", ...)."""
@@ -110,7 +120,7 @@ def elementwise_faces(names: Iterable[str]) -> dict[str, Face]:
             inputs = (x, _OTHER.get(domain, _OTHER["all"]))[:n]
         argnums = {"f0": (0,), "0f": (1,)}.get(kind, tuple(range(n)))
         diff = kind not in ("n", "nn")
-        out[name] = Face(_call(name, n), inputs, argnums, diff=diff)
+        out[name] = Face(_call(name, n), inputs, argnums, diff=diff, skip=_op_swept(name))
         for label, args in _dtype_inputs(domain, n).items():
             if f"{name}.{label}" not in TORCH_RULES:
                 out[f"{name}.{label}"] = Face(_call(name, n), args, diff=False)
