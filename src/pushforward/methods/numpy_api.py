@@ -196,6 +196,8 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
         if target is None and ufunc in SCIPY_UFUNCS:
             _no_extra(who, kwargs)
             return SCIPY_UFUNCS[ufunc](*inputs)
+        if name in M.NO_DERIVATIVE_UFUNCS:  # (on tensors without a derivative: NumPy's values)
+            return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: M.no_derivative_error(name))
         if target is None and name in M.UFUNC_COMPOSITES:
             _no_extra(who, kwargs)
             return M.UFUNC_COMPOSITES[name](*inputs)

@@ -21,7 +21,6 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
 from .numpy_values import as_t
-from .numpy_writes import on_values
 
 __all__ = [
     "UFUNC_COMPOSITES",
@@ -66,15 +65,17 @@ def _vecdot(a, b, axis=-1):
     return ops.sum(ops.mul(ops.conj(a) if a.is_complex() else a, b), axis)
 
 
-def _no_derivative(name: str) -> Callable:
-    def error() -> OpTypeError:
-        return OpTypeError(
-            f"np.{name} has no derivative (its result is piecewise constant or not real-analytic in its "
-            "inputs), so it has no pushforward op; call it on t.detach().numpy()"
-        )
+def no_derivative_error(name: str) -> OpTypeError:
+    """The error of np.<name> (a ufunc of NO_DERIVATIVE_UFUNCS) on a tensor with a derivative."""
+    return OpTypeError(
+        f"np.{name} has no derivative (its result is piecewise constant or not real-analytic in its "
+        "inputs), so it has no pushforward op; call it on t.detach().numpy()"
+    )
 
-    def f(*args, **kwargs):  # (on tensors without a derivative: NumPy's values)
-        return on_values(getattr(np, name), f"np.{name}", args, kwargs, error)
+
+def _no_derivative(name: str) -> Callable:
+    def f(*args, **kwargs):
+        raise no_derivative_error(name)
 
     return f
 
