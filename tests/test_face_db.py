@@ -160,3 +160,13 @@ def test_numpy_named_disagreements_hold_in_the_database():
     keys = ("np:float_power.int", "np:fabs.c128", "np:isinf.complex_infinity", "xp:isinf.complex_infinity")
     for key in keys + ("np:nansum.dtype", "xp:linalg.eigh", "np:eigh_upper_vectors"):
         assert key in DATABASE, key
+
+
+def test_a_dtype_numpy_has_no_loop_for_is_numpys_type_error_and_torchs_runtime_error():
+    z = pf.tensor([1.5 + 1j])
+    for face in (np, pf):
+        with pytest.raises(TypeError, match="floor") as e:
+            face.floor(z)
+        assert isinstance(e.value, RuntimeError) and isinstance(e.value, pf.errors.OpDtypeError)
+    with pytest.raises(TypeError):
+        np.floor(z.numpy())
