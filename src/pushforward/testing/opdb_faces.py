@@ -34,7 +34,6 @@ _READS_VALUES = {
 }
 # (a composite of the linalg ops, whose own entries sweep them under jet, pf.compile and Dask)
 _LINALG_COMPOSITE = {c: "a composite of linalg ops their op-database entries sweep" for c in ("jet", "compile", "dask")}
-_NO_DASK_GATHER = {"dask": "Dask has no n-d fancy indexing (gather of an index array of two dims)"}
 
 NUMPY_FACES: dict[str, Face] = {
     "tensordot": Face(lambda np, a, b: np.tensordot(a, b, axes=([1], [0])), (M23, M34), (0, 1)),
@@ -144,12 +143,8 @@ NUMPY_FACES: dict[str, Face] = {
     "unwrap": Face(lambda np, p: np.unwrap(p), (np.array([0.1, 2.5, 5.9, 9.0, 12.2]),), skip=_READS_VALUES),
     "take": Face(lambda np, a: np.take(a, [[2, 0], [1, 1]], axis=1), (M34,)),
     "take_flat": Face(lambda np, a: np.take(a, [5, 0, 11]), (M34,)),
-    "take_along_axis": Face(
-        lambda np, a: np.take_along_axis(a, np.array([[0, 2, 1, 0]]), 0), (M34,), skip=_NO_DASK_GATHER
-    ),
-    "choose": Face(
-        lambda np, a, b: np.choose(np.array([0, 1, 1, 0]), [a, b]), (V4, V4 * 3), (0, 1), skip=_NO_DASK_GATHER
-    ),
+    "take_along_axis": Face(lambda np, a: np.take_along_axis(a, np.array([[0, 2, 1, 0]]), 0), (M34,)),
+    "choose": Face(lambda np, a, b: np.choose(np.array([0, 1, 1, 0]), [a, b]), (V4, V4 * 3), (0, 1)),
     "delete": Face(lambda np, a: np.delete(a, [0, 2], axis=1), (M34,)),
     "broadcast_arrays": Face(lambda np, a, b: np.broadcast_arrays(a, b), (V4, _r(3, 1)), (0, 1)),
     "meshgrid": Face(lambda np, a, b: np.meshgrid(a, b), (V3, V4), (0, 1)),

@@ -93,7 +93,6 @@ ARRAY_API_FACES: dict[str, Face] = {
     "take_along_axis": Face(
         lambda xp, a, i: xp.take_along_axis(a, i, axis=1),
         (M34, np.array([[0, 3], [1, 1], [2, 0]])),
-        skip={"dask": "Dask has no n-d fancy indexing (gather of an index array of two dims)"},
     ),
     "tril": Face(lambda xp, a: (xp.tril(a, k=-1), xp.triu(a, k=1)), (M34,)),
     "matmul": Face(lambda xp, a, b: xp.matmul(a, b), (M23, M34), (0, 1)),
