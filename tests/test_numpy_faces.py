@@ -1,6 +1,6 @@
-"""The NumPy and SciPy faces (testing/opdb_faces.py): every entry's values equal NumPy's/SciPy's,
-through NumPy's own dispatch on tensors and through pushforward.numpy / pushforward.scipy, and its
-derivatives pass gradcheck in both modes and at second order."""
+"""The NumPy and SciPy faces beyond the faces' database (tests/test_face_db.py sweeps every entry's
+values and derivatives): the coverage table in the docs, functions without a derivative or a
+handler, the SciPy special functions' branches, the drop-in's creation functions and lists."""
 
 from __future__ import annotations
 
@@ -18,62 +18,6 @@ import scipy.stats
 import pushforward as pf
 import pushforward.numpy as pnp
 import pushforward.scipy as psp
-from pushforward.testing.opdb_faces import NUMPY_FACES, SCIPY_FACES, check_face, face_inputs, faces_database
-
-FACES = faces_database()[0]
-
-
-def _leaves(out):
-    if isinstance(out, (list, tuple)):
-        return [x for o in out for x in _leaves(o)]
-    return [out]
-
-
-def _values(out):
-    return [x.detach().numpy() if isinstance(x, pf.Tensor) else numpy.asarray(x) for x in _leaves(out)]
-
-
-def _check_values(got, want, tol):
-    g, w = _values(got), _values(want)
-    assert len(g) == len(w)
-    for a, b in zip(g, w):
-        assert a.shape == b.shape, (a.shape, b.shape)
-        numpy.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-
-
-NUMPY_CASES = [
-    (n, ns)
-    for n in NUMPY_FACES
-    for ns in ("dispatch", "pushforward.numpy")
-    if NUMPY_FACES[n].dispatch or ns != "dispatch"
-]
-
-
-@pytest.mark.parametrize("name,ns", NUMPY_CASES, ids=[f"{n}-{ns}" for n, ns in NUMPY_CASES])
-def test_numpy_face_values(name, ns):
-    face = NUMPY_FACES[name]
-    want = face.fn(numpy, *face.inputs)
-    got = face.fn(numpy if ns == "dispatch" else pnp, *face_inputs(face))
-    assert all(isinstance(x, pf.Tensor) for x in _leaves(got)), type(got)
-    _check_values(got, want, 1e-10)
-
-
-@pytest.mark.parametrize("name", list(SCIPY_FACES))
-def test_scipy_face_values(name):
-    face = SCIPY_FACES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = face.fn(scipy, *face.inputs)
-    got = face.fn(psp, *face_inputs(face))
-    _check_values(got, want, 1e-7 if name == "odeint" else 1e-9)
-
-
-@pytest.mark.parametrize("name", list(FACES))
-def test_face_derivatives(name):
-    """gradcheck (reverse, forward) and gradgradcheck in every namespace: `pushforward check --faces`."""
-    res = check_face(name)
-    assert res["error"] is None, res["error"]
-    assert res["backward"] and res["forward"] and res["fwd_over_rev"] is not False
 
 
 def test_coverage_table_in_the_docs_is_current():

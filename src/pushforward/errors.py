@@ -26,6 +26,7 @@ __all__ = [
     "OpError",
     "OpTypeError",
     "OpValueError",
+    "OpDtypeError",
     "OpIndexError",
     "CompileError",
     "same_kind",
@@ -44,6 +45,11 @@ class OpError(PushforwardError, RuntimeError):
 
 class OpTypeError(PushforwardError, TypeError):
     """An argument of the wrong type: torch's TypeError."""
+
+
+class OpDtypeError(OpError, TypeError):
+    """NumPy refused the inputs' dtypes (a ufunc with no loop for them): torch's RuntimeError and
+    NumPy's TypeError, so code written against either catches it."""
 
 
 class OpValueError(PushforwardError, ValueError):
@@ -77,6 +83,8 @@ def same_kind(exc: BaseException) -> type:
         return type(exc)
     if isinstance(exc, IndexError):  # includes NumPy's AxisError
         return OpIndexError
+    if isinstance(exc, TypeError):  # (NumPy's UFuncTypeError: no loop for these dtypes)
+        return OpDtypeError
     return OpError
 
 

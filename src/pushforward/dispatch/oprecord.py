@@ -16,6 +16,7 @@ import numpy as np
 from .batching import RECORDS
 from ..errors import OpError, describe, same_kind
 from ..engine.outputs import lay_out, unshared
+from ..core.lazy import LazyUnsupportedError, is_lazy_array
 from ..core.tensor import UNWRITTEN, Tensor, wrap
 
 __all__ = ["Op", "op_error", "run_kernel", "SCALAR_TYPES", "SCALARS", "weak_dtype", "tape_inputs", "scalar_arrays"]
@@ -141,7 +142,10 @@ def op_error(op: Op, inputs, args, exc: BaseException) -> OpError:
     msg = str(exc).split("\n")[0]
     shown = ", ".join(describe(v) for v in inputs)
     extra = (", args=" + ", ".join(repr(a) for a in args)) if args else ""
-    return same_kind(exc)(f"{op.name}: {msg} (inputs: {shown}{extra})")
+    kind = same_kind(exc)
+    if isinstance(exc, NotImplementedError) and any(is_lazy_array(getattr(v, "_data", None)) for v in inputs):
+        kind = LazyUnsupportedError  # Dask's own refusal (n-d fancy indexing): the op does not run lazily
+    return kind(f"{op.name}: {msg} (inputs: {shown}{extra})")
 
 
 def run_kernel(op: Op, inputs, datas, args: tuple, raw: bool = False):

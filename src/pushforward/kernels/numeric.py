@@ -26,7 +26,7 @@ def ldexp(a, b):
     for a floating one (torch accepts it; NumPy's ldexp refuses it)."""
     b = _array(b)
     if b.dtype.kind in "biu":
-        a = a if a.dtype.kind in "fc" else a.astype(xp.float64)
+        a = a if a.dtype.kind in "fc" else a.astype(xp.promote_types(a.dtype, xp.float16))  # NumPy's loops
         if a.dtype.kind == "c":
             raise OpTypeError(f"ldexp: complex mantissas are not supported (got dtype {a.dtype})")
         return xp.ldexp(a, b.astype(xp.int64) if b.dtype.kind == "b" else b)

@@ -54,7 +54,9 @@ __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "M
 # derivatives.yaml (ops/numpy_names.py). What no op answers to is listed where it is served:
 # `positive` (the tensor itself, below), SciPy's ufuncs (scipy/_special.py), the ufuncs of two
 # outputs, of products over an axis and of no derivative (`_math.UFUNC_COMPOSITES`).
-UFUNCS: dict[str, Callable] = numpy_ufuncs()
+# A composite serves a name an op also answers to where NumPy's dtype rule is not the op's (rint of
+# integers is float in NumPy, the integers themselves in torch's round).
+UFUNCS: dict[str, Callable] = {k: f for k, f in numpy_ufuncs().items() if k not in M.UFUNC_COMPOSITES}
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
 _REDUCE = {
@@ -147,11 +149,13 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
         if target is None and ufunc in SCIPY_UFUNCS:
             _no_extra(who, kwargs)
             return SCIPY_UFUNCS[ufunc](*inputs)
+        if name in M.NO_DERIVATIVE_UFUNCS:  # (on tensors without a derivative: NumPy's values)
+            return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: M.no_derivative_error(name))
         if target is None and name in M.UFUNC_COMPOSITES:
             _no_extra(who, kwargs)
             return M.UFUNC_COMPOSITES[name](*inputs)
-        if target is None:
-            raise _unsupported(who)
+        if target is None:  # (gcd, lcm, bitwise_count: no op; on values without a derivative)
+            return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: _unsupported(who))
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
         if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order

@@ -25,6 +25,7 @@ START, END = "<!-- numpy-coverage:start -->", "<!-- numpy-coverage:end -->"
 
 # an op's name in pf (its first: torch's own name before the aliases), else its name in the YAML
 _OP_NAMES = {id(op): name for name, op in reversed(list({**vars(ops), **ops.FUNCTIONS}.items()))}
+_ON_VALUES = "; NumPy's values when no argument carries a derivative"
 
 
 def _ufunc_status(name: str) -> tuple[str, str]:
@@ -34,16 +35,14 @@ def _ufunc_status(name: str) -> tuple[str, str]:
     if name == "positive":
         return "dispatches", ""
     if name in NO_DERIVATIVE_UFUNCS:
-        return "raises", "no derivative (piecewise constant or not real-analytic)"
+        return "raises", "no derivative (piecewise constant or not real-analytic)" + _ON_VALUES
     if name in UFUNC_COMPOSITES:
         return "dispatches", "a composite of ops"
-    return "raises", "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
+    why = "integer, bit or datetime ufunc: no derivative" if name in _INTEGER_UFUNCS else "no op"
+    return "raises", why + _ON_VALUES
 
 
 _INTEGER_UFUNCS = {"gcd", "lcm", "bitwise_count", "isnat"}
-
-
-_ON_VALUES = "; NumPy's values when no argument carries a derivative"
 
 
 def _function_status(mod, name: str) -> tuple[str, str]:

@@ -23,17 +23,28 @@ from ..ops import generated as ops
 from ._values import along, as_t, floating as _floating, public_functions, reduced
 
 
+def _np_float(x: Any) -> Tensor:
+    # NumPy's float loops read integers and booleans in the smallest float holding them
+    x = as_t(x)
+    return x if x.dtype.kind in "fc" else x.to(np.promote_types(x.dtype, np.float16))
+
+
 def _vecdot(a, b, axis=-1):
     a, b = as_t(a), as_t(b)
     return ops.sum(ops.mul(ops.conj(a) if a.is_complex() else a, b), axis)
 
 
+def no_derivative_error(name: str) -> OpTypeError:
+    """The error of np.<name> (a ufunc of NO_DERIVATIVE_UFUNCS) on a tensor with a derivative."""
+    return OpTypeError(
+        f"np.{name} has no derivative (its result is piecewise constant or not real-analytic in its "
+        "inputs), so it has no pushforward op; call it on t.detach().numpy()"
+    )
+
+
 def _no_derivative(name: str) -> Callable:
     def f(*args, **kwargs):
-        raise OpTypeError(
-            f"np.{name} has no derivative (its result is piecewise constant or not real-analytic in its "
-            "inputs), so it has no pushforward op; call it on t.detach().numpy()"
-        )
+        raise no_derivative_error(name)
 
     return f
 
@@ -48,7 +59,8 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "vecdot": _vecdot,
     "matvec": lambda a, v: ops.einsum("...ij,...j->...i", as_t(a), as_t(v)),
     "vecmat": lambda v, a: ops.einsum("...j,...ji->...i", ops.conj(as_t(v)), as_t(a)),
-    "modf": lambda x: (as_t(x) - ops.trunc(as_t(x)), ops.trunc(as_t(x))),
+    "modf": lambda x: (_np_float(x) - ops.trunc(_np_float(x)), ops.trunc(_np_float(x))),
+    "rint": lambda x: ops.round(_np_float(x)),
     "divmod": lambda a, b: (ops.div(as_t(a), b, rounding_mode="floor"), ops.remainder(as_t(a), b)),
     **{n: _no_derivative(n) for n in NO_DERIVATIVE_UFUNCS},
 }
@@ -141,7 +153,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Tensor:
         raise OpValueError("np.select: list of cases must be same length as list of conditions")
     choices = [as_t(c) for c in choicelist]
     out = as_t(default)
-    dt = np.result_type(*[c._data.dtype for c in choices], out._data.dtype)
+    dt = np.result_type(*[c.dtype for c in choices], out.dtype)
     out = out.to(dt)
     for cond, choice in zip(reversed(condlist), reversed(choices)):
         out = ops.where(as_t(cond), choice.to(dt), out)

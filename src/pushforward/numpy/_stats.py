@@ -19,6 +19,7 @@ from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError
 from ..ops import generated as ops
 from ._values import along, as_t, floating as _floating, public_functions, reduced
+from ._writes import on_values
 
 
 def _axes(x: Tensor, axis: Any) -> tuple[Tensor, int, tuple]:
@@ -138,14 +139,18 @@ def nanstd(
     return ops.sqrt(nanvar(a, axis, ddof=ddof, keepdims=keepdims))
 
 
+def _nan_error(name: str) -> OpTypeError:
+    return OpTypeError(
+        f"np.{name} of a tensor holding nan is not supported (its ragged selection); "
+        f"use np.{name[3:]} on the values that are not nan"
+    )
+
+
 def _nan_unsupported(name: str):
     def f(*args: Any, **kwargs: Any) -> Tensor:
         x = as_t(args[0])
-        if bool(np.any(np.isnan(x.detach().numpy()))):
-            raise OpTypeError(
-                f"np.{name} of a tensor holding nan is not supported (its ragged selection); "
-                f"use np.{name[3:]} on the values that are not nan"
-            )
+        if bool(np.any(np.isnan(x.detach().numpy()))):  # (without a derivative: NumPy's values)
+            return on_values(getattr(np, name), f"np.{name}", args, kwargs, lambda: _nan_error(name))
         return {"nanmedian": median, "nanquantile": quantile, "nanpercentile": percentile}[name](*args, **kwargs)
 
     f.__name__ = name

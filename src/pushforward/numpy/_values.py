@@ -44,7 +44,7 @@ def _stack_nested(x: Any) -> Tensor:
             f"np.array: setting an array element with a sequence: the elements have shapes {sorted(shapes)} "
             "(an inhomogeneous list)"
         )
-    dt = np.result_type(*[p._data.dtype for p in parts])
+    dt = np.result_type(*[p.dtype for p in parts])
     return ops.stack([p if p.dtype == dt else p.to(dt) for p in parts], 0)
 
 

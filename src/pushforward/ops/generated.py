@@ -145,7 +145,7 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN, +inf and -inf replaced by nan, posinf and neginf (0 and the dtype's largest finite values by default; a complex number's parts apart); gradient 1 where finite, 0 where replaced. Example: pf.nan_to_num(pf.tensor([float('nan'), 1.0]))"""
 # ---- _fabs (composite)
 def _fabs(self):
-    """NumPy's fabs: the absolute value of a real tensor in a floating dtype; complex tensors are refused (NumPy's TypeError). Example: pushforward.numpy.fabs(pf.tensor([-1]))"""
+    """NumPy's fabs: the absolute value of a real tensor in a floating dtype (NumPy's for integers); complex tensors are refused (NumPy's TypeError). Example: pushforward.numpy.fabs(pf.tensor([-1]))"""
     return c_fabs(self)
 # ---- log
 def _log__backward(grad, self, result, needs): return (grad / _conj(self) if needs[0] else None,)
@@ -988,7 +988,7 @@ def _ldexp__kernel(self, other):
 LDEXP = Op('ldexp', _ldexp__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_ldexp__backward, backward_np=_ldexp__backward_np, jvp=laid_out(_ldexp__jvp, 2), jvp_np=laid_out(_ldexp__jvp_np, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((0, 0), (2,)), ((0, 2), (2,))), batch='elementwise')
 @bare_op(LDEXP, K.ldexp, layout=True, write_out=write_out)
 def ldexp(self, other, *, out=None):
-    """self * 2 ** other (exact for an integer exponent; integers in float64, as NumPy). Example: pf.ldexp(pf.tensor([1.5]), pf.tensor([3]))"""
+    """self * 2 ** other (exact for an integer exponent; integers in NumPy's floating dtype for them). Example: pf.ldexp(pf.tensor([1.5]), pf.tensor([3]))"""
 # ---- float_power (composite)
 def float_power(self, exponent, *, out=None):
     """self ** exponent computed in float64 (complex128 when either is complex), as NumPy and torch. Example: pf.float_power(pf.tensor([2]), 3)"""

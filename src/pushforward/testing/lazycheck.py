@@ -26,7 +26,7 @@ from ..methods.lazy import compute
 from .opinfo import F64, OpInfo, SampleInput, _map
 from .opdb import OPS, _is_float_tensor, _rebuild, diff_leaves
 
-__all__ = ["check_lazy", "runs_lazily", "lazy_sample", "dask_installed", "OPS", "TOL"]
+__all__ = ["check_lazy", "check_lazy_sample", "runs_lazily", "lazy_sample", "dask_installed", "OPS", "TOL"]
 
 TOL = 1e-12
 _MAX_SAMPLES = 4
@@ -114,6 +114,15 @@ def _check_derivatives(info: OpInfo, s: SampleInput) -> None:
     _compare("vjp", list(got_g), list(want_g))
 
 
+def check_lazy_sample(info: OpInfo, s: SampleInput, *, derivatives: bool = True) -> None:
+    """One sample's values (and jvp and vjp) on lazy inputs against the NumPy path: raise
+    AssertionError on a mismatch or a computation before `pf.compute`, LazyUnsupportedError when
+    Dask cannot run the op."""
+    _check_values(info, s)
+    if derivatives and info.differentiable and s.grad:
+        _check_derivatives(info, s)
+
+
 def check_lazy(name: str, *, derivatives: bool = True) -> dict:
     """{"lazy": True (runs lazily and matches), None (unsupported on Dask-backed tensors), False
     (a mismatch or an error that is not the unsupported one), "error": the first message}."""
@@ -122,9 +131,7 @@ def check_lazy(name: str, *, derivatives: bool = True) -> dict:
     res: dict = {"lazy": None if not samples else True, "error": None}
     for s in samples:
         try:
-            _check_values(info, s)
-            if derivatives and info.differentiable and s.grad:
-                _check_derivatives(info, s)
+            check_lazy_sample(info, s, derivatives=derivatives)
         except LazyUnsupportedError as e:
             return {"lazy": None, "error": str(e)}
         except Exception as e:  # noqa: BLE001 - every failure is reported

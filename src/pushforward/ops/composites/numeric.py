@@ -45,10 +45,11 @@ def c_float_power(self: Any, exponent: Any) -> Tensor:
 
 
 def c_fabs(self: Tensor) -> Tensor:
-    """The absolute value of a real tensor, in a floating dtype (integers in float64, as NumPy)."""
+    """The absolute value of a real tensor, in a floating dtype (integers and booleans in the
+    smallest one holding them, float16 for booleans and bytes: NumPy's loops)."""
     if self.dtype.kind == "c":
         raise OpTypeError(f"fabs: complex numbers are not supported (got dtype {self.dtype}); abs gives their modulus")
-    return _ops().abs(self if self.dtype.kind == "f" else self.to(np.dtype(np.float64)))
+    return _ops().abs(self if self.dtype.kind == "f" else self.to(np.promote_types(self.dtype, np.float16)))
 
 
 def c_trapezoid(y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Tensor:
