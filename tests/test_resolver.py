@@ -196,6 +196,10 @@ KIND_TESTS_ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ),
     ("autograd/jacobian_util.py", "BatchedTensor"): (1, _VECTOR_MODE + ": jacobian's one-row pass runs unbatched"),
     ("dispatch/general.py", "BatchedTensor"): (1, _VECTOR_MODE + ": a batched tangent is never a bare array"),
+    ("dispatch/oprecord.py", "is_lazy_array"): (
+        1,
+        "an op's error names Dask's refusal (LazyUnsupportedError) when a lazy input's array raised it",
+    ),
     ("engine/accumulate.py", "BatchedTensor"): (
         1,
         _VECTOR_MODE + ": batched cotangents are summed by ops, not in place",
