@@ -406,7 +406,7 @@ def pow_self_backward(grad, self, exponent):
         # (grad * e) * self' rather than grad * (e * self'): in forward-over-reverse only self
         # carries a tangent at first, and this way the scaling is not applied to it too.
         ec = e.conjugate() if type(e) is complex else e
-        if _singular_at_zero(e):
+        if e != 2 and _singular_at_zero(e):
             # x ** 0.5: an infinite derivative at 0 (docs/design.md, "Zero cotangents at singular points")
             return OPS.mul0(grad * ec, _conj(self.pow(e - 1)))
         return grad * ec * _conj(self if e == 2 else self.pow(e - 1))
@@ -434,7 +434,7 @@ def pow_self_backward_np(grad, self, exponent):
         if e == 1:
             return grad
         ec = e.conjugate() if type(e) is complex else e
-        if _singular_at_zero(e):
+        if e != 2 and _singular_at_zero(e):
             with np.errstate(divide="ignore"):
                 return mul0(grad * ec, np.power(self, e - 1))
         return grad * ec * _conj(self if e == 2 else np.power(self, e - 1))
