@@ -402,3 +402,18 @@ def test_perturbation_confusion_is_reported_by_the_transforms_mode(monkeypatch):
     monkeypatch.setattr(transforms, "belongs_elsewhere", lambda leaf, uid: id(leaf) not in reverse_levels._OWNER)
     fails = [f for f in ft._check_from(nest, 0) if f.verdict == "pf"]
     assert fails and fails[0].what == "wrong" and "finite differences" in fails[0].detail, fails
+
+
+def test_a_zero_cotangent_at_sqrt_of_zero_is_checked_against_finite_differences():
+    """sqrt(x * 0) * 0: torch's gradient and tangent are nan (0 * inf), pushforward's 0 (docs/design.md,
+    "Zero cotangents at singular points"); finite differences decide for us."""
+    prog = Program(
+        [np.array([-0.5, 1.2])],
+        [Stmt("mul_s", [0], {"s": 0.0}, [1]), Stmt("sqrt", [1], {}, [2]), Stmt("mul_s", [2], {"s": 0.0}, [3])],
+        tangents=[np.ones(2)],
+        outputs=[3],
+        cotangents={3: np.ones(2)},
+    )
+    fs = check(prog, modes=("jvp", "vjp"))
+    assert sorted(f.verdict for f in fs) == ["torch", "torch"], fs
+    assert all("nan" in f.torch_val and "nan" not in f.pf_val for f in fs)
