@@ -445,3 +445,18 @@ def test_a_gradient_tangent_torch_refuses_through_detach_is_checked_by_double_ba
     assert "detach" in prog.ops()
     fs = [f for f in check(prog, modes=("vjp", "hvp")) if f.what == "saved-modified"]
     assert sorted((f.mode, f.verdict) for f in fs) == [("hvp", "checked"), ("vjp", "checked")], fs
+
+
+def test_a_zero_cotangent_at_sqrt_of_zero_is_checked_against_finite_differences():
+    """sqrt(x * 0) * 0: torch's gradient and tangent are nan (0 * inf), pushforward's 0 (docs/design.md,
+    "Zero cotangents at singular points"); finite differences decide for us."""
+    prog = Program(
+        [np.array([-0.5, 1.2])],
+        [Stmt("mul_s", [0], {"s": 0.0}, [1]), Stmt("sqrt", [1], {}, [2]), Stmt("mul_s", [2], {"s": 0.0}, [3])],
+        tangents=[np.ones(2)],
+        outputs=[3],
+        cotangents={3: np.ones(2)},
+    )
+    fs = check(prog, modes=("jvp", "vjp"))
+    assert sorted(f.verdict for f in fs) == ["torch", "torch"], fs
+    assert all("nan" in f.torch_val and "nan" not in f.pf_val for f in fs)

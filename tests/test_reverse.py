@@ -680,3 +680,84 @@ def test_a_stale_needs_autodiff_bit_changes_nothing():
         for y in (x.sin(), x * x, x * 2.0, 2.0 - x, x.sum(), x[0], x.clone().mul_(x)):
             assert not y.requires_grad and y.grad_fn is None and y._fw is None
         assert np.allclose(x.sin().numpy(), np.sin([1.0, 2.0]))
+
+
+# -- zero cotangents at singular points (docs/design.md) -------------------------------------------
+
+# op, its singular point (finite value, infinite or undefined derivative), a regular point
+_SINGULAR = {
+    "sqrt": (pf.sqrt, 0.0, 4.0),
+    "pow_half": (lambda x: x**0.5, 0.0, 4.0),
+    "pow_tensor_exponent": (lambda x: x ** pf.tensor([0.25, 0.25]), 0.0, 4.0),
+    "asin": (pf.asin, 1.0, 0.5),
+    "acos": (pf.acos, -1.0, 0.5),
+    "acosh": (pf.acosh, 1.0, 2.0),
+    "hypot": (lambda x: pf.hypot(x, x), 0.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(_SINGULAR))
+def test_zero_cotangent_at_a_singular_point_contributes_zero(name):
+    """The program leaves out the op's value at its singular point: the gradient there is 0, not
+    torch's nan (0 * inf); finite differences give 0 too, the program not depending on it."""
+    f, at, regular = _SINGULAR[name]
+    mask = pf.tensor([0.0, 1.0])
+
+    def program(x):
+        return (f(x) * mask).sum()
+
+    x = pf.tensor([at, regular], requires_grad=True)
+    program(x).backward()
+    ref = pf.tensor([at, regular], requires_grad=True)
+    (f(ref)[1]).backward()
+    assert np.all(np.isfinite(x.grad.numpy()))
+    close(x.grad, [0.0, ref.grad[1].item()])
+    # forward mode: a zero tangent meeting the singular point gives a zero tangent
+    _, t = pf.func.jvp(lambda x: f(x), (pf.tensor([at, regular]),), (pf.tensor([0.0, 1.0]),))
+    close(t, [0.0, ref.grad[1].item()])
+    # second order: the gradient's own derivative at the singular point is finite too
+    h = pf.func.hessian(program)(pf.tensor([at, regular]))
+    assert np.all(np.isfinite(h.numpy()))
+    assert h[0].abs().sum().item() == 0.0
+
+
+def test_the_backward_formula_keeps_its_derivative_in_the_cotangent():
+    """sqrt's backward is linear in the cotangent with slope 1 / (2 sqrt(x)) everywhere, also at a
+    zero cotangent (the double-backward trick differentiates it there): inf at x = 0, not 0."""
+    x = pf.tensor([0.0, 4.0], requires_grad=True)
+    y = pf.sqrt(x)
+    u = pf.zeros(2, requires_grad=True)
+    (g,) = pf.autograd.grad(y, x, u, create_graph=True)
+    close(g, [0.0, 0.0])
+    (gu,) = pf.autograd.grad(g.sum(), u)
+    assert gu[0].item() == np.inf and gu[1].item() == 0.25
+    _, jv = pf.autograd.functional.jvp(pf.sqrt, pf.tensor([0.0, 4.0]), pf.tensor([1.0, 1.0]), fw_mode=False)
+    assert jv[0].item() == np.inf and jv[1].item() == 0.25
+
+
+def test_a_nonzero_cotangent_at_a_singular_point_stays_infinite():
+    x = pf.tensor([0.0], requires_grad=True)
+    pf.sqrt(x).sum().backward()
+    assert x.grad.item() == np.inf
+
+
+def test_mul0_is_linear_in_its_first_argument():
+    a = pf.tensor([0.0, 2.0, 0.0], requires_grad=True)
+    b = pf.tensor([np.inf, 3.0, np.nan], requires_grad=True)
+    y = pf.mul0(a, b)
+    close(y, [0.0, 6.0, 0.0])
+    ga, gb = pf.autograd.grad(y.sum(), (a, b))
+    assert ga[1].item() == 3.0 and ga[0].item() == np.inf  # the slope in a is b everywhere
+    close(gb, [0.0, 2.0, 0.0])  # constant in b where a == 0
+
+
+def test_cbrt_and_log_are_left_to_ieee():
+    """cbrt(x) ** 3 is x: at 0 its cotangent 3 cbrt(0)^2 is 0 and its derivative 1, so the rule
+    would be wrong for cbrt (defined on both sides of 0); log's value is infinite at 0. Both give
+    nan, as torch does."""
+    x = pf.tensor([0.0], requires_grad=True)
+    (pf.cbrt(x) ** 3).sum().backward()
+    assert np.isnan(x.grad.item())
+    x = pf.tensor([0.0], requires_grad=True)
+    (pf.log(x) * 0.0).sum().backward()
+    assert np.isnan(x.grad.item())

@@ -141,6 +141,16 @@ def nbody_step(np, pos, vel):
     return np.concatenate([pos.ravel(), vel.ravel()])
 
 
+def nbody_energy(np, pos):
+    """Pairwise potential energy: a distance matrix whose zero diagonal a masked write and triu
+    leave out. sqrt(0) meets a zero cotangent there (docs/design.md, "Zero cotangents at singular
+    points"): the gradient is finite, as finite differences say (torch's and JAX's are nan)."""
+    x, y, z = pos[:, 0:1], pos[:, 1:2], pos[:, 2:3]
+    inv_r = np.sqrt((x.T - x) ** 2 + (y.T - y) ** 2 + (z.T - z) ** 2)
+    inv_r[inv_r > 0] = 1.0 / inv_r[inv_r > 0]
+    return np.sum(np.triu(-inv_r, 1))
+
+
 def cfd_step(np, u, v):
     """One step of 2-D Burgers' equations (upwind differences), boundaries held at zero."""
     un, vn = u.copy(), v.copy()
@@ -177,6 +187,7 @@ KERNELS = {
     "weighted_histogram": (weighted_histogram, lambda: [RNG.random(12), RNG.random(12)]),
     "nbody_step": (nbody_step, lambda: [RNG.random((4, 3)), RNG.random((4, 3))]),
     "cfd_step": (cfd_step, lambda: [RNG.random((5, 5)), RNG.random((5, 5))]),
+    "nbody_energy": (nbody_energy, lambda: [RNG.random((4, 3))]),
 }
 
 # the weighted histogram: its bins are piecewise constant in r; differentiate in the weights only
@@ -230,6 +241,7 @@ _ALLOCATES = {
     "weighted_histogram": False,
     "nbody_step": True,
     "cfd_step": False,
+    "nbody_energy": False,
 }
 
 

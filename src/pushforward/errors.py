@@ -6,6 +6,7 @@ and all share one base, `PushforwardError`:
 
 - `OpError` (RuntimeError): bad values -- shapes, dtypes, autograd misuse, dual levels;
 - `OpTypeError` (TypeError): an argument of the wrong type (`pf.sin("a")`, `len()` of a 0-d tensor);
+- `OpRuntimeTypeError` (both): torch's RuntimeError where NumPy or autograd raise TypeError;
 - `OpValueError` (ValueError): where torch raises ValueError (an integer primal made dual, `cat([])`);
 - `OpIndexError` (IndexError): an index or dimension out of range.
 
@@ -25,6 +26,7 @@ __all__ = [
     "SavedTensorModifiedError",
     "OpError",
     "OpTypeError",
+    "OpRuntimeTypeError",
     "OpValueError",
     "OpDtypeError",
     "OpIndexError",
@@ -47,9 +49,13 @@ class OpTypeError(PushforwardError, TypeError):
     """An argument of the wrong type: torch's TypeError."""
 
 
-class OpDtypeError(OpError, TypeError):
-    """NumPy refused the inputs' dtypes (a ufunc with no loop for them): torch's RuntimeError and
-    NumPy's TypeError, so code written against either catches it."""
+class OpRuntimeTypeError(OpError, TypeError):
+    """A misuse torch reports as RuntimeError and NumPy or autograd as TypeError (an in-place write
+    into a leaf that requires grad; the gradient of a complex or bool output): either catches it."""
+
+
+class OpDtypeError(OpRuntimeTypeError):
+    """NumPy refused the inputs' dtypes (a ufunc with no loop for them)."""
 
 
 class OpValueError(PushforwardError, ValueError):

@@ -202,6 +202,7 @@ _SHARED = {
 _ADDS = {"add", "add_m", "add_alpha", "sub", "sub_alpha"}
 _ZERO_TANGENT = {"floor", "ceil", "trunc", "round", "sign", "detach", "const"}
 _ALIAS = {"contiguous", "to_same", "to_f64", "double", "einsum"}
+_SINGULAR = {"sqrt", "sqrt_", "pow_s", "pow_s_", "asin", "acos", "acosh", "hypot"}
 _CASTS = {"long_double", "bool_double", "to_long", "cdouble_of_int"}
 _WRITES = {op.name for op in OPS if op.inplace}
 
@@ -224,6 +225,8 @@ def label(c: FailureClass) -> str:
             return "torch bug: forward AD (and double backward) of cholesky_inverse"
         if "scatter_reduce" in c.ops:
             return "torch bug: scatter_reduce 'prod' where src is self (include_self)"
+        if c.ops & _SINGULAR:
+            return "torch's nan: 0 * inf where a zero cotangent meets an infinite derivative (sqrt at 0)"
         if mode == "jvp2":
             return "torch's jvp slightly wrong (below first-order tolerance): its difference quotient is off"
         return ""

@@ -6,7 +6,7 @@ over elements then pays the 0-d array machinery (~1 us) on every statement, wher
 arithmetic costs ~0.1 us. So a value may be replayed as a NumPy scalar (`Stmt.bare`) when what
 the program does with it gives the same results for a scalar:
 
-- it is read only as an operand of ufuncs (not their `out=`), as the value of an assignment
+- it is read only as an operand of ufuncs (not their `out=`) or of `np.where`, as the value of an assignment
   `b[idx] = v` or of `np.copyto(dst, v)`, by a reduction whose result is a scalar anyway, or (for
   a value with memory of its own) by `np.broadcast_to`; a ufunc on operands that are 0-d or
   scalars returns a scalar either way, and on any larger operand the same array;
@@ -44,7 +44,7 @@ def _scalar_use(s: Stmt, v: Var, owns_memory: bool) -> bool:
         return s.args[2] is v and not _mentions(s.args[:2], v)
     if s.kind != "call":
         return False
-    if isinstance(s.fn, np.ufunc):
+    if isinstance(s.fn, np.ufunc) or s.fn is np.where:  # (np.where's result is an array either way)
         return not _mentions(s.kwargs, v)
     if s.fn is np.copyto:
         return s.args[1] is v and s.args[0] is not v and not _mentions(s.kwargs, v)

@@ -19,7 +19,7 @@ from ..engine.graph import rebase_history, save_entry
 from ..engine.saved import before_write
 from ..engine.state import STATE
 from .classifier import apply
-from ..errors import OpError, OpTypeError
+from ..errors import OpError, OpRuntimeTypeError, OpTypeError
 from .general import normalize
 from .interpret import resolve
 from .oprecord import SCALAR_TYPES, Op, run_kernel
@@ -89,7 +89,7 @@ def _check_inplace_allowed(op: Op, target: Tensor) -> None:
     root = target._base if target._base is not None else target
     if root._requires_grad and root._grad_fn is None:
         what = "a view of a leaf Variable" if target._base is not None else "a leaf Variable"
-        raise OpError(
+        raise OpRuntimeTypeError(
             f"{op.name}_: {what} that requires grad is being used in an in-place operation "
             "(use torch-style `with pf.no_grad():` to modify it)"
         )

@@ -26,7 +26,7 @@ from .state import STATE
 from ..core.batched import BatchedTensor
 from ..core.creation import zeros, zeros_like
 from ..core.lazy import as_array, has_layout
-from ..errors import OpError, SavedTensorModifiedError
+from ..errors import OpError, OpRuntimeTypeError, SavedTensorModifiedError
 from ..core.tensor import _NO_STORAGE, Tensor, add_saver, alias, note_value, join_storage, mark_ad, set_history, wrap
 
 _seq = itertools.count()
@@ -1039,6 +1039,11 @@ def _grad_outputs(outputs: Sequence, grad_outputs, who: str) -> list:
                 raise OpError(
                     f"{who}: grad can be implicitly created only for scalar outputs "
                     f"(got an output of shape {tuple(o._data.shape)}); pass `gradient`/`grad_outputs`"
+                )
+            if o._data.dtype.kind == "c":
+                raise OpRuntimeTypeError(
+                    f"{who}: grad can be implicitly created only for real scalar outputs (got a complex "
+                    "output); differentiate its real part or abs(), or pass `gradient`/`grad_outputs`"
                 )
             # (one element: its layout is moot; ones_like: a lazy output's seed is lazy too, or every
             # cotangent from it would be a NumPy array of its input's full size)

@@ -47,7 +47,7 @@ from ..autograd.jacobian_util import basis_rows, check_not_interpreted, split_co
 from ..engine.pending import Pending
 from ..engine.graph import grad as _autograd_grad
 from ..engine.state import STATE
-from ..errors import OpError, OpValueError, SavedTensorModifiedError
+from ..errors import OpError, OpRuntimeTypeError, OpValueError, SavedTensorModifiedError
 from ..core.creation import ones_like, zeros, zeros_like
 from ..ops.generated import cat
 from ..core.pytree import TreeSpec, _reorder_like, _same_structure, tree_flatten, tree_unflatten
@@ -455,6 +455,11 @@ def _grad_call(f: Callable, argnums: int | tuple, has_aux: bool, args: tuple, kw
         raise OpError(f"grad: expected f to return a scalar Tensor, got one of shape {tuple(out.shape)}")
     if not _is_diff(out):
         raise OpError(f"grad: f returned a Tensor of dtype {out.dtype}, which is not differentiable")
+    if out.dtype.kind == "c":  # (torch's backward refuses it too; autograd raises TypeError)
+        raise OpRuntimeTypeError(
+            "grad: expected f to return a real scalar Tensor, got a complex one: differentiate its real part "
+            "or abs(), or use vjp with a cotangent"
+        )
     if (
         not want_value
         and type(out) is not BatchedTensor

@@ -152,6 +152,18 @@ def rsqrt(a):
     return 1.0 / xp.sqrt(a)
 
 
+def mul0(a, b):
+    """a * b, but 0 where a == 0 whatever b (inf, nan): the chain rule's product at a singular
+    point (docs/design.md, "Zero cotangents at singular points").
+
+    >>> import numpy as np
+    >>> mul0(np.array([0.0, 2.0]), np.array([np.inf, 3.0]))
+    array([0., 6.])
+    """
+    with xp.errstate(invalid="ignore"):
+        return xp.where(a == 0, 0, xp.multiply(a, b))
+
+
 def sigmoid(a):
     if a.dtype.kind == "c":  # scipy's expit is real-only
         return 1.0 / (1.0 + xp.exp(-a))

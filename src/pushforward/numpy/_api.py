@@ -589,7 +589,8 @@ _MASKED.update({np.all: np.logical_and, np.any: np.logical_or})
 
 def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
     """np.asarray(t): the tensor's values, unless a derivative would be lost (then raise, as torch)."""
-    if has_derivative(self):
+    if has_derivative(self) and (dtype is None or np.dtype(dtype).kind not in "biu"):
+        # (an integer or bool array asked for, np.int64(t): piecewise constant, nothing is lost)
         raise_lost_derivative(self, "convert a Tensor to a NumPy array")
     a = self._data
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a recording array (compiler/recording.py)

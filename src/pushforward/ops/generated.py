@@ -181,9 +181,13 @@ LOG1P = Op('log1p', xp.log1p, ('self',), ('T',), (True,), backward=_log1p__backw
 def log1p(self, *, out=None):
     """log(1 + x), accurate near 0. Example: pf.log1p(pf.tensor([1e-10]))"""
 # ---- sqrt
-def _sqrt__backward(grad, self, result, needs): return (grad / (2 * _conj(result)) if needs[0] else None,)
-def _sqrt__jvp(self_p, self_t, result): return self_t / (2 * result)
-SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, backward_np=_sqrt__backward, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
+def _sqrt__backward(grad, self, result, needs):
+    return (mul0(grad, 0.5 / _conj(result)) if needs[0] else None,)
+def _sqrt__backward_np(grad, self, result, needs):
+    return (K.mul0(grad, 0.5 / _conj(result)) if needs[0] else None,)
+def _sqrt__jvp(self_p, self_t, result): return _conj(mul0(_conj(self_t), 0.5 / _conj(result)))
+def _sqrt__jvp_np(self_p, self_t, result): return K.conj(K.mul0(K.conj(self_t), 0.5 / K.conj(result)))
+SQRT = Op('sqrt', xp.sqrt, ('self',), ('T',), (True,), backward=_sqrt__backward, backward_np=_sqrt__backward_np, jvp=_sqrt__jvp, jvp_np=_sqrt__jvp_np, jvp_np_reads=(False, True), jvp_kind='auto_element_wise', save=(((0,), None), ((0,), (2,))), batch='elementwise')
 @bare_op(SQRT, xp.sqrt, write_out=write_out)
 def sqrt(self, *, out=None):
     """Square root, element-wise. Example: pf.sqrt(pf.tensor([4.0]))"""
@@ -247,11 +251,13 @@ def tan(self, *, out=None):
     """Tangent, element-wise. Example: pf.tan(pf.tensor([0.0]))"""
 # ---- asin
 def _asin__backward(grad, self, result, needs):
-    return (grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+    return (mul0(grad, _conj((1 - self * self).rsqrt())) if needs[0] else None,)
 def _asin__backward_np(grad, self, result, needs):
-    return (grad * _conj(K.rsqrt(1 - self * self)) if needs[0] else None,)
-def _asin__jvp(self_p, self_t, result): return self_t * (1 - self_p * self_p).rsqrt()
-def _asin__jvp_np(self_p, self_t, result): return self_t * K.rsqrt(1 - self_p * self_p)
+    return (K.mul0(grad, _conj(K.rsqrt(1 - self * self))) if needs[0] else None,)
+def _asin__jvp(self_p, self_t, result):
+    return _conj(mul0(_conj(self_t), _conj((1 - self_p * self_p).rsqrt())))
+def _asin__jvp_np(self_p, self_t, result):
+    return K.conj(K.mul0(K.conj(self_t), K.conj(K.rsqrt(1 - self_p * self_p))))
 ASIN = Op('asin', xp.arcsin, ('self',), ('T',), (True,), backward=_asin__backward, backward_np=_asin__backward_np, jvp=_asin__jvp, jvp_np=_asin__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 @bare_op(ASIN, xp.arcsin, write_out=write_out)
 def asin(self, *, out=None):
@@ -259,11 +265,13 @@ def asin(self, *, out=None):
 arcsin = asin
 # ---- acos
 def _acos__backward(grad, self, result, needs):
-    return (-grad * _conj((1 - self * self).rsqrt()) if needs[0] else None,)
+    return (mul0(-grad, _conj((1 - self * self).rsqrt())) if needs[0] else None,)
 def _acos__backward_np(grad, self, result, needs):
-    return (-grad * _conj(K.rsqrt(1 - self * self)) if needs[0] else None,)
-def _acos__jvp(self_p, self_t, result): return -self_t * (1 - self_p * self_p).rsqrt()
-def _acos__jvp_np(self_p, self_t, result): return -self_t * K.rsqrt(1 - self_p * self_p)
+    return (K.mul0(-grad, _conj(K.rsqrt(1 - self * self))) if needs[0] else None,)
+def _acos__jvp(self_p, self_t, result):
+    return _conj(mul0(-_conj(self_t), _conj((1 - self_p * self_p).rsqrt())))
+def _acos__jvp_np(self_p, self_t, result):
+    return K.conj(K.mul0(-K.conj(self_t), K.conj(K.rsqrt(1 - self_p * self_p))))
 ACOS = Op('acos', xp.arccos, ('self',), ('T',), (True,), backward=_acos__backward, backward_np=_acos__backward_np, jvp=_acos__jvp, jvp_np=_acos__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 @bare_op(ACOS, xp.arccos, write_out=write_out)
 def acos(self, *, out=None):
@@ -321,11 +329,13 @@ def asinh(self, *, out=None):
 arcsinh = asinh
 # ---- acosh
 def _acosh__backward(grad, self, result, needs):
-    return (grad * _conj((self - 1).rsqrt() * (self + 1).rsqrt()) if needs[0] else None,)
+    return (mul0(grad, _conj((self - 1).rsqrt() * (self + 1).rsqrt())) if needs[0] else None,)
 def _acosh__backward_np(grad, self, result, needs):
-    return (grad * _conj(K.rsqrt(self - 1) * K.rsqrt(self + 1)) if needs[0] else None,)
-def _acosh__jvp(self_p, self_t, result): return self_t * ((self_p - 1).rsqrt() * (self_p + 1).rsqrt())
-def _acosh__jvp_np(self_p, self_t, result): return self_t * (K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))
+    return (K.mul0(grad, _conj(K.rsqrt(self - 1) * K.rsqrt(self + 1))) if needs[0] else None,)
+def _acosh__jvp(self_p, self_t, result):
+    return _conj(mul0(_conj(self_t), _conj((self_p - 1).rsqrt() * (self_p + 1).rsqrt())))
+def _acosh__jvp_np(self_p, self_t, result):
+    return K.conj(K.mul0(K.conj(self_t), K.conj(K.rsqrt(self_p - 1) * K.rsqrt(self_p + 1))))
 ACOSH = Op('acosh', xp.arccosh, ('self',), ('T',), (True,), backward=_acosh__backward, backward_np=_acosh__backward_np, jvp=_acosh__jvp, jvp_np=_acosh__jvp_np, jvp_np_reads=(True, False), jvp_kind='auto_element_wise', save=(((0,), None), ((2,), None)), batch='elementwise')
 @bare_op(ACOSH, xp.arccosh, write_out=write_out)
 def acosh(self, *, out=None):
@@ -604,6 +614,26 @@ def mul_(self, other):
     """In-place mul: writes into self (values, tape history and tangents)."""
     return apply_inplace(MUL, self, (self, other), ())
 multiply = mul
+# ---- mul0
+def _mul0__backward(grad, self, other, result, needs):
+    return (mul0(grad, _conj(other)) if needs[0] else None, mul0(_conj(self), grad) if needs[1] else None)
+def _mul0__backward_np(grad, self, other, result, needs):
+    return (K.mul0(grad, _conj(other)) if needs[0] else None, K.mul0(_conj(self), grad) if needs[1] else None)
+def _mul0__jvp(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return mul0(self_p, other_t)
+    if other_t is None: return mul0(self_t, other_p)
+    return mul0(self_t, other_p) + mul0(self_p, other_t)
+def _mul0__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return K.mul0(self_p, other_t)
+    if other_t is None: return K.mul0(self_t, other_p)
+    return K.mul0(self_t, other_p) + K.mul0(self_p, other_t)
+def _mul0__kernel(self, other):
+    _r = K.mul0(self, other)
+    return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
+MUL0 = Op('mul0', _mul0__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul0__backward, backward_np=_mul0__backward_np, jvp=laid_out(_mul0__jvp, 2), jvp_np=laid_out(_mul0__jvp_np, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear')
+@bare_op(MUL0, K.mul0, layout=True, write_out=write_out)
+def mul0(self, other, *, out=None):
+    """self * other, but 0 where self == 0 (even where other is inf or nan). Example: pf.mul0(pf.tensor([0.0, 2.0]), pf.tensor([float('inf'), 3.0]))"""
 # ---- div
 def _div__backward(grad, self, other, result, rounding_mode, needs):
     return (
@@ -687,15 +717,24 @@ def atan2(self, other, *, out=None):
 arctan2 = atan2
 # ---- hypot
 def _hypot__backward(grad, self, other, result, needs):
-    return (grad * self / result if needs[0] else None, grad * other / result if needs[1] else None)
+    return (mul0(grad, self / result) if needs[0] else None, mul0(grad, other / result) if needs[1] else None)
+def _hypot__backward_np(grad, self, other, result, needs):
+    return (
+        K.mul0(grad, self / result) if needs[0] else None,
+        K.mul0(grad, other / result) if needs[1] else None,
+    )
 def _hypot__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return other_t * other_p / result
-    if other_t is None: return self_t * self_p / result
-    return (self_t * self_p + other_t * other_p) / result
+    if self_t is None: return mul0(other_t, other_p / result)
+    if other_t is None: return mul0(self_t, self_p / result)
+    return mul0(self_t, self_p / result) + mul0(other_t, other_p / result)
+def _hypot__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None: return K.mul0(other_t, other_p / result)
+    if other_t is None: return K.mul0(self_t, self_p / result)
+    return K.mul0(self_t, self_p / result) + K.mul0(other_t, other_p / result)
 def _hypot__kernel(self, other):
     _r = xp.hypot(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward, jvp=laid_out(_hypot__jvp, 2), jvp_np=laid_out(_hypot__jvp, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
+HYPOT = Op('hypot', _hypot__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_hypot__backward, backward_np=_hypot__backward_np, jvp=laid_out(_hypot__jvp, 2), jvp_np=laid_out(_hypot__jvp_np, 2), jvp_kind='explicit', save=(((0, 0), None), ((2, 0), (2,)), ((0, 2), (2,)), ((2, 2), (2,))), batch='elementwise')
 @bare_op(HYPOT, xp.hypot, layout=True, write_out=write_out)
 def hypot(self, other, *, out=None):
     """sqrt(self**2 + other**2). Example: pf.hypot(pf.tensor([3.0]), pf.tensor([4.0]))"""
@@ -3900,7 +3939,7 @@ RECORDS = (  # every Op, in YAML order
     NEG, ABS, SGN, SIGN, EXP, EXP2, EXPM1, CBRT, DEG2RAD, RAD2DEG, NAN_TO_NUM, LOG, LOG2, LOG10, LOG1P, SQRT,
     RSQRT, SQUARE, RECIPROCAL, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH, ACOSH, ATANH,
     SIGMOID, LOGIT, RELU, ERF, ERFC, ERFINV, LGAMMA, DIGAMMA, POLYGAMMA, FLOOR, CEIL, ROUND, TRUNC, CLAMP,
-    REAL, IMAG, CONJ, ANGLE, ADD, SUB, MUL, DIV, POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER,
+    REAL, IMAG, CONJ, ANGLE, ADD, SUB, MUL, MUL0, DIV, POW, ATAN2, HYPOT, MAXIMUM, MINIMUM, FMOD, REMAINDER,
     COPYSIGN, XLOGY, LOGADDEXP, LOGADDEXP2, FMAX, FMIN, HEAVISIDE, LDEXP, WHERE, EQ, NE, LT, LE, GT, GE,
     LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITWISE_NOT, ISNAN, ISFINITE,
     ISINF, ISPOSINF, ISNEGINF, SIGNBIT, LOGICAL_XOR, BITWISE_LEFT_SHIFT, BITWISE_RIGHT_SHIFT, COUNT_NONZERO,
@@ -3939,8 +3978,8 @@ neg negative neg_ abs absolute abs_ sgn sign exp exp_ exp2 expm1 cbrt deg2rad ra
 log10 log1p sqrt sqrt_ rsqrt square reciprocal sin sin_ cos cos_ tan asin arcsin acos arccos atan arctan sinh
 cosh tanh tanh_ asinh arcsinh acosh arccosh atanh arctanh sigmoid sigmoid_ logit relu relu_ erf erfc erfinv
 lgamma digamma floor ceil round trunc fix clamp clip clamp_ real imag conj conjugate angle add add_ sub
-subtract sub_ mul multiply mul_ div divide true_divide div_ pow pow_ atan2 arctan2 hypot maximum minimum fmod
-remainder copysign xlogy logaddexp logaddexp2 fmax fmin heaviside ldexp float_power floor_divide eq ne
+subtract sub_ mul multiply mul_ mul0 div divide true_divide div_ pow pow_ atan2 arctan2 hypot maximum minimum
+fmod remainder copysign xlogy logaddexp logaddexp2 fmax fmin heaviside ldexp float_power floor_divide eq ne
 not_equal lt less le less_equal gt greater ge greater_equal logical_and logical_or logical_not bitwise_and
 bitwise_or bitwise_xor bitwise_not isnan isfinite isinf isposinf isneginf signbit logical_xor
 bitwise_left_shift bitwise_right_shift count_nonzero argmax argmin to clone alias sum mean prod amax amin
@@ -3964,7 +4003,7 @@ FUNCTIONS = _table("""
 neg negative abs absolute sgn sign exp exp2 expm1 cbrt deg2rad rad2deg nan_to_num log log2 log10 log1p sqrt
 rsqrt square reciprocal sin cos tan asin arcsin acos arccos atan arctan sinh cosh tanh asinh arcsinh acosh
 arccosh atanh arctanh sigmoid logit relu erf erfc erfinv lgamma digamma polygamma floor ceil round trunc fix
-clamp clip real imag conj conjugate angle add sub subtract mul multiply div divide true_divide pow atan2
+clamp clip real imag conj conjugate angle add sub subtract mul multiply mul0 div divide true_divide pow atan2
 arctan2 hypot maximum minimum fmod remainder copysign xlogy logaddexp logaddexp2 fmax fmin heaviside ldexp
 float_power floor_divide where eq ne not_equal lt less le less_equal gt greater ge greater_equal logical_and
 logical_or logical_not bitwise_and bitwise_or bitwise_xor bitwise_not isnan isfinite isinf isposinf isneginf

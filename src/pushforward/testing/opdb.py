@@ -989,6 +989,7 @@ _BINARY = {
     "add": (lambda a, b, alpha=1: a + (b if alpha == 1 else alpha * b), True, True),
     "sub": (lambda a, b, alpha=1: a - (b if alpha == 1 else alpha * b), True, True),
     "mul": (np.multiply, True, True),
+    "mul0": (lambda a, b: np.where(a == 0, 0, a * b), True, False),
     "atan2": (np.arctan2, False, False),
     "hypot": (np.hypot, False, False),
     "maximum": (np.maximum, False, False),

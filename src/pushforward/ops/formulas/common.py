@@ -18,6 +18,7 @@ from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
 from ...errors import check_dim
+from ...kernels.basic import mul0
 
 __all__ = [
     "laid_out",
@@ -405,10 +406,18 @@ def pow_self_backward(grad, self, exponent):
         # (grad * e) * self' rather than grad * (e * self'): in forward-over-reverse only self
         # carries a tangent at first, and this way the scaling is not applied to it too.
         ec = e.conjugate() if type(e) is complex else e
+        if e != 2 and _singular_at_zero(e):
+            # x ** 0.5: an infinite derivative at 0 (docs/design.md, "Zero cotangents at singular points")
+            return OPS.mul0(grad * ec, _conj(self.pow(e - 1)))
         return grad * ec * _conj(self if e == 2 else self.pow(e - 1))
     # (the masked branch is made finite too: its derivatives would be 0 * inf = nan at self = 0)
     zero = exponent == 0
-    return OPS.where(zero, 0.0, grad * (exponent * self.pow(OPS.where(zero, 1.0, exponent) - 1)).conj())
+    return OPS.where(zero, 0.0, OPS.mul0(grad, (exponent * self.pow(OPS.where(zero, 1.0, exponent) - 1)).conj()))
+
+
+def _singular_at_zero(e) -> bool:
+    """Is x ** e finite at x = 0 with an infinite derivative there (0 < e < 1)?"""
+    return type(e) is not complex and 0 < e < 1
 
 
 def _conj(t):
@@ -425,9 +434,12 @@ def pow_self_backward_np(grad, self, exponent):
         if e == 1:
             return grad
         ec = e.conjugate() if type(e) is complex else e
+        if e != 2 and _singular_at_zero(e):
+            with np.errstate(divide="ignore"):
+                return mul0(grad * ec, np.power(self, e - 1))
         return grad * ec * _conj(self if e == 2 else np.power(self, e - 1))
     with np.errstate(all="ignore"):
-        return np.where(exponent == 0, 0.0, grad * _conj(exponent * np.power(self, exponent - 1)))
+        return np.where(exponent == 0, 0.0, mul0(grad, _conj(exponent * np.power(self, exponent - 1))))
 
 
 def clamp_mask(self, min, max):

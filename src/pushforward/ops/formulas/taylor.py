@@ -334,10 +334,12 @@ def series_sqrt(op, xs, args, K) -> list:
     """sqrt(x): y_k = (x_k - sum_{j=1..k-1} y_j y_{k-j}) / (2 y_0)."""
     (x,) = xs
     y = [_call(op, (x[0],), args)]
-    two_y0 = 2 * y[0]
+    # a zero coefficient where y_0 = 0 gives 0, as sqrt's forward formula (docs/design.md, "Zero
+    # cotangents at singular points"), so jet and nested dual levels agree
+    half_over_y0 = 0.5 / y[0]
     for k in range(1, K + 1):
         num = _sub(_at(x, k), conv(y, y, k, 1, k - 1))
-        y.append(None if num is None else num / two_y0)
+        y.append(None if num is None else OPS.mul0(num, half_over_y0))
     return y
 
 
@@ -368,6 +370,8 @@ def series_pow(op, xs, args, K) -> list:
         if type(e) in (int, float) and float(e).is_integer() and 0 <= e <= 64:
             y = _power_by_squaring(x, int(e), K) if e else [None] * (K + 1)
             return [y0] + y[1:]
+        if type(x[0]) is Tensor and not x[0]._ad and not np.all(x[0]._data):
+            return None  # x_0 = 0 makes the recurrence 0 / 0: the forward formula's rule instead
         y = [y0]
         for k in range(1, K + 1):
             a = conv(x, y, k, 1, k, "j")
