@@ -9,8 +9,9 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 - common subexpressions: the same function on the same variables with the same constant
   arguments (and no write in between into what it reads) is computed once (after the
   simplifier, which makes more of them: a number's place in `2.0 * v`);
-- writes into views, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
-  common subexpressions again, with views shared across writes;
+- writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
+  common subexpressions again, with views shared across writes; element stores forwarded to the
+  element reads after them, and overwritten ones dropped (scalars.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
   a large temporary with no dead buffer to go into goes into a scratch array the program keeps
@@ -30,8 +31,8 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, writes_into_views
-from .scalars import scalarize
+from .peephole import copies, self_writes, writes_into_views
+from .scalars import scalarize, stores
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -451,9 +452,10 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     outputs = list(outputs)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
-    stmts = _dce(writes_into_views(stmts, outputs), outputs, fixed_roots, temps)
+    stmts = _dce(self_writes(writes_into_views(stmts, outputs)), outputs, fixed_roots, temps)
     stmts = scalarize(copies(stmts, outputs), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
+    stmts = _dce(stores(stmts, outputs), outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)

@@ -11,6 +11,10 @@
   no statement writes into, views, or returns, while nothing writes into a before b's last use,
   is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
 
+- writes of a region into itself: `base[idx] = v` where v is the view `base[idx]` (the same
+  basic index of the same Var), or a copy of it (`copy`, `astype` to its own dtype) taken after the last
+  write into base: Python runs `a[i] += x` as a read, an in-place add into the view, and that
+  assignment, which the engine records as a copy of the view written back;
 - views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
   C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
 
@@ -24,7 +28,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Const, Stmt, Var
 
-__all__ = ["writes_into_views", "copies"]
+__all__ = ["writes_into_views", "self_writes", "copies"]
 
 
 def _basic(idx) -> bool:
@@ -97,6 +101,48 @@ def writes_into_views(stmts: list, outputs: list) -> list:
             s.kind, s.fn, s.label = "setitem", None, "setitem"
             s.args, s.kwargs, s.writes = (base, view.args[1], src), {}, [base]
     return stmts
+
+
+def _index_key(idx):
+    """A basic index without a trailing Ellipsis (`a[1, 2, ...]` and `a[1, 2]` name one region)."""
+    items = idx if type(idx) is tuple else (idx,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    return tuple((slice, i.start, i.stop, i.step) if type(i) is slice else (type(i), i) for i in items)
+
+
+def _writes_itself(s: Stmt, i: int, made: dict, lt: Lifetimes, reshaped: set) -> bool:
+    """s is `base[idx] = v` with v the region base[idx] itself or a copy of it nothing has
+    written since (the module doc)."""
+    base, idx, v = s.args
+    if type(base) is not Var or type(v) is not Var or id(base) in reshaped or not _basic(idx):
+        return False
+    start = i - 1
+    mk = made.get(id(v))
+    while mk is not None and mk[1].kind == "method" and mk[1].fn in ("astype", "copy"):
+        j, c = mk  # (a copy of a copy: the tangent rules copy the value they hand on)
+        x = c.args[0]
+        if type(x) is not Var or x.dtype != v.dtype:
+            return False
+        if c.fn == "astype" and (len(c.args) != 2 or c.kwargs != {"copy": True} or c.args[1] != x.dtype):
+            return False
+        if c.fn == "copy" and (len(c.args) != 1 or c.kwargs not in ({}, {"order": "C"}, {"order": "K"})):
+            return False
+        v, start, mk = x, j, made.get(id(x))
+    if mk is None or mk[1].kind != "getitem" or v.fresh or v.dtype != base.dtype:
+        return False
+    view = mk[1]
+    if view.args[0] is not base or not _basic(view.args[1]) or _index_key(view.args[1]) != _index_key(idx):
+        return False
+    return not lt.written(base.root, start, i - 1)
+
+
+def self_writes(stmts: list) -> list:
+    """stmts without the writes of a region into itself (the module doc)."""
+    made = {id(v): (i, s) for i, s in enumerate(stmts) for v in s.outs}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    lt = Lifetimes(stmts)
+    return [s for i, s in enumerate(stmts) if s.kind != "setitem" or not _writes_itself(s, i, made, lt, reshaped)]
 
 
 def _copied(s: Stmt):

@@ -15,6 +15,12 @@ the program does with it gives the same results for a scalar:
   only when nothing writes into a before the read's last use.
 
 A value with any other reader (a method, a view of it, an index) stays a 0-d array.
+
+Element stores (`stores`), after that: an element read `a[i, j]` replayed as a scalar that
+follows the assignment `a[i, j] = v` of a scalar v, with no write into a in between, is v (a
+scalar is immutable); and such an assignment that a later one into the same element of the same
+array overwrites, with nothing reading a's memory in between, is dropped. A loop that updates an
+element several times (`A[i, j] += x; A[i, j] /= 9.0`) then writes it once.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Stmt, Var, new_root, walk_args
 
-__all__ = ["scalarize"]
+__all__ = ["scalarize", "stores"]
 
 # reductions whose result on a 0-d array or a scalar is a scalar (Stmt.scalar_out in the trace)
 _REDUCTIONS = frozenset({np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.mean})
@@ -96,3 +102,67 @@ def scalarize(stmts: list, outputs: list) -> list:
             if not owns:  # a copy of the element now: memory of its own
                 v.root, v.fresh, v.scalar = new_root(), True, True
     return stmts
+
+
+def _element_key(s: Stmt):
+    """(id of the base, the int indices) of `base[i, j, ...]` with ints only, else None."""
+    idx = s.args[1]
+    items = idx if type(idx) is tuple else (idx,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    base = s.args[0]
+    if type(base) is not Var or base.shape is None or len(items) != len(base.shape):
+        return None
+    return (id(base), items) if all(type(i) is int for i in items) else None
+
+
+def stores(stmts: list, outputs: list) -> list:
+    """stmts with element reads after an element store forwarded and overwritten stores dropped
+    (the module doc)."""
+    lt = Lifetimes(stmts)
+    bare = {id(v) for s in stmts if s.bare for v in s.outs}
+    out_ids = {id(v) for v in outputs}
+    last: dict = {}  # element key -> (statement index, scalar stored)
+    sub: dict = {}
+    kept = []
+    for i, s in enumerate(stmts):
+        if sub:
+            s.substitute(sub)
+        if s.kind == "getitem" and s.bare and id(s.outs[0]) not in out_ids:
+            key = _element_key(s)
+            st = last.get(key) if key is not None else None
+            if st is not None and not lt.written(s.args[0].root, st[0], i - 1):
+                sub[id(s.outs[0])] = st[1]
+                continue
+        elif s.kind == "setitem":
+            key = _element_key(s)
+            v = s.args[2]
+            if key is not None and type(v) is Var and id(v) in bare and v.shape == () and v.dtype == s.args[0].dtype:
+                last[key] = (i, v)
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return _overwritten(kept)
+
+
+def _overwritten(stmts: list) -> list:
+    """stmts without the element stores a later store into the same element overwrites before
+    anything reads that memory (a setitem's target is written, not read)."""
+    pending: dict = {}  # root -> {element key: index of its last store}
+    dead = set()
+    for i, s in enumerate(stmts):
+        key = _element_key(s) if s.kind == "setitem" else None
+        reads = s.reads if key is None else [v for v in s.reads if v is not s.args[0]]
+        for v in reads:
+            pending.pop(v.root, None)
+        if key is None:
+            for w in s.writes:  # (a write of another shape: the stores before it may show through it)
+                if type(w) is Var:
+                    pending.pop(w.root, None)
+            continue
+        mine = pending.setdefault(s.args[0].root, {})
+        j = mine.get(key)
+        if j is not None:
+            dead.add(j)
+        mine[key] = i
+    return [s for i, s in enumerate(stmts) if i not in dead] if dead else stmts
