@@ -885,6 +885,45 @@ def test_an_element_store_seen_through_a_view_is_kept():
     close(c(x * 3 - 1), f(x * 3 - 1))
 
 
+def recurrence(r):
+    """durbin-like: a 0-d accumulator updated in place, read after each update."""
+    beta = r[0] * 1.0
+    y = pf.zeros_like(r)
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - r[k] * r[k - 1]
+        y[k] = r[k] / beta
+    return y + beta
+
+
+def test_a_0d_value_overwritten_in_place_is_read_as_the_value_written():
+    """`beta *= x` on a 0-d tensor writes the whole of it: the program reads the product instead
+    (no copyto), and beta's value at each read is the one eagerly."""
+    x, v = pf.tensor(np.random.default_rng(4).uniform(0.1, 0.5, 6)), pf.ones(6)
+    f = lambda x, v: pf.func.jvp(recurrence, (x,), (v,))  # noqa: E731
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        close(got, want)
+    assert "copyto" not in c.source(x, v)
+    x2 = x * 1.5
+    for got, want in zip(c(x2, v * 3), f(x2, v * 3)):
+        close(got, want)
+
+
+def test_a_0d_value_seen_through_a_view_keeps_its_writes():
+    def f(x):
+        b = x.sum()
+        e = b[...]  # a view of b: b's writes must reach it
+        b *= 2.0
+        s = e * 1.0
+        b *= 3.0
+        return s + b
+
+    c = pf.compile(f, fullgraph=True)
+    x = pf.tensor([1.0, 2.0])
+    close(c(x), f(x))
+    close(c(x - 4), f(x - 4))
+
+
 def test_a_copy_of_a_value_written_later_is_kept():
     def f(x):
         a = x.clone()

@@ -10,7 +10,8 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
   arguments (and no write in between into what it reads) is computed once (after the
   simplifier, which makes more of them: a number's place in `2.0 * v`);
 - writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
-  common subexpressions again, with views shared across writes; element stores forwarded to the
+  common subexpressions again, with views shared across writes; whole overwrites of 0-d values
+  read as the values written, element stores forwarded to the
   element reads after them, and overwritten ones dropped (scalars.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
@@ -32,7 +33,7 @@ import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
 from .peephole import copies, self_writes, writes_into_views
-from .scalars import scalarize, stores
+from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -453,7 +454,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
     stmts = _dce(self_writes(writes_into_views(stmts, outputs)), outputs, fixed_roots, temps)
-    stmts = scalarize(copies(stmts, outputs), outputs)
+    stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     stmts = _dce(stores(stmts, outputs), outputs, fixed_roots, temps)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}

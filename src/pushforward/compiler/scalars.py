@@ -16,6 +16,11 @@ the program does with it gives the same results for a scalar:
 
 A value with any other reader (a method, a view of it, an index) stays a 0-d array.
 
+Overwrites of a 0-d value (`overwrites`), before that: `np.copyto(v, w)` that replaces the whole
+of a 0-d array v the program made, that no other variable views and that nothing else writes
+(`beta *= x` on a 0-d tensor), is dropped and the later reads of v read w, when w is a 0-d array of
+v's dtype owning its memory that nothing writes: v then has one value and may be a scalar.
+
 Element stores (`stores`), after that: an element read `a[i, j]` replayed as a scalar that
 follows the assignment `a[i, j] = v` of a scalar v, with no write into a in between, is v (a
 scalar is immutable); and such an assignment that a later one into the same element of the same
@@ -30,7 +35,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Stmt, Var, new_root, walk_args
 
-__all__ = ["scalarize", "stores"]
+__all__ = ["overwrites", "scalarize", "stores"]
 
 # reductions whose result on a 0-d array or a scalar is a scalar (Stmt.scalar_out in the trace)
 _REDUCTIONS = frozenset({np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.mean})
@@ -75,6 +80,59 @@ def _element(s: Stmt):
     if base.dtype is None or base.dtype.kind not in "fc":  # (integer scalars warn on overflow, arrays wrap)
         return None
     return base if all(type(i) is int for i in items) else None
+
+
+def _whole_overwrite(s: Stmt):
+    """(v, w) for `np.copyto(v, w, casting="unsafe")` of 0-d Vars of one dtype, else None."""
+    if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+        return None
+    v, w = s.args
+    if type(v) is not Var or type(w) is not Var or v.shape != () or w.shape != () or v.dtype != w.dtype:
+        return None
+    return (v, w) if len(s.writes) == 1 and s.writes[0] is v else None
+
+
+def overwrites(stmts: list, outputs: list, fixed_roots: set) -> list:
+    """stmts without the whole overwrites of 0-d values (the module doc); fixed_roots: the
+    inputs' memory, which the program must write."""
+    lt = Lifetimes(stmts)
+    per_root: dict = {}
+    for s in stmts:
+        for v in s.outs:
+            per_root[v.root] = per_root.get(v.root, 0) + 1
+    writers: dict = {}
+    for s in stmts:
+        for w in s.writes:
+            if type(w) is Var:
+                writers[w.root] = writers.get(w.root, 0) + 1
+    whole: dict = {}
+    for s in stmts:
+        vw = _whole_overwrite(s)
+        if vw is not None:
+            whole[vw[0].root] = whole.get(vw[0].root, 0) + 1
+    pinned = {id(v) for v in outputs} | {v.root for v in outputs if type(v) is Var} | fixed_roots
+    pinned |= {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    sub: dict = {}
+    kept = []
+    for s in stmts:
+        vw = _whole_overwrite(s)  # (before substituting: v is the 0-d array written, not its last value)
+        if sub:
+            s.substitute(sub)
+        if vw is not None:
+            v, w = vw
+            if (
+                v.fresh
+                and w.fresh
+                and id(v) not in pinned
+                and v.root not in pinned
+                and per_root.get(v.root) == 1
+                and whole.get(v.root) == writers.get(v.root)
+                and not lt.ever_written(w.root)
+            ):
+                sub[id(v)] = w
+                continue
+        kept.append(s)
+    return kept
 
 
 def scalarize(stmts: list, outputs: list) -> list:
