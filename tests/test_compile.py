@@ -924,6 +924,35 @@ def test_a_0d_value_seen_through_a_view_keeps_its_writes():
     close(c(x - 4), f(x - 4))
 
 
+def test_an_in_place_update_of_a_whole_array_computes_into_it():
+    """`a += b * 2` on a whole array: the sum goes into a (`+=`), not into a temporary copied
+    over a; where a is read between the sum and the write, the copy stays."""
+
+    def f(x, y):
+        a = x.clone()
+        a += y * 2.0
+        a -= pf.sin(a)
+        return a
+
+    c = pf.compile(f, fullgraph=True)
+    x, y = pf.tensor(np.linspace(0.0, 1.0, 12).reshape(3, 4)), pf.tensor(np.ones((3, 4)))
+    close(c(x, y), f(x, y))
+    close(c(y, x), f(y, x))
+    src = c.source(x, y)
+    assert "copyto" not in src and " += " in src and " -= " in src, src
+
+    def g(x, y):
+        a = x.clone()
+        s = a + y
+        b = a * 3.0  # a read between s and its copy into a: s cannot be computed into a
+        a.copy_(s)
+        return a + b
+
+    c = pf.compile(g, fullgraph=True)
+    close(c(x, y), g(x, y))
+    close(c(y, x), g(y, x))
+
+
 def test_a_copy_of_a_value_written_later_is_kept():
     def f(x):
         a = x.clone()

@@ -15,6 +15,9 @@
   basic index of the same Var), or a copy of it (`copy`, `astype` to its own dtype) taken after the last
   write into base: Python runs `a[i] += x` as a read, an in-place add into the view, and that
   assignment, which the engine records as a copy of the view written back;
+- in-place updates: `t = f(a, b); np.copyto(a, t)` for an element-wise ufunc f whose result t has
+  a's shape and dtype and is read only there, with nothing reading or writing a in between, is
+  `f(a, b, out=a)` (`a += b`): NumPy's overlap rule makes that the same values, one pass fewer;
 - views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
   C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
 
@@ -28,7 +31,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Const, Stmt, Var
 
-__all__ = ["writes_into_views", "self_writes", "copies"]
+__all__ = ["writes_into_views", "self_writes", "copies", "in_place"]
 
 
 def _basic(idx) -> bool:
@@ -215,3 +218,43 @@ def copies(stmts: list, outputs: list) -> list:
                 continue
         kept.append(s)
     return kept
+
+
+def _ufunc_result(s: Stmt) -> bool:
+    return (
+        s.kind == "call"
+        and isinstance(s.fn, np.ufunc)
+        and s.fn.nout == 1
+        and len(s.outs) == 1
+        and not s.kwargs
+        and not s.scalar_out
+        and not s.bare
+        and len(s.args) == s.fn.nin
+    )
+
+
+def in_place(stmts: list, outputs: list) -> list:
+    """Element-wise results copied into an array written as the ufunc's out= (the module doc)."""
+    lt = Lifetimes(stmts)
+    made = {id(v): i for i, s in enumerate(stmts) for v in s.outs}
+    out_ids = {id(v) for v in outputs}
+    count = _read_counts(stmts)
+    drop = set()
+    for i, s in enumerate(stmts):
+        if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+            continue
+        a, t = s.args
+        if type(a) is not Var or type(t) is not Var or len(s.writes) != 1 or s.writes[0] is not a:
+            continue
+        j = made.get(id(t))
+        if j is None or not _ufunc_result(stmts[j]) or not t.fresh or id(t) in out_ids or count.get(id(t)) != 1:
+            continue
+        if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():
+            continue
+        if lt.read(a.root, j, i - 1) or lt.written(a.root, j, i - 1):
+            continue
+        f = stmts[j]
+        f.kwargs, f.writes = {"out": (a,)}, [a]
+        f.outs = []
+        drop.add(i)
+    return [s for i, s in enumerate(stmts) if i not in drop] if drop else stmts
