@@ -331,9 +331,12 @@ def _check_on_other_inputs(fn, entry: Entry, args_spec, leaves: list, tpos: list
 def _agrees(fn, entry: Entry, args_spec, leaves: list, tpos: list, pert: list, required: bool = False) -> bool:
     """The program and fn agree on inputs `pert` (Untraceable if not); False if fn itself fails on
     them (outside its domain), unless `required`."""
-    eager_in = [p.copy(order="K") for p in pert]
-    # (a program that writes no input gets the arrays themselves: fn's copies show any write it makes)
-    prog_in = [p.copy(order="K") for p in pert] if entry.writes_inputs or entry.bumps else list(pert)
+    # (a program that writes no input: fn and the program get the arrays themselves, a copy of a
+    # large input costs as much as the kernel; should fn write into them on another path, the
+    # program's results differ from fn's and the check fails)
+    writes = entry.writes_inputs or bool(entry.bumps)
+    eager_in = [p.copy(order="K") for p in pert] if writes else list(pert)
+    prog_in = [p.copy(order="K") for p in pert] if writes else list(pert)
     try:
         expect, _ = _run(fn, args_spec, leaves, tpos, eager_in)
     except Exception:
