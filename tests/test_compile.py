@@ -952,6 +952,15 @@ def test_an_in_place_update_of_a_whole_array_computes_into_it():
     close(c(x, y), g(x, y))
     close(c(y, x), g(y, x))
 
+    def h(x, y):
+        s = x * y
+        a = pf.zeros_like(x)  # made after s: s cannot be computed into it
+        a.copy_(s)
+        return a
+
+    c = pf.compile(h, fullgraph=True)
+    close(c(x, y), h(x, y))
+
 
 def test_a_copy_of_a_value_written_later_is_kept():
     def f(x):

@@ -16,7 +16,8 @@
   write into base: Python runs `a[i] += x` as a read, an in-place add into the view, and that
   assignment, which the engine records as a copy of the view written back;
 - in-place updates: `t = f(a, b); np.copyto(a, t)` for an element-wise ufunc f whose result t has
-  a's shape and dtype and is read only there, with nothing reading or writing a in between, is
+  a's shape and dtype and is read only there, a made before it and nothing reading or writing a
+  in between, is
   `f(a, b, out=a)` (`a += b`): NumPy's overlap rule makes that the same values, one pass fewer;
 - views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
   C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
@@ -251,8 +252,8 @@ def in_place(stmts: list, outputs: list) -> list:
             continue
         if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():
             continue
-        if lt.read(a.root, j, i - 1) or lt.written(a.root, j, i - 1):
-            continue
+        if made.get(id(a), -1) >= j or lt.read(a.root, j, i - 1) or lt.written(a.root, j, i - 1):
+            continue  # (a made after the ufunc, a zeros buffer: it does not exist there yet)
         f = stmts[j]
         f.kwargs, f.writes = {"out": (a,)}, [a]
         f.outs = []
