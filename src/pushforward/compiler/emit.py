@@ -9,8 +9,11 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 - common subexpressions: the same function on the same variables with the same constant
   arguments (and no write in between into what it reads) is computed once (after the
   simplifier, which makes more of them: a number's place in `2.0 * v`);
-- writes into views, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
-  common subexpressions again, with views shared across writes;
+- writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
+  common subexpressions again, with views shared across writes; whole overwrites of 0-d values
+  read as the values written, element stores forwarded to the
+  element reads after them, and overwritten ones dropped (scalars.py); an element-wise result
+  copied into an array computed into it (`a += b`, peephole.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
   a large temporary with no dead buffer to go into goes into a scratch array the program keeps
@@ -30,8 +33,8 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, writes_into_views
-from .scalars import scalarize
+from .peephole import copies, in_place, self_writes, writes_into_views
+from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
 __all__ = ["Program", "emit"]
@@ -449,11 +452,13 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     fixed_roots = {v.root for v in inputs}
     stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
+    # (the writes a loop makes rewritten first: the passes after see a fraction of the statements)
+    stmts = _dce(self_writes(writes_into_views(stmts, outputs)), outputs, fixed_roots, temps)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
-    stmts = _dce(writes_into_views(stmts, outputs), outputs, fixed_roots, temps)
-    stmts = scalarize(copies(stmts, outputs), outputs)
+    stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
+    stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)
     used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)

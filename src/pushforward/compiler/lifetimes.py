@@ -26,18 +26,22 @@ __all__ = ["Lifetimes"]
 
 class Lifetimes:
     """Per program: the statements reading each Var (`readers`: id -> statement indices, in order),
-    each Var's last use (`last`, writes through it included), and the write positions of each root."""
+    each Var's last use (`last`, writes through it included), and the read and write positions of each root."""
 
     def __init__(self, stmts: list) -> None:
         self.readers: dict = {}
         self.last: dict = {}
         self._writes: dict = {}
+        self._root_reads: dict = {}
         for i, s in enumerate(stmts):
             for v in s.reads:
                 r = self.readers.setdefault(id(v), [])
                 if not r or r[-1] != i:
                     r.append(i)
                 self.last[id(v)] = i
+                pos = self._root_reads.setdefault(v.root, [])
+                if not pos or pos[-1] != i:
+                    pos.append(i)
             for w in s.writes:
                 if type(w) is Var:
                     self.last[id(w)] = i
@@ -48,6 +52,14 @@ class Lifetimes:
     def written(self, root, i: int, j: int) -> bool:
         """A statement k with i < k <= j writes into buffer `root`."""
         pos = self._writes.get(root)
+        if not pos:
+            return False
+        k = bisect.bisect_right(pos, i)
+        return k < len(pos) and pos[k] <= j
+
+    def read(self, root, i: int, j: int) -> bool:
+        """A statement k with i < k <= j reads buffer `root` (through any variable on it)."""
+        pos = self._root_reads.get(root)
         if not pos:
             return False
         k = bisect.bisect_right(pos, i)

@@ -11,6 +11,14 @@
   no statement writes into, views, or returns, while nothing writes into a before b's last use,
   is a itself (the tangent rules copy a value they hand on: the tangent of a read element).
 
+- writes of a region into itself: `base[idx] = v` where v is the view `base[idx]` (the same
+  basic index of the same Var), or a copy of it (`copy`, `astype` to its own dtype) taken after the last
+  write into base: Python runs `a[i] += x` as a read, an in-place add into the view, and that
+  assignment, which the engine records as a copy of the view written back;
+- in-place updates: `t = f(a, b); np.copyto(a, t)` for an element-wise ufunc f whose result t has
+  a's shape and dtype and is read only there, a made before it and nothing reading or writing a
+  in between, is
+  `f(a, b, out=a)` (`a += b`): NumPy's overlap rule makes that the same values, one pass fewer;
 - views that are their input: a transpose by the identity permutation, `ascontiguousarray` of a
   C-contiguous array (the engine's layout steps after `flip` and reductions of 1-d arrays).
 
@@ -24,7 +32,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Const, Stmt, Var
 
-__all__ = ["writes_into_views", "copies"]
+__all__ = ["writes_into_views", "self_writes", "copies", "in_place"]
 
 
 def _basic(idx) -> bool:
@@ -99,6 +107,48 @@ def writes_into_views(stmts: list, outputs: list) -> list:
     return stmts
 
 
+def _index_key(idx):
+    """A basic index without a trailing Ellipsis (`a[1, 2, ...]` and `a[1, 2]` name one region)."""
+    items = idx if type(idx) is tuple else (idx,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    return tuple((slice, i.start, i.stop, i.step) if type(i) is slice else (type(i), i) for i in items)
+
+
+def _writes_itself(s: Stmt, i: int, made: dict, lt: Lifetimes, reshaped: set) -> bool:
+    """s is `base[idx] = v` with v the region base[idx] itself or a copy of it nothing has
+    written since (the module doc)."""
+    base, idx, v = s.args
+    if type(base) is not Var or type(v) is not Var or id(base) in reshaped or not _basic(idx):
+        return False
+    start = i - 1
+    mk = made.get(id(v))
+    while mk is not None and mk[1].kind == "method" and mk[1].fn in ("astype", "copy"):
+        j, c = mk  # (a copy of a copy: the tangent rules copy the value they hand on)
+        x = c.args[0]
+        if type(x) is not Var or x.dtype != v.dtype:
+            return False
+        if c.fn == "astype" and (len(c.args) != 2 or c.kwargs != {"copy": True} or c.args[1] != x.dtype):
+            return False
+        if c.fn == "copy" and (len(c.args) != 1 or c.kwargs not in ({}, {"order": "C"}, {"order": "K"})):
+            return False
+        v, start, mk = x, j, made.get(id(x))
+    if mk is None or mk[1].kind != "getitem" or v.fresh or v.dtype != base.dtype:
+        return False
+    view = mk[1]
+    if view.args[0] is not base or not _basic(view.args[1]) or _index_key(view.args[1]) != _index_key(idx):
+        return False
+    return not lt.written(base.root, start, i - 1)
+
+
+def self_writes(stmts: list) -> list:
+    """stmts without the writes of a region into itself (the module doc)."""
+    made = {id(v): (i, s) for i, s in enumerate(stmts) for v in s.outs}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    lt = Lifetimes(stmts)
+    return [s for i, s in enumerate(stmts) if s.kind != "setitem" or not _writes_itself(s, i, made, lt, reshaped)]
+
+
 def _copied(s: Stmt):
     """(a, b) for `b = a.copy()`, `b = a.astype(a.dtype, copy=True)` or `b = 1.0 * a` (the same
     bits for every float, -0.0 and nan included) of a C-contiguous Var a (b has a's layout
@@ -169,3 +219,43 @@ def copies(stmts: list, outputs: list) -> list:
                 continue
         kept.append(s)
     return kept
+
+
+def _ufunc_result(s: Stmt) -> bool:
+    return (
+        s.kind == "call"
+        and isinstance(s.fn, np.ufunc)
+        and s.fn.nout == 1
+        and len(s.outs) == 1
+        and not s.kwargs
+        and not s.scalar_out
+        and not s.bare
+        and len(s.args) == s.fn.nin
+    )
+
+
+def in_place(stmts: list, outputs: list) -> list:
+    """Element-wise results copied into an array written as the ufunc's out= (the module doc)."""
+    lt = Lifetimes(stmts)
+    made = {id(v): i for i, s in enumerate(stmts) for v in s.outs}
+    out_ids = {id(v) for v in outputs}
+    count = _read_counts(stmts)
+    drop = set()
+    for i, s in enumerate(stmts):
+        if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+            continue
+        a, t = s.args
+        if type(a) is not Var or type(t) is not Var or len(s.writes) != 1 or s.writes[0] is not a:
+            continue
+        j = made.get(id(t))
+        if j is None or not _ufunc_result(stmts[j]) or not t.fresh or id(t) in out_ids or count.get(id(t)) != 1:
+            continue
+        if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():
+            continue
+        if made.get(id(a), -1) >= j or lt.read(a.root, j, i - 1) or lt.written(a.root, j, i - 1):
+            continue  # (a made after the ufunc, a zeros buffer: it does not exist there yet)
+        f = stmts[j]
+        f.kwargs, f.writes = {"out": (a,)}, [a]
+        f.outs = []
+        drop.add(i)
+    return [s for i, s in enumerate(stmts) if i not in drop] if drop else stmts

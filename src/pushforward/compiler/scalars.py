@@ -15,6 +15,17 @@ the program does with it gives the same results for a scalar:
   only when nothing writes into a before the read's last use.
 
 A value with any other reader (a method, a view of it, an index) stays a 0-d array.
+
+Overwrites of a 0-d value (`overwrites`), before that: `np.copyto(v, w)` that replaces the whole
+of a 0-d array v the program made, that no other variable views and that nothing else writes
+(`beta *= x` on a 0-d tensor), is dropped and the later reads of v read w, when w is a 0-d array of
+v's dtype owning its memory that nothing writes: v then has one value and may be a scalar.
+
+Element stores (`stores`), after that: an element read `a[i, j]` replayed as a scalar that
+follows the assignment `a[i, j] = v` of a scalar v, with no write into a in between, is v (a
+scalar is immutable); and such an assignment that a later one into the same element of the same
+array overwrites, with nothing reading a's memory in between, is dropped. A loop that updates an
+element several times (`A[i, j] += x; A[i, j] /= 9.0`) then writes it once.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Stmt, Var, new_root, walk_args
 
-__all__ = ["scalarize"]
+__all__ = ["overwrites", "scalarize", "stores"]
 
 # reductions whose result on a 0-d array or a scalar is a scalar (Stmt.scalar_out in the trace)
 _REDUCTIONS = frozenset({np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.mean})
@@ -71,6 +82,59 @@ def _element(s: Stmt):
     return base if all(type(i) is int for i in items) else None
 
 
+def _whole_overwrite(s: Stmt):
+    """(v, w) for `np.copyto(v, w, casting="unsafe")` of 0-d Vars of one dtype, else None."""
+    if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+        return None
+    v, w = s.args
+    if type(v) is not Var or type(w) is not Var or v.shape != () or w.shape != () or v.dtype != w.dtype:
+        return None
+    return (v, w) if len(s.writes) == 1 and s.writes[0] is v else None
+
+
+def overwrites(stmts: list, outputs: list, fixed_roots: set) -> list:
+    """stmts without the whole overwrites of 0-d values (the module doc); fixed_roots: the
+    inputs' memory, which the program must write."""
+    lt = Lifetimes(stmts)
+    per_root: dict = {}
+    for s in stmts:
+        for v in s.outs:
+            per_root[v.root] = per_root.get(v.root, 0) + 1
+    writers: dict = {}
+    for s in stmts:
+        for w in s.writes:
+            if type(w) is Var:
+                writers[w.root] = writers.get(w.root, 0) + 1
+    whole: dict = {}
+    for s in stmts:
+        vw = _whole_overwrite(s)
+        if vw is not None:
+            whole[vw[0].root] = whole.get(vw[0].root, 0) + 1
+    pinned = {id(v) for v in outputs} | {v.root for v in outputs if type(v) is Var} | fixed_roots
+    pinned |= {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    sub: dict = {}
+    kept = []
+    for s in stmts:
+        vw = _whole_overwrite(s)  # (before substituting: v is the 0-d array written, not its last value)
+        if sub:
+            s.substitute(sub)
+        if vw is not None:
+            v, w = vw
+            if (
+                v.fresh
+                and w.fresh
+                and id(v) not in pinned
+                and v.root not in pinned
+                and per_root.get(v.root) == 1
+                and whole.get(v.root) == writers.get(v.root)
+                and not lt.ever_written(w.root)
+            ):
+                sub[id(v)] = w
+                continue
+        kept.append(s)
+    return kept
+
+
 def scalarize(stmts: list, outputs: list) -> list:
     """stmts with the values that may be NumPy scalars marked `bare` (the module doc)."""
     lt = Lifetimes(stmts)
@@ -96,3 +160,67 @@ def scalarize(stmts: list, outputs: list) -> list:
             if not owns:  # a copy of the element now: memory of its own
                 v.root, v.fresh, v.scalar = new_root(), True, True
     return stmts
+
+
+def _element_key(s: Stmt):
+    """(id of the base, the int indices) of `base[i, j, ...]` with ints only, else None."""
+    idx = s.args[1]
+    items = idx if type(idx) is tuple else (idx,)
+    if items and items[-1] is Ellipsis:
+        items = items[:-1]
+    base = s.args[0]
+    if type(base) is not Var or base.shape is None or len(items) != len(base.shape):
+        return None
+    return (id(base), items) if all(type(i) is int for i in items) else None
+
+
+def stores(stmts: list, outputs: list) -> list:
+    """stmts with element reads after an element store forwarded and overwritten stores dropped
+    (the module doc)."""
+    lt = Lifetimes(stmts)
+    bare = {id(v) for s in stmts if s.bare for v in s.outs}
+    out_ids = {id(v) for v in outputs}
+    last: dict = {}  # element key -> (statement index, scalar stored)
+    sub: dict = {}
+    kept = []
+    for i, s in enumerate(stmts):
+        if sub:
+            s.substitute(sub)
+        if s.kind == "getitem" and s.bare and id(s.outs[0]) not in out_ids:
+            key = _element_key(s)
+            st = last.get(key) if key is not None else None
+            if st is not None and not lt.written(s.args[0].root, st[0], i - 1):
+                sub[id(s.outs[0])] = st[1]
+                continue
+        elif s.kind == "setitem":
+            key = _element_key(s)
+            v = s.args[2]
+            if key is not None and type(v) is Var and id(v) in bare and v.shape == () and v.dtype == s.args[0].dtype:
+                last[key] = (i, v)
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return _overwritten(kept)
+
+
+def _overwritten(stmts: list) -> list:
+    """stmts without the element stores a later store into the same element overwrites before
+    anything reads that memory (a setitem's target is written, not read)."""
+    pending: dict = {}  # root -> {element key: index of its last store}
+    dead = set()
+    for i, s in enumerate(stmts):
+        key = _element_key(s) if s.kind == "setitem" else None
+        reads = s.reads if key is None else [v for v in s.reads if v is not s.args[0]]
+        for v in reads:
+            pending.pop(v.root, None)
+        if key is None:
+            for w in s.writes:  # (a write of another shape: the stores before it may show through it)
+                if type(w) is Var:
+                    pending.pop(w.root, None)
+            continue
+        mine = pending.setdefault(s.args[0].root, {})
+        j = mine.get(key)
+        if j is not None:
+            dead.add(j)
+        mine[key] = i
+    return [s for i, s in enumerate(stmts) if i not in dead] if dead else stmts
