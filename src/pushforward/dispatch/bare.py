@@ -199,7 +199,13 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
                 return False
     elif base is not None and base._requires_grad:
         return False  # (a view made before its root required grad: apply_inplace refuses or records)
-    if type(value) is Tensor and value._base is not None and _in_place_of(op, value, x, args, tan):
+    if (
+        type(value) is Tensor
+        and (vs := value._view)
+        and (va := vs[-1][1])
+        and va[0] is args[0]  # (the same index object: the test the other writes pay)
+        and _in_place_of(op, value, x, args, tan)
+    ):
         # x[i] = x[i] (Python's `x[i] += v` ends so, after the in-place op on the view): the values
         # are in place already; the write's other steps (saved values, versions) stay
         before_write(x).version += 1
