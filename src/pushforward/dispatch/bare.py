@@ -199,18 +199,7 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
                 return False
     elif base is not None and base._requires_grad:
         return False  # (a view made before its root required grad: apply_inplace refuses or records)
-    if (
-        type(value) is Tensor
-        and (vs := value._view)
-        and (va := vs[-1][1])
-        and va[0] is args[0]  # (the same index object: the test the other writes pay)
-        and _in_place_of(op, value, x, args, tan)
-    ):
-        # x[i] = x[i] (Python's `x[i] += v` ends so, after the in-place op on the view): the values
-        # are in place already; the write's other steps (saved values, versions) stay
-        before_write(x).version += 1
-        if tan is not None:
-            before_write(tan).version += 1
+    if type(value) is Tensor and _rewritten_in_place(op, x, args, value, tan):
         return True
     vt = None
     if type(value) is Tensor:
@@ -264,6 +253,20 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
         st = owner._st
         region._st = st if st is not _NO_STORAGE else owner._storage()
         _write(copy_op, region, v)
+    return True
+
+
+def _rewritten_in_place(op: Op, x: Tensor, args: tuple, value: Tensor, tan) -> bool:
+    """x[i] = x[i] (Python's `x[i] += v` ends so, after the in-place op on the view): the values
+    are in place already, so only the write's other steps run (saved values, versions). False
+    (nothing done) when value is not that region (the index object tested first: the test the
+    other writes pay)."""
+    vs = value._view
+    if not vs or not (va := vs[-1][1]) or va[0] is not args[0] or not _in_place_of(op, value, x, args, tan):
+        return False
+    before_write(x).version += 1
+    if tan is not None:
+        before_write(tan).version += 1
     return True
 
 
