@@ -1,5 +1,6 @@
 """Where an eager op's time goes: the chain's four ops (sin, mul, tanh, add) at n=16, and indexing
-on a 20x20 array (a slice read, a slice write, two element reads and their sum), per mode.
+on a 20x20 array (a slice read, a slice write, two element reads and their sum, and a loop kernel's
+augmented element writes), per mode.
 
 For each op and mode it prints, measured in one run with the sides alternated (median of rounds,
 per call): pushforward's time, the same NumPy passes written by hand (what no Python library can go
@@ -99,10 +100,21 @@ def main() -> None:
     sys.stdout.flush()
 
 
+def _add_element(a) -> None:
+    a[3, 4] += a[3, 3]
+
+
+def _divide_element(a) -> None:
+    a[3, 4] /= 9.0
+
+
 INDEXING = {  # name: the statement on an array or tensor a (any library)
     "a[1:-1, 2]": lambda a: a[1:-1, 2],
     "a[3, 1:-1] = a[2, 1:-1]": lambda a: a.__setitem__((3, slice(1, -1)), a[2, 1:-1]),
     "a[3, 4] + a[4, 5]": lambda a: a[3, 4] + a[4, 5],
+    # a loop kernel's element statements (a stencil sweep's): getitem, the in-place op, setitem
+    "a[3, 4] += a[3, 3]": _add_element,
+    "a[3, 4] /= 9.0": _divide_element,
 }
 
 

@@ -991,3 +991,72 @@ def test_views_of_a_detached_alias_stay_off_the_tape_after_a_write_into_the_root
     (g,) = pf.autograd.grad((v * 3.0).sum() + x.sum(), w)
     np.testing.assert_allclose(g.numpy(), [2.0, 2.0])
     np.testing.assert_allclose(v.numpy(), [10.0, 12.0])
+
+
+def _element_programs():
+    """Loop-kernel statements (augmented element and row writes, element reads) on x, 4x6."""
+    return {
+        "x[1, 2] += x[1, 1]": lambda x: x.__setitem__((1, 2), x[1, 2].__iadd__(x[1, 1])),
+        "x[1, 2] /= 9.0": lambda x: x.__setitem__((1, 2), x[1, 2].__itruediv__(9.0)),
+        "x[1, 1:4] *= x[2, 1:4]": lambda x: x.__setitem__((1, slice(1, 4)), x[1, 1:4].__imul__(x[2, 1:4])),
+        "x[1, 2] -= x[1, :3] @ x[:3, 2]": lambda x: x.__setitem__((1, 2), x[1, 2].__isub__(x[1, :3] @ x[:3, 2])),
+        "x[2, :] += 0.5 * x[1, 2] * x[3, :]": lambda x: x.__setitem__(
+            (2, slice(None)), x[2, :].__iadd__(0.5 * x[1, 2] * x[3, :])
+        ),
+        "v = x[1, 2]; x[1, 2] = v": lambda x: x.__setitem__((1, 2), x[1, 2]),
+        "x[1, 2] = unpacked primal of x[1, 2]": lambda x: x.__setitem__((1, 2), fwAD.unpack_dual(x[1, 2]).primal),
+    }
+
+
+def _run_element_program(kind: str, program) -> tuple:
+    """program(x) at the module's dual level: x's values, tangent and versions written."""
+    p = np.arange(24.0).reshape(4, 6) * 0.5 - 3
+    x = {
+        "plain": lambda: pf.tensor(p),
+        "dual": lambda: fwAD.make_dual(pf.tensor(p), pf.tensor(p * 10 + 1)),
+        "view_of_dual": lambda: fwAD.make_dual(pf.tensor(p), pf.tensor(p * 10 + 1))[::-1],
+    }[kind]()
+    before = x._version
+    program(x)
+    t = tangent(x)
+    return x.detach().tolist(), None if t is None else t.tolist(), x._version - before
+
+
+@pytest.mark.parametrize("kind", ["plain", "dual", "view_of_dual"])
+@pytest.mark.parametrize("name", list(_element_programs()))
+def test_element_writes_by_arrays_match_the_general_path(kind, name, monkeypatch):
+    """The in-place op by arrays (plain tangents of one level) and the element write of a region
+    into itself (x[i] += v ends with x[i] = x[i]) give the general path's values, tangents and
+    versions; an unpacked primal (its tangent masked) is written, not skipped."""
+    from pushforward.dispatch import bare, inplace
+
+    program = _element_programs()[name]
+    fast = _run_element_program(kind, program)
+    monkeypatch.setattr(inplace, "_write_arrays", lambda *a: False)
+    monkeypatch.setattr(bare, "_in_place_of", lambda *a: False)
+    assert fast == _run_element_program(kind, program)
+    if name.startswith("x[1, 2] = unpacked") and kind != "plain":
+        assert fast[1][1][2] == 0.0  # (the masked tangent written: zero there)
+
+
+def test_element_write_of_a_recorded_read_keeps_the_saved_value():
+    """y = w * x[1, 2] saves the element; x[1, 2] += 1 (by arrays: x needs no tape) keeps what the
+    node read, so the gradient is that of the old value."""
+    x = pf.tensor(np.arange(12.0).reshape(3, 4))
+    w = pf.tensor(2.0, requires_grad=True)
+    y = w * x[1, 2]
+    x[1, 2] += 1.0
+    (g,) = pf.autograd.grad(y, w)
+    assert float(g) == 6.0 and float(x[1, 2]) == 7.0
+
+
+def test_an_augmented_element_write_takes_the_array_paths(monkeypatch):
+    """x[1, 2] += x[1, 1] on a dual tensor: the in-place op by arrays, the write back found in place."""
+    from pushforward.dispatch import bare, inplace
+
+    seen = []
+    for module, name in ((inplace, "_write_arrays"), (bare, "_in_place_of")):
+        fn = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, fn=fn, name=name: seen.append((name, fn(*a))) or seen[-1][1])
+    _run_element_program("dual", _element_programs()["x[1, 2] += x[1, 1]"])
+    assert seen == [("_write_arrays", True), ("_in_place_of", True)]

@@ -34,11 +34,12 @@ import numpy as np
 from ..core.tensor import Tensor
 from .classifier import apply, run_arrays, run_combined
 from .general import tape_node
-from .inplace import _write
+from .inplace import OTHER as _OTHER, _apart, _write, tangent_array as _tangent_array
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain
 from ..engine.outputs import unshared
+from ..engine.saved import before_write
 from ..engine.state import STATE
 from ..core.tensor import _NO_STORAGE
 
@@ -46,7 +47,6 @@ __all__ = ["run1", "run2", "fresh", "bare_op", "write_view"]
 
 _new = object.__new__
 _ndarray = np.ndarray
-_OTHER = object()  # (_tangent_array: a case the classifier decides)
 
 
 def run1(op: Op, kernel: Callable, x, args: tuple = ()) -> Tensor:
@@ -139,17 +139,6 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
     return apply(op, (a, b), args)
 
 
-def _tangent_array(x: Tensor, key: int):
-    """The classifier's reading of one input for the arrays case, at the one live level `key`:
-    x's tangent as an array (a plain tangent), None (x sees no tangent), or _OTHER (any other
-    case: the classifier decides)."""
-    fw = x._fw
-    if fw is None:
-        return None if x._base is None or x._base._fw is None else _OTHER
-    t = fw.get(key) if len(fw) == 1 else None
-    return t._data if type(t) is Tensor and not t._ad else _OTHER
-
-
 def _call2(op: Op, kernel: Callable, a, b, da, db, args: tuple) -> Tensor:
     """The kernel of a two-input op on its arrays (or weak scalars), as a fresh tensor."""
     try:
@@ -210,6 +199,8 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
                 return False
     elif base is not None and base._requires_grad:
         return False  # (a view made before its root required grad: apply_inplace refuses or records)
+    if type(value) is Tensor and _rewritten_in_place(op, x, args, value, tan):
+        return True
     vt = None
     if type(value) is Tensor:
         vd = value._data
@@ -265,15 +256,49 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
     return True
 
 
-def _apart(a: np.ndarray, b: np.ndarray) -> bool:
-    """Do arrays a and b lie apart in memory? Two arrays that own their memories, or views of two
-    such (NumPy's `.base`), do: np.may_share_memory's answer in that common case at a fraction of
-    its cost; else its answer."""
-    oa = a if a.base is None else a.base
-    ob = b if b.base is None else b.base
-    if oa is not ob and type(oa) is _ndarray and type(ob) is _ndarray and oa.base is None and ob.base is None:
-        return True
-    return not np.may_share_memory(a, b)
+def _rewritten_in_place(op: Op, x: Tensor, args: tuple, value: Tensor, tan) -> bool:
+    """x[i] = x[i] (Python's `x[i] += v` ends so, after the in-place op on the view): the values
+    are in place already, so only the write's other steps run (saved values, versions). False
+    (nothing done) when value is not that region (the index object tested first: the test the
+    other writes pay)."""
+    vs = value._view
+    if not vs or not (va := vs[-1][1]) or va[0] is not args[0] or not _in_place_of(op, value, x, args, tan):
+        return False
+    before_write(x).version += 1
+    if tan is not None:
+        before_write(tan).version += 1
+    return True
+
+
+def _in_place_of(op: Op, value: Tensor, x: Tensor, args: tuple, tan) -> bool:
+    """Is `value` the region `op(x, *args)` itself (a view of x's root by x's steps and this one),
+    its tangent (if any of its own) the same region of x's tangent `tan`, so that writing it there
+    changes nothing? The index is the same object (as an augmented assignment passes it), on x's
+    own array."""
+    if value._requires_grad or not _region_of(value, x, op, args):
+        return False
+    vd, xd = value._data, x._data
+    if type(vd) is not _ndarray or vd.base is not (xd if xd.base is None else xd.base):
+        return False
+    vfw = value._fw
+    if vfw is None:
+        return True  # (its tangent, if any, is x's through the view)
+    if tan is None or len(vfw) != 1:
+        return False
+    (vt,) = vfw.values()
+    return type(vt) is Tensor and _region_of(vt, tan, op, args)
+
+
+def _region_of(t: Tensor, owner: Tensor, op: Op, args: tuple) -> bool:
+    """Was view t made as `op(owner, *args)` (its steps: owner's, then this one, the index the same
+    object)?"""
+    root = owner._base if owner._base is not None else owner
+    steps, before = t._view, owner._view
+    n = len(before)
+    if t._base is not root or len(steps) != n + 1 or (n and steps[:n] != before):
+        return False
+    fn, vargs = steps[n]
+    return fn is op.public and len(vargs) == len(args) and vargs[0] is args[0] and vargs[1:] == args[1:]
 
 
 def _copied(copy_op: Op, dst: np.ndarray, v):

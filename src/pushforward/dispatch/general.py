@@ -184,7 +184,12 @@ def run_view(op: Op, x, args: tuple):
     if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:
         node = record_plain(op, (x,), args, t)
     if tan is not None:
-        r = run_view(op, tan, args)  # (op.jvp's call: an auto_linear formula is the op on the tangent)
+        # op.jvp's call (an auto_linear formula is the op on the tangent), run_view's steps for a
+        # plain tangent on a NumPy array (the arrays' errors were the primal's)
+        td = tan._data
+        r = _new(Tensor)
+        r._data = op.kernel(td, *args) if type(td) is _ndarray else wrap(op.kernel(td, *args))._data
+        _link_view(op, tan, r, args)
         od = t._data
         if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
             r = fit_tangent(op, r, od.shape, od.dtype)

@@ -22,11 +22,14 @@ from .classifier import apply
 from ..errors import OpError, OpRuntimeTypeError, OpTypeError
 from .general import normalize
 from .interpret import resolve
-from .oprecord import SCALAR_TYPES, Op, run_kernel
+from .oprecord import SCALAR_TYPES, Op, op_error, run_kernel, scalar_arrays
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 from ..engine.registry import DISPATCH
 
-__all__ = ["apply_inplace", "commit"]
+__all__ = ["apply_inplace", "commit", "tangent_array", "OTHER"]
+
+_ndarray = np.ndarray
+OTHER = object()  # (tangent_array: a case the classifier decides)
 
 
 def _is_plain_input(v) -> bool:
@@ -39,6 +42,8 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     Values, tape history and tangents are all updated in place, so views of target
     (and their tangents) see the change.
     """
+    if type(target) is Tensor and op.direct and _write_arrays(op, target, inputs, args):
+        return target  # (a plain Tensor on a NumPy array and plain inputs: nothing to resolve)
     it = resolve((target, *inputs))
     if it is not None:
         return it.run_inplace(op, target, inputs, args)
@@ -63,6 +68,100 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     r = apply(op, inputs, args)
     commit(op, target, r)
     return target
+
+
+def tangent_array(x: Tensor, key: int):
+    """The classifier's reading of one input for the arrays case, at the one live level `key`:
+    x's tangent as an array (a plain tangent), None (x sees no tangent), or OTHER (any other
+    case: the classifier decides)."""
+    fw = x._fw
+    if fw is None:
+        return None if x._base is None or x._base._fw is None else OTHER
+    t = fw.get(key) if len(fw) == 1 else None
+    return t._data if type(t) is Tensor and not t._ad else OTHER
+
+
+def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
+    """target.op_(*inputs) by arrays when nothing needs the tape (no tensor requires grad) and at
+    most one ordinary level is live, every tangent a plain one of that level: the kernel and the
+    array formula (the classifier's arrays case) on the inputs' arrays, the primal and the tangent
+    written by _write (apply_inplace's and commit's steps without the out-of-place result tensor
+    and the tangent's own copy_). False (nothing written) for any other case, which the general
+    path takes: a target that gets its first tangent (its root's zero tangent first), nested or
+    vector-mode levels, deferred tangents."""
+    if type(target._data) is not _ndarray or target._requires_grad:
+        return False
+    base = target._base
+    if base is not None and base._requires_grad:
+        return False
+    levels = STATE.levels
+    tan = None  # the target's tangent tensor
+    if levels:
+        if len(levels) != 1 or op.jvp_np is None:
+            return False
+        uid = levels[0].uid
+        fw = target._fw
+        if fw is not None or (base is not None and base._fw is not None):
+            if fw is None or len(fw) != 1:
+                return False
+            tan = fw.get(uid)
+            if (
+                type(tan) is not Tensor
+                or tan._ad
+                or type(tan._data) is not _ndarray
+                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
+            ):
+                return False
+    datas = []
+    tans = []
+    any_t = scalars = False
+    for v in inputs:
+        tv = type(v)
+        if tv is Tensor:
+            if type(v._data) is not _ndarray or v._requires_grad:
+                return False
+            datas.append(v._data)
+            t = tangent_array(v, uid) if tan is not None or (levels and v._ad) else None
+            if t is OTHER:
+                return False
+            any_t = any_t or t is not None
+            tans.append(t)
+        elif tv in SCALAR_TYPES:
+            datas.append(v)
+            tans.append(None)
+            scalars = True
+        else:
+            return False
+    if any_t and tan is None:
+        return False  # (the target's root gets a zero tangent first: commit's case)
+    try:
+        r = op.kernel(*datas, *args)
+    except Exception as e:
+        raise op_error(op, inputs, args, e) from None
+    rt = None
+    if tan is not None:
+        if not op.all_diff:
+            tans = [t for t, d in zip(tans, op.diff) if d]
+        if scalars:
+            datas = scalar_arrays(datas, np.asanyarray(r))
+        rt = op.jvp_np(*datas, *tans, r, *args)  # (before the write: it may read the inputs' values)
+        if type(rt) is _ndarray and not _apart(rt, target._data):
+            rt = rt.copy()  # (an input's tangent on the memory the primal write changes)
+    _write(op, target, r)
+    if tan is not None:
+        _write(op, tan, 0 if rt is None else rt)
+    return True
+
+
+def _apart(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do arrays a and b lie apart in memory? Two arrays that own their memories, or views of two
+    such (NumPy's `.base`), do: np.may_share_memory's answer in that common case at a fraction of
+    its cost; else its answer."""
+    oa = a if a.base is None else a.base
+    ob = b if b.base is None else b.base
+    if oa is not ob and type(oa) is _ndarray and type(ob) is _ndarray and oa.base is None and ob.base is None:
+        return True
+    return not np.may_share_memory(a, b)
 
 
 def _tangent_on_tape(target: Tensor) -> bool:
@@ -124,7 +223,10 @@ def _write(op: Op, target: Tensor, r) -> None:
             "to a single memory location (an expanded view); clone() it first"
         )
     st = before_write(target)
-    np.copyto(td, r, casting="unsafe")
+    if type(td) is _ndarray and type(r) is _ndarray:
+        td[...] = r  # (np.copyto's cast and broadcast, after the checks above; a third of its cost)
+    else:
+        np.copyto(td, r, casting="unsafe")  # (an ndarray subclass: compiler/recording.py sees the call)
     st.version += 1
 
 

@@ -48,16 +48,18 @@ def before_write(target):
     >>> before_write(x).version
     0
     """
-    if STATE.levels:
-        flush()  # deferred tangents read their inputs' memory: compute them before it changes
-    st = target._storage()
-    root = target._base if target._base is not None else target
-    producer = root._grad_fn
-    if (
-        st.values is not None
-        or st.savers is not None
-        or (producer is not None and getattr(producer, "keep", None) is not None)
-    ):
+    for lvl in STATE.levels:  # (flush's test, inline: a write into memory nothing deferred reads is common)
+        if lvl.pending:
+            flush()  # deferred tangents read their inputs' memory: compute them before it changes
+            break
+    st = target._st
+    if not st.shared:
+        st = target._storage()
+    base = target._base
+    producer = (target if base is None else base)._grad_fn
+    if st.values is not None or st.savers is not None:
+        keep_overwritten(st, target._data, producer)
+    elif producer is not None and getattr(producer, "keep", None) is not None:
         keep_overwritten(st, target._data, producer)
     return st
 
