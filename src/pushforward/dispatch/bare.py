@@ -257,8 +257,8 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
 
 
 def _rewritten_in_place(op: Op, x: Tensor, args: tuple, value: Tensor, tan) -> bool:
-    """x[i] = x[i] (Python's `x[i] += v` ends so, after the in-place op on the view): the values
-    are in place already, so only the write's other steps run (saved values, versions). False
+    """x[i] = x[i] (docs/design.md, "A region written into itself"): the values are in place
+    already, so only the write's other steps run (saved values, versions). False
     (nothing done) when value is not that region (the index object tested first: the test the
     other writes pay)."""
     vs = value._view
