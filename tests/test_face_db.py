@@ -13,10 +13,9 @@ import pytest
 import pushforward as pf
 import pushforward.array_api as xp
 from pushforward.errors import PushforwardError
-from pushforward.testing.faceinfo import CHECKS, face_inputs
-from pushforward.testing.faces_check import Unsupported, check_values, run_check
+from pushforward.testing.faceinfo import face_inputs
 from pushforward.testing.faces_coverage import EXCLUDED, covered, face_functions, same_objects
-from pushforward.testing.facedb import DATABASE, ROOT_ENTRIES, asarrays, namespaces, reference, same_errors
+from pushforward.testing.facedb import DATABASE, ROOT_ENTRIES, asarrays, check_entry, namespaces
 
 KEYS = sorted(DATABASE)
 
@@ -66,29 +65,7 @@ def test_counts():
 # ----------------------------------------------------------------------------- the sweep
 
 
-def _run(key: str) -> tuple[list, list]:
-    root, face = DATABASE[key]
-    ref_asarray, asarray = asarrays(root)
-    errors, unsupported = [], []
-    spaces = namespaces(root, face)
-    for label, ns in spaces:
-        try:
-            check_values(face, reference(root), ns, ref_asarray, asarray, same_errors(root))
-        except Unsupported as e:
-            unsupported.append(f"values[{label}]: {e}")
-            return errors, unsupported
-        except Exception as e:  # noqa: BLE001 - every failing check is reported
-            errors.append(f"values[{label}]: {type(e).__name__}: {e}")
-    label, ns = spaces[-1]
-    for check in CHECKS[1:]:
-        if face.runs(check):
-            try:
-                run_check(face, check, ns, asarray)
-            except Unsupported as e:
-                unsupported.append(f"{check}: {e}")
-            except Exception as e:  # noqa: BLE001
-                errors.append(f"{check}[{label}]: {type(e).__name__}: {str(e)[:600]}")
-    return errors, unsupported
+_run = check_entry  # (one entry's checks: `pushforward check --faces` runs them too)
 
 
 @pytest.mark.filterwarnings("ignore")

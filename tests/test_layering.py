@@ -63,7 +63,7 @@ ALLOWED_LOCAL = {
     ("pushforward.cli", "pushforward.testing.opdb.OPS"),
     ("pushforward.cli", "pushforward.testing.opdb.check_op"),
     # `pushforward check --faces` loads the NumPy/SciPy faces database on demand
-    ("pushforward.cli", "pushforward.testing.opdb_faces.faces_database"),
+    ("pushforward.cli", "pushforward.testing.facedb.faces_database"),
     # ... with the lazy column (Dask-backed inputs); `pushforward ops` probes which ops run lazily
     ("pushforward.cli", "pushforward.testing.lazycheck.OPS"),
     ("pushforward.cli", "pushforward.testing.lazycheck.check_lazy"),

@@ -211,7 +211,7 @@ def _load_opdb():
 
 def _load_faces():
     # Imported on demand, as the op database: only `check --faces` needs the NumPy/SciPy faces.
-    from pushforward.testing.opdb_faces import faces_database
+    from pushforward.testing.facedb import faces_database
 
     return faces_database()
 
@@ -680,7 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--faces",
         action="store_true",
-        help="check the NumPy/SciPy faces (pushforward.numpy, .scipy) instead of the ops",
+        help="check the faces' database (pushforward.numpy, .scipy, .array_api) instead of the ops",
     )
     o = sub.add_parser("ops", help="the coverage table of the generated ops (no checks run)")
     o.add_argument("--ops", metavar="NAMES", help="comma-separated op names (default: all)")
