@@ -57,9 +57,9 @@ def as_result(out: Any) -> Any:
     return out
 
 
-def strict(name: str, fn: Callable, arrays: int = 1) -> Callable:
-    """fn (a function of pushforward.numpy) as the standard's `name`: its first `arrays` positional
-    arguments must be arrays, `dtype=` a dtype of the standard, `device=` one of ours."""
+def strict(name: str, fn: Callable, arrays: int = 1, module: str = "pushforward.array_api") -> Callable:
+    """fn (a function of pushforward.numpy) as the standard's `name` in `module`: its first `arrays`
+    positional arguments must be arrays, `dtype=` a dtype of the standard, `device=` one of ours."""
 
     @functools.wraps(fn)
     def f(*args: Any, **kwargs: Any) -> Any:
@@ -75,7 +75,7 @@ def strict(name: str, fn: Callable, arrays: int = 1) -> Callable:
         out = fn(*args, **kwargs)
         return out if isinstance(out, Tensor) else as_result(out)
 
-    # its signature and module are the wrapped function's (functools.wraps), typed Any where that
+    # its signature is the wrapped function's (functools.wraps), typed Any where that
     # function leaves a type open: the wrapper takes what it takes
     try:
         sig = inspect.signature(fn)
@@ -87,6 +87,10 @@ def strict(name: str, fn: Callable, arrays: int = 1) -> Callable:
         f.__signature__ = sig.replace(parameters=params, return_annotation=ret)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"The standard's `{name}`: NumPy's `{fn.__name__}` on tensors (pushforward.numpy)."
+    # a function of this namespace: the API reference documents it here (NumPy's own functions
+    # reach pushforward.numpy by its dispatch, and their home is not ours)
+    f.__module__ = module
+    del f.__wrapped__
     return f
 
 

@@ -18,7 +18,7 @@ from ..core.tensor import Tensor
 from ._common import constant, strict
 
 TRANSFORMS = "fft ifft fftn ifftn rfft irfft rfftn irfftn hfft ihfft fftshift ifftshift"
-SAME = {n: strict(n, getattr(pnp.fft, n)) for n in TRANSFORMS.split()}
+SAME = {n: strict(n, getattr(pnp.fft, n), module=__name__) for n in TRANSFORMS.split()}
 globals().update(SAME)
 
 __all__ = [*SAME, "fftfreq", "rfftfreq"]

@@ -24,8 +24,11 @@ from ._functions import vecdot
 
 ONE_ARRAY = "cholesky det diagonal eigh eigvalsh inv matrix_norm matrix_power matrix_transpose qr slogdet svd"
 ONE_ARRAY += " svdvals trace vector_norm"
-SAME = {n: strict(n, getattr(pnp.linalg, n)) for n in ONE_ARRAY.split()}
-SAME |= {n: strict(n, getattr(pnp.linalg, n), arrays=2) for n in ("cross", "matmul", "outer", "solve", "tensordot")}
+SAME = {n: strict(n, getattr(pnp.linalg, n), module=__name__) for n in ONE_ARRAY.split()}
+SAME |= {
+    n: strict(n, getattr(pnp.linalg, n), arrays=2, module=__name__)
+    for n in ("cross", "matmul", "outer", "solve", "tensordot")
+}
 globals().update(SAME)
 
 __all__ = [*SAME, "matrix_rank", "pinv", "vecdot"]
