@@ -508,3 +508,21 @@ def test_reductions_take_a_numpy_integer_axis():
     t = pf.tensor(a)
     for f in (np.max, np.min, np.nanmax, np.nansum, np.ptp):
         close(f(t, axis=np.int64(0), keepdims=True), f(a, axis=np.int64(0), keepdims=True))
+
+
+def _same_as_numpy(got, want) -> None:
+    """got (a tensor of pushforward.numpy's) has NumPy's values, shape and dtype."""
+    assert isinstance(got, pf.Tensor), type(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    np.testing.assert_array_equal(got.detach().numpy(), want)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin", "ptp", "sum", "prod", "nanmean", "any"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_a_reduction_over_no_axes_returns_x_as_numpy(name, keepdims):
+    import pushforward.numpy as pnp
+
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    _same_as_numpy(
+        getattr(pnp, name)(pf.tensor(a), axis=(), keepdims=keepdims), getattr(np, name)(a, axis=(), keepdims=keepdims)
+    )

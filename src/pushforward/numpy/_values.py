@@ -71,7 +71,10 @@ def along(x: Tensor, axis: Any) -> tuple[Tensor, Any]:
 
 def reduced(fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     """The reduction fn(x, dims, keepdims) over NumPy's axis: None reduces every axis, an int or a
-    sequence of ints those axes."""
+    sequence of ints those axes, an empty sequence none (NumPy's x itself, where the ops read no
+    dims as all of them): the reduction over a new axis of size one keeps each op's dtype rule."""
+    if isinstance(axis, (tuple, list)) and not axis:
+        return fn(x.unsqueeze(-1), -1, False)
     if axis is None:
         return fn(x) if not keepdims else fn(x, tuple(range(x.ndim)), True)
     return fn(x, tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis), keepdims)
