@@ -526,3 +526,21 @@ def test_a_reduction_over_no_axes_returns_x_as_numpy(name, keepdims):
     _same_as_numpy(
         getattr(pnp, name)(pf.tensor(a), axis=(), keepdims=keepdims), getattr(np, name)(a, axis=(), keepdims=keepdims)
     )
+
+
+def test_squeeze_and_expand_dims_refuse_the_axes_numpy_refuses():
+    import pushforward.numpy as pnp
+
+    a = np.zeros((1, 3, 1))
+    _same_as_numpy(pnp.squeeze(pf.tensor(a), axis=(0, -1)), np.squeeze(a, axis=(0, -1)))
+    _same_as_numpy(pnp.expand_dims(pf.tensor(a), (0, -1)), np.expand_dims(a, (0, -1)))
+    with pytest.raises(ValueError, match="size not equal to one"):
+        np.squeeze(a, axis=1)
+    with pytest.raises(ValueError, match="size not equal to one"):
+        pnp.squeeze(pf.tensor(a), axis=1)
+    for f, axis in ((np.squeeze, 3), (np.expand_dims, 4), (np.expand_dims, -5)):
+        with pytest.raises(np.exceptions.AxisError):
+            f(a, axis)
+        with pytest.raises(np.exceptions.AxisError, match=f"np.{f.__name__}: axis {axis}") as e:
+            f(pf.tensor(a), axis)
+        assert isinstance(e.value, pf.errors.OpIndexError)

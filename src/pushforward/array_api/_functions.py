@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import numpy as pnp
 from ..core.tensor import Tensor
-from ..errors import OpIndexError, OpValueError
+from ..errors import OpValueError
 from ..ops import generated as ops
 from ._common import as_result, check_array, dtype_of, strict
 
@@ -154,10 +154,7 @@ def squeeze(x: Tensor, /, axis: Any) -> Tensor:
     >>> xp.squeeze(xp.zeros((1, 3)), axis=0).shape
     (3,)
     """
-    # pushforward.numpy's squeeze passes over an axis of another size, where NumPy's raises
-    for a in (axis,) if isinstance(axis, int) else axis:
-        if -check_array("squeeze", x).ndim <= a < x.ndim and x.shape[a] != 1:
-            raise OpValueError(f"array_api.squeeze(): axis {a} has size {x.shape[a]}, not 1 (shape {x.shape})")
+    check_array("squeeze", x)
     return pnp.squeeze(x, axis=axis)
 
 
@@ -257,9 +254,7 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
     >>> xp.expand_dims(xp.zeros(3), axis=-1).shape
     (3, 1)
     """
-    # pushforward.numpy's takes an axis out of range, where NumPy's raises AxisError (an IndexError)
-    if not -check_array("expand_dims", x).ndim - 1 <= axis <= x.ndim:
-        raise OpIndexError(f"array_api.expand_dims(): axis {axis} is out of range for {x.ndim} + 1 dims")
+    check_array("expand_dims", x)
     return pnp.expand_dims(x, axis)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import fft, linalg, special
-from ..errors import OpTypeError, check_dim
+from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
@@ -44,7 +44,7 @@ from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
 from . import _table as T
-from ._values import along, as_t as _deep_as_t, floating as _floating, reduced
+from ._values import along, axes_of, as_t as _deep_as_t, floating as _floating, reduced
 from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
@@ -314,13 +314,22 @@ def _moveaxis(a, source, destination):
 
 
 def _squeeze(a, axis=None):
-    return _as_t(a).squeeze(axis)
+    x = _as_t(a)
+    if axis is None:
+        return x.squeeze()
+    axes = axes_of(axis, x.ndim, "np.squeeze")
+    if any(x.shape[d] != 1 for d in axes):  # (NumPy's rule; the squeeze op passes over such an axis, as torch's)
+        raise OpValueError(
+            f"np.squeeze: cannot select an axis to squeeze out which has size not equal to one: axis {axis} of shape {tuple(x.shape)}"
+        )
+    return x.squeeze(axes)
 
 
 def _expand_dims(a, axis):
     x = _as_t(a)
-    for ax in sorted(np.atleast_1d(axis) % (x.ndim + len(np.atleast_1d(axis)))):
-        x = x.unsqueeze(int(ax))
+    axes = axes_of(axis, x.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1), "np.expand_dims")
+    for ax in sorted(axes):
+        x = x.unsqueeze(ax)
     return x
 
 

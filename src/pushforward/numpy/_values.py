@@ -17,10 +17,44 @@ import numpy as np
 
 from ..core import creation
 from ..core.tensor import Tensor
-from ..errors import OpValueError
+from ..errors import OpIndexError, OpValueError
 from ..ops import generated as ops
 
-__all__ = ["as_t", "has_tensor", "floating", "along", "reduced", "array", "asarray_or_value", "public_functions"]
+__all__ = [
+    "AxisError",
+    "axes_of",
+    "as_t",
+    "has_tensor",
+    "floating",
+    "along",
+    "reduced",
+    "array",
+    "asarray_or_value",
+    "public_functions",
+]
+
+
+class AxisError(OpIndexError, np.exceptions.AxisError):
+    """An axis out of range for a NumPy function: NumPy's AxisError (a ValueError and an IndexError)
+    and pushforward's OpIndexError, so NumPy code's `except np.exceptions.AxisError:` and torch
+    code's `except IndexError:` both catch it."""
+
+
+def axes_of(axis: Any, ndim: int, who: str) -> tuple[int, ...]:
+    """NumPy's axis (an int or a sequence of ints) for ndim dims as non-negative ints, NumPy's
+    AxisError naming `who` for one out of range and its ValueError for one repeated.
+
+    >>> axes_of((-1, 0), 3, "np.squeeze")
+    (2, 0)
+    """
+    out = []
+    for a in axis if isinstance(axis, (tuple, list)) else (axis,):
+        if not -ndim <= int(a) < ndim:
+            raise AxisError(f"{who}: axis {int(a)} is out of bounds for array of dimension {ndim}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise OpValueError(f"{who}: repeated axis in {axis!r}")
+    return tuple(out)
 
 
 def has_tensor(x: Any) -> bool:
