@@ -544,3 +544,15 @@ def test_squeeze_and_expand_dims_refuse_the_axes_numpy_refuses():
         with pytest.raises(np.exceptions.AxisError, match=f"np.{f.__name__}: axis {axis}") as e:
             f(pf.tensor(a), axis)
         assert isinstance(e.value, pf.errors.OpIndexError)
+
+
+@pytest.mark.parametrize("axis", [1, -1, None])
+def test_take_along_axis_counts_a_negative_index_from_the_end(axis):
+    import pushforward.numpy as pnp
+
+    a, i = np.arange(6.0).reshape(2, 3), np.array([[-1, 0], [-3, 2]])
+    j = i.reshape(-1) if axis is None else i  # (NumPy's axis=None takes a 1-d index)
+    _same_as_numpy(pnp.take_along_axis(pf.tensor(a), pf.tensor(j), axis=axis), np.take_along_axis(a, j, axis=axis))
+    x = pf.tensor(a, requires_grad=True)
+    (g,) = pf.autograd.grad(pnp.take_along_axis(x, pf.tensor(i), axis=1).sum(), [x])
+    assert g.tolist() == [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]

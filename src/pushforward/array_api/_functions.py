@@ -265,9 +265,7 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     >>> xp.take_along_axis(xp.asarray([[1.0, 2.0]]), xp.asarray([[1, 0]]), axis=1)
     tensor([[2., 1.]])
     """
-    # pushforward.numpy's reads a negative index as out of bounds, where NumPy's counts it from the end
-    n = check_array("take_along_axis", x).shape[axis]
-    return pnp.take_along_axis(x, ops.where(ops.lt(indices, 0), ops.add(indices, n), indices), axis=axis)
+    return pnp.take_along_axis(check_array("take_along_axis", x), indices, axis=axis)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:

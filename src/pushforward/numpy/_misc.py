@@ -57,11 +57,16 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tensor:
-    """NumPy's take_along_axis."""
-    x = as_t(arr)
-    if axis is None:
-        return ops.take_along_dim(x.reshape(-1), _index(indices).reshape(-1), 0)
-    return ops.take_along_dim(x, _index(indices), int(axis))
+    """NumPy's take_along_axis: a negative index counts from the end (the gather op refuses one, as torch's).
+
+    >>> import pushforward as pf
+    >>> take_along_axis(pf.tensor([[1.0, 2.0, 3.0]]), pf.tensor([[-1, 0]]), axis=1)
+    tensor([[3., 1.]])
+    """
+    x, idx = as_t(arr), _index(indices)
+    x, axis, idx = (x.reshape(-1), 0, idx.reshape(-1)) if axis is None else (x, int(axis), idx)
+    n = x.shape[axis] if x.ndim else 1
+    return ops.take_along_dim(x, ops.where(ops.lt(idx, 0), ops.add(idx, n), idx), axis)
 
 
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Tensor:
