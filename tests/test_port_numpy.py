@@ -556,3 +556,15 @@ def test_take_along_axis_counts_a_negative_index_from_the_end(axis):
     x = pf.tensor(a, requires_grad=True)
     (g,) = pf.autograd.grad(pnp.take_along_axis(x, pf.tensor(i), axis=1).sum(), [x])
     assert g.tolist() == [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+
+
+def test_clip_without_bounds_is_a_copy_as_numpy():
+    import pushforward.numpy as pnp
+
+    a = np.arange(3, dtype=np.float32)
+    x = pf.tensor(a, requires_grad=True)
+    out = pnp.clip(x)
+    _same_as_numpy(out, np.clip(a))
+    assert not np.shares_memory(out._data, x._data)
+    (g,) = pf.autograd.grad(out.sum(), [x])
+    assert g.tolist() == [1.0, 1.0, 1.0]

@@ -343,6 +343,8 @@ def _clip(a, a_min=None, a_max=None, out=None, **kw):
     _no_extra("np.clip", dict(out=out, **kw), ("min", "max"))
     lo = kw.get("min", a_min)
     hi = kw.get("max", a_max)
+    if lo is None and hi is None:  # NumPy 2.1's clip of no bounds is a copy (the clamp op refuses it, as torch's)
+        return ops.clone(_as_t(a))
     return _pf().clamp(_as_t(a), lo, hi)
 
 
