@@ -568,3 +568,19 @@ def test_clip_without_bounds_is_a_copy_as_numpy():
     assert not np.shares_memory(out._data, x._data)
     (g,) = pf.autograd.grad(out.sum(), [x])
     assert g.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_reshape_takes_numpys_copy_argument():
+    import pushforward.numpy as pnp
+
+    a = np.arange(6.0)
+    x = pf.tensor(a)
+    for copy in (None, True, False):
+        out = pnp.reshape(x, (2, 3), copy=copy)
+        _same_as_numpy(out, np.reshape(a, (2, 3), copy=copy))
+        assert np.shares_memory(out._data, x._data) == np.shares_memory(np.reshape(a, (2, 3), copy=copy), a)
+    _same_as_numpy(pnp.reshape(x, (3, 2), order="C"), np.reshape(a, (3, 2), order="C"))
+    with pytest.raises(ValueError):
+        np.reshape(a.reshape(2, 3).T, (6,), copy=False)
+    with pytest.raises(ValueError, match=r"np.reshape: copy=False, but shape \(3, 2\) -> \(6,\) needs a copy"):
+        pnp.reshape(x.reshape(2, 3).T, (6,), copy=False)

@@ -289,13 +289,30 @@ def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return r if dtype is None else r.to(np.dtype(dtype))
 
 
+def _is_copy(out: Tensor, x: Tensor) -> bool:
+    """Does out hold its own memory rather than a view of x's? (A Dask array has no memory to
+    share: its reshape is always lazy, never a copy.)"""
+    a, b = out._data, x._data
+    return type(a) is np.ndarray and type(b) is np.ndarray and not np.shares_memory(a, b)
+
+
 def _reshape(a, *args, **kwargs):
     shape = kwargs.pop("shape", kwargs.pop("newshape", args[0] if args else None))
     order = kwargs.pop("order", args[1] if len(args) > 1 else "C")
+    copy = kwargs.pop("copy", None)  # NumPy 2.1's: True copies, False refuses to, None copies if it must
     if order != "C" or kwargs:
-        _no_extra("np.reshape", dict(order=order, **kwargs))
+        _no_extra("np.reshape", dict(order=order, **kwargs), ("order",) if order == "C" else ())
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _as_t(a).reshape(*shape)
+    x = _as_t(a)
+    out = x.reshape(*shape)
+    if copy and not _is_copy(out, x):
+        return ops.clone(out)
+    if copy is False and x.numel() and _is_copy(out, x):
+        raise OpValueError(
+            f"np.reshape: copy=False, but shape {tuple(x.shape)} -> {shape} needs a copy for this "
+            "array's memory layout (pass copy=None to allow one)"
+        )
+    return out
 
 
 def _transpose(a, axes=None):
