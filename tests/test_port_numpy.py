@@ -584,3 +584,31 @@ def test_reshape_takes_numpys_copy_argument():
         np.reshape(a.reshape(2, 3).T, (6,), copy=False)
     with pytest.raises(ValueError, match=r"np.reshape: copy=False, but shape \(3, 2\) -> \(6,\) needs a copy"):
         pnp.reshape(x.reshape(2, 3).T, (6,), copy=False)
+
+
+@pytest.mark.parametrize(
+    "a, b, axis",
+    [
+        (np.arange(6, dtype=np.uint8).reshape(2, 3) * 40, np.full(3, 7, np.uint8), -1),  # wraps in uint8
+        (np.ones((3, 2), np.int8), np.arange(3, dtype=np.int8), 0),  # each operand's own axis
+        (np.ones((2, 3), np.float32), np.ones(3, np.float64), -1),
+        (np.array([1j, 2.0]), np.array([1j, 1.0]), -1),
+        (np.ones(3, bool), np.zeros(3, bool), -1),
+    ],
+)
+def test_vecdot_keeps_numpys_dtype_and_axes(a, b, axis):
+    import pushforward.numpy as pnp
+
+    _same_as_numpy(pnp.vecdot(pf.tensor(a), pf.tensor(b), axis=axis), np.vecdot(a, b, axis=axis))
+
+
+def test_vecdot_refuses_vectors_of_different_sizes_as_numpy():
+    import pushforward.numpy as pnp
+
+    a, b = np.ones((2, 3)), np.ones((2, 1))
+    with pytest.raises(ValueError):
+        np.vecdot(a, b)
+    with pytest.raises(ValueError, match=r"np.vecdot: the vectors along axis -1 have sizes 3 and 1"):
+        pnp.vecdot(pf.tensor(a), pf.tensor(b))
+    with pytest.raises(np.exceptions.AxisError):
+        pnp.vecdot(pf.tensor(a), pf.tensor(a), axis=2)

@@ -259,15 +259,10 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     >>> xp.vecdot(xp.asarray([1j]), xp.asarray([1j]))
     tensor(1.+0.j, dtype=pushforward.complex128)
     """
-    # pushforward.numpy's broadcasts axis's sizes and sums integers in 64 bits, where NumPy's raises
-    # and keeps the dtype
     check_array("vecdot", x1), check_array("vecdot", x2)
+    # the standard's axis counts along the broadcast shape: a positive one is valid where it names the
+    # same axis of both (NumPy's counts along each operand's own shape)
     n = builtins.max(x1.ndim, x2.ndim)
     if not -builtins.min(x1.ndim, x2.ndim) <= axis < builtins.min(x1.ndim, x2.ndim) and not (axis < 0 and -axis <= n):
         raise OpValueError(f"array_api.vecdot(): axis {axis} is out of range for shapes {x1.shape}, {x2.shape}")
-    a = axis if axis < 0 else axis - n
-    if x1.shape[a] != x2.shape[a]:
-        raise OpValueError(f"array_api.vecdot(): axis {axis} has sizes {x1.shape[a]} and {x2.shape[a]}")
-    out = ops.sum(ops.mul(ops.conj(x1), x2), a)
-    dt = np.promote_types(x1.dtype, x2.dtype)
-    return out if out.dtype == dt else ops.to(out, dt, copy=False)
+    return pnp.vecdot(x1, x2, axis=axis if axis < 0 else axis - n)

@@ -148,8 +148,9 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
             _no_extra(who, kwargs)
             return SCIPY_UFUNCS[ufunc](*inputs)
         if target is None and name in M.UFUNC_COMPOSITES:
+            axis = {"axis": kwargs.pop("axis")} if name == "vecdot" and "axis" in kwargs else {}
             _no_extra(who, kwargs)
-            return M.UFUNC_COMPOSITES[name](*inputs)
+            return M.UFUNC_COMPOSITES[name](*inputs, **axis)
         if target is None:
             raise _unsupported(who)
         dtype = kwargs.pop("dtype", None)
