@@ -612,3 +612,15 @@ def test_vecdot_refuses_vectors_of_different_sizes_as_numpy():
         pnp.vecdot(pf.tensor(a), pf.tensor(b))
     with pytest.raises(np.exceptions.AxisError):
         pnp.vecdot(pf.tensor(a), pf.tensor(a), axis=2)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.bool_, np.float32])
+@pytest.mark.parametrize("size", [0, 3])
+def test_cumulative_functions_keep_numpys_dtype_with_the_initial_value(name, dtype, size):
+    import pushforward.numpy as pnp
+
+    a = np.arange(1, size + 1).astype(dtype)
+    for include_initial in (False, True):
+        got = getattr(pnp, name)(pf.tensor(a), include_initial=include_initial)
+        _same_as_numpy(got, getattr(np, name)(a, include_initial=include_initial))

@@ -17,7 +17,6 @@ import builtins
 from collections import namedtuple
 from typing import Any
 
-import numpy as np
 
 from .. import numpy as pnp
 from ..core.tensor import Tensor
@@ -219,10 +218,7 @@ def _accumulate(name: str) -> Any:
         x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
     ) -> Tensor:
         dt = None if dtype is None else dtype_of(name, dtype)
-        out = getattr(pnp, name)(check_array(name, x), axis=axis, dtype=dt, include_initial=include_initial)
-        # pushforward.numpy's result for an empty integer x is float64: NumPy's dtype, which NumPy decides
-        want = getattr(np, name)(np.empty(0, x.dtype), dtype=dt).dtype
-        return out if out.dtype == want else ops.to(out, want, copy=False)
+        return getattr(pnp, name)(check_array(name, x), axis=axis, dtype=dt, include_initial=include_initial)
 
     return strict(name, accumulate)
 

@@ -123,6 +123,8 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
 
 def _cumulative(name: str) -> Callable:
     def f(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None, include_initial: bool = False):
+        if out is not None:
+            raise OpTypeError(f"np.{name}: out= is not supported on pushforward tensors (assign the result instead)")
         t = as_t(x)
         if axis is None:
             if t.ndim > 1:
@@ -132,7 +134,8 @@ def _cumulative(name: str) -> Callable:
         if include_initial:
             shape = list(r.shape)
             shape[int(axis)] = 1
-            first = ops.zeros(*shape, dtype=r.dtype) + (0.0 if name == "cumulative_sum" else 1.0)
+            # (in r's dtype: a Python float added would make integers float64)
+            first = (ops.zeros if name == "cumulative_sum" else ops.ones)(*shape, dtype=r.dtype)
             r = ops.cat([first, r], int(axis))
         return r
 
