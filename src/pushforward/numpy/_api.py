@@ -155,7 +155,11 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
             raise _unsupported(who)
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
-        if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
+        # a reflected call (ndarray + Tensor): keep NumPy's order; a Python scalar stays one, weak
+        # in the ops' promotion as in NumPy's (NEP 50), save for ldexp, whose op reads its mantissa's
+        # dtype (a Python number's is NumPy's default, which is what NumPy computes in)
+        x0 = inputs[0]
+        if not isinstance(x0, (Tensor, bool, int, float, complex)) or isinstance(x0, np.generic) or name == "ldexp":
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
