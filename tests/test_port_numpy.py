@@ -651,3 +651,16 @@ def test_a_python_scalar_first_operand_is_weak_as_numpys():
                 np.testing.assert_allclose(got.numpy(), want, equal_nan=True, err_msg=f"{name}({s!r}, {dtype})")
                 seen += 1
     assert seen > 300
+
+
+def test_pinv_and_matrix_rank_take_a_tolerance_per_matrix():
+    import pushforward.numpy as pnp
+
+    a = np.random.default_rng(0).standard_normal((2, 3, 3))
+    a[1, 2] = a[1, 1]  # rank 2
+    r = np.array([0.1, 0.2])
+    got = pnp.linalg.pinv(pf.tensor(a), rtol=pf.tensor(r))
+    assert got.shape == (2, 3, 3) and np.allclose(got.numpy(), np.linalg.pinv(a, rtol=r))
+    _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a), rtol=pf.tensor(r)), np.linalg.matrix_rank(a, rtol=r))
+    _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a), tol=0.5), np.linalg.matrix_rank(a, tol=0.5))
+    _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a)), np.linalg.matrix_rank(a))

@@ -131,6 +131,11 @@ def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
     return linalg.pinv(as_t(a), rtol=rcond if rtol is None else rtol, hermitian=hermitian)
 
 
+def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    # NumPy's tol is the absolute cut-off (torch's atol)
+    return linalg.matrix_rank(as_t(A), atol=tol, rtol=rtol, hermitian=hermitian)
+
+
 def _hermitian_from(a: Any, UPLO: str) -> Any:
     """The Hermitian matrix NumPy's eigh reads: one triangle of a, mirrored (so the derivative is the
     one of the function NumPy computes: the other triangle does not matter)."""
@@ -180,6 +185,7 @@ def extra_functions() -> dict:
         np.linalg.eigh: _eigh,
         np.linalg.eigvalsh: _eigvalsh,
         np.linalg.pinv: _pinv,
+        np.linalg.matrix_rank: _matrix_rank,
         np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": linalg.matrix_norm(
             as_t(x), ord, (-2, -1), keepdims
         ),
