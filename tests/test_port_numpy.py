@@ -664,3 +664,16 @@ def test_pinv_and_matrix_rank_take_a_tolerance_per_matrix():
     _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a), rtol=pf.tensor(r)), np.linalg.matrix_rank(a, rtol=r))
     _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a), tol=0.5), np.linalg.matrix_rank(a, tol=0.5))
     _same_as_numpy(pnp.linalg.matrix_rank(pf.tensor(a)), np.linalg.matrix_rank(a))
+
+
+def test_fftfreq_makes_tensors_and_nonzero_of_0d_is_a_named_value_error():
+    import pushforward.numpy as pnp
+
+    _same_as_numpy(pnp.fft.fftfreq(5, d=0.5), np.fft.fftfreq(5, d=0.5))
+    _same_as_numpy(pnp.fft.rfftfreq(4), np.fft.rfftfreq(4))
+    with pytest.raises(ValueError):
+        np.nonzero(np.array(1.0))
+    for f in (pnp.nonzero, np.nonzero):
+        with pytest.raises(ValueError, match="np.nonzero: .*0d") as e:
+            f(pf.tensor(1.0))
+        assert isinstance(e.value, pf.PushforwardError)

@@ -44,7 +44,7 @@ from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
 from . import _table as T
-from ._values import along, axes_of, as_t as _deep_as_t, floating as _floating, reduced
+from ._values import along, axes_of, numpy_error, as_t as _deep_as_t, floating as _floating, reduced
 from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
@@ -357,7 +357,11 @@ def _expand_dims(a, axis):
 
 def _where(condition, *xy):
     if not xy:  # np.nonzero(condition): indices, no derivative
-        return tuple(_pf().as_tensor(i) for i in np.nonzero(_as_t(condition).detach().numpy()))
+        try:
+            nz = np.nonzero(_as_t(condition).detach().numpy())
+        except ValueError as e:  # (NumPy 2's refusal of a 0-d condition)
+            raise numpy_error("np.where", e) from e
+        return tuple(_pf().as_tensor(i) for i in nz)
     return _PF.where(condition if type(condition) is Tensor else _as_t(condition), *xy)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import creation
 from ..core.tensor import Tensor
-from ..errors import OpIndexError, OpValueError
+from ..errors import OpIndexError, OpTypeError, OpValueError, PushforwardError
 from ..ops import generated as ops
 
 __all__ = [
@@ -38,6 +38,21 @@ class AxisError(OpIndexError, np.exceptions.AxisError):
     """An axis out of range for a NumPy function: NumPy's AxisError (a ValueError and an IndexError)
     and pushforward's OpIndexError, so NumPy code's `except np.exceptions.AxisError:` and torch
     code's `except IndexError:` both catch it."""
+
+
+def numpy_error(who: str, exc: Exception) -> Exception:
+    """NumPy's error exc from a function run on tensors' values, as ours naming `who` and of the
+    same builtin kind (ValueError, TypeError, IndexError, AxisError), so NumPy code's `except`
+    clauses still catch it; ours pass as they are.
+
+    >>> type(numpy_error("np.nonzero", ValueError("0-d"))).__name__
+    'OpValueError'
+    """
+    if isinstance(exc, PushforwardError):
+        return exc
+    kinds = ((np.exceptions.AxisError, AxisError), (ValueError, OpValueError), (TypeError, OpTypeError))
+    cls = next((ours for theirs, ours in kinds if isinstance(exc, theirs)), OpIndexError)
+    return cls(f"{who}: {exc}")
 
 
 def axes_of(axis: Any, ndim: int, who: str) -> tuple[int, ...]:
