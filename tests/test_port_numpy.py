@@ -677,3 +677,21 @@ def test_fftfreq_makes_tensors_and_nonzero_of_0d_is_a_named_value_error():
         with pytest.raises(ValueError, match="np.nonzero: .*0d") as e:
             f(pf.tensor(1.0))
         assert isinstance(e.value, pf.PushforwardError)
+
+
+@pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse", "unique_values"])
+def test_unique_functions_differentiate_their_values_and_give_integer_tensors(name):
+    import pushforward.numpy as pnp
+
+    a = np.array([[2.0, 1.0], [2.0, np.nan]])
+    x = pf.tensor(a, requires_grad=True)
+    got, want = getattr(pnp, name)(x), getattr(np, name)(a)
+    if name == "unique_values":
+        got, want = (got,), (want,)
+    else:
+        assert type(got) is type(want) and got._fields == want._fields
+    for g, w in zip(got, want):
+        assert isinstance(g, pf.Tensor) and g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.detach().numpy(), w)
+    (grad,) = pf.autograd.grad((got[0] * pf.tensor([1.0, 10.0, 100.0])).sum(), [x])
+    assert grad.tolist() == [[10.0, 1.0], [0.0, 100.0]]  # (each value is x's element at its first index)

@@ -22,7 +22,7 @@ from .. import numpy as pnp
 from ..core.tensor import Tensor
 from ..errors import OpValueError
 from ..ops import generated as ops
-from ._common import as_result, check_array, dtype_of, strict
+from ._common import check_array, dtype_of, strict
 
 ONE_ARRAY = "all any argmax argmin count_nonzero diff mean prod sum"
 ONE_ARRAY += " nonzero searchsorted where"
@@ -170,15 +170,13 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", "values inverse_indices"
 
 
 def unique_all(x: Tensor, /) -> UniqueAllResult:
-    """NumPy's unique_all (each NaN distinct), the values gathered from x by our ops: differentiable,
-    as sort's (pushforward.numpy's refuses a derivative through a selection by comparisons).
+    """NumPy's unique_all (each NaN distinct; the values differentiable, gathered from x).
 
     >>> import pushforward.array_api as xp
     >>> xp.unique_all(xp.asarray([2, 1, 2])).inverse_indices
     tensor([1, 0, 1])
     """
-    _, first, inverse, counts = as_result(pnp.unique_all(check_array("unique_all", x).detach()))
-    return UniqueAllResult(ops.index_select(ops.reshape(x, (-1,)), 0, first), first, inverse, counts)
+    return UniqueAllResult(*pnp.unique_all(check_array("unique_all", x)))
 
 
 def unique_counts(x: Tensor, /) -> UniqueCountsResult:

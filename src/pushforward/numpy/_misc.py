@@ -143,6 +143,47 @@ def _cumulative(name: str) -> Callable:
     return f
 
 
+# NumPy's result types of the unique_* functions (named tuples whose fields are unique_all's)
+_UNIQUE = {n: type(getattr(np, n)(np.zeros(1))) for n in ("unique_all", "unique_counts", "unique_inverse")}
+
+
+def _unique(name: str, x: Any) -> Any:
+    """NumPy's unique_* of x's values, with its values gathered from x by ops (so they carry x's
+    derivative: each is one of x's elements) and its indices and counts integer tensors."""
+    t = as_t(x)
+    r = np.unique_all(t.detach().numpy())
+    first = creation.as_tensor(r.indices)
+    fields = {"values": ops.index_select(t.reshape(-1), 0, first), "indices": first}
+    fields |= {"inverse_indices": creation.as_tensor(r.inverse_indices), "counts": creation.as_tensor(r.counts)}
+    return _UNIQUE[name](*(fields[f] for f in _UNIQUE[name]._fields))
+
+
+def unique_all(x: Any) -> Any:
+    """NumPy's unique_all: the sorted distinct values (each NaN distinct), differentiable, with the
+    first index of each, the inverse indices and the counts.
+
+    >>> import pushforward as pf
+    >>> unique_all(pf.tensor([2.0, 1.0, 2.0])).counts
+    tensor([1, 2])
+    """
+    return _unique("unique_all", x)
+
+
+def unique_counts(x: Any) -> Any:
+    """NumPy's unique_counts (unique_all's values and counts)."""
+    return _unique("unique_counts", x)
+
+
+def unique_inverse(x: Any) -> Any:
+    """NumPy's unique_inverse (unique_all's values and inverse indices)."""
+    return _unique("unique_inverse", x)
+
+
+def unique_values(x: Any) -> Tensor:
+    """NumPy's unique_values (unique_all's values), differentiable."""
+    return _unique("unique_all", x).values
+
+
 cumulative_sum = _cumulative("cumulative_sum")
 cumulative_prod = _cumulative("cumulative_prod")
 

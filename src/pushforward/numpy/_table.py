@@ -82,10 +82,6 @@ NO_DERIVATIVE: dict[str, str] = {
     **dict.fromkeys(
         [
             "unique",
-            "unique_all",
-            "unique_counts",
-            "unique_inverse",
-            "unique_values",
             "intersect1d",
             "union1d",
             "setdiff1d",

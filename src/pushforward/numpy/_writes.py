@@ -116,7 +116,7 @@ def _inexact(out: Any) -> bool:
         return np.asarray(out).dtype.kind in "fcO"
     if isinstance(out, float | complex):
         return True
-    if type(out) in (tuple, list):
+    if isinstance(out, (tuple, list)):  # (named tuples too)
         return any(_inexact(o) for o in out)
     return False
 
