@@ -291,7 +291,9 @@ def _rank_tol(s, a, atol, rtol):
     if atol is None and rtol is None:
         rtol = xp.finfo(a.dtype).eps * max(a.shape[-2:])
     smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
-    return xp.maximum(0.0 if atol is None else atol, (0.0 if rtol is None else rtol) * smax)
+    # a tolerance per matrix (an array over the batch) compares with that matrix's singular values
+    atol, rtol = (xp.asarray(0.0 if t is None else t)[..., None] for t in (atol, rtol))
+    return xp.maximum(atol, rtol * smax)
 
 
 def pinv(a, atol=None, rtol=None, hermitian=False):

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import fft, linalg, special
-from ..errors import OpTypeError, check_dim
+from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..core.lazy import concrete
 from ..core.tensor import Tensor, has_derivative, lost_derivative
@@ -44,7 +44,7 @@ from . import _math as M
 from . import _creation as numpy_creation, _histogram as numpy_histogram
 from . import _out as numpy_out, _writes as numpy_writes
 from . import _table as T
-from ._values import along, as_t as _deep_as_t, floating as _floating, reduced
+from ._values import along, axes_of, numpy_error, as_t as _deep_as_t, floating as _floating, reduced
 from ..scipy._special import SCIPY_UFUNCS
 
 __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "METHODS", "handler"]
@@ -152,13 +152,18 @@ def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> A
         if name in M.NO_DERIVATIVE_UFUNCS:  # (on tensors without a derivative: NumPy's values)
             return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: M.no_derivative_error(name))
         if target is None and name in M.UFUNC_COMPOSITES:
+            axis = {"axis": kwargs.pop("axis")} if name == "vecdot" and "axis" in kwargs else {}
             _no_extra(who, kwargs)
-            return M.UFUNC_COMPOSITES[name](*inputs)
+            return M.UFUNC_COMPOSITES[name](*inputs, **axis)
         if target is None:  # (gcd, lcm, bitwise_count: no op; on values without a derivative)
             return numpy_writes.on_values(ufunc, who, inputs, kwargs, lambda: _unsupported(who))
         dtype = kwargs.pop("dtype", None)
         _no_extra(who, kwargs)
-        if not isinstance(inputs[0], Tensor):  # a reflected call (ndarray + Tensor): keep NumPy's order
+        # a reflected call (ndarray + Tensor): keep NumPy's order; a Python scalar stays one, weak
+        # in the ops' promotion as in NumPy's (NEP 50), save for ldexp, whose op reads its mantissa's
+        # dtype (a Python number's is NumPy's default, which is what NumPy computes in)
+        x0 = inputs[0]
+        if not isinstance(x0, (Tensor, bool, int, float, complex)) or isinstance(x0, np.generic) or name == "ldexp":
             inputs = (_pf().as_tensor(inputs[0]),) + inputs[1:]
         if dtype is not None and np.dtype(dtype).kind in "fc":  # NumPy computes in the dtype asked for
             inputs = tuple(i.to(np.dtype(dtype)) if isinstance(i, Tensor) else i for i in inputs)
@@ -293,13 +298,30 @@ def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return r if dtype is None else r.to(np.dtype(dtype))
 
 
+def _is_copy(out: Tensor, x: Tensor) -> bool:
+    """Does out hold its own memory rather than a view of x's? (A Dask array has no memory to
+    share: its reshape is always lazy, never a copy.)"""
+    a, b = out._data, x._data
+    return type(a) is np.ndarray and type(b) is np.ndarray and not np.shares_memory(a, b)
+
+
 def _reshape(a, *args, **kwargs):
     shape = kwargs.pop("shape", kwargs.pop("newshape", args[0] if args else None))
     order = kwargs.pop("order", args[1] if len(args) > 1 else "C")
+    copy = kwargs.pop("copy", None)  # NumPy 2.1's: True copies, False refuses to, None copies if it must
     if order != "C" or kwargs:
-        _no_extra("np.reshape", dict(order=order, **kwargs))
+        _no_extra("np.reshape", dict(order=order, **kwargs), ("order",) if order == "C" else ())
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _as_t(a).reshape(*shape)
+    x = _as_t(a)
+    out = x.reshape(*shape)
+    if copy and not _is_copy(out, x):
+        return ops.clone(out)
+    if copy is False and x.numel() and _is_copy(out, x):
+        raise OpValueError(
+            f"np.reshape: copy=False, but shape {tuple(x.shape)} -> {shape} needs a copy for this "
+            "array's memory layout (pass copy=None to allow one)"
+        )
+    return out
 
 
 def _transpose(a, axes=None):
@@ -318,19 +340,32 @@ def _moveaxis(a, source, destination):
 
 
 def _squeeze(a, axis=None):
-    return _as_t(a).squeeze(axis)
+    x = _as_t(a)
+    if axis is None:
+        return x.squeeze()
+    axes = axes_of(axis, x.ndim, "np.squeeze")
+    if any(x.shape[d] != 1 for d in axes):  # (NumPy's rule; the squeeze op passes over such an axis, as torch's)
+        raise OpValueError(
+            f"np.squeeze: cannot select an axis to squeeze out which has size not equal to one: axis {axis} of shape {tuple(x.shape)}"
+        )
+    return x.squeeze(axes)
 
 
 def _expand_dims(a, axis):
     x = _as_t(a)
-    for ax in sorted(np.atleast_1d(axis) % (x.ndim + len(np.atleast_1d(axis)))):
-        x = x.unsqueeze(int(ax))
+    axes = axes_of(axis, x.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1), "np.expand_dims")
+    for ax in sorted(axes):
+        x = x.unsqueeze(ax)
     return x
 
 
 def _where(condition, *xy):
     if not xy:  # np.nonzero(condition): indices, no derivative
-        return tuple(_pf().as_tensor(i) for i in np.nonzero(_as_t(condition).detach().numpy()))
+        try:
+            nz = np.nonzero(_as_t(condition).detach().numpy())
+        except ValueError as e:  # (NumPy 2's refusal of a 0-d condition)
+            raise numpy_error("np.where", e) from e
+        return tuple(_pf().as_tensor(i) for i in nz)
     return _PF.where(condition if type(condition) is Tensor else _as_t(condition), *xy)
 
 
@@ -338,6 +373,8 @@ def _clip(a, a_min=None, a_max=None, out=None, **kw):
     _no_extra("np.clip", dict(out=out, **kw), ("min", "max"))
     lo = kw.get("min", a_min)
     hi = kw.get("max", a_max)
+    if lo is None and hi is None:  # NumPy 2.1's clip of no bounds is a copy (the clamp op refuses it, as torch's)
+        return ops.clone(_as_t(a))
     return _pf().clamp(_as_t(a), lo, hi)
 
 

@@ -39,8 +39,8 @@ def to_tensors(out: Any) -> Any:
         return wrap(fresh_array(out))
     if type(out) in (tuple, list):
         return type(out)(to_tensors(o) for o in out)
-    if isinstance(out, tuple) and hasattr(out, "_fields"):  # np.unique_all's named tuples
-        return type(out)(*[to_tensors(o) for o in out])
+    if isinstance(out, tuple) and hasattr(out, "_fields"):  # a named tuple (np.linalg.svd's, ...)
+        return type(out)(*(to_tensors(o) for o in out))
     return out
 
 

@@ -20,7 +20,7 @@ from ..core import creation
 from ..core.tensor import Tensor
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..ops import generated as ops
-from ._values import along, as_t, floating as _floating, public_functions, reduced
+from ._values import along, as_t, axes_of, floating as _floating, public_functions, reduced
 
 
 def _np_float(x: Any) -> Tensor:
@@ -30,8 +30,20 @@ def _np_float(x: Any) -> Tensor:
 
 
 def _vecdot(a, b, axis=-1):
+    # NumPy's gufunc (n),(n)->(): axis is each operand's own, whose sizes must match (no broadcasting
+    # along it), and the result keeps the operands' dtype (the sum op's integers would be 64-bit;
+    # the cast wraps as NumPy's arithmetic in the narrow dtype does)
     a, b = as_t(a), as_t(b)
-    return ops.sum(ops.mul(ops.conj(a) if a.is_complex() else a, b), axis)
+    (i,), (j,) = axes_of(axis, a.ndim, "np.vecdot"), axes_of(axis, b.ndim, "np.vecdot")
+    if a.shape[i] != b.shape[j]:
+        raise OpValueError(
+            f"np.vecdot: the vectors along axis {axis} have sizes {a.shape[i]} and {b.shape[j]} "
+            f"(shapes {tuple(a.shape)} and {tuple(b.shape)})"
+        )
+    a, b = ops.movedim(a, i, -1), ops.movedim(b, j, -1)
+    out = ops.sum(ops.mul(ops.conj(a) if a.is_complex() else a, b), -1)
+    dt = np.result_type(a.dtype, b.dtype)
+    return out if out.dtype == dt else ops.to(out, dt, copy=False)
 
 
 def no_derivative_error(name: str) -> OpTypeError:

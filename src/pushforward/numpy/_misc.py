@@ -57,11 +57,16 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tensor:
-    """NumPy's take_along_axis."""
-    x = as_t(arr)
-    if axis is None:
-        return ops.take_along_dim(x.reshape(-1), _index(indices).reshape(-1), 0)
-    return ops.take_along_dim(x, _index(indices), int(axis))
+    """NumPy's take_along_axis: a negative index counts from the end (the gather op refuses one, as torch's).
+
+    >>> import pushforward as pf
+    >>> take_along_axis(pf.tensor([[1.0, 2.0, 3.0]]), pf.tensor([[-1, 0]]), axis=1)
+    tensor([[3., 1.]])
+    """
+    x, idx = as_t(arr), _index(indices)
+    x, axis, idx = (x.reshape(-1), 0, idx.reshape(-1)) if axis is None else (x, int(axis), idx)
+    n = x.shape[axis] if x.ndim else 1
+    return ops.take_along_dim(x, ops.where(ops.lt(idx, 0), ops.add(idx, n), idx), axis)
 
 
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Tensor:
@@ -118,6 +123,8 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
 
 def _cumulative(name: str) -> Callable:
     def f(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None, include_initial: bool = False):
+        if out is not None:
+            raise OpTypeError(f"np.{name}: out= is not supported on pushforward tensors (assign the result instead)")
         t = as_t(x)
         if axis is None:
             if t.ndim > 1:
@@ -127,12 +134,54 @@ def _cumulative(name: str) -> Callable:
         if include_initial:
             shape = list(r.shape)
             shape[int(axis)] = 1
-            first = ops.zeros(*shape, dtype=r.dtype) + (0.0 if name == "cumulative_sum" else 1.0)
+            # (in r's dtype: a Python float added would make integers float64)
+            first = (ops.zeros if name == "cumulative_sum" else ops.ones)(*shape, dtype=r.dtype)
             r = ops.cat([first, r], int(axis))
         return r
 
     f.__name__ = name
     return f
+
+
+# NumPy's result types of the unique_* functions (named tuples whose fields are unique_all's)
+_UNIQUE = {n: type(getattr(np, n)(np.zeros(1))) for n in ("unique_all", "unique_counts", "unique_inverse")}
+
+
+def _unique(name: str, x: Any) -> Any:
+    """NumPy's unique_* of x's values, with its values gathered from x by ops (so they carry x's
+    derivative: each is one of x's elements) and its indices and counts integer tensors."""
+    t = as_t(x)
+    r = np.unique_all(t.detach().numpy())
+    first = creation.as_tensor(r.indices)
+    fields = {"values": ops.index_select(t.reshape(-1), 0, first), "indices": first}
+    fields |= {"inverse_indices": creation.as_tensor(r.inverse_indices), "counts": creation.as_tensor(r.counts)}
+    return _UNIQUE[name](*(fields[f] for f in _UNIQUE[name]._fields))
+
+
+def unique_all(x: Any) -> Any:
+    """NumPy's unique_all: the sorted distinct values (each NaN distinct), differentiable, with the
+    first index of each, the inverse indices and the counts.
+
+    >>> import pushforward as pf
+    >>> unique_all(pf.tensor([2.0, 1.0, 2.0])).counts
+    tensor([1, 2])
+    """
+    return _unique("unique_all", x)
+
+
+def unique_counts(x: Any) -> Any:
+    """NumPy's unique_counts (unique_all's values and counts)."""
+    return _unique("unique_counts", x)
+
+
+def unique_inverse(x: Any) -> Any:
+    """NumPy's unique_inverse (unique_all's values and inverse indices)."""
+    return _unique("unique_inverse", x)
+
+
+def unique_values(x: Any) -> Tensor:
+    """NumPy's unique_values (unique_all's values), differentiable."""
+    return _unique("unique_all", x).values
 
 
 cumulative_sum = _cumulative("cumulative_sum")

@@ -82,10 +82,6 @@ NO_DERIVATIVE: dict[str, str] = {
     **dict.fromkeys(
         [
             "unique",
-            "unique_all",
-            "unique_counts",
-            "unique_inverse",
-            "unique_values",
             "intersect1d",
             "union1d",
             "setdiff1d",
@@ -129,6 +125,11 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 def _pinv(a, rcond=None, hermitian=False, *, rtol=None):
     return linalg.pinv(as_t(a), rtol=rcond if rtol is None else rtol, hermitian=hermitian)
+
+
+def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    # NumPy's tol is the absolute cut-off (torch's atol)
+    return linalg.matrix_rank(as_t(A), atol=tol, rtol=rtol, hermitian=hermitian)
 
 
 def _hermitian_from(a: Any, UPLO: str) -> Any:
@@ -180,6 +181,7 @@ def extra_functions() -> dict:
         np.linalg.eigh: _eigh,
         np.linalg.eigvalsh: _eigvalsh,
         np.linalg.pinv: _pinv,
+        np.linalg.matrix_rank: _matrix_rank,
         np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": linalg.matrix_norm(
             as_t(x), ord, (-2, -1), keepdims
         ),

@@ -17,10 +17,59 @@ import numpy as np
 
 from ..core import creation
 from ..core.tensor import Tensor
-from ..errors import OpValueError
+from ..errors import OpIndexError, OpTypeError, OpValueError, PushforwardError
 from ..ops import generated as ops
 
-__all__ = ["as_t", "has_tensor", "floating", "along", "reduced", "array", "asarray_or_value", "public_functions"]
+__all__ = [
+    "AxisError",
+    "axes_of",
+    "as_t",
+    "has_tensor",
+    "floating",
+    "along",
+    "reduced",
+    "array",
+    "asarray_or_value",
+    "public_functions",
+]
+
+
+class AxisError(OpIndexError, np.exceptions.AxisError):
+    """An axis out of range for a NumPy function: NumPy's AxisError (a ValueError and an IndexError)
+    and pushforward's OpIndexError, so NumPy code's `except np.exceptions.AxisError:` and torch
+    code's `except IndexError:` both catch it."""
+
+
+def numpy_error(who: str, exc: Exception) -> Exception:
+    """NumPy's error exc from a function run on tensors' values, as ours naming `who` and of the
+    same builtin kind (ValueError, TypeError, IndexError, AxisError), so NumPy code's `except`
+    clauses still catch it; ours pass as they are.
+
+    >>> type(numpy_error("np.nonzero", ValueError("0-d"))).__name__
+    'OpValueError'
+    """
+    if isinstance(exc, PushforwardError):
+        return exc
+    kinds = ((np.exceptions.AxisError, AxisError), (ValueError, OpValueError), (TypeError, OpTypeError))
+    cls = next((ours for theirs, ours in kinds if isinstance(exc, theirs)), OpIndexError)
+    return cls(f"{who}: {exc}")
+
+
+def axes_of(axis: Any, ndim: int, who: str) -> tuple[int, ...]:
+    """NumPy's axis (an int or a sequence of ints) for ndim dims as non-negative ints, NumPy's
+    AxisError naming `who` for one out of range and its ValueError for one repeated.
+
+    >>> axes_of((-1, 0), 3, "np.squeeze")
+    (2, 0)
+    """
+    out = []
+    for a in axis if isinstance(axis, (tuple, list)) else (axis,):
+        if not -ndim <= int(a) < ndim:
+            raise AxisError(f"{who}: axis {int(a)} is out of bounds for array of dimension {ndim}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise OpValueError(f"{who}: repeated axis in {axis!r}")
+    return tuple(out)
 
 
 def has_tensor(x: Any) -> bool:
@@ -71,7 +120,10 @@ def along(x: Tensor, axis: Any) -> tuple[Tensor, Any]:
 
 def reduced(fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     """The reduction fn(x, dims, keepdims) over NumPy's axis: None reduces every axis, an int or a
-    sequence of ints those axes."""
+    sequence of ints those axes, an empty sequence none (NumPy's x itself, where the ops read no
+    dims as all of them): the reduction over a new axis of size one keeps each op's dtype rule."""
+    if isinstance(axis, (tuple, list)) and not axis:
+        return fn(x.unsqueeze(-1), -1, False)
     if axis is None:
         return fn(x) if not keepdims else fn(x, tuple(range(x.ndim)), True)
     return fn(x, tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis), keepdims)

@@ -19,7 +19,7 @@ from ..core.tensor import Tensor, has_derivative, lost_derivative
 from ..errors import OpTypeError
 from ..ops import generated as ops
 from ._creation import keeps_derivative, to_tensors, values
-from ._values import as_t
+from ._values import as_t, numpy_error
 
 __all__ = ["FUNCTIONS", "on_values"]
 
@@ -102,12 +102,13 @@ def on_values(fn: Callable, who: str, args: tuple, kwargs: dict, error: Callable
     """fn (a NumPy function with no op) on the values of tensors that carry no derivative, its arrays
     returned as tensors; with a derivative among its arguments only where the result holds no
     floating values (integers, booleans, indices: their derivative is zero), else error()."""
-    if any(keeps_derivative(a) for a in args) or any(keeps_derivative(v) for v in kwargs.values()):
+    try:
         out = fn(*values(args), **{k: values(v) for k, v in kwargs.items()})
-        if _inexact(out):
-            raise error()
-        return to_tensors(out)
-    return to_tensors(fn(*values(args), **{k: values(v) for k, v in kwargs.items()}))
+    except (ValueError, TypeError, IndexError) as e:  # NumPy's refusal, named as ours
+        raise numpy_error(who, e) from e
+    if _inexact(out) and (any(keeps_derivative(a) for a in args) or any(keeps_derivative(v) for v in kwargs.values())):
+        raise error()
+    return to_tensors(out)
 
 
 def _inexact(out: Any) -> bool:
@@ -115,7 +116,7 @@ def _inexact(out: Any) -> bool:
         return np.asarray(out).dtype.kind in "fcO"
     if isinstance(out, float | complex):
         return True
-    if type(out) in (tuple, list):
+    if isinstance(out, (tuple, list)):  # (named tuples too)
         return any(_inexact(o) for o in out)
     return False
 
