@@ -180,8 +180,13 @@ def unique_inverse(x: Any) -> Any:
 
 
 def unique_values(x: Any) -> Tensor:
-    """NumPy's unique_values (unique_all's values), differentiable."""
-    return _unique("unique_all", x).values
+    """NumPy's unique_values, differentiable: its values in NumPy's order (which NumPy leaves
+    unspecified: a hash table's for integers, not unique_all's sorted one)."""
+    t = as_t(x)
+    data = t.detach().numpy()
+    r, got = np.unique_all(data), np.unique_values(data)
+    first = r.indices[np.searchsorted(r.values, got)] if got.size else r.indices
+    return ops.index_select(t.reshape(-1), 0, creation.as_tensor(first))
 
 
 cumulative_sum = _cumulative("cumulative_sum")
