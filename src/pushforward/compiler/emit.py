@@ -33,7 +33,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, in_place, self_writes, writes_into_views
+from .peephole import copies, elementwise, in_place, self_writes, writes_into_views
 from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
@@ -406,7 +406,7 @@ def _buffers(stmts: list, inputs: list, outputs: list) -> tuple:
                 v = owner[r]
                 if v.contig and not v.scalar and v.shape is not None and _size(v.shape) >= BUFFER_MIN_SIZE:
                     free.setdefault((v.shape, v.dtype), collections.deque()).append(v)
-        if not _elementwise(s):
+        if not elementwise(s):
             continue
         out = s.outs[0]
         if not (out.fresh and out.contig) or out.root in fixed or _size(out.shape) < BUFFER_MIN_SIZE:
@@ -433,18 +433,6 @@ def _size(shape) -> int:
     for d in shape or ():
         n *= d
     return n
-
-
-def _elementwise(s: Stmt) -> bool:
-    return (
-        s.kind == "call"
-        and isinstance(s.fn, np.ufunc)
-        and s.fn.nout == 1
-        and len(s.outs) == 1
-        and not s.kwargs
-        and not s.scalar_out
-        and len(s.args) == s.fn.nin
-    )
 
 
 def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: list, temps: set) -> Program:

@@ -32,7 +32,7 @@ import numpy as np
 from .lifetimes import Lifetimes
 from .recording import Const, Stmt, Var
 
-__all__ = ["writes_into_views", "self_writes", "copies", "in_place"]
+__all__ = ["writes_into_views", "self_writes", "copies", "in_place", "elementwise"]
 
 
 def _basic(idx) -> bool:
@@ -221,7 +221,8 @@ def copies(stmts: list, outputs: list) -> list:
     return kept
 
 
-def _ufunc_result(s: Stmt) -> bool:
+def elementwise(s: Stmt) -> bool:
+    """s calls a ufunc of one output on its inputs alone (no keyword, no out=), on arrays."""
     return (
         s.kind == "call"
         and isinstance(s.fn, np.ufunc)
@@ -229,7 +230,6 @@ def _ufunc_result(s: Stmt) -> bool:
         and len(s.outs) == 1
         and not s.kwargs
         and not s.scalar_out
-        and not s.bare
         and len(s.args) == s.fn.nin
     )
 
@@ -248,7 +248,14 @@ def in_place(stmts: list, outputs: list) -> list:
         if type(a) is not Var or type(t) is not Var or len(s.writes) != 1 or s.writes[0] is not a:
             continue
         j = made.get(id(t))
-        if j is None or not _ufunc_result(stmts[j]) or not t.fresh or id(t) in out_ids or count.get(id(t)) != 1:
+        if (
+            j is None
+            or not elementwise(stmts[j])
+            or stmts[j].bare
+            or not t.fresh
+            or id(t) in out_ids
+            or count.get(id(t)) != 1
+        ):
             continue
         if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():
             continue
