@@ -22,12 +22,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-import numpy as np
-
-from ..core.creation import tensor
-from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.pytree import tree_flatten
 from ..core.tensor import Tensor
-from ..errors import OpError, OpRuntimeTypeError
+from ..errors import OpError
 
 __all__ = ["check_jvp_inputs", "check_primals", "check_argnums", "check_real_inputs", "checked"]
 
@@ -170,13 +167,16 @@ def checked(
             for leaf in tree_flatten(aux)[0]:
                 if not isinstance(leaf, Tensor):
                     raise OpError(f"{who}: aux: Expected tensors, got unsupported type {type(leaf).__name__}")
-        leaves, spec = tree_flatten(out)
+        leaves = tree_flatten(out)[0]
         if not leaves or out is None:
             raise OpError(f"{via}: Expected f to be a function that has non-empty output (got {out!r})")
-        if not all(isinstance(leaf, Tensor) for leaf in leaves):
-            out = tree_unflatten([_as_output(leaf, i, via) for i, leaf in enumerate(leaves)], spec)
-            res, leaves = ((out, aux) if has_aux else out), tree_flatten(out)[0]
         for i, leaf in enumerate(leaves):
+            if not isinstance(leaf, Tensor):
+                # (torch.func's rule: a number returned is refused, not taken for a constant)
+                raise OpError(
+                    f"{via}: expected f(*primals) to return only tensors, got unsupported type "
+                    f"{type(leaf).__name__} (output leaf {i})"
+                )
             if real and leaf.dtype.kind == "c":
                 raise OpError(
                     f"{who}: Expected all outputs to be real but received complex tensor at flattened output idx: {i}"
@@ -184,19 +184,3 @@ def checked(
         return res
 
     return run
-
-
-def _as_output(leaf: Any, i: int, via: str) -> Tensor:
-    """An output leaf as a Tensor: a number or NumPy array (a Python constant, a count) is a
-    constant, whose derivative is zero (JAX's and autograd's rule; torch.func refuses it)
-    (docs/design.md, "Transforms check what they are given (torch.func's rules)"). A bool has no derivative to be
-    zero (a comparison returned where a number was meant): refused, as anything else."""
-    if isinstance(leaf, Tensor):
-        return leaf
-    kind = np.asarray(leaf).dtype.kind if isinstance(leaf, (int, float, complex, np.generic, np.ndarray)) else ""
-    if kind in "iufc" and kind:
-        return tensor(np.asarray(leaf))
-    raise (OpRuntimeTypeError if kind == "b" else OpError)(
-        f"{via}: expected f(*primals) to return only tensors, got unsupported type {type(leaf).__name__} "
-        f"(output leaf {i})" + (": a bool has no derivative" if kind == "b" else "")
-    )

@@ -108,7 +108,8 @@ def on_values(fn: Callable, who: str, args: tuple, kwargs: dict, error: Callable
         raise numpy_error(who, e) from e
     if _inexact(out) and (any(keeps_derivative(a) for a in args) or any(keeps_derivative(v) for v in kwargs.values())):
         raise error()
-    return to_tensors(out)
+    # (a NumPy scalar, np.count_nonzero's count, is a 0-d tensor as np.sum's is: a transform takes it)
+    return to_tensors(np.asarray(out) if isinstance(out, np.generic) else out)
 
 
 def _inexact(out: Any) -> bool:
