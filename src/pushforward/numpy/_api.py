@@ -54,9 +54,7 @@ __all__ = ["array_ufunc", "array_function", "array", "raise_lost_derivative", "M
 # derivatives.yaml (ops/numpy_names.py). What no op answers to is listed where it is served:
 # `positive` (the tensor itself, below), SciPy's ufuncs (scipy/_special.py), the ufuncs of two
 # outputs, of products over an axis and of no derivative (`_math.UFUNC_COMPOSITES`).
-# A composite serves a name an op also answers to where NumPy's dtype rule is not the op's (rint of
-# integers is float in NumPy, the integers themselves in torch's round).
-UFUNCS: dict[str, Callable] = {k: f for k, f in numpy_ufuncs().items() if k not in M.UFUNC_COMPOSITES}
+UFUNCS: dict[str, Callable] = numpy_ufuncs()
 
 # ufunc.reduce / ufunc.accumulate -> the reduction with the same values
 _REDUCE = {

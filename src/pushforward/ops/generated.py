@@ -4095,7 +4095,6 @@ NUMPY_NAMES = {
     'radians': deg2rad,
     'degrees': rad2deg,
     'fabs': _fabs,
-    'rint': round,
     'around': round,
     'power': pow,
     'mod': remainder,
