@@ -139,3 +139,60 @@ def test_batched_tensors_take_the_general_path():
     x = _t()
     got = pf.func.vmap(lambda r: np.sum(np.add(r, np.sin(r))))(x)
     np.testing.assert_allclose(got.numpy(), np.sum(x.numpy() + np.sin(x.numpy()), axis=1))
+
+
+_NUMPY_SCALARS = [np.float64(1.5), np.float32(1.5), np.int64(3), np.int8(3), np.complex128(1 + 2j), np.bool_(True)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8])
+@pytest.mark.parametrize("s", _NUMPY_SCALARS, ids=lambda s: type(s).__name__)
+def test_numpy_scalars_on_either_side_keep_numpy_dtypes_and_values(s, dtype):
+    # (a NumPy scalar is strong in NEP 50: its dtype takes part in the promotion, on either side,
+    # by the operator or the ufunc; it takes the tensor executors as a 0-d tensor)
+    a = (np.arange(12).reshape(3, 4) % 5 + 1).astype(dtype)
+    t = pf.tensor(a)
+    for ours, numpys in [
+        (lambda: t * s, lambda: a * s),
+        (lambda: s * t, lambda: s * a),
+        (lambda: np.multiply(s, t), lambda: np.multiply(s, a)),
+        (lambda: np.subtract(s, t), lambda: np.subtract(s, a)),
+        (lambda: t - s, lambda: a - s),
+    ]:
+        try:
+            want = numpys()
+        except TypeError:  # (bool - bool: NumPy refuses, and so does the op)
+            with pytest.raises(TypeError):
+                ours()
+            continue
+        got = ours()
+        assert isinstance(got, pf.Tensor) and got.dtype == want.dtype, (s, dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("s", [np.float64(1.5), np.float32(2.0), np.int64(3)], ids=lambda s: type(s).__name__)
+def test_numpy_scalars_carry_tangents_and_gradients(s):
+    x = _t(seed=4)
+    v = _t(seed=5)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        outs = [d * s, s * d, np.multiply(s, d), np.divide(s, d), d / s, np.add(s, np.sin(d))]
+        tangents = [fwAD.unpack_dual(o).tangent.numpy() for o in outs]
+    xs, vs, f = x.numpy(), v.numpy(), float(s)
+    for got, want in zip(tangents, [f * vs, f * vs, f * vs, -f * vs / xs**2, vs / f, np.cos(xs) * vs]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    w = x.detach().requires_grad_()
+    np.sum(s * w + np.multiply(s, w) + w / s).backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full(xs.shape, 2 * f + 1 / f))
+
+
+def test_numpy_scalars_take_the_executors_of_tensors():
+    # (NumPy code multiplies by NumPy scalars everywhere: `alpha * A`, `A[i, j] * x`; they took the
+    # general executor, four times the Python calls of a Python number's)
+    t = _t(seed=6)
+    s = np.float64(2.0)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(t, _t(seed=7))
+        for fn in (lambda: t * s, lambda: s * t, lambda: d * s, lambda: s * d, lambda: np.multiply(s, d)):
+            fn()
+            calls = python_calls(fn)
+            assert "run_general" not in calls and len(calls) <= len(python_calls(lambda: d * 2.0)) + 1, calls

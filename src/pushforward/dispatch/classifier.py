@@ -54,7 +54,7 @@ from ..engine.graph import record_plain
 from ..engine.outputs import fit_array, fit_tangent, own_fast, own_tensor
 from ..engine.pending import Pending, defer
 from ..engine.state import STATE
-from .general import run_general, run_view, saved, tape_node
+from .general import normalize, run_general, run_view, saved, tape_node
 from .oprecord import SCALAR_TYPES, Op, run_kernel, scalar_arrays, tape_inputs
 from ..core.batched import BatchedTensor
 from .interpret import resolve
@@ -110,8 +110,8 @@ def apply(op: Op, ins: tuple, args: tuple):
             datas.append(x)
             scalars = True
             t = None
-        else:
-            return run_general(op, ins, args)  # (another kind of tensor, or to normalise: it resolves)
+        else:  # (another kind of tensor, or to normalise: it resolves; a NumPy scalar becomes a tensor)
+            return apply(op, _numpy_scalars(op, ins), args) if isinstance(x, np.generic) else run_general(op, ins, args)
         tans.append(t)
     if not op.all_diff:  # tangents of differentiable inputs only
         tans = [t for t, d in zip(tans, op.diff) if d]
@@ -131,6 +131,19 @@ def apply(op: Op, ins: tuple, args: tuple):
     elif op.jvp_np is not None:
         return run_arrays(op, ins, args, lvl, datas, tans, scalars)
     return run_general(op, ins, args)  # mixed tangents, or no formula of the kind the case needs
+
+
+def _numpy_scalars(op: Op, ins: tuple) -> tuple:
+    """The inputs with each NumPy scalar as the 0-d tensor the general path normalises it to (of the
+    dtype NumPy computes in: a NumPy scalar is no weak Python scalar), so that the executors of
+    tensors take the call. (NumPy code passes NumPy scalars everywhere: `alpha * A`, `A[i, j] * x`.)"""
+    if len(ins) == 2:  # (a NumPy scalar of its tensor's dtype, the commonest: that dtype is NumPy's result)
+        a, b = ins
+        if type(a) is Tensor and isinstance(b, np.generic) and b.dtype == a._data.dtype:
+            return a, wrap(np.asarray(b))
+        if type(b) is Tensor and isinstance(a, np.generic) and a.dtype == b._data.dtype:
+            return wrap(np.asarray(a)), b
+    return tuple(n if isinstance(v, np.generic) else v for v, n in zip(ins, normalize(op, ins)))
 
 
 def _forced_array(x: Tensor, key: int):
@@ -172,6 +185,8 @@ def run_tape(op: Op, ins: tuple, args: tuple) -> Tensor:
             elif type(x) in SCALAR_TYPES:
                 datas.append(x)
                 scalars = True
+            elif isinstance(x, np.generic):
+                return run_tape(op, _numpy_scalars(op, ins), args)
             else:
                 return run_general(op, ins, args)
     if not rec:

@@ -36,7 +36,7 @@ from .. import fft, linalg, special
 from ..errors import OpTypeError, OpValueError, check_dim
 from ..core import creation
 from ..core.lazy import concrete
-from ..core.tensor import Tensor, has_derivative, lost_derivative
+from ..core.tensor import Tensor, has_derivative, lost_derivative, wrap as _wrap
 from ..methods import logic
 from ..ops import generated as ops
 from ..ops.numpy_names import numpy_ufuncs
@@ -122,15 +122,38 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, x: Any, y: Any = _NO
             pass
         else:
             return fn(x) if y is _NO else fn(x, y)
+    elif type(y) is Tensor and method == "__call__" and not kwargs:
+        # a number or NumPy scalar first (NumPy's scalar operators land here: `alpha * A`); the op
+        # takes it as the operator's reflected call does (a NumPy scalar is not weak: its dtype counts)
+        try:
+            fn = _CALL_REFLECTED[ufunc]
+        except KeyError:
+            pass
+        else:
+            if type(x) in _NUMBERS:
+                return fn(x, y)
+            if isinstance(x, np.generic):  # (of y's dtype, the commonest: a 0-d tensor takes the op's bare path)
+                return fn(_wrap(np.asarray(x)) if x.dtype == y._data.dtype else x, y)
     return _array_ufunc(ufunc, method, (x,) + more if y is _NO else (x, y) + more, kwargs)
+
+
+# ufuncs of two inputs whose op takes a number or NumPy scalar first as NumPy does (ldexp's op
+# reads its mantissa's dtype, which a Python number does not give: the general path converts it)
+_CALL_REFLECTED: dict = {}
+_NUMBERS = frozenset((bool, int, float, complex))
 
 
 def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """array_ufunc past its fast path: filling that path's table, reflected calls, out=, where=,
     dtype=, the ufunc methods."""
-    if method == "__call__" and not kwargs and type(inputs[0]) is Tensor and ufunc.__name__ in UFUNCS:
-        fn = _CALL[ufunc] = UFUNCS[ufunc.__name__]
-        return fn(*inputs)
+    if method == "__call__" and not kwargs and ufunc.__name__ in UFUNCS:
+        if type(inputs[0]) is Tensor:
+            fn = _CALL[ufunc] = UFUNCS[ufunc.__name__]
+            return fn(*inputs)
+        x = inputs[0]
+        if len(inputs) == 2 and ufunc.__name__ != "ldexp" and (type(x) in _NUMBERS or isinstance(x, np.generic)):
+            fn = _CALL_REFLECTED[ufunc] = UFUNCS[ufunc.__name__]
+            return fn(*inputs)
     name = ufunc.__name__
     who = f"np.{name}" if method == "__call__" else f"np.{name}.{method}"
     if method == "at":
