@@ -119,11 +119,11 @@ def _key(x) -> object:
     if tx is Var or tx is Const:
         return x
     if tx is tuple or tx is list:
-        return (tx, *[v if type(v) is Var else _key(v) for v in x])
+        return (tx, *[v if type(v) is Var or type(v) is int else _key(v) for v in x])
     if tx in _SIMPLE:
         return (tx, x)
     if tx is dict:
-        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())])
+        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())]) if x else (dict,)
     if tx is slice:
         return (slice, _key(x.start), _key(x.stop), _key(x.step))
     try:
@@ -157,12 +157,16 @@ def _cse(stmts: list, outputs: list, views: bool = False) -> list:
                     version[w.root] = version.get(w.root, 0) + 1
             kept.append(s)
             continue
-        if not s.outs or any(id(v) in out_ids or id(v) in reshaped for v in s.outs):
+        outs = s.outs
+        if not outs or (len(outs) == 1 and (id(outs[0]) in out_ids or id(outs[0]) in reshaped)):
+            kept.append(s)
+            continue
+        if len(outs) > 1 and any(id(v) in out_ids or id(v) in reshaped for v in outs):
             kept.append(s)
             continue
         reads = s.reads
-        if not any(v.root in written for v in s.outs):
-            at = tuple(version.get(v.root, 0) for v in reads)
+        if not any(v.root in written for v in outs):
+            at = tuple([version.get(v.root, 0) for v in reads])
         elif (
             views
             and all(not v.fresh for v in s.outs)
@@ -458,7 +462,13 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)
-    used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
+    used = set()
+    for s in stmts:
+        for c in (*s.leaves, *s.writes) if s.writes else s.leaves:
+            if type(c) is Const:
+                used.add(id(c))
+            elif c.const_base is not None:
+                used.add(id(c.const_base))
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)
     plan, scratch = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])

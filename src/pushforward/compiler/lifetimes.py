@@ -18,10 +18,12 @@ of each buffer's writes, so a pass over the whole program stays linear in it.
 from __future__ import annotations
 
 import bisect
+import collections
+import itertools
 
 from .recording import Var
 
-__all__ = ["Lifetimes"]
+__all__ = ["Lifetimes", "read_counts"]
 
 
 class Lifetimes:
@@ -104,3 +106,8 @@ class Lifetimes:
 
     def ever_written(self, root) -> bool:
         return root in self._writes
+
+
+def read_counts(stmts: list) -> collections.Counter:
+    """How many times each Var is read (a Counter keyed by the Vars: they hash by identity)."""
+    return collections.Counter(itertools.chain.from_iterable([s.reads for s in stmts]))

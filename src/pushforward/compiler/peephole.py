@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lifetimes import Lifetimes
+from .lifetimes import Lifetimes, read_counts
 from .recording import Const, Stmt, Var
 
 __all__ = ["loop_writes", "copies", "in_place", "elementwise"]
@@ -46,19 +46,11 @@ def _basic(idx) -> bool:
     return True
 
 
-def _read_counts(stmts: list) -> dict:
-    count: dict = {}
-    for s in stmts:
-        for v in s.reads:
-            count[id(v)] = count.get(id(v), 0) + 1
-    return count
-
-
 def _source(s: Stmt, i: int, dst: Var, made: dict, count: dict, outs: set, lt: Lifetimes):
     """What `np.copyto(dst, astype(broadcast_to(x, dst.shape), dst.dtype, copy=True))` copies: x,
     when the cast and the broadcast are read only there and x is not written in between."""
     src = s.args[1]
-    if type(src) is not Var or count.get(id(src)) != 1 or id(src) in outs:
+    if type(src) is not Var or count.get(src) != 1 or id(src) in outs:
         return src
     cast = made.get(id(src), _NONE)[1]
     if cast is None or cast.kind != "method" or cast.fn != "astype" or len(cast.args) != 2:
@@ -66,7 +58,7 @@ def _source(s: Stmt, i: int, dst: Var, made: dict, count: dict, outs: set, lt: L
     if cast.kwargs != {"copy": True} or not isinstance(cast.args[1], np.dtype) or cast.args[1] != dst.dtype:
         return src
     b = cast.args[0]
-    if type(b) is not Var or count.get(id(b)) != 1 or id(b) in outs:
+    if type(b) is not Var or count.get(b) != 1 or id(b) in outs:
         return src
     j, bc = made.get(id(b), _NONE)
     if bc is None or bc.kind != "call" or bc.fn is not np.broadcast_to or len(bc.args) != 2 or bc.kwargs:
@@ -93,7 +85,7 @@ def loop_writes(stmts: list, outputs: list) -> list:
 
 def _writes_into_views(stmts: list, outputs: list, made: dict, lt: Lifetimes) -> list:
     """copyto into a basic-index view written as an assignment into its base (the module doc)."""
-    count = _read_counts(stmts)
+    count = read_counts(stmts)
     outs = {id(v) for v in outputs}
     copyto = np.copyto
     for i, s in enumerate(stmts):
@@ -247,7 +239,7 @@ def in_place(stmts: list, outputs: list) -> list:
     lt = Lifetimes(stmts)
     made = {id(v): i for i, s in enumerate(stmts) for v in s.outs}
     out_ids = {id(v) for v in outputs}
-    count = _read_counts(stmts)
+    count = read_counts(stmts)
     drop = set()
     for i, s in enumerate(stmts):
         if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
@@ -262,7 +254,7 @@ def in_place(stmts: list, outputs: list) -> list:
             or stmts[j].bare
             or not t.fresh
             or id(t) in out_ids
-            or count.get(id(t)) != 1
+            or count.get(t) != 1
         ):
             continue
         if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():

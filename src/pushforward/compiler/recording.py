@@ -153,24 +153,18 @@ class Stmt:
         self.tuple_out = False  # the call returns a tuple (of one array, possibly)
         self.bare = False  # replayed as a NumPy scalar (not made a 0-d array again: scalars.py)
 
-    # (the passes ask each statement what it reads many times: found once per change of arguments)
-    @property
-    def args(self) -> tuple:
-        return self._args
-
-    @args.setter
-    def args(self, value: tuple) -> None:
+    # (the passes ask each statement what it reads many times: found once per change of arguments;
+    # the getters are C attribute lookups, the passes read them a few times per statement)
+    def _set_args(self, value: tuple) -> None:
         self._args = value
         self._leaves = self._reads = None
 
-    @property
-    def kwargs(self) -> dict:
-        return self._kwargs
-
-    @kwargs.setter
-    def kwargs(self, value: dict) -> None:
+    def _set_kwargs(self, value: dict) -> None:
         self._kwargs = value
         self._leaves = self._reads = None
+
+    args = property(operator.attrgetter("_args"), _set_args)
+    kwargs = property(operator.attrgetter("_kwargs"), _set_kwargs)
 
     @property
     def leaves(self) -> list:
@@ -616,17 +610,17 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
 
 def trace_call(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
     """Run fn on the plain arrays of args and log it; the result's arrays become Rec arrays."""
-    trace = active()
+    trace = _ACTIVE[-1] if _ACTIVE else None
     if trace is None:
         return _call(kind, fn, decode(args), decode(kwargs))
-    stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs), label)
+    stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs) if kwargs else {}, label)
     for w in writes:
         enc = w._var if type(w) is Rec else encode(trace, w)
         c = enc if type(enc) is Const else getattr(enc, "const_base", None)
         if c is not None and id(c) not in trace.snapshots:  # its value before the program writes it
             trace.snapshots[id(c)] = c.obj.copy(order="K")
         stmt.writes.append(enc)
-    raw = _call(kind, fn, decode(args), decode(kwargs))
+    raw = _call(kind, fn, decode(args), decode(kwargs) if kwargs else {})
     trace.stmts.append(stmt)
     if result_ok:
         return raw
