@@ -33,7 +33,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, elementwise, in_place, self_writes, writes_into_views
+from .peephole import copies, elementwise, in_place, loop_writes
 from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
@@ -66,33 +66,44 @@ def _dce(stmts: list, outputs: list, fixed_roots: set, temps: set) -> list:
     the call (an input, an array made outside the trace that something else holds). A write into
     a temporary outside array (`temps`: a gradient buffer the engine allocated) counts only when
     that array is read later."""
+    # (Vars and Consts hash by identity: the sets hold them, not their ids)
     var_outs = [v for v in outputs if type(v) is Var]
-    live = {id(v) for v in var_outs}
+    live = set(var_outs)
     live_roots = {v.root for v in var_outs} | fixed_roots
-    live_c = {id(c) for c in _consts_in(list(outputs), [])}
+    live_c = set(_consts_in(list(outputs), []))
     kept = []
     for s in reversed(stmts):
-        need = s.kind == "guard" or any(id(v) in live for v in s.outs)
-        for w in s.writes:
-            c = w if type(w) is Const else w.const_base
-            if c is not None:
-                need = need or id(c) not in temps or id(c) in live_c
-            elif w.root in live_roots:
-                need = True
+        need = s.kind == "guard"
+        if not need:
+            for v in s.outs:
+                if v in live:
+                    need = True
+                    break
+        if s.writes:
+            for w in s.writes:
+                if type(w) is Const:
+                    c = w
+                else:
+                    c = w.const_base
+                    if c is None:
+                        if w.root in live_roots:
+                            need = True
+                        continue
+                need = need or id(c) not in temps or c in live_c
         if not need:
             continue
         kept.append(s)
         for c in s.leaves:
             if type(c) is Const:
-                live_c.add(id(c))
+                live_c.add(c)
             else:
-                live.add(id(c))
+                live.add(c)
                 live_roots.add(c.root)
                 if c.const_base is not None:
-                    live_c.add(id(c.const_base))
+                    live_c.add(c.const_base)
         for w in s.writes:
             if type(w) is Var:
-                live.add(id(w))
+                live.add(w)
                 live_roots.add(w.root)
     kept.reverse()
     return kept
@@ -108,11 +119,11 @@ def _key(x) -> object:
     if tx is Var or tx is Const:
         return x
     if tx is tuple or tx is list:
-        return (tx, *[v if type(v) is Var else _key(v) for v in x])
+        return (tx, *[v if type(v) is Var or type(v) is int else _key(v) for v in x])
     if tx in _SIMPLE:
         return (tx, x)
     if tx is dict:
-        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())])
+        return (dict, *[(k, _key(v)) for k, v in sorted(x.items())]) if x else (dict,)
     if tx is slice:
         return (slice, _key(x.start), _key(x.stop), _key(x.step))
     try:
@@ -146,12 +157,16 @@ def _cse(stmts: list, outputs: list, views: bool = False) -> list:
                     version[w.root] = version.get(w.root, 0) + 1
             kept.append(s)
             continue
-        if not s.outs or any(id(v) in out_ids or id(v) in reshaped for v in s.outs):
+        outs = s.outs
+        if not outs or (len(outs) == 1 and (id(outs[0]) in out_ids or id(outs[0]) in reshaped)):
+            kept.append(s)
+            continue
+        if len(outs) > 1 and any(id(v) in out_ids or id(v) in reshaped for v in outs):
             kept.append(s)
             continue
         reads = s.reads
-        if not any(v.root in written for v in s.outs):
-            at = tuple(version.get(v.root, 0) for v in reads)
+        if not any(v.root in written for v in outs):
+            at = tuple([version.get(v.root, 0) for v in reads])
         elif (
             views
             and all(not v.fresh for v in s.outs)
@@ -441,13 +456,19 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _dce(trace.stmts, outputs, fixed_roots, temps)
     outputs = list(outputs)
     # (the writes a loop makes rewritten first: the passes after see a fraction of the statements)
-    stmts = _dce(self_writes(writes_into_views(stmts, outputs)), outputs, fixed_roots, temps)
+    stmts = _dce(loop_writes(stmts, outputs), outputs, fixed_roots, temps)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = _dce(stmts, outputs, fixed_roots, temps)
     stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)
-    used = {id(c) for s in stmts for c in _consts_in([s.args, s.kwargs, s.writes], [])}
+    used = set()
+    for s in stmts:
+        for c in (*s.leaves, *s.writes) if s.writes else s.leaves:
+            if type(c) is Const:
+                used.add(id(c))
+            elif c.const_base is not None:
+                used.add(id(c.const_base))
     mutated_consts = [c for c in mutated_consts if id(c) in used or any(c is o for o in outputs)]
     nm = _Namer(trace)
     plan, scratch = _buffers(stmts, inputs, [v for v in outputs if type(v) is Var])

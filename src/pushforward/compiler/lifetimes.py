@@ -18,36 +18,73 @@ of each buffer's writes, so a pass over the whole program stays linear in it.
 from __future__ import annotations
 
 import bisect
+import collections
+import itertools
 
 from .recording import Var
 
-__all__ = ["Lifetimes"]
+__all__ = ["Lifetimes", "read_counts"]
 
 
 class Lifetimes:
     """Per program: the statements reading each Var (`readers`: id -> statement indices, in order),
-    each Var's last use (`last`, writes through it included), and the read and write positions of each root."""
+    each Var's last use (`last`, writes through it included), and the read and write positions of each root.
+
+    The write positions are found at once (most statements write nothing); the reads, which every
+    statement has, only when a pass asks for them (half the passes only ask about writes)."""
 
     def __init__(self, stmts: list) -> None:
-        self.readers: dict = {}
-        self.last: dict = {}
-        self._writes: dict = {}
-        self._root_reads: dict = {}
+        self._stmts = stmts
+        self._readers: dict | None = None
+        self._last: dict | None = None
+        self._root_reads: dict | None = None
+        writes: dict = {}
         for i, s in enumerate(stmts):
+            if s.writes:
+                for w in s.writes:
+                    if type(w) is Var:
+                        pos = writes.get(w.root)
+                        if pos is None:
+                            writes[w.root] = [i]
+                        elif pos[-1] != i:
+                            pos.append(i)
+        self._writes = writes
+
+    @property
+    def readers(self) -> dict:
+        if self._readers is None:
+            self._scan_reads()
+        return self._readers
+
+    @property
+    def last(self) -> dict:
+        if self._last is None:
+            self._scan_reads()
+        return self._last
+
+    def _scan_reads(self) -> None:
+        readers: dict = {}
+        last: dict = {}
+        root_reads: dict = {}
+        for i, s in enumerate(self._stmts):
             for v in s.reads:
-                r = self.readers.setdefault(id(v), [])
-                if not r or r[-1] != i:
+                k = id(v)
+                r = readers.get(k)
+                if r is None:
+                    readers[k] = [i]
+                elif r[-1] != i:
                     r.append(i)
-                self.last[id(v)] = i
-                pos = self._root_reads.setdefault(v.root, [])
-                if not pos or pos[-1] != i:
+                last[k] = i
+                pos = root_reads.get(v.root)
+                if pos is None:
+                    root_reads[v.root] = [i]
+                elif pos[-1] != i:
                     pos.append(i)
-            for w in s.writes:
-                if type(w) is Var:
-                    self.last[id(w)] = i
-                    pos = self._writes.setdefault(w.root, [])
-                    if not pos or pos[-1] != i:
-                        pos.append(i)
+            if s.writes:
+                for w in s.writes:
+                    if type(w) is Var:
+                        last[id(w)] = i
+        self._readers, self._last, self._root_reads = readers, last, root_reads
 
     def written(self, root, i: int, j: int) -> bool:
         """A statement k with i < k <= j writes into buffer `root`."""
@@ -59,6 +96,8 @@ class Lifetimes:
 
     def read(self, root, i: int, j: int) -> bool:
         """A statement k with i < k <= j reads buffer `root` (through any variable on it)."""
+        if self._root_reads is None:
+            self._scan_reads()
         pos = self._root_reads.get(root)
         if not pos:
             return False
@@ -67,3 +106,8 @@ class Lifetimes:
 
     def ever_written(self, root) -> bool:
         return root in self._writes
+
+
+def read_counts(stmts: list) -> collections.Counter:
+    """How many times each Var is read (a Counter keyed by the Vars: they hash by identity)."""
+    return collections.Counter(itertools.chain.from_iterable([s.reads for s in stmts]))

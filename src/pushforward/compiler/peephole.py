@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lifetimes import Lifetimes
+from .lifetimes import Lifetimes, read_counts
 from .recording import Const, Stmt, Var
 
-__all__ = ["writes_into_views", "self_writes", "copies", "in_place", "elementwise"]
+__all__ = ["loop_writes", "copies", "in_place", "elementwise"]
 
 
 def _basic(idx) -> bool:
@@ -46,55 +46,57 @@ def _basic(idx) -> bool:
     return True
 
 
-def _read_counts(stmts: list) -> dict:
-    count: dict = {}
-    for s in stmts:
-        for v in s.reads:
-            count[id(v)] = count.get(id(v), 0) + 1
-    return count
-
-
-def _source(s: Stmt, dst: Var, made: dict, pos: dict, count: dict, outs: set, lt: Lifetimes):
+def _source(s: Stmt, i: int, dst: Var, made: dict, count: dict, outs: set, lt: Lifetimes):
     """What `np.copyto(dst, astype(broadcast_to(x, dst.shape), dst.dtype, copy=True))` copies: x,
     when the cast and the broadcast are read only there and x is not written in between."""
     src = s.args[1]
-    if type(src) is not Var or count.get(id(src)) != 1 or id(src) in outs:
+    if type(src) is not Var or count.get(src) != 1 or id(src) in outs:
         return src
-    cast = made.get(id(src))
+    cast = made.get(id(src), _NONE)[1]
     if cast is None or cast.kind != "method" or cast.fn != "astype" or len(cast.args) != 2:
         return src
     if cast.kwargs != {"copy": True} or not isinstance(cast.args[1], np.dtype) or cast.args[1] != dst.dtype:
         return src
     b = cast.args[0]
-    if type(b) is not Var or count.get(id(b)) != 1 or id(b) in outs:
+    if type(b) is not Var or count.get(b) != 1 or id(b) in outs:
         return src
-    bc = made.get(id(b))
+    j, bc = made.get(id(b), _NONE)
     if bc is None or bc.kind != "call" or bc.fn is not np.broadcast_to or len(bc.args) != 2 or bc.kwargs:
         return src
     x = bc.args[0]
     if type(bc.args[1]) is not tuple or bc.args[1] != dst.shape:
         return src
-    if type(x) is Var and lt.written(x.root, pos[id(bc)], pos[id(s)] - 1):
+    if type(x) is Var and lt.written(x.root, j, i - 1):
         return src
     return x
 
 
-def writes_into_views(stmts: list, outputs: list) -> list:
-    """copyto into a basic-index view written as an assignment into its base (the module doc)."""
-    made = {id(v): s for s in stmts for v in s.outs}
-    pos = {id(s): i for i, s in enumerate(stmts)}
-    count = _read_counts(stmts)
-    outs = {id(v) for v in outputs}
+_NONE = (None, None)
+
+
+def loop_writes(stmts: list, outputs: list) -> list:
+    """Writes into views as assignments, then without the writes of a region into itself (the
+    module doc): one index of the statements serves both (the first changes no statement's
+    position, what any makes, or which buffer any writes)."""
+    made = {id(v): (i, s) for i, s in enumerate(stmts) for v in s.outs}
     lt = Lifetimes(stmts)
-    for s in stmts:
-        if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
+    return _self_writes(_writes_into_views(stmts, outputs, made, lt), made, lt)
+
+
+def _writes_into_views(stmts: list, outputs: list, made: dict, lt: Lifetimes) -> list:
+    """copyto into a basic-index view written as an assignment into its base (the module doc)."""
+    count = read_counts(stmts)
+    outs = {id(v) for v in outputs}
+    copyto = np.copyto
+    for i, s in enumerate(stmts):
+        if s.fn is not copyto or s.kind != "call" or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
             continue
         dst = s.args[0]
         if type(dst) is not Var or len(s.writes) != 1 or s.writes[0] is not dst:
             continue
-        src = _source(s, dst, made, pos, count, outs, lt)
+        src = _source(s, i, dst, made, count, outs, lt)
         s.args = (dst, src)
-        view = made.get(id(dst))
+        view = made.get(id(dst), _NONE)[1]
         if view is None or view.kind != "getitem" or dst.fresh or not _basic(view.args[1]):
             continue
         base = view.args[0]
@@ -141,11 +143,9 @@ def _writes_itself(s: Stmt, i: int, made: dict, lt: Lifetimes, reshaped: set) ->
     return not lt.written(base.root, start, i - 1)
 
 
-def self_writes(stmts: list) -> list:
+def _self_writes(stmts: list, made: dict, lt: Lifetimes) -> list:
     """stmts without the writes of a region into itself (the module doc)."""
-    made = {id(v): (i, s) for i, s in enumerate(stmts) for v in s.outs}
     reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
-    lt = Lifetimes(stmts)
     return [s for i, s in enumerate(stmts) if s.kind != "setitem" or not _writes_itself(s, i, made, lt, reshaped)]
 
 
@@ -239,7 +239,7 @@ def in_place(stmts: list, outputs: list) -> list:
     lt = Lifetimes(stmts)
     made = {id(v): i for i, s in enumerate(stmts) for v in s.outs}
     out_ids = {id(v) for v in outputs}
-    count = _read_counts(stmts)
+    count = read_counts(stmts)
     drop = set()
     for i, s in enumerate(stmts):
         if s.kind != "call" or s.fn is not np.copyto or len(s.args) != 2 or s.kwargs != {"casting": "unsafe"}:
@@ -254,7 +254,7 @@ def in_place(stmts: list, outputs: list) -> list:
             or stmts[j].bare
             or not t.fresh
             or id(t) in out_ids
-            or count.get(id(t)) != 1
+            or count.get(t) != 1
         ):
             continue
         if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():

@@ -153,30 +153,28 @@ class Stmt:
         self.tuple_out = False  # the call returns a tuple (of one array, possibly)
         self.bare = False  # replayed as a NumPy scalar (not made a 0-d array again: scalars.py)
 
-    # (the passes ask each statement what it reads many times: found once per change of arguments)
-    @property
-    def args(self) -> tuple:
-        return self._args
-
-    @args.setter
-    def args(self, value: tuple) -> None:
+    # (the passes ask each statement what it reads many times: found once per change of arguments;
+    # the getters are C attribute lookups, the passes read them a few times per statement)
+    def _set_args(self, value: tuple) -> None:
         self._args = value
         self._leaves = self._reads = None
 
-    @property
-    def kwargs(self) -> dict:
-        return self._kwargs
-
-    @kwargs.setter
-    def kwargs(self, value: dict) -> None:
+    def _set_kwargs(self, value: dict) -> None:
         self._kwargs = value
         self._leaves = self._reads = None
+
+    args = property(operator.attrgetter("_args"), _set_args)
+    kwargs = property(operator.attrgetter("_kwargs"), _set_kwargs)
 
     @property
     def leaves(self) -> list:
         """The Vars and Consts in the arguments, in order."""
         if self._leaves is None:
-            self._leaves = walk_args((self._args, self._kwargs), lambda v: (v,), [])
+            acc: list = []
+            _collect(self._args, acc)
+            if self._kwargs:
+                _collect(self._kwargs, acc)
+            self._leaves = acc
         return self._leaves
 
     @property
@@ -188,9 +186,11 @@ class Stmt:
 
     def substitute(self, sub: dict) -> None:
         """Each Var whose id is in `sub` replaced by sub[id], in the arguments and the writes."""
-        if any(id(v) in sub for v in self.reads):
-            self.args, self.kwargs = subst_args(self._args, sub), subst_args(self._kwargs, sub)
-        if any(type(w) is Var and id(w) in sub for w in self.writes):
+        for v in self.reads:
+            if id(v) in sub:
+                self.args, self.kwargs = subst_args(self._args, sub), subst_args(self._kwargs, sub)
+                break
+        if self.writes and any(type(w) is Var and id(w) in sub for w in self.writes):
             self.writes = [sub.get(id(w), w) if type(w) is Var else w for w in self.writes]
 
 
@@ -393,6 +393,19 @@ def walk_args(x, pick, acc: list) -> list:
     return acc
 
 
+def _collect(x, acc: list) -> None:
+    """acc + the Vars and Consts in an encoded argument structure (walk_args picking each one: the
+    passes ask every statement for its leaves)."""
+    for v in x.values() if type(x) is dict else x:
+        tv = type(v)
+        if tv is Var or tv is Const:
+            acc.append(v)
+        elif tv is tuple or tv is list or tv is dict:
+            _collect(v, acc)
+        elif tv is slice:
+            _collect((v.start, v.stop, v.step), acc)
+
+
 def map_args(x, f):
     """An encoded argument structure with each Var and Const replaced by f(it)."""
     tx = type(x)
@@ -412,9 +425,15 @@ def subst_args(x, sub: dict):
     return map_args(x, lambda v: sub.get(id(v), v) if type(v) is Var else v)
 
 
+# argument types that encode and decode return as they are (most arguments of a loop's statements)
+_LITERALS = frozenset({int, float, bool, complex, str, type(None), type(Ellipsis)})
+
+
 def encode(trace: Trace, x: Any) -> Any:
     """x with traced arrays replaced by their Vars and outside arrays by Consts."""
     tx = type(x)
+    if tx in _LITERALS:
+        return x
     if tx is Rec:
         v = x._var
         if v is None:
@@ -430,10 +449,21 @@ def encode(trace: Trace, x: Any) -> Any:
             return _const_view(trace, x)
         return trace.const(x, "const")
     if tx is tuple or tx is list:
-        return tx(encode(trace, v) for v in x)
+        out = []
+        for v in x:  # (one level inline: a statement's arguments are mostly arrays and literals)
+            tv = type(v)
+            if tv is Rec and v._var is not None:
+                out.append(v._var)
+            elif tv in _LITERALS:
+                out.append(v)
+            else:
+                out.append(encode(trace, v))
+        return tx(out)
     if tx is dict:
-        return {k: encode(trace, v) for k, v in x.items()}
+        return {k: encode(trace, v) for k, v in x.items()} if x else {}
     if tx is slice:
+        if type(x.start) in _LITERALS and type(x.stop) in _LITERALS and type(x.step) in _LITERALS:
+            return x  # (the common slice, of ints)
         return slice(encode(trace, x.start), encode(trace, x.stop), encode(trace, x.step))
     if isinstance(x, np.ndarray):
         raise Untraceable(f"an array of type {tx.__name__}", user_site())
@@ -514,13 +544,26 @@ def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
 def decode(x: Any) -> Any:
     """The plain values of encoded arguments (the arrays NumPy computes on now)."""
     tx = type(x)
+    if tx in _LITERALS:
+        return x
     if tx is Rec:
         return _view(x, np.ndarray)
     if tx is tuple or tx is list:
-        return tx(decode(v) for v in x)
+        out = []
+        for v in x:
+            tv = type(v)
+            if tv is Rec:
+                out.append(_view(v, np.ndarray))
+            elif tv in _LITERALS:
+                out.append(v)
+            else:
+                out.append(decode(v))
+        return tx(out)
     if tx is dict:
-        return {k: decode(v) for k, v in x.items()}
+        return {k: decode(v) for k, v in x.items()} if x else x
     if tx is slice:
+        if type(x.start) in _LITERALS and type(x.stop) in _LITERALS and type(x.step) in _LITERALS:
+            return x
         return slice(decode(x.start), decode(x.stop), decode(x.step))
     return x
 
@@ -567,17 +610,17 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
 
 def trace_call(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
     """Run fn on the plain arrays of args and log it; the result's arrays become Rec arrays."""
-    trace = active()
+    trace = _ACTIVE[-1] if _ACTIVE else None
     if trace is None:
         return _call(kind, fn, decode(args), decode(kwargs))
-    stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs), label)
+    stmt = Stmt(kind, fn, encode(trace, args), encode(trace, kwargs) if kwargs else {}, label)
     for w in writes:
         enc = w._var if type(w) is Rec else encode(trace, w)
         c = enc if type(enc) is Const else getattr(enc, "const_base", None)
         if c is not None and id(c) not in trace.snapshots:  # its value before the program writes it
             trace.snapshots[id(c)] = c.obj.copy(order="K")
         stmt.writes.append(enc)
-    raw = _call(kind, fn, decode(args), decode(kwargs))
+    raw = _call(kind, fn, decode(args), decode(kwargs) if kwargs else {})
     trace.stmts.append(stmt)
     if result_ok:
         return raw

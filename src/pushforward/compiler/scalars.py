@@ -42,7 +42,7 @@ _REDUCTIONS = frozenset({np.sum, np.prod, np.max, np.min, np.amax, np.amin, np.m
 
 
 def _mentions(x, v: Var) -> bool:
-    return bool(walk_args(x, lambda u: (1,) if u is v else (), []))
+    return bool(x) and bool(walk_args(x, lambda u: (1,) if u is v else (), []))
 
 
 def _scalar_use(s: Stmt, v: Var, owns_memory: bool) -> bool:

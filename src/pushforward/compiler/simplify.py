@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lifetimes import read_counts
 from .recording import Const, Stmt, Trace, Var, _call, map_args, one_value
 
 __all__ = ["simplify"]
@@ -57,17 +58,13 @@ class _Uses:
     """Who reads each Var, and which Vars must keep their own memory (outputs, written roots)."""
 
     def __init__(self, stmts: list, outputs: list) -> None:
-        self.count: dict = {}
-        for s in stmts:
-            for v in s.leaves:
-                if type(v) is Var:
-                    self.count[id(v)] = self.count.get(id(v), 0) + 1
+        self.count = read_counts(stmts)
         self.pinned = {v.root for v in outputs if type(v) is Var}
         self.pinned |= {w.root for s in stmts for w in s.writes if type(w) is Var}
 
     def private(self, v) -> bool:
         """v is a fresh array read by one statement and nothing else sees its memory."""
-        return type(v) is Var and v.fresh and self.count.get(id(v), 0) == 1 and v.root not in self.pinned
+        return type(v) is Var and v.fresh and self.count.get(v, 0) == 1 and v.root not in self.pinned
 
 
 def _constant_stmt(s: Stmt, const_vars: set, frozen: set) -> bool:
