@@ -597,21 +597,24 @@ def needs_ad(x: Tensor) -> bool:
     return bool(x._requires_grad or x._fw is not None or x._st.dual)
 
 
-def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> None:
+def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> "weakref.ref | None":
     """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
-    its `_ad` bit follows st's dual flag from now on (mark_dual)."""
+    its `_ad` bit follows st's dual flag from now on (mark_dual). Returns the weak reference to t
+    it noted on st (None on a fresh tensor's placeholder), which a view's other lists reuse."""
     t._st = st
     if type(t._data) is not _ndarray and is_lazy_array(t._data):
         t._ad = True  # (core/lazy.py)
     if not st.shared:  # a fresh tensor's placeholder: nothing to follow
-        return
+        return None
     if st.dual:
         t._ad = True  # (mark_ad's write, inline)
     members = st.members
-    members.append(weakref.ref(t))
+    ref = weakref.ref(t)
+    members.append(ref)
     if len(members) > st._pruned_at:  # drop dead references, amortised over the appends
         members[:] = [r for r in members if r() is not None]
         st._pruned_at = 2 * len(members) + 8
+    return ref
 
 
 # The note of a tensor no program can write into (a Python scalar the dispatcher wrapped for the

@@ -132,11 +132,37 @@ def run2(op: Op, kernel: Callable, a, b, args: tuple = ()) -> Tensor:
             if node is not None and node.keep is not None:
                 node.save_result((t,))
         return t
-    if ta is Tensor and tb in SCALAR_TYPES and not a._ad:
-        return _call2(op, kernel, a, b, a._data, b, args)
-    if ta in SCALAR_TYPES and tb is Tensor and not b._ad:
-        return _call2(op, kernel, a, b, a, b._data, args)
+    if ta is Tensor and tb in SCALAR_TYPES:
+        if not a._ad:
+            return _call2(op, kernel, a, b, a._data, b, args)
+        return _with_scalar(op, kernel, a, b, a, args)
+    if ta in SCALAR_TYPES and tb is Tensor:
+        if not b._ad:
+            return _call2(op, kernel, a, b, a, b._data, args)
+        return _with_scalar(op, kernel, a, b, b, args)
     return apply(op, (a, b), args)
+
+
+def _with_scalar(op: Op, kernel: Callable, a, b, x: Tensor, args: tuple) -> Tensor:
+    """op(a, b) where one of a, b is a Python scalar and the other, x, needs autodiff: when x holds
+    one plain tangent at the one ordinary level and nothing is recorded (`x * 0.5` in a loop
+    kernel's jvp), the kernel with NumPy's weak scalar and the arrays case's executor; any other
+    case is dispatch.classifier.apply's."""
+    levels = STATE.levels
+    if type(x._data) is not _ndarray or not op.direct or len(levels) != 1 or op.jvp_np is None or not op.all_diff:
+        return apply(op, (a, b), args)
+    lvl = levels[0]
+    if STATE.grad_enabled and (lvl.untracked or x._requires_grad):
+        return apply(op, (a, b), args)
+    tx = _tangent_array(x, lvl.uid)
+    if tx is None or tx is _OTHER:
+        return apply(op, (a, b), args)
+    if x is a:
+        da, db, tans = a._data, b, [tx, None]
+    else:
+        da, db, tans = a, b._data, [None, tx]
+    t = _call2(op, kernel, a, b, da, db, args)
+    return run_arrays(op, (a, b), args, lvl, [da, db], tans, True, t)
 
 
 def _call2(op: Op, kernel: Callable, a, b, da, db, args: tuple) -> Tensor:

@@ -17,7 +17,6 @@ tensor([6.])
 
 from __future__ import annotations
 
-import weakref
 from typing import Callable
 
 import numpy as np
@@ -138,12 +137,14 @@ def run_general(op: Op, inputs, args: tuple, after: str | None = None):
     return out
 
 
-def run_view(op: Op, x, args: tuple):
+def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     """A view op (`kind: view`, one Tensor input) on a plain NumPy-backed tensor: run_general's
     steps for its commonest cases written out (the kernel, the view linked by `_link_view`, the
     tape node when x requires grad, and the tangent when x holds one plain tangent: the op on the
     tangent, which is what an `auto_linear` formula is, docs/design.md); any other case is
-    run_general's. Indexing's fast path (methods/indexing.py) and the classifier call it.
+    run_general's. Indexing's fast path (methods/indexing.py) and the classifier call it; basic
+    indexing passes `key`, the NumPy index its kernel applies (`array[key]` is the kernel's call,
+    on the primal and the tangent, without its frame).
 
     >>> import pushforward as pf
     >>> from pushforward.ops.generated import GETITEM
@@ -171,7 +172,7 @@ def run_view(op: Op, x, args: tuple):
             ):
                 return run_general(op, (x,), args)
     try:
-        out = op.kernel(x._data, *args)
+        out = op.kernel(x._data, *args) if key is None else x._data[key]
     except Exception as e:
         raise op_error(op, (x,), args, e) from None
     if type(out) is _ndarray:
@@ -188,7 +189,10 @@ def run_view(op: Op, x, args: tuple):
         # plain tangent on a NumPy array (the arrays' errors were the primal's)
         td = tan._data
         r = _new(Tensor)
-        r._data = op.kernel(td, *args) if type(td) is _ndarray else wrap(op.kernel(td, *args))._data
+        if type(td) is not _ndarray:
+            r._data = wrap(op.kernel(td, *args))._data
+        else:
+            r._data = op.kernel(td, *args) if key is None else td[key]
         _link_view(op, tan, r, args)
         od = t._data
         if r._data.shape != od.shape or r._data.dtype != od.dtype or od.dtype.kind not in FLOATING:
@@ -232,9 +236,10 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     st = src._st
     if st is _NO_STORAGE:
         st = src._storage()
-    join_storage(out, st)
-    if src._fw is not None:  # masks of an unpacked primal hold for its views too
-        for lv, t in src._fw.items():
+    ref = join_storage(out, st)
+    fw = src._fw
+    if fw is not None:  # masks of an unpacked primal hold for its views too
+        for lv, t in fw.items():
             if t is None and lv in STATE.by_uid:
                 set_tangent(out, lv, None)
     base = src._base
@@ -251,9 +256,9 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
         # so that a loop reading elements keeps it proportional to the live views
         views = st.views
         if views is None:
-            st.views = [weakref.ref(out)]
+            st.views = [ref]
         else:
-            views.append(weakref.ref(out))
+            views.append(ref)
             if len(views) > st._pruned_at:
                 views[:] = [r for r in views if r() is not None]
 

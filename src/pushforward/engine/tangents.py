@@ -150,7 +150,7 @@ def set_tangent(x, uid: int, tangent) -> None:
         x._ad = True  # (mark_ad's write, inline: every tangent attached passes here)
     fw[uid] = tangent
     st = x._st
-    if st.shared:
+    if st.shared and not st.dual:
         mark_dual(st)  # views of x share this storage and must look for x's tangents
     STATE.by_uid[uid].register(x)
 

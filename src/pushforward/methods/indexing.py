@@ -26,6 +26,7 @@ __all__ = ["getitem", "setitem"]
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 # the index items the fast paths take as they are (no Tensor, array, bool or NumPy integer to normalise)
 _PLAIN_ITEMS = frozenset((int, slice, type(None), type(Ellipsis)))
+_GETITEM = ops.GETITEM
 
 
 def _plain_index(index) -> bool:
@@ -69,9 +70,19 @@ def _normalize(index):
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index]: a view for basic indices, a copy for advanced ones."""
-    if _plain_index(index):  # (the fast path: no batched item, nothing to normalise)
+    ti = type(index)
+    key = None  # (the fast path's NumPy index: the getitem kernel's, a trailing Ellipsis keeping a 0-d result a view)
+    if ti is tuple:
+        for it in index:
+            if type(it) not in _PLAIN_ITEMS:
+                break
+        else:
+            key = index if Ellipsis in index else index + (Ellipsis,)
+    elif ti in _PLAIN_ITEMS:
+        key = (Ellipsis,) if index is Ellipsis else (index, Ellipsis)
+    if key is not None:  # (the fast path: no batched item, nothing to normalise)
         try:
-            return run_view(ops.GETITEM, x, (index,))
+            return run_view(_GETITEM, x, (index,), key)
         except IndexError as e:
             raise OpIndexError(f"index: {e} (tensor of shape {tuple(x.shape)})") from None
     items = index if isinstance(index, tuple) else (index,)
