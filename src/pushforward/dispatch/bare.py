@@ -34,14 +34,13 @@ import numpy as np
 from ..core.tensor import Tensor
 from .classifier import apply, run_arrays, run_combined
 from .general import tape_node
-from .inplace import OTHER as _OTHER, _apart, _write, tangent_array as _tangent_array
+from .inplace import OTHER as _OTHER, _apart, storable, store, tangent_array as _tangent_array
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
-from ..engine.graph import record_plain
+from ..engine.graph import record_plain, scatter_history
 from ..engine.outputs import unshared
 from ..engine.saved import before_write
 from ..engine.state import STATE
-from ..core.tensor import _NO_STORAGE
 
 __all__ = ["run1", "run2", "fresh", "bare_op", "write_view"]
 
@@ -189,11 +188,11 @@ def fresh(out, datas) -> Tensor:
 
 def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
     """`op(x, *args).copy_(value)` (x[index] = value, with op getitem) for the commonest cases, by
-    the region's arrays: nothing needs the tape (no tensor requires grad) and x holds no tangent or
-    one plain tangent of its own (then the same region of it gets value's tangent, or zeros), value
+    the region's arrays: nothing needs the tape (no tensor requires grad; a tensor on the tape:
+    _write_recorded) and x holds no tangent or one plain tangent of its own (then the same region of it gets value's tangent, or zeros), value
     a Tensor or a Python scalar. Apply_inplace's and commit's steps written out, without the view
     tensors: the values copy_ writes (`copy_op`'s kernel, where NumPy's own copy would not cast and
-    broadcast alike), then inplace._write for the primal and the tangent (its checks, the version
+    broadcast alike), then inplace.store for the primal and the tangent (_write's checks, the version
     counter). False (nothing written) for every other case, and for bad input, whose error the
     general path raises.
 
@@ -209,7 +208,7 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
     tan = None
     if x._ad:
         if x._requires_grad or (base is not None and base._requires_grad):
-            return False  # (the tape's case)
+            return _write_recorded(op, x, args, value, copy_op)
         fw = x._fw
         if fw is not None or (base is not None and base._fw is not None):
             if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
@@ -260,7 +259,6 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
             if type(vd) is _ndarray and vd.shape == dst.shape and vd.dtype == dst.dtype
             else _copied(copy_op, dst, vd)
         )
-        writes = [(dst, x, src)]
         if tan is not None:
             tdst = op.kernel(tan._data, *args)
             if vt is None:
@@ -270,15 +268,73 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
                 tsrc = vt if _apart(vt, dst) else vt.copy()
             else:
                 tsrc = _copied(copy_op, tdst, vt)
-            writes.append((tdst, tan, tsrc))
     except Exception:
         return False
-    for d, owner, v in writes:
-        region = _new(Tensor)  # (a tensor of the region on its owner's storage, for _write: no view links)
-        region._data = d
-        st = owner._st
-        region._st = st if st is not _NO_STORAGE else owner._storage()
-        _write(copy_op, region, v)
+    store(copy_op, x, dst, src)
+    if tan is not None:
+        store(copy_op, tan, tdst, tsrc)
+    return True
+
+
+def _write_recorded(op: Op, x: Tensor, args: tuple, value, copy_op: Op) -> bool:
+    """write_view's case of a tensor on the tape (its root a non-leaf requiring grad, no level
+    live, grad mode on): value a Tensor of the region's shape and dtype, or a Python scalar. The
+    region is written (inplace.store's steps), and the root's history becomes view_scatter(old root,
+    value) (graph.scatter_history), which is commit's and rebase_history's node without the view
+    tensor and copy_'s node (value is what copy_ would make of it). x[i] = x[i] records nothing
+    (docs/design.md, "A region written into itself"). False (nothing written) for every other case.
+
+    >>> import pushforward as pf
+    >>> from pushforward.ops.generated import GETITEM, _COPY_FROM
+    >>> x = pf.zeros(3, requires_grad=True).clone()
+    >>> write_view(GETITEM, x, ((slice(1, None),),), 2.0, _COPY_FROM), x
+    (True, tensor([0., 2., 2.], grad_fn=<ViewScatterBackward0>))
+    """
+    root = x._base if x._base is not None else x
+    st = STATE
+    if (
+        st.levels
+        or not st.grad_enabled
+        or not x._requires_grad
+        or not root._requires_grad
+        or root._grad_fn is None
+        or x._fw is not None
+        or root._fw is not None
+    ):
+        return False  # (a leaf's error, tangents, no_grad: apply_inplace)
+    tv = type(value)
+    if tv is Tensor:
+        vd = value._data
+        if (
+            type(vd) is not _ndarray
+            or value._fw is not None
+            or (value._base is not None and value._base._fw is not None)
+        ):
+            return False
+        if _rewritten_in_place(op, x, args, value, None):
+            return True
+    elif tv not in SCALAR_TYPES:
+        return False
+    try:
+        dst = op.kernel(x._data, *args)
+        if tv is Tensor:
+            if vd.shape != dst.shape or vd.dtype != dst.dtype:
+                return False  # (copy_ casts or broadcasts it: its node)
+            src = vd
+        else:
+            src = _copied(copy_op, dst, value)
+    except Exception:
+        return False
+    if not storable(dst, src):
+        return False  # (_write's checks: its errors)
+    stg = before_write(x, dst)  # (the old history's nodes keep what the write changes)
+    if tv is not Tensor:
+        value = _new(Tensor)  # (a constant: the node keeps its shape and dtype only)
+        value._data = dst
+    # (recorded before the write, which would leave value's history stale: the node keeps no value)
+    scatter_history(root, tuple(x._view) + ((op.public, args),), value)
+    dst[...] = src
+    stg.version += 1
     return True
 
 
@@ -301,7 +357,8 @@ def _in_place_of(op: Op, value: Tensor, x: Tensor, args: tuple, tan) -> bool:
     its tangent (if any of its own) the same region of x's tangent `tan`, so that writing it there
     changes nothing? The index is the same object (as an augmented assignment passes it), on x's
     own array."""
-    if value._requires_grad or not _region_of(value, x, op, args):
+    root = x._base if x._base is not None else x
+    if value._requires_grad is not root._requires_grad or not _region_of(value, x, op, args):
         return False
     vd, xd = value._data, x._data
     if type(vd) is not _ndarray or vd.base is not (xd if xd.base is None else xd.base):

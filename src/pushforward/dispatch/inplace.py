@@ -26,9 +26,11 @@ from .oprecord import SCALAR_TYPES, Op, op_error, run_kernel, scalar_arrays
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 from ..engine.registry import DISPATCH
 
-__all__ = ["apply_inplace", "commit", "tangent_array", "OTHER"]
+__all__ = ["apply_inplace", "commit", "storable", "store", "tangent_array", "OTHER"]
 
 _ndarray = np.ndarray
+_float64 = np.float64
+_new = object.__new__
 OTHER = object()  # (tangent_array: a case the classifier decides)
 
 
@@ -147,9 +149,9 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
         rt = op.jvp_np(*datas, *tans, r, *args)  # (before the write: it may read the inputs' values)
         if type(rt) is _ndarray and not _apart(rt, target._data):
             rt = rt.copy()  # (an input's tangent on the memory the primal write changes)
-    _write(op, target, r)
+    store(op, target, target._data, r)
     if tan is not None:
-        _write(op, tan, 0 if rt is None else rt)
+        store(op, tan, tan._data, 0 if rt is None else rt)
     return True
 
 
@@ -228,6 +230,44 @@ def _write(op: Op, target: Tensor, r) -> None:
     else:
         np.copyto(td, r, casting="unsafe")  # (an ndarray subclass: compiler/recording.py sees the call)
     st.version += 1
+
+
+def storable(dst: np.ndarray, src) -> bool:
+    """`store`'s common case: src an array or NumPy scalar of dst's shape and dtype, or a float
+    or 0 into a floating dst; dst a writeable NumPy array with no repeated element (none of
+    _write's checks can fail)."""
+    ts = type(src)
+    return (
+        type(dst) is _ndarray
+        and (
+            ((ts is _ndarray or ts is _float64) and src.shape == dst.shape and src.dtype == dst.dtype)
+            or ((ts is float or (ts is int and src == 0)) and dst.dtype.kind in "fc")
+        )
+        and dst.flags.writeable
+        and 0 not in dst.strides
+    )
+
+
+def store(op: Op, owner: Tensor, dst: np.ndarray, src) -> None:
+    """Write src into array dst, owner's memory or a region of it: `_write`'s checks and steps,
+    its commonest case (`storable`) written out.
+
+    >>> import pushforward as pf
+    >>> from pushforward.ops.generated import _COPY_FROM
+    >>> x = pf.zeros(3)
+    >>> store(_COPY_FROM, x, x._data[1:], 2.0); x, x._version
+    (tensor([0., 2., 2.]), 1)
+    """
+    if storable(dst, src):
+        st = before_write(owner, dst)
+        dst[...] = src
+        st.version += 1
+        return
+    region = _new(Tensor)  # (a tensor of the region on its owner's storage, for _write: no view links)
+    region._data = dst
+    st = owner._st
+    region._st = st if st is not _NO_STORAGE else owner._storage()
+    _write(op, region, src)
 
 
 def commit(op: Op, target: Tensor, r: Tensor) -> None:

@@ -698,6 +698,16 @@ def refresh_view(t) -> None:
         set_history(t, v._grad_fn, v._output_nr)
 
 
+def scatter_history(base, steps: tuple, r) -> None:
+    """The region of root `base` that the view chain `steps` selects now holds r (the data is
+    written already): base's new value is view_scatter(old base, r), that node its history."""
+    old = alias(base) if base._requires_grad else base
+    holder = _new(Tensor)
+    holder._data = base._data
+    node = record(OPS._VIEW_SCATTER, (old, r), (steps,), (holder,), [base._requires_grad, r._requires_grad])
+    set_history(base, node)
+
+
 def rebase_history(target, r) -> None:
     """target's memory now holds r: make target's (or its root's) history go through r."""
     base = target._base
@@ -709,14 +719,7 @@ def rebase_history(target, r) -> None:
             target._grad_fn = None
             target._output_nr = r._output_nr
         return
-    # The root's new value is view_scatter(old root, r): record that node (the data is already written).
-    old = alias(base) if base._requires_grad else base
-    holder = _new(Tensor)
-    holder._data = base._data
-    node = record(
-        OPS._VIEW_SCATTER, (old, r), (tuple(target._view),), (holder,), [base._requires_grad, r._requires_grad]
-    )
-    set_history(base, node)
+    scatter_history(base, tuple(target._view), r)
     target._view_version = -1  # force refresh_view on next use
     refresh_view(target)
 

@@ -38,10 +38,11 @@ __all__ = [
 ]
 
 
-def before_write(target):
-    """What must happen before target's memory changes: the deferred tangents are computed, and
-    the tape nodes that saved a value the write may change keep it (keep_overwritten). The caller
-    then writes and bumps the returned storage's version.
+def before_write(target, data=None):
+    """What must happen before target's memory changes (`data`: only that region of it, an array
+    on its memory): the deferred tangents are computed, and the tape nodes that saved a value the
+    write may change keep it (keep_overwritten). The caller then writes and bumps the returned
+    storage's version.
 
     >>> import pushforward as pf
     >>> x = pf.tensor([1.0, 2.0])
@@ -58,9 +59,9 @@ def before_write(target):
     base = target._base
     producer = (target if base is None else base)._grad_fn
     if st.values is not None or st.savers is not None:
-        keep_overwritten(st, target._data, producer)
+        keep_overwritten(st, target._data if data is None else data, producer)
     elif producer is not None and getattr(producer, "keep", None) is not None:
-        keep_overwritten(st, target._data, producer)
+        keep_overwritten(st, target._data if data is None else data, producer)
     return st
 
 
