@@ -828,10 +828,10 @@ class Rec(np.ndarray):
     def __getitem__(self, idx):
         if _bool_mask(idx):
             raise DataDependent("boolean-mask indexing", user_site())
-        return trace_call("getitem", None, (self, idx), {}, "getitem")
+        return trace_call("getitem", None, (self, _int_bounds(idx)), {}, "getitem")
 
     def __setitem__(self, idx, value):
-        trace_call("setitem", None, (self, idx, value), {}, "setitem", (self,), result_ok=True)
+        trace_call("setitem", None, (self, _int_bounds(idx), value), {}, "setitem", (self,), result_ok=True)
 
     def nonzero(self):
         raise DataDependent(".nonzero()", user_site())
@@ -895,6 +895,20 @@ class _Flags:
             raise Untraceable(f"setting flags.{name}", user_site())
         trace_call("setattr", "flags.writeable", (self._rec, value), {}, "flags", (self._rec,), result_ok=True)
         np.ndarray.flags.__get__(self._rec).writeable = value
+
+
+def _int_bounds(idx):
+    """idx with each slice bound that is a traced value (a tensor's `A_row[i]`, a 0-d array) read
+    as a Python int: a guard (the program slices with the traced bound, or fails the guard) instead
+    of the value itself in the program, whose reads of it NumPy makes outside the trace."""
+    if type(idx) is slice:
+        b = (idx.start, idx.stop, idx.step)
+        if all(v is None or type(v) is int for v in b):
+            return idx
+        return slice(*(v if v is None or type(v) is int else operator.index(v) for v in b))
+    if type(idx) is tuple and any(type(i) is slice for i in idx):
+        return tuple(_int_bounds(i) if type(i) is slice else i for i in idx)
+    return idx
 
 
 def _bool_mask(idx) -> bool:
