@@ -90,3 +90,33 @@ def test_inputs_needing_autodiff_take_the_dispatch_path():
         d = fwAD.make_dual(pf.tensor([0.5]), pf.tensor([1.0]))
         t = fwAD.unpack_dual(pf.mul(d, 3.0)).tangent
         assert t.item() == 3.0
+
+
+@pytest.mark.parametrize(
+    "f, df",
+    [
+        (lambda e: e * 0.5, lambda p, t: 0.5 * t),
+        (lambda e: 2.0 - e, lambda p, t: -t),
+        (lambda e: 3.0 / e, lambda p, t: -3.0 * t / p**2),
+        (lambda e: e**3, lambda p, t: 3 * p**2 * t),
+        (lambda e: 2.0**e, lambda p, t: np.log(2.0) * 2.0**p * t),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_dual_tensor_with_a_python_scalar_takes_the_arrays_case(f, df, dtype):
+    """A dual element with a Python scalar (`x[3, 4] * 0.5` in a loop kernel's jvp) runs the
+    arrays case of one plain tangent at one level, not dispatch.apply: the same primal, tangent and
+    dtype (a weak scalar keeps float32), and nothing recorded."""
+    from pushforward.bench.timing import python_calls
+
+    a = np.linspace(0.5, 2.0, 12, dtype=dtype).reshape(3, 4)
+    v = np.linspace(-1.0, 1.0, 12, dtype=dtype).reshape(3, 4)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(pf.tensor(a), pf.tensor(v))
+        e = x[1, 2]
+        p, t = fwAD.unpack_dual(f(e))
+        assert "apply" not in python_calls(lambda: f(e))
+    assert p.dtype == dtype and t.dtype == dtype
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(p.numpy(), f(a[1, 2]), rtol=tol)
+    np.testing.assert_allclose(t.numpy(), df(a[1, 2].astype(np.float64), v[1, 2]), rtol=tol * 10)

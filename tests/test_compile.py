@@ -1123,3 +1123,37 @@ def test_compile_work_is_linear_in_the_trace():
     would make it four times)."""
     small, large = _compiler_lines(150), _compiler_lines(300)
     assert 1.8 < large / small < 2.15, (small, large)
+
+
+def test_a_slice_bound_read_from_a_tensor_is_guarded():
+    """A slice bound taken from a tensor's element (a CSR row pointer, `x[ptr[i]:ptr[i + 1]]`) is
+    read once as a Python int under a guard: the program slices with it, and other bounds trace again
+    rather than reuse it."""
+
+    def segment_sums(x, ptr):
+        return pf.stack([x[ptr[i] : ptr[i + 1]].sum() for i in range(2)])
+
+    c = pf.compile(segment_sums, fullgraph=True)
+    x = pf.tensor(np.arange(1.0, 7.0))
+    p1, p2 = pf.tensor(np.array([0, 2, 6])), pf.tensor(np.array([0, 4, 5]))
+    for p in (p1, p2, p1):
+        close(c(x, p), segment_sums(x, p))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.ones(6))
+        _, t = fwAD.unpack_dual(c(d, p2))
+        close(t, pf.tensor([4.0, 1.0]))
+
+
+def test_a_branch_near_its_threshold_compiles():
+    """A branch whose value is close to its threshold (`abs(z) < 1` at |z| = 0.9993, as a contour
+    integral's test of its nodes) is still one program with a guard: the check on other inputs
+    moves the values less when the larger move flips the branch."""
+
+    def inside(z):
+        return z * 2.0 if (z.abs() < 1.0).all() else z - 1.0
+
+    c = pf.compile(inside, fullgraph=True)
+    z = pf.tensor([0.9993, -0.5])
+    close(c(z), inside(z))
+    assert "raise GuardFailed" in c.source(z)
+    close(c(z * 1.01), inside(z * 1.01))
