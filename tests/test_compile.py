@@ -1157,3 +1157,21 @@ def test_a_branch_near_its_threshold_compiles():
     close(c(z), inside(z))
     assert "raise GuardFailed" in c.source(z)
     close(c(z * 1.01), inside(z * 1.01))
+
+
+@pytest.mark.parametrize("gram", [lambda x: x @ x.T, lambda x: np.cov(x), lambda x: x.mT @ x])
+def test_a_gram_products_tangent_is_one_product(gram):
+    """The jvp of `x @ x.T` is `t @ x.T + x @ t.T`, the second the first's transpose: the program
+    computes one product for it and takes its transpose (a view), with the same values."""
+    x = pf.tensor(np.random.default_rng(0).standard_normal((5, 7)))
+    v = pf.tensor(np.random.default_rng(1).standard_normal((5, 7)))
+
+    def f(x, v):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(gram(fwAD.make_dual(x, v)))
+
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        close(got, want)
+    src = c.source(x, v)
+    assert src.count(" @ ") + src.count("np.matmul(") == 2 and src.count("np.swapaxes(matmul") == 1, src

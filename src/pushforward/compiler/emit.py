@@ -9,6 +9,8 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 - common subexpressions: the same function on the same variables with the same constant
   arguments (and no write in between into what it reads) is computed once (after the
   simplifier, which makes more of them: a number's place in `2.0 * v`);
+- the second product of a Gram product's tangent (`a @ t.mT` after `t @ a.mT`) as the first's
+  transpose (peephole.py);
 - writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
   common subexpressions again, with views shared across writes; whole overwrites of 0-d values
   read as the values written, element stores forwarded to the
@@ -33,7 +35,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, elementwise, in_place, loop_writes
+from .peephole import copies, elementwise, gram_products, in_place, loop_writes
 from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
@@ -458,7 +460,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     # (the writes a loop makes rewritten first: the passes after see a fraction of the statements)
     stmts = _dce(loop_writes(stmts, outputs), outputs, fixed_roots, temps)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
-    stmts = _dce(stmts, outputs, fixed_roots, temps)
+    stmts = _dce(gram_products(stmts, outputs), outputs, fixed_roots, temps)
     stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)

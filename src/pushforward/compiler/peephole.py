@@ -266,3 +266,69 @@ def in_place(stmts: list, outputs: list) -> list:
         f.outs = []
         drop.add(i)
     return [s for i, s in enumerate(stmts) if i not in drop] if drop else stmts
+
+
+def _swapped(s: Stmt):
+    """a for `b = np.swapaxes(a, -1, -2)` or `b = np.transpose(a, axes)` swapping the last two axes
+    only, of an array of two dimensions or more, else None."""
+    if s.kind != "call" or s.kwargs or len(s.outs) != 1 or not s.args or type(s.args[0]) is not Var:
+        return None
+    a = s.args[0]
+    n = len(a.shape) if a.shape is not None else 0
+    if n < 2:
+        return None
+    if s.fn is np.swapaxes and len(s.args) == 3:
+        return a if {s.args[1], s.args[2]} in ({-1, -2}, {n - 1, n - 2}, {-1, n - 2}, {n - 1, -2}) else None
+    if s.fn is np.transpose and len(s.args) == 2:
+        axes = s.args[1].obj if type(s.args[1]) is Const else s.args[1]
+        want = (*range(n - 2), n - 1, n - 2)
+        return a if isinstance(axes, (tuple, list)) and tuple(axes) == want else None
+    return None
+
+
+def gram_products(stmts: list, outputs: list) -> list:
+    """The second half of a Gram product's tangent, `a @ t.mT` after `t @ a.mT` (or `a.mT @ t`
+    after `t.mT @ a`), is the first's transpose: a view of it, not another matrix product (the jvp
+    of np.cov, `x @ x.T` and `x.T @ x` then costs one product, not two). Only where none of a, t
+    and the first product is ever written."""
+    lt = Lifetimes(stmts)
+    swapped = {}
+    for s in stmts:
+        a = _swapped(s)
+        if a is not None:
+            swapped[id(s.outs[0])] = a
+    out_ids = {id(v) for v in outputs}
+    firsts: dict = {}  # (side, id(t), id(a)) -> t @ a.mT (side "R") or t.mT @ a (side "L")
+    kept = []
+    for s in stmts:
+        if s.kind != "call" or s.fn is not np.matmul or len(s.args) != 2 or s.kwargs or len(s.outs) != 1 or s.writes:
+            kept.append(s)
+            continue
+        x, y = s.args
+        r = s.outs[0]
+        pairs = []
+        if type(x) is Var and type(y) is Var:
+            if id(y) in swapped:
+                pairs.append(("R", x, swapped[id(y)]))
+            if id(x) in swapped:
+                pairs.append(("L", y, swapped[id(x)]))
+        for side, a, t in pairs:  # (r is a @ t.mT, or a.mT @ t: the transpose of the first with a, t swapped)
+            m = firsts.get((side, id(t), id(a)))
+            if (
+                m is not None
+                and id(r) not in out_ids
+                and r.shape is not None
+                and m.shape == r.shape[:-2] + r.shape[:-3:-1]
+                and m.dtype == r.dtype
+                and not any(lt.ever_written(v.root) for v in (a, t, m))
+            ):
+                view = Stmt("call", np.swapaxes, (m, -1, -2), {}, s.label)
+                view.outs = [r]
+                r.root, r.fresh, r.contig = m.root, False, False
+                kept.append(view)
+                break
+        else:
+            for side, a, t in pairs:
+                firsts.setdefault((side, id(a), id(t)), r)
+            kept.append(s)
+    return kept
