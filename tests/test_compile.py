@@ -1302,7 +1302,9 @@ def weighted_histogram(data, radius):
     counts = np.histogram(radius, 8)[0]
     sums = np.histogram(radius, 8, weights=data)[0]
     clipped = np.histogram(radius, 4, range=(0.2, 0.7), weights=data)[0]
-    return sums / counts, clipped
+    # (densities divide by the sums' total: read back from the array the sums were written into)
+    densities = np.histogram(radius, 8, density=True)[0], np.histogram(radius, 8, density=True, weights=data)[0]
+    return sums / counts, clipped, *densities
 
 
 def test_a_weighted_histogram_compiles_to_one_program():

@@ -52,7 +52,9 @@ def _summed(index: np.ndarray, n: int, weights: Any, dtype: Any) -> Tensor:
     flat = index.reshape(-1)
     flat = np.where(flat < 0, n, flat)
     w = as_t(weights).reshape(-1)
-    zeros = creation.as_tensor(np.zeros(n + 1, dtype=np.result_type(w.dtype, dtype)))
+    # (a factory's zeros: under pf.compile a recorded array, so that the sums written into it and
+    # read back, as `hist.sum()` of a density, stay in the program)
+    zeros = creation.zeros(n + 1, dtype=np.result_type(w.dtype, dtype))
     return ops.index_put(zeros, (flat,), w, True)[:n]
 
 
@@ -81,7 +83,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, we
         hist = _summed(_bin_of(x, plain_edges, equal), counts.size, weights, np.float64)
     if density:
         widths = edges[1:] - edges[:-1]
-        hist = hist / (hist.sum() * widths) if weights is not None else hist / (float(counts.sum()) * widths)
+        hist = hist / (hist.sum() * widths)
     return hist, edges
 
 
