@@ -442,9 +442,7 @@ def encode(trace: Trace, x: Any) -> Any:
             raise Untraceable("an array made by an untraced NumPy method", user_site())
         return v
     if tx is np.ndarray:
-        b = x
-        while b is not None and not isinstance(b, Rec):
-            b = getattr(b, "base", None)
+        b = _rec_base(x)
         if b is not None:  # a plain view of a traced array (np.asarray, as_strided)
             return _plain_view(trace, x, b)
         if isinstance(x.base, np.ndarray):  # a view into an array made outside the trace
@@ -470,6 +468,14 @@ def encode(trace: Trace, x: Any) -> Any:
     if isinstance(x, np.ndarray):
         raise Untraceable(f"an array of type {tx.__name__}", user_site())
     return x
+
+
+def _rec_base(x: np.ndarray) -> "Rec | None":
+    """The traced array whose memory a plain array x views (x's base chain), else None."""
+    b = x
+    while b is not None and not isinstance(b, Rec):
+        b = getattr(b, "base", None)
+    return b
 
 
 def _ptr(a: np.ndarray) -> int:
@@ -732,9 +738,7 @@ class Rec(np.ndarray):
         trace = active()
         if trace is None:
             return
-        b = obj
-        while b is not None and not isinstance(b, Rec):
-            b = getattr(b, "base", None)
+        b = _rec_base(obj)
         if b is not None and b._var is not None and _ptr(obj) == _ptr(b):
             self._var = _plain_view(trace, np.ndarray.view(self, np.ndarray), b)
 
@@ -943,10 +947,12 @@ def _guard_masks(idx) -> None:
     of the mask the shapes after it depend on (docs/design.md, "Boolean masks under the compiler")."""
     items = idx if type(idx) is tuple else (idx,)
     for i in items:
-        if type(i) is Rec and i.dtype == np.bool_:  # (a 0-d one as well: x[b] has 0 or 1 rows)
-            trace, v = active(), i._var
-            if trace is None or v is None:
-                i._read("boolean-mask indexing")
+        # (a 0-d mask as well: x[b] has 0 or 1 rows; a plain view of a traced mask too)
+        if isinstance(i, np.ndarray) and i.dtype == np.bool_ and (type(i) is Rec or _rec_base(i) is not None):
+            trace = active()
+            if trace is None:
+                raise DataDependent("boolean-mask indexing", user_site())
+            v = encode(trace, i)
             if _counted(trace, v):
                 continue
             n = trace_call("call", _COUNT, (i,), {}, "count")
