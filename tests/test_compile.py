@@ -1321,3 +1321,25 @@ def test_a_weighted_histogram_compiles_to_one_program():
         d = fwAD.make_dual(data, pf.ones_like(data))
         _, t = fwAD.unpack_dual(c(d, radius)[1])
         close(t, pf.tensor(np.histogram(radius.numpy(), 4, range=(0.2, 0.7))[0].astype(float)))
+
+
+def test_a_trace_past_the_statement_limit_stops_with_the_line(monkeypatch):
+    """A loop of many steps (a while on a tolerance) traces too long a program: the trace stops at
+    recording.MAX_STATEMENTS, naming the loop's line, and the function runs eagerly."""
+    from pushforward.compiler import recording
+
+    def relax(x):
+        err = x.sum() * 0.0 + 1.0
+        while err > 0.05:
+            x = x * 0.9 + 0.01
+            err = err * 0.99
+        return x
+
+    monkeypatch.setattr(recording, "MAX_STATEMENTS", 400)
+    with pytest.raises(CompileError, match=r"passed 400 statements.*test_compile.py:"):
+        pf.compile(relax, fullgraph=True)(pf.ones(3))
+    c = pf.compile(relax)
+    with pytest.warns(RuntimeWarning, match="running eagerly"):
+        close(c(pf.ones(3)), relax(pf.ones(3)))
+    monkeypatch.setattr(recording, "MAX_STATEMENTS", 4000)
+    close(pf.compile(relax, fullgraph=True)(pf.ones(3)), relax(pf.ones(3)))

@@ -616,6 +616,12 @@ def _wrap_out(trace: Trace, stmt: Stmt, raw: Any, label: str) -> Any:
     raise Untraceable(f"{label} returned a {type(raw).__name__}", user_site())
 
 
+# The longest trace compiled: about 50 us per statement to record, optimise and check, and 1.5 KB
+# of memory, so half a minute and 1 GB at the limit (npbench's seidel2d jvp traces 0.5M). A longer
+# one stops, with the user's line, and the function runs eagerly.
+MAX_STATEMENTS = 600_000
+
+
 def trace_call(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes: tuple = (), result_ok=False) -> Any:
     """Run fn on the plain arrays of args and log it; the result's arrays become Rec arrays."""
     trace = _ACTIVE[-1] if _ACTIVE else None
@@ -630,6 +636,12 @@ def trace_call(kind: str, fn: Any, args: tuple, kwargs: dict, label: str, writes
         stmt.writes.append(enc)
     raw = _call(kind, fn, decode(args), decode(kwargs) if kwargs else {})
     trace.stmts.append(stmt)
+    if len(trace.stmts) > MAX_STATEMENTS:
+        raise Untraceable(
+            f"the trace passed {MAX_STATEMENTS:,} statements, too long to compile in seconds (a loop of many "
+            "steps, as a while on a tolerance: compile one step and loop in Python)",
+            user_site(),
+        )
     if result_ok:
         return raw
     return _wrap_out(trace, stmt, raw, label)
