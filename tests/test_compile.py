@@ -1343,3 +1343,17 @@ def test_a_trace_past_the_statement_limit_stops_with_the_line(monkeypatch):
         close(c(pf.ones(3)), relax(pf.ones(3)))
     monkeypatch.setattr(recording, "MAX_STATEMENTS", 4000)
     close(pf.compile(relax, fullgraph=True)(pf.ones(3)), relax(pf.ones(3)))
+
+
+def test_an_output_viewing_a_buffer_the_program_fills_is_that_view():
+    """A result that is a plain view into an array made outside the trace and filled by recorded
+    calls (a kernel's sum buffer) is the same view of the program's buffer, not a constant."""
+
+    def sums(x):
+        buf = np.zeros(4)
+        np.add.at(buf, np.array([0, 1, 1, 3]), x.detach().numpy())
+        return pf.as_tensor(buf[:3])
+
+    c = pf.compile(sums, fullgraph=True)
+    for x in (pf.tensor([1.0, 2.0, 3.0, 4.0]), pf.tensor([5.0, -1.0, 0.5, 2.0])):
+        close(c(x), sums(x))
