@@ -1219,6 +1219,22 @@ add(Op("setitem_same", "{0}[{idx}] = {val}", _setitem_same_gen(False), inplace=T
 add(Op("setitem_aug", "{0}[{idx}] {op}= {val}", _setitem_same_gen(True), inplace=True, statement=True, weight=1.2))
 
 
+def _setitem_self_gen(ctx):
+    """A region written into itself: at once (x[i] = x[i], one index object from the code's
+    constants), or a view of it taken earlier, written back after the whole tensor changed (the
+    view sees the change: the write changes nothing either way)."""
+    a = ctx.pick("fc", inplace=True, pred=lambda m: len(m.shape) >= 1 and 0 not in m.shape)
+    r = None if a is None else _region(ctx, a)
+    if r is None:
+        return None
+    if ctx.rng.random() < 0.5:
+        return [a], {"form": "{0}[%s] = {0}[%s]" % (r[0], r[0])}
+    s = scalar_param(ctx, None)["s"]
+    return [a], {"form": "_w = {0}[%s]; {0}.mul_(%r); {0}[%s] = _w" % (r[0], s, r[0])}
+
+
+add(Op("setitem_self", "{form}", _setitem_self_gen, inplace=True, statement=True, weight=0.6))
+
 # A view read of a dual (or recorded) tensor with a Python number or a NumPy scalar on either side
 # (x[i, j] * 0.5, 2.0 - x[i], np.float64(1.5) * x): the arrays case of one plain tangent
 # (dispatch.bare's run2 with a scalar) and the NumPy-scalar paths (the classifier's 0-d tensor,
