@@ -3,7 +3,8 @@
 A program is a list of statements over variables: inputs ``x0, x1, ...`` (float64 or
 complex128, differentiated) and results ``v3, v4, ...``. Its source is one function
 ``body(L, x0, ...)`` over a module ``L`` (pushforward or torch: the op names are the same)
-returning the final value of every variable the statements made. The generator executes
+and ``np`` (a NumPy scalar operand, ``np.float64(1.5) * x``) returning the final value of every
+variable the statements made. The generator executes
 each candidate statement in torch on concrete values, so it knows shapes and dtypes, can
 reject samples outside an op's domain (kinks, cuts, ties) or that torch refuses, and only
 keeps programs torch runs.

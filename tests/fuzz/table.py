@@ -1185,7 +1185,7 @@ def _region(ctx, a):
 
 def _same_region_value(ctx, a, ish, number_p=0.4, nonzero=False):
     """A variable of the region's shape and a's kind apart from a's memory, else (or by chance) a
-    Python number: (operands, value text)."""
+    Python number or a NumPy scalar (the general path's case): (operands, value text)."""
     kind = ctx.meta(a).kind
     if ctx.rng.random() >= number_p:
         ok = [
@@ -1196,7 +1196,7 @@ def _same_region_value(ctx, a, ish, number_p=0.4, nonzero=False):
         if ok:
             return [a, ctx.rng.choice(ok)], "{1}"
     s = scalar_param(ctx, None, lo=0.5 if nonzero else 0.0)["s"]
-    return [a], repr(s)
+    return [a], ("np.float64(%r)" if ctx.rng.random() < 0.25 else "%r") % s
 
 
 def _setitem_same_gen(aug):
@@ -1240,7 +1240,16 @@ add(Op("setitem_self", "{form}", _setitem_self_gen, inplace=True, statement=True
 # (dispatch.bare's run2 with a scalar) and the NumPy-scalar paths (the classifier's 0-d tensor,
 # __array_ufunc__'s reflected fast path). A NumPy scalar's dtype counts (NEP 50): np.float32 and
 # np.int64 with float64 and complex128 tensors give the tensor's dtype in both libraries.
-_SCALAR_FORMS = ["{s!r}", "{s!r}", "np.float64({s!r})", "np.float32({s!r})", "np.complex128({s!r})", "np.int64({n!r})"]
+_SCALAR_FORMS = [
+    "{s!r}",
+    "{s!r}",
+    "{n!r}",
+    "complex({s!r}, 0.5)",
+    "np.float64({s!r})",
+    "np.float32({s!r})",
+    "np.complex128({s!r})",
+    "np.int64({n!r})",
+]
 
 
 def _elem_scalar_gen(ctx):
