@@ -1266,20 +1266,23 @@ def _elem_scalar_gen(ctx):
     s = scalar_param(ctx, None)["s"]
     n = ctx.rng.choice([-2, -1, 2, 3])
     scalar = form.format(s=s, n=n)
+    if ctx.rng.random() < 0.2:
+        # a NumPy scalar exponent is a 0-d tensor exponent: pow's constant-exponent forms
+        e = ctx.rng.choice([2.0, 3.0, 0.5, 0.7, 1.5, -1.0])
+        return [i], {"expr": f"{x} ** " + ctx.rng.choice(["%r", "np.float64(%r)"]) % e, "rdiv": False, "e": e}
     op = ctx.rng.choice(["+", "-", "*", "/"])
     expr = f"{x} {op} {scalar}" if ctx.rng.random() < 0.5 else f"{scalar} {op} {x}"
-    return [i], {"expr": expr, "rdiv": op == "/" and expr.startswith(scalar)}
+    return [i], {"expr": expr, "rdiv": op == "/" and expr.startswith(scalar), "e": None}
 
 
-add(
-    Op(
-        "elem_scalar",
-        "{expr}",
-        _elem_scalar_gen,
-        lambda a, p: not p["rdiv"] or bool((a[0].abs() > 0.2).all()),
-        weight=1.5,
-    )
-)
+def _elem_scalar_dom(a, p):
+    e = p["e"]
+    if e is None:
+        return not p["rdiv"] or bool((a[0].abs() > 0.2).all())
+    return (e.is_integer() or log_dom(a, p)) and (e > 0 or bool((a[0].abs() > 0.2).all()))
+
+
+add(Op("elem_scalar", "{expr}", _elem_scalar_gen, _elem_scalar_dom, weight=1.5))
 
 
 def _setitem_data_gen(ctx):
