@@ -219,7 +219,7 @@ def label(c: FailureClass) -> str:
             return "torch bug: forward AD of an in-place op whose operand aliases its output (y.mul_(y))"
         if c.ops & {"remainder_s", "fmod_s", "remainder", "fmod"}:
             return "torch bug: remainder/fmod(x, s) shares x's tangent object (torch's own class 1)"
-        if "pow" in c.ops:
+        if c.ops & {"pow", "pow_r0"}:
             return "torch bug: forward AD of complex ** real tensor"
         if "cholesky_inverse" in c.ops:
             return "torch bug: forward AD (and double backward) of cholesky_inverse"

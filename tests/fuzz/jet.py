@@ -86,6 +86,7 @@ def reproducer(prog: Program, f) -> str:
     tan = [np.asarray(t).tolist() for t in prog.tangents]
     return "\n".join(
         [
+            "import numpy as np",
             "import pushforward as pf",
             "from pushforward.func import jet",
             "from pushforward.testing.taylor_check import nested_derivatives",

@@ -3,7 +3,8 @@
 A program is a list of statements over variables: inputs ``x0, x1, ...`` (float64 or
 complex128, differentiated) and results ``v3, v4, ...``. Its source is one function
 ``body(L, x0, ...)`` over a module ``L`` (pushforward or torch: the op names are the same)
-returning the final value of every variable the statements made. The generator executes
+and ``np`` (a NumPy scalar operand, ``np.float64(1.5) * x``) returning the final value of every
+variable the statements made. The generator executes
 each candidate statement in torch on concrete values, so it knows shapes and dtypes, can
 reject samples outside an op's domain (kinks, cuts, ties) or that torch refuses, and only
 keeps programs torch runs.
@@ -131,7 +132,7 @@ def compile_body(prog: Program):
     src = source(prog)
     fn = _CACHE.get(src)
     if fn is None:
-        ns: dict = {}
+        ns: dict = {"np": np}  # (a NumPy scalar operand: np.float64(1.5) * x)
         exec(compile(src, "<fuzz-program>", "exec"), ns)
         fn = ns["body"]
         if len(_CACHE) > 2000:
@@ -272,9 +273,9 @@ def _tangent(nrng, a: np.ndarray) -> np.ndarray:
 
 def _exec_stmt(line: str, env: dict, op: Op, L=torch):
     if op.statement:
-        exec(line, {"L": L}, env)
+        exec(line, {"L": L, "np": np}, env)
         return None
-    return eval(line, {"L": L}, env)
+    return eval(line, {"L": L, "np": np}, env)
 
 
 def _pf_step(code: str, pf_env, op: Op, outs: list, n_inputs: int):
@@ -431,7 +432,7 @@ def _pf_replay(inputs, stmts) -> dict | None:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             for st in stmts:
-                exec(render_stmt(st, len(inputs)), {"L": pf}, env)
+                exec(render_stmt(st, len(inputs)), {"L": pf, "np": np}, env)
     except Exception:  # noqa: BLE001 - the check reports pushforward's failure
         return None
     return env
@@ -463,7 +464,7 @@ def _replay(inputs, stmts, env, ctx, nv: int) -> None:
         env[f"x{j}"] = t
         ctx.values[j] = t
     for st in stmts:
-        exec(render_stmt(st, k), {"L": torch}, env)
+        exec(render_stmt(st, k), {"L": torch, "np": np}, env)
         for o in st.outs:
             ctx.values[o] = env[var_name(k, o)]
 
@@ -481,7 +482,7 @@ def run_env(prog: Program, L) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for st in prog.stmts:
-            exec(render_stmt(st, prog.n_inputs), {"L": L}, env)
+            exec(render_stmt(st, prog.n_inputs), {"L": L, "np": np}, env)
     out = {}
     for name, t in env.items():
         if name[0] in "xv" and name[1:].isdigit():

@@ -180,7 +180,7 @@ def reproducer(prog: Program, f: Finding) -> str:
     n = prog.n_inputs
     outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
     body = [re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
-    lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
+    lines = ["import numpy as np", "import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
     if base in vector.VECTOR_MODES:
         return vector.reproducer(prog, f)
     if base == "jet":
@@ -255,7 +255,7 @@ def _functional_reproducer(prog: Program, f: Finding, fw_mode: bool) -> str:
     n = prog.n_inputs
     diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
     args = ", ".join(f"x{i}" for i in range(n))
-    lines = ["import pushforward as pf", "", f"def loss({args}):"]
+    lines = ["import numpy as np", "import pushforward as pf", "", f"def loss({args}):"]
     lines += ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     terms = [f"({_lit(prog.cotangents[o])} * {('x' if o < n else 'v') + str(o)}).sum()" for o in diff]
     lines.append("    return " + " + ".join(terms))
@@ -271,7 +271,7 @@ def _bjvp_reproducer(prog: Program, f: Finding) -> str:
     n = prog.n_inputs
     diff = [prog.outputs[j] for j in (f.diff or []) if j < len(prog.outputs)]
     args = ", ".join(f"x{i}" for i in range(n))
-    lines = ["import pushforward as pf", "", f"def f({args}):"]
+    lines = ["import numpy as np", "import pushforward as pf", "", f"def f({args}):"]
     lines += ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     lines.append("    return (" + ", ".join(("x" if o < n else "v") + str(o) for o in diff) + ",)")
     lines.append("")
@@ -286,7 +286,7 @@ def _nested_reproducer(prog: Program, f: Finding) -> str:
     n = prog.n_inputs
     outs = [("x" if o < n else "v") + str(o) for o in prog.outputs]
     o = outs[min(f.out or 0, len(outs) - 1)]
-    lines = ["import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
+    lines = ["import numpy as np", "import pushforward as pf", "import pushforward.autograd.forward_ad as fwAD", ""]
     for i, a in enumerate(prog.inputs):
         lines.append(f"p{i} = {_lit(a)}")
     lines.append("with fwAD.dual_level():")

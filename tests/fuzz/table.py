@@ -350,6 +350,36 @@ add(
         ),
     )
 )
+# A 0-d real exponent tensor (a constant, or a reduction the program differentiates) takes pow's
+# constant-exponent forms, unlike a number or a full-shape tensor; a complex base must conjugate
+# its x ** (e - 1) there (exponents in (0, 1), and in (1, 2) for the gradient's tangent).
+_POW_T0 = [0.5, 0.7, 1.4, 1.7, 2.5, -0.5]
+
+
+def _pow_r0_gen(ctx):
+    i = ctx.pick("fc")
+    j = None if i is None else ctx.pick("f")
+    return None if j is None else ([i, j], {})
+
+
+add(
+    Op(
+        "pow_t0",
+        "{0} ** L.tensor({e!r}, dtype=L.float64)",
+        unary_gen(params=lambda c, m: {"e": c.rng.choice(_POW_T0)}),
+        lambda a, p: log_dom(a, p) and (p["e"] > 0 or bool((a[0].abs() > 0.2).all())),
+        weight=0.5,
+    )
+)
+add(
+    Op(
+        "pow_r0",
+        "{0} ** {1}.mean()",
+        _pow_r0_gen,
+        lambda a, p: log_dom(a, p) and a[1].numel() > 0 and bool((a[1].mean().abs() < 3).all()),
+        weight=0.5,
+    )
+)
 add(
     Op(
         "rpow_s",
@@ -1128,6 +1158,131 @@ def _setitem_gen(adv=False, acc=False):
 add(Op("setitem", "{0}[{idx}] = {val}", _setitem_gen(), inplace=True, statement=True, weight=2))
 add(Op("setitem_adv", "{0}[{idx}] = {val}", _setitem_gen(adv=True), inplace=True, statement=True, weight=0.6))
 add(Op("setitem_iadd", "{0}[{idx}] += {val}", _setitem_gen(), inplace=True, statement=True, weight=0.8))
+
+
+# The recorded-write fast path (dispatch.bare's write_view on a tensor on the tape) takes a value
+# of the region's own shape and dtype or a Python number, and an augmented assignment's write-back
+# of its region into itself (x[i] = x[i]) records nothing: these entries draw exactly those
+# operands (a broadcast or cast value goes the general path, which setitem above covers). An
+# element index (x[i, j]) is drawn as often as a basic one.
+def element_index(ctx, sh):
+    """An integer per dimension (a 0-d view), as source text; None for an empty or 0-d shape."""
+    if not sh or 0 in sh:
+        return None
+    return ", ".join(str(ctx.rng.randrange(-n, n)) for n in sh)
+
+
+def _region(ctx, a):
+    """(index, the region's shape) of a write into variable a, or None."""
+    sh = ctx.meta(a).shape
+    idx = element_index(ctx, sh) if ctx.rng.random() < 0.5 else None
+    idx = idx or basic_index(ctx, sh)
+    try:
+        return idx, tuple(eval(f"_v[{idx}]", {"_v": torch.empty(sh)}).shape)
+    except Exception:
+        return None
+
+
+def _same_region_value(ctx, a, ish, number_p=0.4, nonzero=False):
+    """A variable of the region's shape and a's kind apart from a's memory, else (or by chance) a
+    Python number or a NumPy scalar (the general path's case): (operands, value text)."""
+    kind = ctx.meta(a).kind
+    if ctx.rng.random() >= number_p:
+        ok = [
+            i
+            for i, m in enumerate(ctx.metas)
+            if m.kind == kind and m.shape == ish and i != a and not ctx._shares_memory(i, a)
+        ]
+        if ok:
+            return [a, ctx.rng.choice(ok)], "{1}"
+    s = scalar_param(ctx, None, lo=0.5 if nonzero else 0.0)["s"]
+    return [a], ("np.float64(%r)" if ctx.rng.random() < 0.25 else "%r") % s
+
+
+def _setitem_same_gen(aug):
+    def gen(ctx):
+        a = ctx.pick("fc", inplace=True, pred=lambda m: len(m.shape) >= 1 and 0 not in m.shape)
+        r = None if a is None else _region(ctx, a)
+        if r is None:
+            return None
+        idx, ish = r
+        op = ctx.rng.choice(["+", "-", "*", "/"]) if aug else ""
+        operands, val = _same_region_value(ctx, a, ish, nonzero=op == "/")
+        if op == "/" and val == "{1}":
+            return None  # (a divisor drawn from the program may be near 0)
+        return operands, {"idx": idx, "op": op, "val": val}
+
+    return gen
+
+
+add(Op("setitem_same", "{0}[{idx}] = {val}", _setitem_same_gen(False), inplace=True, statement=True, weight=1.2))
+add(Op("setitem_aug", "{0}[{idx}] {op}= {val}", _setitem_same_gen(True), inplace=True, statement=True, weight=1.2))
+
+
+def _setitem_self_gen(ctx):
+    """A region written into itself: at once (x[i] = x[i], one index object from the code's
+    constants), or a view of it taken earlier, written back after the whole tensor changed (the
+    view sees the change: the write changes nothing either way)."""
+    a = ctx.pick("fc", inplace=True, pred=lambda m: len(m.shape) >= 1 and 0 not in m.shape)
+    r = None if a is None else _region(ctx, a)
+    if r is None:
+        return None
+    if ctx.rng.random() < 0.5:
+        return [a], {"form": "{0}[%s] = {0}[%s]" % (r[0], r[0])}
+    s = scalar_param(ctx, None)["s"]
+    return [a], {"form": "_w = {0}[%s]; {0}.mul_(%r); {0}[%s] = _w" % (r[0], s, r[0])}
+
+
+add(Op("setitem_self", "{form}", _setitem_self_gen, inplace=True, statement=True, weight=0.6))
+
+# A view read of a dual (or recorded) tensor with a Python number or a NumPy scalar on either side
+# (x[i, j] * 0.5, 2.0 - x[i], np.float64(1.5) * x): the arrays case of one plain tangent
+# (dispatch.bare's run2 with a scalar) and the NumPy-scalar paths (the classifier's 0-d tensor,
+# __array_ufunc__'s reflected fast path). A NumPy scalar's dtype counts (NEP 50): np.float32 and
+# np.int64 with float64 and complex128 tensors give the tensor's dtype in both libraries.
+_SCALAR_FORMS = [
+    "{s!r}",
+    "{s!r}",
+    "{n!r}",
+    "complex({s!r}, 0.5)",
+    "np.float64({s!r})",
+    "np.float32({s!r})",
+    "np.complex128({s!r})",
+    "np.int64({n!r})",
+]
+
+
+def _elem_scalar_gen(ctx):
+    i = ctx.pick("fc")
+    if i is None:
+        return None
+    sh = ctx.meta(i).shape
+    r = ctx.rng.random()
+    idx = element_index(ctx, sh) if r < 0.5 else (basic_index(ctx, sh) if r < 0.8 and sh else None)
+    x = "{0}" if idx is None else "({0}[%s])" % idx
+    form = ctx.rng.choice(_SCALAR_FORMS)
+    if "complex" in form and ctx.meta(i).kind != "c":
+        form = "np.float64({s!r})"  # (a complex scalar would make a real program's outputs complex)
+    s = scalar_param(ctx, None)["s"]
+    n = ctx.rng.choice([-2, -1, 2, 3])
+    scalar = form.format(s=s, n=n)
+    if ctx.rng.random() < 0.2:
+        # a NumPy scalar exponent is a 0-d tensor exponent: pow's constant-exponent forms
+        e = ctx.rng.choice([2.0, 3.0, 0.5, 0.7, 1.5, -1.0])
+        return [i], {"expr": f"{x} ** " + ctx.rng.choice(["%r", "np.float64(%r)"]) % e, "rdiv": False, "e": e}
+    op = ctx.rng.choice(["+", "-", "*", "/"])
+    expr = f"{x} {op} {scalar}" if ctx.rng.random() < 0.5 else f"{scalar} {op} {x}"
+    return [i], {"expr": expr, "rdiv": op == "/" and expr.startswith(scalar), "e": None}
+
+
+def _elem_scalar_dom(a, p):
+    e = p["e"]
+    if e is None:
+        return not p["rdiv"] or bool((a[0].abs() > 0.2).all())
+    return (e.is_integer() or log_dom(a, p)) and (e > 0 or bool((a[0].abs() > 0.2).all()))
+
+
+add(Op("elem_scalar", "{expr}", _elem_scalar_gen, _elem_scalar_dom, weight=1.5))
 
 
 def _setitem_data_gen(ctx):

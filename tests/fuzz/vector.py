@@ -332,6 +332,7 @@ def reproducer(prog: Program, f) -> str:
     body = ["    " + re.sub(r"\bL\.", "pf.", ln) for ln in body_lines(prog)]
     args = ", ".join(f"x{i}" for i in range(n))
     lines = [
+        "import numpy as np",
         "import pushforward as pf",
         "import pushforward.autograd.forward_ad as fwAD",
         "from pushforward.core.batched import BatchedTensor, new_batch_level",

@@ -387,6 +387,13 @@ def s_pow(m):
         out.append(
             SampleInput(m.tensor([0.0, 1.5, 0.0]), (m.tensor([2.0, 1.5, 3.0]),), {}, "zero base", gradgrad=False)
         )
+    # a real 0-d exponent tensor takes the constant-exponent forms; between 0 and 1 the singular
+    # one (its second order runs x ** (e - 1), there for e = 1.4); with a complex base each must
+    # conjugate x ** (e - 1)
+    out += [
+        SampleInput(m((2, 3), low=0.5, high=2.0), (m.tensor(e, np.float64),), {}, f"0-d real exponent {e}")
+        for e in (0.7, 1.4)
+    ]
     return out
 
 

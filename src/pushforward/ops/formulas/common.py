@@ -436,7 +436,7 @@ def pow_self_backward_np(grad, self, exponent):
         ec = e.conjugate() if type(e) is complex else e
         if e != 2 and _singular_at_zero(e):
             with np.errstate(divide="ignore"):
-                return mul0(grad * ec, np.power(self, e - 1))
+                return mul0(grad * ec, _conj(np.power(self, e - 1)))
         return grad * ec * _conj(self if e == 2 else np.power(self, e - 1))
     with np.errstate(all="ignore"):
         return np.where(exponent == 0, 0.0, mul0(grad, _conj(exponent * np.power(self, exponent - 1))))
