@@ -1024,3 +1024,34 @@ def test_set_fwd_grad_enabled_as_torch():
     with fwAD.dual_level():
         Sq.apply(fwAD.make_dual(x, t))
     assert seen == [False]
+
+
+@pytest.mark.parametrize(
+    "gram, one_product",
+    [
+        (lambda x: x @ x.T, True),
+        (lambda x: x.T @ x, True),
+        (lambda x: pf.cov(x), True),
+        (lambda x: np.cov(x), True),
+        (lambda x: x[1:] @ x[:-1].T, False),  # (the same memory, not the same rows)
+        (lambda x: x @ x.T.clone(), False),  # (a copy carries its own tangent array)
+        (lambda x: x[:, :4] @ x[:, :4].T, True),
+    ],
+)
+def test_a_gram_products_eager_tangent_is_one_product(gram, one_product, monkeypatch):
+    """The jvp of `x @ x.T` is `t @ x.T + x @ t.T`, the second the first's transpose: eagerly one
+    product and its transpose (gram_pair_np says when), with the values of finite differences; a
+    product of two different matrices keeps both."""
+    import pushforward.ops.generated as G
+
+    seen = []
+    test = G.gram_pair_np
+    monkeypatch.setattr(G, "gram_pair_np", lambda *a: seen.append(test(*a)) or seen[-1])
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((5, 7)), rng.standard_normal((5, 7))
+    with fwAD.dual_level():
+        got = fwAD.unpack_dual(gram(fwAD.make_dual(pf.tensor(x), pf.tensor(v)))).tangent
+    assert seen == [one_product]
+    eps = 1e-6
+    want = (gram(pf.tensor(x + eps * v)).numpy() - gram(pf.tensor(x - eps * v)).numpy()) / (2 * eps)
+    close(got, want, 1e-6)

@@ -1475,10 +1475,18 @@ def __matmul__backward(grad, self, other, result, needs):
         matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 def __matmul__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return self_p @ other_t
-    if other_t is None: return self_t @ other_p
-    return self_t @ other_p + self_p @ other_t
-_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
+    if self_t is None:
+        return zeros_like(self_p) if gram_pair(self_p, other_p, self_t, other_t) else self_p @ other_t
+    if other_t is None:
+        return plus_transpose(self_t @ other_p) if gram_pair(self_p, other_p, self_t, other_t) else self_t @ other_p
+    return plus_transpose(self_t @ other_p) if gram_pair(self_p, other_p, self_t, other_t) else self_t @ other_p + self_p @ other_t
+def __matmul__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return xp.zeros_like(self_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_p @ other_t
+    if other_t is None:
+        return plus_transpose_np(self_t @ other_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_t @ other_p
+    return plus_transpose_np(self_t @ other_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_t @ other_p + self_p @ other_t
+_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
 @bare_op(_MATMUL, K.matmul)
 def _matmul(self, other):
     """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""

@@ -46,6 +46,10 @@ __all__ = [
     "norm_backward",
     "norm_jvp",
     "matmul_backward",
+    "gram_pair",
+    "gram_pair_np",
+    "plus_transpose",
+    "plus_transpose_np",
     "einsum_backward",
     "einsum_jvp",
     "pow_self_backward",
@@ -292,6 +296,48 @@ def matmul_backward(grad, operand, ndims, which: int):
     a2 = operand.unsqueeze(0) if a_nd == 1 else operand
     gb = a2.mT.conj() @ g
     return gb.squeeze(-1) if b_nd == 1 else gb
+
+
+def gram_pair(self_p, other_p, self_t, other_t) -> bool:
+    """Whether a matrix product's tangent is a Gram product's (gram_pair_np); over Tensors never:
+    the Tensor formula (recorded on the tape in the combined case) keeps both products."""
+    return False
+
+
+def gram_pair_np(self_p, other_p, self_t, other_t) -> bool:
+    """Whether `self @ other` is a Gram product of arrays (x @ x.T, x.T @ x, np.cov): other is
+    self's transpose and other_t self_t's (the same memory, dims and strides reversed). Then its
+    tangent self_t @ other + self @ other_t is P + P.T with P = self_t @ other, one product. Only
+    exact ndarrays: under pf.compile the compiler's own pass (peephole.gram_products) does it.
+
+    >>> x = np.arange(6.0).reshape(2, 3); t = np.ones((2, 3))
+    >>> gram_pair_np(x, x.T, t, t.T), gram_pair_np(x, x.T.copy(), t, t.T)
+    (True, False)
+    """
+    return self_t is not None and other_t is not None and _transposes(self_p, other_p) and _transposes(self_t, other_t)
+
+
+def _transposes(a, b) -> bool:
+    """b is a.T: 2-D ndarrays over the same memory with dims and strides reversed."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 2
+        and b.shape == a.shape[::-1]
+        and b.strides == a.strides[::-1]
+        and (b.base is a or b.base is a.base or b is a.base)
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+def plus_transpose(p):
+    """p + p.mT (a Gram product's tangent from its first product)."""
+    return p + p.mT
+
+
+def plus_transpose_np(p):
+    """p + p.T over arrays."""
+    return p + p.T
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
