@@ -1055,3 +1055,20 @@ def test_a_gram_products_eager_tangent_is_one_product(gram, one_product, monkeyp
     eps = 1e-6
     want = (gram(pf.tensor(x + eps * v)).numpy() - gram(pf.tensor(x - eps * v)).numpy()) / (2 * eps)
     close(got, want, 1e-6)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_an_extremums_tangent_over_arrays_shares_ties_in_its_dtype(op):
+    """amax/amin have an array formula (the arrays case, no Tensor ops): tied extrema share the
+    tangent evenly, and a float32 tangent stays float32 (NumPy's int64 count would promote it)."""
+    from pushforward.ops.generated import AMAX, AMIN
+
+    assert (AMAX if op == "amax" else AMIN).jvp_np is not None
+    x = np.array([[[1.0, 3.0], [3.0, 0.0]], [[2.0, 2.0], [-1.0, 2.0]]], dtype=np.float32)
+    x = x if op == "amax" else -x
+    v = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    with fwAD.dual_level():
+        out = getattr(pf, op)(fwAD.make_dual(pf.tensor(x), pf.tensor(v)), (1, 2))
+        t = fwAD.unpack_dual(out).tangent
+    assert t.dtype == pf.float32
+    close(t, np.array([(1 + 2) / 2, (4 + 5 + 7) / 3], dtype=np.float32))

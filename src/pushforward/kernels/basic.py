@@ -18,9 +18,18 @@ def _axes(dim, ndim: int):
     """torch `dim` (None, int or sequence) -> NumPy axis, validated against ndim."""
     if dim is None:
         return None
-    if type(dim) is int and ndim > 0:  # (the commonest: one dim, in range)
-        if -ndim <= dim < ndim:
-            return (dim % ndim,)
+    if ndim > 0:  # (the commonest: dims as ints in range, at once)
+        if type(dim) is int:
+            if -ndim <= dim < ndim:
+                return (dim % ndim,)
+        elif type(dim) is tuple:
+            axes = []
+            for d in dim:
+                if type(d) is not int or not -ndim <= d < ndim:
+                    break
+                axes.append(d % ndim)
+            else:
+                return tuple(axes)
     dims = (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
     if ndim == 0 and all(d in (0, -1) for d in dims):
         return None
@@ -292,6 +301,8 @@ def sum(a, dim=None, keepdim=False, dtype=None):
 
 
 _add_reduce = xp.add.reduce
+_max_reduce = xp.maximum.reduce
+_min_reduce = xp.minimum.reduce
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
@@ -325,12 +336,16 @@ def _no_identity(name: str, a, axes) -> None:
 def amax(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amax", a, axes)
+    if type(a) is xp.ndarray:  # (as sum: NumPy's own reduction, without _wrapreduction)
+        return _contiguous(_max_reduce(a, axes, None, None, keepdim))
     return _contiguous(xp.amax(a, axis=axes, keepdims=keepdim))
 
 
 def amin(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amin", a, axes)
+    if type(a) is xp.ndarray:
+        return _contiguous(_min_reduce(a, axes, None, None, keepdim))
     return _contiguous(xp.amin(a, axis=axes, keepdims=keepdim))
 
 

@@ -1321,7 +1321,9 @@ def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+def _amax__jvp_np(self_p, self_t, result, dim, keepdim):
+    return extremum_jvp_np(self_p, self_t, result, dim, keepdim)
+AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_np=_amax__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMAX, K.amax, write_out=write_out)
 def amax(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
@@ -1330,7 +1332,9 @@ def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+def _amin__jvp_np(self_p, self_t, result, dim, keepdim):
+    return extremum_jvp_np(self_p, self_t, result, dim, keepdim)
+AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_np=_amin__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMIN, K.amin, write_out=write_out)
 def amin(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""

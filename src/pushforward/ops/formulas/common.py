@@ -36,6 +36,7 @@ __all__ = [
     "prod_jvp",
     "extremum_backward",
     "extremum_jvp",
+    "extremum_jvp_np",
     "index_reduction_backward",
     "index_reduction_jvp",
     "var_backward",
@@ -194,6 +195,15 @@ def extremum_jvp(self_p, self_t, result, dim, keepdim):
     mask = self_p == r
     dims = _dims(dim, self_p.ndim)
     return (self_t * mask).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
+
+
+def extremum_jvp_np(self_p, self_t, result, dim, keepdim):
+    """extremum_jvp over arrays (the ties counted in the tangent's dtype: NumPy's int64 count would
+    promote a float32 tangent)."""
+    r = keep_np(result, dim, keepdim, self_p.ndim)
+    mask = self_p == r
+    dims = _dims(dim, self_p.ndim)
+    return (self_t * mask).sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
 
 
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
