@@ -81,14 +81,19 @@ def elementwise_layout(out, *inputs):
             break
     else:
         return out
-    arrays = [x for x in inputs if isinstance(x, xp.ndarray)]
-    if len([x for x in arrays if x.ndim > 1]) < 2:
-        return out
     # the order depends on shapes and strides only: a loop kernel asks the same question each step
-    key = (out.shape, out.strides, out.itemsize, *[(x.shape, x.strides) for x in arrays])
+    key = [out.shape, out.strides, out.itemsize]
+    planes = 0
+    for x in inputs:  # (a loop, not comprehensions: each is a call of its own)
+        if isinstance(x, xp.ndarray):
+            key += (x.shape, x.strides)
+            planes += x.ndim > 1
+    if planes < 2:
+        return out
+    key = tuple(key)
     order = _LAYOUTS.get(key, _UNKNOWN)
     if order is _UNKNOWN:
-        order = _torch_order(out, arrays)
+        order = _torch_order(out, [x for x in inputs if isinstance(x, xp.ndarray)])
         if len(_LAYOUTS) >= 1024:
             _LAYOUTS.clear()
         _LAYOUTS[key] = order

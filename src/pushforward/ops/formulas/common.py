@@ -324,7 +324,13 @@ def gram_pair_np(self_p, other_p, self_t, other_t) -> bool:
     >>> gram_pair_np(x, x.T, t, t.T), gram_pair_np(x, x.T.copy(), t, t.T)
     (True, False)
     """
-    return self_t is not None and other_t is not None and _transposes(self_p, other_p) and _transposes(self_t, other_t)
+    return (
+        other_t is not None
+        and self_t is not None
+        and self_p.ndim == 2  # (the vector case, commonest in loops, at once)
+        and _transposes(self_p, other_p)
+        and _transposes(self_t, other_t)
+    )
 
 
 def _transposes(a, b) -> bool:
