@@ -27,11 +27,30 @@ from ._values import as_t
 __all__ = ["FUNCTIONS", "histogram", "histogram2d", "bincount"]
 
 
-def _bin_of(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Each sample's bin as NumPy counts it (half-open bins, the last one closed); -1 outside."""
+def _bin_of(x: np.ndarray, edges: np.ndarray, equal: bool = False) -> np.ndarray:
+    """Each sample's bin as NumPy counts it (half-open bins, the last one closed); -1 outside.
+    Equal bins (`bins` a number) are found as NumPy finds them: by arithmetic, then one step
+    toward the bin whose edges hold the sample (a binary search per sample is ~10x slower)."""
+    if equal and edges.size > 1 and edges.dtype == x.dtype:
+        return _equal_bin_of(x, edges)
     idx = np.searchsorted(edges, x, side="right") - 1
     idx[x == edges[-1]] = edges.size - 2
     idx[(x < edges[0]) | (x > edges[-1]) | np.isnan(x)] = -1
+    return idx
+
+
+def _equal_bin_of(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """_bin_of for equal bins between edges[0] and edges[-1] (np.linspace's edges)."""
+    n = edges.size - 1
+    lo, hi = edges[0], edges[-1]
+    inside = (x >= lo) & (x <= hi)  # (nan is outside)
+    v = x[inside]
+    i = ((v - lo) / (hi - lo) * n).astype(np.intp)
+    i[i == n] = n - 1  # (the last edge: the closed last bin)
+    i[v < edges[i]] -= 1  # (the arithmetic is within one ULP of an edge: the edges decide)
+    i[(v >= edges[i + 1]) & (i != n - 1)] += 1
+    idx = np.full(x.shape, -1, dtype=np.intp)
+    idx[inside] = i
     return idx
 
 
@@ -63,7 +82,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None, we
     if weights is None:
         hist = creation.as_tensor(counts)
     else:
-        hist = _summed(_bin_of(x, plain_edges), counts.size, weights, np.float64)
+        hist = _summed(_bin_of(x, plain_edges, np.ndim(bins) == 0), counts.size, weights, np.float64)
     if density:
         widths = edges[1:] - edges[:-1]
         hist = hist / (hist.sum() * widths) if weights is not None else hist / (float(counts.sum()) * widths)
