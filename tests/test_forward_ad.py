@@ -1072,3 +1072,18 @@ def test_an_extremums_tangent_over_arrays_shares_ties_in_its_dtype(op):
         t = fwAD.unpack_dual(out).tangent
     assert t.dtype == pf.float32
     close(t, np.array([(1 + 2) / 2, (4 + 5 + 7) / 3], dtype=np.float32))
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_an_outer_products_tangent_with_both_factors_dual_is_one_rank_two_product(n):
+    """outer(u, v) with u and v dual: the tangent outer(tu, v) + outer(u, tv), computed as one
+    (n, 2) @ (2, n) product above a size (outer_pair_np), the two outers below it, the same values."""
+    from pushforward.ops.formulas.common import outer_pair_np
+
+    rng = np.random.default_rng(0)
+    u, v, tu, tv = (rng.standard_normal(n) for _ in range(4))
+    want = np.multiply.outer(tu, v) + np.multiply.outer(u, tv)
+    close(outer_pair_np(tu, v, u, tv), want, 1e-12)
+    with fwAD.dual_level():
+        out = pf.outer(fwAD.make_dual(pf.tensor(u), pf.tensor(tu)), fwAD.make_dual(pf.tensor(v), pf.tensor(tv)))
+        close(fwAD.unpack_dual(out).tangent, want, 1e-12)
