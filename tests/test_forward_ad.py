@@ -1067,3 +1067,66 @@ def test_set_fwd_grad_enabled_as_torch():
     with fwAD.dual_level():
         Sq.apply(fwAD.make_dual(x, t))
     assert seen == [False]
+
+
+@pytest.mark.parametrize(
+    "gram, one_product",
+    [
+        (lambda x: x @ x.T, True),
+        (lambda x: x.T @ x, True),
+        (lambda x: pf.cov(x), True),
+        (lambda x: np.cov(x), True),
+        (lambda x: x[1:] @ x[:-1].T, False),  # (the same memory, not the same rows)
+        (lambda x: x @ x.T.clone(), False),  # (a copy carries its own tangent array)
+        (lambda x: x[:, :4] @ x[:, :4].T, True),
+    ],
+)
+def test_a_gram_products_eager_tangent_is_one_product(gram, one_product, monkeypatch):
+    """The jvp of `x @ x.T` is `t @ x.T + x @ t.T`, the second the first's transpose: eagerly one
+    product and its transpose (gram_pair_np says when), with the values of finite differences; a
+    product of two different matrices keeps both."""
+    import pushforward.ops.generated as G
+
+    seen = []
+    test = G.gram_pair_np
+    monkeypatch.setattr(G, "gram_pair_np", lambda *a: seen.append(test(*a)) or seen[-1])
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((5, 7)), rng.standard_normal((5, 7))
+    with fwAD.dual_level():
+        got = fwAD.unpack_dual(gram(fwAD.make_dual(pf.tensor(x), pf.tensor(v)))).tangent
+    assert seen == [one_product]
+    eps = 1e-6
+    want = (gram(pf.tensor(x + eps * v)).numpy() - gram(pf.tensor(x - eps * v)).numpy()) / (2 * eps)
+    close(got, want, 1e-6)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_an_extremums_tangent_over_arrays_shares_ties_in_its_dtype(op):
+    """amax/amin have an array formula (the arrays case, no Tensor ops): tied extrema share the
+    tangent evenly, and a float32 tangent stays float32 (NumPy's int64 count would promote it)."""
+    from pushforward.ops.generated import AMAX, AMIN
+
+    assert (AMAX if op == "amax" else AMIN).jvp_np is not None
+    x = np.array([[[1.0, 3.0], [3.0, 0.0]], [[2.0, 2.0], [-1.0, 2.0]]], dtype=np.float32)
+    x = x if op == "amax" else -x
+    v = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    with fwAD.dual_level():
+        out = getattr(pf, op)(fwAD.make_dual(pf.tensor(x), pf.tensor(v)), (1, 2))
+        t = fwAD.unpack_dual(out).tangent
+    assert t.dtype == pf.float32
+    close(t, np.array([(1 + 2) / 2, (4 + 5 + 7) / 3], dtype=np.float32))
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_an_outer_products_tangent_with_both_factors_dual_is_one_rank_two_product(n):
+    """outer(u, v) with u and v dual: the tangent outer(tu, v) + outer(u, tv), computed as one
+    (n, 2) @ (2, n) product above a size (outer_pair_np), the two outers below it, the same values."""
+    from pushforward.ops.formulas.common import outer_pair_np
+
+    rng = np.random.default_rng(0)
+    u, v, tu, tv = (rng.standard_normal(n) for _ in range(4))
+    want = np.multiply.outer(tu, v) + np.multiply.outer(u, tv)
+    close(outer_pair_np(tu, v, u, tv), want, 1e-12)
+    with fwAD.dual_level():
+        out = pf.outer(fwAD.make_dual(pf.tensor(u), pf.tensor(tu)), fwAD.make_dual(pf.tensor(v), pf.tensor(tv)))
+        close(fwAD.unpack_dual(out).tangent, want, 1e-12)

@@ -124,3 +124,14 @@ def test_own_copies_exactly_what_may_share_memory():
     v = a[1:]
     assert own_array(v, (a,)) is not v and own_array(v, (b,)) is v  # a view of an input: copied
     assert own_fast(a, [b], [a], b) is not a and own_fast(a, [b], [None], b) is a
+
+
+def test_an_elementwise_results_layout_is_remembered_per_strides_not_per_shape():
+    """elementwise_layout remembers its answer for each shapes-and-strides question: two products
+    of the same shapes whose inputs disagree the other way round each follow their first input."""
+    from pushforward.kernels.basic import elementwise_layout
+
+    c, f = np.ones((3, 4)), np.asfortranarray(np.ones((3, 4)))
+    for _ in range(2):  # (the second round answers from memory)
+        assert elementwise_layout(np.multiply(f, c), f, c).flags.f_contiguous
+        assert elementwise_layout(np.multiply(c, f), c, f).flags.c_contiguous

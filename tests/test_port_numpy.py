@@ -491,6 +491,18 @@ def test_weighted_histograms_of_equal_bins_sum_as_numpy_does(bins, range_):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("range_", [(0.0, 1.0), (0.2, 0.8)])
+def test_a_weighted_histogram_of_equal_bins_bins_each_sample_as_numpy(range_):
+    """Equal bins (`bins` a number) are found by arithmetic, as NumPy finds them: samples on the
+    edges (the last one closed), outside the range, nan, and many bins agree with NumPy's sums."""
+    rng = np.random.default_rng(0)
+    edges = np.linspace(*range_, 1001)
+    x = np.concatenate([rng.random(5000), edges[::7], [np.nan, -1.0, 2.0, edges[-1]]])
+    v = rng.standard_normal(x.size)
+    h, _ = np.histogram(pf.tensor(x), 1000, range=range_, weights=pf.tensor(v))
+    close(h, np.histogram(x, 1000, range=range_, weights=v)[0])
+
+
 def test_where_one_argument_and_masks():
     t = pf.tensor([0.0, 3.0, 0.0, 4.0])
     (i,) = np.where(t)

@@ -18,6 +18,18 @@ def _axes(dim, ndim: int):
     """torch `dim` (None, int or sequence) -> NumPy axis, validated against ndim."""
     if dim is None:
         return None
+    if ndim > 0:  # (the commonest: dims as ints in range, at once)
+        if type(dim) is int:
+            if -ndim <= dim < ndim:
+                return (dim % ndim,)
+        elif type(dim) is tuple:
+            axes = []
+            for d in dim:
+                if type(d) is not int or not -ndim <= d < ndim:
+                    break
+                axes.append(d % ndim)
+            else:
+                return tuple(axes)
     dims = (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
     if ndim == 0 and all(d in (0, -1) for d in dims):
         return None
@@ -69,19 +81,41 @@ def elementwise_layout(out, *inputs):
             break
     else:
         return out
-    if len([x for x in inputs if isinstance(x, xp.ndarray) and x.ndim > 1]) < 2:
+    # the order depends on shapes and strides only: a loop kernel asks the same question each step
+    key = [out.shape, out.strides, out.itemsize]
+    planes = 0
+    for x in inputs:  # (a loop, not comprehensions: each is a call of its own)
+        if isinstance(x, xp.ndarray):
+            key += (x.shape, x.strides)
+            planes += x.ndim > 1
+    if planes < 2:
         return out
-    order = _elementwise_order(
-        out.shape, [_broadcast_strides(x, out.shape) for x in inputs if isinstance(x, xp.ndarray)]
-    )
+    key = tuple(key)
+    order = _LAYOUTS.get(key, _UNKNOWN)
+    if order is _UNKNOWN:
+        order = _torch_order(out, [x for x in inputs if isinstance(x, xp.ndarray)])
+        if len(_LAYOUTS) >= 1024:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = order
+    return out if order is None else in_dim_order(out, order)
+
+
+_LAYOUTS: dict = {}  # elementwise_layout's answers: (out's shape, strides, itemsize, inputs') -> order
+_UNKNOWN = object()
+
+
+def _torch_order(out, arrays) -> list | None:
+    """The dims of `out` outermost first as torch lays out the result of an element-wise op on
+    `arrays`, or None when out's strides already are torch's."""
+    order = _elementwise_order(out.shape, [_broadcast_strides(x, out.shape) for x in arrays])
     strides = [0] * out.ndim
     step = out.itemsize
     for d in order:
         strides[d] = step
         step *= out.shape[d]
     if all(out.strides[d] == strides[d] for d in range(out.ndim) if out.shape[d] > 1):
-        return out
-    return in_dim_order(out, order[::-1])
+        return None
+    return order[::-1]
 
 
 def _broadcast_strides(x, shape) -> list:
@@ -265,7 +299,15 @@ def where(condition, a, b):
 # -- reductions --------------------------------------------------------------------------------
 def sum(a, dim=None, keepdim=False, dtype=None):
     # reductions over a permuted input: NumPy keeps its layout, torch's results are contiguous
+    if type(a) is xp.ndarray:  # (np.sum's own path, _wrapreduction, costs a microsecond a call)
+        r = _add_reduce(a, _axes(dim, a.ndim), dtype, None, keepdim)
+        return r if type(r) is not xp.ndarray or r.flags.c_contiguous else xp.ascontiguousarray(r)
     return _contiguous(xp.sum(a, axis=_axes(dim, a.ndim), keepdims=keepdim, dtype=dtype))
+
+
+_add_reduce = xp.add.reduce
+_max_reduce = xp.maximum.reduce
+_min_reduce = xp.minimum.reduce
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
@@ -299,12 +341,16 @@ def _no_identity(name: str, a, axes) -> None:
 def amax(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amax", a, axes)
+    if type(a) is xp.ndarray:  # (as sum: NumPy's own reduction, without _wrapreduction)
+        return _contiguous(_max_reduce(a, axes, None, None, keepdim))
     return _contiguous(xp.amax(a, axis=axes, keepdims=keepdim))
 
 
 def amin(a, dim=(), keepdim=False):
     axes = None if dim == () else _axes(dim, a.ndim)
     _no_identity("amin", a, axes)
+    if type(a) is xp.ndarray:
+        return _contiguous(_min_reduce(a, axes, None, None, keepdim))
     return _contiguous(xp.amin(a, axis=axes, keepdims=keepdim))
 
 

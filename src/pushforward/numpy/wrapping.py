@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..core.tensor import Tensor
 from . import _api as numpy_api
 from ._values import as_t, has_tensor
 
@@ -35,7 +36,10 @@ class _Ufunc:
         functools.update_wrapper(self, ufunc, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(as_t(a) if isinstance(a, (list, tuple)) and has_tensor(a) else a for a in args)
+        for a in args:  # (a loop, not a generator: the commonest call has no list, and pays no frame)
+            if isinstance(a, (list, tuple)):
+                args = tuple(as_t(a) if isinstance(a, (list, tuple)) and has_tensor(a) else a for a in args)
+                break
         return self._ufunc(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -56,7 +60,7 @@ def wrap_function(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def f(*args: Any, **kwargs: Any) -> Any:
-        if _any_tensor(args, kwargs):
+        if (args and type(args[0]) is Tensor) or _any_tensor(args, kwargs):  # (the commonest, at once)
             if h is None:  # NumPy's dispatch raises, naming the function
                 return fn(*[as_t(a) if has_tensor(a) else a for a in args], **kwargs)
             return h(*args, **kwargs)

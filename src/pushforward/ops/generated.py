@@ -555,17 +555,13 @@ def _add__backward(grad, self, other, result, alpha, needs):
 def _add__backward_np(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, scale_np(grad, alpha) if needs[1] else None)
 def _add__jvp(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None: return scale(other_t, alpha)
-    if other_t is None: return self_t
-    return self_t + scale(other_t, alpha)
-def _add__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None: return scale_np(other_t, alpha)
-    if other_t is None: return self_t
-    return self_t + scale_np(other_t, alpha)
+    if self_t is None: return other_t if alpha == 1 else other_t * alpha
+    if other_t is None: return self_t if alpha == 1 else self_t
+    return self_t + other_t if alpha == 1 else self_t + other_t * alpha
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
 @bare_op(ADD, K.add, layout=True, write_out=write_out)
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
@@ -578,17 +574,13 @@ def _sub__backward(grad, self, other, result, alpha, needs):
 def _sub__backward_np(grad, self, other, result, alpha, needs):
     return (grad if needs[0] else None, -scale_np(grad, alpha) if needs[1] else None)
 def _sub__jvp(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None: return -scale(other_t, alpha)
-    if other_t is None: return self_t
-    return self_t - scale(other_t, alpha)
-def _sub__jvp_np(self_p, other_p, self_t, other_t, result, alpha):
-    if self_t is None: return -scale_np(other_t, alpha)
-    if other_t is None: return self_t
-    return self_t - scale_np(other_t, alpha)
+    if self_t is None: return -other_t if alpha == 1 else -(other_t * alpha)
+    if other_t is None: return self_t if alpha == 1 else self_t
+    return self_t - other_t if alpha == 1 else self_t - other_t * alpha
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp_np, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
 @bare_op(SUB, K.sub, layout=True, write_out=write_out)
 def sub(self, other, *, alpha=1, out=None):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
@@ -1321,7 +1313,9 @@ def _amax__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amax__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+def _amax__jvp_np(self_p, self_t, result, dim, keepdim):
+    return extremum_jvp_np(self_p, self_t, result, dim, keepdim)
+AMAX = Op('amax', K.amax, ('self',), ('T',), (True,), backward=_amax__backward, jvp=_amax__jvp, jvp_np=_amax__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMAX, K.amax, write_out=write_out)
 def amax(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Maximum over dim (all when empty); ties share the gradient. Example: pf.amax(pf.tensor([1.0, 3.0]))"""
@@ -1330,7 +1324,9 @@ def _amin__backward(grad, self, result, dim, keepdim, needs):
     return (extremum_backward(grad, self, result, dim, keepdim) if needs[0] else None,)
 def _amin__jvp(self_p, self_t, result, dim, keepdim):
     return extremum_jvp(self_p, self_t, result, dim, keepdim)
-AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
+def _amin__jvp_np(self_p, self_t, result, dim, keepdim):
+    return extremum_jvp_np(self_p, self_t, result, dim, keepdim)
+AMIN = Op('amin', K.amin, ('self',), ('T',), (True,), backward=_amin__backward, jvp=_amin__jvp, jvp_np=_amin__jvp_np, jvp_kind='explicit', save=(((0,), None), ((2,), (2,))), argnames=('dim', 'keepdim'), batch='reduce(dim, keepdim)', layout='contiguous', sparsity='reduction')
 @bare_op(AMIN, K.amin, write_out=write_out)
 def amin(self, dim=(), keepdim=False, *, axis=None, out=None):
     """Minimum over dim (all when empty); ties share the gradient. Example: pf.amin(pf.tensor([1.0, 3.0]))"""
@@ -1475,10 +1471,18 @@ def __matmul__backward(grad, self, other, result, needs):
         matmul_backward(grad, self, (self.ndim, other.ndim), 1) if needs[1] else None,
     )
 def __matmul__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return self_p @ other_t
-    if other_t is None: return self_t @ other_p
-    return self_t @ other_p + self_p @ other_t
-_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
+    if self_t is None:
+        return zeros_like(self_p) if gram_pair(self_p, other_p, self_t, other_t) else self_p @ other_t
+    if other_t is None:
+        return plus_transpose(self_t @ other_p) if gram_pair(self_p, other_p, self_t, other_t) else self_t @ other_p
+    return plus_transpose(self_t @ other_p) if gram_pair(self_p, other_p, self_t, other_t) else self_t @ other_p + self_p @ other_t
+def __matmul__jvp_np(self_p, other_p, self_t, other_t, result):
+    if self_t is None:
+        return xp.zeros_like(self_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_p @ other_t
+    if other_t is None:
+        return plus_transpose_np(self_t @ other_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_t @ other_p
+    return plus_transpose_np(self_t @ other_p) if gram_pair_np(self_p, other_p, self_t, other_t) else self_t @ other_p + self_p @ other_t
+_MATMUL = Op('_matmul', K.matmul, ('self', 'other'), ('T', 'T'), (True, True), backward=__matmul__backward, jvp=__matmul__jvp, jvp_np=__matmul__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((1, 2), None), ((2, 1), None), ((2, 2), None)), batch='matmul', sparsity='contraction')
 @bare_op(_MATMUL, K.matmul)
 def _matmul(self, other):
     """Matrix product (the primitive; see matmul). Example: pf._matmul(pf.eye(2), pf.ones(2))"""
@@ -1523,13 +1527,17 @@ def dot(self, other, *, out=None):
 def _outer__backward(grad, self, other, result, needs):
     return (grad @ _conj(other) if needs[0] else None, _conj(self) @ grad if needs[1] else None)
 def _outer__jvp(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return outer(self_p, other_t)
-    if other_t is None: return outer(self_t, other_p)
-    return outer(self_t, other_p) + outer(self_p, other_t)
+    if self_t is None:
+        return outer_pair(zeros_like(self_p), other_p, self_p, other_t) if self_t is not None and other_t is not None else outer(self_p, other_t)
+    if other_t is None:
+        return outer_pair(self_t, other_p, self_p, zeros_like(other_p)) if self_t is not None and other_t is not None else outer(self_t, other_p)
+    return outer_pair(self_t, other_p, self_p, other_t) if self_t is not None and other_t is not None else outer(self_t, other_p) + outer(self_p, other_t)
 def _outer__jvp_np(self_p, other_p, self_t, other_t, result):
-    if self_t is None: return K.outer(self_p, other_t)
-    if other_t is None: return K.outer(self_t, other_p)
-    return K.outer(self_t, other_p) + K.outer(self_p, other_t)
+    if self_t is None:
+        return outer_pair_np(xp.zeros_like(self_p), other_p, self_p, other_t) if self_t is not None and other_t is not None else K.outer(self_p, other_t)
+    if other_t is None:
+        return outer_pair_np(self_t, other_p, self_p, xp.zeros_like(other_p)) if self_t is not None and other_t is not None else K.outer(self_t, other_p)
+    return outer_pair_np(self_t, other_p, self_p, other_t) if self_t is not None and other_t is not None else K.outer(self_t, other_p) + K.outer(self_p, other_t)
 OUTER = Op('outer', K.outer, ('self', 'other'), ('T', 'T'), (True, True), backward=_outer__backward, backward_np=_outer__backward, jvp=_outer__jvp, jvp_np=_outer__jvp_np, jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='outer', sparsity='contraction(i,j->ij)')
 @bare_op(OUTER, K.outer, write_out=write_out)
 def outer(self, other, *, out=None):

@@ -36,6 +36,7 @@ __all__ = [
     "prod_jvp",
     "extremum_backward",
     "extremum_jvp",
+    "extremum_jvp_np",
     "index_reduction_backward",
     "index_reduction_jvp",
     "var_backward",
@@ -46,6 +47,12 @@ __all__ = [
     "norm_backward",
     "norm_jvp",
     "matmul_backward",
+    "gram_pair",
+    "gram_pair_np",
+    "plus_transpose",
+    "plus_transpose_np",
+    "outer_pair",
+    "outer_pair_np",
     "einsum_backward",
     "einsum_jvp",
     "pow_self_backward",
@@ -192,6 +199,15 @@ def extremum_jvp(self_p, self_t, result, dim, keepdim):
     return (self_t * mask).sum(dims, keepdim=keepdim) / mask.sum(dims, keepdim=keepdim)
 
 
+def extremum_jvp_np(self_p, self_t, result, dim, keepdim):
+    """extremum_jvp over arrays (the ties counted in the tangent's dtype: NumPy's int64 count would
+    promote a float32 tangent)."""
+    r = keep_np(result, dim, keepdim, self_p.ndim)
+    mask = self_p == r
+    dims = _dims(dim, self_p.ndim)
+    return (self_t * mask).sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
+
+
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
     """max/min with dim: the gradient goes to the selected index."""
     if len(shape) == 0:
@@ -292,6 +308,72 @@ def matmul_backward(grad, operand, ndims, which: int):
     a2 = operand.unsqueeze(0) if a_nd == 1 else operand
     gb = a2.mT.conj() @ g
     return gb.squeeze(-1) if b_nd == 1 else gb
+
+
+def gram_pair(self_p, other_p, self_t, other_t) -> bool:
+    """Whether a matrix product's tangent is a Gram product's (gram_pair_np); over Tensors never:
+    the Tensor formula (recorded on the tape in the combined case) keeps both products."""
+    return False
+
+
+def gram_pair_np(self_p, other_p, self_t, other_t) -> bool:
+    """Whether `self @ other` is a Gram product of arrays (x @ x.T, x.T @ x, np.cov): other is
+    self's transpose and other_t self_t's (the same memory, dims and strides reversed). Then its
+    tangent self_t @ other + self @ other_t is P + P.T with P = self_t @ other, one product. Only
+    exact ndarrays: under pf.compile the compiler's own pass (peephole.gram_products) does it.
+
+    >>> x = np.arange(6.0).reshape(2, 3); t = np.ones((2, 3))
+    >>> gram_pair_np(x, x.T, t, t.T), gram_pair_np(x, x.T.copy(), t, t.T)
+    (True, False)
+    """
+    return (
+        other_t is not None
+        and self_t is not None
+        and self_p.ndim == 2  # (the vector case, commonest in loops, at once)
+        and _transposes(self_p, other_p)
+        and _transposes(self_t, other_t)
+    )
+
+
+def _transposes(a, b) -> bool:
+    """b is a.T: 2-D ndarrays over the same memory with dims and strides reversed."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 2
+        and b.shape == a.shape[::-1]
+        and b.strides == a.strides[::-1]
+        and (b.base is a or b.base is a.base or b is a.base)
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+def plus_transpose(p):
+    """p + p.mT (a Gram product's tangent from its first product)."""
+    return p + p.mT
+
+
+def plus_transpose_np(p):
+    """p + p.T over arrays."""
+    return p + p.T
+
+
+def outer_pair(a, b, c, d):
+    """outer(a, b) + outer(c, d): the tangent of an outer product whose factors both carry one."""
+    return OPS.outer(a, b) + OPS.outer(c, d)
+
+
+def outer_pair_np(a, b, c, d):
+    """outer_pair over arrays: as one product of an (n, 2) and a (2, m) matrix when the result is
+    not small (it is written once; two outers and their sum write it three times, ~4x slower at
+    n = m = 1000).
+
+    >>> outer_pair_np(np.ones(40), np.arange(40.0), np.arange(40.0), np.ones(40))[1, :3]
+    array([1., 2., 3.])
+    """
+    if a.size * b.size < 1024 or type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return np.multiply.outer(a, b) + np.multiply.outer(c, d)
+    return np.stack([a, c], 1) @ np.stack([b, d])
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
