@@ -778,10 +778,14 @@ def c_hermitian_from_triangle(a, UPLO):
     if UPLO not in ("L", "U"):
         raise OpError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     _need_matrix("eigh", a, square=True)
-    part = o.tril(a, -1) if UPLO == "L" else o.triu(a, 1)
-    d = _diag(a)
-    d = o.diag_embed(d.real.to(a.dtype) if a.dtype.kind == "c" else d)
-    return part + mH(part) + d
+    # (one select, where the triangle's copy, the Hermitian sum and the diagonal's took five passes
+    # over the matrix: np.linalg.cholesky and eigh of a tensor run this on the value and the tangent)
+    i = arange(a.shape[-1])
+    read = i.unsqueeze(-1) > i if UPLO == "L" else i.unsqueeze(-1) < i  # (strictly inside the triangle)
+    if a.dtype.kind != "c":
+        return o.where(read | eye(a.shape[-1], dtype=bool), a, a.mT)
+    h = o.where(read, a, mH(a))
+    return (h + mH(h)) * 0.5  # (the diagonal's real part: (conj(d) + d) / 2; elsewhere exactly h)
 
 
 def c_eig(a):
