@@ -274,10 +274,11 @@ def _cholesky_tangent(low, da, column_major):
         x = o.linalg_solve_triangular(low, (da + mH(da)) * 0.5, upper=False)
         x = o.linalg_solve_triangular(mH(low), x, upper=True, left=False)
         return low @ _phi_lower(x)
+    blocks = -(-n // CHOLESKY_BLOCK)  # (of equal sizes: no thin last block)
+    edges = [n * i // blocks for i in range(blocks + 1)]
     cols, before = [], None  # before: dL[k:, :k]
-    for k in range(0, n, CHOLESKY_BLOCK):
-        w = min(CHOLESKY_BLOCK, n - k)
-        m = n - k - w
+    for k, end in zip(edges, edges[1:]):
+        w, m = end - k, n - end
         s = (da.narrow(-2, k, n - k).narrow(-1, k, w) + mH(da.narrow(-2, k, w).narrow(-1, k, n - k))) * 0.5
         if k:
             s = s - before @ mH(low.narrow(-2, k, w).narrow(-1, 0, k))
@@ -287,14 +288,14 @@ def _cholesky_tangent(low, da, column_major):
         # in the layout they have; a triangular solve copies each right-hand side twice)
         inv = o.linalg_solve_triangular(l11, _eye_like(l11, w), upper=False)
         phi = _phi_lower(inv @ s.narrow(-2, 0, w) @ mH(inv))
-        col = l11 @ phi
+        col = [l11 @ phi]
         if m:
-            d21 = s.narrow(-2, w, m) @ mH(inv) - low.narrow(-2, k + w, m).narrow(-1, k, w) @ mH(phi)
-            col = o.cat([col, d21], -2)
+            d21 = s.narrow(-2, w, m) @ mH(inv) - low.narrow(-2, end, m).narrow(-1, k, w) @ mH(phi)
+            col.append(d21)
             before = d21 if before is None else o.cat([before.narrow(-2, w, m), d21], -1)
         if k:
-            col = o.cat([zeros_like(low.narrow(-2, 0, k).narrow(-1, 0, w)), col], -2)
-        cols.append(col)
+            col.insert(0, zeros_like(low.narrow(-2, 0, k).narrow(-1, 0, w)))
+        cols.append(o.cat(col, -2))
     return o.cat([c.mT for c in cols], -2).mT if column_major else o.cat(cols, -1)
 
 
