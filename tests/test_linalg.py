@@ -333,10 +333,40 @@ def test_blocked_cholesky_tangent_is_the_dense_formula(dtype, upper, shape):
     close(got, _cholesky_tangent_reference(a, da, upper), 1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shape", [(FL.CHOLESKY_BLOCK + 1,), (2, 2 * FL.CHOLESKY_BLOCK + 7)])
+def test_blocked_cholesky_gradient_is_the_dense_formula(dtype, upper, shape):
+    """Above CHOLESKY_BLOCK the gradient of cholesky is computed by blocks too:
+    L^-H Sym(Phi(L^H gL)) L^-1, Sym(P) = (P + P^H) / 2, as below it."""
+    import scipy.linalg as sla
+
+    rng = np.random.default_rng(4)
+    *batch, n = shape
+    x, g = rng.standard_normal((2, *batch, n, n)) + (
+        1j * rng.standard_normal((2, *batch, n, n)) if dtype is np.complex128 else 0
+    )
+    a = x @ np.swapaxes(x.conj(), -1, -2) + n * np.eye(n)
+    t = pf.tensor(a).requires_grad_()
+    pf.linalg.cholesky(t, upper=upper).backward(pf.tensor(g))
+    a2, g2 = a.reshape(-1, n, n), g.reshape(-1, n, n)
+    want = []
+    for ai, gi in zip(a2, g2):
+        low = np.linalg.cholesky(ai)
+        gl = gi.conj().T if upper else gi
+        p = low.conj().T @ gl
+        p = np.tril(p, -1) + np.diag(np.diag(p) / 2)
+        p = (p + p.conj().T) / 2
+        y = sla.solve_triangular(low, p, lower=True, trans="C")  # L^-H P
+        want.append(sla.solve_triangular(low, y.conj().T, lower=True, trans="C").conj().T)  # (L^-H Y^H)^H
+    close(t.grad, np.reshape(want, a.shape), 1e-12)
+
+
 @pytest.mark.parametrize("block", [1, 2])
 def test_blocked_cholesky_tangent_passes_the_op_database(monkeypatch, block):
-    """The op database's 3 x 3 samples through blocks of 1 and of 2 (a remainder): numerical
-    Jacobians forward and backward, forward-over-reverse, complex, vector mode, pf.compile, jet."""
+    """The op database's 3 x 3 samples through the blocked tangent and gradient, blocks of 1 and of 2
+    (a remainder): numerical Jacobians forward and backward, forward-over-reverse, complex, vector
+    mode, pf.compile, jet."""
     monkeypatch.setattr(FL, "CHOLESKY_BLOCK", block)
     r = check_op("linalg_cholesky", compiled=True)
     assert r["error"] is None, r["error"]

@@ -274,10 +274,8 @@ def _cholesky_tangent(low, da, column_major):
         x = o.linalg_solve_triangular(low, (da + mH(da)) * 0.5, upper=False)
         x = o.linalg_solve_triangular(mH(low), x, upper=True, left=False)
         return low @ _phi_lower(x)
-    blocks = -(-n // CHOLESKY_BLOCK)  # (of equal sizes: no thin last block)
-    edges = [n * i // blocks for i in range(blocks + 1)]
     cols, before = [], None  # before: dL[k:, :k]
-    for k, end in zip(edges, edges[1:]):
+    for k, end in _cholesky_blocks(n):
         w, m = end - k, n - end
         s = (da.narrow(-2, k, n - k).narrow(-1, k, w) + mH(da.narrow(-2, k, w).narrow(-1, k, n - k))) * 0.5
         if k:
@@ -300,14 +298,50 @@ def _cholesky_tangent(low, da, column_major):
 
 
 def cholesky_backward(grad, result, upper):
-    """Adjoint of cholesky_jvp, Hermitian (torch's): L^-H Phi*(L^H gL) L^-1, symmetrised."""
+    """Adjoint of cholesky_jvp, Hermitian (torch's): L^-H Phi*(L^H gL) L^-1, symmetrised. Above
+    CHOLESKY_BLOCK, the blocked tangent's steps transposed, last block first (_cholesky_cotangent)."""
     o = _ops()
     low = mH(result) if upper else result
     gl = mH(grad) if upper else grad
+    if low.shape[-1] > CHOLESKY_BLOCK:
+        return _cholesky_cotangent(low, gl)
     p = _phi_lower(mH(low) @ gl)
     p = (p + mH(p)) * 0.5
     x = o.linalg_solve_triangular(mH(low), p, upper=True)
     return o.linalg_solve_triangular(low, x, upper=False, left=False)
+
+
+def _cholesky_blocks(n):
+    """(start, end) of _cholesky_tangent's diagonal blocks: equal sizes, no thin last block."""
+    blocks = -(-n // CHOLESKY_BLOCK)
+    edges = [n * i // blocks for i in range(blocks + 1)]
+    return list(zip(edges, edges[1:]))
+
+
+def _cholesky_cotangent(low, gl):
+    """The gradient of _cholesky_tangent's dL (lower) with respect to dA. Its step for a block takes
+    dL11 and dL21 from X11 and S21; transposed: with gS the gradients of the updated block columns
+    of S found so far (blocks after this one) and Q = gS + gS^H there, gdL21 = gL21 - Q L21 (the
+    updates of the later columns read dL21), gPhi = L11^H gL11 - gdL21^H L21, gS21 = gdL21 L11^-1,
+    gS11 = L11^-H Phi(gPhi) L11^-1. The gradient of dA is Q / 2 for all blocks (S is dA's Hermitian
+    part). 2 n^3 / 3 flops of matrix products, as the tangent's."""
+    o = _ops()
+    n = low.shape[-1]
+    q = None  # gS + gS^H for the rows and columns after the block
+    for k, end in reversed(_cholesky_blocks(n)):
+        w, m = end - k, n - end
+        l11 = low.narrow(-2, k, w).narrow(-1, k, w)
+        inv = o.linalg_solve_triangular(l11, _eye_like(l11, w), upper=False)
+        gphi = mH(l11) @ gl.narrow(-2, k, w).narrow(-1, k, w)
+        if m:
+            l21 = low.narrow(-2, end, m).narrow(-1, k, w)
+            g21 = gl.narrow(-2, end, m).narrow(-1, k, w) - q @ l21
+            gphi = gphi - mH(g21) @ l21
+            gs21 = g21 @ inv
+        gs11 = mH(inv) @ _phi_lower(gphi) @ inv
+        q11 = gs11 + mH(gs11)
+        q = o.cat([o.cat([q11, mH(gs21)], -1), o.cat([gs21, q], -1)], -2) if m else q11
+    return q * 0.5
 
 
 # -- eigh -----------------------------------------------------------------------------------------
