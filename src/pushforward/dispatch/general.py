@@ -17,6 +17,7 @@ tensor([6.])
 
 from __future__ import annotations
 
+from operator import getitem as _getitem
 from typing import Callable
 
 import numpy as np
@@ -146,6 +147,11 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     indexing passes `key`, the NumPy index its kernel applies (`array[key]` is the kernel's call,
     on the primal and the tangent, without its frame).
 
+    A view of a tensor holding one plain tangent of its own (or of such a view), requiring no grad,
+    gets no tangent of its own: it keeps that tensor and the array steps (`_vsrc`) through which
+    its tangent is that tensor's, read when an op needs it (engine.tangents.tangent_array,
+    inplace.view_tangent; tangent_of replays `_view`): docs/design.md, "Lazy view tangents".
+
     >>> import pushforward as pf
     >>> from pushforward.ops.generated import GETITEM
     >>> x = pf.zeros(3)
@@ -155,22 +161,39 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     if type(x) is not Tensor or type(x._data) is not _ndarray:
         return run_general(op, (x,), args)
     st = STATE
-    t = tan = None
+    t = tan = lazy = None
     if x._ad and op.differentiable:  # (else it needs no tape and sees no tangent)
         fw = x._fw
+        vsrc = x._vsrc
         base = x._base
-        if st.levels and (fw is not None or (base is not None and base._fw is not None)):
-            # one plain tangent of x's own, at a live level its base has no other tangent at
-            if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
+        if st.levels and (fw is not None or vsrc is not None or (base is not None and base._fw is not None)):
+            if op.jvp_kind != "auto_linear":
                 return run_general(op, (x,), args)
-            ((uid, tan),) = fw.items()
-            if (
-                type(tan) is not Tensor
-                or tan._ad
-                or uid not in st.by_uid
-                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
-            ):
-                return run_general(op, (x,), args)
+            # (`view` needs an array's strides to fit, which a tangent's need not: its own tangent)
+            step = (_getitem, (key,)) if key is not None else (op.kernel, args) if op.name != "view" else None
+            if fw is None:
+                # x reads its holder's tangent through its array steps: so does its view
+                if vsrc is None or x._requires_grad or step is None:
+                    return run_general(op, (x,), args)
+                lazy = (vsrc[0], vsrc[1] + (step,))
+            else:
+                # one plain tangent of x's own, at a live level its base has no other tangent at
+                if len(fw) != 1 or vsrc is not None:
+                    return run_general(op, (x,), args)
+                ((uid, tan),) = fw.items()
+                if (
+                    type(tan) is not Tensor
+                    or tan._ad
+                    or uid not in st.by_uid
+                    or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
+                ):
+                    return run_general(op, (x,), args)
+                if not x._requires_grad and step is not None:
+                    td = tan._data
+                    xd = x._data
+                    if type(td) is _ndarray and (td.dtype is xd.dtype or td.dtype == xd.dtype):
+                        lazy = (x, (step,))  # (the view's tangent is x's through the step, read when needed)
+                        tan = None
     try:
         out = op.kernel(x._data, *args) if key is None else x._data[key]
     except Exception as e:
@@ -181,6 +204,9 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     else:
         t = wrap(out)
     _link_view(op, x, t, args)
+    if lazy is not None:
+        t._vsrc = lazy
+        return t  # (x requires no grad: no node)
     node = None
     if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:
         node = record_plain(op, (x,), args, t)
