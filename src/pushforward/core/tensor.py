@@ -96,9 +96,10 @@ class Tensor:
     _saved_at = None  # the note of its saved value (note_value), while it has no storage
     _base = None  # root tensor of a view (None for a root)
     _view = ()  # steps replaying this view from its root: ((fn, args), ...)
-    # (holder, steps) of a view made without a tangent of its own (dispatch.general.run_view): its
-    # tangents are those of `holder` (the dual tensor it was made from, or that one's holder) through
-    # `steps`, ((fn, args), ...) with fn(array, *args) (docs/design.md, "Lazy view tangents")
+    # (holder, tangent's array, array) of a view made without a tangent of its own
+    # (dispatch.general.run_view): its tangents are those of `holder` (the dual tensor it was made
+    # from, or that one's holder) through the view; `array` is that view of the array of the
+    # holder's tangent when the view was made (docs/design.md, "Lazy view tangents")
     _vsrc = None
     _view_version = 0  # storage version at which a view's grad_fn was made
     _requires_grad = False

@@ -17,7 +17,6 @@ tensor([6.])
 
 from __future__ import annotations
 
-from operator import getitem as _getitem
 from typing import Callable
 
 import numpy as np
@@ -148,9 +147,10 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     on the primal and the tangent, without its frame).
 
     A view of a tensor holding one plain tangent of its own (or of such a view), requiring no grad,
-    gets no tangent of its own: it keeps that tensor and the array steps (`_vsrc`) through which
-    its tangent is that tensor's, read when an op needs it (engine.tangents.tangent_array,
-    inplace.view_tangent; tangent_of replays `_view`): docs/design.md, "Lazy view tangents".
+    gets no tangent tensor of its own: it keeps that tensor, its tangent's array and the same view
+    of that array (`_vsrc`), which the array paths read while the tangent is still that tensor's
+    (engine.tangents.tangent_array, inplace.view_tangent; tangent_of replays `_view`):
+    docs/design.md, "Lazy view tangents".
 
     >>> import pushforward as pf
     >>> from pushforward.ops.generated import GETITEM
@@ -169,13 +169,11 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
         if st.levels and (fw is not None or vsrc is not None or (base is not None and base._fw is not None)):
             if op.jvp_kind != "auto_linear":
                 return run_general(op, (x,), args)
-            # (`view` needs an array's strides to fit, which a tangent's need not: its own tangent)
-            step = (_getitem, (key,)) if key is not None else (op.kernel, args) if op.name != "view" else None
             if fw is None:
-                # x reads its holder's tangent through its array steps: so does its view
-                if vsrc is None or x._requires_grad or step is None:
+                # x reads its holder's tangent, through the array it keeps: so does its view
+                if vsrc is None or x._requires_grad or (key is None and op.name == "view"):
                     return run_general(op, (x,), args)
-                lazy = (vsrc[0], vsrc[1] + (step,))
+                lazy = vsrc
             else:
                 # one plain tangent of x's own, at a live level its base has no other tangent at
                 if len(fw) != 1 or vsrc is not None:
@@ -188,11 +186,13 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
                     or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
                 ):
                     return run_general(op, (x,), args)
-                if not x._requires_grad and step is not None:
+                # (`view` needs an array's strides to fit, which a tangent's need not: a tangent of its own)
+                if not x._requires_grad and (key is not None or op.name != "view"):
                     td = tan._data
                     xd = x._data
                     if type(td) is _ndarray and (td.dtype is xd.dtype or td.dtype == xd.dtype):
-                        lazy = (x, (step,))  # (the view's tangent is x's through the step, read when needed)
+                        # (the view's tangent is x's: the same view of its array, no tensor of its own)
+                        lazy = (x, td, td)
                         tan = None
     try:
         out = op.kernel(x._data, *args) if key is None else x._data[key]
@@ -204,8 +204,9 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     else:
         t = wrap(out)
     _link_view(op, x, t, args)
-    if lazy is not None:
-        t._vsrc = lazy
+    if lazy is not None:  # (x's holder, its tangent's array, and x's tangent: the same view of that)
+        ta = lazy[2]
+        t._vsrc = (lazy[0], lazy[1], ta[key] if key is not None else op.kernel(ta, *args))
         return t  # (x requires no grad: no node)
     node = None
     if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:

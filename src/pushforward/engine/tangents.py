@@ -208,8 +208,8 @@ OTHER = object()  # (tangent_array: a case the classifier decides)
 
 def tangent_array(x, key: int):
     """The classifier's reading of one input for the arrays case, at the one live level `key`:
-    x's tangent as an array (a plain tangent, its own or, for a view made without one, its
-    holder's through its array steps: docs/design.md, "Lazy view tangents"), None (x sees no
+    x's tangent as an array (a plain tangent, its own or, for a view made without one, the view
+    of its holder's that it keeps: docs/design.md, "Lazy view tangents"), None (x sees no
     tangent), or OTHER (any other case: the classifier decides).
 
     >>> import pushforward as pf
@@ -224,16 +224,13 @@ def tangent_array(x, key: int):
         src = x._vsrc
         if src is None:
             return None if x._base is None or x._base._fw is None else OTHER
-        hfw = src[0]._fw
+        holder, td, a = src
+        hfw = holder._fw
         if hfw is None or len(hfw) != 1 or x._requires_grad:
             return OTHER
         t = hfw.get(key)
-        if type(t) is not Tensor or t._ad or type(t._data) is not np.ndarray:
-            return OTHER
-        a = t._data
-        for fn, args in src[1]:
-            a = fn(a, *args)
-        return a
+        # (the array the view keeps, while its holder's tangent is still a plain one on the array it was made of)
+        return a if type(t) is Tensor and t._data is td and not t._ad else OTHER
     t = fw.get(key) if len(fw) == 1 else None
     return t._data if type(t) is Tensor and not t._ad else OTHER
 
