@@ -315,3 +315,23 @@ def test_a_view_op_of_a_lazy_view_without_an_index_is_lazy_too():
         np.testing.assert_array_equal(fwAD.unpack_dual(v).tangent.numpy(), np.diagonal(t[1:].T))
         f = d.view(12)  # (`view` takes a tangent of its own: its strides may not fit the tangent's)
         assert f._fw is not None
+
+
+@pytest.mark.parametrize("dims", [(0,), (-1,), 0])
+def test_flip_of_a_row_is_the_layout_kernels(dims):
+    """A 1-d flip (durbin's np.flip(r[:k])) takes a reversed copy: the values, layout and own memory
+    of the general kernel's copy in the input's layout."""
+    from pushforward.core.backend import copy_in_layout_of
+    from pushforward.kernels import basic as K
+
+    base = np.arange(12.0)
+    for a in (base, base[1:9:2], base[::-1], base[3:4]):
+        got = K.flip(a, dims)
+        ref = copy_in_layout_of(np.flip(a, 0), a)
+        np.testing.assert_array_equal(got, ref)
+        assert got.strides == ref.strides and not np.shares_memory(got, a)
+    with fwAD.dual_level():
+        d = _dual((6,))
+        p, t = fwAD.unpack_dual(np.flip(d[1:5]))
+        np.testing.assert_array_equal(t.numpy(), fwAD.unpack_dual(d).tangent.numpy()[1:5][::-1])
+        np.testing.assert_array_equal(p.numpy(), fwAD.unpack_dual(d).primal.numpy()[1:5][::-1])

@@ -604,8 +604,9 @@ def needs_ad(x: Tensor) -> bool:
 
 def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> "weakref.ref | None":
     """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
-    its `_ad` bit follows st's dual flag from now on (mark_dual). Returns the weak reference to t
-    it noted on st (None on a fresh tensor's placeholder), which a view's other lists reuse."""
+    its `_ad` bit follows st's dual flag from now on (mark_dual). Returns a weak reference to t
+    (the one it noted on st's members, if it had to), which a view's other lists reuse; None on a
+    fresh tensor's placeholder."""
     t._st = st
     if type(t._data) is not _ndarray and is_lazy_array(t._data):
         t._ad = True  # (core/lazy.py)
@@ -613,6 +614,9 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> "weakref.ref | None"
         return None
     if st.dual:
         t._ad = True  # (mark_ad's write, inline)
+        # (a dual storage's tensors all have the bit: mark_dual reads its members no more, nor does
+        # vmap's promotion, which takes tensors without it; a view's loop of element reads skips the list)
+        return weakref.ref(t)
     members = st.members
     ref = weakref.ref(t)
     members.append(ref)
