@@ -329,7 +329,7 @@ def test_flip_of_a_row_is_the_layout_kernels(dims):
         got = K.flip(a, dims)
         ref = copy_in_layout_of(np.flip(a, 0), a)
         np.testing.assert_array_equal(got, ref)
-        assert got.strides == ref.strides and not np.shares_memory(got, a)
+        assert (got.strides == ref.strides or a.size < 2) and not np.shares_memory(got, a)
     with fwAD.dual_level():
         d = _dual((6,))
         p, t = fwAD.unpack_dual(np.flip(d[1:5]))
