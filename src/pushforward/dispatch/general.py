@@ -279,8 +279,9 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     out._view_version = st.version
     if not base._requires_grad and d.dtype.kind in FLOATING:
         # a later differentiable write into the root must reach this view (inplace.commit); dead
-        # references are dropped as the list grows past the storage's members' bound (join_storage),
-        # so that a loop reading elements keeps it proportional to the live views
+        # references are dropped as the list grows past the storage's bound (join_storage's, which
+        # a dual storage's views raise too: it keeps no members), so that a loop reading elements
+        # keeps it proportional to the live views, amortised
         views = st.views
         if views is None:
             st.views = [ref]
@@ -288,6 +289,8 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
             views.append(ref)
             if len(views) > st._pruned_at:
                 views[:] = [r for r in views if r() is not None]
+                if len(views) * 2 + 8 > st._pruned_at:
+                    st._pruned_at = len(views) * 2 + 8
 
 
 def _plain(t) -> bool:
