@@ -96,6 +96,11 @@ class Tensor:
     _saved_at = None  # the note of its saved value (note_value), while it has no storage
     _base = None  # root tensor of a view (None for a root)
     _view = ()  # steps replaying this view from its root: ((fn, args), ...)
+    # (holder, tangent's array, array) of a view made without a tangent of its own
+    # (dispatch.general.run_view): its tangents are those of `holder` (the dual tensor it was made
+    # from, or that one's holder) through the view; `array` is that view of the array of the
+    # holder's tangent when the view was made (docs/design.md, "Lazy view tangents")
+    _vsrc = None
     _view_version = 0  # storage version at which a view's grad_fn was made
     _requires_grad = False
     _grad_fn = None
@@ -599,8 +604,9 @@ def needs_ad(x: Tensor) -> bool:
 
 def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> "weakref.ref | None":
     """Put t on storage st (a view, alias or detached tensor): it sees st's version counter, and
-    its `_ad` bit follows st's dual flag from now on (mark_dual). Returns the weak reference to t
-    it noted on st (None on a fresh tensor's placeholder), which a view's other lists reuse."""
+    its `_ad` bit follows st's dual flag from now on (mark_dual). Returns a weak reference to t
+    (the one it noted on st's members, if it had to), which a view's other lists reuse; None on a
+    fresh tensor's placeholder."""
     t._st = st
     if type(t._data) is not _ndarray and is_lazy_array(t._data):
         t._ad = True  # (core/lazy.py)
@@ -608,6 +614,9 @@ def join_storage(t: Tensor, st: "_Storage | _NoStorage") -> "weakref.ref | None"
         return None
     if st.dual:
         t._ad = True  # (mark_ad's write, inline)
+        # (a dual storage's tensors all have the bit: mark_dual reads its members no more, nor does
+        # vmap's promotion, which takes tensors without it; a view's loop of element reads skips the list)
+        return weakref.ref(t)
     members = st.members
     ref = weakref.ref(t)
     members.append(ref)

@@ -34,7 +34,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from .classifier import apply, run_arrays, run_combined
 from .general import tape_node
-from .inplace import OTHER as _OTHER, _apart, storable, store, tangent_array as _tangent_array
+from .inplace import OTHER as _OTHER, _apart, storable, store, tangent_array as _tangent_array, view_tangent
 from .oprecord import SCALAR_TYPES, Op, op_error
 from ..kernels.basic import elementwise_layout
 from ..engine.graph import record_plain, scatter_history
@@ -205,23 +205,22 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
     if type(x) is not Tensor or type(x._data) is not _ndarray:
         return False
     base = x._base
-    tan = None
+    tan = None  # the tensor of x's tangent (its holder's, for a lazy view tangent) and its array
     if x._ad:
         if x._requires_grad or (base is not None and base._requires_grad):
             return _write_recorded(op, x, args, value, copy_op)
         fw = x._fw
-        if fw is not None or (base is not None and base._fw is not None):
-            if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
+        vsrc = x._vsrc
+        if fw is not None or vsrc is not None or (base is not None and base._fw is not None):
+            # (the level of x's one tangent: its own, or its holder's for a lazy view tangent)
+            held = fw if fw is not None else vsrc[0]._fw if vsrc is not None else None
+            if held is None or len(held) != 1 or op.jvp_kind != "auto_linear":
                 return False
-            ((uid, tan),) = fw.items()
-            if (
-                type(tan) is not Tensor
-                or tan._ad
-                or type(tan._data) is not _ndarray
-                or uid not in STATE.by_uid
-                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
-            ):
+            (uid,) = held
+            found = view_tangent(x, uid) if uid in STATE.by_uid else _OTHER
+            if found is None or found is _OTHER:
                 return False
+            tan, tarr = found
     elif base is not None and base._requires_grad:
         return False  # (a view made before its root required grad: apply_inplace refuses or records)
     if type(value) is Tensor and _rewritten_in_place(op, x, args, value, tan):
@@ -234,20 +233,14 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
         if value._ad:
             if value._requires_grad:
                 return False
-            vfw = value._fw
             vb = value._base
-            if vfw is not None or (vb is not None and vb._fw is not None):
-                if tan is None or vfw is None or len(vfw) != 1:
-                    return False  # (x gets a zero tangent first, or tangents of other levels: general)
-                vt = vfw.get(uid)
-                if (
-                    type(vt) is not Tensor
-                    or vt._ad
-                    or type(vt._data) is not _ndarray
-                    or (vb is not None and vb._fw is not None and (len(vb._fw) != 1 or uid not in vb._fw))
-                ):
-                    return False
-                vt = vt._data
+            if value._fw is not None or value._vsrc is not None or (vb is not None and vb._fw is not None):
+                if tan is None:
+                    return False  # (x gets a zero tangent first: general)
+                found = view_tangent(value, uid)
+                if found is _OTHER:
+                    return False  # (tangents of other levels, or not plain: general)
+                vt = None if found is None else found[1]
     elif type(value) in SCALAR_TYPES:
         vd = value
     else:
@@ -260,7 +253,7 @@ def write_view(op: Op, x, args: tuple, value, copy_op: Op) -> bool:
             else _copied(copy_op, dst, vd)
         )
         if tan is not None:
-            tdst = op.kernel(tan._data, *args)
+            tdst = op.kernel(tarr, *args)
             if vt is None:
                 tsrc = 0
             elif vt.shape == tdst.shape and vt.dtype == tdst.dtype:
@@ -365,9 +358,14 @@ def _in_place_of(op: Op, value: Tensor, x: Tensor, args: tuple, tan) -> bool:
         return False
     vfw = value._fw
     if vfw is None:
-        return True  # (its tangent, if any, is x's through the view)
-    if tan is None or len(vfw) != 1:
-        return False
+        # its tangent, if any, is x's through the view when both read one tensor's: value's holder
+        # is x or x's holder (a lazy view tangent), or neither has one and both read the root's
+        vs = value._vsrc
+        if vs is None:
+            return x._base is None or (x._fw is None and x._vsrc is None)
+        return vs[0] is (x if x._fw is not None else x._vsrc[0] if x._vsrc is not None else None)
+    if tan is None or len(vfw) != 1 or x._fw is None:
+        return False  # (x without a tangent of its own reads its holder's: `tan` is not x's region)
     (vt,) = vfw.values()
     return type(vt) is Tensor and _region_of(vt, tan, op, args)
 

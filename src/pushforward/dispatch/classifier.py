@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.tangents import set_new_tangent, tangent_of
+from ..engine.tangents import OTHER, set_new_tangent, tangent_array, tangent_of
 from ..engine.graph import record_plain
 from ..engine.outputs import fit_array, fit_tangent, own_fast, own_tensor
 from ..engine.pending import Pending, defer
@@ -89,9 +89,12 @@ def apply(op: Op, ins: tuple, args: tuple):
                 rec = True
             fw = x._fw
             if fw is None:
-                if x._base is not None and x._base._fw is not None:
-                    return run_general(op, ins, args)  # a view whose base may hold the tangent
-                t = None  # (a tensor that is no view sees no tangent, even on a storage that had one)
+                # None: no tangent (a tensor that is no view sees none, even on a storage that had one);
+                # an array: a lazy view tangent, its holder's; OTHER: a view whose base may hold one
+                t = tangent_array(x, key)
+                if t is OTHER or (deferred and t is not None):
+                    return run_general(op, ins, args)
+                plain = plain or t is not None
             elif lvl is None or len(fw) != 1:
                 return run_general(op, ins, args)  # tangents of several levels (or none live): nesting
             else:
@@ -105,7 +108,7 @@ def apply(op: Op, ins: tuple, args: tuple):
                     batched = True
                 else:  # a tangent differentiated itself, a masked (unpacked) primal, another level's tangent
                     return run_general(op, ins, args)
-                any_t = any_t or t is not None
+            any_t = any_t or t is not None
         elif tx in SCALAR_TYPES:
             datas.append(x)
             scalars = True
@@ -240,10 +243,10 @@ def run_combined(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, 
     x = ins[0]
     if len(ins) == 1 and x._requires_grad and op.diff[0]:  # (tape_node's one-input case, unrolled)
         node = record_plain(op, ins, args, out)
-        prims = (alias(x) if x._fw is not None else x,)
+        prims = (alias(x) if x._fw is not None or x._vsrc is not None else x,)
     else:
         node = tape_node(op, ins, args, (out,))
-        prims = [alias(v) if d and v._fw is not None else v for v, d in zip(ins, op.diff)]
+        prims = [alias(v) if d and (v._fw is not None or v._vsrc is not None) else v for v, d in zip(ins, op.diff)]
     seen = [*datas, out._data]  # (loops, not comprehensions: each is a call of its own)
     tts = []
     uid = lvl.uid

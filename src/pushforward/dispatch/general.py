@@ -146,6 +146,12 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     indexing passes `key`, the NumPy index its kernel applies (`array[key]` is the kernel's call,
     on the primal and the tangent, without its frame).
 
+    A view of a tensor holding one plain tangent of its own (or of such a view), requiring no grad,
+    gets no tangent tensor of its own: it keeps that tensor, its tangent's array and the same view
+    of that array (`_vsrc`), which the array paths read while the tangent is still that tensor's
+    (engine.tangents.tangent_array, inplace.view_tangent; tangent_of replays `_view`):
+    docs/design.md, "Lazy view tangents".
+
     >>> import pushforward as pf
     >>> from pushforward.ops.generated import GETITEM
     >>> x = pf.zeros(3)
@@ -155,22 +161,39 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     if type(x) is not Tensor or type(x._data) is not _ndarray:
         return run_general(op, (x,), args)
     st = STATE
-    t = tan = None
+    t = tan = lazy = None
     if x._ad and op.differentiable:  # (else it needs no tape and sees no tangent)
         fw = x._fw
+        vsrc = x._vsrc
         base = x._base
-        if st.levels and (fw is not None or (base is not None and base._fw is not None)):
-            # one plain tangent of x's own, at a live level its base has no other tangent at
-            if fw is None or len(fw) != 1 or op.jvp_kind != "auto_linear":
+        if st.levels and (fw is not None or vsrc is not None or (base is not None and base._fw is not None)):
+            if op.jvp_kind != "auto_linear":
                 return run_general(op, (x,), args)
-            ((uid, tan),) = fw.items()
-            if (
-                type(tan) is not Tensor
-                or tan._ad
-                or uid not in st.by_uid
-                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
-            ):
-                return run_general(op, (x,), args)
+            if fw is None:
+                # x reads its holder's tangent, through the array it keeps: so does its view
+                if vsrc is None or x._requires_grad or (key is None and op.name == "view"):
+                    return run_general(op, (x,), args)
+                lazy = vsrc
+            else:
+                # one plain tangent of x's own, at a live level its base has no other tangent at
+                if len(fw) != 1 or vsrc is not None:
+                    return run_general(op, (x,), args)
+                ((uid, tan),) = fw.items()
+                if (
+                    type(tan) is not Tensor
+                    or tan._ad
+                    or uid not in st.by_uid
+                    or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
+                ):
+                    return run_general(op, (x,), args)
+                # (`view` needs an array's strides to fit, which a tangent's need not: a tangent of its own)
+                if not x._requires_grad and (key is not None or op.name != "view"):
+                    td = tan._data
+                    xd = x._data
+                    if type(td) is _ndarray and (td.dtype is xd.dtype or td.dtype == xd.dtype):
+                        # (the view's tangent is x's: the same view of its array, no tensor of its own)
+                        lazy = (x, td, td)
+                        tan = None
     try:
         out = op.kernel(x._data, *args) if key is None else x._data[key]
     except Exception as e:
@@ -181,6 +204,10 @@ def run_view(op: Op, x, args: tuple, key: tuple | None = None):
     else:
         t = wrap(out)
     _link_view(op, x, t, args)
+    if lazy is not None:  # (x's holder, its tangent's array, and x's tangent: the same view of that)
+        ta = lazy[2]
+        t._vsrc = (lazy[0], lazy[1], ta[key] if key is not None else op.kernel(ta, *args))
+        return t  # (x requires no grad: no node)
     node = None
     if x._requires_grad and st.grad_enabled and op.diff[0] and op.differentiable:
         node = record_plain(op, (x,), args, t)
@@ -252,8 +279,9 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
     out._view_version = st.version
     if not base._requires_grad and d.dtype.kind in FLOATING:
         # a later differentiable write into the root must reach this view (inplace.commit); dead
-        # references are dropped as the list grows past the storage's members' bound (join_storage),
-        # so that a loop reading elements keeps it proportional to the live views
+        # references are dropped as the list grows past the storage's bound (join_storage's, which
+        # a dual storage's views raise too: it keeps no members), so that a loop reading elements
+        # keeps it proportional to the live views, amortised
         views = st.views
         if views is None:
             st.views = [ref]
@@ -261,6 +289,8 @@ def _link_view(op: Op, src: Tensor, out: Tensor, args: tuple) -> None:
             views.append(ref)
             if len(views) > st._pruned_at:
                 views[:] = [r for r in views if r() is not None]
+                if len(views) * 2 + 8 > st._pruned_at:
+                    st._pruned_at = len(views) * 2 + 8
 
 
 def _plain(t) -> bool:

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.tangents import levels_of, set_tangent, tangent_of, tangent_requires_grad, zero_tangent
+from ..engine.tangents import (
+    OTHER,
+    levels_of,
+    set_tangent,
+    tangent_array,
+    tangent_of,
+    tangent_requires_grad,
+    zero_tangent,
+)
 from ..engine.graph import rebase_history, save_entry
 from ..engine.saved import before_write
 from ..engine.state import STATE
@@ -26,12 +34,11 @@ from .oprecord import SCALAR_TYPES, Op, op_error, run_kernel, scalar_arrays
 from ..core.tensor import _NO_STORAGE, Tensor, FLOATING, mark_ad
 from ..engine.registry import DISPATCH
 
-__all__ = ["apply_inplace", "commit", "storable", "store", "tangent_array", "OTHER"]
+__all__ = ["apply_inplace", "commit", "storable", "store", "tangent_array", "view_tangent", "OTHER"]
 
 _ndarray = np.ndarray
 _float64 = np.float64
 _new = object.__new__
-OTHER = object()  # (tangent_array: a case the classifier decides)
 
 
 def _is_plain_input(v) -> bool:
@@ -72,15 +79,38 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     return target
 
 
-def tangent_array(x: Tensor, key: int):
-    """The classifier's reading of one input for the arrays case, at the one live level `key`:
-    x's tangent as an array (a plain tangent), None (x sees no tangent), or OTHER (any other
-    case: the classifier decides)."""
+def view_tangent(x: Tensor, key: int):
+    """x's tangent at the live level `key` for a write into it: (tensor, array), the tangent's
+    tensor (the owner of its memory, whose version a write bumps) and the array of x's region of
+    it; None when x sees no tangent; OTHER for any other case (tangents at other levels, or not
+    plain: the general path's). For x's own plain tangent, that tangent and its array; for a view
+    made without one (docs/design.md, "Lazy view tangents"), its holder's plain tangent and the
+    region its array steps select.
+
+    >>> import pushforward as pf
+    >>> import pushforward.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(pf.zeros(3), pf.tensor([1.0, 2.0, 3.0]))
+    ...     owner, a = view_tangent(x[1:], STATE.levels[0].uid)
+    ...     owner is fwAD.unpack_dual(x).tangent, a
+    (True, array([2., 3.]))
+    """
     fw = x._fw
     if fw is None:
-        return None if x._base is None or x._base._fw is None else OTHER
-    t = fw.get(key) if len(fw) == 1 else None
-    return t._data if type(t) is Tensor and not t._ad else OTHER
+        a = tangent_array(x, key)
+        if a is None or a is OTHER:
+            return a
+        holder = x._vsrc[0]
+        base = holder._base
+    else:
+        t = fw.get(key) if len(fw) == 1 and x._vsrc is None else None
+        if type(t) is not Tensor or t._ad or type(t._data) is not _ndarray:
+            return OTHER
+        holder, a = x, t._data
+        base = x._base
+    if base is not None and base._fw is not None and (len(base._fw) != 1 or key not in base._fw):
+        return OTHER  # (its base has tangents at other levels: the general path's)
+    return holder._fw[key], a
 
 
 def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
@@ -97,23 +127,16 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
     if base is not None and base._requires_grad:
         return False
     levels = STATE.levels
-    tan = None  # the target's tangent tensor
+    tan = None  # the tensor of the target's tangent (its root's for a view without one) and its array
     if levels:
         if len(levels) != 1 or op.jvp_np is None:
             return False
         uid = levels[0].uid
-        fw = target._fw
-        if fw is not None or (base is not None and base._fw is not None):
-            if fw is None or len(fw) != 1:
-                return False
-            tan = fw.get(uid)
-            if (
-                type(tan) is not Tensor
-                or tan._ad
-                or type(tan._data) is not _ndarray
-                or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
-            ):
-                return False
+        found = view_tangent(target, uid)
+        if found is OTHER:
+            return False
+        if found is not None:
+            tan, tarr = found
     datas = []
     tans = []
     any_t = scalars = False
@@ -123,7 +146,10 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
             if type(v._data) is not _ndarray or v._requires_grad:
                 return False
             datas.append(v._data)
-            t = tangent_array(v, uid) if tan is not None or (levels and v._ad) else None
+            if v is target and tan is not None:
+                t = tarr  # (x.op_(x, ...): read once)
+            else:
+                t = tangent_array(v, uid) if tan is not None or (levels and v._ad) else None
             if t is OTHER:
                 return False
             any_t = any_t or t is not None
@@ -151,7 +177,7 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
             rt = rt.copy()  # (an input's tangent on the memory the primal write changes)
     store(op, target, target._data, r)
     if tan is not None:
-        store(op, tan, tan._data, 0 if rt is None else rt)
+        store(op, tan, tarr, 0 if rt is None else rt)
     return True
 
 

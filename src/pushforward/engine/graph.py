@@ -207,7 +207,9 @@ class OpNode(Node):
         if not levels:
             return True
         for t in (grad, *self.saved):
-            if type(t) is Tensor and (t._fw is not None or (t._base is not None and t._base._fw is not None)):
+            if type(t) is Tensor and (
+                t._fw is not None or t._vsrc is not None or (t._base is not None and t._base._fw is not None)
+            ):
                 return False
         return self.keep is None or all(r is None or r[2] is None for r in self.result)
 

@@ -33,6 +33,8 @@ __all__ = [
     "replay_values",
     "discard_pending",
     "zero_tangent",
+    "tangent_array",
+    "OTHER",
 ]
 
 _uids = itertools.count()
@@ -179,11 +181,18 @@ def set_new_tangent(x, lvl: _Level, tangent) -> None:
 
 
 def tangent_of(x, uid: int):
-    """x's tangent at the level with id `uid`: its own, else the same view of its base's, else None."""
+    """x's tangent at the level with id `uid`: its own, else the same view of its holder's (a view
+    made without a tangent: docs/design.md, "Lazy view tangents") or of its base's, else None."""
     fw = x._fw
     if fw is not None and uid in fw:
         t = fw[uid]  # None here masks the base's tangent (an unpacked primal)
         return _forced(x, uid) if type(t) is Pending else t
+    src = x._vsrc
+    if src is not None:
+        holder = src[0]
+        ht = tangent_of(holder, uid)
+        # (the view's own steps after the holder's: the ops, so that the tangent is a linked view)
+        return None if ht is None else replay_view(ht, x._view[len(holder._view) :])
     base = x._base
     if base is not None and base._fw is not None:
         bt = base._fw.get(uid)
@@ -192,6 +201,38 @@ def tangent_of(x, uid: int):
         if bt is not None:
             return replay_view(bt, x._view)
     return None
+
+
+OTHER = object()  # (tangent_array: a case the classifier decides)
+
+
+def tangent_array(x, key: int):
+    """The classifier's reading of one input for the arrays case, at the one live level `key`:
+    x's tangent as an array (a plain tangent, its own or, for a view made without one, the view
+    of its holder's that it keeps: docs/design.md, "Lazy view tangents"), None (x sees no
+    tangent), or OTHER (any other case: the classifier decides).
+
+    >>> import pushforward as pf
+    >>> import pushforward.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(pf.zeros(3), pf.tensor([1.0, 2.0, 3.0]))
+    ...     tangent_array(x[1:], STATE.levels[0].uid)
+    array([2., 3.])
+    """
+    fw = x._fw
+    if fw is None:
+        src = x._vsrc
+        if src is None:
+            return None if x._base is None or x._base._fw is None else OTHER
+        holder, td, a = src
+        hfw = holder._fw
+        if hfw is None or len(hfw) != 1 or x._requires_grad:
+            return OTHER
+        t = hfw.get(key)
+        # (the array the view keeps, while its holder's tangent is still a plain one on the array it was made of)
+        return a if type(t) is Tensor and t._data is td and not t._ad else OTHER
+    t = fw.get(key) if len(fw) == 1 else None
+    return t._data if type(t) is Tensor and not t._ad else OTHER
 
 
 def forced(t):
@@ -234,6 +275,12 @@ def levels_of(x) -> Iterable[int]:
     fw = x._fw
     base = x._base
     live = STATE.by_uid
+    src = x._vsrc
+    if src is not None:  # (a lazy view tangent: its holder's levels, but for its own masks)
+        found = set(levels_of(src[0]))
+        if fw:
+            found = (found - {lv for lv, t in fw.items() if t is None}) | {lv for lv, t in fw.items() if t is not None}
+        return [lv for lv in found if lv in live]
     if base is not None and base._fw:
         masked = {lv for lv, t in fw.items() if t is None} if fw else set()
         found = {lv for lv, t in (fw or {}).items() if t is not None} | (set(base._fw) - masked)

@@ -561,6 +561,8 @@ def flip(a, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     # the input's memory layout, as torch's flip (an element-wise kernel) keeps it; a later reshape is
     # then a view or a copy as in torch (fuzzer: flip of a permuted tensor, einsum, add_)
+    if type(a) is xp.ndarray and a.ndim == 1 and (dims == (0,) or dims == (-1,)):
+        return a[::-1].copy()  # (one dim has one layout: a loop's flip of a row, without the layout's steps)
     if is_lazy_array(a):
         return xp.flip(a, axis=_axes(dims, a.ndim))
     return copy_in_layout_of(xp.flip(a, axis=_axes(dims, a.ndim)), a)
