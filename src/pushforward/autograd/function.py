@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..engine.tangents import levels_of, set_tangent, tangent_of
 from .forward_ad import _set_fwd_grad_enabled
-from ..engine.graph import Node, _fit_grad, edge, overlaps, rebase_history, snapshot, tape_free
+from ..engine.graph import Node, _fit_grad, copy_tangents, edge, overlaps, rebase_history, snapshot, tape_free
 from ..engine.grad_mode import no_grad
 from ..engine.registry import DISPATCH
 from ..engine.state import STATE
@@ -200,10 +200,7 @@ class _SavedOutput:
         t = object.__new__(Tensor)
         t._data = s._data
         join_storage(t, s._st)
-        if s._fw:
-            for lv, tan in s._fw.items():
-                if tan is not None and lv in STATE.by_uid:
-                    set_tangent(t, lv, tan)
+        copy_tangents(s, t)
         if node is not None and not node.released:
             set_history(t, node, self.output_nr)
         return t

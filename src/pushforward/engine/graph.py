@@ -491,11 +491,21 @@ def tape_free(g):
     out = object.__new__(Tensor)
     out._data = g._data
     join_storage(out, g._storage())
-    if g._fw:
-        for lv, t in g._fw.items():
-            if t is not None:
-                set_tangent(out, lv, t)
+    copy_tangents(g, out)
     return out
+
+
+def copy_tangents(src, dst) -> None:
+    """Give dst src's tangents at the live levels: its own as stored (a deferred one stays deferred),
+    or, for a view made without one, the view of its holder's (docs/design.md, "Lazy view tangents")."""
+    if src._vsrc is not None:
+        for lv in levels_of(src):
+            set_tangent(dst, lv, tangent_of(src, lv))
+    elif src._fw:
+        live = STATE.by_uid
+        for lv, t in src._fw.items():
+            if t is not None and lv in live:
+                set_tangent(dst, lv, t)
 
 
 _ACC_LOCK = threading.Lock()

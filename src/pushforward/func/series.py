@@ -428,7 +428,7 @@ def _check_outer_only(op: Op, inputs, tag: SeriesTag) -> None:
                         f"jet: {op.name} mixes a Taylor series with a vmap opened inside the jet'ed function"
                     )
                 s = s._phys
-            if inner_levels and isinstance(s, Tensor) and type(s) is not Series and s._fw is not None:
+            if inner_levels and isinstance(s, Tensor) and type(s) is not Series:
                 if any(lv not in tag.outer_levels for lv in levels_of(s)):
                     raise NestingError(
                         f"jet: {op.name} mixes a Taylor series with a tangent of a dual level opened inside "
