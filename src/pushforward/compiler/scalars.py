@@ -24,7 +24,8 @@ v's dtype owning its memory that nothing writes: v then has one value and may be
 Element stores (`stores`), after that: an element read `a[i, j]` replayed as a scalar that
 follows the assignment `a[i, j] = v` of a scalar v, with no write into a in between, is v (a
 scalar is immutable); and such an assignment that a later one into the same element of the same
-array overwrites, with nothing reading a's memory in between, is dropped. A loop that updates an
+array overwrites, with nothing reading a's memory in between (a scalar read of another element
+of a does not), is dropped. A loop that updates an
 element several times (`A[i, j] += x; A[i, j] /= 9.0`) then writes it once.
 """
 
@@ -203,13 +204,34 @@ def stores(stmts: list, outputs: list) -> list:
     return _overwritten(kept)
 
 
+def _read_element(pending: dict, s: Stmt) -> None:
+    """The stores pending on the memory a scalar element read `base[i, j]` reads: all of its
+    buffer's, but when they all went through base itself, only the one into that element (a
+    scalar read reads nothing else: `A[i, j] = s; A[j, j]; A[i, j] = s / A[j, j]`)."""
+    base = s.args[0]
+    mine = pending.get(base.root)
+    if not mine:
+        return
+    _, items = _element_key(s)
+    if any(k[0] != id(base) for k in mine):  # (another view of the buffer: any element may alias)
+        del pending[base.root]
+        return
+    at = tuple(i % n for i, n in zip(items, base.shape))
+    for k in [k for k in mine if tuple(i % n for i, n in zip(k[1], base.shape)) == at]:
+        del mine[k]
+
+
 def _overwritten(stmts: list) -> list:
     """stmts without the element stores a later store into the same element overwrites before
-    anything reads that memory (a setitem's target is written, not read)."""
+    anything reads that memory (a setitem's target is written, not read; a scalar element read
+    reads its element only)."""
     pending: dict = {}  # root -> {element key: index of its last store}
     dead = set()
     for i, s in enumerate(stmts):
         key = _element_key(s) if s.kind == "setitem" else None
+        if key is None and s.kind == "getitem" and s.bare and _element_key(s) is not None:
+            _read_element(pending, s)
+            continue
         reads = s.reads if key is None else [v for v in s.reads if v is not s.args[0]]
         for v in reads:
             pending.pop(v.root, None)
