@@ -1078,10 +1078,11 @@ def test_empty_views_of_inputs_come_out_fresh_through_autodiff_from_outside():
 
 
 def element_recurrence(a):
-    """An element loop: each element updated from the one before it, twice."""
+    """An element loop: each element updated from the one before it and the first, twice (the
+    first's reads come after every store before them)."""
     a = a.clone()
     for i in range(1, a.shape[0]):
-        a[i] += a[i - 1]
+        a[i] += a[i - 1] * a[0]
         a[i] /= 3.0
     return a
 
@@ -1122,7 +1123,7 @@ def test_compile_work_is_linear_in_the_trace():
     work for twice the elements is twice the work (a pass that rescans the trace per statement
     would make it four times)."""
     small, large = _compiler_lines(150), _compiler_lines(300)
-    assert 1.8 < large / small < 2.15, (small, large)
+    assert 1.9 < large / small < 2.08, (small, large)
 
 
 def test_a_slice_bound_read_from_a_tensor_is_guarded():

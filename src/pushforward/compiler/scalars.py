@@ -204,45 +204,49 @@ def stores(stmts: list, outputs: list) -> list:
     return _overwritten(kept)
 
 
-def _read_element(pending: dict, s: Stmt) -> None:
-    """The stores pending on the memory a scalar element read `base[i, j]` reads: all of its
-    buffer's, but when they all went through base itself, only the one into that element (a
-    scalar read reads nothing else: `A[i, j] = s; A[j, j]; A[i, j] = s / A[j, j]`)."""
-    base = s.args[0]
-    mine = pending.get(base.root)
-    if not mine:
-        return
-    _, items = _element_key(s)
-    if any(k[0] != id(base) for k in mine):  # (another view of the buffer: any element may alias)
-        del pending[base.root]
-        return
-    at = tuple(i % n for i, n in zip(items, base.shape))
-    for k in [k for k in mine if tuple(i % n for i, n in zip(k[1], base.shape)) == at]:
-        del mine[k]
+def _at(s: Stmt):
+    """The element `base[i, j, ...]` of an element read or store (ints only) as non-negative
+    indices, else None: `a[-1, 0]` and `a[n - 1, 0]` are one element."""
+    key = _element_key(s)
+    return None if key is None else tuple([i % n for i, n in zip(key[1], s.args[0].shape)])
 
 
 def _overwritten(stmts: list) -> list:
     """stmts without the element stores a later store into the same element overwrites before
-    anything reads that memory (a setitem's target is written, not read; a scalar element read
-    reads its element only)."""
-    pending: dict = {}  # root -> {element key: index of its last store}
+    anything reads that memory (a setitem's target is written, not read). A scalar read of an
+    element `base[i, j]` reads only that one, when every store pending on its buffer went through
+    base itself (`A[i, j] = s; A[j, j]; A[i, j] = s / A[j, j]` writes A[i, j] once); through
+    another view of the buffer, any element may alias."""
+    pending: dict = {}  # root -> [id of the Var stored through (None: several), {element: index of its store}]
     dead = set()
     for i, s in enumerate(stmts):
-        key = _element_key(s) if s.kind == "setitem" else None
-        if key is None and s.kind == "getitem" and s.bare and _element_key(s) is not None:
-            _read_element(pending, s)
+        kind = s.kind
+        at = _at(s) if kind == "setitem" or (kind == "getitem" and s.bare) else None
+        if at is not None and kind == "getitem":
+            base = s.args[0]
+            mine = pending.get(base.root)
+            if mine is not None:
+                if mine[0] != id(base):
+                    del pending[base.root]
+                else:
+                    mine[1].pop(at, None)
             continue
-        reads = s.reads if key is None else [v for v in s.reads if v is not s.args[0]]
+        reads = s.reads if at is None else [v for v in s.reads if v is not s.args[0]]
         for v in reads:
             pending.pop(v.root, None)
-        if key is None:
+        if at is None:
             for w in s.writes:  # (a write of another shape: the stores before it may show through it)
                 if type(w) is Var:
                     pending.pop(w.root, None)
             continue
-        mine = pending.setdefault(s.args[0].root, {})
-        j = mine.get(key)
-        if j is not None:
+        base = s.args[0]
+        mine = pending.get(base.root)
+        if mine is None:
+            mine = pending[base.root] = [id(base), {}]
+        elif mine[0] != id(base):
+            mine[0] = None
+        j = mine[1].get(at)
+        if j is not None and mine[0] is not None:
             dead.add(j)
-        mine[key] = i
+        mine[1][at] = i
     return [s for i, s in enumerate(stmts) if i not in dead] if dead else stmts
