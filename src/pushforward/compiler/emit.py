@@ -16,7 +16,8 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
 - writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
   common subexpressions again, with views shared across writes; whole overwrites of 0-d values
   read as the values written, element stores forwarded to the
-  element reads after them, and overwritten ones dropped (scalars.py); an element-wise result
+  element reads after them, and overwritten ones dropped (scalars.py), and a region's view read
+  after its assignment as the array assigned (peephole.py); an element-wise result
   copied into an array computed into it (`a += b`, peephole.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
@@ -37,7 +38,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import cheap_forms, copies, elementwise, gram_products, in_place, loop_writes
+from .peephole import cheap_forms, copies, elementwise, gram_products, in_place, loop_writes, region_stores
 from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
@@ -481,7 +482,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = cheap_forms(_dce(gram_products(stmts, outputs), outputs, fixed_roots, temps))
     stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
-    stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)
+    stmts = in_place(_dce(region_stores(stores(stmts, outputs), outputs), outputs, fixed_roots, temps), outputs)
     used = set()
     for s in stmts:
         for c in (*s.leaves, *s.writes) if s.writes else s.leaves:

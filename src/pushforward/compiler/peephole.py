@@ -34,6 +34,13 @@
   argument parsing: ~0.6 us against ~1.3 us; a reversed vector takes another summation order in
   matmul, so it stays).
 
+- region stores forwarded (`region_stores`): the view `v = base[idx]` read after the assignment
+  `base[idx] = t` of a fresh array t of the region's shape and dtype that nothing writes, with no
+  write into base until v's last use other than assignments into regions of base disjoint from
+  idx, is t, when only `+ - * /` (and assignments) read v: the same bits from t's memory, and a
+  vector's result is contiguous either way (a recurrence over columns, `y[:, j] = ... y[:, j - 1]`,
+  then reads each column it made as the contiguous array it was, not as a strided view).
+
 None changes a value, dtype, shape or memory layout a later statement sees.
 """
 
@@ -44,7 +51,7 @@ import numpy as np
 from .lifetimes import Lifetimes, read_counts
 from .recording import Const, Stmt, Var
 
-__all__ = ["loop_writes", "copies", "in_place", "elementwise", "cheap_forms"]
+__all__ = ["loop_writes", "copies", "in_place", "elementwise", "cheap_forms", "region_stores"]
 
 
 def _basic(idx) -> bool:
@@ -453,3 +460,98 @@ def cheap_forms(stmts: list) -> list:
             ):
                 s.kind, s.fn = "method", "dot"
     return stmts
+
+
+# writes between a region store and a read of it a forwarding pass looks at, each (then it gives up)
+_FORWARD_WRITES = 8
+
+
+def _span(i, n: int):
+    """(start, stop) of the elements an int or a step-1 slice picks along a dim of n, else None."""
+    if type(i) is int:
+        i %= n
+        return i, i + 1
+    if type(i) is slice and i.step in (None, 1):
+        start, stop, _ = i.indices(n)
+        return start, max(start, stop)
+    return None
+
+
+def _disjoint(a, b, shape) -> bool:
+    """Basic indices a and b (of ints and slices, one per leading dim) of an array of this shape
+    pick no common element: along some dim, their spans do not meet."""
+    a = a if type(a) is tuple else (a,)
+    b = b if type(b) is tuple else (b,)
+    for i, j, n in zip(a, b, shape):
+        if i is None or j is None or i is Ellipsis or j is Ellipsis:
+            return False
+        x, y = _span(i, n), _span(j, n)
+        if x is not None and y is not None and (x[1] <= y[0] or y[1] <= x[0]):
+            return True
+    return False
+
+
+def _value_reads(v: Var, stmts: list, lt: Lifetimes) -> bool:
+    """Only exactly rounded element-wise ufuncs (as operands) and assignments (as the value) read v."""
+    for k in lt.readers.get(id(v), ()):
+        r = stmts[k]
+        if r.kind == "setitem":
+            if r.args[2] is not v or r.args[0] is v or not _basic(r.args[1]):
+                return False
+        elif not elementwise(r) or r.fn not in _EXACT:
+            return False
+    return True
+
+
+def region_stores(stmts: list, outputs: list) -> list:
+    """Views of a region read after its assignment as the array assigned (the module doc)."""
+    lt = Lifetimes(stmts)
+    out_ids = {id(v) for v in outputs}
+    stored: dict = {}  # (id of base, index key) -> (statement index, value assigned)
+    sub: dict = {}
+    kept = []
+    for i, s in enumerate(stmts):
+        if sub:
+            s.substitute(sub)
+        kind = s.kind
+        if kind == "setitem":
+            base, idx, t = s.args
+            if type(base) is Var and type(t) is Var and base.shape and _has_range(idx) and _basic(idx):
+                stored[(id(base), _index_key(idx))] = (i, t)
+        elif kind == "getitem" and not s.bare and len(s.outs) == 1 and type(s.args[0]) is Var:
+            base, idx = s.args
+            st = stored.get((id(base), _index_key(idx))) if _has_range(idx) and _basic(idx) else None
+            v = s.outs[0]
+            if st is not None and id(v) not in out_ids and _forwards(st, base, idx, v, i, stmts, lt):
+                sub[id(v)] = st[1]
+                continue
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return kept
+
+
+def _has_range(idx) -> bool:
+    return any(type(i) is slice for i in (idx if type(idx) is tuple else (idx,)))
+
+
+def _forwards(st: tuple, base: Var, idx, v: Var, i: int, stmts: list, lt: Lifetimes) -> bool:
+    """The view v = base[idx] at statement i reads, until its last use, what `base[idx] = t` at
+    statement j (st = (j, t)) assigned (the module doc)."""
+    j, t = st
+    if t.shape != v.shape or t.dtype != v.dtype or v.dtype != base.dtype or not t.fresh or v.fresh:
+        return False
+    if lt.ever_written(t.root) or not (len(v.shape) == 1 or (v.contig and t.contig)):
+        return False
+    if not _value_reads(v, stmts, lt):
+        return False
+    between = lt.writes_in(base.root, j, lt.last.get(id(v), i), _FORWARD_WRITES)
+    if between is None:
+        return False
+    for k in between:
+        w = stmts[k]
+        if w.kind != "setitem" or w.args[0] is not base or not _basic(w.args[1]):
+            return False
+        if not _disjoint(w.args[1], idx, base.shape):
+            return False
+    return True
