@@ -225,28 +225,11 @@ def _same_view(s: Stmt):
     return (a, b) if all(type(i) in (int, np.int64, np.intp) and i == k for k, i in enumerate(axes)) else None
 
 
-def _same_views(stmts: list, out_ids: set, reshaped: set) -> list:
-    """stmts without the views that are their input (the module doc), read as that input."""
-    sub: dict = {}
-    kept = []
-    for s in stmts:
-        if sub:
-            s.substitute(sub)
-        same = _same_view(s)
-        if same is not None and id(same[1]) not in out_ids and id(same[1]) not in reshaped:
-            sub[id(same[1])] = same[0]
-            continue
-        kept.append(s)
-    return kept
-
-
 def copies(stmts: list, outputs: list) -> list:
     """Copies of values that do not change while the copy lives, replaced by the values (the module
-    doc); the views that are their input first (the engine's copy of a flipped vector into C order
-    ends in one: the copy's readers read it)."""
+    doc; after `cheap_forms`, which drops the views that are their input: the engine's copy of a
+    flipped vector into C order ends in one, and the copy's readers read it)."""
     out_ids = {id(v) for v in outputs}
-    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
-    stmts = _same_views(stmts, out_ids, reshaped)
     lt = Lifetimes(stmts)
     per_root: dict = {}
     for s in stmts:
@@ -315,13 +298,21 @@ def in_place(stmts: list, outputs: list) -> list:
             continue
         if t.shape != a.shape or t.dtype != a.dtype or a.shape is None or a.shape == ():
             continue
-        if made.get(id(a), -1) >= j or lt.read(a.root, j, i - 1) or lt.written(a.root, j, i - 1):
+        if made.get(id(a), -1) >= j or _read_between(stmts, lt, a.root, j, i) or lt.written(a.root, j, i - 1):
             continue  # (a made after the ufunc, a zeros buffer: it does not exist there yet)
         f = stmts[j]
         f.kwargs, f.writes = {"out": (a,)}, [a]
         f.outs = []
         drop.add(i)
     return [s for i, s in enumerate(stmts) if i not in drop] if drop else stmts
+
+
+def _read_between(stmts: list, lt: Lifetimes, root, j: int, i: int) -> bool:
+    """A statement strictly between j and i reads buffer `root`: looked at directly when they are
+    few (the ufunc and its assignment are usually neighbours), else through the program's reads."""
+    if i - j > 8:
+        return lt.read(root, j, i - 1)
+    return any(v.root == root for k in range(j + 1, i) for v in stmts[k].reads)
 
 
 def _region_operand(s: Stmt, stmts: list, made: dict):
@@ -430,36 +421,57 @@ def _flip_index(s: Stmt):
     return idx[0] if n == 1 else idx  # (`x[::-1]`: NumPy parses a lone slice faster than a tuple)
 
 
-def cheap_forms(stmts: list) -> list:
-    """Calls spelled the cheaper way that computes the same (the module doc)."""
+def cheap_forms(stmts: list, outputs: list) -> list:
+    """Calls spelled the cheaper way that computes the same, and without the views that are their
+    input, read as that input (the module doc)."""
+    out_ids = {id(v) for v in outputs}
+    reshaped = {id(s.args[0]) for s in stmts if s.kind == "setattr"}
+    flip, contiguous, matmul, transpose = np.flip, np.ascontiguousarray, np.matmul, np.transpose
+    sub: dict = {}
+    kept = []
     for s in stmts:
-        if s.kind != "call" or s.writes or len(s.outs) != 1:
-            continue
+        if sub:
+            s.substitute(sub)
         fn = s.fn
-        if fn is np.flip:
-            idx = _flip_index(s)
-            if idx is not None:
-                s.kind, s.fn, s.label = "getitem", None, "flip"
-                s.args, s.kwargs = (s.args[0], idx), {}
-        elif fn is np.ascontiguousarray:
-            x = s.args[0] if len(s.args) == 1 and not s.kwargs else None
-            if type(x) is Var and x.shape and not x.contig and s.outs[0].fresh and s.outs[0].dtype == x.dtype:
-                s.kind, s.fn = "method", "copy"
-        elif fn is np.matmul and len(s.args) == 2 and not s.kwargs:
-            x, y = s.args
-            if (
-                type(x) is Var
-                and type(y) is Var
-                and x.forward
-                and y.forward
-                and x.shape is not None
-                and len(x.shape) == 1
-                and y.shape == x.shape
-                and x.dtype == y.dtype
-                and x.dtype in _DOT_DTYPES
-            ):
-                s.kind, s.fn = "method", "dot"
-    return stmts
+        if fn is flip or fn is contiguous or fn is matmul or fn is transpose or fn == "transpose":
+            same = _same_view(s)
+            if same is not None and id(same[1]) not in out_ids and id(same[1]) not in reshaped:
+                sub[id(same[1])] = same[0]
+                continue
+            if s.kind == "call" and not s.writes and len(s.outs) == 1:
+                _cheaper(s)
+        kept.append(s)
+    for i, v in enumerate(outputs):
+        outputs[i] = sub.get(id(v), v)
+    return kept
+
+
+def _cheaper(s: Stmt) -> None:
+    """s, a call of np.flip, np.ascontiguousarray or np.matmul, spelled the cheaper way (the module doc)."""
+    fn = s.fn
+    if fn is np.flip:
+        idx = _flip_index(s)
+        if idx is not None:
+            s.kind, s.fn, s.label = "getitem", None, "flip"
+            s.args, s.kwargs = (s.args[0], idx), {}
+    elif fn is np.ascontiguousarray:
+        x = s.args[0] if len(s.args) == 1 and not s.kwargs else None
+        if type(x) is Var and x.shape and not x.contig and s.outs[0].fresh and s.outs[0].dtype == x.dtype:
+            s.kind, s.fn = "method", "copy"
+    elif fn is np.matmul and len(s.args) == 2 and not s.kwargs:
+        x, y = s.args
+        if (
+            type(x) is Var
+            and type(y) is Var
+            and x.forward
+            and y.forward
+            and x.shape is not None
+            and len(x.shape) == 1
+            and y.shape == x.shape
+            and x.dtype == y.dtype
+            and x.dtype in _DOT_DTYPES
+        ):
+            s.kind, s.fn = "method", "dot"
 
 
 # writes between a region store and a read of it a forwarding pass looks at, each (then it gives up)
@@ -504,28 +516,40 @@ def _value_reads(v: Var, stmts: list, lt: Lifetimes) -> bool:
 
 
 def region_stores(stmts: list, outputs: list) -> list:
-    """Views of a region read after its assignment as the array assigned (the module doc)."""
-    lt = Lifetimes(stmts)
+    """Views of a region read after its assignment as the array assigned (the module doc). The
+    reads of each statement are scanned only when some view follows an assignment of its region."""
     out_ids = {id(v) for v in outputs}
     stored: dict = {}  # (id of base, index key) -> (statement index, value assigned)
-    sub: dict = {}
-    kept = []
+    found = []  # (index of the view's statement, the assignment's index, the value assigned)
     for i, s in enumerate(stmts):
-        if sub:
-            s.substitute(sub)
         kind = s.kind
         if kind == "setitem":
             base, idx, t = s.args
             if type(base) is Var and type(t) is Var and base.shape and _has_range(idx) and _basic(idx):
                 stored[(id(base), _index_key(idx))] = (i, t)
-        elif kind == "getitem" and not s.bare and len(s.outs) == 1 and type(s.args[0]) is Var:
-            base, idx = s.args
-            st = stored.get((id(base), _index_key(idx))) if _has_range(idx) and _basic(idx) else None
-            v = s.outs[0]
-            if st is not None and id(v) not in out_ids and _forwards(st, base, idx, v, i, stmts, lt):
-                sub[id(v)] = st[1]
-                continue
-        kept.append(s)
+        elif kind == "getitem" and stored and not s.bare and len(s.outs) == 1 and type(s.args[0]) is Var:
+            idx = s.args[1]
+            st = stored.get((id(s.args[0]), _index_key(idx))) if _has_range(idx) and _basic(idx) else None
+            if st is not None and id(s.outs[0]) not in out_ids:
+                found.append((i, *st))
+    if not found:
+        return stmts
+    lt = Lifetimes(stmts)
+    sub: dict = {}
+    drop = set()
+    for i, j, t in found:
+        s = stmts[i]
+        t = sub.get(id(t), t)  # (a value assigned that was itself a forwarded view)
+        if _forwards(j, t, s.args[0], s.args[1], s.outs[0], i, stmts, lt):
+            sub[id(s.outs[0])] = t
+            drop.add(i)
+    if not sub:
+        return stmts
+    kept = []
+    for i, s in enumerate(stmts):
+        if i not in drop:
+            s.substitute(sub)
+            kept.append(s)
     for i, v in enumerate(outputs):
         outputs[i] = sub.get(id(v), v)
     return kept
@@ -535,10 +559,9 @@ def _has_range(idx) -> bool:
     return any(type(i) is slice for i in (idx if type(idx) is tuple else (idx,)))
 
 
-def _forwards(st: tuple, base: Var, idx, v: Var, i: int, stmts: list, lt: Lifetimes) -> bool:
+def _forwards(j: int, t: Var, base: Var, idx, v: Var, i: int, stmts: list, lt: Lifetimes) -> bool:
     """The view v = base[idx] at statement i reads, until its last use, what `base[idx] = t` at
-    statement j (st = (j, t)) assigned (the module doc)."""
-    j, t = st
+    statement j assigned (the module doc)."""
     if t.shape != v.shape or t.dtype != v.dtype or v.dtype != base.dtype or not t.fresh or v.fresh:
         return False
     if lt.ever_written(t.root) or not (len(v.shape) == 1 or (v.contig and t.contig)):

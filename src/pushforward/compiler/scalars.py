@@ -208,7 +208,9 @@ def _at(s: Stmt):
     """The element `base[i, j, ...]` of an element read or store (ints only) as non-negative
     indices, else None: `a[-1, 0]` and `a[n - 1, 0]` are one element."""
     key = _element_key(s)
-    return None if key is None else tuple([i % n for i, n in zip(key[1], s.args[0].shape)])
+    if key is None or not key[1] or min(key[1]) >= 0:
+        return None if key is None else key[1]
+    return tuple([i % n for i, n in zip(key[1], s.args[0].shape)])
 
 
 def _overwritten(stmts: list) -> list:
