@@ -1335,3 +1335,25 @@ def test_a_region_read_after_an_overlapping_write_or_by_another_ufunc_stays_a_vi
         c = pf.compile(f, fullgraph=True)
         np.testing.assert_array_equal(c(x).numpy(), f(x).numpy())
         assert re.search(r"= new_0\[:, 1\]$", c.source(x), re.M), c.source(x)
+
+
+def test_an_output_copied_from_a_temporary_at_its_last_use_is_the_temporary():
+    """`y.clone()` returned, y a temporary of this call nothing uses afterwards, is y: no copy (a
+    pass over an array's memory); each call still returns new arrays. A clone of an input, of a
+    value used after it, or of a view stays a copy."""
+
+    def f(x):
+        y = x * 2.0
+        y += 1.0
+        z = x + 1.0
+        return y.clone(), z.clone(), z.sum(), x.clone(), x[1:].clone()
+
+    c = pf.compile(f, fullgraph=True)
+    x = pf.tensor(np.random.default_rng(6).standard_normal(2000))
+    first = c(x)
+    for got, want in zip(first, f(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    again = c(x)
+    assert not any(np.shares_memory(a.numpy(), b.numpy()) for a, b in zip(first[:2], again[:2]))
+    src = c.source(x)
+    assert src.count(".copy()") == 3 and "return (multiply_0, copy_" in src, src  # z's, x's and x[1:]'s

@@ -480,7 +480,7 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     stmts = _dce(loop_writes(stmts, outputs), outputs, fixed_roots, temps)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
     stmts = cheap_forms(_dce(gram_products(stmts, outputs), outputs, fixed_roots, temps), outputs)
-    stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
+    stmts = scalarize(overwrites(copies(stmts, outputs, fixed_roots), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
     stmts = in_place(_dce(region_stores(stores(stmts, outputs), outputs), outputs, fixed_roots, temps), outputs)
     used = set()

@@ -12,7 +12,9 @@
   is a itself (the tangent rules copy a value they hand on: the tangent of a read element), when
   a is C-contiguous (b has its layout then) or a vector that only exactly rounded element-wise
   ufuncs read through b (`+ - * /`: the same bits for any strides, a contiguous result either
-  way; the engine copies a flipped vector into C order);
+  way; the engine copies a flipped vector into C order); and an output b copied from a
+  C-contiguous temporary of the call at its last use, which nothing views, is that temporary
+  (`return y.clone()`: the copy is a pass over y's memory; each call still makes its own y);
 
 - writes of a region into itself: `base[idx] = v` where v is the view `base[idx]` (the same
   basic index of the same Var), or a copy of it (`copy`, `astype` to its own dtype) taken after the last
@@ -225,10 +227,11 @@ def _same_view(s: Stmt):
     return (a, b) if all(type(i) in (int, np.int64, np.intp) and i == k for k, i in enumerate(axes)) else None
 
 
-def copies(stmts: list, outputs: list) -> list:
+def copies(stmts: list, outputs: list, fixed_roots: frozenset = frozenset()) -> list:
     """Copies of values that do not change while the copy lives, replaced by the values (the module
     doc; after `cheap_forms`, which drops the views that are their input: the engine's copy of a
-    flipped vector into C order ends in one, and the copy's readers read it)."""
+    flipped vector into C order ends in one, and the copy's readers read it); an output copied
+    from a temporary at its last use is that temporary. fixed_roots: the inputs' memory."""
     out_ids = {id(v) for v in outputs}
     lt = Lifetimes(stmts)
     per_root: dict = {}
@@ -249,8 +252,26 @@ def copies(stmts: list, outputs: list) -> list:
             if private and not lt.ever_written(b.root) and not lt.written(a.root, i, lt.last.get(id(b), i)):
                 sub[id(b)] = a
                 continue
+            if id(b) in out_ids and _moved(a, b, i, lt, per_root, out_ids, out_roots | fixed_roots):
+                sub[id(b)] = a
+                continue
         kept.append(s)
+    if sub:
+        for k, v in enumerate(outputs):
+            outputs[k] = sub.get(id(v), v)
     return kept
+
+
+def _moved(a: Var, b: Var, i: int, lt: Lifetimes, per_root: dict, out_ids: set, pinned: set) -> bool:
+    """The output b, a copy of a at statement i, may be a itself: a is a C-contiguous temporary of
+    this call (no input's memory, no outside array's, no other output's) that nothing views and
+    nothing uses after the copy, and b is neither viewed nor written (a result such as
+    `x.clone()` of a value computed here: one pass over its memory fewer)."""
+    if not (a.fresh and a.contig and a.const_base is None and id(a) not in out_ids and a.root not in pinned):
+        return False
+    if per_root.get(a.root) != 1 or lt.last.get(id(a)) != i:
+        return False
+    return b.fresh and per_root.get(b.root) == 1 and not lt.ever_written(b.root)
 
 
 def elementwise(s: Stmt) -> bool:
