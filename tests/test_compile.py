@@ -1076,10 +1076,11 @@ def test_empty_views_of_inputs_come_out_fresh_through_autodiff_from_outside():
 
 
 def element_recurrence(a):
-    """An element loop: each element updated from the one before it, twice."""
+    """An element loop: each element updated from the one before it and the first, twice (the
+    first's reads come after every store before them)."""
     a = a.clone()
     for i in range(1, a.shape[0]):
-        a[i] += a[i - 1]
+        a[i] += a[i - 1] * a[0]
         a[i] /= 3.0
     return a
 
@@ -1120,7 +1121,7 @@ def test_compile_work_is_linear_in_the_trace():
     work for twice the elements is twice the work (a pass that rescans the trace per statement
     would make it four times)."""
     small, large = _compiler_lines(150), _compiler_lines(300)
-    assert 1.8 < large / small < 2.15, (small, large)
+    assert 1.9 < large / small < 2.08, (small, large)
 
 
 def test_a_slice_bound_read_from_a_tensor_is_guarded():
@@ -1357,3 +1358,184 @@ def test_an_output_viewing_a_buffer_the_program_fills_is_that_view():
     c = pf.compile(sums, fullgraph=True)
     for x in (pf.tensor([1.0, 2.0, 3.0, 4.0]), pf.tensor([5.0, -1.0, 0.5, 2.0])):
         close(c(x), sums(x))
+
+
+def levinson(r):
+    """Durbin's recursion (a Toeplitz solve): flipped slices, vector products, a slice updated in place."""
+    y = pf.zeros_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+def jvp_of(fn):
+    def f(x, v):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(fn(fwAD.make_dual(x, v)))
+
+    return f
+
+
+def test_a_recursions_flips_products_and_slice_updates_are_cheap_numpy():
+    """The jvp of Durbin's recursion: `np.flip` is the view `x[::-1]`, a product of two vectors
+    `x.dot(y)`, the flipped vector that only `+ - * /` read is not copied into C order (the one a
+    product reads is: its summation order depends on it), and `y[:k] += alpha * flip(y[:k])` on the
+    tangent computes into the tangent buffer's slice. The same bits as eagerly."""
+    rng = np.random.default_rng(0)
+    x, v = pf.tensor(rng.standard_normal(40) * 0.1), pf.tensor(rng.standard_normal(40))
+    f = jvp_of(levinson)
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    src = c.source(x, v)
+    assert "np.flip(" not in src and "np.ascontiguousarray(" not in src and " @ " not in src, src
+    assert re.search(r"= getitem_\d+\[::-1\]\n", src) and src.count(".dot(") == 3 * 39, src
+    assert src.count(".copy()") == 2 * 38, src  # (r[:k] flipped for k >= 2, primal and tangent)
+    assert len(re.findall(r"^    getitem_\d+ \+= \w+$", src, re.M)) == 2 * 39, src
+    assert not re.search(r"^    \w+\[:\d+\] = ", src, re.M), src
+
+
+def test_a_product_of_a_reversed_vector_stays_a_matmul():
+    """NumPy's matmul sums a vector with a negative stride in another order than `x.dot(y)` (which
+    then leaves BLAS): the program keeps `@` there, and the eager bits."""
+    rng = np.random.default_rng(1)
+    x, v = pf.tensor(rng.standard_normal(100)), pf.tensor(rng.standard_normal(100))
+    f = jvp_of(lambda x: x[::-1] @ x)
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    src = c.source(x, v)
+    assert src.count(" @ ") == 3 and ".dot(" not in src, src
+
+
+def test_a_flipped_vector_read_by_other_ufuncs_keeps_its_copy():
+    """Only exactly rounded ufuncs read a flipped vector in place of its C-ordered copy: a sine may
+    take another loop for a strided operand."""
+    x = pf.tensor(np.random.default_rng(2).standard_normal(64))
+    f = lambda x: pf.sin(pf.flip(x, (0,))) + pf.flip(x, (0,)) * 2.0  # noqa: E731
+    c = pf.compile(f, fullgraph=True)
+    np.testing.assert_array_equal(c(x).numpy(), f(x).numpy())
+    src = c.source(x)
+    assert src.count(".copy()") == 1 and re.search(r"np\.sin\(\w+\)", src), src
+
+
+def test_views_are_indexed_without_a_trailing_ellipsis():
+    """`a[1:, 2, ...]` and `a[1, ...]` are the views `a[1:, 2]` and `a[1]` (NumPy parses those
+    faster); an element `a[0, 0, ...]` read as a 0-d view keeps its Ellipsis (without it, a scalar)."""
+
+    def f(x):
+        a = x.clone()
+        e = a[0, 0]
+        col = a[1:, 2] * 2.0
+        row = a[1] + 1.0
+        a[0, 0] = 5.0
+        return e * 2.0 + col.sum() + row.sum() + a
+
+    c = pf.compile(f, fullgraph=True)
+    x = pf.tensor(np.arange(9.0).reshape(3, 3))
+    close(c(x), f(x))
+    src = c.source(x)
+    assert "[1:, 2]" in src and re.search(r"= copy_0\[1\]\n", src) and "[0, 0, ...]" in src, src
+    assert "[1:, 2, ...]" not in src and "[1, ...]" not in src, src
+
+
+def test_an_element_store_a_scalar_read_of_another_element_follows_is_overwritten():
+    """A Cholesky row: `L[i, j] = s` then `L[i, j] = s / L[j, j]` writes L[i, j] once (the read of
+    L[j, j] in between reads another element), primal and tangent; the same bits as eagerly."""
+
+    def chol(a):
+        a = a.clone()
+        n = a.shape[0]
+        a[0, 0] = pf.sqrt(a[0, 0])
+        for i in range(1, n):
+            for j in range(i):
+                a[i, j] -= pf.dot(a[i, :j], a[j, :j])
+                a[i, j] /= a[j, j]
+            a[i, i] -= pf.dot(a[i, :i], a[i, :i])
+            a[i, i] = pf.sqrt(a[i, i])
+        return a
+
+    x, v = spd(5), pf.tensor(np.random.default_rng(3).standard_normal((5, 5)))
+    f = jvp_of(chol)
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    src = c.source(x, v)
+    names = re.findall(r"^    (\w+)\[3, 1\] = ", src, re.M)
+    assert len(names) == 2 and len(set(names)) == 2, src  # once per buffer
+
+
+def column_recurrence(x):
+    """A recurrence over columns, as an IIR filter's: each column from the input's and the two before."""
+    y = pf.zeros_like(x)
+    y[:, 0] = 0.5 * x[:, 0]
+    y[:, 1] = 0.5 * x[:, 1] + 0.25 * y[:, 0]
+    for j in range(2, x.shape[1]):
+        y[:, j] = 0.5 * x[:, j] + 0.25 * y[:, j - 1] - 0.125 * y[:, j - 2]
+    return y
+
+
+def test_a_column_written_then_read_is_read_as_the_array_written():
+    """`y[:, j - 1]` and `y[:, j - 2]`, assigned before (primal and tangent), are read as the
+    contiguous arrays assigned, not as strided views of y: the stores into other columns in
+    between do not touch them. The same bits as eagerly."""
+    rng = np.random.default_rng(4)
+    x, v = pf.tensor(rng.standard_normal((6, 9))), pf.tensor(rng.standard_normal((6, 9)))
+    f = jvp_of(column_recurrence)
+    c = pf.compile(f, fullgraph=True)
+    for got, want in zip(c(x, v), f(x, v)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    src = c.source(x, v)
+    assert len(re.findall(r"^    \w+ = (?:x|v)\[:, \d\]$", src, re.M)) == 2 * 9, src  # the inputs' columns
+    assert not re.search(r"= (?!x\[|v\[)\w+\[:, \d\]$", src, re.M), src  # no column of y read back
+    assert len(re.findall(r"^    \w+\[:, \d\] = \w+$", src, re.M)) == 2 * 9, src
+
+
+def test_a_region_read_after_an_overlapping_write_or_by_another_ufunc_stays_a_view():
+    """The view `y[:, 1]` after `y[1:, :] *= 2` (which overlaps it) reads the written memory, and
+    one that `sin` reads stays a view (a strided operand may take another loop)."""
+
+    def overlapped(x):
+        y = pf.zeros_like(x)
+        y[:, 1] = x[:, 0] * 3.0
+        y[1:, :] *= 2.0
+        return y[:, 1] * 1.5
+
+    def sine(x):
+        y = pf.zeros_like(x)
+        y[:, 1] = x[:, 0] * 3.0
+        return pf.sin(y[:, 1])
+
+    x = pf.tensor(np.random.default_rng(5).standard_normal((4, 3)))
+    for f in (overlapped, sine):
+        c = pf.compile(f, fullgraph=True)
+        np.testing.assert_array_equal(c(x).numpy(), f(x).numpy())
+        assert re.search(r"= new_0\[:, 1\]$", c.source(x), re.M), c.source(x)
+
+
+def test_an_output_copied_from_a_temporary_at_its_last_use_is_the_temporary():
+    """`y.clone()` returned, y a temporary of this call nothing uses afterwards, is y: no copy (a
+    pass over an array's memory); each call still returns new arrays. A clone of an input, of a
+    value used after it, or of a view stays a copy."""
+
+    def f(x):
+        y = x * 2.0
+        y += 1.0
+        z = x + 1.0
+        return y.clone(), z.clone(), z.sum(), x.clone(), x[1:].clone()
+
+    c = pf.compile(f, fullgraph=True)
+    x = pf.tensor(np.random.default_rng(6).standard_normal(2000))
+    first = c(x)
+    for got, want in zip(first, f(x)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    again = c(x)
+    assert not any(np.shares_memory(a.numpy(), b.numpy()) for a, b in zip(first[:2], again[:2]))
+    src = c.source(x)
+    assert src.count(".copy()") == 3 and "return (multiply_0, copy_" in src, src  # z's, x's and x[1:]'s

@@ -11,10 +11,13 @@ recorded NumPy call, each variable named after its op (`sin_3 = np.sin(x_0)`). P
   simplifier, which makes more of them: a number's place in `2.0 * v`);
 - the second product of a Gram product's tangent (`a @ t.mT` after `t @ a.mT`) as the first's
   transpose (peephole.py);
+- `np.flip` as the basic index it takes, `np.ascontiguousarray` as a copy, a matmul of two vectors
+  as `x.dot(y)` (peephole.py, `cheap_forms`);
 - writes into views, writes of a region into itself, copies and element reads as NumPy scalars (peephole.py, scalars.py), then
   common subexpressions again, with views shared across writes; whole overwrites of 0-d values
   read as the values written, element stores forwarded to the
-  element reads after them, and overwritten ones dropped (scalars.py); an element-wise result
+  element reads after them, and overwritten ones dropped (scalars.py), and a region's view read
+  after its assignment as the array assigned (peephole.py); an element-wise result
   copied into an array computed into it (`a += b`, peephole.py);
 - buffers: an element-wise ufunc's result goes into a dead temporary of the same shape, dtype
   and layout (`out=`); NumPy's overlap rule keeps that exact even when the buffer is an input;
@@ -35,7 +38,7 @@ import numpy as np
 import scipy.special as sps
 
 from .recording import Const, GuardFailed, Stmt, Trace, Untraceable, Var, walk_args
-from .peephole import copies, elementwise, gram_products, in_place, loop_writes
+from .peephole import cheap_forms, copies, elementwise, gram_products, in_place, loop_writes, region_stores
 from .scalars import overwrites, scalarize, stores
 from .simplify import simplify
 
@@ -350,7 +353,10 @@ def _render(nm: _Namer, s: Stmt, out_buf: str | None) -> str:
     elif s.kind == "method":
         rhs = f"{nm.expr(s.args[0])}.{s.fn}({_call_args(nm, s.args[1:], s.kwargs)})"
     elif s.kind == "getitem":
-        rhs = f"{nm.expr(s.args[0])}[{nm.index(_without_ellipsis(s.args[1]) if s.bare else s.args[1])}]"
+        idx = s.args[1]
+        if s.bare or _an_array_either_way(idx, s.args[0]):
+            idx = _without_ellipsis(idx)
+        rhs = f"{nm.expr(s.args[0])}[{nm.index(idx)}]"
     elif s.kind == "setitem":
         idx = s.args[1]
         value = s.args[2]
@@ -379,6 +385,19 @@ def _without_ellipsis(idx):
     if type(idx) is tuple and len(idx) > 1 and idx[-1] is Ellipsis:
         return idx[:-1] if len(idx) > 2 else idx[0]
     return idx
+
+
+def _an_array_either_way(idx, base) -> bool:
+    """`base[idx]` with and without idx's trailing Ellipsis is the same view: idx has a slice or a
+    None, or fewer ints than base has dims (only a full set of ints makes a 0-d view with the
+    Ellipsis and a scalar without; NumPy parses the index without it faster)."""
+    if _has_slice(idx):
+        return True
+    items = idx if type(idx) is tuple else (idx,)
+    n = getattr(base, "shape", None)
+    if n is None or not all(type(i) is int or i is Ellipsis for i in items):
+        return False
+    return sum(type(i) is int for i in items) < len(n)
 
 
 def _has_slice(idx) -> bool:
@@ -460,10 +479,10 @@ def emit(trace: Trace, inputs: list, outputs: list, name: str, mutated_consts: l
     # (the writes a loop makes rewritten first: the passes after see a fraction of the statements)
     stmts = _dce(loop_writes(stmts, outputs), outputs, fixed_roots, temps)
     stmts = _cse(simplify(trace, stmts, outputs, temps, mutated_consts), outputs)
-    stmts = _dce(gram_products(stmts, outputs), outputs, fixed_roots, temps)
-    stmts = scalarize(overwrites(copies(stmts, outputs), outputs, fixed_roots), outputs)
+    stmts = cheap_forms(_dce(gram_products(stmts, outputs), outputs, fixed_roots, temps), outputs)
+    stmts = scalarize(overwrites(copies(stmts, outputs, fixed_roots), outputs, fixed_roots), outputs)
     stmts = _dce(_cse(stmts, outputs, views=True), outputs, fixed_roots, temps)
-    stmts = in_place(_dce(stores(stmts, outputs), outputs, fixed_roots, temps), outputs)
+    stmts = in_place(_dce(region_stores(stores(stmts, outputs), outputs), outputs, fixed_roots, temps), outputs)
     used = set()
     for s in stmts:
         for c in (*s.leaves, *s.writes) if s.writes else s.leaves:

@@ -104,6 +104,16 @@ class Lifetimes:
         k = bisect.bisect_right(pos, i)
         return k < len(pos) and pos[k] <= j
 
+    def writes_in(self, root, i: int, j: int, limit: int):
+        """The positions k with i < k <= j of the statements writing into buffer `root`, or None
+        when there are more than `limit` (a pass looking at each stays linear in the program)."""
+        pos = self._writes.get(root)
+        if not pos:
+            return []
+        k = bisect.bisect_right(pos, i)
+        end = bisect.bisect_right(pos, j, k)
+        return pos[k:end] if end - k <= limit else None
+
     def ever_written(self, root) -> bool:
         return root in self._writes
 

@@ -97,7 +97,7 @@ def user_site() -> str:
 class Var:
     """A program variable: one array the trace made (or an input)."""
 
-    __slots__ = ("name", "root", "scalar", "shape", "dtype", "contig", "fresh", "const_base")
+    __slots__ = ("name", "root", "scalar", "shape", "dtype", "contig", "forward", "fresh", "const_base")
 
     def __init__(self, name: str, raw, root: int, scalar: bool = False) -> None:
         self.name = name
@@ -106,6 +106,8 @@ class Var:
         self.shape = getattr(raw, "shape", None)
         self.dtype = getattr(raw, "dtype", None)
         self.contig = bool(getattr(raw, "flags", None) is not None and raw.flags.c_contiguous)
+        # (no negative stride: BLAS reads it; NumPy sums a reversed vector by its own loop)
+        self.forward = self.contig or min(getattr(raw, "strides", None) or (0,)) >= 0
         self.fresh = False  # owns its memory (a new buffer made by this statement)
         self.const_base = None  # the Const whose memory this view looks into (writes reach it)
 

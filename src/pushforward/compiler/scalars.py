@@ -24,7 +24,8 @@ v's dtype owning its memory that nothing writes: v then has one value and may be
 Element stores (`stores`), after that: an element read `a[i, j]` replayed as a scalar that
 follows the assignment `a[i, j] = v` of a scalar v, with no write into a in between, is v (a
 scalar is immutable); and such an assignment that a later one into the same element of the same
-array overwrites, with nothing reading a's memory in between, is dropped. A loop that updates an
+array overwrites, with nothing reading a's memory in between (a scalar read of another element
+of a does not), is dropped. A loop that updates an
 element several times (`A[i, j] += x; A[i, j] /= 9.0`) then writes it once.
 """
 
@@ -203,24 +204,51 @@ def stores(stmts: list, outputs: list) -> list:
     return _overwritten(kept)
 
 
+def _at(s: Stmt):
+    """The element `base[i, j, ...]` of an element read or store (ints only) as non-negative
+    indices, else None: `a[-1, 0]` and `a[n - 1, 0]` are one element."""
+    key = _element_key(s)
+    if key is None or not key[1] or min(key[1]) >= 0:
+        return None if key is None else key[1]
+    return tuple([i % n for i, n in zip(key[1], s.args[0].shape)])
+
+
 def _overwritten(stmts: list) -> list:
     """stmts without the element stores a later store into the same element overwrites before
-    anything reads that memory (a setitem's target is written, not read)."""
-    pending: dict = {}  # root -> {element key: index of its last store}
+    anything reads that memory (a setitem's target is written, not read). A scalar read of an
+    element `base[i, j]` reads only that one, when every store pending on its buffer went through
+    base itself (`A[i, j] = s; A[j, j]; A[i, j] = s / A[j, j]` writes A[i, j] once); through
+    another view of the buffer, any element may alias."""
+    pending: dict = {}  # root -> [id of the Var stored through (None: several), {element: index of its store}]
     dead = set()
     for i, s in enumerate(stmts):
-        key = _element_key(s) if s.kind == "setitem" else None
-        reads = s.reads if key is None else [v for v in s.reads if v is not s.args[0]]
+        kind = s.kind
+        at = _at(s) if kind == "setitem" or (kind == "getitem" and s.bare) else None
+        if at is not None and kind == "getitem":
+            base = s.args[0]
+            mine = pending.get(base.root)
+            if mine is not None:
+                if mine[0] != id(base):
+                    del pending[base.root]
+                else:
+                    mine[1].pop(at, None)
+            continue
+        reads = s.reads if at is None else [v for v in s.reads if v is not s.args[0]]
         for v in reads:
             pending.pop(v.root, None)
-        if key is None:
+        if at is None:
             for w in s.writes:  # (a write of another shape: the stores before it may show through it)
                 if type(w) is Var:
                     pending.pop(w.root, None)
             continue
-        mine = pending.setdefault(s.args[0].root, {})
-        j = mine.get(key)
-        if j is not None:
+        base = s.args[0]
+        mine = pending.get(base.root)
+        if mine is None:
+            mine = pending[base.root] = [id(base), {}]
+        elif mine[0] != id(base):
+            mine[0] = None
+        j = mine[1].get(at)
+        if j is not None and mine[0] is not None:
             dead.add(j)
-        mine[key] = i
+        mine[1][at] = i
     return [s for i, s in enumerate(stmts) if i not in dead] if dead else stmts
