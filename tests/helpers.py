@@ -42,3 +42,41 @@ INPLACE = {
     "itruediv": (lambda t, o: t.__itruediv__(o), lambda t, o: t / o),
     "clamp_": (lambda t, o: t.clamp_(0.7, 1.6), lambda t, o: t.clamp(0.7, 1.6)),
 }
+
+
+def lu_rows(np, a):
+    """Doolittle LU written with row loops, overwriting a (L below the diagonal, U above)."""
+    n = a.shape[0]
+    for i in range(n):
+        for j in range(i):
+            a[i, j] -= a[i, :j] @ a[:j, j]
+            a[i, j] /= a[j, j]
+        for j in range(i, n):
+            a[i, j] -= a[i, :i] @ a[:i, j]
+    return a
+
+
+def durbin(np, r):
+    """Durbin's recursion (a Toeplitz solve): flipped slices, vector products, a slice updated in place."""
+    y = np.zeros_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+def cholesky_in_place(np, a):
+    """Cholesky by elements, overwriting the lower triangle of a (the upper one left as it is)."""
+    a[0, 0] = np.sqrt(a[0, 0])
+    for i in range(1, a.shape[0]):
+        for j in range(i):
+            a[i, j] -= np.dot(a[i, :j], a[j, :j])
+            a[i, j] /= a[j, j]
+        a[i, i] -= np.dot(a[i, :i], a[i, :i])
+        a[i, i] = np.sqrt(a[i, i])
+    return a

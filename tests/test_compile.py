@@ -1,6 +1,7 @@
 """pf.compile: tracing, emitted source, guards and retracing, fallback and errors, composition both
 ways, in-place writes into inputs and views."""
 
+import functools
 import re
 import warnings
 
@@ -11,6 +12,8 @@ import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
 from pushforward.compiler.compiled import MAX_SIGNATURES
 from pushforward.errors import CompileError, PushforwardError
+
+from helpers import cholesky_in_place, durbin
 
 
 def chain(y):
@@ -1360,20 +1363,6 @@ def test_an_output_viewing_a_buffer_the_program_fills_is_that_view():
         close(c(x), sums(x))
 
 
-def levinson(r):
-    """Durbin's recursion (a Toeplitz solve): flipped slices, vector products, a slice updated in place."""
-    y = pf.zeros_like(r)
-    alpha = -r[0]
-    beta = 1.0
-    y[0] = -r[0]
-    for k in range(1, r.shape[0]):
-        beta *= 1.0 - alpha * alpha
-        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
-        y[:k] += alpha * np.flip(y[:k])
-        y[k] = alpha
-    return y
-
-
 def jvp_of(fn):
     def f(x, v):
         with fwAD.dual_level():
@@ -1389,7 +1378,7 @@ def test_a_recursions_flips_products_and_slice_updates_are_cheap_numpy():
     tangent computes into the tangent buffer's slice. The same bits as eagerly."""
     rng = np.random.default_rng(0)
     x, v = pf.tensor(rng.standard_normal(40) * 0.1), pf.tensor(rng.standard_normal(40))
-    f = jvp_of(levinson)
+    f = jvp_of(functools.partial(durbin, np))
     c = pf.compile(f, fullgraph=True)
     for got, want in zip(c(x, v), f(x, v)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -1450,16 +1439,7 @@ def test_an_element_store_a_scalar_read_of_another_element_follows_is_overwritte
     L[j, j] in between reads another element), primal and tangent; the same bits as eagerly."""
 
     def chol(a):
-        a = a.clone()
-        n = a.shape[0]
-        a[0, 0] = pf.sqrt(a[0, 0])
-        for i in range(1, n):
-            for j in range(i):
-                a[i, j] -= pf.dot(a[i, :j], a[j, :j])
-                a[i, j] /= a[j, j]
-            a[i, i] -= pf.dot(a[i, :i], a[i, :i])
-            a[i, i] = pf.sqrt(a[i, i])
-        return a
+        return cholesky_in_place(pf, a.clone())
 
     x, v = spd(5), pf.tensor(np.random.default_rng(3).standard_normal((5, 5)))
     f = jvp_of(chol)

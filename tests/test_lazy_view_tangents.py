@@ -16,6 +16,8 @@ from pushforward.dispatch import classifier, general, inplace
 from pushforward.engine.state import STATE
 from pushforward.methods import indexing
 
+from helpers import cholesky_in_place, durbin, lu_rows
+
 
 @pytest.fixture(autouse=True)
 def _no_level():
@@ -40,6 +42,13 @@ def _general(monkeypatch):
         yield
 
 
+def _both_paths(program, monkeypatch):
+    """program() by the fast paths, then by the general path."""
+    got = program()
+    with _general(monkeypatch):
+        return got, program()
+
+
 def _dual(shape, seed=0):
     rng = np.random.default_rng(seed)
     p = pf.tensor(rng.standard_normal(shape) + 3.0)
@@ -57,38 +66,15 @@ def _seidel(a):
 
 
 def _lu(a):
-    n = a.shape[0]
-    for i in range(n):
-        for j in range(i):
-            a[i, j] -= a[i, :j] @ a[:j, j]
-            a[i, j] /= a[j, j]
-        for j in range(i, n):
-            a[i, j] -= a[i, :i] @ a[:i, j]
-    return a
+    return lu_rows(np, a)
 
 
 def _cholesky(a):
-    a[0, 0] = np.sqrt(a[0, 0])
-    for i in range(1, a.shape[0]):
-        for j in range(i):
-            a[i, j] -= np.dot(a[i, :j], a[j, :j])
-            a[i, j] /= a[j, j]
-        a[i, i] -= np.dot(a[i, :i], a[i, :i])
-        a[i, i] = np.sqrt(a[i, i])
-    return a
+    return cholesky_in_place(np, a)
 
 
 def _durbin(r):
-    y = np.empty_like(r)
-    alpha = -r[0]
-    beta = 1.0
-    y[0] = -r[0]
-    for k in range(1, r.shape[0]):
-        beta *= 1.0 - alpha * alpha
-        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
-        y[:k] += alpha * np.flip(y[:k])
-        y[k] = alpha
-    return y
+    return durbin(np, r)
 
 
 def _views_of_views(a):
@@ -203,9 +189,7 @@ def test_an_augmented_element_write_is_the_general_paths(monkeypatch):
             p, t = fwAD.unpack_dual(d)
             return p.numpy().copy(), t.numpy().copy(), d._version, t._version
 
-    got = program()
-    with _general(monkeypatch):
-        ref = program()
+    got, ref = _both_paths(program, monkeypatch)
     np.testing.assert_allclose(got[0], ref[0], rtol=1e-14)
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-14)
     assert got[2:] == ref[2:]
@@ -226,10 +210,7 @@ def test_nested_levels_read_each_levels_tangent(monkeypatch):
             outer = fwAD.unpack_dual(rp).tangent.numpy().copy()
             return rt.numpy().copy(), outer, dt_inner, fwAD.unpack_dual(d).tangent.numpy().copy()
 
-    got = program()
-    with _general(monkeypatch):
-        ref = program()
-    for g, r in zip(got, ref):
+    for g, r in zip(*_both_paths(program, monkeypatch)):
         np.testing.assert_allclose(g, r, rtol=1e-14)
 
 
@@ -280,9 +261,7 @@ def test_a_lazy_view_that_comes_to_require_grad_has_both_derivatives(monkeypatch
             g = pf.autograd.grad(y, w)[0]
             return fwAD.unpack_dual(y).tangent.item(), fwAD.unpack_dual(g).tangent.numpy().copy()
 
-    got = program()
-    with _general(monkeypatch):
-        ref = program()
+    got, ref = _both_paths(program, monkeypatch)
     assert got[0] == pytest.approx(ref[0], rel=1e-14)
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-14)
 
@@ -299,9 +278,7 @@ def test_a_lazy_view_next_to_a_tensor_requiring_grad_is_seen_without_its_tangent
             g = pf.autograd.grad(y, w)[0]
             return fwAD.unpack_dual(y).tangent.item(), fwAD.unpack_dual(g).tangent.numpy().copy()
 
-    got = program()
-    with _general(monkeypatch):
-        ref = program()
+    got, ref = _both_paths(program, monkeypatch)
     assert got[0] == pytest.approx(ref[0], rel=1e-14)
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-14)
 

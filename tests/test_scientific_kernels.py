@@ -24,6 +24,8 @@ import pushforward.autograd.forward_ad as fwAD
 import pushforward.numpy as pnp
 from pushforward.errors import OpError
 
+from helpers import lu_rows
+
 RNG = onp.random.default_rng(7)
 
 
@@ -48,18 +50,6 @@ def heat_1d(np, u):
         new[1:-1] = u[1:-1] + 0.25 * (u[2:] - 2.0 * u[1:-1] + u[:-2])
         u = new
     return u
-
-
-def lu_rows(np, a):
-    """Doolittle LU written with row loops, overwriting a (L below the diagonal, U above)."""
-    n = a.shape[0]
-    for i in range(n):
-        for j in range(i):
-            a[i, j] -= a[i, :j] @ a[:j, j]
-            a[i, j] /= a[j, j]
-        for j in range(i, n):
-            a[i, j] -= a[i, :i] @ a[:i, j]
-    return a
 
 
 def cholesky_rows(np, a):
