@@ -251,7 +251,9 @@ def _check_no_transform(op: Op, inputs: tuple) -> None:
         raise NestingError(f"{PatternTensor._who()}: f runs a transform inside ({op.name} under it)")
     for v in inputs:
         for x in v if type(v) is list or type(v) is tuple else (v,):
-            if isinstance(x, Tensor) and (x._requires_grad or x._fw is not None or x._vsrc is not None or type(x) is BatchedTensor):
+            if isinstance(x, Tensor) and (
+                x._requires_grad or x._fw is not None or x._vsrc is not None or type(x) is BatchedTensor
+            ):
                 raise NestingError(
                     f"{PatternTensor._who()}: f runs a transform inside ({op.name} of a tensor with a tangent or a gradient)"
                 )
