@@ -14,7 +14,7 @@ import numpy as np
 from ..ops import generated as ops
 from ..core.batched import BatchedTensor
 from ..dispatch.batching import blevel_of, has_batched, loop_batched, refuse_interpreted
-from ..dispatch.bare import write_view
+from ..dispatch.bare import rewritten_lazy, write_view
 from ..dispatch.general import run_view
 from ..dispatch.inplace import apply_inplace
 from ..dispatch.promotion import promote
@@ -103,6 +103,8 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
+    if type(value) is Tensor and value._vsrc is not None and rewritten_lazy(ops.GETITEM, x, (index,), value):
+        return  # (an augmented assignment's write-back: the region is in place already)
     plain = _plain_index(index)
     if plain:
         if write_view(ops.GETITEM, x, (index,), value, ops._COPY_FROM):
