@@ -186,8 +186,9 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
     return True
 
 
-# The in-place ops whose kernel, on two NumPy scalars of a floating or complex dtype, is their
-# Python operator (np.add(a, b) is a + b; the arguments are the ops' own defaults)
+# The in-place ops whose kernel, on two real floating NumPy scalars, is their Python operator
+# (np.add(a, b) is a + b, one IEEE operation either way; the arguments are the ops' own
+# defaults). Not complex ones: NumPy's scalar product and quotient round otherwise than its ufuncs.
 _SCALAR_KERNELS = {
     ("add", (1,)): operator.add,
     ("sub", (1,)): operator.sub,
@@ -250,10 +251,10 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
     if type(xd) is not _ndarray or not xd.flags.writeable or 0 in xd.strides:
         return False  # (_write's errors)
     try:
-        f = _SCALAR_KERNELS.get((op.name, args)) if xd.ndim == 0 and xd.dtype.kind in "fc" else None
+        f = _SCALAR_KERNELS.get((op.name, args)) if xd.ndim == 0 and xd.dtype.kind == "f" else None
         if f is not None and (type(od) is not _ndarray or od.ndim == 0):
             # an element: its value, the other's and the tangents as NumPy scalars, whose
-            # operators cost a tenth of a ufunc's call on 0-d arrays (the same IEEE results)
+            # operators cost a tenth of a ufunc's call on 0-d arrays
             x0 = xd[()]
             r = f(x0, od[()] if type(od) is _ndarray else od)
             if r.dtype != xd.dtype:
