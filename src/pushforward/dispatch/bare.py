@@ -350,23 +350,38 @@ def rewritten_lazy(op: Op, x, args: tuple, value: Tensor) -> bool:
     (True, 1)
     """
     holder = value._vsrc[0]
+    vsteps = value._view
+    fn, vargs = vsteps[-1]
+    if vargs[0] is not args[0] or type(x) is not Tensor:  # (the index object first: the test other writes pay)
+        return False
     xfw = x._fw
-    if type(x) is not Tensor or (x if xfw is not None else x._vsrc[0] if x._vsrc is not None else None) is not holder:
+    if xfw is None:
+        xs = x._vsrc
+        if xs is None or xs[0] is not holder:
+            return False
+    elif x is not holder:
         return False
     hfw = holder._fw
-    root = x._base if x._base is not None else x
+    base = x._base
+    root = x if base is None else base
     if hfw is None or len(hfw) != 1 or x._requires_grad or value._requires_grad or root._requires_grad:
         return False
     ((uid, tan),) = hfw.items()
-    base = holder._base
+    hbase = holder._base
+    xsteps = x._view
     if (
         uid not in STATE.by_uid
         or type(tan) is not Tensor
         or tan._ad
         or type(tan._data) is not _ndarray
-        or (xfw is None and tan._data is not x._vsrc[1])
-        or (base is not None and base._fw is not None and (len(base._fw) != 1 or uid not in base._fw))
-        or not _region_of(value, x, op, args)
+        or (xfw is None and tan._data is not xs[1])
+        or (hbase is not None and hbase._fw is not None and (len(hbase._fw) != 1 or uid not in hbase._fw))
+        or not (
+            # (_region_of's test, for a view of the root's whole array at once)
+            value._base is root and len(vsteps) == 1 and fn is op.public and len(vargs) == len(args) == 1
+            if not xsteps
+            else _region_of(value, x, op, args)
+        )
     ):
         return False  # (view_tangent's other cases: write_view's or the general path's)
     vd, xd = value._data, x._data

@@ -241,9 +241,13 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
         od = other._data
         if other._requires_grad or type(od) is not _ndarray:
             return False
-        ot = ta if other is target else tangent_array(other, uid) if other._ad else None
-        if ot is OTHER:
-            return False
+        ovs = other._vsrc
+        if ovs is not None and ovs[0] is holder and ovs[1] is td:
+            ot = ovs[2]  # (a lazy view of the same holder: tangent_array's answer, read at once)
+        else:
+            ot = ta if other is target else tangent_array(other, uid) if other._ad else None
+            if ot is OTHER:
+                return False
     elif to in SCALAR_TYPES or (isinstance(other, np.generic) and to is not np.object_):
         od, ot = other, None
     else:
