@@ -260,10 +260,13 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
             # an element: its value, the other's and the tangents as NumPy scalars, whose
             # operators cost a tenth of a ufunc's call on 0-d arrays
             x0 = xd[()]
-            r = f(x0, od[()] if type(od) is _ndarray else od)
-            if r.dtype != xd.dtype:
-                return False  # (a cast: _write's, or its error)
-            o0 = od[()] if type(od) is _ndarray else r.dtype.type(od)  # (scalar_arrays' dtype)
+            o0 = od[()] if type(od) is _ndarray else od
+            r = f(x0, o0)
+            sc = type(x0)
+            if type(r) is not sc:
+                return False  # (another dtype: a cast, _write's, or its error)
+            if to is not Tensor and type(o0) is not sc:
+                o0 = sc(o0)  # (scalar_arrays': a number in the result's dtype)
             rt = op.jvp_np(x0, o0, ta[()], None if ot is None else ot[()], r, *args)
         else:
             r = op.kernel(xd, od, *args)
