@@ -196,6 +196,8 @@ _SCALAR_KERNELS = {
     ("div", (None,)): operator.truediv,
 }
 
+_REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
+
 
 def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
     """`target.op_(other)` for a view holding no tangent of its own (docs/design.md, "Lazy view
@@ -255,14 +257,17 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
     if type(xd) is not _ndarray or not xd.flags.writeable or 0 in xd.strides:
         return False  # (_write's errors)
     try:
-        f = _SCALAR_KERNELS.get((op.name, args)) if xd.ndim == 0 and xd.dtype.kind == "f" else None
-        if f is not None and (type(od) is not _ndarray or od.ndim == 0):
+        f = None
+        if xd.ndim == 0:
+            x0 = xd[()]
+            sc = type(x0)
+            if sc in _REAL_SCALARS and (type(od) is not _ndarray or od.ndim == 0):
+                f = _SCALAR_KERNELS.get((op.name, args))
+        if f is not None:
             # an element: its value, the other's and the tangents as NumPy scalars, whose
             # operators cost a tenth of a ufunc's call on 0-d arrays
-            x0 = xd[()]
             o0 = od[()] if type(od) is _ndarray else od
             r = f(x0, o0)
-            sc = type(x0)
             if type(r) is not sc:
                 return False  # (another dtype: a cast, _write's, or its error)
             if to is not Tensor and type(o0) is not sc:

@@ -27,6 +27,8 @@ _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 # the index items the fast paths take as they are (no Tensor, array, bool or NumPy integer to normalise)
 _PLAIN_ITEMS = frozenset((int, slice, type(None), type(Ellipsis)))
 _GETITEM = ops.GETITEM
+_ELLIPSIS = type(Ellipsis)
+_NONE = type(None)
 
 
 def _plain_index(index) -> bool:
@@ -73,11 +75,17 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     ti = type(index)
     key = None  # (the fast path's NumPy index: the getitem kernel's, a trailing Ellipsis keeping a 0-d result a view)
     if ti is tuple:
+        whole = False  # (an Ellipsis in the index: it keeps a 0-d result a view already)
         for it in index:
-            if type(it) not in _PLAIN_ITEMS:
+            t = type(it)
+            if t is int or t is slice:
+                continue
+            if t is _ELLIPSIS:
+                whole = True
+            elif t is not _NONE:
                 break
         else:
-            key = index if Ellipsis in index else index + (Ellipsis,)
+            key = index if whole else index + (Ellipsis,)
     elif ti in _PLAIN_ITEMS:
         key = (Ellipsis,) if index is Ellipsis else (index, Ellipsis)
     if key is not None:  # (the fast path: no batched item, nothing to normalise)
