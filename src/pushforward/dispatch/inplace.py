@@ -222,7 +222,7 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
     holder, td, ta = target._vsrc
     levels = STATE.levels
     hfw = holder._fw
-    if len(levels) != 1 or target._requires_grad or hfw is None or len(hfw) != 1 or not op.all_diff:
+    if len(levels) != 1 or target._requires_grad or hfw is None or len(hfw) != 1 or op.jvp_np is None:
         return False
     uid = levels[0].uid
     tan = hfw.get(uid)
@@ -234,11 +234,10 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
         or tan._ad
         or base._requires_grad
         or (bfw is not None and (len(bfw) != 1 or uid not in bfw))
-        or op.jvp_np is None
+        or not op.all_diff
     ):
         return False  # (the holder's tangent replaced or not plain, other levels: _write_arrays' or general)
-    xd = target._data
-    to = type(other)
+    xd, to = target._data, type(other)
     if to is Tensor:
         od = other._data
         if other._requires_grad or type(od) is not _ndarray:
