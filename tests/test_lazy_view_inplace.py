@@ -107,6 +107,10 @@ PROGRAMS = {
     "views of views": _rows,
     "a write-back into another tensor's region": lambda d: d.__setitem__((1, 1), d[2, 2]),
     "a write-back of a view of another index": lambda d: d.__setitem__((1, 1), d[(1, 1)]),
+    "a lazy view of another view op written": lambda d: [
+        d.__setitem__(0, d.t()[1]),
+        d[:4, :4].__setitem__(..., d[:4, :4].t()),
+    ],
     "a write-back through a view": lambda d: [r := d[1:], r.__setitem__((0, 1), r[0, 1].__iadd__(1.0))],
 }
 

@@ -351,8 +351,10 @@ def rewritten_lazy(op: Op, x, args: tuple, value: Tensor) -> bool:
     """
     holder = value._vsrc[0]
     vsteps = value._view
+    if not vsteps:
+        return False  # (a view op's result on memory of its own)
     fn, vargs = vsteps[-1]
-    if vargs[0] is not args[0] or type(x) is not Tensor:  # (the index object first: the test other writes pay)
+    if not vargs or vargs[0] is not args[0] or type(x) is not Tensor:  # (the index object first)
         return False
     xfw = x._fw
     if xfw is None:

@@ -111,7 +111,7 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
-    if type(value) is Tensor and value._vsrc is not None and rewritten_lazy(ops.GETITEM, x, (index,), value):
+    if type(value) is Tensor and value._vsrc is not None and rewritten_lazy(_GETITEM, x, (index,), value):
         return  # (an augmented assignment's write-back: the region is in place already)
     plain = _plain_index(index)
     if plain:
