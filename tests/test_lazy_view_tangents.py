@@ -39,6 +39,8 @@ def _general(monkeypatch):
         m.setattr(classifier, "run_view", _general_views)
         m.setattr(indexing, "write_view", lambda *a: False)
         m.setattr(inplace, "_write_arrays", lambda *a: False)
+        m.setattr(inplace, "_write_lazy_view", lambda *a: False)
+        m.setattr(indexing, "rewritten_lazy", lambda *a: False)
         yield
 
 

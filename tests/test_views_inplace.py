@@ -1029,10 +1029,13 @@ def test_element_writes_by_arrays_match_the_general_path(kind, name, monkeypatch
     into itself (x[i] += v ends with x[i] = x[i]) give the general path's values, tangents and
     versions; an unpacked primal (its tangent masked) is written, not skipped."""
     from pushforward.dispatch import bare, inplace
+    from pushforward.methods import indexing
 
     program = _element_programs()[name]
     fast = _run_element_program(kind, program)
+    monkeypatch.setattr(inplace, "_write_lazy_view", lambda *a: False)
     monkeypatch.setattr(inplace, "_write_arrays", lambda *a: False)
+    monkeypatch.setattr(indexing, "rewritten_lazy", lambda *a: False)
     monkeypatch.setattr(bare, "_in_place_of", lambda *a: False)
     assert fast == _run_element_program(kind, program)
     if name.startswith("x[1, 2] = unpacked") and kind != "plain":
@@ -1051,12 +1054,22 @@ def test_element_write_of_a_recorded_read_keeps_the_saved_value():
 
 
 def test_an_augmented_element_write_takes_the_array_paths(monkeypatch):
-    """x[1, 2] += x[1, 1] on a dual tensor: the in-place op by arrays, the write back found in place."""
+    """x[1, 2] += x[1, 1] on a dual tensor: the in-place op on the lazy view by arrays, the write
+    back found in place (and, on a plain tensor, the arrays path and write_view's test)."""
     from pushforward.dispatch import bare, inplace
+    from pushforward.methods import indexing
 
     seen = []
-    for module, name in ((inplace, "_write_arrays"), (bare, "_in_place_of")):
+    for module, name in (
+        (inplace, "_write_lazy_view"),
+        (inplace, "_write_arrays"),
+        (indexing, "rewritten_lazy"),
+        (bare, "_in_place_of"),
+    ):
         fn = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, fn=fn, name=name: seen.append((name, fn(*a))) or seen[-1][1])
     _run_element_program("dual", _element_programs()["x[1, 2] += x[1, 1]"])
+    assert seen == [("_write_lazy_view", True), ("rewritten_lazy", True)]
+    seen.clear()
+    _run_element_program("plain", _element_programs()["x[1, 2] += x[1, 1]"])
     assert seen == [("_write_arrays", True), ("_in_place_of", True)]

@@ -42,7 +42,7 @@ from ..engine.outputs import unshared
 from ..engine.saved import before_write
 from ..engine.state import STATE
 
-__all__ = ["run1", "run2", "fresh", "bare_op", "write_view"]
+__all__ = ["run1", "run2", "fresh", "bare_op", "write_view", "rewritten_lazy"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -328,6 +328,69 @@ def _write_recorded(op: Op, x: Tensor, args: tuple, value, copy_op: Op) -> bool:
     scatter_history(root, tuple(x._view) + ((op.public, args),), value)
     dst[...] = src
     stg.version += 1
+    return True
+
+
+def rewritten_lazy(op: Op, x, args: tuple, value: Tensor) -> bool:
+    """x[i] = x[i] for `value` a view holding no tangent of its own (docs/design.md, "Lazy view
+    tangents"), made as `op(x, *args)` with the same index object: the write-back of an augmented
+    assignment on an element or slice of a dual tensor. Its values and its tangent are in place
+    already (docs/design.md, "A region written into itself"): x's storage and its holder's
+    tangent's get their versions bumped after `before_write`, as write_view's steps for it do, in
+    fewer calls. It is one only when x is value's holder or has the same holder, which holds one
+    plain tangent at a live level, and nothing requires grad; False (nothing done) otherwise.
+
+    >>> import pushforward as pf
+    >>> import pushforward.autograd.forward_ad as fwAD
+    >>> from pushforward.ops.generated import GETITEM
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(pf.zeros(3), pf.ones(3))
+    ...     i = (slice(1, None),)
+    ...     rewritten_lazy(GETITEM, x, (i,), x[i]), x._version
+    (True, 1)
+    """
+    holder = value._vsrc[0]
+    vsteps = value._view
+    if not vsteps:
+        return False  # (a view op's result on memory of its own)
+    fn, vargs = vsteps[-1]
+    if not vargs or vargs[0] is not args[0] or type(x) is not Tensor:  # (the index object first)
+        return False
+    xfw = x._fw
+    if xfw is None:
+        xs = x._vsrc
+        if xs is None or xs[0] is not holder:
+            return False
+    elif x is not holder:
+        return False
+    hfw = holder._fw
+    base = x._base
+    root = x if base is None else base
+    if hfw is None or len(hfw) != 1 or x._requires_grad or value._requires_grad or root._requires_grad:
+        return False
+    ((uid, tan),) = hfw.items()
+    hbase = holder._base
+    xsteps = x._view
+    if (
+        uid not in STATE.by_uid
+        or type(tan) is not Tensor
+        or tan._ad
+        or type(tan._data) is not _ndarray
+        or (xfw is None and tan._data is not xs[1])
+        or (hbase is not None and hbase._fw is not None and (len(hbase._fw) != 1 or uid not in hbase._fw))
+        or not (
+            # (_region_of's test, for a view of the root's whole array at once)
+            value._base is root and len(vsteps) == 1 and fn is op.public and len(vargs) == len(args) == 1
+            if not xsteps
+            else _region_of(value, x, op, args)
+        )
+    ):
+        return False  # (view_tangent's other cases: write_view's or the general path's)
+    vd, xd = value._data, x._data
+    if type(xd) is not _ndarray or type(vd) is not _ndarray or vd.base is not (xd if xd.base is None else xd.base):
+        return False
+    before_write(x).version += 1
+    before_write(tan).version += 1
     return True
 
 

@@ -12,6 +12,8 @@ tensor([3., 6.])
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..engine.tangents import (
@@ -51,8 +53,11 @@ def apply_inplace(op: Op, target, inputs: tuple, args: tuple):
     Values, tape history and tangents are all updated in place, so views of target
     (and their tangents) see the change.
     """
-    if type(target) is Tensor and op.direct and _write_arrays(op, target, inputs, args):
-        return target  # (a plain Tensor on a NumPy array and plain inputs: nothing to resolve)
+    if type(target) is Tensor and op.direct:
+        if target._vsrc is not None and len(inputs) == 2 and _write_lazy_view(op, target, inputs[1], args):
+            return target  # (a lazy view tangent's region, written by arrays)
+        if _write_arrays(op, target, inputs, args):
+            return target  # (a plain Tensor on a NumPy array and plain inputs: nothing to resolve)
     it = resolve((target, *inputs))
     if it is not None:
         return it.run_inplace(op, target, inputs, args)
@@ -178,6 +183,112 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
     store(op, target, target._data, r)
     if tan is not None:
         store(op, tan, tarr, 0 if rt is None else rt)
+    return True
+
+
+# The in-place ops whose kernel, on two real floating NumPy scalars, is their Python operator
+# (np.add(a, b) is a + b, one IEEE operation either way; the arguments are the ops' own
+# defaults). Not complex ones: NumPy's scalar product and quotient round otherwise than its ufuncs.
+_SCALAR_KERNELS = {
+    ("add", (1,)): operator.add,
+    ("sub", (1,)): operator.sub,
+    ("mul", ()): operator.mul,
+    ("div", (None,)): operator.truediv,
+}
+
+_REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
+
+
+def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
+    """`target.op_(other)` for a view holding no tangent of its own (docs/design.md, "Lazy view
+    tangents"), the element or slice statement of a loop kernel (`a[i, j] += a[i, j - 1]`,
+    `a[i, 1:-1] /= 9.0`): _write_arrays' steps for its commonest case written out. One ordinary
+    level is live, nothing requires grad, target's holder holds its one plain tangent there (the
+    view's tangent is the region `target._vsrc` keeps), `other` a number, a NumPy scalar or a Tensor
+    whose tangent is a plain array of that level (or none); the result of target's shape and dtype.
+    The kernel and the array formula run on the arrays; the primal region and the tangent region are
+    written and their storages' versions bumped (each after `before_write`), as _write_arrays' two
+    stores do. False (nothing written) for any other case, the general path's (and its errors:
+    a result of another shape or dtype, a read-only or expanded target).
+
+    >>> import pushforward as pf
+    >>> import pushforward.autograd.forward_ad as fwAD
+    >>> from pushforward.ops.generated import ADD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(pf.zeros(3), pf.tensor([1.0, 2.0, 3.0]))
+    ...     _write_lazy_view(ADD, x[1:], x[:2], (1,)), fwAD.unpack_dual(x).tangent
+    (True, tensor([1., 3., 5.]))
+    """
+    holder, td, ta = target._vsrc
+    levels = STATE.levels
+    hfw = holder._fw
+    if len(levels) != 1 or target._requires_grad or hfw is None or len(hfw) != 1 or op.jvp_np is None:
+        return False
+    uid = levels[0].uid
+    tan = hfw.get(uid)
+    base = target._base
+    bfw = base._fw
+    if (
+        type(tan) is not Tensor
+        or tan._data is not td
+        or tan._ad
+        or base._requires_grad
+        or (bfw is not None and (len(bfw) != 1 or uid not in bfw))
+        or not op.all_diff
+    ):
+        return False  # (the holder's tangent replaced or not plain, other levels: _write_arrays' or general)
+    xd, to = target._data, type(other)
+    if to is Tensor:
+        od = other._data
+        if other._requires_grad or type(od) is not _ndarray:
+            return False
+        ovs = other._vsrc
+        if ovs is not None and ovs[0] is holder and ovs[1] is td:
+            ot = ovs[2]  # (a lazy view of the same holder: tangent_array's answer, read at once)
+        else:
+            ot = ta if other is target else tangent_array(other, uid) if other._ad else None
+            if ot is OTHER:
+                return False
+    elif to in SCALAR_TYPES or (isinstance(other, np.generic) and to is not np.object_):
+        od, ot = other, None
+    else:
+        return False
+    if type(xd) is not _ndarray or not xd.flags.writeable or 0 in xd.strides:
+        return False  # (_write's errors)
+    try:
+        f = None
+        if xd.ndim == 0:
+            x0 = xd[()]
+            sc = type(x0)
+            if sc in _REAL_SCALARS and (type(od) is not _ndarray or od.ndim == 0):
+                f = _SCALAR_KERNELS.get((op.name, args))
+        if f is not None:
+            # an element: its value, the other's and the tangents as NumPy scalars, whose
+            # operators cost a tenth of a ufunc's call on 0-d arrays
+            o0 = od[()] if type(od) is _ndarray else od
+            r = f(x0, o0)
+            if type(r) is not sc:
+                return False  # (another dtype: a cast, _write's, or its error)
+            if to is not Tensor and type(o0) is not sc:
+                o0 = sc(o0)  # (scalar_arrays': a number in the result's dtype)
+            rt = op.jvp_np(x0, o0, ta[()], None if ot is None else ot[()], r, *args)
+        else:
+            r = op.kernel(xd, od, *args)
+            if r.shape != xd.shape or r.dtype != xd.dtype:
+                return False  # (a cast or a broadcast, or an error: _write's)
+            if to is not Tensor:
+                od = np.asarray(od, dtype=r.dtype if r.dtype.kind in "fc" else None)  # (scalar_arrays')
+            rt = op.jvp_np(xd, od, ta, ot, r, *args)  # (before the write: it may read the inputs' values)
+            if type(rt) is _ndarray and not _apart(rt, xd):
+                rt = rt.copy()  # (an input's tangent on the memory the primal write changes)
+    except Exception:
+        return False  # (the general path raises the op's error)
+    st = before_write(target, xd)
+    xd[...] = r
+    st.version += 1
+    st = before_write(tan, ta)
+    ta[...] = 0 if rt is None else rt
+    st.version += 1
     return True
 
 

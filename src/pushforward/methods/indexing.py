@@ -14,7 +14,7 @@ import numpy as np
 from ..ops import generated as ops
 from ..core.batched import BatchedTensor
 from ..dispatch.batching import blevel_of, has_batched, loop_batched, refuse_interpreted
-from ..dispatch.bare import write_view
+from ..dispatch.bare import rewritten_lazy, write_view
 from ..dispatch.general import run_view
 from ..dispatch.inplace import apply_inplace
 from ..dispatch.promotion import promote
@@ -27,6 +27,8 @@ _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 # the index items the fast paths take as they are (no Tensor, array, bool or NumPy integer to normalise)
 _PLAIN_ITEMS = frozenset((int, slice, type(None), type(Ellipsis)))
 _GETITEM = ops.GETITEM
+_ELLIPSIS = type(Ellipsis)
+_NONE = type(None)
 
 
 def _plain_index(index) -> bool:
@@ -73,11 +75,17 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     ti = type(index)
     key = None  # (the fast path's NumPy index: the getitem kernel's, a trailing Ellipsis keeping a 0-d result a view)
     if ti is tuple:
+        whole = False  # (an Ellipsis in the index: it keeps a 0-d result a view already)
         for it in index:
-            if type(it) not in _PLAIN_ITEMS:
+            t = type(it)
+            if t is int or t is slice:
+                continue
+            if t is _ELLIPSIS:
+                whole = True
+            elif t is not _NONE:
                 break
         else:
-            key = index if Ellipsis in index else index + (Ellipsis,)
+            key = index if whole else index + (Ellipsis,)
     elif ti in _PLAIN_ITEMS:
         key = (Ellipsis,) if index is Ellipsis else (index, Ellipsis)
     if key is not None:  # (the fast path: no batched item, nothing to normalise)
@@ -103,6 +111,8 @@ def _getitem_each(x: Tensor, *items: Any, whole: bool) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, in place (values, tape history and tangents)."""
+    if type(value) is Tensor and value._vsrc is not None and rewritten_lazy(_GETITEM, x, (index,), value):
+        return  # (an augmented assignment's write-back: the region is in place already)
     plain = _plain_index(index)
     if plain:
         if write_view(ops.GETITEM, x, (index,), value, ops._COPY_FROM):
