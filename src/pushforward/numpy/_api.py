@@ -103,7 +103,9 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
         )
 
 
-_CALL: dict = {}  # ufunc object -> pushforward function (the fast path), filled on first use
+# ufunc object -> pushforward function (the fast path), filled on first use; matmul's is its body
+# without the `out=` test, as the `@` operator's (np.matmul passes out= as a keyword: the slow path)
+_CALL: dict = {np.matmul: ops.c_matmul}
 _NO = object()  # (no second input: a one-input ufunc)
 
 
