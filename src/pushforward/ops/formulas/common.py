@@ -542,7 +542,19 @@ def max_mask(a, b):
     return (a > b) + (a == b) * 0.5
 
 
-max_mask_np = max_mask
+def max_mask_np(a, b):
+    """max_mask on arrays: the bool `a > b` when there is no tie (the commonest: relu's
+    `maximum(x, 0)`), so that the tangent keeps its dtype (the 1/2 is a float64: a float32
+    tangent would be cast back). A traced array (pf.compile) takes max_mask: no branch on values.
+
+    >>> max_mask_np(np.array([1.0, 2.0]), np.array([2.0, 1.0])), max_mask_np(np.array([1.0]), np.array([1.0]))
+    (array([False,  True]), array([0.5]))
+    """
+    m = a > b
+    if type(m) is not np.ndarray:
+        return max_mask(a, b)
+    tie = a == b
+    return m + tie * 0.5 if tie.any() else m
 
 
 def fmax_mask(a, b):
