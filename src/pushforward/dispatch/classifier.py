@@ -226,9 +226,12 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     ):  # (own_fast's tests for one or two tangents, inline: a fresh array that is no input tangent is kept)
         r = own_fast(r, datas, tans, od)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
-        r = fit_array(op, r, od.shape, od.dtype)
-        if r is None:
-            return out
+        if isinstance(r, np.generic) and not od.shape and r.dtype == od.dtype and od.dtype.kind in FLOATING:
+            r = np.array(r)  # (a 0-d result's NumPy scalar, the commonest in element loops: fit_array's, inline)
+        else:
+            r = fit_array(op, r, od.shape, od.dtype)
+            if r is None:
+                return out
     t = _new(Tensor)
     t._data = r
     set_new_tangent(out, lvl, t)

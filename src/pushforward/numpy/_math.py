@@ -96,9 +96,11 @@ def dot(a: Any, b: Any, out: Any = None) -> Tensor:
     second-to-last axis above."""
     if out is not None:
         raise OpTypeError("np.dot: out= is not supported on pushforward tensors")
-    if type(a) is not Tensor or type(b) is not Tensor:
+    if type(a) is Tensor and type(b) is Tensor:
+        na, nb = a._data.ndim, b._data.ndim  # (the arrays' own: Tensor.ndim is a call of its own)
+    else:  # (a batched tensor's array is its interpreter's: ndim asks it)
         a, b = as_t(a), as_t(b)
-    na, nb = a._data.ndim, b._data.ndim  # (the arrays' own: Tensor.ndim is a call of its own)
+        na, nb = a.ndim, b.ndim
     if na == 0 or nb == 0:
         return a * b
     if na <= 2 and nb <= 2:
