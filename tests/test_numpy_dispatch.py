@@ -247,3 +247,25 @@ def test_relu_tangent_keeps_float32_and_ties_share():
     assert t.dtype == pf.float32
     np.testing.assert_array_equal(t.numpy(), [0.0, 0.5, 1.0])  # (the tie at 0: half, as torch)
     np.testing.assert_array_equal(t2.numpy(), [0.0, 0.0, 1.0])
+
+
+def test_drop_in_max_over_axes_reaches_the_op_at_once():
+    # (maxpool's np.max(x[:, a:b, c:d, :], axis=(1, 2)) in a loop: no keyword checks, no axis
+    # conversion, and the tangent's reductions without NumPy's Python wrappers)
+    x = np.random.default_rng(8).random((2, 3, 4, 2))
+    x[0, 1, 2, 1] = x[0, 0, 0, 1] = 2.0  # (a tie: the tangent is the mean of the tied ones')
+    v = np.random.default_rng(9).random((2, 3, 4, 2))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor(x), pf.tensor(v))
+        calls = _calls(lambda y: pnp.max(y, axis=(1, 2)), d)
+        assert calls[:4] == ["f", "f", "reduced", "amax"] and "expand_dims" not in calls and "_sum" not in calls, calls
+        for axis in [(1, 2), (2, 1), 1, -1, None, (0, 1, 2, 3)]:
+            p, t = fwAD.unpack_dual(pnp.max(d, axis=axis))
+            want = np.max(x, axis=axis, keepdims=True)
+            mask = x == want
+            np.testing.assert_array_equal(p.numpy(), np.max(x, axis=axis))
+            np.testing.assert_allclose(t.numpy(), (np.sum(v * mask, axis=axis) / np.sum(mask, axis=axis)))
+        p, t = fwAD.unpack_dual(pnp.min(d, axis=(1, 2), keepdims=True))
+        np.testing.assert_allclose(
+            t.numpy(), np.take_along_axis(v.reshape(2, 12, 2), x.reshape(2, 12, 2).argmin(1)[:, None], 1)[:, :, None]
+        )

@@ -102,8 +102,21 @@ def fill_zeros_np(tangents, primals):
 def _dims(dim, ndim):
     if dim is None or dim == ():
         return tuple(range(ndim))
+    if not ndim:
+        return ()
+    if type(dim) is int and -ndim <= dim < ndim:  # (the commonest, at once: one dim in range)
+        return (dim % ndim,)
+    if type(dim) is tuple:  # (dims in range, without a generator's frames: reductions in loops)
+        out = []
+        for d in dim:
+            if type(d) is not int or not -ndim <= d < ndim:
+                break
+            out.append(d % ndim)
+        else:
+            out.sort()
+            return tuple(out)
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(sorted(check_dim(d, ndim) for d in dims)) if ndim else ()
+    return tuple(sorted(check_dim(d, ndim) for d in dims))
 
 
 def keep(t, dim, keepdim, ndim):
@@ -118,7 +131,16 @@ def keep(t, dim, keepdim, ndim):
 def keep_np(t, dim, keepdim, ndim):
     if keepdim or ndim == 0:
         return t
-    return np.expand_dims(t, _dims(dim, ndim))
+    return _kept(t, _dims(dim, ndim))
+
+
+def _kept(t, dims):
+    """Array (or NumPy scalar) t with size-1 dims inserted at the sorted `dims`: np.expand_dims
+    without its normalising, a reshape."""
+    shape = list(t.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return t.reshape(shape)
 
 
 def count_reduced(shape, dim):
@@ -202,10 +224,16 @@ def extremum_jvp(self_p, self_t, result, dim, keepdim):
 def extremum_jvp_np(self_p, self_t, result, dim, keepdim):
     """extremum_jvp over arrays (the ties counted in the tangent's dtype: NumPy's int64 count would
     promote a float32 tangent)."""
-    r = keep_np(result, dim, keepdim, self_p.ndim)
-    mask = self_p == r
-    dims = _dims(dim, self_p.ndim)
-    return (self_t * mask).sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
+    ndim = self_p.ndim
+    dims = _dims(dim, ndim)
+    mask = self_p == (result if keepdim or ndim == 0 else _kept(result, dims))
+    m = self_t * mask
+    if type(m) is np.ndarray and type(mask) is np.ndarray:  # (ndarray.sum's Python frames skipped)
+        return _add_reduce(m, dims, None, None, keepdim) / _add_reduce(mask, dims, self_t.dtype, None, keepdim)
+    return m.sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
+
+
+_add_reduce = np.add.reduce
 
 
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
