@@ -17,8 +17,7 @@ from ...engine.outputs import laid_out  # (the generated formulas are wrapped in
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
-from ...errors import check_dim
-from ...kernels.basic import mul0
+from ...kernels.basic import _axes, mul0
 
 __all__ = [
     "laid_out",
@@ -102,21 +101,8 @@ def fill_zeros_np(tangents, primals):
 def _dims(dim, ndim):
     if dim is None or dim == ():
         return tuple(range(ndim))
-    if not ndim:
-        return ()
-    if type(dim) is int and -ndim <= dim < ndim:  # (the commonest, at once: one dim in range)
-        return (dim % ndim,)
-    if type(dim) is tuple:  # (dims in range, without a generator's frames: reductions in loops)
-        out = []
-        for d in dim:
-            if type(d) is not int or not -ndim <= d < ndim:
-                break
-            out.append(d % ndim)
-        else:
-            out.sort()
-            return tuple(out)
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(sorted(check_dim(d, ndim) for d in dims))
+    # (the kernels' normalising, whose commonest cases take no generator's frames: reductions in loops)
+    return tuple(sorted(_axes(dim, ndim))) if ndim else ()
 
 
 def keep(t, dim, keepdim, ndim):
