@@ -11,6 +11,7 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
+import pushforward.numpy as pnp
 from pushforward.bench.timing import python_calls
 
 
@@ -196,3 +197,75 @@ def test_numpy_scalars_take_the_executors_of_tensors():
             fn()
             calls = python_calls(fn)
             assert "run_general" not in calls and len(calls) <= len(python_calls(lambda: d * 2.0)) + 1, calls
+
+
+def test_matmul_of_dual_rows_reaches_its_primitive_at_once():
+    # (`a @ b`, np.matmul and np.dot in a row loop: matmul's composite reads no values, so it runs
+    # without the lazy guard's frames, and the operators skip matmul's out= test)
+    a, b = _t((5,), seed=1), _t((5, 4), seed=2)
+    with fwAD.dual_level():
+        da, db = fwAD.make_dual(a, _t((5,), seed=3)), fwAD.make_dual(b, _t((5, 4), seed=4))
+        at_op = _calls(lambda x: x @ db, da)
+        assert at_op[:3] == ["c_matmul", "_matmul", "run2"], at_op
+        assert _calls(lambda x: np.matmul(x, db), da) == ["array_ufunc"] + at_op
+        assert _calls(lambda x: pnp.dot(x, db), da) == ["f", "dot"] + at_op
+        assert _calls(lambda x: np.dot(x, db), da)[1:] == ["array_function", "dot"] + at_op
+        assert "fit_array" not in _calls(lambda x: x @ x, da)  # (a 0-d tangent: its array made inline)
+        for fn in (lambda: da @ db, lambda: np.matmul(da, db), lambda: np.dot(da, db), lambda: pnp.dot(da, db)):
+            p, t = fwAD.unpack_dual(fn())
+            np.testing.assert_allclose(p.numpy(), a.numpy() @ b.numpy())
+            np.testing.assert_allclose(
+                t.numpy(), _t((5,), seed=3).numpy() @ b.numpy() + a.numpy() @ _t((5, 4), seed=4).numpy()
+            )
+
+
+def test_matmul_of_lazy_tensors_stays_lazy_without_the_guard():
+    da = pytest.importorskip("dask.array")
+    x = pf.tensor(da.ones((3, 2), chunks=2))
+    y = x @ pf.ones(2)
+    assert type(y._data) is not np.ndarray
+    np.testing.assert_array_equal(y.compute().numpy(), [2.0, 2.0, 2.0])
+
+
+def test_drop_in_ufunc_calls_the_op_at_once():
+    t = _t((4, 4))
+    assert _calls(lambda x: pnp.add(x, x), t) == ["__call__"] + _calls(lambda x: x + x, t)
+    assert _calls(lambda x: pnp.exp(x), t) == ["__call__"] + _calls(lambda x: pf.exp(x), t)
+    out = np.empty((4, 4))
+    assert pnp.exp(t, out) is out  # (a positional out= takes NumPy's path)
+    np.testing.assert_allclose(out, np.exp(t.numpy()))
+    np.testing.assert_allclose(pnp.add(t, [[1.0] * 4] * 4).numpy(), t.numpy() + 1.0)
+
+
+def test_relu_tangent_keeps_float32_and_ties_share():
+    x = pf.tensor(np.array([-1.0, 0.0, 2.0], dtype=np.float32))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, pf.tensor(np.array([1.0, 1.0, 1.0], dtype=np.float32)))
+        t = fwAD.unpack_dual(np.maximum(d, 0)).tangent
+        t2 = fwAD.unpack_dual(np.maximum(d, pf.tensor(np.array([0.0, 5.0, 1.0], dtype=np.float32)))).tangent
+        assert "fit_array" not in _calls(lambda v: np.maximum(v, 1.5), d)  # (no float64 mask to cast back)
+    assert t.dtype == pf.float32
+    np.testing.assert_array_equal(t.numpy(), [0.0, 0.5, 1.0])  # (the tie at 0: half, as torch)
+    np.testing.assert_array_equal(t2.numpy(), [0.0, 0.0, 1.0])
+
+
+def test_drop_in_max_over_axes_reaches_the_op_at_once():
+    # (maxpool's np.max(x[:, a:b, c:d, :], axis=(1, 2)) in a loop: no keyword checks, no axis
+    # conversion, and the tangent's reductions without NumPy's Python wrappers)
+    x = np.random.default_rng(8).random((2, 3, 4, 2))
+    x[0, 1, 2, 1] = x[0, 0, 0, 1] = 2.0  # (a tie: the tangent is the mean of the tied ones')
+    v = np.random.default_rng(9).random((2, 3, 4, 2))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(pf.tensor(x), pf.tensor(v))
+        calls = _calls(lambda y: pnp.max(y, axis=(1, 2)), d)
+        assert calls[:4] == ["f", "f", "reduced", "amax"] and "expand_dims" not in calls and "_sum" not in calls, calls
+        for axis in [(1, 2), (2, 1), 1, -1, None, (0, 1, 2, 3)]:
+            p, t = fwAD.unpack_dual(pnp.max(d, axis=axis))
+            want = np.max(x, axis=axis, keepdims=True)
+            mask = x == want
+            np.testing.assert_array_equal(p.numpy(), np.max(x, axis=axis))
+            np.testing.assert_allclose(t.numpy(), (np.sum(v * mask, axis=axis) / np.sum(mask, axis=axis)))
+        p, t = fwAD.unpack_dual(pnp.min(d, axis=(1, 2), keepdims=True))
+        np.testing.assert_allclose(
+            t.numpy(), np.take_along_axis(v.reshape(2, 12, 2), x.reshape(2, 12, 2).argmin(1)[:, None], 1)[:, :, None]
+        )

@@ -135,3 +135,33 @@ def test_an_elementwise_results_layout_is_remembered_per_strides_not_per_shape()
     for _ in range(2):  # (the second round answers from memory)
         assert elementwise_layout(np.multiply(f, c), f, c).flags.f_contiguous
         assert elementwise_layout(np.multiply(c, f), c, f).flags.c_contiguous
+
+
+def test_elementwise_layout_of_c_ordered_slices_is_torchs():
+    # (the shortcut for inputs whose strides are all C-ordered, a stencil's slices, against the
+    # full rule: torch's dims order read off the inputs' strides)
+    from pushforward.kernels.basic import _c_ordered, _torch_order, elementwise_layout
+
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(2000):
+        nd = int(rng.integers(2, 4))
+        base = rng.random((6,) * nd)
+
+        def pick():
+            x = base[
+                tuple(
+                    slice(int(rng.integers(0, 2)), int(rng.integers(3, 6)), int(rng.integers(1, 3))) for _ in range(nd)
+                )
+            ]
+            return x.transpose(rng.permutation(nd)) if rng.random() < 0.3 else x
+
+        a, b = pick(), pick()
+        if a.shape != b.shape:
+            continue
+        out = np.add(a, b)
+        if out.flags.c_contiguous and _c_ordered((a, b)):
+            hits += 1
+            assert _torch_order(out, [a, b]) is None, (a.strides, b.strides)
+            assert elementwise_layout(out, a, b) is out
+    assert hits > 20

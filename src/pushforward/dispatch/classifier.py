@@ -140,12 +140,17 @@ def _numpy_scalars(op: Op, ins: tuple) -> tuple:
     """The inputs with each NumPy scalar as the 0-d tensor the general path normalises it to (of the
     dtype NumPy computes in: a NumPy scalar is no weak Python scalar), so that the executors of
     tensors take the call. (NumPy code passes NumPy scalars everywhere: `alpha * A`, `A[i, j] * x`.)"""
-    if len(ins) == 2:  # (a NumPy scalar of its tensor's dtype, the commonest: that dtype is NumPy's result)
+    if len(ins) == 2:  # (a NumPy scalar of its tensor's dtype, the commonest: that dtype is NumPy's result;
+        # its 0-d tensor made inline, as wrap's ndarray case: a call less)
         a, b = ins
         if type(a) is Tensor and isinstance(b, np.generic) and b.dtype == a._data.dtype:
-            return a, wrap(np.asarray(b))
+            s = _new(Tensor)
+            s._data = np.asarray(b)
+            return a, s
         if type(b) is Tensor and isinstance(a, np.generic) and a.dtype == b._data.dtype:
-            return wrap(np.asarray(a)), b
+            s = _new(Tensor)
+            s._data = np.asarray(a)
+            return s, b
     return tuple(n if isinstance(v, np.generic) else v for v, n in zip(ins, normalize(op, ins)))
 
 
@@ -221,9 +226,12 @@ def run_arrays(op: Op, ins: tuple, args: tuple, lvl, datas: list, tans: list, sc
     ):  # (own_fast's tests for one or two tangents, inline: a fresh array that is no input tangent is kept)
         r = own_fast(r, datas, tans, od)
     if type(r) is not np.ndarray or r.shape != od.shape or r.dtype != od.dtype or od.dtype.kind not in FLOATING:
-        r = fit_array(op, r, od.shape, od.dtype)
-        if r is None:
-            return out
+        if isinstance(r, np.generic) and not od.shape and r.dtype == od.dtype and od.dtype.kind in FLOATING:
+            r = np.array(r)  # (a 0-d result's NumPy scalar, the commonest in element loops: fit_array's, inline)
+        else:
+            r = fit_array(op, r, od.shape, od.dtype)
+            if r is None:
+                return out
     t = _new(Tensor)
     t._data = r
     set_new_tangent(out, lvl, t)

@@ -213,4 +213,13 @@ def tape_inputs(ins: tuple) -> tuple:
 def scalar_arrays(datas: list, od: np.ndarray) -> list:
     """Array formulas need arrays: a Python scalar takes the output's dtype (NumPy's weak scalars)."""
     dt = od.dtype if od.dtype.kind in "fc" else None
-    return [np.asarray(v, dtype=dt) if type(v) in SCALAR_TYPES else v for v in datas]
+    if len(datas) == 2:  # (tensor-with-scalar, the commonest: no comprehension, which is a call of its own)
+        a, b = datas
+        return [
+            np.asarray(a, dtype=dt) if type(a) in SCALAR_TYPES else a,
+            np.asarray(b, dtype=dt) if type(b) in SCALAR_TYPES else b,
+        ]
+    out = []
+    for v in datas:
+        out.append(np.asarray(v, dtype=dt) if type(v) in SCALAR_TYPES else v)
+    return out

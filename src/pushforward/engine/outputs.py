@@ -193,7 +193,8 @@ def laid_out(formula: Callable, n: int) -> Callable:
             return r
         res = a[at]
         if isinstance(r, np.ndarray):  # (pf.compile traces with an ndarray subclass)
-            return _in_layout_of_result(r, res)
+            # (the result's strides already, the commonest: no call)
+            return r if type(res) is _ndarray and r.strides == res.strides else _in_layout_of_result(r, res)
         if type(r) is not Tensor or any(type(x) is not Tensor and isinstance(x, Tensor) for x in a[:n]):
             return r  # no tangent, or a batch of them (vector mode)
         d = _in_layout_of_result(r._data, res._data if isinstance(res, Tensor) else res)

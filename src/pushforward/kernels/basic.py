@@ -81,6 +81,8 @@ def elementwise_layout(out, *inputs):
             break
     else:
         return out
+    if out.flags.c_contiguous and _c_ordered(inputs):
+        return out  # (slices of C arrays, a stencil's `u[1:-1, 2:] - u[1:-1, :-2]`: torch's order is C's)
     # the order depends on shapes and strides only: a loop kernel asks the same question each step
     key = [out.shape, out.strides, out.itemsize]
     planes = 0
@@ -98,6 +100,21 @@ def elementwise_layout(out, *inputs):
             _LAYOUTS.clear()
         _LAYOUTS[key] = order
     return out if order is None else in_dim_order(out, order)
+
+
+def _c_ordered(inputs) -> bool:
+    """Every input of two or more dims has positive, strictly decreasing strides: each one that has
+    an opinion on the order of two dims (torch's comparison, _elementwise_order) puts them in C
+    order, so torch's result is C-contiguous."""
+    for x in inputs:
+        if isinstance(x, xp.ndarray) and x.ndim > 1:
+            s = x.strides
+            if x.ndim == 2:  # (the commonest, at once)
+                if not 0 < s[1] < s[0]:
+                    return False
+            elif s[-1] <= 0 or any(s[i] <= s[i + 1] for i in range(len(s) - 1)):
+                return False
+    return True
 
 
 _LAYOUTS: dict = {}  # elementwise_layout's answers: (out's shape, strides, itemsize, inputs') -> order

@@ -127,10 +127,18 @@ def _guarded_composite(name: str, fn: Callable) -> Callable:
     return run
 
 
+# Composites that read no values (shapes, strides and flags only, then one primitive, which dispatch
+# guards itself): the guard's three calls would be pure overhead on a hot op (`a @ b` in a loop).
+_READS_NO_VALUES = frozenset({"c_matmul"})
+
+
 def guard_composites(namespace: dict) -> None:
     """Run the composite ops of the generated module (`c_*`, `*_composite`: Python bodies calling ops,
     not one kernel) under the compute guard when an input is lazy, as dispatch runs every op
-    (dispatch/lazyops.py): a composite that reads values would otherwise compute a Dask array."""
+    (dispatch/lazyops.py): a composite that reads values would otherwise compute a Dask array.
+    Those of `_READS_NO_VALUES` stay as they are."""
     for key, fn in list(namespace.items()):
+        if key in _READS_NO_VALUES:
+            continue
         if type(fn) is FunctionType and (key.startswith("c_") or key.endswith("_composite")):
             namespace[key] = _guarded_composite(key.removeprefix("c_").removesuffix("_composite"), fn)

@@ -103,7 +103,9 @@ def _no_extra(who: str, kwargs: dict, allowed: tuple = ()) -> None:
         )
 
 
-_CALL: dict = {}  # ufunc object -> pushforward function (the fast path), filled on first use
+# ufunc object -> pushforward function (the fast path), filled on first use; matmul's is its body
+# without the `out=` test, as the `@` operator's (np.matmul passes out= as a keyword: the slow path)
+_CALL: dict = {np.matmul: ops.c_matmul}
 _NO = object()  # (no second input: a one-input ufunc)
 
 
@@ -281,8 +283,9 @@ def _std_var(name):
 
 def _extreme(name):
     def f(a, axis=None, out=None, keepdims=False, **kw):
-        _no_extra(f"np.{name}", dict(out=out, **kw))
-        return _reduce(name, _as_t(a), axis, keepdims)
+        if out is not None or kw:  # (np.max in a loop: no keyword to check, a tensor, at once)
+            _no_extra(f"np.{name}", dict(out=out, **kw))
+        return reduced(getattr(_PF, name), a if type(a) is Tensor else _as_t(a), axis, keepdims)
 
     return f
 

@@ -96,13 +96,15 @@ def dot(a: Any, b: Any, out: Any = None) -> Tensor:
     second-to-last axis above."""
     if out is not None:
         raise OpTypeError("np.dot: out= is not supported on pushforward tensors")
-    if type(a) is not Tensor or type(b) is not Tensor:
+    if type(a) is Tensor and type(b) is Tensor:
+        na, nb = a._data.ndim, b._data.ndim  # (the arrays' own: Tensor.ndim is a call of its own)
+    else:  # (a batched tensor's array is its interpreter's: ndim asks it)
         a, b = as_t(a), as_t(b)
-    na, nb = a.ndim, b.ndim
+        na, nb = a.ndim, b.ndim
     if na == 0 or nb == 0:
         return a * b
     if na <= 2 and nb <= 2:
-        return ops.matmul(a, b)
+        return ops.c_matmul(a, b)  # (matmul's body: no out= here)
     return ops.tensordot(a, b, ([na - 1], [max(nb - 2, 0)]))
 
 

@@ -126,6 +126,14 @@ def reduced(fn: Callable, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
         return fn(x.unsqueeze(-1), -1, False)
     if axis is None:
         return fn(x) if not keepdims else fn(x, tuple(range(x.ndim)), True)
+    if type(axis) is int:
+        return fn(x, axis, keepdims)
+    if type(axis) is tuple:
+        for a in axis:  # (ints already, the commonest: passed as they are, no generator's frames)
+            if type(a) is not int:
+                break
+        else:
+            return fn(x, axis, keepdims)
     return fn(x, tuple(int(a) for a in axis) if isinstance(axis, (tuple, list)) else int(axis), keepdims)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from . import _api as numpy_api
+from ._api import _CALL
 from ._values import as_t, has_tensor
 
 __all__ = ["wrap_namespace", "wrap_function", "wrap_ufunc"]
@@ -33,9 +34,17 @@ class _Ufunc:
 
     def __init__(self, ufunc: np.ufunc) -> None:
         self._ufunc = ufunc
+        self._nin = ufunc.nin
         functools.update_wrapper(self, ufunc, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self._nin and type(args[0]) is Tensor:
+            # the op NumPy's dispatch would land on (array_ufunc's fast path, once it has filled its
+            # table), called at once: NumPy's override lookup and a frame less. (Exactly its inputs:
+            # a positional out= takes NumPy's path; so does a list, lifted below.)
+            fn = _CALL.get(self._ufunc)
+            if fn is not None and (len(args) == 1 or type(args[1]) not in (list, tuple)):
+                return fn(*args)
         for a in args:  # (a loop, not a generator: the commonest call has no list, and pays no frame)
             if isinstance(a, (list, tuple)):
                 args = tuple(as_t(a) if isinstance(a, (list, tuple)) and has_tensor(a) else a for a in args)

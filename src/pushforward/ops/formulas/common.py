@@ -17,8 +17,7 @@ from ...engine.outputs import laid_out  # (the generated formulas are wrapped in
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
-from ...errors import check_dim
-from ...kernels.basic import mul0
+from ...kernels.basic import _axes, mul0
 
 __all__ = [
     "laid_out",
@@ -102,8 +101,8 @@ def fill_zeros_np(tangents, primals):
 def _dims(dim, ndim):
     if dim is None or dim == ():
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(sorted(check_dim(d, ndim) for d in dims)) if ndim else ()
+    # (the kernels' normalising, whose commonest cases take no generator's frames: reductions in loops)
+    return tuple(sorted(_axes(dim, ndim))) if ndim else ()
 
 
 def keep(t, dim, keepdim, ndim):
@@ -118,7 +117,16 @@ def keep(t, dim, keepdim, ndim):
 def keep_np(t, dim, keepdim, ndim):
     if keepdim or ndim == 0:
         return t
-    return np.expand_dims(t, _dims(dim, ndim))
+    return _kept(t, _dims(dim, ndim))
+
+
+def _kept(t, dims):
+    """Array (or NumPy scalar) t with size-1 dims inserted at the sorted `dims`: np.expand_dims
+    without its normalising, a reshape."""
+    shape = list(t.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return t.reshape(shape)
 
 
 def count_reduced(shape, dim):
@@ -202,10 +210,16 @@ def extremum_jvp(self_p, self_t, result, dim, keepdim):
 def extremum_jvp_np(self_p, self_t, result, dim, keepdim):
     """extremum_jvp over arrays (the ties counted in the tangent's dtype: NumPy's int64 count would
     promote a float32 tangent)."""
-    r = keep_np(result, dim, keepdim, self_p.ndim)
-    mask = self_p == r
-    dims = _dims(dim, self_p.ndim)
-    return (self_t * mask).sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
+    ndim = self_p.ndim
+    dims = _dims(dim, ndim)
+    mask = self_p == (result if keepdim or ndim == 0 else _kept(result, dims))
+    m = self_t * mask
+    if type(m) is np.ndarray and type(mask) is np.ndarray:  # (ndarray.sum's Python frames skipped)
+        return _add_reduce(m, dims, None, None, keepdim) / _add_reduce(mask, dims, self_t.dtype, None, keepdim)
+    return m.sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
+
+
+_add_reduce = np.add.reduce
 
 
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
@@ -542,7 +556,19 @@ def max_mask(a, b):
     return (a > b) + (a == b) * 0.5
 
 
-max_mask_np = max_mask
+def max_mask_np(a, b):
+    """max_mask on arrays: the bool `a > b` when there is no tie (the commonest: relu's
+    `maximum(x, 0)`), so that the tangent keeps its dtype (the 1/2 is a float64: a float32
+    tangent would be cast back). A traced array (pf.compile) takes max_mask: no branch on values.
+
+    >>> max_mask_np(np.array([1.0, 2.0]), np.array([2.0, 1.0])), max_mask_np(np.array([1.0]), np.array([1.0]))
+    (array([False,  True]), array([0.5]))
+    """
+    m = a > b
+    if type(m) is not np.ndarray:
+        return max_mask(a, b)
+    tie = a == b
+    return m + tie * 0.5 if tie.any() else m
 
 
 def fmax_mask(a, b):
