@@ -117,7 +117,8 @@ def keep(t, dim, keepdim, ndim):
 def keep_np(t, dim, keepdim, ndim):
     if keepdim or ndim == 0:
         return t
-    return _kept(t, _dims(dim, ndim))
+    # (np.expand_dims, which pf.compile's simplifier reads as a broadcast seed; _kept is for the extremum's loop)
+    return np.expand_dims(t, _dims(dim, ndim))
 
 
 def _kept(t, dims):
