@@ -6,6 +6,7 @@ YAML (the source is read for them)."""
 from __future__ import annotations
 
 import ast
+import operator
 import textwrap
 from pathlib import Path
 
@@ -65,6 +66,8 @@ _SUM = """
         (_SIN, "  curvature: bilinear\n", "two differentiable Tensors"),
         (_SIN, "  curvature: curly\n", "unknown curvature 'curly'"),
         (_SIN, "  dask: no_idea\n", "unknown dask reason 'no_idea'"),
+        (_SIN, "  scalar_operator: add\n", "needs two Tensor parameters"),
+        (_SIN, "  scalar_operator: pow\n", "unknown scalar_operator 'pow'"),
         (_SIN, "  dasky: no_linalg\n", "unknown key 'dasky'"),
     ],
 )
@@ -109,6 +112,8 @@ def test_the_records_carry_the_yaml_facts():
         None,
     )
     assert G.SIN.layout is None and G.SIN.sparsity is None
+    assert G.DIV.scalar_operator == (operator.truediv, (None,)) and G.ADD.scalar_operator == (operator.add, (1,))
+    assert G.SIN.scalar_operator is None and G.POW.scalar_operator is None
     # what Dask cannot run: kernel ops by name, composites' helpers by the name methods/lazy.py guards
     assert DENIED["det"] == REASONS["no_linalg"] and DENIED["sort"] == REASONS["no_sort"]
     assert DENIED["eigh"] == REASONS["no_linalg"]  # (linalg_eigh's helper c_eigh)

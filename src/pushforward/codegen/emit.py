@@ -797,6 +797,9 @@ class Emitter:
         for key in ("layout", "sparsity", "curvature"):  # (derivatives.yaml's facts about the op)
             if getattr(e, key):
                 fields.append(f"{key}={getattr(e, key)!r}")
+        if e.scalar_operator:  # (with the defaults of the other arguments, the only ones it holds for)
+            defaults = ", ".join(p.default for p in e.arg_params) + ("," if len(e.arg_params) == 1 else "")
+            fields.append(f"scalar_operator=({e.scalar_operator!r}, ({defaults}))")
         return f"{const} = Op({', '.join(fields)})"
 
     def entry(self, e: OpEntry) -> str:

@@ -80,6 +80,7 @@ KNOWN_KEYS = {
     "dask",
     "sparsity",
     "curvature",
+    "scalar_operator",
 }
 # `taylor: series_<name>`: the op's Taylor rule, a function of ops/formulas/taylor.py (func.jet runs it)
 TAYLOR_PATH = YAML_PATH.parent / "formulas" / "taylor.py"
@@ -89,6 +90,9 @@ LAZYOPS_PATH = YAML_PATH.parent.parent / "dispatch" / "lazyops.py"
 LAYOUTS = ("contiguous", "column_major")
 # `sparsity: rule` / `rule(arg)`: how the op moves dependency patterns (func/sparsity_rules.py)
 SPARSITY_RULES = ("reduction", "along_dim", "contraction", "same_rows", "moves", "moves_by_index")
+# `scalar_operator:` the function of Python's `operator` module that is the kernel on two real
+# floating NumPy scalars, the op's other arguments at their defaults (one IEEE operation either way)
+SCALAR_OPERATORS = ("add", "sub", "mul", "truediv")
 # `curvature:` what the op's second derivatives are, when its forward formula does not say so
 CURVATURES = ("linear", "bilinear", "quotient")
 # `batch: rule` or `batch: rule(arg, ...)`: how the op runs on batched tensors (vmap, batched
@@ -140,6 +144,7 @@ class OpEntry:
     dask: str = ""  # why Dask cannot run the op (a key of dispatch/lazyops.py's REASONS), "" if it can
     sparsity: str = ""  # sparsity rule (func/sparsity_rules.py); "" derives it from batch and view
     curvature: str = ""  # "linear" / "bilinear" / "quotient"; "" when the forward formula says it
+    scalar_operator: str = ""  # the operator module's function that is the kernel on two real floating scalars
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:
@@ -419,6 +424,7 @@ def _entry(item, line: int) -> OpEntry:
         dask=str(item.get("dask", "")).strip(),
         sparsity=str(item.get("sparsity", "")).strip(),
         curvature=str(item.get("curvature", "")).strip(),
+        scalar_operator=str(item.get("scalar_operator", "")).strip(),
     )
     _validate_structure(entry, where)
     return entry
@@ -592,6 +598,7 @@ def _validate_facts(e: OpEntry, where: str) -> None:
                 f"{where}: 'sparsity: {e.sparsity}': the argument is an einsum equation ('ij,jk->ik') or the "
                 "name of the op's str parameter holding one"
             )
+    _validate_scalar_operator(e, where)
     if e.curvature:
         if e.curvature not in CURVATURES:
             raise SpecError(f"{where}: unknown curvature '{e.curvature}' (known: {', '.join(CURVATURES)})")
@@ -660,3 +667,18 @@ def _validate_dask(entries: list[OpEntry]) -> None:
                     f"{e.where()}: calls {h} as '{other.name}' does, but their 'dask:' keys differ "
                     f"({e.dask or 'none'} and {other.dask or 'none'}): Dask refuses a helper for every op or none"
                 )
+
+
+def _validate_scalar_operator(e: OpEntry, where: str) -> None:
+    """`scalar_operator:` one of SCALAR_OPERATORS, on an op of two Tensors whose other arguments all
+    have defaults (the in-place paths call it on two elements with those defaults only)."""
+    if not e.scalar_operator:
+        return
+    if e.scalar_operator not in SCALAR_OPERATORS:
+        raise SpecError(
+            f"{where}: unknown scalar_operator '{e.scalar_operator}' (known: {', '.join(SCALAR_OPERATORS)})"
+        )
+    if [p.is_tensor for p in e.params].count(True) != 2 or any(p.default is None for p in e.arg_params):
+        raise SpecError(
+            f"{where}: 'scalar_operator: {e.scalar_operator}' needs two Tensor parameters and defaults for the others"
+        )

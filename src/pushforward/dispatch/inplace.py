@@ -12,8 +12,6 @@ tensor([3., 6.])
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from ..engine.tangents import (
@@ -186,16 +184,6 @@ def _write_arrays(op: Op, target, inputs: tuple, args: tuple) -> bool:
     return True
 
 
-# The in-place ops whose kernel, on two real floating NumPy scalars, is their Python operator
-# (np.add(a, b) is a + b, one IEEE operation either way; the arguments are the ops' own
-# defaults). Not complex ones: NumPy's scalar product and quotient round otherwise than its ufuncs.
-_SCALAR_KERNELS = {
-    ("add", (1,)): operator.add,
-    ("sub", (1,)): operator.sub,
-    ("mul", ()): operator.mul,
-    ("div", (None,)): operator.truediv,
-}
-
 _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16))
 
 
@@ -260,8 +248,10 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
         if xd.ndim == 0:
             x0 = xd[()]
             sc = type(x0)
-            if sc in _REAL_SCALARS and (type(od) is not _ndarray or od.ndim == 0):
-                f = _SCALAR_KERNELS.get((op.name, args))
+            so = op.scalar_operator  # (derivatives.yaml's; not for complex: NumPy's scalar
+            # product and quotient round otherwise than its ufuncs)
+            if so is not None and sc in _REAL_SCALARS and (type(od) is not _ndarray or od.ndim == 0) and args == so[1]:
+                f = so[0]
         if f is not None:
             # an element: its value, the other's and the tangents as NumPy scalars, whose
             # operators cost a tenth of a ufunc's call on 0-d arrays

@@ -9,6 +9,7 @@ tensor([6.])
 
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
@@ -58,6 +59,7 @@ class Op:
         "layout",
         "sparsity",
         "curvature",
+        "scalar_operator",
     )
 
     def __init__(
@@ -86,6 +88,7 @@ class Op:
         layout: str | None = None,
         sparsity: str | None = None,
         curvature: str | None = None,
+        scalar_operator: tuple | None = None,
     ) -> None:
         self.name = name
         self.kernel = kernel
@@ -122,6 +125,11 @@ class Op:
         self.layout = layout
         self.sparsity = sparsity
         self.curvature = curvature
+        # `scalar_operator:` (the operator module's function, the other arguments' defaults): the
+        # kernel on two real floating NumPy scalars with those arguments (dispatch/inplace.py)
+        self.scalar_operator = (
+            None if scalar_operator is None else (getattr(operator, scalar_operator[0]), scalar_operator[1])
+        )
         # plain Tensor inputs and one output: the hot paths may skip normalising and flattening
         self.simple = all(k == "T" for k in kinds) and n_out == 1
         # ... and not a view: the classifier's array executors may run it (dispatch.classifier.apply)

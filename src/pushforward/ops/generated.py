@@ -561,7 +561,7 @@ def _add__jvp(self_p, other_p, self_t, other_t, result, alpha):
 def _add__kernel(self, other, alpha):
     _r = K.add(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+ADD = Op('add', _add__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_add__backward, backward_np=_add__backward_np, jvp=laid_out(_add__jvp, 2), jvp_np=laid_out(_add__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear', scalar_operator=('add', (1,)))
 @bare_op(ADD, K.add, layout=True, write_out=write_out)
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other, broadcasting. Example: pf.add(pf.tensor([1.0]), 2.0)"""
@@ -580,7 +580,7 @@ def _sub__jvp(self_p, other_p, self_t, other_t, result, alpha):
 def _sub__kernel(self, other, alpha):
     _r = K.sub(self, other, alpha)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear')
+SUB = Op('sub', _sub__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_sub__backward, backward_np=_sub__backward_np, jvp=laid_out(_sub__jvp, 2), jvp_np=laid_out(_sub__jvp, 2), jvp_np_reads=(False, False, False), jvp_kind='explicit', argnames=('alpha',), batch='elementwise', curvature='linear', scalar_operator=('sub', (1,)))
 @bare_op(SUB, K.sub, layout=True, write_out=write_out)
 def sub(self, other, *, alpha=1, out=None):
     """self - alpha * other, broadcasting. Example: pf.sub(pf.tensor([3.0]), 2.0)"""
@@ -598,7 +598,7 @@ def _mul__jvp(self_p, other_p, self_t, other_t, result):
 def _mul__kernel(self, other):
     _r = xp.multiply(self, other)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear')
+MUL = Op('mul', _mul__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_mul__backward, backward_np=_mul__backward, jvp=laid_out(_mul__jvp, 2), jvp_np=laid_out(_mul__jvp, 2), jvp_np_reads=(True, True, False), jvp_kind='explicit', save=(((0, 0), None), ((0, 2), None), ((2, 0), None), ((2, 2), None)), batch='elementwise', curvature='bilinear', scalar_operator=('mul', ()))
 @bare_op(MUL, xp.multiply, layout=True, write_out=write_out)
 def mul(self, other, *, out=None):
     """Element-wise product, broadcasting. Example: pf.mul(pf.tensor([2.0]), 3.0)"""
@@ -649,7 +649,7 @@ def _div__jvp(self_p, other_p, self_t, other_t, result, rounding_mode):
 def _div__kernel(self, other, rounding_mode):
     _r = K.div(self, other, rounding_mode)
     return _r if _r.ndim < 2 else K.elementwise_layout(_r, self, other)
-DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise', curvature='quotient')
+DIV = Op('div', _div__kernel, ('self', 'other'), ('T', 'T'), (True, True), backward=_div__backward, backward_np=_div__backward_np, jvp=laid_out(_div__jvp, 2), jvp_np=laid_out(_div__jvp, 2), jvp_np_reads=(False, True, True), jvp_kind='explicit', save_fn=_div__save, argnames=('rounding_mode',), batch='elementwise', curvature='quotient', scalar_operator=('truediv', (None,)))
 @bare_op(DIV, K.div, layout=True, write_out=write_out)
 def div(self, other, *, rounding_mode=None, out=None):
     """Element-wise division (true, 'floor' or 'trunc'). Example: pf.div(pf.tensor([3.0]), 2.0)"""
