@@ -70,3 +70,15 @@ def _clean_autodiff_state():
     pf.set_grad_enabled(True)
     assert not leaked_levels, "test left a dual level open"
     assert not leaked_mode, "test left grad mode disabled"
+
+
+@pytest.fixture
+def no_level():
+    """No dual level open before the test nor left open after it."""
+    from pushforward.engine.state import STATE
+    import pushforward.autograd.forward_ad as fwAD
+
+    while STATE.levels:
+        fwAD.exit_dual_level()
+    yield
+    assert not STATE.levels

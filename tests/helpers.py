@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,27 @@ def cholesky_in_place(np, a):
         a[i, i] -= np.dot(a[i, :i], a[i, :i])
         a[i, i] = np.sqrt(a[i, i])
     return a
+
+
+def _general_views(op, x, args, key=None):
+    from pushforward.dispatch import general
+
+    return general.run_general(op, (x,), args)
+
+
+@contextlib.contextmanager
+def fast_paths_off(monkeypatch, every: bool = True):
+    """The lean in-place and write-back paths of lazy views off, and with `every` the view and
+    write fast paths too (each view its own tangent, made with it: the general path)."""
+    from pushforward.dispatch import classifier, inplace
+    from pushforward.methods import indexing
+
+    with monkeypatch.context() as m:
+        m.setattr(inplace, "_write_lazy_view", lambda *a: False)
+        m.setattr(indexing, "rewritten_lazy", lambda *a: False)
+        if every:
+            m.setattr(indexing, "run_view", _general_views)
+            m.setattr(classifier, "run_view", _general_views)
+            m.setattr(indexing, "write_view", lambda *a: False)
+            m.setattr(inplace, "_write_arrays", lambda *a: False)
+        yield

@@ -13,35 +13,15 @@ import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.dispatch import classifier, general, inplace
-from pushforward.engine.state import STATE
+from pushforward.dispatch import inplace
 from pushforward.methods import indexing
+
+from helpers import fast_paths_off
 
 
 @pytest.fixture(autouse=True)
-def _no_level():
-    while STATE.levels:
-        fwAD.exit_dual_level()
+def _no_level(no_level):
     yield
-    assert not STATE.levels
-
-
-def _general_views(op, x, args, key=None):
-    return general.run_general(op, (x,), args)
-
-
-@contextlib.contextmanager
-def _off(monkeypatch, every: bool):
-    """The lean paths off (and with `every`, the view and write fast paths too: the general path)."""
-    with monkeypatch.context() as m:
-        m.setattr(inplace, "_write_lazy_view", lambda *a: False)
-        m.setattr(indexing, "rewritten_lazy", lambda *a: False)
-        if every:
-            m.setattr(indexing, "run_view", _general_views)
-            m.setattr(classifier, "run_view", _general_views)
-            m.setattr(indexing, "write_view", lambda *a: False)
-            m.setattr(inplace, "_write_arrays", lambda *a: False)
-        yield
 
 
 def _dual(shape, dtype=np.float64, seed=0):
@@ -127,9 +107,9 @@ def test_lean_paths_are_the_paths_they_shortcut(name, dtype, monkeypatch):
     program = PROGRAMS[name]
     with np.errstate(divide="ignore", invalid="ignore"):
         got = _outcome(program, (4, 5), dtype)
-        with _off(monkeypatch, every=False):
+        with fast_paths_off(monkeypatch, every=False):
             ref = _outcome(program, (4, 5), dtype)
-        with _off(monkeypatch, every=True):
+        with fast_paths_off(monkeypatch):
             general_ref = _outcome(program, (4, 5), dtype)
     assert got == ref
     assert got == general_ref
@@ -177,7 +157,7 @@ def test_a_saved_element_written_by_the_lean_path(allowed, monkeypatch):
             return float(g), old
 
     got = program()
-    with _off(monkeypatch, every=False):
+    with fast_paths_off(monkeypatch, every=False):
         assert program() == got
     if allowed:
         assert got[0] == got[1]
@@ -200,7 +180,7 @@ def test_nested_levels_are_the_general_paths(monkeypatch):
             return p.numpy().tolist(), t.numpy().tolist(), inner, d._version
 
     got = program()
-    with _off(monkeypatch, every=True):
+    with fast_paths_off(monkeypatch):
         assert program() == got
 
 

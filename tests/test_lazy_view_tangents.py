@@ -5,49 +5,25 @@ paths turned off, so that every view gets its own tangent at creation)."""
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
 
 import pushforward as pf
 import pushforward.autograd.forward_ad as fwAD
-from pushforward.dispatch import classifier, general, inplace
-from pushforward.engine.state import STATE
-from pushforward.methods import indexing
 
-from helpers import cholesky_in_place, durbin, lu_rows
+from helpers import cholesky_in_place, durbin, fast_paths_off, lu_rows
 
 
 @pytest.fixture(autouse=True)
-def _no_level():
-    while STATE.levels:
-        fwAD.exit_dual_level()
+def _no_level(no_level):
     yield
-    assert not STATE.levels
-
-
-def _general_views(op, x, args, key=None):
-    return general.run_general(op, (x,), args)
-
-
-@contextlib.contextmanager
-def _general(monkeypatch):
-    """Views and writes by the general path (each view its own tangent, made with it)."""
-    with monkeypatch.context() as m:
-        m.setattr(indexing, "run_view", _general_views)
-        m.setattr(classifier, "run_view", _general_views)
-        m.setattr(indexing, "write_view", lambda *a: False)
-        m.setattr(inplace, "_write_arrays", lambda *a: False)
-        m.setattr(inplace, "_write_lazy_view", lambda *a: False)
-        m.setattr(indexing, "rewritten_lazy", lambda *a: False)
-        yield
 
 
 def _both_paths(program, monkeypatch):
     """program() by the fast paths, then by the general path."""
     got = program()
-    with _general(monkeypatch):
+    with fast_paths_off(monkeypatch):
         return got, program()
 
 
@@ -109,7 +85,7 @@ def test_loop_programs_are_the_general_paths(program, monkeypatch):
             return _p(a @ a.mT + 5.0 * pf.eye(5))
 
     got = _run(program, shape)
-    with _general(monkeypatch):
+    with fast_paths_off(monkeypatch):
         ref = _run(program, shape)
         with fwAD.dual_level():
             assert _dual((2,))[0]._fw is not None  # (the reference: a tangent made with the view)
