@@ -244,19 +244,17 @@ def _write_lazy_view(op: Op, target: Tensor, other, args: tuple) -> bool:
     if type(xd) is not _ndarray or not xd.flags.writeable or 0 in xd.strides:
         return False  # (_write's errors)
     try:
-        f = None
-        if xd.ndim == 0:
+        so = op.scalar_operator if xd.ndim == 0 else None  # (derivatives.yaml's: real floats only)
+        if so is not None:
             x0 = xd[()]
             sc = type(x0)
-            so = op.scalar_operator  # (derivatives.yaml's; not for complex: NumPy's scalar
-            # product and quotient round otherwise than its ufuncs)
-            if so is not None and sc in _REAL_SCALARS and (type(od) is not _ndarray or od.ndim == 0) and args == so[1]:
-                f = so[0]
-        if f is not None:
+            if sc not in _REAL_SCALARS or (type(od) is _ndarray and od.ndim) or args != so[1]:
+                so = None
+        if so is not None:
             # an element: its value, the other's and the tangents as NumPy scalars, whose
             # operators cost a tenth of a ufunc's call on 0-d arrays
             o0 = od[()] if type(od) is _ndarray else od
-            r = f(x0, o0)
+            r = so[0](x0, o0)
             if type(r) is not sc:
                 return False  # (another dtype: a cast, _write's, or its error)
             if to is not Tensor and type(o0) is not sc:
