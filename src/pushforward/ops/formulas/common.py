@@ -17,7 +17,7 @@ from ...engine.outputs import laid_out  # (the generated formulas are wrapped in
 from ...engine.registry import OPS
 from ..composites.util import merges_to_view, scale
 from ...core.creation import eye, ones_like, zeros_like
-from ...kernels.basic import _axes, mul0
+from ...kernels.basic import _add_reduce, _axes, mul0
 
 __all__ = [
     "laid_out",
@@ -218,9 +218,6 @@ def extremum_jvp_np(self_p, self_t, result, dim, keepdim):
     if type(m) is np.ndarray and type(mask) is np.ndarray:  # (ndarray.sum's Python frames skipped)
         return _add_reduce(m, dims, None, None, keepdim) / _add_reduce(mask, dims, self_t.dtype, None, keepdim)
     return m.sum(dims, keepdims=keepdim) / mask.sum(dims, keepdims=keepdim, dtype=self_t.dtype)
-
-
-_add_reduce = np.add.reduce
 
 
 def index_reduction_backward(grad, dim, indices, shape, keepdim):
